@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Takes a bare Debian 12 machine to one that can build, test and benchmark Cohort.
+# Idempotent: when every package is already installed it only checks, in about a second.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  # libraries Cohort builds against
+  libtorch-dev libgloo-dev libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+  libcpp-httplib-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # fast BLAS for LibTorch on CPU (the reference BLAS is ~10x slower)
+  libopenblas0-pthread
+  # data: Fashion-MNIST under /usr/share/datasets/fashion-mnist
+  dataset-fashion-mnist
+  # the peer for side-by-side benchmarks: PyTorch DDP / torch.distributed with Gloo
+  python3 python3-torch python3-numpy
+  # multi-process and multi-host tests: ps, kill, ip netns
+  procps iproute2
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+echo "install: installing ${#missing[@]} missing packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "install: done"

@@ -1,0 +1,45 @@
+#pragma once
+// Blocking TCP socket helpers with deadlines. Every call that can wait takes an absolute
+// deadline and fails with DeadlineExceeded naming the peer address when it passes.
+// Thread-compatible: distinct file descriptors may be used from distinct threads.
+
+#include <cstddef>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace cohort::net {
+
+struct HostPort {
+  std::string host;
+  int port = 0;
+  std::string ToString() const;
+};
+
+// Parses "host", "host:port", "[v6addr]:port". A missing port gives `default_port`; a bad port
+// is InvalidArgument naming the text.
+absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, int default_port);
+
+// Listens on host:port (port 0: the OS picks one). `host` empty or "0.0.0.0" binds all IPv4
+// interfaces. Returns the listening fd (close-on-exec) and stores the bound port in *bound_port.
+absl::StatusOr<int> Listen(const std::string& host, int port, int* bound_port);
+
+// Connects to host:port, retrying refused or unreachable attempts until `deadline` (the peer
+// may not be listening yet). The error names the address and what was waited for
+// (`what`, e.g. "rendezvous store").
+absl::StatusOr<int> Connect(const HostPort& address, absl::Time deadline, absl::string_view what);
+
+// Writes/reads exactly `size` bytes. A closed peer gives Unavailable ("connection closed by
+// peer"); a passed deadline gives DeadlineExceeded.
+absl::Status SendAll(int fd, const void* data, size_t size, absl::Time deadline);
+absl::Status RecvAll(int fd, void* data, size_t size, absl::Time deadline);
+
+// Sets TCP_NODELAY and close-on-exec; best effort.
+void TuneSocket(int fd);
+
+// Hostname of this machine.
+std::string Hostname();
+
+}  // namespace cohort::net
