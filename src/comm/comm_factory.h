@@ -1,0 +1,47 @@
+#pragma once
+// CreateCommunicator: the one entry point that turns a worker's topology into a Communicator,
+// choosing the transport from where the ranks are (or as overridden for tests and benchmarks).
+//
+//   all ranks on one machine           -> ShmCommunicator   ("shm")
+//   one rank per machine               -> GlooCommunicator  ("gloo")
+//   several machines, several ranks    -> HierarchicalCommunicator ("hierarchical")
+//
+// Example:
+//   COHORT_ASSIGN_OR_RETURN(auto comm, comm::CreateCommunicatorFromEnv({}));
+//   COHORT_RETURN_IF_ERROR(comm->Allreduce(grads, n, comm::DataType::kFloat32,
+//                                          comm::ReduceOp::kAverage));
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "comm/communicator.h"
+#include "comm/rendezvous.h"
+
+namespace cohort::comm {
+
+enum class Transport { kAuto, kShm, kGloo, kHierarchical };
+
+absl::string_view TransportName(Transport transport);
+// "auto", "shm", "gloo", "hierarchical"; anything else is InvalidArgument listing the choices.
+absl::StatusOr<Transport> ParseTransport(absl::string_view name);
+
+struct CommunicatorOptions {
+  // kAuto picks from the topology; COHORT_TRANSPORT overrides kAuto from the environment.
+  Transport transport = Transport::kAuto;
+  // Distinguishes several communicators of one job (their store keys must not collide).
+  std::string name = "world";
+};
+
+// Creates this worker's communicator over `rendezvous` (which it keeps alive). Every rank of the
+// job must call it with the same options. A transport that cannot serve the topology (shm with
+// ranks on several machines) is InvalidArgument saying why.
+absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
+    std::shared_ptr<Rendezvous> rendezvous, const CommunicatorOptions& options);
+
+// TopologyFromEnv + Rendezvous::Join + CreateCommunicator.
+absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicatorFromEnv(
+    const CommunicatorOptions& options);
+
+}  // namespace cohort::comm

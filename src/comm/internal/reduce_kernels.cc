@@ -1,0 +1,177 @@
+#include "comm/internal/reduce_kernels.h"
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace cohort::comm::internal {
+namespace {
+
+bool HasF16cAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  return has;
+}
+
+template <typename T>
+void SumScalar(T* dst, const T* a, const T* b, size_t count) {
+  for (size_t i = 0; i < count; ++i) dst[i] = a[i] + b[i];
+}
+
+void Sum2HalfScalar(uint16_t* dst, const uint16_t* a, const uint16_t* b, size_t count) {
+  for (size_t i = 0; i < count; ++i) dst[i] = FloatToHalf(HalfToFloat(a[i]) + HalfToFloat(b[i]));
+}
+
+__attribute__((target("avx2,f16c"))) void Sum2HalfAvx2(uint16_t* dst, const uint16_t* a,
+                                                        const uint16_t* b, size_t count) {
+  size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    __m256 a0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+    __m256 a1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i + 8)));
+    __m256 b0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
+    __m256 b1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i + 8)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                     _mm256_cvtps_ph(_mm256_add_ps(a0, b0), _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i + 8),
+                     _mm256_cvtps_ph(_mm256_add_ps(a1, b1), _MM_FROUND_TO_NEAREST_INT));
+  }
+  Sum2HalfScalar(dst + i, a + i, b + i, count - i);
+}
+
+__attribute__((target("avx2,f16c"))) void DivideHalfAvx2(uint16_t* data, size_t count,
+                                                          float divisor) {
+  size_t i = 0;
+  const __m256 inv = _mm256_set1_ps(divisor);
+  for (; i + 8 <= count; i += 8) {
+    __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(data + i),
+                     _mm256_cvtps_ph(_mm256_div_ps(v, inv), _MM_FROUND_TO_NEAREST_INT));
+  }
+  for (; i < count; ++i) data[i] = FloatToHalf(HalfToFloat(data[i]) / divisor);
+}
+
+}  // namespace
+
+float HalfToFloat(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      exp = 127 - 15 + 1;
+      while ((mant & 0x400u) == 0) {
+        mant <<= 1;
+        --exp;
+      }
+      mant &= 0x3ffu;
+      bits = sign | (exp << 23) | (mant << 13);
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);  // inf / nan
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u) {  // inf or nan
+    return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0));
+  }
+  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
+  if (abs < 0x38800000u) {  // subnormal or zero in fp16
+    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);
+    uint32_t exp = abs >> 23;
+    uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126 - exp;  // 14 - (exp - 127) + 13 - 1 ... aligns to fp16 subnormal
+    uint32_t half_mant = mant >> (shift - 0);
+    uint32_t rem = mant & ((1u << shift) - 1);
+    uint32_t halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (half_mant & 1u))) ++half_mant;
+    return static_cast<uint16_t>(sign | half_mant);
+  }
+  uint32_t half = ((abs - 0x38000000u) >> 13);
+  uint32_t rem = abs & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;
+  return static_cast<uint16_t>(sign | half);
+}
+
+void Sum2(void* dst, const void* a, const void* b, size_t count, DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat32:
+      SumScalar(static_cast<float*>(dst), static_cast<const float*>(a),
+                static_cast<const float*>(b), count);
+      return;
+    case DataType::kFloat64:
+      SumScalar(static_cast<double*>(dst), static_cast<const double*>(a),
+                static_cast<const double*>(b), count);
+      return;
+    case DataType::kInt32:
+      SumScalar(static_cast<int32_t*>(dst), static_cast<const int32_t*>(a),
+                static_cast<const int32_t*>(b), count);
+      return;
+    case DataType::kInt64:
+      SumScalar(static_cast<int64_t*>(dst), static_cast<const int64_t*>(a),
+                static_cast<const int64_t*>(b), count);
+      return;
+    case DataType::kFloat16:
+      if (HasF16cAvx2()) {
+        Sum2HalfAvx2(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a),
+                     static_cast<const uint16_t*>(b), count);
+      } else {
+        Sum2HalfScalar(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a),
+                       static_cast<const uint16_t*>(b), count);
+      }
+      return;
+  }
+}
+
+void SumInto(void* dst, const void* src, size_t count, DataType dtype) {
+  Sum2(dst, dst, src, count, dtype);
+}
+
+void Divide(void* data, size_t count, DataType dtype, int divisor) {
+  switch (dtype) {
+    case DataType::kFloat32: {
+      float* p = static_cast<float*>(data);
+      const float d = static_cast<float>(divisor);
+      for (size_t i = 0; i < count; ++i) p[i] /= d;
+      return;
+    }
+    case DataType::kFloat64: {
+      double* p = static_cast<double*>(data);
+      for (size_t i = 0; i < count; ++i) p[i] /= divisor;
+      return;
+    }
+    case DataType::kInt32: {
+      int32_t* p = static_cast<int32_t*>(data);
+      for (size_t i = 0; i < count; ++i) p[i] /= divisor;
+      return;
+    }
+    case DataType::kInt64: {
+      int64_t* p = static_cast<int64_t*>(data);
+      for (size_t i = 0; i < count; ++i) p[i] /= divisor;
+      return;
+    }
+    case DataType::kFloat16: {
+      uint16_t* p = static_cast<uint16_t*>(data);
+      if (HasF16cAvx2()) {
+        DivideHalfAvx2(p, count, static_cast<float>(divisor));
+      } else {
+        for (size_t i = 0; i < count; ++i) p[i] = FloatToHalf(HalfToFloat(p[i]) / divisor);
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace cohort::comm::internal

@@ -1,0 +1,61 @@
+#include "comm/internal/reduce_kernels.h"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace cohort::comm::internal {
+namespace {
+
+TEST(ReduceKernelsTest, HalfConversionRoundTripsEveryFiniteHalf) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    uint16_t bits = static_cast<uint16_t>(h);
+    if ((bits & 0x7c00u) == 0x7c00u) continue;  // inf/nan
+    EXPECT_EQ(FloatToHalf(HalfToFloat(bits)), bits) << "half bits " << h;
+  }
+}
+
+TEST(ReduceKernelsTest, HalfConversionRoundsToNearestEven) {
+  EXPECT_EQ(HalfToFloat(FloatToHalf(1.0f)), 1.0f);
+  // 2049 lies halfway between the halves 2048 and 2050: ties go to the even mantissa (2048).
+  EXPECT_EQ(HalfToFloat(FloatToHalf(2049.0f)), 2048.0f);
+  EXPECT_EQ(HalfToFloat(FloatToHalf(2051.0f)), 2052.0f);
+  EXPECT_TRUE(std::isinf(HalfToFloat(FloatToHalf(70000.0f))));
+  EXPECT_EQ(HalfToFloat(FloatToHalf(-0.5f)), -0.5f);
+}
+
+TEST(ReduceKernelsTest, VectorizedHalfSumMatchesScalarForOddLengths) {
+  for (size_t n : {0u, 1u, 15u, 16u, 17u, 1001u}) {
+    std::vector<uint16_t> a(n), b(n), out(n);
+    for (size_t i = 0; i < n; ++i) {
+      a[i] = FloatToHalf(0.1f * static_cast<float>(i % 97) - 3.0f);
+      b[i] = FloatToHalf(0.37f * static_cast<float>(i % 31));
+    }
+    Sum2(out.data(), a.data(), b.data(), n, DataType::kFloat16);
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(out[i], FloatToHalf(HalfToFloat(a[i]) + HalfToFloat(b[i]))) << "n=" << n << " i=" << i;
+    }
+  }
+}
+
+TEST(ReduceKernelsTest, SumIntoAndDivideForEveryDtype) {
+  std::vector<int64_t> a = {1, 2, 3}, b = {10, 20, -30};
+  SumInto(a.data(), b.data(), 3, DataType::kInt64);
+  EXPECT_EQ(a, (std::vector<int64_t>{11, 22, -27}));
+  Divide(a.data(), 3, DataType::kInt64, 2);
+  EXPECT_EQ(a, (std::vector<int64_t>{5, 11, -13}));
+  std::vector<double> d = {1.5, 2.5};
+  std::vector<double> e = {0.25, 0.5};
+  SumInto(d.data(), e.data(), 2, DataType::kFloat64);
+  Divide(d.data(), 2, DataType::kFloat64, 2);
+  EXPECT_DOUBLE_EQ(d[0], 0.875);
+  EXPECT_DOUBLE_EQ(d[1], 1.5);
+  std::vector<uint16_t> h(9, FloatToHalf(3.0f));
+  Divide(h.data(), h.size(), DataType::kFloat16, 2);
+  for (uint16_t v : h) EXPECT_EQ(HalfToFloat(v), 1.5f);
+}
+
+}  // namespace
+}  // namespace cohort::comm::internal

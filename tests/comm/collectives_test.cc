@@ -1,0 +1,148 @@
+// Conformance suite: every communicator transport runs the same scenarios in real processes
+// (tests/comm/collective_worker.cc): correctness of every collective for sizes 0, 1, odd and
+// 64 MiB on 1-4 ranks, and failure semantics (a peer killed or stalled mid-collective).
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/testing/worker_group.h"
+
+namespace cohort {
+namespace {
+
+using testing::BinaryPath;
+using testing::WorkerGroup;
+using testing::WorkerGroupOptions;
+using testing::WorkerResult;
+
+struct Case {
+  std::string transport;
+  int size;
+  int machines;
+  std::string expect_transport;  // what "auto" must resolve to
+};
+
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  return absl::StrCat(info.param.transport, "_", info.param.size, "ranks_",
+                      info.param.machines, "machines");
+}
+
+std::string Describe(const std::vector<WorkerResult>& results) {
+  std::string out;
+  for (const auto& r : results) {
+    absl::StrAppend(&out, "--- rank ", r.rank, " exited=", r.exited, " code=", r.exit_code,
+                    " signal=", r.signal, "\n", r.output, "\n");
+  }
+  return out;
+}
+
+class CollectivesTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CollectivesTest, EveryCollectiveIsCorrectForEverySizeAndDtype) {
+  const Case& c = GetParam();
+  WorkerGroupOptions options;
+  options.size = c.size;
+  options.machines = c.machines;
+  WorkerGroup group({BinaryPath("collective_worker"), "--transport", c.transport, "--scenario",
+                     "correctness", "--large-bytes", std::to_string(64u << 20)},
+                    options);
+  auto results = group.Wait(absl::Seconds(240));
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << Describe(results);
+    EXPECT_NE(r.output.find(absl::StrCat("PASS rank ", r.rank, " transport ", c.expect_transport)),
+              std::string::npos)
+        << Describe(results);
+  }
+}
+
+// Seconds since the epoch printed after `marker` in a worker's output.
+double TimeAfter(const std::string& output, const std::string& marker) {
+  size_t at = output.find(marker);
+  if (at == std::string::npos) return -1;
+  double t = -1;
+  std::string rest = output.substr(at + marker.size());
+  std::vector<std::string> words = absl::StrSplit(rest, absl::ByAnyChar(" :\n"));
+  for (const auto& w : words) {
+    if (absl::SimpleAtod(w, &t)) return t;
+  }
+  return -1;
+}
+
+TEST_P(CollectivesTest, PeerKilledMidCollectiveFailsSurvivorsWithinTenSecondsNamingIt) {
+  const Case& c = GetParam();
+  if (c.size < 2) GTEST_SKIP() << "needs a peer";
+  const int victim = c.size - 1;
+  WorkerGroupOptions options;
+  options.size = c.size;
+  options.machines = c.machines;
+  WorkerGroup group({BinaryPath("collective_worker"), "--transport", c.transport, "--scenario",
+                     "die", "--victim", std::to_string(victim)},
+                    options);
+  auto results = group.Wait(absl::Seconds(60));
+  double died_at = TimeAfter(results[victim].output, "VICTIM dying at ");
+  ASSERT_GT(died_at, 0) << Describe(results);
+  EXPECT_EQ(results[victim].signal, SIGKILL) << Describe(results);
+  for (const auto& r : results) {
+    if (r.rank == victim) continue;
+    ASSERT_TRUE(r.exited) << "rank " << r.rank << " hung\n" << Describe(results);
+    EXPECT_EQ(r.exit_code, 3) << Describe(results);
+    double failed_at = TimeAfter(r.output, "FAILED-AS-EXPECTED at ");
+    ASSERT_GT(failed_at, 0) << Describe(results);
+    // The victim sleeps 0.3 s after printing, then dies.
+    EXPECT_LT(failed_at - died_at, 10.3) << Describe(results);
+    EXPECT_NE(r.output.find(absl::StrCat("rank ", victim)), std::string::npos)
+        << Describe(results);
+  }
+}
+
+TEST_P(CollectivesTest, StalledPeerIsReportedAtTheDeadlineNamingIt) {
+  const Case& c = GetParam();
+  if (c.size < 2) GTEST_SKIP() << "needs a peer";
+  const int victim = c.size - 1;
+  WorkerGroupOptions options;
+  options.size = c.size;
+  options.machines = c.machines;
+  options.env["COHORT_COLLECTIVE_TIMEOUT"] = "3";
+  WorkerGroup group({BinaryPath("collective_worker"), "--transport", c.transport, "--scenario",
+                     "stall", "--victim", std::to_string(victim)},
+                    options);
+  auto results = group.Wait(absl::Seconds(40));
+  double stalled_at = TimeAfter(results[victim].output, "VICTIM stalling at ");
+  ASSERT_GT(stalled_at, 0) << Describe(results);
+  for (const auto& r : results) {
+    if (r.rank == victim) continue;
+    ASSERT_TRUE(r.exited) << "rank " << r.rank << " hung\n" << Describe(results);
+    EXPECT_EQ(r.exit_code, 3) << Describe(results);
+    double failed_at = TimeAfter(r.output, "FAILED-AS-EXPECTED at ");
+    EXPECT_LT(failed_at - stalled_at, 3 + 10) << Describe(results);
+    EXPECT_NE(r.output.find("DEADLINE_EXCEEDED"), std::string::npos) << Describe(results);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shm, CollectivesTest,
+    ::testing::Values(Case{"shm", 1, 1, "shm"}, Case{"shm", 2, 1, "shm"}, Case{"shm", 3, 1, "shm"},
+                      Case{"shm", 4, 1, "shm"}),
+    CaseName);
+INSTANTIATE_TEST_SUITE_P(
+    Gloo, CollectivesTest,
+    ::testing::Values(Case{"gloo", 1, 1, "gloo"}, Case{"gloo", 2, 1, "gloo"},
+                      Case{"gloo", 3, 1, "gloo"}, Case{"gloo", 4, 1, "gloo"}),
+    CaseName);
+INSTANTIATE_TEST_SUITE_P(
+    Hierarchical, CollectivesTest,
+    ::testing::Values(Case{"hierarchical", 2, 2, "hierarchical"},
+                      Case{"hierarchical", 4, 2, "hierarchical"}),
+    CaseName);
+INSTANTIATE_TEST_SUITE_P(
+    Auto, CollectivesTest,
+    ::testing::Values(Case{"auto", 4, 1, "shm"}, Case{"auto", 2, 2, "gloo"},
+                      Case{"auto", 4, 2, "hierarchical"}),
+    CaseName);
+
+}  // namespace
+}  // namespace cohort
