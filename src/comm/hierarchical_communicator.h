@@ -2,7 +2,9 @@
 // HierarchicalCommunicator: for several machines with several ranks each. Allreduce is a local
 // reduce-scatter over shared memory, a cross-machine allreduce of each slice among the ranks
 // with the same local rank (Gloo), and a local allgather. Other collectives run over the
-// world's Gloo group. Thread-compatible (see Communicator).
+// world's Gloo group. The first failure of any step breaks the communicator: the Gloo groups are
+// aborted with that cause (so peers blocked in them report it rather than a closed connection)
+// and every later call returns it. Thread-compatible (see Communicator).
 
 #include <memory>
 
@@ -31,9 +33,12 @@ class HierarchicalCommunicator : public Communicator {
   HierarchicalCommunicator(Topology topology, std::unique_ptr<ShmCommunicator> local,
                            std::unique_ptr<GlooCommunicator> cross,
                            std::unique_ptr<GlooCommunicator> world);
+  // Records the first failure, aborts the Gloo groups with it, and returns it.
+  absl::Status Fail(absl::Status status);
   std::unique_ptr<ShmCommunicator> local_;
   std::unique_ptr<GlooCommunicator> cross_;
   std::unique_ptr<GlooCommunicator> world_;
+  absl::Status error_;
 };
 
 }  // namespace cohort::comm

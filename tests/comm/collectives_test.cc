@@ -26,6 +26,10 @@ struct Case {
   std::string expect_transport;  // what "auto" must resolve to
 };
 
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.transport << " on " << c.size << " ranks over " << c.machines << " machine(s)";
+}
+
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
   return absl::StrCat(info.param.transport, "_", info.param.size, "ranks_",
                       info.param.machines, "machines");
@@ -110,7 +114,7 @@ TEST_P(CollectivesTest, StalledPeerIsReportedAtTheDeadlineNamingIt) {
   WorkerGroup group({BinaryPath("collective_worker"), "--transport", c.transport, "--scenario",
                      "stall", "--victim", std::to_string(victim)},
                     options);
-  auto results = group.Wait(absl::Seconds(40));
+  auto results = group.Wait(absl::Seconds(40), /*stop_when_others_exit=*/{victim});
   double stalled_at = TimeAfter(results[victim].output, "VICTIM stalling at ");
   ASSERT_GT(stalled_at, 0) << Describe(results);
   for (const auto& r : results) {

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -69,12 +70,17 @@ WorkerGroup::~WorkerGroup() {
   ::rmdir(dir_.c_str());
 }
 
-std::vector<WorkerResult> WorkerGroup::Wait(absl::Duration timeout) {
+std::vector<WorkerResult> WorkerGroup::Wait(absl::Duration timeout,
+                                            const std::vector<int>& stop_when_others_exit) {
   std::vector<WorkerResult> results(pids_.size());
   absl::Time deadline = absl::Now() + timeout;
   size_t remaining = pids_.size();
+  size_t not_waited_for = 0;
+  for (int rank : stop_when_others_exit) {
+    if (rank >= 0 && rank < static_cast<int>(pids_.size()) && pids_[rank] > 0) ++not_waited_for;
+  }
   for (size_t i = 0; i < pids_.size(); ++i) results[i].rank = static_cast<int>(i);
-  while (remaining > 0 && absl::Now() < deadline) {
+  while (remaining > not_waited_for && absl::Now() < deadline) {
     for (size_t i = 0; i < pids_.size(); ++i) {
       if (pids_[i] <= 0) continue;
       int status = 0;
@@ -86,9 +92,13 @@ std::vector<WorkerResult> WorkerGroup::Wait(absl::Duration timeout) {
         if (WIFSIGNALED(status)) results[i].signal = WTERMSIG(status);
         pids_[i] = -1;
         --remaining;
+        if (std::find(stop_when_others_exit.begin(), stop_when_others_exit.end(),
+                      static_cast<int>(i)) != stop_when_others_exit.end()) {
+          --not_waited_for;
+        }
       }
     }
-    if (remaining > 0) absl::SleepFor(absl::Milliseconds(5));
+    if (remaining > not_waited_for) absl::SleepFor(absl::Milliseconds(5));
   }
   for (size_t i = 0; i < pids_.size(); ++i) {
     if (pids_[i] > 0) {

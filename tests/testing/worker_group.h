@@ -43,8 +43,10 @@ class WorkerGroup {
   pid_t pid(int rank) const { return pids_[rank]; }
 
   // Waits for every worker to exit, at most `timeout`; workers still running are killed and
-  // reported as not exited.
-  std::vector<WorkerResult> Wait(absl::Duration timeout);
+  // reported as not exited. Ranks in `stop_when_others_exit` (a stalled victim, say) are not
+  // waited for: once every other rank has exited they are killed too.
+  std::vector<WorkerResult> Wait(absl::Duration timeout,
+                                 const std::vector<int>& stop_when_others_exit = {});
 
  private:
   std::unique_ptr<comm::TcpStoreServer> store_;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace cohort::comm::internal {
 namespace {
@@ -48,6 +49,131 @@ __attribute__((target("avx2,f16c"))) void DivideHalfAvx2(uint16_t* data, size_t 
                      _mm256_cvtps_ph(_mm256_div_ps(v, inv), _MM_FROUND_TO_NEAREST_INT));
   }
   for (; i < count; ++i) data[i] = FloatToHalf(HalfToFloat(data[i]) / divisor);
+}
+
+// SumMany kernels. The loops walk `count` once and read every input at the same offset, so a
+// reduction over n ranks costs one pass over memory instead of n - 1 (Sum2 applied repeatedly).
+template <typename T>
+void SumManyScalar(T* dst, const T* const* srcs, int n, size_t begin, size_t count) {
+  for (size_t i = begin; i < count; ++i) {
+    T acc = srcs[0][i];
+    for (int k = 1; k < n; ++k) acc += srcs[k][i];
+    dst[i] = acc;
+  }
+}
+
+void SumManyHalfScalar(uint16_t* dst, const uint16_t* const* srcs, int n, size_t begin,
+                       size_t count) {
+  for (size_t i = begin; i < count; ++i) {
+    float acc = HalfToFloat(srcs[0][i]);
+    for (int k = 1; k < n; ++k) acc += HalfToFloat(srcs[k][i]);
+    dst[i] = FloatToHalf(acc);
+  }
+}
+
+// Lambdas do not inherit a function's target attribute, hence these small helpers.
+__attribute__((target("avx2,f16c"))) inline __m256 WidenHalves(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+template <typename T>
+__attribute__((target("avx2"))) inline __m256i LoadInts(const T* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+// 32 floats (four 256-bit accumulators) per step hide the add latency behind the loads.
+__attribute__((target("avx2"))) void SumManyFloatAvx2(float* dst, const float* const* srcs, int n,
+                                                      size_t count) {
+  size_t i = 0;
+  for (; i + 32 <= count; i += 32) {
+    __m256 a0 = _mm256_loadu_ps(srcs[0] + i);
+    __m256 a1 = _mm256_loadu_ps(srcs[0] + i + 8);
+    __m256 a2 = _mm256_loadu_ps(srcs[0] + i + 16);
+    __m256 a3 = _mm256_loadu_ps(srcs[0] + i + 24);
+    for (int k = 1; k < n; ++k) {
+      const float* s = srcs[k] + i;
+      a0 = _mm256_add_ps(a0, _mm256_loadu_ps(s));
+      a1 = _mm256_add_ps(a1, _mm256_loadu_ps(s + 8));
+      a2 = _mm256_add_ps(a2, _mm256_loadu_ps(s + 16));
+      a3 = _mm256_add_ps(a3, _mm256_loadu_ps(s + 24));
+    }
+    _mm256_storeu_ps(dst + i, a0);
+    _mm256_storeu_ps(dst + i + 8, a1);
+    _mm256_storeu_ps(dst + i + 16, a2);
+    _mm256_storeu_ps(dst + i + 24, a3);
+  }
+  SumManyScalar(dst, srcs, n, i, count);
+}
+
+__attribute__((target("avx2"))) void SumManyDoubleAvx2(double* dst, const double* const* srcs,
+                                                       int n, size_t count) {
+  size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    __m256d a0 = _mm256_loadu_pd(srcs[0] + i);
+    __m256d a1 = _mm256_loadu_pd(srcs[0] + i + 4);
+    __m256d a2 = _mm256_loadu_pd(srcs[0] + i + 8);
+    __m256d a3 = _mm256_loadu_pd(srcs[0] + i + 12);
+    for (int k = 1; k < n; ++k) {
+      const double* s = srcs[k] + i;
+      a0 = _mm256_add_pd(a0, _mm256_loadu_pd(s));
+      a1 = _mm256_add_pd(a1, _mm256_loadu_pd(s + 4));
+      a2 = _mm256_add_pd(a2, _mm256_loadu_pd(s + 8));
+      a3 = _mm256_add_pd(a3, _mm256_loadu_pd(s + 12));
+    }
+    _mm256_storeu_pd(dst + i, a0);
+    _mm256_storeu_pd(dst + i + 4, a1);
+    _mm256_storeu_pd(dst + i + 8, a2);
+    _mm256_storeu_pd(dst + i + 12, a3);
+  }
+  SumManyScalar(dst, srcs, n, i, count);
+}
+
+// Integer sums wrap (two's complement), like the scalar loop; the lane width picks 32 or 64.
+template <typename T>
+__attribute__((target("avx2"))) void SumManyIntAvx2(T* dst, const T* const* srcs, int n,
+                                                    size_t count) {
+  constexpr size_t kLanes = 32 / sizeof(T);
+  size_t i = 0;
+  for (; i + 2 * kLanes <= count; i += 2 * kLanes) {
+    __m256i a0 = LoadInts(srcs[0] + i);
+    __m256i a1 = LoadInts(srcs[0] + i + kLanes);
+    for (int k = 1; k < n; ++k) {
+      if constexpr (sizeof(T) == 4) {
+        a0 = _mm256_add_epi32(a0, LoadInts(srcs[k] + i));
+        a1 = _mm256_add_epi32(a1, LoadInts(srcs[k] + i + kLanes));
+      } else {
+        a0 = _mm256_add_epi64(a0, LoadInts(srcs[k] + i));
+        a1 = _mm256_add_epi64(a1, LoadInts(srcs[k] + i + kLanes));
+      }
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), a0);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i + kLanes), a1);
+  }
+  for (; i < count; ++i) {
+    // Unsigned arithmetic: wrapping is defined, matching the vector lanes.
+    using U = std::make_unsigned_t<T>;
+    U acc = static_cast<U>(srcs[0][i]);
+    for (int k = 1; k < n; ++k) acc += static_cast<U>(srcs[k][i]);
+    dst[i] = static_cast<T>(acc);
+  }
+}
+
+__attribute__((target("avx2,f16c"))) void SumManyHalfAvx2(uint16_t* dst,
+                                                           const uint16_t* const* srcs, int n,
+                                                           size_t count) {
+  size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    __m256 a0 = WidenHalves(srcs[0] + i);
+    __m256 a1 = WidenHalves(srcs[0] + i + 8);
+    for (int k = 1; k < n; ++k) {
+      a0 = _mm256_add_ps(a0, WidenHalves(srcs[k] + i));
+      a1 = _mm256_add_ps(a1, WidenHalves(srcs[k] + i + 8));
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                     _mm256_cvtps_ph(a0, _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i + 8),
+                     _mm256_cvtps_ph(a1, _MM_FROUND_TO_NEAREST_INT));
+  }
+  SumManyHalfScalar(dst, srcs, n, i, count);
 }
 
 }  // namespace
@@ -106,32 +232,53 @@ uint16_t FloatToHalf(float f) {
 }
 
 void Sum2(void* dst, const void* a, const void* b, size_t count, DataType dtype) {
-  switch (dtype) {
-    case DataType::kFloat32:
-      SumScalar(static_cast<float*>(dst), static_cast<const float*>(a),
-                static_cast<const float*>(b), count);
-      return;
-    case DataType::kFloat64:
-      SumScalar(static_cast<double*>(dst), static_cast<const double*>(a),
-                static_cast<const double*>(b), count);
-      return;
-    case DataType::kInt32:
-      SumScalar(static_cast<int32_t*>(dst), static_cast<const int32_t*>(a),
-                static_cast<const int32_t*>(b), count);
-      return;
-    case DataType::kInt64:
-      SumScalar(static_cast<int64_t*>(dst), static_cast<const int64_t*>(a),
-                static_cast<const int64_t*>(b), count);
-      return;
-    case DataType::kFloat16:
-      if (HasF16cAvx2()) {
-        Sum2HalfAvx2(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a),
+  if (dtype == DataType::kFloat16) {
+    if (HasF16cAvx2()) {
+      Sum2HalfAvx2(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a),
+                   static_cast<const uint16_t*>(b), count);
+    } else {
+      Sum2HalfScalar(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a),
                      static_cast<const uint16_t*>(b), count);
-      } else {
-        Sum2HalfScalar(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a),
-                       static_cast<const uint16_t*>(b), count);
-      }
+    }
+    return;
+  }
+  const void* srcs[2] = {a, b};
+  SumMany(dst, srcs, 2, count, dtype);
+}
+
+void SumMany(void* dst, const void* const* srcs, int n, size_t count, DataType dtype) {
+  const bool avx2 = HasF16cAvx2();
+  switch (dtype) {
+    case DataType::kFloat32: {
+      auto d = static_cast<float*>(dst);
+      auto s = reinterpret_cast<const float* const*>(srcs);
+      avx2 ? SumManyFloatAvx2(d, s, n, count) : SumManyScalar(d, s, n, 0, count);
       return;
+    }
+    case DataType::kFloat64: {
+      auto d = static_cast<double*>(dst);
+      auto s = reinterpret_cast<const double* const*>(srcs);
+      avx2 ? SumManyDoubleAvx2(d, s, n, count) : SumManyScalar(d, s, n, 0, count);
+      return;
+    }
+    case DataType::kInt32: {
+      auto d = static_cast<int32_t*>(dst);
+      auto s = reinterpret_cast<const int32_t* const*>(srcs);
+      avx2 ? SumManyIntAvx2(d, s, n, count) : SumManyScalar(d, s, n, 0, count);
+      return;
+    }
+    case DataType::kInt64: {
+      auto d = static_cast<int64_t*>(dst);
+      auto s = reinterpret_cast<const int64_t* const*>(srcs);
+      avx2 ? SumManyIntAvx2(d, s, n, count) : SumManyScalar(d, s, n, 0, count);
+      return;
+    }
+    case DataType::kFloat16: {
+      auto d = static_cast<uint16_t*>(dst);
+      auto s = reinterpret_cast<const uint16_t* const*>(srcs);
+      avx2 ? SumManyHalfAvx2(d, s, n, count) : SumManyHalfScalar(d, s, n, 0, count);
+      return;
+    }
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <algorithm>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -55,6 +57,56 @@ TEST(ReduceKernelsTest, SumIntoAndDivideForEveryDtype) {
   std::vector<uint16_t> h(9, FloatToHalf(3.0f));
   Divide(h.data(), h.size(), DataType::kFloat16, 2);
   for (uint16_t v : h) EXPECT_EQ(HalfToFloat(v), 1.5f);
+}
+
+template <typename T>
+void ExpectSumManyMatchesScalar(DataType dtype) {
+  for (int n : {1, 2, 3, 4, 7}) {
+    for (size_t count : {0u, 1u, 31u, 32u, 33u, 1001u}) {
+      std::vector<std::vector<T>> inputs(n, std::vector<T>(count));
+      std::vector<const void*> srcs;
+      for (int k = 0; k < n; ++k) {
+        for (size_t i = 0; i < count; ++i) inputs[k][i] = static_cast<T>((k + 1) * (i % 17) - 5);
+        srcs.push_back(inputs[k].data());
+      }
+      std::vector<T> out(count);
+      SumMany(out.data(), srcs.data(), n, count, dtype);
+      for (size_t i = 0; i < count; ++i) {
+        T want = 0;
+        for (int k = 0; k < n; ++k) want += inputs[k][i];
+        ASSERT_EQ(out[i], want) << DataTypeName(dtype) << " n=" << n << " i=" << i;
+      }
+      // In place into the first input.
+      SumMany(inputs[0].data(), srcs.data(), n, count, dtype);
+      EXPECT_EQ(inputs[0], out);
+    }
+  }
+}
+
+TEST(ReduceKernelsTest, SumManyMatchesScalarSumsForEveryDtypeAndLength) {
+  ExpectSumManyMatchesScalar<float>(DataType::kFloat32);
+  ExpectSumManyMatchesScalar<double>(DataType::kFloat64);
+  ExpectSumManyMatchesScalar<int32_t>(DataType::kInt32);
+  ExpectSumManyMatchesScalar<int64_t>(DataType::kInt64);
+}
+
+TEST(ReduceKernelsTest, SumManyOfHalvesRoundsOnceAtTheEnd) {
+  for (size_t count : {0u, 1u, 15u, 16u, 17u, 1001u}) {
+    std::vector<std::vector<uint16_t>> inputs(3, std::vector<uint16_t>(count));
+    std::vector<const void*> srcs;
+    for (int k = 0; k < 3; ++k) {
+      for (size_t i = 0; i < count; ++i) {
+        inputs[k][i] = FloatToHalf(0.1f * static_cast<float>((i + k) % 97) - 3.0f);
+      }
+      srcs.push_back(inputs[k].data());
+    }
+    std::vector<uint16_t> out(count);
+    SumMany(out.data(), srcs.data(), 3, count, DataType::kFloat16);
+    for (size_t i = 0; i < count; ++i) {
+      float want = HalfToFloat(inputs[0][i]) + HalfToFloat(inputs[1][i]) + HalfToFloat(inputs[2][i]);
+      EXPECT_EQ(out[i], FloatToHalf(want)) << "count=" << count << " i=" << i;
+    }
+  }
 }
 
 }  // namespace

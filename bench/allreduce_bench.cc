@@ -1,0 +1,132 @@
+// cohort-bench allreduce: bus bandwidth of Communicator::Allreduce (sum) on one buffer.
+// Every rank runs `warmup` untimed, then `iters` timed allreduces back to back on the same
+// buffer; rank 0 reports the median of its per-iteration times (see RunAllreduceCommand).
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "bench/bench_commands.h"
+#include "comm/comm_factory.h"
+#include "comm/internal/reduce_kernels.h"
+
+namespace cohort::bench {
+namespace {
+
+using comm::DataType;
+
+void Fill(std::vector<char>& buf, DataType dtype, int rank) {
+  if (dtype == DataType::kFloat16) {
+    auto* p = reinterpret_cast<uint16_t*>(buf.data());
+    const uint16_t v = comm::internal::FloatToHalf(static_cast<float>(rank + 1) / 8);
+    std::fill(p, p + buf.size() / 2, v);
+  } else {
+    auto* p = reinterpret_cast<float*>(buf.data());
+    std::fill(p, p + buf.size() / 4, static_cast<float>(rank + 1));
+  }
+}
+
+}  // namespace
+
+CLI::App* AddAllreduceCommand(CLI::App& app, AllreduceOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "allreduce",
+      "Allreduce (sum) bandwidth. Rank 0 prints one JSON line: time_ms is the median over the "
+      "timed iterations of rank 0's time per allreduce; busbw = algbw * 2(n-1)/n.");
+  cmd->add_option("--bytes", options.bytes, "Buffer size in bytes (rounded down to whole elements)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--iters", options.iters, "Timed iterations")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--warmup", options.warmup, "Untimed iterations first")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--transport", options.transport, "Communicator transport")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "shm", "gloo", "hierarchical"}));
+  cmd->add_option("--dtype", options.dtype, "Element type")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "fp16"}));
+  cmd->add_flag("--check", options.check, "Verify the result of the last iteration");
+  return cmd;
+}
+
+int RunAllreduceCommand(const AllreduceOptions& options) {
+  auto transport = comm::ParseTransport(options.transport);
+  auto dtype = comm::ParseDataType(options.dtype);
+  if (!transport.ok() || !dtype.ok()) {
+    std::fprintf(stderr, "cohort-bench allreduce: %s\n",
+                 (!transport.ok() ? transport.status() : dtype.status()).ToString().c_str());
+    return 2;
+  }
+  comm::CommunicatorOptions comm_options;
+  comm_options.name = "bench";
+  comm_options.transport = *transport;
+  auto created = comm::CreateCommunicatorFromEnv(comm_options);
+  if (!created.ok()) {
+    std::fprintf(stderr, "cohort-bench allreduce: %s\n", created.status().ToString().c_str());
+    return 2;
+  }
+  comm::Communicator& c = **created;
+  const size_t esize = comm::DataTypeSize(*dtype);
+  const size_t count = options.bytes / esize;
+  const size_t bytes = count * esize;
+  std::vector<char> buf(bytes);
+  Fill(buf, *dtype, c.rank());
+
+  // Times are rank 0's. An allreduce cannot finish on any rank before every rank has
+  // contributed, and each iteration starts right after the previous one ends everywhere, so
+  // per-iteration times agree across ranks to within a barrier's latency.
+  std::vector<double> seconds;
+  absl::Status status = c.Barrier();
+  for (int i = 0; status.ok() && i < options.warmup + options.iters; ++i) {
+    if (options.check) Fill(buf, *dtype, c.rank());
+    const absl::Time start = absl::Now();
+    status = c.Allreduce(buf.data(), count, *dtype, comm::ReduceOp::kSum);
+    if (i >= options.warmup) seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "cohort-bench allreduce: rank %d: %s\n", c.rank(),
+                 status.ToString().c_str());
+    return 3;
+  }
+  if (options.check && count > 0) {
+    const int n = c.size();
+    const double want = *dtype == DataType::kFloat16 ? n * (n + 1) / 16.0 : n * (n + 1) / 2.0;
+    for (size_t i = 0; i < count; ++i) {
+      double got = *dtype == DataType::kFloat16
+                       ? comm::internal::HalfToFloat(reinterpret_cast<uint16_t*>(buf.data())[i])
+                       : reinterpret_cast<float*>(buf.data())[i];
+      if (std::abs(got - want) > 1e-3 * want) {
+        std::fprintf(stderr, "cohort-bench allreduce: rank %d: element %zu is %g, expected %g\n",
+                     c.rank(), i, got, want);
+        return 1;
+      }
+    }
+  }
+  if (c.rank() == 0) {
+    std::sort(seconds.begin(), seconds.end());
+    const size_t m = seconds.size();
+    const double median = m % 2 ? seconds[m / 2] : (seconds[m / 2 - 1] + seconds[m / 2]) / 2;
+    const int n = c.size();
+    const double algbw = bytes / median / 1e9;
+    const double busbw = algbw * 2.0 * (n - 1) / n;
+    std::printf(
+        "{\"op\":\"allreduce\",\"ranks\":%d,\"bytes\":%zu,\"transport\":\"%s\",\"dtype\":\"%s\","
+        "\"iters\":%d,\"time_ms\":%.4f,\"time_stat\":\"median\",\"algbw_GBps\":%.3f,"
+        "\"busbw_GBps\":%.3f}\n",
+        n, bytes, std::string(c.transport()).c_str(), options.dtype.c_str(), options.iters,
+        median * 1e3, algbw, busbw);
+    std::fflush(stdout);
+  }
+  // Keep rank 0's store (if it hosts one) alive until everyone is done.
+  status = c.Barrier();
+  return status.ok() ? 0 : 3;
+}
+
+}  // namespace cohort::bench

@@ -1,0 +1,19 @@
+// cohort-bench: Cohort's benchmarks. Run it under a launcher that sets the worker environment
+// (cohort-launch, or anything setting COHORT_RANK/COHORT_SIZE/...; see ARCHITECTURE.md §3);
+// rank 0 prints one JSON line per measurement.
+//
+// Example:
+//   cohort-launch --slots 2 -- cohort-bench allreduce --bytes 16777216 --transport shm
+
+#include "CLI/CLI.hpp"
+#include "bench/bench_commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"cohort-bench: Cohort benchmarks (run one process per rank under a launcher)"};
+  app.require_subcommand(1);
+  cohort::bench::AllreduceOptions allreduce;
+  CLI::App* allreduce_cmd = cohort::bench::AddAllreduceCommand(app, allreduce);
+  CLI11_PARSE(app, argc, argv);
+  if (allreduce_cmd->parsed()) return cohort::bench::RunAllreduceCommand(allreduce);
+  return 2;
+}

@@ -1,0 +1,148 @@
+// In-process tests of ShmCommunicator: each rank is a thread with its own Rendezvous and its
+// own mapping of the segment, which exercises the same code paths as separate processes (the
+// multi-process conformance suite is tests/comm/collectives_test.cc).
+#include "comm/shm_communicator.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "comm/tcp_store.h"
+#include "gtest/gtest.h"
+
+namespace cohort::comm {
+namespace {
+
+// Entries this process created in /dev/shm (ShmSegment names embed the creator's pid).
+std::vector<std::string> OurShmEntries() {
+  std::vector<std::string> out;
+  const std::string prefix = absl::StrCat("cohort-shm-", ::getpid(), "-");
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    std::string name = entry.path().filename().string();
+    if (absl::StartsWith(name, prefix)) out.push_back(name);
+  }
+  return out;
+}
+
+class ShmCommunicatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override { server_ = TcpStoreServer::Start("127.0.0.1", 0).value(); }
+
+  absl::StatusOr<std::unique_ptr<ShmCommunicator>> Make(int rank, int size,
+                                                        absl::Duration timeout) {
+    Topology t;
+    t.rank = t.local_rank = rank;
+    t.size = t.local_size = size;
+    t.rendezvous_port = server_->port();
+    t.collective_timeout = timeout;
+    auto rendezvous = Rendezvous::Join(t);
+    if (!rendezvous.ok()) return rendezvous.status();
+    Group group;
+    group.rendezvous = *rendezvous;
+    group.prefix = absl::StrCat("test/shm/", generation_);
+    group.rank = rank;
+    group.size = size;
+    group.global_ranks.resize(size);
+    std::iota(group.global_ranks.begin(), group.global_ranks.end(), 0);
+    return ShmCommunicator::Create(std::move(group), timeout);
+  }
+
+  // Runs body(rank, comm) on `size` threads.
+  void RunRanks(int size, const std::function<void(int, ShmCommunicator&)>& body) {
+    ++generation_;  // a fresh store namespace per group
+    std::vector<std::thread> threads;
+    for (int r = 0; r < size; ++r) {
+      threads.emplace_back([&, r] {
+        auto comm = Make(r, size, absl::Seconds(30));
+        ASSERT_TRUE(comm.ok()) << comm.status();
+        body(r, **comm);
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+
+  std::unique_ptr<TcpStoreServer> server_;
+  int generation_ = 0;
+};
+
+TEST_F(ShmCommunicatorTest, SegmentNameIsGoneOnceEveryRankAttached) {
+  RunRanks(3, [](int rank, ShmCommunicator& comm) {
+    EXPECT_TRUE(comm.Barrier().ok());
+    EXPECT_TRUE(OurShmEntries().empty());
+  });
+}
+
+TEST_F(ShmCommunicatorTest, ReduceScatterAndAllgatherSlicesKeepTheSliceContract) {
+  ::setenv("COHORT_SHM_SLOT_BYTES", "4096", 1);  // many rounds even for small buffers
+  const int n = 3;
+  for (size_t count : {size_t{1}, size_t{5}, size_t{4099}, size_t{100003}}) {
+    RunRanks(n, [&](int rank, ShmCommunicator& comm) {
+      std::vector<int64_t> data(count);
+      for (size_t i = 0; i < count; ++i) data[i] = (rank + 1) * static_cast<int64_t>(i);
+      ASSERT_TRUE(comm.ReduceScatter(data.data(), count, DataType::kInt64).ok());
+      const size_t begin = ShmCommunicator::SliceBegin(count, n, rank);
+      const size_t end = ShmCommunicator::SliceBegin(count, n, rank + 1);
+      for (size_t i = begin; i < end; ++i) ASSERT_EQ(data[i], 6 * static_cast<int64_t>(i));
+      // Each rank now marks its slice with its own value; allgather spreads the slices.
+      for (size_t i = begin; i < end; ++i) data[i] = rank * 1000000 + static_cast<int64_t>(i);
+      ASSERT_TRUE(comm.AllgatherSlices(data.data(), count, DataType::kInt64).ok());
+      for (int r = 0; r < n; ++r) {
+        for (size_t i = ShmCommunicator::SliceBegin(count, n, r);
+             i < ShmCommunicator::SliceBegin(count, n, r + 1); ++i) {
+          ASSERT_EQ(data[i], r * 1000000 + static_cast<int64_t>(i)) << "count " << count;
+        }
+      }
+      std::vector<float> f(count, static_cast<float>(rank));
+      ASSERT_TRUE(comm.Allreduce(f.data(), count, DataType::kFloat32, ReduceOp::kAverage).ok());
+      for (float v : f) ASSERT_EQ(v, 1.0f);
+    });
+  }
+  ::unsetenv("COHORT_SHM_SLOT_BYTES");
+}
+
+TEST_F(ShmCommunicatorTest, GatherOfStringsLongerThanASlot) {
+  ::setenv("COHORT_SHM_SLOT_BYTES", "4096", 1);
+  RunRanks(2, [](int rank, ShmCommunicator& comm) {
+    std::string mine(rank == 0 ? 0 : 10000, static_cast<char>('a' + rank));
+    auto all = comm.Allgather(mine);
+    ASSERT_TRUE(all.ok()) << all.status();
+    ASSERT_EQ(all->size(), 2u);
+    EXPECT_EQ((*all)[0], "");
+    EXPECT_EQ((*all)[1], std::string(10000, 'b'));
+    auto gathered = comm.Gather(mine, 1);
+    ASSERT_TRUE(gathered.ok());
+    EXPECT_EQ(gathered->size(), rank == 1 ? 2u : 0u);
+  });
+  ::unsetenv("COHORT_SHM_SLOT_BYTES");
+}
+
+TEST_F(ShmCommunicatorTest, MissingRankFailsSetupNamingItAndLeavesNoSegment) {
+  auto comm = Make(0, 2, absl::Milliseconds(300));
+  ASSERT_FALSE(comm.ok());
+  EXPECT_EQ(comm.status().code(), absl::StatusCode::kDeadlineExceeded) << comm.status();
+  EXPECT_TRUE(OurShmEntries().empty());
+}
+
+TEST_F(ShmCommunicatorTest, StalledPeerFailsAtTheDeadlineNamingItAndStaysBroken) {
+  std::unique_ptr<ShmCommunicator> peer;
+  std::thread attach([&] { peer = Make(1, 2, absl::Milliseconds(500)).value(); });
+  auto comm = Make(0, 2, absl::Milliseconds(500));
+  attach.join();
+  ASSERT_TRUE(comm.ok()) << comm.status();
+  float x = 1;
+  absl::Status s = (*comm)->Allreduce(&x, 1, DataType::kFloat32, ReduceOp::kSum);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "rank 1")) << s;
+  EXPECT_EQ((*comm)->Barrier(), s);
+}
+
+}  // namespace
+}  // namespace cohort::comm

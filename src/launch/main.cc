@@ -1,0 +1,133 @@
+// cohort-launch: starts this machine's workers of a (possibly multi-node) training job.
+// Argument parsing only; the work is done by launch::Launcher.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "common/net.h"
+#include "launch/launcher.h"
+
+namespace {
+
+constexpr char kDescription[] =
+    "cohort-launch: run a distributed training job's workers on this machine.\n"
+    "\n"
+    "Usage: cohort-launch --slots N [--nnodes M --node-rank R --chief-addr HOST[:PORT]]\n"
+    "                     [OPTIONS] -- COMMAND [ARGS...]\n"
+    "\n"
+    "Starts --slots worker processes running COMMAND, each with the Cohort worker environment\n"
+    "(COHORT_RANK, COHORT_SIZE, COHORT_LOCAL_RANK, COHORT_LOCAL_SIZE, COHORT_CROSS_RANK,\n"
+    "COHORT_CROSS_SIZE, COHORT_CHIEF_ADDR, COHORT_RENDEZVOUS_PORT, COHORT_LAUNCHER=1) and\n"
+    "OMP/OPENBLAS/MKL/COHORT_NUM_THREADS = cores / slots unless already set. Node 0 hosts the\n"
+    "job's rendezvous store. Every line a worker prints is prefixed with [rank=K].\n"
+    "If a worker fails, the others get SIGTERM, then SIGKILL after --grace-period, and\n"
+    "cohort-launch exits with the failed worker's status (128+N for signal N).\n"
+    "SIGINT/SIGTERM are forwarded to the workers.";
+
+constexpr char kExamples[] =
+    "Examples:\n"
+    "  # 4 workers on this machine:\n"
+    "  cohort-launch --slots 4 -- ./my_trial --epochs 3\n"
+    "\n"
+    "  # 2 machines with 8 workers each (16 ranks); node 0 is 10.0.0.5:\n"
+    "  node0$ cohort-launch --slots 8 --nnodes 2 --node-rank 0 --chief-addr 10.0.0.5 -- ./t\n"
+    "  node1$ cohort-launch --slots 8 --nnodes 2 --node-rank 1 --chief-addr 10.0.0.5 -- ./t\n"
+    "\n"
+    "Exit status: 0 when every worker exits 0; a failed worker's status; 128+N when stopped by\n"
+    "signal N; 2 for bad arguments.";
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "cohort-launch: error: %s\nRun 'cohort-launch --help' for usage.\n",
+               message.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Everything after the first "--" is the worker command, taken verbatim.
+  std::vector<std::string> own_args;
+  std::vector<std::string> command;
+  bool saw_separator = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!saw_separator && std::string(argv[i]) == "--") {
+      saw_separator = true;
+      continue;
+    }
+    (saw_separator ? command : own_args).push_back(argv[i]);
+  }
+
+  cohort::launch::LaunchOptions options;
+  std::string chief_addr;
+  int rendezvous_port = -1;
+  double grace_seconds = 3.0;
+
+  CLI::App app(kDescription, "cohort-launch");
+  app.footer(kExamples);
+  app.add_option("--slots,-n", options.slots, "Workers to start on this machine (>= 1)")
+      ->required();
+  app.add_option("--nnodes", options.nnodes, "Machines in the job (default 1)");
+  app.add_option("--node-rank", options.node_rank,
+                 "Index of this machine, 0 .. nnodes-1 (default 0); node 0 hosts the store");
+  app.add_option("--chief-addr", chief_addr,
+                 "HOST[:PORT] of node 0 as the other nodes reach it (required with --nnodes > 1;"
+                 " default port 29400; single node default: 127.0.0.1 and a free port)");
+  app.add_option("--rendezvous-port", rendezvous_port,
+                 "Rendezvous store port (overrides the port of --chief-addr; 0: node 0 picks a"
+                 " free one and prints it)");
+  app.add_option("--grace-period", grace_seconds,
+                 "Seconds between SIGTERM and SIGKILL when stopping workers (default 3)");
+
+  // CLI11 takes the arguments without the program name, in reverse order.
+  std::vector<std::string> reversed(own_args.rbegin(), own_args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    return UsageError(absl::StrCat(e.what(),
+                                   " (is it the worker command? put it after '--', e.g. "
+                                   "cohort-launch --slots 2 -- ./my_trial)"));
+  } catch (const CLI::ParseError& e) {
+    return UsageError(e.what());
+  }
+  if (!saw_separator) {
+    return UsageError(
+        "missing '--' before the worker command, e.g. cohort-launch --slots 2 -- ./my_trial");
+  }
+  if (command.empty()) {
+    return UsageError("no worker command after '--', e.g. cohort-launch --slots 2 -- ./my_trial");
+  }
+  if (!chief_addr.empty()) {
+    auto parsed = cohort::net::ParseHostPort(chief_addr, -1);
+    if (!parsed.ok()) {
+      return UsageError(absl::StrCat("--chief-addr: ", parsed.status().message()));
+    }
+    options.chief_host = parsed->host;
+    if (rendezvous_port >= 0 && parsed->port >= 0 && rendezvous_port != parsed->port) {
+      return UsageError(absl::StrCat("--chief-addr names port ", parsed->port,
+                                     " but --rendezvous-port says ", rendezvous_port,
+                                     "; give only one"));
+    }
+    if (rendezvous_port < 0) rendezvous_port = parsed->port;
+  }
+  if (grace_seconds < 0) return UsageError("--grace-period must not be negative");
+  options.rendezvous_port = rendezvous_port;
+  options.grace_period = absl::Seconds(grace_seconds);
+  options.command = std::move(command);
+
+  auto launcher = cohort::launch::Launcher::Create(std::move(options));
+  if (!launcher.ok()) {
+    const absl::Status& status = launcher.status();
+    if (absl::IsInvalidArgument(status) || absl::IsNotFound(status) ||
+        absl::IsPermissionDenied(status)) {
+      return UsageError(std::string(status.message()));
+    }
+    std::fprintf(stderr, "cohort-launch: error: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return (*launcher)->Run();
+}
