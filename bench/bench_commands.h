@@ -5,6 +5,7 @@
 // cohort_bench.cc.
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -23,5 +24,24 @@ struct AllreduceOptions {
 
 CLI::App* AddAllreduceCommand(CLI::App& app, AllreduceOptions& options);
 int RunAllreduceCommand(const AllreduceOptions& options);
+
+struct TrainOptions {
+  std::string model = "cnn";
+  int per_slot_batch = 64;
+  int steps = 50;
+  int warmup = 5;
+  int aggregation_frequency = 1;
+  bool compression = false;
+  double fusion_mb = 64;
+  bool auto_tune = false;
+  std::string transport = "auto";
+  int threads = 1;
+  double lr = 0.01;
+  uint64_t seed = 0;
+  std::string data_dir;
+};
+
+CLI::App* AddTrainCommand(CLI::App& app, TrainOptions& options);
+int RunTrainCommand(const TrainOptions& options);
 
 }  // namespace cohort::bench

@@ -4,6 +4,7 @@
 //
 // Example:
 //   cohort-launch --slots 2 -- cohort-bench allreduce --bytes 16777216 --transport shm
+//   cohort-launch --slots 2 -- cohort-bench train --model mlp --per-slot-batch 64 --steps 50
 
 #include "CLI/CLI.hpp"
 #include "bench/bench_commands.h"
@@ -13,7 +14,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cohort::bench::AllreduceOptions allreduce;
   CLI::App* allreduce_cmd = cohort::bench::AddAllreduceCommand(app, allreduce);
+  cohort::bench::TrainOptions train;
+  CLI::App* train_cmd = cohort::bench::AddTrainCommand(app, train);
   CLI11_PARSE(app, argc, argv);
   if (allreduce_cmd->parsed()) return cohort::bench::RunAllreduceCommand(allreduce);
+  if (train_cmd->parsed()) return cohort::bench::RunTrainCommand(train);
   return 2;
 }
