@@ -34,6 +34,7 @@ struct TrainOptions {
   bool compression = false;
   double fusion_mb = 64;
   bool auto_tune = false;
+  bool overlap = true;
   std::string transport = "auto";
   int threads = 1;
   double lr = 0.01;

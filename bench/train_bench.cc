@@ -50,6 +50,7 @@ absl::Status Train(const TrainOptions& o) {
   reducer_options.aggregation_frequency = o.aggregation_frequency;
   reducer_options.compression = o.compression;
   reducer_options.auto_tune = o.auto_tune;
+  reducer_options.overlap = o.overlap;
   COHORT_ASSIGN_OR_RETURN(auto reducer,
                           runtime::GradientReducer::Create(*model, comm.get(), reducer_options));
   torch::optim::SGD optimizer(model->parameters(),
@@ -139,6 +140,8 @@ CLI::App* AddTrainCommand(CLI::App& app, TrainOptions& options) {
   cmd->add_option("--fusion-mb", options.fusion_mb, "Fusion bucket size limit in MB")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
+  cmd->add_flag("!--no-overlap", options.overlap,
+                "Reduce all buckets after the backward pass instead of during it");
   cmd->add_flag("--auto-tune", options.auto_tune, "Try fusion sizes during the first steps");
   cmd->add_option("--transport", options.transport, "Communicator transport")
       ->capture_default_str()

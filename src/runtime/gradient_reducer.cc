@@ -159,6 +159,7 @@ class GradientReducer::Impl {
     for (size_t i = 0; i < reverse.size(); ++i) reverse[i] = static_cast<int>(reverse.size() - 1 - i);
     Rebuild(reverse, options_.fusion_threshold_mb);
     record_order_ = options_.rebuild_from_ready_order;
+    if (record_order_) order_.clear();  // filled with the ready order during the first step
     last_step_end_ = absl::Now();
     return absl::OkStatus();
   }
@@ -262,7 +263,7 @@ class GradientReducer::Impl {
     p.ready = true;
     if (record_order_) order_.push_back(i);
     AdoptGradient(p);
-    if (--bucket.pending == 0) SubmitReadyBuckets();
+    if (--bucket.pending == 0 && options_.overlap) SubmitReadyBuckets();
   }
 
   // Makes the parameter's .grad its bucket view, copying a gradient autograd put elsewhere

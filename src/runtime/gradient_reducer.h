@@ -58,6 +58,10 @@ struct GradientReducerOptions {
   // optimizations.average_aggregated_gradients: divide the accumulated sum by
   // aggregation_frequency (so k passes on b samples act like one pass on k*b samples).
   bool average_aggregated_gradients = true;
+  // Send a bucket as soon as its gradients are ready (true), or all buckets from
+  // Synchronize(), after the backward pass (false: no overlap, but no competition for cores
+  // between communication and computation either; auto_tune may choose it).
+  bool overlap = true;
   // optimizations.gradient_compression: fp16 on the wire.
   bool compression = false;
   // optimizations.auto_tune_tensor_fusion: try fusion thresholds during the first steps.
