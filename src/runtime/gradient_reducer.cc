@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "comm/half.h"
+#include "comm/vector_kernels.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "runtime/bucket_layout.h"
@@ -75,12 +75,9 @@ absl::Status CheckSameOnAllRanks(comm::Communicator& comm, const std::string& de
 void Scale(void* data, size_t count, comm::DataType dtype, double scale) {
   if (scale == 1.0) return;
   if (dtype == comm::DataType::kFloat32) {
-    float* p = static_cast<float*>(data);
-    const float s = static_cast<float>(scale);
-    for (size_t i = 0; i < count; ++i) p[i] *= s;
+    comm::Scale(static_cast<float*>(data), count, static_cast<float>(scale));
   } else {
-    double* p = static_cast<double*>(data);
-    for (size_t i = 0; i < count; ++i) p[i] *= scale;
+    comm::Scale(static_cast<double*>(data), count, scale);
   }
 }
 
@@ -303,8 +300,10 @@ class GradientReducer::Impl {
                           static_cast<float>(scale_));
       }
     } else {
-      status = comm_->Allreduce(data, n, bucket.dtype, comm::ReduceOp::kSum);
-      if (status.ok()) Scale(data, n, bucket.dtype, scale_);
+      // kAverage divides by N inside the transport, while the reduced piece is still in
+      // cache (the shared-memory path); only the aggregation factor needs a pass of its own.
+      status = comm_->Allreduce(data, n, bucket.dtype, comm::ReduceOp::kAverage);
+      if (status.ok()) Scale(data, n, bucket.dtype, scale_ * comm_->size());
     }
     if (status.ok()) return status;
     return Annotate(status, absl::StrFormat(

@@ -51,6 +51,23 @@ __attribute__((target("avx2,f16c"))) void DivideHalfAvx2(uint16_t* data, size_t 
   for (; i < count; ++i) data[i] = FloatToHalf(HalfToFloat(data[i]) / divisor);
 }
 
+// Division, not multiplication by the reciprocal, so averages are exactly rounded for every n.
+// A scalar division loop ran at ~1 element per 4 cycles, which made the average cost as much as
+// the whole shared-memory reduction of a 64 MB gradient bucket.
+__attribute__((target("avx"))) void DivideFloatAvx(float* p, size_t count, float divisor) {
+  size_t i = 0;
+  const __m256 d = _mm256_set1_ps(divisor);
+  for (; i + 8 <= count; i += 8) _mm256_storeu_ps(p + i, _mm256_div_ps(_mm256_loadu_ps(p + i), d));
+  for (; i < count; ++i) p[i] /= divisor;
+}
+
+__attribute__((target("avx"))) void DivideDoubleAvx(double* p, size_t count, double divisor) {
+  size_t i = 0;
+  const __m256d d = _mm256_set1_pd(divisor);
+  for (; i + 4 <= count; i += 4) _mm256_storeu_pd(p + i, _mm256_div_pd(_mm256_loadu_pd(p + i), d));
+  for (; i < count; ++i) p[i] /= divisor;
+}
+
 // SumMany kernels. The loops walk `count` once and read every input at the same offset, so a
 // reduction over n ranks costs one pass over memory instead of n - 1 (Sum2 applied repeatedly).
 template <typename T>
@@ -290,13 +307,20 @@ void Divide(void* data, size_t count, DataType dtype, int divisor) {
   switch (dtype) {
     case DataType::kFloat32: {
       float* p = static_cast<float*>(data);
-      const float d = static_cast<float>(divisor);
-      for (size_t i = 0; i < count; ++i) p[i] /= d;
+      if (HasF16cAvx2()) {
+        DivideFloatAvx(p, count, static_cast<float>(divisor));
+      } else {
+        for (size_t i = 0; i < count; ++i) p[i] /= static_cast<float>(divisor);
+      }
       return;
     }
     case DataType::kFloat64: {
       double* p = static_cast<double*>(data);
-      for (size_t i = 0; i < count; ++i) p[i] /= divisor;
+      if (HasF16cAvx2()) {
+        DivideDoubleAvx(p, count, divisor);
+      } else {
+        for (size_t i = 0; i < count; ++i) p[i] /= divisor;
+      }
       return;
     }
     case DataType::kInt32: {

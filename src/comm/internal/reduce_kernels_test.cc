@@ -42,6 +42,23 @@ TEST(ReduceKernelsTest, VectorizedHalfSumMatchesScalarForOddLengths) {
   }
 }
 
+TEST(ReduceKernelsTest, VectorizedDivideIsExactlyRoundedDivisionForOddLengths) {
+  for (size_t n : {1u, 7u, 8u, 9u, 1003u}) {
+    for (int divisor : {2, 3, 7}) {
+      std::vector<float> f(n);
+      std::vector<double> d(n);
+      for (size_t i = 0; i < n; ++i) f[i] = d[i] = 0.37 * static_cast<double>(i) - 11.0;
+      Divide(f.data(), n, DataType::kFloat32, divisor);
+      Divide(d.data(), n, DataType::kFloat64, divisor);
+      for (size_t i = 0; i < n; ++i) {
+        const double x = 0.37 * static_cast<double>(i) - 11.0;
+        ASSERT_EQ(f[i], static_cast<float>(x) / static_cast<float>(divisor)) << n << " " << i;
+        ASSERT_EQ(d[i], x / divisor) << n << " " << i;
+      }
+    }
+  }
+}
+
 TEST(ReduceKernelsTest, SumIntoAndDivideForEveryDtype) {
   std::vector<int64_t> a = {1, 2, 3}, b = {10, 20, -30};
   SumInto(a.data(), b.data(), 3, DataType::kInt64);

@@ -1,4 +1,4 @@
-#include "comm/half.h"
+#include "comm/vector_kernels.h"
 
 #include <immintrin.h>
 
@@ -37,7 +37,48 @@ __attribute__((target("avx,f16c"))) void HalfToFloatF16c(const uint16_t* src, fl
   for (; i < count; ++i) dst[i] = internal::HalfToFloat(src[i]) * scale;
 }
 
+__attribute__((target("avx"))) void ScaleAvx(float* data, size_t count, float scale) {
+  size_t i = 0;
+  const __m256 s = _mm256_set1_ps(scale);
+  for (; i + 16 <= count; i += 16) {
+    _mm256_storeu_ps(data + i, _mm256_mul_ps(_mm256_loadu_ps(data + i), s));
+    _mm256_storeu_ps(data + i + 8, _mm256_mul_ps(_mm256_loadu_ps(data + i + 8), s));
+  }
+  for (; i < count; ++i) data[i] *= scale;
+}
+
+__attribute__((target("avx"))) void ScaleAvx(double* data, size_t count, double scale) {
+  size_t i = 0;
+  const __m256d s = _mm256_set1_pd(scale);
+  for (; i + 8 <= count; i += 8) {
+    _mm256_storeu_pd(data + i, _mm256_mul_pd(_mm256_loadu_pd(data + i), s));
+    _mm256_storeu_pd(data + i + 4, _mm256_mul_pd(_mm256_loadu_pd(data + i + 4), s));
+  }
+  for (; i < count; ++i) data[i] *= scale;
+}
+
+bool HasAvx() {
+  static const bool has = __builtin_cpu_supports("avx");
+  return has;
+}
+
 }  // namespace
+
+void Scale(float* data, size_t count, float scale) {
+  if (HasAvx()) {
+    ScaleAvx(data, count, scale);
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) data[i] *= scale;
+}
+
+void Scale(double* data, size_t count, double scale) {
+  if (HasAvx()) {
+    ScaleAvx(data, count, scale);
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) data[i] *= scale;
+}
 
 void FloatToHalf(const float* src, uint16_t* dst, size_t count) {
   if (HasF16c()) {

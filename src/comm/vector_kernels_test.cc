@@ -1,4 +1,4 @@
-#include "comm/half.h"
+#include "comm/vector_kernels.h"
 
 #include <cmath>
 #include <cstdint>
@@ -10,7 +10,7 @@
 namespace cohort::comm {
 namespace {
 
-TEST(HalfTest, BulkConversionMatchesTheScalarReferenceForOddLengths) {
+TEST(VectorKernelsTest, BulkConversionMatchesTheScalarReferenceForOddLengths) {
   for (size_t n : {0u, 1u, 7u, 16u, 17u, 1003u}) {
     std::vector<float> src(n);
     for (size_t i = 0; i < n; ++i) src[i] = 0.013f * static_cast<float>(i) - 5.0f;
@@ -26,7 +26,7 @@ TEST(HalfTest, BulkConversionMatchesTheScalarReferenceForOddLengths) {
   }
 }
 
-TEST(HalfTest, OutOfRangeValuesBecomeInfinity) {
+TEST(VectorKernelsTest, OutOfRangeValuesBecomeInfinity) {
   float src[16];
   for (float& v : src) v = 1e6f;
   uint16_t half[16];
@@ -34,6 +34,20 @@ TEST(HalfTest, OutOfRangeValuesBecomeInfinity) {
   float back[16];
   HalfToFloat(half, back, 16);
   for (float v : back) EXPECT_TRUE(std::isinf(v));
+}
+
+TEST(VectorKernelsTest, ScaleMultipliesEveryElementIncludingTheTail) {
+  for (size_t n : {0u, 1u, 15u, 16u, 17u, 1003u}) {
+    std::vector<float> f(n);
+    std::vector<double> d(n);
+    for (size_t i = 0; i < n; ++i) f[i] = d[i] = static_cast<double>(i) - 7.25;
+    Scale(f.data(), n, 0.25f);
+    Scale(d.data(), n, 0.125);
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(f[i], static_cast<float>((static_cast<double>(i) - 7.25) * 0.25)) << i;
+      ASSERT_EQ(d[i], (static_cast<double>(i) - 7.25) * 0.125) << i;
+    }
+  }
 }
 
 }  // namespace
