@@ -17,14 +17,26 @@ double Median(std::vector<double> v) {
 
 }  // namespace
 
-FusionAutotuner::FusionAutotuner(Options options)
-    : options_(std::move(options)),
-      current_mb_(options_.candidates_mb.empty() ? 0 : options_.candidates_mb.front()),
-      times_ms_(options_.candidates_mb.size()) {}
+FusionAutotuner::FusionAutotuner(Options options) : options_(std::move(options)) {
+  for (double mb : options_.candidates_mb) candidates_.push_back({mb, true});
+  if (options_.also_without_overlap && !candidates_.empty()) {
+    const double largest =
+        *std::max_element(options_.candidates_mb.begin(), options_.candidates_mb.end());
+    candidates_.push_back({largest, false});
+  }
+  if (candidates_.empty()) {
+    candidates_.push_back({0, true});
+    candidate_ = 1;  // nothing to try
+  }
+  times_ms_.resize(candidates_.size());
+}
 
 int FusionAutotuner::total_steps() const {
-  return static_cast<int>(options_.candidates_mb.size()) *
-         (options_.warmup_steps + options_.measured_steps);
+  return static_cast<int>(times_ms_.size()) * (options_.warmup_steps + options_.measured_steps);
+}
+
+std::string FusionAutotuner::Name(const Candidate& c) {
+  return absl::StrFormat("%g MB%s", c.mb, c.overlap ? "" : " without overlap");
 }
 
 bool FusionAutotuner::Record(absl::Duration step_time) {
@@ -36,10 +48,10 @@ bool FusionAutotuner::Record(absl::Duration step_time) {
   steps_in_candidate_ = 0;
   ++candidate_;
   if (tuning()) {
-    current_mb_ = options_.candidates_mb[candidate_];
+    current_ = candidate_;
   } else {
     chosen_ = best_index();
-    current_mb_ = options_.candidates_mb[chosen_];
+    current_ = chosen_;
   }
   return true;
 }
@@ -54,18 +66,16 @@ int FusionAutotuner::best_index() const {
 
 void FusionAutotuner::SetChoice(int candidate_index) {
   chosen_ = candidate_index;
-  current_mb_ = options_.candidates_mb[candidate_index];
+  current_ = candidate_index;
 }
 
 std::string FusionAutotuner::Summary() const {
   std::string out;
   for (size_t i = 0; i < times_ms_.size(); ++i) {
-    absl::StrAppend(&out, i ? ", " : "", absl::StrFormat("%g MB: %.2f ms", options_.candidates_mb[i],
-                                                         Median(times_ms_[i])));
+    absl::StrAppend(&out, i ? ", " : "", Name(candidates_[i]),
+                    absl::StrFormat(": %.2f ms", Median(times_ms_[i])));
   }
-  if (chosen_ >= 0) {
-    absl::StrAppend(&out, absl::StrFormat(" -> chose %g MB", options_.candidates_mb[chosen_]));
-  }
+  if (chosen_ >= 0) absl::StrAppend(&out, " -> chose ", Name(candidates_[chosen_]));
   return out;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // FusionAutotuner: the decision behind `optimizations.auto_tune_tensor_fusion`. During the first
-// steps of training it walks a list of fusion thresholds, gives each a few warm-up steps (the
-// bucket layout just changed) and a few measured steps, and picks the threshold with the
-// lowest median step time. No LibTorch, no communication: the reducer broadcasts rank 0's
+// steps of training it walks a list of fusion thresholds (each with communication overlapping
+// the backward pass, and optionally the largest one also without overlap), gives each a few
+// warm-up steps (the bucket layout just changed) and a few measured steps, and picks the
+// candidate with the lowest median step time. No LibTorch, no communication: the reducer broadcasts rank 0's
 // choice so every rank ends with the same layout (SetChoice). Thread-compatible.
 //
 // Example:
@@ -21,15 +22,19 @@ class FusionAutotuner {
  public:
   struct Options {
     std::vector<double> candidates_mb = {0.5, 2, 8, 32};
+    // Also try the largest threshold with communication deferred until after backward (where
+    // compute threads occupy every core, overlapping communication only competes with them).
+    bool also_without_overlap = false;
     int warmup_steps = 1;    // per candidate, not measured
     int measured_steps = 3;  // per candidate
   };
   explicit FusionAutotuner(Options options);
 
   // True while candidates are still being tried.
-  bool tuning() const { return candidate_ < static_cast<int>(options_.candidates_mb.size()); }
-  // The fusion threshold (MB) for the next step.
-  double current_mb() const { return current_mb_; }
+  bool tuning() const { return candidate_ < static_cast<int>(candidates_.size()); }
+  // The fusion threshold (MB) and overlap policy for the next step.
+  double current_mb() const { return candidates_[current_].mb; }
+  bool current_overlap() const { return candidates_[current_].overlap; }
   // Total steps the search takes.
   int total_steps() const;
 
@@ -41,14 +46,21 @@ class FusionAutotuner {
   int best_index() const;
   // Replaces the choice (rank 0's, broadcast to every rank).
   void SetChoice(int candidate_index);
-  // "0.5 MB: 12.1 ms, 2 MB: 10.3 ms, ... -> chose 2 MB".
+  // "0.5 MB: 12.1 ms, 2 MB: 10.3 ms, ..., 32 MB without overlap: 11.0 ms -> chose 2 MB".
   std::string Summary() const;
 
  private:
+  struct Candidate {
+    double mb;
+    bool overlap;
+  };
+  static std::string Name(const Candidate& c);
+
   Options options_;
-  int candidate_ = 0;
+  std::vector<Candidate> candidates_;
+  int candidate_ = 0;  // the one being measured; == size() once done
+  int current_ = 0;    // the one in use
   int steps_in_candidate_ = 0;
-  double current_mb_;
   std::vector<std::vector<double>> times_ms_;  // per candidate
   int chosen_ = -1;
 };

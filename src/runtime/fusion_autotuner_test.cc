@@ -1,5 +1,8 @@
 #include "runtime/fusion_autotuner.h"
 
+#include <utility>
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace cohort::runtime {
@@ -36,6 +39,24 @@ TEST(FusionAutotunerTest, SetChoiceOverridesTheLocalDecision) {
   tuner.SetChoice(0);
   EXPECT_EQ(tuner.current_mb(), 1);
   EXPECT_NE(tuner.Summary().find("chose 1 MB"), std::string::npos);
+}
+
+TEST(FusionAutotunerTest, CanAlsoTryTheLargestThresholdWithoutOverlap) {
+  FusionAutotuner tuner({.candidates_mb = {2, 8},
+                         .also_without_overlap = true,
+                         .warmup_steps = 0,
+                         .measured_steps = 1});
+  EXPECT_EQ(tuner.total_steps(), 3);
+  std::vector<std::pair<double, bool>> seen;
+  for (double ms : {9.0, 8.0, 5.0}) {
+    seen.emplace_back(tuner.current_mb(), tuner.current_overlap());
+    tuner.Record(absl::Milliseconds(ms));
+  }
+  EXPECT_EQ(seen, (std::vector<std::pair<double, bool>>{{2, true}, {8, true}, {8, false}}));
+  EXPECT_FALSE(tuner.current_overlap());
+  EXPECT_EQ(tuner.current_mb(), 8);
+  EXPECT_NE(tuner.Summary().find("chose 8 MB without overlap"), std::string::npos)
+      << tuner.Summary();
 }
 
 }  // namespace

@@ -72,6 +72,12 @@ absl::Status CheckSameOnAllRanks(comm::Communicator& comm, const std::string& de
   return absl::OkStatus();
 }
 
+// LibTorch's messages carry a C++ backtrace after the first line.
+std::string FirstLine(const char* what) {
+  std::string s(what);
+  return s.substr(0, s.find('\n'));
+}
+
 void Scale(void* data, size_t count, comm::DataType dtype, double scale) {
   if (scale == 1.0) return;
   if (dtype == comm::DataType::kFloat32) {
@@ -107,8 +113,10 @@ class GradientReducer::Impl {
       : comm_(comm), options_(std::move(options)), worker_("gradient reducer") {
     if (options_.auto_tune && !options_.auto_tune_candidates_mb.empty()) {
       tuner_ = std::make_unique<FusionAutotuner>(
-          FusionAutotuner::Options{.candidates_mb = options_.auto_tune_candidates_mb});
+          FusionAutotuner::Options{.candidates_mb = options_.auto_tune_candidates_mb,
+                                   .also_without_overlap = options_.auto_tune_overlap});
     }
+    overlap_ = options_.overlap;
     const int k = std::max(1, options_.aggregation_frequency);
     scale_ = 1.0 / comm_->size() / (options_.average_aggregated_gradients ? k : 1);
   }
@@ -148,7 +156,15 @@ class GradientReducer::Impl {
           std::make_unique<torch::autograd::utils::LambdaPostHook>(
               [this, i](const torch::autograd::variable_list& outputs,
                         const torch::autograd::variable_list&) {
-                OnGradientReady(i);
+                try {
+                  OnGradientReady(i);
+                } catch (const std::exception& e) {
+                  if (hook_error_.ok()) {
+                    hook_error_ = absl::InternalError(absl::StrCat(
+                        "rank ", comm_->rank(), ": gradient hook of parameter '",
+                        params_[i].name, "': ", FirstLine(e.what())));
+                  }
+                }
                 return outputs;
               }));
     }
@@ -205,6 +221,7 @@ class GradientReducer::Impl {
       absl::Status s = AdoptReadyOrderOfRank0(unused);
       if (!s.ok()) return Fail(s);
       Rebuild(order_, CurrentThresholdMb());
+      if (tuner_ != nullptr) overlap_ = tuner_->current_overlap();
     } else if (tuner_ != nullptr && tuner_->tuning() && steps_ > 1 && tuner_->Record(step_time)) {
       if (!tuner_->tuning()) {
         int32_t choice = tuner_->best_index();
@@ -217,6 +234,7 @@ class GradientReducer::Impl {
         }
       }
       Rebuild(order_, tuner_->current_mb());
+      overlap_ = tuner_->current_overlap();
     }
     return true;
   }
@@ -230,6 +248,7 @@ class GradientReducer::Impl {
     return names;
   }
   double threshold_mb() const { return threshold_mb_; }
+  int rank() const { return comm_->rank(); }
   int64_t steps() const { return steps_; }
 
  private:
@@ -260,7 +279,7 @@ class GradientReducer::Impl {
     p.ready = true;
     if (record_order_) order_.push_back(i);
     AdoptGradient(p);
-    if (--bucket.pending == 0 && options_.overlap) SubmitReadyBuckets();
+    if (--bucket.pending == 0 && overlap_) SubmitReadyBuckets();
   }
 
   // Makes the parameter's .grad its bucket view, copying a gradient autograd put elsewhere
@@ -376,6 +395,7 @@ class GradientReducer::Impl {
   std::vector<Bucket> buckets_;
   std::vector<int> order_;  // current layout's order; during the first step, the observed one
   double threshold_mb_ = 0;
+  bool overlap_ = true;  // options_.overlap, or the autotuner's current candidate
   double scale_ = 1;
   size_t next_submit_ = 0;
   int micro_step_ = 0;
@@ -394,18 +414,33 @@ GradientReducer::~GradientReducer() = default;
 absl::StatusOr<std::unique_ptr<GradientReducer>> GradientReducer::Create(
     torch::nn::Module& module, comm::Communicator* comm, GradientReducerOptions options) {
   auto impl = std::make_unique<Impl>(comm, std::move(options));
-  COHORT_RETURN_IF_ERROR(impl->Init(module));
+  try {
+    COHORT_RETURN_IF_ERROR(impl->Init(module));
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("rank ", comm->rank(),
+                                            ": creating the gradient reducer: ", FirstLine(e.what())));
+  }
   return std::unique_ptr<GradientReducer>(new GradientReducer(std::move(impl)));
 }
 
-absl::StatusOr<bool> GradientReducer::Synchronize() { return impl_->Synchronize(); }
+absl::StatusOr<bool> GradientReducer::Synchronize() {
+  try {
+    return impl_->Synchronize();
+  } catch (const std::exception& e) {  // LibTorch throws c10::Error
+    return absl::InternalError(
+        absl::StrCat("rank ", impl_->rank(), ": synchronizing gradients: ", FirstLine(e.what())));
+  }
+}
 std::vector<std::vector<std::string>> GradientReducer::BucketNames() const {
   return impl_->BucketNames();
 }
 double GradientReducer::fusion_threshold_mb() const { return impl_->threshold_mb(); }
 int64_t GradientReducer::steps() const { return impl_->steps(); }
 
-absl::Status BroadcastModule(torch::nn::Module& module, comm::Communicator& comm, int root) {
+namespace {
+
+absl::Status BroadcastModuleOrThrow(torch::nn::Module& module, comm::Communicator& comm,
+                                    int root) {
   std::vector<std::pair<std::string, torch::Tensor>> named;
   for (const auto& item : module.named_parameters(true)) named.emplace_back(item.key(), item.value());
   for (const auto& item : module.named_buffers(true)) named.emplace_back(item.key(), item.value());
@@ -432,6 +467,17 @@ absl::Status BroadcastModule(torch::nn::Module& module, comm::Communicator& comm
     }
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status BroadcastModule(torch::nn::Module& module, comm::Communicator& comm, int root) {
+  try {
+    return BroadcastModuleOrThrow(module, comm, root);
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("rank ", comm.rank(), ": broadcasting the model: ",
+                                            FirstLine(e.what())));
+  }
 }
 
 }  // namespace cohort::runtime

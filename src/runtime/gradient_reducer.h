@@ -60,13 +60,16 @@ struct GradientReducerOptions {
   bool average_aggregated_gradients = true;
   // Send a bucket as soon as its gradients are ready (true), or all buckets from
   // Synchronize(), after the backward pass (false: no overlap, but no competition for cores
-  // between communication and computation either; auto_tune may choose it).
+  // between communication and computation either; auto_tune may choose it). With auto_tune,
+  // the first step uses this and the tuner's choice replaces it.
   bool overlap = true;
   // optimizations.gradient_compression: fp16 on the wire.
   bool compression = false;
   // optimizations.auto_tune_tensor_fusion: try fusion thresholds during the first steps.
   bool auto_tune = false;
   std::vector<double> auto_tune_candidates_mb = {0.5, 2, 8, 32};
+  // ... and also the largest candidate with `overlap` false.
+  bool auto_tune_overlap = true;
   // Rebuild the layout once from the observed ready order (DDP does the same).
   bool rebuild_from_ready_order = true;
   // A parameter that received no gradient in a step: false counts it as zeros (its replicas
