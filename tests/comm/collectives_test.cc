@@ -24,15 +24,30 @@ struct Case {
   int size;
   int machines;
   std::string expect_transport;  // what "auto" must resolve to
+  // COHORT_SHM_CMA_MIN_BYTES for the workers: "" leaves the default (single-copy allreduce from
+  // 1 MiB), "1" sends every allreduce through it, "0" disables it (the staged path only).
+  std::string cma_min_bytes = "";
 };
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << c.transport << " on " << c.size << " ranks over " << c.machines << " machine(s)";
+  if (!c.cma_min_bytes.empty()) *os << ", COHORT_SHM_CMA_MIN_BYTES=" << c.cma_min_bytes;
+}
+
+WorkerGroupOptions OptionsFor(const Case& c) {
+  WorkerGroupOptions options;
+  options.size = c.size;
+  options.machines = c.machines;
+  if (!c.cma_min_bytes.empty()) options.env["COHORT_SHM_CMA_MIN_BYTES"] = c.cma_min_bytes;
+  return options;
 }
 
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  std::string cma;
+  if (info.param.cma_min_bytes == "0") cma = "_nocma";
+  if (info.param.cma_min_bytes == "1") cma = "_allcma";
   return absl::StrCat(info.param.transport, "_", info.param.size, "ranks_",
-                      info.param.machines, "machines");
+                      info.param.machines, "machines", cma);
 }
 
 std::string Describe(const std::vector<WorkerResult>& results) {
@@ -48,9 +63,7 @@ class CollectivesTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CollectivesTest, EveryCollectiveIsCorrectForEverySizeAndDtype) {
   const Case& c = GetParam();
-  WorkerGroupOptions options;
-  options.size = c.size;
-  options.machines = c.machines;
+  WorkerGroupOptions options = OptionsFor(c);
   WorkerGroup group({BinaryPath("collective_worker"), "--transport", c.transport, "--scenario",
                      "correctness", "--large-bytes", std::to_string(64u << 20)},
                     options);
@@ -80,9 +93,7 @@ TEST_P(CollectivesTest, PeerKilledMidCollectiveFailsSurvivorsWithinTenSecondsNam
   const Case& c = GetParam();
   if (c.size < 2) GTEST_SKIP() << "needs a peer";
   const int victim = c.size - 1;
-  WorkerGroupOptions options;
-  options.size = c.size;
-  options.machines = c.machines;
+  WorkerGroupOptions options = OptionsFor(c);
   WorkerGroup group({BinaryPath("collective_worker"), "--transport", c.transport, "--scenario",
                      "die", "--victim", std::to_string(victim)},
                     options);
@@ -107,9 +118,7 @@ TEST_P(CollectivesTest, StalledPeerIsReportedAtTheDeadlineNamingIt) {
   const Case& c = GetParam();
   if (c.size < 2) GTEST_SKIP() << "needs a peer";
   const int victim = c.size - 1;
-  WorkerGroupOptions options;
-  options.size = c.size;
-  options.machines = c.machines;
+  WorkerGroupOptions options = OptionsFor(c);
   options.env["COHORT_COLLECTIVE_TIMEOUT"] = "3";
   WorkerGroup group({BinaryPath("collective_worker"), "--transport", c.transport, "--scenario",
                      "stall", "--victim", std::to_string(victim)},
@@ -130,7 +139,8 @@ TEST_P(CollectivesTest, StalledPeerIsReportedAtTheDeadlineNamingIt) {
 INSTANTIATE_TEST_SUITE_P(
     Shm, CollectivesTest,
     ::testing::Values(Case{"shm", 1, 1, "shm"}, Case{"shm", 2, 1, "shm"}, Case{"shm", 3, 1, "shm"},
-                      Case{"shm", 4, 1, "shm"}),
+                      Case{"shm", 4, 1, "shm"}, Case{"shm", 3, 1, "shm", "1"},
+                      Case{"shm", 2, 1, "shm", "0"}, Case{"shm", 4, 1, "shm", "0"}),
     CaseName);
 INSTANTIATE_TEST_SUITE_P(
     Gloo, CollectivesTest,
