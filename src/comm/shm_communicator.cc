@@ -260,7 +260,7 @@ absl::Status ShmCommunicator::Impl::ProbeCma() {
   // default it is also off when ranks outnumber cores: time-sliced ranks reading each other's
   // buffers measured slower than the staged path there (4 ranks on 2 cores, 64 MiB: 2.3 vs
   // 3.1 GB/s); setting the variable turns it on regardless.
-  const bool explicitly_set = env::Get("COHORT_SHM_CMA_MIN_BYTES").has_value();
+  const bool explicitly_set = !env::GetOr("COHORT_SHM_CMA_MIN_BYTES", "").empty();
   const bool wanted = min_bytes > 0 && (explicitly_set || n <= internal::UsableCores());
   cma_min_bytes_ = static_cast<size_t>(std::max<int64_t>(min_bytes, 1));
   // Under Yama (ptrace_scope 1) only a declared tracer may read this process; siblings are
