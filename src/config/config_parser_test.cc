@@ -1,0 +1,298 @@
+#include "config/config_parser.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "config/error_list.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort::config {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
+
+constexpr char kMinimal[] = R"(
+entrypoint: ./trial
+hyperparameters:
+  global_batch_size: 32
+)";
+
+absl::StatusOr<ExperimentConfig> Parse(const std::string& yaml, uint32_t seed = 7) {
+  auto tree = ParseYaml(yaml);
+  if (!tree.ok()) return tree.status();
+  ParseOptions options;
+  options.seed_if_absent = seed;
+  return ParseExperimentConfig(*tree, options);
+}
+
+std::vector<std::string> Errors(const std::string& yaml) {
+  auto config = Parse(yaml);
+  EXPECT_FALSE(config.ok()) << yaml;
+  if (!config.ok()) {
+    EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  return ConfigErrors(config.status());
+}
+
+TEST(ConfigParserTest, MinimalConfigGetsDeterminedDefaults) {
+  auto config = Parse(kMinimal, 1234);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->entrypoint, std::vector<std::string>{"./trial"});
+  EXPECT_EQ(config->global_batch_size, 32);
+  EXPECT_EQ(config->resources.slots_per_trial, 1);
+  EXPECT_EQ(config->max_restarts, 5);
+  EXPECT_EQ(config->scheduling_unit, 100);
+  EXPECT_EQ(config->searcher.name, "single");
+  EXPECT_EQ(config->experiment_seed, 1234u);
+  const Optimizations& o = config->optimizations;
+  EXPECT_EQ(o.aggregation_frequency, 1);
+  EXPECT_TRUE(o.average_aggregated_gradients);
+  EXPECT_TRUE(o.average_training_metrics);
+  EXPECT_FALSE(o.gradient_compression);
+  EXPECT_FALSE(o.auto_tune_tensor_fusion);
+  EXPECT_EQ(o.tensor_fusion_threshold, 64);
+  EXPECT_EQ(o.tensor_fusion_cycle_time, 1);
+  EXPECT_EQ(o.mixed_precision, "O0");
+
+  // The defaults and the seed are written out in the effective config.
+  const Json& e = config->effective;
+  EXPECT_EQ(e["resources"]["slots_per_trial"], 1);
+  EXPECT_EQ(e["optimizations"]["tensor_fusion_threshold"], 64);
+  EXPECT_EQ(e["optimizations"]["mixed_precision"], "O0");
+  EXPECT_EQ(e["searcher"]["name"], "single");
+  EXPECT_EQ(e["reproducibility"]["experiment_seed"], 1234);
+  EXPECT_EQ(e["max_restarts"], 5);
+  EXPECT_EQ(e["scheduling_unit"], 100);
+}
+
+TEST(ConfigParserTest, EffectiveConfigParsesToTheSameConfig) {
+  auto first = Parse(kMinimal, 99);
+  ASSERT_TRUE(first.ok());
+  auto second = Parse(ToYaml(first->effective), 5);
+  ASSERT_TRUE(second.ok()) << second.status() << "\n" << ToYaml(first->effective);
+  EXPECT_EQ(second->effective, first->effective);
+  EXPECT_EQ(second->experiment_seed, 99u);
+}
+
+TEST(ConfigParserTest, AssignsARandomSeedWhenAbsentAndKeepsAGivenOne) {
+  auto tree = ParseYaml(kMinimal);
+  ASSERT_TRUE(tree.ok());
+  auto config = ParseExperimentConfig(*tree);
+  ASSERT_TRUE(config.ok());
+  EXPECT_TRUE(config->effective["reproducibility"]["experiment_seed"].is_number_integer());
+  auto given = Parse(absl::StrCat(kMinimal, "reproducibility: {experiment_seed: 42}\n"));
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given->experiment_seed, 42u);
+}
+
+TEST(ConfigParserTest, ParsesAFullConfig) {
+  auto config = Parse(R"(
+name: mnist
+description: a test
+entrypoint: [./trial, --flag]
+resources: {slots_per_trial: 4, max_slots: 8, priority: 10, weight: 0.5, is_single_node: true,
+            devices: [{host_path: /dev/a, container_path: /dev/b}, "/dev/c:/dev/d:r"]}
+hyperparameters:
+  global_batch_size: {type: const, val: 64}
+  learning_rate: {type: log, minval: -4, maxval: -1, base: 10, count: 3}
+  layers: {type: int, minval: 1, maxval: 4}
+  dropout: {type: double, minval: 0.1, maxval: 0.5}
+  act: {type: categorical, vals: [relu, tanh]}
+  optimizer: {name: sgd, momentum: {type: double, minval: 0, maxval: 0.9}}
+  sizes: [1, 2]
+searcher: {name: single, metric: validation_loss, smaller_is_better: true,
+           max_length: {epochs: 2}}
+optimizations: {aggregation_frequency: 2, gradient_compression: true, mixed_precision: O1}
+checkpoint_storage: {type: shared_fs, host_path: /tmp/ckpt, storage_path: runs}
+min_validation_period: {batches: 100}
+min_checkpoint_period: {epochs: 1}
+records_per_epoch: 60000
+scheduling_unit: 50
+max_restarts: 0
+data: {url: http://x, nested: {k: [1, 2]}}
+environment: {environment_variables: [A=1, "B=x=y"]}
+bind_mounts: [{host_path: /data, container_path: /mnt/data, read_only: true}]
+)");
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->entrypoint, (std::vector<std::string>{"./trial", "--flag"}));
+  EXPECT_EQ(config->resources.slots_per_trial, 4);
+  EXPECT_EQ(config->resources.devices.size(), 2u);
+  EXPECT_EQ(config->resources.devices[1].container_path, "/dev/d");
+  EXPECT_EQ(config->resources.devices[1].mode, "r");
+  EXPECT_EQ(config->global_batch_size, 64);
+  ASSERT_EQ(config->hyperparameters.size(), 7u);
+  EXPECT_EQ(config->hyperparameters[1].second.type, Hyperparameter::Type::kLog);
+  EXPECT_EQ(config->hyperparameters[1].second.count, 3);
+  EXPECT_EQ(config->hyperparameters[5].second.type, Hyperparameter::Type::kGroup);
+  EXPECT_EQ(config->hyperparameters[5].second.members.size(), 2u);
+  EXPECT_EQ(config->searcher.max_length->unit, Length::Unit::kEpochs);
+  EXPECT_EQ(config->optimizations.aggregation_frequency, 2);
+  EXPECT_EQ(config->checkpoint_storage->host_path, "/tmp/ckpt");
+  EXPECT_EQ(config->checkpoint_storage->save_trial_latest, 1);
+  EXPECT_EQ(config->min_validation_period->value, 100);
+  EXPECT_EQ(config->max_restarts, 0);
+  EXPECT_EQ(config->data["nested"]["k"][1], 2);
+  EXPECT_EQ(config->environment_variables[1],
+            (std::pair<std::string, std::string>{"B", "x=y"}));
+  EXPECT_TRUE(config->bind_mounts[0].read_only);
+  EXPECT_EQ(config->effective["data"], config->data);
+}
+
+TEST(ConfigParserTest, AcceptsEachSearcher) {
+  for (const char* searcher : {
+           "{name: single, metric: loss, max_length: {batches: 10}}",
+           "{name: random, metric: loss, max_length: {batches: 10}, max_trials: 5}",
+           "{name: grid, metric: loss, max_length: {records: 1000}}",
+           "{name: adaptive_asha, metric: accuracy, smaller_is_better: false, "
+           "max_length: {batches: 1000}, max_trials: 16, max_rungs: 4, divisor: 3, "
+           "mode: aggressive}"}) {
+    auto config = Parse(absl::StrCat(kMinimal, "searcher: ", searcher, "\n"));
+    EXPECT_TRUE(config.ok()) << searcher << ": " << config.status();
+  }
+  auto asha = Parse(absl::StrCat(kMinimal, "searcher: {name: adaptive_asha, metric: m, "
+                                           "max_length: {batches: 9}, max_trials: 3}\n"));
+  ASSERT_TRUE(asha.ok());
+  EXPECT_EQ(asha->searcher.max_rungs, 5);
+  EXPECT_EQ(asha->searcher.divisor, 4);
+  EXPECT_EQ(asha->searcher.mode, "standard");
+  EXPECT_EQ(asha->searcher.max_concurrent_trials, 16);
+}
+
+TEST(ConfigParserTest, OutOfRangeValueNamesPathAndRule) {
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "resources: {slots_per_trial: -2}\n")),
+              ElementsAre("resources.slots_per_trial: must be >= 1, got -2"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "resources: {priority: 100}\n")),
+              ElementsAre("resources.priority: must be <= 99, got 100"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "max_restarts: -1\n")),
+              ElementsAre("max_restarts: must be >= 0, got -1"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "optimizations: {aggregation_frequency: 0}\n")),
+              ElementsAre("optimizations.aggregation_frequency: must be >= 1, got 0"));
+}
+
+TEST(ConfigParserTest, WrongTypeSaysWhatWasExpectedAndFound) {
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "resources: {slots_per_trial: two}\n")),
+              ElementsAre("resources.slots_per_trial: expected an integer, got string \"two\""));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "optimizations: {gradient_compression: 1}\n")),
+              ElementsAre("optimizations.gradient_compression: expected a boolean (true or "
+                          "false), got integer 1"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "resources: [1]\n")),
+              ElementsAre("resources: expected a map, got list"));
+  EXPECT_THAT(Errors("- a\n- b\n"), ElementsAre("expected a map, got list"));
+  EXPECT_THAT(Errors(""), ElementsAre("the config is empty"));
+}
+
+TEST(ConfigParserTest, UnknownFieldSuggestsTheClosestKnownField) {
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "resources: {slot_per_trial: 2}\n")),
+              ElementsAre("resources.slot_per_trial: unknown field; did you mean "
+                          "slots_per_trial?"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "max_restart: 2\n")),
+              ElementsAre("max_restart: unknown field; did you mean max_restarts?"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "searcher: {name: grdi, metric: m}\n")),
+              ElementsAre("searcher.name: must be one of single, random, grid, adaptive_asha, "
+                          "got 'grdi'; did you mean grid?"));
+  auto far = Errors(absl::StrCat(kMinimal, "optimizations: {zzzzzzzzzzzz: 1}\n"));
+  ASSERT_EQ(far.size(), 1u);
+  EXPECT_THAT(far[0], HasSubstr("optimizations.zzzzzzzzzzzz: unknown field (known fields: "));
+}
+
+TEST(ConfigParserTest, ReportsEveryErrorAtOnce) {
+  auto errors = Errors(R"(
+resources: {slots_per_trial: -2, slot_per_trial: 1}
+hyperparameters: {lr: 0.1}
+searcher: {name: random, metric: loss}
+optimizations: {mixed_precision: 3, tensor_fusion_threshold: 0}
+bind_mounts: [{host_path: relative}]
+environment: {environment_variables: [NOEQUALS]}
+)");
+  EXPECT_THAT(errors,
+              UnorderedElementsAre(
+                  "entrypoint: required field is missing",
+                  "resources.slots_per_trial: must be >= 1, got -2",
+                  "resources.slot_per_trial: unknown field; did you mean slots_per_trial?",
+                  "hyperparameters.global_batch_size: required field is missing (the batch size "
+                  "summed over all slots)",
+                  "searcher.max_trials: required field is missing",
+                  "optimizations.mixed_precision: expected a string, got integer 3",
+                  "optimizations.tensor_fusion_threshold: must be >= 1, got 0",
+                  "bind_mounts[0].container_path: required field is missing",
+                  "bind_mounts[0].host_path: must be an absolute path, got 'relative'",
+                  "environment.environment_variables[0]: expected KEY=VALUE, got 'NOEQUALS'"));
+}
+
+TEST(ConfigParserTest, GlobalBatchSizeMustBeAPositiveIntegerConstant) {
+  EXPECT_THAT(Errors("entrypoint: x\nhyperparameters: {global_batch_size: 0}\n"),
+              ElementsAre("hyperparameters.global_batch_size: must be a positive integer, got "
+                          "integer 0"));
+  EXPECT_THAT(Errors("entrypoint: x\nhyperparameters: {global_batch_size: 3.5}\n"),
+              ElementsAre("hyperparameters.global_batch_size: must be a positive integer, got "
+                          "float 3.5"));
+  EXPECT_THAT(Errors("entrypoint: x\nhyperparameters:\n  global_batch_size: "
+                     "{type: int, minval: 1, maxval: 8}\n"),
+              ElementsAre("hyperparameters.global_batch_size: must be a constant (a positive "
+                          "integer), not a searched hyperparameter"));
+}
+
+TEST(ConfigParserTest, ValidatesHyperparameterDefinitions) {
+  auto errors = Errors(absl::StrCat(kMinimal, R"(  a: {type: int, minval: 5, maxval: 1}
+  b: {type: double, minval: x, maxval: 1}
+  c: {type: categorical, vals: []}
+  d: {type: float, minval: 0, maxval: 1}
+  e: {type: log, minval: 1, maxval: 2, base: 0}
+  f: {type: int, minval: 1, maxval: 2, count: 0, counts: 1}
+  g: {type: const}
+)"));
+  EXPECT_THAT(errors,
+              UnorderedElementsAre(
+                  "hyperparameters.a.maxval: must be >= minval (5), got 1",
+                  "hyperparameters.b.minval: expected a number, got string \"x\"",
+                  "hyperparameters.c.vals: must not be empty",
+                  "hyperparameters.d.type: must be one of const, int, double, log, categorical, "
+                  "got 'float'",
+                  "hyperparameters.e.base: must be > 0, got 0",
+                  "hyperparameters.f.count: must be >= 1, got 0",
+                  "hyperparameters.f.counts: unknown field; did you mean count?",
+                  "hyperparameters.g.val: required field is missing"));
+}
+
+TEST(ConfigParserTest, ValidatesLengthsAndTheirUnits) {
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "min_validation_period: {batch: 5}\n")),
+              ElementsAre("min_validation_period.batch: unknown field; did you mean batches?"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "min_validation_period: 5\n")),
+              ElementsAre("min_validation_period: expected {batches: N}, {records: N} or "
+                          "{epochs: N}, got integer 5"));
+  EXPECT_THAT(
+      Errors(absl::StrCat(kMinimal, "searcher: {name: single, max_length: {epochs: 1}}\n")),
+      ElementsAre("searcher.max_length: a length in epochs needs records_per_epoch (> 0) at the "
+                  "top level"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "searcher: {name: single, max_length: "
+                                            "{batches: 1, records: 2}}\n")),
+              ElementsAre("searcher.max_length: expected exactly one of batches, records, "
+                          "epochs, got 2 fields"));
+}
+
+TEST(ConfigParserTest, ValidatesCheckpointStorage) {
+  auto directory = Parse(absl::StrCat(
+      kMinimal, "checkpoint_storage: {type: directory, container_path: /ckpt}\n"));
+  ASSERT_TRUE(directory.ok()) << directory.status();
+  EXPECT_EQ(directory->checkpoint_storage->container_path, "/ckpt");
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "checkpoint_storage: {type: shared_fs}\n")),
+              ElementsAre("checkpoint_storage.host_path: required field is missing"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "checkpoint_storage: {type: s3, bucket: b}\n")),
+              ElementsAre("checkpoint_storage.type: must be one of shared_fs, directory, got "
+                          "'s3'",
+                          "checkpoint_storage.bucket: unknown field (known fields: type, "
+                          "host_path, storage_path, propagation, container_path, "
+                          "save_experiment_best, save_trial_best, save_trial_latest)"));
+  EXPECT_THAT(Errors(absl::StrCat(
+                  kMinimal, "checkpoint_storage: {type: directory, container_path: /c, "
+                            "host_path: /h}\n")),
+              ElementsAre("checkpoint_storage.host_path: unknown field (known fields: type, "
+                          "container_path, save_experiment_best, save_trial_best, "
+                          "save_trial_latest)"));
+}
+
+}  // namespace
+}  // namespace cohort::config

@@ -1,0 +1,116 @@
+#pragma once
+// ExperimentConfig: the typed form of a Determined-format experiment config, after defaults are
+// filled in. Plain data; thread-compatible. Produced by ParseExperimentConfig
+// (config/config_parser.h); `effective` holds the same config as a tree for display and storage.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/yaml_json.h"
+
+namespace cohort::config {
+
+// A training length: exactly one of batches, records or epochs.
+struct Length {
+  enum class Unit { kBatches, kRecords, kEpochs };
+  Unit unit = Unit::kBatches;
+  int64_t value = 0;
+};
+
+struct Device {
+  std::string host_path;
+  std::string container_path;
+  std::string mode = "mrw";
+};
+
+struct Resources {
+  int64_t slots_per_trial = 1;
+  std::optional<int64_t> max_slots;
+  std::optional<int64_t> priority;
+  double weight = 1.0;
+  std::optional<bool> is_single_node;
+  std::optional<std::string> resource_pool;
+  std::vector<Device> devices;
+};
+
+// One hyperparameter (a node of the hyperparameter tree).
+struct Hyperparameter {
+  enum class Type { kConst, kInt, kDouble, kLog, kCategorical, kGroup };
+  Type type = Type::kConst;
+  Json val;                                   // kConst
+  double minval = 0, maxval = 0;              // kInt, kDouble, kLog (kLog: exponents)
+  double base = 10;                           // kLog
+  std::optional<int64_t> count;               // kInt, kDouble, kLog: grid points
+  std::vector<Json> vals;                     // kCategorical
+  std::vector<std::pair<std::string, Hyperparameter>> members;  // kGroup, in config order
+};
+
+using Hyperparameters = std::vector<std::pair<std::string, Hyperparameter>>;
+
+struct SearcherConfig {
+  std::string name = "single";  // single | random | grid | adaptive_asha
+  std::string metric;
+  bool smaller_is_better = true;
+  std::optional<Length> max_length;
+  int64_t max_trials = 1;             // random, adaptive_asha
+  int64_t max_concurrent_trials = 16;  // random, grid, adaptive_asha (0: no limit)
+  int64_t max_rungs = 5;              // adaptive_asha
+  double divisor = 4;                 // adaptive_asha
+  std::string mode = "standard";      // adaptive_asha: aggressive | standard | conservative
+  bool stop_once = false;             // adaptive_asha
+};
+
+struct Optimizations {
+  int64_t aggregation_frequency = 1;
+  bool average_aggregated_gradients = true;
+  bool average_training_metrics = true;
+  bool gradient_compression = false;
+  bool auto_tune_tensor_fusion = false;
+  int64_t tensor_fusion_threshold = 64;  // MB
+  int64_t tensor_fusion_cycle_time = 1;  // ms
+  std::string mixed_precision = "O0";
+};
+
+struct CheckpointStorage {
+  std::string type;  // shared_fs | directory
+  std::string host_path;       // shared_fs
+  std::optional<std::string> storage_path;  // shared_fs
+  std::string container_path;  // directory
+  int64_t save_experiment_best = 0;
+  int64_t save_trial_best = 1;
+  int64_t save_trial_latest = 1;
+};
+
+struct BindMount {
+  std::string host_path;
+  std::string container_path;
+  bool read_only = false;
+};
+
+struct ExperimentConfig {
+  std::optional<std::string> name;
+  std::optional<std::string> description;
+  std::vector<std::string> entrypoint;  // a string entrypoint is one element
+  Resources resources;
+  Hyperparameters hyperparameters;
+  int64_t global_batch_size = 0;
+  SearcherConfig searcher;
+  Optimizations optimizations;
+  uint32_t experiment_seed = 0;
+  std::optional<CheckpointStorage> checkpoint_storage;
+  std::optional<Length> min_validation_period;
+  std::optional<Length> min_checkpoint_period;
+  int64_t records_per_epoch = 0;  // 0: unknown
+  int64_t scheduling_unit = 100;
+  int64_t max_restarts = 5;
+  Json data = Json::object();
+  std::vector<std::pair<std::string, std::string>> environment_variables;
+  std::vector<BindMount> bind_mounts;
+  // The whole config with defaults filled in, in the input's key order.
+  Json effective;
+};
+
+}  // namespace cohort::config

@@ -1,0 +1,27 @@
+#pragma once
+// Parsers for the sections of an experiment config, shared by config_parser.cc,
+// hyperparameter_parser.cc and searcher_parser.cc. Each reads the tree at `path`, records every
+// problem in `errors`, writes the normalized section (defaults filled) into `effective`, and
+// returns what it could read. Thread-compatible.
+
+#include <optional>
+#include <string>
+
+#include "config/error_list.h"
+#include "config/experiment_config.h"
+#include "config/yaml_json.h"
+
+namespace cohort::config::internal {
+
+// {batches: N} | {records: N} | {epochs: N}, N >= 1 (>= 0 when allow_zero).
+std::optional<Length> ParseLength(const Json& node, const std::string& path, bool allow_zero,
+                                  ErrorList* errors, Json* effective);
+
+// The hyperparameter tree (a map of name -> value / typed hyperparameter / nested group).
+Hyperparameters ParseHyperparameters(const Json& node, const std::string& path, ErrorList* errors,
+                                     Json* effective);
+
+// The `searcher` section; null means the default (single).
+SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effective);
+
+}  // namespace cohort::config::internal

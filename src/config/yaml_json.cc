@@ -1,0 +1,209 @@
+#include "config/yaml_json.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "yaml-cpp/yaml.h"
+
+namespace cohort::config {
+namespace {
+
+bool LooksNumeric(absl::string_view s) {
+  if (s.empty()) return false;
+  size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  if (i >= s.size()) return false;
+  if (!(absl::ascii_isdigit(s[i]) || s[i] == '.')) return false;
+  for (; i < s.size(); ++i) {
+    char c = s[i];
+    if (!(absl::ascii_isdigit(c) || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Resolves a plain (unquoted) scalar with the YAML 1.2 core schema.
+Json ResolvePlainScalar(const std::string& s) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  if (s == ".inf" || s == "+.inf" || s == ".Inf" || s == ".INF") {
+    return std::numeric_limits<double>::infinity();
+  }
+  if (s == "-.inf" || s == "-.Inf" || s == "-.INF") return -std::numeric_limits<double>::infinity();
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") return std::numeric_limits<double>::quiet_NaN();
+  if (LooksNumeric(s)) {
+    int64_t i;
+    if (absl::SimpleAtoi(s, &i)) return i;
+    double d;
+    if (s.find_first_of(".eE") != std::string::npos && absl::SimpleAtod(s, &d)) return d;
+  }
+  return s;
+}
+
+absl::StatusOr<Json> FromNode(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return Json(nullptr);
+    case YAML::NodeType::Scalar:
+      // "!" marks a quoted scalar (or the non-specific tag): always a string.
+      if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return Json(node.Scalar());
+      return ResolvePlainScalar(node.Scalar());
+    case YAML::NodeType::Sequence: {
+      Json list = Json::array();
+      for (const YAML::Node& item : node) {
+        absl::StatusOr<Json> value = FromNode(item);
+        if (!value.ok()) return value.status();
+        list.push_back(*std::move(value));
+      }
+      return list;
+    }
+    case YAML::NodeType::Map: {
+      Json map = Json::object();
+      for (const auto& entry : node) {
+        if (!entry.first.IsScalar()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("line ", entry.first.Mark().line + 1, ", column ",
+                           entry.first.Mark().column + 1, ": map keys must be plain strings"));
+        }
+        const std::string key = entry.first.Scalar();
+        if (map.contains(key)) {
+          return absl::InvalidArgumentError(absl::StrCat("line ", entry.first.Mark().line + 1,
+                                                         ", column ", entry.first.Mark().column + 1,
+                                                         ": duplicate key '", key, "'"));
+        }
+        absl::StatusOr<Json> value = FromNode(entry.second);
+        if (!value.ok()) return value.status();
+        map[key] = *std::move(value);
+      }
+      return map;
+    }
+  }
+  return Json(nullptr);
+}
+
+std::string FormatDouble(double d) {
+  if (std::isnan(d)) return ".nan";
+  if (std::isinf(d)) return d > 0 ? ".inf" : "-.inf";
+  char buf[64];
+  auto result = std::to_chars(buf, buf + sizeof(buf), d);
+  std::string s(buf, result.ptr);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return s;
+}
+
+void Emit(const Json& value, YAML::Emitter& out) {
+  switch (value.type()) {
+    case Json::value_t::object:
+      if (value.empty()) {
+        out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+        return;
+      }
+      out << YAML::BeginMap;
+      for (const auto& [key, item] : value.items()) {
+        out << YAML::Key << key << YAML::Value;
+        Emit(item, out);
+      }
+      out << YAML::EndMap;
+      return;
+    case Json::value_t::array:
+      if (value.empty()) {
+        out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
+        return;
+      }
+      out << YAML::BeginSeq;
+      for (const Json& item : value) Emit(item, out);
+      out << YAML::EndSeq;
+      return;
+    case Json::value_t::string: {
+      const std::string& s = value.get_ref<const std::string&>();
+      if (!ResolvePlainScalar(s).is_string()) {
+        out << YAML::DoubleQuoted << s;
+      } else {
+        out << s;
+      }
+      return;
+    }
+    case Json::value_t::boolean:
+      out << (value.get<bool>() ? "true" : "false");
+      return;
+    case Json::value_t::number_integer:
+      out << value.get<int64_t>();
+      return;
+    case Json::value_t::number_unsigned:
+      out << value.get<uint64_t>();
+      return;
+    case Json::value_t::number_float:
+      out << FormatDouble(value.get<double>());
+      return;
+    default:
+      out << YAML::Null;
+      return;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<Json> ParseYaml(absl::string_view text) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg));
+  }
+  return FromNode(root);
+}
+
+absl::StatusOr<Json> LoadYamlFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    const int err = errno;
+    std::string message = absl::StrCat(path, ": cannot open: ", std::strerror(err));
+    if (err == EACCES) return absl::PermissionDeniedError(message);
+    return absl::NotFoundError(message);
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return ParseYaml(buffer.str());
+}
+
+std::string ToYaml(const Json& tree) {
+  YAML::Emitter out;
+  out.SetIndent(2);
+  Emit(tree, out);
+  std::string text = out.c_str();
+  if (text.empty() || text.back() != '\n') text += '\n';
+  return text;
+}
+
+std::string DescribeValue(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::string:
+      return absl::StrCat("string \"", value.get_ref<const std::string&>(), "\"");
+    case Json::value_t::boolean:
+      return value.get<bool>() ? "boolean true" : "boolean false";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+      return absl::StrCat("integer ", value.dump());
+    case Json::value_t::number_float:
+      return absl::StrCat("float ", FormatDouble(value.get<double>()));
+    case Json::value_t::array:
+      return "list";
+    case Json::value_t::object:
+      return "map";
+    default:
+      return "null";
+  }
+}
+
+}  // namespace cohort::config
