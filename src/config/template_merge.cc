@@ -1,0 +1,90 @@
+#include "config/template_merge.h"
+
+#include <set>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "config/error_list.h"
+
+namespace cohort::config {
+namespace {
+
+// Lists whose items are keyed by container_path: a config item replaces the template's.
+bool IsMountList(const std::string& path) {
+  return path == "bind_mounts" || path == "resources.devices";
+}
+
+std::string ContainerPath(const Json& item) {
+  if (item.is_object()) {
+    auto it = item.find("container_path");
+    if (it != item.end() && it->is_string()) return it->get<std::string>();
+  }
+  // Device short form "host:container[:mode]".
+  if (item.is_string()) {
+    const std::string& s = item.get_ref<const std::string&>();
+    const size_t a = s.find(':');
+    if (a != std::string::npos) return s.substr(a + 1, s.find(':', a + 1) - a - 1);
+  }
+  return "";
+}
+
+// The tag that selects a variant of the map at `path`, if that map is a tagged union.
+const Json* UnionTag(const Json& map, const std::string& path) {
+  const char* key = nullptr;
+  if (path == "searcher") {
+    key = "name";
+  } else if (path == "checkpoint_storage" || path.rfind("hyperparameters.", 0) == 0) {
+    key = "type";
+  } else {
+    return nullptr;
+  }
+  auto it = map.find(key);
+  return it == map.end() ? nullptr : &*it;
+}
+
+Json Merge(const Json& tmpl, const Json& config, const std::string& path) {
+  if (config.is_null()) return tmpl;
+  if (tmpl.is_object() && config.is_object()) {
+    const Json* tmpl_tag = UnionTag(tmpl, path);
+    const Json* config_tag = UnionTag(config, path);
+    if (tmpl_tag != nullptr && config_tag != nullptr && *tmpl_tag != *config_tag) return config;
+    Json merged = tmpl;
+    for (const auto& [key, value] : config.items()) {
+      auto it = merged.find(key);
+      merged[key] = it == merged.end() ? value : Merge(*it, value, JoinPath(path, key));
+    }
+    return merged;
+  }
+  if (tmpl.is_array() && config.is_array()) {
+    Json merged = Json::array();
+    std::set<std::string> used;
+    if (IsMountList(path)) {
+      for (const Json& item : config) used.insert(ContainerPath(item));
+    }
+    for (const Json& item : tmpl) {
+      const std::string container = IsMountList(path) ? ContainerPath(item) : "";
+      if (!container.empty() && used.count(container) > 0) continue;
+      merged.push_back(item);
+    }
+    for (const Json& item : config) merged.push_back(item);
+    return merged;
+  }
+  return config;
+}
+
+}  // namespace
+
+absl::StatusOr<Json> MergeTemplate(const Json& tmpl, const Json& config) {
+  ErrorList errors;
+  if (tmpl.is_null()) return config;
+  if (!tmpl.is_object()) {
+    errors.Add("template", absl::StrCat("expected a map, got ", DescribeValue(tmpl)));
+  } else if (tmpl.contains("template")) {
+    errors.Add("template.template", "a template cannot itself name a template");
+  }
+  if (!errors.empty()) return errors.ToStatus();
+  if (!config.is_object()) return config;  // ParseExperimentConfig reports it.
+  return Merge(tmpl, config, "");
+}
+
+}  // namespace cohort::config

@@ -1,0 +1,33 @@
+#pragma once
+// Configuration templates: the effective config of an experiment that uses a template is
+// MergeTemplate(template, config). Thread-safe (stateless).
+//
+// Rules (Determined's, ARCHITECTURE.md §7):
+// * scalars: the config's value wins;
+// * maps: merged recursively (a key present on one side only is kept);
+// * lists: the template's items followed by the config's, except `bind_mounts` and
+//   `resources.devices`, where a template item whose `container_path` the config already uses
+//   is dropped (the config's mount replaces it);
+// * a map on one side and anything else on the other: the config's value wins;
+// * a tagged union whose tag differs on the two sides (`checkpoint_storage.type`,
+//   `searcher.name`, a typed hyperparameter's `type`) is taken whole from the config, so the
+//   fields of one variant never leak into another.
+// A config uses at most one template (`template: NAME` names it; the name is not validated
+// here). A template that itself names a template is rejected.
+//
+// Example:
+//   COHORT_ASSIGN_OR_RETURN(Json merged, MergeTemplate(template_tree, config_tree));
+//   COHORT_ASSIGN_OR_RETURN(ExperimentConfig c, ParseExperimentConfig(merged));
+
+#include "absl/status/statusor.h"
+#include "config/yaml_json.h"
+
+namespace cohort::config {
+
+// Merges `config` over `tmpl` with the rules above. Errors (InvalidArgument, one per line like
+// ParseExperimentConfig): the template is not a map ("template: expected a map, got list"), the
+// template names a template ("template.template: a template cannot itself name a template").
+// The config's own errors are left to ParseExperimentConfig.
+absl::StatusOr<Json> MergeTemplate(const Json& tmpl, const Json& config);
+
+}  // namespace cohort::config

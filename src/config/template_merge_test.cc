@@ -1,0 +1,102 @@
+#include "config/template_merge.h"
+
+#include "config/error_list.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort::config {
+namespace {
+
+using ::testing::ElementsAre;
+
+Json Yaml(const std::string& text) {
+  auto tree = ParseYaml(text);
+  EXPECT_TRUE(tree.ok()) << tree.status();
+  return tree.ok() ? *tree : Json();
+}
+
+Json Merged(const std::string& tmpl, const std::string& config) {
+  auto merged = MergeTemplate(Yaml(tmpl), Yaml(config));
+  EXPECT_TRUE(merged.ok()) << merged.status();
+  return merged.ok() ? *merged : Json();
+}
+
+TEST(TemplateMergeTest, ConfigScalarsWinAndTemplateScalarsFillGaps) {
+  Json m = Merged("max_restarts: 1\ndescription: from template\n", "max_restarts: 3\n");
+  EXPECT_EQ(m["max_restarts"], 3);
+  EXPECT_EQ(m["description"], "from template");
+}
+
+TEST(TemplateMergeTest, MapsMergeRecursively) {
+  Json m = Merged("resources: {slots_per_trial: 2, priority: 5}\n"
+                  "data: {a: {x: 1, y: 2}}\n",
+                  "resources: {slots_per_trial: 4}\ndata: {a: {y: 3, z: 4}}\n");
+  EXPECT_EQ(m["resources"], Yaml("{slots_per_trial: 4, priority: 5}"));
+  EXPECT_EQ(m["data"]["a"], Yaml("{x: 1, y: 3, z: 4}"));
+}
+
+TEST(TemplateMergeTest, ListsAreTheTemplatesThenTheConfigs) {
+  Json m = Merged("environment: {environment_variables: [A=1, B=2]}\n",
+                  "environment: {environment_variables: [B=3]}\n");
+  EXPECT_EQ(m["environment"]["environment_variables"], Yaml("[A=1, B=2, B=3]"));
+}
+
+TEST(TemplateMergeTest, BindMountsWithTheSameContainerPathAreTakenFromTheConfig) {
+  Json m = Merged(
+      "bind_mounts:\n"
+      "  - {host_path: /t/data, container_path: /data}\n"
+      "  - {host_path: /t/cache, container_path: /cache}\n",
+      "bind_mounts:\n"
+      "  - {host_path: /c/data, container_path: /data, read_only: true}\n");
+  EXPECT_EQ(m["bind_mounts"], Yaml("[{host_path: /t/cache, container_path: /cache},"
+                                   " {host_path: /c/data, container_path: /data, "
+                                   "read_only: true}]"));
+}
+
+TEST(TemplateMergeTest, DevicesWithTheSameContainerPathAreTakenFromTheConfig) {
+  Json m = Merged("resources: {devices: [{host_path: /dev/a, container_path: /dev/x},"
+                  " '/dev/b:/dev/y']}\n",
+                  "resources: {devices: ['/dev/c:/dev/x:r']}\n");
+  EXPECT_EQ(m["resources"]["devices"], Yaml("['/dev/b:/dev/y', '/dev/c:/dev/x:r']"));
+}
+
+TEST(TemplateMergeTest, OtherListsKeepDuplicates) {
+  Json m = Merged("labels: [a, b]\n", "labels: [b]\n");
+  EXPECT_EQ(m["labels"], Yaml("[a, b, b]"));
+}
+
+TEST(TemplateMergeTest, AVariantWithADifferentTagIsTakenWhole) {
+  Json m = Merged("checkpoint_storage: {type: shared_fs, host_path: /ckpt}\n"
+                  "searcher: {name: random, max_trials: 4, metric: loss}\n"
+                  "hyperparameters: {lr: {type: double, minval: 0.1, maxval: 1}}\n",
+                  "checkpoint_storage: {type: directory, container_path: /c}\n"
+                  "searcher: {name: single, metric: acc}\n"
+                  "hyperparameters: {lr: {type: categorical, vals: [0.1]}}\n");
+  EXPECT_EQ(m["checkpoint_storage"], Yaml("{type: directory, container_path: /c}"));
+  EXPECT_EQ(m["searcher"], Yaml("{name: single, metric: acc}"));
+  EXPECT_EQ(m["hyperparameters"]["lr"], Yaml("{type: categorical, vals: [0.1]}"));
+  // Same tag: merged as a map.
+  Json same = Merged("searcher: {name: random, max_trials: 4}\n",
+                     "searcher: {name: random, metric: loss}\n");
+  EXPECT_EQ(same["searcher"], Yaml("{name: random, max_trials: 4, metric: loss}"));
+}
+
+TEST(TemplateMergeTest, ATemplateCannotNameATemplate) {
+  auto merged = MergeTemplate(Yaml("template: other\nmax_restarts: 1\n"), Yaml("name: x\n"));
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ConfigErrors(merged.status()),
+              ElementsAre("template.template: a template cannot itself name a template"));
+  auto not_map = MergeTemplate(Yaml("[1, 2]"), Yaml("name: x\n"));
+  EXPECT_THAT(ConfigErrors(not_map.status()), ElementsAre("template: expected a map, got list"));
+}
+
+TEST(TemplateMergeTest, NoTemplateLeavesTheConfigAsIs) {
+  Json config = Yaml("name: x\nlabels: [a]\n");
+  auto merged = MergeTemplate(Json(), config);
+  ASSERT_TRUE(merged.ok());
+  EXPECT_EQ(*merged, config);
+}
+
+}  // namespace
+}  // namespace cohort::config
