@@ -5,9 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/testing/worker_group.h"
 
@@ -15,6 +13,8 @@ namespace cohort {
 namespace {
 
 using testing::BinaryPath;
+using testing::Describe;
+using testing::NumberAfter;
 using testing::WorkerGroup;
 using testing::WorkerGroupOptions;
 using testing::WorkerResult;
@@ -50,15 +50,6 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
                       info.param.machines, "machines", cma);
 }
 
-std::string Describe(const std::vector<WorkerResult>& results) {
-  std::string out;
-  for (const auto& r : results) {
-    absl::StrAppend(&out, "--- rank ", r.rank, " exited=", r.exited, " code=", r.exit_code,
-                    " signal=", r.signal, "\n", r.output, "\n");
-  }
-  return out;
-}
-
 class CollectivesTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CollectivesTest, EveryCollectiveIsCorrectForEverySizeAndDtype) {
@@ -76,19 +67,6 @@ TEST_P(CollectivesTest, EveryCollectiveIsCorrectForEverySizeAndDtype) {
   }
 }
 
-// Seconds since the epoch printed after `marker` in a worker's output.
-double TimeAfter(const std::string& output, const std::string& marker) {
-  size_t at = output.find(marker);
-  if (at == std::string::npos) return -1;
-  double t = -1;
-  std::string rest = output.substr(at + marker.size());
-  std::vector<std::string> words = absl::StrSplit(rest, absl::ByAnyChar(" :\n"));
-  for (const auto& w : words) {
-    if (absl::SimpleAtod(w, &t)) return t;
-  }
-  return -1;
-}
-
 TEST_P(CollectivesTest, PeerKilledMidCollectiveFailsSurvivorsWithinTenSecondsNamingIt) {
   const Case& c = GetParam();
   if (c.size < 2) GTEST_SKIP() << "needs a peer";
@@ -98,14 +76,14 @@ TEST_P(CollectivesTest, PeerKilledMidCollectiveFailsSurvivorsWithinTenSecondsNam
                      "die", "--victim", std::to_string(victim)},
                     options);
   auto results = group.Wait(absl::Seconds(60));
-  double died_at = TimeAfter(results[victim].output, "VICTIM dying at ");
+  double died_at = NumberAfter(results[victim].output, "VICTIM dying at ");
   ASSERT_GT(died_at, 0) << Describe(results);
   EXPECT_EQ(results[victim].signal, SIGKILL) << Describe(results);
   for (const auto& r : results) {
     if (r.rank == victim) continue;
     ASSERT_TRUE(r.exited) << "rank " << r.rank << " hung\n" << Describe(results);
     EXPECT_EQ(r.exit_code, 3) << Describe(results);
-    double failed_at = TimeAfter(r.output, "FAILED-AS-EXPECTED at ");
+    double failed_at = NumberAfter(r.output, "FAILED-AS-EXPECTED at ");
     ASSERT_GT(failed_at, 0) << Describe(results);
     // The victim sleeps 0.3 s after printing, then dies.
     EXPECT_LT(failed_at - died_at, 10.3) << Describe(results);
@@ -124,13 +102,13 @@ TEST_P(CollectivesTest, StalledPeerIsReportedAtTheDeadlineNamingIt) {
                      "stall", "--victim", std::to_string(victim)},
                     options);
   auto results = group.Wait(absl::Seconds(40), /*stop_when_others_exit=*/{victim});
-  double stalled_at = TimeAfter(results[victim].output, "VICTIM stalling at ");
+  double stalled_at = NumberAfter(results[victim].output, "VICTIM stalling at ");
   ASSERT_GT(stalled_at, 0) << Describe(results);
   for (const auto& r : results) {
     if (r.rank == victim) continue;
     ASSERT_TRUE(r.exited) << "rank " << r.rank << " hung\n" << Describe(results);
     EXPECT_EQ(r.exit_code, 3) << Describe(results);
-    double failed_at = TimeAfter(r.output, "FAILED-AS-EXPECTED at ");
+    double failed_at = NumberAfter(r.output, "FAILED-AS-EXPECTED at ");
     EXPECT_LT(failed_at - stalled_at, 3 + 10) << Describe(results);
     EXPECT_NE(r.output.find("DEADLINE_EXCEEDED"), std::string::npos) << Describe(results);
   }

@@ -12,9 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/testing/worker_group.h"
 
@@ -22,18 +20,11 @@ namespace cohort {
 namespace {
 
 using testing::BinaryPath;
+using testing::Describe;
+using testing::NumberAfter;
 using testing::WorkerGroup;
 using testing::WorkerGroupOptions;
 using testing::WorkerResult;
-
-std::string Describe(const std::vector<WorkerResult>& results) {
-  std::string out;
-  for (const auto& r : results) {
-    absl::StrAppend(&out, "--- rank ", r.rank, " exited=", r.exited, " code=", r.exit_code,
-                    " signal=", r.signal, "\n", r.output, "\n");
-  }
-  return out;
-}
 
 std::vector<float> ReadWeights(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -180,18 +171,6 @@ TEST_F(DataParallelTest, UnusedParametersFailClearlyWhenTheUserAsksForIt) {
   }
 }
 
-double TimeAfter(const std::string& output, const std::string& marker) {
-  size_t at = output.find(marker);
-  if (at == std::string::npos) return -1;
-  double t = -1;
-  std::vector<std::string> words =
-      absl::StrSplit(output.substr(at + marker.size()), absl::ByAnyChar(" :\n"));
-  for (const auto& w : words) {
-    if (absl::SimpleAtod(w, &t)) return t;
-  }
-  return -1;
-}
-
 TEST_F(DataParallelTest, WorkerKilledMidStepFailsTheSurvivorsWithinTenSecondsNamingIt) {
   const int victim = 1;
   WorkerGroupOptions options;
@@ -201,14 +180,14 @@ TEST_F(DataParallelTest, WorkerKilledMidStepFailsTheSurvivorsWithinTenSecondsNam
                      std::to_string(victim), "--die-step", "3"},
                     options);
   auto results = group.Wait(absl::Seconds(60));
-  const double died_at = TimeAfter(results[victim].output, "VICTIM dying at ");
+  const double died_at = NumberAfter(results[victim].output, "VICTIM dying at ");
   ASSERT_GT(died_at, 0) << Describe(results);
   EXPECT_EQ(results[victim].signal, SIGKILL) << Describe(results);
   for (const auto& r : results) {
     if (r.rank == victim) continue;
     ASSERT_TRUE(r.exited) << "rank " << r.rank << " hung\n" << Describe(results);
     EXPECT_EQ(r.exit_code, 3) << Describe(results);
-    const double failed_at = TimeAfter(r.output, "FAILED-AS-EXPECTED at ");
+    const double failed_at = NumberAfter(r.output, "FAILED-AS-EXPECTED at ");
     ASSERT_GT(failed_at, 0) << Describe(results);
     EXPECT_LT(failed_at - died_at, 10) << Describe(results);
     EXPECT_NE(r.output.find("rank 1"), std::string::npos) << Describe(results);

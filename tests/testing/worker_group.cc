@@ -10,7 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace cohort::testing {
 
@@ -112,6 +114,27 @@ std::vector<WorkerResult> WorkerGroup::Wait(absl::Duration timeout,
     results[i].output = ss.str();
   }
   return results;
+}
+
+std::string Describe(const std::vector<WorkerResult>& results) {
+  std::string out;
+  for (const auto& r : results) {
+    absl::StrAppend(&out, "--- rank ", r.rank, " exited=", r.exited, " code=", r.exit_code,
+                    " signal=", r.signal, "\n", r.output, "\n");
+  }
+  return out;
+}
+
+double NumberAfter(const std::string& output, const std::string& marker) {
+  size_t at = output.find(marker);
+  if (at == std::string::npos) return -1;
+  std::vector<std::string> words =
+      absl::StrSplit(output.substr(at + marker.size()), absl::ByAnyChar(" :\n"));
+  for (const auto& w : words) {
+    double value = 0;
+    if (absl::SimpleAtod(w, &value)) return value;
+  }
+  return -1;
 }
 
 }  // namespace cohort::testing

@@ -58,4 +58,11 @@ class WorkerGroup {
 // Path of a binary built into build/bin or build/tests (COHORT_BIN_DIR is set by ctest).
 std::string BinaryPath(const std::string& name);
 
+// Every worker's exit and output, for assertion messages.
+std::string Describe(const std::vector<WorkerResult>& results);
+
+// The first number after `marker` in `output` (workers print "VICTIM dying at 1795400000.123"),
+// or -1 when the marker or a number is missing.
+double NumberAfter(const std::string& output, const std::string& marker);
+
 }  // namespace cohort::testing
