@@ -1,0 +1,101 @@
+// Runs the real `cohort` binary (from COHORT_BIN_DIR) and checks exit statuses and output.
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+class CohortBinaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* bin_dir = std::getenv("COHORT_BIN_DIR");
+    ASSERT_NE(bin_dir, nullptr) << "COHORT_BIN_DIR is set by ctest (cohort_cc_test)";
+    bin_ = std::string(bin_dir) + "/cohort";
+    std::string pattern = ::testing::TempDir() + "/cohort_bin_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  Result Run(const std::string& args) {
+    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
+    int status = std::system((bin_ + " " + args + " >" + out + " 2>" + err).c_str());
+    Result r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = ReadFile(out);
+    r.err = ReadFile(err);
+    return r;
+  }
+
+  std::string bin_;
+  std::string dir_;
+};
+
+TEST_F(CohortBinaryTest, ValidConfigExitsZeroAndPrintsTheEffectiveConfig) {
+  std::string path = Write("ok.yaml",
+                           "name: t\nentrypoint: ./trial\n"
+                           "hyperparameters: {global_batch_size: 32}\n"
+                           "reproducibility: {experiment_seed: 11}\n");
+  Result r = Run("experiment validate " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, HasSubstr("slots_per_trial: 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("experiment_seed: 11\n"));
+  EXPECT_THAT(r.out, HasSubstr("mixed_precision: O0\n"));
+}
+
+TEST_F(CohortBinaryTest, InvalidConfigExitsOneWithEveryErrorOnStderr) {
+  std::string path = Write("bad.yaml",
+                           "entrypoint: ./trial\n"
+                           "hyperparameters: {global_batch_size: 32}\n"
+                           "resources: {slots_per_trial: -2}\n"
+                           "optimizations: {mixed_precison: O1}\n");
+  Result r = Run("experiment validate " + path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, path + ": resources.slots_per_trial: must be >= 1, got -2\n" + path +
+                       ": optimizations.mixed_precison: unknown field; did you mean "
+                       "mixed_precision?\n");
+}
+
+TEST_F(CohortBinaryTest, UsageErrorsExitTwoAndHelpIsUseful) {
+  EXPECT_EQ(Run("experiment validate").exit_code, 2);
+  EXPECT_EQ(Run("experiment frobnicate x").exit_code, 2);
+  EXPECT_EQ(Run("").exit_code, 2);
+  Result help = Run("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("experiment"));
+  Result validate_help = Run("experiment validate --help");
+  EXPECT_EQ(validate_help.exit_code, 0);
+  EXPECT_THAT(validate_help.out, HasSubstr("--template"));
+  EXPECT_THAT(validate_help.out, HasSubstr("effective config"));
+}
+
+}  // namespace

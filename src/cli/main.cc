@@ -1,0 +1,44 @@
+// cohort: the command-line client. Argument parsing only; each command group registers its
+// verbs (experiment_commands.h, ...) and does its work in its own files.
+
+#include <cstdio>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "cli/exit_codes.h"
+#include "cli/experiment_commands.h"
+
+namespace {
+
+constexpr char kDescription[] =
+    "cohort: distributed training for C++/LibTorch.\n"
+    "\n"
+    "Usage: cohort COMMAND VERB [ARGS...]   (cohort COMMAND VERB --help for details)";
+
+constexpr char kFooter[] =
+    "Examples:\n"
+    "  cohort experiment validate examples/fashion_mnist/const.yaml\n"
+    "  cohort experiment validate --help\n"
+    "\n"
+    "Exit status: 0 success; 1 the command failed (e.g. an invalid config); 2 bad arguments.";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(kDescription, "cohort");
+  app.footer(kFooter);
+  app.require_subcommand(1);
+  int exit_code = cohort::cli::kExitOk;
+  cohort::cli::AddExperimentCommands(&app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "cohort: error: %s\nRun 'cohort --help' for usage.\n", e.what());
+    return cohort::cli::kExitUsage;
+  }
+  return exit_code;
+}

@@ -1,0 +1,23 @@
+#pragma once
+// `cohort experiment validate CONFIG [--template TEMPLATE]`: loads a config (and a template
+// file), merges, validates and prints the effective config. Thread-compatible (writes to the
+// given streams only).
+
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace cohort::cli {
+
+struct ValidateArgs {
+  std::string config_path;
+  std::optional<std::string> template_path;
+};
+
+// On success writes the effective config (defaults filled, template merged, experiment seed
+// recorded) as YAML to `out` and returns kExitOk. Otherwise writes every error to `err`, one per
+// line, prefixed by the file it concerns ("exp.yaml: resources.slots_per_trial: must be >= 1,
+// got -2"), and returns kExitInvalid (invalid YAML or config) or kExitUsage (unreadable file).
+int RunValidate(const ValidateArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace cohort::cli

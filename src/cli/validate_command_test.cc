@@ -1,0 +1,105 @@
+#include "cli/validate_command.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "cli/exit_codes.h"
+#include "config/yaml_json.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ValidateCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "/validate_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  int Run(ValidateArgs args) { return RunValidate(args, out_, err_); }
+
+  std::string dir_;
+  std::ostringstream out_;
+  std::ostringstream err_;
+};
+
+TEST_F(ValidateCommandTest, PrintsTheEffectiveConfig) {
+  std::string path = Write("ok.yaml",
+                           "entrypoint: ./trial\n"
+                           "hyperparameters: {global_batch_size: 32, lr: 0.1}\n");
+  ASSERT_EQ(Run({path, std::nullopt}), kExitOk) << err_.str();
+  EXPECT_EQ(err_.str(), "");
+  auto effective = config::ParseYaml(out_.str());
+  ASSERT_TRUE(effective.ok());
+  EXPECT_EQ((*effective)["optimizations"]["tensor_fusion_threshold"], 64);
+  EXPECT_EQ((*effective)["hyperparameters"]["lr"], 0.1);
+  EXPECT_TRUE((*effective)["reproducibility"]["experiment_seed"].is_number_integer());
+}
+
+TEST_F(ValidateCommandTest, PrefixesEveryErrorWithTheFileName) {
+  std::string path = Write("bad.yaml",
+                           "entrypoint: ./trial\n"
+                           "hyperparameters: {global_batch_size: 32}\n"
+                           "resources: {slots_per_trial: -2, slot_per_trial: 1}\n");
+  EXPECT_EQ(Run({path, std::nullopt}), kExitInvalid);
+  EXPECT_EQ(out_.str(), "");
+  EXPECT_EQ(err_.str(), path + ": resources.slots_per_trial: must be >= 1, got -2\n" + path +
+                            ": resources.slot_per_trial: unknown field; did you mean "
+                            "slots_per_trial?\n");
+}
+
+TEST_F(ValidateCommandTest, MergesTheTemplateUnderTheConfig) {
+  std::string tmpl = Write("tmpl.yaml",
+                           "max_restarts: 1\n"
+                           "bind_mounts: [{host_path: /a, container_path: /data}]\n"
+                           "hyperparameters: {global_batch_size: 64}\n");
+  std::string path = Write("exp.yaml",
+                           "entrypoint: ./trial\nmax_restarts: 2\n"
+                           "bind_mounts: [{host_path: /b, container_path: /data}]\n");
+  ASSERT_EQ(Run({path, tmpl}), kExitOk) << err_.str();
+  auto effective = config::ParseYaml(out_.str());
+  ASSERT_TRUE(effective.ok());
+  EXPECT_EQ((*effective)["max_restarts"], 2);
+  EXPECT_EQ((*effective)["hyperparameters"]["global_batch_size"], 64);
+  ASSERT_EQ((*effective)["bind_mounts"].size(), 1u);
+  EXPECT_EQ((*effective)["bind_mounts"][0]["host_path"], "/b");
+}
+
+TEST_F(ValidateCommandTest, RejectsATemplateThatNamesATemplate) {
+  std::string tmpl = Write("tmpl.yaml", "template: base\n");
+  std::string path = Write("exp.yaml", "entrypoint: x\nhyperparameters: {global_batch_size: 1}\n");
+  EXPECT_EQ(Run({path, tmpl}), kExitInvalid);
+  EXPECT_EQ(err_.str(), tmpl + ": template.template: a template cannot itself name a template\n");
+}
+
+TEST_F(ValidateCommandTest, MalformedYamlIsInvalidAndAMissingFileIsAUsageError) {
+  std::string path = Write("broken.yaml", "a: [1, 2\n");
+  EXPECT_EQ(Run({path, std::nullopt}), kExitInvalid);
+  EXPECT_THAT(err_.str(), HasSubstr(path + ": line "));
+  EXPECT_EQ(Run({dir_ + "/missing.yaml", std::nullopt}), kExitUsage);
+  EXPECT_THAT(err_.str(), HasSubstr("missing.yaml: cannot open"));
+}
+
+TEST_F(ValidateCommandTest, AcceptsTheFashionMnistExamples) {
+  for (const char* name : {"const.yaml", "distributed.yaml"}) {
+    std::string path = std::string(COHORT_SOURCE_DIR) + "/examples/fashion_mnist/" + name;
+    out_.str("");
+    EXPECT_EQ(Run({path, std::nullopt}), kExitOk) << name << ": " << err_.str();
+  }
+}
+
+}  // namespace
+}  // namespace cohort::cli
