@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "config/error_list.h"
+#include "config/hparam_sampler.h"
 #include "config/internal/object_reader.h"
 #include "config/internal/section_parsers.h"
 
@@ -289,6 +290,13 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
     errors.Add("resources.max_slots",
                absl::StrCat("must be >= slots_per_trial (", config.resources.slots_per_trial,
                             "), got ", *config.resources.max_slots));
+  }
+
+  if (errors.empty() && config.searcher.name == "grid") {
+    // The grid's own rules (a count for every searched hyperparameter, a bounded size).
+    absl::StatusOr<std::vector<Json>> grid =
+        SampleHyperparameters(config.hyperparameters, config.searcher, config.experiment_seed);
+    for (const std::string& error : ConfigErrors(grid.status())) errors.Add("", error);
   }
 
   if (!errors.empty()) return errors.ToStatus();

@@ -32,7 +32,8 @@ struct ParseOptions {
 
 // Validates `tree` and fills in defaults. The returned config's `effective` is the tree as the
 // experiment will run it: every default written out, the experiment seed recorded, unknown and
-// invalid fields absent (they are errors), `data` kept as given.
+// invalid fields absent (they are errors), `data` kept as given. A grid searcher's rules
+// (SampleHyperparameters in config/hparam_sampler.h) are checked here too.
 absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
                                                        const ParseOptions& options = {});
 

@@ -273,6 +273,13 @@ TEST(ConfigParserTest, ValidatesLengthsAndTheirUnits) {
                           "epochs, got 2 fields"));
 }
 
+TEST(ConfigParserTest, GridSearchNeedsACountForEverySearchedHyperparameter) {
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "  lr: {type: double, minval: 0.1, maxval: 1}\n"
+                                            "searcher: {name: grid, metric: loss}\n")),
+              ElementsAre("hyperparameters.lr: grid search needs count for a double "
+                          "hyperparameter"));
+}
+
 TEST(ConfigParserTest, ValidatesCheckpointStorage) {
   auto directory = Parse(absl::StrCat(
       kMinimal, "checkpoint_storage: {type: directory, container_path: /ckpt}\n"));

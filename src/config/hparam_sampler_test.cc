@@ -129,13 +129,15 @@ hyperparameters:
 }
 
 TEST(HparamSamplerTest, GridRejectsSearchedHyperparametersWithoutCount) {
-  ExperimentConfig c = Config("{name: grid, metric: loss}", R"(
+  // ParseExperimentConfig rejects such a grid config, so parse it as random and switch.
+  ExperimentConfig c = Config("{name: random, metric: loss, max_trials: 1}", R"(
 entrypoint: x
 hyperparameters:
   global_batch_size: 8
   a: {type: int, minval: 0, maxval: 2}
   g: {b: {type: log, minval: -3, maxval: 0}}
 )");
+  c.searcher.name = "grid";
   auto samples = SampleHyperparameters(c.hyperparameters, c.searcher, 1);
   ASSERT_FALSE(samples.ok());
   EXPECT_EQ(samples.status().code(), absl::StatusCode::kInvalidArgument);
