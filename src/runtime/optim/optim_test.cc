@@ -1,4 +1,4 @@
-// Single steps of LAMB and LARS checked against their published update rules, computed here
+// Single steps of LAMB, LARS and RAdam checked against their published update rules, computed here
 // independently in double precision on small tensors; state save/load; linear warm-up.
 
 #include <torch/torch.h>
@@ -11,6 +11,7 @@
 #include "runtime/optim/lamb.h"
 #include "runtime/optim/lars.h"
 #include "runtime/optim/lr_warmup.h"
+#include "runtime/optim/radam.h"
 
 namespace cohort::runtime::optim {
 namespace {
@@ -120,6 +121,44 @@ TEST(LambTest, SavedStateResumesTheSameTrajectory) {
 
 TEST(LarsTest, SavedStateResumesTheSameTrajectory) {
   ExpectSaveLoadResumesIdentically<Lars>(LarsOptions(0.1).weight_decay(1e-4));
+}
+
+TEST(RAdamTest, EightStepsFollowTheRAdamRuleThroughTheRectificationSwitch) {
+  // With b2 = 0.9, rho_t passes 5 at step 6: the first steps take the momentum branch, the later
+  // ones the rectified adaptive one.
+  const double lr = 0.01, b1 = 0.8, b2 = 0.9, eps = 1e-8, wd = 0.001;
+  torch::Tensor w = ToTensor(kW).requires_grad_(true);
+  RAdam radam({w}, RAdamOptions(lr).betas({b1, b2}).eps(eps).weight_decay(wd));
+  Vec ref = kW, m(4, 0), v(4, 0);
+  const double rho_inf = 2 / (1 - b2) - 1;
+  bool saw_momentum_branch = false, saw_rectified_branch = false;
+  for (int t = 1; t <= 8; ++t) {
+    const Vec& g0 = t % 2 ? kG1 : kG2;
+    w.mutable_grad() = ToTensor(g0);
+    radam.step();
+    const double rho_t = rho_inf - 2 * t * std::pow(b2, t) / (1 - std::pow(b2, t));
+    for (int i = 0; i < 4; ++i) {
+      const double g = static_cast<float>(g0[i]) + wd * ref[i];
+      m[i] = b1 * m[i] + (1 - b1) * g;
+      v[i] = b2 * v[i] + (1 - b2) * g * g;
+      const double m_hat = m[i] / (1 - std::pow(b1, t));
+      if (rho_t > 5) {
+        const double rect = std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf /
+                                      ((rho_inf - 4) * (rho_inf - 2) * rho_t));
+        ref[i] -= lr * m_hat * rect * std::sqrt(1 - std::pow(b2, t)) / (std::sqrt(v[i]) + eps);
+      } else {
+        ref[i] -= lr * m_hat;
+      }
+    }
+    (rho_t > 5 ? saw_rectified_branch : saw_momentum_branch) = true;
+    ExpectNear(w, ref, 2e-6);
+  }
+  EXPECT_TRUE(saw_momentum_branch);
+  EXPECT_TRUE(saw_rectified_branch);
+}
+
+TEST(RAdamTest, SavedStateResumesTheSameTrajectory) {
+  ExpectSaveLoadResumesIdentically<RAdam>(RAdamOptions(0.01));
 }
 
 TEST(LinearWarmupTest, RisesLinearlyToSlotsTimesTheBaseRateThenHolds) {
