@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = cohort::cli::kExitOk;
   cohort::cli::AddExperimentCommands(&app, &exit_code);
+  if (argc == 1) {  // bare `cohort`: the overview, on stderr, as a usage error
+    std::fprintf(stderr, "%s", app.help().c_str());
+    return cohort::cli::kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
