@@ -1,0 +1,297 @@
+#include "runtime/trial_runner.h"
+
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "runtime/distributed_sampler.h"
+#include "runtime/metrics.h"
+
+namespace cohort::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+double MsSince(absl::Time start) { return absl::ToDoubleMilliseconds(absl::Now() - start); }
+
+Batch Select(const TensorDataset& data, const std::vector<int64_t>& indices) {
+  torch::Tensor idx = torch::tensor(indices, torch::kInt64);
+  return {data.inputs.index_select(0, idx), data.targets.index_select(0, idx)};
+}
+
+// Appends JSON lines to the chief's metrics file.
+class MetricsLog {
+ public:
+  absl::Status Open(const std::string& path) {
+    if (path.empty()) return absl::OkStatus();
+    out_.open(path, std::ios::app);
+    if (!out_) return absl::UnavailableError(absl::StrCat("metrics file ", path, ": cannot open"));
+    return absl::OkStatus();
+  }
+  void Write(const nlohmann::json& line) {
+    if (!out_.is_open()) return;
+    out_ << line.dump() << "\n";
+    out_.flush();
+  }
+
+ private:
+  std::ofstream out_;
+};
+
+class Runner {
+ public:
+  Runner(Trial& trial, const TrialRunOptions& options, comm::Communicator& comm)
+      : trial_(trial),
+        options_(options),
+        comm_(comm),
+        ctx_(comm, options.global_batch_size, options.seed, options.hparams, options.data) {}
+
+  absl::Status Run() {
+    COHORT_RETURN_IF_ERROR(CheckOptions());
+    // Model initialization is seeded alike everywhere; rank 0's weights are broadcast anyway.
+    torch::manual_seed(options_.seed);
+    model_ = trial_.BuildModel(ctx_);
+    if (model_ == nullptr) return Error("BuildModel returned no model");
+    optimizer_ = trial_.BuildOptimizer(ctx_, *model_);
+    if (optimizer_ == nullptr) return Error("BuildOptimizer returned no optimizer");
+    COHORT_ASSIGN_OR_RETURN(train_, trial_.BuildTrainingData(ctx_));
+    COHORT_ASSIGN_OR_RETURN(validation_, trial_.BuildValidationData(ctx_));
+    COHORT_ASSIGN_OR_RETURN(
+        DistributedSampler sampler,
+        DistributedSampler::Create({.dataset_size = train_.size(),
+                                    .per_slot_batch = ctx_.per_slot_batch_size(),
+                                    .rank = comm_.rank(),
+                                    .size = comm_.size(),
+                                    .seed = options_.seed}));
+    int64_t start = 0;
+    if (!options_.restore_from.empty()) {
+      COHORT_ASSIGN_OR_RETURN(start, Restore(options_.restore_from));
+    }
+    COHORT_RETURN_IF_ERROR(BroadcastModule(*model_, comm_, 0));
+    COHORT_ASSIGN_OR_RETURN(reducer_,
+                            GradientReducer::Create(*model_, &comm_, options_.optimizations));
+    if (comm_.rank() == 0) COHORT_RETURN_IF_ERROR(log_.Open(options_.metrics_path));
+
+    std::map<std::string, double> sums, timings;
+    int64_t in_window = 0;
+    for (int64_t b = start; b < options_.max_batches; ++b) {
+      // Dropout and other randomness: a pure function of (seed, rank, batch), so a resumed run
+      // draws what an uninterrupted one would have.
+      torch::manual_seed(Mix(options_.seed ^ Mix(static_cast<uint64_t>(comm_.rank()) << 32 ^
+                                                 static_cast<uint64_t>(b))));
+      absl::Time t = absl::Now();
+      Batch batch = Select(train_, sampler.Batch(b));
+      timings["dataloader_next"] += MsSince(t);
+      timings["to_device"] += 0;  // CPU: the batch is already where the model is
+      t = absl::Now();
+      model_->train();
+      TrainResult result = trial_.TrainBatch(ctx_, *model_, batch);
+      if (!result.loss.defined()) return Error("TrainBatch returned no loss");
+      result.loss.backward();
+      COHORT_ASSIGN_OR_RETURN(bool step, reducer_->Synchronize());
+      if (step) {
+        optimizer_->step();
+        optimizer_->zero_grad();
+      }
+      timings["train_batch"] += MsSince(t);
+      timings["step_lr_schedulers"] += 0;  // no LR schedulers yet
+      t = absl::Now();
+      sums["loss"] += result.loss.item<double>();
+      for (const auto& [name, value] : result.metrics) sums[name] += value;
+      timings["from_device"] += MsSince(t);
+      ++in_window;
+      const int64_t done = b + 1;
+      const bool last = done == options_.max_batches;
+      if (done % options_.scheduling_unit == 0 || last) {
+        t = absl::Now();
+        COHORT_RETURN_IF_ERROR(ReportTraining(done, sums, timings, in_window, t));
+        sums.clear();
+        timings.clear();
+        in_window = 0;
+      }
+      if ((options_.validation_period > 0 && done % options_.validation_period == 0) || last) {
+        COHORT_RETURN_IF_ERROR(Validate(done));
+      }
+      if ((options_.checkpoint_period > 0 && done % options_.checkpoint_period == 0) || last) {
+        COHORT_RETURN_IF_ERROR(Checkpoint(done));
+      }
+    }
+    if (start >= options_.max_batches) COHORT_RETURN_IF_ERROR(Validate(start));
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Error(absl::string_view what) const {
+    return absl::FailedPreconditionError(absl::StrCat("rank ", comm_.rank(), ": trial: ", what));
+  }
+
+  absl::Status CheckOptions() {
+    const int64_t slots = comm_.size();
+    if (options_.global_batch_size < slots) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "global_batch_size ", options_.global_batch_size, " is smaller than the ", slots,
+          " slots of this trial: every slot needs at least one sample per batch"));
+    }
+    if (options_.global_batch_size % slots != 0 && comm_.rank() == 0) {
+      COHORT_LOG(WARNING) << "global_batch_size " << options_.global_batch_size
+                          << " is not a multiple of " << slots << " slots: each slot trains on "
+                          << options_.global_batch_size / slots << " samples per batch and "
+                          << options_.global_batch_size % slots << " are dropped";
+    }
+    if (options_.max_batches < 0 || options_.validation_period < 0 ||
+        options_.checkpoint_period < 0 || options_.scheduling_unit < 1) {
+      return absl::InvalidArgumentError(
+          "max_batches and the periods must be >= 0, scheduling_unit >= 1");
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReportTraining(int64_t done, const std::map<std::string, double>& sums,
+                              std::map<std::string, double> timings, int64_t batches,
+                              absl::Time reduce_start) {
+    std::map<std::string, double> means;
+    for (const auto& [name, sum] : sums) means[name] = sum / static_cast<double>(batches);
+    if (options_.average_training_metrics) {
+      COHORT_ASSIGN_OR_RETURN(means, AverageMetrics(comm_, means));
+    }
+    timings["reduce_metrics"] = MsSince(reduce_start);
+    nlohmann::json metrics = means;
+    nlohmann::json per_batch;
+    for (const auto& [name, total] : timings) {
+      per_batch[name] = name == "reduce_metrics" ? total : total / static_cast<double>(batches);
+    }
+    metrics["timings"] = per_batch;
+    log_.Write({{"kind", "training"}, {"batches", done}, {"metrics", metrics}});
+    return absl::OkStatus();
+  }
+
+  absl::Status Validate(int64_t done) {
+    torch::NoGradGuard no_grad;
+    model_->eval();
+    const int64_t n = validation_.size();
+    std::vector<int64_t> mine;
+    for (int64_t i = comm_.rank(); i < n; i += comm_.size()) mine.push_back(i);
+    std::map<std::string, double> sums;
+    double count = 0;
+    const int64_t per_batch = ctx_.per_slot_batch_size();
+    for (size_t at = 0; at < mine.size(); at += static_cast<size_t>(per_batch)) {
+      std::vector<int64_t> indices(mine.begin() + at,
+                                   mine.begin() + std::min(mine.size(), at + per_batch));
+      Batch batch = Select(validation_, indices);
+      for (const auto& [name, value] : trial_.EvaluateBatch(ctx_, *model_, batch)) {
+        sums[name] += value * static_cast<double>(indices.size());
+      }
+      count += static_cast<double>(indices.size());
+    }
+    // Ranks without samples still take part, with weight 0 and the same metric names.
+    if (count == 0) {
+      if (n == 0) return Error("the validation dataset is empty");
+      Batch probe = Select(validation_, {0});
+      for (const auto& [name, value] : trial_.EvaluateBatch(ctx_, *model_, probe)) sums[name] = 0;
+    }
+    std::map<std::string, double> local;
+    for (const auto& [name, sum] : sums) local[name] = count > 0 ? sum / count : 0;
+    COHORT_ASSIGN_OR_RETURN(auto reduced, WeightedAverageMetrics(comm_, local, count));
+    log_.Write({{"kind", "validation"}, {"batches", done}, {"metrics", reduced}});
+    if (comm_.rank() == 0) {
+      std::string line = absl::StrCat("validation after ", done, " batches:");
+      for (const auto& [name, value] : reduced) absl::StrAppend(&line, " ", name, "=", value);
+      COHORT_LOG(INFO) << line;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Checkpoint(int64_t done) {
+    if (options_.checkpoint_dir.empty()) return absl::OkStatus();
+    if (comm_.rank() == 0) {
+      const fs::path final_dir = fs::path(options_.checkpoint_dir) / absl::StrCat("batch-", done);
+      const fs::path tmp = fs::path(options_.checkpoint_dir) / absl::StrCat(".batch-", done, ".tmp");
+      std::error_code ec;
+      fs::remove_all(tmp, ec);
+      fs::create_directories(tmp, ec);
+      if (ec) return Error(absl::StrCat("checkpoint: creating ", tmp.string(), ": ", ec.message()));
+      torch::serialize::OutputArchive model_archive;
+      model_->save(model_archive);
+      model_archive.save_to((tmp / "model.pt").string());
+      torch::serialize::OutputArchive optimizer_archive;
+      optimizer_->save(optimizer_archive);
+      optimizer_archive.save_to((tmp / "optimizer.pt").string());
+      std::ofstream state(tmp / "state.json");
+      state << nlohmann::json{{"batches", done},
+                              {"seed", options_.seed},
+                              {"global_batch_size", options_.global_batch_size},
+                              {"ranks", comm_.size()}}
+                   .dump(2);
+      state.close();
+      if (!state) return Error(absl::StrCat("checkpoint: writing ", (tmp / "state.json").string()));
+      fs::remove_all(final_dir, ec);
+      fs::rename(tmp, final_dir, ec);  // readers never see a half-written checkpoint
+      if (ec) return Error(absl::StrCat("checkpoint: renaming to ", final_dir.string(), ": ", ec.message()));
+      log_.Write({{"kind", "checkpoint"}, {"batches", done}, {"path", final_dir.string()}});
+    }
+    // Nobody goes on (or exits) before the checkpoint exists.
+    return comm_.Barrier();
+  }
+
+  // Loads weights and optimizer state (every rank reads the same files); returns batches done.
+  absl::StatusOr<int64_t> Restore(const std::string& dir) {
+    std::ifstream state_file(fs::path(dir) / "state.json");
+    if (!state_file) return Error(absl::StrCat("restore: ", dir, "/state.json: cannot open"));
+    nlohmann::json state = nlohmann::json::parse(state_file, nullptr, /*allow_exceptions=*/false);
+    if (state.is_discarded() || !state.contains("batches")) {
+      return Error(absl::StrCat("restore: ", dir, "/state.json is not a Cohort checkpoint"));
+    }
+    if (state.value("global_batch_size", int64_t{0}) != options_.global_batch_size) {
+      return Error(absl::StrCat("restore: the checkpoint was trained with global_batch_size ",
+                                state.value("global_batch_size", int64_t{0}), ", this run uses ",
+                                options_.global_batch_size));
+    }
+    torch::serialize::InputArchive model_archive;
+    model_archive.load_from((fs::path(dir) / "model.pt").string());
+    model_->load(model_archive);
+    torch::serialize::InputArchive optimizer_archive;
+    optimizer_archive.load_from((fs::path(dir) / "optimizer.pt").string());
+    optimizer_->load(optimizer_archive);
+    return state["batches"].get<int64_t>();
+  }
+
+  Trial& trial_;
+  const TrialRunOptions& options_;
+  comm::Communicator& comm_;
+  TrialContext ctx_;
+  std::shared_ptr<torch::nn::Module> model_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<GradientReducer> reducer_;
+  TensorDataset train_, validation_;
+  MetricsLog log_;
+};
+
+}  // namespace
+
+absl::Status RunTrial(Trial& trial, const TrialRunOptions& options, comm::Communicator& comm) {
+  try {
+    return Runner(trial, options, comm).Run();
+  } catch (const std::exception& e) {  // LibTorch throws c10::Error
+    std::string what = e.what();
+    return absl::InternalError(
+        absl::StrCat("rank ", comm.rank(), ": trial: ", what.substr(0, what.find('\n'))));
+  }
+}
+
+}  // namespace cohort::runtime
