@@ -90,6 +90,7 @@ class Runner {
 
     std::map<std::string, double> sums, timings;
     int64_t in_window = 0;
+    absl::Time window_start = absl::Now();
     for (int64_t b = start; b < options_.max_batches; ++b) {
       // Dropout and other randomness: a pure function of (seed, rank, batch), so a resumed run
       // draws what an uninterrupted one would have.
@@ -121,6 +122,16 @@ class Runner {
       if (done % options_.scheduling_unit == 0 || last) {
         t = absl::Now();
         COHORT_RETURN_IF_ERROR(ReportTraining(done, sums, timings, in_window, t));
+        if (comm_.rank() == 0) {
+          const double seconds = absl::ToDoubleSeconds(absl::Now() - window_start);
+          const double rate = in_window * options_.global_batch_size / std::max(seconds, 1e-9);
+          const double eta = (options_.max_batches - done) * seconds / in_window;
+          std::fprintf(stderr, "[batch %lld/%lld] loss %.4f  %.0f samples/s  ETA %d:%02d\n",
+                       static_cast<long long>(done), static_cast<long long>(options_.max_batches),
+                       sums["loss"] / in_window, rate, static_cast<int>(eta) / 60,
+                       static_cast<int>(eta) % 60);
+        }
+        window_start = absl::Now();
         sums.clear();
         timings.clear();
         in_window = 0;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -121,6 +122,31 @@ TEST_F(TrialTest, ValidationMetricsAreTheSameOnOneAndThreeWorkers) {
                 1e-6)
         << metric;
   }
+}
+
+TEST_F(TrialTest, FashionMnistExampleRunsFromItsConfigUnderTheLauncher) {
+  // The example's distributed.yaml on 2 slots through cohort-launch, cut to 30 batches.
+  const std::string run_dir = dir_ + "_example";
+  const std::string config = std::string(COHORT_SOURCE_DIR) + "/examples/fashion_mnist/distributed.yaml";
+  const std::string command =
+      absl::StrCat(BinaryPath("cohort-launch"), " --slots 2 -- ", BinaryPath("fashion_mnist_trial"),
+                   " --config ", config, " --run-dir ", run_dir, " --max-batches 30 > ", run_dir,
+                   ".log 2>&1");
+  const int status = std::system(command.c_str());
+  const std::string log = ReadFile(run_dir + ".log");
+  ASSERT_EQ(status, 0) << log;
+  EXPECT_NE(log.find("[rank=0] [batch 30/30] loss"), std::string::npos) << log;
+  std::vector<nlohmann::json> lines = ReadJsonLines(run_dir + "/metrics.jsonl");
+  ASSERT_FALSE(lines.empty()) << log;
+  bool validated = false;
+  for (const auto& line : lines) {
+    if (line["kind"] != "validation") continue;
+    validated = true;
+    EXPECT_EQ(line["batches"], 30);
+    EXPECT_GT(line["metrics"]["accuracy"].get<double>(), 0.5) << line;
+  }
+  EXPECT_TRUE(validated) << log;
+  EXPECT_TRUE(std::filesystem::exists(run_dir + "/checkpoints/batch-30/model.pt")) << log;
 }
 
 }  // namespace

@@ -1,0 +1,145 @@
+#include "runtime/trial_main.h"
+
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "comm/comm_factory.h"
+#include "common/env.h"
+#include "common/status_macros.h"
+#include "config/config_parser.h"
+#include "config/hparam_sampler.h"
+#include "config/yaml_json.h"
+#include "runtime/trial_runner.h"
+
+namespace cohort::runtime {
+namespace {
+
+struct Flags {
+  std::string config = env::GetOr("COHORT_CONFIG", "");
+  std::string run_dir = env::GetOr("COHORT_RUN_DIR", "cohort-run");
+  std::string restore;
+  std::string hparams = env::GetOr("COHORT_HPARAMS", "");
+  int64_t max_batches = -1;
+};
+
+// A searcher or period length in global batches.
+absl::StatusOr<int64_t> ToBatches(const config::Length& length, const config::ExperimentConfig& c,
+                                  absl::string_view field) {
+  switch (length.unit) {
+    case config::Length::Unit::kBatches:
+      return length.value;
+    case config::Length::Unit::kRecords:
+      return std::max<int64_t>(1, length.value / c.global_batch_size);
+    case config::Length::Unit::kEpochs:
+      if (c.records_per_epoch <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, " is in epochs: set records_per_epoch"));
+      }
+      return std::max<int64_t>(1, length.value * c.records_per_epoch / c.global_batch_size);
+  }
+  return absl::InternalError("unknown length unit");
+}
+
+absl::Status Run(const Flags& flags, Trial& trial) {
+  if (flags.config.empty()) {
+    return absl::InvalidArgumentError("no experiment config: pass --config FILE or set COHORT_CONFIG");
+  }
+  torch::set_num_threads(static_cast<int>(env::GetIntOr("COHORT_NUM_THREADS", 1).value_or(1)));
+  COHORT_ASSIGN_OR_RETURN(auto comm, comm::CreateCommunicatorFromEnv({}));
+  COHORT_ASSIGN_OR_RETURN(config::Json tree, config::LoadYamlFile(flags.config));
+  COHORT_ASSIGN_OR_RETURN(config::ExperimentConfig cfg, config::ParseExperimentConfig(tree));
+  // Every worker must agree on the seed, also when the parser drew one.
+  uint64_t experiment_seed = cfg.experiment_seed;
+  COHORT_RETURN_IF_ERROR(comm->Broadcast(&experiment_seed, sizeof(experiment_seed), 0));
+  cfg.experiment_seed = static_cast<uint32_t>(experiment_seed);
+
+  TrialRunOptions options;
+  options.global_batch_size = cfg.global_batch_size;
+  if (!cfg.searcher.max_length.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(flags.config, ": searcher.max_length is needed"));
+  }
+  COHORT_ASSIGN_OR_RETURN(options.max_batches,
+                          ToBatches(*cfg.searcher.max_length, cfg, "searcher.max_length"));
+  if (flags.max_batches >= 0) options.max_batches = flags.max_batches;
+  if (cfg.min_validation_period) {
+    COHORT_ASSIGN_OR_RETURN(options.validation_period,
+                            ToBatches(*cfg.min_validation_period, cfg, "min_validation_period"));
+  }
+  if (cfg.min_checkpoint_period) {
+    COHORT_ASSIGN_OR_RETURN(options.checkpoint_period,
+                            ToBatches(*cfg.min_checkpoint_period, cfg, "min_checkpoint_period"));
+  }
+  options.scheduling_unit = cfg.scheduling_unit;
+  const auto& o = cfg.optimizations;
+  options.optimizations.aggregation_frequency = static_cast<int>(o.aggregation_frequency);
+  options.optimizations.average_aggregated_gradients = o.average_aggregated_gradients;
+  options.optimizations.compression = o.gradient_compression;
+  options.optimizations.auto_tune = o.auto_tune_tensor_fusion;
+  options.optimizations.fusion_threshold_mb = static_cast<double>(o.tensor_fusion_threshold);
+  options.average_training_metrics = o.average_training_metrics;
+  options.seed = env::GetIntOr("COHORT_TRIAL_SEED", config::TrialSeed(cfg.experiment_seed, 0))
+                     .value_or(0);
+  if (!flags.hparams.empty()) {
+    options.hparams = nlohmann::json::parse(flags.hparams, nullptr, false);
+    if (options.hparams.is_discarded()) {
+      return absl::InvalidArgumentError("--hparams / COHORT_HPARAMS is not valid JSON");
+    }
+  } else {
+    COHORT_ASSIGN_OR_RETURN(auto samples, config::SampleHyperparameters(
+                                              cfg.hyperparameters, cfg.searcher, cfg.experiment_seed));
+    if (!samples.empty()) options.hparams = samples.front();
+  }
+  options.data = cfg.data;
+  options.checkpoint_dir = (std::filesystem::path(flags.run_dir) / "checkpoints").string();
+  options.metrics_path = (std::filesystem::path(flags.run_dir) / "metrics.jsonl").string();
+  options.restore_from = flags.restore;
+  if (comm->rank() == 0) {
+    std::error_code ec;
+    std::filesystem::create_directories(flags.run_dir, ec);
+    if (ec) return absl::UnavailableError(absl::StrCat("run directory ", flags.run_dir, ": ", ec.message()));
+    std::fprintf(stderr,
+                 "trial: %s on %d slot(s), %lld batches of %lld (per slot %lld), seed %llu; "
+                 "metrics and checkpoints in %s\n",
+                 cfg.name.value_or("experiment").c_str(), comm->size(),
+                 static_cast<long long>(options.max_batches),
+                 static_cast<long long>(options.global_batch_size),
+                 static_cast<long long>(options.global_batch_size / comm->size()),
+                 static_cast<unsigned long long>(options.seed), flags.run_dir.c_str());
+  }
+  COHORT_RETURN_IF_ERROR(comm->Barrier());  // the run directory exists for everyone
+  return RunTrial(trial, options, *comm);
+}
+
+}  // namespace
+
+int TrialMain(int argc, char** argv, Trial& trial) {
+  Flags flags;
+  CLI::App app{"A Cohort trial: trains the experiment's model with synchronous data "
+               "parallelism. Start one per slot with cohort-launch."};
+  app.add_option("--config", flags.config, "Experiment config (default: $COHORT_CONFIG)");
+  app.add_option("--run-dir", flags.run_dir,
+                 "Where the chief writes metrics.jsonl and checkpoints/ (default: "
+                 "$COHORT_RUN_DIR or ./cohort-run)");
+  app.add_option("--restore", flags.restore, "Resume from this checkpoint directory");
+  app.add_option("--hparams", flags.hparams,
+                 "Hyperparameters as JSON (default: $COHORT_HPARAMS, else the searcher's first "
+                 "sample)");
+  app.add_option("--max-batches", flags.max_batches,
+                 "Train this many batches instead of searcher.max_length (a smoke test)");
+  app.footer("Example:\n  cohort-launch --slots 2 -- fashion_mnist_trial --config "
+             "examples/fashion_mnist/distributed.yaml");
+  CLI11_PARSE(app, argc, argv);
+  absl::Status status = Run(flags, trial);
+  if (!status.ok()) {
+    std::fprintf(stderr, "trial: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace cohort::runtime
