@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include "common/status_macros.h"
+#include "examples/fashion_mnist/net.h"
 #include "runtime/fashion_mnist.h"
 #include "runtime/trial_main.h"
 
@@ -18,33 +19,8 @@ using cohort::runtime::Batch;
 using cohort::runtime::TensorDataset;
 using cohort::runtime::TrainResult;
 using cohort::runtime::TrialContext;
+using cohort::examples::Net;
 namespace nn = torch::nn;
-namespace F = torch::nn::functional;
-
-class Net : public nn::Module {
- public:
-  explicit Net(const nlohmann::json& hp)
-      : dropout1_(hp.value("dropout1", 0.25)), dropout2_(hp.value("dropout2", 0.5)) {
-    const int64_t f1 = hp.value("n_filters1", 32), f2 = hp.value("n_filters2", 64);
-    conv1_ = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(1, f1, 3)));
-    conv2_ = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(f1, f2, 3)));
-    fc1_ = register_module("fc1", nn::Linear(f2 * 12 * 12, 128));
-    fc2_ = register_module("fc2", nn::Linear(128, 10));
-  }
-  torch::Tensor Forward(const torch::Tensor& images) {
-    torch::Tensor x = torch::relu(conv1_->forward(images));
-    x = torch::max_pool2d(torch::relu(conv2_->forward(x)), 2);
-    x = F::dropout(x, F::DropoutFuncOptions().p(dropout1_).training(is_training()));
-    x = torch::relu(fc1_->forward(x.flatten(1)));
-    x = F::dropout(x, F::DropoutFuncOptions().p(dropout2_).training(is_training()));
-    return torch::log_softmax(fc2_->forward(x), 1);
-  }
-
- private:
-  double dropout1_, dropout2_;
-  nn::Conv2d conv1_{nullptr}, conv2_{nullptr};
-  nn::Linear fc1_{nullptr}, fc2_{nullptr};
-};
 
 class FashionMnistTrial : public cohort::runtime::Trial {
  public:

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -147,6 +148,24 @@ TEST_F(TrialTest, FashionMnistExampleRunsFromItsConfigUnderTheLauncher) {
   }
   EXPECT_TRUE(validated) << log;
   EXPECT_TRUE(std::filesystem::exists(run_dir + "/checkpoints/batch-30/model.pt")) << log;
+}
+
+TEST_F(TrialTest, InferenceExampleGivesTheSamePredictionsOnOneAndThreeWorkers) {
+  std::string csv[2];
+  int k = 0;
+  for (int slots : {1, 3}) {
+    csv[k] = absl::StrCat(dir_, "_predictions", slots, ".csv");
+    const std::string command =
+        absl::StrCat(BinaryPath("cohort-launch"), " --slots ", slots, " -- ",
+                     BinaryPath("fashion_mnist_inference"), " --out ", csv[k], " > ", csv[k],
+                     ".log 2>&1");
+    ASSERT_EQ(std::system(command.c_str()), 0) << ReadFile(csv[k] + ".log");
+    EXPECT_NE(ReadFile(csv[k] + ".log").find("inference: 10000 images"), std::string::npos);
+    ++k;
+  }
+  const std::string one = ReadFile(csv[0]), three = ReadFile(csv[1]);
+  EXPECT_EQ(std::count(one.begin(), one.end(), '\n'), 10001);  // header + every test image
+  EXPECT_TRUE(one == three) << "3-worker predictions differ from 1-worker predictions";
 }
 
 }  // namespace
