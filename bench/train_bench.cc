@@ -20,6 +20,7 @@
 #include "common/status_macros.h"
 #include "runtime/fashion_mnist.h"
 #include "runtime/gradient_reducer.h"
+#include "runtime/process_setup.h"
 
 namespace cohort::bench {
 namespace {
@@ -31,6 +32,7 @@ struct Timings {
 double MsSince(absl::Time start) { return absl::ToDoubleMilliseconds(absl::Now() - start); }
 
 absl::Status Train(const TrainOptions& o) {
+  runtime::PrepareTrainingProcess();
   torch::set_num_threads(o.threads);
   torch::manual_seed(o.seed);
   COHORT_ASSIGN_OR_RETURN(comm::Transport transport, comm::ParseTransport(o.transport));

@@ -14,6 +14,7 @@
 #include "config/config_parser.h"
 #include "config/hparam_sampler.h"
 #include "config/yaml_json.h"
+#include "runtime/process_setup.h"
 #include "runtime/trial_runner.h"
 
 namespace cohort::runtime {
@@ -49,6 +50,7 @@ absl::Status Run(const Flags& flags, Trial& trial) {
   if (flags.config.empty()) {
     return absl::InvalidArgumentError("no experiment config: pass --config FILE or set COHORT_CONFIG");
   }
+  PrepareTrainingProcess();
   torch::set_num_threads(static_cast<int>(env::GetIntOr("COHORT_NUM_THREADS", 1).value_or(1)));
   COHORT_ASSIGN_OR_RETURN(auto comm, comm::CreateCommunicatorFromEnv({}));
   COHORT_ASSIGN_OR_RETURN(config::Json tree, config::LoadYamlFile(flags.config));
