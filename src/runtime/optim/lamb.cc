@@ -22,18 +22,6 @@ void LambOptions::serialize(torch::serialize::InputArchive& archive) {
   _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(double, weight_decay);
 }
 
-void LambParamState::serialize(torch::serialize::OutputArchive& archive) const {
-  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(step);
-  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(exp_avg);
-  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(exp_avg_sq);
-}
-
-void LambParamState::serialize(torch::serialize::InputArchive& archive) {
-  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(int64_t, step);
-  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(torch::Tensor, exp_avg);
-  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(torch::Tensor, exp_avg_sq);
-}
-
 Lamb::Lamb(std::vector<torch::optim::OptimizerParamGroup> param_groups, LambOptions defaults)
     : Optimizer(std::move(param_groups), std::make_unique<LambOptions>(defaults)) {
   TORCH_CHECK(defaults.lr() >= 0, "LAMB: invalid learning rate ", defaults.lr());
@@ -59,15 +47,7 @@ torch::Tensor Lamb::step(LossClosure closure) {
       if (!p.grad().defined()) continue;
       const torch::Tensor& grad = p.grad();
       TORCH_CHECK(!grad.is_sparse(), "LAMB does not support sparse gradients");
-      auto key = c10::guts::to_string(p.unsafeGetTensorImpl());
-      auto it = state_.find(key);
-      if (it == state_.end()) {
-        auto fresh = std::make_unique<LambParamState>();
-        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        it = state_.emplace(key, std::move(fresh)).first;
-      }
-      auto& state = static_cast<LambParamState&>(*it->second);
+      MomentState& state = MomentState::For(p, state_);
       state.step(state.step() + 1);
       state.exp_avg().mul_(b1).add_(grad, 1 - b1);
       state.exp_avg_sq().mul_(b2).addcmul_(grad, grad, 1 - b2);
@@ -86,11 +66,11 @@ torch::Tensor Lamb::step(LossClosure closure) {
 }
 
 void Lamb::save(torch::serialize::OutputArchive& archive) const {
-  torch::optim::serialize<LambParamState, LambOptions>(archive, *this);
+  torch::optim::serialize<MomentState, LambOptions>(archive, *this);
 }
 
 void Lamb::load(torch::serialize::InputArchive& archive) {
-  torch::optim::serialize<LambParamState, LambOptions>(archive, *this);
+  torch::optim::serialize<MomentState, LambOptions>(archive, *this);
 }
 
 }  // namespace cohort::runtime::optim

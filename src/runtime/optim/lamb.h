@@ -19,6 +19,8 @@
 #include <torch/optim/optimizer.h>
 #include <torch/optim/serialize.h>
 
+#include "runtime/optim/moment_state.h"
+
 namespace cohort::runtime::optim {
 
 struct LambOptions : public torch::optim::OptimizerCloneableOptions<LambOptions> {
@@ -34,16 +36,6 @@ struct LambOptions : public torch::optim::OptimizerCloneableOptions<LambOptions>
   void serialize(torch::serialize::OutputArchive& archive) const override;
   double get_lr() const override { return lr(); }
   void set_lr(const double lr) override { this->lr(lr); }
-};
-
-struct LambParamState : public torch::optim::OptimizerCloneableParamState<LambParamState> {
-  TORCH_ARG(int64_t, step) = 0;
-  TORCH_ARG(torch::Tensor, exp_avg);
-  TORCH_ARG(torch::Tensor, exp_avg_sq);
-
- public:
-  void serialize(torch::serialize::InputArchive& archive) override;
-  void serialize(torch::serialize::OutputArchive& archive) const override;
 };
 
 class Lamb : public torch::optim::Optimizer {

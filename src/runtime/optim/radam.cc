@@ -22,18 +22,6 @@ void RAdamOptions::serialize(torch::serialize::InputArchive& archive) {
   _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(double, weight_decay);
 }
 
-void RAdamParamState::serialize(torch::serialize::OutputArchive& archive) const {
-  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(step);
-  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(exp_avg);
-  _TORCH_OPTIM_SERIALIZE_TORCH_ARG(exp_avg_sq);
-}
-
-void RAdamParamState::serialize(torch::serialize::InputArchive& archive) {
-  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(int64_t, step);
-  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(torch::Tensor, exp_avg);
-  _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(torch::Tensor, exp_avg_sq);
-}
-
 RAdam::RAdam(std::vector<torch::optim::OptimizerParamGroup> param_groups, RAdamOptions defaults)
     : Optimizer(std::move(param_groups), std::make_unique<RAdamOptions>(defaults)) {
   TORCH_CHECK(defaults.lr() >= 0, "RAdam: invalid learning rate ", defaults.lr());
@@ -61,15 +49,7 @@ torch::Tensor RAdam::step(LossClosure closure) {
       TORCH_CHECK(!p.grad().is_sparse(), "RAdam does not support sparse gradients");
       torch::Tensor grad = p.grad();
       if (options.weight_decay() != 0) grad = grad.add(p, options.weight_decay());
-      auto key = c10::guts::to_string(p.unsafeGetTensorImpl());
-      auto it = state_.find(key);
-      if (it == state_.end()) {
-        auto fresh = std::make_unique<RAdamParamState>();
-        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        it = state_.emplace(key, std::move(fresh)).first;
-      }
-      auto& state = static_cast<RAdamParamState&>(*it->second);
+      MomentState& state = MomentState::For(p, state_);
       state.step(state.step() + 1);
       const double t = static_cast<double>(state.step());
       state.exp_avg().mul_(b1).add_(grad, 1 - b1);
@@ -92,11 +72,11 @@ torch::Tensor RAdam::step(LossClosure closure) {
 }
 
 void RAdam::save(torch::serialize::OutputArchive& archive) const {
-  torch::optim::serialize<RAdamParamState, RAdamOptions>(archive, *this);
+  torch::optim::serialize<MomentState, RAdamOptions>(archive, *this);
 }
 
 void RAdam::load(torch::serialize::InputArchive& archive) {
-  torch::optim::serialize<RAdamParamState, RAdamOptions>(archive, *this);
+  torch::optim::serialize<MomentState, RAdamOptions>(archive, *this);
 }
 
 }  // namespace cohort::runtime::optim

@@ -18,6 +18,8 @@
 #include <torch/optim/optimizer.h>
 #include <torch/optim/serialize.h>
 
+#include "runtime/optim/moment_state.h"
+
 namespace cohort::runtime::optim {
 
 struct RAdamOptions : public torch::optim::OptimizerCloneableOptions<RAdamOptions> {
@@ -33,16 +35,6 @@ struct RAdamOptions : public torch::optim::OptimizerCloneableOptions<RAdamOption
   void serialize(torch::serialize::OutputArchive& archive) const override;
   double get_lr() const override { return lr(); }
   void set_lr(const double lr) override { this->lr(lr); }
-};
-
-struct RAdamParamState : public torch::optim::OptimizerCloneableParamState<RAdamParamState> {
-  TORCH_ARG(int64_t, step) = 0;
-  TORCH_ARG(torch::Tensor, exp_avg);
-  TORCH_ARG(torch::Tensor, exp_avg_sq);
-
- public:
-  void serialize(torch::serialize::InputArchive& archive) override;
-  void serialize(torch::serialize::OutputArchive& archive) const override;
 };
 
 class RAdam : public torch::optim::Optimizer {
