@@ -12,19 +12,6 @@ namespace {
 
 constexpr uint64_t kSamplingSalt = 0x68706172616d73;  // "hparams"
 
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    state_ += 0x9e3779b97f4a7c15ULL;
-    return Mix64(state_);
-  }
-  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
-
- private:
-  uint64_t state_;
-};
-
 // A leaf of the hyperparameter tree with its path from the root.
 struct Leaf {
   std::vector<std::string> path;
@@ -149,12 +136,6 @@ absl::StatusOr<std::vector<Json>> GridSamples(const std::vector<Leaf>& leaves) {
 }
 
 }  // namespace
-
-uint64_t Mix64(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 uint32_t TrialSeed(uint32_t experiment_seed, uint64_t trial_index) {
   return static_cast<uint32_t>(Mix64(Mix64(experiment_seed) + trial_index) & 0x7fffffffULL);

@@ -26,13 +26,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/split_mix64.h"
 #include "config/experiment_config.h"
 #include "config/yaml_json.h"
 
 namespace cohort::config {
 
-// SplitMix64's finalizer: a bijective 64-bit mix.
-uint64_t Mix64(uint64_t x);
+// SplitMix64's finalizer (common/split_mix64.h).
+using ::cohort::Mix64;
 
 // The seed of trial `trial_index` (0, 1, ...) of an experiment (formula above).
 uint32_t TrialSeed(uint32_t experiment_seed, uint64_t trial_index);

@@ -4,39 +4,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/split_mix64.h"
 
 namespace cohort::runtime {
-namespace {
-
-// SplitMix64: a tiny, well-mixed generator whose output is fixed by its seed on every platform.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, bound), unbiased (Lemire, "Fast random integer generation in an interval").
-  uint64_t Below(uint64_t bound) {
-    unsigned __int128 m = static_cast<unsigned __int128>(Next()) * bound;
-    uint64_t low = static_cast<uint64_t>(m);
-    if (low < bound) {
-      const uint64_t threshold = -bound % bound;
-      while (low < threshold) {
-        m = static_cast<unsigned __int128>(Next()) * bound;
-        low = static_cast<uint64_t>(m);
-      }
-    }
-    return static_cast<uint64_t>(m >> 64);
-  }
-
- private:
-  uint64_t state_;
-};
-
-}  // namespace
 
 absl::StatusOr<DistributedSampler> DistributedSampler::Create(const Options& options) {
   if (options.size < 1) {

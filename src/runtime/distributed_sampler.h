@@ -7,7 +7,7 @@
 // partial batch is dropped too). The order is a pure function of (seed, epoch, rank): resuming
 // from batch k yields exactly the batches an uninterrupted run would have seen.
 //
-// No LibTorch; the shuffle uses its own generator (SplitMix64 + Lemire's bounded integers) so
+// No LibTorch; the shuffle uses common/split_mix64.h (SplitMix64, Lemire's bounded integers) so
 // the order does not depend on the standard library's distributions. Thread-safe (const).
 //
 // Example:

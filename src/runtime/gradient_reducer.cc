@@ -118,7 +118,7 @@ class GradientReducer::Impl {
     }
     overlap_ = options_.overlap;
     const int k = std::max(1, options_.aggregation_frequency);
-    scale_ = 1.0 / comm_->size() / (options_.average_aggregated_gradients ? k : 1);
+    aggregation_scale_ = options_.average_aggregated_gradients ? 1.0 / k : 1.0;
   }
 
   ~Impl() {
@@ -316,13 +316,13 @@ class GradientReducer::Impl {
                                 comm::ReduceOp::kSum);
       if (status.ok()) {
         comm::HalfToFloat(bucket.wire.data(), static_cast<float*>(data), n,
-                          static_cast<float>(scale_));
+                          static_cast<float>(aggregation_scale_ / comm_->size()));
       }
     } else {
       // kAverage divides by N inside the transport, while the reduced piece is still in
       // cache (the shared-memory path); only the aggregation factor needs a pass of its own.
       status = comm_->Allreduce(data, n, bucket.dtype, comm::ReduceOp::kAverage);
-      if (status.ok()) Scale(data, n, bucket.dtype, scale_ * comm_->size());
+      if (status.ok()) Scale(data, n, bucket.dtype, aggregation_scale_);
     }
     if (status.ok()) return status;
     return Annotate(status, absl::StrFormat(
@@ -396,7 +396,7 @@ class GradientReducer::Impl {
   std::vector<int> order_;  // current layout's order; during the first step, the observed one
   double threshold_mb_ = 0;
   bool overlap_ = true;  // options_.overlap, or the autotuner's current candidate
-  double scale_ = 1;
+  double aggregation_scale_ = 1;  // 1/k with average_aggregated_gradients, else 1
   size_t next_submit_ = 0;
   int micro_step_ = 0;
   int64_t steps_ = 0;

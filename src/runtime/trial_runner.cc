@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
+#include "common/split_mix64.h"
 #include "common/status_macros.h"
 #include "runtime/distributed_sampler.h"
 #include "runtime/metrics.h"
@@ -21,11 +22,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
+// The seed of batch b on `rank`: one SplitMix64 step of (seed, rank, b) mixed together.
+uint64_t BatchSeed(uint64_t seed, int rank, int64_t b) {
+  auto step = [](uint64_t x) { return Mix64(x + SplitMix64::kGamma); };
+  return step(seed ^ step(static_cast<uint64_t>(rank) << 32 ^ static_cast<uint64_t>(b)));
 }
 
 double MsSince(absl::Time start) { return absl::ToDoubleMilliseconds(absl::Now() - start); }
@@ -94,8 +94,7 @@ class Runner {
     for (int64_t b = start; b < options_.max_batches; ++b) {
       // Dropout and other randomness: a pure function of (seed, rank, batch), so a resumed run
       // draws what an uninterrupted one would have.
-      torch::manual_seed(Mix(options_.seed ^ Mix(static_cast<uint64_t>(comm_.rank()) << 32 ^
-                                                 static_cast<uint64_t>(b))));
+      torch::manual_seed(BatchSeed(options_.seed, comm_.rank(), b));
       absl::Time t = absl::Now();
       Batch batch = Select(train_, sampler.Batch(b));
       timings["dataloader_next"] += MsSince(t);
