@@ -204,25 +204,32 @@ def workers(n):
     return f"{n} worker{'s' if n != 1 else ''}"
 
 
-def measure(args, impl, model, ranks, agg):
-    """One cell: the median over --repeats runs, or {"error": ...} if a run failed."""
+def run_once(args, impl, model, ranks, agg, rep):
+    """One run of one cell: its JSON result, or {"error": ...}."""
     runner = run_ddp if impl == "ddp" else run_cohort
-    runs = []
-    for rep in range(args.repeats):
-        note = f" (repeat {rep + 1}/{args.repeats})" if args.repeats > 1 else ""
-        print(f"running {impl} {model} {workers(ranks)} K={agg}{note} ...", file=sys.stderr,
+    note = f" (round {rep + 1}/{args.repeats})" if args.repeats > 1 else ""
+    print(f"running {impl} {model} {workers(ranks)} K={agg}{note} ...", file=sys.stderr,
+          flush=True)
+    try:
+        return runner(args, model, ranks, agg)
+    except (RuntimeError, OSError, ValueError) as e:
+        print(f"  {impl} {model} {workers(ranks)} K={agg}: ERROR: {e}", file=sys.stderr,
               flush=True)
-        try:
-            runs.append(runner(args, model, ranks, agg))
-        except (RuntimeError, OSError, ValueError) as e:
-            print(f"  {impl} {model} {workers(ranks)} K={agg}: ERROR: {e}", file=sys.stderr,
-                  flush=True)
-            return {"impl": impl, "model": model, "ranks": ranks, "aggregation_frequency": agg,
-                    "error": str(e), "runs": runs}
-    return {"impl": impl, "model": model, "ranks": ranks, "aggregation_frequency": agg,
-            "samples_per_s": statistics.median(r["samples_per_s"] for r in runs),
-            "step_ms": statistics.median(r["step_ms"] for r in runs),
-            "final_loss": runs[-1].get("final_loss"), "runs": runs}
+        return {"error": str(e)}
+
+
+def summarize(impl, model, ranks, agg, runs):
+    """One cell: the median over its runs, or {"error": ...} if a run failed."""
+    cell = {"impl": impl, "model": model, "ranks": ranks, "aggregation_frequency": agg,
+            "runs": runs}
+    failed = [r for r in runs if "error" in r]
+    if failed:
+        cell["error"] = failed[0]["error"]
+        return cell
+    cell.update({"samples_per_s": statistics.median(r["samples_per_s"] for r in runs),
+                 "step_ms": statistics.median(r["step_ms"] for r in runs),
+                 "final_loss": runs[-1].get("final_loss")})
+    return cell
 
 
 # --- report -----------------------------------------------------------------------------------
@@ -260,7 +267,7 @@ def report(args, models, impls, cells, big_k):
     print_aligned(["model", "impl", "thr@1 (samples/s)", "thr@2 (samples/s)", "scaling eff",
                    f"thr@2 K={big_k}", f"K=1/K={big_k}"], table)
     print(f"(per-slot batch {args.per_slot_batch}; {args.steps} timed steps after {args.warmup} "
-          f"warmup; median of {args.repeats} run(s); scaling eff = thr@2 / (2 * thr@1))")
+          f"warmup; median of {args.repeats} interleaved round(s); scaling eff = thr@2 / (2 * thr@1))")
 
     errors = [c for c in cells.values() if "error" in c]
     for c in errors:
@@ -301,7 +308,7 @@ def main():
     parser.add_argument("--warmup", type=int, default=5, help="untimed steps first")
     parser.add_argument("--aggregation-frequency", type=int, default=1000, metavar="K",
                         help="K of the communication-free column (keep K > warmup + steps)")
-    parser.add_argument("--repeats", type=int, default=1, help="median of this many runs")
+    parser.add_argument("--repeats", type=int, default=1, help="rounds over all cells; each cell reports its median")
     parser.add_argument("--only", default="both", choices=["ddp", "cohort", "both"])
     parser.add_argument("--timeout", type=float, default=600, help="seconds per run")
     parser.add_argument("--json", help="also write all raw results to this file")
@@ -316,12 +323,19 @@ def main():
     impls = ["ddp", "cohort"] if args.only == "both" else [args.only]
     big_k = args.aggregation_frequency
 
-    # DDP and Cohort alternate cell by cell, so slow drift in machine load hits both alike.
-    cells = {}
-    for model in models:
-        for ranks, agg in dict.fromkeys(((1, 1), (2, 1), (2, big_k))):  # dedup when K = 1
-            for impl in impls:
-                cells[impl, model, ranks, agg] = measure(args, impl, model, ranks, agg)
+    # Rounds are outermost and DDP and Cohort alternate cell by cell, so a burst of load on this
+    # shared machine spoils one run of a cell (which the median drops), not all of them, and
+    # slow drift hits both implementations alike.
+    keys = [(impl, model, ranks, agg) for model in models
+            for ranks, agg in dict.fromkeys(((1, 1), (2, 1), (2, big_k)))  # dedup when K = 1
+            for impl in impls]
+    runs = {key: [] for key in keys}
+    for rep in range(args.repeats):
+        for key in keys:
+            if runs[key] and "error" in runs[key][-1]:
+                continue  # a failed cell stays failed
+            runs[key].append(run_once(args, *key, rep))
+    cells = {key: summarize(*key, runs[key]) for key in keys}
     summary = report(args, models, impls, cells, big_k)
     if args.json:
         config = {k: v for k, v in vars(args).items() if k != "json"}

@@ -3,6 +3,8 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/exit_codes.h"
+#include "cli/local_experiment.h"
 #include "cli/validate_command.h"
 
 namespace cohort::cli {
@@ -34,6 +36,46 @@ void AddExperimentCommands(CLI::App* root, int* exit_code) {
   validate->callback([validate_args, template_path, validate, exit_code] {
     if (validate->count("--template") > 0) validate_args->template_path = *template_path;
     *exit_code = RunValidate(*validate_args, std::cout, std::cerr);
+  });
+
+  auto create_args = std::make_shared<CreateLocalArgs>();
+  auto create_template = std::make_shared<std::string>();
+  auto local = std::make_shared<bool>(false);
+  CLI::App* create = experiment->add_subcommand(
+      "create",
+      "Create an experiment from CONFIG and the trial program in CONTEXT_DIR.\n"
+      "With --local it runs here, without a master: each trial through cohort-launch with\n"
+      "resources.slots_per_trial workers running the config's entrypoint inside CONTEXT_DIR,\n"
+      "showing a live progress line, validations as they come and a summary at the end.");
+  create->add_option("config", create_args->config_path, "Experiment config (YAML)")->required();
+  create->add_option("context_dir", create_args->context_dir,
+                     "Directory holding the trial program (the entrypoint runs inside it)")
+      ->required();
+  create->add_flag("--local", *local, "Run on this machine without a master");
+  create->add_flag("--test", create_args->test,
+                   "Smoke test: the first trial only, 10 batches, one validation");
+  create->add_option("--template,-t", *create_template, "Template file (YAML) merged under the config");
+  create->add_option("--runs-dir", create_args->runs_dir,
+                     "Where local runs are written (default: ./cohort-runs)");
+  create->footer(
+      "Examples:\n"
+      "  cohort experiment create --local examples/fashion_mnist/distributed.yaml build/bin\n"
+      "  cohort experiment create --local --test examples/fashion_mnist/const.yaml build/bin\n"
+      "  cohort experiment create --local examples/core_api/3_hpsearch.yaml build/bin\n"
+      "\n"
+      "Output: <runs dir>/<name>-<time>/trial-N/{output.log,metrics.jsonl,checkpoints/}.\n"
+      "Ctrl-C asks the running trial to checkpoint and stop; a second Ctrl-C kills it.\n"
+      "Exit status: 0 every trial completed; 1 a trial failed or was stopped, or the config\n"
+      "is invalid; 2 bad arguments (missing context directory or entrypoint).");
+  create->callback([create_args, create_template, create, local, exit_code] {
+    if (!*local) {
+      std::cerr << "cohort: error: experiment create needs a master, which this version does "
+                   "not have yet: add --local to run the experiment on this machine\n";
+      *exit_code = kExitUsage;
+      return;
+    }
+    if (create->count("--template") > 0) create_args->template_path = *create_template;
+    *exit_code = RunCreateLocal(*create_args, std::cout, std::cerr);
   });
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Registers the `cohort experiment ...` verbs (today: validate; later create, list, describe)
+// Registers the `cohort experiment ...` verbs (validate, create --local; later list, describe)
 // on the root CLI11 app. Each verb group lives in its own *_commands.h/.cc and is added by
 // main.cc. Not thread-safe (CLI setup runs once on the main thread).
 

@@ -27,23 +27,41 @@ int Report(const absl::Status& status, const std::string& file, std::ostream& er
 
 }  // namespace
 
-int RunValidate(const ValidateArgs& args, std::ostream& out, std::ostream& err) {
+std::optional<config::ExperimentConfig> LoadExperimentConfig(const ValidateArgs& args,
+                                                             std::ostream& err, int* exit_code) {
   Json tmpl;
   if (args.template_path.has_value()) {
     absl::StatusOr<Json> loaded = config::LoadYamlFile(*args.template_path);
-    if (!loaded.ok()) return Report(loaded.status(), *args.template_path, err);
+    if (!loaded.ok()) {
+      *exit_code = Report(loaded.status(), *args.template_path, err);
+      return std::nullopt;
+    }
     tmpl = *std::move(loaded);
   }
   absl::StatusOr<Json> tree = config::LoadYamlFile(args.config_path);
-  if (!tree.ok()) return Report(tree.status(), args.config_path, err);
-
+  if (!tree.ok()) {
+    *exit_code = Report(tree.status(), args.config_path, err);
+    return std::nullopt;
+  }
   absl::StatusOr<Json> merged = config::MergeTemplate(tmpl, *tree);
-  if (!merged.ok()) return Report(merged.status(), args.template_path.value_or(""), err);
-
+  if (!merged.ok()) {
+    *exit_code = Report(merged.status(), args.template_path.value_or(""), err);
+    return std::nullopt;
+  }
   absl::StatusOr<config::ExperimentConfig> parsed = config::ParseExperimentConfig(*merged);
-  if (!parsed.ok()) return Report(parsed.status(), args.config_path, err);
-  out << config::ToYaml(parsed->effective);
-  return kExitOk;
+  if (!parsed.ok()) {
+    *exit_code = Report(parsed.status(), args.config_path, err);
+    return std::nullopt;
+  }
+  *exit_code = kExitOk;
+  return *std::move(parsed);
+}
+
+int RunValidate(const ValidateArgs& args, std::ostream& out, std::ostream& err) {
+  int exit_code = kExitOk;
+  std::optional<config::ExperimentConfig> parsed = LoadExperimentConfig(args, err, &exit_code);
+  if (parsed) out << config::ToYaml(parsed->effective);
+  return exit_code;
 }
 
 }  // namespace cohort::cli

@@ -7,6 +7,8 @@
 #include <ostream>
 #include <string>
 
+#include "config/experiment_config.h"
+
 namespace cohort::cli {
 
 struct ValidateArgs {
@@ -19,5 +21,10 @@ struct ValidateArgs {
 // line, prefixed by the file it concerns ("exp.yaml: resources.slots_per_trial: must be >= 1,
 // got -2"), and returns kExitInvalid (invalid YAML or config) or kExitUsage (unreadable file).
 int RunValidate(const ValidateArgs& args, std::ostream& out, std::ostream& err);
+
+// The validated config of `args` (template merged, defaults filled, seed recorded), or nullopt
+// after writing every error to `err` as RunValidate does and setting *exit_code.
+std::optional<config::ExperimentConfig> LoadExperimentConfig(const ValidateArgs& args,
+                                                             std::ostream& err, int* exit_code);
 
 }  // namespace cohort::cli

@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
 #include "common/status_macros.h"
@@ -70,6 +71,31 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
       break;
   }
   return absl::InternalError("no transport chosen");
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> CreateLocalCommunicator(
+    std::shared_ptr<Rendezvous> rendezvous, const std::string& name) {
+  const Topology& t = rendezvous->topology();
+  Group local;
+  local.rendezvous = rendezvous;
+  local.prefix = absl::StrCat(name, "/local/", t.cross_rank);
+  local.rank = t.local_rank;
+  local.size = t.local_size;
+  local.global_ranks.assign(t.local_size, -1);
+  local.global_ranks[t.local_rank] = t.rank;
+  // The global rank of every local rank, for error messages that name the right worker.
+  std::shared_ptr<Store> store = local.store();
+  COHORT_RETURN_IF_ERROR(store->Set(absl::StrCat("global-rank/", t.local_rank),
+                                    std::to_string(t.rank)));
+  for (int r = 0; r < t.local_size; ++r) {
+    if (r == t.local_rank) continue;
+    COHORT_ASSIGN_OR_RETURN(std::string value,
+                            store->Get(absl::StrCat("global-rank/", r), t.rendezvous_timeout));
+    if (!absl::SimpleAtoi(value, &local.global_ranks[r])) {
+      return absl::InternalError(absl::StrCat("bad global rank '", value, "' for local rank ", r));
+    }
+  }
+  return ShmCommunicator::Create(std::move(local), t.collective_timeout);
 }
 
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicatorFromEnv(

@@ -40,6 +40,12 @@ struct CommunicatorOptions {
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
     std::shared_ptr<Rendezvous> rendezvous, const CommunicatorOptions& options);
 
+// A shared-memory communicator over the ranks of this machine (rank = local rank), for the
+// Core API's per-machine collectives. Every rank on the machine must call it with the same
+// `name`, which must differ from the names of the job's other communicators.
+absl::StatusOr<std::unique_ptr<Communicator>> CreateLocalCommunicator(
+    std::shared_ptr<Rendezvous> rendezvous, const std::string& name);
+
 // TopologyFromEnv + Rendezvous::Join + CreateCommunicator.
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicatorFromEnv(
     const CommunicatorOptions& options);

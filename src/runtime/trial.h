@@ -27,10 +27,12 @@
 
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
+#include <torch/optim/schedulers/lr_scheduler.h>
 #include <torch/types.h>
 
 #include "absl/status/statusor.h"
 #include "comm/communicator.h"
+#include "core/core.h"
 #include "nlohmann/json.hpp"
 
 namespace cohort::runtime {
@@ -55,9 +57,10 @@ struct TrainResult {
 // What a trial sees of its run. Owned by the runtime.
 class TrialContext {
  public:
-  TrialContext(comm::Communicator& comm, int64_t global_batch_size, uint64_t seed,
+  TrialContext(core::Context& core, int64_t global_batch_size, uint64_t seed,
                nlohmann::json hparams, nlohmann::json data)
-      : comm_(comm),
+      : core_(core),
+        comm_(core.distributed().communicator()),
         global_batch_size_(global_batch_size),
         seed_(seed),
         hparams_(std::move(hparams)),
@@ -75,8 +78,11 @@ class TrialContext {
   const nlohmann::json& data() const { return data_; }
   // Between batches the trial may use the communicator for its own collectives.
   comm::Communicator& communicator() { return comm_; }
+  // The Core API contexts of the run (object collectives, extra metrics, cluster info).
+  core::Context& core() { return core_; }
 
  private:
+  core::Context& core_;
   comm::Communicator& comm_;
   int64_t global_batch_size_;
   uint64_t seed_;
@@ -90,6 +96,13 @@ class Trial {
   virtual std::shared_ptr<torch::nn::Module> BuildModel(TrialContext& ctx) = 0;
   virtual std::unique_ptr<torch::optim::Optimizer> BuildOptimizer(TrialContext& ctx,
                                                                   torch::nn::Module& model) = 0;
+  // Optional: a learning-rate scheduler over `optimizer`, stepped after every optimizer step
+  // (LibTorch's StepLR, optim::LinearWarmup, ...). Resuming replays its steps, so a scheduler
+  // must compute its rates from its step count and the optimizer's initial rates only.
+  virtual std::unique_ptr<torch::optim::LRScheduler> BuildLRScheduler(
+      TrialContext& ctx, torch::optim::Optimizer& optimizer) {
+    return nullptr;
+  }
   virtual absl::StatusOr<TensorDataset> BuildTrainingData(TrialContext& ctx) = 0;
   virtual absl::StatusOr<TensorDataset> BuildValidationData(TrialContext& ctx) = 0;
   // Forward pass and loss on this worker's slice of one global batch.

@@ -11,9 +11,7 @@
 #include "comm/comm_factory.h"
 #include "common/env.h"
 #include "common/status_macros.h"
-#include "config/config_parser.h"
-#include "config/hparam_sampler.h"
-#include "config/yaml_json.h"
+#include "core/core.h"
 #include "runtime/process_setup.h"
 #include "runtime/trial_runner.h"
 
@@ -46,19 +44,25 @@ absl::StatusOr<int64_t> ToBatches(const config::Length& length, const config::Ex
   return absl::InternalError("unknown length unit");
 }
 
+// A checkpoint named by --restore or $COHORT_LATEST_CHECKPOINT: a directory, or a storage id
+// in the experiment's checkpoint storage.
+absl::StatusOr<std::string> ResolveCheckpoint(core::Context& ctx, const std::string& which) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(which, ec)) return which;
+  return ctx.checkpoint().RestorePath(which);
+}
+
 absl::Status Run(const Flags& flags, Trial& trial) {
   if (flags.config.empty()) {
     return absl::InvalidArgumentError("no experiment config: pass --config FILE or set COHORT_CONFIG");
   }
   PrepareTrainingProcess();
   torch::set_num_threads(static_cast<int>(env::GetIntOr("COHORT_NUM_THREADS", 1).value_or(1)));
-  COHORT_ASSIGN_OR_RETURN(auto comm, comm::CreateCommunicatorFromEnv({}));
-  COHORT_ASSIGN_OR_RETURN(config::Json tree, config::LoadYamlFile(flags.config));
-  COHORT_ASSIGN_OR_RETURN(config::ExperimentConfig cfg, config::ParseExperimentConfig(tree));
-  // Every worker must agree on the seed, also when the parser drew one.
-  uint64_t experiment_seed = cfg.experiment_seed;
-  COHORT_RETURN_IF_ERROR(comm->Broadcast(&experiment_seed, sizeof(experiment_seed), 0));
-  cfg.experiment_seed = static_cast<uint32_t>(experiment_seed);
+  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<core::Context> ctx,
+                          core::Init({.config_path = flags.config, .run_dir = flags.run_dir}));
+  const core::ClusterInfo& info = ctx->info();
+  const config::ExperimentConfig& cfg = *info.config;
+  comm::Communicator& comm = ctx->distributed().communicator();
 
   TrialRunOptions options;
   options.global_batch_size = cfg.global_batch_size;
@@ -84,37 +88,41 @@ absl::Status Run(const Flags& flags, Trial& trial) {
   options.optimizations.auto_tune = o.auto_tune_tensor_fusion;
   options.optimizations.fusion_threshold_mb = static_cast<double>(o.tensor_fusion_threshold);
   options.average_training_metrics = o.average_training_metrics;
-  options.seed = env::GetIntOr("COHORT_TRIAL_SEED", config::TrialSeed(cfg.experiment_seed, 0))
-                     .value_or(0);
+  options.seed = info.trial_seed;
+  options.hparams = info.hparams;
   if (!flags.hparams.empty()) {
     options.hparams = nlohmann::json::parse(flags.hparams, nullptr, false);
-    if (options.hparams.is_discarded()) {
-      return absl::InvalidArgumentError("--hparams / COHORT_HPARAMS is not valid JSON");
+    if (options.hparams.is_discarded() || !options.hparams.is_object()) {
+      return absl::InvalidArgumentError("--hparams must be a JSON object of hyperparameters");
     }
-  } else {
-    COHORT_ASSIGN_OR_RETURN(auto samples, config::SampleHyperparameters(
-                                              cfg.hyperparameters, cfg.searcher, cfg.experiment_seed));
-    if (!samples.empty()) options.hparams = samples.front();
   }
   options.data = cfg.data;
-  options.checkpoint_dir = (std::filesystem::path(flags.run_dir) / "checkpoints").string();
-  options.metrics_path = (std::filesystem::path(flags.run_dir) / "metrics.jsonl").string();
-  options.restore_from = flags.restore;
-  if (comm->rank() == 0) {
-    std::error_code ec;
-    std::filesystem::create_directories(flags.run_dir, ec);
-    if (ec) return absl::UnavailableError(absl::StrCat("run directory ", flags.run_dir, ": ", ec.message()));
+  options.searcher_metric = cfg.searcher.metric;
+  const std::string restore = flags.restore.empty() ? info.latest_checkpoint : flags.restore;
+  if (!restore.empty()) {
+    COHORT_ASSIGN_OR_RETURN(options.restore_from, ResolveCheckpoint(*ctx, restore));
+  }
+  if (comm.rank() == 0) {
     std::fprintf(stderr,
                  "trial: %s on %d slot(s), %lld batches of %lld (per slot %lld), seed %llu; "
-                 "metrics and checkpoints in %s\n",
-                 cfg.name.value_or("experiment").c_str(), comm->size(),
+                 "metrics in %s, checkpoints in %s%s%s\n",
+                 cfg.name.value_or("experiment").c_str(), comm.size(),
                  static_cast<long long>(options.max_batches),
                  static_cast<long long>(options.global_batch_size),
-                 static_cast<long long>(options.global_batch_size / comm->size()),
-                 static_cast<unsigned long long>(options.seed), flags.run_dir.c_str());
+                 static_cast<long long>(options.global_batch_size / comm.size()),
+                 static_cast<unsigned long long>(options.seed), info.run_dir.c_str(),
+                 ctx->checkpoint().storage_dir().c_str(),
+                 options.restore_from.empty() ? "" : "; resuming from ",
+                 options.restore_from.c_str());
   }
-  COHORT_RETURN_IF_ERROR(comm->Barrier());  // the run directory exists for everyone
-  return RunTrial(trial, options, *comm);
+  COHORT_ASSIGN_OR_RETURN(TrialRunResult result, RunTrial(trial, options, *ctx));
+  if (result.preempted && comm.rank() == 0) {
+    std::fprintf(stderr,
+                 "trial: preempted after %lld of %lld batches; resume with --restore %s\n",
+                 static_cast<long long>(result.batches_completed),
+                 static_cast<long long>(options.max_batches), result.latest_checkpoint.c_str());
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -127,7 +135,9 @@ int TrialMain(int argc, char** argv, Trial& trial) {
   app.add_option("--run-dir", flags.run_dir,
                  "Where the chief writes metrics.jsonl and checkpoints/ (default: "
                  "$COHORT_RUN_DIR or ./cohort-run)");
-  app.add_option("--restore", flags.restore, "Resume from this checkpoint directory");
+  app.add_option("--restore", flags.restore,
+                 "Resume from this checkpoint: a storage id or a directory (default: "
+                 "$COHORT_LATEST_CHECKPOINT)");
   app.add_option("--hparams", flags.hparams,
                  "Hyperparameters as JSON (default: $COHORT_HPARAMS, else the searcher's first "
                  "sample)");

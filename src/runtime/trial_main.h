@@ -6,12 +6,14 @@
 // batches and the validation metrics.
 //
 //   fashion_mnist_trial --config distributed.yaml [--run-dir DIR] [--max-batches N]
-//                       [--restore DIR/checkpoints/batch-N] [--hparams JSON]
+//                       [--restore STORAGE_ID|DIR] [--hparams JSON]
 //
 // Defaults come from the worker environment of ARCHITECTURE.md §3 (COHORT_CONFIG,
-// COHORT_HPARAMS, COHORT_TRIAL_SEED, COHORT_RUN_DIR). Without them the experiment seed is rank
-// 0's (broadcast, so every worker agrees even when the config lets the parser draw one) and the
-// hyperparameters are the searcher's first sample.
+// COHORT_HPARAMS, COHORT_TRIAL_SEED, COHORT_RUN_DIR, COHORT_LATEST_CHECKPOINT), read through
+// core::Init. Without them the experiment seed is rank 0's (broadcast, so every worker agrees
+// even when the config lets the parser draw one) and the hyperparameters are the searcher's
+// first sample. SIGTERM preempts: every worker stops after the same batch, the chief
+// checkpoints, and the process exits 0 saying which checkpoint resumes the run.
 //
 // Example:
 //   int main(int argc, char** argv) {

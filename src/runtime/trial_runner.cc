@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -35,34 +36,16 @@ Batch Select(const TensorDataset& data, const std::vector<int64_t>& indices) {
   return {data.inputs.index_select(0, idx), data.targets.index_select(0, idx)};
 }
 
-// Appends JSON lines to the chief's metrics file.
-class MetricsLog {
- public:
-  absl::Status Open(const std::string& path) {
-    if (path.empty()) return absl::OkStatus();
-    out_.open(path, std::ios::app);
-    if (!out_) return absl::UnavailableError(absl::StrCat("metrics file ", path, ": cannot open"));
-    return absl::OkStatus();
-  }
-  void Write(const nlohmann::json& line) {
-    if (!out_.is_open()) return;
-    out_ << line.dump() << "\n";
-    out_.flush();
-  }
-
- private:
-  std::ofstream out_;
-};
-
 class Runner {
  public:
-  Runner(Trial& trial, const TrialRunOptions& options, comm::Communicator& comm)
+  Runner(Trial& trial, const TrialRunOptions& options, core::Context& core)
       : trial_(trial),
         options_(options),
-        comm_(comm),
-        ctx_(comm, options.global_batch_size, options.seed, options.hparams, options.data) {}
+        core_(core),
+        comm_(core.distributed().communicator()),
+        ctx_(core, options.global_batch_size, options.seed, options.hparams, options.data) {}
 
-  absl::Status Run() {
+  absl::StatusOr<TrialRunResult> Run() {
     COHORT_RETURN_IF_ERROR(CheckOptions());
     // Model initialization is seeded alike everywhere; rank 0's weights are broadcast anyway.
     torch::manual_seed(options_.seed);
@@ -70,6 +53,7 @@ class Runner {
     if (model_ == nullptr) return Error("BuildModel returned no model");
     optimizer_ = trial_.BuildOptimizer(ctx_, *model_);
     if (optimizer_ == nullptr) return Error("BuildOptimizer returned no optimizer");
+    scheduler_ = trial_.BuildLRScheduler(ctx_, *optimizer_);
     COHORT_ASSIGN_OR_RETURN(train_, trial_.BuildTrainingData(ctx_));
     COHORT_ASSIGN_OR_RETURN(validation_, trial_.BuildValidationData(ctx_));
     COHORT_ASSIGN_OR_RETURN(
@@ -86,7 +70,7 @@ class Runner {
     COHORT_RETURN_IF_ERROR(BroadcastModule(*model_, comm_, 0));
     COHORT_ASSIGN_OR_RETURN(reducer_,
                             GradientReducer::Create(*model_, &comm_, options_.optimizations));
-    if (comm_.rank() == 0) COHORT_RETURN_IF_ERROR(log_.Open(options_.metrics_path));
+    result_.batches_completed = start;
 
     std::map<std::string, double> sums, timings;
     int64_t in_window = 0;
@@ -110,14 +94,26 @@ class Runner {
         optimizer_->zero_grad();
       }
       timings["train_batch"] += MsSince(t);
-      timings["step_lr_schedulers"] += 0;  // no LR schedulers yet
+      t = absl::Now();
+      if (step && scheduler_ != nullptr) {
+        scheduler_->step();
+        ++scheduler_steps_;
+      }
+      timings["step_lr_schedulers"] += MsSince(t);
       t = absl::Now();
       sums["loss"] += result.loss.item<double>();
       for (const auto& [name, value] : result.metrics) sums[name] += value;
       timings["from_device"] += MsSince(t);
       ++in_window;
       const int64_t done = b + 1;
+      result_.batches_completed = done;
       const bool last = done == options_.max_batches;
+      if (core_.reporter() != nullptr) {
+        COHORT_RETURN_IF_ERROR(core_.reporter()->ReportProgress(
+            {.completed = static_cast<double>(done),
+             .total = static_cast<double>(options_.max_batches),
+             .unit = "batches"}));
+      }
       if (done % options_.scheduling_unit == 0 || last) {
         t = absl::Now();
         COHORT_RETURN_IF_ERROR(ReportTraining(done, sums, timings, in_window, t));
@@ -141,12 +137,48 @@ class Runner {
       if ((options_.checkpoint_period > 0 && done % options_.checkpoint_period == 0) || last) {
         COHORT_RETURN_IF_ERROR(Checkpoint(done));
       }
+      // Between optimizer steps only: a checkpoint cannot hold half-aggregated gradients.
+      if (!last && step) {
+        COHORT_ASSIGN_OR_RETURN(bool preempt, core_.preempt().ShouldPreempt());
+        if (preempt) return Preempted(done);
+      }
     }
     if (start >= options_.max_batches) COHORT_RETURN_IF_ERROR(Validate(start));
-    return absl::OkStatus();
+    if (core_.reporter() != nullptr) {
+      COHORT_RETURN_IF_ERROR(core_.reporter()->ReportCompleted(SearcherMetric()));
+    }
+    return result_;
   }
 
  private:
+  absl::StatusOr<TrialRunResult> Preempted(int64_t done) {
+    if (last_checkpoint_batches_ != done) COHORT_RETURN_IF_ERROR(Checkpoint(done));
+    result_.preempted = true;
+    if (core_.reporter() != nullptr) {
+      COHORT_LOG(INFO) << "preempted after " << done << " of " << options_.max_batches
+                       << " batches; checkpoint " << result_.latest_checkpoint
+                       << " resumes the run";
+    }
+    return result_;
+  }
+
+  // The searcher's metric from the last validation: `searcher_metric`, or the same name
+  // without its "validation_" prefix; NaN (with a warning) when the trial reports neither.
+  double SearcherMetric() const {
+    const nlohmann::json& m = result_.validation_metrics;
+    if (!m.is_object() || m.empty()) return std::nan("");
+    std::string name = options_.searcher_metric;
+    if (name.empty()) name = m.begin().key();
+    for (const std::string& candidate :
+         {name, name.rfind("validation_", 0) == 0 ? name.substr(11) : name}) {
+      if (m.contains(candidate) && m[candidate].is_number()) return m[candidate].get<double>();
+    }
+    COHORT_LOG(WARNING) << "searcher.metric '" << name
+                        << "' is not among the validation metrics " << m.dump()
+                        << ": the searcher gets NaN";
+    return std::nan("");
+  }
+
   absl::Status Error(absl::string_view what) const {
     return absl::FailedPreconditionError(absl::StrCat("rank ", comm_.rank(), ": trial: ", what));
   }
@@ -187,8 +219,8 @@ class Runner {
       per_batch[name] = name == "reduce_metrics" ? total : total / static_cast<double>(batches);
     }
     metrics["timings"] = per_batch;
-    log_.Write({{"kind", "training"}, {"batches", done}, {"metrics", metrics}});
-    return absl::OkStatus();
+    if (core_.reporter() == nullptr) return absl::OkStatus();
+    return core_.train().ReportTrainingMetrics(done, metrics);
   }
 
   absl::Status Validate(int64_t done) {
@@ -218,8 +250,9 @@ class Runner {
     std::map<std::string, double> local;
     for (const auto& [name, sum] : sums) local[name] = count > 0 ? sum / count : 0;
     COHORT_ASSIGN_OR_RETURN(auto reduced, WeightedAverageMetrics(comm_, local, count));
-    log_.Write({{"kind", "validation"}, {"batches", done}, {"metrics", reduced}});
-    if (comm_.rank() == 0) {
+    result_.validation_metrics = reduced;
+    if (core_.reporter() != nullptr) {
+      COHORT_RETURN_IF_ERROR(core_.train().ReportValidationMetrics(done, reduced));
       std::string line = absl::StrCat("validation after ", done, " batches:");
       for (const auto& [name, value] : reduced) absl::StrAppend(&line, " ", name, "=", value);
       COHORT_LOG(INFO) << line;
@@ -228,35 +261,40 @@ class Runner {
   }
 
   absl::Status Checkpoint(int64_t done) {
-    if (options_.checkpoint_dir.empty()) return absl::OkStatus();
+    std::string id;
     if (comm_.rank() == 0) {
-      const fs::path final_dir = fs::path(options_.checkpoint_dir) / absl::StrCat("batch-", done);
-      const fs::path tmp = fs::path(options_.checkpoint_dir) / absl::StrCat(".batch-", done, ".tmp");
-      std::error_code ec;
-      fs::remove_all(tmp, ec);
-      fs::create_directories(tmp, ec);
-      if (ec) return Error(absl::StrCat("checkpoint: creating ", tmp.string(), ": ", ec.message()));
-      torch::serialize::OutputArchive model_archive;
-      model_->save(model_archive);
-      model_archive.save_to((tmp / "model.pt").string());
-      torch::serialize::OutputArchive optimizer_archive;
-      optimizer_->save(optimizer_archive);
-      optimizer_archive.save_to((tmp / "optimizer.pt").string());
-      std::ofstream state(tmp / "state.json");
-      state << nlohmann::json{{"batches", done},
-                              {"seed", options_.seed},
-                              {"global_batch_size", options_.global_batch_size},
-                              {"ranks", comm_.size()}}
-                   .dump(2);
-      state.close();
-      if (!state) return Error(absl::StrCat("checkpoint: writing ", (tmp / "state.json").string()));
-      fs::remove_all(final_dir, ec);
-      fs::rename(tmp, final_dir, ec);  // readers never see a half-written checkpoint
-      if (ec) return Error(absl::StrCat("checkpoint: renaming to ", final_dir.string(), ": ", ec.message()));
-      log_.Write({{"kind", "checkpoint"}, {"batches", done}, {"path", final_dir.string()}});
+      COHORT_ASSIGN_OR_RETURN(std::string stored, WriteCheckpoint(done));
+      id = stored;
     }
-    // Nobody goes on (or exits) before the checkpoint exists.
-    return comm_.Barrier();
+    // Everyone learns the id, and nobody goes on (or exits) before the checkpoint exists.
+    COHORT_ASSIGN_OR_RETURN(nlohmann::json agreed, core_.distributed().BroadcastJson(id));
+    result_.latest_checkpoint = agreed.get<std::string>();
+    last_checkpoint_batches_ = done;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> WriteCheckpoint(int64_t done) {
+    COHORT_ASSIGN_OR_RETURN(core::CheckpointContext::Writer writer,
+                            core_.checkpoint().StorePath({{"steps_completed", done}}));
+    const fs::path dir(writer.path());
+    torch::serialize::OutputArchive model_archive;
+    model_->save(model_archive);
+    model_archive.save_to((dir / "model.pt").string());
+    torch::serialize::OutputArchive optimizer_archive;
+    optimizer_->save(optimizer_archive);
+    optimizer_archive.save_to((dir / "optimizer.pt").string());
+    std::ofstream state(dir / "state.json");
+    state << nlohmann::json{{"batches", done},
+                            {"seed", options_.seed},
+                            {"global_batch_size", options_.global_batch_size},
+                            {"ranks", comm_.size()},
+                            {"lr_scheduler_steps", scheduler_steps_}}
+                 .dump(2);
+    state.close();
+    if (!state) return Error(absl::StrCat("checkpoint: writing ", (dir / "state.json").string()));
+    COHORT_ASSIGN_OR_RETURN(std::string id, writer.Commit());
+    result_.latest_checkpoint_path = (fs::path(core_.checkpoint().storage_dir()) / id).string();
+    return id;
   }
 
   // Loads weights and optimizer state (every rank reads the same files); returns batches done.
@@ -278,25 +316,41 @@ class Runner {
     torch::serialize::InputArchive optimizer_archive;
     optimizer_archive.load_from((fs::path(dir) / "optimizer.pt").string());
     optimizer_->load(optimizer_archive);
+    // LibTorch's optimizer archive keeps no learning rates: replaying the scheduler's steps on
+    // the initial rates restores them exactly.
+    const int64_t scheduler_steps = state.value("lr_scheduler_steps", int64_t{0});
+    if (scheduler_steps > 0 && scheduler_ == nullptr) {
+      return Error(absl::StrCat("restore: the checkpoint's run stepped an LR scheduler ",
+                                scheduler_steps, " times, but BuildLRScheduler returned none"));
+    }
+    for (int64_t i = 0; i < scheduler_steps; ++i) scheduler_->step();
+    scheduler_steps_ = scheduler_steps;
+    last_checkpoint_batches_ = state["batches"].get<int64_t>();
     return state["batches"].get<int64_t>();
   }
 
   Trial& trial_;
   const TrialRunOptions& options_;
+  core::Context& core_;
   comm::Communicator& comm_;
   TrialContext ctx_;
   std::shared_ptr<torch::nn::Module> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<torch::optim::LRScheduler> scheduler_;
+  int64_t scheduler_steps_ = 0;
+  int64_t last_checkpoint_batches_ = -1;
   std::unique_ptr<GradientReducer> reducer_;
   TensorDataset train_, validation_;
-  MetricsLog log_;
+  TrialRunResult result_;
 };
 
 }  // namespace
 
-absl::Status RunTrial(Trial& trial, const TrialRunOptions& options, comm::Communicator& comm) {
+absl::StatusOr<TrialRunResult> RunTrial(Trial& trial, const TrialRunOptions& options,
+                                        core::Context& context) {
+  comm::Communicator& comm = context.distributed().communicator();
   try {
-    return Runner(trial, options, comm).Run();
+    return Runner(trial, options, context).Run();
   } catch (const std::exception& e) {  // LibTorch throws c10::Error
     std::string what = e.what();
     return absl::InternalError(

@@ -1,26 +1,33 @@
 #pragma once
-// RunTrial: the training loop of the Trial API. Every worker of a trial calls it with the same
-// options; it trains `max_batches` global batches (each worker its per-slot slice, drawn by a
-// DistributedSampler), synchronizes gradients through a GradientReducer configured from the
-// experiment's `optimizations`, validates every `validation_period` batches and at the end
-// (metrics weighted by batch size across workers), checkpoints every `checkpoint_period`
-// batches and at the end (chief only), and resumes from a checkpoint with the weights,
-// optimizer state and data position it recorded: a resumed run ends with exactly the weights
-// of an uninterrupted one.
+// RunTrial: the training loop of the Trial API, built on the Core API's contexts. Every worker
+// of a trial calls it with the same options; it trains `max_batches` global batches (each
+// worker its per-slot slice, drawn by a DistributedSampler), synchronizes gradients through a
+// GradientReducer configured from the experiment's `optimizations`, steps the trial's LR
+// scheduler after each optimizer step, validates every `validation_period` batches and at the
+// end (metrics weighted by batch size across workers), checkpoints every `checkpoint_period`
+// batches and at the end (chief only, through core::CheckpointContext), and resumes from a
+// checkpoint with the weights, optimizer state, scheduler steps and data position it recorded:
+// a resumed run ends with exactly the weights of an uninterrupted one.
 //
-// Metrics go to `metrics_path` (chief only) as JSON lines:
-//   {"kind":"training","batches":100,"metrics":{"loss":0.41,...,"timings":{...}}}
-//   {"kind":"validation","batches":100,"metrics":{"loss":0.38,"accuracy":0.87}}
-//   {"kind":"checkpoint","batches":100,"path":"<dir>"}
-// Training metrics are averaged across workers when `average_training_metrics` (else the
-// chief's), with the per-batch timings of the seed (dataloader_next, to_device, train_batch,
-// step_lr_schedulers, from_device, reduce_metrics; milliseconds, chief's).
+// Preemption: after every optimizer step all workers ask core::PreemptContext (one collective
+// vote), so all stop after the same batch; the chief then checkpoints (unless it just did) and
+// RunTrial returns with `preempted` set. Resuming from that checkpoint continues the run.
+//
+// Reports (chief, through the context's reporter; locally the run directory's metrics.jsonl):
+//   {"kind":"training","steps_completed":100,"metrics":{"loss":0.41,...,"timings":{...}}}
+//   {"kind":"validation","steps_completed":100,"metrics":{"loss":0.38,"accuracy":0.87}}
+//   {"kind":"checkpoint","steps_completed":100,"storage_id":"<uuid>","path":"<dir>",...}
+// plus progress in batches after every batch (progress.json) and, at the end, the searcher
+// metric. Training metrics are averaged across workers when `average_training_metrics` (else
+// the chief's), with the per-batch timings of the seed (dataloader_next, to_device,
+// train_batch, step_lr_schedulers, from_device, reduce_metrics; milliseconds, chief's).
 
 #include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
-#include "comm/communicator.h"
+#include "absl/status/statusor.h"
+#include "core/core.h"
 #include "nlohmann/json.hpp"
 #include "runtime/gradient_reducer.h"
 #include "runtime/trial.h"
@@ -38,13 +45,23 @@ struct TrialRunOptions {
   bool average_training_metrics = true;
   nlohmann::json hparams = nlohmann::json::object();
   nlohmann::json data = nlohmann::json::object();
-  std::string checkpoint_dir;         // chief writes <dir>/batch-<N>/; empty: no checkpoints
   std::string restore_from;           // a checkpoint directory to resume from; empty: fresh
-  std::string metrics_path;           // chief appends JSON lines; empty: no metrics file
+  // The validation metric the searcher optimizes (searcher.metric); a "validation_" prefix may
+  // be omitted by the trial's metric names. Empty: the first validation metric.
+  std::string searcher_metric;
+};
+
+struct TrialRunResult {
+  int64_t batches_completed = 0;
+  bool preempted = false;
+  std::string latest_checkpoint;       // storage id; empty when none was written
+  std::string latest_checkpoint_path;  // its directory (chief only)
+  nlohmann::json validation_metrics;   // the last validation's, reduced across workers
 };
 
 // Errors name the rank and what failed (a bad option names the option; a collective failure
 // names the missing rank). Every worker must call it with the same options.
-absl::Status RunTrial(Trial& trial, const TrialRunOptions& options, comm::Communicator& comm);
+absl::StatusOr<TrialRunResult> RunTrial(Trial& trial, const TrialRunOptions& options,
+                                        core::Context& context);
 
 }  // namespace cohort::runtime

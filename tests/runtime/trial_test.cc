@@ -63,28 +63,38 @@ class TrialTest : public ::testing::Test {
       EXPECT_TRUE(r.exited && r.exit_code == 0) << Describe(results);
       if (!(r.exited && r.exit_code == 0)) return false;
     }
-    output_ = results[0].output;
+    outputs_.clear();
+    for (const auto& r : results) outputs_.push_back(r.output);
     return true;
   }
+  // The checkpoint directory a run's chief reported last in its metrics.
+  static std::string LatestCheckpoint(const std::string& run_dir) {
+    std::string path;
+    for (const auto& line : ReadJsonLines(run_dir + "/metrics.jsonl")) {
+      if (line["kind"] == "checkpoint") path = line["path"];
+    }
+    return path;
+  }
   std::string dir_;
-  std::string output_;
+  std::vector<std::string> outputs_;
   static inline int counter_ = 0;
 };
 
 TEST_F(TrialTest, ResumedRunEndsWithTheWeightsOfAnUninterruptedRun) {
   const std::string straight = dir_ + "_straight", split = dir_ + "_split";
-  ASSERT_TRUE(Run(2, {"--max-batches", "12", "--checkpoint-dir", straight, "--out",
-                      straight + ".bin", "--metrics", straight + ".jsonl"}));
-  ASSERT_TRUE(Run(2, {"--max-batches", "6", "--checkpoint-dir", split}));
-  ASSERT_TRUE(Run(2, {"--max-batches", "12", "--checkpoint-dir", split, "--restore",
-                      split + "/batch-6", "--out", split + ".bin"}));
+  ASSERT_TRUE(Run(2, {"--max-batches", "12", "--run-dir", straight, "--out", straight + ".bin"}));
+  ASSERT_TRUE(Run(2, {"--max-batches", "6", "--run-dir", split}));
+  const std::string checkpoint = LatestCheckpoint(split);
+  ASSERT_FALSE(checkpoint.empty());
+  ASSERT_TRUE(Run(2, {"--max-batches", "12", "--run-dir", split, "--restore", checkpoint,
+                      "--out", split + ".bin"}));
   const std::string a = ReadFile(straight + ".bin"), b = ReadFile(split + ".bin");
   ASSERT_GT(a.size(), 1000u);
   EXPECT_TRUE(a == b) << "resumed weights differ from the uninterrupted run's";
 
   // The chief's metrics: training every 4 batches with the seed's timings, validation and a
   // checkpoint at the end.
-  std::vector<nlohmann::json> lines = ReadJsonLines(straight + ".jsonl");
+  std::vector<nlohmann::json> lines = ReadJsonLines(straight + "/metrics.jsonl");
   int training = 0, validation = 0, checkpoints = 0;
   for (const auto& line : lines) {
     const std::string kind = line["kind"];
@@ -98,7 +108,7 @@ TEST_F(TrialTest, ResumedRunEndsWithTheWeightsOfAnUninterruptedRun) {
     }
     if (kind == "validation") {
       ++validation;
-      EXPECT_EQ(line["batches"], 12);
+      EXPECT_EQ(line["steps_completed"], 12);
       // It learned: an untrained net sits at chance (accuracy 0.1, loss ln 10 = 2.30).
       EXPECT_GT(line["metrics"]["accuracy"].get<double>(), 0.2) << line;
       EXPECT_LT(line["metrics"]["loss"].get<double>(), 2.2) << line;
@@ -110,14 +120,61 @@ TEST_F(TrialTest, ResumedRunEndsWithTheWeightsOfAnUninterruptedRun) {
   EXPECT_EQ(checkpoints, 1);
 }
 
+TEST_F(TrialTest, LrSchedulerIsSteppedAndReplayedOnResume) {
+  const std::string straight = dir_ + "_straight", split = dir_ + "_split", flat = dir_ + "_flat";
+  ASSERT_TRUE(Run(2, {"--max-batches", "10", "--step-lr", "3", "--run-dir", straight, "--out",
+                      straight + ".bin"}));
+  ASSERT_TRUE(Run(2, {"--max-batches", "10", "--run-dir", flat, "--out", flat + ".bin"}));
+  ASSERT_TRUE(Run(2, {"--max-batches", "4", "--step-lr", "3", "--run-dir", split}));
+  ASSERT_TRUE(Run(2, {"--max-batches", "10", "--step-lr", "3", "--run-dir", split, "--restore",
+                      LatestCheckpoint(split), "--out", split + ".bin"}));
+  const std::string a = ReadFile(straight + ".bin"), b = ReadFile(split + ".bin");
+  ASSERT_GT(a.size(), 1000u);
+  EXPECT_TRUE(a == b) << "resumed weights differ: the scheduler's steps were not replayed";
+  EXPECT_FALSE(a == ReadFile(flat + ".bin")) << "the scheduler changed nothing";
+}
+
+TEST_F(TrialTest, PreemptionStopsEveryWorkerAfterTheSameBatchAndResumes) {
+  const std::string straight = dir_ + "_straight", preempted = dir_ + "_preempted";
+  ASSERT_TRUE(Run(2, {"--max-batches", "12", "--run-dir", straight, "--out", straight + ".bin"}));
+  // Rank 1 (not the chief) gets SIGTERM while training batch index 4: the vote after that
+  // batch stops both workers with 5 batches done, and the chief checkpoints there.
+  ASSERT_TRUE(Run(2, {"--max-batches", "12", "--run-dir", preempted, "--sigterm-at", "4",
+                      "--sigterm-rank", "1"}));
+  ASSERT_EQ(outputs_.size(), 2u);
+  for (const std::string& out : outputs_) {
+    EXPECT_NE(out.find("batches 5 preempted 1"), std::string::npos) << out;
+  }
+  // The chief recorded the vote, then the checkpoint after batch 5, and nothing after it.
+  std::vector<nlohmann::json> lines = ReadJsonLines(preempted + "/metrics.jsonl");
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[lines.size() - 2]["kind"], "preempted");
+  EXPECT_EQ(lines.back()["kind"], "checkpoint");
+  EXPECT_EQ(lines.back()["steps_completed"], 5);
+  const std::string checkpoint = LatestCheckpoint(preempted);
+  ASSERT_FALSE(checkpoint.empty());
+  EXPECT_NE(ReadFile(checkpoint + "/metadata.json").find("\"steps_completed\": 5"),
+            std::string::npos);
+  ASSERT_TRUE(Run(2, {"--max-batches", "12", "--run-dir", preempted, "--restore", checkpoint,
+                      "--out", preempted + ".bin"}));
+  for (const std::string& out : outputs_) {
+    EXPECT_NE(out.find("batches 12 preempted 0"), std::string::npos) << out;
+  }
+  const std::string a = ReadFile(straight + ".bin"), b = ReadFile(preempted + ".bin");
+  ASSERT_GT(a.size(), 1000u);
+  EXPECT_TRUE(a == b) << "the preempted and resumed run ended with other weights";
+}
+
 TEST_F(TrialTest, ValidationMetricsAreTheSameOnOneAndThreeWorkers) {
   // No training: validation of the initial weights over 2000 images, sharded 667/667/666 on 3
   // workers and weighted by sample counts, must equal the 1-worker figures.
-  ASSERT_TRUE(Run(1, {"--max-batches", "0", "--global-batch", "6", "--metrics", dir_ + "_1.jsonl"}));
-  ASSERT_TRUE(Run(3, {"--max-batches", "0", "--global-batch", "6", "--metrics", dir_ + "_3.jsonl"}));
-  auto one = ReadJsonLines(dir_ + "_1.jsonl"), three = ReadJsonLines(dir_ + "_3.jsonl");
-  ASSERT_EQ(one.size(), 1u);
-  ASSERT_EQ(three.size(), 1u);
+  ASSERT_TRUE(Run(1, {"--max-batches", "0", "--global-batch", "6", "--run-dir", dir_ + "_1"}));
+  ASSERT_TRUE(Run(3, {"--max-batches", "0", "--global-batch", "6", "--run-dir", dir_ + "_3"}));
+  auto one = ReadJsonLines(dir_ + "_1/metrics.jsonl"), three = ReadJsonLines(dir_ + "_3/metrics.jsonl");
+  ASSERT_GE(one.size(), 1u);
+  ASSERT_GE(three.size(), 1u);
+  ASSERT_EQ(one[0]["kind"], "validation");
+  ASSERT_EQ(three[0]["kind"], "validation");
   for (const char* metric : {"loss", "accuracy"}) {
     EXPECT_NEAR(one[0]["metrics"][metric].get<double>(), three[0]["metrics"][metric].get<double>(),
                 1e-6)
@@ -143,11 +200,14 @@ TEST_F(TrialTest, FashionMnistExampleRunsFromItsConfigUnderTheLauncher) {
   for (const auto& line : lines) {
     if (line["kind"] != "validation") continue;
     validated = true;
-    EXPECT_EQ(line["batches"], 30);
+    EXPECT_EQ(line["steps_completed"], 30);
     EXPECT_GT(line["metrics"]["accuracy"].get<double>(), 0.5) << line;
   }
   EXPECT_TRUE(validated) << log;
-  EXPECT_TRUE(std::filesystem::exists(run_dir + "/checkpoints/batch-30/model.pt")) << log;
+  const std::string checkpoint = LatestCheckpoint(run_dir);
+  EXPECT_EQ(std::filesystem::path(checkpoint).parent_path(),
+            std::filesystem::path(run_dir) / "checkpoints");
+  EXPECT_TRUE(std::filesystem::exists(checkpoint + "/model.pt")) << log;
 }
 
 TEST_F(TrialTest, InferenceExampleGivesTheSamePredictionsOnOneAndThreeWorkers) {

@@ -1,16 +1,21 @@
 // A worker for the Trial API tests (trial_test.cc): a small CNN with dropout trained through
 // RunTrial on Fashion-MNIST's test split (images 0-7999 train, 8000-9999 validate). With --out,
-// rank 0 writes the final checkpoint's weights there (raw fp32, module order).
+// rank 0 writes the latest checkpoint's weights there (raw fp32, module order). With
+// --step-lr N, a StepLR (gamma 0.5) halves the rate every N optimizer steps. With
+// --sigterm-at B --sigterm-rank R, rank R sends itself SIGTERM while training batch B (a
+// preemption request from outside). Prints "DONE rank R batches N preempted P checkpoint ID".
 // Exit 0 done, 1 error, 2 usage.
 
 #include <torch/torch.h>
+
+#include <signal.h>
 
 #include <cstdio>
 #include <fstream>
 #include <string>
 
-#include "comm/comm_factory.h"
 #include "common/status_macros.h"
+#include "core/core.h"
 #include "runtime/fashion_mnist.h"
 #include "runtime/trial_runner.h"
 
@@ -38,6 +43,15 @@ struct Net : torch::nn::Module {
 
 class SmallTrial : public cohort::runtime::Trial {
  public:
+  int64_t step_lr = 0;
+  int64_t sigterm_at = -1;
+  int sigterm_rank = 0;
+
+  std::unique_ptr<torch::optim::LRScheduler> BuildLRScheduler(
+      TrialContext&, torch::optim::Optimizer& optimizer) override {
+    if (step_lr <= 0) return nullptr;
+    return std::make_unique<torch::optim::StepLR>(optimizer, step_lr, 0.5);
+  }
   std::shared_ptr<torch::nn::Module> BuildModel(TrialContext&) override {
     return std::make_shared<Net>();
   }
@@ -55,7 +69,8 @@ class SmallTrial : public cohort::runtime::Trial {
     COHORT_RETURN_IF_ERROR(Load());
     return TensorDataset{data_.images.narrow(0, 8000, 2000), data_.labels.narrow(0, 8000, 2000)};
   }
-  TrainResult TrainBatch(TrialContext&, torch::nn::Module& model, const Batch& batch) override {
+  TrainResult TrainBatch(TrialContext& ctx, torch::nn::Module& model, const Batch& batch) override {
+    if (batches_++ == sigterm_at && ctx.rank() == sigterm_rank) ::raise(SIGTERM);
     auto& net = static_cast<Net&>(model);
     return {torch::cross_entropy_loss(net.forward(batch.inputs), batch.targets), {}};
   }
@@ -75,6 +90,7 @@ class SmallTrial : public cohort::runtime::Trial {
     return absl::OkStatus();
   }
   cohort::runtime::FashionMnist data_;
+  int64_t batches_ = 0;
 };
 
 }  // namespace
@@ -84,16 +100,19 @@ int main(int argc, char** argv) {
   options.global_batch_size = 16;
   options.seed = 1234;
   options.scheduling_unit = 4;
-  std::string out;
+  SmallTrial trial;
+  std::string out, run_dir;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--global-batch") options.global_batch_size = std::stoll(value);
     else if (flag == "--max-batches") options.max_batches = std::stoll(value);
     else if (flag == "--validation-period") options.validation_period = std::stoll(value);
     else if (flag == "--checkpoint-period") options.checkpoint_period = std::stoll(value);
-    else if (flag == "--checkpoint-dir") options.checkpoint_dir = value;
+    else if (flag == "--run-dir") run_dir = value;
     else if (flag == "--restore") options.restore_from = value;
-    else if (flag == "--metrics") options.metrics_path = value;
+    else if (flag == "--step-lr") trial.step_lr = std::stoll(value);
+    else if (flag == "--sigterm-at") trial.sigterm_at = std::stoll(value);
+    else if (flag == "--sigterm-rank") trial.sigterm_rank = std::stoi(value);
     else if (flag == "--out") out = value;
     else {
       std::fprintf(stderr, "trial_worker: unknown flag %s\n", flag.c_str());
@@ -101,23 +120,24 @@ int main(int argc, char** argv) {
     }
   }
   torch::set_num_threads(1);
-  auto comm = cohort::comm::CreateCommunicatorFromEnv({});
-  if (!comm.ok()) {
-    std::fprintf(stderr, "trial_worker: %s\n", comm.status().ToString().c_str());
+  cohort::core::InitOptions init;
+  init.run_dir = run_dir;
+  auto ctx = cohort::core::Init(init);
+  if (!ctx.ok()) {
+    std::fprintf(stderr, "trial_worker: %s\n", ctx.status().ToString().c_str());
     return 1;
   }
-  SmallTrial trial;
-  absl::Status status = cohort::runtime::RunTrial(trial, options, **comm);
-  if (!status.ok()) {
-    std::fprintf(stderr, "trial_worker: %s\n", status.ToString().c_str());
+  auto result = cohort::runtime::RunTrial(trial, options, **ctx);
+  if (!result.ok()) {
+    std::fprintf(stderr, "trial_worker: %s\n", result.status().ToString().c_str());
     return 1;
   }
-  // The final weights, read back from the final checkpoint (which the chief wrote at the end).
-  if (!out.empty() && (*comm)->rank() == 0) {
+  const int rank = (*ctx)->distributed().rank();
+  // The final weights, read back from the latest checkpoint (which the chief wrote last).
+  if (!out.empty() && rank == 0) {
     Net net;
     torch::serialize::InputArchive archive;
-    archive.load_from(options.checkpoint_dir + "/batch-" + std::to_string(options.max_batches) +
-                      "/model.pt");
+    archive.load_from(result->latest_checkpoint_path + "/model.pt");
     net.load(archive);
     std::ofstream file(out, std::ios::binary);
     for (const torch::Tensor& p : net.parameters()) {
@@ -125,6 +145,8 @@ int main(int argc, char** argv) {
       file.write(static_cast<const char*>(c.data_ptr()), c.numel() * sizeof(float));
     }
   }
-  std::printf("DONE rank %d\n", (*comm)->rank());
+  std::printf("DONE rank %d batches %lld preempted %d checkpoint %s\n", rank,
+              static_cast<long long>(result->batches_completed), result->preempted ? 1 : 0,
+              result->latest_checkpoint.c_str());
   return 0;
 }

@@ -1,0 +1,456 @@
+#include "cli/local_experiment.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cli/exit_codes.h"
+#include "cli/progress_meter.h"
+#include "cli/validate_command.h"
+#include "common/subprocess.h"
+#include "config/config_parser.h"
+#include "config/hparam_sampler.h"
+#include "config/yaml_json.h"
+
+namespace cohort::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using config::Json;
+
+constexpr int64_t kTestBatches = 10;
+constexpr int kFailureLines = 20;
+
+std::atomic<int> g_interrupts{0};
+void OnInterrupt(int) { g_interrupts.fetch_add(1); }
+
+// Installs the Ctrl-C/SIGTERM handlers for the run and restores the old ones after.
+class InterruptScope {
+ public:
+  InterruptScope() {
+    g_interrupts = 0;
+    struct sigaction action = {};
+    action.sa_handler = OnInterrupt;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &old_int_);
+    ::sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~InterruptScope() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ = {}, old_term_ = {};
+};
+
+struct Trial {
+  int id = 0;
+  Json hparams;
+  uint32_t seed = 0;
+  fs::path dir;
+  std::string state = "NOT STARTED";
+  int64_t batches = 0;
+  int restarts = 0;
+  std::optional<double> searcher_metric;
+  Json validation;  // the last validation's metrics
+  std::string latest_checkpoint;
+};
+
+// Reads the JSON lines a trial's chief appended since the last call.
+class MetricsTail {
+ public:
+  explicit MetricsTail(fs::path path) : path_(std::move(path)) {}
+  std::vector<Json> NewLines() {
+    std::vector<Json> lines;
+    std::ifstream in(path_);
+    if (!in) return lines;
+    in.seekg(static_cast<std::streamoff>(offset_));
+    std::string line;
+    while (std::getline(in, line)) {
+      if (in.eof()) break;  // a line still being written: read it next time
+      offset_ += line.size() + 1;
+      Json parsed = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (!parsed.is_discarded()) lines.push_back(std::move(parsed));
+    }
+    return lines;
+  }
+
+ private:
+  fs::path path_;
+  size_t offset_ = 0;
+};
+
+std::string Describe(const Json& metrics) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : metrics.items()) {
+    if (value.is_number_float()) parts.push_back(absl::StrFormat("%s=%.4f", name, value.get<double>()));
+    else if (value.is_number()) parts.push_back(absl::StrCat(name, "=", value.dump()));
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+std::string LastLines(const fs::path& path, int n) {
+  std::ifstream in(path);
+  std::deque<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+    if (static_cast<int>(lines.size()) > n) lines.pop_front();
+  }
+  std::string text;
+  for (const std::string& line : lines) absl::StrAppend(&text, "  | ", line, "\n");
+  return text;
+}
+
+// The launcher next to this executable, else whatever PATH finds.
+std::string FindLauncher() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path sibling = self.parent_path() / "cohort-launch";
+    if (fs::exists(sibling, ec)) return sibling.string();
+  }
+  return "cohort-launch";
+}
+
+// The entrypoint's argv with its program resolved against the context directory.
+std::optional<std::vector<std::string>> ResolveEntrypoint(const config::ExperimentConfig& cfg,
+                                                          const fs::path& context,
+                                                          std::ostream& err) {
+  if (cfg.entrypoint.empty() || cfg.entrypoint[0].empty()) {
+    err << "cohort: error: the config has no entrypoint: set `entrypoint: ./my_trial` (a "
+           "program in the context directory)\n";
+    return std::nullopt;
+  }
+  std::vector<std::string> argv;
+  for (const std::string& part : cfg.entrypoint) {
+    std::istringstream words(part);  // a string entrypoint may carry arguments
+    for (std::string w; words >> w;) argv.push_back(w);
+  }
+  const std::string program = argv[0];
+  const fs::path in_context = context / program;
+  std::error_code ec;
+  if (fs::exists(in_context, ec)) {
+    if (::access(in_context.c_str(), X_OK) != 0) {
+      err << "cohort: error: entrypoint " << program << ": " << in_context.string()
+          << " is not executable\n";
+      return std::nullopt;
+    }
+    argv[0] = fs::absolute(in_context).lexically_normal().string();
+  } else if (program.find('/') != std::string::npos) {
+    err << "cohort: error: entrypoint " << program << ": not found in the context directory "
+        << context.string() << " (build the trial program first, or fix the path)\n";
+    return std::nullopt;
+  }
+  return argv;
+}
+
+// The --test variant of the config tree: a few batches, validation and checkpoint at the end.
+absl::StatusOr<config::ExperimentConfig> SmokeTestConfig(const config::ExperimentConfig& cfg) {
+  Json tree = cfg.effective;
+  int64_t batches = kTestBatches;
+  if (cfg.searcher.max_length && cfg.searcher.max_length->unit == config::Length::Unit::kBatches) {
+    batches = std::min(batches, cfg.searcher.max_length->value);
+  }
+  tree["searcher"]["max_length"] = Json{{"batches", batches}};
+  tree.erase("min_validation_period");
+  tree.erase("min_checkpoint_period");
+  return config::ParseExperimentConfig(tree, {.seed_if_absent = cfg.experiment_seed});
+}
+
+class LocalRun {
+ public:
+  LocalRun(const CreateLocalArgs& args, config::ExperimentConfig cfg, std::vector<std::string> entry,
+           fs::path exp_dir, std::ostream& out, std::ostream& err)
+      : args_(args),
+        cfg_(std::move(cfg)),
+        entry_(std::move(entry)),
+        exp_dir_(std::move(exp_dir)),
+        out_(out),
+        err_(err),
+        interactive_(args.interactive.value_or(::isatty(STDERR_FILENO) == 1)),
+        launcher_(args.launcher.empty() ? FindLauncher() : args.launcher) {}
+
+  int Run(std::vector<Trial>& trials) {
+    InterruptScope interrupts;
+    for (Trial& trial : trials) {
+      if (g_interrupts > 0) break;
+      RunTrial(trial, static_cast<int>(trials.size()));
+    }
+    PrintSummary(trials);
+    for (const Trial& t : trials) {
+      if (t.state != "COMPLETED") return kExitInvalid;
+    }
+    return kExitOk;
+  }
+
+ private:
+  void RunTrial(Trial& trial, int count) {
+    std::error_code ec;
+    fs::create_directories(trial.dir, ec);
+    while (true) {
+      const int status = RunOnce(trial, count);
+      if (status < 0) {
+        trial.state = "ERROR";
+        return;
+      }
+      if (status == 0 && trial.state != "PAUSED") {
+        trial.state = "COMPLETED";
+        return;
+      }
+      if (trial.state == "PAUSED") {
+        err_ << "trial " << trial.id << " stopped after " << trial.batches
+             << " batches; its checkpoint " << trial.latest_checkpoint
+             << " resumes it (COHORT_LATEST_CHECKPOINT=" << trial.latest_checkpoint << ")\n";
+        return;
+      }
+      err_ << "trial " << trial.id << " failed (cohort-launch exit status " << status
+           << "); the last lines of " << (trial.dir / "output.log").string() << ":\n"
+           << LastLines(trial.dir / "output.log", kFailureLines);
+      if (g_interrupts > 0 || trial.restarts >= cfg_.max_restarts) {
+        trial.state = "ERROR";
+        if (trial.restarts >= cfg_.max_restarts && cfg_.max_restarts > 0) {
+          err_ << "trial " << trial.id << ": giving up after " << trial.restarts
+               << " restart(s) (max_restarts " << cfg_.max_restarts << ")\n";
+        }
+        return;
+      }
+      ++trial.restarts;
+      err_ << "trial " << trial.id << ": restart " << trial.restarts << " of "
+           << cfg_.max_restarts << (trial.latest_checkpoint.empty()
+                                        ? " from the beginning (no checkpoint yet)"
+                                        : " from checkpoint " + trial.latest_checkpoint)
+           << "\n";
+    }
+  }
+
+  // One cohort-launch of the trial. Returns its exit status (-1: it could not start).
+  int RunOnce(Trial& trial, int count) {
+    std::vector<std::string> argv = {launcher_, "--slots",
+                                     std::to_string(cfg_.resources.slots_per_trial),
+                                     "--grace-period", "60", "--"};
+    argv.insert(argv.end(), entry_.begin(), entry_.end());
+    std::map<std::string, std::optional<std::string>> env;
+    for (const auto& [name, value] : cfg_.environment_variables) env[name] = value;
+    env["COHORT_CONFIG"] = fs::absolute(exp_dir_ / "config.yaml").string();
+    env["COHORT_RUN_DIR"] = fs::absolute(trial.dir).string();
+    env["COHORT_HPARAMS"] = trial.hparams.dump();
+    env["COHORT_TRIAL_SEED"] = std::to_string(trial.seed);
+    env["COHORT_TRIAL_ID"] = std::to_string(trial.id);
+    env["COHORT_LATEST_CHECKPOINT"] =
+        trial.latest_checkpoint.empty() ? std::nullopt : std::optional(trial.latest_checkpoint);
+    auto child = Subprocess::Start({.argv = argv, .env = env, .cwd = args_.context_dir});
+    if (!child.ok()) {
+      err_ << "cohort: error: trial " << trial.id << ": " << child.status().message() << "\n";
+      return -1;
+    }
+    trial.state = "RUNNING";
+    std::ofstream log(trial.dir / "output.log", std::ios::app);
+    MetricsTail metrics(trial.dir / "metrics.jsonl");
+    metrics.NewLines();  // what earlier runs of this trial reported is not news
+    ProgressMeter meter(absl::StrCat("trial ", trial.id, "/", count), cfg_.global_batch_size);
+    std::optional<double> loss;
+    absl::Time last_print = absl::InfinitePast();
+    int interrupts_seen = 0;
+    bool open = true;
+    absl::Time exited_at = absl::InfiniteFuture();
+    while (true) {
+      std::string chunk;
+      if (open) open = (*child)->ReadAvailable(&chunk, absl::Milliseconds(250));
+      else absl::SleepFor(absl::Milliseconds(50));
+      log << chunk;
+      log.flush();
+      if (g_interrupts > interrupts_seen) {
+        interrupts_seen = g_interrupts;
+        ClearLine();
+        if (interrupts_seen == 1) {
+          err_ << "stopping: trial " << trial.id
+               << " checkpoints and stops (Ctrl-C again to kill it now)\n";
+          (*child)->Signal(SIGTERM);
+        } else {
+          err_ << "killing trial " << trial.id << "\n";
+          (*child)->Signal(SIGKILL);
+        }
+      }
+      for (const Json& line : metrics.NewLines()) HandleMetric(trial, line, &loss);
+      if (std::optional<ProgressSnapshot> p = ReadProgress(trial.dir / "progress.json")) {
+        p->loss = loss;
+        meter.Update(*p, absl::Now());
+        trial.batches = static_cast<int64_t>(p->completed);
+      }
+      const std::optional<int> status = (*child)->Poll();
+      if (status.has_value() && exited_at == absl::InfiniteFuture()) exited_at = absl::Now();
+      // After the exit, drain the pipe (for at most 2 s: a stray grandchild may hold it).
+      if (!status.has_value() || (open && absl::Now() - exited_at < absl::Seconds(2))) {
+        if (status.has_value()) continue;
+        if (interactive_) {
+          err_ << "\r" << meter.Line() << "\x1b[K" << std::flush;
+        } else if (absl::Now() - last_print >= absl::Seconds(10) && meter.has_snapshot()) {
+          err_ << meter.Line() << "\n";
+          last_print = absl::Now();
+        }
+        continue;
+      }
+      if (meter.has_snapshot()) {
+        ClearLine();
+        err_ << meter.Line() << "\n";
+      }
+      return *status;
+    }
+  }
+
+  void HandleMetric(Trial& trial, const Json& line, std::optional<double>* loss) {
+    const std::string kind = line.value("kind", "");
+    if (kind == "training" && line.contains("metrics") && line["metrics"].contains("loss") &&
+        line["metrics"]["loss"].is_number()) {
+      *loss = line["metrics"]["loss"].get<double>();
+    } else if (kind == "validation") {
+      trial.validation = line["metrics"];
+      ClearLine();
+      err_ << "trial " << trial.id << ": validation after " << line.value("steps_completed", 0)
+           << " batches: " << Describe(line["metrics"]) << "\n";
+    } else if (kind == "checkpoint") {
+      trial.latest_checkpoint = line.value("storage_id", "");
+    } else if (kind == "completed" && line["searcher_metric"].is_number()) {
+      trial.searcher_metric = line["searcher_metric"].get<double>();
+    } else if (kind == "preempted") {
+      trial.state = "PAUSED";
+    }
+  }
+
+  static std::optional<ProgressSnapshot> ReadProgress(const fs::path& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    Json p = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (p.is_discarded() || !p.contains("completed") || !p.contains("total")) return std::nullopt;
+    return ProgressSnapshot{.completed = p["completed"].get<double>(),
+                            .total = p["total"].get<double>(),
+                            .unit = p.value("unit", "batches")};
+  }
+
+  void ClearLine() {
+    if (interactive_) err_ << "\r\x1b[K";
+  }
+
+  void PrintSummary(const std::vector<Trial>& trials) {
+    std::vector<std::vector<std::string>> rows = {
+        {"trial", "state", "batches", "restarts", "searcher metric", "hyperparameters",
+         "validation"}};
+    for (const Trial& t : trials) {
+      std::string metric = "-";
+      if (t.searcher_metric && !std::isnan(*t.searcher_metric)) {
+        metric = absl::StrFormat("%.6g", *t.searcher_metric);
+      }
+      rows.push_back({std::to_string(t.id), t.state, std::to_string(t.batches),
+                      std::to_string(t.restarts), metric, t.hparams.dump(),
+                      t.validation.is_object() ? Describe(t.validation) : "-"});
+    }
+    std::vector<size_t> widths(rows[0].size(), 0);
+    for (const auto& row : rows) {
+      for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    }
+    out_ << "\nexperiment " << cfg_.name.value_or("experiment") << " (seed "
+         << cfg_.experiment_seed << "): " << exp_dir_.string() << "\n";
+    for (const auto& row : rows) {
+      std::string line;
+      for (size_t i = 0; i < row.size(); ++i) {
+        const bool numeric = i == 0 || i == 2 || i == 3 || i == 4;
+        const std::string pad(widths[i] - row[i].size(), ' ');
+        absl::StrAppend(&line, i > 0 ? "  " : "", numeric ? pad + row[i] : row[i] + pad);
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out_ << line << "\n";
+    }
+  }
+
+  const CreateLocalArgs& args_;
+  config::ExperimentConfig cfg_;
+  std::vector<std::string> entry_;
+  fs::path exp_dir_;
+  std::ostream& out_;
+  std::ostream& err_;
+  bool interactive_;
+  std::string launcher_;
+};
+
+}  // namespace
+
+int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream& err) {
+  int exit_code = kExitOk;
+  std::optional<config::ExperimentConfig> cfg =
+      LoadExperimentConfig({.config_path = args.config_path, .template_path = args.template_path},
+                           err, &exit_code);
+  if (!cfg) return exit_code;
+  std::error_code ec;
+  if (!fs::is_directory(args.context_dir, ec)) {
+    err << "cohort: error: context directory " << args.context_dir
+        << " does not exist (it holds the trial program named by the config's entrypoint)\n";
+    return kExitUsage;
+  }
+  std::optional<std::vector<std::string>> entry =
+      ResolveEntrypoint(*cfg, fs::path(args.context_dir), err);
+  if (!entry) return kExitUsage;
+  if (args.test) {
+    absl::StatusOr<config::ExperimentConfig> smoke = SmokeTestConfig(*cfg);
+    if (!smoke.ok()) {
+      err << "cohort: error: --test: " << smoke.status().message() << "\n";
+      return kExitInvalid;
+    }
+    cfg = *std::move(smoke);
+  }
+  absl::StatusOr<std::vector<Json>> samples =
+      config::SampleHyperparameters(cfg->hyperparameters, cfg->searcher, cfg->experiment_seed);
+  if (!samples.ok()) {
+    err << args.config_path << ": " << samples.status().message() << "\n";
+    return kExitInvalid;
+  }
+  if (args.test) samples->resize(std::min<size_t>(samples->size(), 1));
+  if (cfg->searcher.name == "adaptive_asha" && !args.test) {
+    err << "cohort: note: adaptive_asha runs locally as a random search: " << samples->size()
+        << " trials, each trained to searcher.max_length (early stopping needs a master)\n";
+  }
+
+  const std::string stamp = absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::LocalTimeZone());
+  fs::path exp_dir = fs::path(args.runs_dir) /
+                     absl::StrCat(cfg->name.value_or("experiment"), "-", stamp, args.test ? "-test" : "");
+  for (int n = 2; fs::exists(exp_dir, ec); ++n) {
+    exp_dir = fs::path(args.runs_dir) / absl::StrCat(cfg->name.value_or("experiment"), "-", stamp, "-", n);
+  }
+  fs::create_directories(exp_dir, ec);
+  if (ec) {
+    err << "cohort: error: cannot create " << exp_dir.string() << ": " << ec.message() << "\n";
+    return kExitUsage;
+  }
+  std::ofstream(exp_dir / "config.yaml") << config::ToYaml(cfg->effective);
+
+  std::vector<Trial> trials;
+  for (size_t i = 0; i < samples->size(); ++i) {
+    Trial t;
+    t.id = static_cast<int>(i + 1);
+    t.hparams = (*samples)[i];
+    t.seed = config::TrialSeed(cfg->experiment_seed, i);
+    t.dir = exp_dir / absl::StrCat("trial-", t.id);
+    trials.push_back(std::move(t));
+  }
+  err << "experiment " << cfg->name.value_or("experiment") << ": " << trials.size()
+      << (trials.size() == 1 ? " trial" : " trials") << " on " << cfg->resources.slots_per_trial
+      << (cfg->resources.slots_per_trial == 1 ? " slot" : " slots") << " each, seed "
+      << cfg->experiment_seed << (args.test ? " (smoke test)" : "") << "; output in "
+      << exp_dir.string() << "\n";
+  return LocalRun(args, *std::move(cfg), *std::move(entry), exp_dir, out, err).Run(trials);
+}
+
+}  // namespace cohort::cli

@@ -1,0 +1,135 @@
+#include "core/checkpoint_context.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/train_context.h"
+
+namespace cohort::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Storage ids are file names: no separators, no hidden or relative names.
+absl::Status CheckStorageId(const std::string& id) {
+  if (id.empty() || id[0] == '.' || id.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", id, "' is not a checkpoint storage id (a name like 3f2b8c1e-9a4d-4e6f-b1a2-7c8d9e0f1a2b)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string NewStorageId() {
+  std::random_device device;
+  std::uniform_int_distribution<uint32_t> word;
+  uint32_t w[4] = {word(device), word(device), word(device), word(device)};
+  w[1] = (w[1] & 0xffff0fffu) | 0x00004000u;  // version 4
+  w[2] = (w[2] & 0x3fffffffu) | 0x80000000u;  // variant 1
+  return absl::StrFormat("%08x-%04x-%04x-%04x-%04x%08x", w[0], w[1] >> 16, w[1] & 0xffff,
+                         w[2] >> 16, w[2] & 0xffff, w[3]);
+}
+
+CheckpointContext::Writer::Writer(CheckpointContext* owner, std::string storage_id,
+                                  std::string tmp_path, nlohmann::json metadata)
+    : owner_(owner),
+      storage_id_(std::move(storage_id)),
+      tmp_path_(std::move(tmp_path)),
+      metadata_(std::move(metadata)) {}
+
+CheckpointContext::Writer::Writer(Writer&& other) noexcept
+    : owner_(other.owner_),
+      storage_id_(std::move(other.storage_id_)),
+      tmp_path_(std::move(other.tmp_path_)),
+      metadata_(std::move(other.metadata_)),
+      done_(other.done_) {
+  other.done_ = true;
+}
+
+CheckpointContext::Writer::~Writer() {
+  if (done_) return;
+  std::error_code ec;
+  fs::remove_all(tmp_path_, ec);
+}
+
+absl::StatusOr<std::string> CheckpointContext::Writer::Commit() {
+  if (done_) return absl::FailedPreconditionError("checkpoint already committed");
+  nlohmann::json metadata = metadata_;
+  metadata["storage_id"] = storage_id_;
+  const fs::path meta_path = fs::path(tmp_path_) / "metadata.json";
+  {
+    std::ofstream out(meta_path);
+    out << metadata.dump(2) << "\n";
+    if (!out) {
+      return absl::UnavailableError(
+          absl::StrCat("checkpoint ", storage_id_, ": writing ", meta_path.string(), " failed"));
+    }
+  }
+  const fs::path final_path = fs::path(owner_->storage_dir_) / storage_id_;
+  std::error_code ec;
+  fs::rename(tmp_path_, final_path, ec);
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat("checkpoint ", storage_id_, ": renaming ",
+                                               tmp_path_, " to ", final_path.string(), ": ",
+                                               ec.message()));
+  }
+  done_ = true;
+  if (absl::Status s = owner_->reporter_->ReportCheckpoint(storage_id_, final_path.string(),
+                                                           metadata);
+      !s.ok()) {
+    return s;
+  }
+  return storage_id_;
+}
+
+absl::StatusOr<CheckpointContext::Writer> CheckpointContext::StorePath(
+    const nlohmann::json& metadata) {
+  if (reporter_ == nullptr) return NotChiefError(rank_, "stores checkpoints");
+  if (!metadata.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint metadata must be a JSON object, got ", metadata.dump().substr(0, 100)));
+  }
+  std::string id = NewStorageId();
+  const fs::path tmp = fs::path(storage_dir_) / absl::StrCat(".", id, ".tmp");
+  std::error_code ec;
+  fs::create_directories(tmp, ec);
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat("checkpoint storage ", storage_dir_,
+                                               ": cannot create ", tmp.string(), ": ",
+                                               ec.message()));
+  }
+  return Writer(this, std::move(id), tmp.string(), metadata);
+}
+
+absl::StatusOr<std::string> CheckpointContext::RestorePath(const std::string& storage_id) const {
+  if (absl::Status s = CheckStorageId(storage_id); !s.ok()) return s;
+  const fs::path dir = fs::path(storage_dir_) / storage_id;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, " is not in the storage ",
+                                            storage_dir_, " (ls ", storage_dir_,
+                                            " lists the stored ones)"));
+  }
+  return dir.string();
+}
+
+absl::StatusOr<nlohmann::json> CheckpointContext::GetMetadata(const std::string& storage_id) const {
+  absl::StatusOr<std::string> dir = RestorePath(storage_id);
+  if (!dir.ok()) return dir.status();
+  const std::string path = (fs::path(*dir) / "metadata.json").string();
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, ": no ", path));
+  nlohmann::json metadata = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (metadata.is_discarded()) {
+    return absl::DataLossError(absl::StrCat("checkpoint ", storage_id, ": ", path, " is not JSON"));
+  }
+  return metadata;
+}
+
+}  // namespace cohort::core

@@ -1,0 +1,79 @@
+#pragma once
+// CheckpointContext: storing and finding checkpoints (Determined's core.CheckpointContext).
+// A checkpoint is a directory named by a storage id (a UUID) under the experiment's checkpoint
+// storage: `checkpoint_storage.host_path`/`storage_path` (shared_fs), `container_path`
+// (directory), or <run dir>/checkpoints when the config names none. Next to the trial's files
+// it holds metadata.json: the caller's metadata plus "storage_id".
+//
+// Only the chief stores (StorePath on another rank is FailedPrecondition); every rank may
+// restore. A stored checkpoint appears atomically: files are written under a hidden temporary
+// name and renamed by Commit, so a reader (or a resumed run) never sees half of one.
+// Thread-compatible.
+//
+// Example:
+//   if (ctx.distributed().is_chief()) {
+//     COHORT_ASSIGN_OR_RETURN(auto ckpt, ctx.checkpoint().StorePath({{"steps_completed", n}}));
+//     WriteState(ckpt.path() + "/state");
+//     COHORT_ASSIGN_OR_RETURN(std::string id, ckpt.Commit());
+//   }
+//   ...
+//   COHORT_ASSIGN_OR_RETURN(std::string dir, ctx.checkpoint().RestorePath(id));
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/reporter.h"
+#include "nlohmann/json.hpp"
+
+namespace cohort::core {
+
+class CheckpointContext {
+ public:
+  // A checkpoint being written. Dropping it without Commit deletes what was written.
+  class Writer {
+   public:
+    Writer(Writer&& other) noexcept;
+    Writer& operator=(Writer&&) = delete;
+    ~Writer();
+    // Where to write the checkpoint's files (exists, empty at first).
+    const std::string& path() const { return tmp_path_; }
+    const std::string& storage_id() const { return storage_id_; }
+    // Writes metadata.json, publishes the directory under its storage id and reports it.
+    // Returns the storage id. Errors name the directory and what failed.
+    absl::StatusOr<std::string> Commit();
+
+   private:
+    friend class CheckpointContext;
+    Writer(CheckpointContext* owner, std::string storage_id, std::string tmp_path,
+           nlohmann::json metadata);
+    CheckpointContext* owner_;
+    std::string storage_id_;
+    std::string tmp_path_;
+    nlohmann::json metadata_;
+    bool done_ = false;
+  };
+
+  // `reporter`: the chief's (null elsewhere); not owned.
+  CheckpointContext(int rank, std::string storage_dir, Reporter* reporter)
+      : rank_(rank), storage_dir_(std::move(storage_dir)), reporter_(reporter) {}
+
+  // Starts a checkpoint. `metadata`: a JSON object (conventionally with "steps_completed").
+  absl::StatusOr<Writer> StorePath(const nlohmann::json& metadata);
+  // The directory of checkpoint `storage_id`. NotFound names the storage directory and says how
+  // to list what is there.
+  absl::StatusOr<std::string> RestorePath(const std::string& storage_id) const;
+  // The checkpoint's metadata.json.
+  absl::StatusOr<nlohmann::json> GetMetadata(const std::string& storage_id) const;
+
+  const std::string& storage_dir() const { return storage_dir_; }
+
+ private:
+  int rank_;
+  std::string storage_dir_;
+  Reporter* reporter_;
+};
+
+// A random (version 4) UUID, e.g. "3f2b8c1e-9a4d-4e6f-b1a2-7c8d9e0f1a2b".
+std::string NewStorageId();
+
+}  // namespace cohort::core

@@ -1,0 +1,69 @@
+#pragma once
+// SearcherContext: how long to train (Determined's core.SearcherContext). The searcher hands out
+// operations, each a length to train to in the unit of the config's searcher.max_length
+// (batches, records or epochs); the trial trains until it has done `length()` units in total,
+// reports progress along the way and completes the operation with the value of the config's
+// searcher.metric. Without a master there is one operation: searcher.max_length.
+//
+// Only the chief reports progress and completion (FailedPrecondition elsewhere); every worker
+// gets the same operations. Thread-compatible.
+//
+// Example:
+//   while (true) {
+//     COHORT_ASSIGN_OR_RETURN(std::optional<SearcherOperation> op, ctx.searcher().Next());
+//     if (!op) break;
+//     for (; steps < op->length(); ++steps) { ...; if (chief) op->ReportProgress(steps + 1); }
+//     if (chief) COHORT_RETURN_IF_ERROR(op->ReportCompleted(validation_loss));
+//   }
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/reporter.h"
+
+namespace cohort::core {
+
+class SearcherContext;
+
+class SearcherOperation {
+ public:
+  int64_t length() const { return length_; }
+  const std::string& unit() const { return unit_; }
+  // `completed`: units trained so far, at most length(). Written at most twice a second.
+  absl::Status ReportProgress(double completed);
+  // Ends the operation; the next Next() moves on.
+  absl::Status ReportCompleted(double searcher_metric);
+
+ private:
+  friend class SearcherContext;
+  SearcherOperation(SearcherContext* owner, int64_t length, std::string unit)
+      : owner_(owner), length_(length), unit_(std::move(unit)) {}
+  SearcherContext* owner_;
+  int64_t length_;
+  std::string unit_;
+};
+
+class SearcherContext {
+ public:
+  // length <= 0: the run has no searcher length (no config); Next() then fails saying so.
+  // `reporter`: the chief's (null elsewhere); not owned.
+  SearcherContext(int rank, int64_t length, std::string unit, Reporter* reporter)
+      : rank_(rank), length_(length), unit_(std::move(unit)), reporter_(reporter) {}
+
+  // The next operation, or nullopt when the searcher has no more work for this trial.
+  // FailedPrecondition when the previous operation was not completed on the chief.
+  absl::StatusOr<std::optional<SearcherOperation>> Next();
+
+ private:
+  friend class SearcherOperation;
+  int rank_;
+  int64_t length_;
+  std::string unit_;
+  Reporter* reporter_;
+  int handed_out_ = 0;
+  bool completed_ = false;
+};
+
+}  // namespace cohort::core

@@ -1,0 +1,142 @@
+// `cohort experiment create --local` end to end: the real CLI running real trials through
+// cohort-launch (the Core API tutorial's grid search, the Fashion-MNIST trial's smoke test),
+// and its errors: a missing context directory or entrypoint, a trial that keeps failing.
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/launch/launcher_process.h"
+#include "tests/testing/worker_group.h"
+
+namespace cohort {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::BinaryPath;
+using testing::LaunchResult;
+using testing::RunToCompletion;
+
+class CreateLocalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    runs_ = fs::path(::testing::TempDir()) /
+            absl::StrCat("create_local_test_", ::getpid(), "_",
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(runs_);
+  }
+  void TearDown() override { fs::remove_all(runs_); }
+
+  LaunchResult Create(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(120)) {
+    std::vector<std::string> argv = {BinaryPath("cohort"), "experiment", "create", "--local",
+                                     "--runs-dir", runs_.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunToCompletion(argv, {}, timeout);
+  }
+  static std::string Example(const std::string& path) {
+    return absl::StrCat(COHORT_SOURCE_DIR, "/examples/", path);
+  }
+  static std::string BinDir() { return fs::path(BinaryPath("cohort")).parent_path().string(); }
+  // The one experiment directory the run created.
+  fs::path ExperimentDir() {
+    for (const auto& entry : fs::directory_iterator(runs_)) return entry.path();
+    return {};
+  }
+  // Summary rows of the table on stdout that start with a trial number.
+  static std::vector<std::vector<std::string>> SummaryRows(const std::string& out) {
+    std::vector<std::vector<std::string>> rows;
+    for (absl::string_view line : absl::StrSplit(out, '\n')) {
+      std::vector<std::string> cells = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      if (!cells.empty() && std::isdigit(static_cast<unsigned char>(cells[0][0]))) {
+        rows.push_back(cells);
+      }
+    }
+    return rows;
+  }
+
+  fs::path runs_;
+};
+
+TEST_F(CreateLocalTest, GridSearchRunsOneTrialPerPointWithItsHyperparameters) {
+  LaunchResult r = Create({Example("core_api/3_hpsearch.yaml"), BinDir()});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  // trial  state  batches  restarts  searcher metric  hyperparameters  validation
+  std::vector<std::vector<std::string>> rows = SummaryRows(r.out);
+  ASSERT_EQ(rows.size(), 3u) << r.out;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(rows[i][0], std::to_string(i + 1)) << r.out;
+    EXPECT_EQ(rows[i][1], "COMPLETED") << r.out;
+    EXPECT_EQ(rows[i][2], "50") << r.out;
+    EXPECT_EQ(rows[i][4], std::to_string(50 * (i + 1))) << r.out;  // x = length * increment_by
+  }
+  const fs::path exp = ExperimentDir();
+  EXPECT_TRUE(fs::exists(exp / "config.yaml"));
+  for (int t = 1; t <= 3; ++t) {
+    EXPECT_TRUE(fs::exists(exp / absl::StrCat("trial-", t) / "metrics.jsonl"));
+    EXPECT_TRUE(fs::exists(exp / absl::StrCat("trial-", t) / "output.log"));
+  }
+  EXPECT_NE(r.err.find("trial 3/3 [####################] 50/50 batches"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(CreateLocalTest, FashionMnistSmokeTestTrainsAFewBatchesOnTwoSlotsAndValidates) {
+  LaunchResult r = Create({"--test", Example("fashion_mnist/distributed.yaml"), BinDir()},
+                          absl::Seconds(240));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  std::vector<std::vector<std::string>> rows = SummaryRows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_EQ(rows[0][1], "COMPLETED");
+  EXPECT_EQ(rows[0][2], "10");
+  EXPECT_NE(r.err.find("trial 1/1 [####################] 10/10 batches"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("trial 1: validation after 10 batches: accuracy="), std::string::npos)
+      << r.err;
+  const std::string log_path = (ExperimentDir() / "trial-1" / "output.log").string();
+  std::ifstream log(log_path);
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("[rank=0] "), std::string::npos) << text;
+  EXPECT_NE(text.find("on 2 slot(s), 10 batches of 128"), std::string::npos) << text;
+}
+
+TEST_F(CreateLocalTest, MissingContextDirectoryAndEntrypointAreUsageErrors) {
+  LaunchResult r = Create({Example("core_api/1_metrics.yaml"), "/nonexistent/context"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("context directory /nonexistent/context does not exist"), std::string::npos)
+      << r.err;
+  r = Create({Example("core_api/1_metrics.yaml"), runs_.parent_path().string()});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("entrypoint ./core_api_1_metrics: not found in the context directory"),
+            std::string::npos)
+      << r.err;
+  r = Create({"/nonexistent/config.yaml", BinDir()});
+  EXPECT_EQ(r.status, 2) << r.err;
+}
+
+TEST_F(CreateLocalTest, FailingTrialIsRestartedThenReportedWithItsLastLines) {
+  fs::create_directories(runs_);
+  const fs::path config = runs_ / "broken.yaml";
+  std::ofstream(config) << "name: broken\n"
+                           "entrypoint: ./core_api_3_hpsearch\n"
+                           "hyperparameters: {global_batch_size: 1, increment: 3}\n"
+                           "searcher: {name: single, metric: x, max_length: {batches: 5}}\n"
+                           "max_restarts: 1\n";
+  LaunchResult r = Create({config.string(), BinDir()});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("trial 1: restart 1 of 1 from the beginning"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("hyperparameters.increment_by (an integer) is needed"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("giving up after 1 restart(s)"), std::string::npos) << r.err;
+  std::vector<std::vector<std::string>> rows = SummaryRows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_EQ(rows[0][1], "ERROR");
+}
+
+}  // namespace
+}  // namespace cohort
