@@ -67,7 +67,8 @@ struct Trial {
   int restarts = 0;
   std::optional<double> searcher_metric;
   Json validation;  // the last validation's metrics
-  std::string latest_checkpoint;
+  std::string latest_checkpoint;       // storage id
+  std::string latest_checkpoint_path;  // its directory
 };
 
 // Reads the JSON lines a trial's chief appended since the last call.
@@ -213,8 +214,9 @@ class LocalRun {
       }
       if (trial.state == "PAUSED") {
         err_ << "trial " << trial.id << " stopped after " << trial.batches
-             << " batches; its checkpoint " << trial.latest_checkpoint
-             << " resumes it (COHORT_LATEST_CHECKPOINT=" << trial.latest_checkpoint << ")\n";
+             << " batches; its checkpoint " << trial.latest_checkpoint << " ("
+             << trial.latest_checkpoint_path
+             << ") holds the state to resume from (a Trial API program takes it as --restore)\n";
         return;
       }
       err_ << "trial " << trial.id << " failed (cohort-launch exit status " << status
@@ -324,6 +326,7 @@ class LocalRun {
            << " batches: " << Describe(line["metrics"]) << "\n";
     } else if (kind == "checkpoint") {
       trial.latest_checkpoint = line.value("storage_id", "");
+      trial.latest_checkpoint_path = line.value("path", "");
     } else if (kind == "completed" && line["searcher_metric"].is_number()) {
       trial.searcher_metric = line["searcher_metric"].get<double>();
     } else if (kind == "preempted") {

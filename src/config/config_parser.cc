@@ -1,5 +1,7 @@
 #include "config/config_parser.h"
 
+#include <algorithm>
+
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -145,7 +147,13 @@ std::vector<std::pair<std::string, std::string>> ParseEnvironment(const Json& no
                     absl::StrCat("expected KEY=VALUE, got '", kv, "'"));
         continue;
       }
-      vars.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+      // A key given twice (a template's list followed by the config's) takes the later value,
+      // as it would in a shell environment.
+      std::string key = kv.substr(0, eq);
+      auto same = std::find_if(vars.begin(), vars.end(),
+                               [&](const auto& var) { return var.first == key; });
+      if (same != vars.end()) same->second = kv.substr(eq + 1);
+      else vars.emplace_back(std::move(key), kv.substr(eq + 1));
     }
   } else if (!r.Has("environment_variables")) {
     r.Set("environment_variables", Json::array());

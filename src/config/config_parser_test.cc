@@ -141,6 +141,14 @@ bind_mounts: [{host_path: /data, container_path: /mnt/data, read_only: true}]
   EXPECT_EQ(config->effective["data"], config->data);
 }
 
+TEST(ConfigParserTest, RepeatedEnvironmentVariableTakesTheLaterValue) {
+  // What a template's [A=1, B=2] followed by a config's [B=3] merges to.
+  auto config = Parse(std::string(kMinimal) + "environment: {environment_variables: [A=1, B=2, B=3]}\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  using Var = std::pair<std::string, std::string>;
+  EXPECT_THAT(config->environment_variables, ElementsAre(Var{"A", "1"}, Var{"B", "3"}));
+}
+
 TEST(ConfigParserTest, AcceptsEachSearcher) {
   for (const char* searcher : {
            "{name: single, metric: loss, max_length: {batches: 10}}",

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "comm/comm_factory.h"
 #include "common/env.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 #include "core/core.h"
 #include "runtime/process_setup.h"
@@ -101,6 +102,15 @@ absl::Status Run(const Flags& flags, Trial& trial) {
   const std::string restore = flags.restore.empty() ? info.latest_checkpoint : flags.restore;
   if (!restore.empty()) {
     COHORT_ASSIGN_OR_RETURN(options.restore_from, ResolveCheckpoint(*ctx, restore));
+  }
+  if (comm.rank() == 0 && o.mixed_precision != "O0") {
+    COHORT_LOG(WARNING) << "optimizations.mixed_precision " << o.mixed_precision
+                        << ": automatic mixed precision needs a GPU; this CPU trial trains in fp32";
+  }
+  if (comm.rank() == 0 && o.tensor_fusion_cycle_time != 1) {
+    COHORT_LOG(INFO) << "optimizations.tensor_fusion_cycle_time " << o.tensor_fusion_cycle_time
+                     << " has no effect: a fusion bucket is sent the moment it is full "
+                        "(tensor_fusion_threshold sizes them)";
   }
   if (comm.rank() == 0) {
     std::fprintf(stderr,

@@ -2,6 +2,7 @@
 // cohort-launch (the Core API tutorial's grid search, the Fashion-MNIST trial's smoke test),
 // and its errors: a missing context directory or entrypoint, a trial that keeps failing.
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -103,6 +104,45 @@ TEST_F(CreateLocalTest, FashionMnistSmokeTestTrainsAFewBatchesOnTwoSlotsAndValid
   const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("[rank=0] "), std::string::npos) << text;
   EXPECT_NE(text.find("on 2 slot(s), 10 batches of 128"), std::string::npos) << text;
+}
+
+TEST_F(CreateLocalTest, CtrlCAsksTheTrialToCheckpointAndStop) {
+  std::vector<std::string> argv = {BinaryPath("cohort"), "experiment", "create", "--local",
+                                   "--runs-dir", runs_.string(),
+                                   Example("fashion_mnist/distributed.yaml"), BinDir()};
+  testing::LauncherProcess cli(argv);
+  // Wait until the trial has trained a few batches.
+  auto batches_done = [&]() -> double {
+    std::error_code ec;
+    if (!fs::is_directory(runs_, ec)) return 0;
+    std::ifstream in(ExperimentDir() / "trial-1" / "progress.json");
+    nlohmann::json p = nlohmann::json::parse(in, nullptr, false);
+    return p.is_object() && p.contains("completed") ? p["completed"].get<double>() : 0;
+  };
+  ASSERT_TRUE(cli.WaitFor([&](const std::string&, const std::string&) { return batches_done() >= 5; },
+                          absl::Seconds(120)))
+      << cli.err();
+  ASSERT_EQ(::kill(cli.pid(), SIGINT), 0);
+  LaunchResult r = cli.Wait(absl::Seconds(120));
+  ASSERT_TRUE(r.exited);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("stopping: trial 1 checkpoints and stops"), std::string::npos) << r.err;
+  const size_t at = r.err.find("trial 1 stopped after ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  std::vector<std::vector<std::string>> rows = SummaryRows(r.out);
+  ASSERT_EQ(rows.size(), 1u) << r.out;
+  EXPECT_EQ(rows[0][1], "PAUSED");
+  const int stopped_at = std::stoi(rows[0][2]);
+  EXPECT_GE(stopped_at, 5);
+  EXPECT_LT(stopped_at, 2000);
+  // The checkpoint it names holds the batches trained when it stopped.
+  const size_t id_at = r.err.find("its checkpoint ", at);
+  ASSERT_NE(id_at, std::string::npos) << r.err;
+  const std::string id = r.err.substr(id_at + 15, 36);
+  std::ifstream in(ExperimentDir() / "trial-1" / "checkpoints" / id / "metadata.json");
+  nlohmann::json metadata = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(metadata.is_object()) << id;
+  EXPECT_EQ(metadata["steps_completed"], stopped_at);
 }
 
 TEST_F(CreateLocalTest, MissingContextDirectoryAndEntrypointAreUsageErrors) {
