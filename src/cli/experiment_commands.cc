@@ -3,13 +3,14 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/cluster_commands.h"
 #include "cli/exit_codes.h"
 #include "cli/local_experiment.h"
 #include "cli/validate_command.h"
 
 namespace cohort::cli {
 
-void AddExperimentCommands(CLI::App* root, int* exit_code) {
+CLI::App* AddExperimentCommands(CLI::App* root, const std::string* master_flag, int* exit_code) {
   CLI::App* experiment = root->add_subcommand("experiment", "Manage experiments");
   experiment->alias("e");
   experiment->require_subcommand(1);
@@ -51,10 +52,15 @@ void AddExperimentCommands(CLI::App* root, int* exit_code) {
   create->add_option("context_dir", create_args->context_dir,
                      "Directory holding the trial program (the entrypoint runs inside it)")
       ->required();
+  auto follow = std::make_shared<bool>(false);
   create->add_flag("--local", *local, "Run on this machine without a master");
+  create->add_flag("-f,--follow", *follow,
+                   "With a master: show each trial's progress until the experiment ends");
   create->add_flag("--test", create_args->test,
                    "Smoke test: the first trial only, 10 batches, one validation");
-  create->add_option("--template,-t", *create_template, "Template file (YAML) merged under the config");
+  create->add_option("--template,-t", *create_template,
+                     "Template merged under the config: a file with --local, else the name of a "
+                     "template stored on the master");
   create->add_option("--runs-dir", create_args->runs_dir,
                      "Where local runs are written (default: ./cohort-runs)");
   create->footer(
@@ -67,16 +73,17 @@ void AddExperimentCommands(CLI::App* root, int* exit_code) {
       "Ctrl-C asks the running trial to checkpoint and stop; a second Ctrl-C kills it.\n"
       "Exit status: 0 every trial completed; 1 a trial failed or was stopped, or the config\n"
       "is invalid; 2 bad arguments (missing context directory or entrypoint).");
-  create->callback([create_args, create_template, create, local, exit_code] {
+  create->callback([create_args, create_template, create, local, follow, master_flag, exit_code] {
     if (!*local) {
-      std::cerr << "cohort: error: experiment create needs a master, which this version does "
-                   "not have yet: add --local to run the experiment on this machine\n";
-      *exit_code = kExitUsage;
+      // With a master the template is a name stored there (`cohort template set`).
+      *exit_code = RunCreateRemote(*master_flag, create_args->config_path,
+                                   create_args->context_dir, *create_template, *follow);
       return;
     }
     if (create->count("--template") > 0) create_args->template_path = *create_template;
     *exit_code = RunCreateLocal(*create_args, std::cout, std::cerr);
   });
+  return experiment;
 }
 
 }  // namespace cohort::cli

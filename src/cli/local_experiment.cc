@@ -22,6 +22,7 @@
 #include "cli/validate_command.h"
 #include "common/subprocess.h"
 #include "config/config_parser.h"
+#include "config/entrypoint.h"
 #include "config/hparam_sampler.h"
 #include "config/yaml_json.h"
 
@@ -131,32 +132,13 @@ std::string FindLauncher() {
 std::optional<std::vector<std::string>> ResolveEntrypoint(const config::ExperimentConfig& cfg,
                                                           const fs::path& context,
                                                           std::ostream& err) {
-  if (cfg.entrypoint.empty() || cfg.entrypoint[0].empty()) {
-    err << "cohort: error: the config has no entrypoint: set `entrypoint: ./my_trial` (a "
-           "program in the context directory)\n";
+  absl::StatusOr<std::vector<std::string>> argv =
+      config::ResolveEntrypoint(cfg.entrypoint, context.string());
+  if (!argv.ok()) {
+    err << "cohort: error: " << argv.status().message() << "\n";
     return std::nullopt;
   }
-  std::vector<std::string> argv;
-  for (const std::string& part : cfg.entrypoint) {
-    std::istringstream words(part);  // a string entrypoint may carry arguments
-    for (std::string w; words >> w;) argv.push_back(w);
-  }
-  const std::string program = argv[0];
-  const fs::path in_context = context / program;
-  std::error_code ec;
-  if (fs::exists(in_context, ec)) {
-    if (::access(in_context.c_str(), X_OK) != 0) {
-      err << "cohort: error: entrypoint " << program << ": " << in_context.string()
-          << " is not executable\n";
-      return std::nullopt;
-    }
-    argv[0] = fs::absolute(in_context).lexically_normal().string();
-  } else if (program.find('/') != std::string::npos) {
-    err << "cohort: error: entrypoint " << program << ": not found in the context directory "
-        << context.string() << " (build the trial program first, or fix the path)\n";
-    return std::nullopt;
-  }
-  return argv;
+  return *std::move(argv);
 }
 
 // The --test variant of the config tree: a few batches, validation and checkpoint at the end.

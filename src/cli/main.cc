@@ -6,6 +6,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/exit_codes.h"
+#include "cli/cluster_commands.h"
 #include "cli/experiment_commands.h"
 
 namespace {
@@ -18,7 +19,10 @@ constexpr char kDescription[] =
 constexpr char kFooter[] =
     "Examples:\n"
     "  cohort experiment validate examples/fashion_mnist/const.yaml\n"
-    "  cohort experiment validate --help\n"
+    "  cohort experiment create --local examples/fashion_mnist/distributed.yaml build/bin\n"
+    "  cohort cluster up --agents 2 --slots 1\n"
+    "  cohort experiment create --follow examples/fashion_mnist/distributed.yaml build/bin\n"
+    "  cohort experiment list;  cohort trial logs 1 --rank 0;  cohort task list\n"
     "\n"
     "Exit status: 0 success; 1 the command failed (e.g. an invalid config); 2 bad arguments.";
 
@@ -29,7 +33,13 @@ int main(int argc, char** argv) {
   app.footer(kFooter);
   app.require_subcommand(1);
   int exit_code = cohort::cli::kExitOk;
-  cohort::cli::AddExperimentCommands(&app, &exit_code);
+  std::string master;
+  app.add_option("-m,--master", master,
+                 "Master URL (default: $COHORT_MASTER, else the local cluster's, else "
+                 "http://127.0.0.1:8080)");
+  app.fallthrough();
+  CLI::App* experiment = cohort::cli::AddExperimentCommands(&app, &master, &exit_code);
+  cohort::cli::AddClusterCommands(&app, experiment, &master, &exit_code);
   if (argc == 1) {  // bare `cohort`: the overview, on stderr, as a usage error
     std::fprintf(stderr, "%s", app.help().c_str());
     return cohort::cli::kExitUsage;

@@ -1,0 +1,58 @@
+#pragma once
+// Agent: one per machine (several per machine for tests). Registers its slots with the master,
+// long-polls for actions (the poll is its heartbeat), and for each "start" runs its share of a
+// trial: downloads and unpacks the experiment's context, starts cohort-launch with the worker
+// environment (node rank, chief address, config, hyperparameters, seed, checkpoint to resume),
+// streams every output line with its rank to the master and, on node 0, the trial's reports
+// (the run directory's metrics.jsonl and progress.json), and reports the exit. "stop" sends the
+// launcher SIGTERM (preempt: the trial checkpoints) or, for a kill, SIGKILL after a short grace.
+// When the master is unreachable the agent keeps its trials running, keeps what they report,
+// and re-registers when the master is back (docs/design/0006-cluster.md).
+//
+// Thread-safe: Run() drives the poll loop; each allocation runs on its own thread.
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "nlohmann/json.hpp"
+
+namespace cohort::agent {
+
+struct AgentOptions {
+  std::string master_url;
+  std::string id;
+  int slots = 1;
+  std::string host = "127.0.0.1";   // how other agents reach this one (the trial's chief)
+  int port_lo = 29500, port_hi = 29599;
+  std::string work_dir;
+  std::string launcher;             // cohort-launch; empty: next to this executable, else PATH
+};
+
+class Agent {
+ public:
+  explicit Agent(AgentOptions options);
+  ~Agent();
+  // Runs until Stop(). Errors only for unusable options.
+  absl::Status Run();
+  void Stop();
+
+ private:
+  struct Running;
+  absl::Status Register();
+  void Start(const nlohmann::json& action);
+  void StopAllocation(const std::string& allocation, const std::string& mode);
+  void RunAllocation(std::shared_ptr<Running> running, nlohmann::json action);
+
+  AgentOptions options_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Running>> running_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace cohort::agent

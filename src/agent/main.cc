@@ -1,0 +1,92 @@
+// cohort-agent: runs trials on this machine for a cohort-master.
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "agent/agent.h"
+#include "api/api_client.h"
+#include "api/local_cluster.h"
+#include "common/subprocess.h"
+
+namespace {
+
+cohort::agent::Agent* g_agent = nullptr;
+
+void OnSignal(int) {
+  if (g_agent != nullptr) g_agent->Stop();
+}
+
+// GPUs through nvidia-smi, when it is there; 0 otherwise.
+int CountGpus() {
+  auto child = cohort::Subprocess::Start({.argv = {"nvidia-smi", "--list-gpus"}});
+  if (!child.ok()) return 0;
+  std::string out;
+  while ((*child)->ReadAvailable(&out, absl::Milliseconds(200))) {}
+  if ((*child)->Wait(absl::Seconds(10)).value_or(1) != 0) return 0;
+  int gpus = 0;
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    if (line.rfind("GPU ", 0) == 0) ++gpus;
+  }
+  return gpus;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cohort::agent::AgentOptions options;
+  std::string master;
+  int slots = 0, artificial = 0;
+  std::string port_range = "29500-29599";
+  char hostname[256] = "agent";
+  ::gethostname(hostname, sizeof(hostname) - 1);
+  options.id = hostname;
+  CLI::App app{"cohort-agent: runs the trials a cohort-master places on this machine, one "
+               "cohort-launch per trial, and streams their logs and metrics to the master."};
+  app.add_option("--master", master, "Master URL (default: $COHORT_MASTER or the local cluster's)");
+  auto* slots_opt = app.add_option("--slots", slots, "CPU slots to offer (default: GPUs found by nvidia-smi, else the cores)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--artificial-slots", artificial, "Pretend to have this many slots (for tests of the scheduler)")
+      ->check(CLI::PositiveNumber)->excludes(slots_opt);
+  app.add_option("--id", options.id, "Agent id (default: the host name); unique per agent");
+  app.add_option("--host", options.host, "Address other machines reach this one at (default 127.0.0.1)");
+  app.add_option("--port-range", port_range, "Ports for trial rendezvous stores, LO-HI (default 29500-29599)");
+  app.add_option("--work-dir", options.work_dir, "Where contexts and run directories go (default: the data directory)");
+  app.footer("Example:\n  cohort-agent --master http://10.0.0.5:8080 --slots 8\n"
+             "  cohort-agent --id a2 --artificial-slots 8 --port-range 29600-29699");
+  CLI11_PARSE(app, argc, argv);
+  options.master_url = cohort::api::MasterUrl(master);
+  options.slots = artificial > 0 ? artificial : slots > 0 ? slots : CountGpus();
+  if (options.slots <= 0) options.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::string> range = absl::StrSplit(port_range, '-');
+  if (range.size() != 2 || !absl::SimpleAtoi(range[0], &options.port_lo) ||
+      !absl::SimpleAtoi(range[1], &options.port_hi) || options.port_lo < 1 ||
+      options.port_hi < options.port_lo || options.port_hi > 65535) {
+    std::fprintf(stderr, "cohort-agent: --port-range %s: expected LO-HI, e.g. 29500-29599\n",
+                 port_range.c_str());
+    return 2;
+  }
+  if (options.work_dir.empty()) {
+    options.work_dir =
+        (std::filesystem::path(cohort::api::LocalClusterDir()) / "agents" / options.id).string();
+  }
+  cohort::agent::Agent agent(options);
+  g_agent = &agent;
+  signal(SIGINT, OnSignal);
+  signal(SIGTERM, OnSignal);
+  std::printf("cohort-agent %s: %d slots, master %s, work dir %s\n", options.id.c_str(),
+              options.slots, options.master_url.c_str(), options.work_dir.c_str());
+  std::fflush(stdout);
+  absl::Status status = agent.Run();
+  if (!status.ok()) {
+    std::fprintf(stderr, "cohort-agent: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

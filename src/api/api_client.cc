@@ -1,0 +1,113 @@
+#include "api/api_client.h"
+
+#include <httplib.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "api/local_cluster.h"
+
+namespace cohort::api {
+namespace {
+
+void SetTimeout(httplib::Client& client, absl::Duration timeout) {
+  const auto us = std::chrono::microseconds(absl::ToInt64Microseconds(timeout));
+  client.set_connection_timeout(std::chrono::seconds(5));
+  client.set_read_timeout(us);
+  client.set_write_timeout(us);
+}
+
+absl::StatusOr<Json> Interpret(const std::string& url, const std::string& what,
+                               const httplib::Result& result) {
+  if (!result) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot reach the master at ", url, " (", what, ": ", httplib::to_string(result.error()),
+        "): is cohort-master running? (`cohort cluster up` starts a local one; --master or "
+        "$COHORT_MASTER names another)"));
+  }
+  Json body = Json::parse(result->body, nullptr, /*allow_exceptions=*/false);
+  if (result->status >= 200 && result->status < 300) {
+    if (body.is_discarded()) return Json::object();
+    return body;
+  }
+  std::string message = body.is_object() && body.contains("error") && body["error"].is_string()
+                            ? body["error"].get<std::string>()
+                            : result->body;
+  if (body.is_object() && body.contains("errors") && body["errors"].is_array()) {
+    for (const Json& e : body["errors"]) {
+      if (e.is_string()) absl::StrAppend(&message, "\n  ", e.get<std::string>());
+    }
+  }
+  if (result->status == 404) return absl::NotFoundError(message);
+  if (result->status == 409) return absl::FailedPreconditionError(message);
+  if (result->status >= 400 && result->status < 500) return absl::InvalidArgumentError(message);
+  return absl::InternalError(absl::StrCat("the master failed (HTTP ", result->status, "): ", message));
+}
+
+}  // namespace
+
+ApiClient::ApiClient(std::string url, absl::Duration timeout)
+    : url_(std::move(url)), timeout_(timeout) {
+  while (!url_.empty() && url_.back() == '/') url_.pop_back();
+}
+
+ApiClient::~ApiClient() = default;
+
+absl::StatusOr<Json> ApiClient::Get(const std::string& path) { return Get(path, timeout_); }
+
+absl::StatusOr<Json> ApiClient::Get(const std::string& path, absl::Duration timeout) {
+  httplib::Client client(url_);
+  SetTimeout(client, timeout);
+  return Interpret(url_, "GET " + path, client.Get(path));
+}
+
+absl::StatusOr<Json> ApiClient::Post(const std::string& path, const Json& body) {
+  httplib::Client client(url_);
+  SetTimeout(client, timeout_);
+  return Interpret(url_, "POST " + path, client.Post(path, body.dump(), "application/json"));
+}
+
+absl::StatusOr<Json> ApiClient::Put(const std::string& path, const std::string& body,
+                                    const std::string& content_type) {
+  httplib::Client client(url_);
+  SetTimeout(client, timeout_);
+  return Interpret(url_, "PUT " + path, client.Put(path, body, content_type));
+}
+
+absl::StatusOr<Json> ApiClient::Delete(const std::string& path) {
+  httplib::Client client(url_);
+  SetTimeout(client, timeout_);
+  return Interpret(url_, "DELETE " + path, client.Delete(path));
+}
+
+absl::StatusOr<Json> ApiClient::PostForm(const std::string& path,
+                                         const std::vector<FormPart>& parts) {
+  httplib::Client client(url_);
+  SetTimeout(client, timeout_);
+  httplib::MultipartFormDataItems items;
+  for (const FormPart& p : parts) items.push_back({p.name, p.content, p.filename, p.content_type});
+  return Interpret(url_, "POST " + path, client.Post(path, items));
+}
+
+absl::StatusOr<std::string> ApiClient::GetBytes(const std::string& path) {
+  httplib::Client client(url_);
+  SetTimeout(client, timeout_);
+  httplib::Result result = client.Get(path);
+  if (!result || result->status != 200) {
+    absl::StatusOr<Json> error = Interpret(url_, "GET " + path, result);
+    if (!error.ok()) return error.status();
+    return absl::InternalError(absl::StrCat("GET ", path, ": HTTP ", result->status));
+  }
+  return result->body;
+}
+
+std::string MasterUrl(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("COHORT_MASTER"); env != nullptr && *env != '\0') return env;
+  if (std::optional<std::string> local = LocalClusterUrl()) return *local;
+  return "http://127.0.0.1:8080";
+}
+
+}  // namespace cohort::api

@@ -1,0 +1,64 @@
+#pragma once
+// ApiClient: the one HTTP client of the master's REST API (docs/design/0006-cluster.md), shared
+// by the CLI and the agent (ARCHITECTURE.md §2: what master, agent and cli share lives in one
+// small place). Bodies are JSON; every call has a deadline; errors are Statuses that say what
+// to do:
+//   the master unreachable -> Unavailable "cannot reach the master at URL (...): is
+//                              cohort-master running? (`cohort cluster up` starts one)"
+//   a 4xx answer           -> InvalidArgument / NotFound / FailedPrecondition with the master's
+//                              {"error": ...} text (and its "errors" list, one per line)
+//   a 5xx answer           -> Internal with the master's text
+// Thread-compatible: one client per thread (cheap to create).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+
+namespace httplib {
+class Client;
+}  // namespace httplib
+
+namespace cohort::api {
+
+using Json = nlohmann::json;
+
+struct FormPart {
+  std::string name;
+  std::string content;
+  std::string filename;      // non-empty: sent as a file
+  std::string content_type;  // e.g. application/gzip
+};
+
+class ApiClient {
+ public:
+  // `url`: http://HOST:PORT. `timeout`: per request (a long poll passes its own).
+  explicit ApiClient(std::string url, absl::Duration timeout = absl::Seconds(30));
+  ~ApiClient();
+
+  // `path` starts with /api/v1/.
+  absl::StatusOr<Json> Get(const std::string& path);
+  absl::StatusOr<Json> Get(const std::string& path, absl::Duration timeout);
+  absl::StatusOr<Json> Post(const std::string& path, const Json& body = Json::object());
+  absl::StatusOr<Json> Put(const std::string& path, const std::string& body,
+                           const std::string& content_type);
+  absl::StatusOr<Json> Delete(const std::string& path);
+  absl::StatusOr<Json> PostForm(const std::string& path, const std::vector<FormPart>& parts);
+  // The raw body of a GET (the context archive).
+  absl::StatusOr<std::string> GetBytes(const std::string& path);
+
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string url_;
+  absl::Duration timeout_;
+};
+
+// The master URL a command should use: `flag` when set, else $COHORT_MASTER, else the local
+// cluster's (the address `cohort cluster up` recorded), else http://127.0.0.1:8080.
+std::string MasterUrl(const std::string& flag);
+
+}  // namespace cohort::api

@@ -1,0 +1,163 @@
+#include "cli/cluster_up.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "api/api_client.h"
+#include "api/local_cluster.h"
+#include "cli/exit_codes.h"
+#include "nlohmann/json.hpp"
+
+namespace cohort::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+// A program next to this executable (cohort-master, cohort-agent), else from PATH.
+std::string Sibling(const std::string& name) {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec && fs::exists(self.parent_path() / name, ec)) return (self.parent_path() / name).string();
+  return name;
+}
+
+// Starts argv detached (own session, output appended to `log`); returns its pid or -1.
+pid_t SpawnDaemon(const std::vector<std::string>& argv, const fs::path& log) {
+  std::vector<char*> args;
+  std::vector<std::string> copy = argv;
+  for (std::string& a : copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  ::setsid();
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  const int null = ::open("/dev/null", O_RDONLY);
+  if (fd >= 0) {
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+  }
+  if (null >= 0) ::dup2(null, STDIN_FILENO);
+  ::execvp(args[0], args.data());
+  ::_exit(127);
+}
+
+bool Alive(pid_t pid) {
+  int status = 0;
+  if (::waitpid(pid, &status, WNOHANG) == pid) return false;  // our child, and it exited
+  return ::kill(pid, 0) == 0;
+}
+
+int Up(int agents, int slots, int port) {
+  const fs::path dir = api::LocalClusterDir();
+  const fs::path record = dir / "cluster.json";
+  std::error_code ec;
+  if (fs::exists(record, ec)) {
+    std::ifstream in(record);
+    Json cluster = Json::parse(in, nullptr, false);
+    if (cluster.is_object() && cluster.contains("pids")) {
+      bool alive = false;
+      for (const Json& p : cluster["pids"]) alive = alive || ::kill(p.get<pid_t>(), 0) == 0;
+      if (alive) {
+        std::cerr << "cohort: error: a local cluster is already up at " << cluster.value("url", "?")
+                  << " (`cohort cluster down` stops it)\n";
+        return kExitInvalid;
+      }
+    }
+  }
+  fs::create_directories(dir / "logs", ec);
+  const std::string url = absl::StrCat("http://127.0.0.1:", port);
+  std::vector<pid_t> pids;
+  const pid_t master = SpawnDaemon({Sibling("cohort-master"), "--port", std::to_string(port),
+                                    "--data-dir", (dir / "master").string()},
+                                   dir / "logs" / "master.log");
+  pids.push_back(master);
+  api::ApiClient client(url, absl::Seconds(2));
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (!client.Get("/api/v1/agents").ok()) {
+    if (!Alive(master) || absl::Now() > deadline) {
+      std::cerr << "cohort: error: the master did not start; see " << (dir / "logs" / "master.log").string()
+                << " (port " << port << " in use? pick another with --port)\n";
+      ::kill(master, SIGTERM);
+      return kExitInvalid;
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  for (int i = 1; i <= agents; ++i) {
+    const std::string id = absl::StrCat("agent-", i);
+    const int lo = 29500 + 100 * (i - 1);
+    pids.push_back(SpawnDaemon({Sibling("cohort-agent"), "--master", url, "--id", id,
+                                "--slots", std::to_string(slots), "--port-range",
+                                absl::StrCat(lo, "-", lo + 99), "--work-dir",
+                                (dir / "agents" / id).string()},
+                               dir / "logs" / (id + ".log")));
+  }
+  std::ofstream(record) << Json{{"url", url}, {"pids", pids}}.dump(2) << "\n";
+  while (true) {
+    absl::StatusOr<Json> r = client.Get("/api/v1/agents");
+    int connected = 0;
+    if (r.ok()) {
+      for (const Json& a : (*r)["agents"]) connected += a["connected"].get<bool>() ? 1 : 0;
+    }
+    if (connected >= agents) break;
+    if (absl::Now() > deadline) {
+      std::cerr << "cohort: error: only " << connected << " of " << agents
+                << " agents connected; see " << (dir / "logs").string() << "\n";
+      return kExitInvalid;
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  std::cout << "cluster up: master " << url << ", " << agents << " agent(s) of " << slots
+            << " slot(s); data and logs in " << dir.string() << "\n"
+            << "(`cohort cluster down` stops it)\n";
+  return kExitOk;
+}
+
+int Down() {
+  const fs::path record = fs::path(api::LocalClusterDir()) / "cluster.json";
+  std::ifstream in(record);
+  Json cluster = Json::parse(in, nullptr, false);
+  if (!cluster.is_object() || !cluster.contains("pids")) {
+    std::cerr << "cohort: no local cluster is up (no " << record.string() << ")\n";
+    return kExitOk;
+  }
+  std::vector<pid_t> pids = cluster["pids"].get<std::vector<pid_t>>();
+  // Agents first (they stop their trials), then the master.
+  for (auto it = pids.rbegin(); it != pids.rend(); ++it) ::kill(*it, SIGTERM);
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  for (pid_t pid : pids) {
+    while (::kill(pid, 0) == 0 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(50));
+    if (::kill(pid, 0) == 0) ::kill(pid, SIGKILL);
+  }
+  std::error_code ec;
+  fs::remove(record, ec);
+  std::cout << "cluster down: stopped " << pids.size() << " process(es)\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddClusterUpDown(CLI::App* root, int* exit_code) {
+  CLI::App* cluster = root->add_subcommand("cluster", "A local cluster: a master and agents on this machine");
+  cluster->require_subcommand(1);
+  auto agents = std::make_shared<int>(1);
+  auto slots = std::make_shared<int>(2);
+  auto port = std::make_shared<int>(8080);
+  CLI::App* up = cluster->add_subcommand("up", "Start a master and agents in the background");
+  up->add_option("--agents", *agents, "Agents to start (default 1)")->check(CLI::Range(1, 64));
+  up->add_option("--slots", *slots, "Slots per agent (default 2)")->check(CLI::Range(1, 1024));
+  up->add_option("--port", *port, "The master's port (default 8080)")->check(CLI::Range(1, 65535));
+  up->callback([=] { *exit_code = Up(*agents, *slots, *port); });
+  CLI::App* down = cluster->add_subcommand("down", "Stop the local master and agents");
+  down->callback([=] { *exit_code = Down(); });
+}
+
+}  // namespace cohort::cli

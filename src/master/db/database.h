@@ -1,0 +1,137 @@
+#pragma once
+// Database: everything the master must not lose (experiments, trials, metrics, checkpoints,
+// logs, templates, agents), behind one small interface (STYLE.md: SQLite by default, PostgreSQL
+// later). Implementations are thread-safe: the master's HTTP handlers call them concurrently.
+// Errors: NotFound for a missing row (naming it, e.g. "experiment 7 not found"),
+// AlreadyExists for a duplicate key, Unavailable/Internal for storage failures (naming the file
+// and the SQL error). Nothing here knows about HTTP or scheduling.
+//
+// Example:
+//   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, OpenSqliteDatabase("master.db"));
+//   COHORT_ASSIGN_OR_RETURN(int64_t id, db->InsertExperiment(row));
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace cohort::master {
+
+struct ExperimentRow {
+  int64_t id = 0;                 // assigned by InsertExperiment (1, 2, ...)
+  std::string name;
+  std::string state;              // ACTIVE, PAUSED, COMPLETED, CANCELED, ERROR
+  std::string config_yaml;        // the effective config (template merged, defaults filled)
+  std::string original_yaml;      // as submitted
+  std::string template_name;      // empty: none
+  std::string context_path;       // where the master keeps the uploaded tar.gz
+  int slots_per_trial = 1;
+  int priority = 42;
+  int max_restarts = 5;
+  int64_t created_ms = 0;         // Unix milliseconds
+};
+
+struct TrialRow {
+  int64_t id = 0;                 // assigned by InsertTrial (1, 2, ... across experiments)
+  int64_t experiment_id = 0;
+  std::string hparams_json = "{}";
+  int64_t seed = 0;
+  std::string state;              // QUEUED, RUNNING, PAUSED, COMPLETED, CANCELED, ERROR
+  int restarts = 0;
+  int64_t batches = 0;            // progress: done
+  int64_t total_batches = 0;      // progress: total (0: unknown)
+  std::optional<double> searcher_metric;
+  std::string latest_checkpoint;  // storage id; empty: none
+  std::string error_lines;        // the failing rank's last output lines, when ERROR
+  int64_t sequence = 0;           // queue order (FIFO within a priority)
+};
+
+struct MetricRow {
+  int64_t trial_id = 0;
+  std::string kind;               // training, validation
+  int64_t steps_completed = 0;
+  std::string metrics_json;       // the metrics object as JSON text
+  double time = 0;                // Unix seconds, as the trial reported it
+};
+
+struct CheckpointRow {
+  std::string storage_id;         // primary key
+  int64_t trial_id = 0;
+  int64_t steps_completed = 0;
+  std::string path;
+  std::string metadata_json = "{}";
+};
+
+struct LogRow {
+  int64_t seq = 0;                // assigned by AppendLogs, increasing per database
+  int64_t trial_id = 0;
+  int rank = -1;                  // -1: not a worker line (the launcher, the agent)
+  std::string line;
+};
+
+struct TemplateRow {
+  std::string name;
+  std::string yaml;
+};
+
+struct AgentRow {
+  std::string id;
+  int slots = 0;
+  std::string host;
+  bool enabled = true;
+};
+
+class Database {
+ public:
+  virtual ~Database() = default;
+
+  virtual absl::StatusOr<int64_t> InsertExperiment(const ExperimentRow& row) = 0;
+  virtual absl::Status SetExperimentState(int64_t id, const std::string& state) = 0;
+  virtual absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) = 0;
+  virtual absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() = 0;  // by id
+
+  virtual absl::StatusOr<int64_t> InsertTrial(const TrialRow& row) = 0;
+  // Writes every field but id and experiment_id.
+  virtual absl::Status UpdateTrial(const TrialRow& row) = 0;
+  virtual absl::StatusOr<TrialRow> GetTrial(int64_t id) = 0;
+  // All trials (by id), or those of one experiment.
+  virtual absl::StatusOr<std::vector<TrialRow>> ListTrials(
+      std::optional<int64_t> experiment_id) = 0;
+
+  virtual absl::Status InsertMetrics(const std::vector<MetricRow>& rows) = 0;  // one transaction
+  virtual absl::StatusOr<std::vector<MetricRow>> ListMetrics(
+      int64_t trial_id, std::optional<std::string> kind) = 0;  // by insertion order
+
+  // AlreadyExists for a storage id seen before.
+  virtual absl::Status InsertCheckpoint(const CheckpointRow& row) = 0;
+  virtual absl::StatusOr<std::vector<CheckpointRow>> ListCheckpoints(int64_t trial_id) = 0;
+
+  // Appends lines in one transaction; returns the seq of the last one (0 when `lines` is empty).
+  virtual absl::StatusOr<int64_t> AppendLogs(
+      int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) = 0;
+  // Lines of a trial with seq > after_seq (of one rank when given), oldest first, at most limit.
+  virtual absl::StatusOr<std::vector<LogRow>> ListLogs(int64_t trial_id, int64_t after_seq,
+                                                       std::optional<int> rank, int limit) = 0;
+
+  virtual absl::Status PutTemplate(const TemplateRow& row) = 0;  // insert or replace
+  virtual absl::StatusOr<TemplateRow> GetTemplate(const std::string& name) = 0;
+  virtual absl::StatusOr<std::vector<TemplateRow>> ListTemplates() = 0;  // by name
+  virtual absl::Status DeleteTemplate(const std::string& name) = 0;      // NotFound if absent
+
+  virtual absl::Status UpsertAgent(const AgentRow& row) = 0;  // keeps `enabled` of a known id
+  virtual absl::Status SetAgentEnabled(const std::string& id, bool enabled) = 0;  // NotFound
+  virtual absl::StatusOr<std::vector<AgentRow>> ListAgents() = 0;  // by id
+};
+
+// Opens (creating if needed) the SQLite database at `path` and applies the forward-only
+// migrations it has not seen (a `schema_version` table records them). ":memory:" for tests.
+// A file written by a newer Cohort (a schema version this build does not know) is
+// FailedPrecondition saying so.
+absl::StatusOr<std::unique_ptr<Database>> OpenSqliteDatabase(const std::string& path);
+
+}  // namespace cohort::master

@@ -1,0 +1,91 @@
+#include "master/db/migrations.h"
+
+namespace cohort::master::internal {
+namespace {
+
+// Version 1: every table of database.h. Ids that the API hands out (experiments, trials, log
+// seqs) are AUTOINCREMENT so a number is never reused; metrics keep their insertion order in
+// the rowid. Every column but trials.searcher_metric (NULL: not reported yet) is NOT NULL, so
+// a row read back always has every field.
+constexpr absl::string_view kVersion1 = R"sql(
+CREATE TABLE experiments (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  state TEXT NOT NULL,
+  config_yaml TEXT NOT NULL,
+  original_yaml TEXT NOT NULL,
+  template_name TEXT NOT NULL,
+  context_path TEXT NOT NULL,
+  slots_per_trial INTEGER NOT NULL,
+  priority INTEGER NOT NULL,
+  max_restarts INTEGER NOT NULL,
+  created_ms INTEGER NOT NULL
+);
+
+CREATE TABLE trials (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+  hparams_json TEXT NOT NULL,
+  seed INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  restarts INTEGER NOT NULL,
+  batches INTEGER NOT NULL,
+  total_batches INTEGER NOT NULL,
+  searcher_metric REAL,
+  latest_checkpoint TEXT NOT NULL,
+  error_lines TEXT NOT NULL,
+  sequence INTEGER NOT NULL
+);
+CREATE INDEX trials_by_experiment ON trials(experiment_id);
+
+CREATE TABLE metrics (
+  id INTEGER PRIMARY KEY,
+  trial_id INTEGER NOT NULL REFERENCES trials(id),
+  kind TEXT NOT NULL,
+  steps_completed INTEGER NOT NULL,
+  metrics_json TEXT NOT NULL,
+  time REAL NOT NULL
+);
+CREATE INDEX metrics_by_trial ON metrics(trial_id);
+
+CREATE TABLE checkpoints (
+  storage_id TEXT PRIMARY KEY NOT NULL,
+  trial_id INTEGER NOT NULL REFERENCES trials(id),
+  steps_completed INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  metadata_json TEXT NOT NULL
+);
+CREATE INDEX checkpoints_by_trial ON checkpoints(trial_id);
+
+CREATE TABLE logs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  trial_id INTEGER NOT NULL REFERENCES trials(id),
+  rank INTEGER NOT NULL,
+  line TEXT NOT NULL
+);
+CREATE INDEX logs_by_trial ON logs(trial_id, seq);
+
+CREATE TABLE templates (
+  name TEXT PRIMARY KEY NOT NULL,
+  yaml TEXT NOT NULL
+);
+
+CREATE TABLE agents (
+  id TEXT PRIMARY KEY NOT NULL,
+  slots INTEGER NOT NULL,
+  host TEXT NOT NULL,
+  enabled INTEGER NOT NULL
+);
+)sql";
+
+}  // namespace
+
+const std::vector<absl::string_view>& SqliteMigrations() {
+  static const std::vector<absl::string_view>* const migrations =
+      new std::vector<absl::string_view>{kVersion1};
+  return *migrations;
+}
+
+int LatestSqliteSchemaVersion() { return static_cast<int>(SqliteMigrations().size()); }
+
+}  // namespace cohort::master::internal

@@ -1,0 +1,616 @@
+#include "master/db/sqlite_database.h"
+
+#include <sqlite3.h>
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "master/db/migrations.h"
+
+namespace cohort::master {
+namespace {
+
+constexpr int kBusyTimeoutMs = 5000;
+
+// A failed SQLite call on `db` as a Status naming the file, the operation and SQLite's reason.
+// Unavailable when the cause lies outside the master and may pass (locked, I/O, disk full, a
+// file that cannot be opened); Internal otherwise.
+absl::Status SqliteError(sqlite3* db, const std::string& path, absl::string_view what, int rc) {
+  const char* reason = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  std::string message = absl::StrCat(path, ": ", what, ": ", reason);
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+      return absl::UnavailableError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+// Runs SQL that binds no values (pragmas, transaction control, migration scripts).
+absl::Status Exec(sqlite3* db, const std::string& path, absl::string_view what, const char* sql) {
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db, path, what, rc);
+  return absl::OkStatus();
+}
+
+// One prepared statement. A failure to prepare or to bind is kept and returned by the next
+// Step, so a caller checks once per statement. Column and parameter indexes follow SQLite:
+// parameters from 1 (?1, ?2, ...), columns from 0.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& path, absl::string_view what, absl::string_view sql)
+      : db_(db), path_(path), what_(what) {
+    rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+    if (rc_ != SQLITE_OK) error_ = SqliteError(db_, path_, what_, rc_);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  void BindInt64(int index, int64_t value) {
+    if (error_.ok()) Check(sqlite3_bind_int64(stmt_, index, value));
+  }
+  void BindDouble(int index, double value) {
+    if (error_.ok()) Check(sqlite3_bind_double(stmt_, index, value));
+  }
+  void BindNull(int index) {
+    if (error_.ok()) Check(sqlite3_bind_null(stmt_, index));
+  }
+  void BindText(int index, absl::string_view value) {
+    if (!error_.ok()) return;
+    if (value.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+      Check(SQLITE_TOOBIG);
+      return;
+    }
+    // SQLITE_TRANSIENT: SQLite copies the text, so a binding never outlives its string.
+    Check(sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+                            SQLITE_TRANSIENT));
+  }
+
+  // Advances: true when a row is ready to read, false when the statement is done.
+  absl::StatusOr<bool> Step() {
+    if (!error_.ok()) return error_;
+    rc_ = sqlite3_step(stmt_);
+    if (rc_ == SQLITE_ROW) return true;
+    if (rc_ == SQLITE_DONE) return false;
+    return SqliteError(db_, path_, what_, rc_);
+  }
+  // Runs a statement that returns no rows, then resets it for new bindings.
+  absl::Status Run() {
+    absl::StatusOr<bool> row = Step();
+    sqlite3_reset(stmt_);
+    return row.status();
+  }
+  // The (extended) result code of the last prepare, bind or step: tells which constraint
+  // failed (SQLITE_CONSTRAINT_FOREIGNKEY, SQLITE_CONSTRAINT_PRIMARYKEY).
+  int code() const { return rc_; }
+
+  int64_t Int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+  int Int(int column) const { return sqlite3_column_int(stmt_, column); }
+  double Double(int column) const { return sqlite3_column_double(stmt_, column); }
+  bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+  std::string Text(int column) const {
+    const unsigned char* text = sqlite3_column_text(stmt_, column);
+    if (text == nullptr) return "";
+    return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, column));
+  }
+
+ private:
+  void Check(int rc) {
+    if (rc == SQLITE_OK) return;
+    rc_ = rc;
+    error_ = SqliteError(db_, path_, what_, rc);
+  }
+
+  sqlite3* const db_;
+  const std::string& path_;
+  const std::string what_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_ = SQLITE_OK;
+  absl::Status error_;
+};
+
+// A write transaction: Begin takes the write lock at once (BEGIN IMMEDIATE, so a busy database
+// fails here, within the busy timeout, rather than halfway through); the destructor rolls back
+// unless Commit succeeded.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
+  ~Transaction() {
+    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  absl::Status Begin() {
+    absl::Status status = Exec(db_, path_, "begin transaction", "BEGIN IMMEDIATE");
+    open_ = status.ok();
+    return status;
+  }
+  absl::Status Commit() {
+    absl::Status status = Exec(db_, path_, "commit", "COMMIT");
+    if (status.ok()) open_ = false;
+    return status;
+  }
+
+ private:
+  sqlite3* const db_;
+  const std::string& path_;
+  bool open_ = false;
+};
+
+bool IsForeignKeyViolation(const Statement& statement) {
+  return statement.code() == SQLITE_CONSTRAINT_FOREIGNKEY;
+}
+
+absl::Status TrialNotFound(int64_t id) {
+  return absl::NotFoundError(absl::StrCat("trial ", id, " not found"));
+}
+
+// Row mapping. Each kSelect* lists the columns in the order its Read* reads them.
+
+constexpr absl::string_view kSelectExperiment =
+    "SELECT id, name, state, config_yaml, original_yaml, template_name, context_path, "
+    "slots_per_trial, priority, max_restarts, created_ms FROM experiments";
+
+ExperimentRow ReadExperiment(const Statement& s) {
+  ExperimentRow row;
+  row.id = s.Int64(0);
+  row.name = s.Text(1);
+  row.state = s.Text(2);
+  row.config_yaml = s.Text(3);
+  row.original_yaml = s.Text(4);
+  row.template_name = s.Text(5);
+  row.context_path = s.Text(6);
+  row.slots_per_trial = s.Int(7);
+  row.priority = s.Int(8);
+  row.max_restarts = s.Int(9);
+  row.created_ms = s.Int64(10);
+  return row;
+}
+
+constexpr absl::string_view kSelectTrial =
+    "SELECT id, experiment_id, hparams_json, seed, state, restarts, batches, total_batches, "
+    "searcher_metric, latest_checkpoint, error_lines, sequence FROM trials";
+
+TrialRow ReadTrial(const Statement& s) {
+  TrialRow row;
+  row.id = s.Int64(0);
+  row.experiment_id = s.Int64(1);
+  row.hparams_json = s.Text(2);
+  row.seed = s.Int64(3);
+  row.state = s.Text(4);
+  row.restarts = s.Int(5);
+  row.batches = s.Int64(6);
+  row.total_batches = s.Int64(7);
+  if (!s.IsNull(8)) row.searcher_metric = s.Double(8);
+  row.latest_checkpoint = s.Text(9);
+  row.error_lines = s.Text(10);
+  row.sequence = s.Int64(11);
+  return row;
+}
+
+// Binds every trial field but id and experiment_id to ?2 .. ?12; InsertTrial binds
+// experiment_id and UpdateTrial binds id to ?1.
+void BindTrialFields(const TrialRow& row, Statement& s) {
+  s.BindText(2, row.hparams_json);
+  s.BindInt64(3, row.seed);
+  s.BindText(4, row.state);
+  s.BindInt64(5, row.restarts);
+  s.BindInt64(6, row.batches);
+  s.BindInt64(7, row.total_batches);
+  if (row.searcher_metric.has_value()) {
+    s.BindDouble(8, *row.searcher_metric);
+  } else {
+    s.BindNull(8);
+  }
+  s.BindText(9, row.latest_checkpoint);
+  s.BindText(10, row.error_lines);
+  s.BindInt64(11, row.sequence);
+}
+
+constexpr absl::string_view kSelectTemplate = "SELECT name, yaml FROM templates";
+
+TemplateRow ReadTemplate(const Statement& s) { return TemplateRow{s.Text(0), s.Text(1)}; }
+
+// Runs a query and reads every row it returns with `read`.
+template <typename Row, typename ReadFn>
+absl::StatusOr<std::vector<Row>> ReadAll(Statement& s, ReadFn read) {
+  std::vector<Row> rows;
+  for (;;) {
+    absl::StatusOr<bool> has_row = s.Step();
+    if (!has_row.ok()) return has_row.status();
+    if (!*has_row) return rows;
+    rows.push_back(read(s));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::string& path) {
+  // FULLMUTEX (SQLite's own lock per call) is redundant under mu_ and costs little; it keeps
+  // the connection safe even if a future method forgot mu_.
+  sqlite3* db = nullptr;
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    absl::Status status = SqliteError(db, path, "open", rc);
+    sqlite3_close(db);
+    return status;
+  }
+  std::unique_ptr<SqliteDatabase> database(new SqliteDatabase(db, path));
+  absl::Status status = database->Configure();
+  if (!status.ok()) return status;
+  status = database->Migrate();
+  if (!status.ok()) return status;
+  return database;
+}
+
+SqliteDatabase::SqliteDatabase(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
+SqliteDatabase::~SqliteDatabase() { sqlite3_close_v2(db_); }
+
+absl::Status SqliteDatabase::Configure() {
+  sqlite3_extended_result_codes(db_, 1);
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  // WAL lets readers (the sqlite3 shell, a backup) run beside the master's writes; an
+  // in-memory database has no journal file to speak of.
+  if (path_ != ":memory:" && !path_.empty()) {
+    absl::Status status = Exec(db_, path_, "set journal_mode", "PRAGMA journal_mode=WAL");
+    if (!status.ok()) return status;
+  }
+  absl::Status status = Exec(db_, path_, "set synchronous", "PRAGMA synchronous=NORMAL");
+  if (!status.ok()) return status;
+  return Exec(db_, path_, "enable foreign keys", "PRAGMA foreign_keys=ON");
+}
+
+absl::Status SqliteDatabase::Migrate() {
+  const std::vector<absl::string_view>& migrations = internal::SqliteMigrations();
+  const int64_t latest = internal::LatestSqliteSchemaVersion();
+  // One transaction per migration; the version is read inside it, so two processes opening
+  // the same new file at once apply each migration once.
+  for (;;) {
+    Transaction transaction(db_, path_);
+    absl::Status status = transaction.Begin();
+    if (!status.ok()) return status;
+    status = Exec(db_, path_, "create schema_version",
+                  "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+    if (!status.ok()) return status;
+
+    int64_t version = 0;
+    {
+      Statement query(db_, path_, "read schema_version",
+                      "SELECT COALESCE(MAX(version), 0) FROM schema_version");
+      absl::StatusOr<bool> has_row = query.Step();
+      if (!has_row.ok()) return has_row.status();
+      version = query.Int64(0);
+    }
+    if (version > latest) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%s: schema version %d is newer than this build of cohort-master understands (%d); "
+          "upgrade cohort-master",
+          path_, version, latest));
+    }
+    if (version == latest) return transaction.Commit();
+
+    const int64_t next = version + 1;
+    std::string script(migrations[version]);
+    status = Exec(db_, path_, absl::StrCat("migrate to schema version ", next), script.c_str());
+    if (!status.ok()) return status;
+    Statement record(db_, path_, "record schema_version",
+                     "INSERT INTO schema_version (version) VALUES (?1)");
+    record.BindInt64(1, next);
+    status = record.Run();
+    if (!status.ok()) return status;
+    status = transaction.Commit();
+    if (!status.ok()) return status;
+  }
+}
+
+absl::StatusOr<int64_t> SqliteDatabase::InsertExperiment(const ExperimentRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "insert experiment",
+              "INSERT INTO experiments (name, state, config_yaml, original_yaml, template_name, "
+              "context_path, slots_per_trial, priority, max_restarts, created_ms) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  s.BindText(1, row.name);
+  s.BindText(2, row.state);
+  s.BindText(3, row.config_yaml);
+  s.BindText(4, row.original_yaml);
+  s.BindText(5, row.template_name);
+  s.BindText(6, row.context_path);
+  s.BindInt64(7, row.slots_per_trial);
+  s.BindInt64(8, row.priority);
+  s.BindInt64(9, row.max_restarts);
+  s.BindInt64(10, row.created_ms);
+  absl::Status status = s.Run();
+  if (!status.ok()) return status;
+  return sqlite3_last_insert_rowid(db_);
+}
+
+absl::Status SqliteDatabase::SetExperimentState(int64_t id, const std::string& state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "set experiment state",
+              "UPDATE experiments SET state = ?2 WHERE id = ?1");
+  s.BindInt64(1, id);
+  s.BindText(2, state);
+  absl::Status status = s.Run();
+  if (!status.ok()) return status;
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("experiment ", id, " not found"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ExperimentRow> SqliteDatabase::GetExperiment(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "get experiment", absl::StrCat(kSelectExperiment, " WHERE id = ?1"));
+  s.BindInt64(1, id);
+  absl::StatusOr<bool> has_row = s.Step();
+  if (!has_row.ok()) return has_row.status();
+  if (!*has_row) return absl::NotFoundError(absl::StrCat("experiment ", id, " not found"));
+  return ReadExperiment(s);
+}
+
+absl::StatusOr<std::vector<ExperimentRow>> SqliteDatabase::ListExperiments() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list experiments", absl::StrCat(kSelectExperiment, " ORDER BY id"));
+  return ReadAll<ExperimentRow>(s, ReadExperiment);
+}
+
+absl::StatusOr<int64_t> SqliteDatabase::InsertTrial(const TrialRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "insert trial",
+              "INSERT INTO trials (experiment_id, hparams_json, seed, state, restarts, batches, "
+              "total_batches, searcher_metric, latest_checkpoint, error_lines, sequence) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+  s.BindInt64(1, row.experiment_id);
+  BindTrialFields(row, s);
+  absl::Status status = s.Run();
+  if (IsForeignKeyViolation(s)) {
+    return absl::NotFoundError(absl::StrCat("experiment ", row.experiment_id, " not found"));
+  }
+  if (!status.ok()) return status;
+  return sqlite3_last_insert_rowid(db_);
+}
+
+absl::Status SqliteDatabase::UpdateTrial(const TrialRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "update trial",
+              "UPDATE trials SET hparams_json = ?2, seed = ?3, state = ?4, restarts = ?5, "
+              "batches = ?6, total_batches = ?7, searcher_metric = ?8, latest_checkpoint = ?9, "
+              "error_lines = ?10, sequence = ?11 WHERE id = ?1");
+  s.BindInt64(1, row.id);
+  BindTrialFields(row, s);
+  absl::Status status = s.Run();
+  if (!status.ok()) return status;
+  if (sqlite3_changes(db_) == 0) return TrialNotFound(row.id);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TrialRow> SqliteDatabase::GetTrial(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "get trial", absl::StrCat(kSelectTrial, " WHERE id = ?1"));
+  s.BindInt64(1, id);
+  absl::StatusOr<bool> has_row = s.Step();
+  if (!has_row.ok()) return has_row.status();
+  if (!*has_row) return TrialNotFound(id);
+  return ReadTrial(s);
+}
+
+absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrials(
+    std::optional<int64_t> experiment_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!experiment_id.has_value()) {
+    Statement s(db_, path_, "list trials", absl::StrCat(kSelectTrial, " ORDER BY id"));
+    return ReadAll<TrialRow>(s, ReadTrial);
+  }
+  Statement s(db_, path_, "list trials of an experiment",
+              absl::StrCat(kSelectTrial, " WHERE experiment_id = ?1 ORDER BY id"));
+  s.BindInt64(1, *experiment_id);
+  return ReadAll<TrialRow>(s, ReadTrial);
+}
+
+absl::Status SqliteDatabase::InsertMetrics(const std::vector<MetricRow>& rows) {
+  if (rows.empty()) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction transaction(db_, path_);
+  absl::Status status = transaction.Begin();
+  if (!status.ok()) return status;
+  Statement s(db_, path_, "insert metrics",
+              "INSERT INTO metrics (trial_id, kind, steps_completed, metrics_json, time) "
+              "VALUES (?1, ?2, ?3, ?4, ?5)");
+  for (const MetricRow& row : rows) {
+    s.BindInt64(1, row.trial_id);
+    s.BindText(2, row.kind);
+    s.BindInt64(3, row.steps_completed);
+    s.BindText(4, row.metrics_json);
+    s.BindDouble(5, row.time);
+    status = s.Run();
+    if (IsForeignKeyViolation(s)) return TrialNotFound(row.trial_id);
+    if (!status.ok()) return status;
+  }
+  return transaction.Commit();
+}
+
+absl::StatusOr<std::vector<MetricRow>> SqliteDatabase::ListMetrics(
+    int64_t trial_id, std::optional<std::string> kind) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list metrics",
+              "SELECT trial_id, kind, steps_completed, metrics_json, time FROM metrics "
+              "WHERE trial_id = ?1 AND (?2 IS NULL OR kind = ?2) ORDER BY id");
+  s.BindInt64(1, trial_id);
+  if (kind.has_value()) {
+    s.BindText(2, *kind);
+  } else {
+    s.BindNull(2);
+  }
+  return ReadAll<MetricRow>(s, [](const Statement& r) {
+    return MetricRow{r.Int64(0), r.Text(1), r.Int64(2), r.Text(3), r.Double(4)};
+  });
+}
+
+absl::Status SqliteDatabase::InsertCheckpoint(const CheckpointRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "insert checkpoint",
+              "INSERT INTO checkpoints (storage_id, trial_id, steps_completed, path, "
+              "metadata_json) VALUES (?1, ?2, ?3, ?4, ?5)");
+  s.BindText(1, row.storage_id);
+  s.BindInt64(2, row.trial_id);
+  s.BindInt64(3, row.steps_completed);
+  s.BindText(4, row.path);
+  s.BindText(5, row.metadata_json);
+  absl::Status status = s.Run();
+  if (s.code() == SQLITE_CONSTRAINT_PRIMARYKEY || s.code() == SQLITE_CONSTRAINT_UNIQUE) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("checkpoint '", row.storage_id, "' already exists"));
+  }
+  if (IsForeignKeyViolation(s)) return TrialNotFound(row.trial_id);
+  return status;
+}
+
+absl::StatusOr<std::vector<CheckpointRow>> SqliteDatabase::ListCheckpoints(int64_t trial_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list checkpoints",
+              "SELECT storage_id, trial_id, steps_completed, path, metadata_json "
+              "FROM checkpoints WHERE trial_id = ?1 ORDER BY rowid");
+  s.BindInt64(1, trial_id);
+  return ReadAll<CheckpointRow>(s, [](const Statement& r) {
+    return CheckpointRow{r.Text(0), r.Int64(1), r.Int64(2), r.Text(3), r.Text(4)};
+  });
+}
+
+// The batch is one transaction with one prepared statement reused for every line: the commit
+// (a WAL append) is paid once per batch, not once per line.
+absl::StatusOr<int64_t> SqliteDatabase::AppendLogs(
+    int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) {
+  if (rank_and_line.empty()) return 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction transaction(db_, path_);
+  absl::Status status = transaction.Begin();
+  if (!status.ok()) return status;
+  Statement s(db_, path_, "append logs",
+              "INSERT INTO logs (trial_id, rank, line) VALUES (?1, ?2, ?3)");
+  s.BindInt64(1, trial_id);
+  for (const auto& [rank, line] : rank_and_line) {
+    s.BindInt64(2, rank);
+    s.BindText(3, line);
+    status = s.Run();
+    if (IsForeignKeyViolation(s)) return TrialNotFound(trial_id);
+    if (!status.ok()) return status;
+  }
+  const int64_t last_seq = sqlite3_last_insert_rowid(db_);
+  status = transaction.Commit();
+  if (!status.ok()) return status;
+  return last_seq;
+}
+
+absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLogs(int64_t trial_id, int64_t after_seq,
+                                                             std::optional<int> rank, int limit) {
+  if (limit < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list logs",
+              "SELECT seq, trial_id, rank, line FROM logs "
+              "WHERE trial_id = ?1 AND seq > ?2 AND (?3 IS NULL OR rank = ?3) "
+              "ORDER BY seq LIMIT ?4");
+  s.BindInt64(1, trial_id);
+  s.BindInt64(2, after_seq);
+  if (rank.has_value()) {
+    s.BindInt64(3, *rank);
+  } else {
+    s.BindNull(3);
+  }
+  s.BindInt64(4, limit);
+  return ReadAll<LogRow>(s, [](const Statement& r) {
+    return LogRow{r.Int64(0), r.Int64(1), r.Int(2), r.Text(3)};
+  });
+}
+
+absl::Status SqliteDatabase::PutTemplate(const TemplateRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "put template",
+              "INSERT INTO templates (name, yaml) VALUES (?1, ?2) "
+              "ON CONFLICT (name) DO UPDATE SET yaml = excluded.yaml");
+  s.BindText(1, row.name);
+  s.BindText(2, row.yaml);
+  return s.Run();
+}
+
+absl::StatusOr<TemplateRow> SqliteDatabase::GetTemplate(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "get template", absl::StrCat(kSelectTemplate, " WHERE name = ?1"));
+  s.BindText(1, name);
+  absl::StatusOr<bool> has_row = s.Step();
+  if (!has_row.ok()) return has_row.status();
+  if (!*has_row) return absl::NotFoundError(absl::StrCat("template '", name, "' not found"));
+  return ReadTemplate(s);
+}
+
+absl::StatusOr<std::vector<TemplateRow>> SqliteDatabase::ListTemplates() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list templates", absl::StrCat(kSelectTemplate, " ORDER BY name"));
+  return ReadAll<TemplateRow>(s, ReadTemplate);
+}
+
+absl::Status SqliteDatabase::DeleteTemplate(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "delete template", "DELETE FROM templates WHERE name = ?1");
+  s.BindText(1, name);
+  absl::Status status = s.Run();
+  if (!status.ok()) return status;
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("template '", name, "' not found"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteDatabase::UpsertAgent(const AgentRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "upsert agent",
+              "INSERT INTO agents (id, slots, host, enabled) VALUES (?1, ?2, ?3, ?4) "
+              "ON CONFLICT (id) DO UPDATE SET slots = excluded.slots, host = excluded.host");
+  s.BindText(1, row.id);
+  s.BindInt64(2, row.slots);
+  s.BindText(3, row.host);
+  s.BindInt64(4, row.enabled ? 1 : 0);
+  return s.Run();
+}
+
+absl::Status SqliteDatabase::SetAgentEnabled(const std::string& id, bool enabled) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "set agent enabled", "UPDATE agents SET enabled = ?2 WHERE id = ?1");
+  s.BindText(1, id);
+  s.BindInt64(2, enabled ? 1 : 0);
+  absl::Status status = s.Run();
+  if (!status.ok()) return status;
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("agent '", id, "' not found"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<AgentRow>> SqliteDatabase::ListAgents() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list agents", "SELECT id, slots, host, enabled FROM agents ORDER BY id");
+  return ReadAll<AgentRow>(s, [](const Statement& r) {
+    return AgentRow{r.Text(0), r.Int(1), r.Text(2), r.Int64(3) != 0};
+  });
+}
+
+absl::StatusOr<std::unique_ptr<Database>> OpenSqliteDatabase(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<SqliteDatabase>> database = SqliteDatabase::Open(path);
+  if (!database.ok()) return database.status();
+  return std::unique_ptr<Database>(std::move(*database));
+}
+
+}  // namespace cohort::master

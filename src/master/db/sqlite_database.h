@@ -1,0 +1,96 @@
+#pragma once
+// SqliteDatabase: the master's Database (master/db/database.h) in one SQLite file. Thread-safe:
+// every method takes one mutex around the single connection, so calls run one at a time.
+// That is simple and correct, and enough for the master: SQLite admits one writer at a time
+// anyway, and a call costs well under a millisecond (a batch of log lines: a few).
+//
+// Storage notes:
+//  * File databases use WAL with synchronous=NORMAL: a commit survives a crash of the master;
+//    a power loss may drop the last commits but never corrupts the file. FULL would sync the
+//    disk on every log batch.
+//  * SQLite stores a NaN as NULL, so a NaN searcher_metric reads back as absent.
+//
+// Example:
+//   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<SqliteDatabase> db, SqliteDatabase::Open(path));
+//   COHORT_ASSIGN_OR_RETURN(int64_t seq, db->AppendLogs(trial_id, {{0, "epoch 1"}}));
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "master/db/database.h"
+
+struct sqlite3;
+
+namespace cohort::master {
+
+class SqliteDatabase final : public Database {
+ public:
+  // Opens (creating if needed) the database at `path` (":memory:": a private in-memory one)
+  // and applies the migrations it has not seen. A path that cannot be opened is Unavailable
+  // naming it and SQLite's reason; a schema newer than this build knows is FailedPrecondition.
+  static absl::StatusOr<std::unique_ptr<SqliteDatabase>> Open(const std::string& path);
+  ~SqliteDatabase() override;
+
+  SqliteDatabase(const SqliteDatabase&) = delete;
+  SqliteDatabase& operator=(const SqliteDatabase&) = delete;
+
+  absl::StatusOr<int64_t> InsertExperiment(const ExperimentRow& row) override;
+  absl::Status SetExperimentState(int64_t id, const std::string& state) override;
+  absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) override;
+  absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() override;
+
+  // NotFound when the row's experiment does not exist.
+  absl::StatusOr<int64_t> InsertTrial(const TrialRow& row) override;
+  absl::Status UpdateTrial(const TrialRow& row) override;
+  absl::StatusOr<TrialRow> GetTrial(int64_t id) override;
+  absl::StatusOr<std::vector<TrialRow>> ListTrials(std::optional<int64_t> experiment_id) override;
+
+  // NotFound (and nothing written) when a row's trial does not exist.
+  absl::Status InsertMetrics(const std::vector<MetricRow>& rows) override;
+  // Empty for a trial without metrics, or one that does not exist.
+  absl::StatusOr<std::vector<MetricRow>> ListMetrics(int64_t trial_id,
+                                                     std::optional<std::string> kind) override;
+
+  // NotFound when the row's trial does not exist. ListCheckpoints: in insertion order.
+  absl::Status InsertCheckpoint(const CheckpointRow& row) override;
+  absl::StatusOr<std::vector<CheckpointRow>> ListCheckpoints(int64_t trial_id) override;
+
+  // NotFound (and nothing written) when the trial does not exist.
+  absl::StatusOr<int64_t> AppendLogs(
+      int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) override;
+  // InvalidArgument for a negative limit; limit 0 returns nothing.
+  absl::StatusOr<std::vector<LogRow>> ListLogs(int64_t trial_id, int64_t after_seq,
+                                               std::optional<int> rank, int limit) override;
+
+  absl::Status PutTemplate(const TemplateRow& row) override;
+  absl::StatusOr<TemplateRow> GetTemplate(const std::string& name) override;
+  absl::StatusOr<std::vector<TemplateRow>> ListTemplates() override;
+  absl::Status DeleteTemplate(const std::string& name) override;
+
+  // A new agent is stored as given; a known one gets the new slots and host and keeps its
+  // stored `enabled` (so re-registering after a master restart does not undo a disable).
+  absl::Status UpsertAgent(const AgentRow& row) override;
+  absl::Status SetAgentEnabled(const std::string& id, bool enabled) override;
+  absl::StatusOr<std::vector<AgentRow>> ListAgents() override;
+
+ private:
+  SqliteDatabase(sqlite3* db, std::string path);
+
+  // Sets the connection's pragmas and brings the schema up to date. Called once by Open.
+  absl::Status Configure();
+  absl::Status Migrate();
+
+  // One connection behind one mutex: simple and correct (see the file comment).
+  std::mutex mu_;
+  sqlite3* const db_;  // owned; used only under mu_ once Open has returned
+  const std::string path_;
+};
+
+}  // namespace cohort::master

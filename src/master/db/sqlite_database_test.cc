@@ -1,0 +1,703 @@
+#include "master/db/sqlite_database.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "master/db/database.h"
+#include "master/db/migrations.h"
+
+namespace cohort::master {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+using namespace std::string_literals;
+
+#define TEST_CONCAT_INNER_(a, b) a##b
+#define TEST_CONCAT_(a, b) TEST_CONCAT_INNER_(a, b)
+#define ASSERT_OK(expr) ASSERT_PRED_FORMAT1(IsOk(), expr)
+#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
+  ASSERT_OK_AND_ASSIGN_IMPL_(TEST_CONCAT_(status_or_, __LINE__), lhs, expr)
+#define ASSERT_OK_AND_ASSIGN_IMPL_(status_or, lhs, expr) \
+  auto status_or = (expr);                               \
+  ASSERT_TRUE(status_or.ok()) << status_or.status();     \
+  lhs = std::move(status_or).value()
+
+// Predicate formatter for ASSERT_OK: evaluates the Status or StatusOr once, prints it on failure.
+struct IsOk {
+  ::testing::AssertionResult operator()(const char* text, const absl::Status& status) const {
+    if (status.ok()) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << text << " failed: " << status;
+  }
+  template <typename T>
+  ::testing::AssertionResult operator()(const char* text, const absl::StatusOr<T>& value) const {
+    return (*this)(text, value.status());
+  }
+};
+
+// Matches an absl::Status with `code` whose message matches `message` (a string or a matcher).
+MATCHER_P2(StatusIs, code, message, "") {
+  return arg.code() == code &&
+         ::testing::ExplainMatchResult(message, std::string(arg.message()), result_listener);
+}
+
+// A fresh directory under ::testing::TempDir(), removed with everything in it at destruction.
+class TempDirectory {
+ public:
+  TempDirectory() {
+    std::string pattern = ::testing::TempDir();
+    if (pattern.empty() || pattern.back() != '/') pattern += '/';
+    pattern += "cohort_db_test_XXXXXX";
+    const char* made = mkdtemp(pattern.data());
+    EXPECT_NE(made, nullptr) << "mkdtemp " << pattern;
+    path_ = pattern;
+  }
+  ~TempDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Rows with a value in every field that differs from its default, so a field that is not
+// stored or read back shows up as a mismatch.
+ExperimentRow MakeExperiment(const std::string& name) {
+  ExperimentRow row;
+  row.name = name;
+  row.state = "ACTIVE";
+  row.config_yaml = "name: " + name + "\nresources:\n  slots_per_trial: 4\n";
+  row.original_yaml = "name: " + name + "\n";
+  row.template_name = "base";
+  row.context_path = "/var/cohort/contexts/" + name + ".tar.gz";
+  row.slots_per_trial = 4;
+  row.priority = 7;
+  row.max_restarts = 3;
+  row.created_ms = 1700000000123;
+  return row;
+}
+
+TrialRow MakeTrial(int64_t experiment_id) {
+  TrialRow row;
+  row.experiment_id = experiment_id;
+  row.hparams_json = R"({"lr": 0.01, "layers": 3})";
+  row.seed = 1234567890123;
+  row.state = "RUNNING";
+  row.restarts = 2;
+  row.batches = 150;
+  row.total_batches = 1000;
+  row.searcher_metric = 0.125;
+  row.latest_checkpoint = "ckpt-abc";
+  row.error_lines = "[rank=1] Traceback\n[rank=1] boom\n";
+  row.sequence = 17;
+  return row;
+}
+
+auto Fields(const ExperimentRow& r) {
+  return std::tie(r.id, r.name, r.state, r.config_yaml, r.original_yaml, r.template_name,
+                  r.context_path, r.slots_per_trial, r.priority, r.max_restarts, r.created_ms);
+}
+auto Fields(const TrialRow& r) {
+  return std::tie(r.id, r.experiment_id, r.hparams_json, r.seed, r.state, r.restarts, r.batches,
+                  r.total_batches, r.searcher_metric, r.latest_checkpoint, r.error_lines,
+                  r.sequence);
+}
+auto Fields(const MetricRow& r) {
+  return std::tie(r.trial_id, r.kind, r.steps_completed, r.metrics_json, r.time);
+}
+auto Fields(const CheckpointRow& r) {
+  return std::tie(r.storage_id, r.trial_id, r.steps_completed, r.path, r.metadata_json);
+}
+auto Fields(const LogRow& r) { return std::tie(r.seq, r.trial_id, r.rank, r.line); }
+auto Fields(const TemplateRow& r) { return std::tie(r.name, r.yaml); }
+auto Fields(const AgentRow& r) { return std::tie(r.id, r.slots, r.host, r.enabled); }
+
+// Compares two lists of rows field by field.
+template <typename Row>
+void ExpectSameRows(const std::vector<Row>& actual, const std::vector<Row>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    EXPECT_EQ(Fields(actual[i]), Fields(expected[i])) << "row " << i;
+  }
+}
+
+std::vector<std::string> Lines(const std::vector<LogRow>& logs) {
+  std::vector<std::string> lines;
+  for (const LogRow& log : logs) lines.push_back(log.line);
+  return lines;
+}
+
+// Runs SQL with one bound integer on a raw connection to `path`, behind the database's back.
+void ExecOnFile(const std::string& path, const char* sql, int64_t value) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_bind_int64(stmt, 1, value);
+  EXPECT_EQ(sqlite3_step(stmt), SQLITE_DONE) << sqlite3_errmsg(db);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
+// Reads the first column of every row a query returns, as text, from a raw connection.
+std::vector<std::string> QueryFile(const std::string& path, const char* sql) {
+  std::vector<std::string> values;
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    values.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return values;
+}
+
+// The Database conformance suite, run against every implementation (for now SQLite in memory
+// and in a file; PostgreSQL joins here).
+enum class Backend { kSqliteInMemory, kSqliteFile };
+
+void PrintTo(Backend backend, std::ostream* os) {
+  *os << (backend == Backend::kSqliteInMemory ? "SQLite in memory" : "SQLite file");
+}
+
+class DatabaseTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    std::string path = ":memory:";
+    if (GetParam() == Backend::kSqliteFile) path = dir_.path() + "/master.db";
+    ASSERT_OK_AND_ASSIGN(db_, OpenSqliteDatabase(path));
+  }
+
+  // An experiment with one trial; returns the trial's id.
+  int64_t AddTrial() {
+    int64_t experiment_id = db_->InsertExperiment(MakeExperiment("exp")).value();
+    return db_->InsertTrial(MakeTrial(experiment_id)).value();
+  }
+
+  TempDirectory dir_;
+  std::unique_ptr<Database> db_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, DatabaseTest,
+                         ::testing::Values(Backend::kSqliteInMemory, Backend::kSqliteFile),
+                         [](const ::testing::TestParamInfo<Backend>& info) {
+                           return info.param == Backend::kSqliteInMemory ? "InMemory" : "File";
+                         });
+
+TEST_P(DatabaseTest, ListsNothingInANewDatabase) {
+  EXPECT_THAT(db_->ListExperiments().value(), IsEmpty());
+  EXPECT_THAT(db_->ListTrials(std::nullopt).value(), IsEmpty());
+  EXPECT_THAT(db_->ListMetrics(1, std::nullopt).value(), IsEmpty());
+  EXPECT_THAT(db_->ListCheckpoints(1).value(), IsEmpty());
+  EXPECT_THAT(db_->ListLogs(1, 0, std::nullopt, 100).value(), IsEmpty());
+  EXPECT_THAT(db_->ListTemplates().value(), IsEmpty());
+  EXPECT_THAT(db_->ListAgents().value(), IsEmpty());
+}
+
+TEST_P(DatabaseTest, AssignsExperimentIdsFromOne) {
+  EXPECT_EQ(db_->InsertExperiment(MakeExperiment("a")).value(), 1);
+  EXPECT_EQ(db_->InsertExperiment(MakeExperiment("b")).value(), 2);
+  EXPECT_EQ(db_->InsertExperiment(MakeExperiment("c")).value(), 3);
+}
+
+TEST_P(DatabaseTest, RoundTripsEveryExperimentFieldAndIgnoresTheGivenId) {
+  ExperimentRow row = MakeExperiment("mnist");
+  row.id = 99;
+  ASSERT_OK_AND_ASSIGN(int64_t id, db_->InsertExperiment(row));
+  EXPECT_EQ(id, 1);
+  row.id = id;
+  ASSERT_OK_AND_ASSIGN(ExperimentRow stored, db_->GetExperiment(id));
+  EXPECT_EQ(Fields(stored), Fields(row));
+}
+
+TEST_P(DatabaseTest, ListsExperimentsById) {
+  for (const char* name : {"a", "b", "c"}) ASSERT_OK(db_->InsertExperiment(MakeExperiment(name)));
+  ASSERT_OK_AND_ASSIGN(std::vector<ExperimentRow> all, db_->ListExperiments());
+  ASSERT_THAT(all, SizeIs(3));
+  for (int i = 0; i < 3; ++i) {
+    ExperimentRow expected = MakeExperiment(std::string(1, static_cast<char>('a' + i)));
+    expected.id = i + 1;
+    EXPECT_EQ(Fields(all[i]), Fields(expected));
+  }
+}
+
+TEST_P(DatabaseTest, SetsExperimentStateAndLeavesOtherFields) {
+  ASSERT_OK_AND_ASSIGN(int64_t id, db_->InsertExperiment(MakeExperiment("a")));
+  ASSERT_OK(db_->SetExperimentState(id, "PAUSED"));
+  ExperimentRow expected = MakeExperiment("a");
+  expected.id = id;
+  expected.state = "PAUSED";
+  EXPECT_EQ(Fields(db_->GetExperiment(id).value()), Fields(expected));
+}
+
+TEST_P(DatabaseTest, ReportsAMissingExperimentByItsId) {
+  EXPECT_THAT(db_->GetExperiment(7).status(),
+              StatusIs(absl::StatusCode::kNotFound, "experiment 7 not found"));
+  EXPECT_THAT(db_->SetExperimentState(7, "PAUSED"),
+              StatusIs(absl::StatusCode::kNotFound, "experiment 7 not found"));
+}
+
+TEST_P(DatabaseTest, StoresTextWithQuotesNewlinesAndNulBytesVerbatim) {
+  ExperimentRow row = MakeExperiment("Robert'); DROP TABLE experiments;--");
+  row.config_yaml = "a: \"b\"\n\tc: 'd'\n\0e"s;
+  row.original_yaml = "名前: ✓";
+  ASSERT_OK_AND_ASSIGN(int64_t id, db_->InsertExperiment(row));
+  row.id = id;
+  EXPECT_EQ(Fields(db_->GetExperiment(id).value()), Fields(row));
+  EXPECT_THAT(db_->ListExperiments().value(), SizeIs(1));
+}
+
+TEST_P(DatabaseTest, AssignsTrialIdsFromOneAcrossExperiments) {
+  ASSERT_OK_AND_ASSIGN(int64_t first, db_->InsertExperiment(MakeExperiment("a")));
+  ASSERT_OK_AND_ASSIGN(int64_t second, db_->InsertExperiment(MakeExperiment("b")));
+  EXPECT_EQ(db_->InsertTrial(MakeTrial(first)).value(), 1);
+  EXPECT_EQ(db_->InsertTrial(MakeTrial(second)).value(), 2);
+  EXPECT_EQ(db_->InsertTrial(MakeTrial(first)).value(), 3);
+}
+
+TEST_P(DatabaseTest, RoundTripsEveryTrialFieldWithASearcherMetric) {
+  ASSERT_OK_AND_ASSIGN(int64_t experiment_id, db_->InsertExperiment(MakeExperiment("a")));
+  TrialRow row = MakeTrial(experiment_id);
+  ASSERT_OK_AND_ASSIGN(row.id, db_->InsertTrial(row));
+  ASSERT_OK_AND_ASSIGN(TrialRow stored, db_->GetTrial(row.id));
+  EXPECT_EQ(Fields(stored), Fields(row));
+  EXPECT_EQ(stored.searcher_metric, std::optional<double>(0.125));
+}
+
+TEST_P(DatabaseTest, RoundTripsATrialWithoutASearcherMetric) {
+  ASSERT_OK_AND_ASSIGN(int64_t experiment_id, db_->InsertExperiment(MakeExperiment("a")));
+  TrialRow row = MakeTrial(experiment_id);
+  row.searcher_metric = std::nullopt;
+  ASSERT_OK_AND_ASSIGN(row.id, db_->InsertTrial(row));
+  ASSERT_OK_AND_ASSIGN(TrialRow stored, db_->GetTrial(row.id));
+  EXPECT_EQ(Fields(stored), Fields(row));
+  EXPECT_EQ(stored.searcher_metric, std::nullopt);
+}
+
+TEST_P(DatabaseTest, RefusesATrialOfAMissingExperiment) {
+  EXPECT_THAT(db_->InsertTrial(MakeTrial(42)).status(),
+              StatusIs(absl::StatusCode::kNotFound, "experiment 42 not found"));
+  EXPECT_THAT(db_->ListTrials(std::nullopt).value(), IsEmpty());
+}
+
+TEST_P(DatabaseTest, UpdateTrialWritesEveryFieldButIdAndExperiment) {
+  ASSERT_OK_AND_ASSIGN(int64_t first, db_->InsertExperiment(MakeExperiment("a")));
+  ASSERT_OK_AND_ASSIGN(int64_t second, db_->InsertExperiment(MakeExperiment("b")));
+  ASSERT_OK_AND_ASSIGN(int64_t id, db_->InsertTrial(MakeTrial(first)));
+
+  TrialRow update;
+  update.id = id;
+  update.experiment_id = second;  // ignored
+  update.hparams_json = R"({"lr": 0.1})";
+  update.seed = 5;
+  update.state = "ERROR";
+  update.restarts = 4;
+  update.batches = 999;
+  update.total_batches = 2000;
+  update.searcher_metric = std::nullopt;
+  update.latest_checkpoint = "ckpt-def";
+  update.error_lines = "[rank=0] out of memory\n";
+  update.sequence = 3;
+  ASSERT_OK(db_->UpdateTrial(update));
+
+  TrialRow expected = update;
+  expected.experiment_id = first;
+  EXPECT_EQ(Fields(db_->GetTrial(id).value()), Fields(expected));
+
+  update.searcher_metric = -2.5;
+  ASSERT_OK(db_->UpdateTrial(update));
+  EXPECT_EQ(db_->GetTrial(id).value().searcher_metric, std::optional<double>(-2.5));
+}
+
+TEST_P(DatabaseTest, ReportsAMissingTrialByItsId) {
+  TrialRow row = MakeTrial(1);
+  row.id = 3;
+  EXPECT_THAT(db_->UpdateTrial(row), StatusIs(absl::StatusCode::kNotFound, "trial 3 not found"));
+  EXPECT_THAT(db_->GetTrial(3).status(),
+              StatusIs(absl::StatusCode::kNotFound, "trial 3 not found"));
+}
+
+TEST_P(DatabaseTest, ListsAllTrialsOrThoseOfOneExperimentById) {
+  ASSERT_OK_AND_ASSIGN(int64_t first, db_->InsertExperiment(MakeExperiment("a")));
+  ASSERT_OK_AND_ASSIGN(int64_t second, db_->InsertExperiment(MakeExperiment("b")));
+  std::vector<TrialRow> all;
+  for (int64_t experiment_id : {first, second, first, second, first}) {
+    TrialRow row = MakeTrial(experiment_id);
+    row.seed = static_cast<int64_t>(all.size());
+    ASSERT_OK_AND_ASSIGN(row.id, db_->InsertTrial(row));
+    all.push_back(row);
+  }
+  ExpectSameRows(db_->ListTrials(std::nullopt).value(), all);
+  ExpectSameRows(db_->ListTrials(first).value(), {all[0], all[2], all[4]});
+  ExpectSameRows(db_->ListTrials(second).value(), {all[1], all[3]});
+  EXPECT_THAT(db_->ListTrials(99).value(), IsEmpty());
+}
+
+TEST_P(DatabaseTest, ListsMetricsInInsertionOrderAndFiltersByKind) {
+  int64_t trial = AddTrial();
+  int64_t other = AddTrial();
+  std::vector<MetricRow> rows = {
+      {trial, "training", 100, R"({"loss": 0.9})", 1700000000.25},
+      {trial, "validation", 100, R"({"accuracy": 0.5})", 1700000001.5},
+      {other, "training", 100, R"({"loss": 7})", 1700000002.0},
+      {trial, "training", 50, R"({"loss": 0.95})", 1700000003.75},  // out of step order
+  };
+  ASSERT_OK(db_->InsertMetrics({rows[0], rows[1]}));
+  ASSERT_OK(db_->InsertMetrics({rows[2], rows[3]}));
+
+  ExpectSameRows(db_->ListMetrics(trial, std::nullopt).value(), {rows[0], rows[1], rows[3]});
+  ExpectSameRows(db_->ListMetrics(trial, "training").value(), {rows[0], rows[3]});
+  ExpectSameRows(db_->ListMetrics(trial, "validation").value(), {rows[1]});
+  ExpectSameRows(db_->ListMetrics(other, std::nullopt).value(), {rows[2]});
+  EXPECT_THAT(db_->ListMetrics(trial, "testing").value(), IsEmpty());
+}
+
+TEST_P(DatabaseTest, InsertsNoMetricsOfABatchWithAMissingTrial) {
+  int64_t trial = AddTrial();
+  std::vector<MetricRow> rows = {{trial, "training", 1, "{}", 1.0}, {77, "training", 1, "{}", 2.0}};
+  EXPECT_THAT(db_->InsertMetrics(rows),
+              StatusIs(absl::StatusCode::kNotFound, "trial 77 not found"));
+  EXPECT_THAT(db_->ListMetrics(trial, std::nullopt).value(), IsEmpty());
+  ASSERT_OK(db_->InsertMetrics({}));
+}
+
+TEST_P(DatabaseTest, ListsCheckpointsOfATrialInInsertionOrder) {
+  int64_t trial = AddTrial();
+  int64_t other = AddTrial();
+  std::vector<CheckpointRow> rows = {
+      {"uuid-2", trial, 200, "/ckpt/uuid-2", R"({"framework": "torch"})"},
+      {"uuid-1", trial, 100, "/ckpt/uuid-1", "{}"},
+      {"uuid-3", other, 300, "/ckpt/uuid-3", "{}"},
+  };
+  for (const CheckpointRow& row : rows) ASSERT_OK(db_->InsertCheckpoint(row));
+  ExpectSameRows(db_->ListCheckpoints(trial).value(), {rows[0], rows[1]});
+  ExpectSameRows(db_->ListCheckpoints(other).value(), {rows[2]});
+}
+
+TEST_P(DatabaseTest, RefusesADuplicateCheckpointStorageIdAndKeepsTheFirst) {
+  int64_t trial = AddTrial();
+  CheckpointRow first = {"uuid-1", trial, 100, "/ckpt/a", "{}"};
+  ASSERT_OK(db_->InsertCheckpoint(first));
+  CheckpointRow again = {"uuid-1", trial, 200, "/ckpt/b", "{}"};
+  EXPECT_THAT(db_->InsertCheckpoint(again),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("uuid-1")));
+  ExpectSameRows(db_->ListCheckpoints(trial).value(), {first});
+}
+
+TEST_P(DatabaseTest, RefusesACheckpointOfAMissingTrial) {
+  EXPECT_THAT(db_->InsertCheckpoint({"uuid-1", 5, 100, "/ckpt/a", "{}"}),
+              StatusIs(absl::StatusCode::kNotFound, "trial 5 not found"));
+}
+
+TEST_P(DatabaseTest, AppendLogsAssignsIncreasingSeqsAndReturnsTheLast) {
+  int64_t trial = AddTrial();
+  int64_t other = AddTrial();
+  EXPECT_EQ(db_->AppendLogs(trial, {{0, "a"}, {1, "b"}, {-1, "c"}}).value(), 3);
+  EXPECT_EQ(db_->AppendLogs(other, {{0, "x"}}).value(), 4);
+  EXPECT_EQ(db_->AppendLogs(trial, {{0, "d"}}).value(), 5);
+  EXPECT_EQ(db_->AppendLogs(trial, {}).value(), 0);
+
+  ASSERT_OK_AND_ASSIGN(std::vector<LogRow> logs, db_->ListLogs(trial, 0, std::nullopt, 100));
+  ExpectSameRows(logs,
+                 {{1, trial, 0, "a"}, {2, trial, 1, "b"}, {3, trial, -1, "c"}, {5, trial, 0, "d"}});
+  ExpectSameRows(db_->ListLogs(other, 0, std::nullopt, 100).value(), {{4, other, 0, "x"}});
+}
+
+TEST_P(DatabaseTest, ListLogsReturnsLinesAfterTheGivenSeq) {
+  int64_t trial = AddTrial();
+  ASSERT_OK(db_->AppendLogs(trial, {{0, "a"}, {0, "b"}, {0, "c"}, {0, "d"}}).status());
+  EXPECT_THAT(Lines(db_->ListLogs(trial, 2, std::nullopt, 100).value()), ElementsAre("c", "d"));
+  EXPECT_THAT(db_->ListLogs(trial, 4, std::nullopt, 100).value(), IsEmpty());
+}
+
+TEST_P(DatabaseTest, ListLogsFiltersByRank) {
+  int64_t trial = AddTrial();
+  ASSERT_OK(
+      db_->AppendLogs(trial, {{0, "r0 a"}, {1, "r1 a"}, {-1, "launcher"}, {1, "r1 b"}, {0, "r0 b"}})
+          .status());
+  EXPECT_THAT(Lines(db_->ListLogs(trial, 0, 1, 100).value()), ElementsAre("r1 a", "r1 b"));
+  EXPECT_THAT(Lines(db_->ListLogs(trial, 0, -1, 100).value()), ElementsAre("launcher"));
+  EXPECT_THAT(Lines(db_->ListLogs(trial, 2, 0, 100).value()), ElementsAre("r0 b"));
+  EXPECT_THAT(db_->ListLogs(trial, 0, 5, 100).value(), IsEmpty());
+}
+
+TEST_P(DatabaseTest, ListLogsReturnsAtMostLimitLinesSoCallersCanPage) {
+  int64_t trial = AddTrial();
+  std::vector<std::pair<int, std::string>> batch;
+  for (int i = 0; i < 10; ++i) batch.emplace_back(i % 2, absl::StrCat("line ", i));
+  ASSERT_OK(db_->AppendLogs(trial, batch).status());
+
+  EXPECT_THAT(Lines(db_->ListLogs(trial, 0, std::nullopt, 3).value()),
+              ElementsAre("line 0", "line 1", "line 2"));
+  EXPECT_THAT(Lines(db_->ListLogs(trial, 0, 1, 2).value()), ElementsAre("line 1", "line 3"));
+  EXPECT_THAT(db_->ListLogs(trial, 0, std::nullopt, 0).value(), IsEmpty());
+  EXPECT_EQ(db_->ListLogs(trial, 0, std::nullopt, -1).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  std::vector<std::string> paged;
+  int64_t after = 0;
+  for (;;) {
+    ASSERT_OK_AND_ASSIGN(std::vector<LogRow> page, db_->ListLogs(trial, after, std::nullopt, 3));
+    if (page.empty()) break;
+    for (const LogRow& log : page) paged.push_back(log.line);
+    after = page.back().seq;
+  }
+  EXPECT_THAT(paged, SizeIs(10));
+  EXPECT_EQ(paged.front(), "line 0");
+  EXPECT_EQ(paged.back(), "line 9");
+}
+
+TEST_P(DatabaseTest, AppendsNoLogsForAMissingTrial) {
+  EXPECT_THAT(db_->AppendLogs(9, {{0, "a"}}).status(),
+              StatusIs(absl::StatusCode::kNotFound, "trial 9 not found"));
+  EXPECT_THAT(db_->ListLogs(9, 0, std::nullopt, 100).value(), IsEmpty());
+}
+
+TEST_P(DatabaseTest, AppendsABatchOfAThousandLines) {
+  int64_t trial = AddTrial();
+  std::vector<std::pair<int, std::string>> batch;
+  for (int i = 0; i < 1000; ++i) batch.emplace_back(i % 8, absl::StrCat("[rank=", i % 8, "] ", i));
+  EXPECT_EQ(db_->AppendLogs(trial, batch).value(), 1000);
+  ASSERT_OK_AND_ASSIGN(std::vector<LogRow> logs, db_->ListLogs(trial, 0, std::nullopt, 5000));
+  ASSERT_THAT(logs, SizeIs(1000));
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_EQ(logs[i].seq, i + 1);
+    EXPECT_EQ(logs[i].rank, i % 8);
+    EXPECT_EQ(logs[i].line, batch[i].second);
+  }
+}
+
+TEST_P(DatabaseTest, PutsReplacesAndGetsTemplates) {
+  ASSERT_OK(db_->PutTemplate({"gpu", "resources:\n  slots_per_trial: 8\n"}));
+  EXPECT_EQ(Fields(db_->GetTemplate("gpu").value()),
+            Fields(TemplateRow{"gpu", "resources:\n  slots_per_trial: 8\n"}));
+  ASSERT_OK(db_->PutTemplate({"gpu", "resources:\n  slots_per_trial: 4\n"}));
+  EXPECT_EQ(db_->GetTemplate("gpu").value().yaml, "resources:\n  slots_per_trial: 4\n");
+  EXPECT_THAT(db_->ListTemplates().value(), SizeIs(1));
+}
+
+TEST_P(DatabaseTest, ListsTemplatesByName) {
+  ASSERT_OK(db_->PutTemplate({"zeta", "z: 1\n"}));
+  ASSERT_OK(db_->PutTemplate({"alpha", "a: 1\n"}));
+  ASSERT_OK(db_->PutTemplate({"mid", "m: 1\n"}));
+  ExpectSameRows(db_->ListTemplates().value(),
+                 {{"alpha", "a: 1\n"}, {"mid", "m: 1\n"}, {"zeta", "z: 1\n"}});
+}
+
+TEST_P(DatabaseTest, DeletesTemplatesAndReportsMissingOnesByName) {
+  ASSERT_OK(db_->PutTemplate({"x", "a: 1\n"}));
+  ASSERT_OK(db_->DeleteTemplate("x"));
+  EXPECT_THAT(db_->GetTemplate("x").status(),
+              StatusIs(absl::StatusCode::kNotFound, "template 'x' not found"));
+  EXPECT_THAT(db_->DeleteTemplate("x"),
+              StatusIs(absl::StatusCode::kNotFound, "template 'x' not found"));
+  EXPECT_THAT(db_->ListTemplates().value(), IsEmpty());
+}
+
+TEST_P(DatabaseTest, UpsertAgentStoresANewAgentAsGiven) {
+  ASSERT_OK(db_->UpsertAgent({"a1", 8, "host-1", true}));
+  ASSERT_OK(db_->UpsertAgent({"a2", 4, "host-2", false}));
+  ExpectSameRows(db_->ListAgents().value(),
+                 {{"a1", 8, "host-1", true}, {"a2", 4, "host-2", false}});
+}
+
+TEST_P(DatabaseTest, UpsertAgentKeepsEnabledOfAKnownAgentButUpdatesSlotsAndHost) {
+  ASSERT_OK(db_->UpsertAgent({"a1", 8, "host-1", true}));
+  ASSERT_OK(db_->SetAgentEnabled("a1", false));
+  ASSERT_OK(db_->UpsertAgent({"a1", 4, "host-9", true}));  // re-registration after a restart
+  ExpectSameRows(db_->ListAgents().value(), {{"a1", 4, "host-9", false}});
+
+  ASSERT_OK(db_->SetAgentEnabled("a1", true));
+  ASSERT_OK(db_->UpsertAgent({"a1", 4, "host-9", false}));
+  ExpectSameRows(db_->ListAgents().value(), {{"a1", 4, "host-9", true}});
+}
+
+TEST_P(DatabaseTest, SetAgentEnabledReportsAnUnknownAgent) {
+  EXPECT_THAT(db_->SetAgentEnabled("a1", false),
+              StatusIs(absl::StatusCode::kNotFound, "agent 'a1' not found"));
+}
+
+TEST_P(DatabaseTest, ListsAgentsById) {
+  for (const char* id : {"node-c", "node-a", "node-b"}) {
+    ASSERT_OK(db_->UpsertAgent({id, 2, "h", true}));
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<AgentRow> agents, db_->ListAgents());
+  ASSERT_THAT(agents, SizeIs(3));
+  EXPECT_EQ(agents[0].id, "node-a");
+  EXPECT_EQ(agents[1].id, "node-b");
+  EXPECT_EQ(agents[2].id, "node-c");
+}
+
+// What only a database in a file can show: persistence, the schema version, WAL, errors.
+class SqliteFileTest : public ::testing::Test {
+ protected:
+  TempDirectory dir_;
+  const std::string path_ = dir_.path() + "/master.db";
+};
+
+TEST_F(SqliteFileTest, KeepsEveryRowAcrossReopening) {
+  ExperimentRow experiment = MakeExperiment("persist");
+  TrialRow with_metric;
+  TrialRow without_metric;
+  std::vector<MetricRow> metrics;
+  CheckpointRow checkpoint;
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, OpenSqliteDatabase(path_));
+    ASSERT_OK_AND_ASSIGN(experiment.id, db->InsertExperiment(experiment));
+    with_metric = MakeTrial(experiment.id);
+    ASSERT_OK_AND_ASSIGN(with_metric.id, db->InsertTrial(with_metric));
+    without_metric = MakeTrial(experiment.id);
+    without_metric.searcher_metric = std::nullopt;
+    ASSERT_OK_AND_ASSIGN(without_metric.id, db->InsertTrial(without_metric));
+    metrics = {{with_metric.id, "training", 10, R"({"loss": 1.5})", 12.5},
+               {with_metric.id, "validation", 10, R"({"acc": 0.5})", 13.5}};
+    ASSERT_OK(db->InsertMetrics(metrics));
+    checkpoint = {"uuid-1", with_metric.id, 10, "/ckpt/uuid-1", R"({"steps": 10})"};
+    ASSERT_OK(db->InsertCheckpoint(checkpoint));
+    ASSERT_OK(db->AppendLogs(with_metric.id, {{0, "hello"}, {-1, "launcher"}}).status());
+    ASSERT_OK(db->PutTemplate({"base", "a: 1\n"}));
+    ASSERT_OK(db->UpsertAgent({"a1", 8, "host-1", true}));
+    ASSERT_OK(db->SetAgentEnabled("a1", false));
+  }
+
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, OpenSqliteDatabase(path_));
+  ExpectSameRows(db->ListExperiments().value(), {experiment});
+  ExpectSameRows(db->ListTrials(std::nullopt).value(), {with_metric, without_metric});
+  ExpectSameRows(db->ListMetrics(with_metric.id, std::nullopt).value(), metrics);
+  ExpectSameRows(db->ListCheckpoints(with_metric.id).value(), {checkpoint});
+  ExpectSameRows(db->ListLogs(with_metric.id, 0, std::nullopt, 100).value(),
+                 {{1, with_metric.id, 0, "hello"}, {2, with_metric.id, -1, "launcher"}});
+  ExpectSameRows(db->ListTemplates().value(), {{"base", "a: 1\n"}});
+  ExpectSameRows(db->ListAgents().value(), {{"a1", 8, "host-1", false}});
+
+  // Numbering continues where it stopped.
+  EXPECT_EQ(db->InsertExperiment(MakeExperiment("next")).value(), 2);
+  EXPECT_EQ(db->InsertTrial(MakeTrial(experiment.id)).value(), 3);
+  EXPECT_EQ(db->AppendLogs(with_metric.id, {{0, "again"}}).value(), 3);
+}
+
+TEST_F(SqliteFileTest, AppliesEachMigrationOnceAcrossReopening) {
+  ASSERT_OK(OpenSqliteDatabase(path_).status());
+  ASSERT_OK(OpenSqliteDatabase(path_).status());
+  std::vector<std::string> expected;
+  for (int v = 1; v <= internal::LatestSqliteSchemaVersion(); ++v) {
+    expected.push_back(std::to_string(v));
+  }
+  EXPECT_EQ(QueryFile(path_, "SELECT version FROM schema_version ORDER BY version"), expected);
+}
+
+TEST_F(SqliteFileTest, UsesTheWriteAheadLog) {
+  ASSERT_OK(OpenSqliteDatabase(path_).status());
+  EXPECT_THAT(QueryFile(path_, "PRAGMA journal_mode"), ElementsAre("wal"));
+}
+
+TEST_F(SqliteFileTest, RefusesASchemaVersionNewerThanThisBuild) {
+  ASSERT_OK(OpenSqliteDatabase(path_).status());
+  const int latest = internal::LatestSqliteSchemaVersion();
+  ExecOnFile(path_, "INSERT INTO schema_version (version) VALUES (?1)", latest + 1);
+  EXPECT_THAT(OpenSqliteDatabase(path_).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       absl::StrCat(path_, ": schema version ", latest + 1,
+                                    " is newer than this build of cohort-master understands (",
+                                    latest, "); upgrade cohort-master")));
+}
+
+TEST_F(SqliteFileTest, OpeningUnderAMissingDirectoryFailsNamingThePath) {
+  const std::string path = dir_.path() + "/no/such/dir/master.db";
+  absl::Status status = OpenSqliteDatabase(path).status();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kUnavailable, HasSubstr(path)));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("unable to open database file"));
+}
+
+TEST_F(SqliteFileTest, OpeningAFileThatIsNotADatabaseFailsNamingThePath) {
+  {
+    std::FILE* file = std::fopen(path_.c_str(), "w");
+    ASSERT_NE(file, nullptr);
+    std::fputs("this is not an SQLite database, just some text that is long enough\n", file);
+    std::fclose(file);
+  }
+  absl::Status status = OpenSqliteDatabase(path_).status();
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(std::string(status.message()), HasSubstr(path_));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("not a database"));
+}
+
+TEST_F(SqliteFileTest, LosesNothingWhenFourThreadsWriteAtOnce) {
+  constexpr int kThreads = 4;
+  constexpr int kBatches = 50;
+  constexpr int kLinesPerBatch = 20;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, OpenSqliteDatabase(path_));
+  ASSERT_OK_AND_ASSIGN(int64_t experiment, db->InsertExperiment(MakeExperiment("busy")));
+  std::vector<int64_t> trials;
+  for (int t = 0; t < kThreads; ++t)
+    trials.push_back(db->InsertTrial(MakeTrial(experiment)).value());
+
+  std::vector<std::vector<int64_t>> last_seqs(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int b = 0; b < kBatches; ++b) {
+        std::vector<std::pair<int, std::string>> batch;
+        for (int i = 0; i < kLinesPerBatch; ++i) {
+          batch.emplace_back(t, absl::StrCat(t, ":", b * kLinesPerBatch + i));
+        }
+        absl::StatusOr<int64_t> last = db->AppendLogs(trials[t], batch);
+        EXPECT_TRUE(last.ok()) << last.status();
+        if (last.ok()) last_seqs[t].push_back(*last);
+        EXPECT_TRUE(db->InsertMetrics({{trials[t], "training", b, "{}", 1.0 * b}}).ok());
+        EXPECT_TRUE(db->ListLogs(trials[t], 0, std::nullopt, 10).ok());
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+
+  std::set<int64_t> all_seqs;
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_OK_AND_ASSIGN(std::vector<LogRow> logs,
+                         db->ListLogs(trials[t], 0, std::nullopt, kBatches * kLinesPerBatch * 2));
+    ASSERT_THAT(logs, SizeIs(kBatches * kLinesPerBatch));
+    for (int i = 0; i < static_cast<int>(logs.size()); ++i) {
+      EXPECT_EQ(logs[i].line, absl::StrCat(t, ":", i));
+      EXPECT_EQ(logs[i].rank, t);
+      if (i > 0) {
+        EXPECT_GT(logs[i].seq, logs[i - 1].seq);
+      }
+      all_seqs.insert(logs[i].seq);
+    }
+    // Each call returned the seq of its own batch's last line.
+    ASSERT_THAT(last_seqs[t], SizeIs(kBatches));
+    for (int b = 0; b < kBatches; ++b) {
+      EXPECT_EQ(last_seqs[t][b], logs[(b + 1) * kLinesPerBatch - 1].seq);
+    }
+    ASSERT_OK_AND_ASSIGN(std::vector<MetricRow> metrics, db->ListMetrics(trials[t], std::nullopt));
+    ASSERT_THAT(metrics, SizeIs(kBatches));
+    for (int b = 0; b < kBatches; ++b) EXPECT_EQ(metrics[b].steps_completed, b);
+  }
+  EXPECT_THAT(all_seqs, SizeIs(kThreads * kBatches * kLinesPerBatch));
+  EXPECT_EQ(*all_seqs.begin(), 1);
+  EXPECT_EQ(*all_seqs.rbegin(), kThreads * kBatches * kLinesPerBatch);
+}
+
+}  // namespace
+}  // namespace cohort::master

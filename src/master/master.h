@@ -1,0 +1,129 @@
+#pragma once
+// Master: the cluster's brain (docs/design/0006-cluster.md). It owns the database, the live
+// state of agents and allocations, the scheduler passes and every trial's lifecycle:
+// experiment created -> trials QUEUED -> placed (allocation, "start" actions to its agents) ->
+// RUNNING (logs and reports stream in) -> every node exited -> COMPLETED, or restarted from its
+// latest checkpoint (up to max_restarts), or ERROR with its last log lines; pause/kill stop the
+// allocation (SIGTERM: the trial checkpoints) and the trial waits or ends.
+// The HTTP layer (http_api.cc) only translates requests into these calls.
+//
+// Thread-safe: one mutex guards the live state; long polls wait on condition variables without
+// holding it. Errors are Statuses whose code the HTTP layer maps (InvalidArgument 400, NotFound
+// 404, FailedPrecondition 409).
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "master/db/database.h"
+#include "master/scheduler/scheduler.h"
+#include "nlohmann/json.hpp"
+
+namespace cohort::master {
+
+using Json = nlohmann::json;
+
+struct MasterOptions {
+  std::string data_dir;            // contexts/ and the default checkpoint storage live here
+  absl::Duration agent_timeout = absl::Seconds(30);  // silent this long: the agent is lost
+};
+
+class Master {
+ public:
+  static absl::StatusOr<std::unique_ptr<Master>> Create(std::unique_ptr<Database> db,
+                                                        MasterOptions options);
+  ~Master();
+
+  // Experiments. Create: the config YAML (merged under the named template), the context
+  // archive (tar.gz bytes). InvalidArgument carries every config error, one per line.
+  absl::StatusOr<int64_t> CreateExperiment(const std::string& config_yaml,
+                                           const std::string& template_name,
+                                           std::string context);
+  absl::StatusOr<Json> ListExperiments();
+  absl::StatusOr<Json> DescribeExperiment(int64_t id);
+  absl::Status PauseExperiment(int64_t id);
+  absl::Status ActivateExperiment(int64_t id);
+  absl::Status KillExperiment(int64_t id);
+  absl::StatusOr<std::string> ContextPath(int64_t experiment_id);
+
+  // Trials.
+  absl::StatusOr<Json> DescribeTrial(int64_t id);
+  absl::StatusOr<Json> TrialMetrics(int64_t id, std::optional<std::string> kind);
+  absl::StatusOr<Json> TrialCheckpoints(int64_t id);
+  // Lines after `after` (of one rank when given); with `follow`, waits up to `wait` for new
+  // ones. "done": the trial has ended and every line was returned.
+  absl::StatusOr<Json> TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
+                                 absl::Duration wait);
+
+  // Templates.
+  absl::StatusOr<Json> ListTemplates();
+  absl::StatusOr<Json> GetTemplate(const std::string& name);
+  absl::Status PutTemplate(const std::string& name, const std::string& yaml);
+  absl::Status DeleteTemplate(const std::string& name);
+
+  // Agents.
+  absl::Status RegisterAgent(const Json& body);
+  absl::Status Heartbeat(const std::string& agent_id);
+  absl::StatusOr<Json> ListAgents();
+  absl::Status SetAgentEnabled(const std::string& agent_id, bool enabled);
+  absl::StatusOr<Json> WaitForActions(const std::string& agent_id, absl::Duration wait);
+  absl::StatusOr<Json> ListSlots();
+  absl::StatusOr<Json> ListTasks();
+
+  // From agents, about an allocation.
+  absl::Status AllocationLogs(const std::string& allocation, const Json& lines);
+  absl::Status AllocationReports(const std::string& allocation, const Json& body);
+  absl::Status AllocationExit(const std::string& allocation, int node, int status);
+
+ private:
+  struct AgentLive {
+    AgentState state;  // id, slots, used, enabled
+    std::string host;
+    int port_lo = 0, port_hi = 0, next_port = 0;
+    absl::Time last_seen;
+    std::deque<Json> actions;
+  };
+  struct Allocation {
+    std::string id;
+    int64_t trial_id = 0;
+    std::vector<std::pair<std::string, int>> agents;  // node order
+    std::vector<std::optional<int>> exits;
+    std::string stop_reason;  // empty: running; "kill", "pause", "failure", "lost"
+  };
+
+  Master(std::unique_ptr<Database> db, MasterOptions options);
+  // Places queued trials; call with mu_ held.
+  void ScheduleLocked();
+  std::vector<AgentState> AgentStatesLocked() const;
+  absl::Status StartLocked(const Placement& placement);
+  void StopAllocationLocked(Allocation& allocation, const std::string& reason);
+  absl::Status FinishAllocationLocked(Allocation& allocation);
+  absl::Status UpdateExperimentStateLocked(int64_t experiment_id);
+  void PushActionLocked(const std::string& agent_id, Json action);
+  void MonitorAgents();
+  Json TrialJson(const TrialRow& trial) const;
+
+  std::unique_ptr<Database> db_;
+  MasterOptions options_;
+  std::mutex mu_;
+  std::condition_variable actions_cv_;
+  std::condition_variable logs_cv_;
+  std::map<std::string, AgentLive> agents_;
+  std::map<std::string, Allocation> allocations_;
+  std::map<int64_t, std::string> trial_allocation_;  // running trial -> allocation id
+  std::map<int64_t, std::string> waiting_;           // queued trial -> reason
+  int64_t next_sequence_ = 1;
+  bool stopping_ = false;
+  std::thread monitor_;
+};
+
+}  // namespace cohort::master

@@ -1,0 +1,294 @@
+#include "master/scheduler/scheduler.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort::master {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+
+AgentState Agent(std::string id, int slots, int used = 0, bool enabled = true) {
+  return AgentState{std::move(id), slots, used, enabled};
+}
+
+AgentState Disabled(std::string id, int slots) { return Agent(std::move(id), slots, 0, false); }
+
+TaskRequest Task(std::string id, int slots, int64_t sequence, int priority = 42) {
+  return TaskRequest{std::move(id), slots, priority, sequence};
+}
+
+using AgentSlots = std::vector<std::pair<std::string, int>>;
+
+// The agents of each placement, in the order the scheduler made them.
+std::vector<std::pair<std::string, AgentSlots>> Placed(const ScheduleResult& result) {
+  std::vector<std::pair<std::string, AgentSlots>> placed;
+  for (const Placement& p : result.placements) placed.emplace_back(p.task_id, p.agents);
+  return placed;
+}
+
+TEST(SchedulerTest, PlacesOnTheAgentWithTheFewestFreeSlotsThatStillFit) {
+  ScheduleResult r =
+      Schedule({Agent("a", 8), Agent("b", 8, 4), Agent("c", 8, 6)}, {Task("t", 3, 1)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 3}})));
+  EXPECT_THAT(r.waiting, IsEmpty());
+}
+
+TEST(SchedulerTest, BestFitTiesGoToTheLowerAgentId) {
+  ScheduleResult r = Schedule({Agent("b", 8), Agent("c", 8), Agent("a", 8)}, {Task("t", 2, 1)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"a", 2}})));
+}
+
+TEST(SchedulerTest, TwoFourSlotTasksShareOneEightSlotAgent) {
+  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 8)}, {Task("t1", 4, 1), Task("t2", 4, 2)});
+  EXPECT_THAT(Placed(r),
+              ElementsAre(Pair("t1", AgentSlots{{"a", 4}}), Pair("t2", AgentSlots{{"a", 4}})));
+  EXPECT_THAT(r.waiting, IsEmpty());
+}
+
+TEST(SchedulerTest, SixteenSlotTaskTakesBothIdleEightSlotAgentsInIdOrder) {
+  ScheduleResult r = Schedule({Agent("b", 8), Agent("a", 8)}, {Task("big", 16, 1)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("big", AgentSlots{{"a", 8}, {"b", 8}})));
+  EXPECT_THAT(r.waiting, IsEmpty());
+}
+
+TEST(SchedulerTest, MultiAgentTaskTakesTheLowestIdIdleAgentsAndSkipsBusyOnes) {
+  ScheduleResult r = Schedule({Agent("a", 8, 1), Agent("d", 8), Agent("c", 8), Agent("b", 8)},
+                              {Task("big", 16, 1)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("big", AgentSlots{{"b", 8}, {"c", 8}})));
+}
+
+TEST(SchedulerTest, TwelveSlotTaskOnEightSlotAgentsWaitsAsNotAMultipleAndHoldsNobodyBack) {
+  ScheduleResult r =
+      Schedule({Agent("a", 8), Agent("b", 8)}, {Task("odd", 12, 1), Task("small", 4, 2)});
+  EXPECT_THAT(r.waiting,
+              ElementsAre(Pair("odd", "needs 12 slots: not a multiple of the 8 slots per agent")));
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("small", AgentSlots{{"a", 4}})));
+}
+
+TEST(SchedulerTest, TaskNeedingMoreAgentsThanTheClusterHasWaitsAndHoldsNobodyBack) {
+  ScheduleResult r =
+      Schedule({Agent("a", 8, 8), Agent("b", 8)}, {Task("huge", 24, 1), Task("small", 4, 2)});
+  EXPECT_THAT(r.waiting,
+              ElementsAre(Pair("huge", "needs 24 slots: 3 agents of 8, the cluster has 2")));
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("small", AgentSlots{{"b", 4}})));
+}
+
+TEST(SchedulerTest, WaitingSixteenSlotTaskHoldsBackALaterFourSlotTaskOfTheSamePriority) {
+  ScheduleResult r =
+      Schedule({Agent("a", 8, 4), Agent("b", 8)}, {Task("big", 16, 1), Task("small", 4, 2)});
+  EXPECT_THAT(Placed(r), IsEmpty());
+  EXPECT_THAT(r.waiting,
+              UnorderedElementsAre(Pair("big", "waiting for 2 idle agents of 8 slots: 1 is idle"),
+                                   Pair("small", "queued behind task big (priority 42)")));
+}
+
+TEST(SchedulerTest, WaitingSingleAgentTaskHoldsBackEveryLaterTask) {
+  ScheduleResult r = Schedule({Agent("a", 8, 6), Agent("b", 4, 3)},
+                              {Task("four", 4, 1), Task("one", 1, 2, /*priority=*/50)});
+  EXPECT_THAT(Placed(r), IsEmpty());
+  EXPECT_THAT(
+      r.waiting,
+      UnorderedElementsAre(
+          Pair("four", "waiting for 4 free slots on one agent: the most free on any agent is 2"),
+          Pair("one", "queued behind task four (priority 42)")));
+}
+
+TEST(SchedulerTest, OneSlotWaitReasonUsesTheSingular) {
+  ScheduleResult r = Schedule({Agent("a", 2, 2)}, {Task("t", 1, 1)});
+  EXPECT_THAT(r.waiting,
+              ElementsAre(Pair("t",
+                               "waiting for 1 free slot on one agent: the most free on any "
+                               "agent is 0")));
+}
+
+TEST(SchedulerTest, NoIdleAgentsReasonUsesThePlural) {
+  ScheduleResult r = Schedule({Agent("a", 4, 1), Agent("b", 4, 1)}, {Task("t", 8, 1)});
+  EXPECT_THAT(r.waiting,
+              ElementsAre(Pair("t", "waiting for 2 idle agents of 4 slots: 0 are idle")));
+}
+
+TEST(SchedulerTest, LowerPriorityNumberIsPlacedFirstWhateverTheSubmissionOrder) {
+  ScheduleResult r = Schedule({Agent("a", 8)}, {Task("late-urgent", 8, 2, /*priority=*/10),
+                                                Task("early-normal", 8, 1, /*priority=*/42)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("late-urgent", AgentSlots{{"a", 8}})));
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("early-normal", HasSubstr("waiting for 8 free slots"))));
+}
+
+TEST(SchedulerTest, TasksOfEqualPriorityArePlacedInSubmissionOrder) {
+  ScheduleResult r = Schedule({Agent("a", 4), Agent("b", 4)},
+                              {Task("third", 4, 30), Task("first", 4, 10), Task("second", 4, 20)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("first", AgentSlots{{"a", 4}}),
+                                     Pair("second", AgentSlots{{"b", 4}})));
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("third", HasSubstr("waiting for 4 free slots"))));
+}
+
+TEST(SchedulerTest, WaitingHighPriorityTaskHoldsBackLowerPriorityTasksThatWouldFit) {
+  ScheduleResult r = Schedule(
+      {Agent("a", 8, 4)}, {Task("low", 2, 1, /*priority=*/50), Task("high", 8, 2, /*priority=*/1)});
+  EXPECT_THAT(Placed(r), IsEmpty());
+  EXPECT_THAT(r.waiting, UnorderedElementsAre(Pair("high", HasSubstr("waiting for 8 free slots")),
+                                              Pair("low", "queued behind task high (priority 1)")));
+}
+
+TEST(SchedulerTest, DisabledAgentsTakeNoTasks) {
+  ScheduleResult r =
+      Schedule({Disabled("a", 8), Agent("b", 8, 4)}, {Task("t1", 4, 1), Task("t2", 4, 2)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("t1", AgentSlots{{"b", 4}})));
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("t2",
+                                          "waiting for 4 free slots on one agent: the most free on "
+                                          "any agent is 0")));
+}
+
+TEST(SchedulerTest, DisabledAgentsDoNotCountTowardsAMultiAgentTask) {
+  ScheduleResult r =
+      Schedule({Agent("a", 8), Disabled("b", 8)}, {Task("big", 16, 1), Task("small", 2, 2)});
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("big",
+                                          "needs 16 slots: 2 agents of 8, the cluster has "
+                                          "1 enabled (1 more disabled)")));
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("small", AgentSlots{{"a", 2}})));
+}
+
+TEST(SchedulerTest, EveryTaskWaitsWhenAllAgentsAreDisabled) {
+  ScheduleResult r = Schedule({Disabled("a", 8)}, {Task("t", 1, 1)});
+  EXPECT_THAT(Placed(r), IsEmpty());
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("t", "no agents are connected (or all are disabled)")));
+}
+
+TEST(SchedulerTest, EveryTaskWaitsWhenNoAgentsAreConnected) {
+  ScheduleResult r = Schedule({}, {Task("t1", 1, 1), Task("t2", 16, 2)});
+  EXPECT_THAT(Placed(r), IsEmpty());
+  EXPECT_THAT(r.waiting,
+              UnorderedElementsAre(Pair("t1", "no agents are connected (or all are disabled)"),
+                                   Pair("t2", "no agents are connected (or all are disabled)")));
+}
+
+TEST(SchedulerTest, AnEmptyQueuePlacesNothing) {
+  ScheduleResult r = Schedule({Agent("a", 8)}, {});
+  EXPECT_THAT(Placed(r), IsEmpty());
+  EXPECT_THAT(r.waiting, IsEmpty());
+}
+
+TEST(SchedulerTest, PlacementsEarlierInACallReduceFreeSlotsForLaterTasks) {
+  ScheduleResult r = Schedule({Agent("a", 8)}, {Task("six", 6, 1), Task("four", 4, 2)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("six", AgentSlots{{"a", 6}})));
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("four",
+                                          "waiting for 4 free slots on one agent: the most free on "
+                                          "any agent is 2")));
+}
+
+TEST(SchedulerTest, SmallTaskPlacedEarlierInACallLeavesItsAgentNoLongerIdle) {
+  ScheduleResult r =
+      Schedule({Agent("a", 8), Agent("b", 8)}, {Task("small", 1, 1), Task("big", 16, 2)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("small", AgentSlots{{"a", 1}})));
+  EXPECT_THAT(r.waiting,
+              ElementsAre(Pair("big", "waiting for 2 idle agents of 8 slots: 1 is idle")));
+}
+
+TEST(SchedulerTest, WholeAgentsTakenEarlierInACallAreNotGivenAgain) {
+  ScheduleResult r = Schedule({Agent("a", 4), Agent("b", 4), Agent("c", 4)},
+                              {Task("first", 8, 1), Task("second", 8, 2)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("first", AgentSlots{{"a", 4}, {"b", 4}})));
+  EXPECT_THAT(r.waiting,
+              ElementsAre(Pair("second", "waiting for 2 idle agents of 4 slots: 1 is idle")));
+}
+
+TEST(SchedulerTest, SingleAgentTaskOnMixedSizesTakesTheSmallerAgentThatFits) {
+  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 4)}, {Task("t", 4, 1)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 4}})));
+}
+
+TEST(SchedulerTest, MultiAgentTaskOnMixedSizesUsesOnlyTheLargestAgents) {
+  ScheduleResult r = Schedule({Agent("a", 4), Agent("b", 8), Agent("c", 8)}, {Task("t", 16, 1)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 8}, {"c", 8}})));
+}
+
+TEST(SchedulerTest, MixedSizesReasonSaysOnlyTheLargestAgentsHostMultiAgentTasks) {
+  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 4), Agent("c", 4)},
+                              {Task("odd", 12, 1), Task("two", 16, 2)});
+  EXPECT_THAT(Placed(r), IsEmpty());
+  EXPECT_THAT(r.waiting,
+              UnorderedElementsAre(
+                  Pair("odd",
+                       "needs 12 slots: not a multiple of the 8 slots per agent (a task larger "
+                       "than one agent runs only on the largest agents, of 8 slots)"),
+                  Pair("two",
+                       "needs 16 slots: 2 agents of 8, the cluster has 1 (a task larger than one "
+                       "agent runs only on the largest agents, of 8 slots)")));
+}
+
+TEST(SchedulerTest, TaskThatCanNeverRunGivesItsOwnReasonEvenBehindAWaitingTask) {
+  ScheduleResult r = Schedule({Agent("a", 8, 8), Agent("b", 8)},
+                              {Task("big", 16, 1), Task("odd", 12, 2), Task("small", 1, 3)});
+  EXPECT_THAT(Placed(r), IsEmpty());
+  EXPECT_THAT(r.waiting,
+              UnorderedElementsAre(Pair("big", "waiting for 2 idle agents of 8 slots: 1 is idle"),
+                                   Pair("odd", HasSubstr("not a multiple")),
+                                   Pair("small", "queued behind task big (priority 42)")));
+}
+
+TEST(SchedulerTest, TaskAskingForNoSlotsWaitsAndHoldsNobodyBack) {
+  ScheduleResult r = Schedule({Agent("a", 8)}, {Task("zero", 0, 1), Task("t", 8, 2)});
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("zero", "needs at least 1 slot, asked for 0")));
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"a", 8}})));
+}
+
+TEST(SchedulerTest, AgentUsingMoreThanItsSlotsCountsAsFull) {
+  ScheduleResult r = Schedule({Agent("a", 8, 10)}, {Task("t", 1, 1)});
+  EXPECT_THAT(Placed(r), IsEmpty());
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("t", HasSubstr("the most free on any agent is 0"))));
+}
+
+TEST(FeasibleTest, RefusesNineSlotsOnOneEightSlotAgentNamingNineAndEight) {
+  absl::Status s = Feasible({Agent("a", 8)}, 9);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(),
+            "needs 9 slots, more than the 8 of the largest agent, and 9 is not a multiple of 8");
+}
+
+TEST(FeasibleTest, AcceptsSixteenSlotsOnTwoEightSlotAgents) {
+  EXPECT_TRUE(Feasible({Agent("a", 8), Agent("b", 8)}, 16).ok());
+}
+
+TEST(FeasibleTest, RefusesTwentyFourSlotsOnTwoEightSlotAgents) {
+  absl::Status s = Feasible({Agent("a", 8), Agent("b", 8)}, 24);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(), "needs 24 slots: 3 agents of 8, the cluster has 2");
+}
+
+TEST(FeasibleTest, RejectsZeroOrNegativeSlotsAsInvalid) {
+  EXPECT_EQ(Feasible({Agent("a", 8)}, 0).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Feasible({}, -1).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(FeasibleTest, AcceptsAnyPositiveSizeWhenNoAgentsHaveJoined) {
+  EXPECT_TRUE(Feasible({}, 1).ok());
+  EXPECT_TRUE(Feasible({}, 1000).ok());
+}
+
+TEST(FeasibleTest, AcceptsUpToTheLargestAgentOnMixedSizes) {
+  EXPECT_TRUE(Feasible({Agent("a", 4), Agent("b", 8)}, 8).ok());
+  EXPECT_TRUE(Feasible({Agent("a", 4), Agent("b", 8)}, 5).ok());
+}
+
+TEST(FeasibleTest, RefusesCombiningAgentsOfDifferentSizes) {
+  absl::Status s = Feasible({Agent("a", 4), Agent("b", 8)}, 12);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("12 is not a multiple of 8"));
+  EXPECT_THAT(std::string(s.message()), HasSubstr("runs only on the largest agents"));
+}
+
+TEST(FeasibleTest, CountsDisabledAndBusyAgents) {
+  EXPECT_TRUE(Feasible({Agent("a", 8, 8), Disabled("b", 8)}, 16).ok());
+}
+
+}  // namespace
+}  // namespace cohort::master
