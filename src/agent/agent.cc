@@ -148,7 +148,7 @@ absl::Status Agent::Run() {
     }
     api::ApiClient client(options_.master_url, absl::Seconds(40));
     absl::StatusOr<Json> r =
-        client.Get(absl::StrCat("/api/v1/agents/", options_.id, "/actions?timeout=15"));
+        client.Get(absl::StrCat("/api/v1/agents/", options_.id, "/actions?timeout=5"));
     if (!r.ok()) {
       registered = false;  // not found: the master restarted; unreachable: retry
       if (absl::IsUnavailable(r.status())) absl::SleepFor(absl::Seconds(1));

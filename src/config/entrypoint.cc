@@ -23,8 +23,15 @@ absl::StatusOr<std::vector<std::string>> ResolveEntrypoint(
         "directory)");
   }
   const std::string program = argv[0];
-  const fs::path in_context = fs::path(context_dir) / program;
   std::error_code ec;
+  if (fs::path(program).is_absolute()) {
+    if (::access(program.c_str(), X_OK) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("entrypoint ", program, ": not an executable file"));
+    }
+    return argv;
+  }
+  const fs::path in_context = fs::path(context_dir) / program;
   if (fs::exists(in_context, ec)) {
     if (::access(in_context.c_str(), X_OK) != 0) {
       return absl::InvalidArgumentError(absl::StrCat("entrypoint ", program, ": ",

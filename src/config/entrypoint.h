@@ -1,8 +1,9 @@
 #pragma once
 // ResolveEntrypoint: the argv that runs a config's `entrypoint` inside a context directory, as
 // `cohort experiment create --local` and the agent both need it. A string entrypoint may carry
-// arguments (split on whitespace); its program is taken from the context directory when it is
-// there (it must be executable), else looked up in PATH when it has no '/'.
+// arguments (split on whitespace); an absolute program path is used as it is; otherwise the
+// program is taken from the context directory when it is there (it must be executable), else
+// looked up in PATH when it has no '/'.
 // Thread-safe (reads the file system only).
 
 #include <string>

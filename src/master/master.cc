@@ -420,6 +420,7 @@ absl::Status Master::RegisterAgent(const Json& body) {
   }
   live.next_port = live.port_lo;
   live.last_seen = absl::Now();
+  live.polling = 0;
   live.actions.clear();
   // Processes it still runs for allocations this master does not know (it restarted): stop
   // them, so they checkpoint and free the slots.
@@ -493,7 +494,12 @@ absl::StatusOr<Json> Master::WaitForActions(const std::string& agent_id, absl::D
       it->second.actions.clear();
       return Json{{"actions", actions}};
     }
+    ++it->second.polling;
     actions_cv_.wait_until(lock, deadline);
+    // The agent may have re-registered (or been dropped) while this poll waited.
+    if (auto again = agents_.find(agent_id); again != agents_.end() && again->second.polling > 0) {
+      --again->second.polling;
+    }
   }
 }
 
@@ -694,7 +700,7 @@ absl::Status Master::AllocationReports(const std::string& allocation, const Json
   COHORT_RETURN_IF_ERROR(db_->InsertMetrics(metrics));
   if (body.contains("progress") && body["progress"].is_object()) {
     const Json& p = body["progress"];
-    if (p.contains("completed") && p.value("unit", "batches") == "batches") {
+    if (p.contains("completed") && p.value("unit", std::string("batches")) == "batches") {
       trial.batches = static_cast<int64_t>(p["completed"].get<double>());
       trial.total_batches = static_cast<int64_t>(p.value("total", 0.0));
     }
@@ -803,7 +809,7 @@ void Master::MonitorAgents() {
     const absl::Time now = absl::Now();
     std::vector<std::string> lost;
     for (const auto& [id, agent] : agents_) {
-      if (now - agent.last_seen > options_.agent_timeout) lost.push_back(id);
+      if (agent.polling == 0 && now - agent.last_seen > options_.agent_timeout) lost.push_back(id);
     }
     for (const std::string& id : lost) {
       COHORT_LOG(WARNING) << "agent " << id << " lost: no contact for "

@@ -90,6 +90,7 @@ class Master {
     std::string host;
     int port_lo = 0, port_hi = 0, next_port = 0;
     absl::Time last_seen;
+    int polling = 0;  // long polls in progress: the agent is there while it waits
     std::deque<Json> actions;
   };
   struct Allocation {

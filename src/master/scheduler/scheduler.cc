@@ -203,34 +203,20 @@ absl::Status Feasible(const std::vector<AgentState>& agents, int slots) {
   if (slots < 1) {
     return absl::InvalidArgumentError(absl::StrCat("slots must be at least 1, got ", slots));
   }
-  // Every agent counts, enabled or not, busy or not: the question is whether the task could
-  // ever run, and a disabled agent may be enabled again.
-  int largest = 0;
-  for (const AgentState& agent : agents) largest = std::max(largest, agent.slots);
-  // No agents (or none with slots) yet: agents may join later.
-  if (largest < 1) return absl::OkStatus();
-  if (slots <= largest) return absl::OkStatus();
-
-  bool mixed_sizes = false;
-  int have = 0;
+  // Every agent counts, enabled or not, busy or not: the question is whether the request could
+  // ever fit in the cluster, and a disabled agent may be enabled again. A request that fits in
+  // total but not in shape (12 slots on 8-slot agents) is accepted and waits, saying why
+  // (Schedule), since agents of another size may join.
+  int total = 0, count = 0;
   for (const AgentState& agent : agents) {
-    if (agent.slots == largest) {
-      ++have;
-    } else if (agent.slots > 0) {
-      mixed_sizes = true;
-    }
+    if (agent.slots < 1) continue;
+    total += agent.slots;
+    ++count;
   }
-  if (slots % largest != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "needs ", slots, " slots, more than the ", largest, " of the largest agent, and ", slots,
-        " is not a multiple of ", largest, LargestOnlyNote(mixed_sizes, largest)));
-  }
-  const int needed = slots / largest;
-  if (have < needed) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        NeedsAgentsReason(slots, needed, largest, have), LargestOnlyNote(mixed_sizes, largest)));
-  }
-  return absl::OkStatus();
+  if (count == 0 || slots <= total) return absl::OkStatus();  // no agents yet: they may join
+  return absl::FailedPreconditionError(absl::StrCat(
+      "needs ", slots, " slots but the whole cluster has ", total, " (", count,
+      count == 1 ? " agent" : " agents", ")"));
 }
 
 }  // namespace cohort::master

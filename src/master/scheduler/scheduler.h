@@ -59,9 +59,10 @@ struct ScheduleResult {
 ScheduleResult Schedule(const std::vector<AgentState>& agents,
                         const std::vector<TaskRequest>& queue);
 
-// OK when some arrangement of `agents` (all enabled and idle) could host a task of `slots`;
-// otherwise FailedPrecondition with the reason ("needs 9 slots, more than the 8 of the largest
-// agent, and 9 is not a multiple of 8"). No agents at all is OK (agents may join later).
+// OK when `slots` is at most the cluster's slots in total (every agent counted, enabled or not,
+// busy or not) or no agent has joined yet; otherwise FailedPrecondition with the reason ("needs
+// 9 slots but the whole cluster has 8 (1 agent)"): the request is refused at creation. A request
+// that fits in total but not in shape is accepted and waits (Schedule says why).
 absl::Status Feasible(const std::vector<AgentState>& agents, int slots);
 
 }  // namespace cohort::master

@@ -1,0 +1,320 @@
+// The cluster end to end, on loopback: a real cohort-master (SQLite in a temp dir), real
+// cohort-agents, real trials through cohort-launch, driven through the real `cohort` CLI.
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/launch/launcher_process.h"
+#include "tests/testing/worker_group.h"
+
+namespace cohort {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::BinaryPath;
+using testing::LauncherProcess;
+using testing::LaunchResult;
+using testing::RunToCompletion;
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           absl::StrCat("cluster_test_", ::getpid(), "_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "context");
+  }
+  void TearDown() override {
+    agents_.clear();
+    master_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void StartMaster(int port = 0) {
+    master_ = std::make_unique<LauncherProcess>(std::vector<std::string>{
+        BinaryPath("cohort-master"), "--port", std::to_string(port), "--data-dir",
+        (dir_ / "master").string(), "--agent-timeout", "5"});
+    ASSERT_TRUE(master_->WaitFor(
+        [](const std::string& out, const std::string&) {
+          return out.find("listening on http://") != std::string::npos;
+        },
+        absl::Seconds(30)))
+        << master_->err();
+    const std::string& out = master_->out();
+    const size_t at = out.find("listening on ") + 13;
+    url_ = out.substr(at, out.find(' ', at) - at);
+  }
+  void StartAgent(const std::string& id, int slots, int port_lo, bool artificial = false) {
+    agents_.push_back(std::make_unique<LauncherProcess>(std::vector<std::string>{
+        BinaryPath("cohort-agent"), "--master", url_, "--id", id,
+        artificial ? "--artificial-slots" : "--slots", std::to_string(slots), "--port-range",
+        absl::StrCat(port_lo, "-", port_lo + 9), "--work-dir", (dir_ / id).string()}));
+    json last;
+    WaitUntil([&] {
+      last = Json({"agent", "list"});
+      for (const json& a : last["agents"]) {
+        if (a["id"] == id && a["connected"].get<bool>()) return true;
+      }
+      return false;
+    }, "agent " + id + " to connect: " + last.dump());
+  }
+  // `cohort -m URL ARGS...`
+  LaunchResult Cohort(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(60)) {
+    std::vector<std::string> argv = {BinaryPath("cohort"), "-m", url_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunToCompletion(argv, {}, timeout);
+  }
+  json Json(std::vector<std::string> args) {
+    args.push_back("--json");
+    LaunchResult r = Cohort(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    json parsed = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(parsed.is_discarded()) << r.out;
+    return parsed;
+  }
+  void WaitUntil(const std::function<bool()>& done, const std::string& what,
+                 absl::Duration timeout = absl::Seconds(60)) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (!done()) {
+      ASSERT_LT(absl::Now(), deadline) << "timed out waiting for " << what;
+      absl::SleepFor(absl::Milliseconds(200));
+    }
+  }
+  // A script in the context directory.
+  void Script(const std::string& name, const std::string& body) {
+    const fs::path path = dir_ / "context" / name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    ::chmod(path.c_str(), 0755);
+  }
+  std::string Config(const std::string& name, const std::string& body) {
+    const fs::path path = dir_ / (name + ".yaml");
+    std::ofstream(path) << "name: " << name << "\n"
+                        << (body.find("hyperparameters:") == std::string::npos
+                                ? "hyperparameters: {global_batch_size: 16}\n"
+                                : "")
+                        << "searcher: {name: single, metric: loss, max_length: {batches: 10}}\n"
+                        << body;
+    return path.string();
+  }
+  int64_t Create(const std::string& config, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"experiment", "create", config, (dir_ / "context").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    LaunchResult r = Cohort(args);
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    const size_t at = r.out.find("created experiment ");
+    if (at == std::string::npos) return -1;
+    return std::stoll(r.out.substr(at + 19));
+  }
+  json Task(int64_t experiment) {
+    const json tasks = Json({"task", "list"});  // named: the loop must not dangle
+    for (const json& t : tasks["tasks"]) {
+      if (t["experiment_id"] == experiment) return t;
+    }
+    return json::object();
+  }
+
+  fs::path dir_;
+  std::string url_;
+  std::unique_ptr<LauncherProcess> master_;
+  std::vector<std::unique_ptr<LauncherProcess>> agents_;
+};
+
+TEST_F(ClusterTest, TwoSlotFashionMnistTrialAcrossTwoOneSlotAgents) {
+  StartMaster();
+  StartAgent("a1", 1, 30100);
+  StartAgent("a2", 1, 30200);
+  const std::string config = Config(
+      "fm", "entrypoint: ./fashion_mnist_trial\n"
+            "data: {dir: /usr/share/datasets/fashion-mnist}\n"
+            "hyperparameters: {global_batch_size: 64, learning_rate: 0.02, momentum: 0.9,\n"
+            "  n_filters1: 32, n_filters2: 64, dropout1: 0.25, dropout2: 0.5}\n"
+            "resources: {slots_per_trial: 2}\nmax_restarts: 0\n");
+  LaunchResult r = Cohort({"experiment", "create", "--follow", config,
+                           fs::path(BinaryPath("fashion_mnist_trial")).parent_path().string()},
+                          absl::Seconds(240));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("COMPLETED"), std::string::npos) << r.out;
+  json trial = Json({"trial", "describe", "1"});
+  EXPECT_EQ(trial["trial"]["state"], "COMPLETED");
+  EXPECT_EQ(trial["trial"]["batches"], 10);
+  ASSERT_EQ(trial["validation"].size(), 1u) << trial.dump();
+  EXPECT_GT(trial["validation"][0]["metrics"]["accuracy"].get<double>(), 0.3);
+  ASSERT_EQ(trial["checkpoints"].size(), 1u);
+  // Both agents ran a node: their exits are in the trial's log.
+  LaunchResult logs = Cohort({"trial", "logs", "1"});
+  EXPECT_NE(logs.out.find("node 0 (agent a1) exited with status 0"), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("node 1 (agent a2) exited with status 0"), std::string::npos) << logs.out;
+  LaunchResult rank0 = Cohort({"trial", "logs", "1", "--rank", "0"});
+  EXPECT_NE(rank0.out.find("[rank=0] [batch 10/10] loss"), std::string::npos) << rank0.out;
+  EXPECT_EQ(rank0.out.find("[rank=1]"), std::string::npos) << rank0.out;
+}
+
+TEST_F(ClusterTest, LogsAreFilterableByRank) {
+  StartMaster();
+  StartAgent("a1", 2, 30300);
+  Script("hello.sh", "echo \"hello from rank $COHORT_RANK of $COHORT_SIZE\"\n");
+  const int64_t id = Create(Config("hello", "entrypoint: ./hello.sh\nresources: {slots_per_trial: 2}\n"));
+  WaitUntil([&] { return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED"; },
+            "the experiment to complete");
+  LaunchResult one = Cohort({"trial", "logs", "1", "--rank", "1"});
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(one.out, "[rank=1] hello from rank 1 of 2\n");
+  LaunchResult all = Cohort({"trial", "logs", "1"});
+  EXPECT_NE(all.out.find("[rank=0] hello from rank 0 of 2"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("[rank=1] hello from rank 1 of 2"), std::string::npos) << all.out;
+}
+
+TEST_F(ClusterTest, GangSchedulingOnTwoEightSlotAgents) {
+  StartMaster();
+  StartAgent("agent-a", 8, 30400, /*artificial=*/true);
+  StartAgent("agent-b", 8, 30500, /*artificial=*/true);
+  Script("sleep.sh", "exec sleep 60\n");
+  auto sleeper = [&](const std::string& name, int slots) {
+    return Config(name, absl::StrCat("entrypoint: ./sleep.sh\nresources: {slots_per_trial: ",
+                                     slots, "}\nmax_restarts: 0\n"));
+  };
+  // 16 slots: both whole agents.
+  const int64_t big = Create(sleeper("big", 16));
+  WaitUntil([&] { return Task(big).value("state", std::string()) == "RUNNING"; }, "the 16-slot trial to run");
+  EXPECT_EQ(Task(big)["agents"], json({"agent-a", "agent-b"}));
+  // 12 slots: fits in total, never in shape: waits, saying why.
+  const int64_t twelve = Create(sleeper("twelve", 12));
+  WaitUntil([&] { return Task(twelve).contains("reason"); }, "the 12-slot trial's reason");
+  EXPECT_EQ(Task(twelve)["reason"], "needs 12 slots: not a multiple of the 8 slots per agent");
+  LaunchResult describe = Cohort({"experiment", "describe", std::to_string(twelve)});
+  EXPECT_NE(describe.out.find("not a multiple of the 8 slots per agent"), std::string::npos);
+  // Killing the 16-slot experiment frees its slots.
+  ASSERT_EQ(Cohort({"experiment", "kill", std::to_string(big)}).status, 0);
+  WaitUntil([&] {
+    const json slots = Json({"slot", "list"});
+    for (const json& s : slots["slots"]) {
+      if (s.contains("trial_id")) return false;
+    }
+    return true;
+  }, "the slots to be free");
+  EXPECT_EQ(Json({"experiment", "describe", std::to_string(big)})["trials"][0]["state"], "CANCELED");
+  // Two 4-slot trials share one agent (best fit), past the waiting 12-slot one.
+  const int64_t four_a = Create(sleeper("four-a", 4));
+  const int64_t four_b = Create(sleeper("four-b", 4));
+  WaitUntil([&] {
+    return Task(four_a).value("state", std::string()) == "RUNNING" && Task(four_b).value("state", std::string()) == "RUNNING";
+  }, "both 4-slot trials to run");
+  EXPECT_EQ(Task(four_a)["agents"], Task(four_b)["agents"]);
+  EXPECT_EQ(Task(twelve).value("state", std::string()), "QUEUED");
+  // More than the whole cluster: refused at creation, with the reason.
+  LaunchResult refused = Cohort({"experiment", "create", sleeper("huge", 17), (dir_ / "context").string()});
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.err.find("needs 17 slots but the whole cluster has 16 (2 agents)"), std::string::npos)
+      << refused.err;
+  for (int64_t id : {twelve, four_a, four_b}) Cohort({"experiment", "kill", std::to_string(id)});
+}
+
+TEST_F(ClusterTest, NineSlotsOnOneEightSlotAgentIsRefusedAtCreation) {
+  StartMaster();
+  StartAgent("only", 8, 30600, /*artificial=*/true);
+  Script("sleep.sh", "exec sleep 60\n");
+  LaunchResult r = Cohort({"experiment", "create",
+                           Config("nine", "entrypoint: ./sleep.sh\nresources: {slots_per_trial: 9}\n"),
+                           (dir_ / "context").string()});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("resources.slots_per_trial: needs 9 slots but the whole cluster has 8 (1 agent)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(Json({"experiment", "list"})["experiments"].empty());
+}
+
+TEST_F(ClusterTest, TemplatesMergeAndTheStoredConfigDoesNotChangeLater) {
+  StartMaster();
+  StartAgent("a1", 2, 30700);
+  Script("hello.sh", "echo \"$GREETING from rank $COHORT_RANK\"\n");
+  const fs::path tmpl = dir_ / "team.yaml";
+  std::ofstream(tmpl) << "resources: {slots_per_trial: 2}\n"
+                         "environment: {environment_variables: [GREETING=hi, OTHER=1]}\n";
+  ASSERT_EQ(Cohort({"template", "set", "team", tmpl.string()}).status, 0);
+  EXPECT_EQ(Json({"template", "list"})["templates"][0]["name"], "team");
+  const int64_t id = Create(Config("greet", "entrypoint: ./hello.sh\n"
+                                            "environment: {environment_variables: [GREETING=hello]}\n"),
+                            {"--template", "team"});
+  WaitUntil([&] { return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED"; },
+            "the experiment to complete");
+  LaunchResult logs = Cohort({"trial", "logs", "1"});
+  // The config's GREETING wins over the template's; slots_per_trial came from the template.
+  EXPECT_NE(logs.out.find("[rank=0] hello from rank 0"), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("[rank=1] hello from rank 1"), std::string::npos) << logs.out;
+  // Changing the template later does not change the experiment's stored config.
+  std::ofstream(tmpl) << "resources: {slots_per_trial: 1}\n";
+  ASSERT_EQ(Cohort({"template", "set", "team", tmpl.string()}).status, 0);
+  json e = Json({"experiment", "describe", std::to_string(id)});
+  EXPECT_EQ(e["slots_per_trial"], 2);
+  EXPECT_NE(e["config"].get<std::string>().find("OTHER=1"), std::string::npos);
+  EXPECT_EQ(e["template"], "team");
+  ASSERT_EQ(Cohort({"template", "remove", "team"}).status, 0);
+  EXPECT_NE(Cohort({"template", "describe", "team"}).status, 0);
+}
+
+TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
+  StartMaster();
+  StartAgent("a1", 2, 30800);
+  // Rank 1 of the first run dies by SIGKILL after ~1.5 s (a crash); later runs are healthy.
+  Script("crashy.sh",
+         absl::StrCat("if [ -z \"$COHORT_LATEST_CHECKPOINT\" ] && [ \"$COHORT_RANK\" = 1 ]; then\n"
+                      "  (sleep 1.5; kill -9 $$) &\n"
+                      "fi\n"
+                      "exec ", BinaryPath("core_api_2_checkpoints"), " --config \"$COHORT_CONFIG\"\n"));
+  const int64_t id = Create(Config("crashy", "entrypoint: ./crashy.sh\n"
+                                             "resources: {slots_per_trial: 2}\nmax_restarts: 2\n"));
+  WaitUntil([&] {
+    const std::string state = Json({"experiment", "describe", std::to_string(id)})["state"];
+    return state == "COMPLETED" || state == "ERROR";
+  }, "the experiment to end", absl::Seconds(120));
+  json e = Json({"experiment", "describe", std::to_string(id)});
+  EXPECT_EQ(e["state"], "COMPLETED") << e.dump(2);
+  EXPECT_EQ(e["trials"][0]["restarts"], 1);
+  LaunchResult logs = Cohort({"trial", "logs", "1"});
+  EXPECT_NE(logs.out.find("master: the trial failed; restart 1 of 2 from checkpoint"), std::string::npos)
+      << logs.out;
+  EXPECT_NE(logs.out.find("[rank=0] resumed from"), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("[rank=0] done: x = 100"), std::string::npos) << logs.out;
+}
+
+TEST_F(ClusterTest, RestartedMasterKeepsEverythingAndAgentsReconnect) {
+  StartMaster();
+  StartAgent("a1", 2, 30900);
+  Script("hello.sh", "echo \"hello from rank $COHORT_RANK\"\n");
+  const int64_t id = Create(Config("before", "entrypoint: ./hello.sh\nresources: {slots_per_trial: 2}\n"));
+  WaitUntil([&] { return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED"; },
+            "the experiment to complete");
+  const std::string port = url_.substr(url_.rfind(':') + 1);
+  ASSERT_EQ(::kill(master_->pid(), SIGKILL), 0);
+  master_->Wait(absl::Seconds(10));
+  StartMaster(std::stoi(port));
+  json e = Json({"experiment", "describe", std::to_string(id)});
+  EXPECT_EQ(e["state"], "COMPLETED");
+  EXPECT_EQ(e["name"], "before");
+  LaunchResult logs = Cohort({"trial", "logs", "1", "--rank", "1"});
+  EXPECT_EQ(logs.out, "[rank=1] hello from rank 1\n");
+  WaitUntil([&] {
+    json agents = Json({"agent", "list"})["agents"];
+    return agents.size() == 1 && agents[0]["connected"].get<bool>();
+  }, "the agent to reconnect");
+  // The restarted cluster runs new work.
+  const int64_t after = Create(Config("after", "entrypoint: ./hello.sh\nresources: {slots_per_trial: 2}\n"));
+  WaitUntil([&] { return Json({"experiment", "describe", std::to_string(after)})["state"] == "COMPLETED"; },
+            "the new experiment to complete");
+}
+
+}  // namespace
+}  // namespace cohort
