@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, and runs the experiment
-# examples/fashion_mnist/distributed.yaml on this machine with
-# `cohort experiment create --local`: one trial on 2 slots, each worker started by cohort-launch
-# (synchronous data parallelism: each worker trains on 64 of every 128 records, gradients are
-# averaged across the 2 workers every step). About 4 minutes on 2 cores; a live progress line,
-# validation every 500 batches and a summary at the end; output under cohort-runs/.
+# The main job: installs what is missing, builds, starts a local cluster (a cohort-master with
+# its SQLite database under ~/.local/share/cohort, and one cohort-agent with 2 slots) and trains
+# examples/fashion_mnist/distributed.yaml on it, following the trial's progress until it ends:
+# one trial on 2 slots (synchronous data parallelism: each worker trains on 64 of every 128
+# records, gradients averaged every step). About 4 minutes of training on 2 cores. The cluster
+# stays up afterwards for `build/bin/cohort experiment list`, `trial logs 1`, ...;
+# `build/bin/cohort cluster down` stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
 scripts/build.sh
-echo "main: cohort experiment create --local examples/fashion_mnist/distributed.yaml build/bin"
-build/bin/cohort experiment create --local examples/fashion_mnist/distributed.yaml build/bin "$@"
+build/bin/cohort cluster up --agents 1 --slots 2
+echo "main: cohort experiment create --follow examples/fashion_mnist/distributed.yaml build/bin"
+build/bin/cohort experiment create --follow examples/fashion_mnist/distributed.yaml build/bin "$@"

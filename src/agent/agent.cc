@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "api/api_client.h"
+#include "api/json_lines_tail.h"
 #include "common/logging.h"
 #include "common/subprocess.h"
 #include "config/config_parser.h"
@@ -57,30 +58,6 @@ absl::StatusOr<Json> PostPatiently(api::ApiClient& client, const std::string& pa
     absl::SleepFor(absl::Seconds(1));
   }
 }
-
-// New complete lines of a file since the last call.
-class FileTail {
- public:
-  explicit FileTail(fs::path path) : path_(std::move(path)) {}
-  std::vector<Json> NewLines() {
-    std::vector<Json> lines;
-    std::ifstream in(path_);
-    if (!in) return lines;
-    in.seekg(static_cast<std::streamoff>(offset_));
-    std::string line;
-    while (std::getline(in, line)) {
-      if (in.eof()) break;
-      offset_ += line.size() + 1;
-      Json parsed = Json::parse(line, nullptr, false);
-      if (!parsed.is_discarded()) lines.push_back(std::move(parsed));
-    }
-    return lines;
-  }
-
- private:
-  fs::path path_;
-  size_t offset_ = 0;
-};
 
 }  // namespace
 
@@ -279,7 +256,7 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
       if (!running->stop_mode.empty()) (*child)->Signal(SIGTERM);  // stopped before it started
     }
     const bool reports = action.value("reports", false);
-    FileTail metrics(dir / "run" / "metrics.jsonl");
+    api::JsonLinesTail metrics((dir / "run" / "metrics.jsonl").string());
     std::string partial;
     absl::Time last_flush = absl::Now();
     auto post_reports = [&] {

@@ -66,9 +66,15 @@ int Up(int agents, int slots, int port) {
     if (cluster.is_object() && cluster.contains("pids")) {
       bool alive = false;
       for (const Json& p : cluster["pids"]) alive = alive || ::kill(p.get<pid_t>(), 0) == 0;
-      if (alive) {
-        std::cerr << "cohort: error: a local cluster is already up at " << cluster.value("url", "?")
+      const std::string url = cluster.value("url", std::string());
+      if (alive && api::ApiClient(url, absl::Seconds(2)).Get("/api/v1/agents").ok()) {
+        std::cout << "cluster up: already running at " << url
                   << " (`cohort cluster down` stops it)\n";
+        return kExitOk;
+      }
+      if (alive) {
+        std::cerr << "cohort: error: a local cluster's processes are running but its master at "
+                  << url << " does not answer: `cohort cluster down` stops them\n";
         return kExitInvalid;
       }
     }

@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "api/json_lines_tail.h"
 #include "cli/exit_codes.h"
 #include "cli/progress_meter.h"
 #include "cli/validate_command.h"
@@ -70,30 +71,6 @@ struct Trial {
   Json validation;  // the last validation's metrics
   std::string latest_checkpoint;       // storage id
   std::string latest_checkpoint_path;  // its directory
-};
-
-// Reads the JSON lines a trial's chief appended since the last call.
-class MetricsTail {
- public:
-  explicit MetricsTail(fs::path path) : path_(std::move(path)) {}
-  std::vector<Json> NewLines() {
-    std::vector<Json> lines;
-    std::ifstream in(path_);
-    if (!in) return lines;
-    in.seekg(static_cast<std::streamoff>(offset_));
-    std::string line;
-    while (std::getline(in, line)) {
-      if (in.eof()) break;  // a line still being written: read it next time
-      offset_ += line.size() + 1;
-      Json parsed = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (!parsed.is_discarded()) lines.push_back(std::move(parsed));
-    }
-    return lines;
-  }
-
- private:
-  fs::path path_;
-  size_t offset_ = 0;
 };
 
 std::string Describe(const Json& metrics) {
@@ -243,7 +220,7 @@ class LocalRun {
     }
     trial.state = "RUNNING";
     std::ofstream log(trial.dir / "output.log", std::ios::app);
-    MetricsTail metrics(trial.dir / "metrics.jsonl");
+    api::JsonLinesTail metrics((trial.dir / "metrics.jsonl").string());
     metrics.NewLines();  // what earlier runs of this trial reported is not news
     ProgressMeter meter(absl::StrCat("trial ", trial.id, "/", count), cfg_.global_batch_size);
     std::optional<double> loss;
@@ -269,7 +246,7 @@ class LocalRun {
           (*child)->Signal(SIGKILL);
         }
       }
-      for (const Json& line : metrics.NewLines()) HandleMetric(trial, line, &loss);
+      for (const nlohmann::json& raw : metrics.NewLines()) HandleMetric(trial, Json(raw), &loss);
       if (std::optional<ProgressSnapshot> p = ReadProgress(trial.dir / "progress.json")) {
         p->loss = loss;
         meter.Update(*p, absl::Now());

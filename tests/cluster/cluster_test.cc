@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -288,6 +289,90 @@ TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
       << logs.out;
   EXPECT_NE(logs.out.find("[rank=0] resumed from"), std::string::npos) << logs.out;
   EXPECT_NE(logs.out.find("[rank=0] done: x = 100"), std::string::npos) << logs.out;
+}
+
+TEST_F(ClusterTest, PausedTrialCheckpointsAndActivateResumesIt) {
+  StartMaster();
+  StartAgent("a1", 2, 31000);
+  const std::string bin = fs::path(BinaryPath("fashion_mnist_trial")).parent_path().string();
+  const std::string config = Config(
+      "pausable", "entrypoint: ./fashion_mnist_trial\n"
+                  "data: {dir: /usr/share/datasets/fashion-mnist}\n"
+                  "hyperparameters: {global_batch_size: 32, learning_rate: 0.02, momentum: 0.9,\n"
+                  "  n_filters1: 8, n_filters2: 16, dropout1: 0.25, dropout2: 0.5}\n"
+                  "resources: {slots_per_trial: 2}\nmax_restarts: 0\n");
+  // 400 batches instead of the default 10, so that there is time to pause.
+  std::string text;
+  {
+    std::ifstream in(config);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  text.replace(text.find("batches: 10"), 11, "batches: 400");
+  std::ofstream(config) << text;
+  LaunchResult created = Cohort({"experiment", "create", config, bin});
+  ASSERT_EQ(created.status, 0) << created.err;
+  auto trial = [&] { return Json({"experiment", "describe", "1"})["trials"][0]; };
+  WaitUntil([&] { return trial()["batches"].get<int64_t>() >= 5; }, "a few batches");
+  ASSERT_EQ(Cohort({"experiment", "pause", "1"}).status, 0);
+  WaitUntil([&] { return trial()["state"] == "PAUSED"; }, "the trial to pause");
+  const json paused = trial();
+  EXPECT_LT(paused["batches"].get<int64_t>(), 400);
+  ASSERT_FALSE(paused["latest_checkpoint"].get<std::string>().empty()) << paused.dump();
+  json checkpoints = Json({"trial", "describe", "1"})["checkpoints"];
+  ASSERT_EQ(checkpoints.size(), 1u);
+  EXPECT_EQ(checkpoints[0]["steps_completed"], paused["batches"]);
+  EXPECT_EQ(Json({"task", "list"})["tasks"][0]["reason"], "the experiment is paused");
+  ASSERT_EQ(Cohort({"experiment", "activate", "1"}).status, 0);
+  WaitUntil([&] { return trial()["state"] == "COMPLETED"; }, "the trial to complete",
+            absl::Seconds(180));
+  EXPECT_EQ(trial()["batches"], 400);
+  EXPECT_EQ(trial()["restarts"], 0);
+  LaunchResult logs = Cohort({"trial", "logs", "1"});
+  EXPECT_NE(logs.out.find("resuming from checkpoint " + paused["latest_checkpoint"].get<std::string>()),
+            std::string::npos)
+      << logs.out;
+}
+
+TEST_F(ClusterTest, TrialThatKeepsFailingEndsAsErrorWithItsLastLines) {
+  StartMaster();
+  StartAgent("a1", 2, 31100);
+  Script("boom.sh", "echo \"boom on rank $COHORT_RANK\"\nexit 3\n");
+  const int64_t id = Create(Config("boom", "entrypoint: ./boom.sh\nresources: {slots_per_trial: 2}\n"
+                                           "max_restarts: 1\n"));
+  WaitUntil([&] { return Json({"experiment", "describe", std::to_string(id)})["state"] == "ERROR"; },
+            "the experiment to fail");
+  json t = Json({"experiment", "describe", std::to_string(id)})["trials"][0];
+  EXPECT_EQ(t["state"], "ERROR");
+  EXPECT_EQ(t["restarts"], 1);
+  LaunchResult describe = Cohort({"experiment", "describe", std::to_string(id)});
+  EXPECT_NE(describe.out.find("failed; its last log lines:"), std::string::npos) << describe.out;
+  EXPECT_NE(describe.out.find("boom on rank"), std::string::npos) << describe.out;
+  EXPECT_NE(describe.out.find("exited with status 3"), std::string::npos) << describe.out;
+}
+
+TEST_F(ClusterTest, BadRequestsGetErrorsNamingTheProblem) {
+  StartMaster();
+  LaunchResult missing = Cohort({"experiment", "describe", "999"});
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("experiment 999 not found"), std::string::npos) << missing.err;
+  const fs::path bad = dir_ / "bad.yaml";
+  std::ofstream(bad) << "name: bad\nentrypoint: ./x\nhyperparameters: {global_batch_size: 8}\n"
+                        "resources: {slots_per_trial: -2}\nsearcher: {name: single, metric: m, "
+                        "max_length: {batches: 1}}\nmax_restart: 1\n";
+  LaunchResult invalid = Cohort({"experiment", "create", bad.string(), (dir_ / "context").string()});
+  EXPECT_EQ(invalid.status, 1);
+  EXPECT_NE(invalid.err.find("resources.slots_per_trial: must be >= 1, got -2"), std::string::npos)
+      << invalid.err;
+  EXPECT_NE(invalid.err.find("max_restart"), std::string::npos) << invalid.err;
+  const fs::path tmpl = dir_ / "t.yaml";
+  std::ofstream(tmpl) << "template: other\n";
+  LaunchResult nested = Cohort({"template", "set", "t", tmpl.string()});
+  EXPECT_EQ(nested.status, 1);
+  EXPECT_NE(nested.err.find("template"), std::string::npos) << nested.err;
+  LaunchResult unknown_template = Cohort({"experiment", "create", "--template", "nope",
+                                          Config("x", "entrypoint: ./x\n"), (dir_ / "context").string()});
+  EXPECT_NE(unknown_template.err.find("template 'nope' does not exist"), std::string::npos)
+      << unknown_template.err;
 }
 
 TEST_F(ClusterTest, RestartedMasterKeepsEverythingAndAgentsReconnect) {
