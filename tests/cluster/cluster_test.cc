@@ -1,12 +1,17 @@
 // The cluster end to end, on loopback: a real cohort-master (SQLite in a temp dir), real
 // cohort-agents, real trials through cohort-launch, driven through the real `cohort` CLI.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -399,6 +404,47 @@ TEST_F(ClusterTest, RestartedMasterKeepsEverythingAndAgentsReconnect) {
   const int64_t after = Create(Config("after", "entrypoint: ./hello.sh\nresources: {slots_per_trial: 2}\n"));
   WaitUntil([&] { return Json({"experiment", "describe", std::to_string(after)})["state"] == "COMPLETED"; },
             "the new experiment to complete");
+}
+
+TEST_F(ClusterTest, ClusterUpStartsALocalClusterTheCliFindsAndDownStopsIt) {
+  // A free port for the master (bind 0, read it, release it).
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+  ::close(fd);
+  // The data directory (master database, agents, logs, cluster.json) goes under XDG_DATA_HOME.
+  const std::map<std::string, std::optional<std::string>> env = {
+      {"XDG_DATA_HOME", (dir_ / "data").string()}, {"COHORT_MASTER", std::nullopt}};
+  LaunchResult up = RunToCompletion({BinaryPath("cohort"), "cluster", "up", "--agents", "2",
+                                     "--slots", "1", "--port", std::to_string(port)},
+                                    env, absl::Seconds(60));
+  ASSERT_EQ(up.status, 0) << up.out << up.err;
+  EXPECT_NE(up.out.find(absl::StrCat("master http://127.0.0.1:", port, ", 2 agent(s) of 1 slot(s)")),
+            std::string::npos)
+      << up.out;
+  EXPECT_TRUE(fs::exists(dir_ / "data" / "cohort" / "cluster.json"));
+  // Without --master the CLI finds the local cluster.
+  LaunchResult agents = RunToCompletion({BinaryPath("cohort"), "agent", "list"}, env);
+  EXPECT_EQ(agents.status, 0) << agents.err;
+  EXPECT_NE(agents.out.find("agent-1"), std::string::npos) << agents.out;
+  EXPECT_NE(agents.out.find("agent-2"), std::string::npos) << agents.out;
+  // A second `up` finds it running.
+  LaunchResult again = RunToCompletion({BinaryPath("cohort"), "cluster", "up"}, env);
+  EXPECT_EQ(again.status, 0);
+  EXPECT_NE(again.out.find("already running"), std::string::npos) << again.out;
+  LaunchResult down = RunToCompletion({BinaryPath("cohort"), "cluster", "down"}, env, absl::Seconds(60));
+  EXPECT_EQ(down.status, 0) << down.err;
+  EXPECT_NE(down.out.find("stopped 3 process(es)"), std::string::npos) << down.out;
+  EXPECT_FALSE(fs::exists(dir_ / "data" / "cohort" / "cluster.json"));
+  LaunchResult gone = RunToCompletion({BinaryPath("cohort"), "-m", absl::StrCat("http://127.0.0.1:", port),
+                                       "agent", "list"}, env);
+  EXPECT_NE(gone.status, 0);
+  EXPECT_NE(gone.err.find("cannot reach the master"), std::string::npos) << gone.err;
 }
 
 }  // namespace
