@@ -75,8 +75,19 @@ Agent::Agent(AgentOptions options) : options_(std::move(options)) {
 
 Agent::~Agent() {
   Stop();
-  for (std::thread& t : threads_) {
-    if (t.joinable()) t.join();
+  for (Worker& w : threads_) {
+    if (w.thread.joinable()) w.thread.join();
+  }
+}
+
+void Agent::JoinFinished() {
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    if (it->done->load()) {
+      it->thread.join();
+      it = threads_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 
@@ -123,6 +134,7 @@ absl::Status Agent::Run() {
                        << " slots with " << options_.master_url;
       registered = true;
     }
+    JoinFinished();
     api::ApiClient client(options_.master_url, absl::Seconds(40));
     absl::StatusOr<Json> r =
         client.Get(absl::StrCat("/api/v1/agents/", options_.id, "/actions?timeout=5"));
@@ -152,7 +164,11 @@ void Agent::Start(const Json& action) {
     std::lock_guard<std::mutex> lock(mu_);
     running_[running->allocation] = running;
   }
-  threads_.emplace_back([this, running, action] { RunAllocation(running, action); });
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  threads_.push_back({done, std::thread([this, running, action, done] {
+                        RunAllocation(running, action);
+                        done->store(true);
+                      })});
 }
 
 void Agent::StopAllocation(const std::string& allocation, const std::string& mode) {

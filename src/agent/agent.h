@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "nlohmann/json.hpp"
@@ -52,7 +53,13 @@ class Agent {
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Running>> running_;
-  std::vector<std::thread> threads_;
+  // One thread per allocation; finished ones are joined by the poll loop.
+  struct Worker {
+    std::shared_ptr<std::atomic<bool>> done;
+    std::thread thread;
+  };
+  std::vector<Worker> threads_;
+  void JoinFinished();
 };
 
 }  // namespace cohort::agent

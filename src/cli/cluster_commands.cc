@@ -41,10 +41,11 @@ std::string FormatTime(int64_t ms) {
   return absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(ms), absl::LocalTimeZone());
 }
 
-// Runs a verb: prints the error (with what to do) and sets the exit code.
+// Prints a failed request's error (the master's words, or what to do when it is unreachable)
+// and returns the exit code of a failed command.
 int Fail(const absl::Status& status) {
   std::cerr << "cohort: error: " << status.message() << "\n";
-  return absl::IsInvalidArgument(status) || absl::IsNotFound(status) ? kExitInvalid : kExitInvalid;
+  return kExitInvalid;
 }
 
 // The context directory as tar.gz bytes (tar from Debian's base system).

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
@@ -55,7 +57,10 @@ int64_t TotalBatches(const config::ExperimentConfig& cfg) {
 }  // namespace
 
 Master::Master(std::unique_ptr<Database> db, MasterOptions options)
-    : db_(std::move(db)), options_(std::move(options)) {}
+    : db_(std::move(db)), options_(std::move(options)) {
+  std::random_device device;
+  boot_ = absl::StrFormat("%04x", device() & 0xffff);
+}
 
 absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database> db,
                                                        MasterOptions options) {
@@ -589,9 +594,8 @@ absl::Status Master::StartLocked(const Placement& placement) {
   const int64_t trial_id = std::stoll(placement.task_id);
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
-  static int64_t counter = 0;
   Allocation allocation;
-  allocation.id = absl::StrCat(trial_id, ".", ++counter);
+  allocation.id = absl::StrCat(trial_id, ".", boot_, ".", next_allocation_++);
   allocation.trial_id = trial_id;
   allocation.agents = placement.agents;
   allocation.exits.assign(placement.agents.size(), std::nullopt);

@@ -123,6 +123,10 @@ class Master {
   std::map<int64_t, std::string> trial_allocation_;  // running trial -> allocation id
   std::map<int64_t, std::string> waiting_;           // queued trial -> reason
   int64_t next_sequence_ = 1;
+  // Allocation ids are "<trial>.<boot>.<n>": `boot` differs between runs of the master, so an
+  // agent still running an allocation of an earlier run is never mistaken for a new one.
+  std::string boot_;
+  int64_t next_allocation_ = 1;
   bool stopping_ = false;
   std::thread monitor_;
 };
