@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -258,6 +260,16 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
     env["COHORT_TRIAL_SEED"] = std::to_string(action.value("seed", int64_t{0}));
     env["COHORT_TRIAL_ID"] = std::to_string(trial_id);
     env["COHORT_MASTER_URL"] = options_.master_url;
+    // The agent's slots share its machine: each worker gets cores / slots compute threads
+    // (cohort-launch would divide by this node's share only, oversubscribing the cores when
+    // several trials run on one agent). A value set in the agent's environment wins.
+    const std::string threads =
+        std::to_string(std::max(1u, std::thread::hardware_concurrency() /
+                                        static_cast<unsigned>(std::max(1, options_.slots))));
+    for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                            "COHORT_NUM_THREADS"}) {
+      if (std::getenv(var) == nullptr && !env.count(var)) env[var] = threads;
+    }
     const std::string latest = action.value("latest_checkpoint", "");
     env["COHORT_LATEST_CHECKPOINT"] = latest.empty() ? std::nullopt : std::optional(latest);
     absl::StatusOr<std::unique_ptr<Subprocess>> child =

@@ -181,6 +181,10 @@ TEST_F(ClusterTest, LogsAreFilterableByRank) {
   LaunchResult all = Cohort({"trial", "logs", "1"});
   EXPECT_NE(all.out.find("[rank=0] hello from rank 0 of 2"), std::string::npos) << all.out;
   EXPECT_NE(all.out.find("[rank=1] hello from rank 1 of 2"), std::string::npos) << all.out;
+  // --follow on an ended trial prints everything and returns.
+  LaunchResult followed = Cohort({"trial", "logs", "1", "--follow"}, absl::Seconds(20));
+  EXPECT_EQ(followed.status, 0);
+  EXPECT_EQ(followed.out, all.out);
 }
 
 TEST_F(ClusterTest, GangSchedulingOnTwoEightSlotAgents) {
