@@ -37,6 +37,9 @@ struct MasterOptions {
   absl::Duration agent_timeout = absl::Seconds(30);  // silent this long: the agent is lost
 };
 
+// COMPLETED, CANCELED or ERROR: a trial or experiment in one of them never changes again.
+bool Terminal(const std::string& state);
+
 class Master {
  public:
   static absl::StatusOr<std::unique_ptr<Master>> Create(std::unique_ptr<Database> db,

@@ -1,0 +1,487 @@
+// Master, part 2: agents, scheduling passes, allocations and what agents report about them
+// (part 1, master.cc: experiments, trials, templates).
+#include "master/master.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+
+namespace cohort::master {
+namespace {
+
+constexpr int kErrorLines = 20;  // of a failed trial's log, kept with it
+
+}  // namespace
+
+// --- agents -----------------------------------------------------------------------------------
+
+std::vector<AgentState> Master::AgentStatesLocked() const {
+  std::vector<AgentState> states;
+  for (const auto& [id, a] : agents_) states.push_back(a.state);
+  return states;
+}
+
+absl::Status Master::RegisterAgent(const Json& body) {
+  if (!body.is_object() || !body.contains("id") || !body["id"].is_string() ||
+      !body.contains("slots") || !body["slots"].is_number_integer() ||
+      body["slots"].get<int>() < 1) {
+    return absl::InvalidArgumentError(
+        "agent registration needs {\"id\": string, \"slots\": integer >= 1, \"host\": string, "
+        "\"port_range\": [lo, hi]}");
+  }
+  AgentRow row;
+  row.id = body["id"].get<std::string>();
+  row.slots = body["slots"].get<int>();
+  row.host = body.value("host", "127.0.0.1");
+  COHORT_RETURN_IF_ERROR(db_->UpsertAgent(row));
+  COHORT_ASSIGN_OR_RETURN(std::vector<AgentRow> known, db_->ListAgents());
+  bool enabled = true;
+  for (const AgentRow& k : known) {
+    if (k.id == row.id) enabled = k.enabled;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  // A re-registration of a known agent means it restarted: what it ran is gone.
+  for (auto& [id, allocation] : allocations_) {
+    for (size_t node = 0; node < allocation.agents.size(); ++node) {
+      if (allocation.agents[node].first != row.id || allocation.exits[node]) continue;
+      allocation.exits[node] = -1;
+      if (allocation.stop_reason.empty()) StopAllocationLocked(allocation, "lost");
+    }
+  }
+  AgentLive& live = agents_[row.id];
+  live.state = {row.id, row.slots, 0, enabled};
+  live.host = row.host;
+  if (body.contains("port_range") && body["port_range"].is_array() &&
+      body["port_range"].size() == 2) {
+    live.port_lo = body["port_range"][0].get<int>();
+    live.port_hi = body["port_range"][1].get<int>();
+  } else {
+    live.port_lo = 29500;
+    live.port_hi = 29599;
+  }
+  live.next_port = live.port_lo;
+  live.last_seen = absl::Now();
+  live.polling = 0;
+  live.actions.clear();
+  // Processes it still runs for allocations this master does not know (it restarted): stop
+  // them, so they checkpoint and free the slots.
+  if (body.contains("running") && body["running"].is_array()) {
+    for (const Json& a : body["running"]) {
+      if (a.is_string() && !allocations_.count(a.get<std::string>())) {
+        live.actions.push_back({{"type", "stop"}, {"allocation", a}, {"mode", "preempt"}});
+      }
+    }
+  }
+  for (auto it = allocations_.begin(); it != allocations_.end();) {
+    Allocation& a = it->second;
+    ++it;
+    if (std::all_of(a.exits.begin(), a.exits.end(), [](const auto& e) { return e.has_value(); })) {
+      (void)FinishAllocationLocked(a);
+    }
+  }
+  COHORT_LOG(INFO) << "agent " << row.id << " registered: " << row.slots << " slots at "
+                   << row.host;
+  ScheduleLocked();
+  actions_cv_.notify_all();
+  return absl::OkStatus();
+}
+
+absl::Status Master::Heartbeat(const std::string& agent_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) {
+    return absl::NotFoundError(absl::StrCat("agent ", agent_id, " is not registered"));
+  }
+  it->second.last_seen = absl::Now();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Json> Master::ListAgents() {
+  COHORT_ASSIGN_OR_RETURN(std::vector<AgentRow> known, db_->ListAgents());
+  std::lock_guard<std::mutex> lock(mu_);
+  Json out = Json::array();
+  for (const AgentRow& k : known) {
+    auto live = agents_.find(k.id);
+    const bool connected = live != agents_.end();
+    out.push_back({{"id", k.id}, {"host", k.host}, {"slots", k.slots},
+                   {"used", connected ? live->second.state.used : 0}, {"enabled", k.enabled},
+                   {"connected", connected}});
+  }
+  return Json{{"agents", out}};
+}
+
+absl::Status Master::SetAgentEnabled(const std::string& agent_id, bool enabled) {
+  COHORT_RETURN_IF_ERROR(db_->SetAgentEnabled(agent_id, enabled));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = agents_.find(agent_id); it != agents_.end()) it->second.state.enabled = enabled;
+  ScheduleLocked();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Json> Master::WaitForActions(const std::string& agent_id, absl::Duration wait) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto deadline = absl::ToChronoTime(absl::Now() + wait);
+  while (true) {
+    auto it = agents_.find(agent_id);
+    if (it == agents_.end()) {
+      return absl::NotFoundError(absl::StrCat("agent ", agent_id,
+                                              " is not registered (register again)"));
+    }
+    it->second.last_seen = absl::Now();
+    if (!it->second.actions.empty() || stopping_ ||
+        std::chrono::system_clock::now() >= deadline) {
+      Json actions = Json::array();
+      for (Json& a : it->second.actions) actions.push_back(std::move(a));
+      it->second.actions.clear();
+      return Json{{"actions", actions}};
+    }
+    ++it->second.polling;
+    actions_cv_.wait_until(lock, deadline);
+    // The agent may have re-registered (or been dropped) while this poll waited.
+    if (auto again = agents_.find(agent_id); again != agents_.end() && again->second.polling > 0) {
+      --again->second.polling;
+    }
+  }
+}
+
+absl::StatusOr<Json> Master::ListSlots() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Json out = Json::array();
+  for (const auto& [id, agent] : agents_) {
+    std::vector<std::pair<std::string, int64_t>> owners;  // allocation, trial per used slot
+    for (const auto& [aid, a] : allocations_) {
+      for (const auto& [agent_id, slots] : a.agents) {
+        if (agent_id != id) continue;
+        for (int s = 0; s < slots; ++s) owners.emplace_back(aid, a.trial_id);
+      }
+    }
+    for (int s = 0; s < agent.state.slots; ++s) {
+      Json slot = {{"agent", id}, {"slot", s}, {"enabled", agent.state.enabled}};
+      if (s < static_cast<int>(owners.size())) {
+        slot["allocation"] = owners[s].first;
+        slot["trial_id"] = owners[s].second;
+      }
+      out.push_back(slot);
+    }
+  }
+  return Json{{"slots", out}};
+}
+
+absl::StatusOr<Json> Master::ListTasks() {
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(std::nullopt));
+  std::lock_guard<std::mutex> lock(mu_);
+  Json out = Json::array();
+  std::map<int64_t, ExperimentRow> experiments;
+  for (const TrialRow& t : trials) {
+    if (Terminal(t.state)) continue;
+    if (!experiments.count(t.experiment_id)) {
+      COHORT_ASSIGN_OR_RETURN(experiments[t.experiment_id], db_->GetExperiment(t.experiment_id));
+    }
+    const ExperimentRow& e = experiments[t.experiment_id];
+    Json task = {{"trial_id", t.id}, {"experiment_id", t.experiment_id},
+                 {"slots", e.slots_per_trial}, {"priority", e.priority}, {"state", t.state}};
+    if (auto w = waiting_.find(t.id); w != waiting_.end() && t.state == "QUEUED") {
+      task["reason"] = w->second;
+    } else if (t.state == "PAUSED") {
+      task["reason"] = "the experiment is paused";
+    }
+    if (auto a = trial_allocation_.find(t.id); a != trial_allocation_.end()) {
+      Json agents = Json::array();
+      for (const auto& [agent, slots] : allocations_.at(a->second).agents) agents.push_back(agent);
+      task["agents"] = agents;
+    }
+    out.push_back(task);
+  }
+  return Json{{"tasks", out}};
+}
+
+// --- scheduling -------------------------------------------------------------------------------
+
+void Master::ScheduleLocked() {
+  absl::StatusOr<std::vector<TrialRow>> trials = db_->ListTrials(std::nullopt);
+  if (!trials.ok()) {
+    COHORT_LOG(ERROR) << "scheduling: " << trials.status();
+    return;
+  }
+  std::map<int64_t, ExperimentRow> experiments;
+  std::vector<TaskRequest> queue;
+  for (const TrialRow& t : *trials) {
+    if (t.state != "QUEUED") continue;
+    if (!experiments.count(t.experiment_id)) {
+      absl::StatusOr<ExperimentRow> e = db_->GetExperiment(t.experiment_id);
+      if (!e.ok()) continue;
+      experiments[t.experiment_id] = *e;
+    }
+    const ExperimentRow& e = experiments[t.experiment_id];
+    if (e.state != "ACTIVE") continue;
+    queue.push_back({std::to_string(t.id), e.slots_per_trial, e.priority, t.sequence});
+  }
+  ScheduleResult result = Schedule(AgentStatesLocked(), queue);
+  waiting_.clear();
+  for (const auto& [task, reason] : result.waiting) waiting_[std::stoll(task)] = reason;
+  for (const Placement& p : result.placements) {
+    if (absl::Status s = StartLocked(p); !s.ok()) {
+      COHORT_LOG(ERROR) << "starting trial " << p.task_id << ": " << s;
+    }
+  }
+}
+
+absl::Status Master::StartLocked(const Placement& placement) {
+  const int64_t trial_id = std::stoll(placement.task_id);
+  COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
+  COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
+  Allocation allocation;
+  allocation.id = absl::StrCat(trial_id, ".", boot_, ".", next_allocation_++);
+  allocation.trial_id = trial_id;
+  allocation.agents = placement.agents;
+  allocation.exits.assign(placement.agents.size(), std::nullopt);
+  AgentLive& chief = agents_.at(placement.agents[0].first);
+  const int port = chief.next_port;
+  chief.next_port = chief.next_port >= chief.port_hi ? chief.port_lo : chief.next_port + 1;
+  const std::string chief_addr = absl::StrCat(chief.host, ":", port);
+  std::vector<std::string> where;
+  for (size_t node = 0; node < placement.agents.size(); ++node) {
+    const auto& [agent_id, slots] = placement.agents[node];
+    AgentLive& agent = agents_.at(agent_id);
+    agent.state.used += slots;
+    where.push_back(absl::StrCat(agent_id, " (", slots, " slot", slots == 1 ? "" : "s", ")"));
+    PushActionLocked(agent_id, {{"type", "start"},
+                                {"allocation", allocation.id},
+                                {"trial_id", trial_id},
+                                {"experiment_id", exp.id},
+                                {"node_rank", node},
+                                {"nnodes", placement.agents.size()},
+                                {"slots", slots},
+                                {"chief_addr", chief_addr},
+                                {"config", exp.config_yaml},
+                                {"hparams", trial.hparams_json},
+                                {"seed", trial.seed},
+                                {"latest_checkpoint", trial.latest_checkpoint},
+                                {"context", absl::StrCat("/api/v1/experiments/", exp.id, "/context")},
+                                {"reports", node == 0}});
+  }
+  trial.state = "RUNNING";
+  COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
+  COHORT_RETURN_IF_ERROR(
+      db_->AppendLogs(trial_id, {{-1, absl::StrCat("master: allocation ", allocation.id, " on ",
+                                                   absl::StrJoin(where, ", "),
+                                                   trial.latest_checkpoint.empty()
+                                                       ? ""
+                                                       : ", resuming from checkpoint " +
+                                                             trial.latest_checkpoint)}})
+          .status());
+  trial_allocation_[trial_id] = allocation.id;
+  allocations_[allocation.id] = std::move(allocation);
+  return absl::OkStatus();
+}
+
+void Master::PushActionLocked(const std::string& agent_id, Json action) {
+  auto it = agents_.find(agent_id);
+  if (it == agents_.end()) return;
+  it->second.actions.push_back(std::move(action));
+  actions_cv_.notify_all();
+}
+
+void Master::StopAllocationLocked(Allocation& allocation, const std::string& reason) {
+  if (allocation.stop_reason.empty()) allocation.stop_reason = reason;
+  for (size_t node = 0; node < allocation.agents.size(); ++node) {
+    if (allocation.exits[node]) continue;
+    PushActionLocked(allocation.agents[node].first,
+                     {{"type", "stop"},
+                      {"allocation", allocation.id},
+                      {"mode", reason == "kill" ? "kill" : "preempt"}});
+  }
+}
+
+// --- reports from agents ----------------------------------------------------------------------
+
+absl::Status Master::AllocationLogs(const std::string& allocation, const Json& body) {
+  if (!body.is_object() || !body.contains("trial_id") || !body.contains("lines") ||
+      !body["lines"].is_array()) {
+    return absl::InvalidArgumentError("log batch needs {\"trial_id\": N, \"lines\": [...]}");
+  }
+  std::vector<std::pair<int, std::string>> lines;
+  for (const Json& l : body["lines"]) {
+    lines.emplace_back(l.value("rank", -1), l.value("line", ""));
+  }
+  COHORT_RETURN_IF_ERROR(db_->AppendLogs(body["trial_id"].get<int64_t>(), lines).status());
+  logs_cv_.notify_all();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!allocations_.count(allocation)) {
+    return absl::NotFoundError(absl::StrCat("allocation ", allocation, " is not running"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Master::AllocationReports(const std::string& allocation, const Json& body) {
+  if (!body.is_object() || !body.contains("trial_id")) {
+    return absl::InvalidArgumentError("reports need {\"trial_id\": N, \"lines\": [...]}");
+  }
+  const int64_t trial_id = body["trial_id"].get<int64_t>();
+  COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
+  std::vector<MetricRow> metrics;
+  for (const Json& line : body.value("lines", Json::array())) {
+    const std::string kind = line.value("kind", "");
+    if (kind == "training" || kind == "validation") {
+      metrics.push_back({trial_id, kind, line.value("steps_completed", int64_t{0}),
+                         line.value("metrics", Json::object()).dump(), line.value("time", 0.0)});
+    } else if (kind == "checkpoint") {
+      absl::Status s = db_->InsertCheckpoint({line.value("storage_id", ""), trial_id,
+                                              line.value("steps_completed", int64_t{0}),
+                                              line.value("path", ""),
+                                              line.value("metadata", Json::object()).dump()});
+      if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
+      trial.latest_checkpoint = line.value("storage_id", "");
+    } else if (kind == "completed" && line.contains("searcher_metric") &&
+               line["searcher_metric"].is_number()) {
+      trial.searcher_metric = line["searcher_metric"].get<double>();
+    }
+  }
+  COHORT_RETURN_IF_ERROR(db_->InsertMetrics(metrics));
+  if (body.contains("progress") && body["progress"].is_object()) {
+    const Json& p = body["progress"];
+    if (p.contains("completed") && p.value("unit", std::string("batches")) == "batches") {
+      trial.batches = static_cast<int64_t>(p["completed"].get<double>());
+      trial.total_batches = static_cast<int64_t>(p.value("total", 0.0));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  // Keep the state the master decided; only the report fields change here.
+  COHORT_ASSIGN_OR_RETURN(TrialRow current, db_->GetTrial(trial_id));
+  current.latest_checkpoint = trial.latest_checkpoint;
+  current.searcher_metric = trial.searcher_metric;
+  current.batches = trial.batches;
+  current.total_batches = trial.total_batches;
+  return db_->UpdateTrial(current);
+}
+
+absl::Status Master::AllocationExit(const std::string& allocation_id, int node, int status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = allocations_.find(allocation_id);
+  if (it == allocations_.end()) {
+    return absl::NotFoundError(absl::StrCat("allocation ", allocation_id, " is not running"));
+  }
+  Allocation& a = it->second;
+  if (node < 0 || node >= static_cast<int>(a.exits.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("allocation ", allocation_id, " has no node ", node));
+  }
+  a.exits[node] = status;
+  (void)db_->AppendLogs(a.trial_id, {{-1, absl::StrCat("master: node ", node, " (agent ",
+                                                       a.agents[node].first,
+                                                       ") exited with status ", status)}});
+  logs_cv_.notify_all();
+  if (status != 0 && a.stop_reason.empty()) StopAllocationLocked(a, "failure");
+  if (std::all_of(a.exits.begin(), a.exits.end(), [](const auto& e) { return e.has_value(); })) {
+    return FinishAllocationLocked(a);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
+  const Allocation a = allocation;  // `allocation` is erased below
+  allocations_.erase(a.id);
+  trial_allocation_.erase(a.trial_id);
+  for (const auto& [agent_id, slots] : a.agents) {
+    if (auto agent = agents_.find(agent_id); agent != agents_.end()) {
+      agent->second.state.used = std::max(0, agent->second.state.used - slots);
+    }
+  }
+  COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(a.trial_id));
+  COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
+  const bool all_ok = std::all_of(a.exits.begin(), a.exits.end(),
+                                  [](const auto& e) { return e.has_value() && *e == 0; });
+  std::string note;
+  if (a.stop_reason == "kill" || exp.state == "CANCELED") {
+    trial.state = "CANCELED";
+  } else if (a.stop_reason == "pause") {
+    trial.state = exp.state == "PAUSED" ? "PAUSED" : "QUEUED";
+  } else if (a.stop_reason.empty() && all_ok) {
+    trial.state = "COMPLETED";
+  } else if (trial.restarts < exp.max_restarts) {
+    ++trial.restarts;
+    trial.state = "QUEUED";
+    note = absl::StrCat("master: the trial failed; restart ", trial.restarts, " of ",
+                        exp.max_restarts,
+                        trial.latest_checkpoint.empty() ? " from the beginning"
+                                                        : " from checkpoint " + trial.latest_checkpoint);
+  } else {
+    trial.state = "ERROR";
+    absl::StatusOr<std::vector<LogRow>> logs = db_->ListLogs(a.trial_id, 0, std::nullopt, 1 << 30);
+    if (logs.ok()) {
+      std::vector<std::string> last;
+      for (size_t i = logs->size() > kErrorLines ? logs->size() - kErrorLines : 0;
+           i < logs->size(); ++i) {
+        last.push_back((*logs)[i].line);
+      }
+      trial.error_lines = absl::StrJoin(last, "\n");
+    }
+    note = absl::StrCat("master: the trial failed", exp.max_restarts > 0
+                                                        ? absl::StrCat(" after ", trial.restarts,
+                                                                       " restart(s)")
+                                                        : "", "; it is ERROR");
+  }
+  COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
+  if (!note.empty()) (void)db_->AppendLogs(a.trial_id, {{-1, note}});
+  COHORT_RETURN_IF_ERROR(UpdateExperimentStateLocked(trial.experiment_id));
+  logs_cv_.notify_all();
+  ScheduleLocked();
+  return absl::OkStatus();
+}
+
+absl::Status Master::UpdateExperimentStateLocked(int64_t experiment_id) {
+  COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(experiment_id));
+  if (exp.state != "ACTIVE") return absl::OkStatus();
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(experiment_id));
+  bool all_done = true, any_error = false;
+  for (const TrialRow& t : trials) {
+    all_done = all_done && Terminal(t.state);
+    any_error = any_error || t.state == "ERROR";
+  }
+  if (!all_done) return absl::OkStatus();
+  return db_->SetExperimentState(experiment_id, any_error ? "ERROR" : "COMPLETED");
+}
+
+void Master::MonitorAgents() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    logs_cv_.wait_for(lock, std::chrono::seconds(1));
+    if (stopping_) break;
+    const absl::Time now = absl::Now();
+    std::vector<std::string> lost;
+    for (const auto& [id, agent] : agents_) {
+      if (agent.polling == 0 && now - agent.last_seen > options_.agent_timeout) lost.push_back(id);
+    }
+    for (const std::string& id : lost) {
+      COHORT_LOG(WARNING) << "agent " << id << " lost: no contact for "
+                          << absl::FormatDuration(options_.agent_timeout);
+      agents_.erase(id);
+      std::vector<std::string> finished;
+      for (auto& [aid, a] : allocations_) {
+        for (size_t node = 0; node < a.agents.size(); ++node) {
+          if (a.agents[node].first != id || a.exits[node]) continue;
+          a.exits[node] = -1;
+          (void)db_->AppendLogs(a.trial_id, {{-1, absl::StrCat("master: agent ", id,
+                                                               " lost (no contact for ",
+                                                               absl::FormatDuration(options_.agent_timeout),
+                                                               ")")}});
+          if (a.stop_reason.empty()) StopAllocationLocked(a, "lost");
+        }
+        if (std::all_of(a.exits.begin(), a.exits.end(), [](const auto& e) { return e.has_value(); })) {
+          finished.push_back(aid);
+        }
+      }
+      for (const std::string& aid : finished) {
+        if (auto it = allocations_.find(aid); it != allocations_.end()) {
+          (void)FinishAllocationLocked(it->second);
+        }
+      }
+    }
+    if (!lost.empty()) ScheduleLocked();
+  }
+}
+
+}  // namespace cohort::master
