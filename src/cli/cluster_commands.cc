@@ -237,7 +237,8 @@ void AddClusterCommands(CLI::App* root, CLI::App* experiment, const std::string*
   logs->add_option("id", *trial_id, "Trial id")->required();
   logs->add_option("--rank", *rank, "Only this rank's lines")->check(CLI::NonNegativeNumber);
   logs->add_flag("-f,--follow", *follow, "Keep printing new lines until the trial ends");
-  add_json(logs);
+  logs->add_flag("--json", common->json, "One JSON object per line: {seq, rank, line}");
+  logs->footer("Examples:\n  cohort trial logs 3\n  cohort trial logs 3 --rank 1 --follow");
   run(logs, [common, trial_id, rank, follow] {
     ApiClient client(api::MasterUrl(*common->master_flag), absl::Seconds(90));
     int64_t after = 0;
@@ -392,6 +393,8 @@ void AddClusterCommands(CLI::App* root, CLI::App* experiment, const std::string*
   CLI::App* set = tpl->add_subcommand("set", "Create or replace a template from a YAML file");
   set->add_option("name", *name, "Template name")->required();
   set->add_option("file", *file, "Template file (YAML)")->required()->check(CLI::ExistingFile);
+  set->footer("Example:\n  cohort template set team team.yaml\n"
+              "  cohort experiment create --template team exp.yaml CONTEXT_DIR");
   run(set, [common, name, file] {
     absl::StatusOr<Json> r = common->Client().Put(absl::StrCat("/api/v1/templates/", *name), ReadFile(*file), "application/yaml");
     if (!r.ok()) return Fail(r.status());

@@ -30,7 +30,6 @@ constexpr char kFooter[] =
 
 int main(int argc, char** argv) {
   CLI::App app(kDescription, "cohort");
-  app.footer(kFooter);
   app.require_subcommand(1);
   int exit_code = cohort::cli::kExitOk;
   std::string master;
@@ -40,6 +39,7 @@ int main(int argc, char** argv) {
   app.fallthrough();
   CLI::App* experiment = cohort::cli::AddExperimentCommands(&app, &master, &exit_code);
   cohort::cli::AddClusterCommands(&app, experiment, &master, &exit_code);
+  app.footer(kFooter);  // after the verbs: CLI11 copies a parent's footer into new subcommands
   if (argc == 1) {  // bare `cohort`: the overview, on stderr, as a usage error
     std::fprintf(stderr, "%s", app.help().c_str());
     return cohort::cli::kExitUsage;
