@@ -339,6 +339,10 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
   flush_logs();
   (void)PostPatiently(client, absl::StrCat("/api/v1/allocations/", id, "/exit"),
                       {{"node", node}, {"status", status}}, absl::Minutes(10));
+  // The master keeps the archive. The unpacked context stays: the trial ran inside it and may
+  // have written outputs there, which are the user's.
+  std::error_code ec;
+  fs::remove(dir / "context.tar.gz", ec);
   std::lock_guard<std::mutex> lock(mu_);
   running_.erase(id);
 }
