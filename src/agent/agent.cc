@@ -13,6 +13,7 @@
 #include "api/api_client.h"
 #include "api/json_lines_tail.h"
 #include "common/logging.h"
+#include "common/sibling_program.h"
 #include "common/subprocess.h"
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
@@ -27,16 +28,6 @@ using Json = nlohmann::json;
 constexpr size_t kLogBatch = 500;
 constexpr absl::Duration kFlushEvery = absl::Milliseconds(500);
 constexpr absl::Duration kKillGrace = absl::Seconds(10);
-
-// The launcher next to this executable, else whatever PATH finds.
-std::string FindLauncher() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && fs::exists(self.parent_path() / "cohort-launch", ec)) {
-    return (self.parent_path() / "cohort-launch").string();
-  }
-  return "cohort-launch";
-}
 
 // "[rank=3] text" -> (3, "text"); other lines (the launcher's own) -> (-1, line).
 std::pair<int, std::string> SplitRank(const std::string& line) {
@@ -72,7 +63,7 @@ struct Agent::Running {
 };
 
 Agent::Agent(AgentOptions options) : options_(std::move(options)) {
-  if (options_.launcher.empty()) options_.launcher = FindLauncher();
+  if (options_.launcher.empty()) options_.launcher = SiblingProgram("cohort-launch");
 }
 
 Agent::~Agent() {

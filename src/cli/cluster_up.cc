@@ -14,6 +14,7 @@
 #include "api/api_client.h"
 #include "api/local_cluster.h"
 #include "cli/exit_codes.h"
+#include "common/sibling_program.h"
 #include "nlohmann/json.hpp"
 
 namespace cohort::cli {
@@ -21,14 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-
-// A program next to this executable (cohort-master, cohort-agent), else from PATH.
-std::string Sibling(const std::string& name) {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec && fs::exists(self.parent_path() / name, ec)) return (self.parent_path() / name).string();
-  return name;
-}
 
 // Starts argv detached (own session, output appended to `log`); returns its pid or -1.
 pid_t SpawnDaemon(const std::vector<std::string>& argv, const fs::path& log) {
@@ -82,7 +75,7 @@ int Up(int agents, int slots, int port) {
   fs::create_directories(dir / "logs", ec);
   const std::string url = absl::StrCat("http://127.0.0.1:", port);
   std::vector<pid_t> pids;
-  const pid_t master = SpawnDaemon({Sibling("cohort-master"), "--port", std::to_string(port),
+  const pid_t master = SpawnDaemon({SiblingProgram("cohort-master"), "--port", std::to_string(port),
                                     "--data-dir", (dir / "master").string()},
                                    dir / "logs" / "master.log");
   pids.push_back(master);
@@ -100,7 +93,7 @@ int Up(int agents, int slots, int port) {
   for (int i = 1; i <= agents; ++i) {
     const std::string id = absl::StrCat("agent-", i);
     const int lo = 29500 + 100 * (i - 1);
-    pids.push_back(SpawnDaemon({Sibling("cohort-agent"), "--master", url, "--id", id,
+    pids.push_back(SpawnDaemon({SiblingProgram("cohort-agent"), "--master", url, "--id", id,
                                 "--slots", std::to_string(slots), "--port-range",
                                 absl::StrCat(lo, "-", lo + 99), "--work-dir",
                                 (dir / "agents" / id).string()},

@@ -21,6 +21,7 @@
 #include "cli/exit_codes.h"
 #include "cli/progress_meter.h"
 #include "cli/validate_command.h"
+#include "common/sibling_program.h"
 #include "common/subprocess.h"
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
@@ -94,17 +95,6 @@ std::string LastLines(const fs::path& path, int n) {
   return text;
 }
 
-// The launcher next to this executable, else whatever PATH finds.
-std::string FindLauncher() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path sibling = self.parent_path() / "cohort-launch";
-    if (fs::exists(sibling, ec)) return sibling.string();
-  }
-  return "cohort-launch";
-}
-
 // The entrypoint's argv with its program resolved against the context directory.
 std::optional<std::vector<std::string>> ResolveEntrypoint(const config::ExperimentConfig& cfg,
                                                           const fs::path& context,
@@ -142,7 +132,7 @@ class LocalRun {
         out_(out),
         err_(err),
         interactive_(args.interactive.value_or(::isatty(STDERR_FILENO) == 1)),
-        launcher_(args.launcher.empty() ? FindLauncher() : args.launcher) {}
+        launcher_(args.launcher.empty() ? SiblingProgram("cohort-launch") : args.launcher) {}
 
   int Run(std::vector<Trial>& trials) {
     InterruptScope interrupts;

@@ -15,6 +15,7 @@
 #include "config/config_parser.h"
 #include "config/error_list.h"
 #include "config/hparam_sampler.h"
+#include "config/length.h"
 #include "config/template_merge.h"
 #include "config/yaml_json.h"
 
@@ -32,21 +33,6 @@ absl::Status ConfigError(const absl::Status& status, const std::string& what) {
   std::vector<std::string> lines = config::ConfigErrors(status);
   if (lines.empty()) lines.push_back(std::string(status.message()));
   return absl::InvalidArgumentError(absl::StrCat(what, ":\n", absl::StrJoin(lines, "\n")));
-}
-
-// The searcher length in global batches (0 when it cannot be known up front).
-int64_t TotalBatches(const config::ExperimentConfig& cfg) {
-  if (!cfg.searcher.max_length) return 0;
-  const config::Length& l = *cfg.searcher.max_length;
-  switch (l.unit) {
-    case config::Length::Unit::kBatches: return l.value;
-    case config::Length::Unit::kRecords:
-      return cfg.global_batch_size > 0 ? l.value / cfg.global_batch_size : 0;
-    case config::Length::Unit::kEpochs:
-      return cfg.global_batch_size > 0 ? l.value * cfg.records_per_epoch / cfg.global_batch_size
-                                       : 0;
-  }
-  return 0;
 }
 
 }  // namespace
@@ -142,20 +128,25 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   if (samples->empty()) return absl::InvalidArgumentError("the searcher creates no trials");
   const int slots = static_cast<int>(cfg->resources.slots_per_trial);
 
-  std::lock_guard<std::mutex> lock(mu_);
-  if (absl::Status feasible = Feasible(AgentStatesLocked(), slots); !feasible.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("resources.slots_per_trial: ", feasible.message()));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (absl::Status feasible = Feasible(AgentStatesLocked(), slots); !feasible.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("resources.slots_per_trial: ", feasible.message()));
+    }
   }
+  // Up to 96 MB: written before taking the state lock, so agents and other requests go on.
+  std::random_device device;
   const std::string context_path =
-      (fs::path(options_.data_dir) / "contexts" / absl::StrCat("context-", NowMs(), "-",
-                                                               next_sequence_, ".tar.gz"))
+      (fs::path(options_.data_dir) / "contexts" /
+       absl::StrFormat("context-%d-%08x.tar.gz", NowMs(), device()))
           .string();
   {
     std::ofstream out(context_path, std::ios::binary);
     out.write(context.data(), static_cast<std::streamsize>(context.size()));
     if (!out) return absl::UnavailableError(absl::StrCat("saving the context to ", context_path));
   }
+  std::lock_guard<std::mutex> lock(mu_);
   ExperimentRow row;
   row.name = cfg->name.value_or("experiment");
   row.state = "ACTIVE";
@@ -174,7 +165,11 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
     trial.hparams_json = (*samples)[i].dump();
     trial.seed = config::TrialSeed(cfg->experiment_seed, i);
     trial.state = "QUEUED";
-    trial.total_batches = TotalBatches(*cfg);
+    trial.total_batches =
+        cfg->searcher.max_length
+            ? config::LengthInBatches(*cfg->searcher.max_length, *cfg, "searcher.max_length")
+                  .value_or(0)
+            : 0;
     trial.sequence = next_sequence_++;
     COHORT_RETURN_IF_ERROR(db_->InsertTrial(trial).status());
   }

@@ -12,6 +12,7 @@
 #include "common/env.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "config/length.h"
 #include "core/core.h"
 #include "runtime/process_setup.h"
 #include "runtime/trial_runner.h"
@@ -26,24 +27,6 @@ struct Flags {
   std::string hparams = env::GetOr("COHORT_HPARAMS", "");
   int64_t max_batches = -1;
 };
-
-// A searcher or period length in global batches.
-absl::StatusOr<int64_t> ToBatches(const config::Length& length, const config::ExperimentConfig& c,
-                                  absl::string_view field) {
-  switch (length.unit) {
-    case config::Length::Unit::kBatches:
-      return length.value;
-    case config::Length::Unit::kRecords:
-      return std::max<int64_t>(1, length.value / c.global_batch_size);
-    case config::Length::Unit::kEpochs:
-      if (c.records_per_epoch <= 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(field, " is in epochs: set records_per_epoch"));
-      }
-      return std::max<int64_t>(1, length.value * c.records_per_epoch / c.global_batch_size);
-  }
-  return absl::InternalError("unknown length unit");
-}
 
 // A checkpoint named by --restore or $COHORT_LATEST_CHECKPOINT: a directory, or a storage id
 // in the experiment's checkpoint storage.
@@ -71,15 +54,15 @@ absl::Status Run(const Flags& flags, Trial& trial) {
     return absl::InvalidArgumentError(absl::StrCat(flags.config, ": searcher.max_length is needed"));
   }
   COHORT_ASSIGN_OR_RETURN(options.max_batches,
-                          ToBatches(*cfg.searcher.max_length, cfg, "searcher.max_length"));
+                          config::LengthInBatches(*cfg.searcher.max_length, cfg, "searcher.max_length"));
   if (flags.max_batches >= 0) options.max_batches = flags.max_batches;
   if (cfg.min_validation_period) {
     COHORT_ASSIGN_OR_RETURN(options.validation_period,
-                            ToBatches(*cfg.min_validation_period, cfg, "min_validation_period"));
+                            config::LengthInBatches(*cfg.min_validation_period, cfg, "min_validation_period"));
   }
   if (cfg.min_checkpoint_period) {
     COHORT_ASSIGN_OR_RETURN(options.checkpoint_period,
-                            ToBatches(*cfg.min_checkpoint_period, cfg, "min_checkpoint_period"));
+                            config::LengthInBatches(*cfg.min_checkpoint_period, cfg, "min_checkpoint_period"));
   }
   options.scheduling_unit = cfg.scheduling_unit;
   const auto& o = cfg.optimizations;

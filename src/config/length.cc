@@ -1,0 +1,27 @@
+#include "config/length.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace cohort::config {
+
+absl::StatusOr<int64_t> LengthInBatches(const Length& length, const ExperimentConfig& config,
+                                        const std::string& field) {
+  const int64_t batch = std::max<int64_t>(1, config.global_batch_size);
+  switch (length.unit) {
+    case Length::Unit::kBatches:
+      return length.value;
+    case Length::Unit::kRecords:
+      return std::max<int64_t>(1, length.value / batch);
+    case Length::Unit::kEpochs:
+      if (config.records_per_epoch <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, " is in epochs: set records_per_epoch"));
+      }
+      return std::max<int64_t>(1, length.value * config.records_per_epoch / batch);
+  }
+  return absl::InternalError("unknown length unit");
+}
+
+}  // namespace cohort::config

@@ -1,0 +1,18 @@
+#pragma once
+// LengthInBatches: a searcher or period length (batches, records or epochs) in global batches
+// of `config`, as the trial loop and the master count progress. Thread-safe (pure).
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "config/experiment_config.h"
+
+namespace cohort::config {
+
+// Records and epochs round down, to at least 1 batch. Epochs need records_per_epoch:
+// InvalidArgument naming `field` ("min_validation_period is in epochs: set records_per_epoch").
+absl::StatusOr<int64_t> LengthInBatches(const Length& length, const ExperimentConfig& config,
+                                        const std::string& field);
+
+}  // namespace cohort::config
