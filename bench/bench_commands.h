@@ -38,6 +38,9 @@ struct TrainOptions {
   std::string transport = "auto";
   int threads = 1;
   double lr = 0.01;
+  // "fused": Cohort's FusedSGD with StepAndZeroGrad; "torch": torch::optim::SGD, step() then
+  // zero_grad() (what the DDP peer runs).
+  std::string optimizer = "fused";
   uint64_t seed = 0;
   std::string data_dir;
 };

@@ -3,8 +3,9 @@
 //
 // Step s (counting warm-up steps from 0) trains on global batch indices
 // (s*N*B + i) mod 60000 of a fixed permutation (seed 0); rank r takes [r*B, (r+1)*B).
-// SGD, lr 0.01, momentum 0.9. With --aggregation-frequency K, K steps accumulate before one
-// exchange and one optimizer step; every step still counts as B samples per rank.
+// SGD, lr 0.01, momentum 0.9 (Cohort's FusedSGD unless --optimizer torch). With
+// --aggregation-frequency K, K steps accumulate before one exchange and one optimizer step;
+// every step still counts as B samples per rank.
 // Rank 0 prints one JSON line with the throughput and a breakdown of rank 0's time.
 
 #include <torch/torch.h>
@@ -20,6 +21,7 @@
 #include "common/status_macros.h"
 #include "runtime/fashion_mnist.h"
 #include "runtime/gradient_reducer.h"
+#include "runtime/optim/fused_sgd.h"
 #include "runtime/process_setup.h"
 
 namespace cohort::bench {
@@ -55,8 +57,13 @@ absl::Status Train(const TrainOptions& o) {
   reducer_options.overlap = o.overlap;
   COHORT_ASSIGN_OR_RETURN(auto reducer,
                           runtime::GradientReducer::Create(*model, comm.get(), reducer_options));
-  torch::optim::SGD optimizer(model->parameters(),
-                              torch::optim::SGDOptions(o.lr).momentum(0.9));
+  const auto sgd_options = torch::optim::SGDOptions(o.lr).momentum(0.9);
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  if (o.optimizer == "fused") {
+    optimizer = std::make_unique<runtime::optim::FusedSGD>(model->parameters(), sgd_options);
+  } else {
+    optimizer = std::make_unique<torch::optim::SGD>(model->parameters(), sgd_options);
+  }
 
   const int64_t n = data.images.size(0);
   torch::Tensor perm = torch::randperm(n, at::detail::createCPUGenerator(0),
@@ -80,8 +87,7 @@ absl::Status Train(const TrainOptions& o) {
     t.sync_ms += MsSince(start);
     if (apply) {
       start = absl::Now();
-      optimizer.step();
-      optimizer.zero_grad();
+      runtime::optim::StepAndZeroGrad(*optimizer);
       t.optimizer_ms += MsSince(start);
     }
     last_loss = loss.item<float>();
@@ -100,12 +106,12 @@ absl::Status Train(const TrainOptions& o) {
     std::printf(
         "{\"impl\":\"cohort\",\"model\":\"%s\",\"ranks\":%d,\"per_slot_batch\":%d,\"steps\":%d,"
         "\"warmup\":%d,\"aggregation_frequency\":%d,\"compression\":%s,\"transport\":\"%s\","
-        "\"fusion_mb\":%g,\"buckets\":%zu,\"samples_per_s\":%.2f,\"step_ms\":%.3f,"
-        "\"final_loss\":%.6f,\"forward_ms\":%.3f,\"backward_ms\":%.3f,\"sync_ms\":%.3f,"
+        "\"optimizer\":\"%s\",\"fusion_mb\":%g,\"buckets\":%zu,\"samples_per_s\":%.2f,"
+        "\"step_ms\":%.3f,\"final_loss\":%.6f,\"forward_ms\":%.3f,\"backward_ms\":%.3f,\"sync_ms\":%.3f,"
         "\"optimizer_ms\":%.3f}\n",
         o.model.c_str(), ranks, o.per_slot_batch, o.steps, o.warmup, o.aggregation_frequency,
         o.compression ? "true" : "false", std::string(comm->transport()).c_str(),
-        reducer->fusion_threshold_mb(), reducer->BucketNames().size(),
+        o.optimizer.c_str(), reducer->fusion_threshold_mb(), reducer->BucketNames().size(),
         static_cast<double>(ranks) * o.per_slot_batch * o.steps / seconds,
         seconds * 1000 / o.steps, last_loss, t.forward_ms * per, t.backward_ms * per,
         t.sync_ms * per, t.optimizer_ms * per);
@@ -152,6 +158,11 @@ CLI::App* AddTrainCommand(CLI::App& app, TrainOptions& options) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--lr", options.lr, "SGD learning rate (momentum 0.9)")->capture_default_str();
+  cmd->add_option("--optimizer", options.optimizer,
+                  "SGD implementation: fused (Cohort's one-pass FusedSGD, gradients zeroed in the "
+                  "same pass) or torch (torch::optim::SGD, then zero_grad, as the DDP peer)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fused", "torch"}));
   cmd->add_option("--data-dir", options.data_dir,
                   "Fashion-MNIST directory (default: $COHORT_DATA_DIR or "
                   "/usr/share/datasets/fashion-mnist)");

@@ -11,9 +11,14 @@ at a time: samples/s at 1 and 2 workers, and at 2 workers with aggregation frequ
 steps has no communication at all). Prints weak-scaling efficiency thr(2)/(2*thr(1)), the
 communication overhead thr(K=1)/thr(K=1000), the Cohort/DDP ratios, and the targets.
 
+The SGD arithmetic is the same on both sides; Cohort runs its FusedSGD by default (LibTorch's
+SGD update, bit for bit, in one pass over memory that also zeros the gradients), the peer runs
+torch.optim.SGD then zero_grad. --cohort-optimizer torch makes Cohort run LibTorch's SGD too.
+
 Run with Debian's Python (it has torch):
   /usr/bin/python3 bench/train_vs_ddp.py --bin-dir build/bin [--models cnn,mlp] [--steps 50]
       [--warmup 5] [--per-slot-batch 64] [--repeats 3] [--only both] [--json results.json]
+      [--cohort-optimizer fused|torch]
 """
 
 import argparse
@@ -189,7 +194,7 @@ def run_cohort(args, model, ranks, agg):
             raise RuntimeError(f"no executable {path}: build it or pass --bin-dir")
     cmd = [launch, "--slots", str(ranks), "--", bench, "train", "--model", model,
            "--per-slot-batch", str(args.per_slot_batch), "--steps", str(args.steps),
-           "--warmup", str(args.warmup)]
+           "--warmup", str(args.warmup), "--optimizer", args.cohort_optimizer]
     if agg != 1:
         cmd += ["--aggregation-frequency", str(agg)]
     results = run_procs([cmd], [thread_env()], args.timeout)
@@ -267,7 +272,8 @@ def report(args, models, impls, cells, big_k):
     print_aligned(["model", "impl", "thr@1 (samples/s)", "thr@2 (samples/s)", "scaling eff",
                    f"thr@2 K={big_k}", f"K=1/K={big_k}"], table)
     print(f"(per-slot batch {args.per_slot_batch}; {args.steps} timed steps after {args.warmup} "
-          f"warmup; median of {args.repeats} interleaved round(s); scaling eff = thr@2 / (2 * thr@1))")
+          f"warmup; median of {args.repeats} interleaved round(s); scaling eff = thr@2 / (2 * thr@1); "
+          f"cohort optimizer: {args.cohort_optimizer})")
 
     errors = [c for c in cells.values() if "error" in c]
     for c in errors:
@@ -312,6 +318,9 @@ def main():
     parser.add_argument("--only", default="both", choices=["ddp", "cohort", "both"])
     parser.add_argument("--timeout", type=float, default=600, help="seconds per run")
     parser.add_argument("--json", help="also write all raw results to this file")
+    parser.add_argument("--cohort-optimizer", default="fused", choices=["fused", "torch"],
+                        help="Cohort's SGD: fused (FusedSGD, the default) or torch "
+                             "(torch::optim::SGD then zero_grad, as the peer)")
     args = parser.parse_args()
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     for m in models:

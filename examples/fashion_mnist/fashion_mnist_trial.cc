@@ -11,6 +11,7 @@
 #include "common/status_macros.h"
 #include "examples/fashion_mnist/net.h"
 #include "runtime/fashion_mnist.h"
+#include "runtime/optim/fused_sgd.h"
 #include "runtime/trial_main.h"
 
 namespace {
@@ -29,7 +30,7 @@ class FashionMnistTrial : public cohort::runtime::Trial {
   }
   std::unique_ptr<torch::optim::Optimizer> BuildOptimizer(TrialContext& ctx,
                                                           nn::Module& model) override {
-    return std::make_unique<torch::optim::SGD>(
+    return std::make_unique<cohort::runtime::optim::FusedSGD>(
         model.parameters(), torch::optim::SGDOptions(ctx.hparams().value("learning_rate", 0.01))
                                 .momentum(ctx.hparams().value("momentum", 0.9)));
   }

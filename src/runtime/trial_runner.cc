@@ -17,6 +17,7 @@
 #include "common/status_macros.h"
 #include "runtime/distributed_sampler.h"
 #include "runtime/metrics.h"
+#include "runtime/optim/fused_sgd.h"
 
 namespace cohort::runtime {
 namespace {
@@ -90,8 +91,7 @@ class Runner {
       result.loss.backward();
       COHORT_ASSIGN_OR_RETURN(bool step, reducer_->Synchronize());
       if (step) {
-        optimizer_->step();
-        optimizer_->zero_grad();
+        optim::StepAndZeroGrad(*optimizer_);
       }
       timings["train_batch"] += MsSince(t);
       t = absl::Now();
