@@ -113,6 +113,12 @@ class Master {
   absl::Status FinishAllocationLocked(Allocation& allocation);
   absl::Status UpdateExperimentStateLocked(int64_t experiment_id);
   void PushActionLocked(const std::string& agent_id, Json action);
+  // Logs and reports name their allocation and trial: the allocation must be one of the trial's
+  // (InvalidArgument otherwise), and with `latest` the trial's latest, so a superseded run (one
+  // the master already restarted elsewhere) cannot move its progress or checkpoint back
+  // (FailedPrecondition).
+  absl::Status CheckAllocationLocked(const std::string& allocation, int64_t trial_id,
+                                     bool latest) const;
   void MonitorAgents();
   Json TrialJson(const TrialRow& trial) const;
 
@@ -124,6 +130,7 @@ class Master {
   std::map<std::string, AgentLive> agents_;
   std::map<std::string, Allocation> allocations_;
   std::map<int64_t, std::string> trial_allocation_;  // running trial -> allocation id
+  std::map<int64_t, std::string> last_allocation_;   // trial -> its latest allocation (this boot)
   std::map<int64_t, std::string> waiting_;           // queued trial -> reason
   int64_t next_sequence_ = 1;
   // Allocation ids are "<trial>.<boot>.<n>": `boot` differs between runs of the master, so an

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -275,6 +276,7 @@ absl::Status Master::StartLocked(const Placement& placement) {
                                                              trial.latest_checkpoint)}})
           .status());
   trial_allocation_[trial_id] = allocation.id;
+  last_allocation_[trial_id] = allocation.id;
   allocations_[allocation.id] = std::move(allocation);
   return absl::OkStatus();
 }
@@ -304,6 +306,15 @@ absl::Status Master::AllocationLogs(const std::string& allocation, const Json& b
       !body["lines"].is_array()) {
     return absl::InvalidArgumentError("log batch needs {\"trial_id\": N, \"lines\": [...]}");
   }
+  if (!body["trial_id"].is_number_integer()) {
+    return absl::InvalidArgumentError("log batch: \"trial_id\" must be an integer");
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Lines of a superseded run are still the trial's: kept.
+    COHORT_RETURN_IF_ERROR(
+        CheckAllocationLocked(allocation, body["trial_id"].get<int64_t>(), /*latest=*/false));
+  }
   std::vector<std::pair<int, std::string>> lines;
   for (const Json& l : body["lines"]) {
     lines.emplace_back(l.value("rank", -1), l.value("line", ""));
@@ -318,10 +329,14 @@ absl::Status Master::AllocationLogs(const std::string& allocation, const Json& b
 }
 
 absl::Status Master::AllocationReports(const std::string& allocation, const Json& body) {
-  if (!body.is_object() || !body.contains("trial_id")) {
+  if (!body.is_object() || !body.contains("trial_id") || !body["trial_id"].is_number_integer()) {
     return absl::InvalidArgumentError("reports need {\"trial_id\": N, \"lines\": [...]}");
   }
   const int64_t trial_id = body["trial_id"].get<int64_t>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    COHORT_RETURN_IF_ERROR(CheckAllocationLocked(allocation, trial_id, /*latest=*/true));
+  }
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
   std::vector<MetricRow> metrics;
   for (const Json& line : body.value("lines", Json::array())) {
@@ -357,6 +372,23 @@ absl::Status Master::AllocationReports(const std::string& allocation, const Json
   current.batches = trial.batches;
   current.total_batches = trial.total_batches;
   return db_->UpdateTrial(current);
+}
+
+absl::Status Master::CheckAllocationLocked(const std::string& allocation, int64_t trial_id,
+                                           bool latest) const {
+  // Allocation ids are "<trial>.<boot>.<n>" (StartLocked).
+  if (!absl::StartsWith(allocation, absl::StrCat(trial_id, "."))) {
+    return absl::InvalidArgumentError(absl::StrCat("allocation ", allocation,
+                                                   " does not belong to trial ", trial_id));
+  }
+  if (!latest) return absl::OkStatus();
+  auto it = last_allocation_.find(trial_id);
+  if (it != last_allocation_.end() && it->second != allocation) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "allocation ", allocation, " of trial ", trial_id, " was superseded by allocation ",
+        it->second, ": its reports are ignored"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Master::AllocationExit(const std::string& allocation_id, int node, int status) {

@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "api/api_client.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/launch/launcher_process.h"
@@ -298,6 +299,39 @@ TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
       << logs.out;
   EXPECT_NE(logs.out.find("[rank=0] resumed from"), std::string::npos) << logs.out;
   EXPECT_NE(logs.out.find("[rank=0] done: x = 100"), std::string::npos) << logs.out;
+
+  // The first run's allocation was superseded by the restart: a late report from it (a stale
+  // agent) must not move the trial's progress or checkpoint back; its log lines are kept.
+  const std::string marker = "master: allocation ";
+  const size_t at = logs.out.find(marker);
+  ASSERT_NE(at, std::string::npos) << logs.out;
+  const std::string first = logs.out.substr(at + marker.size(),
+                                            logs.out.find(' ', at + marker.size()) - at -
+                                                marker.size());
+  ASSERT_NE(logs.out.find(marker, at + 1), std::string::npos) << "no second allocation";
+  const json before = Json({"trial", "describe", "1"});
+  api::ApiClient client(url_);
+  absl::StatusOr<json> stale = client.Post(
+      absl::StrCat("/api/v1/allocations/", first, "/reports"),
+      {{"trial_id", 1},
+       {"lines", {{{"kind", "checkpoint"}, {"storage_id", "stale"}, {"steps_completed", 1}}}},
+       {"progress", {{"completed", 1.0}, {"total", 100.0}, {"unit", "batches"}}}});
+  ASSERT_FALSE(stale.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(stale.status())) << stale.status();
+  EXPECT_NE(stale.status().message().find("superseded by allocation"), std::string::npos)
+      << stale.status();
+  const json after = Json({"trial", "describe", "1"});
+  EXPECT_EQ(after["trial"]["latest_checkpoint"], before["trial"]["latest_checkpoint"])
+      << after["trial"].dump(2);
+  EXPECT_NE(after["trial"]["latest_checkpoint"], "stale");
+  EXPECT_EQ(after["trial"]["batches"], before["trial"]["batches"]) << after["trial"].dump(2);
+  absl::StatusOr<json> wrong_trial = client.Post(
+      absl::StrCat("/api/v1/allocations/", first, "/logs"),
+      {{"trial_id", 2}, {"lines", {{{"rank", 0}, {"line", "not mine"}}}}});
+  ASSERT_FALSE(wrong_trial.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(wrong_trial.status())) << wrong_trial.status();
+  EXPECT_NE(wrong_trial.status().message().find("does not belong to trial 2"), std::string::npos)
+      << wrong_trial.status();
 }
 
 TEST_F(ClusterTest, PausedTrialCheckpointsAndActivateResumesIt) {

@@ -37,7 +37,10 @@ torch::Tensor FusedSGD::Step(const LossClosure& closure, bool zero_grad) {
       const bool buffer_ok =
           it == state_.end() ||
           Fusable(static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer());
-      fusable = fusable && Fusable(p) && Fusable(p.grad()) && buffer_ok;
+      // A gradient with a graph (backward with create_graph) takes LibTorch's path, whose
+      // zero_grad also detaches it.
+      fusable = fusable && Fusable(p) && Fusable(p.grad()) && !p.grad().requires_grad() &&
+                buffer_ok;
     }
   }
   if (!fusable) {
