@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "api/api_client.h"
 #include "api/json_lines_tail.h"
@@ -250,6 +251,13 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
     env["COHORT_HPARAMS"] = action.value("hparams", "{}");
     env["COHORT_TRIAL_SEED"] = std::to_string(action.value("seed", int64_t{0}));
     env["COHORT_TRIAL_ID"] = std::to_string(trial_id);
+    // adaptive_asha: the trial's searcher operations (its bracket's rungs).
+    if (action.contains("searcher_ops") && action["searcher_ops"].is_array() &&
+        !action["searcher_ops"].empty()) {
+      std::vector<std::string> ops;
+      for (const Json& op : action["searcher_ops"]) ops.push_back(std::to_string(op.get<int64_t>()));
+      env["COHORT_SEARCHER_OPS"] = absl::StrJoin(ops, ",");
+    }
     env["COHORT_MASTER_URL"] = options_.master_url;
     // The agent's slots share its machine: each worker gets cores / slots compute threads
     // (cohort-launch would divide by this node's share only, oversubscribing the cores when

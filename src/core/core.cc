@@ -1,8 +1,11 @@
 #include "core/core.h"
 
 #include <filesystem>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "comm/comm_factory.h"
 #include "comm/topology.h"
 #include "common/env.h"
@@ -72,6 +75,23 @@ absl::Status ReadRun(comm::Communicator& comm, ClusterInfo& info) {
   return absl::OkStatus();
 }
 
+// COHORT_SEARCHER_OPS: "L1,L2,...", ascending positive lengths; unset or empty: none.
+absl::StatusOr<std::vector<int64_t>> SearcherOpsFromEnv() {
+  const std::string text = env::GetOr("COHORT_SEARCHER_OPS", "");
+  std::vector<int64_t> out;
+  if (text.empty()) return out;
+  for (absl::string_view piece : absl::StrSplit(text, ',')) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(piece, &v) || v <= 0 || (!out.empty() && v <= out.back())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "COHORT_SEARCHER_OPS must be ascending positive lengths separated by commas, got '",
+          text.substr(0, 200), "'"));
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* UnitName(config::Length::Unit unit) {
@@ -97,7 +117,8 @@ std::string CheckpointStorageDir(const std::optional<config::ExperimentConfig>& 
 
 Context::Context(ClusterInfo info, std::shared_ptr<comm::Communicator> world,
                  std::shared_ptr<comm::Rendezvous> rendezvous, std::unique_ptr<Reporter> reporter,
-                 std::string storage_dir, int64_t searcher_length, std::string searcher_unit)
+                 std::string storage_dir, std::vector<int64_t> searcher_lengths,
+                 std::string searcher_unit)
     : info_(std::move(info)),
       reporter_(std::move(reporter)),
       distributed_(world, std::move(rendezvous)),
@@ -109,7 +130,8 @@ Context::Context(ClusterInfo info, std::shared_ptr<comm::Communicator> world,
                                             : PreemptionSignaled();
                },
                reporter_.get()),
-      searcher_(world->rank(), searcher_length, std::move(searcher_unit), reporter_.get()) {}
+      searcher_(world->rank(), std::move(searcher_lengths), std::move(searcher_unit),
+                reporter_.get()) {}
 
 absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options) {
   if (options.config_path.empty()) options.config_path = env::GetOr("COHORT_CONFIG", "");
@@ -125,11 +147,17 @@ absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options) {
     return Annotate(s, absl::StrCat("core::Init (rank ", comm.rank(), ")"));
   }
   const std::string storage_dir = CheckpointStorageDir(info.config, info.run_dir);
-  int64_t length = 0;
+  std::vector<int64_t> lengths;
   std::string unit = "batches";
   if (info.config && info.config->searcher.max_length) {
-    length = info.config->searcher.max_length->value;
+    lengths = {info.config->searcher.max_length->value};
     unit = UnitName(info.config->searcher.max_length->unit);
+  }
+  // The master's plan for this trial (adaptive_asha: one operation per rung).
+  if (absl::StatusOr<std::vector<int64_t>> ops = SearcherOpsFromEnv(); !ops.ok()) {
+    return Annotate(ops.status(), absl::StrCat("core::Init (rank ", comm.rank(), ")"));
+  } else if (!ops->empty()) {
+    lengths = *std::move(ops);
   }
 
   std::unique_ptr<Reporter> reporter;
@@ -147,7 +175,8 @@ absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options) {
   // The run directory and checkpoint storage exist for everyone from here on.
   COHORT_RETURN_IF_ERROR(comm.Barrier());
   return std::make_unique<Context>(std::move(info), world->comm, world->rendezvous,
-                                   std::move(reporter), storage_dir, length, std::move(unit));
+                                   std::move(reporter), storage_dir, std::move(lengths),
+                                   std::move(unit));
 }
 
 }  // namespace cohort::core

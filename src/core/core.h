@@ -34,6 +34,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "comm/communicator.h"
@@ -81,7 +82,8 @@ class Context {
  public:
   Context(ClusterInfo info, std::shared_ptr<comm::Communicator> world,
           std::shared_ptr<comm::Rendezvous> rendezvous, std::unique_ptr<Reporter> reporter,
-          std::string storage_dir, int64_t searcher_length, std::string searcher_unit);
+          std::string storage_dir, std::vector<int64_t> searcher_lengths,
+          std::string searcher_unit);
 
   DistributedContext& distributed() { return distributed_; }
   TrainContext& train() { return train_; }

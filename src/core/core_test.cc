@@ -214,6 +214,44 @@ TEST_F(CoreTest, SearcherHandsOutTheConfigLengthOnce) {
   EXPECT_EQ(progress["searcher_metric"], 0.25);
 }
 
+TEST_F(CoreTest, SearcherHandsOutTheMastersOperationsInOrder) {
+  ::setenv("COHORT_SEARCHER_OPS", "10,20,40", 1);
+  auto ctx = MustInit(WriteConfig(""));
+  ::unsetenv("COHORT_SEARCHER_OPS");
+  ASSERT_NE(ctx, nullptr);
+  EXPECT_EQ(ctx->searcher().lengths(), (std::vector<int64_t>{10, 20, 40}));
+  for (int64_t expected : {10, 20, 40}) {
+    auto op = ctx->searcher().Next();
+    ASSERT_TRUE(op.ok()) << op.status();
+    ASSERT_TRUE(op->has_value());
+    EXPECT_EQ((*op)->length(), expected);
+    EXPECT_EQ(ctx->searcher().Next().status().code(), absl::StatusCode::kFailedPrecondition);
+    ASSERT_TRUE((*op)->ReportCompleted(static_cast<double>(expected) / 100).ok());
+  }
+  auto done = ctx->searcher().Next();
+  ASSERT_TRUE(done.ok());
+  EXPECT_FALSE(done->has_value());
+  std::vector<double> lengths;
+  for (const nlohmann::json& line : ReadLines(dir_ / "run" / "metrics.jsonl")) {
+    if (line["kind"] == "completed") lengths.push_back(line["length"].get<double>());
+  }
+  EXPECT_EQ(lengths, (std::vector<double>{10, 20, 40}));
+}
+
+TEST_F(CoreTest, MalformedSearcherOperationsAreNamed) {
+  for (const char* bad : {"10,x", "20,10", "0", "5,,6"}) {
+    ::setenv("COHORT_SEARCHER_OPS", bad, 1);
+    InitOptions options;
+    options.config_path = WriteConfig("");
+    options.run_dir = (dir_ / "run").string();
+    options.handle_sigterm = false;
+    absl::StatusOr<std::unique_ptr<Context>> ctx = Init(options);
+    ::unsetenv("COHORT_SEARCHER_OPS");
+    ASSERT_FALSE(ctx.ok()) << bad;
+    EXPECT_THAT(ctx.status().message(), HasSubstr("COHORT_SEARCHER_OPS")) << bad;
+  }
+}
+
 TEST_F(CoreTest, SearcherWithoutConfigSaysWhatIsMissing) {
   auto ctx = MustInit("");
   ASSERT_NE(ctx, nullptr);

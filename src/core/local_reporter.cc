@@ -121,10 +121,10 @@ absl::Status LocalReporter::WriteProgress() {
   return absl::OkStatus();
 }
 
-absl::Status LocalReporter::ReportCompleted(double searcher_metric) {
+absl::Status LocalReporter::ReportCompleted(double searcher_metric, double length) {
   progress_["searcher_metric"] = searcher_metric;
   if (absl::Status s = WriteProgress(); !s.ok()) return s;
-  return Append({{"kind", "completed"}, {"searcher_metric", searcher_metric}});
+  return Append({{"kind", "completed"}, {"searcher_metric", searcher_metric}, {"length", length}});
 }
 
 absl::Status LocalReporter::ReportPreempted() {

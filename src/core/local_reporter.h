@@ -37,7 +37,7 @@ class LocalReporter : public Reporter {
   absl::Status ReportCheckpoint(const std::string& storage_id, const std::string& path,
                                 const nlohmann::json& metadata) override;
   absl::Status ReportProgress(const Progress& progress) override;
-  absl::Status ReportCompleted(double searcher_metric) override;
+  absl::Status ReportCompleted(double searcher_metric, double length) override;
   absl::Status ReportPreempted() override;
   bool PreemptionRequested() override;
 

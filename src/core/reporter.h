@@ -30,8 +30,9 @@ class Reporter {
   virtual absl::Status ReportCheckpoint(const std::string& storage_id, const std::string& path,
                                         const nlohmann::json& metadata) = 0;
   virtual absl::Status ReportProgress(const Progress& progress) = 0;
-  // The searcher operation finished with `searcher_metric` (the config's searcher.metric).
-  virtual absl::Status ReportCompleted(double searcher_metric) = 0;
+  // The searcher operation of `length` units finished with `searcher_metric` (the config's
+  // searcher.metric).
+  virtual absl::Status ReportCompleted(double searcher_metric, double length) = 0;
   // The workers agreed to stop early (preemption); the latest checkpoint will resume the run.
   virtual absl::Status ReportPreempted() = 0;
   // True once something outside the workers (a signal, the master) asked the run to stop.

@@ -18,25 +18,23 @@ absl::Status SearcherOperation::ReportProgress(double completed) {
 absl::Status SearcherOperation::ReportCompleted(double searcher_metric) {
   if (owner_->reporter_ == nullptr) return NotChiefError(owner_->rank_, "completes searcher operations");
   owner_->completed_ = true;
-  return owner_->reporter_->ReportCompleted(searcher_metric);
+  return owner_->reporter_->ReportCompleted(searcher_metric, static_cast<double>(length_));
 }
 
 absl::StatusOr<std::optional<SearcherOperation>> SearcherContext::Next() {
-  if (length_ <= 0) {
+  if (lengths_.empty()) {
     return absl::FailedPreconditionError(
         "the searcher has no length: run with an experiment config (COHORT_CONFIG or "
         "InitOptions::config_path) that sets searcher.max_length");
   }
-  if (handed_out_ == 0) {
-    ++handed_out_;
-    return SearcherOperation(this, length_, unit_);
-  }
-  if (reporter_ != nullptr && !completed_) {
+  if (handed_out_ > 0 && reporter_ != nullptr && !completed_) {
     return absl::FailedPreconditionError(
         "the searcher operation was not completed: call ReportCompleted(metric) on the chief "
         "before asking for the next one");
   }
-  return std::nullopt;
+  if (handed_out_ >= lengths_.size()) return std::nullopt;
+  completed_ = false;
+  return SearcherOperation(this, lengths_[handed_out_++], unit_);
 }
 
 }  // namespace cohort::core

@@ -3,7 +3,10 @@
 // operations, each a length to train to in the unit of the config's searcher.max_length
 // (batches, records or epochs); the trial trains until it has done `length()` units in total,
 // reports progress along the way and completes the operation with the value of the config's
-// searcher.metric. Without a master there is one operation: searcher.max_length.
+// searcher.metric. Without a master there is one operation: searcher.max_length. Under
+// adaptive_asha the master hands a trial one operation per rung of its bracket
+// (COHORT_SEARCHER_OPS, config/asha.h) and stops it between operations when it is not
+// promoted: the stop arrives as a preemption (PreemptContext), so keep checking ShouldPreempt.
 //
 // Only the chief reports progress and completion (FailedPrecondition elsewhere); every worker
 // gets the same operations. Thread-compatible.
@@ -19,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/reporter.h"
@@ -47,10 +51,14 @@ class SearcherOperation {
 
 class SearcherContext {
  public:
-  // length <= 0: the run has no searcher length (no config); Next() then fails saying so.
-  // `reporter`: the chief's (null elsewhere); not owned.
-  SearcherContext(int rank, int64_t length, std::string unit, Reporter* reporter)
-      : rank_(rank), length_(length), unit_(std::move(unit)), reporter_(reporter) {}
+  // `lengths`: the operations, ascending; empty: the run has no searcher length (no config),
+  // and Next() fails saying so. `reporter`: the chief's (null elsewhere); not owned.
+  SearcherContext(int rank, std::vector<int64_t> lengths, std::string unit, Reporter* reporter)
+      : rank_(rank), lengths_(std::move(lengths)), unit_(std::move(unit)), reporter_(reporter) {}
+
+  // Every operation this trial may get, in order (the last is searcher.max_length).
+  const std::vector<int64_t>& lengths() const { return lengths_; }
+  const std::string& unit() const { return unit_; }
 
   // The next operation, or nullopt when the searcher has no more work for this trial.
   // FailedPrecondition when the previous operation was not completed on the chief.
@@ -59,10 +67,10 @@ class SearcherContext {
  private:
   friend class SearcherOperation;
   int rank_;
-  int64_t length_;
+  std::vector<int64_t> lengths_;
   std::string unit_;
   Reporter* reporter_;
-  int handed_out_ = 0;
+  size_t handed_out_ = 0;
   bool completed_ = false;
 };
 

@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "config/experiment_config.h"
 #include "master/db/database.h"
 #include "master/scheduler/scheduler.h"
 #include "nlohmann/json.hpp"
@@ -113,6 +114,13 @@ class Master {
   absl::Status FinishAllocationLocked(Allocation& allocation);
   absl::Status UpdateExperimentStateLocked(int64_t experiment_id);
   void PushActionLocked(const std::string& agent_id, Json action);
+  // The experiment's searcher config, parsed once from its stored config.
+  const config::SearcherConfig& SearcherLocked(const ExperimentRow& exp);
+  // adaptive_asha: trial `trial_id` completed the searcher operation of `length` units with
+  // `metric`; decides at that rung whether it goes on, and stops its allocation if not.
+  // Idempotent: a resumed trial that reports a rung again keeps its first decision.
+  absl::Status AshaRungLocked(const TrialRow& trial, double length, double metric,
+                              const std::string& allocation);
   // Logs and reports name their allocation and trial: the allocation must be one of the trial's
   // (InvalidArgument otherwise), and with `latest` the trial's latest, so a superseded run (one
   // the master already restarted elsewhere) cannot move its progress or checkpoint back
@@ -132,6 +140,7 @@ class Master {
   std::map<int64_t, std::string> trial_allocation_;  // running trial -> allocation id
   std::map<int64_t, std::string> last_allocation_;   // trial -> its latest allocation (this boot)
   std::map<int64_t, std::string> waiting_;           // queued trial -> reason
+  std::map<int64_t, config::SearcherConfig> searchers_;  // experiment -> its searcher config
   int64_t next_sequence_ = 1;
   // Allocation ids are "<trial>.<boot>.<n>": `boot` differs between runs of the master, so an
   // agent still running an allocation of an earlier run is never mistaken for a new one.

@@ -3,10 +3,15 @@
 #include "master/master.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "config/asha.h"
+#include "config/config_parser.h"
+#include "config/yaml_json.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -15,6 +20,15 @@ namespace cohort::master {
 namespace {
 
 constexpr int kErrorLines = 20;  // of a failed trial's log, kept with it
+
+const char* UnitName(config::Length::Unit unit) {
+  switch (unit) {
+    case config::Length::Unit::kBatches: return "batches";
+    case config::Length::Unit::kRecords: return "records";
+    case config::Length::Unit::kEpochs: return "epochs";
+  }
+  return "batches";
+}
 
 }  // namespace
 
@@ -209,7 +223,12 @@ void Master::ScheduleLocked() {
     return;
   }
   std::map<int64_t, ExperimentRow> experiments;
+  std::map<int64_t, int64_t> active;  // experiment -> trials running or offered to the scheduler
+  for (const TrialRow& t : *trials) {
+    if (t.state == "RUNNING") ++active[t.experiment_id];
+  }
   std::vector<TaskRequest> queue;
+  std::map<int64_t, std::string> held;  // trial -> why the experiment holds it back
   for (const TrialRow& t : *trials) {
     if (t.state != "QUEUED") continue;
     if (!experiments.count(t.experiment_id)) {
@@ -219,10 +238,17 @@ void Master::ScheduleLocked() {
     }
     const ExperimentRow& e = experiments[t.experiment_id];
     if (e.state != "ACTIVE") continue;
+    const int64_t limit = SearcherLocked(e).max_concurrent_trials;
+    if (limit > 0 && active[t.experiment_id] >= limit) {
+      held[t.id] = absl::StrCat("the experiment already runs searcher.max_concurrent_trials (",
+                                limit, ") trials");
+      continue;
+    }
+    ++active[t.experiment_id];
     queue.push_back({std::to_string(t.id), e.slots_per_trial, e.priority, t.sequence});
   }
   ScheduleResult result = Schedule(AgentStatesLocked(), queue);
-  waiting_.clear();
+  waiting_ = std::move(held);
   for (const auto& [task, reason] : result.waiting) waiting_[std::stoll(task)] = reason;
   for (const Placement& p : result.placements) {
     if (absl::Status s = StartLocked(p); !s.ok()) {
@@ -235,6 +261,17 @@ absl::Status Master::StartLocked(const Placement& placement) {
   const int64_t trial_id = std::stoll(placement.task_id);
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
+  const config::SearcherConfig& searcher = SearcherLocked(exp);
+  std::vector<int64_t> ops;
+  std::string ops_note;
+  if (searcher.name == "adaptive_asha") {
+    COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> siblings, db_->ListTrials(exp.id));
+    int64_t index = 0;
+    while (index < static_cast<int64_t>(siblings.size()) && siblings[index].id != trial_id) ++index;
+    ops = config::SearcherOperations(searcher, index);
+    ops_note = absl::StrCat("; adaptive_asha rungs ", absl::StrJoin(ops, ", "), " ",
+                            searcher.max_length ? UnitName(searcher.max_length->unit) : "");
+  }
   Allocation allocation;
   allocation.id = absl::StrCat(trial_id, ".", boot_, ".", next_allocation_++);
   allocation.trial_id = trial_id;
@@ -263,7 +300,8 @@ absl::Status Master::StartLocked(const Placement& placement) {
                                 {"seed", trial.seed},
                                 {"latest_checkpoint", trial.latest_checkpoint},
                                 {"context", absl::StrCat("/api/v1/experiments/", exp.id, "/context")},
-                                {"reports", node == 0}});
+                                {"reports", node == 0},
+                                {"searcher_ops", ops}});
   }
   trial.state = "RUNNING";
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
@@ -273,7 +311,8 @@ absl::Status Master::StartLocked(const Placement& placement) {
                                                    trial.latest_checkpoint.empty()
                                                        ? ""
                                                        : ", resuming from checkpoint " +
-                                                             trial.latest_checkpoint)}})
+                                                             trial.latest_checkpoint,
+                                                   ops_note)}})
           .status());
   trial_allocation_[trial_id] = allocation.id;
   last_allocation_[trial_id] = allocation.id;
@@ -339,6 +378,7 @@ absl::Status Master::AllocationReports(const std::string& allocation, const Json
   }
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
   std::vector<MetricRow> metrics;
+  std::vector<std::pair<double, double>> completed;  // (length, searcher metric)
   for (const Json& line : body.value("lines", Json::array())) {
     const std::string kind = line.value("kind", "");
     if (kind == "training" || kind == "validation") {
@@ -354,6 +394,11 @@ absl::Status Master::AllocationReports(const std::string& allocation, const Json
     } else if (kind == "completed" && line.contains("searcher_metric") &&
                line["searcher_metric"].is_number()) {
       trial.searcher_metric = line["searcher_metric"].get<double>();
+      if (line.contains("length") && line["length"].is_number()) {
+        completed.emplace_back(line["length"].get<double>(), *trial.searcher_metric);
+      }
+    } else if (kind == "completed" && line.contains("length") && line["length"].is_number()) {
+      completed.emplace_back(line["length"].get<double>(), std::nan(""));  // metric NaN/null
     }
   }
   COHORT_RETURN_IF_ERROR(db_->InsertMetrics(metrics));
@@ -371,7 +416,89 @@ absl::Status Master::AllocationReports(const std::string& allocation, const Json
   current.searcher_metric = trial.searcher_metric;
   current.batches = trial.batches;
   current.total_batches = trial.total_batches;
-  return db_->UpdateTrial(current);
+  COHORT_RETURN_IF_ERROR(db_->UpdateTrial(current));
+  for (const auto& [length, metric] : completed) {
+    COHORT_RETURN_IF_ERROR(AshaRungLocked(current, length, metric, allocation));
+  }
+  return absl::OkStatus();
+}
+
+const config::SearcherConfig& Master::SearcherLocked(const ExperimentRow& exp) {
+  auto it = searchers_.find(exp.id);
+  if (it != searchers_.end()) return it->second;
+  config::SearcherConfig searcher;
+  absl::StatusOr<config::Json> tree = config::ParseYaml(exp.config_yaml);
+  absl::StatusOr<config::ExperimentConfig> cfg =
+      tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();
+  if (cfg.ok()) {
+    searcher = cfg->searcher;
+  } else {
+    COHORT_LOG(ERROR) << "experiment " << exp.id << ": its stored config does not parse ("
+                      << cfg.status() << "): scheduling it as a single search";
+  }
+  return searchers_.emplace(exp.id, std::move(searcher)).first->second;
+}
+
+absl::Status Master::AshaRungLocked(const TrialRow& trial, double length, double metric,
+                                    const std::string& allocation) {
+  COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
+  const config::SearcherConfig& searcher = SearcherLocked(exp);
+  if (searcher.name != "adaptive_asha") return absl::OkStatus();
+  const int64_t rung_length = std::llround(length);
+  // The metric a trial reported first at this rung; nullopt: it has not reached it.
+  auto rung_metric = [&](int64_t trial_id) -> absl::StatusOr<std::optional<double>> {
+    COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> rows, db_->ListMetrics(trial_id, "searcher"));
+    for (const MetricRow& row : rows) {
+      if (row.steps_completed != rung_length) continue;
+      Json m = Json::parse(row.metrics_json, nullptr, false);
+      if (m.is_object() && m.contains("searcher_metric") && m["searcher_metric"].is_number()) {
+        return m["searcher_metric"].get<double>();
+      }
+      return std::nan("");
+    }
+    return std::nullopt;
+  };
+  COHORT_ASSIGN_OR_RETURN(std::optional<double> before, rung_metric(trial.id));
+  if (before) return absl::OkStatus();  // decided when it first got here
+  Json stored = {{"searcher_metric", std::isfinite(metric) ? Json(metric) : Json(nullptr)}};
+  COHORT_RETURN_IF_ERROR(db_->InsertMetrics(
+      {{trial.id, "searcher", rung_length, stored.dump(), absl::ToUnixMillis(absl::Now()) / 1e3}}));
+
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> siblings, db_->ListTrials(exp.id));
+  const size_t brackets = std::max<size_t>(1, config::AshaBrackets(searcher).size());
+  size_t index = 0;
+  while (index < siblings.size() && siblings[index].id != trial.id) ++index;
+  const std::vector<int64_t> ops = config::SearcherOperations(searcher, static_cast<int64_t>(index));
+  const auto rung = std::find(ops.begin(), ops.end(), rung_length);
+  if (rung == ops.end() || rung + 1 == ops.end()) return absl::OkStatus();  // the last: done
+  // A missing metric ranks last.
+  const double worst = searcher.smaller_is_better ? HUGE_VAL : -HUGE_VAL;
+  auto rank_value = [&](double m) { return std::isfinite(m) ? m : worst; };
+  std::vector<double> others;
+  for (size_t i = 0; i < siblings.size(); ++i) {
+    if (i == index || i % brackets != index % brackets) continue;
+    COHORT_ASSIGN_OR_RETURN(std::optional<double> m, rung_metric(siblings[i].id));
+    if (m) others.push_back(rank_value(*m));
+  }
+  const bool promoted =
+      config::AshaPromotes(others, rank_value(metric), searcher.divisor, searcher.smaller_is_better);
+  const int64_t keep = static_cast<int64_t>(std::ceil((others.size() + 1) / searcher.divisor));
+  const std::string unit = searcher.max_length ? UnitName(searcher.max_length->unit) : "batches";
+  (void)db_->AppendLogs(
+      trial.id,
+      {{-1, absl::StrCat("master: adaptive_asha rung ", rung - ops.begin() + 1, " of ", ops.size(),
+                         " (", rung_length, " ", unit, "): searcher metric ",
+                         std::isfinite(metric) ? absl::StrCat(metric) : "missing",
+                         promoted ? " is among" : " is not among", " the best ", keep, " of ",
+                         others.size() + 1, " trials of its bracket there; ",
+                         promoted ? "it goes on" : "the trial stops")}});
+  logs_cv_.notify_all();
+  if (promoted) return absl::OkStatus();
+  auto running = trial_allocation_.find(trial.id);
+  if (running != trial_allocation_.end() && running->second == allocation) {
+    StopAllocationLocked(allocations_.at(allocation), "searcher");
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Master::CheckAllocationLocked(const std::string& allocation, int64_t trial_id,
@@ -431,8 +558,12 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
     trial.state = "CANCELED";
   } else if (a.stop_reason == "pause") {
     trial.state = exp.state == "PAUSED" ? "PAUSED" : "QUEUED";
-  } else if (a.stop_reason.empty() && all_ok) {
+  } else if ((a.stop_reason.empty() && all_ok) || a.stop_reason == "searcher") {
     trial.state = "COMPLETED";
+    if (a.stop_reason == "searcher") {
+      note = absl::StrCat("master: stopped early by adaptive_asha after ", trial.batches,
+                          " batches; it is COMPLETED");
+    }
   } else if (trial.restarts < exp.max_restarts) {
     ++trial.restarts;
     trial.state = "QUEUED";

@@ -56,6 +56,17 @@ absl::Status Run(const Flags& flags, Trial& trial) {
   COHORT_ASSIGN_OR_RETURN(options.max_batches,
                           config::LengthInBatches(*cfg.searcher.max_length, cfg, "searcher.max_length"));
   if (flags.max_batches >= 0) options.max_batches = flags.max_batches;
+  // adaptive_asha's rungs (COHORT_SEARCHER_OPS from the master): validate and report at each.
+  const std::vector<int64_t>& ops = ctx->searcher().lengths();
+  if (!ops.empty() && flags.max_batches < 0) options.final_operation_length = static_cast<double>(ops.back());
+  for (size_t i = 0; i + 1 < ops.size(); ++i) {
+    config::Length length = *cfg.searcher.max_length;
+    length.value = ops[i];
+    COHORT_ASSIGN_OR_RETURN(int64_t end, config::LengthInBatches(length, cfg, "a searcher operation"));
+    if (end < options.max_batches) {
+      options.searcher_operations.push_back({.end_batches = end, .length = static_cast<double>(ops[i])});
+    }
+  }
   if (cfg.min_validation_period) {
     COHORT_ASSIGN_OR_RETURN(options.validation_period,
                             config::LengthInBatches(*cfg.min_validation_period, cfg, "min_validation_period"));

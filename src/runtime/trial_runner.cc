@@ -134,6 +134,13 @@ class Runner {
       if ((options_.validation_period > 0 && done % options_.validation_period == 0) || last) {
         COHORT_RETURN_IF_ERROR(Validate(done));
       }
+      for (const TrialRunOptions::Operation& op : options_.searcher_operations) {
+        if (op.end_batches != done || last) continue;
+        if (last_validation_batches_ != done) COHORT_RETURN_IF_ERROR(Validate(done));
+        if (core_.reporter() != nullptr) {
+          COHORT_RETURN_IF_ERROR(core_.reporter()->ReportCompleted(SearcherMetric(), op.length));
+        }
+      }
       if ((options_.checkpoint_period > 0 && done % options_.checkpoint_period == 0) || last) {
         COHORT_RETURN_IF_ERROR(Checkpoint(done));
       }
@@ -145,7 +152,10 @@ class Runner {
     }
     if (start >= options_.max_batches) COHORT_RETURN_IF_ERROR(Validate(start));
     if (core_.reporter() != nullptr) {
-      COHORT_RETURN_IF_ERROR(core_.reporter()->ReportCompleted(SearcherMetric()));
+      COHORT_RETURN_IF_ERROR(core_.reporter()->ReportCompleted(
+          SearcherMetric(), options_.final_operation_length > 0
+                                ? options_.final_operation_length
+                                : static_cast<double>(options_.max_batches)));
     }
     return result_;
   }
@@ -224,6 +234,7 @@ class Runner {
   }
 
   absl::Status Validate(int64_t done) {
+    last_validation_batches_ = done;
     torch::NoGradGuard no_grad;
     model_->eval();
     const int64_t n = validation_.size();
@@ -339,6 +350,7 @@ class Runner {
   std::unique_ptr<torch::optim::LRScheduler> scheduler_;
   int64_t scheduler_steps_ = 0;
   int64_t last_checkpoint_batches_ = -1;
+  int64_t last_validation_batches_ = -1;
   std::unique_ptr<GradientReducer> reducer_;
   TensorDataset train_, validation_;
   TrialRunResult result_;

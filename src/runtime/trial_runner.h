@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -49,6 +50,15 @@ struct TrialRunOptions {
   // The validation metric the searcher optimizes (searcher.metric); a "validation_" prefix may
   // be omitted by the trial's metric names. Empty: the first validation metric.
   std::string searcher_metric;
+  // The searcher's operations before the last one (adaptive_asha's rungs): at each, in batches,
+  // the trial validates and reports the operation completed with its length in searcher units.
+  // The last operation is max_batches, reported at the end.
+  struct Operation {
+    int64_t end_batches = 0;
+    double length = 0;
+  };
+  std::vector<Operation> searcher_operations;
+  double final_operation_length = 0;  // searcher units of max_batches; 0: max_batches
 };
 
 struct TrialRunResult {

@@ -334,6 +334,66 @@ TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
       << wrong_trial.status();
 }
 
+TEST_F(ClusterTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtARung) {
+  StartMaster();
+  StartAgent("a1", 1, 30850);
+  // Stage 3 of the Core API tutorial: x grows by increment_by per batch, and each searcher
+  // operation ends with x as the searcher metric (smaller is better here). Rungs: 200, 400.
+  Script("hp.sh", absl::StrCat("exec ", BinaryPath("core_api_3_hpsearch"),
+                               " --config \"$COHORT_CONFIG\"\n"));
+  const fs::path config = dir_ / "asha.yaml";
+  std::ofstream(config) << "name: asha\nentrypoint: ./hp.sh\n"
+                           "reproducibility: {experiment_seed: 5}\n"
+                           "hyperparameters:\n  global_batch_size: 16\n"
+                           "  increment_by: {type: int, minval: 1, maxval: 50}\n"
+                           "searcher:\n  name: adaptive_asha\n  metric: x\n"
+                           "  max_length: {batches: 400}\n  max_trials: 4\n  max_rungs: 2\n"
+                           "  divisor: 2\n  mode: aggressive\n  max_concurrent_trials: 1\n";
+  const int64_t id = Create(config.string());
+  // One trial at a time (max_concurrent_trials: 1 and one slot).
+  WaitUntil([&] {
+    const json e = Json({"experiment", "describe", std::to_string(id)});
+    int running = 0;
+    for (const json& t : e["trials"]) running += t["state"] == "RUNNING";
+    EXPECT_LE(running, 1) << e.dump(2);
+    return e["state"] == "COMPLETED" || e["state"] == "ERROR";
+  }, "the adaptive_asha experiment to end", absl::Seconds(150));
+  const json e = Json({"experiment", "describe", std::to_string(id)});
+  ASSERT_EQ(e["state"], "COMPLETED") << e.dump(2);
+  ASSERT_EQ(e["trials"].size(), 4u) << e.dump(2);
+  // Trials ran in creation order; trial i goes on past rung 1 only if fewer than
+  // ceil((i + 1) / 2) of the earlier ones had a strictly smaller x there.
+  std::vector<int64_t> at_rung;
+  int stopped = 0;
+  for (const json& t : e["trials"]) {
+    const int64_t x = t["hparams"]["increment_by"].get<int64_t>() * 200;
+    int64_t better = 0;
+    for (int64_t earlier : at_rung) better += earlier < x;
+    const bool promoted = better < (static_cast<int64_t>(at_rung.size()) + 2) / 2;
+    at_rung.push_back(x);
+    const std::string trial = std::to_string(t["id"].get<int64_t>());
+    EXPECT_EQ(t["state"], "COMPLETED") << t.dump(2);
+    LaunchResult logs = Cohort({"trial", "logs", trial});
+    EXPECT_NE(logs.out.find("adaptive_asha rungs 200, 400 batches"), std::string::npos) << logs.out;
+    EXPECT_NE(logs.out.find("adaptive_asha rung 1 of 2 (200 batches): searcher metric " +
+                            std::to_string(x)),
+              std::string::npos)
+        << logs.out;
+    if (promoted) {
+      EXPECT_EQ(t["batches"], 400) << t.dump(2);
+      EXPECT_NE(logs.out.find("it goes on"), std::string::npos) << logs.out;
+    } else {
+      ++stopped;
+      EXPECT_GE(t["batches"].get<int64_t>(), 200) << t.dump(2);
+      EXPECT_LT(t["batches"].get<int64_t>(), 400) << "not stopped: " << t.dump(2);
+      EXPECT_NE(logs.out.find("the trial stops"), std::string::npos) << logs.out;
+      EXPECT_NE(logs.out.find("stopped early by adaptive_asha"), std::string::npos) << logs.out;
+    }
+  }
+  // The seed gives increments for which the rule stops at least one trial.
+  EXPECT_GE(stopped, 1) << e.dump(2);
+}
+
 TEST_F(ClusterTest, PausedTrialCheckpointsAndActivateResumesIt) {
   StartMaster();
   StartAgent("a1", 2, 31000);
