@@ -210,6 +210,32 @@ TEST_F(TrialTest, FashionMnistExampleRunsFromItsConfigUnderTheLauncher) {
   EXPECT_TRUE(std::filesystem::exists(checkpoint + "/model.pt")) << log;
 }
 
+TEST_F(TrialTest, TrialApiValidatesAndReportsAtEverySearcherOperation) {
+  // adaptive_asha's rungs as the master passes them: the loop validates at batch 10 and reports
+  // that operation completed (with its length) before going on to 20.
+  const std::string run_dir = dir_ + "_ops";
+  const std::string config = std::string(COHORT_SOURCE_DIR) + "/examples/fashion_mnist/distributed.yaml";
+  const std::string command =
+      absl::StrCat("COHORT_SEARCHER_OPS=10,20 ", BinaryPath("cohort-launch"), " --slots 1 -- ",
+                   BinaryPath("fashion_mnist_trial"), " --config ", config, " --run-dir ",
+                   run_dir, " --max-batches 20 > ", run_dir, ".log 2>&1");
+  const int status = std::system(command.c_str());
+  const std::string log = ReadFile(run_dir + ".log");
+  ASSERT_EQ(status, 0) << log;
+  std::vector<std::string> events;
+  for (const auto& line : ReadJsonLines(run_dir + "/metrics.jsonl")) {
+    if (line["kind"] == "validation") {
+      events.push_back(absl::StrCat("validation@", line["steps_completed"].get<int64_t>()));
+    } else if (line["kind"] == "completed") {
+      events.push_back(absl::StrCat("completed@", line["length"].get<double>()));
+      EXPECT_TRUE(line["searcher_metric"].is_number()) << line;
+    }
+  }
+  EXPECT_EQ(events, (std::vector<std::string>{"validation@10", "completed@10", "validation@20",
+                                              "completed@20"}))
+      << log;
+}
+
 TEST_F(TrialTest, InferenceExampleGivesTheSamePredictionsOnOneAndThreeWorkers) {
   std::string csv[2];
   int k = 0;
