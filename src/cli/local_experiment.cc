@@ -3,12 +3,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "cli/validate_command.h"
 #include "common/sibling_program.h"
 #include "common/subprocess.h"
+#include "config/asha.h"
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
 #include "config/hparam_sampler.h"
@@ -72,6 +75,10 @@ struct Trial {
   Json validation;  // the last validation's metrics
   std::string latest_checkpoint;       // storage id
   std::string latest_checkpoint_path;  // its directory
+  int64_t index = 0;                   // 0-based, creation order (adaptive_asha's bracket)
+  std::vector<int64_t> ops;            // adaptive_asha: the bracket's rungs; else empty
+  std::set<int64_t> judged;            // rungs decided for this trial
+  bool stopped_by_searcher = false;
 };
 
 std::string Describe(const Json& metrics) {
@@ -132,7 +139,12 @@ class LocalRun {
         out_(out),
         err_(err),
         interactive_(args.interactive.value_or(::isatty(STDERR_FILENO) == 1)),
-        launcher_(args.launcher.empty() ? SiblingProgram("cohort-launch") : args.launcher) {}
+        launcher_(args.launcher.empty() ? SiblingProgram("cohort-launch") : args.launcher),
+        brackets_(std::max<size_t>(1, config::AshaBrackets(cfg_.searcher).size())),
+        unit_(!cfg_.searcher.max_length ? "batches"
+              : cfg_.searcher.max_length->unit == config::Length::Unit::kRecords ? "records"
+              : cfg_.searcher.max_length->unit == config::Length::Unit::kEpochs  ? "epochs"
+                                                                                 : "batches") {}
 
   int Run(std::vector<Trial>& trials) {
     InterruptScope interrupts;
@@ -157,8 +169,15 @@ class LocalRun {
         trial.state = "ERROR";
         return;
       }
-      if (status == 0 && trial.state != "PAUSED") {
+      // A trial the searcher stopped has checkpointed ("preempted"); cohort-launch reports the
+      // SIGTERM it passed on in its exit status.
+      if ((status == 0 && trial.state != "PAUSED") ||
+          (trial.stopped_by_searcher && trial.state == "PAUSED")) {
         trial.state = "COMPLETED";
+        if (trial.stopped_by_searcher) {
+          err_ << "trial " << trial.id << ": stopped early by adaptive_asha after "
+               << trial.batches << " batches\n";
+        }
         return;
       }
       if (trial.state == "PAUSED") {
@@ -203,6 +222,7 @@ class LocalRun {
     env["COHORT_TRIAL_ID"] = std::to_string(trial.id);
     env["COHORT_LATEST_CHECKPOINT"] =
         trial.latest_checkpoint.empty() ? std::nullopt : std::optional(trial.latest_checkpoint);
+    if (!trial.ops.empty()) env["COHORT_SEARCHER_OPS"] = absl::StrJoin(trial.ops, ",");
     auto child = Subprocess::Start({.argv = argv, .env = env, .cwd = args_.context_dir});
     if (!child.ok()) {
       err_ << "cohort: error: trial " << trial.id << ": " << child.status().message() << "\n";
@@ -236,7 +256,9 @@ class LocalRun {
           (*child)->Signal(SIGKILL);
         }
       }
-      for (const nlohmann::json& raw : metrics.NewLines()) HandleMetric(trial, Json(raw), &loss);
+      for (const nlohmann::json& raw : metrics.NewLines()) {
+        if (HandleMetric(trial, Json(raw), &loss)) (*child)->Signal(SIGTERM);
+      }
       if (std::optional<ProgressSnapshot> p = ReadProgress(trial.dir / "progress.json")) {
         p->loss = loss;
         meter.Update(*p, absl::Now());
@@ -263,7 +285,8 @@ class LocalRun {
     }
   }
 
-  void HandleMetric(Trial& trial, const Json& line, std::optional<double>* loss) {
+  // True when the searcher stops the trial (adaptive_asha did not promote it).
+  bool HandleMetric(Trial& trial, const Json& line, std::optional<double>* loss) {
     const std::string kind = line.value("kind", "");
     if (kind == "training" && line.contains("metrics") && line["metrics"].contains("loss") &&
         line["metrics"]["loss"].is_number()) {
@@ -276,11 +299,42 @@ class LocalRun {
     } else if (kind == "checkpoint") {
       trial.latest_checkpoint = line.value("storage_id", "");
       trial.latest_checkpoint_path = line.value("path", "");
-    } else if (kind == "completed" && line["searcher_metric"].is_number()) {
-      trial.searcher_metric = line["searcher_metric"].get<double>();
+    } else if (kind == "completed") {
+      if (line["searcher_metric"].is_number()) {
+        trial.searcher_metric = line["searcher_metric"].get<double>();
+      }
+      if (line.contains("length") && line["length"].is_number()) {
+        const double metric =
+            line["searcher_metric"].is_number() ? line["searcher_metric"].get<double>() : std::nan("");
+        return AshaRung(trial, std::llround(line["length"].get<double>()), metric);
+      }
     } else if (kind == "preempted") {
       trial.state = "PAUSED";
     }
+    return false;
+  }
+
+  // adaptive_asha, one trial at a time: the trial's metric at a rung against what the earlier
+  // trials of its bracket had there (config/asha.h). True: stop it.
+  bool AshaRung(Trial& trial, int64_t length, double metric) {
+    if (trial.ops.empty() || length >= trial.ops.back() || trial.judged.count(length)) return false;
+    const auto rung = std::find(trial.ops.begin(), trial.ops.end(), length);
+    if (rung == trial.ops.end()) return false;
+    trial.judged.insert(length);
+    const bool smaller = cfg_.searcher.smaller_is_better;
+    const double value = std::isfinite(metric) ? metric : (smaller ? HUGE_VAL : -HUGE_VAL);
+    std::vector<double>& seen = rungs_[{trial.index % brackets_, length}];
+    const bool promoted = config::AshaPromotes(seen, value, cfg_.searcher.divisor, smaller);
+    const auto keep = static_cast<int64_t>(std::ceil((seen.size() + 1) / cfg_.searcher.divisor));
+    ClearLine();
+    err_ << "trial " << trial.id << ": adaptive_asha rung " << (rung - trial.ops.begin() + 1)
+         << " of " << trial.ops.size() << " (" << length << " " << unit_ << "): "
+         << cfg_.searcher.metric << " " << metric << (promoted ? " is among" : " is not among")
+         << " the best " << keep << " of " << seen.size() + 1 << "; "
+         << (promoted ? "it goes on" : "it stops (after a checkpoint)") << "\n";
+    seen.push_back(value);
+    trial.stopped_by_searcher = !promoted;
+    return !promoted;
   }
 
   static std::optional<ProgressSnapshot> ReadProgress(const fs::path& path) {
@@ -336,6 +390,10 @@ class LocalRun {
   std::ostream& err_;
   bool interactive_;
   std::string launcher_;
+  size_t brackets_;   // adaptive_asha's brackets (1 for other searchers)
+  std::string unit_;  // of searcher.max_length
+  // adaptive_asha: (bracket, rung length) -> the metrics trials reported there, in order.
+  std::map<std::pair<size_t, int64_t>, std::vector<double>> rungs_;
 };
 
 }  // namespace
@@ -370,10 +428,6 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
     return kExitInvalid;
   }
   if (args.test) samples->resize(std::min<size_t>(samples->size(), 1));
-  if (cfg->searcher.name == "adaptive_asha" && !args.test) {
-    err << "cohort: note: adaptive_asha runs locally as a random search: " << samples->size()
-        << " trials, each trained to searcher.max_length (early stopping needs a master)\n";
-  }
 
   const std::string stamp = absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::LocalTimeZone());
   fs::path exp_dir = fs::path(args.runs_dir) /
@@ -395,7 +449,21 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
     t.hparams = (*samples)[i];
     t.seed = config::TrialSeed(cfg->experiment_seed, i);
     t.dir = exp_dir / absl::StrCat("trial-", t.id);
+    t.index = static_cast<int64_t>(i);
+    if (cfg->searcher.name == "adaptive_asha") {
+      t.ops = config::SearcherOperations(cfg->searcher, t.index);
+    }
     trials.push_back(std::move(t));
+  }
+  if (cfg->searcher.name == "adaptive_asha") {
+    std::vector<std::string> brackets;
+    for (const std::vector<int64_t>& rungs : config::AshaBrackets(cfg->searcher)) {
+      brackets.push_back(absl::StrJoin(rungs, ", "));
+    }
+    err << "adaptive_asha: " << brackets.size() << (brackets.size() == 1 ? " bracket" : " brackets")
+        << " with rungs {" << absl::StrJoin(brackets, "}, {")
+        << "}; trials run one at a time, and one not among the best 1/" << cfg->searcher.divisor
+        << " of its bracket at a rung stops there\n";
   }
   err << "experiment " << cfg->name.value_or("experiment") << ": " << trials.size()
       << (trials.size() == 1 ? " trial" : " trials") << " on " << cfg->resources.slots_per_trial

@@ -2,8 +2,10 @@
 // `cohort experiment create --local CONFIG CONTEXT_DIR [--test]`: runs an experiment on this
 // machine without a master. The config is validated (and merged under --template); the
 // searcher's hyperparameter samples become trials (single: one; grid: every point; random and
-// adaptive_asha: max_trials, each trained to max_length, since early stopping needs a master),
-// run one after another, each through cohort-launch with `resources.slots_per_trial` workers
+// adaptive_asha: max_trials; adaptive_asha gives each trial its bracket's rungs as searcher
+// operations and stops, at a rung, a trial that is not among the best 1/divisor of the earlier
+// trials of its bracket there: config/asha.h), run one after another, each through
+// cohort-launch with `resources.slots_per_trial` workers
 // running the config's entrypoint inside CONTEXT_DIR with the worker environment
 // (COHORT_CONFIG, COHORT_RUN_DIR, COHORT_HPARAMS, COHORT_TRIAL_SEED, COHORT_TRIAL_ID and the
 // config's environment_variables).

@@ -159,6 +159,49 @@ TEST_F(CreateLocalTest, MissingContextDirectoryAndEntrypointAreUsageErrors) {
   EXPECT_EQ(r.status, 2) << r.err;
 }
 
+TEST_F(CreateLocalTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtTheirRung) {
+  fs::create_directories(runs_);
+  const fs::path config = runs_ / "asha.yaml";
+  // x = increment_by * batches; smaller is better. Rungs 100 and 200.
+  std::ofstream(config) << "name: asha\nentrypoint: ./core_api_3_hpsearch\n"
+                           "reproducibility: {experiment_seed: 5}\n"
+                           "hyperparameters:\n  global_batch_size: 16\n"
+                           "  increment_by: {type: int, minval: 1, maxval: 50}\n"
+                           "searcher: {name: adaptive_asha, metric: x, max_length: {batches: 200},\n"
+                           "  max_trials: 4, max_rungs: 2, divisor: 2, mode: aggressive}\n";
+  LaunchResult r = Create({config.string(), BinDir()});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("adaptive_asha: 1 bracket with rungs {100, 200}"), std::string::npos)
+      << r.err;
+  // trial  state  batches  restarts  searcher metric  hyperparameters  validation
+  std::vector<std::vector<std::string>> rows = SummaryRows(r.out);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  std::vector<int64_t> at_rung;
+  int stopped = 0;
+  for (const auto& row : rows) {
+    const nlohmann::json hparams = nlohmann::json::parse(row[5]);
+    const int64_t x = hparams["increment_by"].get<int64_t>() * 100;
+    int64_t better = 0;
+    for (int64_t earlier : at_rung) better += earlier < x;
+    const bool promoted = better < (static_cast<int64_t>(at_rung.size()) + 2) / 2;
+    at_rung.push_back(x);
+    EXPECT_EQ(row[1], "COMPLETED") << r.out;
+    const int64_t batches = std::stoll(row[2]);
+    if (promoted) {
+      EXPECT_EQ(batches, 200) << r.out << r.err;
+    } else {
+      ++stopped;
+      EXPECT_GE(batches, 100) << r.out;
+      EXPECT_LT(batches, 200) << r.out << r.err;
+      EXPECT_EQ(row[4], std::to_string(x)) << "the rung's metric: " << r.out;
+      EXPECT_NE(r.err.find(absl::StrCat("trial ", row[0], ": stopped early by adaptive_asha")),
+                std::string::npos)
+          << r.err;
+    }
+  }
+  EXPECT_GE(stopped, 1) << r.out;
+}
+
 TEST_F(CreateLocalTest, FailingTrialIsRestartedThenReportedWithItsLastLines) {
   fs::create_directories(runs_);
   const fs::path config = runs_ / "broken.yaml";
