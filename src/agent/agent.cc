@@ -262,9 +262,10 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
     // The agent's slots share its machine: each worker gets cores / slots compute threads
     // (cohort-launch would divide by this node's share only, oversubscribing the cores when
     // several trials run on one agent). A value set in the agent's environment wins.
+    const unsigned cpus = options_.cpus > 0 ? static_cast<unsigned>(options_.cpus)
+                                            : std::thread::hardware_concurrency();
     const std::string threads =
-        std::to_string(std::max(1u, std::thread::hardware_concurrency() /
-                                        static_cast<unsigned>(std::max(1, options_.slots))));
+        std::to_string(std::max(1u, cpus / static_cast<unsigned>(std::max(1, options_.slots))));
     for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                             "COHORT_NUM_THREADS"}) {
       if (std::getenv(var) == nullptr && !env.count(var)) env[var] = threads;
@@ -342,8 +343,35 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
   // have written outputs there, which are the user's.
   std::error_code ec;
   fs::remove(dir / "context.tar.gz", ec);
-  std::lock_guard<std::mutex> lock(mu_);
-  running_.erase(id);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.erase(id);
+  }
+  PruneWorkDir();
+}
+
+void Agent::PruneWorkDir() {
+  std::lock_guard<std::mutex> lock(prune_mu_);
+  std::vector<std::pair<fs::file_time_type, fs::path>> finished;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(options_.work_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory() || name.rfind("alloc-", 0) != 0) continue;
+    {
+      std::lock_guard<std::mutex> running_lock(mu_);
+      if (running_.count(name.substr(6))) continue;
+    }
+    finished.emplace_back(fs::last_write_time(entry.path(), ec), entry.path());
+  }
+  if (static_cast<int>(finished.size()) <= options_.keep_allocations) return;
+  std::sort(finished.begin(), finished.end());
+  const size_t remove = finished.size() - static_cast<size_t>(options_.keep_allocations);
+  for (size_t i = 0; i < remove; ++i) {
+    fs::remove_all(finished[i].second, ec);
+    COHORT_LOG(INFO) << "removed " << finished[i].second.string() << " (keeping the last "
+                     << options_.keep_allocations << " finished allocations)"
+                     << (ec ? ": " + ec.message() : "");
+  }
 }
 
 }  // namespace cohort::agent

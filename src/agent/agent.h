@@ -32,6 +32,12 @@ struct AgentOptions {
   int port_lo = 29500, port_hi = 29599;
   std::string work_dir;
   std::string launcher;             // cohort-launch; empty: next to this executable, else PATH
+  // Cores this agent's trials share (0: all of this machine's). Each worker gets
+  // cpus / slots compute threads; several agents on one machine should split the cores.
+  int cpus = 0;
+  // Finished allocation directories (unpacked context, run directory) kept for inspection;
+  // older ones are removed. Checkpoints live in checkpoint storage, not here.
+  int keep_allocations = 20;
 };
 
 class Agent {
@@ -45,6 +51,8 @@ class Agent {
  private:
   struct Running;
   absl::Status Register();
+  // Removes finished alloc-* directories beyond options_.keep_allocations, oldest first.
+  void PruneWorkDir();
   void Start(const nlohmann::json& action);
   void StopAllocation(const std::string& allocation, const std::string& mode);
   void RunAllocation(std::shared_ptr<Running> running, nlohmann::json action);
@@ -53,6 +61,7 @@ class Agent {
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Running>> running_;
+  std::mutex prune_mu_;  // one PruneWorkDir at a time
   // One thread per allocation; finished ones are joined by the poll loop.
   struct Worker {
     std::shared_ptr<std::atomic<bool>> done;

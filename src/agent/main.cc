@@ -58,6 +58,15 @@ int main(int argc, char** argv) {
   app.add_option("--host", options.host, "Address other machines reach this one at (default 127.0.0.1)");
   app.add_option("--port-range", port_range, "Ports for trial rendezvous stores, LO-HI (default 29500-29599)");
   app.add_option("--work-dir", options.work_dir, "Where contexts and run directories go (default: the data directory)");
+  app.add_option("--cpus", options.cpus,
+                 "Cores this agent's trials share (default: all of this machine's); each worker "
+                 "gets cpus/slots compute threads. Give each agent its share when several run "
+                 "on one machine")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--keep-allocations", options.keep_allocations,
+                 "Finished allocation directories to keep in the work directory, newest first "
+                 "(default 20; checkpoints are in checkpoint storage, not there)")
+      ->check(CLI::NonNegativeNumber);
   app.footer("Example:\n  cohort-agent --master http://10.0.0.5:8080 --slots 8\n"
              "  cohort-agent --id a2 --artificial-slots 8 --port-range 29600-29699");
   CLI11_PARSE(app, argc, argv);

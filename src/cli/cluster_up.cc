@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -94,7 +95,10 @@ int Up(int agents, int slots, int port) {
     const std::string id = absl::StrCat("agent-", i);
     const int lo = 29500 + 100 * (i - 1);
     pids.push_back(SpawnDaemon({SiblingProgram("cohort-agent"), "--master", url, "--id", id,
-                                "--slots", std::to_string(slots), "--port-range",
+                                "--slots", std::to_string(slots), "--cpus",
+                                std::to_string(std::max(1u, std::thread::hardware_concurrency() /
+                                                                static_cast<unsigned>(agents))),
+                                "--port-range",
                                 absl::StrCat(lo, "-", lo + 99), "--work-dir",
                                 (dir / "agents" / id).string()},
                                dir / "logs" / (id + ".log")));

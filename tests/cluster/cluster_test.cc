@@ -64,11 +64,14 @@ class ClusterTest : public ::testing::Test {
     const size_t at = out.find("listening on ") + 13;
     url_ = out.substr(at, out.find(' ', at) - at);
   }
-  void StartAgent(const std::string& id, int slots, int port_lo, bool artificial = false) {
-    agents_.push_back(std::make_unique<LauncherProcess>(std::vector<std::string>{
+  void StartAgent(const std::string& id, int slots, int port_lo, bool artificial = false,
+                  std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {
         BinaryPath("cohort-agent"), "--master", url_, "--id", id,
         artificial ? "--artificial-slots" : "--slots", std::to_string(slots), "--port-range",
-        absl::StrCat(port_lo, "-", port_lo + 9), "--work-dir", (dir_ / id).string()}));
+        absl::StrCat(port_lo, "-", port_lo + 9), "--work-dir", (dir_ / id).string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    agents_.push_back(std::make_unique<LauncherProcess>(argv));
     json last;
     WaitUntil([&] {
       last = Json({"agent", "list"});
@@ -392,6 +395,36 @@ TEST_F(ClusterTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtARung) {
   }
   // The seed gives increments for which the rule stops at least one trial.
   EXPECT_GE(stopped, 1) << e.dump(2);
+}
+
+TEST_F(ClusterTest, AgentSplitsItsCpusAmongSlotsAndKeepsOnlyTheNewestAllocationDirs) {
+  StartMaster();
+  StartAgent("a1", 2, 30870, /*artificial=*/false, {"--cpus", "6", "--keep-allocations", "1"});
+  Script("threads.sh", "echo \"threads=$COHORT_NUM_THREADS\"\n");
+  for (int i = 0; i < 2; ++i) {
+    const int64_t id = Create(Config(absl::StrCat("t", i), "entrypoint: ./threads.sh\n"));
+    WaitUntil([&] {
+      return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED";
+    }, "a one-line trial to complete");
+    // 6 cpus over 2 slots: 3 threads per worker (unless the test's own environment sets it).
+    if (std::getenv("COHORT_NUM_THREADS") == nullptr) {
+      const json e = Json({"experiment", "describe", std::to_string(id)});
+      LaunchResult logs =
+          Cohort({"trial", "logs", std::to_string(e["trials"][0]["id"].get<int64_t>())});
+      EXPECT_NE(logs.out.find("threads=3"), std::string::npos) << logs.out;
+    }
+  }
+  // Both allocations finished; the agent keeps the newest one's directory only.
+  std::vector<std::string> allocs;
+  WaitUntil([&] {
+    allocs.clear();
+    for (const auto& entry : fs::directory_iterator(dir_ / "a1")) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("alloc-", 0) == 0) allocs.push_back(name);
+    }
+    return allocs.size() == 1;
+  }, "the agent to prune its work directory");
+  EXPECT_EQ(allocs[0].substr(0, 8), "alloc-2.") << allocs[0];
 }
 
 TEST_F(ClusterTest, PausedTrialCheckpointsAndActivateResumesIt) {
