@@ -217,7 +217,7 @@ absl::StatusOr<Json> Master::ListTasks() {
 // --- scheduling -------------------------------------------------------------------------------
 
 void Master::ScheduleLocked() {
-  absl::StatusOr<std::vector<TrialRow>> trials = db_->ListTrials(std::nullopt);
+  absl::StatusOr<std::vector<TrialRow>> trials = db_->ListTrialsInStates({"QUEUED", "RUNNING"});
   if (!trials.ok()) {
     COHORT_LOG(ERROR) << "scheduling: " << trials.status();
     return;

@@ -102,6 +102,10 @@ class Database {
   // All trials (by id), or those of one experiment.
   virtual absl::StatusOr<std::vector<TrialRow>> ListTrials(
       std::optional<int64_t> experiment_id) = 0;
+  // The trials in any of `states` (by id), across experiments: what the scheduler needs
+  // without reading the whole history.
+  virtual absl::StatusOr<std::vector<TrialRow>> ListTrialsInStates(
+      const std::vector<std::string>& states) = 0;
 
   virtual absl::Status InsertMetrics(const std::vector<MetricRow>& rows) = 0;  // one transaction
   virtual absl::StatusOr<std::vector<MetricRow>> ListMetrics(

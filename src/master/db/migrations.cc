@@ -78,11 +78,16 @@ CREATE TABLE agents (
 );
 )sql";
 
+// Version 2: the scheduler lists queued and running trials on every pass.
+constexpr absl::string_view kVersion2 = R"sql(
+CREATE INDEX trials_by_state ON trials(state);
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
-      new std::vector<absl::string_view>{kVersion1};
+      new std::vector<absl::string_view>{kVersion1, kVersion2};
   return *migrations;
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "master/db/migrations.h"
@@ -416,6 +417,19 @@ absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrials(
   Statement s(db_, path_, "list trials of an experiment",
               absl::StrCat(kSelectTrial, " WHERE experiment_id = ?1 ORDER BY id"));
   s.BindInt64(1, *experiment_id);
+  return ReadAll<TrialRow>(s, ReadTrial);
+}
+
+absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrialsInStates(
+    const std::vector<std::string>& states) {
+  if (states.empty()) return std::vector<TrialRow>{};
+  std::vector<std::string> params;
+  for (size_t i = 0; i < states.size(); ++i) params.push_back(absl::StrCat("?", i + 1));
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list trials by state",
+              absl::StrCat(kSelectTrial, " WHERE state IN (", absl::StrJoin(params, ", "),
+                           ") ORDER BY id"));
+  for (size_t i = 0; i < states.size(); ++i) s.BindText(static_cast<int>(i + 1), states[i]);
   return ReadAll<TrialRow>(s, ReadTrial);
 }
 

@@ -51,6 +51,8 @@ class SqliteDatabase final : public Database {
   absl::Status UpdateTrial(const TrialRow& row) override;
   absl::StatusOr<TrialRow> GetTrial(int64_t id) override;
   absl::StatusOr<std::vector<TrialRow>> ListTrials(std::optional<int64_t> experiment_id) override;
+  absl::StatusOr<std::vector<TrialRow>> ListTrialsInStates(
+      const std::vector<std::string>& states) override;
 
   // NotFound (and nothing written) when a row's trial does not exist.
   absl::Status InsertMetrics(const std::vector<MetricRow>& rows) override;

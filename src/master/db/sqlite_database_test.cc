@@ -354,6 +354,26 @@ TEST_P(DatabaseTest, ListsAllTrialsOrThoseOfOneExperimentById) {
   EXPECT_THAT(db_->ListTrials(99).value(), IsEmpty());
 }
 
+TEST_P(DatabaseTest, ListsTrialsInGivenStatesAcrossExperimentsById) {
+  ASSERT_OK_AND_ASSIGN(int64_t first, db_->InsertExperiment(MakeExperiment("a")));
+  ASSERT_OK_AND_ASSIGN(int64_t second, db_->InsertExperiment(MakeExperiment("b")));
+  std::vector<TrialRow> all;
+  const std::vector<std::string> states = {"QUEUED", "COMPLETED", "RUNNING", "ERROR", "QUEUED"};
+  for (size_t i = 0; i < states.size(); ++i) {
+    TrialRow row = MakeTrial(i % 2 ? second : first);
+    row.state = states[i];
+    ASSERT_OK_AND_ASSIGN(row.id, db_->InsertTrial(row));
+    all.push_back(row);
+  }
+  ExpectSameRows(db_->ListTrialsInStates({"QUEUED", "RUNNING"}).value(), {all[0], all[2], all[4]});
+  ExpectSameRows(db_->ListTrialsInStates({"ERROR"}).value(), {all[3]});
+  EXPECT_THAT(db_->ListTrialsInStates({"PAUSED"}).value(), IsEmpty());
+  EXPECT_THAT(db_->ListTrialsInStates({}).value(), IsEmpty());
+  all[3].state = "QUEUED";
+  ASSERT_OK(db_->UpdateTrial(all[3]));
+  ExpectSameRows(db_->ListTrialsInStates({"QUEUED"}).value(), {all[0], all[3], all[4]});
+}
+
 TEST_P(DatabaseTest, ListsMetricsInInsertionOrderAndFiltersByKind) {
   int64_t trial = AddTrial();
   int64_t other = AddTrial();
