@@ -29,6 +29,7 @@
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
 #include "config/hparam_sampler.h"
+#include "config/length.h"
 #include "config/yaml_json.h"
 
 namespace cohort::cli {
@@ -141,10 +142,8 @@ class LocalRun {
         interactive_(args.interactive.value_or(::isatty(STDERR_FILENO) == 1)),
         launcher_(args.launcher.empty() ? SiblingProgram("cohort-launch") : args.launcher),
         brackets_(std::max<size_t>(1, config::AshaBrackets(cfg_.searcher).size())),
-        unit_(!cfg_.searcher.max_length ? "batches"
-              : cfg_.searcher.max_length->unit == config::Length::Unit::kRecords ? "records"
-              : cfg_.searcher.max_length->unit == config::Length::Unit::kEpochs  ? "epochs"
-                                                                                 : "batches") {}
+        unit_(cfg_.searcher.max_length ? config::UnitName(cfg_.searcher.max_length->unit)
+                                       : "batches") {}
 
   int Run(std::vector<Trial>& trials) {
     InterruptScope interrupts;

@@ -24,4 +24,13 @@ absl::StatusOr<int64_t> LengthInBatches(const Length& length, const ExperimentCo
   return absl::InternalError("unknown length unit");
 }
 
+const char* UnitName(Length::Unit unit) {
+  switch (unit) {
+    case Length::Unit::kBatches: return "batches";
+    case Length::Unit::kRecords: return "records";
+    case Length::Unit::kEpochs: return "epochs";
+  }
+  return "batches";
+}
+
 }  // namespace cohort::config

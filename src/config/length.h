@@ -15,4 +15,7 @@ namespace cohort::config {
 absl::StatusOr<int64_t> LengthInBatches(const Length& length, const ExperimentConfig& config,
                                         const std::string& field);
 
+// The unit's name as configs spell it: "batches", "records" or "epochs".
+const char* UnitName(Length::Unit unit);
+
 }  // namespace cohort::config

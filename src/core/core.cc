@@ -12,6 +12,7 @@
 #include "common/status_macros.h"
 #include "config/config_parser.h"
 #include "config/hparam_sampler.h"
+#include "config/length.h"
 #include "config/yaml_json.h"
 #include "core/local_reporter.h"
 
@@ -94,15 +95,6 @@ absl::StatusOr<std::vector<int64_t>> SearcherOpsFromEnv() {
 
 }  // namespace
 
-const char* UnitName(config::Length::Unit unit) {
-  switch (unit) {
-    case config::Length::Unit::kBatches: return "batches";
-    case config::Length::Unit::kRecords: return "records";
-    case config::Length::Unit::kEpochs: return "epochs";
-  }
-  return "batches";
-}
-
 std::string CheckpointStorageDir(const std::optional<config::ExperimentConfig>& config,
                                  const std::string& run_dir) {
   if (config && config->checkpoint_storage) {
@@ -151,7 +143,7 @@ absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options) {
   std::string unit = "batches";
   if (info.config && info.config->searcher.max_length) {
     lengths = {info.config->searcher.max_length->value};
-    unit = UnitName(info.config->searcher.max_length->unit);
+    unit = config::UnitName(info.config->searcher.max_length->unit);
   }
   // The master's plan for this trial (adaptive_asha: one operation per rung).
   if (absl::StatusOr<std::vector<int64_t>> ops = SearcherOpsFromEnv(); !ops.ok()) {

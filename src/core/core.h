@@ -106,9 +106,6 @@ class Context {
 
 absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options = {});
 
-// The unit name of a length ("batches", "records", "epochs").
-const char* UnitName(config::Length::Unit unit);
-
 // Where a config's checkpoints go: checkpoint_storage (shared_fs: host_path joined with
 // storage_path; directory: container_path), else <run_dir>/checkpoints.
 std::string CheckpointStorageDir(const std::optional<config::ExperimentConfig>& config,

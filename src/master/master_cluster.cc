@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "config/asha.h"
 #include "config/config_parser.h"
+#include "config/length.h"
 #include "config/yaml_json.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
@@ -20,15 +21,6 @@ namespace cohort::master {
 namespace {
 
 constexpr int kErrorLines = 20;  // of a failed trial's log, kept with it
-
-const char* UnitName(config::Length::Unit unit) {
-  switch (unit) {
-    case config::Length::Unit::kBatches: return "batches";
-    case config::Length::Unit::kRecords: return "records";
-    case config::Length::Unit::kEpochs: return "epochs";
-  }
-  return "batches";
-}
 
 }  // namespace
 
@@ -270,7 +262,7 @@ absl::Status Master::StartLocked(const Placement& placement) {
     while (index < static_cast<int64_t>(siblings.size()) && siblings[index].id != trial_id) ++index;
     ops = config::SearcherOperations(searcher, index);
     ops_note = absl::StrCat("; adaptive_asha rungs ", absl::StrJoin(ops, ", "), " ",
-                            searcher.max_length ? UnitName(searcher.max_length->unit) : "");
+                            searcher.max_length ? config::UnitName(searcher.max_length->unit) : "");
   }
   Allocation allocation;
   allocation.id = absl::StrCat(trial_id, ".", boot_, ".", next_allocation_++);
@@ -483,7 +475,8 @@ absl::Status Master::AshaRungLocked(const TrialRow& trial, double length, double
   const bool promoted =
       config::AshaPromotes(others, rank_value(metric), searcher.divisor, searcher.smaller_is_better);
   const int64_t keep = static_cast<int64_t>(std::ceil((others.size() + 1) / searcher.divisor));
-  const std::string unit = searcher.max_length ? UnitName(searcher.max_length->unit) : "batches";
+  const std::string unit =
+      searcher.max_length ? config::UnitName(searcher.max_length->unit) : "batches";
   (void)db_->AppendLogs(
       trial.id,
       {{-1, absl::StrCat("master: adaptive_asha rung ", rung - ops.begin() + 1, " of ", ops.size(),

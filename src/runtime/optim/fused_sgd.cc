@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "runtime/optim/closure.h"
 #include "runtime/optim/sgd_kernel.h"
 
 namespace cohort::runtime::optim {
@@ -50,11 +51,7 @@ torch::Tensor FusedSGD::Step(const LossClosure& closure, bool zero_grad) {
   }
 
   torch::NoGradGuard no_grad;
-  torch::Tensor loss;
-  if (closure != nullptr) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
+  torch::Tensor loss = EvaluateClosure(closure);
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const torch::optim::SGDOptions&>(group.options());
     SgdKernelParams k;

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "runtime/optim/closure.h"
+
 namespace cohort::runtime::optim {
 
 LambOptions::LambOptions(double lr) : lr_(lr) {}
@@ -35,11 +37,7 @@ Lamb::Lamb(std::vector<torch::optim::OptimizerParamGroup> param_groups, LambOpti
 
 torch::Tensor Lamb::step(LossClosure closure) {
   torch::NoGradGuard no_grad;
-  torch::Tensor loss;
-  if (closure != nullptr) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
+  torch::Tensor loss = EvaluateClosure(closure);
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const LambOptions&>(group.options());
     const auto [b1, b2] = options.betas();

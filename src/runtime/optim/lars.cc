@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include "runtime/optim/closure.h"
+
 namespace cohort::runtime::optim {
 
 LarsOptions::LarsOptions(double lr) : lr_(lr) {}
@@ -40,11 +42,7 @@ Lars::Lars(std::vector<torch::optim::OptimizerParamGroup> param_groups, LarsOpti
 
 torch::Tensor Lars::step(LossClosure closure) {
   torch::NoGradGuard no_grad;
-  torch::Tensor loss;
-  if (closure != nullptr) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
+  torch::Tensor loss = EvaluateClosure(closure);
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const LarsOptions&>(group.options());
     for (auto& p : group.params()) {

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "runtime/optim/closure.h"
+
 namespace cohort::runtime::optim {
 
 RAdamOptions::RAdamOptions(double lr) : lr_(lr) {}
@@ -35,11 +37,7 @@ RAdam::RAdam(std::vector<torch::optim::OptimizerParamGroup> param_groups, RAdamO
 
 torch::Tensor RAdam::step(LossClosure closure) {
   torch::NoGradGuard no_grad;
-  torch::Tensor loss;
-  if (closure != nullptr) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
+  torch::Tensor loss = EvaluateClosure(closure);
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const RAdamOptions&>(group.options());
     const auto [b1, b2] = options.betas();
