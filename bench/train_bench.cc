@@ -107,14 +107,14 @@ absl::Status Train(const TrainOptions& o) {
         "{\"impl\":\"cohort\",\"model\":\"%s\",\"ranks\":%d,\"per_slot_batch\":%d,\"steps\":%d,"
         "\"warmup\":%d,\"aggregation_frequency\":%d,\"compression\":%s,\"transport\":\"%s\","
         "\"optimizer\":\"%s\",\"fusion_mb\":%g,\"buckets\":%zu,\"samples_per_s\":%.2f,"
-        "\"step_ms\":%.3f,\"final_loss\":%.6f,\"forward_ms\":%.3f,\"backward_ms\":%.3f,\"sync_ms\":%.3f,"
+        "\"step_ms\":%.3f,\"final_loss\":%.6f,\"forward_ms\":%.3f,\"backward_ms\":%.3f,\"sync_ms\":"
+        "%.3f,"
         "\"optimizer_ms\":%.3f}\n",
         o.model.c_str(), ranks, o.per_slot_batch, o.steps, o.warmup, o.aggregation_frequency,
         o.compression ? "true" : "false", std::string(comm->transport()).c_str(),
         o.optimizer.c_str(), reducer->fusion_threshold_mb(), reducer->BucketNames().size(),
-        static_cast<double>(ranks) * o.per_slot_batch * o.steps / seconds,
-        seconds * 1000 / o.steps, last_loss, t.forward_ms * per, t.backward_ms * per,
-        t.sync_ms * per, t.optimizer_ms * per);
+        static_cast<double>(ranks) * o.per_slot_batch * o.steps / seconds, seconds * 1000 / o.steps,
+        last_loss, t.forward_ms * per, t.backward_ms * per, t.sync_ms * per, t.optimizer_ms * per);
     std::fflush(stdout);
   }
   return absl::OkStatus();

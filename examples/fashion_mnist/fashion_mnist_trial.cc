@@ -16,11 +16,11 @@
 
 namespace {
 
+using cohort::examples::Net;
 using cohort::runtime::Batch;
 using cohort::runtime::TensorDataset;
 using cohort::runtime::TrainResult;
 using cohort::runtime::TrialContext;
-using cohort::examples::Net;
 namespace nn = torch::nn;
 
 class FashionMnistTrial : public cohort::runtime::Trial {
@@ -49,9 +49,9 @@ class FashionMnistTrial : public cohort::runtime::Trial {
   std::map<std::string, double> EvaluateBatch(TrialContext&, nn::Module& model,
                                               const Batch& batch) override {
     torch::Tensor out = static_cast<Net&>(model).Forward(batch.inputs);
-    return {{"validation_loss", torch::nll_loss(out, batch.targets).item<double>()},
-            {"accuracy",
-             out.argmax(1).eq(batch.targets).to(torch::kFloat64).mean().item<double>()}};
+    return {
+        {"validation_loss", torch::nll_loss(out, batch.targets).item<double>()},
+        {"accuracy", out.argmax(1).eq(batch.targets).to(torch::kFloat64).mean().item<double>()}};
   }
 
  private:

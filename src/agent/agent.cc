@@ -139,8 +139,10 @@ absl::Status Agent::Run() {
     }
     for (const Json& action : (*r)["actions"]) {
       const std::string type = action.value("type", "");
-      if (type == "start") Start(action);
-      else if (type == "stop") StopAllocation(action.value("allocation", ""), action.value("mode", "preempt"));
+      if (type == "start")
+        Start(action);
+      else if (type == "stop")
+        StopAllocation(action.value("allocation", ""), action.value("mode", "preempt"));
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -191,9 +193,9 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
   bool master_forgot = false;
   auto flush_logs = [&] {
     if (pending_logs.empty()) return;
-    absl::StatusOr<Json> r = PostPatiently(client, absl::StrCat("/api/v1/allocations/", id, "/logs"),
-                                           {{"trial_id", trial_id}, {"lines", pending_logs}},
-                                           absl::Minutes(10));
+    absl::StatusOr<Json> r =
+        PostPatiently(client, absl::StrCat("/api/v1/allocations/", id, "/logs"),
+                      {{"trial_id", trial_id}, {"lines", pending_logs}}, absl::Minutes(10));
     if (absl::IsNotFound(r.status())) master_forgot = true;  // the lines were stored anyway
     pending_logs.clear();
   };
@@ -205,7 +207,8 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
     fs::create_directories(dir / "run", ec);
     absl::StatusOr<std::string> archive = client.GetBytes(action.value("context", ""));
     if (!archive.ok()) {
-      log(-1, absl::StrCat("agent ", options_.id, ": downloading the context: ", archive.status().message()));
+      log(-1, absl::StrCat("agent ", options_.id,
+                           ": downloading the context: ", archive.status().message()));
       return;
     }
     std::ofstream(dir / "context.tar.gz", std::ios::binary) << *archive;
@@ -214,7 +217,8 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
                                              (dir / "context").string()}});
       std::string out;
       if (tar.ok()) {
-        while ((*tar)->ReadAvailable(&out, absl::Milliseconds(200))) {}
+        while ((*tar)->ReadAvailable(&out, absl::Milliseconds(200))) {
+        }
       }
       absl::StatusOr<int> tar_status = tar.ok() ? (*tar)->Wait(absl::Minutes(5)) : tar.status();
       if (!tar_status.ok() || *tar_status != 0) {
@@ -228,7 +232,8 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
     absl::StatusOr<config::ExperimentConfig> cfg =
         tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();
     if (!cfg.ok()) {
-      log(-1, absl::StrCat("agent ", options_.id, ": the experiment config: ", cfg.status().message()));
+      log(-1,
+          absl::StrCat("agent ", options_.id, ": the experiment config: ", cfg.status().message()));
       return;
     }
     absl::StatusOr<std::vector<std::string>> entry =
@@ -238,11 +243,17 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
       return;
     }
     std::vector<std::string> argv = {options_.launcher,
-                                     "--slots", std::to_string(action.value("slots", 1)),
-                                     "--nnodes", std::to_string(action.value("nnodes", 1)),
-                                     "--node-rank", std::to_string(node),
-                                     "--chief-addr", action.value("chief_addr", "127.0.0.1:29500"),
-                                     "--grace-period", "60", "--"};
+                                     "--slots",
+                                     std::to_string(action.value("slots", 1)),
+                                     "--nnodes",
+                                     std::to_string(action.value("nnodes", 1)),
+                                     "--node-rank",
+                                     std::to_string(node),
+                                     "--chief-addr",
+                                     action.value("chief_addr", "127.0.0.1:29500"),
+                                     "--grace-period",
+                                     "60",
+                                     "--"};
     argv.insert(argv.end(), entry->begin(), entry->end());
     std::map<std::string, std::optional<std::string>> env;
     for (const auto& [k, v] : cfg->environment_variables) env[k] = v;
@@ -255,7 +266,8 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
     if (action.contains("searcher_ops") && action["searcher_ops"].is_array() &&
         !action["searcher_ops"].empty()) {
       std::vector<std::string> ops;
-      for (const Json& op : action["searcher_ops"]) ops.push_back(std::to_string(op.get<int64_t>()));
+      for (const Json& op : action["searcher_ops"])
+        ops.push_back(std::to_string(op.get<int64_t>()));
       env["COHORT_SEARCHER_OPS"] = absl::StrJoin(ops, ",");
     }
     env["COHORT_MASTER_URL"] = options_.master_url;
@@ -266,8 +278,8 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
                                             : std::thread::hardware_concurrency();
     const std::string threads =
         std::to_string(std::max(1u, cpus / static_cast<unsigned>(std::max(1, options_.slots))));
-    for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                            "COHORT_NUM_THREADS"}) {
+    for (const char* var :
+         {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "COHORT_NUM_THREADS"}) {
       if (std::getenv(var) == nullptr && !env.count(var)) env[var] = threads;
     }
     const std::string latest = action.value("latest_checkpoint", "");

@@ -28,10 +28,10 @@ struct AgentOptions {
   std::string master_url;
   std::string id;
   int slots = 1;
-  std::string host = "127.0.0.1";   // how other agents reach this one (the trial's chief)
+  std::string host = "127.0.0.1";  // how other agents reach this one (the trial's chief)
   int port_lo = 29500, port_hi = 29599;
   std::string work_dir;
-  std::string launcher;             // cohort-launch; empty: next to this executable, else PATH
+  std::string launcher;  // cohort-launch; empty: next to this executable, else PATH
   // Cores this agent's trials share (0: all of this machine's). Each worker gets
   // cpus / slots compute threads; several agents on one machine should split the cores.
   int cpus = 0;

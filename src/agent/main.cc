@@ -28,7 +28,8 @@ int CountGpus() {
   auto child = cohort::Subprocess::Start({.argv = {"nvidia-smi", "--list-gpus"}});
   if (!child.ok()) return 0;
   std::string out;
-  while ((*child)->ReadAvailable(&out, absl::Milliseconds(200))) {}
+  while ((*child)->ReadAvailable(&out, absl::Milliseconds(200))) {
+  }
   if ((*child)->Wait(absl::Seconds(10)).value_or(1) != 0) return 0;
   int gpus = 0;
   for (absl::string_view line : absl::StrSplit(out, '\n')) {
@@ -47,17 +48,25 @@ int main(int argc, char** argv) {
   char hostname[256] = "agent";
   ::gethostname(hostname, sizeof(hostname) - 1);
   options.id = hostname;
-  CLI::App app{"cohort-agent: runs the trials a cohort-master places on this machine, one "
-               "cohort-launch per trial, and streams their logs and metrics to the master."};
+  CLI::App app{
+      "cohort-agent: runs the trials a cohort-master places on this machine, one "
+      "cohort-launch per trial, and streams their logs and metrics to the master."};
   app.add_option("--master", master, "Master URL (default: $COHORT_MASTER or the local cluster's)");
-  auto* slots_opt = app.add_option("--slots", slots, "CPU slots to offer (default: GPUs found by nvidia-smi, else the cores)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--artificial-slots", artificial, "Pretend to have this many slots (for tests of the scheduler)")
-      ->check(CLI::PositiveNumber)->excludes(slots_opt);
+  auto* slots_opt =
+      app.add_option("--slots", slots,
+                     "CPU slots to offer (default: GPUs found by nvidia-smi, else the cores)")
+          ->check(CLI::PositiveNumber);
+  app.add_option("--artificial-slots", artificial,
+                 "Pretend to have this many slots (for tests of the scheduler)")
+      ->check(CLI::PositiveNumber)
+      ->excludes(slots_opt);
   app.add_option("--id", options.id, "Agent id (default: the host name); unique per agent");
-  app.add_option("--host", options.host, "Address other machines reach this one at (default 127.0.0.1)");
-  app.add_option("--port-range", port_range, "Ports for trial rendezvous stores, LO-HI (default 29500-29599)");
-  app.add_option("--work-dir", options.work_dir, "Where contexts and run directories go (default: the data directory)");
+  app.add_option("--host", options.host,
+                 "Address other machines reach this one at (default 127.0.0.1)");
+  app.add_option("--port-range", port_range,
+                 "Ports for trial rendezvous stores, LO-HI (default 29500-29599)");
+  app.add_option("--work-dir", options.work_dir,
+                 "Where contexts and run directories go (default: the data directory)");
   app.add_option("--cpus", options.cpus,
                  "Cores this agent's trials share (default: all of this machine's); each worker "
                  "gets cpus/slots compute threads. Give each agent its share when several run "
@@ -67,12 +76,14 @@ int main(int argc, char** argv) {
                  "Finished allocation directories to keep in the work directory, newest first "
                  "(default 20; checkpoints are in checkpoint storage, not there)")
       ->check(CLI::NonNegativeNumber);
-  app.footer("Example:\n  cohort-agent --master http://10.0.0.5:8080 --slots 8\n"
-             "  cohort-agent --id a2 --artificial-slots 8 --port-range 29600-29699");
+  app.footer(
+      "Example:\n  cohort-agent --master http://10.0.0.5:8080 --slots 8\n"
+      "  cohort-agent --id a2 --artificial-slots 8 --port-range 29600-29699");
   CLI11_PARSE(app, argc, argv);
   options.master_url = cohort::api::MasterUrl(master);
   options.slots = artificial > 0 ? artificial : slots > 0 ? slots : CountGpus();
-  if (options.slots <= 0) options.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (options.slots <= 0)
+    options.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::string> range = absl::StrSplit(port_range, '-');
   if (range.size() != 2 || !absl::SimpleAtoi(range[0], &options.port_lo) ||
       !absl::SimpleAtoi(range[1], &options.port_hi) || options.port_lo < 1 ||

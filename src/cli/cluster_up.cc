@@ -84,8 +84,9 @@ int Up(int agents, int slots, int port) {
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
   while (!client.Get("/api/v1/agents").ok()) {
     if (!Alive(master) || absl::Now() > deadline) {
-      std::cerr << "cohort: error: the master did not start; see " << (dir / "logs" / "master.log").string()
-                << " (port " << port << " in use? pick another with --port)\n";
+      std::cerr << "cohort: error: the master did not start; see "
+                << (dir / "logs" / "master.log").string() << " (port " << port
+                << " in use? pick another with --port)\n";
       ::kill(master, SIGTERM);
       return kExitInvalid;
     }
@@ -98,8 +99,7 @@ int Up(int agents, int slots, int port) {
                                 "--slots", std::to_string(slots), "--cpus",
                                 std::to_string(std::max(1u, std::thread::hardware_concurrency() /
                                                                 static_cast<unsigned>(agents))),
-                                "--port-range",
-                                absl::StrCat(lo, "-", lo + 99), "--work-dir",
+                                "--port-range", absl::StrCat(lo, "-", lo + 99), "--work-dir",
                                 (dir / "agents" / id).string()},
                                dir / "logs" / (id + ".log")));
   }
@@ -149,7 +149,8 @@ int Down() {
 }  // namespace
 
 void AddClusterUpDown(CLI::App* root, int* exit_code) {
-  CLI::App* cluster = root->add_subcommand("cluster", "A local cluster: a master and agents on this machine");
+  CLI::App* cluster =
+      root->add_subcommand("cluster", "A local cluster: a master and agents on this machine");
   cluster->require_subcommand(1);
   auto agents = std::make_shared<int>(1);
   auto slots = std::make_shared<int>(2);

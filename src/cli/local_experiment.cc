@@ -73,7 +73,7 @@ struct Trial {
   int64_t batches = 0;
   int restarts = 0;
   std::optional<double> searcher_metric;
-  Json validation;  // the last validation's metrics
+  Json validation;                     // the last validation's metrics
   std::string latest_checkpoint;       // storage id
   std::string latest_checkpoint_path;  // its directory
   int64_t index = 0;                   // 0-based, creation order (adaptive_asha's bracket)
@@ -85,8 +85,10 @@ struct Trial {
 std::string Describe(const Json& metrics) {
   std::vector<std::string> parts;
   for (const auto& [name, value] : metrics.items()) {
-    if (value.is_number_float()) parts.push_back(absl::StrFormat("%s=%.4f", name, value.get<double>()));
-    else if (value.is_number()) parts.push_back(absl::StrCat(name, "=", value.dump()));
+    if (value.is_number_float())
+      parts.push_back(absl::StrFormat("%s=%.4f", name, value.get<double>()));
+    else if (value.is_number())
+      parts.push_back(absl::StrCat(name, "=", value.dump()));
   }
   return absl::StrJoin(parts, " ");
 }
@@ -131,8 +133,8 @@ absl::StatusOr<config::ExperimentConfig> SmokeTestConfig(const config::Experimen
 
 class LocalRun {
  public:
-  LocalRun(const CreateLocalArgs& args, config::ExperimentConfig cfg, std::vector<std::string> entry,
-           fs::path exp_dir, std::ostream& out, std::ostream& err)
+  LocalRun(const CreateLocalArgs& args, config::ExperimentConfig cfg,
+           std::vector<std::string> entry, fs::path exp_dir, std::ostream& out, std::ostream& err)
       : args_(args),
         cfg_(std::move(cfg)),
         entry_(std::move(entry)),
@@ -174,8 +176,8 @@ class LocalRun {
           (trial.stopped_by_searcher && trial.state == "PAUSED")) {
         trial.state = "COMPLETED";
         if (trial.stopped_by_searcher) {
-          err_ << "trial " << trial.id << ": stopped early by adaptive_asha after "
-               << trial.batches << " batches\n";
+          err_ << "trial " << trial.id << ": stopped early by adaptive_asha after " << trial.batches
+               << " batches\n";
         }
         return;
       }
@@ -198,19 +200,18 @@ class LocalRun {
         return;
       }
       ++trial.restarts;
-      err_ << "trial " << trial.id << ": restart " << trial.restarts << " of "
-           << cfg_.max_restarts << (trial.latest_checkpoint.empty()
-                                        ? " from the beginning (no checkpoint yet)"
-                                        : " from checkpoint " + trial.latest_checkpoint)
+      err_ << "trial " << trial.id << ": restart " << trial.restarts << " of " << cfg_.max_restarts
+           << (trial.latest_checkpoint.empty() ? " from the beginning (no checkpoint yet)"
+                                               : " from checkpoint " + trial.latest_checkpoint)
            << "\n";
     }
   }
 
   // One cohort-launch of the trial. Returns its exit status (-1: it could not start).
   int RunOnce(Trial& trial, int count) {
-    std::vector<std::string> argv = {launcher_, "--slots",
-                                     std::to_string(cfg_.resources.slots_per_trial),
-                                     "--grace-period", "60", "--"};
+    std::vector<std::string> argv = {
+        launcher_,        "--slots", std::to_string(cfg_.resources.slots_per_trial),
+        "--grace-period", "60",      "--"};
     argv.insert(argv.end(), entry_.begin(), entry_.end());
     std::map<std::string, std::optional<std::string>> env;
     for (const auto& [name, value] : cfg_.environment_variables) env[name] = value;
@@ -239,8 +240,10 @@ class LocalRun {
     absl::Time exited_at = absl::InfiniteFuture();
     while (true) {
       std::string chunk;
-      if (open) open = (*child)->ReadAvailable(&chunk, absl::Milliseconds(250));
-      else absl::SleepFor(absl::Milliseconds(50));
+      if (open)
+        open = (*child)->ReadAvailable(&chunk, absl::Milliseconds(250));
+      else
+        absl::SleepFor(absl::Milliseconds(50));
       log << chunk;
       log.flush();
       if (g_interrupts > interrupts_seen) {
@@ -303,8 +306,9 @@ class LocalRun {
         trial.searcher_metric = line["searcher_metric"].get<double>();
       }
       if (line.contains("length") && line["length"].is_number()) {
-        const double metric =
-            line["searcher_metric"].is_number() ? line["searcher_metric"].get<double>() : std::nan("");
+        const double metric = line["searcher_metric"].is_number()
+                                  ? line["searcher_metric"].get<double>()
+                                  : std::nan("");
         return AshaRung(trial, std::llround(line["length"].get<double>()), metric);
       }
     } else if (kind == "preempted") {
@@ -327,10 +331,11 @@ class LocalRun {
     const auto keep = static_cast<int64_t>(std::ceil((seen.size() + 1) / cfg_.searcher.divisor));
     ClearLine();
     err_ << "trial " << trial.id << ": adaptive_asha rung " << (rung - trial.ops.begin() + 1)
-         << " of " << trial.ops.size() << " (" << length << " " << unit_ << "): "
-         << cfg_.searcher.metric << " " << metric << (promoted ? " is among" : " is not among")
-         << " the best " << keep << " of " << seen.size() + 1 << "; "
-         << (promoted ? "it goes on" : "it stops (after a checkpoint)") << "\n";
+         << " of " << trial.ops.size() << " (" << length << " " << unit_
+         << "): " << cfg_.searcher.metric << " " << metric
+         << (promoted ? " is among" : " is not among") << " the best " << keep << " of "
+         << seen.size() + 1 << "; " << (promoted ? "it goes on" : "it stops (after a checkpoint)")
+         << "\n";
     seen.push_back(value);
     trial.stopped_by_searcher = !promoted;
     return !promoted;
@@ -351,9 +356,9 @@ class LocalRun {
   }
 
   void PrintSummary(const std::vector<Trial>& trials) {
-    std::vector<std::vector<std::string>> rows = {
-        {"trial", "state", "batches", "restarts", "searcher metric", "hyperparameters",
-         "validation"}};
+    std::vector<std::vector<std::string>> rows = {{"trial", "state", "batches", "restarts",
+                                                   "searcher metric", "hyperparameters",
+                                                   "validation"}};
     for (const Trial& t : trials) {
       std::string metric = "-";
       if (t.searcher_metric && !std::isnan(*t.searcher_metric)) {
@@ -367,8 +372,8 @@ class LocalRun {
     for (const auto& row : rows) {
       for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
     }
-    out_ << "\nexperiment " << cfg_.name.value_or("experiment") << " (seed "
-         << cfg_.experiment_seed << "): " << exp_dir_.string() << "\n";
+    out_ << "\nexperiment " << cfg_.name.value_or("experiment") << " (seed " << cfg_.experiment_seed
+         << "): " << exp_dir_.string() << "\n";
     for (const auto& row : rows) {
       std::string line;
       for (size_t i = 0; i < row.size(); ++i) {
@@ -399,9 +404,8 @@ class LocalRun {
 
 int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream& err) {
   int exit_code = kExitOk;
-  std::optional<config::ExperimentConfig> cfg =
-      LoadExperimentConfig({.config_path = args.config_path, .template_path = args.template_path},
-                           err, &exit_code);
+  std::optional<config::ExperimentConfig> cfg = LoadExperimentConfig(
+      {.config_path = args.config_path, .template_path = args.template_path}, err, &exit_code);
   if (!cfg) return exit_code;
   std::error_code ec;
   if (!fs::is_directory(args.context_dir, ec)) {
@@ -429,10 +433,11 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
   if (args.test) samples->resize(std::min<size_t>(samples->size(), 1));
 
   const std::string stamp = absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::LocalTimeZone());
-  fs::path exp_dir = fs::path(args.runs_dir) /
-                     absl::StrCat(cfg->name.value_or("experiment"), "-", stamp, args.test ? "-test" : "");
+  fs::path exp_dir = fs::path(args.runs_dir) / absl::StrCat(cfg->name.value_or("experiment"), "-",
+                                                            stamp, args.test ? "-test" : "");
   for (int n = 2; fs::exists(exp_dir, ec); ++n) {
-    exp_dir = fs::path(args.runs_dir) / absl::StrCat(cfg->name.value_or("experiment"), "-", stamp, "-", n);
+    exp_dir = fs::path(args.runs_dir) /
+              absl::StrCat(cfg->name.value_or("experiment"), "-", stamp, "-", n);
   }
   fs::create_directories(exp_dir, ec);
   if (ec) {

@@ -26,9 +26,12 @@ absl::StatusOr<int64_t> LengthInBatches(const Length& length, const ExperimentCo
 
 const char* UnitName(Length::Unit unit) {
   switch (unit) {
-    case Length::Unit::kBatches: return "batches";
-    case Length::Unit::kRecords: return "records";
-    case Length::Unit::kEpochs: return "epochs";
+    case Length::Unit::kBatches:
+      return "batches";
+    case Length::Unit::kRecords:
+      return "records";
+    case Length::Unit::kEpochs:
+      return "epochs";
   }
   return "batches";
 }

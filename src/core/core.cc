@@ -60,15 +60,15 @@ absl::Status ReadRun(comm::Communicator& comm, ClusterInfo& info) {
   if (!hparams.empty()) {
     info.hparams = nlohmann::json::parse(hparams, nullptr, /*allow_exceptions=*/false);
     if (info.hparams.is_discarded() || !info.hparams.is_object()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "COHORT_HPARAMS must be a JSON object of hyperparameters, got '",
-          hparams.substr(0, 200), "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("COHORT_HPARAMS must be a JSON object of hyperparameters, got '",
+                       hparams.substr(0, 200), "'"));
     }
   } else if (info.config) {
-    COHORT_ASSIGN_OR_RETURN(std::vector<config::Json> samples,
-                            config::SampleHyperparameters(info.config->hyperparameters,
-                                                          info.config->searcher,
-                                                          info.experiment_seed));
+    COHORT_ASSIGN_OR_RETURN(
+        std::vector<config::Json> samples,
+        config::SampleHyperparameters(info.config->hyperparameters, info.config->searcher,
+                                      info.experiment_seed));
     if (!samples.empty()) info.hparams = samples.front();
   }
   info.latest_checkpoint = env::GetOr("COHORT_LATEST_CHECKPOINT", "");
@@ -116,12 +116,12 @@ Context::Context(ClusterInfo info, std::shared_ptr<comm::Communicator> world,
       distributed_(world, std::move(rendezvous)),
       train_(world->rank(), reporter_.get()),
       checkpoint_(world->rank(), std::move(storage_dir), reporter_.get()),
-      preempt_(*world,
-               [reporter = reporter_.get()] {
-                 return reporter != nullptr ? reporter->PreemptionRequested()
-                                            : PreemptionSignaled();
-               },
-               reporter_.get()),
+      preempt_(
+          *world,
+          [reporter = reporter_.get()] {
+            return reporter != nullptr ? reporter->PreemptionRequested() : PreemptionSignaled();
+          },
+          reporter_.get()),
       searcher_(world->rank(), std::move(searcher_lengths), std::move(searcher_unit),
                 reporter_.get()) {}
 

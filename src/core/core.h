@@ -66,12 +66,12 @@ struct InitOptions {
 
 // What the launcher (or master) said about this run.
 struct ClusterInfo {
-  std::string trial_id;            // $COHORT_TRIAL_ID; empty when run by hand
+  std::string trial_id;  // $COHORT_TRIAL_ID; empty when run by hand
   std::string run_dir;
-  std::string config_path;         // empty: no config
+  std::string config_path;  // empty: no config
   std::optional<config::ExperimentConfig> config;
-  uint32_t experiment_seed = 0;    // the chief's, agreed by every worker
-  uint64_t trial_seed = 0;         // $COHORT_TRIAL_SEED, else derived from experiment_seed
+  uint32_t experiment_seed = 0;  // the chief's, agreed by every worker
+  uint64_t trial_seed = 0;       // $COHORT_TRIAL_SEED, else derived from experiment_seed
   nlohmann::json hparams = nlohmann::json::object();  // $COHORT_HPARAMS, else the first sample
   // The checkpoint to resume from: $COHORT_LATEST_CHECKPOINT (a storage id or a directory);
   // empty when starting fresh.

@@ -113,8 +113,7 @@ TEST_F(CoreTest, MetricsGoToTheRunDirectory) {
   ASSERT_NE(ctx, nullptr);
   ASSERT_TRUE(ctx->train().ReportTrainingMetrics(10, {{"loss", 0.5}}).ok());
   ASSERT_TRUE(ctx->train().ReportValidationMetrics(10, {{"accuracy", 0.75}}).ok());
-  EXPECT_EQ(ctx->train().ReportTrainingMetrics(11, 3.0).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ctx->train().ReportTrainingMetrics(11, 3.0).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ctx->train().ReportTrainingMetrics(-1, {{"loss", 1}}).code(),
             absl::StatusCode::kInvalidArgument);
   std::vector<nlohmann::json> lines = ReadLines(dir_ / "run" / "metrics.jsonl");
@@ -181,8 +180,9 @@ TEST_F(CoreTest, RestoreRejectsUnknownAndMalformedIds) {
 
 TEST_F(CoreTest, SharedFsStorageComesFromTheConfig) {
   const std::string storage = (dir_ / "shared").string();
-  auto ctx = MustInit(WriteConfig("checkpoint_storage:\n  type: shared_fs\n  host_path: " +
-                                  storage + "\n  storage_path: ckpts\n"));
+  auto ctx =
+      MustInit(WriteConfig("checkpoint_storage:\n  type: shared_fs\n  host_path: " + storage +
+                           "\n  storage_path: ckpts\n"));
   ASSERT_NE(ctx, nullptr);
   EXPECT_EQ(ctx->checkpoint().storage_dir(), storage + "/ckpts");
   auto writer = ctx->checkpoint().StorePath(nlohmann::json::object());

@@ -55,7 +55,8 @@ absl::StatusOr<std::unique_ptr<LocalReporter>> LocalReporter::Create(const std::
   const std::string path = (fs::path(run_dir) / "metrics.jsonl").string();
   reporter->metrics_.open(path, std::ios::app);
   if (!reporter->metrics_) {
-    return absl::UnavailableError(absl::StrCat("metrics file ", path, ": cannot open for appending"));
+    return absl::UnavailableError(
+        absl::StrCat("metrics file ", path, ": cannot open for appending"));
   }
   if (handle_sigterm) InstallPreemptionSignalHandler();
   return reporter;
@@ -79,11 +80,10 @@ absl::Status LocalReporter::ReportMetrics(const std::string& kind, int64_t steps
   return Append({{"kind", kind}, {"steps_completed", steps_completed}, {"metrics", metrics}});
 }
 
-absl::Status LocalReporter::ReportCheckpoint(const std::string& storage_id,
-                                             const std::string& path,
+absl::Status LocalReporter::ReportCheckpoint(const std::string& storage_id, const std::string& path,
                                              const nlohmann::json& metadata) {
-  nlohmann::json line = {{"kind", "checkpoint"}, {"storage_id", storage_id}, {"path", path},
-                         {"metadata", metadata}};
+  nlohmann::json line = {
+      {"kind", "checkpoint"}, {"storage_id", storage_id}, {"path", path}, {"metadata", metadata}};
   if (metadata.is_object() && metadata.contains("steps_completed")) {
     line["steps_completed"] = metadata["steps_completed"];
   }
@@ -110,7 +110,8 @@ absl::Status LocalReporter::WriteProgress() {
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << progress_.dump() << "\n";
-    if (!out) return absl::UnavailableError(absl::StrCat("progress file ", tmp.string(), ": write failed"));
+    if (!out)
+      return absl::UnavailableError(absl::StrCat("progress file ", tmp.string(), ": write failed"));
   }
   std::error_code ec;
   fs::rename(tmp, final_path, ec);  // readers see the old or the new file, never half of one

@@ -15,9 +15,9 @@
 namespace cohort::core {
 
 struct Progress {
-  double completed = 0;     // in `unit`s of the searcher operation
+  double completed = 0;  // in `unit`s of the searcher operation
   double total = 0;
-  std::string unit;         // "batches", "records" or "epochs"
+  std::string unit;  // "batches", "records" or "epochs"
 };
 
 class Reporter {

@@ -6,17 +6,19 @@
 namespace cohort::core {
 
 absl::Status SearcherOperation::ReportProgress(double completed) {
-  if (owner_->reporter_ == nullptr) return NotChiefError(owner_->rank_, "reports searcher progress");
+  if (owner_->reporter_ == nullptr)
+    return NotChiefError(owner_->rank_, "reports searcher progress");
   if (completed < 0 || completed > static_cast<double>(length_)) {
-    return absl::InvalidArgumentError(absl::StrCat("searcher progress ", completed,
-                                                   " is outside [0, ", length_, "] ", unit_));
+    return absl::InvalidArgumentError(
+        absl::StrCat("searcher progress ", completed, " is outside [0, ", length_, "] ", unit_));
   }
   return owner_->reporter_->ReportProgress(
       {.completed = completed, .total = static_cast<double>(length_), .unit = unit_});
 }
 
 absl::Status SearcherOperation::ReportCompleted(double searcher_metric) {
-  if (owner_->reporter_ == nullptr) return NotChiefError(owner_->rank_, "completes searcher operations");
+  if (owner_->reporter_ == nullptr)
+    return NotChiefError(owner_->rank_, "completes searcher operations");
   owner_->completed_ = true;
   return owner_->reporter_->ReportCompleted(searcher_metric, static_cast<double>(length_));
 }

@@ -34,7 +34,7 @@ namespace cohort::master {
 using Json = nlohmann::json;
 
 struct MasterOptions {
-  std::string data_dir;            // contexts/ and the default checkpoint storage live here
+  std::string data_dir;  // contexts/ and the default checkpoint storage live here
   absl::Duration agent_timeout = absl::Seconds(30);  // silent this long: the agent is lost
 };
 
@@ -50,8 +50,7 @@ class Master {
   // Experiments. Create: the config YAML (merged under the named template), the context
   // archive (tar.gz bytes). InvalidArgument carries every config error, one per line.
   absl::StatusOr<int64_t> CreateExperiment(const std::string& config_yaml,
-                                           const std::string& template_name,
-                                           std::string context);
+                                           const std::string& template_name, std::string context);
   absl::StatusOr<Json> ListExperiments();
   absl::StatusOr<Json> DescribeExperiment(int64_t id);
   absl::Status PauseExperiment(int64_t id);

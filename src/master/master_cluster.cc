@@ -1,7 +1,5 @@
 // Master, part 2: agents, scheduling passes, allocations and what agents report about them
 // (part 1, master.cc: experiments, trials, templates).
-#include "master/master.h"
-
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -9,18 +7,27 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
 #include "config/asha.h"
 #include "config/config_parser.h"
 #include "config/length.h"
 #include "config/yaml_json.h"
-#include "absl/time/clock.h"
-#include "common/logging.h"
-#include "common/status_macros.h"
+#include "master/master.h"
 
 namespace cohort::master {
 namespace {
 
 constexpr int kErrorLines = 20;  // of a failed trial's log, kept with it
+
+// The position of trial `id` among its experiment's trials (by id): its creation order, which
+// places it in an adaptive_asha bracket.
+size_t IndexOf(const std::vector<TrialRow>& siblings, int64_t id) {
+  size_t index = 0;
+  while (index < siblings.size() && siblings[index].id != id) ++index;
+  return index;
+}
 
 }  // namespace
 
@@ -114,8 +121,11 @@ absl::StatusOr<Json> Master::ListAgents() {
   for (const AgentRow& k : known) {
     auto live = agents_.find(k.id);
     const bool connected = live != agents_.end();
-    out.push_back({{"id", k.id}, {"host", k.host}, {"slots", k.slots},
-                   {"used", connected ? live->second.state.used : 0}, {"enabled", k.enabled},
+    out.push_back({{"id", k.id},
+                   {"host", k.host},
+                   {"slots", k.slots},
+                   {"used", connected ? live->second.state.used : 0},
+                   {"enabled", k.enabled},
                    {"connected", connected}});
   }
   return Json{{"agents", out}};
@@ -135,12 +145,11 @@ absl::StatusOr<Json> Master::WaitForActions(const std::string& agent_id, absl::D
   while (true) {
     auto it = agents_.find(agent_id);
     if (it == agents_.end()) {
-      return absl::NotFoundError(absl::StrCat("agent ", agent_id,
-                                              " is not registered (register again)"));
+      return absl::NotFoundError(
+          absl::StrCat("agent ", agent_id, " is not registered (register again)"));
     }
     it->second.last_seen = absl::Now();
-    if (!it->second.actions.empty() || stopping_ ||
-        std::chrono::system_clock::now() >= deadline) {
+    if (!it->second.actions.empty() || stopping_ || std::chrono::system_clock::now() >= deadline) {
       Json actions = Json::array();
       for (Json& a : it->second.actions) actions.push_back(std::move(a));
       it->second.actions.clear();
@@ -189,8 +198,11 @@ absl::StatusOr<Json> Master::ListTasks() {
       COHORT_ASSIGN_OR_RETURN(experiments[t.experiment_id], db_->GetExperiment(t.experiment_id));
     }
     const ExperimentRow& e = experiments[t.experiment_id];
-    Json task = {{"trial_id", t.id}, {"experiment_id", t.experiment_id},
-                 {"slots", e.slots_per_trial}, {"priority", e.priority}, {"state", t.state}};
+    Json task = {{"trial_id", t.id},
+                 {"experiment_id", t.experiment_id},
+                 {"slots", e.slots_per_trial},
+                 {"priority", e.priority},
+                 {"state", t.state}};
     if (auto w = waiting_.find(t.id); w != waiting_.end() && t.state == "QUEUED") {
       task["reason"] = w->second;
     } else if (t.state == "PAUSED") {
@@ -258,9 +270,7 @@ absl::Status Master::StartLocked(const Placement& placement) {
   std::string ops_note;
   if (searcher.name == "adaptive_asha") {
     COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> siblings, db_->ListTrials(exp.id));
-    int64_t index = 0;
-    while (index < static_cast<int64_t>(siblings.size()) && siblings[index].id != trial_id) ++index;
-    ops = config::SearcherOperations(searcher, index);
+    ops = config::SearcherOperations(searcher, IndexOf(siblings, trial_id));
     ops_note = absl::StrCat("; adaptive_asha rungs ", absl::StrJoin(ops, ", "), " ",
                             searcher.max_length ? config::UnitName(searcher.max_length->unit) : "");
   }
@@ -279,21 +289,22 @@ absl::Status Master::StartLocked(const Placement& placement) {
     AgentLive& agent = agents_.at(agent_id);
     agent.state.used += slots;
     where.push_back(absl::StrCat(agent_id, " (", slots, " slot", slots == 1 ? "" : "s", ")"));
-    PushActionLocked(agent_id, {{"type", "start"},
-                                {"allocation", allocation.id},
-                                {"trial_id", trial_id},
-                                {"experiment_id", exp.id},
-                                {"node_rank", node},
-                                {"nnodes", placement.agents.size()},
-                                {"slots", slots},
-                                {"chief_addr", chief_addr},
-                                {"config", exp.config_yaml},
-                                {"hparams", trial.hparams_json},
-                                {"seed", trial.seed},
-                                {"latest_checkpoint", trial.latest_checkpoint},
-                                {"context", absl::StrCat("/api/v1/experiments/", exp.id, "/context")},
-                                {"reports", node == 0},
-                                {"searcher_ops", ops}});
+    PushActionLocked(agent_id,
+                     {{"type", "start"},
+                      {"allocation", allocation.id},
+                      {"trial_id", trial_id},
+                      {"experiment_id", exp.id},
+                      {"node_rank", node},
+                      {"nnodes", placement.agents.size()},
+                      {"slots", slots},
+                      {"chief_addr", chief_addr},
+                      {"config", exp.config_yaml},
+                      {"hparams", trial.hparams_json},
+                      {"seed", trial.seed},
+                      {"latest_checkpoint", trial.latest_checkpoint},
+                      {"context", absl::StrCat("/api/v1/experiments/", exp.id, "/context")},
+                      {"reports", node == 0},
+                      {"searcher_ops", ops}});
   }
   trial.state = "RUNNING";
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
@@ -377,20 +388,20 @@ absl::Status Master::AllocationReports(const std::string& allocation, const Json
       metrics.push_back({trial_id, kind, line.value("steps_completed", int64_t{0}),
                          line.value("metrics", Json::object()).dump(), line.value("time", 0.0)});
     } else if (kind == "checkpoint") {
-      absl::Status s = db_->InsertCheckpoint({line.value("storage_id", ""), trial_id,
-                                              line.value("steps_completed", int64_t{0}),
-                                              line.value("path", ""),
-                                              line.value("metadata", Json::object()).dump()});
+      absl::Status s = db_->InsertCheckpoint(
+          {line.value("storage_id", ""), trial_id, line.value("steps_completed", int64_t{0}),
+           line.value("path", ""), line.value("metadata", Json::object()).dump()});
       if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
       trial.latest_checkpoint = line.value("storage_id", "");
-    } else if (kind == "completed" && line.contains("searcher_metric") &&
-               line["searcher_metric"].is_number()) {
-      trial.searcher_metric = line["searcher_metric"].get<double>();
+    } else if (kind == "completed") {
+      // A NaN metric arrives as null.
+      const bool has_metric =
+          line.contains("searcher_metric") && line["searcher_metric"].is_number();
+      if (has_metric) trial.searcher_metric = line["searcher_metric"].get<double>();
       if (line.contains("length") && line["length"].is_number()) {
-        completed.emplace_back(line["length"].get<double>(), *trial.searcher_metric);
+        completed.emplace_back(line["length"].get<double>(),
+                               has_metric ? *trial.searcher_metric : std::nan(""));
       }
-    } else if (kind == "completed" && line.contains("length") && line["length"].is_number()) {
-      completed.emplace_back(line["length"].get<double>(), std::nan(""));  // metric NaN/null
     }
   }
   COHORT_RETURN_IF_ERROR(db_->InsertMetrics(metrics));
@@ -458,9 +469,9 @@ absl::Status Master::AshaRungLocked(const TrialRow& trial, double length, double
 
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> siblings, db_->ListTrials(exp.id));
   const size_t brackets = std::max<size_t>(1, config::AshaBrackets(searcher).size());
-  size_t index = 0;
-  while (index < siblings.size() && siblings[index].id != trial.id) ++index;
-  const std::vector<int64_t> ops = config::SearcherOperations(searcher, static_cast<int64_t>(index));
+  const size_t index = IndexOf(siblings, trial.id);
+  const std::vector<int64_t> ops =
+      config::SearcherOperations(searcher, static_cast<int64_t>(index));
   const auto rung = std::find(ops.begin(), ops.end(), rung_length);
   if (rung == ops.end() || rung + 1 == ops.end()) return absl::OkStatus();  // the last: done
   // A missing metric ranks last.
@@ -472,19 +483,18 @@ absl::Status Master::AshaRungLocked(const TrialRow& trial, double length, double
     COHORT_ASSIGN_OR_RETURN(std::optional<double> m, rung_metric(siblings[i].id));
     if (m) others.push_back(rank_value(*m));
   }
-  const bool promoted =
-      config::AshaPromotes(others, rank_value(metric), searcher.divisor, searcher.smaller_is_better);
+  const bool promoted = config::AshaPromotes(others, rank_value(metric), searcher.divisor,
+                                             searcher.smaller_is_better);
   const int64_t keep = static_cast<int64_t>(std::ceil((others.size() + 1) / searcher.divisor));
   const std::string unit =
       searcher.max_length ? config::UnitName(searcher.max_length->unit) : "batches";
   (void)db_->AppendLogs(
-      trial.id,
-      {{-1, absl::StrCat("master: adaptive_asha rung ", rung - ops.begin() + 1, " of ", ops.size(),
-                         " (", rung_length, " ", unit, "): searcher metric ",
-                         std::isfinite(metric) ? absl::StrCat(metric) : "missing",
-                         promoted ? " is among" : " is not among", " the best ", keep, " of ",
-                         others.size() + 1, " trials of its bracket there; ",
-                         promoted ? "it goes on" : "the trial stops")}});
+      trial.id, {{-1, absl::StrCat("master: adaptive_asha rung ", rung - ops.begin() + 1, " of ",
+                                   ops.size(), " (", rung_length, " ", unit, "): searcher metric ",
+                                   std::isfinite(metric) ? absl::StrCat(metric) : "missing",
+                                   promoted ? " is among" : " is not among", " the best ", keep,
+                                   " of ", others.size() + 1, " trials of its bracket there; ",
+                                   promoted ? "it goes on" : "the trial stops")}});
   logs_cv_.notify_all();
   if (promoted) return absl::OkStatus();
   auto running = trial_allocation_.find(trial.id);
@@ -498,15 +508,15 @@ absl::Status Master::CheckAllocationLocked(const std::string& allocation, int64_
                                            bool latest) const {
   // Allocation ids are "<trial>.<boot>.<n>" (StartLocked).
   if (!absl::StartsWith(allocation, absl::StrCat(trial_id, "."))) {
-    return absl::InvalidArgumentError(absl::StrCat("allocation ", allocation,
-                                                   " does not belong to trial ", trial_id));
+    return absl::InvalidArgumentError(
+        absl::StrCat("allocation ", allocation, " does not belong to trial ", trial_id));
   }
   if (!latest) return absl::OkStatus();
   auto it = last_allocation_.find(trial_id);
   if (it != last_allocation_.end() && it->second != allocation) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "allocation ", allocation, " of trial ", trial_id, " was superseded by allocation ",
-        it->second, ": its reports are ignored"));
+    return absl::FailedPreconditionError(absl::StrCat("allocation ", allocation, " of trial ",
+                                                      trial_id, " was superseded by allocation ",
+                                                      it->second, ": its reports are ignored"));
   }
   return absl::OkStatus();
 }
@@ -519,12 +529,13 @@ absl::Status Master::AllocationExit(const std::string& allocation_id, int node, 
   }
   Allocation& a = it->second;
   if (node < 0 || node >= static_cast<int>(a.exits.size())) {
-    return absl::InvalidArgumentError(absl::StrCat("allocation ", allocation_id, " has no node ", node));
+    return absl::InvalidArgumentError(
+        absl::StrCat("allocation ", allocation_id, " has no node ", node));
   }
   a.exits[node] = status;
-  (void)db_->AppendLogs(a.trial_id, {{-1, absl::StrCat("master: node ", node, " (agent ",
-                                                       a.agents[node].first,
-                                                       ") exited with status ", status)}});
+  (void)db_->AppendLogs(a.trial_id,
+                        {{-1, absl::StrCat("master: node ", node, " (agent ", a.agents[node].first,
+                                           ") exited with status ", status)}});
   logs_cv_.notify_all();
   if (status != 0 && a.stop_reason.empty()) StopAllocationLocked(a, "failure");
   if (std::all_of(a.exits.begin(), a.exits.end(), [](const auto& e) { return e.has_value(); })) {
@@ -560,25 +571,25 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   } else if (trial.restarts < exp.max_restarts) {
     ++trial.restarts;
     trial.state = "QUEUED";
-    note = absl::StrCat("master: the trial failed; restart ", trial.restarts, " of ",
-                        exp.max_restarts,
-                        trial.latest_checkpoint.empty() ? " from the beginning"
-                                                        : " from checkpoint " + trial.latest_checkpoint);
+    note = absl::StrCat(
+        "master: the trial failed; restart ", trial.restarts, " of ", exp.max_restarts,
+        trial.latest_checkpoint.empty() ? " from the beginning"
+                                        : " from checkpoint " + trial.latest_checkpoint);
   } else {
     trial.state = "ERROR";
     absl::StatusOr<std::vector<LogRow>> logs = db_->ListLogs(a.trial_id, 0, std::nullopt, 1 << 30);
     if (logs.ok()) {
       std::vector<std::string> last;
-      for (size_t i = logs->size() > kErrorLines ? logs->size() - kErrorLines : 0;
-           i < logs->size(); ++i) {
+      for (size_t i = logs->size() > kErrorLines ? logs->size() - kErrorLines : 0; i < logs->size();
+           ++i) {
         last.push_back((*logs)[i].line);
       }
       trial.error_lines = absl::StrJoin(last, "\n");
     }
-    note = absl::StrCat("master: the trial failed", exp.max_restarts > 0
-                                                        ? absl::StrCat(" after ", trial.restarts,
-                                                                       " restart(s)")
-                                                        : "", "; it is ERROR");
+    note = absl::StrCat(
+        "master: the trial failed",
+        exp.max_restarts > 0 ? absl::StrCat(" after ", trial.restarts, " restart(s)") : "",
+        "; it is ERROR");
   }
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
   if (!note.empty()) (void)db_->AppendLogs(a.trial_id, {{-1, note}});
@@ -620,13 +631,13 @@ void Master::MonitorAgents() {
         for (size_t node = 0; node < a.agents.size(); ++node) {
           if (a.agents[node].first != id || a.exits[node]) continue;
           a.exits[node] = -1;
-          (void)db_->AppendLogs(a.trial_id, {{-1, absl::StrCat("master: agent ", id,
-                                                               " lost (no contact for ",
-                                                               absl::FormatDuration(options_.agent_timeout),
-                                                               ")")}});
+          (void)db_->AppendLogs(
+              a.trial_id, {{-1, absl::StrCat("master: agent ", id, " lost (no contact for ",
+                                             absl::FormatDuration(options_.agent_timeout), ")")}});
           if (a.stop_reason.empty()) StopAllocationLocked(a, "lost");
         }
-        if (std::all_of(a.exits.begin(), a.exits.end(), [](const auto& e) { return e.has_value(); })) {
+        if (std::all_of(a.exits.begin(), a.exits.end(),
+                        [](const auto& e) { return e.has_value(); })) {
           finished.push_back(aid);
         }
       }

@@ -38,7 +38,8 @@ absl::StatusOr<std::string> ResolveCheckpoint(core::Context& ctx, const std::str
 
 absl::Status Run(const Flags& flags, Trial& trial) {
   if (flags.config.empty()) {
-    return absl::InvalidArgumentError("no experiment config: pass --config FILE or set COHORT_CONFIG");
+    return absl::InvalidArgumentError(
+        "no experiment config: pass --config FILE or set COHORT_CONFIG");
   }
   PrepareTrainingProcess();
   torch::set_num_threads(static_cast<int>(env::GetIntOr("COHORT_NUM_THREADS", 1).value_or(1)));
@@ -51,29 +52,35 @@ absl::Status Run(const Flags& flags, Trial& trial) {
   TrialRunOptions options;
   options.global_batch_size = cfg.global_batch_size;
   if (!cfg.searcher.max_length.has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(flags.config, ": searcher.max_length is needed"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(flags.config, ": searcher.max_length is needed"));
   }
-  COHORT_ASSIGN_OR_RETURN(options.max_batches,
-                          config::LengthInBatches(*cfg.searcher.max_length, cfg, "searcher.max_length"));
+  COHORT_ASSIGN_OR_RETURN(options.max_batches, config::LengthInBatches(*cfg.searcher.max_length,
+                                                                       cfg, "searcher.max_length"));
   if (flags.max_batches >= 0) options.max_batches = flags.max_batches;
   // adaptive_asha's rungs (COHORT_SEARCHER_OPS from the master): validate and report at each.
   const std::vector<int64_t>& ops = ctx->searcher().lengths();
-  if (!ops.empty() && flags.max_batches < 0) options.final_operation_length = static_cast<double>(ops.back());
+  if (!ops.empty() && flags.max_batches < 0)
+    options.final_operation_length = static_cast<double>(ops.back());
   for (size_t i = 0; i + 1 < ops.size(); ++i) {
     config::Length length = *cfg.searcher.max_length;
     length.value = ops[i];
-    COHORT_ASSIGN_OR_RETURN(int64_t end, config::LengthInBatches(length, cfg, "a searcher operation"));
+    COHORT_ASSIGN_OR_RETURN(int64_t end,
+                            config::LengthInBatches(length, cfg, "a searcher operation"));
     if (end < options.max_batches) {
-      options.searcher_operations.push_back({.end_batches = end, .length = static_cast<double>(ops[i])});
+      options.searcher_operations.push_back(
+          {.end_batches = end, .length = static_cast<double>(ops[i])});
     }
   }
   if (cfg.min_validation_period) {
-    COHORT_ASSIGN_OR_RETURN(options.validation_period,
-                            config::LengthInBatches(*cfg.min_validation_period, cfg, "min_validation_period"));
+    COHORT_ASSIGN_OR_RETURN(
+        options.validation_period,
+        config::LengthInBatches(*cfg.min_validation_period, cfg, "min_validation_period"));
   }
   if (cfg.min_checkpoint_period) {
-    COHORT_ASSIGN_OR_RETURN(options.checkpoint_period,
-                            config::LengthInBatches(*cfg.min_checkpoint_period, cfg, "min_checkpoint_period"));
+    COHORT_ASSIGN_OR_RETURN(
+        options.checkpoint_period,
+        config::LengthInBatches(*cfg.min_checkpoint_period, cfg, "min_checkpoint_period"));
   }
   options.scheduling_unit = cfg.scheduling_unit;
   const auto& o = cfg.optimizations;
@@ -121,8 +128,7 @@ absl::Status Run(const Flags& flags, Trial& trial) {
   }
   COHORT_ASSIGN_OR_RETURN(TrialRunResult result, RunTrial(trial, options, *ctx));
   if (result.preempted && comm.rank() == 0) {
-    std::fprintf(stderr,
-                 "trial: preempted after %lld of %lld batches; resume with --restore %s\n",
+    std::fprintf(stderr, "trial: preempted after %lld of %lld batches; resume with --restore %s\n",
                  static_cast<long long>(result.batches_completed),
                  static_cast<long long>(options.max_batches), result.latest_checkpoint.c_str());
   }
@@ -133,8 +139,9 @@ absl::Status Run(const Flags& flags, Trial& trial) {
 
 int TrialMain(int argc, char** argv, Trial& trial) {
   Flags flags;
-  CLI::App app{"A Cohort trial: trains the experiment's model with synchronous data "
-               "parallelism. Start one per slot with cohort-launch."};
+  CLI::App app{
+      "A Cohort trial: trains the experiment's model with synchronous data "
+      "parallelism. Start one per slot with cohort-launch."};
   app.add_option("--config", flags.config, "Experiment config (default: $COHORT_CONFIG)");
   app.add_option("--run-dir", flags.run_dir,
                  "Where the chief writes metrics.jsonl and checkpoints/ (default: "
@@ -147,8 +154,9 @@ int TrialMain(int argc, char** argv, Trial& trial) {
                  "sample)");
   app.add_option("--max-batches", flags.max_batches,
                  "Train this many batches instead of searcher.max_length (a smoke test)");
-  app.footer("Example:\n  cohort-launch --slots 2 -- fashion_mnist_trial --config "
-             "examples/fashion_mnist/distributed.yaml");
+  app.footer(
+      "Example:\n  cohort-launch --slots 2 -- fashion_mnist_trial --config "
+      "examples/fashion_mnist/distributed.yaml");
   CLI11_PARSE(app, argc, argv);
   absl::Status status = Run(flags, trial);
   if (!status.ok()) {

@@ -109,10 +109,10 @@ class Runner {
       result_.batches_completed = done;
       const bool last = done == options_.max_batches;
       if (core_.reporter() != nullptr) {
-        COHORT_RETURN_IF_ERROR(core_.reporter()->ReportProgress(
-            {.completed = static_cast<double>(done),
-             .total = static_cast<double>(options_.max_batches),
-             .unit = "batches"}));
+        COHORT_RETURN_IF_ERROR(
+            core_.reporter()->ReportProgress({.completed = static_cast<double>(done),
+                                              .total = static_cast<double>(options_.max_batches),
+                                              .unit = "batches"}));
       }
       if (done % options_.scheduling_unit == 0 || last) {
         t = absl::Now();
@@ -183,9 +183,8 @@ class Runner {
          {name, name.rfind("validation_", 0) == 0 ? name.substr(11) : name}) {
       if (m.contains(candidate) && m[candidate].is_number()) return m[candidate].get<double>();
     }
-    COHORT_LOG(WARNING) << "searcher.metric '" << name
-                        << "' is not among the validation metrics " << m.dump()
-                        << ": the searcher gets NaN";
+    COHORT_LOG(WARNING) << "searcher.metric '" << name << "' is not among the validation metrics "
+                        << m.dump() << ": the searcher gets NaN";
     return std::nan("");
   }
 

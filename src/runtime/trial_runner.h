@@ -37,16 +37,16 @@ namespace cohort::runtime {
 
 struct TrialRunOptions {
   int64_t global_batch_size = 0;
-  int64_t max_batches = 0;            // searcher length, in global batches
-  int64_t validation_period = 0;      // batches; 0: only at the end
-  int64_t checkpoint_period = 0;      // batches; 0: only at the end
-  int64_t scheduling_unit = 100;      // training metrics every this many batches
-  uint64_t seed = 0;                  // trial seed: model init and data order
+  int64_t max_batches = 0;        // searcher length, in global batches
+  int64_t validation_period = 0;  // batches; 0: only at the end
+  int64_t checkpoint_period = 0;  // batches; 0: only at the end
+  int64_t scheduling_unit = 100;  // training metrics every this many batches
+  uint64_t seed = 0;              // trial seed: model init and data order
   GradientReducerOptions optimizations;
   bool average_training_metrics = true;
   nlohmann::json hparams = nlohmann::json::object();
   nlohmann::json data = nlohmann::json::object();
-  std::string restore_from;           // a checkpoint directory to resume from; empty: fresh
+  std::string restore_from;  // a checkpoint directory to resume from; empty: fresh
   // The validation metric the searcher optimizes (searcher.metric); a "validation_" prefix may
   // be omitted by the trial's metric names. Empty: the first validation metric.
   std::string searcher_metric;

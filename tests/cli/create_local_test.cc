@@ -36,8 +36,8 @@ class CreateLocalTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(runs_); }
 
   LaunchResult Create(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(120)) {
-    std::vector<std::string> argv = {BinaryPath("cohort"), "experiment", "create", "--local",
-                                     "--runs-dir", runs_.string()};
+    std::vector<std::string> argv = {BinaryPath("cohort"), "experiment",  "create", "--local",
+                                     "--runs-dir",         runs_.string()};
     argv.insert(argv.end(), args.begin(), args.end());
     return RunToCompletion(argv, {}, timeout);
   }
@@ -88,8 +88,8 @@ TEST_F(CreateLocalTest, GridSearchRunsOneTrialPerPointWithItsHyperparameters) {
 }
 
 TEST_F(CreateLocalTest, FashionMnistSmokeTestTrainsAFewBatchesOnTwoSlotsAndValidates) {
-  LaunchResult r = Create({"--test", Example("fashion_mnist/distributed.yaml"), BinDir()},
-                          absl::Seconds(240));
+  LaunchResult r =
+      Create({"--test", Example("fashion_mnist/distributed.yaml"), BinDir()}, absl::Seconds(240));
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   std::vector<std::vector<std::string>> rows = SummaryRows(r.out);
   ASSERT_EQ(rows.size(), 1u) << r.out;
@@ -107,9 +107,14 @@ TEST_F(CreateLocalTest, FashionMnistSmokeTestTrainsAFewBatchesOnTwoSlotsAndValid
 }
 
 TEST_F(CreateLocalTest, CtrlCAsksTheTrialToCheckpointAndStop) {
-  std::vector<std::string> argv = {BinaryPath("cohort"), "experiment", "create", "--local",
-                                   "--runs-dir", runs_.string(),
-                                   Example("fashion_mnist/distributed.yaml"), BinDir()};
+  std::vector<std::string> argv = {BinaryPath("cohort"),
+                                   "experiment",
+                                   "create",
+                                   "--local",
+                                   "--runs-dir",
+                                   runs_.string(),
+                                   Example("fashion_mnist/distributed.yaml"),
+                                   BinDir()};
   testing::LauncherProcess cli(argv);
   // Wait until the trial has trained a few batches.
   auto batches_done = [&]() -> double {
@@ -119,8 +124,9 @@ TEST_F(CreateLocalTest, CtrlCAsksTheTrialToCheckpointAndStop) {
     nlohmann::json p = nlohmann::json::parse(in, nullptr, false);
     return p.is_object() && p.contains("completed") ? p["completed"].get<double>() : 0;
   };
-  ASSERT_TRUE(cli.WaitFor([&](const std::string&, const std::string&) { return batches_done() >= 5; },
-                          absl::Seconds(120)))
+  ASSERT_TRUE(
+      cli.WaitFor([&](const std::string&, const std::string&) { return batches_done() >= 5; },
+                  absl::Seconds(120)))
       << cli.err();
   ASSERT_EQ(::kill(cli.pid(), SIGINT), 0);
   LaunchResult r = cli.Wait(absl::Seconds(120));
@@ -163,12 +169,13 @@ TEST_F(CreateLocalTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtTheirRung
   fs::create_directories(runs_);
   const fs::path config = runs_ / "asha.yaml";
   // x = increment_by * batches; smaller is better. Rungs 100 and 200.
-  std::ofstream(config) << "name: asha\nentrypoint: ./core_api_3_hpsearch\n"
-                           "reproducibility: {experiment_seed: 5}\n"
-                           "hyperparameters:\n  global_batch_size: 16\n"
-                           "  increment_by: {type: int, minval: 1, maxval: 50}\n"
-                           "searcher: {name: adaptive_asha, metric: x, max_length: {batches: 200},\n"
-                           "  max_trials: 4, max_rungs: 2, divisor: 2, mode: aggressive}\n";
+  std::ofstream(config)
+      << "name: asha\nentrypoint: ./core_api_3_hpsearch\n"
+         "reproducibility: {experiment_seed: 5}\n"
+         "hyperparameters:\n  global_batch_size: 16\n"
+         "  increment_by: {type: int, minval: 1, maxval: 50}\n"
+         "searcher: {name: adaptive_asha, metric: x, max_length: {batches: 200},\n"
+         "  max_trials: 4, max_rungs: 2, divisor: 2, mode: aggressive}\n";
   LaunchResult r = Create({config.string(), BinDir()});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("adaptive_asha: 1 bracket with rungs {100, 200}"), std::string::npos)

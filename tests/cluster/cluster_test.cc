@@ -10,10 +10,10 @@
 
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <optional>
 #include <iterator>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,9 +51,9 @@ class ClusterTest : public ::testing::Test {
   }
 
   void StartMaster(int port = 0) {
-    master_ = std::make_unique<LauncherProcess>(std::vector<std::string>{
-        BinaryPath("cohort-master"), "--port", std::to_string(port), "--data-dir",
-        (dir_ / "master").string(), "--agent-timeout", "5"});
+    master_ = std::make_unique<LauncherProcess>(
+        std::vector<std::string>{BinaryPath("cohort-master"), "--port", std::to_string(port),
+                                 "--data-dir", (dir_ / "master").string(), "--agent-timeout", "5"});
     ASSERT_TRUE(master_->WaitFor(
         [](const std::string& out, const std::string&) {
           return out.find("listening on http://") != std::string::npos;
@@ -66,20 +66,29 @@ class ClusterTest : public ::testing::Test {
   }
   void StartAgent(const std::string& id, int slots, int port_lo, bool artificial = false,
                   std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {
-        BinaryPath("cohort-agent"), "--master", url_, "--id", id,
-        artificial ? "--artificial-slots" : "--slots", std::to_string(slots), "--port-range",
-        absl::StrCat(port_lo, "-", port_lo + 9), "--work-dir", (dir_ / id).string()};
+    std::vector<std::string> argv = {BinaryPath("cohort-agent"),
+                                     "--master",
+                                     url_,
+                                     "--id",
+                                     id,
+                                     artificial ? "--artificial-slots" : "--slots",
+                                     std::to_string(slots),
+                                     "--port-range",
+                                     absl::StrCat(port_lo, "-", port_lo + 9),
+                                     "--work-dir",
+                                     (dir_ / id).string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     agents_.push_back(std::make_unique<LauncherProcess>(argv));
     json last;
-    WaitUntil([&] {
-      last = Json({"agent", "list"});
-      for (const json& a : last["agents"]) {
-        if (a["id"] == id && a["connected"].get<bool>()) return true;
-      }
-      return false;
-    }, "agent " + id + " to connect: " + last.dump());
+    WaitUntil(
+        [&] {
+          last = Json({"agent", "list"});
+          for (const json& a : last["agents"]) {
+            if (a["id"] == id && a["connected"].get<bool>()) return true;
+          }
+          return false;
+        },
+        "agent " + id + " to connect: " + last.dump());
   }
   // `cohort -m URL ARGS...`
   LaunchResult Cohort(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(60)) {
@@ -146,12 +155,13 @@ TEST_F(ClusterTest, TwoSlotFashionMnistTrialAcrossTwoOneSlotAgents) {
   StartMaster();
   StartAgent("a1", 1, 30100);
   StartAgent("a2", 1, 30200);
-  const std::string config = Config(
-      "fm", "entrypoint: ./fashion_mnist_trial\n"
-            "data: {dir: /usr/share/datasets/fashion-mnist}\n"
-            "hyperparameters: {global_batch_size: 64, learning_rate: 0.02, momentum: 0.9,\n"
-            "  n_filters1: 32, n_filters2: 64, dropout1: 0.25, dropout2: 0.5}\n"
-            "resources: {slots_per_trial: 2}\nmax_restarts: 0\n");
+  const std::string config =
+      Config("fm",
+             "entrypoint: ./fashion_mnist_trial\n"
+             "data: {dir: /usr/share/datasets/fashion-mnist}\n"
+             "hyperparameters: {global_batch_size: 64, learning_rate: 0.02, momentum: 0.9,\n"
+             "  n_filters1: 32, n_filters2: 64, dropout1: 0.25, dropout2: 0.5}\n"
+             "resources: {slots_per_trial: 2}\nmax_restarts: 0\n");
   LaunchResult r = Cohort({"experiment", "create", "--follow", config,
                            fs::path(BinaryPath("fashion_mnist_trial")).parent_path().string()},
                           absl::Seconds(240));
@@ -176,9 +186,13 @@ TEST_F(ClusterTest, LogsAreFilterableByRank) {
   StartMaster();
   StartAgent("a1", 2, 30300);
   Script("hello.sh", "echo \"hello from rank $COHORT_RANK of $COHORT_SIZE\"\n");
-  const int64_t id = Create(Config("hello", "entrypoint: ./hello.sh\nresources: {slots_per_trial: 2}\n"));
-  WaitUntil([&] { return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED"; },
-            "the experiment to complete");
+  const int64_t id =
+      Create(Config("hello", "entrypoint: ./hello.sh\nresources: {slots_per_trial: 2}\n"));
+  WaitUntil(
+      [&] {
+        return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED";
+      },
+      "the experiment to complete");
   LaunchResult one = Cohort({"trial", "logs", "1", "--rank", "1"});
   ASSERT_EQ(one.status, 0) << one.err;
   EXPECT_EQ(one.out, "[rank=1] hello from rank 1 of 2\n");
@@ -197,12 +211,13 @@ TEST_F(ClusterTest, GangSchedulingOnTwoEightSlotAgents) {
   StartAgent("agent-b", 8, 30500, /*artificial=*/true);
   Script("sleep.sh", "exec sleep 60\n");
   auto sleeper = [&](const std::string& name, int slots) {
-    return Config(name, absl::StrCat("entrypoint: ./sleep.sh\nresources: {slots_per_trial: ",
-                                     slots, "}\nmax_restarts: 0\n"));
+    return Config(name, absl::StrCat("entrypoint: ./sleep.sh\nresources: {slots_per_trial: ", slots,
+                                     "}\nmax_restarts: 0\n"));
   };
   // 16 slots: both whole agents.
   const int64_t big = Create(sleeper("big", 16));
-  WaitUntil([&] { return Task(big).value("state", std::string()) == "RUNNING"; }, "the 16-slot trial to run");
+  WaitUntil([&] { return Task(big).value("state", std::string()) == "RUNNING"; },
+            "the 16-slot trial to run");
   EXPECT_EQ(Task(big)["agents"], json({"agent-a", "agent-b"}));
   // 12 slots: fits in total, never in shape: waits, saying why.
   const int64_t twelve = Create(sleeper("twelve", 12));
@@ -212,26 +227,34 @@ TEST_F(ClusterTest, GangSchedulingOnTwoEightSlotAgents) {
   EXPECT_NE(describe.out.find("not a multiple of the 8 slots per agent"), std::string::npos);
   // Killing the 16-slot experiment frees its slots.
   ASSERT_EQ(Cohort({"experiment", "kill", std::to_string(big)}).status, 0);
-  WaitUntil([&] {
-    const json slots = Json({"slot", "list"});
-    for (const json& s : slots["slots"]) {
-      if (s.contains("trial_id")) return false;
-    }
-    return true;
-  }, "the slots to be free");
-  EXPECT_EQ(Json({"experiment", "describe", std::to_string(big)})["trials"][0]["state"], "CANCELED");
+  WaitUntil(
+      [&] {
+        const json slots = Json({"slot", "list"});
+        for (const json& s : slots["slots"]) {
+          if (s.contains("trial_id")) return false;
+        }
+        return true;
+      },
+      "the slots to be free");
+  EXPECT_EQ(Json({"experiment", "describe", std::to_string(big)})["trials"][0]["state"],
+            "CANCELED");
   // Two 4-slot trials share one agent (best fit), past the waiting 12-slot one.
   const int64_t four_a = Create(sleeper("four-a", 4));
   const int64_t four_b = Create(sleeper("four-b", 4));
-  WaitUntil([&] {
-    return Task(four_a).value("state", std::string()) == "RUNNING" && Task(four_b).value("state", std::string()) == "RUNNING";
-  }, "both 4-slot trials to run");
+  WaitUntil(
+      [&] {
+        return Task(four_a).value("state", std::string()) == "RUNNING" &&
+               Task(four_b).value("state", std::string()) == "RUNNING";
+      },
+      "both 4-slot trials to run");
   EXPECT_EQ(Task(four_a)["agents"], Task(four_b)["agents"]);
   EXPECT_EQ(Task(twelve).value("state", std::string()), "QUEUED");
   // More than the whole cluster: refused at creation, with the reason.
-  LaunchResult refused = Cohort({"experiment", "create", sleeper("huge", 17), (dir_ / "context").string()});
+  LaunchResult refused =
+      Cohort({"experiment", "create", sleeper("huge", 17), (dir_ / "context").string()});
   EXPECT_NE(refused.status, 0);
-  EXPECT_NE(refused.err.find("needs 17 slots but the whole cluster has 16 (2 agents)"), std::string::npos)
+  EXPECT_NE(refused.err.find("needs 17 slots but the whole cluster has 16 (2 agents)"),
+            std::string::npos)
       << refused.err;
   for (int64_t id : {twelve, four_a, four_b}) Cohort({"experiment", "kill", std::to_string(id)});
 }
@@ -240,12 +263,14 @@ TEST_F(ClusterTest, NineSlotsOnOneEightSlotAgentIsRefusedAtCreation) {
   StartMaster();
   StartAgent("only", 8, 30600, /*artificial=*/true);
   Script("sleep.sh", "exec sleep 60\n");
-  LaunchResult r = Cohort({"experiment", "create",
-                           Config("nine", "entrypoint: ./sleep.sh\nresources: {slots_per_trial: 9}\n"),
-                           (dir_ / "context").string()});
+  LaunchResult r =
+      Cohort({"experiment", "create",
+              Config("nine", "entrypoint: ./sleep.sh\nresources: {slots_per_trial: 9}\n"),
+              (dir_ / "context").string()});
   EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("resources.slots_per_trial: needs 9 slots but the whole cluster has 8 (1 agent)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("resources.slots_per_trial: needs 9 slots but the whole cluster has 8 (1 agent)"),
+      std::string::npos)
       << r.err;
   EXPECT_TRUE(Json({"experiment", "list"})["experiments"].empty());
 }
@@ -259,11 +284,15 @@ TEST_F(ClusterTest, TemplatesMergeAndTheStoredConfigDoesNotChangeLater) {
                          "environment: {environment_variables: [GREETING=hi, OTHER=1]}\n";
   ASSERT_EQ(Cohort({"template", "set", "team", tmpl.string()}).status, 0);
   EXPECT_EQ(Json({"template", "list"})["templates"][0]["name"], "team");
-  const int64_t id = Create(Config("greet", "entrypoint: ./hello.sh\n"
-                                            "environment: {environment_variables: [GREETING=hello]}\n"),
+  const int64_t id = Create(Config("greet",
+                                   "entrypoint: ./hello.sh\n"
+                                   "environment: {environment_variables: [GREETING=hello]}\n"),
                             {"--template", "team"});
-  WaitUntil([&] { return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED"; },
-            "the experiment to complete");
+  WaitUntil(
+      [&] {
+        return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED";
+      },
+      "the experiment to complete");
   LaunchResult logs = Cohort({"trial", "logs", "1"});
   // The config's GREETING wins over the template's; slots_per_trial came from the template.
   EXPECT_NE(logs.out.find("[rank=0] hello from rank 0"), std::string::npos) << logs.out;
@@ -287,18 +316,23 @@ TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
          absl::StrCat("if [ -z \"$COHORT_LATEST_CHECKPOINT\" ] && [ \"$COHORT_RANK\" = 1 ]; then\n"
                       "  (sleep 1.5; kill -9 $$) &\n"
                       "fi\n"
-                      "exec ", BinaryPath("core_api_2_checkpoints"), " --config \"$COHORT_CONFIG\"\n"));
-  const int64_t id = Create(Config("crashy", "entrypoint: ./crashy.sh\n"
-                                             "resources: {slots_per_trial: 2}\nmax_restarts: 2\n"));
-  WaitUntil([&] {
-    const std::string state = Json({"experiment", "describe", std::to_string(id)})["state"];
-    return state == "COMPLETED" || state == "ERROR";
-  }, "the experiment to end", absl::Seconds(120));
+                      "exec ",
+                      BinaryPath("core_api_2_checkpoints"), " --config \"$COHORT_CONFIG\"\n"));
+  const int64_t id = Create(Config("crashy",
+                                   "entrypoint: ./crashy.sh\n"
+                                   "resources: {slots_per_trial: 2}\nmax_restarts: 2\n"));
+  WaitUntil(
+      [&] {
+        const std::string state = Json({"experiment", "describe", std::to_string(id)})["state"];
+        return state == "COMPLETED" || state == "ERROR";
+      },
+      "the experiment to end", absl::Seconds(120));
   json e = Json({"experiment", "describe", std::to_string(id)});
   EXPECT_EQ(e["state"], "COMPLETED") << e.dump(2);
   EXPECT_EQ(e["trials"][0]["restarts"], 1);
   LaunchResult logs = Cohort({"trial", "logs", "1"});
-  EXPECT_NE(logs.out.find("master: the trial failed; restart 1 of 2 from checkpoint"), std::string::npos)
+  EXPECT_NE(logs.out.find("master: the trial failed; restart 1 of 2 from checkpoint"),
+            std::string::npos)
       << logs.out;
   EXPECT_NE(logs.out.find("[rank=0] resumed from"), std::string::npos) << logs.out;
   EXPECT_NE(logs.out.find("[rank=0] done: x = 100"), std::string::npos) << logs.out;
@@ -308,9 +342,8 @@ TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
   const std::string marker = "master: allocation ";
   const size_t at = logs.out.find(marker);
   ASSERT_NE(at, std::string::npos) << logs.out;
-  const std::string first = logs.out.substr(at + marker.size(),
-                                            logs.out.find(' ', at + marker.size()) - at -
-                                                marker.size());
+  const std::string first = logs.out.substr(
+      at + marker.size(), logs.out.find(' ', at + marker.size()) - at - marker.size());
   ASSERT_NE(logs.out.find(marker, at + 1), std::string::npos) << "no second allocation";
   const json before = Json({"trial", "describe", "1"});
   api::ApiClient client(url_);
@@ -328,9 +361,9 @@ TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
       << after["trial"].dump(2);
   EXPECT_NE(after["trial"]["latest_checkpoint"], "stale");
   EXPECT_EQ(after["trial"]["batches"], before["trial"]["batches"]) << after["trial"].dump(2);
-  absl::StatusOr<json> wrong_trial = client.Post(
-      absl::StrCat("/api/v1/allocations/", first, "/logs"),
-      {{"trial_id", 2}, {"lines", {{{"rank", 0}, {"line", "not mine"}}}}});
+  absl::StatusOr<json> wrong_trial =
+      client.Post(absl::StrCat("/api/v1/allocations/", first, "/logs"),
+                  {{"trial_id", 2}, {"lines", {{{"rank", 0}, {"line", "not mine"}}}}});
   ASSERT_FALSE(wrong_trial.ok());
   EXPECT_TRUE(absl::IsInvalidArgument(wrong_trial.status())) << wrong_trial.status();
   EXPECT_NE(wrong_trial.status().message().find("does not belong to trial 2"), std::string::npos)
@@ -354,13 +387,15 @@ TEST_F(ClusterTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtARung) {
                            "  divisor: 2\n  mode: aggressive\n  max_concurrent_trials: 1\n";
   const int64_t id = Create(config.string());
   // One trial at a time (max_concurrent_trials: 1 and one slot).
-  WaitUntil([&] {
-    const json e = Json({"experiment", "describe", std::to_string(id)});
-    int running = 0;
-    for (const json& t : e["trials"]) running += t["state"] == "RUNNING";
-    EXPECT_LE(running, 1) << e.dump(2);
-    return e["state"] == "COMPLETED" || e["state"] == "ERROR";
-  }, "the adaptive_asha experiment to end", absl::Seconds(150));
+  WaitUntil(
+      [&] {
+        const json e = Json({"experiment", "describe", std::to_string(id)});
+        int running = 0;
+        for (const json& t : e["trials"]) running += t["state"] == "RUNNING";
+        EXPECT_LE(running, 1) << e.dump(2);
+        return e["state"] == "COMPLETED" || e["state"] == "ERROR";
+      },
+      "the adaptive_asha experiment to end", absl::Seconds(150));
   const json e = Json({"experiment", "describe", std::to_string(id)});
   ASSERT_EQ(e["state"], "COMPLETED") << e.dump(2);
   ASSERT_EQ(e["trials"].size(), 4u) << e.dump(2);
@@ -403,9 +438,11 @@ TEST_F(ClusterTest, AgentSplitsItsCpusAmongSlotsAndKeepsOnlyTheNewestAllocationD
   Script("threads.sh", "echo \"threads=$COHORT_NUM_THREADS\"\n");
   for (int i = 0; i < 2; ++i) {
     const int64_t id = Create(Config(absl::StrCat("t", i), "entrypoint: ./threads.sh\n"));
-    WaitUntil([&] {
-      return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED";
-    }, "a one-line trial to complete");
+    WaitUntil(
+        [&] {
+          return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED";
+        },
+        "a one-line trial to complete");
     // 6 cpus over 2 slots: 3 threads per worker (unless the test's own environment sets it).
     if (std::getenv("COHORT_NUM_THREADS") == nullptr) {
       const json e = Json({"experiment", "describe", std::to_string(id)});
@@ -416,14 +453,16 @@ TEST_F(ClusterTest, AgentSplitsItsCpusAmongSlotsAndKeepsOnlyTheNewestAllocationD
   }
   // Both allocations finished; the agent keeps the newest one's directory only.
   std::vector<std::string> allocs;
-  WaitUntil([&] {
-    allocs.clear();
-    for (const auto& entry : fs::directory_iterator(dir_ / "a1")) {
-      const std::string name = entry.path().filename().string();
-      if (name.rfind("alloc-", 0) == 0) allocs.push_back(name);
-    }
-    return allocs.size() == 1;
-  }, "the agent to prune its work directory");
+  WaitUntil(
+      [&] {
+        allocs.clear();
+        for (const auto& entry : fs::directory_iterator(dir_ / "a1")) {
+          const std::string name = entry.path().filename().string();
+          if (name.rfind("alloc-", 0) == 0) allocs.push_back(name);
+        }
+        return allocs.size() == 1;
+      },
+      "the agent to prune its work directory");
   EXPECT_EQ(allocs[0].substr(0, 8), "alloc-2.") << allocs[0];
 }
 
@@ -431,12 +470,13 @@ TEST_F(ClusterTest, PausedTrialCheckpointsAndActivateResumesIt) {
   StartMaster();
   StartAgent("a1", 2, 31000);
   const std::string bin = fs::path(BinaryPath("fashion_mnist_trial")).parent_path().string();
-  const std::string config = Config(
-      "pausable", "entrypoint: ./fashion_mnist_trial\n"
-                  "data: {dir: /usr/share/datasets/fashion-mnist}\n"
-                  "hyperparameters: {global_batch_size: 32, learning_rate: 0.02, momentum: 0.9,\n"
-                  "  n_filters1: 8, n_filters2: 16, dropout1: 0.25, dropout2: 0.5}\n"
-                  "resources: {slots_per_trial: 2}\nmax_restarts: 0\n");
+  const std::string config =
+      Config("pausable",
+             "entrypoint: ./fashion_mnist_trial\n"
+             "data: {dir: /usr/share/datasets/fashion-mnist}\n"
+             "hyperparameters: {global_batch_size: 32, learning_rate: 0.02, momentum: 0.9,\n"
+             "  n_filters1: 8, n_filters2: 16, dropout1: 0.25, dropout2: 0.5}\n"
+             "resources: {slots_per_trial: 2}\nmax_restarts: 0\n");
   // 400 batches instead of the default 10, so that there is time to pause.
   std::string text;
   {
@@ -464,8 +504,9 @@ TEST_F(ClusterTest, PausedTrialCheckpointsAndActivateResumesIt) {
   EXPECT_EQ(trial()["batches"], 400);
   EXPECT_EQ(trial()["restarts"], 0);
   LaunchResult logs = Cohort({"trial", "logs", "1"});
-  EXPECT_NE(logs.out.find("resuming from checkpoint " + paused["latest_checkpoint"].get<std::string>()),
-            std::string::npos)
+  EXPECT_NE(
+      logs.out.find("resuming from checkpoint " + paused["latest_checkpoint"].get<std::string>()),
+      std::string::npos)
       << logs.out;
 }
 
@@ -473,10 +514,14 @@ TEST_F(ClusterTest, TrialThatKeepsFailingEndsAsErrorWithItsLastLines) {
   StartMaster();
   StartAgent("a1", 2, 31100);
   Script("boom.sh", "echo \"boom on rank $COHORT_RANK\"\nexit 3\n");
-  const int64_t id = Create(Config("boom", "entrypoint: ./boom.sh\nresources: {slots_per_trial: 2}\n"
-                                           "max_restarts: 1\n"));
-  WaitUntil([&] { return Json({"experiment", "describe", std::to_string(id)})["state"] == "ERROR"; },
-            "the experiment to fail");
+  const int64_t id = Create(Config("boom",
+                                   "entrypoint: ./boom.sh\nresources: {slots_per_trial: 2}\n"
+                                   "max_restarts: 1\n"));
+  WaitUntil(
+      [&] {
+        return Json({"experiment", "describe", std::to_string(id)})["state"] == "ERROR";
+      },
+      "the experiment to fail");
   json t = Json({"experiment", "describe", std::to_string(id)})["trials"][0];
   EXPECT_EQ(t["state"], "ERROR");
   EXPECT_EQ(t["restarts"], 1);
@@ -495,7 +540,8 @@ TEST_F(ClusterTest, BadRequestsGetErrorsNamingTheProblem) {
   std::ofstream(bad) << "name: bad\nentrypoint: ./x\nhyperparameters: {global_batch_size: 8}\n"
                         "resources: {slots_per_trial: -2}\nsearcher: {name: single, metric: m, "
                         "max_length: {batches: 1}}\nmax_restart: 1\n";
-  LaunchResult invalid = Cohort({"experiment", "create", bad.string(), (dir_ / "context").string()});
+  LaunchResult invalid =
+      Cohort({"experiment", "create", bad.string(), (dir_ / "context").string()});
   EXPECT_EQ(invalid.status, 1);
   EXPECT_NE(invalid.err.find("resources.slots_per_trial: must be >= 1, got -2"), std::string::npos)
       << invalid.err;
@@ -505,8 +551,9 @@ TEST_F(ClusterTest, BadRequestsGetErrorsNamingTheProblem) {
   LaunchResult nested = Cohort({"template", "set", "t", tmpl.string()});
   EXPECT_EQ(nested.status, 1);
   EXPECT_NE(nested.err.find("template"), std::string::npos) << nested.err;
-  LaunchResult unknown_template = Cohort({"experiment", "create", "--template", "nope",
-                                          Config("x", "entrypoint: ./x\n"), (dir_ / "context").string()});
+  LaunchResult unknown_template =
+      Cohort({"experiment", "create", "--template", "nope", Config("x", "entrypoint: ./x\n"),
+              (dir_ / "context").string()});
   EXPECT_NE(unknown_template.err.find("template 'nope' does not exist"), std::string::npos)
       << unknown_template.err;
 }
@@ -515,9 +562,13 @@ TEST_F(ClusterTest, RestartedMasterKeepsEverythingAndAgentsReconnect) {
   StartMaster();
   StartAgent("a1", 2, 30900);
   Script("hello.sh", "echo \"hello from rank $COHORT_RANK\"\n");
-  const int64_t id = Create(Config("before", "entrypoint: ./hello.sh\nresources: {slots_per_trial: 2}\n"));
-  WaitUntil([&] { return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED"; },
-            "the experiment to complete");
+  const int64_t id =
+      Create(Config("before", "entrypoint: ./hello.sh\nresources: {slots_per_trial: 2}\n"));
+  WaitUntil(
+      [&] {
+        return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED";
+      },
+      "the experiment to complete");
   const std::string port = url_.substr(url_.rfind(':') + 1);
   ASSERT_EQ(::kill(master_->pid(), SIGKILL), 0);
   master_->Wait(absl::Seconds(10));
@@ -527,14 +578,20 @@ TEST_F(ClusterTest, RestartedMasterKeepsEverythingAndAgentsReconnect) {
   EXPECT_EQ(e["name"], "before");
   LaunchResult logs = Cohort({"trial", "logs", "1", "--rank", "1"});
   EXPECT_EQ(logs.out, "[rank=1] hello from rank 1\n");
-  WaitUntil([&] {
-    json agents = Json({"agent", "list"})["agents"];
-    return agents.size() == 1 && agents[0]["connected"].get<bool>();
-  }, "the agent to reconnect");
+  WaitUntil(
+      [&] {
+        json agents = Json({"agent", "list"})["agents"];
+        return agents.size() == 1 && agents[0]["connected"].get<bool>();
+      },
+      "the agent to reconnect");
   // The restarted cluster runs new work.
-  const int64_t after = Create(Config("after", "entrypoint: ./hello.sh\nresources: {slots_per_trial: 2}\n"));
-  WaitUntil([&] { return Json({"experiment", "describe", std::to_string(after)})["state"] == "COMPLETED"; },
-            "the new experiment to complete");
+  const int64_t after =
+      Create(Config("after", "entrypoint: ./hello.sh\nresources: {slots_per_trial: 2}\n"));
+  WaitUntil(
+      [&] {
+        return Json({"experiment", "describe", std::to_string(after)})["state"] == "COMPLETED";
+      },
+      "the new experiment to complete");
 }
 
 TEST_F(ClusterTest, ClusterUpStartsALocalClusterTheCliFindsAndDownStopsIt) {
@@ -555,8 +612,9 @@ TEST_F(ClusterTest, ClusterUpStartsALocalClusterTheCliFindsAndDownStopsIt) {
                                      "--slots", "1", "--port", std::to_string(port)},
                                     env, absl::Seconds(60));
   ASSERT_EQ(up.status, 0) << up.out << up.err;
-  EXPECT_NE(up.out.find(absl::StrCat("master http://127.0.0.1:", port, ", 2 agent(s) of 1 slot(s)")),
-            std::string::npos)
+  EXPECT_NE(
+      up.out.find(absl::StrCat("master http://127.0.0.1:", port, ", 2 agent(s) of 1 slot(s)")),
+      std::string::npos)
       << up.out;
   EXPECT_TRUE(fs::exists(dir_ / "data" / "cohort" / "cluster.json"));
   // Without --master the CLI finds the local cluster.
@@ -568,12 +626,13 @@ TEST_F(ClusterTest, ClusterUpStartsALocalClusterTheCliFindsAndDownStopsIt) {
   LaunchResult again = RunToCompletion({BinaryPath("cohort"), "cluster", "up"}, env);
   EXPECT_EQ(again.status, 0);
   EXPECT_NE(again.out.find("already running"), std::string::npos) << again.out;
-  LaunchResult down = RunToCompletion({BinaryPath("cohort"), "cluster", "down"}, env, absl::Seconds(60));
+  LaunchResult down =
+      RunToCompletion({BinaryPath("cohort"), "cluster", "down"}, env, absl::Seconds(60));
   EXPECT_EQ(down.status, 0) << down.err;
   EXPECT_NE(down.out.find("stopped 3 process(es)"), std::string::npos) << down.out;
   EXPECT_FALSE(fs::exists(dir_ / "data" / "cohort" / "cluster.json"));
-  LaunchResult gone = RunToCompletion({BinaryPath("cohort"), "-m", absl::StrCat("http://127.0.0.1:", port),
-                                       "agent", "list"}, env);
+  LaunchResult gone = RunToCompletion(
+      {BinaryPath("cohort"), "-m", absl::StrCat("http://127.0.0.1:", port), "agent", "list"}, env);
   EXPECT_NE(gone.status, 0);
   EXPECT_NE(gone.err.find("cannot reach the master"), std::string::npos) << gone.err;
 }

@@ -3,9 +3,9 @@
 
 #include <unistd.h>
 
-#include <filesystem>
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -86,8 +86,8 @@ TEST_F(TrialTest, ResumedRunEndsWithTheWeightsOfAnUninterruptedRun) {
   ASSERT_TRUE(Run(2, {"--max-batches", "6", "--run-dir", split}));
   const std::string checkpoint = LatestCheckpoint(split);
   ASSERT_FALSE(checkpoint.empty());
-  ASSERT_TRUE(Run(2, {"--max-batches", "12", "--run-dir", split, "--restore", checkpoint,
-                      "--out", split + ".bin"}));
+  ASSERT_TRUE(Run(2, {"--max-batches", "12", "--run-dir", split, "--restore", checkpoint, "--out",
+                      split + ".bin"}));
   const std::string a = ReadFile(straight + ".bin"), b = ReadFile(split + ".bin");
   ASSERT_GT(a.size(), 1000u);
   EXPECT_TRUE(a == b) << "resumed weights differ from the uninterrupted run's";
@@ -170,7 +170,8 @@ TEST_F(TrialTest, ValidationMetricsAreTheSameOnOneAndThreeWorkers) {
   // workers and weighted by sample counts, must equal the 1-worker figures.
   ASSERT_TRUE(Run(1, {"--max-batches", "0", "--global-batch", "6", "--run-dir", dir_ + "_1"}));
   ASSERT_TRUE(Run(3, {"--max-batches", "0", "--global-batch", "6", "--run-dir", dir_ + "_3"}));
-  auto one = ReadJsonLines(dir_ + "_1/metrics.jsonl"), three = ReadJsonLines(dir_ + "_3/metrics.jsonl");
+  auto one = ReadJsonLines(dir_ + "_1/metrics.jsonl"),
+       three = ReadJsonLines(dir_ + "_3/metrics.jsonl");
   ASSERT_GE(one.size(), 1u);
   ASSERT_GE(three.size(), 1u);
   ASSERT_EQ(one[0]["kind"], "validation");
@@ -185,11 +186,11 @@ TEST_F(TrialTest, ValidationMetricsAreTheSameOnOneAndThreeWorkers) {
 TEST_F(TrialTest, FashionMnistExampleRunsFromItsConfigUnderTheLauncher) {
   // The example's distributed.yaml on 2 slots through cohort-launch, cut to 30 batches.
   const std::string run_dir = dir_ + "_example";
-  const std::string config = std::string(COHORT_SOURCE_DIR) + "/examples/fashion_mnist/distributed.yaml";
-  const std::string command =
-      absl::StrCat(BinaryPath("cohort-launch"), " --slots 2 -- ", BinaryPath("fashion_mnist_trial"),
-                   " --config ", config, " --run-dir ", run_dir, " --max-batches 30 > ", run_dir,
-                   ".log 2>&1");
+  const std::string config =
+      std::string(COHORT_SOURCE_DIR) + "/examples/fashion_mnist/distributed.yaml";
+  const std::string command = absl::StrCat(
+      BinaryPath("cohort-launch"), " --slots 2 -- ", BinaryPath("fashion_mnist_trial"),
+      " --config ", config, " --run-dir ", run_dir, " --max-batches 30 > ", run_dir, ".log 2>&1");
   const int status = std::system(command.c_str());
   const std::string log = ReadFile(run_dir + ".log");
   ASSERT_EQ(status, 0) << log;
@@ -214,11 +215,12 @@ TEST_F(TrialTest, TrialApiValidatesAndReportsAtEverySearcherOperation) {
   // adaptive_asha's rungs as the master passes them: the loop validates at batch 10 and reports
   // that operation completed (with its length) before going on to 20.
   const std::string run_dir = dir_ + "_ops";
-  const std::string config = std::string(COHORT_SOURCE_DIR) + "/examples/fashion_mnist/distributed.yaml";
+  const std::string config =
+      std::string(COHORT_SOURCE_DIR) + "/examples/fashion_mnist/distributed.yaml";
   const std::string command =
       absl::StrCat("COHORT_SEARCHER_OPS=10,20 ", BinaryPath("cohort-launch"), " --slots 1 -- ",
-                   BinaryPath("fashion_mnist_trial"), " --config ", config, " --run-dir ",
-                   run_dir, " --max-batches 20 > ", run_dir, ".log 2>&1");
+                   BinaryPath("fashion_mnist_trial"), " --config ", config, " --run-dir ", run_dir,
+                   " --max-batches 20 > ", run_dir, ".log 2>&1");
   const int status = std::system(command.c_str());
   const std::string log = ReadFile(run_dir + ".log");
   ASSERT_EQ(status, 0) << log;
@@ -241,10 +243,9 @@ TEST_F(TrialTest, InferenceExampleGivesTheSamePredictionsOnOneAndThreeWorkers) {
   int k = 0;
   for (int slots : {1, 3}) {
     csv[k] = absl::StrCat(dir_, "_predictions", slots, ".csv");
-    const std::string command =
-        absl::StrCat(BinaryPath("cohort-launch"), " --slots ", slots, " -- ",
-                     BinaryPath("fashion_mnist_inference"), " --out ", csv[k], " > ", csv[k],
-                     ".log 2>&1");
+    const std::string command = absl::StrCat(BinaryPath("cohort-launch"), " --slots ", slots,
+                                             " -- ", BinaryPath("fashion_mnist_inference"),
+                                             " --out ", csv[k], " > ", csv[k], ".log 2>&1");
     ASSERT_EQ(std::system(command.c_str()), 0) << ReadFile(csv[k] + ".log");
     EXPECT_NE(ReadFile(csv[k] + ".log").find("inference: 10000 images"), std::string::npos);
     ++k;

@@ -23,28 +23,28 @@
 namespace cohort::master {
 
 struct ExperimentRow {
-  int64_t id = 0;                 // assigned by InsertExperiment (1, 2, ...)
+  int64_t id = 0;  // assigned by InsertExperiment (1, 2, ...)
   std::string name;
-  std::string state;              // ACTIVE, PAUSED, COMPLETED, CANCELED, ERROR
-  std::string config_yaml;        // the effective config (template merged, defaults filled)
-  std::string original_yaml;      // as submitted
-  std::string template_name;      // empty: none
-  std::string context_path;       // where the master keeps the uploaded tar.gz
+  std::string state;          // ACTIVE, PAUSED, COMPLETED, CANCELED, ERROR
+  std::string config_yaml;    // the effective config (template merged, defaults filled)
+  std::string original_yaml;  // as submitted
+  std::string template_name;  // empty: none
+  std::string context_path;   // where the master keeps the uploaded tar.gz
   int slots_per_trial = 1;
   int priority = 42;
   int max_restarts = 5;
-  int64_t created_ms = 0;         // Unix milliseconds
+  int64_t created_ms = 0;  // Unix milliseconds
 };
 
 struct TrialRow {
-  int64_t id = 0;                 // assigned by InsertTrial (1, 2, ... across experiments)
+  int64_t id = 0;  // assigned by InsertTrial (1, 2, ... across experiments)
   int64_t experiment_id = 0;
   std::string hparams_json = "{}";
   int64_t seed = 0;
-  std::string state;              // QUEUED, RUNNING, PAUSED, COMPLETED, CANCELED, ERROR
+  std::string state;  // QUEUED, RUNNING, PAUSED, COMPLETED, CANCELED, ERROR
   int restarts = 0;
-  int64_t batches = 0;            // progress: done
-  int64_t total_batches = 0;      // progress: total (0: unknown)
+  int64_t batches = 0;        // progress: done
+  int64_t total_batches = 0;  // progress: total (0: unknown)
   std::optional<double> searcher_metric;
   std::string latest_checkpoint;  // storage id; empty: none
   std::string error_lines;        // the failing rank's last output lines, when ERROR
@@ -53,14 +53,14 @@ struct TrialRow {
 
 struct MetricRow {
   int64_t trial_id = 0;
-  std::string kind;               // training, validation
+  std::string kind;  // training, validation
   int64_t steps_completed = 0;
-  std::string metrics_json;       // the metrics object as JSON text
-  double time = 0;                // Unix seconds, as the trial reported it
+  std::string metrics_json;  // the metrics object as JSON text
+  double time = 0;           // Unix seconds, as the trial reported it
 };
 
 struct CheckpointRow {
-  std::string storage_id;         // primary key
+  std::string storage_id;  // primary key
   int64_t trial_id = 0;
   int64_t steps_completed = 0;
   std::string path;
@@ -68,9 +68,9 @@ struct CheckpointRow {
 };
 
 struct LogRow {
-  int64_t seq = 0;                // assigned by AppendLogs, increasing per database
+  int64_t seq = 0;  // assigned by AppendLogs, increasing per database
   int64_t trial_id = 0;
-  int rank = -1;                  // -1: not a worker line (the launcher, the agent)
+  int rank = -1;  // -1: not a worker line (the launcher, the agent)
   std::string line;
 };
 
@@ -129,7 +129,7 @@ class Database {
 
   virtual absl::Status UpsertAgent(const AgentRow& row) = 0;  // keeps `enabled` of a known id
   virtual absl::Status SetAgentEnabled(const std::string& id, bool enabled) = 0;  // NotFound
-  virtual absl::StatusOr<std::vector<AgentRow>> ListAgents() = 0;  // by id
+  virtual absl::StatusOr<std::vector<AgentRow>> ListAgents() = 0;                 // by id
 };
 
 // Opens (creating if needed) the SQLite database at `path` and applies the forward-only

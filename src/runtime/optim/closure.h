@@ -2,9 +2,8 @@
 // EvaluateClosure: the loss closure an optimizer's step() may take, run with gradients enabled
 // (as LibTorch's own optimizers run it, inside their NoGradGuard); an undefined tensor without one.
 
-#include <torch/optim/optimizer.h>
-
 #include <ATen/core/grad_mode.h>
+#include <torch/optim/optimizer.h>
 
 namespace cohort::runtime::optim {
 

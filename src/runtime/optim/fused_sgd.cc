@@ -1,8 +1,7 @@
 #include "runtime/optim/fused_sgd.h"
 
-#include <torch/torch.h>
-
 #include <ATen/Parallel.h>
+#include <torch/torch.h>
 
 #include <string>
 
@@ -40,8 +39,8 @@ torch::Tensor FusedSGD::Step(const LossClosure& closure, bool zero_grad) {
           Fusable(static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer());
       // A gradient with a graph (backward with create_graph) takes LibTorch's path, whose
       // zero_grad also detaches it.
-      fusable = fusable && Fusable(p) && Fusable(p.grad()) && !p.grad().requires_grad() &&
-                buffer_ok;
+      fusable =
+          fusable && Fusable(p) && Fusable(p.grad()) && !p.grad().requires_grad() && buffer_ok;
     }
   }
   if (!fusable) {

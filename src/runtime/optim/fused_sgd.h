@@ -18,10 +18,10 @@
 //   loss.backward();
 //   StepAndZeroGrad(sgd);
 
+#include <torch/optim/sgd.h>
+
 #include <utility>
 #include <vector>
-
-#include <torch/optim/sgd.h>
 
 namespace cohort::runtime::optim {
 

@@ -29,10 +29,9 @@ Lamb::Lamb(std::vector<torch::optim::OptimizerParamGroup> param_groups, LambOpti
   TORCH_CHECK(defaults.lr() >= 0, "LAMB: invalid learning rate ", defaults.lr());
   TORCH_CHECK(defaults.eps() >= 0, "LAMB: invalid eps ", defaults.eps());
   const auto [b1, b2] = defaults.betas();
-  TORCH_CHECK(0 <= b1 && b1 < 1 && 0 <= b2 && b2 < 1, "LAMB: betas must be in [0, 1), got (",
-              b1, ", ", b2, ")");
-  TORCH_CHECK(defaults.weight_decay() >= 0, "LAMB: invalid weight_decay ",
-              defaults.weight_decay());
+  TORCH_CHECK(0 <= b1 && b1 < 1 && 0 <= b2 && b2 < 1, "LAMB: betas must be in [0, 1), got (", b1,
+              ", ", b2, ")");
+  TORCH_CHECK(defaults.weight_decay() >= 0, "LAMB: invalid weight_decay ", defaults.weight_decay());
 }
 
 torch::Tensor Lamb::step(LossClosure closure) {
@@ -51,8 +50,9 @@ torch::Tensor Lamb::step(LossClosure closure) {
       state.exp_avg_sq().mul_(b2).addcmul_(grad, grad, 1 - b2);
       const double correction1 = 1 - std::pow(b1, state.step());
       const double correction2 = 1 - std::pow(b2, state.step());
-      torch::Tensor update = (state.exp_avg() / correction1)
-                                 .div_((state.exp_avg_sq() / correction2).sqrt_().add_(options.eps()));
+      torch::Tensor update =
+          (state.exp_avg() / correction1)
+              .div_((state.exp_avg_sq() / correction2).sqrt_().add_(options.eps()));
       if (options.weight_decay() != 0) update.add_(p, options.weight_decay());
       const double w_norm = p.norm().item<double>();
       const double r_norm = update.norm().item<double>();

@@ -34,8 +34,7 @@ Lars::Lars(std::vector<torch::optim::OptimizerParamGroup> param_groups, LarsOpti
     : Optimizer(std::move(param_groups), std::make_unique<LarsOptions>(defaults)) {
   TORCH_CHECK(defaults.lr() >= 0, "LARS: invalid learning rate ", defaults.lr());
   TORCH_CHECK(defaults.momentum() >= 0, "LARS: invalid momentum ", defaults.momentum());
-  TORCH_CHECK(defaults.weight_decay() >= 0, "LARS: invalid weight_decay ",
-              defaults.weight_decay());
+  TORCH_CHECK(defaults.weight_decay() >= 0, "LARS: invalid weight_decay ", defaults.weight_decay());
   TORCH_CHECK(defaults.trust_coefficient() > 0, "LARS: trust_coefficient must be > 0, got ",
               defaults.trust_coefficient());
 }

@@ -208,9 +208,8 @@ void ExpectBitIdentical(const std::vector<torch::Tensor>& a, const std::vector<t
                         const std::string& what) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_TRUE(torch::equal(a[i], b[i]))
-        << what << ": parameter " << i << " max abs diff "
-        << (a[i] - b[i]).abs().max().item<double>();
+    EXPECT_TRUE(torch::equal(a[i], b[i])) << what << ": parameter " << i << " max abs diff "
+                                          << (a[i] - b[i]).abs().max().item<double>();
   }
 }
 
@@ -218,8 +217,10 @@ TEST(FusedSgdTest, StepsAreBitIdenticalToLibTorchSgd) {
   const std::vector<SgdCase> cases = {
       {"plain", torch::optim::SGDOptions(0.1)},
       {"momentum", torch::optim::SGDOptions(0.01).momentum(0.9)},
-      {"nesterov+wd", torch::optim::SGDOptions(0.03).momentum(0.8).nesterov(true).weight_decay(1e-3)},
-      {"dampening+wd", torch::optim::SGDOptions(0.05).momentum(0.9).dampening(0.1).weight_decay(0.01)},
+      {"nesterov+wd",
+       torch::optim::SGDOptions(0.03).momentum(0.8).nesterov(true).weight_decay(1e-3)},
+      {"dampening+wd",
+       torch::optim::SGDOptions(0.05).momentum(0.9).dampening(0.1).weight_decay(0.01)},
   };
   for (const SgdCase& c : cases) {
     std::vector<torch::Tensor> a = RandomParams(), b = Clone(a), z = Clone(a);

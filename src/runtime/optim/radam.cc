@@ -29,8 +29,8 @@ RAdam::RAdam(std::vector<torch::optim::OptimizerParamGroup> param_groups, RAdamO
   TORCH_CHECK(defaults.lr() >= 0, "RAdam: invalid learning rate ", defaults.lr());
   TORCH_CHECK(defaults.eps() >= 0, "RAdam: invalid eps ", defaults.eps());
   const auto [b1, b2] = defaults.betas();
-  TORCH_CHECK(0 <= b1 && b1 < 1 && 0 <= b2 && b2 < 1, "RAdam: betas must be in [0, 1), got (",
-              b1, ", ", b2, ")");
+  TORCH_CHECK(0 <= b1 && b1 < 1 && 0 <= b2 && b2 < 1, "RAdam: betas must be in [0, 1), got (", b1,
+              ", ", b2, ")");
   TORCH_CHECK(defaults.weight_decay() >= 0, "RAdam: invalid weight_decay ",
               defaults.weight_decay());
 }
@@ -59,7 +59,8 @@ torch::Tensor RAdam::step(LossClosure closure) {
       if (rho_t > 5) {
         const double rect = std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf /
                                       ((rho_inf - 4) * (rho_inf - 2) * rho_t));
-        torch::Tensor adaptive = std::sqrt(correction2) / state.exp_avg_sq().sqrt().add_(options.eps());
+        torch::Tensor adaptive =
+            std::sqrt(correction2) / state.exp_avg_sq().sqrt().add_(options.eps());
         p.sub_(m_hat.mul_(adaptive).mul_(options.lr() * rect));
       } else {
         p.sub_(m_hat.mul_(options.lr()));

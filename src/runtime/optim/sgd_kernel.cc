@@ -24,13 +24,13 @@ template <bool kWd, bool kMomentum, bool kFirst, bool kNesterov, bool kZero>
 void Generic(float* p, float* g, float* buf, int64_t n, const SgdKernelParams& k) {
   for (int64_t i = 0; i < n; ++i) {
     UpdateOne<kWd, kMomentum, kFirst, kNesterov, kZero>(p[i], g[i], kMomentum ? buf + i : nullptr,
-                                                         k);
+                                                        k);
   }
 }
 
 template <bool kWd, bool kMomentum, bool kFirst, bool kNesterov, bool kZero>
 __attribute__((target("avx2,fma"))) void Avx2(float* p, float* g, float* buf, int64_t n,
-                                               const SgdKernelParams& k) {
+                                              const SgdKernelParams& k) {
   const __m256 wd = _mm256_set1_ps(k.weight_decay), mom = _mm256_set1_ps(k.momentum),
                damp = _mm256_set1_ps(k.dampening_scale), neg_lr = _mm256_set1_ps(k.neg_lr),
                zero = _mm256_setzero_ps();
@@ -41,8 +41,8 @@ __attribute__((target("avx2,fma"))) void Avx2(float* p, float* g, float* buf, in
     if (kWd) d = _mm256_fmadd_ps(vp, wd, d);
     if (kZero) _mm256_storeu_ps(g + i, zero);
     if (kMomentum) {
-      __m256 b = kFirst ? d
-                        : _mm256_fmadd_ps(d, damp, _mm256_mul_ps(_mm256_loadu_ps(buf + i), mom));
+      __m256 b =
+          kFirst ? d : _mm256_fmadd_ps(d, damp, _mm256_mul_ps(_mm256_loadu_ps(buf + i), mom));
       _mm256_storeu_ps(buf + i, b);
       d = kNesterov ? _mm256_fmadd_ps(b, mom, d) : b;
     }
@@ -50,7 +50,7 @@ __attribute__((target("avx2,fma"))) void Avx2(float* p, float* g, float* buf, in
   }
   for (; i < n; ++i) {
     UpdateOne<kWd, kMomentum, kFirst, kNesterov, kZero>(p[i], g[i], kMomentum ? buf + i : nullptr,
-                                                         k);
+                                                        k);
   }
 }
 
@@ -77,8 +77,7 @@ Kernel PickNesterov(bool avx2, const SgdKernelParams& k) {
 template <bool kWd>
 Kernel PickMomentum(bool avx2, const SgdKernelParams& k) {
   if (k.momentum == 0) return PickZero<kWd, false, false, false>(avx2, k.zero_grad);
-  return k.first ? PickNesterov<kWd, true, true>(avx2, k)
-                 : PickNesterov<kWd, true, false>(avx2, k);
+  return k.first ? PickNesterov<kWd, true, true>(avx2, k) : PickNesterov<kWd, true, false>(avx2, k);
 }
 
 }  // namespace

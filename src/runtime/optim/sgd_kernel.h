@@ -18,12 +18,12 @@ namespace cohort::runtime::optim {
 
 struct SgdKernelParams {
   float weight_decay = 0;
-  float momentum = 0;        // 0: no momentum buffer (buf may be null)
+  float momentum = 0;         // 0: no momentum buffer (buf may be null)
   float dampening_scale = 1;  // 1 - dampening
   float neg_lr = 0;           // -lr
   bool nesterov = false;
-  bool first = false;         // no momentum buffer yet: buf = d
-  bool zero_grad = false;     // write 0 to g after reading it
+  bool first = false;      // no momentum buffer yet: buf = d
+  bool zero_grad = false;  // write 0 to g after reading it
 };
 
 // p, g (and buf when momentum != 0) hold n floats each; they must not overlap.
