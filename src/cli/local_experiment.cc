@@ -467,7 +467,11 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
     err << "adaptive_asha: " << brackets.size() << (brackets.size() == 1 ? " bracket" : " brackets")
         << " with rungs {" << absl::StrJoin(brackets, "}, {")
         << "}; trials run one at a time, and one not among the best 1/" << cfg->searcher.divisor
-        << " of its bracket at a rung stops there\n";
+        << " of its bracket at a rung stops there"
+        << (cfg->searcher.stop_once ? ""
+                                    : " (for good: a local run does not resume stopped "
+                                      "trials, as stop_once: true; a cluster does)")
+        << "\n";
   }
   err << "experiment " << cfg->name.value_or("experiment") << ": " << trials.size()
       << (trials.size() == 1 ? " trial" : " trials") << " on " << cfg->resources.slots_per_trial

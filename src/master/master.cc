@@ -53,8 +53,8 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
   for (const char* sub : {"contexts", "checkpoints"}) {
     fs::create_directories(fs::path(options.data_dir) / sub, ec);
     if (ec) {
-      return absl::UnavailableError(absl::StrCat("data directory ", options.data_dir, ": ",
-                                                 ec.message()));
+      return absl::UnavailableError(
+          absl::StrCat("data directory ", options.data_dir, ": ", ec.message()));
     }
   }
   std::unique_ptr<Master> master(new Master(std::move(db), std::move(options)));
@@ -67,9 +67,13 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
     if (t.state != "RUNNING") continue;
     t.state = "QUEUED";
     COHORT_RETURN_IF_ERROR(master->db_->UpdateTrial(t));
-    COHORT_RETURN_IF_ERROR(master->db_->AppendLogs(
-        t.id, {{-1, "master: restarted; the trial is queued again and resumes from its latest "
-                    "checkpoint"}}).status());
+    COHORT_RETURN_IF_ERROR(
+        master->db_
+            ->AppendLogs(
+                t.id, {{-1,
+                        "master: restarted; the trial is queued again and resumes from its latest "
+                        "checkpoint"}})
+            .status());
   }
   master->monitor_ = std::thread([m = master.get()] { m->MonitorAgents(); });
   return master;
@@ -119,8 +123,9 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   config::Json effective = cfg->effective;
   if (!cfg->checkpoint_storage) {
     // Without one the trials' checkpoints go where every agent of this machine sees them.
-    effective["checkpoint_storage"] = {{"type", "shared_fs"},
-                                       {"host_path", (fs::path(options_.data_dir) / "checkpoints").string()}};
+    effective["checkpoint_storage"] = {
+        {"type", "shared_fs"},
+        {"host_path", (fs::path(options_.data_dir) / "checkpoints").string()}};
   }
   absl::StatusOr<std::vector<config::Json>> samples =
       config::SampleHyperparameters(cfg->hyperparameters, cfg->searcher, cfg->experiment_seed);
@@ -137,10 +142,9 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   }
   // Up to 96 MB: written before taking the state lock, so agents and other requests go on.
   std::random_device device;
-  const std::string context_path =
-      (fs::path(options_.data_dir) / "contexts" /
-       absl::StrFormat("context-%d-%08x.tar.gz", NowMs(), device()))
-          .string();
+  const std::string context_path = (fs::path(options_.data_dir) / "contexts" /
+                                    absl::StrFormat("context-%d-%08x.tar.gz", NowMs(), device()))
+                                       .string();
   {
     std::ofstream out(context_path, std::ios::binary);
     out.write(context.data(), static_cast<std::streamsize>(context.size()));
@@ -188,9 +192,14 @@ absl::StatusOr<Json> Master::ListExperiments() {
       ++total;
       if (Terminal(t.state)) ++done;
     }
-    out.push_back({{"id", e.id}, {"name", e.name}, {"state", e.state}, {"trials", total},
-                   {"trials_done", done}, {"slots_per_trial", e.slots_per_trial},
-                   {"priority", e.priority}, {"template", e.template_name},
+    out.push_back({{"id", e.id},
+                   {"name", e.name},
+                   {"state", e.state},
+                   {"trials", total},
+                   {"trials_done", done},
+                   {"slots_per_trial", e.slots_per_trial},
+                   {"priority", e.priority},
+                   {"template", e.template_name},
                    {"created_ms", e.created_ms}});
   }
   return Json{{"experiments", out}};
@@ -226,10 +235,15 @@ absl::StatusOr<Json> Master::DescribeExperiment(int64_t id) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
   std::lock_guard<std::mutex> lock(mu_);
-  Json out = {{"id", e.id}, {"name", e.name}, {"state", e.state},
-              {"config", e.config_yaml}, {"template", e.template_name},
-              {"slots_per_trial", e.slots_per_trial}, {"priority", e.priority},
-              {"max_restarts", e.max_restarts}, {"created_ms", e.created_ms}};
+  Json out = {{"id", e.id},
+              {"name", e.name},
+              {"state", e.state},
+              {"config", e.config_yaml},
+              {"template", e.template_name},
+              {"slots_per_trial", e.slots_per_trial},
+              {"priority", e.priority},
+              {"max_restarts", e.max_restarts},
+              {"created_ms", e.created_ms}};
   out["trials"] = Json::array();
   for (const TrialRow& t : trials) out["trials"].push_back(TrialJson(t));
   return out;
@@ -309,8 +323,10 @@ absl::StatusOr<Json> Master::TrialMetrics(int64_t id, std::optional<std::string>
   COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> rows, db_->ListMetrics(id, kind));
   Json out = Json::array();
   for (const MetricRow& m : rows) {
-    out.push_back({{"kind", m.kind}, {"steps_completed", m.steps_completed},
-                   {"metrics", Json::parse(m.metrics_json, nullptr, false)}, {"time", m.time}});
+    out.push_back({{"kind", m.kind},
+                   {"steps_completed", m.steps_completed},
+                   {"metrics", Json::parse(m.metrics_json, nullptr, false)},
+                   {"time", m.time}});
   }
   return Json{{"metrics", out}};
 }
@@ -320,8 +336,10 @@ absl::StatusOr<Json> Master::TrialCheckpoints(int64_t id) {
   COHORT_ASSIGN_OR_RETURN(std::vector<CheckpointRow> rows, db_->ListCheckpoints(id));
   Json out = Json::array();
   for (const CheckpointRow& c : rows) {
-    out.push_back({{"storage_id", c.storage_id}, {"steps_completed", c.steps_completed},
-                   {"path", c.path}, {"metadata", Json::parse(c.metadata_json, nullptr, false)}});
+    out.push_back({{"storage_id", c.storage_id},
+                   {"steps_completed", c.steps_completed},
+                   {"path", c.path},
+                   {"metadata", Json::parse(c.metadata_json, nullptr, false)}});
   }
   return Json{{"checkpoints", out}};
 }
@@ -332,7 +350,7 @@ absl::StatusOr<Json> Master::TrialLogs(int64_t id, std::optional<int> rank, int6
   while (true) {
     COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
     COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, db_->ListLogs(id, after, rank, kLogPage));
-    const bool ended = Terminal(t.state) || t.state == "PAUSED";
+    const bool ended = Terminal(t.state) || t.state == "PAUSED" || t.state == "STOPPED";
     if (!rows.empty() || ended || absl::Now() >= deadline) {
       Json logs = Json::array();
       int64_t next = after;
@@ -344,7 +362,8 @@ absl::StatusOr<Json> Master::TrialLogs(int64_t id, std::optional<int> rank, int6
       return Json{{"logs", logs}, {"next", next}, {"done", done}, {"state", t.state}};
     }
     std::unique_lock<std::mutex> lock(mu_);
-    logs_cv_.wait_until(lock, absl::ToChronoTime(std::min(deadline, absl::Now() + absl::Seconds(1))));
+    logs_cv_.wait_until(lock,
+                        absl::ToChronoTime(std::min(deadline, absl::Now() + absl::Seconds(1))));
     if (stopping_) return absl::UnavailableError("the master is shutting down");
   }
 }

@@ -120,6 +120,12 @@ class Master {
   // Idempotent: a resumed trial that reports a rung again keeps its first decision.
   absl::Status AshaRungLocked(const TrialRow& trial, double length, double metric,
                               const std::string& allocation);
+  // adaptive_asha without stop_once: re-queues the STOPPED trials that are now among the best
+  // 1/divisor at the rung where they stopped. True when it re-queued one (schedule then).
+  absl::StatusOr<bool> AshaPromoteLocked(const ExperimentRow& exp);
+  // Per trial (same order), its first searcher metric per rung length (NaN: none reported).
+  using RungMetrics = std::vector<std::map<int64_t, double>>;
+  absl::StatusOr<RungMetrics> RungMetricsLocked(const std::vector<TrialRow>& trials);
   // Logs and reports name their allocation and trial: the allocation must be one of the trial's
   // (InvalidArgument otherwise), and with `latest` the trial's latest, so a superseded run (one
   // the master already restarted elsewhere) cannot move its progress or checkpoint back

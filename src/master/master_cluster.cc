@@ -2,6 +2,7 @@
 // (part 1, master.cc: experiments, trials, templates).
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include "absl/strings/match.h"
@@ -20,6 +21,33 @@ namespace cohort::master {
 namespace {
 
 constexpr int kErrorLines = 20;  // of a failed trial's log, kept with it
+
+// Where trial `index` stands at the rung of `length` among the trials of its bracket that
+// reached it (config::AshaPromotes; a missing metric ranks last).
+struct AshaStanding {
+  bool promoted = false;
+  int64_t keep = 0;     // ceil(reached / divisor)
+  int64_t reached = 0;  // trials of the bracket with a metric at this rung, itself included
+};
+
+AshaStanding Standing(const config::SearcherConfig& searcher,
+                      const std::vector<std::map<int64_t, double>>& rungs, size_t index,
+                      int64_t length) {
+  const size_t brackets = std::max<size_t>(1, config::AshaBrackets(searcher).size());
+  const double worst = searcher.smaller_is_better ? HUGE_VAL : -HUGE_VAL;
+  auto value = [&](double m) { return std::isfinite(m) ? m : worst; };
+  std::vector<double> others;
+  for (size_t i = 0; i < rungs.size(); ++i) {
+    if (i == index || i % brackets != index % brackets) continue;
+    if (auto it = rungs[i].find(length); it != rungs[i].end()) others.push_back(value(it->second));
+  }
+  AshaStanding s;
+  s.reached = static_cast<int64_t>(others.size()) + 1;
+  s.keep = static_cast<int64_t>(std::ceil(s.reached / searcher.divisor));
+  s.promoted = config::AshaPromotes(others, value(rungs[index].at(length)), searcher.divisor,
+                                    searcher.smaller_is_better);
+  return s;
+}
 
 // The position of trial `id` among its experiment's trials (by id): its creation order, which
 // places it in an adaptive_asha bracket.
@@ -442,66 +470,102 @@ const config::SearcherConfig& Master::SearcherLocked(const ExperimentRow& exp) {
   return searchers_.emplace(exp.id, std::move(searcher)).first->second;
 }
 
+absl::StatusOr<Master::RungMetrics> Master::RungMetricsLocked(const std::vector<TrialRow>& trials) {
+  RungMetrics out(trials.size());
+  for (size_t i = 0; i < trials.size(); ++i) {
+    COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> rows,
+                            db_->ListMetrics(trials[i].id, "searcher"));
+    for (const MetricRow& row : rows) {
+      Json m = Json::parse(row.metrics_json, nullptr, false);
+      const double metric =
+          m.is_object() && m.contains("searcher_metric") && m["searcher_metric"].is_number()
+              ? m["searcher_metric"].get<double>()
+              : std::nan("");
+      out[i].emplace(row.steps_completed, metric);  // the first report of a rung counts
+    }
+  }
+  return out;
+}
+
 absl::Status Master::AshaRungLocked(const TrialRow& trial, double length, double metric,
                                     const std::string& allocation) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
   const config::SearcherConfig& searcher = SearcherLocked(exp);
   if (searcher.name != "adaptive_asha") return absl::OkStatus();
   const int64_t rung_length = std::llround(length);
-  // The metric a trial reported first at this rung; nullopt: it has not reached it.
-  auto rung_metric = [&](int64_t trial_id) -> absl::StatusOr<std::optional<double>> {
-    COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> rows, db_->ListMetrics(trial_id, "searcher"));
-    for (const MetricRow& row : rows) {
-      if (row.steps_completed != rung_length) continue;
-      Json m = Json::parse(row.metrics_json, nullptr, false);
-      if (m.is_object() && m.contains("searcher_metric") && m["searcher_metric"].is_number()) {
-        return m["searcher_metric"].get<double>();
-      }
-      return std::nan("");
-    }
-    return std::nullopt;
-  };
-  COHORT_ASSIGN_OR_RETURN(std::optional<double> before, rung_metric(trial.id));
-  if (before) return absl::OkStatus();  // decided when it first got here
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> siblings, db_->ListTrials(exp.id));
+  COHORT_ASSIGN_OR_RETURN(RungMetrics rungs, RungMetricsLocked(siblings));
+  const size_t index = IndexOf(siblings, trial.id);
+  if (index == siblings.size() || rungs[index].count(rung_length)) {
+    return absl::OkStatus();  // decided when it first got here (a resumed trial reports again)
+  }
   Json stored = {{"searcher_metric", std::isfinite(metric) ? Json(metric) : Json(nullptr)}};
   COHORT_RETURN_IF_ERROR(db_->InsertMetrics(
       {{trial.id, "searcher", rung_length, stored.dump(), absl::ToUnixMillis(absl::Now()) / 1e3}}));
+  rungs[index].emplace(rung_length, metric);
 
-  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> siblings, db_->ListTrials(exp.id));
-  const size_t brackets = std::max<size_t>(1, config::AshaBrackets(searcher).size());
-  const size_t index = IndexOf(siblings, trial.id);
   const std::vector<int64_t> ops =
       config::SearcherOperations(searcher, static_cast<int64_t>(index));
   const auto rung = std::find(ops.begin(), ops.end(), rung_length);
   if (rung == ops.end() || rung + 1 == ops.end()) return absl::OkStatus();  // the last: done
-  // A missing metric ranks last.
-  const double worst = searcher.smaller_is_better ? HUGE_VAL : -HUGE_VAL;
-  auto rank_value = [&](double m) { return std::isfinite(m) ? m : worst; };
-  std::vector<double> others;
-  for (size_t i = 0; i < siblings.size(); ++i) {
-    if (i == index || i % brackets != index % brackets) continue;
-    COHORT_ASSIGN_OR_RETURN(std::optional<double> m, rung_metric(siblings[i].id));
-    if (m) others.push_back(rank_value(*m));
-  }
-  const bool promoted = config::AshaPromotes(others, rank_value(metric), searcher.divisor,
-                                             searcher.smaller_is_better);
-  const int64_t keep = static_cast<int64_t>(std::ceil((others.size() + 1) / searcher.divisor));
+  const AshaStanding standing = Standing(searcher, rungs, index, rung_length);
   const std::string unit =
       searcher.max_length ? config::UnitName(searcher.max_length->unit) : "batches";
   (void)db_->AppendLogs(
-      trial.id, {{-1, absl::StrCat("master: adaptive_asha rung ", rung - ops.begin() + 1, " of ",
-                                   ops.size(), " (", rung_length, " ", unit, "): searcher metric ",
-                                   std::isfinite(metric) ? absl::StrCat(metric) : "missing",
-                                   promoted ? " is among" : " is not among", " the best ", keep,
-                                   " of ", others.size() + 1, " trials of its bracket there; ",
-                                   promoted ? "it goes on" : "the trial stops")}});
+      trial.id,
+      {{-1, absl::StrCat("master: adaptive_asha rung ", rung - ops.begin() + 1, " of ", ops.size(),
+                         " (", rung_length, " ", unit, "): searcher metric ",
+                         std::isfinite(metric) ? absl::StrCat(metric) : "missing",
+                         standing.promoted ? " is among" : " is not among", " the best ",
+                         standing.keep, " of ", standing.reached, " trials of its bracket there; ",
+                         standing.promoted ? "it goes on"
+                         : searcher.stop_once
+                             ? "the trial stops"
+                             : "the trial stops (it resumes if later trials promote it)")}});
   logs_cv_.notify_all();
-  if (promoted) return absl::OkStatus();
-  auto running = trial_allocation_.find(trial.id);
-  if (running != trial_allocation_.end() && running->second == allocation) {
-    StopAllocationLocked(allocations_.at(allocation), "searcher");
+  if (!standing.promoted) {
+    auto running = trial_allocation_.find(trial.id);
+    if (running != trial_allocation_.end() && running->second == allocation) {
+      StopAllocationLocked(allocations_.at(allocation), "searcher");
+    }
   }
+  // A new metric at this rung may lift a stopped trial into the best 1/divisor.
+  COHORT_ASSIGN_OR_RETURN(bool promoted_any, AshaPromoteLocked(exp));
+  if (promoted_any) ScheduleLocked();
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Master::AshaPromoteLocked(const ExperimentRow& exp) {
+  const config::SearcherConfig& searcher = SearcherLocked(exp);
+  if (searcher.name != "adaptive_asha" || searcher.stop_once) return false;
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> siblings, db_->ListTrials(exp.id));
+  COHORT_ASSIGN_OR_RETURN(RungMetrics rungs, RungMetricsLocked(siblings));
+  bool promoted_any = false;
+  for (size_t i = 0; i < siblings.size(); ++i) {
+    TrialRow& t = siblings[i];
+    if (t.state != "STOPPED") continue;
+    // Where it stopped: its highest rung with a metric (never the last one).
+    const std::vector<int64_t> ops = config::SearcherOperations(searcher, static_cast<int64_t>(i));
+    int64_t at = -1;
+    for (size_t k = 0; k + 1 < ops.size(); ++k) {
+      if (rungs[i].count(ops[k])) at = ops[k];
+    }
+    if (at < 0) continue;
+    const AshaStanding standing = Standing(searcher, rungs, i, at);
+    if (!standing.promoted) continue;
+    t.state = "QUEUED";
+    COHORT_RETURN_IF_ERROR(db_->UpdateTrial(t));
+    (void)db_->AppendLogs(
+        t.id,
+        {{-1, absl::StrCat(
+                  "master: adaptive_asha promotes the trial at ", at, " ",
+                  searcher.max_length ? config::UnitName(searcher.max_length->unit) : "batches",
+                  ": it is now among the best ", standing.keep, " of ", standing.reached,
+                  " trials of its bracket there; it resumes from its checkpoint")}});
+    promoted_any = true;
+  }
+  if (promoted_any) logs_cv_.notify_all();
+  return promoted_any;
 }
 
 absl::Status Master::CheckAllocationLocked(const std::string& allocation, int64_t trial_id,
@@ -562,12 +626,13 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
     trial.state = "CANCELED";
   } else if (a.stop_reason == "pause") {
     trial.state = exp.state == "PAUSED" ? "PAUSED" : "QUEUED";
-  } else if ((a.stop_reason.empty() && all_ok) || a.stop_reason == "searcher") {
+  } else if (a.stop_reason == "searcher") {
+    // stop_once: for good; otherwise it waits, STOPPED, for a promotion (AshaPromoteLocked).
+    trial.state = SearcherLocked(exp).stop_once ? "COMPLETED" : "STOPPED";
+    note = absl::StrCat("master: stopped early by adaptive_asha after ", trial.batches,
+                        " batches; it is ", trial.state);
+  } else if (a.stop_reason.empty() && all_ok) {
     trial.state = "COMPLETED";
-    if (a.stop_reason == "searcher") {
-      note = absl::StrCat("master: stopped early by adaptive_asha after ", trial.batches,
-                          " batches; it is COMPLETED");
-    }
   } else if (trial.restarts < exp.max_restarts) {
     ++trial.restarts;
     trial.state = "QUEUED";
@@ -593,6 +658,8 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   }
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
   if (!note.empty()) (void)db_->AppendLogs(a.trial_id, {{-1, note}});
+  // A trial stopped by the searcher may already be among the best again.
+  COHORT_RETURN_IF_ERROR(AshaPromoteLocked(exp).status());
   COHORT_RETURN_IF_ERROR(UpdateExperimentStateLocked(trial.experiment_id));
   logs_cv_.notify_all();
   ScheduleLocked();
@@ -603,6 +670,18 @@ absl::Status Master::UpdateExperimentStateLocked(int64_t experiment_id) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(experiment_id));
   if (exp.state != "ACTIVE") return absl::OkStatus();
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(experiment_id));
+  // Trials the searcher stopped wait for a promotion only while others still run.
+  const bool settled = std::none_of(trials.begin(), trials.end(), [](const TrialRow& t) {
+    return t.state == "QUEUED" || t.state == "RUNNING";
+  });
+  for (TrialRow& t : trials) {
+    if (!settled || t.state != "STOPPED") continue;
+    t.state = "COMPLETED";
+    COHORT_RETURN_IF_ERROR(db_->UpdateTrial(t));
+    (void)db_->AppendLogs(t.id, {{-1,
+                                  "master: adaptive_asha promoted no further trial; the "
+                                  "trial is COMPLETED"}});
+  }
   bool all_done = true, any_error = false;
   for (const TrialRow& t : trials) {
     all_done = all_done && Terminal(t.state);

@@ -378,13 +378,14 @@ TEST_F(ClusterTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtARung) {
   Script("hp.sh", absl::StrCat("exec ", BinaryPath("core_api_3_hpsearch"),
                                " --config \"$COHORT_CONFIG\"\n"));
   const fs::path config = dir_ / "asha.yaml";
-  std::ofstream(config) << "name: asha\nentrypoint: ./hp.sh\n"
-                           "reproducibility: {experiment_seed: 5}\n"
-                           "hyperparameters:\n  global_batch_size: 16\n"
-                           "  increment_by: {type: int, minval: 1, maxval: 50}\n"
-                           "searcher:\n  name: adaptive_asha\n  metric: x\n"
-                           "  max_length: {batches: 400}\n  max_trials: 4\n  max_rungs: 2\n"
-                           "  divisor: 2\n  mode: aggressive\n  max_concurrent_trials: 1\n";
+  std::ofstream(config)
+      << "name: asha\nentrypoint: ./hp.sh\n"
+         "reproducibility: {experiment_seed: 5}\n"
+         "hyperparameters:\n  global_batch_size: 16\n"
+         "  increment_by: {type: int, minval: 1, maxval: 50}\n"
+         "searcher:\n  name: adaptive_asha\n  metric: x\n"
+         "  max_length: {batches: 400}\n  max_trials: 4\n  max_rungs: 2\n"
+         "  divisor: 2\n  mode: aggressive\n  max_concurrent_trials: 1\n  stop_once: true\n";
   const int64_t id = Create(config.string());
   // One trial at a time (max_concurrent_trials: 1 and one slot).
   WaitUntil(
@@ -430,6 +431,54 @@ TEST_F(ClusterTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtARung) {
   }
   // The seed gives increments for which the rule stops at least one trial.
   EXPECT_GE(stopped, 1) << e.dump(2);
+}
+
+TEST_F(ClusterTest, AdaptiveAshaWithoutStopOnceResumesAStoppedTrialWhenLaterOnesPromoteIt) {
+  StartMaster();
+  StartAgent("a1", 1, 30890);
+  Script("hp.sh", absl::StrCat("exec ", BinaryPath("core_api_3_hpsearch"),
+                               " --config \"$COHORT_CONFIG\"\n"));
+  const fs::path config = dir_ / "asha.yaml";
+  // Seed 5 draws increments 12, 21, 23, 20: x at rung 200 is 2400, 4200, 4600, 4000.
+  std::ofstream(config) << "name: asha\nentrypoint: ./hp.sh\n"
+                           "reproducibility: {experiment_seed: 5}\n"
+                           "hyperparameters:\n  global_batch_size: 16\n"
+                           "  increment_by: {type: int, minval: 1, maxval: 50}\n"
+                           "searcher:\n  name: adaptive_asha\n  metric: x\n"
+                           "  max_length: {batches: 400}\n  max_trials: 4\n  max_rungs: 2\n"
+                           "  divisor: 2\n  mode: aggressive\n  max_concurrent_trials: 1\n";
+  const int64_t id = Create(config.string());
+  WaitUntil(
+      [&] {
+        const json e = Json({"experiment", "describe", std::to_string(id)});
+        return e["state"] == "COMPLETED" || e["state"] == "ERROR";
+      },
+      "the adaptive_asha experiment to end", absl::Seconds(150));
+  const json e = Json({"experiment", "describe", std::to_string(id)});
+  ASSERT_EQ(e["state"], "COMPLETED") << e.dump(2);
+  ASSERT_EQ(e["trials"].size(), 4u) << e.dump(2);
+  std::vector<int64_t> increments, batches;
+  for (const json& t : e["trials"]) {
+    EXPECT_EQ(t["state"], "COMPLETED") << t.dump(2);
+    increments.push_back(t["hparams"]["increment_by"].get<int64_t>());
+    batches.push_back(t["batches"].get<int64_t>());
+  }
+  ASSERT_EQ(increments, (std::vector<int64_t>{12, 21, 23, 20})) << "the sampler changed";
+  // Trial 2 stops at rung 1 (1 of 2 kept), trial 3's arrival makes it second of 3 (2 kept):
+  // it resumes and finishes. Trial 3 stays stopped; trial 4 goes on (second of 4).
+  EXPECT_EQ(batches[0], 400);
+  EXPECT_EQ(batches[1], 400) << e.dump(2);
+  EXPECT_LT(batches[2], 400) << e.dump(2);
+  EXPECT_EQ(batches[3], 400) << e.dump(2);
+  const std::string id2 = std::to_string(e["trials"][1]["id"].get<int64_t>());
+  LaunchResult logs2 = Cohort({"trial", "logs", id2});
+  EXPECT_NE(logs2.out.find("it resumes if later trials promote it"), std::string::npos)
+      << logs2.out;
+  EXPECT_NE(logs2.out.find("adaptive_asha promotes the trial at 200 batches"), std::string::npos)
+      << logs2.out;
+  const std::string id3 = std::to_string(e["trials"][2]["id"].get<int64_t>());
+  LaunchResult logs3 = Cohort({"trial", "logs", id3});
+  EXPECT_NE(logs3.out.find("promoted no further trial"), std::string::npos) << logs3.out;
 }
 
 TEST_F(ClusterTest, AgentSplitsItsCpusAmongSlotsAndKeepsOnlyTheNewestAllocationDirs) {
