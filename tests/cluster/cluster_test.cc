@@ -137,6 +137,22 @@ class ClusterTest : public ::testing::Test {
     if (at == std::string::npos) return -1;
     return std::stoll(r.out.substr(at + 19));
   }
+  // 4 adaptive_asha trials of the Core API tutorial's stage 3 (x grows by increment_by per
+  // batch and is the searcher metric, smaller better), rungs 200 and 400 batches, one at a time.
+  int64_t CreateAsha(bool stop_once) {
+    Script("hp.sh", absl::StrCat("exec ", BinaryPath("core_api_3_hpsearch"),
+                                 " --config \"$COHORT_CONFIG\"\n"));
+    const fs::path config = dir_ / "asha.yaml";
+    std::ofstream(config) << "name: asha\nentrypoint: ./hp.sh\n"
+                             "reproducibility: {experiment_seed: 5}\n"
+                             "hyperparameters:\n  global_batch_size: 16\n"
+                             "  increment_by: {type: int, minval: 1, maxval: 50}\n"
+                             "searcher:\n  name: adaptive_asha\n  metric: x\n"
+                             "  max_length: {batches: 400}\n  max_trials: 4\n  max_rungs: 2\n"
+                             "  divisor: 2\n  mode: aggressive\n  max_concurrent_trials: 1\n"
+                          << "  stop_once: " << (stop_once ? "true" : "false") << "\n";
+    return Create(config.string());
+  }
   json Task(int64_t experiment) {
     const json tasks = Json({"task", "list"});  // named: the loop must not dangle
     for (const json& t : tasks["tasks"]) {
@@ -375,18 +391,7 @@ TEST_F(ClusterTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtARung) {
   StartAgent("a1", 1, 30850);
   // Stage 3 of the Core API tutorial: x grows by increment_by per batch, and each searcher
   // operation ends with x as the searcher metric (smaller is better here). Rungs: 200, 400.
-  Script("hp.sh", absl::StrCat("exec ", BinaryPath("core_api_3_hpsearch"),
-                               " --config \"$COHORT_CONFIG\"\n"));
-  const fs::path config = dir_ / "asha.yaml";
-  std::ofstream(config)
-      << "name: asha\nentrypoint: ./hp.sh\n"
-         "reproducibility: {experiment_seed: 5}\n"
-         "hyperparameters:\n  global_batch_size: 16\n"
-         "  increment_by: {type: int, minval: 1, maxval: 50}\n"
-         "searcher:\n  name: adaptive_asha\n  metric: x\n"
-         "  max_length: {batches: 400}\n  max_trials: 4\n  max_rungs: 2\n"
-         "  divisor: 2\n  mode: aggressive\n  max_concurrent_trials: 1\n  stop_once: true\n";
-  const int64_t id = Create(config.string());
+  const int64_t id = CreateAsha(/*stop_once=*/true);
   // One trial at a time (max_concurrent_trials: 1 and one slot).
   WaitUntil(
       [&] {
@@ -436,18 +441,8 @@ TEST_F(ClusterTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtARung) {
 TEST_F(ClusterTest, AdaptiveAshaWithoutStopOnceResumesAStoppedTrialWhenLaterOnesPromoteIt) {
   StartMaster();
   StartAgent("a1", 1, 30890);
-  Script("hp.sh", absl::StrCat("exec ", BinaryPath("core_api_3_hpsearch"),
-                               " --config \"$COHORT_CONFIG\"\n"));
-  const fs::path config = dir_ / "asha.yaml";
   // Seed 5 draws increments 12, 21, 23, 20: x at rung 200 is 2400, 4200, 4600, 4000.
-  std::ofstream(config) << "name: asha\nentrypoint: ./hp.sh\n"
-                           "reproducibility: {experiment_seed: 5}\n"
-                           "hyperparameters:\n  global_batch_size: 16\n"
-                           "  increment_by: {type: int, minval: 1, maxval: 50}\n"
-                           "searcher:\n  name: adaptive_asha\n  metric: x\n"
-                           "  max_length: {batches: 400}\n  max_trials: 4\n  max_rungs: 2\n"
-                           "  divisor: 2\n  mode: aggressive\n  max_concurrent_trials: 1\n";
-  const int64_t id = Create(config.string());
+  const int64_t id = CreateAsha(/*stop_once=*/false);
   WaitUntil(
       [&] {
         const json e = Json({"experiment", "describe", std::to_string(id)});
