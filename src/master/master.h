@@ -126,6 +126,10 @@ class Master {
   // Per trial (same order), its first searcher metric per rung length (NaN: none reported).
   using RungMetrics = std::vector<std::map<int64_t, double>>;
   absl::StatusOr<RungMetrics> RungMetricsLocked(const std::vector<TrialRow>& trials);
+  // AshaPromoteLocked on trials and rung metrics already read (`siblings` states are updated).
+  absl::StatusOr<bool> PromoteStoppedLocked(const config::SearcherConfig& searcher,
+                                            std::vector<TrialRow>& siblings,
+                                            const RungMetrics& rungs);
   // Logs and reports name their allocation and trial: the allocation must be one of the trial's
   // (InvalidArgument otherwise), and with `latest` the trial's latest, so a superseded run (one
   // the master already restarted elsewhere) cannot move its progress or checkpoint back

@@ -530,7 +530,7 @@ absl::Status Master::AshaRungLocked(const TrialRow& trial, double length, double
     }
   }
   // A new metric at this rung may lift a stopped trial into the best 1/divisor.
-  COHORT_ASSIGN_OR_RETURN(bool promoted_any, AshaPromoteLocked(exp));
+  COHORT_ASSIGN_OR_RETURN(bool promoted_any, PromoteStoppedLocked(searcher, siblings, rungs));
   if (promoted_any) ScheduleLocked();
   return absl::OkStatus();
 }
@@ -540,6 +540,13 @@ absl::StatusOr<bool> Master::AshaPromoteLocked(const ExperimentRow& exp) {
   if (searcher.name != "adaptive_asha" || searcher.stop_once) return false;
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> siblings, db_->ListTrials(exp.id));
   COHORT_ASSIGN_OR_RETURN(RungMetrics rungs, RungMetricsLocked(siblings));
+  return PromoteStoppedLocked(searcher, siblings, rungs);
+}
+
+absl::StatusOr<bool> Master::PromoteStoppedLocked(const config::SearcherConfig& searcher,
+                                                  std::vector<TrialRow>& siblings,
+                                                  const RungMetrics& rungs) {
+  if (searcher.name != "adaptive_asha" || searcher.stop_once) return false;
   bool promoted_any = false;
   for (size_t i = 0; i < siblings.size(); ++i) {
     TrialRow& t = siblings[i];
