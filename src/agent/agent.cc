@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "api/api_client.h"
-#include "api/json_lines_tail.h"
+#include "client/master_client.h"
+#include "common/json_lines_tail.h"
 #include "common/logging.h"
 #include "common/sibling_program.h"
 #include "common/subprocess.h"
@@ -43,7 +43,7 @@ std::pair<int, std::string> SplitRank(const std::string& line) {
 }
 
 // Posts until the master takes it (it may be restarting), or gives up after `patience`.
-absl::StatusOr<Json> PostPatiently(api::ApiClient& client, const std::string& path,
+absl::StatusOr<Json> PostPatiently(client::MasterClient& client, const std::string& path,
                                    const Json& body, absl::Duration patience) {
   const absl::Time deadline = absl::Now() + patience;
   while (true) {
@@ -88,7 +88,7 @@ void Agent::JoinFinished() {
 void Agent::Stop() { stop_ = true; }
 
 absl::Status Agent::Register() {
-  api::ApiClient client(options_.master_url, absl::Seconds(10));
+  client::MasterClient client(options_.master_url, absl::Seconds(10));
   Json running = Json::array();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -129,7 +129,7 @@ absl::Status Agent::Run() {
       registered = true;
     }
     JoinFinished();
-    api::ApiClient client(options_.master_url, absl::Seconds(40));
+    client::MasterClient client(options_.master_url, absl::Seconds(40));
     absl::StatusOr<Json> r =
         client.Get(absl::StrCat("/api/v1/agents/", options_.id, "/actions?timeout=5"));
     if (!r.ok()) {
@@ -185,7 +185,7 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
   const std::string id = running->allocation;
   const int64_t trial_id = action.value("trial_id", int64_t{0});
   const int node = action.value("node_rank", 0);
-  api::ApiClient client(options_.master_url, absl::Seconds(30));
+  client::MasterClient client(options_.master_url, absl::Seconds(30));
   std::vector<Json> pending_logs;
   auto log = [&](int rank, const std::string& line) {
     pending_logs.push_back({{"rank", rank}, {"line", line}});
@@ -296,7 +296,7 @@ void Agent::RunAllocation(std::shared_ptr<Running> running, Json action) {
       if (!running->stop_mode.empty()) (*child)->Signal(SIGTERM);  // stopped before it started
     }
     const bool reports = action.value("reports", false);
-    api::JsonLinesTail metrics((dir / "run" / "metrics.jsonl").string());
+    JsonLinesTail metrics((dir / "run" / "metrics.jsonl").string());
     std::string partial;
     absl::Time last_flush = absl::Now();
     auto post_reports = [&] {

@@ -11,8 +11,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "agent/agent.h"
-#include "api/api_client.h"
-#include "api/local_cluster.h"
+#include "client/master_client.h"
+#include "client/local_cluster.h"
 #include "common/subprocess.h"
 
 namespace {
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
       "Example:\n  cohort-agent --master http://10.0.0.5:8080 --slots 8\n"
       "  cohort-agent --id a2 --artificial-slots 8 --port-range 29600-29699");
   CLI11_PARSE(app, argc, argv);
-  options.master_url = cohort::api::MasterUrl(master);
+  options.master_url = cohort::client::MasterUrl(master);
   options.slots = artificial > 0 ? artificial : slots > 0 ? slots : CountGpus();
   if (options.slots <= 0)
     options.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   }
   if (options.work_dir.empty()) {
     options.work_dir =
-        (std::filesystem::path(cohort::api::LocalClusterDir()) / "agents" / options.id).string();
+        (std::filesystem::path(cohort::client::LocalClusterDir()) / "agents" / options.id).string();
   }
   cohort::agent::Agent agent(options);
   g_agent = &agent;

@@ -14,7 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "api/api_client.h"
+#include "client/master_client.h"
 #include "cli/cluster_up.h"
 #include "cli/exit_codes.h"
 #include "cli/progress_meter.h"
@@ -25,8 +25,8 @@ namespace cohort::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using api::ApiClient;
-using api::Json;
+using client::MasterClient;
+using client::Json;
 
 constexpr size_t kMaxContextBytes = 96u << 20;
 
@@ -87,12 +87,12 @@ std::string ReadFile(const std::string& path) {
 struct Common {
   const std::string* master_flag;
   bool json = false;
-  ApiClient Client() const { return ApiClient(api::MasterUrl(*master_flag)); }
+  MasterClient Client() const { return MasterClient(client::MasterUrl(*master_flag)); }
 };
 
 // Prints the trials' progress until the experiment ends; returns the exit code.
 int Follow(const Common& c, int64_t id) {
-  ApiClient client = c.Client();
+  MasterClient client = c.Client();
   std::map<int64_t, std::unique_ptr<ProgressMeter>> meters;
   std::map<int64_t, std::string> last_state;
   const bool tty = ::isatty(STDERR_FILENO) == 1;
@@ -240,7 +240,7 @@ void AddClusterCommands(CLI::App* root, CLI::App* experiment, const std::string*
   logs->add_flag("--json", common->json, "One JSON object per line: {seq, rank, line}");
   logs->footer("Examples:\n  cohort trial logs 3\n  cohort trial logs 3 --rank 1 --follow");
   run(logs, [common, trial_id, rank, follow] {
-    ApiClient client(api::MasterUrl(*common->master_flag), absl::Seconds(90));
+    MasterClient client(client::MasterUrl(*common->master_flag), absl::Seconds(90));
     int64_t after = 0;
     while (true) {
       std::string path = absl::StrCat("/api/v1/trials/", *trial_id, "/logs?after=", after);
@@ -266,7 +266,7 @@ void AddClusterCommands(CLI::App* root, CLI::App* experiment, const std::string*
   tdescribe->add_option("id", *trial_id, "Trial id")->required();
   add_json(tdescribe);
   run(tdescribe, [common, trial_id] {
-    ApiClient client = common->Client();
+    MasterClient client = common->Client();
     absl::StatusOr<Json> t = client.Get(absl::StrCat("/api/v1/trials/", *trial_id));
     if (!t.ok()) return Fail(t.status());
     absl::StatusOr<Json> m = client.Get(absl::StrCat("/api/v1/trials/", *trial_id, "/metrics?kind=validation"));
@@ -438,10 +438,10 @@ int RunCreateRemote(const std::string& master_flag, const std::string& config_pa
     std::cerr << "cohort: error: " << context.status().message() << "\n";
     return kExitUsage;
   }
-  std::vector<api::FormPart> parts = {{"config", config.str(), "config.yaml", "application/yaml"},
+  std::vector<client::FormPart> parts = {{"config", config.str(), "config.yaml", "application/yaml"},
                                       {"context", *context, "context.tar.gz", "application/gzip"}};
   if (!template_name.empty()) parts.push_back({"template", template_name, "", "text/plain"});
-  ApiClient client(api::MasterUrl(master_flag), absl::Seconds(120));
+  MasterClient client(client::MasterUrl(master_flag), absl::Seconds(120));
   absl::StatusOr<Json> r = client.PostForm("/api/v1/experiments", parts);
   if (!r.ok()) {
     std::cerr << "cohort: error: " << config_path << ": " << r.status().message() << "\n";

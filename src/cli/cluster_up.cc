@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "api/api_client.h"
-#include "api/local_cluster.h"
+#include "client/master_client.h"
+#include "client/local_cluster.h"
 #include "cli/exit_codes.h"
 #include "common/sibling_program.h"
 #include "nlohmann/json.hpp"
@@ -51,7 +51,7 @@ bool Alive(pid_t pid) {
 }
 
 int Up(int agents, int slots, int port) {
-  const fs::path dir = api::LocalClusterDir();
+  const fs::path dir = client::LocalClusterDir();
   const fs::path record = dir / "cluster.json";
   std::error_code ec;
   if (fs::exists(record, ec)) {
@@ -61,7 +61,7 @@ int Up(int agents, int slots, int port) {
       bool alive = false;
       for (const Json& p : cluster["pids"]) alive = alive || ::kill(p.get<pid_t>(), 0) == 0;
       const std::string url = cluster.value("url", std::string());
-      if (alive && api::ApiClient(url, absl::Seconds(2)).Get("/api/v1/agents").ok()) {
+      if (alive && client::MasterClient(url, absl::Seconds(2)).Get("/api/v1/agents").ok()) {
         std::cout << "cluster up: already running at " << url
                   << " (`cohort cluster down` stops it)\n";
         return kExitOk;
@@ -80,7 +80,7 @@ int Up(int agents, int slots, int port) {
                                     "--data-dir", (dir / "master").string()},
                                    dir / "logs" / "master.log");
   pids.push_back(master);
-  api::ApiClient client(url, absl::Seconds(2));
+  client::MasterClient client(url, absl::Seconds(2));
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
   while (!client.Get("/api/v1/agents").ok()) {
     if (!Alive(master) || absl::Now() > deadline) {
@@ -125,7 +125,7 @@ int Up(int agents, int slots, int port) {
 }
 
 int Down() {
-  const fs::path record = fs::path(api::LocalClusterDir()) / "cluster.json";
+  const fs::path record = fs::path(client::LocalClusterDir()) / "cluster.json";
   std::ifstream in(record);
   Json cluster = Json::parse(in, nullptr, false);
   if (!cluster.is_object() || !cluster.contains("pids")) {

@@ -19,7 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "api/json_lines_tail.h"
+#include "common/json_lines_tail.h"
 #include "cli/exit_codes.h"
 #include "cli/progress_meter.h"
 #include "cli/validate_command.h"
@@ -230,7 +230,7 @@ class LocalRun {
     }
     trial.state = "RUNNING";
     std::ofstream log(trial.dir / "output.log", std::ios::app);
-    api::JsonLinesTail metrics((trial.dir / "metrics.jsonl").string());
+    JsonLinesTail metrics((trial.dir / "metrics.jsonl").string());
     metrics.NewLines();  // what earlier runs of this trial reported is not news
     ProgressMeter meter(absl::StrCat("trial ", trial.id, "/", count), cfg_.global_batch_size);
     std::optional<double> loss;

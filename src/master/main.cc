@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "CLI/CLI.hpp"
-#include "api/local_cluster.h"
+#include "client/local_cluster.h"
 #include "master/db/database.h"
 #include "master/http_api.h"
 #include "master/master.h"
@@ -25,7 +25,7 @@ void OnSignal(int) {
 int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
   int port = 8080;
-  std::string data_dir = (std::filesystem::path(cohort::api::LocalClusterDir()) / "master").string();
+  std::string data_dir = (std::filesystem::path(cohort::client::LocalClusterDir()) / "master").string();
   std::string db_path;
   double agent_timeout = 30;
   CLI::App app{"cohort-master: the Cohort cluster's REST API (/api/v1), database (SQLite) and "

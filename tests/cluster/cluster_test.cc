@@ -19,7 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "api/api_client.h"
+#include "client/master_client.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/launch/launcher_process.h"
@@ -362,7 +362,7 @@ TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
       at + marker.size(), logs.out.find(' ', at + marker.size()) - at - marker.size());
   ASSERT_NE(logs.out.find(marker, at + 1), std::string::npos) << "no second allocation";
   const json before = Json({"trial", "describe", "1"});
-  api::ApiClient client(url_);
+  client::MasterClient client(url_);
   absl::StatusOr<json> stale = client.Post(
       absl::StrCat("/api/v1/allocations/", first, "/reports"),
       {{"trial_id", 1},

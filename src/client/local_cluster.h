@@ -6,11 +6,11 @@
 #include <optional>
 #include <string>
 
-namespace cohort::api {
+namespace cohort::client {
 
 // The data directory (not created).
 std::string LocalClusterDir();
 // The URL recorded by `cohort cluster up`, when its cluster.json exists.
 std::optional<std::string> LocalClusterUrl();
 
-}  // namespace cohort::api
+}  // namespace cohort::client

@@ -1,8 +1,8 @@
-#include "api/json_lines_tail.h"
+#include "common/json_lines_tail.h"
 
 #include <fstream>
 
-namespace cohort::api {
+namespace cohort {
 
 std::vector<nlohmann::json> JsonLinesTail::NewLines() {
   std::vector<nlohmann::json> lines;
@@ -19,4 +19,4 @@ std::vector<nlohmann::json> JsonLinesTail::NewLines() {
   return lines;
 }
 
-}  // namespace cohort::api
+}  // namespace cohort

@@ -1,5 +1,5 @@
 #pragma once
-// ApiClient: the one HTTP client of the master's REST API (docs/design/0006-cluster.md), shared
+// MasterClient: the one HTTP client of the master's REST API (docs/design/0006-cluster.md), shared
 // by the CLI and the agent (ARCHITECTURE.md §2: what master, agent and cli share lives in one
 // small place). Bodies are JSON; every call has a deadline; errors are Statuses that say what
 // to do:
@@ -22,7 +22,7 @@ namespace httplib {
 class Client;
 }  // namespace httplib
 
-namespace cohort::api {
+namespace cohort::client {
 
 using Json = nlohmann::json;
 
@@ -33,11 +33,11 @@ struct FormPart {
   std::string content_type;  // e.g. application/gzip
 };
 
-class ApiClient {
+class MasterClient {
  public:
   // `url`: http://HOST:PORT. `timeout`: per request (a long poll passes its own).
-  explicit ApiClient(std::string url, absl::Duration timeout = absl::Seconds(30));
-  ~ApiClient();
+  explicit MasterClient(std::string url, absl::Duration timeout = absl::Seconds(30));
+  ~MasterClient();
 
   // `path` starts with /api/v1/.
   absl::StatusOr<Json> Get(const std::string& path);
@@ -61,4 +61,4 @@ class ApiClient {
 // cluster's (the address `cohort cluster up` recorded), else http://127.0.0.1:8080.
 std::string MasterUrl(const std::string& flag);
 
-}  // namespace cohort::api
+}  // namespace cohort::client

@@ -1,4 +1,4 @@
-#include "api/local_cluster.h"
+#include "client/local_cluster.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -6,7 +6,7 @@
 
 #include "nlohmann/json.hpp"
 
-namespace cohort::api {
+namespace cohort::client {
 
 std::string LocalClusterDir() {
   namespace fs = std::filesystem;
@@ -27,4 +27,4 @@ std::optional<std::string> LocalClusterUrl() {
   return cluster["url"].get<std::string>();
 }
 
-}  // namespace cohort::api
+}  // namespace cohort::client

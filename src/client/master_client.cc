@@ -1,4 +1,4 @@
-#include "api/api_client.h"
+#include "client/master_client.h"
 
 #include <httplib.h>
 
@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "api/local_cluster.h"
+#include "client/local_cluster.h"
 
-namespace cohort::api {
+namespace cohort::client {
 namespace {
 
 void SetTimeout(httplib::Client& client, absl::Duration timeout) {
@@ -48,41 +48,41 @@ absl::StatusOr<Json> Interpret(const std::string& url, const std::string& what,
 
 }  // namespace
 
-ApiClient::ApiClient(std::string url, absl::Duration timeout)
+MasterClient::MasterClient(std::string url, absl::Duration timeout)
     : url_(std::move(url)), timeout_(timeout) {
   while (!url_.empty() && url_.back() == '/') url_.pop_back();
 }
 
-ApiClient::~ApiClient() = default;
+MasterClient::~MasterClient() = default;
 
-absl::StatusOr<Json> ApiClient::Get(const std::string& path) { return Get(path, timeout_); }
+absl::StatusOr<Json> MasterClient::Get(const std::string& path) { return Get(path, timeout_); }
 
-absl::StatusOr<Json> ApiClient::Get(const std::string& path, absl::Duration timeout) {
+absl::StatusOr<Json> MasterClient::Get(const std::string& path, absl::Duration timeout) {
   httplib::Client client(url_);
   SetTimeout(client, timeout);
   return Interpret(url_, "GET " + path, client.Get(path));
 }
 
-absl::StatusOr<Json> ApiClient::Post(const std::string& path, const Json& body) {
+absl::StatusOr<Json> MasterClient::Post(const std::string& path, const Json& body) {
   httplib::Client client(url_);
   SetTimeout(client, timeout_);
   return Interpret(url_, "POST " + path, client.Post(path, body.dump(), "application/json"));
 }
 
-absl::StatusOr<Json> ApiClient::Put(const std::string& path, const std::string& body,
+absl::StatusOr<Json> MasterClient::Put(const std::string& path, const std::string& body,
                                     const std::string& content_type) {
   httplib::Client client(url_);
   SetTimeout(client, timeout_);
   return Interpret(url_, "PUT " + path, client.Put(path, body, content_type));
 }
 
-absl::StatusOr<Json> ApiClient::Delete(const std::string& path) {
+absl::StatusOr<Json> MasterClient::Delete(const std::string& path) {
   httplib::Client client(url_);
   SetTimeout(client, timeout_);
   return Interpret(url_, "DELETE " + path, client.Delete(path));
 }
 
-absl::StatusOr<Json> ApiClient::PostForm(const std::string& path,
+absl::StatusOr<Json> MasterClient::PostForm(const std::string& path,
                                          const std::vector<FormPart>& parts) {
   httplib::Client client(url_);
   SetTimeout(client, timeout_);
@@ -91,7 +91,7 @@ absl::StatusOr<Json> ApiClient::PostForm(const std::string& path,
   return Interpret(url_, "POST " + path, client.Post(path, items));
 }
 
-absl::StatusOr<std::string> ApiClient::GetBytes(const std::string& path) {
+absl::StatusOr<std::string> MasterClient::GetBytes(const std::string& path) {
   httplib::Client client(url_);
   SetTimeout(client, timeout_);
   httplib::Result result = client.Get(path);
@@ -110,4 +110,4 @@ std::string MasterUrl(const std::string& flag) {
   return "http://127.0.0.1:8080";
 }
 
-}  // namespace cohort::api
+}  // namespace cohort::client

@@ -10,7 +10,7 @@
 
 #include "nlohmann/json.hpp"
 
-namespace cohort::api {
+namespace cohort {
 
 class JsonLinesTail {
  public:
@@ -23,4 +23,4 @@ class JsonLinesTail {
   size_t offset_ = 0;
 };
 
-}  // namespace cohort::api
+}  // namespace cohort
