@@ -26,6 +26,8 @@
 #include "absl/time/time.h"
 #include "config/experiment_config.h"
 #include "master/db/database.h"
+#include "master/experiments/exit_policy.h"
+#include "master/experiments/lifecycle.h"
 #include "master/scheduler/scheduler.h"
 #include "nlohmann/json.hpp"
 
@@ -33,13 +35,13 @@ namespace cohort::master {
 
 using Json = nlohmann::json;
 
+// "trial 7": how logs and errors name a trial.
+std::string TrialName(int64_t id);
+
 struct MasterOptions {
   std::string data_dir;  // contexts/ and the default checkpoint storage live here
   absl::Duration agent_timeout = absl::Seconds(30);  // silent this long: the agent is lost
 };
-
-// COMPLETED, CANCELED or ERROR: a trial or experiment in one of them never changes again.
-bool Terminal(const std::string& state);
 
 class Master {
  public:
@@ -101,18 +103,28 @@ class Master {
     int64_t trial_id = 0;
     std::vector<std::pair<std::string, int>> agents;  // node order
     std::vector<std::optional<int>> exits;
-    std::string stop_reason;  // empty: running; "kill", "pause", "failure", "lost"
+    StopReason stop = StopReason::kNone;  // kNone: nobody asked it to stop
   };
 
   Master(std::unique_ptr<Database> db, MasterOptions options);
+  // Moves a trial or experiment through its lifecycle (Transition) and stores the new state;
+  // an illegal move changes nothing and is FailedPrecondition naming both states.
+  absl::Status MoveTrialLocked(TrialRow& trial, TrialState to);
+  absl::Status MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to);
   // Places queued trials; call with mu_ held.
   void ScheduleLocked();
   std::vector<AgentState> AgentStatesLocked() const;
   absl::Status StartLocked(const Placement& placement);
-  void StopAllocationLocked(Allocation& allocation, const std::string& reason);
+  void StopAllocationLocked(Allocation& allocation, StopReason reason);
   absl::Status FinishAllocationLocked(Allocation& allocation);
   absl::Status UpdateExperimentStateLocked(int64_t experiment_id);
   void PushActionLocked(const std::string& agent_id, Json action);
+  // Appends one of the master's own lines (rank -1) to a trial's log; a failure is logged.
+  void AppendLogLocked(int64_t trial_id, const std::string& line);
+  // The line the master logs about how a run ended (empty: nothing to say); for an ERROR it
+  // also keeps the trial's last log lines in `trial.error_lines`.
+  std::string ExitNoteLocked(StopReason stop, const ExperimentRow& exp, TrialRow& trial,
+                             const ExitDecision& decision);
   // The experiment's searcher config, parsed once from its stored config.
   const config::SearcherConfig& SearcherLocked(const ExperimentRow& exp);
   // adaptive_asha: trial `trial_id` completed the searcher operation of `length` units with

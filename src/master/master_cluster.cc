@@ -91,7 +91,7 @@ absl::Status Master::RegisterAgent(const Json& body) {
     for (size_t node = 0; node < allocation.agents.size(); ++node) {
       if (allocation.agents[node].first != row.id || allocation.exits[node]) continue;
       allocation.exits[node] = -1;
-      if (allocation.stop_reason.empty()) StopAllocationLocked(allocation, "lost");
+      if (allocation.stop == StopReason::kNone) StopAllocationLocked(allocation, StopReason::kLost);
     }
   }
   AgentLive& live = agents_[row.id];
@@ -122,7 +122,10 @@ absl::Status Master::RegisterAgent(const Json& body) {
     Allocation& a = it->second;
     ++it;
     if (std::all_of(a.exits.begin(), a.exits.end(), [](const auto& e) { return e.has_value(); })) {
-      (void)FinishAllocationLocked(a);
+      if (absl::Status s = FinishAllocationLocked(a); !s.ok()) {
+        COHORT_LOG(ERROR) << "agent " << row.id << " re-registered: finishing allocation " << a.id
+                          << ": " << s;
+      }
     }
   }
   COHORT_LOG(INFO) << "agent " << row.id << " registered: " << row.slots << " slots at "
@@ -221,7 +224,7 @@ absl::StatusOr<Json> Master::ListTasks() {
   Json out = Json::array();
   std::map<int64_t, ExperimentRow> experiments;
   for (const TrialRow& t : trials) {
-    if (Terminal(t.state)) continue;
+    if (wire::IsTerminal(t.state)) continue;
     if (!experiments.count(t.experiment_id)) {
       COHORT_ASSIGN_OR_RETURN(experiments[t.experiment_id], db_->GetExperiment(t.experiment_id));
     }
@@ -230,10 +233,10 @@ absl::StatusOr<Json> Master::ListTasks() {
                  {"experiment_id", t.experiment_id},
                  {"slots", e.slots_per_trial},
                  {"priority", e.priority},
-                 {"state", t.state}};
-    if (auto w = waiting_.find(t.id); w != waiting_.end() && t.state == "QUEUED") {
+                 {"state", wire::Name(t.state)}};
+    if (auto w = waiting_.find(t.id); w != waiting_.end() && t.state == TrialState::kQueued) {
       task["reason"] = w->second;
-    } else if (t.state == "PAUSED") {
+    } else if (t.state == TrialState::kPaused) {
       task["reason"] = "the experiment is paused";
     }
     if (auto a = trial_allocation_.find(t.id); a != trial_allocation_.end()) {
@@ -249,7 +252,7 @@ absl::StatusOr<Json> Master::ListTasks() {
 // --- scheduling -------------------------------------------------------------------------------
 
 void Master::ScheduleLocked() {
-  absl::StatusOr<std::vector<TrialRow>> trials = db_->ListTrialsInStates({"QUEUED", "RUNNING"});
+  absl::StatusOr<std::vector<TrialRow>> trials = db_->ListTrialsInStates({TrialState::kQueued, TrialState::kRunning});
   if (!trials.ok()) {
     COHORT_LOG(ERROR) << "scheduling: " << trials.status();
     return;
@@ -257,19 +260,19 @@ void Master::ScheduleLocked() {
   std::map<int64_t, ExperimentRow> experiments;
   std::map<int64_t, int64_t> active;  // experiment -> trials running or offered to the scheduler
   for (const TrialRow& t : *trials) {
-    if (t.state == "RUNNING") ++active[t.experiment_id];
+    if (t.state == TrialState::kRunning) ++active[t.experiment_id];
   }
   std::vector<TaskRequest> queue;
   std::map<int64_t, std::string> held;  // trial -> why the experiment holds it back
   for (const TrialRow& t : *trials) {
-    if (t.state != "QUEUED") continue;
+    if (t.state != TrialState::kQueued) continue;
     if (!experiments.count(t.experiment_id)) {
       absl::StatusOr<ExperimentRow> e = db_->GetExperiment(t.experiment_id);
       if (!e.ok()) continue;
       experiments[t.experiment_id] = *e;
     }
     const ExperimentRow& e = experiments[t.experiment_id];
-    if (e.state != "ACTIVE") continue;
+    if (e.state != ExperimentState::kActive) continue;
     const int64_t limit = SearcherLocked(e).max_concurrent_trials;
     if (limit > 0 && active[t.experiment_id] >= limit) {
       held[t.id] = absl::StrCat("the experiment already runs searcher.max_concurrent_trials (",
@@ -334,8 +337,7 @@ absl::Status Master::StartLocked(const Placement& placement) {
                       {"reports", node == 0},
                       {"searcher_ops", ops}});
   }
-  trial.state = "RUNNING";
-  COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
+  COHORT_RETURN_IF_ERROR(MoveTrialLocked(trial, TrialState::kRunning));
   COHORT_RETURN_IF_ERROR(
       db_->AppendLogs(trial_id, {{-1, absl::StrCat("master: allocation ", allocation.id, " on ",
                                                    absl::StrJoin(where, ", "),
@@ -351,6 +353,16 @@ absl::Status Master::StartLocked(const Placement& placement) {
   return absl::OkStatus();
 }
 
+void Master::AppendLogLocked(int64_t trial_id, const std::string& line) {
+  absl::StatusOr<int64_t> seq = db_->AppendLogs(trial_id, {{-1, line}});
+  // The line is the master's account of a decision already taken and stored; losing it must
+  // not undo the decision, but it must not vanish silently either.
+  if (!seq.ok()) {
+    COHORT_LOG(ERROR) << TrialName(trial_id) << ": storing the log line '" << line
+                      << "': " << seq.status();
+  }
+}
+
 void Master::PushActionLocked(const std::string& agent_id, Json action) {
   auto it = agents_.find(agent_id);
   if (it == agents_.end()) return;
@@ -358,14 +370,14 @@ void Master::PushActionLocked(const std::string& agent_id, Json action) {
   actions_cv_.notify_all();
 }
 
-void Master::StopAllocationLocked(Allocation& allocation, const std::string& reason) {
-  if (allocation.stop_reason.empty()) allocation.stop_reason = reason;
+void Master::StopAllocationLocked(Allocation& allocation, StopReason reason) {
+  if (allocation.stop == StopReason::kNone) allocation.stop = reason;
   for (size_t node = 0; node < allocation.agents.size(); ++node) {
     if (allocation.exits[node]) continue;
     PushActionLocked(allocation.agents[node].first,
                      {{"type", "stop"},
                       {"allocation", allocation.id},
-                      {"mode", reason == "kill" ? "kill" : "preempt"}});
+                      {"mode", reason == StopReason::kKill ? "kill" : "preempt"}});
   }
 }
 
@@ -511,9 +523,7 @@ absl::Status Master::AshaRungLocked(const TrialRow& trial, double length, double
   const AshaStanding standing = Standing(searcher, rungs, index, rung_length);
   const std::string unit =
       searcher.max_length ? config::UnitName(searcher.max_length->unit) : "batches";
-  (void)db_->AppendLogs(
-      trial.id,
-      {{-1, absl::StrCat("master: adaptive_asha rung ", rung - ops.begin() + 1, " of ", ops.size(),
+  AppendLogLocked(trial.id, absl::StrCat("master: adaptive_asha rung ", rung - ops.begin() + 1, " of ", ops.size(),
                          " (", rung_length, " ", unit, "): searcher metric ",
                          std::isfinite(metric) ? absl::StrCat(metric) : "missing",
                          standing.promoted ? " is among" : " is not among", " the best ",
@@ -521,12 +531,12 @@ absl::Status Master::AshaRungLocked(const TrialRow& trial, double length, double
                          standing.promoted ? "it goes on"
                          : searcher.stop_once
                              ? "the trial stops"
-                             : "the trial stops (it resumes if later trials promote it)")}});
+                             : "the trial stops (it resumes if later trials promote it)"));
   logs_cv_.notify_all();
   if (!standing.promoted) {
     auto running = trial_allocation_.find(trial.id);
     if (running != trial_allocation_.end() && running->second == allocation) {
-      StopAllocationLocked(allocations_.at(allocation), "searcher");
+      StopAllocationLocked(allocations_.at(allocation), StopReason::kSearcher);
     }
   }
   // A new metric at this rung may lift a stopped trial into the best 1/divisor.
@@ -550,7 +560,7 @@ absl::StatusOr<bool> Master::PromoteStoppedLocked(const config::SearcherConfig& 
   bool promoted_any = false;
   for (size_t i = 0; i < siblings.size(); ++i) {
     TrialRow& t = siblings[i];
-    if (t.state != "STOPPED") continue;
+    if (t.state != TrialState::kStopped) continue;
     // Where it stopped: its highest rung with a metric (never the last one).
     const std::vector<int64_t> ops = config::SearcherOperations(searcher, static_cast<int64_t>(i));
     int64_t at = -1;
@@ -560,15 +570,12 @@ absl::StatusOr<bool> Master::PromoteStoppedLocked(const config::SearcherConfig& 
     if (at < 0) continue;
     const AshaStanding standing = Standing(searcher, rungs, i, at);
     if (!standing.promoted) continue;
-    t.state = "QUEUED";
-    COHORT_RETURN_IF_ERROR(db_->UpdateTrial(t));
-    (void)db_->AppendLogs(
-        t.id,
-        {{-1, absl::StrCat(
+    COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kQueued));
+    AppendLogLocked(t.id, absl::StrCat(
                   "master: adaptive_asha promotes the trial at ", at, " ",
                   searcher.max_length ? config::UnitName(searcher.max_length->unit) : "batches",
                   ": it is now among the best ", standing.keep, " of ", standing.reached,
-                  " trials of its bracket there; it resumes from its checkpoint")}});
+                  " trials of its bracket there; it resumes from its checkpoint"));
     promoted_any = true;
   }
   if (promoted_any) logs_cv_.notify_all();
@@ -604,11 +611,10 @@ absl::Status Master::AllocationExit(const std::string& allocation_id, int node, 
         absl::StrCat("allocation ", allocation_id, " has no node ", node));
   }
   a.exits[node] = status;
-  (void)db_->AppendLogs(a.trial_id,
-                        {{-1, absl::StrCat("master: node ", node, " (agent ", a.agents[node].first,
-                                           ") exited with status ", status)}});
+  AppendLogLocked(a.trial_id, absl::StrCat("master: node ", node, " (agent ", a.agents[node].first,
+                                           ") exited with status ", status));
   logs_cv_.notify_all();
-  if (status != 0 && a.stop_reason.empty()) StopAllocationLocked(a, "failure");
+  if (status != 0 && a.stop == StopReason::kNone) StopAllocationLocked(a, StopReason::kFailure);
   if (std::all_of(a.exits.begin(), a.exits.end(), [](const auto& e) { return e.has_value(); })) {
     return FinishAllocationLocked(a);
   }
@@ -628,43 +634,18 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
   const bool all_ok = std::all_of(a.exits.begin(), a.exits.end(),
                                   [](const auto& e) { return e.has_value() && *e == 0; });
-  std::string note;
-  if (a.stop_reason == "kill" || exp.state == "CANCELED") {
-    trial.state = "CANCELED";
-  } else if (a.stop_reason == "pause") {
-    trial.state = exp.state == "PAUSED" ? "PAUSED" : "QUEUED";
-  } else if (a.stop_reason == "searcher") {
-    // stop_once: for good; otherwise it waits, STOPPED, for a promotion (AshaPromoteLocked).
-    trial.state = SearcherLocked(exp).stop_once ? "COMPLETED" : "STOPPED";
-    note = absl::StrCat("master: stopped early by adaptive_asha after ", trial.batches,
-                        " batches; it is ", trial.state);
-  } else if (a.stop_reason.empty() && all_ok) {
-    trial.state = "COMPLETED";
-  } else if (trial.restarts < exp.max_restarts) {
-    ++trial.restarts;
-    trial.state = "QUEUED";
-    note = absl::StrCat(
-        "master: the trial failed; restart ", trial.restarts, " of ", exp.max_restarts,
-        trial.latest_checkpoint.empty() ? " from the beginning"
-                                        : " from checkpoint " + trial.latest_checkpoint);
-  } else {
-    trial.state = "ERROR";
-    absl::StatusOr<std::vector<LogRow>> logs = db_->ListLogs(a.trial_id, 0, std::nullopt, 1 << 30);
-    if (logs.ok()) {
-      std::vector<std::string> last;
-      for (size_t i = logs->size() > kErrorLines ? logs->size() - kErrorLines : 0; i < logs->size();
-           ++i) {
-        last.push_back((*logs)[i].line);
-      }
-      trial.error_lines = absl::StrJoin(last, "\n");
-    }
-    note = absl::StrCat(
-        "master: the trial failed",
-        exp.max_restarts > 0 ? absl::StrCat(" after ", trial.restarts, " restart(s)") : "",
-        "; it is ERROR");
-  }
+  const ExitDecision decision =
+      DecideAfterExit({.stop = a.stop,
+                       .all_exited_ok = all_ok,
+                       .experiment = exp.state,
+                       .stop_once = SearcherLocked(exp).stop_once,
+                       .restarts = trial.restarts,
+                       .max_restarts = exp.max_restarts});
+  COHORT_RETURN_IF_ERROR(Transition(trial.state, decision.next, TrialName(trial.id)));
+  if (decision.restart) ++trial.restarts;
+  const std::string note = ExitNoteLocked(a.stop, exp, trial, decision);
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
-  if (!note.empty()) (void)db_->AppendLogs(a.trial_id, {{-1, note}});
+  if (!note.empty()) AppendLogLocked(a.trial_id, note);
   // A trial stopped by the searcher may already be among the best again.
   COHORT_RETURN_IF_ERROR(AshaPromoteLocked(exp).status());
   COHORT_RETURN_IF_ERROR(UpdateExperimentStateLocked(trial.experiment_id));
@@ -673,29 +654,57 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   return absl::OkStatus();
 }
 
+std::string Master::ExitNoteLocked(StopReason stop, const ExperimentRow& exp, TrialRow& trial,
+                                   const ExitDecision& decision) {
+  if (stop == StopReason::kSearcher && decision.next != TrialState::kCanceled) {
+    return absl::StrCat("master: stopped early by adaptive_asha after ", trial.batches,
+                        " batches; it is ", wire::Name(decision.next));
+  }
+  if (decision.restart) {
+    return absl::StrCat(
+        "master: the trial failed; restart ", trial.restarts, " of ", exp.max_restarts,
+        trial.latest_checkpoint.empty() ? " from the beginning"
+                                        : " from checkpoint " + trial.latest_checkpoint);
+  }
+  if (decision.next != TrialState::kError) return "";
+  absl::StatusOr<std::vector<LogRow>> logs = db_->ListLogs(trial.id, 0, std::nullopt, 1 << 30);
+  if (logs.ok()) {
+    std::vector<std::string> last;
+    for (size_t i = logs->size() > kErrorLines ? logs->size() - kErrorLines : 0; i < logs->size();
+         ++i) {
+      last.push_back((*logs)[i].line);
+    }
+    trial.error_lines = absl::StrJoin(last, "\n");
+  } else {
+    COHORT_LOG(ERROR) << TrialName(trial.id) << ": reading its last log lines: " << logs.status();
+  }
+  return absl::StrCat(
+      "master: the trial failed",
+      exp.max_restarts > 0 ? absl::StrCat(" after ", trial.restarts, " restart(s)") : "",
+      "; it is ERROR");
+}
+
 absl::Status Master::UpdateExperimentStateLocked(int64_t experiment_id) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(experiment_id));
-  if (exp.state != "ACTIVE") return absl::OkStatus();
+  if (exp.state != ExperimentState::kActive) return absl::OkStatus();
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(experiment_id));
   // Trials the searcher stopped wait for a promotion only while others still run.
   const bool settled = std::none_of(trials.begin(), trials.end(), [](const TrialRow& t) {
-    return t.state == "QUEUED" || t.state == "RUNNING";
+    return t.state == TrialState::kQueued || t.state == TrialState::kRunning;
   });
   for (TrialRow& t : trials) {
-    if (!settled || t.state != "STOPPED") continue;
-    t.state = "COMPLETED";
-    COHORT_RETURN_IF_ERROR(db_->UpdateTrial(t));
-    (void)db_->AppendLogs(t.id, {{-1,
-                                  "master: adaptive_asha promoted no further trial; the "
-                                  "trial is COMPLETED"}});
+    if (!settled || t.state != TrialState::kStopped) continue;
+    COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kCompleted));
+    AppendLogLocked(t.id, "master: adaptive_asha promoted no further trial; the trial is COMPLETED");
   }
   bool all_done = true, any_error = false;
   for (const TrialRow& t : trials) {
-    all_done = all_done && Terminal(t.state);
-    any_error = any_error || t.state == "ERROR";
+    all_done = all_done && wire::IsTerminal(t.state);
+    any_error = any_error || t.state == TrialState::kError;
   }
   if (!all_done) return absl::OkStatus();
-  return db_->SetExperimentState(experiment_id, any_error ? "ERROR" : "COMPLETED");
+  return MoveExperimentLocked(exp,
+                              any_error ? ExperimentState::kError : ExperimentState::kCompleted);
 }
 
 void Master::MonitorAgents() {
@@ -717,10 +726,9 @@ void Master::MonitorAgents() {
         for (size_t node = 0; node < a.agents.size(); ++node) {
           if (a.agents[node].first != id || a.exits[node]) continue;
           a.exits[node] = -1;
-          (void)db_->AppendLogs(
-              a.trial_id, {{-1, absl::StrCat("master: agent ", id, " lost (no contact for ",
-                                             absl::FormatDuration(options_.agent_timeout), ")")}});
-          if (a.stop_reason.empty()) StopAllocationLocked(a, "lost");
+          AppendLogLocked(a.trial_id, absl::StrCat("master: agent ", id, " lost (no contact for ",
+                                             absl::FormatDuration(options_.agent_timeout), ")"));
+          if (a.stop == StopReason::kNone) StopAllocationLocked(a, StopReason::kLost);
         }
         if (std::all_of(a.exits.begin(), a.exits.end(),
                         [](const auto& e) { return e.has_value(); })) {
@@ -729,7 +737,10 @@ void Master::MonitorAgents() {
       }
       for (const std::string& aid : finished) {
         if (auto it = allocations_.find(aid); it != allocations_.end()) {
-          (void)FinishAllocationLocked(it->second);
+          if (absl::Status s = FinishAllocationLocked(it->second); !s.ok()) {
+            COHORT_LOG(ERROR) << "agent " << id << " lost: finishing allocation " << aid << ": "
+                              << s;
+          }
         }
       }
     }
