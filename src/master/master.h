@@ -5,7 +5,7 @@
 // RUNNING (logs and reports stream in) -> every node exited -> COMPLETED, or restarted from its
 // latest checkpoint (up to max_restarts), or ERROR with its last log lines; pause/kill stop the
 // allocation (SIGTERM: the trial checkpoints) and the trial waits or ends.
-// The HTTP layer (http_api.cc) only translates requests into these calls.
+// The HTTP layer (http/) only translates requests into these calls.
 //
 // Thread-safe: one mutex guards the live state; long polls wait on condition variables without
 // holding it. Errors are Statuses whose code the HTTP layer maps (InvalidArgument 400, NotFound
