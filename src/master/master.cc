@@ -26,7 +26,6 @@ namespace fs = std::filesystem;
 
 constexpr int kLogPage = 1000;
 
-int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
 
 // Config errors, one per line, as InvalidArgument.
 absl::Status ConfigError(const absl::Status& status, const std::string& what) {
@@ -52,6 +51,7 @@ absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentS
 
 Master::Master(std::unique_ptr<Database> db, MasterOptions options)
     : db_(std::move(db)), options_(std::move(options)) {
+  if (options_.clock == nullptr) options_.clock = &RealClock();
   std::random_device device;
   boot_ = absl::StrFormat("%04x", device() & 0xffff);
 }
@@ -152,7 +152,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   // Up to 96 MB: written before taking the state lock, so agents and other requests go on.
   std::random_device device;
   const std::string context_path = (fs::path(options_.data_dir) / "contexts" /
-                                    absl::StrFormat("context-%d-%08x.tar.gz", NowMs(), device()))
+                                    absl::StrFormat("context-%d-%08x.tar.gz", absl::ToUnixMillis(options_.clock->Now()), device()))
                                        .string();
   {
     std::ofstream out(context_path, std::ios::binary);
@@ -169,7 +169,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   row.slots_per_trial = slots;
   row.priority = static_cast<int>(cfg->resources.priority.value_or(42));
   row.max_restarts = static_cast<int>(cfg->max_restarts);
-  row.created_ms = NowMs();
+  row.created_ms = absl::ToUnixMillis(options_.clock->Now());
   COHORT_ASSIGN_OR_RETURN(int64_t id, db_->InsertExperiment(row));
   for (size_t i = 0; i < samples->size(); ++i) {
     TrialRow trial;

@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "config/experiment_config.h"
 #include "master/db/database.h"
 #include "master/experiments/exit_policy.h"
@@ -41,6 +42,8 @@ std::string TrialName(int64_t id);
 struct MasterOptions {
   std::string data_dir;  // contexts/ and the default checkpoint storage live here
   absl::Duration agent_timeout = absl::Seconds(30);  // silent this long: the agent is lost
+  // What decides liveness and stamps rows (tests pass a FakeClock); null: RealClock().
+  Clock* clock = nullptr;
 };
 
 class Master {
@@ -88,6 +91,10 @@ class Master {
   absl::Status AllocationLogs(const std::string& allocation, const Json& lines);
   absl::Status AllocationReports(const std::string& allocation, const Json& body);
   absl::Status AllocationExit(const std::string& allocation, int node, int status);
+
+  // Drops the agents silent for longer than agent_timeout (by the clock) and fails what they
+  // ran; the monitor thread calls it every second, tests call it after moving a FakeClock.
+  void ExpireLostAgents();
 
  private:
   struct AgentLive {
@@ -149,6 +156,8 @@ class Master {
   absl::Status CheckAllocationLocked(const std::string& allocation, int64_t trial_id,
                                      bool latest) const;
   void MonitorAgents();
+  void ExpireLostAgentsLocked();
+  absl::Time NowLocked() const { return options_.clock->Now(); }
   Json TrialJson(const TrialRow& trial) const;
 
   std::unique_ptr<Database> db_;

@@ -106,7 +106,7 @@ absl::Status Master::RegisterAgent(const Json& body) {
     live.port_hi = 29599;
   }
   live.next_port = live.port_lo;
-  live.last_seen = absl::Now();
+  live.last_seen = NowLocked();
   live.polling = 0;
   live.actions.clear();
   // Processes it still runs for allocations this master does not know (it restarted): stop
@@ -141,7 +141,7 @@ absl::Status Master::Heartbeat(const std::string& agent_id) {
   if (it == agents_.end()) {
     return absl::NotFoundError(absl::StrCat("agent ", agent_id, " is not registered"));
   }
-  it->second.last_seen = absl::Now();
+  it->second.last_seen = NowLocked();
   return absl::OkStatus();
 }
 
@@ -179,7 +179,7 @@ absl::StatusOr<Json> Master::WaitForActions(const std::string& agent_id, absl::D
       return absl::NotFoundError(
           absl::StrCat("agent ", agent_id, " is not registered (register again)"));
     }
-    it->second.last_seen = absl::Now();
+    it->second.last_seen = NowLocked();
     if (!it->second.actions.empty() || stopping_ || std::chrono::system_clock::now() >= deadline) {
       Json actions = Json::array();
       for (Json& a : it->second.actions) actions.push_back(std::move(a));
@@ -513,7 +513,7 @@ absl::Status Master::AshaRungLocked(const TrialRow& trial, double length, double
   }
   Json stored = {{"searcher_metric", std::isfinite(metric) ? Json(metric) : Json(nullptr)}};
   COHORT_RETURN_IF_ERROR(db_->InsertMetrics(
-      {{trial.id, "searcher", rung_length, stored.dump(), absl::ToUnixMillis(absl::Now()) / 1e3}}));
+      {{trial.id, "searcher", rung_length, stored.dump(), absl::ToUnixMillis(NowLocked()) / 1e3}}));
   rungs[index].emplace(rung_length, metric);
 
   const std::vector<int64_t> ops =
@@ -712,40 +712,49 @@ void Master::MonitorAgents() {
   while (!stopping_) {
     logs_cv_.wait_for(lock, std::chrono::seconds(1));
     if (stopping_) break;
-    const absl::Time now = absl::Now();
-    std::vector<std::string> lost;
-    for (const auto& [id, agent] : agents_) {
-      if (agent.polling == 0 && now - agent.last_seen > options_.agent_timeout) lost.push_back(id);
-    }
-    for (const std::string& id : lost) {
-      COHORT_LOG(WARNING) << "agent " << id << " lost: no contact for "
-                          << absl::FormatDuration(options_.agent_timeout);
-      agents_.erase(id);
-      std::vector<std::string> finished;
-      for (auto& [aid, a] : allocations_) {
-        for (size_t node = 0; node < a.agents.size(); ++node) {
-          if (a.agents[node].first != id || a.exits[node]) continue;
-          a.exits[node] = -1;
-          AppendLogLocked(a.trial_id, absl::StrCat("master: agent ", id, " lost (no contact for ",
-                                             absl::FormatDuration(options_.agent_timeout), ")"));
-          if (a.stop == StopReason::kNone) StopAllocationLocked(a, StopReason::kLost);
-        }
-        if (std::all_of(a.exits.begin(), a.exits.end(),
-                        [](const auto& e) { return e.has_value(); })) {
-          finished.push_back(aid);
-        }
-      }
-      for (const std::string& aid : finished) {
-        if (auto it = allocations_.find(aid); it != allocations_.end()) {
-          if (absl::Status s = FinishAllocationLocked(it->second); !s.ok()) {
-            COHORT_LOG(ERROR) << "agent " << id << " lost: finishing allocation " << aid << ": "
-                              << s;
-          }
-        }
-      }
-    }
-    if (!lost.empty()) ScheduleLocked();
+    ExpireLostAgentsLocked();
   }
+}
+
+void Master::ExpireLostAgents() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ExpireLostAgentsLocked();
+}
+
+void Master::ExpireLostAgentsLocked() {
+  const absl::Time now = NowLocked();
+  std::vector<std::string> lost;
+  for (const auto& [id, agent] : agents_) {
+    if (agent.polling == 0 && now - agent.last_seen > options_.agent_timeout) lost.push_back(id);
+  }
+  for (const std::string& id : lost) {
+    COHORT_LOG(WARNING) << "agent " << id << " lost: no contact for "
+                        << absl::FormatDuration(options_.agent_timeout);
+    agents_.erase(id);
+    std::vector<std::string> finished;
+    for (auto& [aid, a] : allocations_) {
+      for (size_t node = 0; node < a.agents.size(); ++node) {
+        if (a.agents[node].first != id || a.exits[node]) continue;
+        a.exits[node] = -1;
+        AppendLogLocked(a.trial_id, absl::StrCat("master: agent ", id, " lost (no contact for ",
+                                           absl::FormatDuration(options_.agent_timeout), ")"));
+        if (a.stop == StopReason::kNone) StopAllocationLocked(a, StopReason::kLost);
+      }
+      if (std::all_of(a.exits.begin(), a.exits.end(),
+                      [](const auto& e) { return e.has_value(); })) {
+        finished.push_back(aid);
+      }
+    }
+    for (const std::string& aid : finished) {
+      if (auto it = allocations_.find(aid); it != allocations_.end()) {
+        if (absl::Status s = FinishAllocationLocked(it->second); !s.ok()) {
+          COHORT_LOG(ERROR) << "agent " << id << " lost: finishing allocation " << aid << ": "
+                            << s;
+        }
+      }
+    }
+  }
+  if (!lost.empty()) ScheduleLocked();
 }
 
 }  // namespace cohort::master
