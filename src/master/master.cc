@@ -26,6 +26,16 @@ namespace fs = std::filesystem;
 
 constexpr int kLogPage = 1000;
 
+MasterOptions WithDefaults(MasterOptions options) {
+  if (options.clock == nullptr) options.clock = &RealClock();
+  return options;
+}
+
+// A few random hex digits that differ between runs of the master (agents/allocations.h).
+std::string BootTag() {
+  std::random_device device;
+  return absl::StrFormat("%04x", device() & 0xffff);
+}
 
 // Config errors, one per line, as InvalidArgument.
 absl::Status ConfigError(const absl::Status& status, const std::string& what) {
@@ -50,11 +60,10 @@ absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentS
 }
 
 Master::Master(std::unique_ptr<Database> db, MasterOptions options)
-    : db_(std::move(db)), options_(std::move(options)) {
-  if (options_.clock == nullptr) options_.clock = &RealClock();
-  std::random_device device;
-  boot_ = absl::StrFormat("%04x", device() & 0xffff);
-}
+    : db_(std::move(db)),
+      options_(WithDefaults(std::move(options))),
+      agents_(*options_.clock, options_.agent_timeout),
+      allocations_(BootTag()) {}
 
 absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database> db,
                                                        MasterOptions options) {
@@ -144,7 +153,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
 
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (absl::Status feasible = Feasible(AgentStatesLocked(), slots); !feasible.ok()) {
+    if (absl::Status feasible = Feasible(agents_.States(), slots); !feasible.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("resources.slots_per_trial: ", feasible.message()));
     }
@@ -226,12 +235,12 @@ Json Master::TrialJson(const TrialRow& t) const {
   if (auto w = waiting_.find(t.id); w != waiting_.end() && t.state == TrialState::kQueued) {
     j["waiting_reason"] = w->second;
   }
-  if (auto a = trial_allocation_.find(t.id); a != trial_allocation_.end()) {
+  if (const Allocation* a = allocations_.OfTrial(t.id)) {
     Json agents = Json::array();
-    for (const auto& [agent, slots] : allocations_.at(a->second).agents) {
+    for (const auto& [agent, slots] : a->agents) {
       agents.push_back({{"agent", agent}, {"slots", slots}});
     }
-    j["allocation"] = a->second;
+    j["allocation"] = a->id;
     j["agents"] = agents;
   }
   if (!t.error_lines.empty()) j["error_lines"] = t.error_lines;
@@ -265,8 +274,8 @@ absl::Status Master::PauseExperiment(int64_t id) {
   for (TrialRow& t : trials) {
     if (t.state == TrialState::kQueued) {
       COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kPaused));
-    } else if (auto a = trial_allocation_.find(t.id); a != trial_allocation_.end()) {
-      StopAllocationLocked(allocations_.at(a->second), StopReason::kPause);
+    } else if (Allocation* a = allocations_.OfTrial(t.id)) {
+      StopAllocationLocked(*a, StopReason::kPause);
     }
   }
   return absl::OkStatus();
@@ -292,8 +301,8 @@ absl::Status Master::KillExperiment(int64_t id) {
   COHORT_RETURN_IF_ERROR(MoveExperimentLocked(e, ExperimentState::kCanceled));
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
   for (TrialRow& t : trials) {
-    if (auto a = trial_allocation_.find(t.id); a != trial_allocation_.end()) {
-      StopAllocationLocked(allocations_.at(a->second), StopReason::kKill);
+    if (Allocation* a = allocations_.OfTrial(t.id)) {
+      StopAllocationLocked(*a, StopReason::kKill);
     } else if (!wire::IsTerminal(t.state)) {
       COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kCanceled));
     }

@@ -26,6 +26,8 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "config/experiment_config.h"
+#include "master/agents/agent_registry.h"
+#include "master/agents/allocations.h"
 #include "master/db/database.h"
 #include "master/experiments/exit_policy.h"
 #include "master/experiments/lifecycle.h"
@@ -97,22 +99,6 @@ class Master {
   void ExpireLostAgents();
 
  private:
-  struct AgentLive {
-    AgentState state;  // id, slots, used, enabled
-    std::string host;
-    int port_lo = 0, port_hi = 0, next_port = 0;
-    absl::Time last_seen;
-    int polling = 0;  // long polls in progress: the agent is there while it waits
-    std::deque<Json> actions;
-  };
-  struct Allocation {
-    std::string id;
-    int64_t trial_id = 0;
-    std::vector<std::pair<std::string, int>> agents;  // node order
-    std::vector<std::optional<int>> exits;
-    StopReason stop = StopReason::kNone;  // kNone: nobody asked it to stop
-  };
-
   Master(std::unique_ptr<Database> db, MasterOptions options);
   // Moves a trial or experiment through its lifecycle (Transition) and stores the new state;
   // an illegal move changes nothing and is FailedPrecondition naming both states.
@@ -120,7 +106,6 @@ class Master {
   absl::Status MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to);
   // Places queued trials; call with mu_ held.
   void ScheduleLocked();
-  std::vector<AgentState> AgentStatesLocked() const;
   absl::Status StartLocked(const Placement& placement);
   void StopAllocationLocked(Allocation& allocation, StopReason reason);
   absl::Status FinishAllocationLocked(Allocation& allocation);
@@ -132,6 +117,10 @@ class Master {
   // also keeps the trial's last log lines in `trial.error_lines`.
   std::string ExitNoteLocked(StopReason stop, const ExperimentRow& exp, TrialRow& trial,
                              const ExitDecision& decision);
+  // The searcher operations (lengths) a trial of `exp` trains in: adaptive_asha's rungs for
+  // its bracket (and `note` says so for the log), none for the other searchers.
+  absl::StatusOr<std::vector<int64_t>> SearcherOpsLocked(const ExperimentRow& exp,
+                                                         int64_t trial_id, std::string* note);
   // The experiment's searcher config, parsed once from its stored config.
   const config::SearcherConfig& SearcherLocked(const ExperimentRow& exp);
   // adaptive_asha: trial `trial_id` completed the searcher operation of `length` units with
@@ -149,12 +138,9 @@ class Master {
   absl::StatusOr<bool> PromoteStoppedLocked(const config::SearcherConfig& searcher,
                                             std::vector<TrialRow>& siblings,
                                             const RungMetrics& rungs);
-  // Logs and reports name their allocation and trial: the allocation must be one of the trial's
-  // (InvalidArgument otherwise), and with `latest` the trial's latest, so a superseded run (one
-  // the master already restarted elsewhere) cannot move its progress or checkpoint back
-  // (FailedPrecondition).
-  absl::Status CheckAllocationLocked(const std::string& allocation, int64_t trial_id,
-                                     bool latest) const;
+  // Every run with a node on `agent_id` lost that node (the agent restarted or went silent):
+  // logs `why` to its trial, stops the rest of it and, once all its nodes are gone, ends it.
+  void FailAgentRunsLocked(const std::string& agent_id, const std::string& why);
   void MonitorAgents();
   void ExpireLostAgentsLocked();
   absl::Time NowLocked() const { return options_.clock->Now(); }
@@ -165,17 +151,11 @@ class Master {
   std::mutex mu_;
   std::condition_variable actions_cv_;
   std::condition_variable logs_cv_;
-  std::map<std::string, AgentLive> agents_;
-  std::map<std::string, Allocation> allocations_;
-  std::map<int64_t, std::string> trial_allocation_;  // running trial -> allocation id
-  std::map<int64_t, std::string> last_allocation_;   // trial -> its latest allocation (this boot)
+  AgentRegistry agents_;
+  Allocations allocations_;
   std::map<int64_t, std::string> waiting_;           // queued trial -> reason
   std::map<int64_t, config::SearcherConfig> searchers_;  // experiment -> its searcher config
   int64_t next_sequence_ = 1;
-  // Allocation ids are "<trial>.<boot>.<n>": `boot` differs between runs of the master, so an
-  // agent still running an allocation of an earlier run is never mistaken for a new one.
-  std::string boot_;
-  int64_t next_allocation_ = 1;
   bool stopping_ = false;
   std::thread monitor_;
 };
