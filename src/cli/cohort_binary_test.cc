@@ -61,6 +61,7 @@ class CohortBinaryTest : public ::testing::Test {
 TEST_F(CohortBinaryTest, ValidConfigExitsZeroAndPrintsTheEffectiveConfig) {
   std::string path = Write("ok.yaml",
                            "name: t\nentrypoint: ./trial\n"
+                           "searcher: {name: single, metric: validation_loss}\n"
                            "hyperparameters: {global_batch_size: 32}\n"
                            "reproducibility: {experiment_seed: 11}\n");
   Result r = Run("experiment validate " + path);
@@ -74,6 +75,7 @@ TEST_F(CohortBinaryTest, ValidConfigExitsZeroAndPrintsTheEffectiveConfig) {
 TEST_F(CohortBinaryTest, InvalidConfigExitsOneWithEveryErrorOnStderr) {
   std::string path = Write("bad.yaml",
                            "entrypoint: ./trial\n"
+                           "searcher: {name: single, metric: validation_loss}\n"
                            "hyperparameters: {global_batch_size: 32}\n"
                            "resources: {slots_per_trial: -2}\n"
                            "optimizations: {mixed_precison: O1}\n");

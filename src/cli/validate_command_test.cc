@@ -39,6 +39,7 @@ class ValidateCommandTest : public ::testing::Test {
 TEST_F(ValidateCommandTest, PrintsTheEffectiveConfig) {
   std::string path = Write("ok.yaml",
                            "entrypoint: ./trial\n"
+                           "searcher: {name: single, metric: validation_loss}\n"
                            "hyperparameters: {global_batch_size: 32, lr: 0.1}\n");
   ASSERT_EQ(Run({path, std::nullopt}), kExitOk) << err_.str();
   EXPECT_EQ(err_.str(), "");
@@ -52,6 +53,7 @@ TEST_F(ValidateCommandTest, PrintsTheEffectiveConfig) {
 TEST_F(ValidateCommandTest, PrefixesEveryErrorWithTheFileName) {
   std::string path = Write("bad.yaml",
                            "entrypoint: ./trial\n"
+                           "searcher: {name: single, metric: validation_loss}\n"
                            "hyperparameters: {global_batch_size: 32}\n"
                            "resources: {slots_per_trial: -2, slot_per_trial: 1}\n");
   EXPECT_EQ(Run({path, std::nullopt}), kExitInvalid);
@@ -68,6 +70,7 @@ TEST_F(ValidateCommandTest, MergesTheTemplateUnderTheConfig) {
                            "hyperparameters: {global_batch_size: 64}\n");
   std::string path = Write("exp.yaml",
                            "entrypoint: ./trial\nmax_restarts: 2\n"
+                           "searcher: {name: single, metric: validation_loss}\n"
                            "bind_mounts: [{host_path: /b, container_path: /data}]\n");
   ASSERT_EQ(Run({path, tmpl}), kExitOk) << err_.str();
   auto effective = config::ParseYaml(out_.str());
@@ -80,7 +83,9 @@ TEST_F(ValidateCommandTest, MergesTheTemplateUnderTheConfig) {
 
 TEST_F(ValidateCommandTest, RejectsATemplateThatNamesATemplate) {
   std::string tmpl = Write("tmpl.yaml", "template: base\n");
-  std::string path = Write("exp.yaml", "entrypoint: x\nhyperparameters: {global_batch_size: 1}\n");
+  std::string path = Write("exp.yaml",
+                           "entrypoint: x\nsearcher: {metric: loss}\n"
+                           "hyperparameters: {global_batch_size: 1}\n");
   EXPECT_EQ(Run({path, tmpl}), kExitInvalid);
   EXPECT_EQ(err_.str(), tmpl + ": template.template: a template cannot itself name a template\n");
 }
@@ -96,6 +101,15 @@ TEST_F(ValidateCommandTest, MalformedYamlIsInvalidAndAMissingFileIsAUsageError) 
 TEST_F(ValidateCommandTest, AcceptsTheFashionMnistExamples) {
   for (const char* name : {"const.yaml", "distributed.yaml"}) {
     std::string path = std::string(COHORT_SOURCE_DIR) + "/examples/fashion_mnist/" + name;
+    out_.str("");
+    EXPECT_EQ(Run({path, std::nullopt}), kExitOk) << name << ": " << err_.str();
+  }
+}
+
+TEST_F(ValidateCommandTest, AcceptsTheCoreApiExamples) {
+  for (const char* name :
+       {"1_metrics.yaml", "2_checkpoints.yaml", "3_hpsearch.yaml", "4_distributed.yaml"}) {
+    std::string path = std::string(COHORT_SOURCE_DIR) + "/examples/core_api/" + name;
     out_.str("");
     EXPECT_EQ(Run({path, std::nullopt}), kExitOk) << name << ": " << err_.str();
   }

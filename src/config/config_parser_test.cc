@@ -14,7 +14,17 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
+// The smallest valid config: the required fields only. Hyperparameters come last, so a test may
+// append hyperparameters to it.
 constexpr char kMinimal[] = R"(
+entrypoint: ./trial
+searcher: {metric: validation_loss}
+hyperparameters:
+  global_batch_size: 32
+)";
+
+// kMinimal without its searcher, for tests that append their own.
+constexpr char kMinimalButSearcher[] = R"(
 entrypoint: ./trial
 hyperparameters:
   global_batch_size: 32
@@ -135,33 +145,34 @@ bind_mounts: [{host_path: /data, container_path: /mnt/data, read_only: true}]
   EXPECT_EQ(config->min_validation_period->value, 100);
   EXPECT_EQ(config->max_restarts, 0);
   EXPECT_EQ(config->data["nested"]["k"][1], 2);
-  EXPECT_EQ(config->environment_variables[1],
-            (std::pair<std::string, std::string>{"B", "x=y"}));
+  EXPECT_EQ(config->environment_variables[1], (std::pair<std::string, std::string>{"B", "x=y"}));
   EXPECT_TRUE(config->bind_mounts[0].read_only);
   EXPECT_EQ(config->effective["data"], config->data);
 }
 
 TEST(ConfigParserTest, RepeatedEnvironmentVariableTakesTheLaterValue) {
   // What a template's [A=1, B=2] followed by a config's [B=3] merges to.
-  auto config = Parse(std::string(kMinimal) + "environment: {environment_variables: [A=1, B=2, B=3]}\n");
+  auto config =
+      Parse(std::string(kMinimal) + "environment: {environment_variables: [A=1, B=2, B=3]}\n");
   ASSERT_TRUE(config.ok()) << config.status();
   using Var = std::pair<std::string, std::string>;
   EXPECT_THAT(config->environment_variables, ElementsAre(Var{"A", "1"}, Var{"B", "3"}));
 }
 
 TEST(ConfigParserTest, AcceptsEachSearcher) {
-  for (const char* searcher : {
-           "{name: single, metric: loss, max_length: {batches: 10}}",
-           "{name: random, metric: loss, max_length: {batches: 10}, max_trials: 5}",
-           "{name: grid, metric: loss, max_length: {records: 1000}}",
-           "{name: adaptive_asha, metric: accuracy, smaller_is_better: false, "
-           "max_length: {batches: 1000}, max_trials: 16, max_rungs: 4, divisor: 3, "
-           "mode: aggressive}"}) {
-    auto config = Parse(absl::StrCat(kMinimal, "searcher: ", searcher, "\n"));
+  for (const char* searcher :
+       {"{name: single, metric: loss, max_length: {batches: 10}}",
+        "{name: random, metric: loss, max_length: {batches: 10}, max_trials: 5}",
+        "{name: grid, metric: loss, max_length: {records: 1000}}",
+        "{name: adaptive_asha, metric: accuracy, smaller_is_better: false, "
+        "max_length: {batches: 1000}, max_trials: 16, max_rungs: 4, divisor: 3, "
+        "mode: aggressive}"}) {
+    auto config = Parse(absl::StrCat(kMinimalButSearcher, "searcher: ", searcher, "\n"));
     EXPECT_TRUE(config.ok()) << searcher << ": " << config.status();
   }
-  auto asha = Parse(absl::StrCat(kMinimal, "searcher: {name: adaptive_asha, metric: m, "
-                                           "max_length: {batches: 9}, max_trials: 3}\n"));
+  auto asha = Parse(absl::StrCat(kMinimalButSearcher,
+                                 "searcher: {name: adaptive_asha, metric: m, "
+                                 "max_length: {batches: 9}, max_trials: 3}\n"));
   ASSERT_TRUE(asha.ok());
   EXPECT_EQ(asha->searcher.max_rungs, 5);
   EXPECT_EQ(asha->searcher.divisor, 4);
@@ -198,7 +209,7 @@ TEST(ConfigParserTest, UnknownFieldSuggestsTheClosestKnownField) {
                           "slots_per_trial?"));
   EXPECT_THAT(Errors(absl::StrCat(kMinimal, "max_restart: 2\n")),
               ElementsAre("max_restart: unknown field; did you mean max_restarts?"));
-  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "searcher: {name: grdi, metric: m}\n")),
+  EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher, "searcher: {name: grdi, metric: m}\n")),
               ElementsAre("searcher.name: must be one of single, random, grid, adaptive_asha, "
                           "got 'grdi'; did you mean grid?"));
   auto far = Errors(absl::StrCat(kMinimal, "optimizations: {zzzzzzzzzzzz: 1}\n"));
@@ -231,16 +242,51 @@ environment: {environment_variables: [NOEQUALS]}
 }
 
 TEST(ConfigParserTest, GlobalBatchSizeMustBeAPositiveIntegerConstant) {
-  EXPECT_THAT(Errors("entrypoint: x\nhyperparameters: {global_batch_size: 0}\n"),
-              ElementsAre("hyperparameters.global_batch_size: must be a positive integer, got "
-                          "integer 0"));
-  EXPECT_THAT(Errors("entrypoint: x\nhyperparameters: {global_batch_size: 3.5}\n"),
-              ElementsAre("hyperparameters.global_batch_size: must be a positive integer, got "
-                          "float 3.5"));
-  EXPECT_THAT(Errors("entrypoint: x\nhyperparameters:\n  global_batch_size: "
-                     "{type: int, minval: 1, maxval: 8}\n"),
-              ElementsAre("hyperparameters.global_batch_size: must be a constant (a positive "
-                          "integer), not a searched hyperparameter"));
+  EXPECT_THAT(
+      Errors("entrypoint: x\nsearcher: {metric: loss}\nhyperparameters: {global_batch_size: 0}\n"),
+      ElementsAre("hyperparameters.global_batch_size: must be a positive integer, got "
+                  "integer 0"));
+  EXPECT_THAT(
+      Errors(
+          "entrypoint: x\nsearcher: {metric: loss}\nhyperparameters: {global_batch_size: 3.5}\n"),
+      ElementsAre("hyperparameters.global_batch_size: must be a positive integer, got "
+                  "float 3.5"));
+  EXPECT_THAT(
+      Errors("entrypoint: x\nsearcher: {metric: loss}\nhyperparameters:\n  global_batch_size: "
+             "{type: int, minval: 1, maxval: 8}\n"),
+      ElementsAre("hyperparameters.global_batch_size: must be a constant (a positive "
+                  "integer), not a searched hyperparameter"));
+}
+
+TEST(ConfigParserTest, EverySearcherNeedsAMetricNamingTheField) {
+  const std::string missing =
+      "searcher.metric: required field is missing (the name of a validation metric the trial "
+      "reports, for example validation_loss)";
+  for (const char* searcher : {"{name: single}", "{name: random, max_trials: 2}", "{name: grid}",
+                               "{name: single, metric: ~}",
+                               "{name: adaptive_asha, max_length: {batches: 9}, max_trials: 3}"}) {
+    EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher, "searcher: ", searcher, "\n")),
+                ElementsAre(missing))
+        << searcher;
+  }
+  EXPECT_THAT(Errors(kMinimalButSearcher), ElementsAre(missing));
+}
+
+TEST(ConfigParserTest, EmptySearcherMetricIsAnError) {
+  for (const char* metric : {"\"\"", "\"  \""}) {
+    EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher, "searcher: {metric: ", metric, "}\n")),
+                ElementsAre("searcher.metric: must not be empty (the name of a validation metric "
+                            "the trial reports, for example validation_loss)"))
+        << metric;
+  }
+}
+
+TEST(ConfigParserTest, MissingSearcherMetricIsReportedWithTheOtherErrors) {
+  EXPECT_THAT(Errors("hyperparameters: {global_batch_size: 0}\nsearcher: {name: single}\n"),
+              UnorderedElementsAre(
+                  "entrypoint: required field is missing",
+                  "hyperparameters.global_batch_size: must be a positive integer, got integer 0",
+                  HasSubstr("searcher.metric: required field is missing")));
 }
 
 TEST(ConfigParserTest, ValidatesHyperparameterDefinitions) {
@@ -272,25 +318,28 @@ TEST(ConfigParserTest, ValidatesLengthsAndTheirUnits) {
               ElementsAre("min_validation_period: expected {batches: N}, {records: N} or "
                           "{epochs: N}, got integer 5"));
   EXPECT_THAT(
-      Errors(absl::StrCat(kMinimal, "searcher: {name: single, max_length: {epochs: 1}}\n")),
+      Errors(absl::StrCat(kMinimalButSearcher,
+                          "searcher: {name: single, metric: loss, max_length: {epochs: 1}}\n")),
       ElementsAre("searcher.max_length: a length in epochs needs records_per_epoch (> 0) at the "
                   "top level"));
-  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "searcher: {name: single, max_length: "
-                                            "{batches: 1, records: 2}}\n")),
+  EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher,
+                                  "searcher: {name: single, metric: loss, "
+                                  "max_length: {batches: 1, records: 2}}\n")),
               ElementsAre("searcher.max_length: expected exactly one of batches, records, "
                           "epochs, got 2 fields"));
 }
 
 TEST(ConfigParserTest, GridSearchNeedsACountForEverySearchedHyperparameter) {
-  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "  lr: {type: double, minval: 0.1, maxval: 1}\n"
-                                            "searcher: {name: grid, metric: loss}\n")),
+  EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher,
+                                  "  lr: {type: double, minval: 0.1, maxval: 1}\n"
+                                  "searcher: {name: grid, metric: loss}\n")),
               ElementsAre("hyperparameters.lr: grid search needs count for a double "
                           "hyperparameter"));
 }
 
 TEST(ConfigParserTest, ValidatesCheckpointStorage) {
-  auto directory = Parse(absl::StrCat(
-      kMinimal, "checkpoint_storage: {type: directory, container_path: /ckpt}\n"));
+  auto directory = Parse(
+      absl::StrCat(kMinimal, "checkpoint_storage: {type: directory, container_path: /ckpt}\n"));
   ASSERT_TRUE(directory.ok()) << directory.status();
   EXPECT_EQ(directory->checkpoint_storage->container_path, "/ckpt");
   EXPECT_THAT(Errors(absl::StrCat(kMinimal, "checkpoint_storage: {type: shared_fs}\n")),
@@ -301,9 +350,9 @@ TEST(ConfigParserTest, ValidatesCheckpointStorage) {
                           "checkpoint_storage.bucket: unknown field (known fields: type, "
                           "host_path, storage_path, propagation, container_path, "
                           "save_experiment_best, save_trial_best, save_trial_latest)"));
-  EXPECT_THAT(Errors(absl::StrCat(
-                  kMinimal, "checkpoint_storage: {type: directory, container_path: /c, "
-                            "host_path: /h}\n")),
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal,
+                                  "checkpoint_storage: {type: directory, container_path: /c, "
+                                  "host_path: /h}\n")),
               ElementsAre("checkpoint_storage.host_path: unknown field (known fields: type, "
                           "container_path, save_experiment_best, save_trial_best, "
                           "save_trial_latest)"));

@@ -56,7 +56,7 @@ TEST(TrialSeedTest, IsAPureFunctionOfExperimentSeedAndIndex) {
 }
 
 TEST(HparamSamplerTest, SingleGivesOneSampleShapedLikeTheTree) {
-  auto samples = Samples(Config("{name: single}"), 1);
+  auto samples = Samples(Config("{name: single, metric: loss}"), 1);
   ASSERT_EQ(samples.size(), 1u);
   const Json& s = samples[0];
   EXPECT_EQ(s["global_batch_size"], 32);

@@ -275,6 +275,30 @@ TEST_F(ClusterTest, GangSchedulingOnTwoEightSlotAgents) {
   for (int64_t id : {twelve, four_a, four_b}) Cohort({"experiment", "kill", std::to_string(id)});
 }
 
+TEST_F(ClusterTest, TwelveSlotTrialRunsOnThreeFourSlotAgentsBesideAnEightSlotOne) {
+  StartMaster();
+  StartAgent("big", 8, 31200, /*artificial=*/true);
+  StartAgent("small-a", 4, 31300, /*artificial=*/true);
+  StartAgent("small-b", 4, 31400, /*artificial=*/true);
+  StartAgent("small-c", 4, 31500, /*artificial=*/true);
+  Script("sleep.sh", "exec sleep 60\n");
+  auto sleeper = [&](const std::string& name, int slots) {
+    return Config(name, absl::StrCat("entrypoint: ./sleep.sh\nresources: {slots_per_trial: ", slots,
+                                     "}\nmax_restarts: 0\n"));
+  };
+  // 12 slots: no 8 + 4, but three whole 4-slot agents.
+  const int64_t twelve = Create(sleeper("twelve", 12));
+  WaitUntil([&] { return Task(twelve).value("state", std::string()) == "RUNNING"; },
+            "the 12-slot trial to run");
+  EXPECT_EQ(Task(twelve)["agents"], json({"small-a", "small-b", "small-c"}));
+  // 16 slots: two 8s or four 4s, and the cluster has neither: waits, saying why.
+  const int64_t sixteen = Create(sleeper("sixteen", 16));
+  WaitUntil([&] { return Task(sixteen).contains("reason"); }, "the 16-slot trial's reason");
+  EXPECT_EQ(Task(sixteen)["reason"],
+            "needs 16 slots: 2 agents of 8 or 4 agents of 4, the cluster has 1 of 8 and 3 of 4");
+  for (int64_t id : {twelve, sixteen}) Cohort({"experiment", "kill", std::to_string(id)});
+}
+
 TEST_F(ClusterTest, NineSlotsOnOneEightSlotAgentIsRefusedAtCreation) {
   StartMaster();
   StartAgent("only", 8, 30600, /*artificial=*/true);

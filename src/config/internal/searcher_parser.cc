@@ -1,3 +1,8 @@
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "config/internal/object_reader.h"
 #include "config/internal/section_parsers.h"
@@ -8,6 +13,8 @@ namespace {
 const std::vector<std::string> kSearchers = {"single", "random", "grid", "adaptive_asha"};
 const std::vector<std::string> kAshaModes = {"aggressive", "standard", "conservative"};
 const std::vector<std::string> kLengthUnits = {"batches", "records", "epochs"};
+constexpr char kMetricHint[] =
+    "the name of a validation metric the trial reports, for example validation_loss";
 
 }  // namespace
 
@@ -30,7 +37,8 @@ std::optional<Length> ParseLength(const Json& node, const std::string& path, boo
       r.Get(kLengthUnits[i]);
       continue;
     }
-    std::optional<int64_t> value = r.Int(kLengthUnits[i], std::nullopt, AtLeast(allow_zero ? 0 : 1));
+    std::optional<int64_t> value =
+        r.Int(kLengthUnits[i], std::nullopt, AtLeast(allow_zero ? 0 : 1));
     if (value && !result) result = Length{static_cast<Length::Unit>(i), *value};
   }
   r.Finish();
@@ -44,15 +52,20 @@ SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effectiv
   const bool known = name.has_value();
   if (known) s.name = *name;
   // With an unknown name every searcher's fields are accepted, so only the name is reported.
-  const bool single = s.name == "single" || !known;
   const bool random = s.name == "random" || !known;
   const bool grid = s.name == "grid" || !known;
   const bool asha = s.name == "adaptive_asha" || !known;
 
-  if (!single || r.Has("metric")) {
-    if (r.Require("metric")) s.metric = r.String("metric").value_or("");
-  } else {
+  // Every searcher needs it, as in Determined: it names the validation metric that ranks trials
+  // (and, with smaller_is_better, says which way is better), even when only one trial runs.
+  if (!r.Has("metric")) {
     r.Get("metric");
+    errors->Add(r.PathOf("metric"), absl::StrCat("required field is missing (", kMetricHint, ")"));
+  } else if (std::optional<std::string> metric = r.String("metric")) {
+    if (absl::StripAsciiWhitespace(*metric).empty()) {
+      errors->Add(r.PathOf("metric"), absl::StrCat("must not be empty (", kMetricHint, ")"));
+    }
+    s.metric = *std::move(metric);
   }
   s.smaller_is_better = r.Bool("smaller_is_better", true).value_or(true);
 

@@ -1,10 +1,15 @@
 #include "master/scheduler/scheduler.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace cohort::master {
 namespace {
@@ -21,17 +26,10 @@ std::string CountOf(int n, const char* singular, const char* plural) {
   return absl::StrCat(n, " ", n == 1 ? singular : plural);
 }
 
-// Appended to reasons about tasks larger than one agent when the agents differ in size, so that
-// a user with 8- and 4-slot agents learns why 12 slots do not become 8 + 4.
-std::string LargestOnlyNote(bool mixed_sizes, int size) {
-  if (!mixed_sizes) return "";
-  return absl::StrCat(" (a task larger than one agent runs only on the largest agents, of ", size,
-                      " slots)");
-}
-
-std::string NeedsAgentsReason(int slots, int needed, int size, int have) {
-  return absl::StrCat("needs ", slots, " slots: ", needed, " agents of ", size,
-                      ", the cluster has ", have);
+// "a", "a or b", "a, b or c".
+std::string JoinOr(const std::vector<std::string>& items) {
+  if (items.size() < 2) return items.empty() ? "" : items[0];
+  return absl::StrCat(absl::StrJoin(items.begin(), items.end() - 1, ", "), " or ", items.back());
 }
 
 // One enabled agent as this call sees it: `free` drops as the call places tasks, so a task
@@ -39,6 +37,7 @@ std::string NeedsAgentsReason(int slots, int needed, int size, int have) {
 struct Candidate {
   const AgentState* agent;
   int free;
+  bool idle() const { return free == agent->slots; }
 };
 
 // The outcome of trying to place one task whose shape fits the cluster.
@@ -47,34 +46,30 @@ struct Attempt {
   std::string reason;  // why it waits, when `placement` is empty
 };
 
-// Places tasks one at a time on a working copy of the enabled agents' free slots.
+// Places tasks one at a time on a working copy of the enabled agents' free slots, by the rules
+// in scheduler.h: one agent (best fit) when one has room, else whole idle agents of one size.
 //
-// Heterogeneous clusters: a task of at most the largest enabled agent's size goes on any one
-// agent (best fit). A larger task runs only on whole idle agents of that largest size S and
-// only when slots is a multiple of S. Mixing sizes (12 = 8 + 4) would give a trial nodes with
-// different local world sizes, which the launcher does not support, and choosing among mixed
-// combinations is a packing problem; one size keeps the rule predictable and easy to explain.
+// One size per task: mixing sizes (12 = 8 + 4) would give a trial nodes with different local
+// world sizes, which the launcher does not support, and choosing among mixed combinations is a
+// packing problem. Among the sizes that qualify, "the most capacity left" is computed exactly:
+// the number of distinct sizes is small, so trying each is cheap.
 class Placer {
  public:
   explicit Placer(const std::vector<AgentState>& agents) {
     for (const AgentState& agent : agents) {
-      // An agent with no slots can host nothing; treating it as absent keeps S > 0 below.
-      if (agent.enabled && agent.slots > 0) candidates_.push_back({&agent, FreeSlots(agent)});
+      // An agent with no slots can host nothing; treating it as absent keeps sizes > 0 below.
+      if (agent.slots < 1) continue;
+      if (agent.enabled) {
+        candidates_.push_back({&agent, FreeSlots(agent)});
+        ++enabled_by_size_[agent.slots];
+      } else {
+        ++disabled_by_size_[agent.slots];
+      }
     }
     // Id order makes ties (best fit) and node order (whole agents) follow the lower id.
     std::sort(candidates_.begin(), candidates_.end(),
               [](const Candidate& a, const Candidate& b) { return a.agent->id < b.agent->id; });
-    for (const Candidate& c : candidates_) largest_ = std::max(largest_, c.agent->slots);
-    for (const Candidate& c : candidates_) {
-      if (c.agent->slots == largest_) {
-        ++largest_count_;
-      } else {
-        mixed_sizes_ = true;
-      }
-    }
-    for (const AgentState& agent : agents) {
-      if (!agent.enabled && agent.slots == largest_) ++disabled_of_largest_;
-    }
+    if (!enabled_by_size_.empty()) largest_ = enabled_by_size_.begin()->first;
   }
 
   bool HasAgents() const { return !candidates_.empty(); }
@@ -85,72 +80,174 @@ class Placer {
     if (task.slots < 1) {
       return absl::StrCat("needs at least 1 slot, asked for ", task.slots);
     }
-    if (task.slots <= largest_) return std::nullopt;
-    if (task.slots % largest_ != 0) {
-      return absl::StrCat("needs ", task.slots, " slots: not a multiple of the ", largest_,
-                          " slots per agent", LargestOnlyNote(mixed_sizes_, largest_));
-    }
-    const int needed = task.slots / largest_;
-    if (largest_count_ < needed) {
+    if (task.slots <= largest_) return std::nullopt;  // the largest agent, once it is free
+    const std::vector<int> sizes = GroupSizes(task.slots);
+    for (int size : sizes) {
       // Disabled agents do not count: waiting for an operator to re-enable one would stall
       // every task behind this one for an unbounded time.
-      std::string disabled;
-      if (disabled_of_largest_ > 0) {
-        disabled = absl::StrCat(" enabled (", disabled_of_largest_, " more disabled)");
-      }
-      return absl::StrCat(NeedsAgentsReason(task.slots, needed, largest_, largest_count_), disabled,
-                          LargestOnlyNote(mixed_sizes_, largest_));
+      if (Enabled(size) >= task.slots / size) return std::nullopt;
     }
-    return std::nullopt;
+    return NeverOnWholeAgents(task.slots, sizes);
   }
 
   // Places a task that WhyNever accepted, or says what it waits for.
   Attempt TryPlace(const TaskRequest& task) {
-    return task.slots <= largest_ ? OnOneAgent(task) : OnWholeAgents(task);
+    if (task.slots <= largest_) {
+      if (Candidate* best = BestFit(task.slots)) {
+        best->free -= task.slots;
+        return {Placement{task.id, {{best->agent->id, task.slots}}}, ""};
+      }
+    }
+    if (std::optional<Placement> placement = OnWholeAgents(task)) {
+      return {std::move(placement), ""};
+    }
+    return {std::nullopt, WaitReason(task)};
   }
 
  private:
-  Attempt OnOneAgent(const TaskRequest& task) {
+  int Enabled(int size) const {
+    auto it = enabled_by_size_.find(size);
+    return it == enabled_by_size_.end() ? 0 : it->second;
+  }
+
+  int Disabled(int size) const {
+    auto it = disabled_by_size_.find(size);
+    return it == disabled_by_size_.end() ? 0 : it->second;
+  }
+
+  int Idle(int size) const {
+    return static_cast<int>(
+        std::count_if(candidates_.begin(), candidates_.end(),
+                      [size](const Candidate& c) { return c.agent->slots == size && c.idle(); }));
+  }
+
+  // The enabled agent sizes S < slots that divide slots, largest first: the groups (slots / S
+  // whole agents of size S) a task of `slots` may run on.
+  std::vector<int> GroupSizes(int slots) const {
+    std::vector<int> sizes;
+    for (const auto& [size, count] : enabled_by_size_) {
+      if (size < slots && slots % size == 0) sizes.push_back(size);
+    }
+    return sizes;
+  }
+
+  // The reason for a task larger than every enabled agent that no group of `sizes` (its
+  // GroupSizes) can ever host: no size divides it, or no size has enough enabled agents.
+  std::string NeverOnWholeAgents(int slots, const std::vector<int>& sizes) const {
+    const std::string needs = absl::StrCat("needs ", slots, " slots: ");
+    std::vector<std::string> others;  // enabled sizes that do not divide slots
+    for (const auto& [size, count] : enabled_by_size_) {
+      if (slots % size != 0) others.push_back(absl::StrCat(size));
+    }
+    if (sizes.empty() && others.size() == 1) {
+      return absl::StrCat(needs, "not a multiple of the ", largest_, " slots per agent");
+    }
+    if (sizes.empty()) {
+      return absl::StrCat(needs, "no agent size divides it: agents have ", JoinOr(others),
+                          " slots");
+    }
+    const bool one = sizes.size() == 1;
+    std::vector<std::string> groups, have, disabled;
+    for (int size : sizes) {
+      groups.push_back(absl::StrCat(slots / size, " agents of ", size));
+      have.push_back(one ? absl::StrCat(Enabled(size)) : absl::StrCat(Enabled(size), " of ", size));
+      if (const int d = Disabled(size); d > 0) {
+        disabled.push_back(one ? absl::StrCat(d, " more") : absl::StrCat(d, " more of ", size));
+      }
+    }
+    std::string reason =
+        absl::StrCat(needs, JoinOr(groups), ", the cluster has ", absl::StrJoin(have, " and "));
+    if (!disabled.empty()) {
+      absl::StrAppend(&reason, " enabled (", absl::StrJoin(disabled, " and "), " disabled)");
+    }
+    if (!others.empty()) {
+      absl::StrAppend(&reason, " (agents of ", JoinOr(others), " slots do not divide ", slots, ")");
+    }
+    return reason;
+  }
+
+  // The enabled agent with the fewest free slots that still fit `slots` (the first, lowest id,
+  // of equally good ones), or null when none has room now.
+  Candidate* BestFit(int slots) {
     Candidate* best = nullptr;
+    for (Candidate& c : candidates_) {
+      if (c.free >= slots && (best == nullptr || c.free < best->free)) best = &c;
+    }
+    return best;
+  }
+
+  // The largest task that could start at once if the `taken` lowest-id idle agents of `size`
+  // were given away: the most free slots on one remaining agent, or S times the remaining idle
+  // agents of a size S, whichever is larger.
+  int CapacityAfter(int size, int taken) const {
     int most_free = 0;
-    for (Candidate& c : candidates_) {
+    std::map<int, int> idle_slots;  // size -> slots on the remaining idle agents of that size
+    for (const Candidate& c : candidates_) {
+      if (taken > 0 && c.agent->slots == size && c.idle()) {
+        --taken;
+        continue;
+      }
       most_free = std::max(most_free, c.free);
-      // Strict `<` keeps the first (lowest id) of equally good agents.
-      if (c.free >= task.slots && (best == nullptr || c.free < best->free)) best = &c;
+      if (c.idle()) idle_slots[c.agent->slots] += c.free;
     }
-    if (best == nullptr) {
-      return {std::nullopt,
-              absl::StrCat("waiting for ", CountOf(task.slots, "free slot", "free slots"),
-                           " on one agent: the most free on any agent is ", most_free)};
-    }
-    best->free -= task.slots;
-    return {Placement{task.id, {{best->agent->id, task.slots}}}, ""};
+    for (const auto& [s, slots] : idle_slots) most_free = std::max(most_free, slots);
+    return most_free;
   }
 
-  Attempt OnWholeAgents(const TaskRequest& task) {
-    const int needed = task.slots / largest_;
-    std::vector<Candidate*> idle;
-    for (Candidate& c : candidates_) {
-      if (c.agent->slots == largest_ && c.free == largest_) idle.push_back(&c);
+  // A group of whole idle agents of one size for `task`, chosen to leave the most capacity
+  // (ties: the larger size, so fewer agents), or nullopt when no group is idle now.
+  std::optional<Placement> OnWholeAgents(const TaskRequest& task) {
+    int best_size = 0;
+    int best_capacity = -1;
+    for (int size : GroupSizes(task.slots)) {  // largest first: strict `>` keeps it on ties
+      const int needed = task.slots / size;
+      if (Idle(size) < needed) continue;
+      const int capacity = CapacityAfter(size, needed);
+      if (capacity > best_capacity) {
+        best_capacity = capacity;
+        best_size = size;
+      }
     }
-    if (static_cast<int>(idle.size()) < needed) {
-      const int n = static_cast<int>(idle.size());
-      return {std::nullopt, absl::StrCat("waiting for ", needed, " idle agents of ", largest_,
-                                         " slots: ", n, n == 1 ? " is idle" : " are idle")};
-    }
+    if (best_size == 0) return std::nullopt;
     Placement placement{task.id, {}};
-    for (int i = 0; i < needed; ++i) {
-      idle[i]->free = 0;
-      placement.agents.emplace_back(idle[i]->agent->id, largest_);
+    int needed = task.slots / best_size;
+    for (Candidate& c : candidates_) {
+      if (needed == 0) break;
+      if (c.agent->slots != best_size || !c.idle()) continue;
+      c.free = 0;
+      placement.agents.emplace_back(c.agent->id, best_size);
+      --needed;
     }
-    return {std::move(placement), ""};
+    return placement;
   }
 
-  std::vector<Candidate> candidates_;  // enabled agents with slots, by id
-  int largest_ = 0;                    // S: the largest enabled agent's size
-  int largest_count_ = 0;              // enabled agents of size S, busy or not
-  int disabled_of_largest_ = 0;        // disabled agents of size S (for reasons only)
-  bool mixed_sizes_ = false;           // some enabled agent is smaller than S
+  // What a task that WhyNever accepted waits for: every way it could start ("8 free slots on
+  // one agent", "2 idle agents of 4 slots") with how far the cluster is from it now.
+  std::string WaitReason(const TaskRequest& task) const {
+    std::vector<std::pair<std::string, std::string>> ways;  // (what it needs, what there is)
+    if (task.slots <= largest_) {
+      int most_free = 0;
+      for (const Candidate& c : candidates_) most_free = std::max(most_free, c.free);
+      ways.emplace_back(
+          absl::StrCat(CountOf(task.slots, "free slot", "free slots"), " on one agent"),
+          absl::StrCat("the most free on any agent is ", most_free));
+    }
+    for (int size : GroupSizes(task.slots)) {
+      if (Enabled(size) < task.slots / size) continue;
+      const int idle = Idle(size);
+      ways.emplace_back(absl::StrCat(task.slots / size, " idle agents of ", size, " slots"),
+                        absl::StrCat(idle, idle == 1 ? " is idle" : " are idle"));
+    }
+    if (ways.size() == 1) return absl::StrCat("waiting for ", ways[0].first, ": ", ways[0].second);
+    std::vector<std::string> parts;
+    for (const auto& [what, now] : ways) parts.push_back(absl::StrCat(what, " (", now, ")"));
+    return absl::StrCat("waiting for ", JoinOr(parts));
+  }
+
+  std::vector<Candidate> candidates_;                      // enabled agents with slots, by id
+  std::map<int, int, std::greater<int>> enabled_by_size_;  // size -> enabled agents, largest first
+  std::map<int, int> disabled_by_size_;                    // size -> disabled agents (reasons only)
+  int largest_ = 0;                                        // the largest enabled agent's size
 };
 
 }  // namespace
@@ -214,9 +311,9 @@ absl::Status Feasible(const std::vector<AgentState>& agents, int slots) {
     ++count;
   }
   if (count == 0 || slots <= total) return absl::OkStatus();  // no agents yet: they may join
-  return absl::FailedPreconditionError(absl::StrCat(
-      "needs ", slots, " slots but the whole cluster has ", total, " (", count,
-      count == 1 ? " agent" : " agents", ")"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("needs ", slots, " slots but the whole cluster has ", total, " (", count,
+                   count == 1 ? " agent" : " agents", ")"));
 }
 
 }  // namespace cohort::master

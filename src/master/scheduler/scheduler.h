@@ -5,14 +5,27 @@
 //
 // Rules:
 //  * gang: a task gets all of its slots at once or none;
-//  * slots <= an agent's size: one agent, best fit (the enabled agent with the fewest free slots
-//    that still fit; ties: the lower agent id);
-//  * more than an agent's size: only whole idle enabled agents, and only when slots is a
-//    multiple of the agent size;
+//  * one agent first: a task that fits in one enabled agent's free slots now goes on the one with
+//    the fewest free slots that still fit (best fit; ties: the lower agent id), so that large
+//    agents stay free for large tasks;
+//  * otherwise whole agents of one size: a group of n = slots / S idle enabled agents that all
+//    have S slots, for any agent size S < slots that divides slots (12 slots: three 4-slot
+//    agents; 16: two 8s or four 4s). Sizes are never mixed (12 is not 8 + 4: every node of a
+//    trial runs the same number of workers). This also serves a task of at most an agent's size
+//    when no single agent has room now (8 slots on two idle 4-slot agents while the 8-slot agent
+//    is busy), as Determined does;
+//  * the group that leaves the most capacity: among the groups that qualify, the one after which
+//    the largest task that could still start at once is largest. That task's size is the larger
+//    of the most free slots on any one remaining agent and, over the sizes S, S times the
+//    remaining idle agents of size S. Ties: fewer agents (the larger size); within a size, the
+//    idle agents with the lowest ids. Example: with idle agents of 8, 8, 8, 4, 4, 4 and 4 slots a
+//    16-slot task takes the four 4s (24 slots stay placeable, on the three 8s; two 8s would leave
+//    16); with 8, 8, 4, 4, 4 and 4 it takes the two 8s (16 either way; fewer agents);
 //  * order: priority (lower number first), then submission sequence (FIFO). A task that waits
 //    for slots that are busy holds back every later task in that order (no overtaking, so big
-//    tasks do not starve); a task that cannot run on the cluster as it is (for example 12 slots
-//    on 8-slot agents) holds nobody back.
+//    tasks do not starve); a task that cannot run on the enabled agents however long it waits
+//    (12 slots on 8-slot agents; 16 slots with a single 8-slot agent) holds nobody back;
+//  * disabled agents take no new tasks and do not count towards what a task could ever get.
 //
 // Example:
 //   ScheduleResult r = Schedule(agents, queue);
@@ -30,8 +43,8 @@ namespace cohort::master {
 
 struct AgentState {
   std::string id;
-  int slots = 0;       // slots the agent has
-  int used = 0;        // slots held by running tasks
+  int slots = 0;  // slots the agent has
+  int used = 0;   // slots held by running tasks
   bool enabled = true;
 };
 
@@ -50,8 +63,11 @@ struct Placement {
 
 struct ScheduleResult {
   std::vector<Placement> placements;
-  // Task id -> why it waits, in plain words ("waiting for 8 free slots: 4 of 16 are free",
-  // "needs 12 slots: not a multiple of the 8 slots per agent").
+  // Task id -> why it waits, in plain words. Waiting for busy slots: "waiting for 8 free slots on
+  // one agent: the most free on any agent is 4", "waiting for 3 idle agents of 4 slots: 1 is
+  // idle" (several ways: "waiting for A (...) or B (...)"). Never runs as the agents are: "needs
+  // 12 slots: not a multiple of the 8 slots per agent", "needs 12 slots: no agent size divides
+  // it: agents have 8 or 5 slots", "needs 24 slots: 3 agents of 8, the cluster has 2".
   std::map<std::string, std::string> waiting;
 };
 

@@ -206,23 +206,125 @@ TEST(SchedulerTest, SingleAgentTaskOnMixedSizesTakesTheSmallerAgentThatFits) {
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 4}})));
 }
 
-TEST(SchedulerTest, MultiAgentTaskOnMixedSizesUsesOnlyTheLargestAgents) {
+TEST(SchedulerTest, MultiAgentTaskOnMixedSizesUsesTheSizeThatHasEnoughAgents) {
   ScheduleResult r = Schedule({Agent("a", 4), Agent("b", 8), Agent("c", 8)}, {Task("t", 16, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 8}, {"c", 8}})));
 }
 
-TEST(SchedulerTest, MixedSizesReasonSaysOnlyTheLargestAgentsHostMultiAgentTasks) {
+TEST(SchedulerTest, MixedSizesReasonNamesEveryAgentSizeThatDividesTheTask) {
   ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 4), Agent("c", 4)},
                               {Task("odd", 12, 1), Task("two", 16, 2)});
   EXPECT_THAT(Placed(r), IsEmpty());
   EXPECT_THAT(r.waiting,
               UnorderedElementsAre(
                   Pair("odd",
-                       "needs 12 slots: not a multiple of the 8 slots per agent (a task larger "
-                       "than one agent runs only on the largest agents, of 8 slots)"),
+                       "needs 12 slots: 3 agents of 4, the cluster has 2 (agents of 8 slots do "
+                       "not divide 12)"),
                   Pair("two",
-                       "needs 16 slots: 2 agents of 8, the cluster has 1 (a task larger than one "
-                       "agent runs only on the largest agents, of 8 slots)")));
+                       "needs 16 slots: 2 agents of 8 or 4 agents of 4, the cluster has 1 of 8 "
+                       "and 2 of 4")));
+}
+
+TEST(SchedulerTest, TwelveSlotTaskRunsOnThreeIdleFourSlotAgentsBesideAnEightSlotOne) {
+  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 4), Agent("c", 4), Agent("d", 4)},
+                              {Task("twelve", 12, 1)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("twelve", AgentSlots{{"b", 4}, {"c", 4}, {"d", 4}})));
+  EXPECT_THAT(r.waiting, IsEmpty());
+}
+
+TEST(SchedulerTest, SixteenSlotTaskRunsOnFourFourSlotAgentsWhenOnlyOneEightSlotAgentIsEnabled) {
+  ScheduleResult r = Schedule(
+      {Agent("a", 8), Disabled("b", 8), Agent("c", 4), Agent("d", 4), Agent("e", 4), Agent("f", 4)},
+      {Task("sixteen", 16, 1)});
+  EXPECT_THAT(Placed(r),
+              ElementsAre(Pair("sixteen", AgentSlots{{"c", 4}, {"d", 4}, {"e", 4}, {"f", 4}})));
+}
+
+TEST(SchedulerTest, GroupTakesTheLowestIdIdleAgentsOfItsSize) {
+  ScheduleResult r = Schedule(
+      {Agent("x", 8), Agent("d", 4), Agent("c", 4, 1), Agent("b", 4), Agent("a", 4), Agent("e", 4)},
+      {Task("twelve", 12, 1)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("twelve", AgentSlots{{"a", 4}, {"b", 4}, {"d", 4}})));
+}
+
+TEST(SchedulerTest, GroupChoiceKeepsTheLargestTaskThatCouldStartNextAsLargeAsPossible) {
+  // Two 8s would leave 8 + four 4s (16 placeable); four 4s leave three 8s (24 placeable).
+  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 8), Agent("c", 8), Agent("d", 4),
+                               Agent("e", 4), Agent("f", 4), Agent("g", 4)},
+                              {Task("sixteen", 16, 1)});
+  EXPECT_THAT(Placed(r),
+              ElementsAre(Pair("sixteen", AgentSlots{{"d", 4}, {"e", 4}, {"f", 4}, {"g", 4}})));
+}
+
+TEST(SchedulerTest, GroupChoiceTakesLargerAgentsWhenThatLeavesMoreCapacity) {
+  // Two 8s leave six 4s (24 placeable); four 4s would leave two 8s (16).
+  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 8), Agent("c", 4), Agent("d", 4),
+                               Agent("e", 4), Agent("f", 4), Agent("g", 4), Agent("h", 4)},
+                              {Task("sixteen", 16, 1)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("sixteen", AgentSlots{{"a", 8}, {"b", 8}})));
+}
+
+TEST(SchedulerTest, GroupChoiceTakesFewerAgentsWhenTheCapacityLeftIsEqual) {
+  // Either way 16 slots stay placeable (two 8s or four 4s): the two 8s are fewer agents.
+  ScheduleResult r = Schedule(
+      {Agent("a", 8), Agent("b", 8), Agent("c", 4), Agent("d", 4), Agent("e", 4), Agent("f", 4)},
+      {Task("sixteen", 16, 1)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("sixteen", AgentSlots{{"a", 8}, {"b", 8}})));
+}
+
+TEST(SchedulerTest, TaskThatFitsOneAgentTakesItRatherThanAGroup) {
+  ScheduleResult r = Schedule({Agent("a", 4), Agent("b", 4), Agent("c", 8)}, {Task("t", 8, 1)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"c", 8}})));
+}
+
+TEST(SchedulerTest, TaskThatFitsNoAgentNowRunsOnIdleSmallerAgents) {
+  ScheduleResult r = Schedule({Agent("a", 8, 1), Agent("b", 4), Agent("c", 4)}, {Task("t", 8, 1)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 4}, {"c", 4}})));
+}
+
+TEST(SchedulerTest, TaskNoAgentSizeDividesSaysSoAndHoldsNobodyBack) {
+  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 5), Agent("c", 5)},
+                              {Task("odd", 12, 1), Task("t", 5, 2)});
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("odd",
+                                          "needs 12 slots: no agent size divides it: agents "
+                                          "have 8 or 5 slots")));
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 5}})));
+}
+
+TEST(SchedulerTest, TaskWaitingForIdleAgentsOfOneSizeSaysHowManyAreIdle) {
+  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 4), Agent("c", 4, 1), Agent("d", 4, 2)},
+                              {Task("twelve", 12, 1), Task("small", 1, 2)});
+  EXPECT_THAT(Placed(r), IsEmpty());
+  EXPECT_THAT(r.waiting, UnorderedElementsAre(
+                             Pair("twelve", "waiting for 3 idle agents of 4 slots: 1 is idle"),
+                             Pair("small", "queued behind task twelve (priority 42)")));
+}
+
+TEST(SchedulerTest, TaskWaitingForEitherOfTwoGroupsNamesBoth) {
+  ScheduleResult r = Schedule({Agent("a", 8, 1), Agent("b", 8), Agent("c", 4, 1), Agent("d", 4),
+                               Agent("e", 4), Agent("f", 4)},
+                              {Task("sixteen", 16, 1)});
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("sixteen",
+                                          "waiting for 2 idle agents of 8 slots (1 is idle) or "
+                                          "4 idle agents of 4 slots (3 are idle)")));
+}
+
+TEST(SchedulerTest, TaskWaitingForOneAgentOrAGroupNamesBoth) {
+  ScheduleResult r =
+      Schedule({Agent("a", 8, 4), Agent("b", 4), Agent("c", 4, 1)}, {Task("eight", 8, 1)});
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("eight",
+                                          "waiting for 8 free slots on one agent (the most free "
+                                          "on any agent is 4) or 2 idle agents of 4 slots (1 "
+                                          "is idle)")));
+}
+
+TEST(SchedulerTest, MixedSizesReasonCountsDisabledAgentsPerSize) {
+  ScheduleResult r = Schedule({Agent("a", 8), Disabled("b", 8), Agent("c", 4), Agent("d", 4)},
+                              {Task("sixteen", 16, 1)});
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("sixteen",
+                                          "needs 16 slots: 2 agents of 8 or 4 agents of 4, the "
+                                          "cluster has 1 of 8 and 2 of 4 enabled (1 more of 8 "
+                                          "disabled)")));
 }
 
 TEST(SchedulerTest, TaskThatCanNeverRunGivesItsOwnReasonEvenBehindAWaitingTask) {
