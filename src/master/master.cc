@@ -112,25 +112,26 @@ Master::~Master() {
 
 // --- experiments ----------------------------------------------------------------------------
 
-absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
-                                                 const std::string& template_name,
-                                                 std::string context) {
+absl::StatusOr<Master::SubmittedConfig> Master::ResolveConfig(const std::string& config_yaml,
+                                                              const std::string& template_name) {
   absl::StatusOr<config::Json> tree = config::ParseYaml(config_yaml);
   if (!tree.ok()) return ConfigError(tree.status(), "the config is not valid YAML");
-  std::string tmpl_name = template_name;
-  if (tmpl_name.empty() && tree->is_object() && tree->contains("template") &&
+  SubmittedConfig out;
+  out.template_name = template_name;
+  if (out.template_name.empty() && tree->is_object() && tree->contains("template") &&
       (*tree)["template"].is_string()) {
-    tmpl_name = (*tree)["template"].get<std::string>();
+    out.template_name = (*tree)["template"].get<std::string>();
   }
   config::Json tmpl;
-  if (!tmpl_name.empty()) {
-    absl::StatusOr<TemplateRow> row = db_->GetTemplate(tmpl_name);
+  if (!out.template_name.empty()) {
+    absl::StatusOr<TemplateRow> row = db_->GetTemplate(out.template_name);
     if (!row.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "template '", tmpl_name, "' does not exist (`cohort template list` shows them)"));
+      return absl::InvalidArgumentError(absl::StrCat("template '", out.template_name,
+                                                     "' does not exist (`cohort template list` "
+                                                     "shows them)"));
     }
     absl::StatusOr<config::Json> parsed = config::ParseYaml(row->yaml);
-    if (!parsed.ok()) return ConfigError(parsed.status(), "template " + tmpl_name);
+    if (!parsed.ok()) return ConfigError(parsed.status(), "template " + out.template_name);
     tmpl = *std::move(parsed);
   }
   if (tree->is_object()) tree->erase("template");
@@ -138,19 +139,40 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   if (!merged.ok()) return ConfigError(merged.status(), "merging the template");
   absl::StatusOr<config::ExperimentConfig> cfg = config::ParseExperimentConfig(*merged);
   if (!cfg.ok()) return ConfigError(cfg.status(), "invalid experiment config");
-  config::Json effective = cfg->effective;
-  if (!cfg->checkpoint_storage) {
+  out.config = *std::move(cfg);
+  out.effective = out.config.effective;
+  if (!out.config.checkpoint_storage) {
     // Without one the trials' checkpoints go where every agent of this machine sees them.
-    effective["checkpoint_storage"] = {
+    out.effective["checkpoint_storage"] = {
         {"type", "shared_fs"},
         {"host_path", (fs::path(options_.data_dir) / "checkpoints").string()}};
   }
+  return out;
+}
+
+absl::StatusOr<std::string> Master::SaveContext(const std::string& context) {
+  std::random_device device;
+  const std::string path =
+      (fs::path(options_.data_dir) / "contexts" /
+       absl::StrFormat("context-%d-%08x.tar.gz", absl::ToUnixMillis(options_.clock->Now()),
+                       device()))
+          .string();
+  std::ofstream out(path, std::ios::binary);
+  out.write(context.data(), static_cast<std::streamsize>(context.size()));
+  if (!out) return absl::UnavailableError(absl::StrCat("saving the context to ", path));
+  return path;
+}
+
+absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
+                                                 const std::string& template_name,
+                                                 std::string context) {
+  COHORT_ASSIGN_OR_RETURN(SubmittedConfig submitted, ResolveConfig(config_yaml, template_name));
+  const config::ExperimentConfig& cfg = submitted.config;
   absl::StatusOr<std::vector<config::Json>> samples =
-      config::SampleHyperparameters(cfg->hyperparameters, cfg->searcher, cfg->experiment_seed);
+      config::SampleHyperparameters(cfg.hyperparameters, cfg.searcher, cfg.experiment_seed);
   if (!samples.ok()) return ConfigError(samples.status(), "invalid experiment config");
   if (samples->empty()) return absl::InvalidArgumentError("the searcher creates no trials");
-  const int slots = static_cast<int>(cfg->resources.slots_per_trial);
-
+  const int slots = static_cast<int>(cfg.resources.slots_per_trial);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (absl::Status feasible = Feasible(agents_.States(), slots); !feasible.ok()) {
@@ -159,37 +181,30 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
     }
   }
   // Up to 96 MB: written before taking the state lock, so agents and other requests go on.
-  std::random_device device;
-  const std::string context_path = (fs::path(options_.data_dir) / "contexts" /
-                                    absl::StrFormat("context-%d-%08x.tar.gz", absl::ToUnixMillis(options_.clock->Now()), device()))
-                                       .string();
-  {
-    std::ofstream out(context_path, std::ios::binary);
-    out.write(context.data(), static_cast<std::streamsize>(context.size()));
-    if (!out) return absl::UnavailableError(absl::StrCat("saving the context to ", context_path));
-  }
+  COHORT_ASSIGN_OR_RETURN(std::string context_path, SaveContext(context));
   std::lock_guard<std::mutex> lock(mu_);
   ExperimentRow row;
-  row.name = cfg->name.value_or("experiment");
-  row.config_yaml = config::ToYaml(effective);
+  row.name = cfg.name.value_or("experiment");
+  row.config_yaml = config::ToYaml(submitted.effective);
   row.original_yaml = config_yaml;
-  row.template_name = tmpl_name;
+  row.template_name = submitted.template_name;
   row.context_path = context_path;
   row.slots_per_trial = slots;
-  row.priority = static_cast<int>(cfg->resources.priority.value_or(42));
-  row.max_restarts = static_cast<int>(cfg->max_restarts);
+  row.priority = static_cast<int>(cfg.resources.priority.value_or(42));
+  row.max_restarts = static_cast<int>(cfg.max_restarts);
   row.created_ms = absl::ToUnixMillis(options_.clock->Now());
   COHORT_ASSIGN_OR_RETURN(int64_t id, db_->InsertExperiment(row));
+  const int64_t total_batches =
+      cfg.searcher.max_length
+          ? config::LengthInBatches(*cfg.searcher.max_length, cfg, "searcher.max_length")
+                .value_or(0)
+          : 0;
   for (size_t i = 0; i < samples->size(); ++i) {
     TrialRow trial;
     trial.experiment_id = id;
     trial.hparams_json = (*samples)[i].dump();
-    trial.seed = config::TrialSeed(cfg->experiment_seed, i);
-    trial.total_batches =
-        cfg->searcher.max_length
-            ? config::LengthInBatches(*cfg->searcher.max_length, *cfg, "searcher.max_length")
-                  .value_or(0)
-            : 0;
+    trial.seed = config::TrialSeed(cfg.experiment_seed, i);
+    trial.total_batches = total_batches;
     trial.sequence = next_sequence_++;
     COHORT_RETURN_IF_ERROR(db_->InsertTrial(trial).status());
   }

@@ -100,6 +100,16 @@ class Master {
 
  private:
   Master(std::unique_ptr<Database> db, MasterOptions options);
+  // A submitted config merged under its template and validated; `effective` is what is stored.
+  struct SubmittedConfig {
+    config::ExperimentConfig config;
+    config::Json effective;
+    std::string template_name;  // from the request, else the config's `template:`
+  };
+  absl::StatusOr<SubmittedConfig> ResolveConfig(const std::string& config_yaml,
+                                                const std::string& template_name);
+  // Writes an uploaded context archive under data_dir/contexts; returns its path.
+  absl::StatusOr<std::string> SaveContext(const std::string& context);
   // Moves a trial or experiment through its lifecycle (Transition) and stores the new state;
   // an illegal move changes nothing and is FailedPrecondition naming both states.
   absl::Status MoveTrialLocked(TrialRow& trial, TrialState to);
