@@ -209,8 +209,11 @@ absl::StatusOr<LogBatch> ParseLogBatch(const Json& json) {
   return b;
 }
 
-std::string CutLogLine(std::string line) {
+std::string CleanLogLine(std::string line) {
   constexpr absl::string_view kMark = " [cut]";
+  const std::string quoted =
+      Json(std::move(line)).dump(-1, ' ', false, Json::error_handler_t::replace);
+  line = Json::parse(quoted).get<std::string>();
   if (line.size() <= kMaxLogLineBytes) return line;
   size_t end = kMaxLogLineBytes - kMark.size();
   // Back up over UTF-8 continuation bytes (10xxxxxx) so no character is split.

@@ -114,8 +114,9 @@ struct LogBatch {
   Json ToJson() const;
 };
 absl::StatusOr<LogBatch> ParseLogBatch(const Json& json);
-// `line` cut to kMaxLogLineBytes (at a UTF-8 character boundary), marked as cut.
-std::string CutLogLine(std::string line);
+// `line` made fit for a LogBatch: invalid UTF-8 replaced by U+FFFD (JSON text must be UTF-8)
+// and cut to kMaxLogLineBytes at a character boundary, marked " [cut]".
+std::string CleanLogLine(std::string line);
 
 // New lines of the chief's metrics.jsonl and its latest progress.json.
 struct ReportBatch {

@@ -185,13 +185,20 @@ TEST(AgentProtocolTest, BadLogBatchesNameTheField) {
 }
 
 TEST(AgentProtocolTest, LongLogLinesAreCutAtACharacterBoundary) {
-  EXPECT_EQ(CutLogLine("short"), "short");
+  EXPECT_EQ(CleanLogLine("short"), "short");
   std::string line(kMaxLogLineBytes + 100, 'x');
   for (size_t i = kMaxLogLineBytes - 20; i < line.size(); i += 2) line.replace(i, 2, "\xc3\xa9");
-  const std::string cut = CutLogLine(line);
+  const std::string cut = CleanLogLine(line);
   EXPECT_LE(cut.size(), kMaxLogLineBytes);
   EXPECT_EQ(cut.substr(cut.size() - 6), " [cut]");
   EXPECT_NO_THROW(Json(cut).dump());
+}
+
+TEST(AgentProtocolTest, InvalidUtf8InALogLineIsReplacedSoTheBatchCanBeSent) {
+  const std::string clean = CleanLogLine("caf\xe9 \xff!");
+  EXPECT_EQ(clean, "caf\xef\xbf\xbd \xef\xbf\xbd!");
+  LogBatch batch{1, {{0, clean}}};
+  EXPECT_NO_THROW(batch.ToJson().dump());
 }
 
 TEST(AgentProtocolTest, ReportBatchRoundTrips) {
