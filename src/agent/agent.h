@@ -1,11 +1,10 @@
 #pragma once
 // Agent: one per machine (several per machine for tests). Registers its slots with the master,
-// long-polls for actions (the poll is its heartbeat), and for each "start" runs its share of a
-// trial: downloads and unpacks the experiment's context, starts cohort-launch with the worker
-// environment (node rank, chief address, config, hyperparameters, seed, checkpoint to resume),
-// streams every output line with its rank to the master and, on node 0, the trial's reports
-// (the run directory's metrics.jsonl and progress.json), and reports the exit. "stop" sends the
-// launcher SIGTERM (preempt: the trial checkpoints) or, for a kill, SIGKILL after a short grace.
+// long-polls for actions (the poll is its heartbeat; wire/agent_protocol.h has the bodies), and
+// runs each "start" as an AllocationRun on its own thread: the context, cohort-launch with the
+// worker environment, the logs and (node 0) the trial's reports, the exit report. "stop" sends
+// the launcher SIGTERM (preempt: the trial checkpoints) or, for a kill, SIGKILL after a short
+// grace. A malformed action is logged and skipped.
 // When the master is unreachable the agent keeps its trials running, keeps what they report,
 // and re-registers when the master is back (docs/design/0006-cluster.md).
 //
@@ -20,7 +19,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "nlohmann/json.hpp"
+#include "agent/allocation_run.h"
+#include "wire/agent_protocol.h"
 
 namespace cohort::agent {
 
@@ -49,19 +49,20 @@ class Agent {
   void Stop();
 
  private:
-  struct Running;
   absl::Status Register();
+  // Polls once for actions and carries them out; false when the agent must register again.
+  bool PollActions();
   // Removes finished alloc-* directories beyond options_.keep_allocations, oldest first.
   void PruneWorkDir();
-  void Start(const nlohmann::json& action);
-  void StopAllocation(const std::string& allocation, const std::string& mode);
-  void RunAllocation(std::shared_ptr<Running> running, nlohmann::json action);
+  void Start(wire::StartAction action);
+  void StopAllocation(const wire::StopAction& action);
+  void RunAllocation(std::shared_ptr<AllocationControl> control, wire::StartAction action);
 
   AgentOptions options_;
   std::atomic<bool> stop_{false};
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Running>> running_;
-  std::mutex prune_mu_;  // one PruneWorkDir at a time
+  std::map<std::string, std::shared_ptr<AllocationControl>> running_;  // by allocation id
+  std::mutex prune_mu_;                                                // one PruneWorkDir at a time
   // One thread per allocation; finished ones are joined by the poll loop.
   struct Worker {
     std::shared_ptr<std::atomic<bool>> done;

@@ -31,6 +31,8 @@
 #include "config/hparam_sampler.h"
 #include "config/length.h"
 #include "config/yaml_json.h"
+#include "wire/reports.h"
+#include "wire/worker_env.h"
 
 namespace cohort::cli {
 namespace {
@@ -215,14 +217,15 @@ class LocalRun {
     argv.insert(argv.end(), entry_.begin(), entry_.end());
     std::map<std::string, std::optional<std::string>> env;
     for (const auto& [name, value] : cfg_.environment_variables) env[name] = value;
-    env["COHORT_CONFIG"] = fs::absolute(exp_dir_ / "config.yaml").string();
-    env["COHORT_RUN_DIR"] = fs::absolute(trial.dir).string();
-    env["COHORT_HPARAMS"] = trial.hparams.dump();
-    env["COHORT_TRIAL_SEED"] = std::to_string(trial.seed);
-    env["COHORT_TRIAL_ID"] = std::to_string(trial.id);
-    env["COHORT_LATEST_CHECKPOINT"] =
-        trial.latest_checkpoint.empty() ? std::nullopt : std::optional(trial.latest_checkpoint);
-    if (!trial.ops.empty()) env["COHORT_SEARCHER_OPS"] = absl::StrJoin(trial.ops, ",");
+    wire::WorkerEnv worker;
+    worker.config_path = fs::absolute(exp_dir_ / "config.yaml").string();
+    worker.run_dir = fs::absolute(trial.dir).string();
+    worker.hparams = trial.hparams;
+    worker.trial_seed = trial.seed;
+    worker.trial_id = trial.id;
+    worker.latest_checkpoint = trial.latest_checkpoint;
+    worker.searcher_ops = trial.ops;
+    for (auto& [name, value] : worker.ToEnv()) env[name] = std::move(value);
     auto child = Subprocess::Start({.argv = argv, .env = env, .cwd = args_.context_dir});
     if (!child.ok()) {
       err_ << "cohort: error: trial " << trial.id << ": " << child.status().message() << "\n";
@@ -259,7 +262,15 @@ class LocalRun {
         }
       }
       for (const nlohmann::json& raw : metrics.NewLines()) {
-        if (HandleMetric(trial, Json(raw), &loss)) (*child)->Signal(SIGTERM);
+        absl::StatusOr<wire::ReportRecord> record =
+            wire::ParseReportRecord(raw, (trial.dir / "metrics.jsonl").string());
+        if (!record.ok()) {
+          ClearLine();
+          err_ << "trial " << trial.id << ": skipping a report: " << record.status().message()
+               << "\n";
+        } else if (HandleMetric(trial, *record, &loss)) {
+          (*child)->Signal(SIGTERM);
+        }
       }
       if (std::optional<ProgressSnapshot> p = ReadProgress(trial.dir / "progress.json")) {
         p->loss = loss;
@@ -288,31 +299,30 @@ class LocalRun {
   }
 
   // True when the searcher stops the trial (adaptive_asha did not promote it).
-  bool HandleMetric(Trial& trial, const Json& line, std::optional<double>* loss) {
-    const std::string kind = line.value("kind", "");
-    if (kind == "training" && line.contains("metrics") && line["metrics"].contains("loss") &&
-        line["metrics"]["loss"].is_number()) {
-      *loss = line["metrics"]["loss"].get<double>();
-    } else if (kind == "validation") {
-      trial.validation = line["metrics"];
-      ClearLine();
-      err_ << "trial " << trial.id << ": validation after " << line.value("steps_completed", 0)
-           << " batches: " << Describe(line["metrics"]) << "\n";
-    } else if (kind == "checkpoint") {
-      trial.latest_checkpoint = line.value("storage_id", "");
-      trial.latest_checkpoint_path = line.value("path", "");
-    } else if (kind == "completed") {
-      if (line["searcher_metric"].is_number()) {
-        trial.searcher_metric = line["searcher_metric"].get<double>();
-      }
-      if (line.contains("length") && line["length"].is_number()) {
-        const double metric = line["searcher_metric"].is_number()
-                                  ? line["searcher_metric"].get<double>()
-                                  : std::nan("");
-        return AshaRung(trial, std::llround(line["length"].get<double>()), metric);
-      }
-    } else if (kind == "preempted") {
-      trial.state = "PAUSED";
+  bool HandleMetric(Trial& trial, const wire::ReportRecord& record, std::optional<double>* loss) {
+    switch (record.kind) {
+      case wire::ReportKind::kTraining:
+        if (record.metrics.contains("loss") && record.metrics["loss"].is_number()) {
+          *loss = record.metrics["loss"].get<double>();
+        }
+        break;
+      case wire::ReportKind::kValidation:
+        trial.validation = record.metrics;
+        ClearLine();
+        err_ << "trial " << trial.id << ": validation after " << record.steps_completed.value_or(0)
+             << " batches: " << Describe(record.metrics) << "\n";
+        break;
+      case wire::ReportKind::kCheckpoint:
+        trial.latest_checkpoint = record.storage_id;
+        trial.latest_checkpoint_path = record.path;
+        break;
+      case wire::ReportKind::kCompleted:
+        if (!std::isnan(record.searcher_metric)) trial.searcher_metric = record.searcher_metric;
+        if (record.length) {
+          return AshaRung(trial, std::llround(*record.length), record.searcher_metric);
+        }
+        break;
+      case wire::ReportKind::kPreempted: trial.state = "PAUSED"; break;
     }
     return false;
   }

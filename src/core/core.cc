@@ -3,18 +3,16 @@
 #include <filesystem>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "comm/comm_factory.h"
 #include "comm/topology.h"
-#include "common/env.h"
 #include "common/status_macros.h"
 #include "config/config_parser.h"
 #include "config/hparam_sampler.h"
 #include "config/length.h"
 #include "config/yaml_json.h"
 #include "core/local_reporter.h"
+#include "wire/worker_env.h"
 
 namespace cohort::core {
 namespace {
@@ -37,7 +35,7 @@ absl::StatusOr<World> JoinWorld(const InitOptions& options) {
 }
 
 // Config, seeds and hyperparameters, agreed by every worker.
-absl::Status ReadRun(comm::Communicator& comm, ClusterInfo& info) {
+absl::Status ReadRun(comm::Communicator& comm, const wire::WorkerEnv& env, ClusterInfo& info) {
   if (!info.config_path.empty()) {
     COHORT_ASSIGN_OR_RETURN(config::Json tree, config::LoadYamlFile(info.config_path));
     absl::StatusOr<config::ExperimentConfig> cfg = config::ParseExperimentConfig(tree);
@@ -51,19 +49,10 @@ absl::Status ReadRun(comm::Communicator& comm, ClusterInfo& info) {
   info.experiment_seed = static_cast<uint32_t>(seed);
   if (info.config) info.config->experiment_seed = info.experiment_seed;
 
-  COHORT_ASSIGN_OR_RETURN(
-      int64_t trial_seed,
-      env::GetIntOr("COHORT_TRIAL_SEED", config::TrialSeed(info.experiment_seed, 0)));
-  info.trial_seed = static_cast<uint64_t>(trial_seed);
-
-  const std::string hparams = env::GetOr("COHORT_HPARAMS", "");
-  if (!hparams.empty()) {
-    info.hparams = nlohmann::json::parse(hparams, nullptr, /*allow_exceptions=*/false);
-    if (info.hparams.is_discarded() || !info.hparams.is_object()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("COHORT_HPARAMS must be a JSON object of hyperparameters, got '",
-                       hparams.substr(0, 200), "'"));
-    }
+  info.trial_seed =
+      static_cast<uint64_t>(env.trial_seed.value_or(config::TrialSeed(info.experiment_seed, 0)));
+  if (env.hparams) {
+    info.hparams = *env.hparams;
   } else if (info.config) {
     COHORT_ASSIGN_OR_RETURN(
         std::vector<config::Json> samples,
@@ -71,26 +60,9 @@ absl::Status ReadRun(comm::Communicator& comm, ClusterInfo& info) {
                                       info.experiment_seed));
     if (!samples.empty()) info.hparams = samples.front();
   }
-  info.latest_checkpoint = env::GetOr("COHORT_LATEST_CHECKPOINT", "");
-  info.trial_id = env::GetOr("COHORT_TRIAL_ID", "");
+  info.latest_checkpoint = env.latest_checkpoint;
+  info.trial_id = env.trial_id ? absl::StrCat(*env.trial_id) : "";
   return absl::OkStatus();
-}
-
-// COHORT_SEARCHER_OPS: "L1,L2,...", ascending positive lengths; unset or empty: none.
-absl::StatusOr<std::vector<int64_t>> SearcherOpsFromEnv() {
-  const std::string text = env::GetOr("COHORT_SEARCHER_OPS", "");
-  std::vector<int64_t> out;
-  if (text.empty()) return out;
-  for (absl::string_view piece : absl::StrSplit(text, ',')) {
-    int64_t v = 0;
-    if (!absl::SimpleAtoi(piece, &v) || v <= 0 || (!out.empty() && v <= out.back())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "COHORT_SEARCHER_OPS must be ascending positive lengths separated by commas, got '",
-          text.substr(0, 200), "'"));
-    }
-    out.push_back(v);
-  }
-  return out;
 }
 
 }  // namespace
@@ -126,8 +98,12 @@ Context::Context(ClusterInfo info, std::shared_ptr<comm::Communicator> world,
                 reporter_.get()) {}
 
 absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options) {
-  if (options.config_path.empty()) options.config_path = env::GetOr("COHORT_CONFIG", "");
-  if (options.run_dir.empty()) options.run_dir = env::GetOr("COHORT_RUN_DIR", "cohort-run");
+  // Every worker reads the same variables, so a malformed one stops them all here, before any
+  // waits for the others.
+  absl::StatusOr<wire::WorkerEnv> env = wire::WorkerEnv::FromProcessEnv();
+  if (!env.ok()) return Annotate(env.status(), "core::Init: the worker environment");
+  if (options.config_path.empty()) options.config_path = env->config_path;
+  if (options.run_dir.empty()) options.run_dir = env->run_dir.empty() ? "cohort-run" : env->run_dir;
   absl::StatusOr<World> world = JoinWorld(options);
   if (!world.ok()) return Annotate(world.status(), "core::Init: joining the trial's workers");
   comm::Communicator& comm = *world->comm;
@@ -135,7 +111,7 @@ absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options) {
   ClusterInfo info;
   info.run_dir = options.run_dir;
   info.config_path = options.config_path;
-  if (absl::Status s = ReadRun(comm, info); !s.ok()) {
+  if (absl::Status s = ReadRun(comm, *env, info); !s.ok()) {
     return Annotate(s, absl::StrCat("core::Init (rank ", comm.rank(), ")"));
   }
   const std::string storage_dir = CheckpointStorageDir(info.config, info.run_dir);
@@ -146,11 +122,7 @@ absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options) {
     unit = config::UnitName(info.config->searcher.max_length->unit);
   }
   // The master's plan for this trial (adaptive_asha: one operation per rung).
-  if (absl::StatusOr<std::vector<int64_t>> ops = SearcherOpsFromEnv(); !ops.ok()) {
-    return Annotate(ops.status(), absl::StrCat("core::Init (rank ", comm.rank(), ")"));
-  } else if (!ops->empty()) {
-    lengths = *std::move(ops);
-  }
+  if (!env->searcher_ops.empty()) lengths = env->searcher_ops;
 
   std::unique_ptr<Reporter> reporter;
   if (comm.rank() == 0) {

@@ -62,9 +62,9 @@ absl::StatusOr<std::unique_ptr<LocalReporter>> LocalReporter::Create(const std::
   return reporter;
 }
 
-absl::Status LocalReporter::Append(nlohmann::json line) {
-  line["time"] = Now();
-  metrics_ << line.dump() << "\n";
+absl::Status LocalReporter::Append(wire::ReportRecord record) {
+  record.time = Now();
+  metrics_ << record.ToJson().dump() << "\n";
   metrics_.flush();
   if (!metrics_) {
     return absl::UnavailableError(
@@ -75,26 +75,45 @@ absl::Status LocalReporter::Append(nlohmann::json line) {
 
 absl::Status LocalReporter::ReportMetrics(const std::string& kind, int64_t steps_completed,
                                           const nlohmann::json& metrics) {
-  progress_[kind] = metrics;
-  progress_[kind + "_steps_completed"] = steps_completed;
-  return Append({{"kind", kind}, {"steps_completed", steps_completed}, {"metrics", metrics}});
+  absl::StatusOr<wire::ReportKind> parsed = wire::ParseReportKind(kind);
+  if (!parsed.ok() ||
+      (*parsed != wire::ReportKind::kTraining && *parsed != wire::ReportKind::kValidation)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metrics kind '", kind, "': must be training or validation"));
+  }
+  wire::ReportRecord record;
+  record.kind = *parsed;
+  record.steps_completed = steps_completed;
+  record.metrics = metrics;
+  if (record.kind == wire::ReportKind::kTraining) {
+    progress_.training = metrics;
+    progress_.training_steps_completed = steps_completed;
+  } else {
+    progress_.validation = metrics;
+    progress_.validation_steps_completed = steps_completed;
+  }
+  return Append(std::move(record));
 }
 
 absl::Status LocalReporter::ReportCheckpoint(const std::string& storage_id, const std::string& path,
                                              const nlohmann::json& metadata) {
-  nlohmann::json line = {
-      {"kind", "checkpoint"}, {"storage_id", storage_id}, {"path", path}, {"metadata", metadata}};
-  if (metadata.is_object() && metadata.contains("steps_completed")) {
-    line["steps_completed"] = metadata["steps_completed"];
+  wire::ReportRecord record;
+  record.kind = wire::ReportKind::kCheckpoint;
+  record.storage_id = storage_id;
+  record.path = path;
+  record.metadata = metadata;
+  if (metadata.is_object() && metadata.contains("steps_completed") &&
+      metadata["steps_completed"].is_number_integer()) {
+    record.steps_completed = metadata["steps_completed"].get<int64_t>();
   }
-  progress_["latest_checkpoint"] = storage_id;
-  return Append(std::move(line));
+  progress_.latest_checkpoint = storage_id;
+  return Append(std::move(record));
 }
 
 absl::Status LocalReporter::ReportProgress(const Progress& progress) {
-  progress_["completed"] = progress.completed;
-  progress_["total"] = progress.total;
-  progress_["unit"] = progress.unit;
+  progress_.completed = progress.completed;
+  progress_.total = progress.total;
+  progress_.unit = progress.unit.empty() ? "batches" : progress.unit;
   const auto now = std::chrono::steady_clock::now();
   if (progress.completed < progress.total && now - last_progress_write_ < kProgressInterval) {
     return absl::OkStatus();
@@ -104,12 +123,12 @@ absl::Status LocalReporter::ReportProgress(const Progress& progress) {
 }
 
 absl::Status LocalReporter::WriteProgress() {
-  progress_["time"] = Now();
+  progress_.time = Now();
   const fs::path final_path = fs::path(run_dir_) / "progress.json";
   const fs::path tmp = fs::path(run_dir_) / ".progress.json.tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << progress_.dump() << "\n";
+    out << progress_.ToJson().dump() << "\n";
     if (!out)
       return absl::UnavailableError(absl::StrCat("progress file ", tmp.string(), ": write failed"));
   }
@@ -123,15 +142,21 @@ absl::Status LocalReporter::WriteProgress() {
 }
 
 absl::Status LocalReporter::ReportCompleted(double searcher_metric, double length) {
-  progress_["searcher_metric"] = searcher_metric;
+  progress_.searcher_metric = searcher_metric;
   if (absl::Status s = WriteProgress(); !s.ok()) return s;
-  return Append({{"kind", "completed"}, {"searcher_metric", searcher_metric}, {"length", length}});
+  wire::ReportRecord record;
+  record.kind = wire::ReportKind::kCompleted;
+  record.searcher_metric = searcher_metric;
+  record.length = length;
+  return Append(std::move(record));
 }
 
 absl::Status LocalReporter::ReportPreempted() {
-  progress_["preempted"] = true;
+  progress_.preempted = true;
   if (absl::Status s = WriteProgress(); !s.ok()) return s;
-  return Append({{"kind", "preempted"}});
+  wire::ReportRecord record;
+  record.kind = wire::ReportKind::kPreempted;
+  return Append(std::move(record));
 }
 
 bool LocalReporter::PreemptionRequested() { return PreemptionSignaled(); }

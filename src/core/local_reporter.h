@@ -1,17 +1,12 @@
 #pragma once
 // LocalReporter: the Reporter of a run without a master. Everything goes to the run directory:
-//   metrics.jsonl   one JSON object per line, appended and flushed as reported:
-//     {"kind":"training","steps_completed":100,"metrics":{"loss":0.41,...},"time":...}
-//     {"kind":"validation","steps_completed":100,"metrics":{...},"time":...}
-//     {"kind":"checkpoint","steps_completed":100,"storage_id":"<uuid>","path":"...",
-//      "metadata":{...},"time":...}
-//     {"kind":"completed","searcher_metric":0.31,"time":...}
-//     {"kind":"preempted","time":...}   (the workers agreed to stop; see PreemptContext)
-//   progress.json   the latest progress, replaced atomically (rename) at most every
+//   metrics.jsonl   one wire::ReportRecord per line, appended and flushed as reported
+//                   (training, validation, checkpoint, completed and preempted records; the
+//                   format is in wire/reports.h)
+//   progress.json   the latest wire::ProgressRecord, replaced atomically (rename) at most every
 //                   `progress_interval` and always on the last report; read by
-//                   `cohort experiment create --local` for its progress line:
-//     {"completed":1200,"total":2000,"unit":"batches","training":{...latest...},
-//      "validation":{...latest...},"time":...}
+//                   `cohort experiment create --local` for its progress line and forwarded to
+//                   the master by the agent
 // Preemption is requested by SIGTERM to the process (the launcher forwards its own SIGTERM to
 // every worker); see PreemptContext for how all workers agree.
 // Thread-compatible (the training thread); the signal handler only sets a flag.
@@ -22,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/reporter.h"
+#include "wire/reports.h"
 
 namespace cohort::core {
 
@@ -43,12 +39,12 @@ class LocalReporter : public Reporter {
 
  private:
   explicit LocalReporter(std::string run_dir) : run_dir_(std::move(run_dir)) {}
-  absl::Status Append(nlohmann::json line);
+  absl::Status Append(wire::ReportRecord record);
   absl::Status WriteProgress();
 
   std::string run_dir_;
   std::ofstream metrics_;
-  nlohmann::json progress_ = nlohmann::json::object();
+  wire::ProgressRecord progress_;
   std::chrono::steady_clock::time_point last_progress_write_{};
 };
 

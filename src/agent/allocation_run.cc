@@ -1,0 +1,353 @@
+#include "agent/allocation_run.h"
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/logging.h"
+#include "config/config_parser.h"
+#include "config/entrypoint.h"
+#include "config/yaml_json.h"
+#include "wire/worker_env.h"
+
+namespace cohort::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+constexpr size_t kLogBatch = 500;  // lines per post (wire::kMaxLogBatchLines at most)
+constexpr absl::Duration kFlushEvery = absl::Milliseconds(500);
+constexpr absl::Duration kPatience = absl::Minutes(10);
+
+// "[rank=3] text" -> (3, "text"); other lines (the launcher's own) -> (-1, line).
+std::pair<int, std::string> SplitRank(const std::string& line) {
+  if (line.rfind("[rank=", 0) == 0) {
+    const size_t close = line.find("] ");
+    int rank = -1;
+    if (close != std::string::npos && absl::SimpleAtoi(line.substr(6, close - 6), &rank)) {
+      return {rank, line.substr(close + 2)};
+    }
+  }
+  return {-1, line};
+}
+
+// Posts until the master takes it (it may be restarting), or gives up after `patience`.
+absl::StatusOr<Json> PostPatiently(client::MasterClient& client, const std::string& path,
+                                   const Json& body, absl::Duration patience) {
+  const absl::Time deadline = absl::Now() + patience;
+  while (true) {
+    absl::StatusOr<Json> r = client.Post(path, body);
+    if (r.ok() || !absl::IsUnavailable(r.status()) || absl::Now() >= deadline) return r;
+    absl::SleepFor(absl::Seconds(1));
+  }
+}
+
+bool IsThreadVariable(const std::string& name) {
+  for (const char* var : wire::kThreadVariables) {
+    if (name == var) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void AllocationControl::Stop(wire::StopMode mode, absl::Duration kill_grace) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!mode_) mode_ = mode;
+  if (mode == wire::StopMode::kKill) kill_at_ = std::min(kill_at_, absl::Now() + kill_grace);
+  if (child_ != nullptr) child_->Signal(SIGTERM);
+}
+
+bool AllocationControl::stopping() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return mode_.has_value();
+}
+
+AllocationRun::AllocationRun(AllocationRunOptions options, wire::StartAction action,
+                             std::shared_ptr<AllocationControl> control)
+    : options_(std::move(options)),
+      action_(std::move(action)),
+      control_(std::move(control)),
+      dir_((fs::path(options_.work_dir) / absl::StrCat("alloc-", action_.allocation)).string()),
+      client_(options_.master_url, absl::Seconds(30)),
+      metrics_((fs::path(dir_) / "run" / "metrics.jsonl").string()) {}
+
+std::string AllocationRun::Prefix() const {
+  return absl::StrCat("agent ", options_.agent_id, ": allocation ", action_.allocation);
+}
+
+int AllocationRun::Run() {
+  int status = 1;
+  absl::StatusOr<SubprocessOptions> launch = Prepare();
+  if (launch.ok()) {
+    status = StreamUntilExit(*launch);
+  } else {
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", launch.status().message()));
+  }
+  FlushLogs();
+  ReportExit(status);
+  // The master keeps the archive. The unpacked context stays: the trial ran inside it and may
+  // have written outputs there, which are the user's.
+  std::error_code ec;
+  fs::remove(fs::path(dir_) / "context.tar.gz", ec);
+  return status;
+}
+
+absl::StatusOr<SubprocessOptions> AllocationRun::Prepare() {
+  const fs::path dir(dir_);
+  for (const fs::path& sub : {dir / "context", dir / "run"}) {
+    std::error_code ec;
+    fs::create_directories(sub, ec);
+    if (ec)
+      return absl::UnavailableError(absl::StrCat("creating ", sub.string(), ": ", ec.message()));
+  }
+  if (absl::Status s = UnpackContext(); !s.ok()) return s;
+  std::ofstream(dir / "config.yaml") << action_.config;
+  absl::StatusOr<config::Json> tree = config::ParseYaml(action_.config);
+  absl::StatusOr<config::ExperimentConfig> cfg =
+      tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();
+  if (!cfg.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the experiment config: ", cfg.status().message()));
+  }
+  absl::StatusOr<std::vector<std::string>> entry =
+      config::ResolveEntrypoint(cfg->entrypoint, (dir / "context").string());
+  if (!entry.ok()) return entry.status();
+  SubprocessOptions launch;
+  launch.argv = {options_.launcher,
+                 "--slots",
+                 absl::StrCat(action_.slots),
+                 "--nnodes",
+                 absl::StrCat(action_.nnodes),
+                 "--node-rank",
+                 absl::StrCat(action_.node_rank),
+                 "--chief-addr",
+                 action_.chief_addr,
+                 "--grace-period",
+                 "60",
+                 "--"};
+  launch.argv.insert(launch.argv.end(), entry->begin(), entry->end());
+  std::map<std::string, std::string> config_env(cfg->environment_variables.begin(),
+                                                cfg->environment_variables.end());
+  launch.env = LaunchEnv(config_env);
+  launch.cwd = (dir / "context").string();
+  return launch;
+}
+
+absl::Status AllocationRun::UnpackContext() {
+  const fs::path dir(dir_);
+  absl::StatusOr<std::string> archive = client_.GetBytes(action_.context);
+  if (!archive.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("downloading the context: ", archive.status().message()));
+  }
+  if (archive->empty()) return absl::OkStatus();
+  std::ofstream(dir / "context.tar.gz", std::ios::binary) << *archive;
+  auto tar = Subprocess::Start({.argv = {"tar", "xzf", (dir / "context.tar.gz").string(), "-C",
+                                         (dir / "context").string()}});
+  std::string out;
+  if (tar.ok()) {
+    while ((*tar)->ReadAvailable(&out, absl::Milliseconds(200))) {
+    }
+  }
+  absl::StatusOr<int> tar_status = tar.ok() ? (*tar)->Wait(absl::Minutes(5)) : tar.status();
+  if (!tar_status.ok() || *tar_status != 0) {
+    return absl::InternalError(absl::StrCat("unpacking the context failed: ",
+                                            tar_status.ok() ? out : tar_status.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+std::map<std::string, std::optional<std::string>> AllocationRun::LaunchEnv(
+    const std::map<std::string, std::string>& config_env) const {
+  wire::WorkerEnv worker;
+  worker.config_path = fs::absolute(fs::path(dir_) / "config.yaml").string();
+  worker.run_dir = fs::absolute(fs::path(dir_) / "run").string();
+  worker.hparams = action_.hparams;
+  worker.trial_seed = action_.seed;
+  worker.trial_id = action_.trial_id;
+  worker.latest_checkpoint = action_.latest_checkpoint;
+  worker.searcher_ops = action_.searcher_ops;  // adaptive_asha: its bracket's rungs
+  worker.master_url = options_.master_url;
+  // The agent's slots share its machine: each worker gets cores / slots compute threads
+  // (cohort-launch would divide by this node's share only, oversubscribing the cores when
+  // several trials run on one agent).
+  worker.num_threads = options_.threads_per_worker;
+  std::map<std::string, std::optional<std::string>> env(config_env.begin(), config_env.end());
+  for (auto& [name, value] : worker.ToEnv()) {
+    // A thread count set in the agent's environment or in the config wins.
+    if (IsThreadVariable(name) && (std::getenv(name.c_str()) != nullptr || env.count(name))) {
+      continue;
+    }
+    env[name] = value;
+  }
+  return env;
+}
+
+int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
+  absl::StatusOr<std::unique_ptr<Subprocess>> started = Subprocess::Start(launch);
+  if (!started.ok()) {
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", started.status().message()));
+    return 1;
+  }
+  Subprocess& child = **started;
+  {
+    std::lock_guard<std::mutex> lock(control_->mu_);
+    control_->child_ = &child;
+    if (control_->mode_) child.Signal(SIGTERM);  // stopped before it started
+  }
+  std::string partial;
+  absl::Time last_flush = absl::Now();
+  bool open = true;
+  int status = 1;
+  while (true) {
+    std::string chunk;
+    if (open) open = child.ReadAvailable(&chunk, absl::Milliseconds(200));
+    partial += chunk;
+    for (size_t nl; (nl = partial.find('\n')) != std::string::npos;) {
+      auto [rank, text] = SplitRank(partial.substr(0, nl));
+      Log(rank, std::move(text));
+      partial.erase(0, nl + 1);
+    }
+    // A line without an end yet: past the limit its start goes now, the rest as a new line.
+    if (partial.size() > wire::kMaxLogLineBytes) {
+      auto [rank, text] = SplitRank(partial);
+      Log(rank, std::move(text));
+      partial.clear();
+    }
+    const std::optional<int> exited = child.Poll();
+    if (pending_logs_.size() >= kLogBatch || absl::Now() - last_flush >= kFlushEvery ||
+        (exited && !open)) {
+      Flush(child);
+      last_flush = absl::Now();
+    }
+    {
+      std::lock_guard<std::mutex> lock(control_->mu_);
+      if (absl::Now() >= control_->kill_at_) child.Signal(SIGKILL);
+    }
+    if (exited && !open) {
+      status = *exited;
+      break;
+    }
+    if (!open) absl::SleepFor(absl::Milliseconds(50));
+  }
+  if (!partial.empty()) {
+    auto [rank, text] = SplitRank(partial);
+    Log(rank, std::move(text));
+  }
+  std::lock_guard<std::mutex> lock(control_->mu_);
+  control_->child_ = nullptr;
+  return status;
+}
+
+void AllocationRun::Flush(Subprocess& child) {
+  FlushLogs();
+  PostReports();
+  if (!master_forgot_) return;
+  // The master restarted and no longer knows this allocation: checkpoint and stop.
+  std::lock_guard<std::mutex> lock(control_->mu_);
+  if (!control_->mode_) {
+    control_->mode_ = wire::StopMode::kPreempt;
+    child.Signal(SIGTERM);
+  }
+}
+
+void AllocationRun::Log(int rank, std::string line) {
+  pending_logs_.push_back({rank, wire::CleanLogLine(std::move(line))});
+}
+
+void AllocationRun::FlushLogs() {
+  const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/logs");
+  for (size_t begin = 0; begin < pending_logs_.size(); begin += kLogBatch) {
+    const size_t end = std::min(pending_logs_.size(), begin + kLogBatch);
+    wire::LogBatch batch{action_.trial_id,
+                         {pending_logs_.begin() + begin, pending_logs_.begin() + end}};
+    absl::StatusOr<Json> r = PostPatiently(client_, path, batch.ToJson(), kPatience);
+    if (absl::IsNotFound(r.status())) {
+      master_forgot_ = true;  // the lines were stored anyway
+    } else if (!r.ok()) {
+      COHORT_LOG(WARNING) << Prefix() << ": " << batch.lines.size() << " log lines of trial "
+                          << action_.trial_id << " not delivered, dropped: " << r.status();
+    }
+  }
+  pending_logs_.clear();
+}
+
+std::vector<wire::ReportRecord> AllocationRun::NewRecords() {
+  std::vector<wire::ReportRecord> records;
+  for (const Json& line : metrics_.NewLines()) {
+    ++records_seen_;
+    absl::StatusOr<wire::ReportRecord> record =
+        wire::ParseReportRecord(line, absl::StrCat("metrics.jsonl record ", records_seen_));
+    if (record.ok()) {
+      records.push_back(*std::move(record));
+    } else {
+      Log(-1, absl::StrCat("agent ", options_.agent_id,
+                           ": skipping a report: ", record.status().message()));
+    }
+  }
+  return records;
+}
+
+std::optional<wire::ProgressRecord> AllocationRun::ReadProgress() {
+  std::ifstream in(fs::path(dir_) / "run" / "progress.json");
+  if (!in) return std::nullopt;  // nothing reported yet
+  Json json = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  absl::StatusOr<wire::ProgressRecord> progress =
+      json.is_discarded() ? absl::InvalidArgumentError("progress.json: not JSON")
+                          : wire::ParseProgressRecord(json, "progress.json");
+  if (progress.ok()) return *std::move(progress);
+  // Said once per distinct error: the file is read every flush.
+  if (progress.status().message() != last_progress_error_) {
+    last_progress_error_ = std::string(progress.status().message());
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": ignoring ", last_progress_error_));
+  }
+  return std::nullopt;
+}
+
+void AllocationRun::PostReports() {
+  if (!action_.reports) return;
+  std::vector<wire::ReportRecord> records = NewRecords();
+  std::optional<wire::ProgressRecord> progress = ReadProgress();
+  if (records.empty() && !progress) return;
+  const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/reports");
+  size_t begin = 0;
+  do {
+    const size_t end = std::min(records.size(), begin + wire::kMaxReportBatchLines);
+    wire::ReportBatch batch{action_.trial_id, {records.begin() + begin, records.begin() + end}};
+    if (end == records.size()) batch.progress = progress;  // the latest, with the last records
+    absl::StatusOr<Json> r = PostPatiently(client_, path, batch.ToJson(), kPatience);
+    if (absl::IsFailedPrecondition(r.status())) {
+      // A later allocation of the trial superseded this one: the master takes no more reports.
+      if (!reports_refused_) {
+        COHORT_LOG(WARNING) << Prefix() << ": " << r.status().message();
+        reports_refused_ = true;
+      }
+    } else if (!r.ok() && !absl::IsNotFound(r.status())) {
+      COHORT_LOG(WARNING) << Prefix() << ": " << batch.lines.size() << " reports of trial "
+                          << action_.trial_id << " not delivered, dropped: " << r.status();
+    }
+    begin = end;
+  } while (begin < records.size());
+}
+
+void AllocationRun::ReportExit(int status) {
+  const wire::ExitReport exit{action_.node_rank, status};
+  absl::StatusOr<Json> r =
+      PostPatiently(client_, absl::StrCat("/api/v1/allocations/", action_.allocation, "/exit"),
+                    exit.ToJson(), kPatience);
+  if (r.ok()) return;
+  // NotFound: the master already ended the allocation (it restarted, or lost this agent).
+  // Otherwise it counts the node as failed once it stops hearing from it or the agent
+  // re-registers, so the trial is not stuck either way.
+  COHORT_LOG(WARNING) << Prefix() << ": the exit report (node " << exit.node << ", status "
+                      << exit.status << ") was not taken: " << r.status();
+}
+
+}  // namespace cohort::agent

@@ -1,0 +1,99 @@
+#pragma once
+// AllocationRun: this agent's node of one allocation, from the master's start action to the
+// exit report. It downloads and unpacks the experiment's context, starts cohort-launch with the
+// worker environment (wire::WorkerEnv), streams every output line with its rank to the master
+// (wire::LogBatch) and, on node 0, the trial's metrics.jsonl records and progress.json
+// (wire::ReportBatch), and finally reports the launcher's exit status (wire::ExitReport).
+// A node that cannot start (no context, a bad config) logs why to the trial and exits 1.
+//
+// AllocationControl is how the agent's poll thread stops a running node: preempt sends the
+// launcher SIGTERM (the trial checkpoints), kill adds SIGKILL after a grace period.
+//
+// Thread-safety: Run() on the allocation's own thread; AllocationControl is shared with the
+// poll thread and locks itself.
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "client/master_client.h"
+#include "common/json_lines_tail.h"
+#include "common/subprocess.h"
+#include "wire/agent_protocol.h"
+
+namespace cohort::agent {
+
+class AllocationControl {
+ public:
+  // Stops the node: SIGTERM now, or as soon as the launcher starts; kill: SIGKILL
+  // `kill_grace` later if it has not exited by then. The first mode asked for stays.
+  void Stop(wire::StopMode mode, absl::Duration kill_grace);
+  // Whether Stop was called.
+  bool stopping();
+
+ private:
+  friend class AllocationRun;
+  std::mutex mu_;
+  Subprocess* child_ = nullptr;  // while the launcher runs
+  std::optional<wire::StopMode> mode_;
+  absl::Time kill_at_ = absl::InfiniteFuture();
+};
+
+struct AllocationRunOptions {
+  std::string master_url;
+  std::string agent_id;
+  std::string launcher;  // cohort-launch
+  std::string work_dir;  // the allocation gets <work_dir>/alloc-<id>/
+  int threads_per_worker = 1;
+  absl::Duration kill_grace = absl::Seconds(10);
+};
+
+class AllocationRun {
+ public:
+  AllocationRun(AllocationRunOptions options, wire::StartAction action,
+                std::shared_ptr<AllocationControl> control);
+
+  // Runs the node to its end and reports its exit to the master (retrying while the master is
+  // away, up to 10 minutes). Returns the launcher's exit status (1 when it never started).
+  int Run();
+
+ private:
+  // Downloads and unpacks the context, writes config.yaml and returns how to start the
+  // launcher. Errors say what failed, for the trial's log.
+  absl::StatusOr<SubprocessOptions> Prepare();
+  absl::Status UnpackContext();
+  // The launcher's environment: the config's environment_variables, then the WorkerEnv.
+  std::map<std::string, std::optional<std::string>> LaunchEnv(
+      const std::map<std::string, std::string>& config_env) const;
+  // Starts the launcher and streams its output until it exits; returns its exit status.
+  int StreamUntilExit(const SubprocessOptions& launch);
+  // Sends the logs and reports gathered so far; stops the node when the master forgot it.
+  void Flush(Subprocess& child);
+  void Log(int rank, std::string line);
+  void FlushLogs();
+  void PostReports();
+  // The new metrics.jsonl records, those that do not parse logged and dropped.
+  std::vector<wire::ReportRecord> NewRecords();
+  std::optional<wire::ProgressRecord> ReadProgress();
+  void ReportExit(int status);
+  std::string Prefix() const;  // "agent A: allocation X"
+
+  AllocationRunOptions options_;
+  wire::StartAction action_;
+  std::shared_ptr<AllocationControl> control_;
+  std::string dir_;
+  client::MasterClient client_;
+  std::vector<wire::LogLine> pending_logs_;
+  bool master_forgot_ = false;  // the master answered NotFound: the allocation is gone there
+  JsonLinesTail metrics_;
+  int64_t records_seen_ = 0;
+  std::string last_progress_error_;
+  bool reports_refused_ = false;  // logged once
+};
+
+}  // namespace cohort::agent

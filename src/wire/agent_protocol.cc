@@ -1,0 +1,259 @@
+#include "wire/agent_protocol.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "wire/internal/field_reader.h"
+
+namespace cohort::wire {
+namespace {
+
+using internal::FieldReader;
+using internal::Shown;
+
+constexpr size_t kMaxIdBytes = 256;
+constexpr size_t kMaxRunning = 10000;
+constexpr size_t kMaxSearcherOps = 64;
+constexpr int kMaxSlots = 1 << 16;
+constexpr int kMaxNodes = 1 << 16;
+
+// hparams: an object, or the JSON text of one (what masters before wire sent).
+void ReadHparams(FieldReader& r, const Json& json, Json* out) {
+  if (!r.ok() || !json.is_object() || !json.contains("hparams") || !json["hparams"].is_string()) {
+    r.Object("hparams", out, FieldReader::kRequired);
+    return;
+  }
+  Json parsed = Json::parse(json["hparams"].get<std::string>(), nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return r.Fail("hparams", absl::StrCat("must be a JSON object, got ", Shown(json["hparams"])));
+  }
+  *out = std::move(parsed);
+}
+
+}  // namespace
+
+Json AgentRegistration::ToJson() const {
+  return {{"id", id},
+          {"slots", slots},
+          {"host", host},
+          {"port_range", {port_lo, port_hi}},
+          {"running", running}};
+}
+
+absl::StatusOr<AgentRegistration> ParseAgentRegistration(const Json& json) {
+  FieldReader r(json, "agent registration");
+  AgentRegistration a;
+  r.Required("id", &a.id, kMaxIdBytes);
+  if (r.ok() && a.id.empty()) r.Fail("id", "must not be empty");
+  r.Required("slots", &a.slots, {.min = 1, .max = kMaxSlots});
+  r.Optional("host", &a.host, kMaxIdBytes);
+  std::vector<int64_t> range;
+  r.Array("port_range", &range, 2, FieldReader::kOptional,
+          [](const Json& j, const std::string& context) -> absl::StatusOr<int64_t> {
+            if (!j.is_number_integer() || j.get<int64_t>() < 1 || j.get<int64_t>() > 65535) {
+              return absl::InvalidArgumentError(
+                  absl::StrCat(context, ": must be a port in [1, 65535], got ", Shown(j)));
+            }
+            return j.get<int64_t>();
+          });
+  if (r.ok() && r.Has("port_range")) {
+    if (range.size() != 2 || range[0] > range[1]) {
+      r.Fail("port_range",
+             absl::StrCat("must be [lo, hi] with lo <= hi, got ", Shown(json["port_range"])));
+    } else {
+      a.port_lo = static_cast<int>(range[0]);
+      a.port_hi = static_cast<int>(range[1]);
+    }
+  }
+  r.Array("running", &a.running, kMaxRunning, FieldReader::kOptional, internal::ParseStringElement);
+  COHORT_RETURN_IF_ERROR(r.status());
+  return a;
+}
+
+Json StartAction::ToJson() const {
+  return {{"type", "start"},
+          {"allocation", allocation},
+          {"trial_id", trial_id},
+          {"experiment_id", experiment_id},
+          {"node_rank", node_rank},
+          {"nnodes", nnodes},
+          {"slots", slots},
+          {"chief_addr", chief_addr},
+          {"config", config},
+          {"hparams", hparams},
+          {"seed", seed},
+          {"latest_checkpoint", latest_checkpoint},
+          {"context", context},
+          {"reports", reports},
+          {"searcher_ops", searcher_ops}};
+}
+
+absl::StatusOr<StartAction> ParseStartAction(const Json& json, absl::string_view context) {
+  FieldReader r(json, std::string(context));
+  StartAction a;
+  r.Required("allocation", &a.allocation, kMaxIdBytes);
+  r.Required("trial_id", &a.trial_id, {.min = 1});
+  r.Required("experiment_id", &a.experiment_id, {.min = 1});
+  r.Required("nnodes", &a.nnodes, {.min = 1, .max = kMaxNodes});
+  r.Required("node_rank", &a.node_rank, {.min = 0, .max = a.nnodes - 1});
+  r.Required("slots", &a.slots, {.min = 1, .max = kMaxSlots});
+  r.Required("chief_addr", &a.chief_addr, kMaxIdBytes);
+  r.Required("config", &a.config, kMaxConfigBytes);
+  ReadHparams(r, json, &a.hparams);
+  r.Required("seed", &a.seed, {.min = 0});
+  r.Optional("latest_checkpoint", &a.latest_checkpoint, 4096);
+  r.Required("context", &a.context, 4096);
+  r.Optional("reports", &a.reports);
+  r.Array("searcher_ops", &a.searcher_ops, kMaxSearcherOps, FieldReader::kOptional,
+          internal::ParsePositiveIntElement);
+  for (size_t i = 1; r.ok() && i < a.searcher_ops.size(); ++i) {
+    if (a.searcher_ops[i] <= a.searcher_ops[i - 1]) {
+      r.Fail("searcher_ops", absl::StrCat("must be ascending, got ", Shown(json["searcher_ops"])));
+    }
+  }
+  COHORT_RETURN_IF_ERROR(r.status());
+  return a;
+}
+
+const char* Name(StopMode mode) {
+  switch (mode) {
+    case StopMode::kPreempt:
+      return "preempt";
+    case StopMode::kKill:
+      return "kill";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<StopMode> ParseStopMode(absl::string_view text) {
+  if (text == "preempt") return StopMode::kPreempt;
+  if (text == "kill") return StopMode::kKill;
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", text.substr(0, 40), "' is not a stop mode (one of preempt, kill)"));
+}
+
+Json StopAction::ToJson() const {
+  return {{"type", "stop"}, {"allocation", allocation}, {"mode", Name(mode)}};
+}
+
+absl::StatusOr<StopAction> ParseStopAction(const Json& json, absl::string_view context) {
+  FieldReader r(json, std::string(context));
+  StopAction a;
+  r.Required("allocation", &a.allocation, kMaxIdBytes);
+  r.Enum("mode", &a.mode, ParseStopMode, FieldReader::kOptional);
+  COHORT_RETURN_IF_ERROR(r.status());
+  return a;
+}
+
+Json ToJson(const Action& action) {
+  return std::visit([](const auto& a) { return a.ToJson(); }, action);
+}
+
+absl::StatusOr<Action> ParseAction(const Json& json, absl::string_view context) {
+  FieldReader r(json, std::string(context));
+  std::string type;
+  r.Required("type", &type, 64);
+  COHORT_RETURN_IF_ERROR(r.status());
+  if (type == "start") {
+    COHORT_ASSIGN_OR_RETURN(StartAction start,
+                            ParseStartAction(json, absl::StrCat(context, " (start)")));
+    return Action(std::move(start));
+  }
+  if (type == "stop") {
+    COHORT_ASSIGN_OR_RETURN(StopAction stop,
+                            ParseStopAction(json, absl::StrCat(context, " (stop)")));
+    return Action(std::move(stop));
+  }
+  r.Fail("type", absl::StrCat("must be \"start\" or \"stop\", got ", Shown(json["type"])));
+  return r.status();
+}
+
+Json ActionBatch::ToJson() const {
+  Json list = Json::array();
+  for (const Action& a : actions) list.push_back(wire::ToJson(a));
+  return {{"actions", list}};
+}
+
+absl::StatusOr<std::vector<absl::StatusOr<Action>>> ParseActionBatch(const Json& json) {
+  FieldReader r(json, "action batch");
+  std::vector<Json> raw;
+  r.Array("actions", &raw, kMaxActions, FieldReader::kRequired,
+          [](const Json& j, const std::string&) -> absl::StatusOr<Json> { return j; });
+  COHORT_RETURN_IF_ERROR(r.status());
+  std::vector<absl::StatusOr<Action>> actions;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    actions.push_back(ParseAction(raw[i], r.ElementContext("actions", i)));
+  }
+  return actions;
+}
+
+Json LogBatch::ToJson() const {
+  Json list = Json::array();
+  for (const LogLine& l : lines) list.push_back({{"rank", l.rank}, {"line", l.line}});
+  return {{"trial_id", trial_id}, {"lines", list}};
+}
+
+absl::StatusOr<LogBatch> ParseLogBatch(const Json& json) {
+  FieldReader r(json, "log batch");
+  LogBatch b;
+  r.Required("trial_id", &b.trial_id, {.min = 1});
+  r.Array("lines", &b.lines, kMaxLogBatchLines, FieldReader::kRequired,
+          [](const Json& j, const std::string& context) -> absl::StatusOr<LogLine> {
+            FieldReader line(j, context);
+            LogLine l;
+            line.Required("rank", &l.rank, {.min = -1});
+            line.Required("line", &l.line, kMaxLogLineBytes);
+            COHORT_RETURN_IF_ERROR(line.status());
+            return l;
+          });
+  COHORT_RETURN_IF_ERROR(r.status());
+  return b;
+}
+
+std::string CleanLogLine(std::string line) {
+  constexpr absl::string_view kMark = " [cut]";
+  const std::string quoted =
+      Json(std::move(line)).dump(-1, ' ', false, Json::error_handler_t::replace);
+  line = Json::parse(quoted).get<std::string>();
+  if (line.size() <= kMaxLogLineBytes) return line;
+  size_t end = kMaxLogLineBytes - kMark.size();
+  // Back up over UTF-8 continuation bytes (10xxxxxx) so no character is split.
+  while (end > 0 && (static_cast<unsigned char>(line[end]) & 0xC0) == 0x80) --end;
+  line.resize(end);
+  line.append(kMark.data(), kMark.size());
+  return line;
+}
+
+Json ReportBatch::ToJson() const {
+  Json list = Json::array();
+  for (const ReportRecord& rec : lines) list.push_back(rec.ToJson());
+  Json j = {{"trial_id", trial_id}, {"lines", list}};
+  if (progress) j["progress"] = progress->ToJson();
+  return j;
+}
+
+absl::StatusOr<ReportBatch> ParseReportBatch(const Json& json) {
+  FieldReader r(json, "report batch");
+  ReportBatch b;
+  r.Required("trial_id", &b.trial_id, {.min = 1});
+  r.Array("lines", &b.lines, kMaxReportBatchLines, FieldReader::kOptional,
+          [](const Json& j, const std::string& context) { return ParseReportRecord(j, context); });
+  COHORT_RETURN_IF_ERROR(r.status());
+  if (r.Has("progress")) {
+    COHORT_ASSIGN_OR_RETURN(b.progress,
+                            ParseProgressRecord(json["progress"], "report batch: \"progress\""));
+  }
+  return b;
+}
+
+Json ExitReport::ToJson() const { return {{"node", node}, {"status", status}}; }
+
+absl::StatusOr<ExitReport> ParseExitReport(const Json& json) {
+  FieldReader r(json, "exit report");
+  ExitReport e;
+  r.Required("node", &e.node, {.min = 0, .max = kMaxNodes - 1});
+  r.Required("status", &e.status, {.min = 0, .max = 255});
+  COHORT_RETURN_IF_ERROR(r.status());
+  return e;
+}
+
+}  // namespace cohort::wire

@@ -1,0 +1,140 @@
+#pragma once
+// The protocol between cohort-agent and cohort-master (docs/design/0006-cluster.md):
+//
+//   POST /api/v1/agents                         AgentRegistration        -> {"ok": true}
+//   GET  /api/v1/agents/{id}/actions?timeout=S  (long poll)              -> ActionBatch
+//   POST /api/v1/allocations/{A}/logs           LogBatch                 -> {"ok": true}
+//   POST /api/v1/allocations/{A}/reports        ReportBatch (node 0)     -> {"ok": true}
+//   POST /api/v1/allocations/{A}/exit           ExitReport               -> {"ok": true}
+//
+// Each body writes itself (ToJson) and parses itself; a parse error names the body and the
+// field ("start action: \"slots\" must be an integer >= 1, got \"two\""). Unknown fields are
+// ignored, so either side may add one first. Batches are bounded (kMax*) so a body cannot make
+// its reader keep unbounded data; the agent splits what it sends accordingly.
+// Thread-compatible value types; the functions are thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
+#include "wire/reports.h"
+
+namespace cohort::wire {
+
+using Json = nlohmann::json;
+
+inline constexpr size_t kMaxLogLineBytes = 16 << 10;  // longer output lines are cut
+inline constexpr size_t kMaxLogBatchLines = 5000;
+inline constexpr size_t kMaxReportBatchLines = 1000;
+inline constexpr size_t kMaxActions = 1000;
+inline constexpr size_t kMaxConfigBytes = 1 << 20;  // an experiment config's YAML text
+
+// Registration (and re-registration after a master restart).
+struct AgentRegistration {
+  std::string id;
+  int slots = 1;                   // >= 1
+  std::string host = "127.0.0.1";  // optional: how other agents reach this one
+  int port_lo = 29500;             // optional "port_range": [lo, hi], 1 <= lo <= hi <= 65535
+  int port_hi = 29599;
+  std::vector<std::string> running;  // optional: allocations whose processes still run here
+
+  Json ToJson() const;
+};
+absl::StatusOr<AgentRegistration> ParseAgentRegistration(const Json& json);
+
+// Run node `node_rank` of an allocation: `slots` workers through cohort-launch.
+struct StartAction {
+  std::string allocation;  // "<trial>.<boot>.<n>"
+  int64_t trial_id = 0;
+  int64_t experiment_id = 0;
+  int node_rank = 0;  // 0 <= node_rank < nnodes
+  int nnodes = 1;
+  int slots = 1;
+  std::string chief_addr;         // host:port of the trial's rendezvous store (node 0's agent)
+  std::string config;             // the experiment's effective config, YAML text
+  Json hparams = Json::object();  // on the wire an object, or (older masters) its JSON text
+  int64_t seed = 0;
+  std::string latest_checkpoint;  // optional; empty: start fresh
+  std::string context;            // URL path of the context archive
+  bool reports = false;           // optional; true on node 0: forward metrics.jsonl and progress
+  std::vector<int64_t> searcher_ops;  // optional; adaptive_asha's rungs, ascending
+
+  Json ToJson() const;
+};
+
+enum class StopMode {
+  kPreempt,  // SIGTERM: the trial checkpoints and exits
+  kKill,     // SIGTERM, then SIGKILL after a grace period
+};
+// "preempt", "kill".
+const char* Name(StopMode mode);
+absl::StatusOr<StopMode> ParseStopMode(absl::string_view text);
+
+struct StopAction {
+  std::string allocation;
+  StopMode mode = StopMode::kPreempt;  // optional: preempt
+
+  Json ToJson() const;
+};
+
+// {"type": "start", ...} or {"type": "stop", ...}.
+using Action = std::variant<StartAction, StopAction>;
+Json ToJson(const Action& action);
+// `context` names the action in errors ("action 2").
+absl::StatusOr<Action> ParseAction(const Json& json, absl::string_view context = "action");
+absl::StatusOr<StartAction> ParseStartAction(const Json& json,
+                                             absl::string_view context = "start action");
+absl::StatusOr<StopAction> ParseStopAction(const Json& json,
+                                           absl::string_view context = "stop action");
+
+// The long poll's answer: {"actions": [...]}.
+struct ActionBatch {
+  std::vector<Action> actions;
+  Json ToJson() const;
+};
+// Each action is parsed on its own, so one malformed action does not hide the others: the
+// outer error is for a body that is not {"actions": [...]} at all.
+absl::StatusOr<std::vector<absl::StatusOr<Action>>> ParseActionBatch(const Json& json);
+
+struct LogLine {
+  int rank = -1;     // the worker's rank; -1: the launcher's or the agent's own line
+  std::string line;  // at most kMaxLogLineBytes
+};
+
+struct LogBatch {
+  int64_t trial_id = 0;
+  std::vector<LogLine> lines;  // at most kMaxLogBatchLines
+
+  Json ToJson() const;
+};
+absl::StatusOr<LogBatch> ParseLogBatch(const Json& json);
+// `line` made fit for a LogBatch: invalid UTF-8 replaced by U+FFFD (JSON text must be UTF-8)
+// and cut to kMaxLogLineBytes at a character boundary, marked " [cut]".
+std::string CleanLogLine(std::string line);
+
+// New lines of the chief's metrics.jsonl and its latest progress.json.
+struct ReportBatch {
+  int64_t trial_id = 0;
+  std::vector<ReportRecord> lines;  // at most kMaxReportBatchLines
+  std::optional<ProgressRecord> progress;
+
+  Json ToJson() const;
+};
+absl::StatusOr<ReportBatch> ParseReportBatch(const Json& json);
+
+// One node's launcher exited.
+struct ExitReport {
+  int node = 0;    // the node rank
+  int status = 0;  // cohort-launch's exit status (128 + signal when killed); 0: success
+
+  Json ToJson() const;
+};
+absl::StatusOr<ExitReport> ParseExitReport(const Json& json);
+
+}  // namespace cohort::wire

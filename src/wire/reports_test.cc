@@ -1,0 +1,155 @@
+#include "wire/reports.h"
+
+#include <cmath>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort::wire {
+namespace {
+
+using ::testing::HasSubstr;
+
+ReportRecord RoundTrip(const ReportRecord& rec) {
+  absl::StatusOr<ReportRecord> back = ParseReportRecord(Json::parse(rec.ToJson().dump()));
+  EXPECT_TRUE(back.ok()) << back.status();
+  return back.ok() ? *back : ReportRecord{};
+}
+
+TEST(ReportsTest, EveryKindRoundTripsThroughItsName) {
+  for (ReportKind k : {ReportKind::kTraining, ReportKind::kValidation, ReportKind::kCheckpoint,
+                       ReportKind::kCompleted, ReportKind::kPreempted}) {
+    absl::StatusOr<ReportKind> back = ParseReportKind(Name(k));
+    ASSERT_TRUE(back.ok()) << Name(k);
+    EXPECT_EQ(*back, k);
+  }
+  EXPECT_THAT(ParseReportKind("train").status().message(), HasSubstr("'train' is not a report"));
+}
+
+TEST(ReportsTest, MetricsRecordsRoundTrip) {
+  ReportRecord rec;
+  rec.kind = ReportKind::kValidation;
+  rec.steps_completed = 100;
+  rec.metrics = {{"loss", 0.25}};
+  rec.time = 12.5;
+  const ReportRecord back = RoundTrip(rec);
+  EXPECT_EQ(back.kind, ReportKind::kValidation);
+  EXPECT_EQ(back.steps_completed, 100);
+  EXPECT_EQ(back.metrics, rec.metrics);
+  EXPECT_EQ(back.time, 12.5);
+}
+
+TEST(ReportsTest, TheMetricsLineKeepsItsFieldNames) {
+  ReportRecord rec;
+  rec.kind = ReportKind::kTraining;
+  rec.steps_completed = 3;
+  rec.metrics = {{"loss", 1}};
+  rec.time = 2;
+  EXPECT_EQ(rec.ToJson().dump(),
+            R"({"kind":"training","metrics":{"loss":1},"steps_completed":3,"time":2.0})");
+}
+
+TEST(ReportsTest, CheckpointRecordsRoundTripWithAndWithoutSteps) {
+  ReportRecord rec;
+  rec.kind = ReportKind::kCheckpoint;
+  rec.storage_id = "uuid-1";
+  rec.path = "/ckpt/uuid-1";
+  rec.metadata = {{"steps_completed", 40}};
+  ReportRecord back = RoundTrip(rec);
+  EXPECT_EQ(back.storage_id, "uuid-1");
+  EXPECT_EQ(back.path, "/ckpt/uuid-1");
+  EXPECT_EQ(back.metadata, rec.metadata);
+  EXPECT_FALSE(back.steps_completed.has_value());
+  rec.steps_completed = 40;
+  EXPECT_EQ(RoundTrip(rec).steps_completed, 40);
+}
+
+TEST(ReportsTest, ACompletedRecordWithoutAMetricWritesNullAndReadsNaN) {
+  ReportRecord rec;
+  rec.kind = ReportKind::kCompleted;
+  rec.searcher_metric = std::nan("");
+  rec.length = 20;
+  EXPECT_TRUE(rec.ToJson()["searcher_metric"].is_null());
+  const ReportRecord back = RoundTrip(rec);
+  EXPECT_TRUE(std::isnan(back.searcher_metric));
+  EXPECT_EQ(back.length, 20);
+  rec.searcher_metric = 0.5;
+  EXPECT_EQ(RoundTrip(rec).searcher_metric, 0.5);
+}
+
+TEST(ReportsTest, APreemptedRecordRoundTrips) {
+  ReportRecord rec;
+  rec.kind = ReportKind::kPreempted;
+  rec.time = 5;
+  EXPECT_EQ(RoundTrip(rec).kind, ReportKind::kPreempted);
+}
+
+TEST(ReportsTest, BadRecordsNameTheLineAndTheField) {
+  EXPECT_EQ(ParseReportRecord(Json{{"time", 1}}, "metrics.jsonl line 3").status().message(),
+            "metrics.jsonl line 3: missing \"kind\"");
+  EXPECT_THAT(
+      ParseReportRecord(Json{{"kind", "training"}, {"steps_completed", 1}, {"metrics", "loss"}})
+          .status()
+          .message(),
+      HasSubstr("\"metrics\" must be a JSON object, got \"loss\""));
+  EXPECT_THAT(
+      ParseReportRecord(
+          Json{{"kind", "validation"}, {"steps_completed", -1}, {"metrics", Json::object()}})
+          .status()
+          .message(),
+      HasSubstr("\"steps_completed\" must be an integer >= 0, got -1"));
+  EXPECT_THAT(
+      ParseReportRecord(Json{{"kind", "checkpoint"}, {"storage_id", ""}}).status().message(),
+      HasSubstr("\"storage_id\" must not be empty"));
+  EXPECT_THAT(ParseReportRecord(Json{{"kind", "finished"}}).status().message(),
+              HasSubstr("\"kind\" 'finished' is not a report kind"));
+}
+
+TEST(ReportsTest, ProgressRoundTrips) {
+  ProgressRecord p;
+  p.completed = 1200;
+  p.total = 2000;
+  p.unit = "batches";
+  p.training = {{"loss", 0.3}};
+  p.training_steps_completed = 1200;
+  p.validation = {{"loss", 0.4}};
+  p.validation_steps_completed = 1000;
+  p.latest_checkpoint = "uuid";
+  p.searcher_metric = 0.4;
+  p.preempted = true;
+  p.time = 9;
+  absl::StatusOr<ProgressRecord> back = ParseProgressRecord(Json::parse(p.ToJson().dump()));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->completed, 1200);
+  EXPECT_EQ(back->total, 2000);
+  EXPECT_EQ(back->unit, "batches");
+  EXPECT_EQ(back->training, p.training);
+  EXPECT_EQ(back->training_steps_completed, 1200);
+  EXPECT_EQ(back->validation, p.validation);
+  EXPECT_EQ(back->validation_steps_completed, 1000);
+  EXPECT_EQ(back->latest_checkpoint, "uuid");
+  EXPECT_EQ(back->searcher_metric, 0.4);
+  EXPECT_TRUE(back->preempted);
+  EXPECT_EQ(back->time, 9);
+}
+
+TEST(ReportsTest, ProgressWithoutCountsHasNone) {
+  ProgressRecord p;
+  p.preempted = true;
+  EXPECT_FALSE(p.ToJson().contains("completed"));
+  absl::StatusOr<ProgressRecord> back = ParseProgressRecord(p.ToJson());
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->has_counts());
+}
+
+TEST(ReportsTest, BadProgressNamesTheField) {
+  EXPECT_EQ(ParseProgressRecord(Json{{"completed", 3}}).status().message(),
+            "progress: missing \"total\"");
+  EXPECT_THAT(ParseProgressRecord(Json{{"completed", "3"}, {"total", 4}}).status().message(),
+              HasSubstr("\"completed\" must be a number"));
+  EXPECT_THAT(ParseProgressRecord(Json{{"completed", -3}, {"total", 4}}).status().message(),
+              HasSubstr("\"completed\" must be >= 0"));
+}
+
+}  // namespace
+}  // namespace cohort::wire

@@ -1,0 +1,181 @@
+#include "wire/trial_bodies.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "wire/internal/field_reader.h"
+
+namespace cohort::wire {
+namespace {
+
+using internal::FieldReader;
+
+constexpr size_t kMaxAgents = 1 << 16;
+constexpr size_t kMaxRows = 1 << 20;  // metrics and checkpoints of one trial
+constexpr size_t kMaxLogPage = 100000;
+constexpr size_t kMaxErrorLines = 1 << 20;
+
+Json Number(double value) { return std::isnan(value) ? Json(nullptr) : Json(value); }
+
+}  // namespace
+
+Json TrialDescription::ToJson() const {
+  Json j = {{"id", id},
+            {"experiment_id", experiment_id},
+            {"state", Name(state)},
+            {"hparams", hparams},
+            {"seed", seed},
+            {"batches", batches},
+            {"total_batches", total_batches},
+            {"restarts", restarts},
+            {"latest_checkpoint", latest_checkpoint},
+            {"searcher_metric", searcher_metric ? Number(*searcher_metric) : Json(nullptr)}};
+  if (waiting_reason) j["waiting_reason"] = *waiting_reason;
+  if (allocation) {
+    j["allocation"] = *allocation;
+    Json list = Json::array();
+    for (const AllocationAgent& a : agents)
+      list.push_back({{"agent", a.agent}, {"slots", a.slots}});
+    j["agents"] = list;
+  }
+  if (error_lines) j["error_lines"] = *error_lines;
+  return j;
+}
+
+absl::StatusOr<TrialDescription> ParseTrialDescription(const Json& json,
+                                                       absl::string_view context) {
+  FieldReader r(json, std::string(context));
+  TrialDescription t;
+  r.Required("id", &t.id, {.min = 1});
+  r.Required("experiment_id", &t.experiment_id, {.min = 1});
+  r.Enum("state", &t.state, ParseTrialState, FieldReader::kRequired);
+  r.Object("hparams", &t.hparams, FieldReader::kRequired);
+  r.Required("seed", &t.seed, {.min = 0});
+  r.Required("batches", &t.batches, {.min = 0});
+  r.Required("total_batches", &t.total_batches, {.min = 0});
+  r.Required("restarts", &t.restarts, {.min = 0});
+  r.Required("latest_checkpoint", &t.latest_checkpoint, 1024);
+  r.Optional("searcher_metric", &t.searcher_metric);
+  if (r.Has("waiting_reason")) r.Required("waiting_reason", &t.waiting_reason.emplace());
+  if (r.Has("allocation")) r.Required("allocation", &t.allocation.emplace(), 256);
+  r.Array("agents", &t.agents, kMaxAgents, FieldReader::kOptional,
+          [](const Json& j, const std::string& where) -> absl::StatusOr<AllocationAgent> {
+            FieldReader a(j, where);
+            AllocationAgent agent;
+            a.Required("agent", &agent.agent, 256);
+            a.Required("slots", &agent.slots, {.min = 1});
+            COHORT_RETURN_IF_ERROR(a.status());
+            return agent;
+          });
+  if (r.Has("error_lines")) r.Required("error_lines", &t.error_lines.emplace(), kMaxErrorLines);
+  COHORT_RETURN_IF_ERROR(r.status());
+  return t;
+}
+
+const char* Name(MetricKind kind) {
+  switch (kind) {
+    case MetricKind::kTraining:
+      return "training";
+    case MetricKind::kValidation:
+      return "validation";
+    case MetricKind::kSearcher:
+      return "searcher";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<MetricKind> ParseMetricKind(absl::string_view text) {
+  for (MetricKind k : {MetricKind::kTraining, MetricKind::kValidation, MetricKind::kSearcher}) {
+    if (text == Name(k)) return k;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "'", text.substr(0, 40), "' is not a metric kind (one of training, validation, searcher)"));
+}
+
+Json MetricList::ToJson() const {
+  Json list = Json::array();
+  for (const MetricEntry& m : metrics) {
+    list.push_back({{"kind", Name(m.kind)},
+                    {"steps_completed", m.steps_completed},
+                    {"metrics", m.metrics},
+                    {"time", m.time}});
+  }
+  return {{"metrics", list}};
+}
+
+absl::StatusOr<MetricList> ParseMetricList(const Json& json) {
+  FieldReader r(json, "metric list");
+  MetricList out;
+  r.Array("metrics", &out.metrics, kMaxRows, FieldReader::kRequired,
+          [](const Json& j, const std::string& where) -> absl::StatusOr<MetricEntry> {
+            FieldReader m(j, where);
+            MetricEntry e;
+            m.Enum("kind", &e.kind, ParseMetricKind, FieldReader::kRequired);
+            m.Required("steps_completed", &e.steps_completed, {.min = 0});
+            m.Object("metrics", &e.metrics, FieldReader::kRequired);
+            m.Optional("time", &e.time);
+            COHORT_RETURN_IF_ERROR(m.status());
+            return e;
+          });
+  COHORT_RETURN_IF_ERROR(r.status());
+  return out;
+}
+
+Json CheckpointList::ToJson() const {
+  Json list = Json::array();
+  for (const CheckpointEntry& c : checkpoints) {
+    list.push_back({{"storage_id", c.storage_id},
+                    {"steps_completed", c.steps_completed},
+                    {"path", c.path},
+                    {"metadata", c.metadata}});
+  }
+  return {{"checkpoints", list}};
+}
+
+absl::StatusOr<CheckpointList> ParseCheckpointList(const Json& json) {
+  FieldReader r(json, "checkpoint list");
+  CheckpointList out;
+  r.Array("checkpoints", &out.checkpoints, kMaxRows, FieldReader::kRequired,
+          [](const Json& j, const std::string& where) -> absl::StatusOr<CheckpointEntry> {
+            FieldReader c(j, where);
+            CheckpointEntry e;
+            c.Required("storage_id", &e.storage_id, 1024);
+            c.Required("steps_completed", &e.steps_completed, {.min = 0});
+            c.Optional("path", &e.path, 4096);
+            c.Object("metadata", &e.metadata, FieldReader::kOptional);
+            COHORT_RETURN_IF_ERROR(c.status());
+            return e;
+          });
+  COHORT_RETURN_IF_ERROR(r.status());
+  return out;
+}
+
+Json LogsPage::ToJson() const {
+  Json list = Json::array();
+  for (const LogEntry& l : logs)
+    list.push_back({{"seq", l.seq}, {"rank", l.rank}, {"line", l.line}});
+  return {{"logs", list}, {"next", next}, {"done", done}, {"state", Name(state)}};
+}
+
+absl::StatusOr<LogsPage> ParseLogsPage(const Json& json) {
+  FieldReader r(json, "logs page");
+  LogsPage page;
+  r.Array("logs", &page.logs, kMaxLogPage, FieldReader::kRequired,
+          [](const Json& j, const std::string& where) -> absl::StatusOr<LogEntry> {
+            FieldReader l(j, where);
+            LogEntry e;
+            l.Required("seq", &e.seq, {.min = 1});
+            l.Required("rank", &e.rank, {.min = -1});
+            l.Required("line", &e.line);
+            COHORT_RETURN_IF_ERROR(l.status());
+            return e;
+          });
+  r.Required("next", &page.next, {.min = 0});
+  r.Required("done", &page.done);
+  r.Enum("state", &page.state, ParseTrialState, FieldReader::kRequired);
+  COHORT_RETURN_IF_ERROR(r.status());
+  return page;
+}
+
+}  // namespace cohort::wire
