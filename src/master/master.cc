@@ -212,10 +212,10 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   return id;
 }
 
-absl::StatusOr<Json> Master::ListExperiments() {
+absl::StatusOr<wire::ExperimentList> Master::ListExperiments() {
   COHORT_ASSIGN_OR_RETURN(std::vector<ExperimentRow> rows, db_->ListExperiments());
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(std::nullopt));
-  Json out = Json::array();
+  wire::ExperimentList out;
   for (const ExperimentRow& e : rows) {
     int total = 0, done = 0;
     for (const TrialRow& t : trials) {
@@ -223,60 +223,56 @@ absl::StatusOr<Json> Master::ListExperiments() {
       ++total;
       if (wire::IsTerminal(t.state)) ++done;
     }
-    out.push_back({{"id", e.id},
-                   {"name", e.name},
-                   {"state", wire::Name(e.state)},
-                   {"trials", total},
-                   {"trials_done", done},
-                   {"slots_per_trial", e.slots_per_trial},
-                   {"priority", e.priority},
-                   {"template", e.template_name},
-                   {"created_ms", e.created_ms}});
+    out.experiments.push_back({.id = e.id,
+                               .name = e.name,
+                               .state = e.state,
+                               .trials = total,
+                               .trials_done = done,
+                               .slots_per_trial = e.slots_per_trial,
+                               .priority = e.priority,
+                               .template_name = e.template_name,
+                               .created_ms = e.created_ms});
   }
-  return Json{{"experiments", out}};
+  return out;
 }
 
-Json Master::TrialJson(const TrialRow& t) const {
-  Json j = {{"id", t.id},
-            {"experiment_id", t.experiment_id},
-            {"state", wire::Name(t.state)},
-            {"hparams", Json::parse(t.hparams_json, nullptr, false)},
-            {"seed", t.seed},
-            {"batches", t.batches},
-            {"total_batches", t.total_batches},
-            {"restarts", t.restarts},
-            {"latest_checkpoint", t.latest_checkpoint}};
-  j["searcher_metric"] = t.searcher_metric ? Json(*t.searcher_metric) : Json(nullptr);
+wire::TrialDescription Master::TrialBodyLocked(const TrialRow& t) const {
+  wire::TrialDescription d;
+  d.id = t.id;
+  d.experiment_id = t.experiment_id;
+  d.state = t.state;
+  d.hparams = Json::parse(t.hparams_json, nullptr, false);
+  d.seed = t.seed;
+  d.batches = t.batches;
+  d.total_batches = t.total_batches;
+  d.restarts = t.restarts;
+  d.latest_checkpoint = t.latest_checkpoint;
+  d.searcher_metric = t.searcher_metric;
   if (auto w = waiting_.find(t.id); w != waiting_.end() && t.state == TrialState::kQueued) {
-    j["waiting_reason"] = w->second;
+    d.waiting_reason = w->second;
   }
   if (const Allocation* a = allocations_.OfTrial(t.id)) {
-    Json agents = Json::array();
-    for (const auto& [agent, slots] : a->agents) {
-      agents.push_back({{"agent", agent}, {"slots", slots}});
-    }
-    j["allocation"] = a->id;
-    j["agents"] = agents;
+    d.allocation = a->id;
+    for (const auto& [agent, slots] : a->agents) d.agents.push_back({agent, slots});
   }
-  if (!t.error_lines.empty()) j["error_lines"] = t.error_lines;
-  return j;
+  if (!t.error_lines.empty()) d.error_lines = t.error_lines;
+  return d;
 }
 
-absl::StatusOr<Json> Master::DescribeExperiment(int64_t id) {
+absl::StatusOr<wire::ExperimentDescription> Master::DescribeExperiment(int64_t id) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
   std::lock_guard<std::mutex> lock(mu_);
-  Json out = {{"id", e.id},
-              {"name", e.name},
-              {"state", wire::Name(e.state)},
-              {"config", e.config_yaml},
-              {"template", e.template_name},
-              {"slots_per_trial", e.slots_per_trial},
-              {"priority", e.priority},
-              {"max_restarts", e.max_restarts},
-              {"created_ms", e.created_ms}};
-  out["trials"] = Json::array();
-  for (const TrialRow& t : trials) out["trials"].push_back(TrialJson(t));
+  wire::ExperimentDescription out{.id = e.id,
+                                  .name = e.name,
+                                  .state = e.state,
+                                  .config = e.config_yaml,
+                                  .template_name = e.template_name,
+                                  .slots_per_trial = e.slots_per_trial,
+                                  .priority = e.priority,
+                                  .max_restarts = e.max_restarts,
+                                  .created_ms = e.created_ms};
+  for (const TrialRow& t : trials) out.trials.push_back(TrialBodyLocked(t));
   return out;
 }
 
@@ -335,39 +331,43 @@ absl::StatusOr<std::string> Master::ContextPath(int64_t experiment_id) {
 
 // --- trials -----------------------------------------------------------------------------------
 
-absl::StatusOr<Json> Master::DescribeTrial(int64_t id) {
+absl::StatusOr<wire::TrialDescription> Master::DescribeTrial(int64_t id) {
   COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
   std::lock_guard<std::mutex> lock(mu_);
-  return TrialJson(t);
+  return TrialBodyLocked(t);
 }
 
-absl::StatusOr<Json> Master::TrialMetrics(int64_t id, std::optional<std::string> kind) {
+absl::StatusOr<wire::MetricList> Master::TrialMetrics(int64_t id,
+                                                      std::optional<wire::MetricKind> kind) {
   COHORT_RETURN_IF_ERROR(db_->GetTrial(id).status());
-  COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> rows, db_->ListMetrics(id, kind));
-  Json out = Json::array();
+  std::optional<std::string> kind_name;
+  if (kind) kind_name = wire::Name(*kind);
+  COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> rows, db_->ListMetrics(id, kind_name));
+  wire::MetricList out;
   for (const MetricRow& m : rows) {
-    out.push_back({{"kind", m.kind},
-                   {"steps_completed", m.steps_completed},
-                   {"metrics", Json::parse(m.metrics_json, nullptr, false)},
-                   {"time", m.time}});
+    absl::StatusOr<wire::MetricKind> row_kind = wire::ParseMetricKind(m.kind);
+    if (!row_kind.ok()) {
+      return absl::DataLossError(absl::StrCat(TrialName(id), ": a metric row in the database: ",
+                                              row_kind.status().message()));
+    }
+    out.metrics.push_back({*row_kind, m.steps_completed,
+                           Json::parse(m.metrics_json, nullptr, false), m.time});
   }
-  return Json{{"metrics", out}};
+  return out;
 }
 
-absl::StatusOr<Json> Master::TrialCheckpoints(int64_t id) {
+absl::StatusOr<wire::CheckpointList> Master::TrialCheckpoints(int64_t id) {
   COHORT_RETURN_IF_ERROR(db_->GetTrial(id).status());
   COHORT_ASSIGN_OR_RETURN(std::vector<CheckpointRow> rows, db_->ListCheckpoints(id));
-  Json out = Json::array();
+  wire::CheckpointList out;
   for (const CheckpointRow& c : rows) {
-    out.push_back({{"storage_id", c.storage_id},
-                   {"steps_completed", c.steps_completed},
-                   {"path", c.path},
-                   {"metadata", Json::parse(c.metadata_json, nullptr, false)}});
+    out.checkpoints.push_back(
+        {c.storage_id, c.steps_completed, c.path, Json::parse(c.metadata_json, nullptr, false)});
   }
-  return Json{{"checkpoints", out}};
+  return out;
 }
 
-absl::StatusOr<Json> Master::TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
+absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
                                        absl::Duration wait) {
   const absl::Time deadline = absl::Now() + wait;
   while (true) {
@@ -376,14 +376,15 @@ absl::StatusOr<Json> Master::TrialLogs(int64_t id, std::optional<int> rank, int6
     const bool ended = wire::IsTerminal(t.state) || t.state == TrialState::kPaused ||
                        t.state == TrialState::kStopped;
     if (!rows.empty() || ended || absl::Now() >= deadline) {
-      Json logs = Json::array();
-      int64_t next = after;
+      wire::LogsPage page;
+      page.next = after;
       for (const LogRow& r : rows) {
-        logs.push_back({{"seq", r.seq}, {"rank", r.rank}, {"line", r.line}});
-        next = r.seq;
+        page.logs.push_back({r.seq, r.rank, r.line});
+        page.next = r.seq;
       }
-      const bool done = ended && static_cast<int>(rows.size()) < kLogPage;
-      return Json{{"logs", logs}, {"next", next}, {"done", done}, {"state", t.state}};
+      page.done = ended && static_cast<int>(rows.size()) < kLogPage;
+      page.state = t.state;
+      return page;
     }
     std::unique_lock<std::mutex> lock(mu_);
     logs_cv_.wait_until(lock,
@@ -394,16 +395,16 @@ absl::StatusOr<Json> Master::TrialLogs(int64_t id, std::optional<int> rank, int6
 
 // --- templates --------------------------------------------------------------------------------
 
-absl::StatusOr<Json> Master::ListTemplates() {
+absl::StatusOr<wire::TemplateList> Master::ListTemplates() {
   COHORT_ASSIGN_OR_RETURN(std::vector<TemplateRow> rows, db_->ListTemplates());
-  Json out = Json::array();
-  for (const TemplateRow& t : rows) out.push_back({{"name", t.name}, {"config", t.yaml}});
-  return Json{{"templates", out}};
+  wire::TemplateList out;
+  for (const TemplateRow& t : rows) out.templates.push_back({t.name, t.yaml});
+  return out;
 }
 
-absl::StatusOr<Json> Master::GetTemplate(const std::string& name) {
+absl::StatusOr<wire::Template> Master::GetTemplate(const std::string& name) {
   COHORT_ASSIGN_OR_RETURN(TemplateRow t, db_->GetTemplate(name));
-  return Json{{"name", t.name}, {"config", t.yaml}};
+  return wire::Template{t.name, t.yaml};
 }
 
 absl::Status Master::PutTemplate(const std::string& name, const std::string& yaml) {

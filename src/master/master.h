@@ -33,6 +33,10 @@
 #include "master/experiments/lifecycle.h"
 #include "master/scheduler/scheduler.h"
 #include "nlohmann/json.hpp"
+#include "wire/agent_protocol.h"
+#include "wire/cluster_bodies.h"
+#include "wire/experiment_bodies.h"
+#include "wire/trial_bodies.h"
 
 namespace cohort::master {
 
@@ -58,41 +62,45 @@ class Master {
   // archive (tar.gz bytes). InvalidArgument carries every config error, one per line.
   absl::StatusOr<int64_t> CreateExperiment(const std::string& config_yaml,
                                            const std::string& template_name, std::string context);
-  absl::StatusOr<Json> ListExperiments();
-  absl::StatusOr<Json> DescribeExperiment(int64_t id);
+  absl::StatusOr<wire::ExperimentList> ListExperiments();
+  absl::StatusOr<wire::ExperimentDescription> DescribeExperiment(int64_t id);
   absl::Status PauseExperiment(int64_t id);
   absl::Status ActivateExperiment(int64_t id);
   absl::Status KillExperiment(int64_t id);
   absl::StatusOr<std::string> ContextPath(int64_t experiment_id);
 
   // Trials.
-  absl::StatusOr<Json> DescribeTrial(int64_t id);
-  absl::StatusOr<Json> TrialMetrics(int64_t id, std::optional<std::string> kind);
-  absl::StatusOr<Json> TrialCheckpoints(int64_t id);
+  absl::StatusOr<wire::TrialDescription> DescribeTrial(int64_t id);
+  // Every metric row of the trial, of one kind when given.
+  absl::StatusOr<wire::MetricList> TrialMetrics(int64_t id, std::optional<wire::MetricKind> kind);
+  absl::StatusOr<wire::CheckpointList> TrialCheckpoints(int64_t id);
   // Lines after `after` (of one rank when given); with `follow`, waits up to `wait` for new
   // ones. "done": the trial has ended and every line was returned.
-  absl::StatusOr<Json> TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
+  absl::StatusOr<wire::LogsPage> TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
                                  absl::Duration wait);
 
   // Templates.
-  absl::StatusOr<Json> ListTemplates();
-  absl::StatusOr<Json> GetTemplate(const std::string& name);
+  absl::StatusOr<wire::TemplateList> ListTemplates();
+  absl::StatusOr<wire::Template> GetTemplate(const std::string& name);
   absl::Status PutTemplate(const std::string& name, const std::string& yaml);
   absl::Status DeleteTemplate(const std::string& name);
 
   // Agents.
-  absl::Status RegisterAgent(const Json& body);
+  absl::Status RegisterAgent(const wire::AgentRegistration& registration);
   absl::Status Heartbeat(const std::string& agent_id);
-  absl::StatusOr<Json> ListAgents();
+  absl::StatusOr<wire::AgentList> ListAgents();
   absl::Status SetAgentEnabled(const std::string& agent_id, bool enabled);
-  absl::StatusOr<Json> WaitForActions(const std::string& agent_id, absl::Duration wait);
-  absl::StatusOr<Json> ListSlots();
-  absl::StatusOr<Json> ListTasks();
+  // The actions queued for the agent, waiting up to `wait` for one (a long poll; the agent
+  // counts as alive while it waits). NotFound when the agent must register (again).
+  absl::StatusOr<wire::ActionBatch> WaitForActions(const std::string& agent_id,
+                                                   absl::Duration wait);
+  absl::StatusOr<wire::SlotList> ListSlots();
+  absl::StatusOr<wire::TaskList> ListTasks();
 
   // From agents, about an allocation.
-  absl::Status AllocationLogs(const std::string& allocation, const Json& lines);
-  absl::Status AllocationReports(const std::string& allocation, const Json& body);
-  absl::Status AllocationExit(const std::string& allocation, int node, int status);
+  absl::Status AllocationLogs(const std::string& allocation, const wire::LogBatch& batch);
+  absl::Status AllocationReports(const std::string& allocation, const wire::ReportBatch& batch);
+  absl::Status AllocationExit(const std::string& allocation, const wire::ExitReport& exit);
 
   // Drops the agents silent for longer than agent_timeout (by the clock) and fails what they
   // ran; the monitor thread calls it every second, tests call it after moving a FakeClock.
@@ -120,7 +128,7 @@ class Master {
   void StopAllocationLocked(Allocation& allocation, StopReason reason);
   absl::Status FinishAllocationLocked(Allocation& allocation);
   absl::Status UpdateExperimentStateLocked(int64_t experiment_id);
-  void PushActionLocked(const std::string& agent_id, Json action);
+  void PushActionLocked(const std::string& agent_id, wire::Action action);
   // Appends one of the master's own lines (rank -1) to a trial's log; a failure is logged.
   void AppendLogLocked(int64_t trial_id, const std::string& line);
   // The line the master logs about how a run ended (empty: nothing to say); for an ERROR it
@@ -154,7 +162,7 @@ class Master {
   void MonitorAgents();
   void ExpireLostAgentsLocked();
   absl::Time NowLocked() const { return options_.clock->Now(); }
-  Json TrialJson(const TrialRow& trial) const;
+  wire::TrialDescription TrialBodyLocked(const TrialRow& trial) const;
 
   std::unique_ptr<Database> db_;
   MasterOptions options_;

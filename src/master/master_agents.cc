@@ -11,25 +11,11 @@
 
 namespace cohort::master {
 
-absl::Status Master::RegisterAgent(const Json& body) {
-  if (!body.is_object() || !body.contains("id") || !body["id"].is_string() ||
-      !body.contains("slots") || !body["slots"].is_number_integer() ||
-      body["slots"].get<int>() < 1) {
-    return absl::InvalidArgumentError(
-        "agent registration needs {\"id\": string, \"slots\": integer >= 1, \"host\": string, "
-        "\"port_range\": [lo, hi]}");
-  }
+absl::Status Master::RegisterAgent(const wire::AgentRegistration& registration) {
   AgentRow row;
-  row.id = body["id"].get<std::string>();
-  row.slots = body["slots"].get<int>();
-  row.host = body.value("host", "127.0.0.1");
-  int port_lo = 29500, port_hi = 29599;
-  if (body.contains("port_range") && body["port_range"].is_array() &&
-      body["port_range"].size() == 2 && body["port_range"][0].is_number_integer() &&
-      body["port_range"][1].is_number_integer()) {
-    port_lo = body["port_range"][0].get<int>();
-    port_hi = body["port_range"][1].get<int>();
-  }
+  row.id = registration.id;
+  row.slots = registration.slots;
+  row.host = registration.host;
   COHORT_RETURN_IF_ERROR(db_->UpsertAgent(row));
   COHORT_ASSIGN_OR_RETURN(std::vector<AgentRow> known, db_->ListAgents());
   bool enabled = true;
@@ -39,14 +25,13 @@ absl::Status Master::RegisterAgent(const Json& body) {
   std::lock_guard<std::mutex> lock(mu_);
   // A re-registration of a known agent means it restarted: what it ran is gone.
   FailAgentRunsLocked(row.id, absl::StrCat("agent ", row.id, " restarted"));
-  AgentLive& live = agents_.Register(row.id, row.slots, row.host, port_lo, port_hi, enabled);
+  AgentLive& live = agents_.Register(row.id, row.slots, row.host, registration.port_lo,
+                                     registration.port_hi, enabled);
   // Processes it still runs for allocations this master does not know (it restarted): stop
   // them, so they checkpoint and free the slots.
-  if (body.contains("running") && body["running"].is_array()) {
-    for (const Json& a : body["running"]) {
-      if (a.is_string() && allocations_.Find(a.get<std::string>()) == nullptr) {
-        live.actions.push_back({{"type", "stop"}, {"allocation", a}, {"mode", "preempt"}});
-      }
+  for (const std::string& running : registration.running) {
+    if (allocations_.Find(running) == nullptr) {
+      live.actions.push_back(wire::StopAction{running, wire::StopMode::kPreempt});
     }
   }
   COHORT_LOG(INFO) << "agent " << row.id << " registered: " << row.slots << " slots at "
@@ -73,20 +58,20 @@ absl::Status Master::Heartbeat(const std::string& agent_id) {
   return agents_.Touch(agent_id);
 }
 
-absl::StatusOr<Json> Master::ListAgents() {
+absl::StatusOr<wire::AgentList> Master::ListAgents() {
   COHORT_ASSIGN_OR_RETURN(std::vector<AgentRow> known, db_->ListAgents());
   std::lock_guard<std::mutex> lock(mu_);
-  Json out = Json::array();
+  wire::AgentList out;
   for (const AgentRow& k : known) {
     const AgentLive* live = agents_.Find(k.id);
-    out.push_back({{"id", k.id},
-                   {"host", k.host},
-                   {"slots", k.slots},
-                   {"used", live != nullptr ? live->state.used : 0},
-                   {"enabled", k.enabled},
-                   {"connected", live != nullptr}});
+    out.agents.push_back({.id = k.id,
+                          .host = k.host,
+                          .slots = k.slots,
+                          .used = live != nullptr ? live->state.used : 0,
+                          .enabled = k.enabled,
+                          .connected = live != nullptr});
   }
-  return Json{{"agents", out}};
+  return out;
 }
 
 absl::Status Master::SetAgentEnabled(const std::string& agent_id, bool enabled) {
@@ -97,14 +82,15 @@ absl::Status Master::SetAgentEnabled(const std::string& agent_id, bool enabled) 
   return absl::OkStatus();
 }
 
-absl::StatusOr<Json> Master::WaitForActions(const std::string& agent_id, absl::Duration wait) {
+absl::StatusOr<wire::ActionBatch> Master::WaitForActions(const std::string& agent_id,
+                                                         absl::Duration wait) {
   std::unique_lock<std::mutex> lock(mu_);
   const auto deadline = absl::ToChronoTime(absl::Now() + wait);
   while (true) {
     COHORT_RETURN_IF_ERROR(agents_.Touch(agent_id));
     AgentLive& agent = *agents_.Find(agent_id);
     if (!agent.actions.empty() || stopping_ || std::chrono::system_clock::now() >= deadline) {
-      return Json{{"actions", agents_.TakeActions(agent)}};
+      return agents_.TakeActions(agent);
     }
     ++agent.polling;
     actions_cv_.wait_until(lock, deadline);
@@ -115,27 +101,27 @@ absl::StatusOr<Json> Master::WaitForActions(const std::string& agent_id, absl::D
   }
 }
 
-absl::StatusOr<Json> Master::ListSlots() {
+absl::StatusOr<wire::SlotList> Master::ListSlots() {
   std::lock_guard<std::mutex> lock(mu_);
-  Json out = Json::array();
+  wire::SlotList out;
   for (const auto& [id, agent] : agents_.agents()) {
     const std::vector<std::pair<std::string, int64_t>> owners = allocations_.SlotOwners(id);
     for (int s = 0; s < agent.state.slots; ++s) {
-      Json slot = {{"agent", id}, {"slot", s}, {"enabled", agent.state.enabled}};
+      wire::SlotEntry slot{.agent = id, .slot = s, .enabled = agent.state.enabled};
       if (s < static_cast<int>(owners.size())) {
-        slot["allocation"] = owners[s].first;
-        slot["trial_id"] = owners[s].second;
+        slot.allocation = owners[s].first;
+        slot.trial_id = owners[s].second;
       }
-      out.push_back(slot);
+      out.slots.push_back(std::move(slot));
     }
   }
-  return Json{{"slots", out}};
+  return out;
 }
 
-absl::StatusOr<Json> Master::ListTasks() {
+absl::StatusOr<wire::TaskList> Master::ListTasks() {
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(std::nullopt));
   std::lock_guard<std::mutex> lock(mu_);
-  Json out = Json::array();
+  wire::TaskList out;
   std::map<int64_t, ExperimentRow> experiments;
   for (const TrialRow& t : trials) {
     if (wire::IsTerminal(t.state)) continue;
@@ -143,24 +129,23 @@ absl::StatusOr<Json> Master::ListTasks() {
       COHORT_ASSIGN_OR_RETURN(experiments[t.experiment_id], db_->GetExperiment(t.experiment_id));
     }
     const ExperimentRow& e = experiments[t.experiment_id];
-    Json task = {{"trial_id", t.id},
-                 {"experiment_id", t.experiment_id},
-                 {"slots", e.slots_per_trial},
-                 {"priority", e.priority},
-                 {"state", wire::Name(t.state)}};
+    wire::TaskEntry task{.trial_id = t.id,
+                         .experiment_id = t.experiment_id,
+                         .slots = e.slots_per_trial,
+                         .priority = e.priority,
+                         .state = t.state};
     if (auto w = waiting_.find(t.id); w != waiting_.end() && t.state == TrialState::kQueued) {
-      task["reason"] = w->second;
+      task.reason = w->second;
     } else if (t.state == TrialState::kPaused) {
-      task["reason"] = "the experiment is paused";
+      task.reason = "the experiment is paused";
     }
     if (const Allocation* a = allocations_.OfTrial(t.id)) {
-      Json agents = Json::array();
-      for (const auto& [agent, slots] : a->agents) agents.push_back(agent);
-      task["agents"] = agents;
+      task.agents.emplace();
+      for (const auto& [agent, slots] : a->agents) task.agents->push_back(agent);
     }
-    out.push_back(task);
+    out.tasks.push_back(std::move(task));
   }
-  return Json{{"tasks", out}};
+  return out;
 }
 
 void Master::MonitorAgents() {

@@ -77,22 +77,21 @@ absl::Status Master::StartLocked(const Placement& placement) {
     const auto& [agent_id, slots] = placement.agents[node];
     agents_.Find(agent_id)->state.used += slots;
     where.push_back(absl::StrCat(agent_id, " (", slots, " slot", slots == 1 ? "" : "s", ")"));
-    PushActionLocked(agent_id,
-                     {{"type", "start"},
-                      {"allocation", allocation.id},
-                      {"trial_id", trial_id},
-                      {"experiment_id", exp.id},
-                      {"node_rank", node},
-                      {"nnodes", placement.agents.size()},
-                      {"slots", slots},
-                      {"chief_addr", chief_addr},
-                      {"config", exp.config_yaml},
-                      {"hparams", trial.hparams_json},
-                      {"seed", trial.seed},
-                      {"latest_checkpoint", trial.latest_checkpoint},
-                      {"context", absl::StrCat("/api/v1/experiments/", exp.id, "/context")},
-                      {"reports", node == 0},
-                      {"searcher_ops", ops}});
+    wire::StartAction start{.allocation = allocation.id,
+                            .trial_id = trial_id,
+                            .experiment_id = exp.id,
+                            .node_rank = static_cast<int>(node),
+                            .nnodes = static_cast<int>(placement.agents.size()),
+                            .slots = slots,
+                            .chief_addr = chief_addr,
+                            .config = exp.config_yaml,
+                            .hparams = Json::parse(trial.hparams_json, nullptr, false),
+                            .seed = trial.seed,
+                            .latest_checkpoint = trial.latest_checkpoint,
+                            .context = absl::StrCat("/api/v1/experiments/", exp.id, "/context"),
+                            .reports = node == 0,
+                            .searcher_ops = ops};
+    PushActionLocked(agent_id, std::move(start));
   }
   COHORT_RETURN_IF_ERROR(MoveTrialLocked(trial, TrialState::kRunning));
   AppendLogLocked(trial_id, absl::StrCat("master: allocation ", allocation.id, " on ",
@@ -115,7 +114,7 @@ void Master::AppendLogLocked(int64_t trial_id, const std::string& line) {
   }
 }
 
-void Master::PushActionLocked(const std::string& agent_id, Json action) {
+void Master::PushActionLocked(const std::string& agent_id, wire::Action action) {
   if (agents_.Push(agent_id, std::move(action))) actions_cv_.notify_all();
 }
 
@@ -124,31 +123,22 @@ void Master::StopAllocationLocked(Allocation& allocation, StopReason reason) {
   for (size_t node = 0; node < allocation.agents.size(); ++node) {
     if (allocation.exits[node]) continue;
     PushActionLocked(allocation.agents[node].first,
-                     {{"type", "stop"},
-                      {"allocation", allocation.id},
-                      {"mode", reason == StopReason::kKill ? "kill" : "preempt"}});
+                     wire::StopAction{allocation.id, reason == StopReason::kKill
+                                                         ? wire::StopMode::kKill
+                                                         : wire::StopMode::kPreempt});
   }
 }
 
-absl::Status Master::AllocationLogs(const std::string& allocation, const Json& body) {
-  if (!body.is_object() || !body.contains("trial_id") || !body.contains("lines") ||
-      !body["lines"].is_array()) {
-    return absl::InvalidArgumentError("log batch needs {\"trial_id\": N, \"lines\": [...]}");
-  }
-  if (!body["trial_id"].is_number_integer()) {
-    return absl::InvalidArgumentError("log batch: \"trial_id\" must be an integer");
-  }
+absl::Status Master::AllocationLogs(const std::string& allocation, const wire::LogBatch& batch) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     // Lines of a superseded run are still the trial's: kept.
-    COHORT_RETURN_IF_ERROR(
-        allocations_.CheckBelongs(allocation, body["trial_id"].get<int64_t>(), /*latest=*/false));
+    COHORT_RETURN_IF_ERROR(allocations_.CheckBelongs(allocation, batch.trial_id, /*latest=*/false));
   }
   std::vector<std::pair<int, std::string>> lines;
-  for (const Json& l : body["lines"]) {
-    lines.emplace_back(l.value("rank", -1), l.value("line", ""));
-  }
-  COHORT_RETURN_IF_ERROR(db_->AppendLogs(body["trial_id"].get<int64_t>(), lines).status());
+  lines.reserve(batch.lines.size());
+  for (const wire::LogLine& l : batch.lines) lines.emplace_back(l.rank, l.line);
+  COHORT_RETURN_IF_ERROR(db_->AppendLogs(batch.trial_id, lines).status());
   logs_cv_.notify_all();
   std::lock_guard<std::mutex> lock(mu_);
   if (allocations_.Find(allocation) == nullptr) {
@@ -157,11 +147,9 @@ absl::Status Master::AllocationLogs(const std::string& allocation, const Json& b
   return absl::OkStatus();
 }
 
-absl::Status Master::AllocationReports(const std::string& allocation, const Json& body) {
-  if (!body.is_object() || !body.contains("trial_id") || !body["trial_id"].is_number_integer()) {
-    return absl::InvalidArgumentError("reports need {\"trial_id\": N, \"lines\": [...]}");
-  }
-  const int64_t trial_id = body["trial_id"].get<int64_t>();
+absl::Status Master::AllocationReports(const std::string& allocation,
+                                       const wire::ReportBatch& batch) {
+  const int64_t trial_id = batch.trial_id;
   {
     std::lock_guard<std::mutex> lock(mu_);
     COHORT_RETURN_IF_ERROR(allocations_.CheckBelongs(allocation, trial_id, /*latest=*/true));
@@ -169,35 +157,34 @@ absl::Status Master::AllocationReports(const std::string& allocation, const Json
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
   std::vector<MetricRow> metrics;
   std::vector<std::pair<double, double>> completed;  // (length, searcher metric)
-  for (const Json& line : body.value("lines", Json::array())) {
-    const std::string kind = line.value("kind", "");
-    if (kind == "training" || kind == "validation") {
-      metrics.push_back({trial_id, kind, line.value("steps_completed", int64_t{0}),
-                         line.value("metrics", Json::object()).dump(), line.value("time", 0.0)});
-    } else if (kind == "checkpoint") {
-      absl::Status s = db_->InsertCheckpoint(
-          {line.value("storage_id", ""), trial_id, line.value("steps_completed", int64_t{0}),
-           line.value("path", ""), line.value("metadata", Json::object()).dump()});
-      if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
-      trial.latest_checkpoint = line.value("storage_id", "");
-    } else if (kind == "completed") {
-      // A NaN metric arrives as null.
-      const bool has_metric =
-          line.contains("searcher_metric") && line["searcher_metric"].is_number();
-      if (has_metric) trial.searcher_metric = line["searcher_metric"].get<double>();
-      if (line.contains("length") && line["length"].is_number()) {
-        completed.emplace_back(line["length"].get<double>(),
-                               has_metric ? *trial.searcher_metric : std::nan(""));
+  for (const wire::ReportRecord& line : batch.lines) {
+    switch (line.kind) {
+      case wire::ReportKind::kTraining:
+      case wire::ReportKind::kValidation:
+        metrics.push_back({trial_id, wire::Name(line.kind), line.steps_completed.value_or(0),
+                           line.metrics.dump(), line.time});
+        break;
+      case wire::ReportKind::kCheckpoint: {
+        absl::Status s =
+            db_->InsertCheckpoint({line.storage_id, trial_id, line.steps_completed.value_or(0),
+                                   line.path, line.metadata.dump()});
+        if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
+        trial.latest_checkpoint = line.storage_id;
+        break;
       }
+      case wire::ReportKind::kCompleted:
+        // NaN: the trial had no searcher metric (null on the wire).
+        if (!std::isnan(line.searcher_metric)) trial.searcher_metric = line.searcher_metric;
+        if (line.length) completed.emplace_back(*line.length, line.searcher_metric);
+        break;
+      case wire::ReportKind::kPreempted:
+        break;
     }
   }
   COHORT_RETURN_IF_ERROR(db_->InsertMetrics(metrics));
-  if (body.contains("progress") && body["progress"].is_object()) {
-    const Json& p = body["progress"];
-    if (p.contains("completed") && p.value("unit", std::string("batches")) == "batches") {
-      trial.batches = static_cast<int64_t>(p["completed"].get<double>());
-      trial.total_batches = static_cast<int64_t>(p.value("total", 0.0));
-    }
+  if (batch.progress && batch.progress->has_counts() && batch.progress->unit == "batches") {
+    trial.batches = static_cast<int64_t>(batch.progress->completed);
+    trial.total_batches = static_cast<int64_t>(batch.progress->total);
   }
   std::lock_guard<std::mutex> lock(mu_);
   // Keep the state the master decided; only the report fields change here.
@@ -213,7 +200,10 @@ absl::Status Master::AllocationReports(const std::string& allocation, const Json
   return absl::OkStatus();
 }
 
-absl::Status Master::AllocationExit(const std::string& allocation_id, int node, int status) {
+absl::Status Master::AllocationExit(const std::string& allocation_id,
+                                    const wire::ExitReport& exit) {
+  const int node = exit.node;
+  const int status = exit.status;
   std::lock_guard<std::mutex> lock(mu_);
   Allocation* found = allocations_.Find(allocation_id);
   if (found == nullptr) {

@@ -45,20 +45,20 @@ class MasterTest : public ::testing::Test {
   }
 
   void Register(const std::string& id, int slots) {
-    ASSERT_TRUE(master_->RegisterAgent({{"id", id}, {"slots", slots}, {"host", "127.0.0.1"}}).ok());
+    ASSERT_TRUE(master_->RegisterAgent({.id = id, .slots = slots, .host = "127.0.0.1"}).ok());
   }
   Json Actions(const std::string& agent) {
-    absl::StatusOr<Json> r = master_->WaitForActions(agent, absl::ZeroDuration());
+    absl::StatusOr<wire::ActionBatch> r = master_->WaitForActions(agent, absl::ZeroDuration());
     EXPECT_TRUE(r.ok()) << r.status();
-    return r.ok() ? (*r)["actions"] : Json::array();
+    return r.ok() ? r->ToJson()["actions"] : Json::array();
   }
   int64_t Create(const std::string& yaml) {
     absl::StatusOr<int64_t> id = master_->CreateExperiment(yaml, "", "");
     EXPECT_TRUE(id.ok()) << id.status();
     return id.value_or(0);
   }
-  Json Experiment(int64_t id) { return master_->DescribeExperiment(id).value(); }
-  Json Trial(int64_t id) { return master_->DescribeTrial(id).value(); }
+  Json Experiment(int64_t id) { return master_->DescribeExperiment(id).value().ToJson(); }
+  Json Trial(int64_t id) { return master_->DescribeTrial(id).value().ToJson(); }
   // The one start action `agent` has waiting; fails the test otherwise.
   Json OnlyStart(const std::string& agent) {
     Json actions = Actions(agent);
@@ -69,10 +69,10 @@ class MasterTest : public ::testing::Test {
   }
   absl::Status Exit(const Json& start, int status) {
     return master_->AllocationExit(start["allocation"].get<std::string>(),
-                                   start["node_rank"].get<int>(), status);
+                                   {.node = start["node_rank"].get<int>(), .status = status});
   }
   std::string Logs(int64_t trial) {
-    Json page = master_->TrialLogs(trial, std::nullopt, 0, absl::ZeroDuration()).value();
+    Json page = master_->TrialLogs(trial, std::nullopt, 0, absl::ZeroDuration()).value().ToJson();
     std::string text;
     for (const Json& l : page["logs"]) absl::StrAppend(&text, l["line"].get<std::string>(), "\n");
     return text;
@@ -101,14 +101,13 @@ TEST_F(MasterTest, AFailedTrialRestartsFromItsLatestCheckpointThenEndsInError) {
   const int64_t exp = Create(Config(1, 1, kSingle));
   Json first = OnlyStart("a1");
   const int64_t trial = first["trial_id"];
-  ASSERT_TRUE(master_
-                  ->AllocationReports(first["allocation"],
-                                      {{"trial_id", trial},
-                                       {"lines", {{{"kind", "checkpoint"},
-                                                   {"storage_id", "ck-5"},
-                                                   {"steps_completed", 5},
-                                                   {"path", "/ck/ck-5"}}}}})
-                  .ok());
+  wire::ReportRecord checkpoint{.kind = wire::ReportKind::kCheckpoint,
+                                .steps_completed = 5,
+                                .storage_id = "ck-5",
+                                .path = "/ck/ck-5"};
+  ASSERT_TRUE(
+      master_->AllocationReports(first["allocation"], {.trial_id = trial, .lines = {checkpoint}})
+          .ok());
   ASSERT_TRUE(Exit(first, 3).ok());
   // Restarted at once (the slot is free again), resuming from the checkpoint.
   Json second = OnlyStart("a1");
@@ -116,7 +115,7 @@ TEST_F(MasterTest, AFailedTrialRestartsFromItsLatestCheckpointThenEndsInError) {
   EXPECT_EQ(second["latest_checkpoint"], "ck-5");
   EXPECT_EQ(Trial(trial)["restarts"], 1);
   // The first run is superseded: its reports can no longer move the trial.
-  absl::Status stale = master_->AllocationReports(first["allocation"], {{"trial_id", trial}});
+  absl::Status stale = master_->AllocationReports(first["allocation"], {.trial_id = trial});
   EXPECT_TRUE(absl::IsFailedPrecondition(stale)) << stale;
   ASSERT_TRUE(Exit(second, 3).ok());
   const Json t = Trial(trial);
@@ -200,7 +199,7 @@ TEST_F(MasterTest, ATaskLargerThanTheFreeSlotsWaitsAndSaysWhy) {
   const int64_t exp = Create(Config(2, 0, kSingle));
   Json first = OnlyStart("a1");
   const int64_t second_exp = Create(Config(1, 0, kSingle));
-  Json tasks = master_->ListTasks().value()["tasks"];
+  Json tasks = master_->ListTasks().value().ToJson()["tasks"];
   ASSERT_EQ(tasks.size(), 2u) << tasks.dump();
   EXPECT_EQ(tasks[1]["state"], "QUEUED");
   EXPECT_THAT(tasks[1]["reason"].get<std::string>(), HasSubstr("waiting for 1 free slot"));

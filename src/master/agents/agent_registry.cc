@@ -33,18 +33,18 @@ absl::Status AgentRegistry::Touch(const std::string& id) {
   return absl::OkStatus();
 }
 
-bool AgentRegistry::Push(const std::string& id, nlohmann::json action) {
+bool AgentRegistry::Push(const std::string& id, wire::Action action) {
   AgentLive* agent = Find(id);
   if (agent == nullptr) return false;
   agent->actions.push_back(std::move(action));
   return true;
 }
 
-nlohmann::json AgentRegistry::TakeActions(AgentLive& agent) {
-  nlohmann::json actions = nlohmann::json::array();
-  for (nlohmann::json& a : agent.actions) actions.push_back(std::move(a));
+wire::ActionBatch AgentRegistry::TakeActions(AgentLive& agent) {
+  wire::ActionBatch batch;
+  for (wire::Action& a : agent.actions) batch.actions.push_back(std::move(a));
   agent.actions.clear();
-  return actions;
+  return batch;
 }
 
 std::string AgentRegistry::NextChiefAddress(AgentLive& agent) {

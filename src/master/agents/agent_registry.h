@@ -17,7 +17,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "master/scheduler/scheduler.h"
-#include "nlohmann/json.hpp"
+#include "wire/agent_protocol.h"
 
 namespace cohort::master {
 
@@ -27,7 +27,7 @@ struct AgentLive {
   int port_lo = 29500, port_hi = 29599, next_port = 29500;
   absl::Time last_seen;
   int polling = 0;  // long polls in progress: the agent is there while it waits
-  std::deque<nlohmann::json> actions;
+  std::deque<wire::Action> actions;
 };
 
 class AgentRegistry {
@@ -42,9 +42,9 @@ class AgentRegistry {
   // Marks the agent as heard from now; NotFound ("agent a1 is not registered") otherwise.
   absl::Status Touch(const std::string& id);
   // Queues an action for the agent's next poll; false when the agent is not connected.
-  bool Push(const std::string& id, nlohmann::json action);
+  bool Push(const std::string& id, wire::Action action);
   // The agent's queued actions, emptied.
-  nlohmann::json TakeActions(AgentLive& agent);
+  wire::ActionBatch TakeActions(AgentLive& agent);
   // "host:port" for a trial's rendezvous on the agent, ports taken round-robin from its range.
   std::string NextChiefAddress(AgentLive& agent);
   // Frees slots a finished allocation held on the agent (if it is still connected).

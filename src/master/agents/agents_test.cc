@@ -34,10 +34,10 @@ TEST(AgentRegistryTest, ActionsQueueUntilTakenAndChiefPortsGoRoundRobin) {
   FakeClock clock;
   AgentRegistry registry(clock, absl::Seconds(30));
   AgentLive& a = registry.Register("a1", 4, "10.0.0.1", 29500, 29501, true);
-  EXPECT_TRUE(registry.Push("a1", {{"type", "stop"}}));
-  EXPECT_FALSE(registry.Push("nobody", {{"type", "stop"}}));
-  EXPECT_EQ(registry.TakeActions(a).size(), 1u);
-  EXPECT_TRUE(registry.TakeActions(a).empty());
+  EXPECT_TRUE(registry.Push("a1", wire::StopAction{"1.ab.1", wire::StopMode::kKill}));
+  EXPECT_FALSE(registry.Push("nobody", wire::StopAction{"1.ab.1"}));
+  EXPECT_EQ(registry.TakeActions(a).actions.size(), 1u);
+  EXPECT_TRUE(registry.TakeActions(a).actions.empty());
   EXPECT_EQ(registry.NextChiefAddress(a), "10.0.0.1:29500");
   EXPECT_EQ(registry.NextChiefAddress(a), "10.0.0.1:29501");
   EXPECT_EQ(registry.NextChiefAddress(a), "10.0.0.1:29500");

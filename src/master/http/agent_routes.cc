@@ -6,12 +6,14 @@ namespace cohort::master::http {
 void AddAgentRoutes(Router& router, Master& master) {
   router.Post("/api/v1/agents", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
-    COHORT_RETURN_IF_ERROR(master.RegisterAgent(body));
+    COHORT_ASSIGN_OR_RETURN(wire::AgentRegistration registration,
+                            wire::ParseAgentRegistration(body));
+    COHORT_RETURN_IF_ERROR(master.RegisterAgent(registration));
     return Reply::Done();
   });
   router.Get("/api/v1/agents", [&](const Request&) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(Json list, master.ListAgents());
-    return Reply::Ok(list);
+    COHORT_ASSIGN_OR_RETURN(auto list, master.ListAgents());
+    return Reply::Ok(list.ToJson());
   });
   router.Post(R"(/api/v1/agents/([^/]+)/heartbeat)",
               [&](const Request& req) -> absl::StatusOr<Reply> {
@@ -26,16 +28,16 @@ void AddAgentRoutes(Router& router, Master& master) {
               });
   router.Get(R"(/api/v1/agents/([^/]+)/actions)", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(absl::Duration wait, req.QuerySeconds("timeout", 20, 60));
-    COHORT_ASSIGN_OR_RETURN(Json actions, master.WaitForActions(req.PathPart(1), wait));
-    return Reply::Ok(actions);
+    COHORT_ASSIGN_OR_RETURN(auto actions, master.WaitForActions(req.PathPart(1), wait));
+    return Reply::Ok(actions.ToJson());
   });
   router.Get("/api/v1/slots", [&](const Request&) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(Json slots, master.ListSlots());
-    return Reply::Ok(slots);
+    COHORT_ASSIGN_OR_RETURN(auto slots, master.ListSlots());
+    return Reply::Ok(slots.ToJson());
   });
   router.Get("/api/v1/tasks", [&](const Request&) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(Json tasks, master.ListTasks());
-    return Reply::Ok(tasks);
+    COHORT_ASSIGN_OR_RETURN(auto tasks, master.ListTasks());
+    return Reply::Ok(tasks.ToJson());
   });
 }
 

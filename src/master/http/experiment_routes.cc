@@ -24,7 +24,7 @@ absl::StatusOr<Reply> CreateExperiment(Master& master, const Request& req) {
   COHORT_ASSIGN_OR_RETURN(
       int64_t id,
       master.CreateExperiment(*config, req.FormPart("template").value_or(""), std::move(context)));
-  return Reply::Ok(Json{{"id", id}}, 201);
+  return Reply::Ok(wire::CreatedExperiment{id}.ToJson(), 201);
 }
 
 absl::StatusOr<Reply> Context(Master& master, const Request& req) {
@@ -47,13 +47,13 @@ void AddExperimentRoutes(Router& router, Master& master) {
       "/api/v1/experiments", [&](const Request& req) { return CreateExperiment(master, req); },
       wire::kMaxContextBytes + (1u << 20));
   router.Get("/api/v1/experiments", [&](const Request&) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(Json list, master.ListExperiments());
-    return Reply::Ok(list);
+    COHORT_ASSIGN_OR_RETURN(auto list, master.ListExperiments());
+    return Reply::Ok(list.ToJson());
   });
   router.Get(R"(/api/v1/experiments/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-    COHORT_ASSIGN_OR_RETURN(Json experiment, master.DescribeExperiment(id));
-    return Reply::Ok(experiment);
+    COHORT_ASSIGN_OR_RETURN(auto experiment, master.DescribeExperiment(id));
+    return Reply::Ok(experiment.ToJson());
   });
   router.Post(R"(/api/v1/experiments/(\d+)/(pause|activate|kill))",
               [&](const Request& req) -> absl::StatusOr<Reply> {

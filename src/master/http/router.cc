@@ -39,12 +39,7 @@ size_t BodySize(const httplib::Request& req) {
 
 void WriteError(const absl::Status& status, httplib::Response& res) {
   res.status = HttpCode(status.code());
-  std::vector<std::string> lines = absl::StrSplit(status.message(), '\n');
-  Json error = {{"error", lines.front()}};
-  if (lines.size() > 1) {
-    error["errors"] = Json(std::vector<std::string>(lines.begin() + 1, lines.end()));
-  }
-  res.set_content(error.dump(), "application/json");
+  res.set_content(wire::ErrorBody::FromStatus(status).ToJson().dump(), "application/json");
 }
 
 absl::StatusOr<int64_t> Request::PathId(int index) const {
@@ -99,9 +94,8 @@ Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authentic
     if (res.status == 413) {
       return WriteError(absl::ResourceExhaustedError("the request body is too large"), res);
     }
-    res.set_content(
-        Json{{"error", absl::StrCat("no such endpoint: ", req.method, " ", req.path)}}.dump(),
-        "application/json");
+    wire::ErrorBody error{absl::StrCat("no such endpoint: ", req.method, " ", req.path), {}};
+    res.set_content(error.ToJson().dump(), "application/json");
   });
   server_.set_exception_handler(
       [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {

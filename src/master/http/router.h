@@ -36,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "wire/cluster_bodies.h"
 
 namespace cohort::master::http {
 
@@ -93,7 +94,7 @@ struct Reply {
   std::string body;
   std::string content_type = "application/json";
   static Reply Ok(const Json& json, int code = 200) { return {code, json.dump()}; }
-  static Reply Done() { return Ok(Json{{"ok", true}}); }
+  static Reply Done() { return Ok(wire::OkBody()); }
   static Reply Bytes(std::string bytes, std::string type) {
     return {200, std::move(bytes), std::move(type)};
   }

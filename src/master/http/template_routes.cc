@@ -5,12 +5,12 @@ namespace cohort::master::http {
 
 void AddTemplateRoutes(Router& router, Master& master) {
   router.Get("/api/v1/templates", [&](const Request&) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(Json list, master.ListTemplates());
-    return Reply::Ok(list);
+    COHORT_ASSIGN_OR_RETURN(auto list, master.ListTemplates());
+    return Reply::Ok(list.ToJson());
   });
   router.Get(R"(/api/v1/templates/([^/]+))", [&](const Request& req) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(Json tmpl, master.GetTemplate(req.PathPart(1)));
-    return Reply::Ok(tmpl);
+    COHORT_ASSIGN_OR_RETURN(auto tmpl, master.GetTemplate(req.PathPart(1)));
+    return Reply::Ok(tmpl.ToJson());
   });
   router.Put(R"(/api/v1/templates/([^/]+))", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_RETURN_IF_ERROR(master.PutTemplate(req.PathPart(1), req.raw().body));

@@ -14,10 +14,9 @@ absl::StatusOr<Reply> Logs(Master& master, const Request& req) {
   COHORT_ASSIGN_OR_RETURN(absl::Duration wait, req.QuerySeconds("timeout", 20, 60));
   std::optional<int> rank_filter;
   if (rank) rank_filter = static_cast<int>(*rank);
-  COHORT_ASSIGN_OR_RETURN(
-      Json logs,
+  COHORT_ASSIGN_OR_RETURN(auto logs,
       master.TrialLogs(id, rank_filter, after.value_or(0), follow ? wait : absl::ZeroDuration()));
-  return Reply::Ok(logs);
+  return Reply::Ok(logs.ToJson());
 }
 
 }  // namespace
@@ -25,21 +24,28 @@ absl::StatusOr<Reply> Logs(Master& master, const Request& req) {
 void AddTrialRoutes(Router& router, Master& master) {
   router.Get(R"(/api/v1/trials/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-    COHORT_ASSIGN_OR_RETURN(Json trial, master.DescribeTrial(id));
-    return Reply::Ok(trial);
+    COHORT_ASSIGN_OR_RETURN(auto trial, master.DescribeTrial(id));
+    return Reply::Ok(trial.ToJson());
   });
   router.Get(R"(/api/v1/trials/(\d+)/metrics)", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-    std::optional<std::string> kind;
-    if (req.raw().has_param("kind")) kind = req.raw().get_param_value("kind");
-    COHORT_ASSIGN_OR_RETURN(Json metrics, master.TrialMetrics(id, kind));
-    return Reply::Ok(metrics);
+    std::optional<wire::MetricKind> kind;
+    if (req.raw().has_param("kind")) {
+      absl::StatusOr<wire::MetricKind> parsed = wire::ParseMetricKind(req.raw().get_param_value("kind"));
+      if (!parsed.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("query parameter kind: ", parsed.status().message()));
+      }
+      kind = *parsed;
+    }
+    COHORT_ASSIGN_OR_RETURN(auto metrics, master.TrialMetrics(id, kind));
+    return Reply::Ok(metrics.ToJson());
   });
   router.Get(R"(/api/v1/trials/(\d+)/checkpoints)",
              [&](const Request& req) -> absl::StatusOr<Reply> {
                COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-               COHORT_ASSIGN_OR_RETURN(Json checkpoints, master.TrialCheckpoints(id));
-               return Reply::Ok(checkpoints);
+               COHORT_ASSIGN_OR_RETURN(auto checkpoints, master.TrialCheckpoints(id));
+               return Reply::Ok(checkpoints.ToJson());
              });
   router.Get(R"(/api/v1/trials/(\d+)/logs)", [&](const Request& req) { return Logs(master, req); });
 }
