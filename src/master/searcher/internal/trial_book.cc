@@ -34,7 +34,8 @@ std::vector<Operation> TrialBook::CreateRest(
 absl::Status TrialBook::CheckCreated(int64_t trial, absl::string_view event) const {
   if (trial >= 0 && trial < created()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(event, ": the searcher created no trial ", trial,
-                                                 " (it created trials 0 to ", created() - 1, ")"));
+                                                 " (trials are numbered from 0; it created ",
+                                                 created(), ")"));
 }
 
 void TrialBook::SetState(int64_t trial, wire::TrialState state) {
