@@ -9,7 +9,7 @@
 #include "CLI/CLI.hpp"
 #include "client/local_cluster.h"
 #include "master/db/database.h"
-#include "master/http_api.h"
+#include "master/http/routes.h"
 #include "master/master.h"
 
 namespace {
@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   }
   httplib::Server server;
   server.new_task_queue = [] { return new httplib::ThreadPool(64); };  // long polls hold threads
-  cohort::master::RegisterRoutes(server, **master);
+  cohort::master::http::RegisterRoutes(server, **master,
+                                       std::make_unique<cohort::master::http::AllowEveryone>());
   int bound = port;
   if (port == 0) {
     bound = server.bind_to_any_port(host);

@@ -26,7 +26,16 @@ namespace fs = std::filesystem;
 
 constexpr int kLogPage = 1000;
 
-int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
+MasterOptions WithDefaults(MasterOptions options) {
+  if (options.clock == nullptr) options.clock = &RealClock();
+  return options;
+}
+
+// A few random hex digits that differ between runs of the master (agents/allocations.h).
+std::string BootTag() {
+  std::random_device device;
+  return absl::StrFormat("%04x", device() & 0xffff);
+}
 
 // Config errors, one per line, as InvalidArgument.
 absl::Status ConfigError(const absl::Status& status, const std::string& what) {
@@ -37,15 +46,24 @@ absl::Status ConfigError(const absl::Status& status, const std::string& what) {
 
 }  // namespace
 
-bool Terminal(const std::string& state) {
-  return state == "COMPLETED" || state == "CANCELED" || state == "ERROR";
+std::string TrialName(int64_t id) { return absl::StrCat("trial ", id); }
+
+absl::Status Master::MoveTrialLocked(TrialRow& trial, TrialState to) {
+  COHORT_RETURN_IF_ERROR(Transition(trial.state, to, TrialName(trial.id)));
+  return db_->UpdateTrial(trial);
+}
+
+absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to) {
+  COHORT_RETURN_IF_ERROR(
+      Transition(experiment.state, to, absl::StrCat("experiment ", experiment.id)));
+  return db_->SetExperimentState(experiment.id, to);
 }
 
 Master::Master(std::unique_ptr<Database> db, MasterOptions options)
-    : db_(std::move(db)), options_(std::move(options)) {
-  std::random_device device;
-  boot_ = absl::StrFormat("%04x", device() & 0xffff);
-}
+    : db_(std::move(db)),
+      options_(WithDefaults(std::move(options))),
+      agents_(*options_.clock, options_.agent_timeout),
+      allocations_(BootTag()) {}
 
 absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database> db,
                                                        MasterOptions options) {
@@ -64,8 +82,8 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, master->db_->ListTrials(std::nullopt));
   for (TrialRow& t : trials) {
     master->next_sequence_ = std::max(master->next_sequence_, t.sequence + 1);
-    if (t.state != "RUNNING") continue;
-    t.state = "QUEUED";
+    if (t.state != TrialState::kRunning) continue;
+    COHORT_RETURN_IF_ERROR(Transition(t.state, TrialState::kQueued, TrialName(t.id)));
     COHORT_RETURN_IF_ERROR(master->db_->UpdateTrial(t));
     COHORT_RETURN_IF_ERROR(
         master->db_
@@ -135,7 +153,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
 
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (absl::Status feasible = Feasible(AgentStatesLocked(), slots); !feasible.ok()) {
+    if (absl::Status feasible = Feasible(agents_.States(), slots); !feasible.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("resources.slots_per_trial: ", feasible.message()));
     }
@@ -143,7 +161,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   // Up to 96 MB: written before taking the state lock, so agents and other requests go on.
   std::random_device device;
   const std::string context_path = (fs::path(options_.data_dir) / "contexts" /
-                                    absl::StrFormat("context-%d-%08x.tar.gz", NowMs(), device()))
+                                    absl::StrFormat("context-%d-%08x.tar.gz", absl::ToUnixMillis(options_.clock->Now()), device()))
                                        .string();
   {
     std::ofstream out(context_path, std::ios::binary);
@@ -153,7 +171,6 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   std::lock_guard<std::mutex> lock(mu_);
   ExperimentRow row;
   row.name = cfg->name.value_or("experiment");
-  row.state = "ACTIVE";
   row.config_yaml = config::ToYaml(effective);
   row.original_yaml = config_yaml;
   row.template_name = tmpl_name;
@@ -161,14 +178,13 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   row.slots_per_trial = slots;
   row.priority = static_cast<int>(cfg->resources.priority.value_or(42));
   row.max_restarts = static_cast<int>(cfg->max_restarts);
-  row.created_ms = NowMs();
+  row.created_ms = absl::ToUnixMillis(options_.clock->Now());
   COHORT_ASSIGN_OR_RETURN(int64_t id, db_->InsertExperiment(row));
   for (size_t i = 0; i < samples->size(); ++i) {
     TrialRow trial;
     trial.experiment_id = id;
     trial.hparams_json = (*samples)[i].dump();
     trial.seed = config::TrialSeed(cfg->experiment_seed, i);
-    trial.state = "QUEUED";
     trial.total_batches =
         cfg->searcher.max_length
             ? config::LengthInBatches(*cfg->searcher.max_length, *cfg, "searcher.max_length")
@@ -190,11 +206,11 @@ absl::StatusOr<Json> Master::ListExperiments() {
     for (const TrialRow& t : trials) {
       if (t.experiment_id != e.id) continue;
       ++total;
-      if (Terminal(t.state)) ++done;
+      if (wire::IsTerminal(t.state)) ++done;
     }
     out.push_back({{"id", e.id},
                    {"name", e.name},
-                   {"state", e.state},
+                   {"state", wire::Name(e.state)},
                    {"trials", total},
                    {"trials_done", done},
                    {"slots_per_trial", e.slots_per_trial},
@@ -208,7 +224,7 @@ absl::StatusOr<Json> Master::ListExperiments() {
 Json Master::TrialJson(const TrialRow& t) const {
   Json j = {{"id", t.id},
             {"experiment_id", t.experiment_id},
-            {"state", t.state},
+            {"state", wire::Name(t.state)},
             {"hparams", Json::parse(t.hparams_json, nullptr, false)},
             {"seed", t.seed},
             {"batches", t.batches},
@@ -216,15 +232,15 @@ Json Master::TrialJson(const TrialRow& t) const {
             {"restarts", t.restarts},
             {"latest_checkpoint", t.latest_checkpoint}};
   j["searcher_metric"] = t.searcher_metric ? Json(*t.searcher_metric) : Json(nullptr);
-  if (auto w = waiting_.find(t.id); w != waiting_.end() && t.state == "QUEUED") {
+  if (auto w = waiting_.find(t.id); w != waiting_.end() && t.state == TrialState::kQueued) {
     j["waiting_reason"] = w->second;
   }
-  if (auto a = trial_allocation_.find(t.id); a != trial_allocation_.end()) {
+  if (const Allocation* a = allocations_.OfTrial(t.id)) {
     Json agents = Json::array();
-    for (const auto& [agent, slots] : allocations_.at(a->second).agents) {
+    for (const auto& [agent, slots] : a->agents) {
       agents.push_back({{"agent", agent}, {"slots", slots}});
     }
-    j["allocation"] = a->second;
+    j["allocation"] = a->id;
     j["agents"] = agents;
   }
   if (!t.error_lines.empty()) j["error_lines"] = t.error_lines;
@@ -237,7 +253,7 @@ absl::StatusOr<Json> Master::DescribeExperiment(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   Json out = {{"id", e.id},
               {"name", e.name},
-              {"state", e.state},
+              {"state", wire::Name(e.state)},
               {"config", e.config_yaml},
               {"template", e.template_name},
               {"slots_per_trial", e.slots_per_trial},
@@ -252,17 +268,14 @@ absl::StatusOr<Json> Master::DescribeExperiment(int64_t id) {
 absl::Status Master::PauseExperiment(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
-  if (Terminal(e.state)) {
-    return absl::FailedPreconditionError(absl::StrCat("experiment ", id, " is ", e.state));
-  }
-  COHORT_RETURN_IF_ERROR(db_->SetExperimentState(id, "PAUSED"));
+  if (e.state == ExperimentState::kPaused) return absl::OkStatus();  // already: nothing to do
+  COHORT_RETURN_IF_ERROR(MoveExperimentLocked(e, ExperimentState::kPaused));
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
   for (TrialRow& t : trials) {
-    if (t.state == "QUEUED") {
-      t.state = "PAUSED";
-      COHORT_RETURN_IF_ERROR(db_->UpdateTrial(t));
-    } else if (auto a = trial_allocation_.find(t.id); a != trial_allocation_.end()) {
-      StopAllocationLocked(allocations_.at(a->second), "pause");
+    if (t.state == TrialState::kQueued) {
+      COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kPaused));
+    } else if (Allocation* a = allocations_.OfTrial(t.id)) {
+      StopAllocationLocked(*a, StopReason::kPause);
     }
   }
   return absl::OkStatus();
@@ -271,15 +284,11 @@ absl::Status Master::PauseExperiment(int64_t id) {
 absl::Status Master::ActivateExperiment(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
-  if (Terminal(e.state)) {
-    return absl::FailedPreconditionError(absl::StrCat("experiment ", id, " is ", e.state));
-  }
-  COHORT_RETURN_IF_ERROR(db_->SetExperimentState(id, "ACTIVE"));
+  if (e.state == ExperimentState::kActive) return absl::OkStatus();  // already: nothing to do
+  COHORT_RETURN_IF_ERROR(MoveExperimentLocked(e, ExperimentState::kActive));
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
   for (TrialRow& t : trials) {
-    if (t.state != "PAUSED") continue;
-    t.state = "QUEUED";
-    COHORT_RETURN_IF_ERROR(db_->UpdateTrial(t));
+    if (t.state == TrialState::kPaused) COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kQueued));
   }
   ScheduleLocked();
   return absl::OkStatus();
@@ -288,15 +297,14 @@ absl::Status Master::ActivateExperiment(int64_t id) {
 absl::Status Master::KillExperiment(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
-  if (Terminal(e.state)) return absl::OkStatus();
-  COHORT_RETURN_IF_ERROR(db_->SetExperimentState(id, "CANCELED"));
+  if (wire::IsTerminal(e.state)) return absl::OkStatus();
+  COHORT_RETURN_IF_ERROR(MoveExperimentLocked(e, ExperimentState::kCanceled));
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
   for (TrialRow& t : trials) {
-    if (auto a = trial_allocation_.find(t.id); a != trial_allocation_.end()) {
-      StopAllocationLocked(allocations_.at(a->second), "kill");
-    } else if (!Terminal(t.state)) {
-      t.state = "CANCELED";
-      COHORT_RETURN_IF_ERROR(db_->UpdateTrial(t));
+    if (Allocation* a = allocations_.OfTrial(t.id)) {
+      StopAllocationLocked(*a, StopReason::kKill);
+    } else if (!wire::IsTerminal(t.state)) {
+      COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kCanceled));
     }
   }
   waiting_.clear();
@@ -350,7 +358,8 @@ absl::StatusOr<Json> Master::TrialLogs(int64_t id, std::optional<int> rank, int6
   while (true) {
     COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
     COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, db_->ListLogs(id, after, rank, kLogPage));
-    const bool ended = Terminal(t.state) || t.state == "PAUSED" || t.state == "STOPPED";
+    const bool ended = wire::IsTerminal(t.state) || t.state == TrialState::kPaused ||
+                       t.state == TrialState::kStopped;
     if (!rows.empty() || ended || absl::Now() >= deadline) {
       Json logs = Json::array();
       int64_t next = after;

@@ -5,7 +5,7 @@
 // RUNNING (logs and reports stream in) -> every node exited -> COMPLETED, or restarted from its
 // latest checkpoint (up to max_restarts), or ERROR with its last log lines; pause/kill stop the
 // allocation (SIGTERM: the trial checkpoints) and the trial waits or ends.
-// The HTTP layer (http_api.cc) only translates requests into these calls.
+// The HTTP layer (http/) only translates requests into these calls.
 //
 // Thread-safe: one mutex guards the live state; long polls wait on condition variables without
 // holding it. Errors are Statuses whose code the HTTP layer maps (InvalidArgument 400, NotFound
@@ -24,8 +24,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/clock.h"
 #include "config/experiment_config.h"
+#include "master/agents/agent_registry.h"
+#include "master/agents/allocations.h"
 #include "master/db/database.h"
+#include "master/experiments/exit_policy.h"
+#include "master/experiments/lifecycle.h"
 #include "master/scheduler/scheduler.h"
 #include "nlohmann/json.hpp"
 
@@ -33,13 +38,15 @@ namespace cohort::master {
 
 using Json = nlohmann::json;
 
+// "trial 7": how logs and errors name a trial.
+std::string TrialName(int64_t id);
+
 struct MasterOptions {
   std::string data_dir;  // contexts/ and the default checkpoint storage live here
   absl::Duration agent_timeout = absl::Seconds(30);  // silent this long: the agent is lost
+  // What decides liveness and stamps rows (tests pass a FakeClock); null: RealClock().
+  Clock* clock = nullptr;
 };
-
-// COMPLETED, CANCELED or ERROR: a trial or experiment in one of them never changes again.
-bool Terminal(const std::string& state);
 
 class Master {
  public:
@@ -87,32 +94,33 @@ class Master {
   absl::Status AllocationReports(const std::string& allocation, const Json& body);
   absl::Status AllocationExit(const std::string& allocation, int node, int status);
 
- private:
-  struct AgentLive {
-    AgentState state;  // id, slots, used, enabled
-    std::string host;
-    int port_lo = 0, port_hi = 0, next_port = 0;
-    absl::Time last_seen;
-    int polling = 0;  // long polls in progress: the agent is there while it waits
-    std::deque<Json> actions;
-  };
-  struct Allocation {
-    std::string id;
-    int64_t trial_id = 0;
-    std::vector<std::pair<std::string, int>> agents;  // node order
-    std::vector<std::optional<int>> exits;
-    std::string stop_reason;  // empty: running; "kill", "pause", "failure", "lost"
-  };
+  // Drops the agents silent for longer than agent_timeout (by the clock) and fails what they
+  // ran; the monitor thread calls it every second, tests call it after moving a FakeClock.
+  void ExpireLostAgents();
 
+ private:
   Master(std::unique_ptr<Database> db, MasterOptions options);
+  // Moves a trial or experiment through its lifecycle (Transition) and stores the new state;
+  // an illegal move changes nothing and is FailedPrecondition naming both states.
+  absl::Status MoveTrialLocked(TrialRow& trial, TrialState to);
+  absl::Status MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to);
   // Places queued trials; call with mu_ held.
   void ScheduleLocked();
-  std::vector<AgentState> AgentStatesLocked() const;
   absl::Status StartLocked(const Placement& placement);
-  void StopAllocationLocked(Allocation& allocation, const std::string& reason);
+  void StopAllocationLocked(Allocation& allocation, StopReason reason);
   absl::Status FinishAllocationLocked(Allocation& allocation);
   absl::Status UpdateExperimentStateLocked(int64_t experiment_id);
   void PushActionLocked(const std::string& agent_id, Json action);
+  // Appends one of the master's own lines (rank -1) to a trial's log; a failure is logged.
+  void AppendLogLocked(int64_t trial_id, const std::string& line);
+  // The line the master logs about how a run ended (empty: nothing to say); for an ERROR it
+  // also keeps the trial's last log lines in `trial.error_lines`.
+  std::string ExitNoteLocked(StopReason stop, const ExperimentRow& exp, TrialRow& trial,
+                             const ExitDecision& decision);
+  // The searcher operations (lengths) a trial of `exp` trains in: adaptive_asha's rungs for
+  // its bracket (and `note` says so for the log), none for the other searchers.
+  absl::StatusOr<std::vector<int64_t>> SearcherOpsLocked(const ExperimentRow& exp,
+                                                         int64_t trial_id, std::string* note);
   // The experiment's searcher config, parsed once from its stored config.
   const config::SearcherConfig& SearcherLocked(const ExperimentRow& exp);
   // adaptive_asha: trial `trial_id` completed the searcher operation of `length` units with
@@ -130,13 +138,12 @@ class Master {
   absl::StatusOr<bool> PromoteStoppedLocked(const config::SearcherConfig& searcher,
                                             std::vector<TrialRow>& siblings,
                                             const RungMetrics& rungs);
-  // Logs and reports name their allocation and trial: the allocation must be one of the trial's
-  // (InvalidArgument otherwise), and with `latest` the trial's latest, so a superseded run (one
-  // the master already restarted elsewhere) cannot move its progress or checkpoint back
-  // (FailedPrecondition).
-  absl::Status CheckAllocationLocked(const std::string& allocation, int64_t trial_id,
-                                     bool latest) const;
+  // Every run with a node on `agent_id` lost that node (the agent restarted or went silent):
+  // logs `why` to its trial, stops the rest of it and, once all its nodes are gone, ends it.
+  void FailAgentRunsLocked(const std::string& agent_id, const std::string& why);
   void MonitorAgents();
+  void ExpireLostAgentsLocked();
+  absl::Time NowLocked() const { return options_.clock->Now(); }
   Json TrialJson(const TrialRow& trial) const;
 
   std::unique_ptr<Database> db_;
@@ -144,17 +151,11 @@ class Master {
   std::mutex mu_;
   std::condition_variable actions_cv_;
   std::condition_variable logs_cv_;
-  std::map<std::string, AgentLive> agents_;
-  std::map<std::string, Allocation> allocations_;
-  std::map<int64_t, std::string> trial_allocation_;  // running trial -> allocation id
-  std::map<int64_t, std::string> last_allocation_;   // trial -> its latest allocation (this boot)
+  AgentRegistry agents_;
+  Allocations allocations_;
   std::map<int64_t, std::string> waiting_;           // queued trial -> reason
   std::map<int64_t, config::SearcherConfig> searchers_;  // experiment -> its searcher config
   int64_t next_sequence_ = 1;
-  // Allocation ids are "<trial>.<boot>.<n>": `boot` differs between runs of the master, so an
-  // agent still running an allocation of an earlier run is never mistaken for a new one.
-  std::string boot_;
-  int64_t next_allocation_ = 1;
   bool stopping_ = false;
   std::thread monitor_;
 };

@@ -4,7 +4,9 @@
 // later). Implementations are thread-safe: the master's HTTP handlers call them concurrently.
 // Errors: NotFound for a missing row (naming it, e.g. "experiment 7 not found"),
 // AlreadyExists for a duplicate key, Unavailable/Internal for storage failures (naming the file
-// and the SQL error). Nothing here knows about HTTP or scheduling.
+// and the SQL error), DataLoss for a row this build cannot read (a state it does not know).
+// States are stored by their wire names (wire/states.h). Nothing here knows about HTTP or
+// scheduling.
 //
 // Example:
 //   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, OpenSqliteDatabase("master.db"));
@@ -19,13 +21,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "wire/states.h"
 
 namespace cohort::master {
 
 struct ExperimentRow {
   int64_t id = 0;  // assigned by InsertExperiment (1, 2, ...)
   std::string name;
-  std::string state;          // ACTIVE, PAUSED, COMPLETED, CANCELED, ERROR
+  wire::ExperimentState state = wire::ExperimentState::kActive;
   std::string config_yaml;    // the effective config (template merged, defaults filled)
   std::string original_yaml;  // as submitted
   std::string template_name;  // empty: none
@@ -41,7 +44,7 @@ struct TrialRow {
   int64_t experiment_id = 0;
   std::string hparams_json = "{}";
   int64_t seed = 0;
-  std::string state;  // QUEUED, RUNNING, PAUSED, COMPLETED, CANCELED, ERROR
+  wire::TrialState state = wire::TrialState::kQueued;
   int restarts = 0;
   int64_t batches = 0;        // progress: done
   int64_t total_batches = 0;  // progress: total (0: unknown)
@@ -91,7 +94,7 @@ class Database {
   virtual ~Database() = default;
 
   virtual absl::StatusOr<int64_t> InsertExperiment(const ExperimentRow& row) = 0;
-  virtual absl::Status SetExperimentState(int64_t id, const std::string& state) = 0;
+  virtual absl::Status SetExperimentState(int64_t id, wire::ExperimentState state) = 0;
   virtual absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) = 0;
   virtual absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() = 0;  // by id
 
@@ -105,7 +108,7 @@ class Database {
   // The trials in any of `states` (by id), across experiments: what the scheduler needs
   // without reading the whole history.
   virtual absl::StatusOr<std::vector<TrialRow>> ListTrialsInStates(
-      const std::vector<std::string>& states) = 0;
+      const std::vector<wire::TrialState>& states) = 0;
 
   virtual absl::Status InsertMetrics(const std::vector<MetricRow>& rows) = 0;  // one transaction
   virtual absl::StatusOr<std::vector<MetricRow>> ListMetrics(

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/status_macros.h"
 #include "master/db/migrations.h"
 
 namespace cohort::master {
@@ -161,11 +162,26 @@ constexpr absl::string_view kSelectExperiment =
     "SELECT id, name, state, config_yaml, original_yaml, template_name, context_path, "
     "slots_per_trial, priority, max_restarts, created_ms FROM experiments";
 
-ExperimentRow ReadExperiment(const Statement& s) {
+// A state the enum does not know means the file was written by another program (or damaged):
+// an error naming the row, never a default.
+template <typename State>
+absl::StatusOr<State> ReadState(absl::StatusOr<State> (*parse)(absl::string_view),
+                                const std::string& text, absl::string_view row, int64_t id) {
+  absl::StatusOr<State> state = parse(text);
+  if (!state.ok()) {
+    return absl::DataLossError(absl::StrCat(row, " ", id, " in the database: ",
+                                            state.status().message()));
+  }
+  return state;
+}
+
+absl::StatusOr<ExperimentRow> ReadExperiment(const Statement& s) {
   ExperimentRow row;
   row.id = s.Int64(0);
   row.name = s.Text(1);
-  row.state = s.Text(2);
+  COHORT_ASSIGN_OR_RETURN(row.state, ReadState<wire::ExperimentState>(
+                                         wire::ParseExperimentState, s.Text(2), "experiment",
+                                         row.id));
   row.config_yaml = s.Text(3);
   row.original_yaml = s.Text(4);
   row.template_name = s.Text(5);
@@ -181,13 +197,14 @@ constexpr absl::string_view kSelectTrial =
     "SELECT id, experiment_id, hparams_json, seed, state, restarts, batches, total_batches, "
     "searcher_metric, latest_checkpoint, error_lines, sequence FROM trials";
 
-TrialRow ReadTrial(const Statement& s) {
+absl::StatusOr<TrialRow> ReadTrial(const Statement& s) {
   TrialRow row;
   row.id = s.Int64(0);
   row.experiment_id = s.Int64(1);
   row.hparams_json = s.Text(2);
   row.seed = s.Int64(3);
-  row.state = s.Text(4);
+  COHORT_ASSIGN_OR_RETURN(
+      row.state, ReadState<wire::TrialState>(wire::ParseTrialState, s.Text(4), "trial", row.id));
   row.restarts = s.Int(5);
   row.batches = s.Int64(6);
   row.total_batches = s.Int64(7);
@@ -203,7 +220,7 @@ TrialRow ReadTrial(const Statement& s) {
 void BindTrialFields(const TrialRow& row, Statement& s) {
   s.BindText(2, row.hparams_json);
   s.BindInt64(3, row.seed);
-  s.BindText(4, row.state);
+  s.BindText(4, wire::Name(row.state));
   s.BindInt64(5, row.restarts);
   s.BindInt64(6, row.batches);
   s.BindInt64(7, row.total_batches);
@@ -222,6 +239,16 @@ constexpr absl::string_view kSelectTemplate = "SELECT name, yaml FROM templates"
 TemplateRow ReadTemplate(const Statement& s) { return TemplateRow{s.Text(0), s.Text(1)}; }
 
 // Runs a query and reads every row it returns with `read`.
+// Readers return a Row, or a StatusOr<Row> when a column may not parse (states).
+template <typename Row>
+absl::StatusOr<Row> AsStatusOr(Row row) {
+  return row;
+}
+template <typename Row>
+absl::StatusOr<Row> AsStatusOr(absl::StatusOr<Row> row) {
+  return row;
+}
+
 template <typename Row, typename ReadFn>
 absl::StatusOr<std::vector<Row>> ReadAll(Statement& s, ReadFn read) {
   std::vector<Row> rows;
@@ -229,7 +256,8 @@ absl::StatusOr<std::vector<Row>> ReadAll(Statement& s, ReadFn read) {
     absl::StatusOr<bool> has_row = s.Step();
     if (!has_row.ok()) return has_row.status();
     if (!*has_row) return rows;
-    rows.push_back(read(s));
+    COHORT_ASSIGN_OR_RETURN(Row row, AsStatusOr<Row>(read(s)));
+    rows.push_back(std::move(row));
   }
 }
 
@@ -323,7 +351,7 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertExperiment(const ExperimentRow& ro
               "context_path, slots_per_trial, priority, max_restarts, created_ms) "
               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
   s.BindText(1, row.name);
-  s.BindText(2, row.state);
+  s.BindText(2, wire::Name(row.state));
   s.BindText(3, row.config_yaml);
   s.BindText(4, row.original_yaml);
   s.BindText(5, row.template_name);
@@ -337,12 +365,12 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertExperiment(const ExperimentRow& ro
   return sqlite3_last_insert_rowid(db_);
 }
 
-absl::Status SqliteDatabase::SetExperimentState(int64_t id, const std::string& state) {
+absl::Status SqliteDatabase::SetExperimentState(int64_t id, wire::ExperimentState state) {
   std::lock_guard<std::mutex> lock(mu_);
   Statement s(db_, path_, "set experiment state",
               "UPDATE experiments SET state = ?2 WHERE id = ?1");
   s.BindInt64(1, id);
-  s.BindText(2, state);
+  s.BindText(2, wire::Name(state));
   absl::Status status = s.Run();
   if (!status.ok()) return status;
   if (sqlite3_changes(db_) == 0) {
@@ -421,7 +449,7 @@ absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrials(
 }
 
 absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrialsInStates(
-    const std::vector<std::string>& states) {
+    const std::vector<wire::TrialState>& states) {
   if (states.empty()) return std::vector<TrialRow>{};
   std::vector<std::string> params;
   for (size_t i = 0; i < states.size(); ++i) params.push_back(absl::StrCat("?", i + 1));
@@ -429,7 +457,7 @@ absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrialsInStates(
   Statement s(db_, path_, "list trials by state",
               absl::StrCat(kSelectTrial, " WHERE state IN (", absl::StrJoin(params, ", "),
                            ") ORDER BY id"));
-  for (size_t i = 0; i < states.size(); ++i) s.BindText(static_cast<int>(i + 1), states[i]);
+  for (size_t i = 0; i < states.size(); ++i) s.BindText(static_cast<int>(i + 1), wire::Name(states[i]));
   return ReadAll<TrialRow>(s, ReadTrial);
 }
 

@@ -42,7 +42,7 @@ class SqliteDatabase final : public Database {
   SqliteDatabase& operator=(const SqliteDatabase&) = delete;
 
   absl::StatusOr<int64_t> InsertExperiment(const ExperimentRow& row) override;
-  absl::Status SetExperimentState(int64_t id, const std::string& state) override;
+  absl::Status SetExperimentState(int64_t id, wire::ExperimentState state) override;
   absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) override;
   absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() override;
 
@@ -52,7 +52,7 @@ class SqliteDatabase final : public Database {
   absl::StatusOr<TrialRow> GetTrial(int64_t id) override;
   absl::StatusOr<std::vector<TrialRow>> ListTrials(std::optional<int64_t> experiment_id) override;
   absl::StatusOr<std::vector<TrialRow>> ListTrialsInStates(
-      const std::vector<std::string>& states) override;
+      const std::vector<wire::TrialState>& states) override;
 
   // NotFound (and nothing written) when a row's trial does not exist.
   absl::Status InsertMetrics(const std::vector<MetricRow>& rows) override;

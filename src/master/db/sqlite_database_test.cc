@@ -29,6 +29,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 using namespace std::string_literals;
+using wire::ExperimentState;
+using wire::TrialState;
 
 #define TEST_CONCAT_INNER_(a, b) a##b
 #define TEST_CONCAT_(a, b) TEST_CONCAT_INNER_(a, b)
@@ -84,7 +86,7 @@ class TempDirectory {
 ExperimentRow MakeExperiment(const std::string& name) {
   ExperimentRow row;
   row.name = name;
-  row.state = "ACTIVE";
+  row.state = ExperimentState::kActive;
   row.config_yaml = "name: " + name + "\nresources:\n  slots_per_trial: 4\n";
   row.original_yaml = "name: " + name + "\n";
   row.template_name = "base";
@@ -101,7 +103,7 @@ TrialRow MakeTrial(int64_t experiment_id) {
   row.experiment_id = experiment_id;
   row.hparams_json = R"({"lr": 0.01, "layers": 3})";
   row.seed = 1234567890123;
-  row.state = "RUNNING";
+  row.state = TrialState::kRunning;
   row.restarts = 2;
   row.batches = 150;
   row.total_batches = 1000;
@@ -244,17 +246,17 @@ TEST_P(DatabaseTest, ListsExperimentsById) {
 
 TEST_P(DatabaseTest, SetsExperimentStateAndLeavesOtherFields) {
   ASSERT_OK_AND_ASSIGN(int64_t id, db_->InsertExperiment(MakeExperiment("a")));
-  ASSERT_OK(db_->SetExperimentState(id, "PAUSED"));
+  ASSERT_OK(db_->SetExperimentState(id, ExperimentState::kPaused));
   ExperimentRow expected = MakeExperiment("a");
   expected.id = id;
-  expected.state = "PAUSED";
+  expected.state = ExperimentState::kPaused;
   EXPECT_EQ(Fields(db_->GetExperiment(id).value()), Fields(expected));
 }
 
 TEST_P(DatabaseTest, ReportsAMissingExperimentByItsId) {
   EXPECT_THAT(db_->GetExperiment(7).status(),
               StatusIs(absl::StatusCode::kNotFound, "experiment 7 not found"));
-  EXPECT_THAT(db_->SetExperimentState(7, "PAUSED"),
+  EXPECT_THAT(db_->SetExperimentState(7, ExperimentState::kPaused),
               StatusIs(absl::StatusCode::kNotFound, "experiment 7 not found"));
 }
 
@@ -311,7 +313,7 @@ TEST_P(DatabaseTest, UpdateTrialWritesEveryFieldButIdAndExperiment) {
   update.experiment_id = second;  // ignored
   update.hparams_json = R"({"lr": 0.1})";
   update.seed = 5;
-  update.state = "ERROR";
+  update.state = TrialState::kError;
   update.restarts = 4;
   update.batches = 999;
   update.total_batches = 2000;
@@ -358,20 +360,22 @@ TEST_P(DatabaseTest, ListsTrialsInGivenStatesAcrossExperimentsById) {
   ASSERT_OK_AND_ASSIGN(int64_t first, db_->InsertExperiment(MakeExperiment("a")));
   ASSERT_OK_AND_ASSIGN(int64_t second, db_->InsertExperiment(MakeExperiment("b")));
   std::vector<TrialRow> all;
-  const std::vector<std::string> states = {"QUEUED", "COMPLETED", "RUNNING", "ERROR", "QUEUED"};
+  const std::vector<TrialState> states = {TrialState::kQueued, TrialState::kCompleted,
+                                         TrialState::kRunning, TrialState::kError,
+                                         TrialState::kQueued};
   for (size_t i = 0; i < states.size(); ++i) {
     TrialRow row = MakeTrial(i % 2 ? second : first);
     row.state = states[i];
     ASSERT_OK_AND_ASSIGN(row.id, db_->InsertTrial(row));
     all.push_back(row);
   }
-  ExpectSameRows(db_->ListTrialsInStates({"QUEUED", "RUNNING"}).value(), {all[0], all[2], all[4]});
-  ExpectSameRows(db_->ListTrialsInStates({"ERROR"}).value(), {all[3]});
-  EXPECT_THAT(db_->ListTrialsInStates({"PAUSED"}).value(), IsEmpty());
+  ExpectSameRows(db_->ListTrialsInStates({TrialState::kQueued, TrialState::kRunning}).value(), {all[0], all[2], all[4]});
+  ExpectSameRows(db_->ListTrialsInStates({TrialState::kError}).value(), {all[3]});
+  EXPECT_THAT(db_->ListTrialsInStates({TrialState::kPaused}).value(), IsEmpty());
   EXPECT_THAT(db_->ListTrialsInStates({}).value(), IsEmpty());
-  all[3].state = "QUEUED";
+  all[3].state = TrialState::kQueued;
   ASSERT_OK(db_->UpdateTrial(all[3]));
-  ExpectSameRows(db_->ListTrialsInStates({"QUEUED"}).value(), {all[0], all[3], all[4]});
+  ExpectSameRows(db_->ListTrialsInStates({TrialState::kQueued}).value(), {all[0], all[3], all[4]});
 }
 
 TEST_P(DatabaseTest, ListsMetricsInInsertionOrderAndFiltersByKind) {

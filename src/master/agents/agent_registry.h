@@ -1,0 +1,67 @@
+#pragma once
+// AgentRegistry: the agents connected to this master run, as the master sees them: slots and
+// what is used, where they are reached, when they were last heard from (by the master's
+// Clock), whether a long poll is waiting, and the actions queued for their next poll.
+// Registration and enabling are stored in the database by the master; this is the live part,
+// rebuilt as agents (re)register after a master restart.
+//
+// Not thread-safe: the Master owns it and calls it under its state lock (the long poll's
+// condition variable lives with that lock, in Master).
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "master/scheduler/scheduler.h"
+#include "nlohmann/json.hpp"
+
+namespace cohort::master {
+
+struct AgentLive {
+  AgentState state;  // id, slots, used, enabled
+  std::string host;
+  int port_lo = 29500, port_hi = 29599, next_port = 29500;
+  absl::Time last_seen;
+  int polling = 0;  // long polls in progress: the agent is there while it waits
+  std::deque<nlohmann::json> actions;
+};
+
+class AgentRegistry {
+ public:
+  AgentRegistry(const Clock& clock, absl::Duration timeout) : clock_(clock), timeout_(timeout) {}
+
+  // (Re)creates the agent's live entry: nothing used, no actions queued, seen now.
+  AgentLive& Register(const std::string& id, int slots, const std::string& host, int port_lo,
+                      int port_hi, bool enabled);
+  // The agent, or null when it is not connected.
+  AgentLive* Find(const std::string& id);
+  // Marks the agent as heard from now; NotFound ("agent a1 is not registered") otherwise.
+  absl::Status Touch(const std::string& id);
+  // Queues an action for the agent's next poll; false when the agent is not connected.
+  bool Push(const std::string& id, nlohmann::json action);
+  // The agent's queued actions, emptied.
+  nlohmann::json TakeActions(AgentLive& agent);
+  // "host:port" for a trial's rendezvous on the agent, ports taken round-robin from its range.
+  std::string NextChiefAddress(AgentLive& agent);
+  // Frees slots a finished allocation held on the agent (if it is still connected).
+  void Release(const std::string& id, int slots);
+  // Agents silent for longer than the timeout that are not in a long poll right now.
+  std::vector<std::string> Expired() const;
+  void Remove(const std::string& id) { agents_.erase(id); }
+
+  // What the scheduler sees: every connected agent, enabled or not.
+  std::vector<AgentState> States() const;
+  const std::map<std::string, AgentLive>& agents() const { return agents_; }
+  absl::Duration timeout() const { return timeout_; }
+
+ private:
+  const Clock& clock_;
+  absl::Duration timeout_;
+  std::map<std::string, AgentLive> agents_;
+};
+
+}  // namespace cohort::master

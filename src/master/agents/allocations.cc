@@ -1,0 +1,102 @@
+#include "master/agents/allocations.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace cohort::master {
+
+bool Allocation::AllExited() const {
+  return std::all_of(exits.begin(), exits.end(), [](const auto& e) { return e.has_value(); });
+}
+
+bool Allocation::AllExitedOk() const {
+  return std::all_of(exits.begin(), exits.end(),
+                     [](const auto& e) { return e.has_value() && *e == 0; });
+}
+
+Allocation& Allocations::Add(int64_t trial_id, const Placement& placement) {
+  Allocation a;
+  a.id = absl::StrCat(trial_id, ".", boot_, ".", next_++);
+  a.trial_id = trial_id;
+  a.agents = placement.agents;
+  a.exits.assign(placement.agents.size(), std::nullopt);
+  of_trial_[trial_id] = a.id;
+  latest_[trial_id] = a.id;
+  const std::string id = a.id;
+  return running_[id] = std::move(a);
+}
+
+Allocation* Allocations::Find(const std::string& id) {
+  auto it = running_.find(id);
+  return it == running_.end() ? nullptr : &it->second;
+}
+
+const Allocation* Allocations::Find(const std::string& id) const {
+  auto it = running_.find(id);
+  return it == running_.end() ? nullptr : &it->second;
+}
+
+const Allocation* Allocations::OfTrial(int64_t trial_id) const {
+  auto it = of_trial_.find(trial_id);
+  return it == of_trial_.end() ? nullptr : Find(it->second);
+}
+
+Allocation* Allocations::OfTrial(int64_t trial_id) {
+  auto it = of_trial_.find(trial_id);
+  return it == of_trial_.end() ? nullptr : Find(it->second);
+}
+
+void Allocations::Remove(const std::string& id) {
+  auto it = running_.find(id);
+  if (it == running_.end()) return;
+  if (auto t = of_trial_.find(it->second.trial_id); t != of_trial_.end() && t->second == id) {
+    of_trial_.erase(t);
+  }
+  running_.erase(it);
+}
+
+absl::Status Allocations::CheckBelongs(const std::string& allocation, int64_t trial_id,
+                                       bool latest) const {
+  if (!absl::StartsWith(allocation, absl::StrCat(trial_id, "."))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("allocation ", allocation, " does not belong to trial ", trial_id));
+  }
+  if (!latest) return absl::OkStatus();
+  auto it = latest_.find(trial_id);
+  if (it != latest_.end() && it->second != allocation) {
+    return absl::FailedPreconditionError(absl::StrCat("allocation ", allocation, " of trial ",
+                                                      trial_id, " was superseded by allocation ",
+                                                      it->second, ": its reports are ignored"));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> Allocations::MarkAgentLost(const std::string& agent) {
+  std::vector<std::string> touched;
+  for (auto& [id, a] : running_) {
+    bool hit = false;
+    for (size_t node = 0; node < a.agents.size(); ++node) {
+      if (a.agents[node].first != agent || a.exits[node]) continue;
+      a.exits[node] = -1;
+      hit = true;
+    }
+    if (hit) touched.push_back(id);
+  }
+  return touched;
+}
+
+std::vector<std::pair<std::string, int64_t>> Allocations::SlotOwners(
+    const std::string& agent) const {
+  std::vector<std::pair<std::string, int64_t>> owners;
+  for (const auto& [id, a] : running_) {
+    for (const auto& [agent_id, slots] : a.agents) {
+      if (agent_id != agent) continue;
+      for (int s = 0; s < slots; ++s) owners.emplace_back(id, a.trial_id);
+    }
+  }
+  return owners;
+}
+
+}  // namespace cohort::master

@@ -1,0 +1,37 @@
+#include "master/experiments/exit_policy.h"
+
+namespace cohort::master {
+
+using wire::ExperimentState;
+using wire::TrialState;
+
+const char* Name(StopReason reason) {
+  switch (reason) {
+    case StopReason::kNone: return "none";
+    case StopReason::kKill: return "kill";
+    case StopReason::kPause: return "pause";
+    case StopReason::kSearcher: return "searcher";
+    case StopReason::kFailure: return "failure";
+    case StopReason::kLost: return "lost";
+  }
+  return "unknown";
+}
+
+ExitDecision DecideAfterExit(const ExitFacts& facts) {
+  if (facts.stop == StopReason::kKill || facts.experiment == ExperimentState::kCanceled) {
+    return {TrialState::kCanceled, false};
+  }
+  if (facts.stop == StopReason::kPause) {
+    return {facts.experiment == ExperimentState::kPaused ? TrialState::kPaused
+                                                         : TrialState::kQueued,
+            false};
+  }
+  if (facts.stop == StopReason::kSearcher) {
+    return {facts.stop_once ? TrialState::kCompleted : TrialState::kStopped, false};
+  }
+  if (facts.stop == StopReason::kNone && facts.all_exited_ok) return {TrialState::kCompleted, false};
+  if (facts.restarts < facts.max_restarts) return {TrialState::kQueued, true};
+  return {TrialState::kError, false};
+}
+
+}  // namespace cohort::master

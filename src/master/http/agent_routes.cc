@@ -1,0 +1,42 @@
+#include "common/status_macros.h"
+#include "master/http/routes.h"
+
+namespace cohort::master::http {
+
+void AddAgentRoutes(Router& router, Master& master) {
+  router.Post("/api/v1/agents", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
+    COHORT_RETURN_IF_ERROR(master.RegisterAgent(body));
+    return Reply::Done();
+  });
+  router.Get("/api/v1/agents", [&](const Request&) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(Json list, master.ListAgents());
+    return Reply::Ok(list);
+  });
+  router.Post(R"(/api/v1/agents/([^/]+)/heartbeat)",
+              [&](const Request& req) -> absl::StatusOr<Reply> {
+                COHORT_RETURN_IF_ERROR(master.Heartbeat(req.PathPart(1)));
+                return Reply::Done();
+              });
+  router.Post(R"(/api/v1/agents/([^/]+)/(enable|disable))",
+              [&](const Request& req) -> absl::StatusOr<Reply> {
+                COHORT_RETURN_IF_ERROR(
+                    master.SetAgentEnabled(req.PathPart(1), req.PathPart(2) == "enable"));
+                return Reply::Done();
+              });
+  router.Get(R"(/api/v1/agents/([^/]+)/actions)", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(absl::Duration wait, req.QuerySeconds("timeout", 20, 60));
+    COHORT_ASSIGN_OR_RETURN(Json actions, master.WaitForActions(req.PathPart(1), wait));
+    return Reply::Ok(actions);
+  });
+  router.Get("/api/v1/slots", [&](const Request&) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(Json slots, master.ListSlots());
+    return Reply::Ok(slots);
+  });
+  router.Get("/api/v1/tasks", [&](const Request&) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(Json tasks, master.ListTasks());
+    return Reply::Ok(tasks);
+  });
+}
+
+}  // namespace cohort::master::http

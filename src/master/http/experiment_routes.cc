@@ -1,0 +1,71 @@
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "master/http/routes.h"
+#include "wire/limits.h"
+
+namespace cohort::master::http {
+namespace {
+
+absl::StatusOr<Reply> CreateExperiment(Master& master, const Request& req) {
+  std::optional<std::string> config = req.FormPart("config");
+  if (!req.raw().is_multipart_form_data() || !config) {
+    return absl::InvalidArgumentError(
+        "expected multipart/form-data with a `config` part (YAML) and a `context` part (tar.gz)");
+  }
+  std::string context = req.FormPart("context").value_or("");
+  if (context.size() > wire::kMaxContextBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the context is ", context.size() >> 20, " MB; at most ",
+                     wire::kMaxContextBytes >> 20, " MB"));
+  }
+  COHORT_ASSIGN_OR_RETURN(
+      int64_t id,
+      master.CreateExperiment(*config, req.FormPart("template").value_or(""), std::move(context)));
+  return Reply::Ok(Json{{"id", id}}, 201);
+}
+
+absl::StatusOr<Reply> Context(Master& master, const Request& req) {
+  COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+  COHORT_ASSIGN_OR_RETURN(std::string path, master.ContextPath(id));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::UnavailableError(
+        absl::StrCat("experiment ", id, ": its context archive ", path, " cannot be read"));
+  }
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return Reply::Bytes(bytes.str(), "application/gzip");
+}
+
+}  // namespace
+
+void AddExperimentRoutes(Router& router, Master& master) {
+  router.Post(
+      "/api/v1/experiments", [&](const Request& req) { return CreateExperiment(master, req); },
+      wire::kMaxContextBytes + (1u << 20));
+  router.Get("/api/v1/experiments", [&](const Request&) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(Json list, master.ListExperiments());
+    return Reply::Ok(list);
+  });
+  router.Get(R"(/api/v1/experiments/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+    COHORT_ASSIGN_OR_RETURN(Json experiment, master.DescribeExperiment(id));
+    return Reply::Ok(experiment);
+  });
+  router.Post(R"(/api/v1/experiments/(\d+)/(pause|activate|kill))",
+              [&](const Request& req) -> absl::StatusOr<Reply> {
+                COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+                const std::string verb = req.PathPart(2);
+                COHORT_RETURN_IF_ERROR(verb == "pause"      ? master.PauseExperiment(id)
+                                       : verb == "activate" ? master.ActivateExperiment(id)
+                                                            : master.KillExperiment(id));
+                return Reply::Done();
+              });
+  router.Get(R"(/api/v1/experiments/(\d+)/context)",
+             [&](const Request& req) { return Context(master, req); });
+}
+
+}  // namespace cohort::master::http

@@ -1,0 +1,156 @@
+#include "master/http/router.h"
+
+#include <algorithm>
+#include <exception>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/logging.h"
+#include "wire/limits.h"
+
+namespace cohort::master::http {
+namespace {
+
+int HttpCode(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kInvalidArgument: return 400;
+    case absl::StatusCode::kUnauthenticated: return 401;
+    case absl::StatusCode::kPermissionDenied: return 403;
+    case absl::StatusCode::kNotFound: return 404;
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kAlreadyExists: return 409;
+    case absl::StatusCode::kResourceExhausted: return 413;
+    case absl::StatusCode::kUnavailable: return 503;
+    default: return 500;
+  }
+}
+
+// The bytes a request carries: its body, or its form parts for a multipart upload (httplib
+// moves those out of the body).
+size_t BodySize(const httplib::Request& req) {
+  size_t size = req.body.size();
+  for (const auto& [name, file] : req.files) size += file.content.size();
+  return size;
+}
+
+}  // namespace
+
+void WriteError(const absl::Status& status, httplib::Response& res) {
+  res.status = HttpCode(status.code());
+  std::vector<std::string> lines = absl::StrSplit(status.message(), '\n');
+  Json error = {{"error", lines.front()}};
+  if (lines.size() > 1) {
+    error["errors"] = Json(std::vector<std::string>(lines.begin() + 1, lines.end()));
+  }
+  res.set_content(error.dump(), "application/json");
+}
+
+absl::StatusOr<int64_t> Request::PathId(int index) const {
+  int64_t id = 0;
+  if (!absl::SimpleAtoi(raw_.matches[index].str(), &id) || id < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", raw_.matches[index].str().substr(0, 40), "' is not an id"));
+  }
+  return id;
+}
+
+absl::StatusOr<Json> Request::JsonBody() const {
+  Json body = Json::parse(raw_.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) return absl::InvalidArgumentError("the request body is not JSON");
+  return body;
+}
+
+absl::StatusOr<std::optional<int64_t>> Request::QueryInt(const char* name) const {
+  if (!raw_.has_param(name)) return std::nullopt;
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(raw_.get_param_value(name), &value) || value < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("query parameter ", name,
+                                                   " must be an integer >= 0, got '",
+                                                   raw_.get_param_value(name).substr(0, 40), "'"));
+  }
+  return value;
+}
+
+absl::StatusOr<absl::Duration> Request::QuerySeconds(const char* name, double fallback,
+                                                     double max) const {
+  double seconds = fallback;
+  if (raw_.has_param(name) && !absl::SimpleAtod(raw_.get_param_value(name), &seconds)) {
+    return absl::InvalidArgumentError(absl::StrCat("query parameter ", name,
+                                                   " must be a number of seconds, got '",
+                                                   raw_.get_param_value(name).substr(0, 40), "'"));
+  }
+  if (!(seconds >= 0)) seconds = 0;  // negative or NaN
+  return absl::Seconds(std::min(seconds, max));
+}
+
+std::optional<std::string> Request::FormPart(const char* name) const {
+  if (!raw_.has_file(name)) return std::nullopt;
+  return raw_.get_file_value(name).content;
+}
+
+Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator)
+    : server_(server), authenticator_(std::move(authenticator)) {
+  // httplib refuses anything larger before reading it; each route then applies its own limit.
+  server_.set_payload_max_length(wire::kMaxContextBytes + (1u << 20));
+  server_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    if (res.status == 413) {
+      return WriteError(absl::ResourceExhaustedError("the request body is too large"), res);
+    }
+    res.set_content(
+        Json{{"error", absl::StrCat("no such endpoint: ", req.method, " ", req.path)}}.dump(),
+        "application/json");
+  });
+  server_.set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        COHORT_LOG(ERROR) << req.method << " " << req.path << ": " << what;
+        WriteError(absl::InternalError(absl::StrCat(req.method, " ", req.path,
+                                                    " failed inside the master: ", what)),
+                   res);
+      });
+}
+
+httplib::Server::Handler Router::Wrap(Handler handler, size_t max_body) const {
+  return [handler = std::move(handler), max_body, auth = authenticator_](
+             const httplib::Request& raw, httplib::Response& res) {
+    if (const size_t size = BodySize(raw); size > max_body) {
+      return WriteError(absl::ResourceExhaustedError(absl::StrCat(
+                            "the request body is ", size, " bytes; this endpoint takes at most ",
+                            max_body)),
+                        res);
+    }
+    absl::StatusOr<Caller> caller = auth->Authenticate(raw);
+    if (!caller.ok()) return WriteError(caller.status(), res);
+    absl::StatusOr<Reply> reply = handler(Request(raw, *std::move(caller)));
+    if (!reply.ok()) return WriteError(reply.status(), res);
+    res.status = reply->code;
+    res.set_content(std::move(reply->body), reply->content_type);
+  };
+}
+
+void Router::Get(const std::string& pattern, Handler handler) {
+  server_.Get(pattern, Wrap(std::move(handler), wire::kMaxJsonBodyBytes));
+}
+
+void Router::Post(const std::string& pattern, Handler handler, std::optional<size_t> max_body) {
+  server_.Post(pattern, Wrap(std::move(handler), max_body.value_or(wire::kMaxJsonBodyBytes)));
+}
+
+void Router::Put(const std::string& pattern, Handler handler) {
+  server_.Put(pattern, Wrap(std::move(handler), wire::kMaxJsonBodyBytes));
+}
+
+void Router::Delete(const std::string& pattern, Handler handler) {
+  server_.Delete(pattern, Wrap(std::move(handler), wire::kMaxJsonBodyBytes));
+}
+
+}  // namespace cohort::master::http

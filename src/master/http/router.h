@@ -1,0 +1,126 @@
+#pragma once
+// Router: the one request path of the master's REST API. Every request passes the same chain
+// before its route and leaves through the same error mapping:
+//
+//   limits -> authentication -> route -> response
+//   (size)    (Authenticator)   (translates wire <-> Master calls; no domain logic)
+//
+//   * limits: a JSON body over wire::kMaxJsonBodyBytes, or an upload over the route's own
+//     limit, is 413 before the route runs;
+//   * authentication: the Authenticator decides who the caller is or refuses (401); today
+//     AllowEveryone (the security work fills it in, without touching the routes);
+//   * errors: a route returns a Status; it leaves as {"error": first line, "errors": [more
+//     lines]} with InvalidArgument -> 400, Unauthenticated -> 401, PermissionDenied -> 403,
+//     NotFound -> 404, FailedPrecondition/AlreadyExists -> 409, ResourceExhausted -> 413,
+//     Unavailable -> 503, anything else -> 500. An exception a route lets escape (a bug) is 500
+//     naming the route, never a crash of the master.
+//
+// Thread-safe after the routes are added (httplib serves each request on a pool thread).
+//
+// Example:
+//   Router router(server, std::make_unique<AllowEveryone>());
+//   router.Get(R"(/api/v1/trials/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
+//     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId(1));
+//     COHORT_ASSIGN_OR_RETURN(Json body, master.DescribeTrial(id));
+//     return Reply::Ok(body);
+//   });
+
+#include <httplib.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+
+namespace cohort::master::http {
+
+using Json = nlohmann::json;
+
+// Who sent a request, as authentication established it.
+struct Caller {
+  enum class Kind { kAnonymous, kUser, kAgent, kTrial };
+  Kind kind = Kind::kAnonymous;
+  std::string name;  // user name, agent id or allocation id
+};
+
+// Decides who the caller is; a refusal (Unauthenticated or PermissionDenied) ends the request.
+class Authenticator {
+ public:
+  virtual ~Authenticator() = default;
+  virtual absl::StatusOr<Caller> Authenticate(const httplib::Request& request) = 0;
+};
+
+// Everyone is an anonymous caller (a cluster without authentication).
+class AllowEveryone : public Authenticator {
+ public:
+  absl::StatusOr<Caller> Authenticate(const httplib::Request&) override { return Caller{}; }
+};
+
+// What a route sees of a request.
+class Request {
+ public:
+  Request(const httplib::Request& raw, Caller caller) : raw_(raw), caller_(std::move(caller)) {}
+  const httplib::Request& raw() const { return raw_; }
+  const Caller& caller() const { return caller_; }
+  // The route pattern's capture `index` as a positive id; InvalidArgument otherwise.
+  absl::StatusOr<int64_t> PathId(int index = 1) const;
+  std::string PathPart(int index) const { return raw_.matches[index].str(); }
+  // The body parsed as JSON; InvalidArgument when it is not JSON.
+  absl::StatusOr<Json> JsonBody() const;
+  // Query parameter `name`: absent -> nullopt; present but not a non-negative integer ->
+  // InvalidArgument naming it.
+  absl::StatusOr<std::optional<int64_t>> QueryInt(const char* name) const;
+  // Query parameter `name` in seconds, clamped to [0, max]; absent -> fallback; not a number ->
+  // InvalidArgument naming it.
+  absl::StatusOr<absl::Duration> QuerySeconds(const char* name, double fallback,
+                                              double max) const;
+  // The form part `name` of a multipart request; nullopt when absent.
+  std::optional<std::string> FormPart(const char* name) const;
+
+ private:
+  const httplib::Request& raw_;
+  Caller caller_;
+};
+
+// What a route answers on success.
+struct Reply {
+  int code = 200;
+  std::string body;
+  std::string content_type = "application/json";
+  static Reply Ok(const Json& json, int code = 200) { return {code, json.dump()}; }
+  static Reply Done() { return Ok(Json{{"ok", true}}); }
+  static Reply Bytes(std::string bytes, std::string type) {
+    return {200, std::move(bytes), std::move(type)};
+  }
+};
+
+using Handler = std::function<absl::StatusOr<Reply>(const Request&)>;
+
+class Router {
+ public:
+  // Installs the chain on `server` (error handler, exception handler, payload limit). The
+  // server and the authenticator must outlive the router's use.
+  Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator);
+
+  // `max_body`: the largest body the route accepts (default: wire::kMaxJsonBodyBytes).
+  void Get(const std::string& pattern, Handler handler);
+  void Post(const std::string& pattern, Handler handler, std::optional<size_t> max_body = {});
+  void Put(const std::string& pattern, Handler handler);
+  void Delete(const std::string& pattern, Handler handler);
+
+ private:
+  httplib::Server::Handler Wrap(Handler handler, size_t max_body) const;
+
+  httplib::Server& server_;
+  std::shared_ptr<Authenticator> authenticator_;
+};
+
+// The HTTP status and {"error", "errors"} body for a failed Status (see the header comment).
+void WriteError(const absl::Status& status, httplib::Response& response);
+
+}  // namespace cohort::master::http

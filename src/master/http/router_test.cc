@@ -1,0 +1,150 @@
+#include "master/http/router.h"
+
+#include <httplib.h>
+
+#include <stdexcept>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "wire/limits.h"
+
+namespace cohort::master::http {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Refuses every request without the header `X-Test-Caller`; names the caller otherwise.
+class HeaderAuthenticator : public Authenticator {
+ public:
+  absl::StatusOr<Caller> Authenticate(const httplib::Request& request) override {
+    if (!request.has_header("X-Test-Caller")) {
+      return absl::UnauthenticatedError("no X-Test-Caller header");
+    }
+    return Caller{Caller::Kind::kUser, request.get_header_value("X-Test-Caller")};
+  }
+};
+
+// A real server on a loopback port the OS picks, with routes that exercise the chain.
+class RouterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Router router(server_, std::make_unique<HeaderAuthenticator>());
+    router.Get(R"(/item/(\d+))", [](const Request& req) -> absl::StatusOr<Reply> {
+      absl::StatusOr<int64_t> id = req.PathId();
+      if (!id.ok()) return id.status();
+      if (*id == 404) return absl::NotFoundError("item 404 not found");
+      if (*id == 409) return absl::FailedPreconditionError("first line\nsecond\nthird");
+      if (*id == 500) throw std::runtime_error("a bug");
+      return Reply::Ok(Json{{"id", *id}, {"caller", req.caller().name}});
+    });
+    router.Post("/echo", [](const Request& req) -> absl::StatusOr<Reply> {
+      absl::StatusOr<Json> body = req.JsonBody();
+      if (!body.ok()) return body.status();
+      return Reply::Ok(*body, 201);
+    });
+    router.Get("/wait", [](const Request& req) -> absl::StatusOr<Reply> {
+      absl::StatusOr<absl::Duration> wait = req.QuerySeconds("timeout", 5, 60);
+      if (!wait.ok()) return wait.status();
+      return Reply::Ok(Json{{"seconds", absl::ToDoubleSeconds(*wait)}});
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    ASSERT_GT(port_, 0);
+    // The socket listens once bound: clients may connect before the accept loop starts.
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  void TearDown() override {
+    server_.stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  httplib::Client Client() {
+    httplib::Client client("127.0.0.1", port_);
+    client.set_default_headers({{"X-Test-Caller", "ada"}});
+    return client;
+  }
+  static Json Body(const httplib::Result& r) { return Json::parse(r->body, nullptr, false); }
+
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST_F(RouterTest, ARouteSeesItsCallerAndAnswersJson) {
+  httplib::Result r = Client().Get("/item/7");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(Body(r)["id"], 7);
+  EXPECT_EQ(Body(r)["caller"], "ada");
+}
+
+TEST_F(RouterTest, AuthenticationRunsBeforeEveryRoute) {
+  httplib::Client anonymous("127.0.0.1", port_);
+  httplib::Result r = anonymous.Get("/item/7");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+  EXPECT_EQ(Body(r)["error"], "no X-Test-Caller header");
+}
+
+TEST_F(RouterTest, StatusesMapToCodesAndMultiLineErrorsToAList) {
+  httplib::Result missing = Client().Get("/item/404");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(Body(missing)["error"], "item 404 not found");
+  httplib::Result conflict = Client().Get("/item/409");
+  ASSERT_TRUE(conflict);
+  EXPECT_EQ(conflict->status, 409);
+  EXPECT_EQ(Body(conflict)["error"], "first line");
+  EXPECT_EQ(Body(conflict)["errors"], Json::array({"second", "third"}));
+  httplib::Result bad_id = Client().Get("/item/0");
+  ASSERT_TRUE(bad_id);
+  EXPECT_EQ(bad_id->status, 400);
+  EXPECT_THAT(Body(bad_id)["error"].get<std::string>(), HasSubstr("'0' is not an id"));
+}
+
+TEST_F(RouterTest, AnExceptionInARouteIsA500NamingTheRouteAndTheServerLivesOn) {
+  httplib::Result r = Client().Get("/item/500");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 500);
+  EXPECT_THAT(Body(r)["error"].get<std::string>(), HasSubstr("GET /item/500"));
+  EXPECT_THAT(Body(r)["error"].get<std::string>(), HasSubstr("a bug"));
+  httplib::Result after = Client().Get("/item/8");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200);
+}
+
+TEST_F(RouterTest, BodiesOverTheLimitAreRefusedBeforeTheRoute) {
+  const std::string big(wire::kMaxJsonBodyBytes + 1, ' ');
+  httplib::Result r = Client().Post("/echo", big, "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_THAT(Body(r)["error"].get<std::string>(), HasSubstr("takes at most"));
+  httplib::Result ok = Client().Post("/echo", R"({"a": 1})", "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 201);
+  EXPECT_EQ(Body(ok)["a"], 1);
+}
+
+TEST_F(RouterTest, BadBodiesAndQueryParametersAreNamed) {
+  httplib::Result not_json = Client().Post("/echo", "{nope", "application/json");
+  ASSERT_TRUE(not_json);
+  EXPECT_EQ(not_json->status, 400);
+  EXPECT_EQ(Body(not_json)["error"], "the request body is not JSON");
+  httplib::Result bad_wait = Client().Get("/wait?timeout=soon");
+  ASSERT_TRUE(bad_wait);
+  EXPECT_EQ(bad_wait->status, 400);
+  EXPECT_THAT(Body(bad_wait)["error"].get<std::string>(), HasSubstr("timeout"));
+  httplib::Result clamped = Client().Get("/wait?timeout=1e9");
+  ASSERT_TRUE(clamped);
+  EXPECT_EQ(Body(clamped)["seconds"], 60);
+}
+
+TEST_F(RouterTest, UnknownEndpointsSayWhichOne) {
+  httplib::Result r = Client().Get("/nope");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(Body(r)["error"], "no such endpoint: GET /nope");
+}
+
+}  // namespace
+}  // namespace cohort::master::http

@@ -1,0 +1,15 @@
+#include "master/http/routes.h"
+
+namespace cohort::master::http {
+
+void RegisterRoutes(httplib::Server& server, Master& master,
+                    std::unique_ptr<Authenticator> authenticator) {
+  Router router(server, std::move(authenticator));
+  AddExperimentRoutes(router, master);
+  AddTrialRoutes(router, master);
+  AddTemplateRoutes(router, master);
+  AddAgentRoutes(router, master);
+  AddAllocationRoutes(router, master);
+}
+
+}  // namespace cohort::master::http

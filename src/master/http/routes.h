@@ -1,0 +1,26 @@
+#pragma once
+// The master's REST API (/api/v1, docs/design/0006-cluster.md), one function per resource.
+// Each route only translates: path, query and body in, a Master call, the result out; every
+// request passes the Router's chain (limits, authentication, error mapping). Thread-safe as
+// Master is.
+
+#include <httplib.h>
+
+#include <memory>
+
+#include "master/http/router.h"
+#include "master/master.h"
+
+namespace cohort::master::http {
+
+void AddExperimentRoutes(Router& router, Master& master);  // experiments/, their context
+void AddTrialRoutes(Router& router, Master& master);       // trials/: metrics, checkpoints, logs
+void AddTemplateRoutes(Router& router, Master& master);    // templates/
+void AddAgentRoutes(Router& router, Master& master);       // agents/, slots, tasks
+void AddAllocationRoutes(Router& router, Master& master);   // allocations/: what agents report
+
+// Every route above on `server`, behind `authenticator`.
+void RegisterRoutes(httplib::Server& server, Master& master,
+                    std::unique_ptr<Authenticator> authenticator);
+
+}  // namespace cohort::master::http

@@ -1,0 +1,25 @@
+#include "common/status_macros.h"
+#include "master/http/routes.h"
+
+namespace cohort::master::http {
+
+void AddTemplateRoutes(Router& router, Master& master) {
+  router.Get("/api/v1/templates", [&](const Request&) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(Json list, master.ListTemplates());
+    return Reply::Ok(list);
+  });
+  router.Get(R"(/api/v1/templates/([^/]+))", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(Json tmpl, master.GetTemplate(req.PathPart(1)));
+    return Reply::Ok(tmpl);
+  });
+  router.Put(R"(/api/v1/templates/([^/]+))", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_RETURN_IF_ERROR(master.PutTemplate(req.PathPart(1), req.raw().body));
+    return Reply::Done();
+  });
+  router.Delete(R"(/api/v1/templates/([^/]+))", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_RETURN_IF_ERROR(master.DeleteTemplate(req.PathPart(1)));
+    return Reply::Done();
+  });
+}
+
+}  // namespace cohort::master::http

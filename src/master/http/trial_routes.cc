@@ -1,0 +1,47 @@
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "master/http/routes.h"
+
+namespace cohort::master::http {
+namespace {
+
+absl::StatusOr<Reply> Logs(Master& master, const Request& req) {
+  COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> rank, req.QueryInt("rank"));
+  if (rank && *rank > (1 << 20)) return absl::InvalidArgumentError("rank must be an integer >= 0");
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> after, req.QueryInt("after"));
+  const bool follow = req.raw().has_param("follow") && req.raw().get_param_value("follow") != "0";
+  COHORT_ASSIGN_OR_RETURN(absl::Duration wait, req.QuerySeconds("timeout", 20, 60));
+  std::optional<int> rank_filter;
+  if (rank) rank_filter = static_cast<int>(*rank);
+  COHORT_ASSIGN_OR_RETURN(
+      Json logs,
+      master.TrialLogs(id, rank_filter, after.value_or(0), follow ? wait : absl::ZeroDuration()));
+  return Reply::Ok(logs);
+}
+
+}  // namespace
+
+void AddTrialRoutes(Router& router, Master& master) {
+  router.Get(R"(/api/v1/trials/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+    COHORT_ASSIGN_OR_RETURN(Json trial, master.DescribeTrial(id));
+    return Reply::Ok(trial);
+  });
+  router.Get(R"(/api/v1/trials/(\d+)/metrics)", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+    std::optional<std::string> kind;
+    if (req.raw().has_param("kind")) kind = req.raw().get_param_value("kind");
+    COHORT_ASSIGN_OR_RETURN(Json metrics, master.TrialMetrics(id, kind));
+    return Reply::Ok(metrics);
+  });
+  router.Get(R"(/api/v1/trials/(\d+)/checkpoints)",
+             [&](const Request& req) -> absl::StatusOr<Reply> {
+               COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+               COHORT_ASSIGN_OR_RETURN(Json checkpoints, master.TrialCheckpoints(id));
+               return Reply::Ok(checkpoints);
+             });
+  router.Get(R"(/api/v1/trials/(\d+)/logs)", [&](const Request& req) { return Logs(master, req); });
+}
+
+}  // namespace cohort::master::http

@@ -1,0 +1,213 @@
+// The master's lifecycles in-process: a real Master on an in-memory SQLite database, agents
+// played by the test through the same calls the HTTP routes make, and a FakeClock, so timeouts
+// are tested without waiting for them (no HTTP, no processes; tests/cluster runs the real ones).
+
+#include "master/master.h"
+
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort::master {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string Config(int slots, int max_restarts, const std::string& searcher,
+                   const std::string& hparams = "{global_batch_size: 8}") {
+  return absl::StrCat("name: t\nentrypoint: ./trial\nhyperparameters: ", hparams, "\n",
+                      "resources: {slots_per_trial: ", slots, "}\nmax_restarts: ", max_restarts,
+                      "\nsearcher: ", searcher, "\n");
+}
+const char kSingle[] = "{name: single, metric: loss, max_length: {batches: 10}}";
+
+class MasterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           absl::StrCat("cohort-master-test-", ::getpid(), "-",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    std::unique_ptr<Database> db = OpenSqliteDatabase(":memory:").value();
+    master_ = Master::Create(std::move(db), {.data_dir = dir_.string(),
+                                             .agent_timeout = absl::Seconds(30),
+                                             .clock = &clock_})
+                  .value();
+  }
+  void TearDown() override {
+    master_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void Register(const std::string& id, int slots) {
+    ASSERT_TRUE(master_->RegisterAgent({{"id", id}, {"slots", slots}, {"host", "127.0.0.1"}}).ok());
+  }
+  Json Actions(const std::string& agent) {
+    absl::StatusOr<Json> r = master_->WaitForActions(agent, absl::ZeroDuration());
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? (*r)["actions"] : Json::array();
+  }
+  int64_t Create(const std::string& yaml) {
+    absl::StatusOr<int64_t> id = master_->CreateExperiment(yaml, "", "");
+    EXPECT_TRUE(id.ok()) << id.status();
+    return id.value_or(0);
+  }
+  Json Experiment(int64_t id) { return master_->DescribeExperiment(id).value(); }
+  Json Trial(int64_t id) { return master_->DescribeTrial(id).value(); }
+  // The one start action `agent` has waiting; fails the test otherwise.
+  Json OnlyStart(const std::string& agent) {
+    Json actions = Actions(agent);
+    EXPECT_EQ(actions.size(), 1u) << actions.dump();
+    if (actions.size() != 1u) return Json::object();
+    EXPECT_EQ(actions[0]["type"], "start");
+    return actions[0];
+  }
+  absl::Status Exit(const Json& start, int status) {
+    return master_->AllocationExit(start["allocation"].get<std::string>(),
+                                   start["node_rank"].get<int>(), status);
+  }
+  std::string Logs(int64_t trial) {
+    Json page = master_->TrialLogs(trial, std::nullopt, 0, absl::ZeroDuration()).value();
+    std::string text;
+    for (const Json& l : page["logs"]) absl::StrAppend(&text, l["line"].get<std::string>(), "\n");
+    return text;
+  }
+
+  FakeClock clock_;
+  fs::path dir_;
+  std::unique_ptr<Master> master_;
+};
+
+TEST_F(MasterTest, ATrialRunsOnAFreeAgentAndCompletesWhenEveryNodeExitsZero) {
+  Register("a1", 2);
+  const int64_t exp = Create(Config(2, 0, kSingle));
+  Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  EXPECT_EQ(start["slots"], 2);
+  EXPECT_EQ(Trial(trial)["state"], "RUNNING");
+  ASSERT_TRUE(Exit(start, 0).ok());
+  EXPECT_EQ(Trial(trial)["state"], "COMPLETED");
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
+  EXPECT_TRUE(Actions("a1").empty()) << "nothing is left to run";
+}
+
+TEST_F(MasterTest, AFailedTrialRestartsFromItsLatestCheckpointThenEndsInError) {
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 1, kSingle));
+  Json first = OnlyStart("a1");
+  const int64_t trial = first["trial_id"];
+  ASSERT_TRUE(master_
+                  ->AllocationReports(first["allocation"],
+                                      {{"trial_id", trial},
+                                       {"lines", {{{"kind", "checkpoint"},
+                                                   {"storage_id", "ck-5"},
+                                                   {"steps_completed", 5},
+                                                   {"path", "/ck/ck-5"}}}}})
+                  .ok());
+  ASSERT_TRUE(Exit(first, 3).ok());
+  // Restarted at once (the slot is free again), resuming from the checkpoint.
+  Json second = OnlyStart("a1");
+  EXPECT_NE(second["allocation"], first["allocation"]);
+  EXPECT_EQ(second["latest_checkpoint"], "ck-5");
+  EXPECT_EQ(Trial(trial)["restarts"], 1);
+  // The first run is superseded: its reports can no longer move the trial.
+  absl::Status stale = master_->AllocationReports(first["allocation"], {{"trial_id", trial}});
+  EXPECT_TRUE(absl::IsFailedPrecondition(stale)) << stale;
+  ASSERT_TRUE(Exit(second, 3).ok());
+  const Json t = Trial(trial);
+  EXPECT_EQ(t["state"], "ERROR");
+  EXPECT_THAT(t["error_lines"].get<std::string>(), HasSubstr("exited with status 3"));
+  EXPECT_EQ(Experiment(exp)["state"], "ERROR");
+  EXPECT_THAT(Logs(trial), HasSubstr("restart 1 of 1 from checkpoint ck-5"));
+}
+
+TEST_F(MasterTest, AnAgentSilentPastTheTimeoutIsLostAndItsTrialRestartsElsewhere) {
+  Register("a1", 1);
+  Register("a2", 1);
+  Create(Config(1, 2, kSingle));
+  Json start = OnlyStart("a1");  // best fit: equally free agents go by id
+  const int64_t trial = start["trial_id"];
+  clock_.Advance(absl::Seconds(29));
+  master_->ExpireLostAgents();
+  EXPECT_EQ(Trial(trial)["state"], "RUNNING") << "29 s of silence is within the timeout";
+  ASSERT_TRUE(master_->Heartbeat("a2").ok());
+  clock_.Advance(absl::Seconds(2));  // a1: 31 s silent; a2: 2 s
+  master_->ExpireLostAgents();
+  Json again = OnlyStart("a2");
+  EXPECT_EQ(again["trial_id"], trial);
+  EXPECT_EQ(Trial(trial)["restarts"], 1);
+  EXPECT_THAT(Logs(trial), HasSubstr("agent a1 lost"));
+  EXPECT_TRUE(absl::IsNotFound(master_->Heartbeat("a1"))) << "a lost agent must register again";
+}
+
+TEST_F(MasterTest, PausePreemptsTheRunningTrialAndActivateQueuesItAgain) {
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  ASSERT_TRUE(master_->PauseExperiment(exp).ok());
+  Json stop = Actions("a1");
+  ASSERT_EQ(stop.size(), 1u) << stop.dump();
+  EXPECT_EQ(stop[0]["type"], "stop");
+  EXPECT_EQ(stop[0]["mode"], "preempt");
+  ASSERT_TRUE(Exit(start, 143).ok());  // the trial checkpointed and left on SIGTERM
+  EXPECT_EQ(Trial(trial)["state"], "PAUSED");
+  EXPECT_EQ(Trial(trial)["restarts"], 0) << "a pause is not a failure";
+  ASSERT_TRUE(master_->ActivateExperiment(exp).ok());
+  EXPECT_EQ(OnlyStart("a1")["trial_id"], trial);
+  EXPECT_EQ(Experiment(exp)["state"], "ACTIVE");
+}
+
+TEST_F(MasterTest, KillCancelsTheQueuedTrialAtOnceAndTheRunningOneWhenItExits) {
+  Register("a1", 1);
+  const int64_t exp = Create(
+      Config(1, 3, "{name: random, metric: loss, max_trials: 2, max_length: {batches: 10}}",
+             "{global_batch_size: 8, lr: {type: double, minval: 0.1, maxval: 1}}"));
+  Json start = OnlyStart("a1");
+  ASSERT_TRUE(master_->KillExperiment(exp).ok());
+  Json e = Experiment(exp);
+  EXPECT_EQ(e["state"], "CANCELED");
+  int canceled = 0;
+  for (const Json& t : e["trials"]) canceled += t["state"] == "CANCELED";
+  EXPECT_EQ(canceled, 1) << "the queued trial; the running one stops first";
+  Json stop = Actions("a1");
+  ASSERT_EQ(stop.size(), 1u) << stop.dump();
+  EXPECT_EQ(stop[0]["mode"], "kill");
+  ASSERT_TRUE(Exit(start, 137).ok());
+  EXPECT_EQ(Trial(start["trial_id"])["state"], "CANCELED");
+  EXPECT_EQ(Trial(start["trial_id"])["restarts"], 0);
+}
+
+TEST_F(MasterTest, MovesTheLifecycleForbidsAreRefusedNamingBothStates) {
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  ASSERT_TRUE(Exit(OnlyStart("a1"), 0).ok());
+  absl::Status pause = master_->PauseExperiment(exp);
+  EXPECT_TRUE(absl::IsFailedPrecondition(pause)) << pause;
+  EXPECT_THAT(pause.message(), HasSubstr("cannot move from COMPLETED to PAUSED"));
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
+  EXPECT_TRUE(master_->KillExperiment(exp).ok()) << "killing what ended is a no-op";
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
+}
+
+TEST_F(MasterTest, ATaskLargerThanTheFreeSlotsWaitsAndSaysWhy) {
+  Register("a1", 2);
+  const int64_t exp = Create(Config(2, 0, kSingle));
+  Json first = OnlyStart("a1");
+  const int64_t second_exp = Create(Config(1, 0, kSingle));
+  Json tasks = master_->ListTasks().value()["tasks"];
+  ASSERT_EQ(tasks.size(), 2u) << tasks.dump();
+  EXPECT_EQ(tasks[1]["state"], "QUEUED");
+  EXPECT_THAT(tasks[1]["reason"].get<std::string>(), HasSubstr("waiting for 1 free slot"));
+  ASSERT_TRUE(Exit(first, 0).ok());
+  EXPECT_EQ(OnlyStart("a1")["experiment_id"], second_exp);
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
+}
+
+}  // namespace
+}  // namespace cohort::master
