@@ -31,6 +31,7 @@
 #include "config/entrypoint.h"
 #include "config/length.h"
 #include "config/yaml_json.h"
+#include "master/experiments/exit_policy.h"
 #include "master/experiments/lifecycle.h"
 #include "master/searcher/searcher.h"
 #include "wire/states.h"
@@ -184,31 +185,31 @@ class LocalRun {
         Move(trial, TrialState::kError);
         return;
       }
-      // As on a cluster, the searcher's stop ends the run however it exited (normally it
-      // checkpointed, "preempted"; cohort-launch reports the SIGTERM it passed on).
-      if (trial.searcher_stop) {
-        Move(trial, *trial.searcher_stop ? TrialState::kCompleted : TrialState::kStopped);
+      const master::ExitFacts facts = ExitFactsOf(trial, status);
+      const master::ExitDecision decision = master::DecideAfterExit(facts);
+      if (facts.stop == master::StopReason::kSearcher) {
+        Move(trial, decision.next);
         err_ << "trial " << trial.id << ": "
              << searcher::StoppedEarlyLine(trial.batches, trial.state) << "\n";
         return;
       }
-      if (status == 0 && !trial.preempted) {
-        Move(trial, TrialState::kCompleted);
-        return;
-      }
-      if (trial.preempted) {
-        Move(trial, TrialState::kPaused);
+      if (facts.stop == master::StopReason::kPause) {
+        Move(trial, decision.next);
         err_ << "trial " << trial.id << " stopped after " << trial.batches
              << " batches; its checkpoint " << trial.latest_checkpoint << " ("
              << trial.latest_checkpoint_path
              << ") holds the state to resume from (a Trial API program takes it as --restore)\n";
         return;
       }
+      if (decision.next == TrialState::kCompleted) {
+        Move(trial, decision.next);
+        return;
+      }
       err_ << "trial " << trial.id << " failed (cohort-launch exit status " << status
            << "); the last lines of " << (trial.dir / "output.log").string() << ":\n"
            << LastLines(trial.dir / "output.log", kFailureLines);
-      if (g_interrupts > 0 || trial.restarts >= cfg_.max_restarts) {
-        Move(trial, TrialState::kError);
+      if (!decision.restart) {
+        Move(trial, decision.next);
         if (trial.restarts >= cfg_.max_restarts && cfg_.max_restarts > 0) {
           err_ << "trial " << trial.id << ": giving up after " << trial.restarts
                << " restart(s) (max_restarts " << cfg_.max_restarts << ")\n";
@@ -216,12 +217,30 @@ class LocalRun {
         return;
       }
       ++trial.restarts;
-      Move(trial, TrialState::kQueued);
+      Move(trial, decision.next);
       err_ << "trial " << trial.id << ": restart " << trial.restarts << " of " << cfg_.max_restarts
            << (trial.latest_checkpoint.empty() ? " from the beginning (no checkpoint yet)"
                                                : " from checkpoint " + trial.latest_checkpoint)
            << "\n";
     }
+  }
+
+  // What the master's exit decision (master/experiments/exit_policy.h) needs to know of a run
+  // that exited with `status`. This runner asks a trial to stop only for the searcher (a Stop)
+  // or on Ctrl-C, which pauses the local experiment; a failure after Ctrl-C is not retried.
+  master::ExitFacts ExitFactsOf(const Trial& trial, int status) const {
+    const bool interrupted = g_interrupts > 0;
+    master::ExitFacts facts;
+    facts.stop = trial.searcher_stop ? master::StopReason::kSearcher
+                 : trial.preempted   ? master::StopReason::kPause
+                                     : master::StopReason::kNone;
+    facts.all_exited_ok = status == 0;
+    facts.experiment =
+        interrupted ? wire::ExperimentState::kPaused : wire::ExperimentState::kActive;
+    facts.stop_once = cfg_.searcher.stop_once;
+    facts.restarts = trial.restarts;
+    facts.max_restarts = interrupted ? 0 : static_cast<int>(cfg_.max_restarts);
+    return facts;
   }
 
   // One cohort-launch of the trial. Returns its exit status (-1: it could not start).
