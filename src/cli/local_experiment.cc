@@ -10,8 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <set>
+#include <memory>
 #include <sstream>
+#include <variant>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -28,17 +29,22 @@
 #include "config/asha.h"
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
-#include "config/hparam_sampler.h"
 #include "config/length.h"
 #include "config/yaml_json.h"
+#include "master/experiments/exit_policy.h"
+#include "master/experiments/lifecycle.h"
+#include "master/searcher/searcher.h"
 #include "wire/reports.h"
+#include "wire/states.h"
 #include "wire/worker_env.h"
 
 namespace cohort::cli {
 namespace {
 
 namespace fs = std::filesystem;
+namespace searcher = master::searcher;
 using config::Json;
+using wire::TrialState;
 
 constexpr int64_t kTestBatches = 10;
 constexpr int kFailureLines = 20;
@@ -71,17 +77,17 @@ struct Trial {
   Json hparams;
   uint32_t seed = 0;
   fs::path dir;
-  std::string state = "NOT STARTED";
+  TrialState state = TrialState::kQueued;
   int64_t batches = 0;
   int restarts = 0;
   std::optional<double> searcher_metric;
   Json validation;                     // the last validation's metrics
   std::string latest_checkpoint;       // storage id
   std::string latest_checkpoint_path;  // its directory
-  int64_t index = 0;                   // 0-based, creation order (adaptive_asha's bracket)
+  int64_t index = 0;                   // 0-based creation order: the searcher's name for it
   std::vector<int64_t> ops;            // adaptive_asha: the bracket's rungs; else empty
-  std::set<int64_t> judged;            // rungs decided for this trial
-  bool stopped_by_searcher = false;
+  bool preempted = false;              // this run checkpointed on a stop request and ended
+  std::optional<bool> searcher_stop;   // the searcher stopped this run; true: for good
 };
 
 std::string Describe(const Json& metrics) {
@@ -133,31 +139,38 @@ absl::StatusOr<config::ExperimentConfig> SmokeTestConfig(const config::Experimen
   return config::ParseExperimentConfig(tree, {.seed_if_absent = cfg.experiment_seed});
 }
 
+// One local experiment: its trials run one at a time, in the order the searcher queues them
+// (the QUEUED trial created first runs next, so a promoted trial resumes before later ones
+// start, as under the master's FIFO scheduling).
 class LocalRun {
  public:
   LocalRun(const CreateLocalArgs& args, config::ExperimentConfig cfg,
-           std::vector<std::string> entry, fs::path exp_dir, std::ostream& out, std::ostream& err)
+           std::unique_ptr<searcher::Searcher> searcher, std::vector<std::string> entry,
+           fs::path exp_dir, std::ostream& out, std::ostream& err)
       : args_(args),
         cfg_(std::move(cfg)),
+        searcher_(std::move(searcher)),
         entry_(std::move(entry)),
         exp_dir_(std::move(exp_dir)),
         out_(out),
         err_(err),
         interactive_(args.interactive.value_or(::isatty(STDERR_FILENO) == 1)),
-        launcher_(args.launcher.empty() ? SiblingProgram("cohort-launch") : args.launcher),
-        brackets_(std::max<size_t>(1, config::AshaBrackets(cfg_.searcher).size())),
-        unit_(cfg_.searcher.max_length ? config::UnitName(cfg_.searcher.max_length->unit)
-                                       : "batches") {}
+        launcher_(args.launcher.empty() ? SiblingProgram("cohort-launch") : args.launcher) {}
 
+  // `trials`: one per Create of the searcher's Start(), in index order.
   int Run(std::vector<Trial>& trials) {
     InterruptScope interrupts;
-    for (Trial& trial : trials) {
-      if (g_interrupts > 0) break;
-      RunTrial(trial, static_cast<int>(trials.size()));
+    trials_ = &trials;
+    while (g_interrupts == 0) {
+      auto next = std::find_if(trials.begin(), trials.end(),
+                               [](const Trial& t) { return t.state == TrialState::kQueued; });
+      if (next == trials.end()) break;
+      RunTrial(*next, static_cast<int>(trials.size()));
+      Apply(searcher_->TrialExited(next->index, next->state));
     }
     PrintSummary(trials);
     for (const Trial& t : trials) {
-      if (t.state != "COMPLETED") return kExitInvalid;
+      if (t.state != TrialState::kCompleted) return kExitInvalid;
     }
     return kExitOk;
   }
@@ -166,35 +179,39 @@ class LocalRun {
   void RunTrial(Trial& trial, int count) {
     std::error_code ec;
     fs::create_directories(trial.dir, ec);
+    trial.searcher_stop.reset();
     while (true) {
+      trial.preempted = false;
       const int status = RunOnce(trial, count);
       if (status < 0) {
-        trial.state = "ERROR";
+        Move(trial, TrialState::kError);
         return;
       }
-      // A trial the searcher stopped has checkpointed ("preempted"); cohort-launch reports the
-      // SIGTERM it passed on in its exit status.
-      if ((status == 0 && trial.state != "PAUSED") ||
-          (trial.stopped_by_searcher && trial.state == "PAUSED")) {
-        trial.state = "COMPLETED";
-        if (trial.stopped_by_searcher) {
-          err_ << "trial " << trial.id << ": stopped early by adaptive_asha after " << trial.batches
-               << " batches\n";
-        }
+      const master::ExitFacts facts = ExitFactsOf(trial, status);
+      const master::ExitDecision decision = master::DecideAfterExit(facts);
+      if (facts.stop == master::StopReason::kSearcher) {
+        Move(trial, decision.next);
+        err_ << "trial " << trial.id << ": "
+             << searcher::StoppedEarlyLine(trial.batches, trial.state) << "\n";
         return;
       }
-      if (trial.state == "PAUSED") {
+      if (facts.stop == master::StopReason::kPause) {
+        Move(trial, decision.next);
         err_ << "trial " << trial.id << " stopped after " << trial.batches
              << " batches; its checkpoint " << trial.latest_checkpoint << " ("
              << trial.latest_checkpoint_path
              << ") holds the state to resume from (a Trial API program takes it as --restore)\n";
         return;
       }
+      if (decision.next == TrialState::kCompleted) {
+        Move(trial, decision.next);
+        return;
+      }
       err_ << "trial " << trial.id << " failed (cohort-launch exit status " << status
            << "); the last lines of " << (trial.dir / "output.log").string() << ":\n"
            << LastLines(trial.dir / "output.log", kFailureLines);
-      if (g_interrupts > 0 || trial.restarts >= cfg_.max_restarts) {
-        trial.state = "ERROR";
+      if (!decision.restart) {
+        Move(trial, decision.next);
         if (trial.restarts >= cfg_.max_restarts && cfg_.max_restarts > 0) {
           err_ << "trial " << trial.id << ": giving up after " << trial.restarts
                << " restart(s) (max_restarts " << cfg_.max_restarts << ")\n";
@@ -202,11 +219,30 @@ class LocalRun {
         return;
       }
       ++trial.restarts;
+      Move(trial, decision.next);
       err_ << "trial " << trial.id << ": restart " << trial.restarts << " of " << cfg_.max_restarts
            << (trial.latest_checkpoint.empty() ? " from the beginning (no checkpoint yet)"
                                                : " from checkpoint " + trial.latest_checkpoint)
            << "\n";
     }
+  }
+
+  // What the master's exit decision (master/experiments/exit_policy.h) needs to know of a run
+  // that exited with `status`. This runner asks a trial to stop only for the searcher (a Stop)
+  // or on Ctrl-C, which pauses the local experiment; a failure after Ctrl-C is not retried.
+  master::ExitFacts ExitFactsOf(const Trial& trial, int status) const {
+    const bool interrupted = g_interrupts > 0;
+    master::ExitFacts facts;
+    facts.stop = trial.searcher_stop ? master::StopReason::kSearcher
+                 : trial.preempted   ? master::StopReason::kPause
+                                     : master::StopReason::kNone;
+    facts.all_exited_ok = status == 0;
+    facts.experiment =
+        interrupted ? wire::ExperimentState::kPaused : wire::ExperimentState::kActive;
+    facts.stop_once = cfg_.searcher.stop_once;
+    facts.restarts = trial.restarts;
+    facts.max_restarts = interrupted ? 0 : static_cast<int>(cfg_.max_restarts);
+    return facts;
   }
 
   // One cohort-launch of the trial. Returns its exit status (-1: it could not start).
@@ -231,7 +267,7 @@ class LocalRun {
       err_ << "cohort: error: trial " << trial.id << ": " << child.status().message() << "\n";
       return -1;
     }
-    trial.state = "RUNNING";
+    Move(trial, TrialState::kRunning);
     std::ofstream log(trial.dir / "output.log", std::ios::app);
     JsonLinesTail metrics((trial.dir / "metrics.jsonl").string());
     metrics.NewLines();  // what earlier runs of this trial reported is not news
@@ -322,33 +358,49 @@ class LocalRun {
           return AshaRung(trial, std::llround(*record.length), record.searcher_metric);
         }
         break;
-      case wire::ReportKind::kPreempted: trial.state = "PAUSED"; break;
+      case wire::ReportKind::kPreempted: trial.preempted = true; break;
     }
     return false;
   }
 
-  // adaptive_asha, one trial at a time: the trial's metric at a rung against what the earlier
-  // trials of its bracket had there (config/asha.h). True: stop it.
+  // The trial completed the searcher operation of `length` with `metric`: the searcher's
+  // decisions (master/searcher), carried out and printed. True: it stops this trial.
   bool AshaRung(Trial& trial, int64_t length, double metric) {
-    if (trial.ops.empty() || length >= trial.ops.back() || trial.judged.count(length)) return false;
-    const auto rung = std::find(trial.ops.begin(), trial.ops.end(), length);
-    if (rung == trial.ops.end()) return false;
-    trial.judged.insert(length);
-    const bool smaller = cfg_.searcher.smaller_is_better;
-    const double value = std::isfinite(metric) ? metric : (smaller ? HUGE_VAL : -HUGE_VAL);
-    std::vector<double>& seen = rungs_[{trial.index % brackets_, length}];
-    const bool promoted = config::AshaPromotes(seen, value, cfg_.searcher.divisor, smaller);
-    const auto keep = static_cast<int64_t>(std::ceil((seen.size() + 1) / cfg_.searcher.divisor));
-    ClearLine();
-    err_ << "trial " << trial.id << ": adaptive_asha rung " << (rung - trial.ops.begin() + 1)
-         << " of " << trial.ops.size() << " (" << length << " " << unit_
-         << "): " << cfg_.searcher.metric << " " << metric
-         << (promoted ? " is among" : " is not among") << " the best " << keep << " of "
-         << seen.size() + 1 << "; " << (promoted ? "it goes on" : "it stops (after a checkpoint)")
-         << "\n";
-    seen.push_back(value);
-    trial.stopped_by_searcher = !promoted;
-    return !promoted;
+    return Apply(searcher_->ValidationReported(trial.index, length, metric));
+  }
+
+  // Carries out the searcher's operations (a Stop only marks the running trial: the caller
+  // signals it) and prints their lines. True when one of them is a Stop.
+  bool Apply(const absl::StatusOr<std::vector<searcher::Operation>>& ops) {
+    if (!ops.ok()) {
+      ClearLine();
+      err_ << "cohort: error: the searcher: " << ops.status().message() << "\n";
+      return false;
+    }
+    bool stop = false;
+    for (const searcher::Operation& op : *ops) {
+      Trial& t = (*trials_)[static_cast<size_t>(searcher::TrialOf(op))];
+      if (const auto* stop_op = std::get_if<searcher::Stop>(&op)) {
+        t.searcher_stop = stop_op->final;
+        stop = true;
+      } else if (std::holds_alternative<searcher::Promote>(op)) {
+        Move(t, TrialState::kQueued);
+      } else if (std::holds_alternative<searcher::Complete>(op)) {
+        Move(t, TrialState::kCompleted);
+      }
+      const std::string line = searcher::LogLine(op);
+      if (line.empty()) continue;
+      ClearLine();
+      err_ << "trial " << t.id << ": " << line << "\n";
+    }
+    return stop;
+  }
+
+  // Moves the trial through the lifecycle (master/experiments/lifecycle.h), as the master does.
+  void Move(Trial& trial, TrialState to) {
+    // A refused move would be a bug of this runner: Transition logs it, naming the trial and
+    // both states, and leaves the state as it was, which the summary then shows.
+    master::Transition(trial.state, to, absl::StrCat("trial ", trial.id)).IgnoreError();
   }
 
   static std::optional<ProgressSnapshot> ReadProgress(const fs::path& path) {
@@ -374,7 +426,7 @@ class LocalRun {
       if (t.searcher_metric && !std::isnan(*t.searcher_metric)) {
         metric = absl::StrFormat("%.6g", *t.searcher_metric);
       }
-      rows.push_back({std::to_string(t.id), t.state, std::to_string(t.batches),
+      rows.push_back({std::to_string(t.id), wire::Name(t.state), std::to_string(t.batches),
                       std::to_string(t.restarts), metric, t.hparams.dump(),
                       t.validation.is_object() ? Describe(t.validation) : "-"});
     }
@@ -398,16 +450,14 @@ class LocalRun {
 
   const CreateLocalArgs& args_;
   config::ExperimentConfig cfg_;
+  std::unique_ptr<searcher::Searcher> searcher_;
+  std::vector<Trial>* trials_ = nullptr;  // Run's, indexed by creation index
   std::vector<std::string> entry_;
   fs::path exp_dir_;
   std::ostream& out_;
   std::ostream& err_;
   bool interactive_;
   std::string launcher_;
-  size_t brackets_;   // adaptive_asha's brackets (1 for other searchers)
-  std::string unit_;  // of searcher.max_length
-  // adaptive_asha: (bracket, rung length) -> the metrics trials reported there, in order.
-  std::map<std::pair<size_t, int64_t>, std::vector<double>> rungs_;
 };
 
 }  // namespace
@@ -434,13 +484,12 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
     }
     cfg = *std::move(smoke);
   }
-  absl::StatusOr<std::vector<Json>> samples =
-      config::SampleHyperparameters(cfg->hyperparameters, cfg->searcher, cfg->experiment_seed);
-  if (!samples.ok()) {
-    err << args.config_path << ": " << samples.status().message() << "\n";
+  absl::StatusOr<std::unique_ptr<searcher::Searcher>> search = searcher::NewSearcher(
+      *cfg, {.max_trials = args.test ? std::optional<int64_t>(1) : std::nullopt});
+  if (!search.ok()) {
+    err << args.config_path << ": " << search.status().message() << "\n";
     return kExitInvalid;
   }
-  if (args.test) samples->resize(std::min<size_t>(samples->size(), 1));
 
   const std::string stamp = absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::LocalTimeZone());
   fs::path exp_dir = fs::path(args.runs_dir) / absl::StrCat(cfg->name.value_or("experiment"), "-",
@@ -457,16 +506,15 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
   std::ofstream(exp_dir / "config.yaml") << config::ToYaml(cfg->effective);
 
   std::vector<Trial> trials;
-  for (size_t i = 0; i < samples->size(); ++i) {
+  for (const searcher::Operation& op : (*search)->Start()) {
+    const searcher::Create& create = std::get<searcher::Create>(op);
     Trial t;
-    t.id = static_cast<int>(i + 1);
-    t.hparams = (*samples)[i];
-    t.seed = config::TrialSeed(cfg->experiment_seed, i);
+    t.id = static_cast<int>(create.trial + 1);
+    t.hparams = create.hparams;
+    t.seed = create.seed;
     t.dir = exp_dir / absl::StrCat("trial-", t.id);
-    t.index = static_cast<int64_t>(i);
-    if (cfg->searcher.name == "adaptive_asha") {
-      t.ops = config::SearcherOperations(cfg->searcher, t.index);
-    }
+    t.index = create.trial;
+    t.ops = create.rungs;
     trials.push_back(std::move(t));
   }
   if (cfg->searcher.name == "adaptive_asha") {
@@ -478,9 +526,9 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
         << " with rungs {" << absl::StrJoin(brackets, "}, {")
         << "}; trials run one at a time, and one not among the best 1/" << cfg->searcher.divisor
         << " of its bracket at a rung stops there"
-        << (cfg->searcher.stop_once ? ""
-                                    : " (for good: a local run does not resume stopped "
-                                      "trials, as stop_once: true; a cluster does)")
+        << (cfg->searcher.stop_once
+                ? ""
+                : " (it resumes from its checkpoint if later trials promote it)")
         << "\n";
   }
   err << "experiment " << cfg->name.value_or("experiment") << ": " << trials.size()
@@ -488,7 +536,8 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
       << (cfg->resources.slots_per_trial == 1 ? " slot" : " slots") << " each, seed "
       << cfg->experiment_seed << (args.test ? " (smoke test)" : "") << "; output in "
       << exp_dir.string() << "\n";
-  return LocalRun(args, *std::move(cfg), *std::move(entry), exp_dir, out, err).Run(trials);
+  LocalRun run(args, *std::move(cfg), *std::move(search), *std::move(entry), exp_dir, out, err);
+  return run.Run(trials);
 }
 
 }  // namespace cohort::cli

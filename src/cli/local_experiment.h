@@ -1,10 +1,11 @@
 #pragma once
 // `cohort experiment create --local CONFIG CONTEXT_DIR [--test]`: runs an experiment on this
 // machine without a master. The config is validated (and merged under --template); the
-// searcher's hyperparameter samples become trials (single: one; grid: every point; random and
-// adaptive_asha: max_trials; adaptive_asha gives each trial its bracket's rungs as searcher
-// operations and stops, at a rung, a trial that is not among the best 1/divisor of the earlier
-// trials of its bracket there: config/asha.h), run one after another, each through
+// master's searcher (master/searcher) creates the trials (single: one; grid: every point;
+// random and adaptive_asha: max_trials) and decides, as on a cluster, which ones adaptive_asha
+// stops at a rung and, without stop_once, promotes again later (the trial resumes from its
+// latest checkpoint after the one running finishes). Trial states move through the master's
+// lifecycle (master/experiments/lifecycle.h). Trials run one at a time, each through
 // cohort-launch with `resources.slots_per_trial` workers
 // running the config's entrypoint inside CONTEXT_DIR with the worker environment
 // (COHORT_CONFIG, COHORT_RUN_DIR, COHORT_HPARAMS, COHORT_TRIAL_SEED, COHORT_TRIAL_ID and the

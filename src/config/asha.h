@@ -6,9 +6,9 @@
 // Trials are spread over brackets; a trial of a bracket with R rungs trains in R searcher
 // operations whose lengths are its rungs, max_length / divisor^(R-1-k) for k = 0..R-1 (in the
 // unit of searcher.max_length). After each operation but the last, the trial reports the
-// searcher metric and the master compares it with what the bracket's other trials reported at
-// that rung: it goes on only when it is among the best 1/divisor of them, otherwise it is
-// stopped (Determined's `stop_once: true`; Cohort never resumes a stopped trial).
+// searcher metric and the searcher (master/searcher/asha_searcher.h) compares it with what the
+// bracket's other trials reported at that rung: it goes on only when it is among the best
+// 1/divisor of them, otherwise it is stopped (and, without stop_once, may be promoted later).
 //
 // Brackets by mode: aggressive 1 (max_rungs rungs), standard ceil(max_rungs / 2), conservative
 // max_rungs; bracket b has max_rungs - b rungs, so later brackets stop trials later or never.

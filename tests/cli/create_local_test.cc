@@ -62,6 +62,22 @@ class CreateLocalTest : public ::testing::Test {
     return rows;
   }
 
+  // 4 adaptive_asha trials of the Core API tutorial's stage 3 (x grows by increment_by per
+  // batch and is the searcher metric, smaller better), rungs 100 and 200 batches. Seed 5 draws
+  // the increments 12, 21, 23, 20 (the cluster tests' experiment at half the length).
+  std::string AshaConfig(bool stop_once) {
+    fs::create_directories(runs_);
+    const fs::path config = runs_ / "asha.yaml";
+    std::ofstream(config) << absl::StrCat(
+        "name: asha\nentrypoint: ./core_api_3_hpsearch\n",
+        "reproducibility: {experiment_seed: 5}\n", "hyperparameters:\n  global_batch_size: 16\n",
+        "  increment_by: {type: int, minval: 1, maxval: 50}\n",
+        "searcher: {name: adaptive_asha, metric: x, max_length: {batches: 200}, max_trials: 4,\n",
+        "  max_rungs: 2, divisor: 2, mode: aggressive, stop_once: ", stop_once ? "true" : "false",
+        "}\n");
+    return config.string();
+  }
+
   fs::path runs_;
 };
 
@@ -165,24 +181,17 @@ TEST_F(CreateLocalTest, MissingContextDirectoryAndEntrypointAreUsageErrors) {
   EXPECT_EQ(r.status, 2) << r.err;
 }
 
-TEST_F(CreateLocalTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtTheirRung) {
-  fs::create_directories(runs_);
-  const fs::path config = runs_ / "asha.yaml";
-  // x = increment_by * batches; smaller is better. Rungs 100 and 200.
-  std::ofstream(config)
-      << "name: asha\nentrypoint: ./core_api_3_hpsearch\n"
-         "reproducibility: {experiment_seed: 5}\n"
-         "hyperparameters:\n  global_batch_size: 16\n"
-         "  increment_by: {type: int, minval: 1, maxval: 50}\n"
-         "searcher: {name: adaptive_asha, metric: x, max_length: {batches: 200},\n"
-         "  max_trials: 4, max_rungs: 2, divisor: 2, mode: aggressive}\n";
-  LaunchResult r = Create({config.string(), BinDir()});
+TEST_F(CreateLocalTest, AdaptiveAshaWithStopOnceStopsTrialsThatAreNotAmongTheBestForGood) {
+  LaunchResult r = Create({AshaConfig(/*stop_once=*/true), BinDir()});
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("adaptive_asha: 1 bracket with rungs {100, 200}"), std::string::npos)
       << r.err;
   // trial  state  batches  restarts  searcher metric  hyperparameters  validation
   std::vector<std::vector<std::string>> rows = SummaryRows(r.out);
   ASSERT_EQ(rows.size(), 4u) << r.out;
+  // As on a cluster (tests/cluster: AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtARung):
+  // trial i goes on past rung 1 only if fewer than ceil((i + 1) / 2) of the earlier ones had a
+  // strictly smaller x there.
   std::vector<int64_t> at_rung;
   int stopped = 0;
   for (const auto& row : rows) {
@@ -206,7 +215,50 @@ TEST_F(CreateLocalTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtTheirRung
           << r.err;
     }
   }
-  EXPECT_GE(stopped, 1) << r.out;
+  EXPECT_EQ(stopped, 2) << r.out;  // trials 2 and 3 (x 2100 and 2300)
+  EXPECT_EQ(r.err.find("promotes the trial"), std::string::npos) << "stop_once: " << r.err;
+}
+
+TEST_F(CreateLocalTest, AdaptiveAshaWithoutStopOnceResumesAStoppedTrialWhenLaterOnesPromoteIt) {
+  LaunchResult r = Create({AshaConfig(/*stop_once=*/false), BinDir()});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  std::vector<std::vector<std::string>> rows = SummaryRows(r.out);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  std::vector<int64_t> increments, batches;
+  for (const auto& row : rows) {
+    EXPECT_EQ(row[1], "COMPLETED") << r.out;
+    increments.push_back(nlohmann::json::parse(row[5])["increment_by"].get<int64_t>());
+    batches.push_back(std::stoll(row[2]));
+  }
+  ASSERT_EQ(increments, (std::vector<int64_t>{12, 21, 23, 20})) << "the sampler changed";
+  // The cluster's decisions (tests/cluster: AdaptiveAshaWithoutStopOnceResumesAStoppedTrial...):
+  // x at rung 100 is 1200, 2100, 2300, 2000. Trial 2 stops (1 of 2 kept); trial 3's arrival
+  // makes it second of 3 (2 kept): it resumes and finishes. Trial 3 stays stopped; trial 4
+  // goes on (second of 4).
+  EXPECT_EQ(batches[0], 200) << r.out;
+  EXPECT_EQ(batches[1], 200) << r.out << r.err;
+  EXPECT_GE(batches[2], 100) << r.out;
+  EXPECT_LT(batches[2], 200) << r.out << r.err;
+  EXPECT_EQ(rows[2][4], "2300") << "the rung's metric: " << r.out;
+  EXPECT_EQ(batches[3], 200) << r.out << r.err;
+  EXPECT_NE(r.err.find("trial 2: adaptive_asha rung 1 of 2 (100 batches): searcher metric 2100 "
+                       "is not among the best 1 of 2 trials of its bracket there; the trial "
+                       "stops (it resumes if later trials promote it)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("trial 2: stopped early by adaptive_asha"), std::string::npos) << r.err;
+  const size_t promoted = r.err.find(
+      "trial 2: adaptive_asha promotes the trial at 100 batches: it is now among the best 2 of "
+      "3 trials of its bracket there; it resumes from its checkpoint");
+  ASSERT_NE(promoted, std::string::npos) << r.err;
+  // Trial 2 resumes after trial 3 ends and before trial 4 starts.
+  const size_t resumed_done = r.err.find("trial 2/4 [####################] 200/200 batches");
+  const size_t fourth = r.err.find("trial 4/4");
+  EXPECT_LT(promoted, resumed_done) << r.err;
+  EXPECT_LT(resumed_done, fourth) << r.err;
+  EXPECT_NE(r.err.find("trial 3: adaptive_asha promoted no further trial; the trial is COMPLETED"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(CreateLocalTest, FailingTrialIsRestartedThenReportedWithItsLastLines) {
