@@ -168,10 +168,10 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
                                                  std::string context) {
   COHORT_ASSIGN_OR_RETURN(SubmittedConfig submitted, ResolveConfig(config_yaml, template_name));
   const config::ExperimentConfig& cfg = submitted.config;
-  absl::StatusOr<std::vector<config::Json>> samples =
-      config::SampleHyperparameters(cfg.hyperparameters, cfg.searcher, cfg.experiment_seed);
-  if (!samples.ok()) return ConfigError(samples.status(), "invalid experiment config");
-  if (samples->empty()) return absl::InvalidArgumentError("the searcher creates no trials");
+  absl::StatusOr<std::unique_ptr<searcher::Searcher>> search = searcher::NewSearcher(cfg);
+  if (!search.ok()) return ConfigError(search.status(), "invalid experiment config");
+  std::vector<searcher::Operation> creates = (*search)->Start();
+  if (creates.empty()) return absl::InvalidArgumentError("the searcher creates no trials");
   const int slots = static_cast<int>(cfg.resources.slots_per_trial);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -194,19 +194,11 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   row.max_restarts = static_cast<int>(cfg.max_restarts);
   row.created_ms = absl::ToUnixMillis(options_.clock->Now());
   COHORT_ASSIGN_OR_RETURN(int64_t id, db_->InsertExperiment(row));
-  const int64_t total_batches =
-      cfg.searcher.max_length
-          ? config::LengthInBatches(*cfg.searcher.max_length, cfg, "searcher.max_length")
-                .value_or(0)
-          : 0;
-  for (size_t i = 0; i < samples->size(); ++i) {
-    TrialRow trial;
-    trial.experiment_id = id;
-    trial.hparams_json = (*samples)[i].dump();
-    trial.seed = config::TrialSeed(cfg.experiment_seed, i);
-    trial.total_batches = total_batches;
-    trial.sequence = next_sequence_++;
-    COHORT_RETURN_IF_ERROR(db_->InsertTrial(trial).status());
+  ExperimentSearch& stored =
+      searchers_.emplace(id, ExperimentSearch{cfg.searcher, *std::move(search), {}, TotalBatches(cfg)})
+          .first->second;
+  for (const searcher::Operation& op : creates) {
+    COHORT_RETURN_IF_ERROR(InsertTrialLocked(id, stored, std::get<searcher::Create>(op)));
   }
   ScheduleLocked();
   return id;
@@ -318,6 +310,7 @@ absl::Status Master::KillExperiment(int64_t id) {
       COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kCanceled));
     }
   }
+  searchers_.erase(id);  // nothing of the experiment runs again: its searcher has no say
   waiting_.clear();
   ScheduleLocked();
   logs_cv_.notify_all();

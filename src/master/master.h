@@ -31,6 +31,7 @@
 #include "master/db/database.h"
 #include "master/experiments/exit_policy.h"
 #include "master/experiments/lifecycle.h"
+#include "master/searcher/searcher.h"
 #include "master/scheduler/scheduler.h"
 #include "nlohmann/json.hpp"
 #include "wire/agent_protocol.h"
@@ -44,6 +45,8 @@ using Json = nlohmann::json;
 
 // "trial 7": how logs and errors name a trial.
 std::string TrialName(int64_t id);
+// searcher.max_length in batches (0: none, or not convertible).
+int64_t TotalBatches(const config::ExperimentConfig& cfg);
 
 struct MasterOptions {
   std::string data_dir;  // contexts/ and the default checkpoint storage live here
@@ -135,27 +138,39 @@ class Master {
   // also keeps the trial's last log lines in `trial.error_lines`.
   std::string ExitNoteLocked(StopReason stop, const ExperimentRow& exp, TrialRow& trial,
                              const ExitDecision& decision);
-  // The searcher operations (lengths) a trial of `exp` trains in: adaptive_asha's rungs for
-  // its bracket (and `note` says so for the log), none for the other searchers.
+  // An experiment's searcher, with what the master needs to carry out its operations.
+  struct ExperimentSearch {
+    config::SearcherConfig config;
+    std::unique_ptr<searcher::Searcher> searcher;
+    std::vector<int64_t> trial_ids;  // searcher index -> trial id (creation order)
+    int64_t total_batches = 0;       // searcher.max_length in batches (0: unknown)
+  };
+  // The experiment's searcher: created with the experiment, or rebuilt from the database
+  // (Searcher::Restore) the first time it is needed after a restart of the master.
+  absl::StatusOr<ExperimentSearch*> SearchLocked(int64_t experiment_id);
+  absl::StatusOr<int64_t> SearchIndexLocked(const ExperimentSearch& search,
+                                            int64_t trial_id) const;
+  // The searcher operations (lengths) a trial trains in: adaptive_asha's rungs for its bracket
+  // (and `note` says so for the log), none for the other searchers.
   absl::StatusOr<std::vector<int64_t>> SearcherOpsLocked(const ExperimentRow& exp,
                                                          int64_t trial_id, std::string* note);
-  // The experiment's searcher config, parsed once from its stored config.
-  const config::SearcherConfig& SearcherLocked(const ExperimentRow& exp);
-  // adaptive_asha: trial `trial_id` completed the searcher operation of `length` units with
-  // `metric`; decides at that rung whether it goes on, and stops its allocation if not.
-  // Idempotent: a resumed trial that reports a rung again keeps its first decision.
-  absl::Status AshaRungLocked(const TrialRow& trial, double length, double metric,
-                              const std::string& allocation);
-  // adaptive_asha without stop_once: re-queues the STOPPED trials that are now among the best
-  // 1/divisor at the rung where they stopped. True when it re-queued one (schedule then).
-  absl::StatusOr<bool> AshaPromoteLocked(const ExperimentRow& exp);
-  // Per trial (same order), its first searcher metric per rung length (NaN: none reported).
-  using RungMetrics = std::vector<std::map<int64_t, double>>;
-  absl::StatusOr<RungMetrics> RungMetricsLocked(const std::vector<TrialRow>& trials);
-  // AshaPromoteLocked on trials and rung metrics already read (`siblings` states are updated).
-  absl::StatusOr<bool> PromoteStoppedLocked(const config::SearcherConfig& searcher,
-                                            std::vector<TrialRow>& siblings,
-                                            const RungMetrics& rungs);
+  // The trial completed the searcher operation of `length` with `metric` (reported through
+  // `allocation`): the searcher decides, and a Stop stops that allocation.
+  absl::Status RungReportedLocked(const TrialRow& trial, double length, double metric,
+                                  const std::string& allocation);
+  // The trial's run ended and the trial is now in `trial.state`: the searcher may promote or
+  // complete stopped trials.
+  absl::Status TrialEndedLocked(const TrialRow& trial);
+  // Carries out the searcher's operations in order (rows, log lines, stops of the `reporting`
+  // allocation, promotions), then schedules if a trial was queued.
+  absl::Status ApplySearchLocked(int64_t experiment_id, ExperimentSearch& search,
+                                 const std::vector<searcher::Operation>& ops,
+                                 const std::string& reporting);
+  // One operation on an existing trial; true when it queued the trial.
+  absl::StatusOr<bool> ApplyOneLocked(int64_t trial_id, const searcher::Operation& op,
+                                      const std::string& reporting);
+  absl::Status InsertTrialLocked(int64_t experiment_id, ExperimentSearch& search,
+                                 const searcher::Create& create);
   // Every run with a node on `agent_id` lost that node (the agent restarted or went silent):
   // logs `why` to its trial, stops the rest of it and, once all its nodes are gone, ends it.
   void FailAgentRunsLocked(const std::string& agent_id, const std::string& why);
@@ -172,7 +187,7 @@ class Master {
   AgentRegistry agents_;
   Allocations allocations_;
   std::map<int64_t, std::string> waiting_;           // queued trial -> reason
-  std::map<int64_t, config::SearcherConfig> searchers_;  // experiment -> its searcher config
+  std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
   int64_t next_sequence_ = 1;
   bool stopping_ = false;
   std::thread monitor_;

@@ -44,7 +44,12 @@ void Master::ScheduleLocked() {
     }
     const ExperimentRow& e = experiments[t.experiment_id];
     if (e.state != ExperimentState::kActive) continue;
-    const int64_t limit = SearcherLocked(e).max_concurrent_trials;
+    absl::StatusOr<ExperimentSearch*> search = SearchLocked(e.id);
+    if (!search.ok()) {
+      held[t.id] = absl::StrCat("its experiment's searcher cannot run: ", search.status().message());
+      continue;
+    }
+    const int64_t limit = (*search)->config.max_concurrent_trials;
     if (limit > 0 && active[t.experiment_id] >= limit) {
       held[t.id] = absl::StrCat("the experiment already runs searcher.max_concurrent_trials (",
                                 limit, ") trials");
@@ -195,7 +200,7 @@ absl::Status Master::AllocationReports(const std::string& allocation,
   current.total_batches = trial.total_batches;
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(current));
   for (const auto& [length, metric] : completed) {
-    COHORT_RETURN_IF_ERROR(AshaRungLocked(current, length, metric, allocation));
+    COHORT_RETURN_IF_ERROR(RungReportedLocked(current, length, metric, allocation));
   }
   return absl::OkStatus();
 }
@@ -229,11 +234,12 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   for (const auto& [agent_id, slots] : a.agents) agents_.Release(agent_id, slots);
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(a.trial_id));
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
+  COHORT_ASSIGN_OR_RETURN(ExperimentSearch * search, SearchLocked(exp.id));
   const ExitDecision decision =
       DecideAfterExit({.stop = a.stop,
                        .all_exited_ok = a.AllExitedOk(),
                        .experiment = exp.state,
-                       .stop_once = SearcherLocked(exp).stop_once,
+                       .stop_once = search->config.stop_once,
                        .restarts = trial.restarts,
                        .max_restarts = exp.max_restarts});
   COHORT_RETURN_IF_ERROR(Transition(trial.state, decision.next, TrialName(trial.id)));
@@ -242,7 +248,7 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
   if (!note.empty()) AppendLogLocked(a.trial_id, note);
   // A trial stopped by the searcher may already be among the best again.
-  COHORT_RETURN_IF_ERROR(AshaPromoteLocked(exp).status());
+  COHORT_RETURN_IF_ERROR(TrialEndedLocked(trial));
   COHORT_RETURN_IF_ERROR(UpdateExperimentStateLocked(trial.experiment_id));
   logs_cv_.notify_all();
   ScheduleLocked();
@@ -252,8 +258,7 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
 std::string Master::ExitNoteLocked(StopReason stop, const ExperimentRow& exp, TrialRow& trial,
                                    const ExitDecision& decision) {
   if (stop == StopReason::kSearcher && decision.next != TrialState::kCanceled) {
-    return absl::StrCat("master: stopped early by adaptive_asha after ", trial.batches,
-                        " batches; it is ", wire::Name(decision.next));
+    return absl::StrCat("master: ", searcher::StoppedEarlyLine(trial.batches, decision.next));
   }
   if (decision.restart) {
     return absl::StrCat(
@@ -283,15 +288,6 @@ absl::Status Master::UpdateExperimentStateLocked(int64_t experiment_id) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(experiment_id));
   if (exp.state != ExperimentState::kActive) return absl::OkStatus();
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(experiment_id));
-  // Trials the searcher stopped wait for a promotion only while others still run.
-  const bool settled = std::none_of(trials.begin(), trials.end(), [](const TrialRow& t) {
-    return t.state == TrialState::kQueued || t.state == TrialState::kRunning;
-  });
-  for (TrialRow& t : trials) {
-    if (!settled || t.state != TrialState::kStopped) continue;
-    COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kCompleted));
-    AppendLogLocked(t.id, "master: adaptive_asha promoted no further trial; the trial is COMPLETED");
-  }
   bool all_done = true, any_error = false;
   for (const TrialRow& t : trials) {
     all_done = all_done && wire::IsTerminal(t.state);

@@ -1,185 +1,171 @@
-// Master: the experiment's searcher: its config, and adaptive_asha's decisions at rungs.
-#include <algorithm>
+// Master: each experiment's searcher (master/searcher/searcher.h) and how its operations are
+// carried out here: trial rows, `searcher` metric rows, stopping allocations, log lines.
 #include <cmath>
-#include <map>
-#include <optional>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
-#include "config/asha.h"
 #include "config/config_parser.h"
 #include "config/length.h"
 #include "config/yaml_json.h"
 #include "master/master.h"
 
 namespace cohort::master {
-namespace {
 
-// Where trial `index` stands at the rung of `length` among the trials of its bracket that
-// reached it (config::AshaPromotes; a missing metric ranks last).
-struct AshaStanding {
-  bool promoted = false;
-  int64_t keep = 0;     // ceil(reached / divisor)
-  int64_t reached = 0;  // trials of the bracket with a metric at this rung, itself included
-};
-
-AshaStanding Standing(const config::SearcherConfig& searcher,
-                      const std::vector<std::map<int64_t, double>>& rungs, size_t index,
-                      int64_t length) {
-  const size_t brackets = std::max<size_t>(1, config::AshaBrackets(searcher).size());
-  const double worst = searcher.smaller_is_better ? HUGE_VAL : -HUGE_VAL;
-  auto value = [&](double m) { return std::isfinite(m) ? m : worst; };
-  std::vector<double> others;
-  for (size_t i = 0; i < rungs.size(); ++i) {
-    if (i == index || i % brackets != index % brackets) continue;
-    if (auto it = rungs[i].find(length); it != rungs[i].end()) others.push_back(value(it->second));
-  }
-  AshaStanding s;
-  s.reached = static_cast<int64_t>(others.size()) + 1;
-  s.keep = static_cast<int64_t>(std::ceil(s.reached / searcher.divisor));
-  s.promoted = config::AshaPromotes(others, value(rungs[index].at(length)), searcher.divisor,
-                                    searcher.smaller_is_better);
-  return s;
+int64_t TotalBatches(const config::ExperimentConfig& cfg) {
+  if (!cfg.searcher.max_length) return 0;
+  return config::LengthInBatches(*cfg.searcher.max_length, cfg, "searcher.max_length").value_or(0);
 }
 
-// The position of trial `id` among its experiment's trials (by id): its creation order, which
-// places it in an adaptive_asha bracket.
-size_t IndexOf(const std::vector<TrialRow>& siblings, int64_t id) {
-  size_t index = 0;
-  while (index < siblings.size() && siblings[index].id != id) ++index;
-  return index;
-}
-
-}  // namespace
-
-absl::StatusOr<std::vector<int64_t>> Master::SearcherOpsLocked(const ExperimentRow& exp,
-                                                               int64_t trial_id,
-                                                               std::string* note) {
-  const config::SearcherConfig& searcher = SearcherLocked(exp);
-  if (searcher.name != "adaptive_asha") return std::vector<int64_t>{};
-  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> siblings, db_->ListTrials(exp.id));
-  std::vector<int64_t> ops = config::SearcherOperations(searcher, IndexOf(siblings, trial_id));
-  *note = absl::StrCat("; adaptive_asha rungs ", absl::StrJoin(ops, ", "), " ",
-                       searcher.max_length ? config::UnitName(searcher.max_length->unit) : "");
-  return ops;
-}
-
-const config::SearcherConfig& Master::SearcherLocked(const ExperimentRow& exp) {
-  auto it = searchers_.find(exp.id);
-  if (it != searchers_.end()) return it->second;
-  config::SearcherConfig searcher;
+absl::StatusOr<Master::ExperimentSearch*> Master::SearchLocked(int64_t experiment_id) {
+  if (auto it = searchers_.find(experiment_id); it != searchers_.end()) return &it->second;
+  COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(experiment_id));
   absl::StatusOr<config::Json> tree = config::ParseYaml(exp.config_yaml);
   absl::StatusOr<config::ExperimentConfig> cfg =
       tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();
-  if (cfg.ok()) {
-    searcher = cfg->searcher;
-  } else {
-    COHORT_LOG(ERROR) << "experiment " << exp.id << ": its stored config does not parse ("
-                      << cfg.status() << "): scheduling it as a single search";
+  if (!cfg.ok()) {
+    return absl::DataLossError(absl::StrCat("experiment ", experiment_id,
+                                            ": its stored config does not parse: ",
+                                            cfg.status().message()));
   }
-  return searchers_.emplace(exp.id, std::move(searcher)).first->second;
-}
-
-absl::StatusOr<Master::RungMetrics> Master::RungMetricsLocked(const std::vector<TrialRow>& trials) {
-  RungMetrics out(trials.size());
+  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<searcher::Searcher> s, searcher::NewSearcher(*cfg));
+  ExperimentSearch search{cfg->searcher, std::move(s), {}, TotalBatches(*cfg)};
+  // After a restart of the master: the searcher is rebuilt from the trials and the rung metrics
+  // it had asked to record, in the order they were recorded.
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(experiment_id));
+  std::vector<wire::TrialState> states;
+  std::vector<searcher::RungReport> reports;
   for (size_t i = 0; i < trials.size(); ++i) {
+    search.trial_ids.push_back(trials[i].id);
+    states.push_back(trials[i].state);
     COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> rows,
-                            db_->ListMetrics(trials[i].id, "searcher"));
+                            db_->ListMetrics(trials[i].id, wire::Name(wire::MetricKind::kSearcher)));
     for (const MetricRow& row : rows) {
       Json m = Json::parse(row.metrics_json, nullptr, false);
       const double metric =
           m.is_object() && m.contains("searcher_metric") && m["searcher_metric"].is_number()
               ? m["searcher_metric"].get<double>()
               : std::nan("");
-      out[i].emplace(row.steps_completed, metric);  // the first report of a rung counts
+      reports.push_back({static_cast<int64_t>(i), row.steps_completed, metric});
     }
   }
-  return out;
+  COHORT_ASSIGN_OR_RETURN(std::vector<searcher::Operation> ops,
+                          search.searcher->Restore(states, reports));
+  ExperimentSearch& stored = searchers_.emplace(experiment_id, std::move(search)).first->second;
+  COHORT_RETURN_IF_ERROR(ApplySearchLocked(experiment_id, stored, ops, /*reporting=*/""));
+  return &stored;
 }
 
-absl::Status Master::AshaRungLocked(const TrialRow& trial, double length, double metric,
-                                    const std::string& allocation) {
-  COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
-  const config::SearcherConfig& searcher = SearcherLocked(exp);
-  if (searcher.name != "adaptive_asha") return absl::OkStatus();
-  const int64_t rung_length = std::llround(length);
-  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> siblings, db_->ListTrials(exp.id));
-  COHORT_ASSIGN_OR_RETURN(RungMetrics rungs, RungMetricsLocked(siblings));
-  const size_t index = IndexOf(siblings, trial.id);
-  if (index == siblings.size() || rungs[index].count(rung_length)) {
-    return absl::OkStatus();  // decided when it first got here (a resumed trial reports again)
+absl::StatusOr<int64_t> Master::SearchIndexLocked(const ExperimentSearch& search,
+                                                  int64_t trial_id) const {
+  for (size_t i = 0; i < search.trial_ids.size(); ++i) {
+    if (search.trial_ids[i] == trial_id) return static_cast<int64_t>(i);
   }
-  Json stored = {{"searcher_metric", std::isfinite(metric) ? Json(metric) : Json(nullptr)}};
-  COHORT_RETURN_IF_ERROR(db_->InsertMetrics(
-      {{trial.id, "searcher", rung_length, stored.dump(), absl::ToUnixMillis(NowLocked()) / 1e3}}));
-  rungs[index].emplace(rung_length, metric);
+  return absl::InternalError(absl::StrCat(TrialName(trial_id), " is unknown to its searcher"));
+}
 
-  const std::vector<int64_t> ops =
-      config::SearcherOperations(searcher, static_cast<int64_t>(index));
-  const auto rung = std::find(ops.begin(), ops.end(), rung_length);
-  if (rung == ops.end() || rung + 1 == ops.end()) return absl::OkStatus();  // the last: done
-  const AshaStanding standing = Standing(searcher, rungs, index, rung_length);
-  const std::string unit =
-      searcher.max_length ? config::UnitName(searcher.max_length->unit) : "batches";
-  AppendLogLocked(trial.id, absl::StrCat("master: adaptive_asha rung ", rung - ops.begin() + 1, " of ", ops.size(),
-                         " (", rung_length, " ", unit, "): searcher metric ",
-                         std::isfinite(metric) ? absl::StrCat(metric) : "missing",
-                         standing.promoted ? " is among" : " is not among", " the best ",
-                         standing.keep, " of ", standing.reached, " trials of its bracket there; ",
-                         standing.promoted ? "it goes on"
-                         : searcher.stop_once
-                             ? "the trial stops"
-                             : "the trial stops (it resumes if later trials promote it)"));
-  logs_cv_.notify_all();
-  if (!standing.promoted) {
-    Allocation* running = allocations_.OfTrial(trial.id);
-    if (running != nullptr && running->id == allocation) {
-      StopAllocationLocked(*running, StopReason::kSearcher);
-    }
+absl::StatusOr<std::vector<int64_t>> Master::SearcherOpsLocked(const ExperimentRow& exp,
+                                                               int64_t trial_id,
+                                                               std::string* note) {
+  COHORT_ASSIGN_OR_RETURN(ExperimentSearch * search, SearchLocked(exp.id));
+  COHORT_ASSIGN_OR_RETURN(int64_t index, SearchIndexLocked(*search, trial_id));
+  std::vector<int64_t> rungs = search->searcher->Rungs(index);
+  if (!rungs.empty()) {
+    *note = absl::StrCat("; adaptive_asha rungs ", absl::StrJoin(rungs, ", "), " ",
+                         search->config.max_length
+                             ? config::UnitName(search->config.max_length->unit)
+                             : "");
   }
-  // A new metric at this rung may lift a stopped trial into the best 1/divisor.
-  COHORT_ASSIGN_OR_RETURN(bool promoted_any, PromoteStoppedLocked(searcher, siblings, rungs));
-  if (promoted_any) ScheduleLocked();
+  return rungs;
+}
+
+absl::Status Master::RungReportedLocked(const TrialRow& trial, double length, double metric,
+                                        const std::string& allocation) {
+  COHORT_ASSIGN_OR_RETURN(ExperimentSearch * search, SearchLocked(trial.experiment_id));
+  COHORT_ASSIGN_OR_RETURN(int64_t index, SearchIndexLocked(*search, trial.id));
+  COHORT_ASSIGN_OR_RETURN(std::vector<searcher::Operation> ops,
+                          search->searcher->ValidationReported(index, std::llround(length), metric));
+  return ApplySearchLocked(trial.experiment_id, *search, ops, allocation);
+}
+
+absl::Status Master::TrialEndedLocked(const TrialRow& trial) {
+  COHORT_ASSIGN_OR_RETURN(ExperimentSearch * search, SearchLocked(trial.experiment_id));
+  COHORT_ASSIGN_OR_RETURN(int64_t index, SearchIndexLocked(*search, trial.id));
+  COHORT_ASSIGN_OR_RETURN(std::vector<searcher::Operation> ops,
+                          search->searcher->TrialExited(index, trial.state));
+  return ApplySearchLocked(trial.experiment_id, *search, ops, /*reporting=*/"");
+}
+
+absl::Status Master::ApplySearchLocked(int64_t experiment_id, ExperimentSearch& search,
+                                       const std::vector<searcher::Operation>& ops,
+                                       const std::string& reporting) {
+  bool schedule = false;
+  for (const searcher::Operation& op : ops) {
+    if (const auto* create = std::get_if<searcher::Create>(&op)) {
+      COHORT_RETURN_IF_ERROR(InsertTrialLocked(experiment_id, search, *create));
+      schedule = true;
+      continue;
+    }
+    const int64_t index = searcher::TrialOf(op);
+    if (index < 0 || index >= static_cast<int64_t>(search.trial_ids.size())) {
+      return absl::InternalError(absl::StrCat("experiment ", experiment_id,
+                                              ": the searcher named trial index ", index));
+    }
+    const int64_t trial_id = search.trial_ids[index];
+    COHORT_ASSIGN_OR_RETURN(bool queued, ApplyOneLocked(trial_id, op, reporting));
+    schedule = schedule || queued;
+  }
+  if (!ops.empty()) logs_cv_.notify_all();
+  if (schedule) ScheduleLocked();
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> Master::AshaPromoteLocked(const ExperimentRow& exp) {
-  const config::SearcherConfig& searcher = SearcherLocked(exp);
-  if (searcher.name != "adaptive_asha" || searcher.stop_once) return false;
-  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> siblings, db_->ListTrials(exp.id));
-  COHORT_ASSIGN_OR_RETURN(RungMetrics rungs, RungMetricsLocked(siblings));
-  return PromoteStoppedLocked(searcher, siblings, rungs);
+absl::StatusOr<bool> Master::ApplyOneLocked(int64_t trial_id, const searcher::Operation& op,
+                                            const std::string& reporting) {
+  if (const auto* record = std::get_if<searcher::RecordMetric>(&op)) {
+    Json stored = {{"searcher_metric",
+                    std::isfinite(record->metric) ? Json(record->metric) : Json(nullptr)}};
+    COHORT_RETURN_IF_ERROR(db_->InsertMetrics({{trial_id, wire::Name(wire::MetricKind::kSearcher),
+                                                record->length, stored.dump(),
+                                                absl::ToUnixMillis(NowLocked()) / 1e3}}));
+    return false;
+  }
+  const std::string line = searcher::LogLine(op);
+  if (!line.empty()) AppendLogLocked(trial_id, absl::StrCat("master: ", line));
+  if (std::holds_alternative<searcher::Stop>(op)) {
+    Allocation* running = allocations_.OfTrial(trial_id);
+    if (running != nullptr && running->id == reporting) {
+      StopAllocationLocked(*running, StopReason::kSearcher);
+    }
+    return false;
+  }
+  const bool promote = std::holds_alternative<searcher::Promote>(op);
+  if (!promote && !std::holds_alternative<searcher::Complete>(op)) return false;  // Continue
+  COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
+  COHORT_RETURN_IF_ERROR(
+      MoveTrialLocked(trial, promote ? TrialState::kQueued : TrialState::kCompleted));
+  if (!promote) COHORT_RETURN_IF_ERROR(UpdateExperimentStateLocked(trial.experiment_id));
+  return promote;
 }
 
-absl::StatusOr<bool> Master::PromoteStoppedLocked(const config::SearcherConfig& searcher,
-                                                  std::vector<TrialRow>& siblings,
-                                                  const RungMetrics& rungs) {
-  if (searcher.name != "adaptive_asha" || searcher.stop_once) return false;
-  bool promoted_any = false;
-  for (size_t i = 0; i < siblings.size(); ++i) {
-    TrialRow& t = siblings[i];
-    if (t.state != TrialState::kStopped) continue;
-    // Where it stopped: its highest rung with a metric (never the last one).
-    const std::vector<int64_t> ops = config::SearcherOperations(searcher, static_cast<int64_t>(i));
-    int64_t at = -1;
-    for (size_t k = 0; k + 1 < ops.size(); ++k) {
-      if (rungs[i].count(ops[k])) at = ops[k];
-    }
-    if (at < 0) continue;
-    const AshaStanding standing = Standing(searcher, rungs, i, at);
-    if (!standing.promoted) continue;
-    COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kQueued));
-    AppendLogLocked(t.id, absl::StrCat(
-                  "master: adaptive_asha promotes the trial at ", at, " ",
-                  searcher.max_length ? config::UnitName(searcher.max_length->unit) : "batches",
-                  ": it is now among the best ", standing.keep, " of ", standing.reached,
-                  " trials of its bracket there; it resumes from its checkpoint"));
-    promoted_any = true;
+absl::Status Master::InsertTrialLocked(int64_t experiment_id, ExperimentSearch& search,
+                                       const searcher::Create& create) {
+  if (create.trial != static_cast<int64_t>(search.trial_ids.size())) {
+    return absl::InternalError(absl::StrCat("experiment ", experiment_id,
+                                            ": the searcher created trial index ", create.trial,
+                                            " out of order"));
   }
-  if (promoted_any) logs_cv_.notify_all();
-  return promoted_any;
+  TrialRow trial;
+  trial.experiment_id = experiment_id;
+  trial.hparams_json = create.hparams.dump();
+  trial.seed = create.seed;
+  trial.total_batches = search.total_batches;
+  trial.sequence = next_sequence_++;
+  COHORT_ASSIGN_OR_RETURN(int64_t id, db_->InsertTrial(trial));
+  search.trial_ids.push_back(id);
+  return absl::OkStatus();
 }
 
 }  // namespace cohort::master

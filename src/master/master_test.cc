@@ -71,6 +71,14 @@ class MasterTest : public ::testing::Test {
     return master_->AllocationExit(start["allocation"].get<std::string>(),
                                    {.node = start["node_rank"].get<int>(), .status = status});
   }
+  // The chief's report that the trial finished the searcher operation of `length` with `metric`.
+  absl::Status ReportRung(const Json& start, int64_t length, double metric) {
+    wire::ReportRecord completed{.kind = wire::ReportKind::kCompleted,
+                                 .searcher_metric = metric,
+                                 .length = static_cast<double>(length)};
+    return master_->AllocationReports(start["allocation"].get<std::string>(),
+                                      {.trial_id = start["trial_id"], .lines = {completed}});
+  }
   std::string Logs(int64_t trial) {
     Json page = master_->TrialLogs(trial, std::nullopt, 0, absl::ZeroDuration()).value().ToJson();
     std::string text;
@@ -206,6 +214,62 @@ TEST_F(MasterTest, ATaskLargerThanTheFreeSlotsWaitsAndSaysWhy) {
   ASSERT_TRUE(Exit(first, 0).ok());
   EXPECT_EQ(OnlyStart("a1")["experiment_id"], second_exp);
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
+}
+
+TEST_F(MasterTest, AdaptiveAshaStopsPromotesAndCompletesTrialsAsItsSearcherDecides) {
+  Register("a1", 1);
+  // Seed 5 draws increments 12, 21, 23, 20; the metric at a rung is increment * rung (smaller is
+  // better), as stage 3 of the Core API tutorial reports it. Rungs 200 and 400.
+  const int64_t exp = Create(
+      "name: asha\nentrypoint: ./trial\nreproducibility: {experiment_seed: 5}\n"
+      "hyperparameters: {global_batch_size: 16, increment_by: {type: int, minval: 1, maxval: 50}}\n"
+      "searcher: {name: adaptive_asha, metric: x, max_length: {batches: 400}, max_trials: 4,\n"
+      "  max_rungs: 2, divisor: 2, mode: aggressive, max_concurrent_trials: 1}\n");
+  auto metric_at = [](const Json& start, int64_t length) {
+    return static_cast<double>(start["hparams"]["increment_by"].get<int64_t>() * length);
+  };
+  Json t1 = OnlyStart("a1");
+  EXPECT_EQ(t1["searcher_ops"], Json::array({200, 400}));
+  ASSERT_EQ(t1["hparams"]["increment_by"], 12) << "the sampler changed";
+  ASSERT_TRUE(ReportRung(t1, 200, metric_at(t1, 200)).ok());
+  EXPECT_TRUE(Actions("a1").empty()) << "the first trial at a rung goes on";
+  ASSERT_TRUE(ReportRung(t1, 400, metric_at(t1, 400)).ok());
+  ASSERT_TRUE(Exit(t1, 0).ok());
+
+  Json t2 = OnlyStart("a1");
+  ASSERT_TRUE(ReportRung(t2, 200, metric_at(t2, 200)).ok());  // 4200: not the best 1 of 2
+  Json stop = Actions("a1");
+  ASSERT_EQ(stop.size(), 1u) << stop.dump();
+  EXPECT_EQ(stop[0]["type"], "stop");
+  ASSERT_TRUE(Exit(t2, 143).ok());
+  EXPECT_EQ(Trial(t2["trial_id"])["state"], "STOPPED");
+
+  Json t3 = OnlyStart("a1");
+  ASSERT_TRUE(ReportRung(t3, 200, metric_at(t3, 200)).ok());  // 4600: stops, and lifts trial 2
+  EXPECT_EQ(Trial(t2["trial_id"])["state"], "QUEUED");
+  EXPECT_THAT(Logs(t2["trial_id"]), HasSubstr("adaptive_asha promotes the trial at 200 batches"));
+  ASSERT_EQ(Actions("a1").size(), 1u) << "trial 3's stop";
+  ASSERT_TRUE(Exit(t3, 143).ok());
+  EXPECT_EQ(Trial(t3["trial_id"])["state"], "STOPPED");
+
+  Json t2_again = OnlyStart("a1");  // queued before trial 4: it resumes first
+  EXPECT_EQ(t2_again["trial_id"], t2["trial_id"]);
+  ASSERT_TRUE(ReportRung(t2_again, 200, metric_at(t2, 200)).ok());
+  EXPECT_TRUE(Actions("a1").empty()) << "a repeated rung report keeps its first decision";
+  ASSERT_TRUE(Exit(t2_again, 0).ok());
+
+  Json t4 = OnlyStart("a1");
+  ASSERT_TRUE(ReportRung(t4, 200, metric_at(t4, 200)).ok());  // 4000: second of 4, goes on
+  EXPECT_TRUE(Actions("a1").empty());
+  ASSERT_TRUE(Exit(t4, 0).ok());
+  const Json e = Experiment(exp);
+  EXPECT_EQ(e["state"], "COMPLETED") << e.dump(2);
+  for (const Json& t : e["trials"]) EXPECT_EQ(t["state"], "COMPLETED") << t.dump(2);
+  EXPECT_THAT(Logs(t3["trial_id"]), HasSubstr("promoted no further trial"));
+  // The rung metrics were recorded where a restarted master's searcher finds them.
+  Json rungs = master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher)->ToJson();
+  ASSERT_EQ(rungs["metrics"].size(), 1u) << rungs.dump();
+  EXPECT_EQ(rungs["metrics"][0]["steps_completed"], 200);
 }
 
 }  // namespace
