@@ -25,6 +25,17 @@ std::string Config(int slots, int max_restarts, const std::string& searcher,
                       "\nsearcher: ", searcher, "\n");
 }
 const char kSingle[] = "{name: single, metric: loss, max_length: {batches: 10}}";
+// Seed 5 draws increments 12, 21, 23, 20; the metric at a rung is increment * rung (smaller is
+// better), as stage 3 of the Core API tutorial reports it. Rungs 200 and 400.
+const char kAsha[] =
+    "name: asha\nentrypoint: ./trial\nreproducibility: {experiment_seed: 5}\n"
+    "hyperparameters: {global_batch_size: 16, increment_by: {type: int, minval: 1, maxval: 50}}\n"
+    "searcher: {name: adaptive_asha, metric: x, max_length: {batches: 400}, max_trials: 4,\n"
+    "  max_rungs: 2, divisor: 2, mode: aggressive, max_concurrent_trials: 1}\n";
+
+double MetricAt(const Json& start, int64_t length) {
+  return static_cast<double>(start["hparams"]["increment_by"].get<int64_t>() * length);
+}
 
 class MasterTest : public ::testing::Test {
  protected:
@@ -34,6 +45,15 @@ class MasterTest : public ::testing::Test {
                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
     std::unique_ptr<Database> db = OpenSqliteDatabase(":memory:").value();
+    master_ = Master::Create(std::move(db), {.data_dir = dir_.string(),
+                                             .agent_timeout = absl::Seconds(30),
+                                             .clock = &clock_})
+                  .value();
+  }
+  // A master on a database file in dir_, so a test can restart it.
+  void StartOnFile() {
+    master_.reset();
+    std::unique_ptr<Database> db = OpenSqliteDatabase((dir_ / "master.db").string()).value();
     master_ = Master::Create(std::move(db), {.data_dir = dir_.string(),
                                              .agent_timeout = absl::Seconds(30),
                                              .clock = &clock_})
@@ -218,26 +238,17 @@ TEST_F(MasterTest, ATaskLargerThanTheFreeSlotsWaitsAndSaysWhy) {
 
 TEST_F(MasterTest, AdaptiveAshaStopsPromotesAndCompletesTrialsAsItsSearcherDecides) {
   Register("a1", 1);
-  // Seed 5 draws increments 12, 21, 23, 20; the metric at a rung is increment * rung (smaller is
-  // better), as stage 3 of the Core API tutorial reports it. Rungs 200 and 400.
-  const int64_t exp = Create(
-      "name: asha\nentrypoint: ./trial\nreproducibility: {experiment_seed: 5}\n"
-      "hyperparameters: {global_batch_size: 16, increment_by: {type: int, minval: 1, maxval: 50}}\n"
-      "searcher: {name: adaptive_asha, metric: x, max_length: {batches: 400}, max_trials: 4,\n"
-      "  max_rungs: 2, divisor: 2, mode: aggressive, max_concurrent_trials: 1}\n");
-  auto metric_at = [](const Json& start, int64_t length) {
-    return static_cast<double>(start["hparams"]["increment_by"].get<int64_t>() * length);
-  };
+  const int64_t exp = Create(kAsha);
   Json t1 = OnlyStart("a1");
   EXPECT_EQ(t1["searcher_ops"], Json::array({200, 400}));
   ASSERT_EQ(t1["hparams"]["increment_by"], 12) << "the sampler changed";
-  ASSERT_TRUE(ReportRung(t1, 200, metric_at(t1, 200)).ok());
+  ASSERT_TRUE(ReportRung(t1, 200, MetricAt(t1, 200)).ok());
   EXPECT_TRUE(Actions("a1").empty()) << "the first trial at a rung goes on";
-  ASSERT_TRUE(ReportRung(t1, 400, metric_at(t1, 400)).ok());
+  ASSERT_TRUE(ReportRung(t1, 400, MetricAt(t1, 400)).ok());
   ASSERT_TRUE(Exit(t1, 0).ok());
 
   Json t2 = OnlyStart("a1");
-  ASSERT_TRUE(ReportRung(t2, 200, metric_at(t2, 200)).ok());  // 4200: not the best 1 of 2
+  ASSERT_TRUE(ReportRung(t2, 200, MetricAt(t2, 200)).ok());  // 4200: not the best 1 of 2
   Json stop = Actions("a1");
   ASSERT_EQ(stop.size(), 1u) << stop.dump();
   EXPECT_EQ(stop[0]["type"], "stop");
@@ -245,7 +256,7 @@ TEST_F(MasterTest, AdaptiveAshaStopsPromotesAndCompletesTrialsAsItsSearcherDecid
   EXPECT_EQ(Trial(t2["trial_id"])["state"], "STOPPED");
 
   Json t3 = OnlyStart("a1");
-  ASSERT_TRUE(ReportRung(t3, 200, metric_at(t3, 200)).ok());  // 4600: stops, and lifts trial 2
+  ASSERT_TRUE(ReportRung(t3, 200, MetricAt(t3, 200)).ok());  // 4600: stops, and lifts trial 2
   EXPECT_EQ(Trial(t2["trial_id"])["state"], "QUEUED");
   EXPECT_THAT(Logs(t2["trial_id"]), HasSubstr("adaptive_asha promotes the trial at 200 batches"));
   ASSERT_EQ(Actions("a1").size(), 1u) << "trial 3's stop";
@@ -254,12 +265,12 @@ TEST_F(MasterTest, AdaptiveAshaStopsPromotesAndCompletesTrialsAsItsSearcherDecid
 
   Json t2_again = OnlyStart("a1");  // queued before trial 4: it resumes first
   EXPECT_EQ(t2_again["trial_id"], t2["trial_id"]);
-  ASSERT_TRUE(ReportRung(t2_again, 200, metric_at(t2, 200)).ok());
+  ASSERT_TRUE(ReportRung(t2_again, 200, MetricAt(t2, 200)).ok());
   EXPECT_TRUE(Actions("a1").empty()) << "a repeated rung report keeps its first decision";
   ASSERT_TRUE(Exit(t2_again, 0).ok());
 
   Json t4 = OnlyStart("a1");
-  ASSERT_TRUE(ReportRung(t4, 200, metric_at(t4, 200)).ok());  // 4000: second of 4, goes on
+  ASSERT_TRUE(ReportRung(t4, 200, MetricAt(t4, 200)).ok());  // 4000: second of 4, goes on
   EXPECT_TRUE(Actions("a1").empty());
   ASSERT_TRUE(Exit(t4, 0).ok());
   const Json e = Experiment(exp);
@@ -270,6 +281,30 @@ TEST_F(MasterTest, AdaptiveAshaStopsPromotesAndCompletesTrialsAsItsSearcherDecid
   Json rungs = master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher)->ToJson();
   ASSERT_EQ(rungs["metrics"].size(), 1u) << rungs.dump();
   EXPECT_EQ(rungs["metrics"][0]["steps_completed"], 200);
+}
+
+TEST_F(MasterTest, ARestartedMasterRebuildsTheSearcherAndItsEarlierDecisionsStand) {
+  StartOnFile();
+  Register("a1", 1);
+  const int64_t exp = Create(kAsha);
+  Json t1 = OnlyStart("a1");
+  ASSERT_TRUE(ReportRung(t1, 200, MetricAt(t1, 200)).ok());
+  ASSERT_TRUE(ReportRung(t1, 400, MetricAt(t1, 400)).ok());
+  ASSERT_TRUE(Exit(t1, 0).ok());
+  Json t2 = OnlyStart("a1");
+  ASSERT_TRUE(ReportRung(t2, 200, MetricAt(t2, 200)).ok());
+  ASSERT_TRUE(Exit(t2, 143).ok());
+  ASSERT_EQ(Trial(t2["trial_id"])["state"], "STOPPED");
+
+  StartOnFile();  // the master restarts; its searcher is rebuilt from the database
+  Register("a1", 1);
+  Json t3 = OnlyStart("a1");
+  EXPECT_EQ(t3["searcher_ops"], Json::array({200, 400}));
+  ASSERT_TRUE(ReportRung(t3, 200, MetricAt(t3, 200)).ok());
+  EXPECT_EQ(Trial(t2["trial_id"])["state"], "QUEUED")
+      << "trial 3's rung metric, ranked with the restored ones, promotes trial 2";
+  EXPECT_EQ(Trial(t1["trial_id"])["state"], "COMPLETED");
+  EXPECT_EQ(Experiment(exp)["trials"].size(), 4u) << "the restart created no trial twice";
 }
 
 }  // namespace
