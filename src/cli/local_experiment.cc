@@ -245,8 +245,8 @@ class LocalRun {
     return facts;
   }
 
-  // One cohort-launch of the trial. Returns its exit status (-1: it could not start).
-  int RunOnce(Trial& trial, int count) {
+  // Starts cohort-launch for the trial with the worker environment, inside the context.
+  absl::StatusOr<std::unique_ptr<Subprocess>> Launch(const Trial& trial) {
     std::vector<std::string> argv = {
         launcher_,        "--slots", std::to_string(cfg_.resources.slots_per_trial),
         "--grace-period", "60",      "--"};
@@ -262,7 +262,43 @@ class LocalRun {
     worker.latest_checkpoint = trial.latest_checkpoint;
     worker.searcher_ops = trial.ops;
     for (auto& [name, value] : worker.ToEnv()) env[name] = std::move(value);
-    auto child = Subprocess::Start({.argv = argv, .env = env, .cwd = args_.context_dir});
+    return Subprocess::Start({.argv = argv, .env = env, .cwd = args_.context_dir});
+  }
+
+  // Ctrl-C once: the trial checkpoints and stops; twice: it is killed.
+  void ForwardInterrupts(const Trial& trial, Subprocess& child, int* seen) {
+    if (g_interrupts <= *seen) return;
+    *seen = g_interrupts;
+    ClearLine();
+    if (*seen == 1) {
+      err_ << "stopping: trial " << trial.id
+           << " checkpoints and stops (Ctrl-C again to kill it now)\n";
+      child.Signal(SIGTERM);
+    } else {
+      err_ << "killing trial " << trial.id << "\n";
+      child.Signal(SIGKILL);
+    }
+  }
+
+  // The trial's new report lines; a searcher stop becomes SIGTERM (the trial checkpoints).
+  void ReadReports(Trial& trial, JsonLinesTail& metrics, Subprocess& child,
+                   std::optional<double>* loss) {
+    for (const nlohmann::json& raw : metrics.NewLines()) {
+      absl::StatusOr<wire::ReportRecord> record =
+          wire::ParseReportRecord(raw, (trial.dir / "metrics.jsonl").string());
+      if (!record.ok()) {
+        ClearLine();
+        err_ << "trial " << trial.id << ": skipping a report: " << record.status().message()
+             << "\n";
+      } else if (HandleMetric(trial, *record, loss)) {
+        child.Signal(SIGTERM);
+      }
+    }
+  }
+
+  // One cohort-launch of the trial. Returns its exit status (-1: it could not start).
+  int RunOnce(Trial& trial, int count) {
+    absl::StatusOr<std::unique_ptr<Subprocess>> child = Launch(trial);
     if (!child.ok()) {
       err_ << "cohort: error: trial " << trial.id << ": " << child.status().message() << "\n";
       return -1;
@@ -285,29 +321,8 @@ class LocalRun {
         absl::SleepFor(absl::Milliseconds(50));
       log << chunk;
       log.flush();
-      if (g_interrupts > interrupts_seen) {
-        interrupts_seen = g_interrupts;
-        ClearLine();
-        if (interrupts_seen == 1) {
-          err_ << "stopping: trial " << trial.id
-               << " checkpoints and stops (Ctrl-C again to kill it now)\n";
-          (*child)->Signal(SIGTERM);
-        } else {
-          err_ << "killing trial " << trial.id << "\n";
-          (*child)->Signal(SIGKILL);
-        }
-      }
-      for (const nlohmann::json& raw : metrics.NewLines()) {
-        absl::StatusOr<wire::ReportRecord> record =
-            wire::ParseReportRecord(raw, (trial.dir / "metrics.jsonl").string());
-        if (!record.ok()) {
-          ClearLine();
-          err_ << "trial " << trial.id << ": skipping a report: " << record.status().message()
-               << "\n";
-        } else if (HandleMetric(trial, *record, &loss)) {
-          (*child)->Signal(SIGTERM);
-        }
-      }
+      ForwardInterrupts(trial, **child, &interrupts_seen);
+      ReadReports(trial, metrics, **child, &loss);
       if (std::optional<ProgressSnapshot> p = ReadProgress(trial.dir / "progress.json")) {
         p->loss = loss;
         meter.Update(*p, absl::Now());
