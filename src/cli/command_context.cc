@@ -3,6 +3,7 @@
 #include <iostream>
 #include <utility>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cli/exit_codes.h"

@@ -8,10 +8,13 @@
 #include <functional>
 #include <string>
 
-#include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "client/master_client.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace cohort::cli {
 
