@@ -1,25 +1,17 @@
 #pragma once
-// Registers the verbs that talk to a master (Determined's): `experiment|e create|list|describe|
-// pause|activate|kill`, `trial|t logs|describe`, `task list`, `agent|a list|enable|disable`,
-// `slot|s list`, `template|tpl list|set|describe|remove` and `cluster up|down`. Every list and
-// describe prints an aligned table, or JSON with --json. The master is --master/-m, else
-// $COHORT_MASTER, else the local cluster's (`cohort cluster up`). Not thread-safe (CLI setup).
-
-#include <string>
+// Registers `cohort cluster up|down` on the root CLI11 app. `cluster up [--agents N] [--slots K]
+// [--port P]` starts a local master (SQLite under the user's data directory,
+// client/local_cluster.h) and N agents of K slots in the background, waits until they are
+// connected, records the URL and pids in cluster.json and prints the address; `cluster down`
+// stops them (SIGTERM, then SIGKILL after 10 s). Their output goes to <data dir>/logs/.
+// Not thread-safe (CLI setup runs once on the main thread).
 
 #include "CLI/CLI.hpp"
+#include "cli/command_context.h"
 
 namespace cohort::cli {
 
-// `experiment` is the group AddExperimentCommands made; the others are created here.
-// `master_flag` is the root's --master value (read when a verb runs).
-void AddClusterCommands(CLI::App* root, CLI::App* experiment, const std::string* master_flag,
-                        int* exit_code);
-
-// `experiment create CONFIG CONTEXT_DIR [--template T] [--follow]` against a master: packs the
-// context directory (tar.gz, at most 96 MB), submits, prints the id; --follow shows a progress
-// line per trial until the experiment ends and returns 0 only when it COMPLETED.
-int RunCreateRemote(const std::string& master_flag, const std::string& config_path,
-                    const std::string& context_dir, const std::string& template_name, bool follow);
+// Adds the `cluster` command group to `root`; `context` must outlive `root`.
+void AddClusterCommands(CLI::App* root, CommandContext* context);
 
 }  // namespace cohort::cli

@@ -2,19 +2,20 @@
 
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
-#include "cli/cluster_commands.h"
+#include "absl/strings/str_cat.h"
 #include "cli/exit_codes.h"
 #include "cli/local_experiment.h"
+#include "cli/remote_experiment.h"
+#include "cli/table.h"
 #include "cli/validate_command.h"
 
 namespace cohort::cli {
+namespace {
 
-CLI::App* AddExperimentCommands(CLI::App* root, const std::string* master_flag, int* exit_code) {
-  CLI::App* experiment = root->add_subcommand("experiment", "Manage experiments");
-  experiment->alias("e");
-  experiment->require_subcommand(1);
-
+void AddValidate(CLI::App* experiment, CommandContext* context) {
   auto validate_args = std::make_shared<ValidateArgs>();
   auto template_path = std::make_shared<std::string>();
   CLI::App* validate = experiment->add_subcommand(
@@ -34,11 +35,13 @@ CLI::App* AddExperimentCommands(CLI::App* root, const std::string* master_flag, 
       "  cohort experiment validate exp.yaml --template team_defaults.yaml\n"
       "\n"
       "Exit status: 0 valid; 1 invalid config or YAML; 2 bad arguments or unreadable file.");
-  validate->callback([validate_args, template_path, validate, exit_code] {
+  validate->callback([validate_args, template_path, validate, context] {
     if (validate->count("--template") > 0) validate_args->template_path = *template_path;
-    *exit_code = RunValidate(*validate_args, std::cout, std::cerr);
+    context->SetExitCode(RunValidate(*validate_args, std::cout, std::cerr));
   });
+}
 
+void AddCreate(CLI::App* experiment, CommandContext* context) {
   auto create_args = std::make_shared<CreateLocalArgs>();
   auto create_template = std::make_shared<std::string>();
   auto local = std::make_shared<bool>(false);
@@ -49,8 +52,9 @@ CLI::App* AddExperimentCommands(CLI::App* root, const std::string* master_flag, 
       "resources.slots_per_trial workers running the config's entrypoint inside CONTEXT_DIR,\n"
       "showing a live progress line, validations as they come and a summary at the end.");
   create->add_option("config", create_args->config_path, "Experiment config (YAML)")->required();
-  create->add_option("context_dir", create_args->context_dir,
-                     "Directory holding the trial program (the entrypoint runs inside it)")
+  create
+      ->add_option("context_dir", create_args->context_dir,
+                   "Directory holding the trial program (the entrypoint runs inside it)")
       ->required();
   auto follow = std::make_shared<bool>(false);
   create->add_flag("--local", *local, "Run on this machine without a master");
@@ -73,17 +77,118 @@ CLI::App* AddExperimentCommands(CLI::App* root, const std::string* master_flag, 
       "Ctrl-C asks the running trial to checkpoint and stop; a second Ctrl-C kills it.\n"
       "Exit status: 0 every trial completed; 1 a trial failed or was stopped, or the config\n"
       "is invalid; 2 bad arguments (missing context directory or entrypoint).");
-  create->callback([create_args, create_template, create, local, follow, master_flag, exit_code] {
+  create->callback([create_args, create_template, create, local, follow, context] {
     if (!*local) {
       // With a master the template is a name stored there (`cohort template set`).
-      *exit_code = RunCreateRemote(*master_flag, create_args->config_path,
-                                   create_args->context_dir, *create_template, *follow);
+      context->SetExitCode(RunCreateRemote(context->master_flag(), create_args->config_path,
+                                           create_args->context_dir, *create_template, *follow));
       return;
     }
     if (create->count("--template") > 0) create_args->template_path = *create_template;
-    *exit_code = RunCreateLocal(*create_args, std::cout, std::cerr);
+    context->SetExitCode(RunCreateLocal(*create_args, std::cout, std::cerr));
   });
-  return experiment;
+}
+
+int ListExperiments(const CommandContext& context) {
+  absl::StatusOr<Json> r = context.Client().Get("/api/v1/experiments");
+  if (!r.ok()) return Fail(r.status());
+  if (context.json()) return PrintJson(*r);
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& e : (*r)["experiments"]) {
+    rows.push_back({Str(e["id"]), Str(e["name"]), Str(e["state"]),
+                    absl::StrCat(e["trials_done"].get<int>(), "/", e["trials"].get<int>()),
+                    Str(e["slots_per_trial"]), Str(e["priority"]),
+                    e["template"].get<std::string>().empty() ? "-" : Str(e["template"]),
+                    FormatTime(e["created_ms"].get<int64_t>())});
+  }
+  PrintTable(
+      std::cout,
+      {"id", "name", "state", "trials done", "slots/trial", "priority", "template", "created"},
+      rows);
+  return kExitOk;
+}
+
+// The trials table of `experiment describe`, then each failed trial's last log lines.
+void PrintTrials(const Json& trials) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& t : trials) {
+    rows.push_back(
+        {Str(t["id"]), Str(t["state"]),
+         absl::StrCat(t["batches"].get<int64_t>(), "/", t["total_batches"].get<int64_t>()),
+         Str(t["restarts"]), Str(t["searcher_metric"]),
+         t["latest_checkpoint"].get<std::string>().empty() ? "-" : Str(t["latest_checkpoint"]),
+         Str(t["hparams"]), t.contains("waiting_reason") ? Str(t["waiting_reason"]) : "-"});
+  }
+  PrintTable(std::cout,
+             {"trial", "state", "batches", "restarts", "searcher metric", "checkpoint",
+              "hyperparameters", "waiting because"},
+             rows);
+  for (const Json& t : trials) {
+    if (t.contains("error_lines")) {
+      std::cout << "\ntrial " << t["id"] << " failed; its last log lines:\n"
+                << Str(t["error_lines"]) << "\n";
+    }
+  }
+}
+
+int DescribeExperiment(const CommandContext& context, int64_t id) {
+  absl::StatusOr<Json> r = context.Client().Get(absl::StrCat("/api/v1/experiments/", id));
+  if (!r.ok()) return Fail(r.status());
+  if (context.json()) return PrintJson(*r);
+  const Json& e = *r;
+  std::cout << "experiment " << e["id"] << ": " << Str(e["name"]) << "  " << Str(e["state"])
+            << "  (" << Str(e["slots_per_trial"]) << " slots per trial, priority "
+            << Str(e["priority"]) << ", template "
+            << (e["template"].get<std::string>().empty() ? "-" : Str(e["template"])) << ")\n\n";
+  PrintTrials(e["trials"]);
+  std::cout << "\nconfig:\n" << Str(e["config"]);
+  return kExitOk;
+}
+
+void AddListAndDescribe(CLI::App* experiment, CommandContext* context) {
+  CLI::App* list = experiment->add_subcommand("list", "List experiments");
+  list->alias("ls");
+  context->AddJsonFlag(list);
+  context->OnRun(list, [context] { return ListExperiments(*context); });
+
+  auto id = std::make_shared<int64_t>(0);
+  CLI::App* describe =
+      experiment->add_subcommand("describe", "Show an experiment, its config and trials");
+  describe->add_option("id", *id, "Experiment id")->required();
+  context->AddJsonFlag(describe);
+  context->OnRun(describe, [context, id] { return DescribeExperiment(*context, *id); });
+}
+
+// pause, activate, kill: a POST to /api/v1/experiments/ID/VERB.
+void AddLifecycleVerbs(CLI::App* experiment, CommandContext* context) {
+  const std::pair<std::string, std::string> verbs[] = {
+      {"pause", "Pause (trials checkpoint and stop)"},
+      {"activate", "Resume a paused experiment"},
+      {"kill", "Stop an experiment for good, freeing its slots"}};
+  for (const auto& [verb, help] : verbs) {
+    auto target = std::make_shared<int64_t>(0);
+    CLI::App* sub = experiment->add_subcommand(verb, help);
+    sub->add_option("id", *target, "Experiment id")->required();
+    context->OnRun(sub, [context, target, v = verb] {
+      absl::StatusOr<Json> r =
+          context->Client().Post(absl::StrCat("/api/v1/experiments/", *target, "/", v));
+      if (!r.ok()) return Fail(r.status());
+      std::cout << "experiment " << *target << ": " << v << " requested\n";
+      return kExitOk;
+    });
+  }
+}
+
+}  // namespace
+
+void AddExperimentCommands(CLI::App* root, CommandContext* context) {
+  CLI::App* experiment = root->add_subcommand("experiment", "Manage experiments");
+  experiment->alias("e");
+  experiment->require_subcommand(1);
+  AddValidate(experiment, context);
+  AddCreate(experiment, context);
+  AddListAndDescribe(experiment, context);
+  AddLifecycleVerbs(experiment, context);
 }
 
 }  // namespace cohort::cli

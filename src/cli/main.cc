@@ -1,13 +1,19 @@
-// cohort: the command-line client. Argument parsing only; each command group registers its
-// verbs (experiment_commands.h, ...) and does its work in its own files.
+// cohort: the command-line client. Argument parsing only; each noun's *_commands.h registers
+// its verbs (in this order, which is the order `cohort --help` lists them) and does its work in
+// its own files.
 
 #include <cstdio>
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "cli/exit_codes.h"
+#include "cli/agent_commands.h"
 #include "cli/cluster_commands.h"
+#include "cli/command_context.h"
+#include "cli/exit_codes.h"
 #include "cli/experiment_commands.h"
+#include "cli/task_commands.h"
+#include "cli/template_commands.h"
+#include "cli/trial_commands.h"
 
 namespace {
 
@@ -37,10 +43,15 @@ int main(int argc, char** argv) {
                  "Master URL (default: $COHORT_MASTER, else the local cluster's, else "
                  "http://127.0.0.1:8080)");
   app.fallthrough();
-  CLI::App* experiment = cohort::cli::AddExperimentCommands(&app, &master, &exit_code);
-  cohort::cli::AddClusterCommands(&app, experiment, &master, &exit_code);
+  cohort::cli::CommandContext context(&master, &exit_code);
+  cohort::cli::AddExperimentCommands(&app, &context);
+  cohort::cli::AddTrialCommands(&app, &context);
+  cohort::cli::AddTaskCommands(&app, &context);
+  cohort::cli::AddAgentCommands(&app, &context);
+  cohort::cli::AddTemplateCommands(&app, &context);
+  cohort::cli::AddClusterCommands(&app, &context);
   app.footer(kFooter);  // after the verbs: CLI11 copies a parent's footer into new subcommands
-  if (argc == 1) {  // bare `cohort`: the overview, on stderr, as a usage error
+  if (argc == 1) {      // bare `cohort`: the overview, on stderr, as a usage error
     std::fprintf(stderr, "%s", app.help().c_str());
     return cohort::cli::kExitUsage;
   }

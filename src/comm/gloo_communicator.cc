@@ -255,6 +255,9 @@ class GlooCommunicator::Impl {
                         " (not in this collective or not responding)");
   }
 
+  // Best effort: this rank fails with `status` either way, and when the store cannot take the
+  // cause the other ranks stop waiting for it after kCauseWait (AwaitCause) and report what
+  // they saw themselves.
   void PublishCause(const absl::Status& status) {
     absl::StatusOr<int64_t> claims = store_->Add(kCauseClaimKey, 1);
     if (claims.ok() && *claims == 1) store_->Set(kCauseKey, EncodeCause(status)).IgnoreError();

@@ -97,6 +97,7 @@ class TcpStoreServer::Impl {
   ~Impl() {
     stop_ = true;
     char c = 0;
+    // Should the write fail, Loop still sees stop_ after its poll timeout (at most 1 s).
     if (wake_[1] >= 0) (void)!::write(wake_[1], &c, 1);
     thread_.join();
     for (auto& [fd, client] : clients_) ::close(fd);
@@ -387,7 +388,9 @@ absl::StatusOr<std::unique_ptr<TcpStore>> TcpStore::Connect(const net::HostPort&
 
 TcpStore::~TcpStore() {
   if (fd_ >= 0) {
-    (void)Call(kBye, "", absl::ZeroDuration());
+    // A courtesy: when the goodbye cannot be sent (the server is gone or stopping), closing the
+    // connection below tells the server the same.
+    Call(kBye, "", absl::ZeroDuration()).IgnoreError();
     ::close(fd_);
   }
 }

@@ -198,6 +198,60 @@ void CheckGlobalBatchSize(const Json& hparams_tree, ExperimentConfig& config, Er
   }
 }
 
+// `entrypoint`: a command, as a non-empty string or a non-empty list of strings.
+void ParseEntrypoint(ObjectReader& r, ExperimentConfig& config, ErrorList* errors) {
+  if (!r.Require("entrypoint")) return;
+  const Json& entry = *r.Get("entrypoint");
+  if (entry.is_string() && !entry.get<std::string>().empty()) {
+    config.entrypoint = {entry.get<std::string>()};
+    r.Set("entrypoint", entry);
+  } else if (entry.is_array() && !entry.empty()) {
+    if (auto list = r.StringList("entrypoint")) config.entrypoint = *list;
+  } else {
+    errors->Add("entrypoint", absl::StrCat("expected a command (a non-empty string or list of "
+                                           "strings), got ", DescribeValue(entry)));
+  }
+}
+
+// `reproducibility.experiment_seed`; when absent options.seed_if_absent, else a random seed.
+uint32_t ParseExperimentSeed(const Json& node, const ParseOptions& options, ErrorList* errors,
+                             Json* effective) {
+  ObjectReader repro(node, "reproducibility", errors, effective);
+  uint32_t fallback = options.seed_if_absent.has_value()
+                          ? *options.seed_if_absent
+                          : static_cast<uint32_t>(std::random_device{}() & 0x7fffffffu);
+  const uint32_t seed = static_cast<uint32_t>(
+      repro.Int("experiment_seed", fallback, Between(0, 4294967295.0)).value_or(fallback));
+  repro.Finish();
+  return seed;
+}
+
+// The rules that span fields: lengths in epochs need records_per_epoch, max_slots covers a
+// trial, and (only when everything else is valid) the grid searcher's own rules.
+void CheckCrossFieldRules(const ExperimentConfig& config, ErrorList* errors) {
+  if (config.records_per_epoch == 0) {
+    auto uses_epochs = [](const std::optional<Length>& l) {
+      return l.has_value() && l->unit == Length::Unit::kEpochs;
+    };
+    const char* kRule = "a length in epochs needs records_per_epoch (> 0) at the top level";
+    if (uses_epochs(config.searcher.max_length)) errors->Add("searcher.max_length", kRule);
+    if (uses_epochs(config.min_validation_period)) errors->Add("min_validation_period", kRule);
+    if (uses_epochs(config.min_checkpoint_period)) errors->Add("min_checkpoint_period", kRule);
+  }
+  if (config.resources.max_slots &&
+      *config.resources.max_slots < config.resources.slots_per_trial) {
+    errors->Add("resources.max_slots",
+                absl::StrCat("must be >= slots_per_trial (", config.resources.slots_per_trial,
+                             "), got ", *config.resources.max_slots));
+  }
+  if (errors->empty() && config.searcher.name == "grid") {
+    // The grid's own rules (a count for every searched hyperparameter, a bounded size).
+    absl::StatusOr<std::vector<Json>> grid =
+        SampleHyperparameters(config.hyperparameters, config.searcher, config.experiment_seed);
+    for (const std::string& error : ConfigErrors(grid.status())) errors->Add("", error);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
@@ -218,18 +272,7 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
   r.String("workspace");
   r.String("project");
   r.StringList("labels");
-  if (r.Require("entrypoint")) {
-    const Json& entry = *r.Get("entrypoint");
-    if (entry.is_string() && !entry.get<std::string>().empty()) {
-      config.entrypoint = {entry.get<std::string>()};
-      r.Set("entrypoint", entry);
-    } else if (entry.is_array() && !entry.empty()) {
-      if (auto list = r.StringList("entrypoint")) config.entrypoint = *list;
-    } else {
-      errors.Add("entrypoint", absl::StrCat("expected a command (a non-empty string or list of "
-                                            "strings), got ", DescribeValue(entry)));
-    }
-  }
+  ParseEntrypoint(r, config, &errors);
   config.resources = ParseResources(Field(r, "resources"), &errors, &effective["resources"]);
 
   const Json& hparams = Field(r, "hyperparameters");
@@ -242,16 +285,8 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
   config.optimizations = ParseOptimizations(Field(r, "optimizations"), &errors,
                                             &effective["optimizations"]);
 
-  {
-    ObjectReader repro(Field(r, "reproducibility"), "reproducibility", &errors,
-                       &effective["reproducibility"]);
-    uint32_t fallback = options.seed_if_absent.has_value()
-                            ? *options.seed_if_absent
-                            : static_cast<uint32_t>(std::random_device{}() & 0x7fffffffu);
-    config.experiment_seed = static_cast<uint32_t>(
-        repro.Int("experiment_seed", fallback, Between(0, 4294967295.0)).value_or(fallback));
-    repro.Finish();
-  }
+  config.experiment_seed = ParseExperimentSeed(Field(r, "reproducibility"), options, &errors,
+                                               &effective["reproducibility"]);
 
   if (const Json* storage = r.Get("checkpoint_storage")) {
     config.checkpoint_storage =
@@ -284,29 +319,7 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
   if (!r.Has("bind_mounts")) r.Set("bind_mounts", Json::array());
   r.Finish();
 
-  // Cross-field rules.
-  if (config.records_per_epoch == 0) {
-    auto uses_epochs = [](const std::optional<Length>& l) {
-      return l.has_value() && l->unit == Length::Unit::kEpochs;
-    };
-    const char* kRule = "a length in epochs needs records_per_epoch (> 0) at the top level";
-    if (uses_epochs(config.searcher.max_length)) errors.Add("searcher.max_length", kRule);
-    if (uses_epochs(config.min_validation_period)) errors.Add("min_validation_period", kRule);
-    if (uses_epochs(config.min_checkpoint_period)) errors.Add("min_checkpoint_period", kRule);
-  }
-  if (config.resources.max_slots && *config.resources.max_slots < config.resources.slots_per_trial) {
-    errors.Add("resources.max_slots",
-               absl::StrCat("must be >= slots_per_trial (", config.resources.slots_per_trial,
-                            "), got ", *config.resources.max_slots));
-  }
-
-  if (errors.empty() && config.searcher.name == "grid") {
-    // The grid's own rules (a count for every searched hyperparameter, a bounded size).
-    absl::StatusOr<std::vector<Json>> grid =
-        SampleHyperparameters(config.hyperparameters, config.searcher, config.experiment_seed);
-    for (const std::string& error : ConfigErrors(grid.status())) errors.Add("", error);
-  }
-
+  CheckCrossFieldRules(config, &errors);
   if (!errors.empty()) return errors.ToStatus();
   return config;
 }

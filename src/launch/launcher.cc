@@ -41,6 +41,7 @@ void OnSignal(int signal) {
   int fd = g_signal_wake_fd.load(std::memory_order_relaxed);
   if (fd >= 0) {
     unsigned char byte = static_cast<unsigned char>(signal);
+    // The pipe is non-blocking: when it is full, Run has bytes to wake on already.
     ssize_t ignored = ::write(fd, &byte, 1);
     (void)ignored;
   }
@@ -79,8 +80,8 @@ absl::Status CheckExecutable(const std::string& path, const std::string& shown) 
         absl::StrCat("command '", shown, "' is a directory, not a program"));
   }
   if (::access(path.c_str(), X_OK) != 0) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "command '", shown, "' is not executable; make it so with: chmod +x ", path));
+    return absl::PermissionDeniedError(
+        absl::StrCat("command '", shown, "' is not executable; make it so with: chmod +x ", path));
   }
   return absl::OkStatus();
 }
@@ -103,9 +104,9 @@ absl::StatusOr<std::string> ResolveExecutable(const std::string& name) {
     if (!absl::IsNotFound(status) && first_problem.ok()) first_problem = status;
   }
   if (!first_problem.ok()) return first_problem;
-  return absl::NotFoundError(absl::StrCat(
-      "command '", name, "' not found in PATH (", path,
-      "); give its path (e.g. ./", name, ") or check the spelling"));
+  return absl::NotFoundError(absl::StrCat("command '", name, "' not found in PATH (", path,
+                                          "); give its path (e.g. ./", name,
+                                          ") or check the spelling"));
 }
 
 int CoresAvailable() {
@@ -135,26 +136,25 @@ absl::StatusOr<std::unique_ptr<Launcher>> Launcher::Create(LaunchOptions options
 absl::Status Launcher::Prepare() {
   const LaunchOptions& o = options_;
   if (o.slots < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--slots must be at least 1, got ", o.slots));
+    return absl::InvalidArgumentError(absl::StrCat("--slots must be at least 1, got ", o.slots));
   }
   if (o.nnodes < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--nnodes must be at least 1, got ", o.nnodes));
+    return absl::InvalidArgumentError(absl::StrCat("--nnodes must be at least 1, got ", o.nnodes));
   }
   if (o.node_rank < 0 || o.node_rank >= o.nnodes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--node-rank ", o.node_rank, " is out of range: with --nnodes ", o.nnodes,
-        " it must be between 0 and ", o.nnodes - 1));
+    return absl::InvalidArgumentError(absl::StrCat("--node-rank ", o.node_rank,
+                                                   " is out of range: with --nnodes ", o.nnodes,
+                                                   " it must be between 0 and ", o.nnodes - 1));
   }
   if (o.nnodes > 1 && o.chief_host.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--nnodes ", o.nnodes, " needs --chief-addr HOST[:PORT], the address of node 0 "
-        "(where the rendezvous store runs) as the other nodes can reach it"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--nnodes ", o.nnodes,
+                     " needs --chief-addr HOST[:PORT], the address of node 0 "
+                     "(where the rendezvous store runs) as the other nodes can reach it"));
   }
   if (o.rendezvous_port < -1 || o.rendezvous_port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rendezvous port ", o.rendezvous_port, " is out of range (0-65535)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("rendezvous port ", o.rendezvous_port, " is out of range (0-65535)"));
   }
   if (o.grace_period < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--grace-period must not be negative");
@@ -170,9 +170,10 @@ absl::Status Launcher::Prepare() {
   port_ = o.rendezvous_port;
   if (port_ < 0) port_ = (o.chief_host.empty() && o.nnodes == 1) ? 0 : kDefaultRendezvousPort;
   if (port_ == 0 && o.node_rank > 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "node ", o.node_rank, " needs the chief's rendezvous port: pass --chief-addr HOST:PORT "
-        "with the port node 0 announced"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("node ", o.node_rank,
+                     " needs the chief's rendezvous port: pass --chief-addr HOST:PORT "
+                     "with the port node 0 announced"));
   }
 
   int cores = o.cores > 0 ? o.cores : CoresAvailable();
@@ -230,6 +231,7 @@ absl::Status Launcher::SetUpStore() {
           abort_notice_ = notice;
         }
         unsigned char byte = kAbortByte;
+        // Non-blocking: when the pipe is full, Run has bytes to wake on already.
         ssize_t ignored = ::write(wake_write_fd_, &byte, 1);
         (void)ignored;
       }));
@@ -248,12 +250,14 @@ Launcher::~Launcher() {
 
 void Launcher::RequestStop(int signal) {
   unsigned char byte = static_cast<unsigned char>(signal);
+  // Non-blocking: when the pipe is full, Run has bytes to wake on already.
   ssize_t ignored = ::write(wake_write_fd_, &byte, 1);
   (void)ignored;
 }
 
 void Launcher::Message(const std::string& text) const {
-  (void)WriteLines(options_.stderr_fd, absl::StrCat("cohort-launch: ", text, "\n"));
+  // When stderr itself cannot be written (its reader went away) there is nowhere left to say so.
+  WriteLines(options_.stderr_fd, absl::StrCat("cohort-launch: ", text, "\n")).IgnoreError();
 }
 
 std::vector<std::string> Launcher::WorkerEnvironment(int local_rank) const {
@@ -304,6 +308,14 @@ struct WorkerState {
   std::vector<Stream> streams;  // stdout, stderr
 };
 
+// Relays a worker's prefixed lines. A failed write is not reported: the destination is the
+// launcher's own output (stdout_fd / stderr_fd), whose reader went away (EPIPE; SIGPIPE is
+// ignored while Run runs), so there is no one left to tell, and the launcher must go on
+// supervising the workers.
+void Relay(const Stream& stream, const std::string& lines) {
+  if (!lines.empty()) WriteLines(stream.out_fd, lines).IgnoreError();
+}
+
 // Reads what `stream` has now (non-blocking) and relays it. Returns false at end of stream.
 bool Pump(Stream& stream, bool until_drained) {
   char buf[65536];
@@ -322,7 +334,7 @@ bool Pump(Stream& stream, bool until_drained) {
     break;
   }
   if (!open) stream.prefixer.Finish(&lines);
-  if (!lines.empty()) (void)WriteLines(stream.out_fd, lines);
+  Relay(stream, lines);
   if (!open) {
     ::close(stream.fd);
     stream.fd = -1;
@@ -336,69 +348,163 @@ void CloseStream(Stream& stream) {
   if (stream.fd < 0) return;
   std::string lines;
   stream.prefixer.Finish(&lines);
-  if (!lines.empty()) (void)WriteLines(stream.out_fd, lines);
+  Relay(stream, lines);
   ::close(stream.fd);
   stream.fd = -1;
 }
 
+// While alive: SIGINT and SIGTERM write their number to `wake_fd` (when `forward` is set) and
+// SIGPIPE is ignored, so that a reader of our stdout that goes away does not kill the launcher
+// (and orphan the workers). The destructor restores the previous handlers.
+class SignalHandlers {
+ public:
+  SignalHandlers(bool forward, int wake_fd) : forward_(forward) {
+    struct sigaction action;
+    std::memset(&action, 0, sizeof(action));
+    sigemptyset(&action.sa_mask);
+    if (forward_) {
+      g_signal_wake_fd.store(wake_fd);
+      action.sa_handler = OnSignal;
+      action.sa_flags = SA_RESTART;
+      ::sigaction(SIGINT, &action, &old_int_);
+      ::sigaction(SIGTERM, &action, &old_term_);
+    }
+    action.sa_handler = SIG_IGN;
+    action.sa_flags = 0;
+    ::sigaction(SIGPIPE, &action, &old_pipe_);
+  }
+  ~SignalHandlers() {
+    if (forward_) {
+      ::sigaction(SIGINT, &old_int_, nullptr);
+      ::sigaction(SIGTERM, &old_term_, nullptr);
+      g_signal_wake_fd.store(-1);
+    }
+    ::sigaction(SIGPIPE, &old_pipe_, nullptr);
+  }
+  SignalHandlers(const SignalHandlers&) = delete;
+  SignalHandlers& operator=(const SignalHandlers&) = delete;
+
+ private:
+  bool forward_;
+  struct sigaction old_int_, old_term_, old_pipe_;
+};
+
+// What a forked worker needs to exec, built before fork: after fork, in a process with threads
+// (the store server), a child may only make async-signal-safe calls.
+struct ExecPlan {
+  const char* executable = nullptr;
+  std::vector<char*> argv;  // null-terminated
+  std::string exec_failed;  // written to the worker's stderr when execve fails
+  pid_t launcher_pid = -1;
+  int dev_null = -1;  // the worker's stdin; -1: left as it is
+};
+
+// In the forked child: makes the worker its own process group that dies with the launcher,
+// connects its stdout/stderr to the pipes and stdin to /dev/null, resets signal dispositions
+// and the mask, and execs. Never returns (exit 127 when execve fails, 1 when the launcher died
+// before the child could tie itself to it). Async-signal-safe calls only.
+[[noreturn]] void ExecWorker(const ExecPlan& plan, char* const* envp, int out_fd, int err_fd) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != plan.launcher_pid) ::_exit(1);  // the launcher died before prctl
+  ::dup2(out_fd, STDOUT_FILENO);
+  ::dup2(err_fd, STDERR_FILENO);
+  if (plan.dev_null >= 0) ::dup2(plan.dev_null, STDIN_FILENO);
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof(dfl));
+  dfl.sa_handler = SIG_DFL;
+  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT, SIGCHLD}) {
+    ::sigaction(sig, &dfl, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execve(plan.executable, plan.argv.data(), envp);
+  // Nothing to do if even this write fails: the exit status (127) still tells.
+  ssize_t ignored = ::write(STDERR_FILENO, plan.exec_failed.data(), plan.exec_failed.size());
+  (void)ignored;
+  ::_exit(127);
+}
+
+// A node's abort notice is "<status> <what happened>" (status > 0). Returns the status (1 when
+// the notice has none) and sets *what to the rest (the whole notice when it has no status).
+int ParseAbortNotice(const std::string& notice, std::string* what) {
+  int status = 1;
+  std::vector<std::string> parts = absl::StrSplit(notice, absl::MaxSplits(' ', 1));
+  if (parts.size() == 2 && absl::SimpleAtoi(parts[0], &status) && status > 0) {
+    *what = parts[1];
+    return status;
+  }
+  *what = notice;
+  return 1;
+}
+
 }  // namespace
 
-int Launcher::Run() {
-  const LaunchOptions& o = options_;
-  struct sigaction old_int, old_term, old_pipe;
-  struct sigaction action;
-  std::memset(&action, 0, sizeof(action));
-  sigemptyset(&action.sa_mask);
-  if (o.handle_signals) {
-    g_signal_wake_fd.store(wake_write_fd_);
-    action.sa_handler = OnSignal;
-    action.sa_flags = SA_RESTART;
-    ::sigaction(SIGINT, &action, &old_int);
-    ::sigaction(SIGTERM, &action, &old_term);
-  }
-  // A reader of our stdout that goes away must not kill the launcher (and orphan the workers).
-  action.sa_handler = SIG_IGN;
-  action.sa_flags = 0;
-  ::sigaction(SIGPIPE, &action, &old_pipe);
-
-  // Everything the children need is built before fork: after fork, in a process with threads
-  // (the store server), a child may only make async-signal-safe calls.
-  int dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  std::vector<char*> argv;
-  for (const std::string& arg : o.command) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  const std::string exec_failed =
-      absl::StrCat("cohort-launch: could not execute ", executable_, "\n");
-  const pid_t launcher_pid = ::getpid();
-
-  std::vector<WorkerState> workers(o.slots);
-  int exit_status = 0;
+// Run's state: the workers and how far stopping them has got.
+struct Launcher::RunState {
+  std::vector<WorkerState> workers;
+  int running = 0;      // workers started and not yet reaped
+  int exit_status = 0;  // the job's exit status, set when the stop begins
   bool stopping = false;
-  bool killed = false;
+  bool killed = false;  // SIGKILL sent to every worker still running
   absl::Time kill_deadline = absl::InfiniteFuture();
-  int running = 0;
+};
 
-  auto stop_all = [&](int signal, const std::string& why) {
-    if (!why.empty()) Message(why);
-    for (WorkerState& w : workers) {
-      if (w.running) SignalWorker(w.pid, signal);
+int Launcher::Run() {
+  RunState run;
+  run.workers.resize(options_.slots);
+  {
+    SignalHandlers handlers(options_.handle_signals, wake_write_fd_);
+    StartWorkers(run);
+    while (run.running > 0) {
+      PollAndRelay(run);
+      ReapExitedWorkers(run);
+      KillAfterGracePeriod(run);
     }
-  };
-  // Starts the stop: `signal` to every worker, SIGKILL after the grace period. `abort_notice`
-  // non-empty: tell the other nodes too ("<status> <what happened>").
-  auto begin_stop = [&](int status, int signal, const std::string& why,
-                        const std::string& abort_notice) {
-    stopping = true;
-    exit_status = status;
-    kill_deadline = absl::Now() + o.grace_period;
-    stop_all(signal, why);
-    if (store_ != nullptr && !abort_notice.empty()) {
-      (void)store_->Set(kAbortKey, abort_notice);
+    // Every worker has exited. Relay what is left in the pipes (a worker's own children may
+    // keep them open: only what is already there is read) and the partial last lines.
+    for (WorkerState& w : run.workers) {
+      for (Stream& s : w.streams) CloseStream(s);
     }
-  };
+  }
+  return FinishNodes(run.exit_status);
+}
+
+void Launcher::StopAll(RunState& run, int signal, const std::string& why) {
+  if (!why.empty()) Message(why);
+  for (WorkerState& w : run.workers) {
+    if (w.running) SignalWorker(w.pid, signal);
+  }
+}
+
+void Launcher::BeginStop(RunState& run, int status, int signal, const std::string& why,
+                         const std::string& abort_notice) {
+  run.stopping = true;
+  run.exit_status = status;
+  run.kill_deadline = absl::Now() + options_.grace_period;
+  StopAll(run, signal, why);
+  if (store_ != nullptr && !abort_notice.empty()) {
+    absl::Status told = store_->Set(kAbortKey, abort_notice);
+    if (!told.ok()) {
+      Message(absl::StrCat("could not tell the other nodes to stop (", told.message(),
+                           "); they stop when they lose the rendezvous store"));
+    }
+  }
+}
+
+void Launcher::StartWorkers(RunState& run) {
+  const LaunchOptions& o = options_;
+  ExecPlan plan;
+  plan.executable = executable_.c_str();
+  for (const std::string& arg : o.command) plan.argv.push_back(const_cast<char*>(arg.c_str()));
+  plan.argv.push_back(nullptr);
+  plan.exec_failed = absl::StrCat("cohort-launch: could not execute ", executable_, "\n");
+  plan.launcher_pid = ::getpid();
+  plan.dev_null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 
   for (int local_rank = 0; local_rank < o.slots; ++local_rank) {
-    WorkerState& w = workers[local_rank];
+    WorkerState& w = run.workers[local_rank];
     w.rank = o.node_rank * o.slots + local_rank;
     std::vector<std::string> env_strings = WorkerEnvironment(local_rank);
     std::vector<char*> envp;
@@ -406,46 +512,25 @@ int Launcher::Run() {
     envp.push_back(nullptr);
     int out_pipe[2], err_pipe[2];
     if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
-      Message(absl::StrCat("could not create pipes for rank ", w.rank, ": ",
-                           std::strerror(errno)));
-      begin_stop(1, SIGTERM, "", "");
+      Message(absl::StrCat("could not create pipes for rank ", w.rank, ": ", std::strerror(errno)));
+      BeginStop(run, 1, SIGTERM, "", "");
       break;
     }
     pid_t pid = ::fork();
-    if (pid == 0) {
-      ::setpgid(0, 0);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != launcher_pid) ::_exit(1);  // the launcher died before prctl
-      ::dup2(out_pipe[1], STDOUT_FILENO);
-      ::dup2(err_pipe[1], STDERR_FILENO);
-      if (dev_null >= 0) ::dup2(dev_null, STDIN_FILENO);
-      struct sigaction dfl;
-      std::memset(&dfl, 0, sizeof(dfl));
-      dfl.sa_handler = SIG_DFL;
-      for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGHUP, SIGQUIT, SIGCHLD}) {
-        ::sigaction(sig, &dfl, nullptr);
-      }
-      sigset_t none;
-      sigemptyset(&none);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
-      ::execve(executable_.c_str(), argv.data(), envp.data());
-      ssize_t ignored = ::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
-      (void)ignored;
-      ::_exit(127);
-    }
+    if (pid == 0) ExecWorker(plan, envp.data(), out_pipe[1], err_pipe[1]);
     ::close(out_pipe[1]);
     ::close(err_pipe[1]);
     if (pid < 0) {
       ::close(out_pipe[0]);
       ::close(err_pipe[0]);
       Message(absl::StrCat("could not start rank ", w.rank, ": fork: ", std::strerror(errno)));
-      begin_stop(1, SIGTERM, "", "");
+      BeginStop(run, 1, SIGTERM, "", "");
       break;
     }
     ::setpgid(pid, pid);  // also done by the child; whichever runs first wins
     w.pid = pid;
     w.running = true;
-    ++running;
+    ++run.running;
     pids_.push_back(pid);
     SetNonBlocking(out_pipe[0]);
     SetNonBlocking(err_pipe[0]);
@@ -453,127 +538,116 @@ int Launcher::Run() {
     w.streams.emplace_back(out_pipe[0], o.stdout_fd, prefix);
     w.streams.emplace_back(err_pipe[0], o.stderr_fd, prefix);
   }
-  if (dev_null >= 0) ::close(dev_null);
+  if (plan.dev_null >= 0) ::close(plan.dev_null);
+}
 
+void Launcher::PollAndRelay(RunState& run) {
   std::vector<pollfd> fds;
   std::vector<Stream*> fd_streams;
-  while (running > 0) {
-    fds.clear();
-    fd_streams.clear();
-    fds.push_back({wake_read_fd_, POLLIN, 0});
-    fd_streams.push_back(nullptr);
-    for (WorkerState& w : workers) {
-      for (Stream& s : w.streams) {
-        if (s.fd >= 0) {
-          fds.push_back({s.fd, POLLIN, 0});
-          fd_streams.push_back(&s);
-        }
+  fds.push_back({wake_read_fd_, POLLIN, 0});
+  fd_streams.push_back(nullptr);
+  for (WorkerState& w : run.workers) {
+    for (Stream& s : w.streams) {
+      if (s.fd >= 0) {
+        fds.push_back({s.fd, POLLIN, 0});
+        fd_streams.push_back(&s);
       }
-    }
-    // Child exits are found by polling waitpid: at most this long after the exit. (The wake
-    // pipe does not carry SIGCHLD, so that an in-process Launcher needs no handler for it.)
-    absl::Duration timeout = absl::Milliseconds(50);
-    if (stopping && !killed) {
-      timeout = std::min(timeout, std::max(absl::ZeroDuration(), kill_deadline - absl::Now()));
-    }
-    int ready = ::poll(fds.data(), fds.size(),
-                       static_cast<int>(absl::ToInt64Milliseconds(timeout)) + 1);
-    if (ready < 0 && errno != EINTR) {
-      Message(absl::StrCat("poll: ", std::strerror(errno)));
-      if (!stopping) begin_stop(1, SIGTERM, "", "");
-    }
-    for (size_t i = 1; ready > 0 && i < fds.size(); ++i) {
-      if (fds[i].revents != 0) Pump(*fd_streams[i], /*until_drained=*/false);
-    }
-    if (ready > 0 && (fds[0].revents & POLLIN)) {
-      unsigned char bytes[64];
-      ssize_t n = ::read(wake_read_fd_, bytes, sizeof(bytes));
-      for (ssize_t i = 0; i < n; ++i) {
-        if (bytes[i] == kAbortByte) {
-          if (stopping) continue;
-          std::string notice;
-          {
-            std::lock_guard<std::mutex> lock(abort_mu_);
-            notice = abort_notice_;
-          }
-          int status = 1;
-          std::vector<std::string> parts = absl::StrSplit(notice, absl::MaxSplits(' ', 1));
-          if (parts.size() == 2 && absl::SimpleAtoi(parts[0], &status) && status > 0) {
-            notice = parts[1];
-          } else {
-            status = 1;
-          }
-          begin_stop(status, SIGTERM,
-                     absl::StrCat("another node stopped the job (", notice,
-                                  "); stopping the ", Workers(running), " on this node"),
-                     "");
-          continue;
-        }
-        const int signal = bytes[i];
-        if (!stopping) {
-          begin_stop(128 + signal, signal,
-                     absl::StrCat("received ", SignalName(signal), "; forwarding it to ",
-                                  Workers(running), " (SIGKILL in ",
-                                  absl::FormatDuration(o.grace_period), ")"),
-                     absl::StrCat(128 + signal, " node ", o.node_rank, " received ",
-                                  SignalName(signal)));
-        } else if (!killed) {
-          killed = true;
-          stop_all(SIGKILL, absl::StrCat("received ", SignalName(signal),
-                                         " again; killing the workers now"));
-        }
-      }
-    }
-    for (WorkerState& w : workers) {
-      if (!w.running) continue;
-      int wait_status = 0;
-      pid_t r = ::waitpid(w.pid, &wait_status, WNOHANG);
-      if (r != w.pid) continue;
-      w.running = false;
-      w.wait_status = wait_status;
-      --running;
-      pids_.erase(std::find(pids_.begin(), pids_.end(), w.pid));
-      // Relay what it wrote before its exit before saying anything about the exit.
-      for (Stream& s : w.streams) {
-        if (s.fd >= 0) Pump(s, /*until_drained=*/true);
-      }
-      const bool failed = !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0;
-      if (failed && !stopping) {
-        std::string what = absl::StrCat("rank ", w.rank, " (pid ", w.pid, ") ",
-                                        DescribeWaitStatus(wait_status));
-        begin_stop(ExitStatusOf(wait_status), SIGTERM,
-                   running > 0 ? absl::StrCat(what, "; stopping the other ", Workers(running))
-                               : what,
-                   absl::StrCat(ExitStatusOf(wait_status), " node ", o.node_rank, ": ", what));
-      } else if (killed && WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL) {
-        Message(absl::StrCat("rank ", w.rank, " (pid ", w.pid,
-                             ") was killed with SIGKILL after the grace period"));
-      }
-    }
-    if (stopping && !killed && running > 0 && absl::Now() >= kill_deadline) {
-      killed = true;
-      std::vector<int> ranks;
-      for (const WorkerState& w : workers) {
-        if (w.running) ranks.push_back(w.rank);
-      }
-      stop_all(SIGKILL, absl::StrCat("rank", ranks.size() == 1 ? " " : "s ",
-                                     absl::StrJoin(ranks, ", "), " still running ",
-                                     absl::FormatDuration(o.grace_period),
-                                     " after SIGTERM; sending SIGKILL"));
     }
   }
-  // Every worker has exited. Relay what is left in the pipes (a worker's own children may keep
-  // them open: only what is already there is read) and the partial last lines.
-  for (WorkerState& w : workers) {
-    for (Stream& s : w.streams) CloseStream(s);
+  // Child exits are found by polling waitpid: at most this long after the exit. (The wake
+  // pipe does not carry SIGCHLD, so that an in-process Launcher needs no handler for it.)
+  absl::Duration timeout = absl::Milliseconds(50);
+  if (run.stopping && !run.killed) {
+    timeout = std::min(timeout, std::max(absl::ZeroDuration(), run.kill_deadline - absl::Now()));
   }
-  if (o.handle_signals) {
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGTERM, &old_term, nullptr);
-    g_signal_wake_fd.store(-1);
+  int ready =
+      ::poll(fds.data(), fds.size(), static_cast<int>(absl::ToInt64Milliseconds(timeout)) + 1);
+  if (ready < 0 && errno != EINTR) {
+    Message(absl::StrCat("poll: ", std::strerror(errno)));
+    if (!run.stopping) BeginStop(run, 1, SIGTERM, "", "");
   }
-  ::sigaction(SIGPIPE, &old_pipe, nullptr);
-  return FinishNodes(exit_status);
+  for (size_t i = 1; ready > 0 && i < fds.size(); ++i) {
+    if (fds[i].revents != 0) Pump(*fd_streams[i], /*until_drained=*/false);
+  }
+  if (ready > 0 && (fds[0].revents & POLLIN)) HandleWakeBytes(run);
+}
+
+void Launcher::HandleWakeBytes(RunState& run) {
+  const LaunchOptions& o = options_;
+  unsigned char bytes[64];
+  ssize_t n = ::read(wake_read_fd_, bytes, sizeof(bytes));
+  for (ssize_t i = 0; i < n; ++i) {
+    if (bytes[i] == kAbortByte) {
+      if (run.stopping) continue;
+      std::string notice;
+      {
+        std::lock_guard<std::mutex> lock(abort_mu_);
+        notice = abort_notice_;
+      }
+      std::string what;
+      const int status = ParseAbortNotice(notice, &what);
+      BeginStop(run, status, SIGTERM,
+                absl::StrCat("another node stopped the job (", what, "); stopping the ",
+                             Workers(run.running), " on this node"),
+                "");
+      continue;
+    }
+    const int signal = bytes[i];
+    if (!run.stopping) {
+      BeginStop(
+          run, 128 + signal, signal,
+          absl::StrCat("received ", SignalName(signal), "; forwarding it to ", Workers(run.running),
+                       " (SIGKILL in ", absl::FormatDuration(o.grace_period), ")"),
+          absl::StrCat(128 + signal, " node ", o.node_rank, " received ", SignalName(signal)));
+    } else if (!run.killed) {
+      run.killed = true;
+      StopAll(run, SIGKILL,
+              absl::StrCat("received ", SignalName(signal), " again; killing the workers now"));
+    }
+  }
+}
+
+void Launcher::ReapExitedWorkers(RunState& run) {
+  const LaunchOptions& o = options_;
+  for (WorkerState& w : run.workers) {
+    if (!w.running) continue;
+    int wait_status = 0;
+    pid_t r = ::waitpid(w.pid, &wait_status, WNOHANG);
+    if (r != w.pid) continue;
+    w.running = false;
+    w.wait_status = wait_status;
+    --run.running;
+    pids_.erase(std::find(pids_.begin(), pids_.end(), w.pid));
+    // Relay what it wrote before its exit before saying anything about the exit.
+    for (Stream& s : w.streams) {
+      if (s.fd >= 0) Pump(s, /*until_drained=*/true);
+    }
+    const bool failed = !WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0;
+    if (failed && !run.stopping) {
+      std::string what =
+          absl::StrCat("rank ", w.rank, " (pid ", w.pid, ") ", DescribeWaitStatus(wait_status));
+      BeginStop(run, ExitStatusOf(wait_status), SIGTERM,
+                run.running > 0 ? absl::StrCat(what, "; stopping the other ", Workers(run.running))
+                                : what,
+                absl::StrCat(ExitStatusOf(wait_status), " node ", o.node_rank, ": ", what));
+    } else if (run.killed && WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL) {
+      Message(absl::StrCat("rank ", w.rank, " (pid ", w.pid,
+                           ") was killed with SIGKILL after the grace period"));
+    }
+  }
+}
+
+void Launcher::KillAfterGracePeriod(RunState& run) {
+  if (!run.stopping || run.killed || run.running == 0 || absl::Now() < run.kill_deadline) return;
+  run.killed = true;
+  std::vector<int> ranks;
+  for (const WorkerState& w : run.workers) {
+    if (w.running) ranks.push_back(w.rank);
+  }
+  StopAll(run, SIGKILL,
+          absl::StrCat("rank", ranks.size() == 1 ? " " : "s ", absl::StrJoin(ranks, ", "),
+                       " still running ", absl::FormatDuration(options_.grace_period),
+                       " after SIGTERM; sending SIGKILL"));
 }
 
 int Launcher::FinishNodes(int status) {
@@ -588,8 +662,8 @@ int Launcher::FinishNodes(int status) {
   // Node 0 keeps the store up until the other nodes' workers are done with it.
   const absl::Time deadline = absl::Now() + o.node_exit_timeout;
   for (int node = 1; node < o.nnodes; ++node) {
-    auto value = store_->Get(NodeExitKey(node),
-                             std::max(absl::ZeroDuration(), deadline - absl::Now()));
+    auto value =
+        store_->Get(NodeExitKey(node), std::max(absl::ZeroDuration(), deadline - absl::Now()));
     if (!value.ok()) {
       Message(absl::StrCat("node ", node, " did not report its exit within ",
                            absl::FormatDuration(o.node_exit_timeout),

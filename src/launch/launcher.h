@@ -114,6 +114,27 @@ class Launcher {
   absl::Status SetUpStore();
   std::vector<std::string> WorkerEnvironment(int local_rank) const;
   void Message(const std::string& text) const;
+
+  // Run's steps. RunState (launcher.cc) holds the workers and how far stopping them has got.
+  struct RunState;
+  // Forks one worker per slot; a worker that cannot be started begins the stop (status 1).
+  void StartWorkers(RunState& run);
+  // Waits (at most 50 ms, less when the kill deadline is nearer) for worker output or a wake
+  // byte, relays the output and acts on the wake bytes (HandleWakeBytes).
+  void PollAndRelay(RunState& run);
+  // A signal begins the stop (a second one kills at once); another node's abort stops ours.
+  void HandleWakeBytes(RunState& run);
+  // Reaps exited workers; the first failure begins the stop and tells the other nodes.
+  void ReapExitedWorkers(RunState& run);
+  // SIGKILL to the workers still running once the grace period after the stop has passed.
+  void KillAfterGracePeriod(RunState& run);
+  // Sets the job's exit status, sends `signal` to every worker (SIGKILL after the grace
+  // period), prints `why` when non-empty and, when `abort_notice` is non-empty ("<status>
+  // <what happened>"), tells the other nodes through the store.
+  void BeginStop(RunState& run, int status, int signal, const std::string& why,
+                 const std::string& abort_notice);
+  // Sends `signal` to every running worker, after printing `why` when non-empty.
+  void StopAll(RunState& run, int signal, const std::string& why);
   // Multi-node: reports this node's status to the store; node 0 waits for the others.
   int FinishNodes(int status);
 

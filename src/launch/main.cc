@@ -45,80 +45,80 @@ int UsageError(const std::string& message) {
   return 2;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  // Everything after the first "--" is the worker command, taken verbatim.
+// The command line split at the first "--": everything after it is the worker command, taken
+// verbatim.
+struct SplitArgs {
   std::vector<std::string> own_args;
   std::vector<std::string> command;
   bool saw_separator = false;
+};
+
+SplitArgs SplitAtSeparator(int argc, char** argv) {
+  SplitArgs args;
   for (int i = 1; i < argc; ++i) {
-    if (!saw_separator && std::string(argv[i]) == "--") {
-      saw_separator = true;
+    if (!args.saw_separator && std::string(argv[i]) == "--") {
+      args.saw_separator = true;
       continue;
     }
-    (saw_separator ? command : own_args).push_back(argv[i]);
+    (args.saw_separator ? args.command : args.own_args).push_back(argv[i]);
   }
+  return args;
+}
 
+// The flags as given; FinishOptions turns the last three into LaunchOptions fields.
+struct Flags {
   cohort::launch::LaunchOptions options;
   std::string chief_addr;
   int rendezvous_port = -1;
   double grace_seconds = 3.0;
+};
 
-  CLI::App app(kDescription, "cohort-launch");
-  app.footer(kExamples);
-  app.add_option("--slots,-n", options.slots, "Workers to start on this machine (>= 1)")
+void AddFlags(CLI::App* app, Flags* flags) {
+  app->add_option("--slots,-n", flags->options.slots, "Workers to start on this machine (>= 1)")
       ->required();
-  app.add_option("--nnodes", options.nnodes, "Machines in the job (default 1)");
-  app.add_option("--node-rank", options.node_rank,
-                 "Index of this machine, 0 .. nnodes-1 (default 0); node 0 hosts the store");
-  app.add_option("--chief-addr", chief_addr,
-                 "HOST[:PORT] of node 0 as the other nodes reach it (required with --nnodes > 1;"
-                 " default port 29400; single node default: 127.0.0.1 and a free port)");
-  app.add_option("--rendezvous-port", rendezvous_port,
-                 "Rendezvous store port (overrides the port of --chief-addr; 0: node 0 picks a"
-                 " free one and prints it)");
-  app.add_option("--grace-period", grace_seconds,
-                 "Seconds between SIGTERM and SIGKILL when stopping workers (default 3)");
+  app->add_option("--nnodes", flags->options.nnodes, "Machines in the job (default 1)");
+  app->add_option("--node-rank", flags->options.node_rank,
+                  "Index of this machine, 0 .. nnodes-1 (default 0); node 0 hosts the store");
+  app->add_option("--chief-addr", flags->chief_addr,
+                  "HOST[:PORT] of node 0 as the other nodes reach it (required with --nnodes > 1;"
+                  " default port 29400; single node default: 127.0.0.1 and a free port)");
+  app->add_option("--rendezvous-port", flags->rendezvous_port,
+                  "Rendezvous store port (overrides the port of --chief-addr; 0: node 0 picks a"
+                  " free one and prints it)");
+  app->add_option("--grace-period", flags->grace_seconds,
+                  "Seconds between SIGTERM and SIGKILL when stopping workers (default 3)");
+}
 
-  // CLI11 takes the arguments without the program name, in reverse order.
-  std::vector<std::string> reversed(own_args.rbegin(), own_args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ExtrasError& e) {
-    return UsageError(absl::StrCat(e.what(),
-                                   " (is it the worker command? put it after '--', e.g. "
-                                   "cohort-launch --slots 2 -- ./my_trial)"));
-  } catch (const CLI::ParseError& e) {
-    return UsageError(e.what());
-  }
-  if (!saw_separator) {
-    return UsageError(
-        "missing '--' before the worker command, e.g. cohort-launch --slots 2 -- ./my_trial");
-  }
-  if (command.empty()) {
-    return UsageError("no worker command after '--', e.g. cohort-launch --slots 2 -- ./my_trial");
-  }
-  if (!chief_addr.empty()) {
-    auto parsed = cohort::net::ParseHostPort(chief_addr, -1);
+// Sets the chief host, rendezvous port and grace period of flags->options from --chief-addr,
+// --rendezvous-port and --grace-period. InvalidArgument (the message for the user) when
+// --chief-addr does not parse, names another port than --rendezvous-port, or the grace period
+// is negative.
+absl::Status FinishOptions(Flags* flags) {
+  int rendezvous_port = flags->rendezvous_port;
+  if (!flags->chief_addr.empty()) {
+    auto parsed = cohort::net::ParseHostPort(flags->chief_addr, -1);
     if (!parsed.ok()) {
-      return UsageError(absl::StrCat("--chief-addr: ", parsed.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat("--chief-addr: ", parsed.status().message()));
     }
-    options.chief_host = parsed->host;
+    flags->options.chief_host = parsed->host;
     if (rendezvous_port >= 0 && parsed->port >= 0 && rendezvous_port != parsed->port) {
-      return UsageError(absl::StrCat("--chief-addr names port ", parsed->port,
-                                     " but --rendezvous-port says ", rendezvous_port,
-                                     "; give only one"));
+      return absl::InvalidArgumentError(absl::StrCat("--chief-addr names port ", parsed->port,
+                                                     " but --rendezvous-port says ",
+                                                     rendezvous_port, "; give only one"));
     }
     if (rendezvous_port < 0) rendezvous_port = parsed->port;
   }
-  if (grace_seconds < 0) return UsageError("--grace-period must not be negative");
-  options.rendezvous_port = rendezvous_port;
-  options.grace_period = absl::Seconds(grace_seconds);
-  options.command = std::move(command);
+  if (flags->grace_seconds < 0) {
+    return absl::InvalidArgumentError("--grace-period must not be negative");
+  }
+  flags->options.rendezvous_port = rendezvous_port;
+  flags->options.grace_period = absl::Seconds(flags->grace_seconds);
+  return absl::OkStatus();
+}
 
+// Creates the launcher and runs the job; returns the exit status (2 for options or a command
+// the launcher rejects, 1 when the store cannot be set up).
+int Launch(cohort::launch::LaunchOptions options) {
   auto launcher = cohort::launch::Launcher::Create(std::move(options));
   if (!launcher.ok()) {
     const absl::Status& status = launcher.status();
@@ -130,4 +130,40 @@ int main(int argc, char** argv) {
     return 1;
   }
   return (*launcher)->Run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  SplitArgs args = SplitAtSeparator(argc, argv);
+  Flags flags;
+  CLI::App app(kDescription, "cohort-launch");
+  app.footer(kExamples);
+  AddFlags(&app, &flags);
+
+  // CLI11 takes the arguments without the program name, in reverse order.
+  std::vector<std::string> reversed(args.own_args.rbegin(), args.own_args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    return UsageError(absl::StrCat(e.what(),
+                                   " (is it the worker command? put it after '--', e.g. "
+                                   "cohort-launch --slots 2 -- ./my_trial)"));
+  } catch (const CLI::ParseError& e) {
+    return UsageError(e.what());
+  }
+  if (!args.saw_separator) {
+    return UsageError(
+        "missing '--' before the worker command, e.g. cohort-launch --slots 2 -- ./my_trial");
+  }
+  if (args.command.empty()) {
+    return UsageError("no worker command after '--', e.g. cohort-launch --slots 2 -- ./my_trial");
+  }
+  if (absl::Status finished = FinishOptions(&flags); !finished.ok()) {
+    return UsageError(std::string(finished.message()));
+  }
+  flags.options.command = std::move(args.command);
+  return Launch(std::move(flags.options));
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
@@ -36,19 +37,33 @@ absl::StatusOr<std::string> ResolveCheckpoint(core::Context& ctx, const std::str
   return ctx.checkpoint().RestorePath(which);
 }
 
-absl::Status Run(const Flags& flags, Trial& trial) {
-  if (flags.config.empty()) {
-    return absl::InvalidArgumentError(
-        "no experiment config: pass --config FILE or set COHORT_CONFIG");
+// adaptive_asha's rungs (COHORT_SEARCHER_OPS from the master): the trial validates and reports
+// at each one that ends before options->max_batches.
+absl::Status AddSearcherOperations(const Flags& flags, core::Context& ctx,
+                                   TrialRunOptions* options) {
+  const config::ExperimentConfig& cfg = *ctx.info().config;
+  const std::vector<int64_t>& ops = ctx.searcher().lengths();
+  if (!ops.empty() && flags.max_batches < 0)
+    options->final_operation_length = static_cast<double>(ops.back());
+  for (size_t i = 0; i + 1 < ops.size(); ++i) {
+    config::Length length = *cfg.searcher.max_length;
+    length.value = ops[i];
+    COHORT_ASSIGN_OR_RETURN(int64_t end,
+                            config::LengthInBatches(length, cfg, "a searcher operation"));
+    if (end < options->max_batches) {
+      options->searcher_operations.push_back(
+          {.end_batches = end, .length = static_cast<double>(ops[i])});
+    }
   }
-  PrepareTrainingProcess();
-  torch::set_num_threads(static_cast<int>(env::GetIntOr("COHORT_NUM_THREADS", 1).value_or(1)));
-  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<core::Context> ctx,
-                          core::Init({.config_path = flags.config, .run_dir = flags.run_dir}));
-  const core::ClusterInfo& info = ctx->info();
-  const config::ExperimentConfig& cfg = *info.config;
-  comm::Communicator& comm = ctx->distributed().communicator();
+  return absl::OkStatus();
+}
 
+// The trial's run from the experiment config and the trial's info, overridden by
+// --max-batches, --hparams and --restore. InvalidArgument when the config has no
+// searcher.max_length or --hparams is not a JSON object.
+absl::StatusOr<TrialRunOptions> MakeRunOptions(const Flags& flags, core::Context& ctx) {
+  const core::ClusterInfo& info = ctx.info();
+  const config::ExperimentConfig& cfg = *info.config;
   TrialRunOptions options;
   options.global_batch_size = cfg.global_batch_size;
   if (!cfg.searcher.max_length.has_value()) {
@@ -58,20 +73,7 @@ absl::Status Run(const Flags& flags, Trial& trial) {
   COHORT_ASSIGN_OR_RETURN(options.max_batches, config::LengthInBatches(*cfg.searcher.max_length,
                                                                        cfg, "searcher.max_length"));
   if (flags.max_batches >= 0) options.max_batches = flags.max_batches;
-  // adaptive_asha's rungs (COHORT_SEARCHER_OPS from the master): validate and report at each.
-  const std::vector<int64_t>& ops = ctx->searcher().lengths();
-  if (!ops.empty() && flags.max_batches < 0)
-    options.final_operation_length = static_cast<double>(ops.back());
-  for (size_t i = 0; i + 1 < ops.size(); ++i) {
-    config::Length length = *cfg.searcher.max_length;
-    length.value = ops[i];
-    COHORT_ASSIGN_OR_RETURN(int64_t end,
-                            config::LengthInBatches(length, cfg, "a searcher operation"));
-    if (end < options.max_batches) {
-      options.searcher_operations.push_back(
-          {.end_batches = end, .length = static_cast<double>(ops[i])});
-    }
-  }
+  COHORT_RETURN_IF_ERROR(AddSearcherOperations(flags, ctx, &options));
   if (cfg.min_validation_period) {
     COHORT_ASSIGN_OR_RETURN(
         options.validation_period,
@@ -102,32 +104,53 @@ absl::Status Run(const Flags& flags, Trial& trial) {
   options.searcher_metric = cfg.searcher.metric;
   const std::string restore = flags.restore.empty() ? info.latest_checkpoint : flags.restore;
   if (!restore.empty()) {
-    COHORT_ASSIGN_OR_RETURN(options.restore_from, ResolveCheckpoint(*ctx, restore));
+    COHORT_ASSIGN_OR_RETURN(options.restore_from, ResolveCheckpoint(ctx, restore));
   }
-  if (comm.rank() == 0 && o.mixed_precision != "O0") {
+  return options;
+}
+
+// On rank 0 (stderr): notes on optimizations a CPU trial ignores, then the run in one line.
+void PrintPlan(core::Context& ctx, const TrialRunOptions& options) {
+  comm::Communicator& comm = ctx.distributed().communicator();
+  if (comm.rank() != 0) return;
+  const core::ClusterInfo& info = ctx.info();
+  const config::ExperimentConfig& cfg = *info.config;
+  const auto& o = cfg.optimizations;
+  if (o.mixed_precision != "O0") {
     COHORT_LOG(WARNING) << "optimizations.mixed_precision " << o.mixed_precision
                         << ": automatic mixed precision needs a GPU; this CPU trial trains in fp32";
   }
-  if (comm.rank() == 0 && o.tensor_fusion_cycle_time != 1) {
+  if (o.tensor_fusion_cycle_time != 1) {
     COHORT_LOG(INFO) << "optimizations.tensor_fusion_cycle_time " << o.tensor_fusion_cycle_time
                      << " has no effect: a fusion bucket is sent the moment it is full "
                         "(tensor_fusion_threshold sizes them)";
   }
-  if (comm.rank() == 0) {
-    std::fprintf(stderr,
-                 "trial: %s on %d slot(s), %lld batches of %lld (per slot %lld), seed %llu; "
-                 "metrics in %s, checkpoints in %s%s%s\n",
-                 cfg.name.value_or("experiment").c_str(), comm.size(),
-                 static_cast<long long>(options.max_batches),
-                 static_cast<long long>(options.global_batch_size),
-                 static_cast<long long>(options.global_batch_size / comm.size()),
-                 static_cast<unsigned long long>(options.seed), info.run_dir.c_str(),
-                 ctx->checkpoint().storage_dir().c_str(),
-                 options.restore_from.empty() ? "" : "; resuming from ",
-                 options.restore_from.c_str());
+  std::fprintf(stderr,
+               "trial: %s on %d slot(s), %lld batches of %lld (per slot %lld), seed %llu; "
+               "metrics in %s, checkpoints in %s%s%s\n",
+               cfg.name.value_or("experiment").c_str(), comm.size(),
+               static_cast<long long>(options.max_batches),
+               static_cast<long long>(options.global_batch_size),
+               static_cast<long long>(options.global_batch_size / comm.size()),
+               static_cast<unsigned long long>(options.seed), info.run_dir.c_str(),
+               ctx.checkpoint().storage_dir().c_str(),
+               options.restore_from.empty() ? "" : "; resuming from ",
+               options.restore_from.c_str());
+}
+
+absl::Status Run(const Flags& flags, Trial& trial) {
+  if (flags.config.empty()) {
+    return absl::InvalidArgumentError(
+        "no experiment config: pass --config FILE or set COHORT_CONFIG");
   }
+  PrepareTrainingProcess();
+  torch::set_num_threads(static_cast<int>(env::GetIntOr("COHORT_NUM_THREADS", 1).value_or(1)));
+  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<core::Context> ctx,
+                          core::Init({.config_path = flags.config, .run_dir = flags.run_dir}));
+  COHORT_ASSIGN_OR_RETURN(TrialRunOptions options, MakeRunOptions(flags, *ctx));
+  PrintPlan(*ctx, options);
   COHORT_ASSIGN_OR_RETURN(TrialRunResult result, RunTrial(trial, options, *ctx));
-  if (result.preempted && comm.rank() == 0) {
+  if (result.preempted && ctx->distributed().communicator().rank() == 0) {
     std::fprintf(stderr, "trial: preempted after %lld of %lld batches; resume with --restore %s\n",
                  static_cast<long long>(result.batches_completed),
                  static_cast<long long>(options.max_batches), result.latest_checkpoint.c_str());

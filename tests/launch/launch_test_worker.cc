@@ -115,8 +115,8 @@ int Stop(int victim, const std::string& action, const std::string& others) {
   }
   std::vector<std::string> keys;
   for (int r = 0; r < topology->size; ++r) keys.push_back(absl::StrCat("test/ready/", r));
-  (void)(*store)->Set(keys[rank], "1");
-  absl::Status met = (*store)->Wait(keys, absl::Seconds(60));
+  absl::Status met = (*store)->Set(keys[rank], "1");
+  if (met.ok()) met = (*store)->Wait(keys, absl::Seconds(60));
   if (!met.ok()) {
     Say(absl::StrCat("SETUP-ERROR ", met.ToString()));
     return 2;
@@ -125,7 +125,11 @@ int Stop(int victim, const std::string& action, const std::string& others) {
   // The victim acts only once every rank's READY is in the launcher's pipes.
   std::vector<std::string> said;
   for (int r = 0; r < topology->size; ++r) said.push_back(absl::StrCat("test/said/", r));
-  (void)(*store)->Set(said[rank], "1");
+  absl::Status set_said = (*store)->Set(said[rank], "1");
+  if (!set_said.ok()) {
+    Say(absl::StrCat("SETUP-ERROR ", set_said.ToString()));
+    return 2;
+  }
   if (rank == victim) {
     absl::Status all_said = (*store)->Wait(said, absl::Seconds(60));
     if (!all_said.ok()) {

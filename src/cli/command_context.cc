@@ -1,0 +1,46 @@
+#include "cli/command_context.h"
+
+#include <iostream>
+#include <utility>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "cli/exit_codes.h"
+
+namespace cohort::cli {
+
+client::MasterClient CommandContext::Client(absl::Duration timeout) const {
+  return client::MasterClient(client::MasterUrl(*master_flag_), timeout);
+}
+
+void CommandContext::AddJsonFlag(CLI::App* verb, const std::string& help) {
+  verb->add_flag("--json", json_, help);
+}
+
+void CommandContext::OnRun(CLI::App* verb, std::function<int()> body) {
+  verb->callback([exit_code = exit_code_, body = std::move(body)] { *exit_code = body(); });
+}
+
+std::string Str(const Json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return absl::StrFormat("%.6g", v.get<double>());
+  return v.dump();
+}
+
+std::string FormatTime(int64_t ms) {
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(ms), absl::LocalTimeZone());
+}
+
+int PrintJson(const Json& value) {
+  std::cout << value.dump(2) << "\n";
+  return kExitOk;
+}
+
+int Fail(const absl::Status& status) {
+  std::cerr << "cohort: error: " << status.message() << "\n";
+  return kExitInvalid;
+}
+
+}  // namespace cohort::cli
