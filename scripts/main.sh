@@ -11,5 +11,5 @@ cd "$(dirname "$0")/.."
 scripts/install.sh
 scripts/build.sh
 build/bin/cohort cluster up --agents 1 --slots 2
-echo "main: cohort experiment create --follow examples/fashion_mnist/distributed.yaml build/bin"
-build/bin/cohort experiment create --follow examples/fashion_mnist/distributed.yaml build/bin "$@"
+echo "main: cohort experiment create --follow examples/fashion_mnist/distributed.yaml build/contexts/fashion_mnist"
+build/bin/cohort experiment create --follow examples/fashion_mnist/distributed.yaml build/contexts/fashion_mnist "$@"
