@@ -122,6 +122,9 @@ class GradientReducer::Impl {
   }
 
   ~Impl() {
+    // Waits (bounded) for allreduces still in flight before the buckets they write are freed;
+    // a failure there was already returned by the step that started them, and a destructor
+    // has no one left to tell.
     worker_.Drain(options_.timeout, "gradient allreduces").IgnoreError();
     for (Param& p : params_) {
       if (p.accumulator) p.accumulator->del_post_hook(p.hook_key);
@@ -257,6 +260,8 @@ class GradientReducer::Impl {
   }
 
   absl::Status Fail(absl::Status status) {
+    // Quiesces the communication thread before the reducer reports `status`, the first error;
+    // a later one from the drain would only repeat or follow from it.
     worker_.Drain(options_.timeout, "gradient allreduces").IgnoreError();
     error_ = std::move(status);
     return error_;
