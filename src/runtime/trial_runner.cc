@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -47,103 +48,15 @@ class Runner {
         ctx_(core, options.global_batch_size, options.seed, options.hparams, options.data) {}
 
   absl::StatusOr<TrialRunResult> Run() {
-    COHORT_RETURN_IF_ERROR(CheckOptions());
-    // Model initialization is seeded alike everywhere; rank 0's weights are broadcast anyway.
-    torch::manual_seed(options_.seed);
-    model_ = trial_.BuildModel(ctx_);
-    if (model_ == nullptr) return Error("BuildModel returned no model");
-    optimizer_ = trial_.BuildOptimizer(ctx_, *model_);
-    if (optimizer_ == nullptr) return Error("BuildOptimizer returned no optimizer");
-    scheduler_ = trial_.BuildLRScheduler(ctx_, *optimizer_);
-    COHORT_ASSIGN_OR_RETURN(train_, trial_.BuildTrainingData(ctx_));
-    COHORT_ASSIGN_OR_RETURN(validation_, trial_.BuildValidationData(ctx_));
-    COHORT_ASSIGN_OR_RETURN(
-        DistributedSampler sampler,
-        DistributedSampler::Create({.dataset_size = train_.size(),
-                                    .per_slot_batch = ctx_.per_slot_batch_size(),
-                                    .rank = comm_.rank(),
-                                    .size = comm_.size(),
-                                    .seed = options_.seed}));
-    int64_t start = 0;
-    if (!options_.restore_from.empty()) {
-      COHORT_ASSIGN_OR_RETURN(start, Restore(options_.restore_from));
-    }
-    COHORT_RETURN_IF_ERROR(BroadcastModule(*model_, comm_, 0));
-    COHORT_ASSIGN_OR_RETURN(reducer_,
-                            GradientReducer::Create(*model_, &comm_, options_.optimizations));
+    COHORT_ASSIGN_OR_RETURN(const int64_t start, Setup());
     result_.batches_completed = start;
-
-    std::map<std::string, double> sums, timings;
-    int64_t in_window = 0;
-    absl::Time window_start = absl::Now();
+    window_start_ = absl::Now();
     for (int64_t b = start; b < options_.max_batches; ++b) {
-      // Dropout and other randomness: a pure function of (seed, rank, batch), so a resumed run
-      // draws what an uninterrupted one would have.
-      torch::manual_seed(BatchSeed(options_.seed, comm_.rank(), b));
-      absl::Time t = absl::Now();
-      Batch batch = Select(train_, sampler.Batch(b));
-      timings["dataloader_next"] += MsSince(t);
-      timings["to_device"] += 0;  // CPU: the batch is already where the model is
-      t = absl::Now();
-      model_->train();
-      TrainResult result = trial_.TrainBatch(ctx_, *model_, batch);
-      if (!result.loss.defined()) return Error("TrainBatch returned no loss");
-      result.loss.backward();
-      COHORT_ASSIGN_OR_RETURN(bool step, reducer_->Synchronize());
-      if (step) {
-        optim::StepAndZeroGrad(*optimizer_);
-      }
-      timings["train_batch"] += MsSince(t);
-      t = absl::Now();
-      if (step && scheduler_ != nullptr) {
-        scheduler_->step();
-        ++scheduler_steps_;
-      }
-      timings["step_lr_schedulers"] += MsSince(t);
-      t = absl::Now();
-      sums["loss"] += result.loss.item<double>();
-      for (const auto& [name, value] : result.metrics) sums[name] += value;
-      timings["from_device"] += MsSince(t);
-      ++in_window;
+      COHORT_ASSIGN_OR_RETURN(const bool step, TrainOneBatch(b));
       const int64_t done = b + 1;
       result_.batches_completed = done;
       const bool last = done == options_.max_batches;
-      if (core_.reporter() != nullptr) {
-        COHORT_RETURN_IF_ERROR(
-            core_.reporter()->ReportProgress({.completed = static_cast<double>(done),
-                                              .total = static_cast<double>(options_.max_batches),
-                                              .unit = "batches"}));
-      }
-      if (done % options_.scheduling_unit == 0 || last) {
-        t = absl::Now();
-        COHORT_RETURN_IF_ERROR(ReportTraining(done, sums, timings, in_window, t));
-        if (comm_.rank() == 0) {
-          const double seconds = absl::ToDoubleSeconds(absl::Now() - window_start);
-          const double rate = in_window * options_.global_batch_size / std::max(seconds, 1e-9);
-          const double eta = (options_.max_batches - done) * seconds / in_window;
-          std::fprintf(stderr, "[batch %lld/%lld] loss %.4f  %.0f samples/s  ETA %d:%02d\n",
-                       static_cast<long long>(done), static_cast<long long>(options_.max_batches),
-                       sums["loss"] / in_window, rate, static_cast<int>(eta) / 60,
-                       static_cast<int>(eta) % 60);
-        }
-        window_start = absl::Now();
-        sums.clear();
-        timings.clear();
-        in_window = 0;
-      }
-      if ((options_.validation_period > 0 && done % options_.validation_period == 0) || last) {
-        COHORT_RETURN_IF_ERROR(Validate(done));
-      }
-      for (const TrialRunOptions::Operation& op : options_.searcher_operations) {
-        if (op.end_batches != done || last) continue;
-        if (last_validation_batches_ != done) COHORT_RETURN_IF_ERROR(Validate(done));
-        if (core_.reporter() != nullptr) {
-          COHORT_RETURN_IF_ERROR(core_.reporter()->ReportCompleted(SearcherMetric(), op.length));
-        }
-      }
-      if ((options_.checkpoint_period > 0 && done % options_.checkpoint_period == 0) || last) {
-        COHORT_RETURN_IF_ERROR(Checkpoint(done));
-      }
+      COHORT_RETURN_IF_ERROR(AfterBatch(done, last));
       // Between optimizer steps only: a checkpoint cannot hold half-aggregated gradients.
       if (!last && step) {
         COHORT_ASSIGN_OR_RETURN(bool preempt, core_.preempt().ShouldPreempt());
@@ -161,6 +74,117 @@ class Runner {
   }
 
  private:
+  // Builds the model, optimizer, data and reducer, restores a checkpoint if asked, and
+  // broadcasts rank 0's weights. Returns the batch to start from.
+  absl::StatusOr<int64_t> Setup() {
+    COHORT_RETURN_IF_ERROR(CheckOptions());
+    // Model initialization is seeded alike everywhere; rank 0's weights are broadcast anyway.
+    torch::manual_seed(options_.seed);
+    model_ = trial_.BuildModel(ctx_);
+    if (model_ == nullptr) return Error("BuildModel returned no model");
+    optimizer_ = trial_.BuildOptimizer(ctx_, *model_);
+    if (optimizer_ == nullptr) return Error("BuildOptimizer returned no optimizer");
+    scheduler_ = trial_.BuildLRScheduler(ctx_, *optimizer_);
+    COHORT_ASSIGN_OR_RETURN(train_, trial_.BuildTrainingData(ctx_));
+    COHORT_ASSIGN_OR_RETURN(validation_, trial_.BuildValidationData(ctx_));
+    COHORT_ASSIGN_OR_RETURN(
+        DistributedSampler sampler,
+        DistributedSampler::Create({.dataset_size = train_.size(),
+                                    .per_slot_batch = ctx_.per_slot_batch_size(),
+                                    .rank = comm_.rank(),
+                                    .size = comm_.size(),
+                                    .seed = options_.seed}));
+    sampler_.emplace(std::move(sampler));
+    int64_t start = 0;
+    if (!options_.restore_from.empty()) {
+      COHORT_ASSIGN_OR_RETURN(start, Restore(options_.restore_from));
+    }
+    COHORT_RETURN_IF_ERROR(BroadcastModule(*model_, comm_, 0));
+    COHORT_ASSIGN_OR_RETURN(reducer_,
+                            GradientReducer::Create(*model_, &comm_, options_.optimizations));
+    return start;
+  }
+
+  // Forward, backward, gradient exchange and (when the aggregation cycle completes) the
+  // optimizer step for batch `b`, timed into the report window. Returns whether it stepped.
+  absl::StatusOr<bool> TrainOneBatch(int64_t b) {
+    // Dropout and other randomness: a pure function of (seed, rank, batch), so a resumed run
+    // draws what an uninterrupted one would have.
+    torch::manual_seed(BatchSeed(options_.seed, comm_.rank(), b));
+    absl::Time t = absl::Now();
+    Batch batch = Select(train_, sampler_->Batch(b));
+    timings_["dataloader_next"] += MsSince(t);
+    timings_["to_device"] += 0;  // CPU: the batch is already where the model is
+    t = absl::Now();
+    model_->train();
+    TrainResult result = trial_.TrainBatch(ctx_, *model_, batch);
+    if (!result.loss.defined()) return Error("TrainBatch returned no loss");
+    result.loss.backward();
+    COHORT_ASSIGN_OR_RETURN(bool step, reducer_->Synchronize());
+    if (step) {
+      optim::StepAndZeroGrad(*optimizer_);
+    }
+    timings_["train_batch"] += MsSince(t);
+    t = absl::Now();
+    if (step && scheduler_ != nullptr) {
+      scheduler_->step();
+      ++scheduler_steps_;
+    }
+    timings_["step_lr_schedulers"] += MsSince(t);
+    t = absl::Now();
+    sums_["loss"] += result.loss.item<double>();
+    for (const auto& [name, value] : result.metrics) sums_[name] += value;
+    timings_["from_device"] += MsSince(t);
+    ++in_window_;
+    return step;
+  }
+
+  // What follows `done` batches: progress, the training report window, validation, searcher
+  // operations that end here, and checkpoints.
+  absl::Status AfterBatch(int64_t done, bool last) {
+    if (core_.reporter() != nullptr) {
+      COHORT_RETURN_IF_ERROR(
+          core_.reporter()->ReportProgress({.completed = static_cast<double>(done),
+                                            .total = static_cast<double>(options_.max_batches),
+                                            .unit = "batches"}));
+    }
+    if (done % options_.scheduling_unit == 0 || last) COHORT_RETURN_IF_ERROR(CloseWindow(done));
+    if ((options_.validation_period > 0 && done % options_.validation_period == 0) || last) {
+      COHORT_RETURN_IF_ERROR(Validate(done));
+    }
+    for (const TrialRunOptions::Operation& op : options_.searcher_operations) {
+      if (op.end_batches != done || last) continue;
+      if (last_validation_batches_ != done) COHORT_RETURN_IF_ERROR(Validate(done));
+      if (core_.reporter() != nullptr) {
+        COHORT_RETURN_IF_ERROR(core_.reporter()->ReportCompleted(SearcherMetric(), op.length));
+      }
+    }
+    if ((options_.checkpoint_period > 0 && done % options_.checkpoint_period == 0) || last) {
+      COHORT_RETURN_IF_ERROR(Checkpoint(done));
+    }
+    return absl::OkStatus();
+  }
+
+  // Reports the window's training metrics and timings, prints the progress line (rank 0) and
+  // starts a new window.
+  absl::Status CloseWindow(int64_t done) {
+    COHORT_RETURN_IF_ERROR(ReportTraining(done, sums_, timings_, in_window_, absl::Now()));
+    if (comm_.rank() == 0) {
+      const double seconds = absl::ToDoubleSeconds(absl::Now() - window_start_);
+      const double rate = in_window_ * options_.global_batch_size / std::max(seconds, 1e-9);
+      const double eta = (options_.max_batches - done) * seconds / in_window_;
+      std::fprintf(stderr, "[batch %lld/%lld] loss %.4f  %.0f samples/s  ETA %d:%02d\n",
+                   static_cast<long long>(done), static_cast<long long>(options_.max_batches),
+                   sums_["loss"] / in_window_, rate, static_cast<int>(eta) / 60,
+                   static_cast<int>(eta) % 60);
+    }
+    window_start_ = absl::Now();
+    sums_.clear();
+    timings_.clear();
+    in_window_ = 0;
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<TrialRunResult> Preempted(int64_t done) {
     if (last_checkpoint_batches_ != done) COHORT_RETURN_IF_ERROR(Checkpoint(done));
     result_.preempted = true;
@@ -352,7 +376,12 @@ class Runner {
   int64_t last_validation_batches_ = -1;
   std::unique_ptr<GradientReducer> reducer_;
   TensorDataset train_, validation_;
+  std::optional<DistributedSampler> sampler_;  // set by Setup
   TrialRunResult result_;
+  // The training report window: sums of the batch metrics and timings since it opened.
+  std::map<std::string, double> sums_, timings_;
+  int64_t in_window_ = 0;
+  absl::Time window_start_;
 };
 
 }  // namespace
