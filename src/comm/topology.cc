@@ -1,109 +1,72 @@
 #include "comm/topology.h"
 
-#include <cstdlib>
 #include <optional>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
 #include "common/status_macros.h"
+#include "wire/launch_env.h"
 
 namespace cohort::comm {
 namespace {
 
-// The names of one launcher's variables.
-struct Names {
-  const char* source;
-  const char* rank;
-  const char* size;
-  const char* local_rank;
-  const char* local_size;
-  const char* cross_rank;  // may be null: derived as rank / local_size
-  const char* cross_size;  // may be null: derived as size / local_size
-};
+// The foreign launchers' rank variables; cohort-launch's are wire::LaunchEnv's.
+constexpr wire::RankVariables kTorchrun{
+    "torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", nullptr};
+constexpr wire::RankVariables kOpenMpi{"openmpi",
+                                       "OMPI_COMM_WORLD_RANK",
+                                       "OMPI_COMM_WORLD_SIZE",
+                                       "OMPI_COMM_WORLD_LOCAL_RANK",
+                                       "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                       nullptr,
+                                       nullptr};
+constexpr wire::RankVariables kSlurm{"slurm",
+                                     "SLURM_PROCID",
+                                     "SLURM_NTASKS",
+                                     "SLURM_LOCALID",
+                                     "SLURM_NTASKS_PER_NODE",
+                                     "SLURM_NODEID",
+                                     "SLURM_NNODES",
+                                     /*local_size_leading_integer=*/true};
 
-constexpr Names kCohort{"cohort",
-                        "COHORT_RANK",
-                        "COHORT_SIZE",
-                        "COHORT_LOCAL_RANK",
-                        "COHORT_LOCAL_SIZE",
-                        "COHORT_CROSS_RANK",
-                        "COHORT_CROSS_SIZE"};
-constexpr Names kTorchrun{"torchrun",   "RANK",        "WORLD_SIZE", "LOCAL_RANK",
-                          "LOCAL_WORLD_SIZE", "GROUP_RANK", nullptr};
-constexpr Names kOpenMpi{"openmpi",
-                         "OMPI_COMM_WORLD_RANK",
-                         "OMPI_COMM_WORLD_SIZE",
-                         "OMPI_COMM_WORLD_LOCAL_RANK",
-                         "OMPI_COMM_WORLD_LOCAL_SIZE",
-                         nullptr,
-                         nullptr};
-constexpr Names kSlurm{"slurm",     "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
-                       "SLURM_NTASKS_PER_NODE", "SLURM_NODEID", "SLURM_NNODES"};
-
-bool IsSet(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0';
-}
-
-// Reads an integer variable; SLURM_NTASKS_PER_NODE looks like "4(x2)", so a leading integer
-// is accepted there.
-absl::StatusOr<std::optional<int>> ReadInt(const char* name, bool leading_only = false) {
-  if (!IsSet(name)) return std::optional<int>();
-  std::string text = std::getenv(name);
-  if (leading_only) {
-    size_t end = 0;
-    while (end < text.size() && isdigit(static_cast<unsigned char>(text[end]))) ++end;
-    text = text.substr(0, end);
-  }
-  char* end = nullptr;
-  long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || value < 0 || value > (1 << 24)) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": expected a non-negative integer, got '",
-                                                   std::getenv(name), "'"));
-  }
-  return std::optional<int>(static_cast<int>(value));
-}
+bool IsSet(const char* name) { return !env::GetOr(name, "").empty(); }
 
 absl::Status Require(bool ok, std::string message) {
   return ok ? absl::OkStatus() : absl::InvalidArgumentError(std::move(message));
 }
 
-absl::Status FillRanks(const Names& n, Topology& t) {
-  COHORT_ASSIGN_OR_RETURN(auto rank, ReadInt(n.rank));
-  COHORT_ASSIGN_OR_RETURN(auto size, ReadInt(n.size));
-  COHORT_ASSIGN_OR_RETURN(auto local_rank, ReadInt(n.local_rank));
-  COHORT_ASSIGN_OR_RETURN(auto local_size, ReadInt(n.local_size, /*leading_only=*/true));
-  COHORT_RETURN_IF_ERROR(Require(rank.has_value() && size.has_value(),
-                                 absl::StrCat(n.rank, " and ", n.size, " must both be set (",
-                                              n.source, " launcher variables)")));
-  t.source = n.source;
-  t.rank = *rank;
-  t.size = *size;
-  COHORT_RETURN_IF_ERROR(Require(t.size >= 1, absl::StrCat(n.size, " must be >= 1, got ", t.size)));
-  COHORT_RETURN_IF_ERROR(Require(
-      t.rank < t.size, absl::StrCat(n.rank, "=", t.rank, " is not below ", n.size, "=", t.size)));
-  t.local_size = local_size.value_or(t.size);
-  t.local_rank = local_rank.value_or(t.rank % t.local_size);
-  COHORT_RETURN_IF_ERROR(Require(t.local_size >= 1 && t.local_size <= t.size,
-                                 absl::StrCat(n.local_size, "=", t.local_size, " must be in [1, ",
-                                              n.size, "=", t.size, "]")));
-  COHORT_RETURN_IF_ERROR(Require(t.local_rank < t.local_size,
-                                 absl::StrCat(n.local_rank, "=", t.local_rank, " is not below ",
-                                              n.local_size, "=", t.local_size)));
-  std::optional<int> cross_rank, cross_size;
-  if (n.cross_rank != nullptr) {
-    COHORT_ASSIGN_OR_RETURN(cross_rank, ReadInt(n.cross_rank));
+// The ranks from the first launcher whose rank variable is set: cohort-launch (`launch`), then
+// torchrun, OpenMPI, Slurm. None: t keeps rank 0 of 1 from "none".
+absl::Status FillRanks(const wire::LaunchEnv& launch, Topology& t) {
+  std::optional<wire::WorkerRanks> ranks = launch.ranks;
+  const char* source = wire::kCohortRankVariables.launcher;
+  for (const wire::RankVariables* names : {&kTorchrun, &kOpenMpi, &kSlurm}) {
+    if (ranks) break;
+    COHORT_ASSIGN_OR_RETURN(ranks, wire::ReadRanks(*names, env::Get));
+    source = names->launcher;
   }
-  if (n.cross_size != nullptr) {
-    COHORT_ASSIGN_OR_RETURN(cross_size, ReadInt(n.cross_size));
-  }
-  t.cross_size = cross_size.value_or((t.size + t.local_size - 1) / t.local_size);
-  t.cross_rank = cross_rank.value_or(t.rank / t.local_size);
-  COHORT_RETURN_IF_ERROR(Require(t.cross_rank < t.cross_size,
-                                 absl::StrCat("cross rank ", t.cross_rank,
-                                              " is not below cross size ", t.cross_size, " (",
-                                              n.source, " launcher variables)")));
+  if (!ranks) return absl::OkStatus();
+  t.source = source;
+  t.rank = ranks->rank;
+  t.size = ranks->size;
+  t.local_rank = ranks->local_rank;
+  t.local_size = ranks->local_size;
+  t.cross_rank = ranks->cross_rank;
+  t.cross_size = ranks->cross_size;
   return absl::OkStatus();
+}
+
+// MASTER_PORT + 1 (torchrun runs its own store on MASTER_PORT); nullopt when unset.
+absl::StatusOr<std::optional<int>> PortAfterMasterPort() {
+  const std::string text = env::GetOr("MASTER_PORT", "");
+  if (text.empty()) return std::optional<int>();
+  int port = 0;
+  if (!absl::SimpleAtoi(text, &port) || port < 0 || port > 65534) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "MASTER_PORT must be an integer in [0, 65534], got '", text.substr(0, 200), "'"));
+  }
+  return std::optional<int>(port + 1);
 }
 
 }  // namespace
@@ -115,25 +78,19 @@ std::string Topology::ToString() const {
 }
 
 absl::StatusOr<Topology> TopologyFromEnv() {
+  COHORT_ASSIGN_OR_RETURN(wire::LaunchEnv launch, wire::LaunchEnv::FromProcessEnv());
   Topology t;
-  const Names* names = nullptr;
-  for (const Names* n : {&kCohort, &kTorchrun, &kOpenMpi, &kSlurm}) {
-    if (IsSet(n->rank)) {
-      names = n;
-      break;
-    }
-  }
-  if (names != nullptr) COHORT_RETURN_IF_ERROR(FillRanks(*names, t));
+  COHORT_RETURN_IF_ERROR(FillRanks(launch, t));
+  const bool cohort_launched = launch.ranks.has_value();
 
   // Where the rendezvous store is. Foreign launchers give MASTER_ADDR/MASTER_PORT; torchrun
   // runs its own store on MASTER_PORT, so ours defaults to MASTER_PORT + 1.
-  t.chief_addr = env::GetOr("COHORT_CHIEF_ADDR", env::GetOr("MASTER_ADDR", "127.0.0.1"));
-  COHORT_ASSIGN_OR_RETURN(auto port, ReadInt("COHORT_RENDEZVOUS_PORT"));
+  t.chief_addr =
+      launch.chief_addr.empty() ? env::GetOr("MASTER_ADDR", "127.0.0.1") : launch.chief_addr;
+  std::optional<int> port = launch.rendezvous_port;
   if (!port.has_value()) {
-    COHORT_ASSIGN_OR_RETURN(auto master_port, ReadInt("MASTER_PORT"));
-    if (master_port.has_value()) port = *master_port + 1;
+    COHORT_ASSIGN_OR_RETURN(port, PortAfterMasterPort());
   }
-  bool cohort_launched = names == &kCohort;
   if (t.size > 1) {
     COHORT_RETURN_IF_ERROR(Require(
         port.has_value(),
@@ -141,23 +98,19 @@ absl::StatusOr<Topology> TopologyFromEnv() {
                      ": set COHORT_RENDEZVOUS_PORT (or MASTER_PORT) and COHORT_CHIEF_ADDR (or "
                      "MASTER_ADDR), or start the workers with cohort-launch")));
     COHORT_RETURN_IF_ERROR(Require(
-        t.cross_size == 1 || IsSet("COHORT_CHIEF_ADDR") || IsSet("MASTER_ADDR"),
+        t.cross_size == 1 || !launch.chief_addr.empty() || IsSet("MASTER_ADDR"),
         absl::StrCat("a job across ", t.cross_size,
                      " machines needs COHORT_CHIEF_ADDR (or MASTER_ADDR) naming rank 0's host")));
   }
   t.rendezvous_port = port.value_or(0);
-  COHORT_RETURN_IF_ERROR(Require(t.rendezvous_port >= 0 && t.rendezvous_port <= 65535,
-                                 absl::StrCat("rendezvous port ", t.rendezvous_port,
-                                              " is not in 0-65535")));
   // cohort-launch hosts the store itself (so it outlives any worker); under other launchers
   // rank 0 hosts it. COHORT_HOST_STORE=1 forces the latter.
-  t.host_store = t.rank == 0 && (!cohort_launched || env::GetOr("COHORT_HOST_STORE", "0") == "1");
-  t.network_interface =
-      env::GetOr("COHORT_NETWORK_INTERFACE", env::GetOr("DET_DTRAIN_NETWORK_INTERFACE", ""));
-  COHORT_ASSIGN_OR_RETURN(t.collective_timeout,
-                          env::GetSecondsOr("COHORT_COLLECTIVE_TIMEOUT", absl::Seconds(300)));
-  COHORT_ASSIGN_OR_RETURN(t.rendezvous_timeout,
-                          env::GetSecondsOr("COHORT_RENDEZVOUS_TIMEOUT", absl::Seconds(120)));
+  t.host_store = t.rank == 0 && (!cohort_launched || launch.host_store);
+  t.network_interface = launch.network_interface.empty()
+                            ? env::GetOr("DET_DTRAIN_NETWORK_INTERFACE", "")
+                            : launch.network_interface;
+  t.collective_timeout = launch.collective_timeout.value_or(t.collective_timeout);
+  t.rendezvous_timeout = launch.rendezvous_timeout.value_or(t.rendezvous_timeout);
   return t;
 }
 

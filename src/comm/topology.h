@@ -1,8 +1,8 @@
 #pragma once
 // Topology: where this worker sits in the job (global, local and cross-machine rank and size)
 // and how to reach the rendezvous store. Read from the worker environment that cohort-launch
-// sets (ARCHITECTURE.md §3), or from torchrun's, OpenMPI's or Slurm's variables so the same
-// worker binary runs under those launchers.
+// sets (wire::LaunchEnv, ARCHITECTURE.md §3), or from torchrun's, OpenMPI's or Slurm's
+// variables so the same worker binary runs under those launchers.
 // Thread-compatible value type.
 
 #include <string>
@@ -41,11 +41,14 @@ struct Topology {
   std::string ToString() const;
 };
 
-// Reads the topology from the environment. Precedence: COHORT_* (cohort-launch), then torchrun
+// Reads the topology from the environment. The ranks come from the first launcher whose rank
+// variable is set: cohort-launch (COHORT_*, read through wire::LaunchEnv), then torchrun
 // (RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE/MASTER_ADDR/MASTER_PORT), then OpenMPI
-// (OMPI_COMM_WORLD_*), then Slurm (SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID). No variables at
-// all: a single worker (rank 0 of 1). Inconsistent or malformed values: InvalidArgument naming
-// the variable and what is wrong, e.g. "COHORT_RANK=4 is not below COHORT_SIZE=4".
+// (OMPI_COMM_WORLD_*), then Slurm (SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID). LaunchEnv's
+// COHORT_CHIEF_ADDR, COHORT_RENDEZVOUS_PORT, COHORT_NETWORK_INTERFACE and timeouts apply under
+// every launcher. No variables at all: a single worker (rank 0 of 1). Inconsistent or malformed
+// values: InvalidArgument naming the variable and what is wrong, e.g. "COHORT_RANK=4 is not
+// below COHORT_SIZE=4".
 absl::StatusOr<Topology> TopologyFromEnv();
 
 }  // namespace cohort::comm

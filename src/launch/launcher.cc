@@ -21,6 +21,8 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "launch/line_prefixer.h"
+#include "wire/launch_env.h"
+#include "wire/worker_env.h"
 
 extern char** environ;
 
@@ -269,19 +271,27 @@ std::vector<std::string> Launcher::WorkerEnvironment(int local_rank) const {
     if (eq == absl::string_view::npos) continue;
     env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
   }
-  const int rank = o.node_rank * o.slots + local_rank;
-  env["COHORT_RANK"] = absl::StrCat(rank);
-  env["COHORT_SIZE"] = absl::StrCat(o.nnodes * o.slots);
-  env["COHORT_LOCAL_RANK"] = absl::StrCat(local_rank);
-  env["COHORT_LOCAL_SIZE"] = absl::StrCat(o.slots);
-  env["COHORT_CROSS_RANK"] = absl::StrCat(o.node_rank);
-  env["COHORT_CROSS_SIZE"] = absl::StrCat(o.nnodes);
-  env["COHORT_CHIEF_ADDR"] = chief_host_;
-  env["COHORT_RENDEZVOUS_PORT"] = absl::StrCat(port_);
-  env["COHORT_LAUNCHER"] = "1";
-  // COHORT_NETWORK_INTERFACE passes through unchanged with the rest of the environment.
-  for (const char* name :
-       {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "COHORT_NUM_THREADS"}) {
+  wire::LaunchEnv launch;
+  launch.ranks = wire::WorkerRanks{.rank = o.node_rank * o.slots + local_rank,
+                                   .size = o.nnodes * o.slots,
+                                   .local_rank = local_rank,
+                                   .local_size = o.slots,
+                                   .cross_rank = o.node_rank,
+                                   .cross_size = o.nnodes};
+  launch.chief_addr = chief_host_;
+  launch.rendezvous_port = port_;
+  launch.launcher = true;
+  // The fields left unset (network interface, timeouts, host-store flag) are absent from
+  // ToEnv, so the values the user gave the launcher pass through with the rest of its
+  // environment.
+  for (const auto& [name, value] : launch.ToEnv()) {
+    if (value) {
+      env[name] = *value;
+    } else {
+      env.erase(name);
+    }
+  }
+  for (const char* name : wire::kThreadVariables) {
     env.emplace(name, absl::StrCat(threads_per_worker_));  // keeps a value the user set
   }
   std::vector<std::string> out;

@@ -10,24 +10,38 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "comm/comm_factory.h"
-#include "common/env.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "config/length.h"
 #include "core/core.h"
 #include "runtime/process_setup.h"
 #include "runtime/trial_runner.h"
+#include "wire/worker_env.h"
 
 namespace cohort::runtime {
 namespace {
 
+// The command line, with defaults from the worker environment (FlagsFromEnv).
 struct Flags {
-  std::string config = env::GetOr("COHORT_CONFIG", "");
-  std::string run_dir = env::GetOr("COHORT_RUN_DIR", "cohort-run");
+  std::string config;
+  std::string run_dir = "cohort-run";
   std::string restore;
-  std::string hparams = env::GetOr("COHORT_HPARAMS", "");
+  std::string hparams;
   int64_t max_batches = -1;
+  int num_threads = 1;  // not a flag: COHORT_NUM_THREADS, else 1
 };
+
+// The defaults of the flags: COHORT_CONFIG, COHORT_RUN_DIR, COHORT_HPARAMS and
+// COHORT_NUM_THREADS. A malformed variable is InvalidArgument naming it.
+absl::StatusOr<Flags> FlagsFromEnv() {
+  COHORT_ASSIGN_OR_RETURN(wire::WorkerEnv env, wire::WorkerEnv::FromProcessEnv());
+  Flags flags;
+  flags.config = env.config_path;
+  if (!env.run_dir.empty()) flags.run_dir = env.run_dir;
+  if (env.hparams) flags.hparams = env.hparams->dump();
+  flags.num_threads = env.num_threads.value_or(1);
+  return flags;
+}
 
 // A checkpoint named by --restore or $COHORT_LATEST_CHECKPOINT: a directory, or a storage id
 // in the experiment's checkpoint storage.
@@ -144,7 +158,7 @@ absl::Status Run(const Flags& flags, Trial& trial) {
         "no experiment config: pass --config FILE or set COHORT_CONFIG");
   }
   PrepareTrainingProcess();
-  torch::set_num_threads(static_cast<int>(env::GetIntOr("COHORT_NUM_THREADS", 1).value_or(1)));
+  torch::set_num_threads(flags.num_threads);
   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<core::Context> ctx,
                           core::Init({.config_path = flags.config, .run_dir = flags.run_dir}));
   COHORT_ASSIGN_OR_RETURN(TrialRunOptions options, MakeRunOptions(flags, *ctx));
@@ -161,7 +175,12 @@ absl::Status Run(const Flags& flags, Trial& trial) {
 }  // namespace
 
 int TrialMain(int argc, char** argv, Trial& trial) {
-  Flags flags;
+  absl::StatusOr<Flags> from_env = FlagsFromEnv();
+  if (!from_env.ok()) {
+    std::fprintf(stderr, "trial: %s\n", from_env.status().ToString().c_str());
+    return 1;
+  }
+  Flags flags = *std::move(from_env);
   CLI::App app{
       "A Cohort trial: trains the experiment's model with synchronous data "
       "parallelism. Start one per slot with cohort-launch."};

@@ -1,7 +1,8 @@
 #pragma once
 // WorkerEnv: the trial-level environment of a worker process, the contract between whoever
-// starts a trial (the agent, `cohort experiment create --local`) and the Core API that reads it
-// (core::Init). One struct writes and parses every variable:
+// starts a trial (the agent, `cohort experiment create --local`) and the worker that reads it
+// (core::Init; runtime::TrialMain for its flags' defaults). One struct writes and parses every
+// variable:
 //
 //   COHORT_CONFIG             path of the experiment config (YAML)
 //   COHORT_RUN_DIR            the run directory (metrics.jsonl, progress.json)
@@ -16,9 +17,8 @@
 //
 // An empty value counts as unset, in both directions. The launcher's topology variables
 // (COHORT_RANK, COHORT_SIZE, COHORT_LOCAL_*, COHORT_CROSS_*, COHORT_CHIEF_ADDR,
-// COHORT_RENDEZVOUS_PORT, COHORT_NETWORK_INTERFACE) are per worker, not per trial: cohort-launch
-// writes them (launch/launcher.cc) and comm::TopologyFromEnv reads them, together with the
-// foreign launchers' equivalents; they are not part of this struct.
+// COHORT_RENDEZVOUS_PORT, COHORT_NETWORK_INTERFACE, ...) are per worker, not per trial: they are
+// LaunchEnv's (wire/launch_env.h), written by cohort-launch and read by comm::TopologyFromEnv.
 // Thread-compatible value type.
 //
 // Example:
