@@ -1,11 +1,11 @@
-#include "comm/topology.h"
+#include "cohort/comm/topology.h"
 
 #include <cstdlib>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "cohort/status.h"
 #include "common/env.h"
-#include "common/status_macros.h"
 
 namespace cohort::comm {
 namespace {

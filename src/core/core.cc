@@ -1,4 +1,4 @@
-#include "core/core.h"
+#include "cohort/core.h"
 
 #include <filesystem>
 #include <vector>
@@ -6,10 +6,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "comm/comm_factory.h"
-#include "comm/topology.h"
+#include "cohort/comm/comm_factory.h"
+#include "cohort/comm/topology.h"
+#include "cohort/status.h"
+#include "comm/rendezvous.h"
 #include "common/env.h"
-#include "common/status_macros.h"
 #include "config/config_parser.h"
 #include "config/hparam_sampler.h"
 #include "config/length.h"

@@ -21,7 +21,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "core/reporter.h"
+#include "cohort/core/reporter.h"
 
 namespace cohort::core {
 

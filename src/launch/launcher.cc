@@ -18,8 +18,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "cohort/status.h"
 #include "common/logging.h"
-#include "common/status_macros.h"
 #include "launch/line_prefixer.h"
 
 extern char** environ;
