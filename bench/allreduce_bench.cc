@@ -11,7 +11,7 @@
 
 #include "absl/time/clock.h"
 #include "bench/bench_commands.h"
-#include "comm/comm_factory.h"
+#include "cohort/comm/comm_factory.h"
 #include "comm/internal/reduce_kernels.h"
 
 namespace cohort::bench {

@@ -17,11 +17,11 @@
 #include "absl/time/clock.h"
 #include "bench/bench_commands.h"
 #include "bench/models.h"
-#include "comm/comm_factory.h"
-#include "common/status_macros.h"
-#include "runtime/fashion_mnist.h"
+#include "cohort/comm/comm_factory.h"
+#include "cohort/fashion_mnist.h"
+#include "cohort/optim/fused_sgd.h"
+#include "cohort/status.h"
 #include "runtime/gradient_reducer.h"
-#include "runtime/optim/fused_sgd.h"
 #include "runtime/process_setup.h"
 
 namespace cohort::bench {

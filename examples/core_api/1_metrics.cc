@@ -7,13 +7,16 @@
 //   cohort-launch --slots 2 -- build/bin/core_api_1_metrics --config examples/core_api/1_metrics.yaml
 //   (or: cohort experiment create --local examples/core_api/1_metrics.yaml build/bin)
 // Metrics land in cohort-run/metrics.jsonl (or $COHORT_RUN_DIR).
+//
+// Built as any user program is (examples/CMakeLists.txt): it includes only the public headers
+// ("cohort/core.h", "cohort/status.h") and links cohort::core, without LibTorch.
 
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
-#include "common/status_macros.h"
-#include "core/core.h"
+#include "cohort/core.h"
+#include "cohort/status.h"
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include <fstream>
 #include <thread>
 
-#include "common/status_macros.h"
-#include "core/core.h"
+#include "cohort/core.h"
+#include "cohort/status.h"
 
 namespace {
 

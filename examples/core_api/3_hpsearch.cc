@@ -12,8 +12,8 @@
 #include <optional>
 #include <thread>
 
-#include "common/status_macros.h"
-#include "core/core.h"
+#include "cohort/core.h"
+#include "cohort/status.h"
 
 namespace {
 

@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/status_macros.h"
-#include "core/core.h"
+#include "cohort/core.h"
+#include "cohort/status.h"
 
 namespace {
 

@@ -5,14 +5,17 @@
 //
 //   cohort-launch --slots 2 -- build/bin/fashion_mnist_trial
 //       --config examples/fashion_mnist/distributed.yaml   (one command line)
+//
+// Built as any user program is (examples/CMakeLists.txt): public headers ("cohort/...") and its
+// own files only, linking cohort::trial.
 
 #include <torch/torch.h>
 
-#include "common/status_macros.h"
-#include "examples/fashion_mnist/net.h"
-#include "runtime/fashion_mnist.h"
-#include "runtime/optim/fused_sgd.h"
-#include "runtime/trial_main.h"
+#include "cohort/fashion_mnist.h"
+#include "cohort/optim/fused_sgd.h"
+#include "cohort/status.h"
+#include "cohort/trial_main.h"
+#include "fashion_mnist/net.h"
 
 namespace {
 

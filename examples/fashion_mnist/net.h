@@ -2,6 +2,8 @@
 // The network of the Fashion-MNIST examples: Determined's MNIST example (two 3x3 convolutions,
 // 2x2 max pooling, dropout, linear to 128, dropout, linear to 10, log-softmax), its widths and
 // dropout rates taken from the hyperparameters n_filters1, n_filters2, dropout1, dropout2.
+// Shared by the training and inference examples, which include it as "fashion_mnist/net.h"
+// (examples/ is on their include path).
 
 #include <torch/torch.h>
 

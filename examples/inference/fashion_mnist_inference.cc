@@ -19,10 +19,10 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
-#include "comm/comm_factory.h"
-#include "common/status_macros.h"
-#include "examples/fashion_mnist/net.h"
-#include "runtime/fashion_mnist.h"
+#include "cohort/comm/comm_factory.h"
+#include "cohort/fashion_mnist.h"
+#include "cohort/status.h"
+#include "fashion_mnist/net.h"
 
 namespace {
 

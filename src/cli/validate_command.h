@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-#include "config/experiment_config.h"
+#include "cohort/config/experiment_config.h"
 
 namespace cohort::cli {
 

@@ -1,14 +1,15 @@
-#include "comm/comm_factory.h"
+#include "cohort/comm/comm_factory.h"
 
 #include <numeric>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/env.h"
-#include "common/status_macros.h"
+#include "cohort/status.h"
 #include "comm/gloo_communicator.h"
 #include "comm/hierarchical_communicator.h"
+#include "comm/rendezvous.h"
 #include "comm/shm_communicator.h"
+#include "common/env.h"
 
 namespace cohort::comm {
 

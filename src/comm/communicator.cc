@@ -1,4 +1,4 @@
-#include "comm/communicator.h"
+#include "cohort/comm/communicator.h"
 
 #include "absl/strings/str_cat.h"
 

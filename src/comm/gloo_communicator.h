@@ -23,7 +23,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "comm/communicator.h"
+#include "cohort/comm/communicator.h"
 #include "comm/rendezvous.h"
 
 namespace cohort::comm {

@@ -4,8 +4,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cohort/status.h"
 #include "comm/internal/reduce_kernels.h"
-#include "common/status_macros.h"
 
 namespace cohort::comm {
 namespace {

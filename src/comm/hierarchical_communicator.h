@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "comm/communicator.h"
+#include "cohort/comm/communicator.h"
 #include "comm/gloo_communicator.h"
 #include "comm/rendezvous.h"
 #include "comm/shm_communicator.h"

@@ -1,8 +1,8 @@
 #include "comm/rendezvous.h"
 
 #include "absl/strings/str_cat.h"
+#include "cohort/status.h"
 #include "common/logging.h"
-#include "common/status_macros.h"
 
 namespace cohort::comm {
 

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cohort/comm/topology.h"
 #include "comm/store.h"
 #include "comm/tcp_store.h"
-#include "comm/topology.h"
 
 namespace cohort::comm {
 

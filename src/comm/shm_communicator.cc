@@ -18,13 +18,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cohort/status.h"
 #include "comm/internal/reduce_kernels.h"
 #include "comm/internal/shm_layout.h"
 #include "comm/internal/shm_segment.h"
 #include "comm/internal/shm_sync.h"
 #include "common/env.h"
 #include "common/logging.h"
-#include "common/status_macros.h"
 
 namespace cohort::comm {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cohort/status.h"
 #include "common/logging.h"
-#include "common/status_macros.h"
 
 namespace cohort::comm {
 namespace {

@@ -1,11 +1,12 @@
-#include "comm/topology.h"
+#include "cohort/comm/topology.h"
 
 #include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cohort/status.h"
 #include "common/env.h"
-#include "common/status_macros.h"
+#include "cohort/status.h"
 #include "wire/launch_env.h"
 
 namespace cohort::comm {

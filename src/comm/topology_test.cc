@@ -1,4 +1,4 @@
-#include "comm/topology.h"
+#include "cohort/comm/topology.h"
 
 #include <cstdlib>
 

@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "config/experiment_config.h"
+#include "cohort/config/experiment_config.h"
 
 namespace cohort::config {
 

@@ -19,7 +19,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "config/experiment_config.h"
+#include "cohort/config/experiment_config.h"
 #include "config/yaml_json.h"
 
 namespace cohort::config {

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cohort/config/experiment_config.h"
 #include "common/split_mix64.h"
-#include "config/experiment_config.h"
 #include "config/yaml_json.h"
 
 namespace cohort::config {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "config/experiment_config.h"
+#include "cohort/config/experiment_config.h"
 
 namespace cohort::config {
 

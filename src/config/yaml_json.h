@@ -15,12 +15,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "nlohmann/json.hpp"
+#include "cohort/config/json.h"
 
 namespace cohort::config {
-
-// Keeps keys in the order they were written, so the effective config reads like the input.
-using Json = nlohmann::ordered_json;
 
 // Parses one YAML document. An empty document is null. Malformed YAML: InvalidArgument with the
 // line and column, e.g. "line 3, column 5: illegal map value". Map keys must be scalars.

@@ -1,4 +1,4 @@
-#include "core/checkpoint_context.h"
+#include "cohort/core/checkpoint_context.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/train_context.h"
+#include "cohort/core/train_context.h"
 
 namespace cohort::core {
 namespace {

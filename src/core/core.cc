@@ -1,12 +1,13 @@
-#include "core/core.h"
+#include "cohort/core.h"
 
 #include <filesystem>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "comm/comm_factory.h"
-#include "comm/topology.h"
-#include "common/status_macros.h"
+#include "cohort/comm/comm_factory.h"
+#include "cohort/comm/topology.h"
+#include "cohort/status.h"
+#include "comm/rendezvous.h"
 #include "config/config_parser.h"
 #include "config/hparam_sampler.h"
 #include "config/length.h"

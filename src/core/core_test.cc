@@ -1,6 +1,6 @@
 // The Core API in one process (a single-worker trial): reporting, checkpoints, searcher and
 // preemption against the real files. Multi-worker behaviour: tests/core/core_api_test.cc.
-#include "core/core.h"
+#include "cohort/core.h"
 
 #include <stdlib.h>
 

@@ -1,9 +1,9 @@
-#include "core/distributed_context.h"
+#include "cohort/core/distributed_context.h"
 
 #include <cstdint>
 
-#include "comm/comm_factory.h"
-#include "common/status_macros.h"
+#include "cohort/comm/comm_factory.h"
+#include "cohort/status.h"
 
 namespace cohort::core {
 namespace {

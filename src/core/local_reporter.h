@@ -16,7 +16,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "core/reporter.h"
+#include "cohort/core/reporter.h"
 #include "wire/reports.h"
 
 namespace cohort::core {

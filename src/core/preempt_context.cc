@@ -1,8 +1,8 @@
-#include "core/preempt_context.h"
+#include "cohort/core/preempt_context.h"
 
 #include <cstdint>
 
-#include "common/status_macros.h"
+#include "cohort/status.h"
 
 namespace cohort::core {
 

@@ -1,7 +1,7 @@
-#include "core/searcher_context.h"
+#include "cohort/core/searcher_context.h"
 
 #include "absl/strings/str_cat.h"
-#include "core/train_context.h"
+#include "cohort/core/train_context.h"
 
 namespace cohort::core {
 

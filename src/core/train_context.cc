@@ -1,4 +1,4 @@
-#include "core/train_context.h"
+#include "cohort/core/train_context.h"
 
 #include "absl/strings/str_cat.h"
 

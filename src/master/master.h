@@ -24,8 +24,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cohort/config/experiment_config.h"
 #include "common/clock.h"
-#include "config/experiment_config.h"
 #include "master/agents/agent_registry.h"
 #include "master/agents/allocations.h"
 #include "master/db/database.h"

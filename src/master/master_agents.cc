@@ -5,8 +5,8 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "cohort/status.h"
 #include "common/logging.h"
-#include "common/status_macros.h"
 #include "master/master.h"
 
 namespace cohort::master {

@@ -5,8 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cohort/status.h"
 #include "common/logging.h"
-#include "common/status_macros.h"
+#include "cohort/status.h"
 #include "config/config_parser.h"
 #include "config/length.h"
 #include "config/yaml_json.h"

@@ -1,11 +1,11 @@
-#include "runtime/fashion_mnist.h"
+#include "cohort/fashion_mnist.h"
 
 #include <torch/torch.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cohort/status.h"
 #include "common/env.h"
-#include "common/status_macros.h"
 #include "runtime/idx_file.h"
 
 namespace cohort::runtime {

@@ -39,7 +39,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "comm/communicator.h"
+#include "cohort/comm/communicator.h"
 
 namespace torch::nn {
 class Module;

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "comm/communicator.h"
+#include "cohort/comm/communicator.h"
 
 namespace cohort::runtime {
 

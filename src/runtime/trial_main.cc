@@ -1,4 +1,4 @@
-#include "runtime/trial_main.h"
+#include "cohort/trial_main.h"
 
 #include <torch/torch.h>
 
@@ -9,11 +9,11 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-#include "comm/comm_factory.h"
+#include "cohort/comm/comm_factory.h"
+#include "cohort/core.h"
+#include "cohort/status.h"
 #include "common/logging.h"
-#include "common/status_macros.h"
 #include "config/length.h"
-#include "core/core.h"
 #include "runtime/process_setup.h"
 #include "runtime/trial_runner.h"
 #include "wire/worker_env.h"

@@ -13,12 +13,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "cohort/optim/fused_sgd.h"
+#include "cohort/status.h"
 #include "common/logging.h"
 #include "common/split_mix64.h"
-#include "common/status_macros.h"
 #include "runtime/distributed_sampler.h"
 #include "runtime/metrics.h"
-#include "runtime/optim/fused_sgd.h"
 
 namespace cohort::runtime {
 namespace {

@@ -28,10 +28,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/core.h"
+#include "cohort/core.h"
+#include "cohort/trial.h"
 #include "nlohmann/json.hpp"
 #include "runtime/gradient_reducer.h"
-#include "runtime/trial.h"
 
 namespace cohort::runtime {
 

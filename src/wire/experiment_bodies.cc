@@ -1,7 +1,7 @@
 #include "wire/experiment_bodies.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "cohort/status.h"
 #include "wire/agent_protocol.h"
 #include "wire/internal/field_reader.h"
 

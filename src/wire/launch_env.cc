@@ -6,7 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/env.h"
-#include "common/status_macros.h"
+#include "cohort/status.h"
 
 namespace cohort::wire {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "cohort/status.h"
 #include "wire/internal/field_reader.h"
 
 namespace cohort::wire {

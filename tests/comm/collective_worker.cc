@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "comm/comm_factory.h"
+#include "cohort/comm/comm_factory.h"
 
 namespace {
 

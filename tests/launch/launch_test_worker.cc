@@ -27,10 +27,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "comm/comm_factory.h"
+#include "cohort/comm/comm_factory.h"
+#include "cohort/comm/topology.h"
 #include "comm/rendezvous.h"
 #include "comm/tcp_store.h"
-#include "comm/topology.h"
 
 namespace {
 

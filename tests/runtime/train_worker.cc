@@ -22,9 +22,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "comm/comm_factory.h"
-#include "common/status_macros.h"
-#include "runtime/fashion_mnist.h"
+#include "cohort/comm/comm_factory.h"
+#include "cohort/fashion_mnist.h"
+#include "cohort/status.h"
 #include "runtime/gradient_reducer.h"
 #include "runtime/metrics.h"
 

@@ -14,9 +14,9 @@
 #include <fstream>
 #include <string>
 
-#include "common/status_macros.h"
-#include "core/core.h"
-#include "runtime/fashion_mnist.h"
+#include "cohort/core.h"
+#include "cohort/fashion_mnist.h"
+#include "cohort/status.h"
 #include "runtime/trial_runner.h"
 
 namespace {

@@ -16,7 +16,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "cohort/status.h"
 #include "gloo/transport/tcp/address.h"
 #include "gloo/transport/tcp/device.h"
 

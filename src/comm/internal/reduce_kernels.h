@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "comm/communicator.h"
+#include "cohort/comm/communicator.h"
 
 namespace cohort::comm::internal {
 

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "cohort/config/experiment_config.h"
 #include "config/error_list.h"
-#include "config/experiment_config.h"
 #include "config/yaml_json.h"
 
 namespace cohort::config::internal {

@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
-#include "common/status_macros.h"
+#include "cohort/status.h"
 #include "master/db/migrations.h"
 
 namespace cohort::master {

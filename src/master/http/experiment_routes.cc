@@ -2,7 +2,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "cohort/status.h"
 #include "master/http/routes.h"
 #include "wire/limits.h"
 

@@ -1,4 +1,4 @@
-#include "common/status_macros.h"
+#include "cohort/status.h"
 #include "master/http/routes.h"
 
 namespace cohort::master::http {

@@ -1,5 +1,5 @@
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
+#include "cohort/status.h"
 #include "master/http/routes.h"
 
 namespace cohort::master::http {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "common/status_macros.h"
+#include "cohort/status.h"
 #include "config/asha.h"
 #include "config/length.h"
 

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "config/experiment_config.h"
+#include "cohort/config/experiment_config.h"
 #include "master/searcher/internal/trial_book.h"
 #include "master/searcher/searcher.h"
 

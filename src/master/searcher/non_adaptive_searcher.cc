@@ -1,6 +1,6 @@
 #include "master/searcher/non_adaptive_searcher.h"
 
-#include "common/status_macros.h"
+#include "cohort/status.h"
 
 namespace cohort::master::searcher {
 namespace {

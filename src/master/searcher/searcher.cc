@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "common/status_macros.h"
+#include "cohort/status.h"
 #include "config/hparam_sampler.h"
 #include "master/searcher/asha_searcher.h"
 #include "master/searcher/non_adaptive_searcher.h"

@@ -55,7 +55,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "config/experiment_config.h"
+#include "cohort/config/experiment_config.h"
 #include "master/searcher/operation.h"
 #include "wire/states.h"
 

@@ -1,4 +1,4 @@
-#include "runtime/optim/fused_sgd.h"
+#include "cohort/optim/fused_sgd.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>

@@ -1,4 +1,4 @@
-#include "runtime/optim/lamb.h"
+#include "cohort/optim/lamb.h"
 
 #include <torch/torch.h>
 

@@ -1,4 +1,4 @@
-#include "runtime/optim/lars.h"
+#include "cohort/optim/lars.h"
 
 #include <torch/torch.h>
 

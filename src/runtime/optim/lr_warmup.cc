@@ -1,4 +1,4 @@
-#include "runtime/optim/lr_warmup.h"
+#include "cohort/optim/lr_warmup.h"
 
 #include <torch/optim/optimizer.h>
 

@@ -1,4 +1,4 @@
-#include "runtime/optim/moment_state.h"
+#include "cohort/optim/moment_state.h"
 
 #include <torch/torch.h>
 

@@ -8,12 +8,12 @@
 #include <sstream>
 #include <vector>
 
+#include "cohort/optim/fused_sgd.h"
+#include "cohort/optim/lamb.h"
+#include "cohort/optim/lars.h"
+#include "cohort/optim/lr_warmup.h"
+#include "cohort/optim/radam.h"
 #include "gtest/gtest.h"
-#include "runtime/optim/fused_sgd.h"
-#include "runtime/optim/lamb.h"
-#include "runtime/optim/lars.h"
-#include "runtime/optim/lr_warmup.h"
-#include "runtime/optim/radam.h"
 
 namespace cohort::runtime::optim {
 namespace {

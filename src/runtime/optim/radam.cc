@@ -1,4 +1,4 @@
-#include "runtime/optim/radam.h"
+#include "cohort/optim/radam.h"
 
 #include <torch/torch.h>
 

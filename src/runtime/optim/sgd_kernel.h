@@ -1,6 +1,6 @@
 #pragma once
 // The SGD update of one fp32 tensor in one pass over memory (no LibTorch here, so it compiles
-// fast and is testable on raw arrays). FusedSGD (fused_sgd.h) calls it per parameter.
+// fast and is testable on raw arrays). FusedSGD (cohort/optim/fused_sgd.h) calls it per parameter.
 //
 // Per element, in the order and rounding of LibTorch's torch::optim::SGD (whose `add(x, alpha)`
 // is one fused multiply-add), so the two give bit-identical results:

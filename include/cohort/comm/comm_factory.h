@@ -16,10 +16,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "comm/communicator.h"
-#include "comm/rendezvous.h"
+#include "cohort/comm/communicator.h"
 
 namespace cohort::comm {
+
+// The job's rendezvous (comm/rendezvous.h, internal to Cohort): user programs never hold one;
+// they call CreateCommunicatorFromEnv, or let the Core API's Init form the communicator.
+class Rendezvous;
 
 enum class Transport { kAuto, kShm, kGloo, kHierarchical };
 

@@ -6,9 +6,9 @@
 //   COHORT_ASSIGN_OR_RETURN(int fd, net::Connect(addr, deadline));
 //   COHORT_RETURN_IF_ERROR(net::SendAll(fd, data, deadline));
 
-#include "absl/strings/string_view.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 #define COHORT_STATUS_CONCAT_INNER_(a, b) a##b
 #define COHORT_STATUS_CONCAT_(a, b) COHORT_STATUS_CONCAT_INNER_(a, b)

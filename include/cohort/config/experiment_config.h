@@ -1,7 +1,9 @@
 #pragma once
 // ExperimentConfig: the typed form of a Determined-format experiment config, after defaults are
-// filled in. Plain data; thread-compatible. Produced by ParseExperimentConfig
-// (config/config_parser.h); `effective` holds the same config as a tree for display and storage.
+// filled in. Plain data; thread-compatible. Produced by the config library's parser (Cohort's
+// tools validate and fill in configs); a trial reads its own through the Core API,
+// core::Context::info().config. `effective` holds the same config as a tree for display and
+// storage.
 
 #include <cstdint>
 #include <optional>
@@ -9,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "config/yaml_json.h"
+#include "cohort/config/json.h"
 
 namespace cohort::config {
 

@@ -37,16 +37,19 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "comm/communicator.h"
-#include "comm/rendezvous.h"
-#include "config/experiment_config.h"
-#include "core/checkpoint_context.h"
-#include "core/distributed_context.h"
-#include "core/preempt_context.h"
-#include "core/reporter.h"
-#include "core/searcher_context.h"
-#include "core/train_context.h"
+#include "cohort/comm/communicator.h"
+#include "cohort/config/experiment_config.h"
+#include "cohort/core/checkpoint_context.h"
+#include "cohort/core/distributed_context.h"
+#include "cohort/core/preempt_context.h"
+#include "cohort/core/reporter.h"
+#include "cohort/core/searcher_context.h"
+#include "cohort/core/train_context.h"
 #include "nlohmann/json.hpp"
+
+namespace cohort::comm {
+class Rendezvous;  // internal to Cohort; Init forms it
+}  // namespace cohort::comm
 
 namespace cohort::core {
 

@@ -19,8 +19,8 @@
 #include <functional>
 
 #include "absl/status/statusor.h"
-#include "comm/communicator.h"
-#include "core/reporter.h"
+#include "cohort/comm/communicator.h"
+#include "cohort/core/reporter.h"
 
 namespace cohort::core {
 

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/reporter.h"
+#include "cohort/core/reporter.h"
 
 namespace cohort::core {
 

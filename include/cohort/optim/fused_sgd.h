@@ -6,7 +6,7 @@
 //
 // Why: LibTorch's SGD walks each parameter's memory three or four times (mul_, add_, add_) and
 // zero_grad once more; for a 20 M-parameter model that is ~40 ms per step on one core, against
-// ~9 ms for one fused pass that also zeros the gradient (sgd_kernel.h). Dense contiguous fp32
+// ~9 ms for one fused pass that also zeros the gradient (the runtime's sgd_kernel). Dense contiguous fp32
 // CPU parameters take the fused path; anything else (fp64, sparse, non-contiguous, a device)
 // falls back to torch::optim::SGD::step for the whole step.
 //

@@ -22,7 +22,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "core/reporter.h"
+#include "cohort/core/reporter.h"
 #include "nlohmann/json.hpp"
 
 namespace cohort::core {

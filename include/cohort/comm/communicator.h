@@ -5,7 +5,7 @@
 //
 // Implementations: ShmCommunicator (processes on one machine, shared memory),
 // GlooCommunicator (Gloo over TCP, across machines), HierarchicalCommunicator (shared memory
-// inside each machine + Gloo between machines). CreateCommunicator (comm_factory.h) picks one
+// inside each machine + Gloo between machines). CreateCommunicator (cohort/comm/comm_factory.h) picks one
 // from the topology.
 //
 // Failure semantics: every collective has a deadline (Options::timeout). When a peer process
@@ -25,7 +25,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "comm/topology.h"
+#include "cohort/comm/topology.h"
 
 namespace cohort::comm {
 

@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "core/reporter.h"
+#include "cohort/core/reporter.h"
 #include "nlohmann/json.hpp"
 
 namespace cohort::core {

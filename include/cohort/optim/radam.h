@@ -18,7 +18,7 @@
 #include <torch/optim/optimizer.h>
 #include <torch/optim/serialize.h>
 
-#include "runtime/optim/moment_state.h"
+#include "cohort/optim/moment_state.h"
 
 namespace cohort::runtime::optim {
 

@@ -22,7 +22,7 @@
 //   }
 // Returns the process exit code: 0 done, 1 the run failed (the error is printed), 2 bad usage.
 
-#include "runtime/trial.h"
+#include "cohort/trial.h"
 
 namespace cohort::runtime {
 

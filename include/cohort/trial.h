@@ -1,8 +1,8 @@
 #pragma once
 // The Trial API (ARCHITECTURE.md §6, Determined's PyTorchTrial for C++): a user subclasses
-// Trial to say what to train; RunTrial (trial_runner.h) owns the loop: per-slot batches from a
-// distributed sampler, gradient synchronization, validation and checkpoint periods, resuming,
-// metric reduction across workers.
+// Trial to say what to train; the runtime owns the loop (TrialMain, cohort/trial_main.h):
+// per-slot batches from a distributed sampler, gradient synchronization, validation and
+// checkpoint periods, resuming, metric reduction across workers.
 //
 // Example:
 //   class MnistTrial : public cohort::runtime::Trial {
@@ -31,8 +31,8 @@
 #include <torch/types.h>
 
 #include "absl/status/statusor.h"
-#include "comm/communicator.h"
-#include "core/core.h"
+#include "cohort/comm/communicator.h"
+#include "cohort/core.h"
 #include "nlohmann/json.hpp"
 
 namespace cohort::runtime {

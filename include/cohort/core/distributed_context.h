@@ -20,9 +20,12 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "comm/communicator.h"
-#include "comm/rendezvous.h"
+#include "cohort/comm/communicator.h"
 #include "nlohmann/json.hpp"
+
+namespace cohort::comm {
+class Rendezvous;  // internal to Cohort; core::Init forms it
+}  // namespace cohort::comm
 
 namespace cohort::core {
 
