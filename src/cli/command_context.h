@@ -1,8 +1,9 @@
 #pragma once
 // What every verb that talks to a master shares: the master's client (from the root's
 // --master), reading the master's answers as wire types, the --json flag, how a verb's exit
-// status reaches main, and printing of values, JSON and errors. Each noun's *_commands.cc registers its verbs with one CommandContext.
-// Not thread-safe (CLI setup and the one verb that runs share it on the main thread).
+// status reaches main, and printing of values, JSON and errors. Each noun's *_commands.cc registers
+// its verbs with one CommandContext. Not thread-safe (CLI setup and the one verb that runs share it
+// on the main thread).
 
 #include <cstdint>
 #include <functional>

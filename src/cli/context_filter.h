@@ -1,7 +1,8 @@
 #pragma once
 // Which files of an experiment's context directory `cohort experiment create` uploads to the
 // master: everything but what the directory's `.detignore` leaves out (Determined's file name,
-// gitignore's syntax, one pattern per line):
+// gitignore's syntax, one pattern per line; below, the text after each pattern explains it,
+// a pattern line has no trailing comment):
 //
 //   # a comment; blank lines are skipped, trailing blanks too
 //   *.ckpt       a pattern without '/' matches a base name at any depth

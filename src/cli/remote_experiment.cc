@@ -32,8 +32,8 @@ namespace fs = std::filesystem;
 // Writes `archive` (tar.gz, with tar from Debian's base system) of the entries of `dir` listed
 // in `list`, one per NUL-terminated name.
 absl::Status RunTar(const std::string& dir, const fs::path& list, const fs::path& archive) {
-  auto tar = Subprocess::Start({.argv = {"tar", "czf", archive.string(), "--no-recursion",
-                                         "--null", "-C", dir, "-T", list.string()}});
+  auto tar = Subprocess::Start({.argv = {"tar", "czf", archive.string(), "--no-recursion", "--null",
+                                         "-C", dir, "-T", list.string()}});
   if (!tar.ok()) return tar.status();
   std::string out;
   while ((*tar)->ReadAvailable(&out, absl::Milliseconds(200))) {
@@ -50,8 +50,8 @@ absl::Status RunTar(const std::string& dir, const fs::path& list, const fs::path
 absl::StatusOr<std::string> PackContext(const std::string& dir) {
   absl::StatusOr<std::vector<std::string>> entries = ContextEntries(dir);
   if (!entries.ok()) return entries.status();
-  const fs::path base = fs::absolute(fs::temp_directory_path()) /
-                        absl::StrCat("cohort-context-", ::getpid());
+  const fs::path base =
+      fs::absolute(fs::temp_directory_path()) / absl::StrCat("cohort-context-", ::getpid());
   const fs::path list = base.string() + ".list";
   const fs::path archive = base.string() + ".tar.gz";
   {
@@ -137,7 +137,8 @@ int Follow(const std::string& master_flag, int64_t id) {
         GetAs(client, path, wire::ParseExperimentDescription);
     if (!e.ok()) return Fail(e.status());
     std::vector<std::string> lines;
-    for (const wire::TrialDescription& t : e->trials) lines.push_back(TrackTrial(t, tty, &followed));
+    for (const wire::TrialDescription& t : e->trials)
+      lines.push_back(TrackTrial(t, tty, &followed));
     const bool done = wire::IsTerminal(e->state);
     if (tty) {
       std::cerr << "\r\x1b[K" << absl::StrJoin(lines, " | ") << std::flush;
