@@ -89,10 +89,10 @@ std::string Str(const Json& v);
 
 // An optional text as a table cell: "-" when absent.
 std::string Cell(const std::optional<std::string>& text);
-// A text as a table cell: "-" when empty (no template, no checkpoint).
-std::string EmptyAsDash(const std::string& text);
 // A number as a table cell: "-" when absent, else with 6 significant digits (as Str does).
 std::string Cell(const std::optional<double>& number);
+// A text as a table cell: "-" when empty (no template, no checkpoint).
+std::string EmptyAsDash(const std::string& text);
 // "yes" or "no".
 std::string YesNo(bool value);
 
