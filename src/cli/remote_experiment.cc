@@ -54,13 +54,12 @@ absl::StatusOr<std::string> PackContext(const std::string& dir) {
       fs::absolute(fs::temp_directory_path()) / absl::StrCat("cohort-context-", ::getpid());
   const fs::path list = base.string() + ".list";
   const fs::path archive = base.string() + ".tar.gz";
-  {
-    std::ofstream names(list, std::ios::binary);
-    names << '.' << '\0';
-    for (const std::string& e : *entries) names << "./" << e << '\0';
-    if (!names) return absl::InternalError(absl::StrCat("cannot write ", list.string()));
-  }
-  absl::Status packed = RunTar(dir, list, archive);
+  std::ofstream names(list, std::ios::binary);
+  names << '.' << '\0';
+  for (const std::string& e : *entries) names << "./" << e << '\0';
+  names.close();
+  absl::Status packed = names ? RunTar(dir, list, archive)
+                              : absl::InternalError(absl::StrCat("cannot write ", list.string()));
   std::error_code ec;
   fs::remove(list, ec);
   if (!packed.ok()) {
