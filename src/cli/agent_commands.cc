@@ -8,33 +8,34 @@
 #include "absl/strings/str_cat.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
+#include "wire/cluster_bodies.h"
 
 namespace cohort::cli {
 namespace {
 
 int ListAgents(const CommandContext& context) {
-  absl::StatusOr<Json> r = context.Client().Get("/api/v1/agents");
-  if (!r.ok()) return Fail(r.status());
-  if (context.json()) return PrintJson(*r);
+  client::MasterClient client = context.Client();
+  absl::StatusOr<wire::AgentList> list = GetAs(client, "/api/v1/agents", wire::ParseAgentList);
+  if (!list.ok()) return Fail(list.status());
+  if (context.json()) return PrintJson(list->ToJson());
   std::vector<std::vector<std::string>> rows;
-  for (const Json& a : (*r)["agents"]) {
-    rows.push_back({Str(a["id"]), Str(a["host"]), Str(a["slots"]), Str(a["used"]),
-                    a["enabled"].get<bool>() ? "yes" : "no",
-                    a["connected"].get<bool>() ? "yes" : "no"});
+  for (const wire::AgentSummary& a : list->agents) {
+    rows.push_back({a.id, a.host, absl::StrCat(a.slots), absl::StrCat(a.used), YesNo(a.enabled),
+                    YesNo(a.connected)});
   }
   PrintTable(std::cout, {"id", "host", "slots", "used", "enabled", "connected"}, rows);
   return kExitOk;
 }
 
 int ListSlots(const CommandContext& context) {
-  absl::StatusOr<Json> r = context.Client().Get("/api/v1/slots");
-  if (!r.ok()) return Fail(r.status());
-  if (context.json()) return PrintJson(*r);
+  client::MasterClient client = context.Client();
+  absl::StatusOr<wire::SlotList> list = GetAs(client, "/api/v1/slots", wire::ParseSlotList);
+  if (!list.ok()) return Fail(list.status());
+  if (context.json()) return PrintJson(list->ToJson());
   std::vector<std::vector<std::string>> rows;
-  for (const Json& s : (*r)["slots"]) {
-    rows.push_back({Str(s["agent"]), Str(s["slot"]), s["enabled"].get<bool>() ? "yes" : "no",
-                    s.contains("trial_id") ? Str(s["trial_id"]) : "-",
-                    s.contains("allocation") ? Str(s["allocation"]) : "-"});
+  for (const wire::SlotEntry& s : list->slots) {
+    rows.push_back({s.agent, absl::StrCat(s.slot), YesNo(s.enabled),
+                    s.trial_id ? absl::StrCat(*s.trial_id) : "-", Cell(s.allocation)});
   }
   PrintTable(std::cout, {"agent", "slot", "enabled", "trial", "allocation"}, rows);
   return kExitOk;

@@ -18,6 +18,7 @@
 #include "client/master_client.h"
 #include "common/sibling_program.h"
 #include "nlohmann/json.hpp"
+#include "wire/cluster_bodies.h"
 
 namespace cohort::cli {
 namespace {
@@ -63,7 +64,8 @@ std::optional<int> CheckRunningCluster(const fs::path& record) {
   for (const Json& p : cluster["pids"]) alive = alive || ::kill(p.get<pid_t>(), 0) == 0;
   if (!alive) return std::nullopt;
   const std::string url = cluster.value("url", std::string());
-  if (client::MasterClient(url, absl::Seconds(2)).Get("/api/v1/agents").ok()) {
+  client::MasterClient client(url, absl::Seconds(2));
+  if (GetAs(client, "/api/v1/agents", wire::ParseAgentList).ok()) {
     std::cout << "cluster up: already running at " << url << " (`cohort cluster down` stops it)\n";
     return kExitOk;
   }
@@ -86,7 +88,7 @@ int Up(int agents, int slots, int port) {
   pids.push_back(master);
   client::MasterClient client(url, absl::Seconds(2));
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (!client.Get("/api/v1/agents").ok()) {
+  while (!GetAs(client, "/api/v1/agents", wire::ParseAgentList).ok()) {
     if (!Alive(master) || absl::Now() > deadline) {
       std::cerr << "cohort: error: the master did not start; see "
                 << (dir / "logs" / "master.log").string() << " (port " << port
@@ -109,10 +111,10 @@ int Up(int agents, int slots, int port) {
   }
   std::ofstream(record) << Json{{"url", url}, {"pids", pids}}.dump(2) << "\n";
   while (true) {
-    absl::StatusOr<Json> r = client.Get("/api/v1/agents");
+    absl::StatusOr<wire::AgentList> list = GetAs(client, "/api/v1/agents", wire::ParseAgentList);
     int connected = 0;
-    if (r.ok()) {
-      for (const Json& a : (*r)["agents"]) connected += a["connected"].get<bool>() ? 1 : 0;
+    if (list.ok()) {
+      for (const wire::AgentSummary& a : list->agents) connected += a.connected ? 1 : 0;
     }
     if (connected >= agents) break;
     if (absl::Now() > deadline) {

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cli/exit_codes.h"
@@ -28,6 +29,21 @@ std::string Str(const Json& v) {
   if (v.is_number_float()) return absl::StrFormat("%.6g", v.get<double>());
   return v.dump();
 }
+
+absl::Status BadAnswer(absl::string_view request, const absl::Status& parse_error) {
+  return absl::InternalError(
+      absl::StrCat("the master's answer to ", request, ": ", parse_error.message()));
+}
+
+std::string Cell(const std::optional<std::string>& text) { return text ? *text : "-"; }
+
+std::string EmptyAsDash(const std::string& text) { return text.empty() ? "-" : text; }
+
+std::string Cell(const std::optional<double>& number) {
+  return number ? absl::StrFormat("%.6g", *number) : "-";
+}
+
+std::string YesNo(bool value) { return value ? "yes" : "no"; }
 
 std::string FormatTime(int64_t ms) {
   return absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(ms), absl::LocalTimeZone());

@@ -1,14 +1,19 @@
 #pragma once
 // What every verb that talks to a master shares: the master's client (from the root's
-// --master), the --json flag, how a verb's exit status reaches main, and printing of values,
-// JSON and errors. Each noun's *_commands.cc registers its verbs with one CommandContext.
-// Not thread-safe (CLI setup and the one verb that runs share it on the main thread).
+// --master), reading the master's answers as wire types, the --json flag, how a verb's exit
+// status reaches main, and printing of values, JSON and errors. Each noun's *_commands.cc registers
+// its verbs with one CommandContext. Not thread-safe (CLI setup and the one verb that runs share it
+// on the main thread).
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "client/master_client.h"
 
@@ -50,9 +55,46 @@ class CommandContext {
   bool json_ = false;
 };
 
+// The error for a master's answer to `request` ("GET /api/v1/tasks") that `parse_error` (a wire
+// parser's) rejects: Internal "the master's answer to REQUEST: <the parser's message>".
+absl::Status BadAnswer(absl::string_view request, const absl::Status& parse_error);
+
+// The master's `answer` to `request`, parsed by `parse` (a wire Parse function: const Json& ->
+// absl::StatusOr<T>). A failed request's error comes back as it is; an answer that does not parse
+// is BadAnswer's error, naming the request and the field.
+template <typename Parse>
+auto ParseAnswer(absl::string_view request, const absl::StatusOr<Json>& answer, Parse parse)
+    -> decltype(parse(*answer)) {
+  if (!answer.ok()) return answer.status();
+  auto value = parse(*answer);
+  if (!value.ok()) return BadAnswer(request, value.status());
+  return value;
+}
+
+// GETs `path` (with the client's timeout) and parses the answer with `parse`, as ParseAnswer
+// does.
+//
+// Example:
+//   absl::StatusOr<wire::TaskList> tasks = GetAs(client, "/api/v1/tasks", wire::ParseTaskList);
+//   if (!tasks.ok()) return Fail(tasks.status());
+template <typename Parse>
+auto GetAs(client::MasterClient& client, const std::string& path, Parse parse)
+    -> decltype(parse(std::declval<const Json&>())) {
+  return ParseAnswer("GET " + path, client.Get(path), std::move(parse));
+}
+
 // A JSON value as a table cell: null is "-", strings without quotes, floats with 6 significant
 // digits, anything else as compact JSON.
 std::string Str(const Json& v);
+
+// An optional text as a table cell: "-" when absent.
+std::string Cell(const std::optional<std::string>& text);
+// A number as a table cell: "-" when absent, else with 6 significant digits (as Str does).
+std::string Cell(const std::optional<double>& number);
+// A text as a table cell: "-" when empty (no template, no checkpoint).
+std::string EmptyAsDash(const std::string& text);
+// "yes" or "no".
+std::string YesNo(bool value);
 
 // Milliseconds since the epoch as local "YYYY-MM-DD HH:MM:SS".
 std::string FormatTime(int64_t ms);

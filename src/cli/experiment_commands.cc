@@ -11,6 +11,9 @@
 #include "cli/remote_experiment.h"
 #include "cli/table.h"
 #include "cli/validate_command.h"
+#include "wire/experiment_bodies.h"
+#include "wire/states.h"
+#include "wire/trial_bodies.h"
 
 namespace cohort::cli {
 namespace {
@@ -90,16 +93,17 @@ void AddCreate(CLI::App* experiment, CommandContext* context) {
 }
 
 int ListExperiments(const CommandContext& context) {
-  absl::StatusOr<Json> r = context.Client().Get("/api/v1/experiments");
-  if (!r.ok()) return Fail(r.status());
-  if (context.json()) return PrintJson(*r);
+  client::MasterClient client = context.Client();
+  absl::StatusOr<wire::ExperimentList> list =
+      GetAs(client, "/api/v1/experiments", wire::ParseExperimentList);
+  if (!list.ok()) return Fail(list.status());
+  if (context.json()) return PrintJson(list->ToJson());
   std::vector<std::vector<std::string>> rows;
-  for (const Json& e : (*r)["experiments"]) {
-    rows.push_back({Str(e["id"]), Str(e["name"]), Str(e["state"]),
-                    absl::StrCat(e["trials_done"].get<int>(), "/", e["trials"].get<int>()),
-                    Str(e["slots_per_trial"]), Str(e["priority"]),
-                    e["template"].get<std::string>().empty() ? "-" : Str(e["template"]),
-                    FormatTime(e["created_ms"].get<int64_t>())});
+  for (const wire::ExperimentSummary& e : list->experiments) {
+    rows.push_back({absl::StrCat(e.id), e.name, wire::Name(e.state),
+                    absl::StrCat(e.trials_done, "/", e.trials), absl::StrCat(e.slots_per_trial),
+                    absl::StrCat(e.priority), EmptyAsDash(e.template_name),
+                    FormatTime(e.created_ms)});
   }
   PrintTable(
       std::cout,
@@ -109,39 +113,36 @@ int ListExperiments(const CommandContext& context) {
 }
 
 // The trials table of `experiment describe`, then each failed trial's last log lines.
-void PrintTrials(const Json& trials) {
+void PrintTrials(const std::vector<wire::TrialDescription>& trials) {
   std::vector<std::vector<std::string>> rows;
-  for (const Json& t : trials) {
-    rows.push_back(
-        {Str(t["id"]), Str(t["state"]),
-         absl::StrCat(t["batches"].get<int64_t>(), "/", t["total_batches"].get<int64_t>()),
-         Str(t["restarts"]), Str(t["searcher_metric"]),
-         t["latest_checkpoint"].get<std::string>().empty() ? "-" : Str(t["latest_checkpoint"]),
-         Str(t["hparams"]), t.contains("waiting_reason") ? Str(t["waiting_reason"]) : "-"});
+  for (const wire::TrialDescription& t : trials) {
+    rows.push_back({absl::StrCat(t.id), wire::Name(t.state),
+                    absl::StrCat(t.batches, "/", t.total_batches), absl::StrCat(t.restarts),
+                    Cell(t.searcher_metric), EmptyAsDash(t.latest_checkpoint), Str(t.hparams),
+                    Cell(t.waiting_reason)});
   }
   PrintTable(std::cout,
              {"trial", "state", "batches", "restarts", "searcher metric", "checkpoint",
               "hyperparameters", "waiting because"},
              rows);
-  for (const Json& t : trials) {
-    if (t.contains("error_lines")) {
-      std::cout << "\ntrial " << t["id"] << " failed; its last log lines:\n"
-                << Str(t["error_lines"]) << "\n";
+  for (const wire::TrialDescription& t : trials) {
+    if (t.error_lines) {
+      std::cout << "\ntrial " << t.id << " failed; its last log lines:\n" << *t.error_lines << "\n";
     }
   }
 }
 
 int DescribeExperiment(const CommandContext& context, int64_t id) {
-  absl::StatusOr<Json> r = context.Client().Get(absl::StrCat("/api/v1/experiments/", id));
-  if (!r.ok()) return Fail(r.status());
-  if (context.json()) return PrintJson(*r);
-  const Json& e = *r;
-  std::cout << "experiment " << e["id"] << ": " << Str(e["name"]) << "  " << Str(e["state"])
-            << "  (" << Str(e["slots_per_trial"]) << " slots per trial, priority "
-            << Str(e["priority"]) << ", template "
-            << (e["template"].get<std::string>().empty() ? "-" : Str(e["template"])) << ")\n\n";
-  PrintTrials(e["trials"]);
-  std::cout << "\nconfig:\n" << Str(e["config"]);
+  client::MasterClient client = context.Client();
+  absl::StatusOr<wire::ExperimentDescription> e =
+      GetAs(client, absl::StrCat("/api/v1/experiments/", id), wire::ParseExperimentDescription);
+  if (!e.ok()) return Fail(e.status());
+  if (context.json()) return PrintJson(e->ToJson());
+  std::cout << "experiment " << e->id << ": " << e->name << "  " << wire::Name(e->state) << "  ("
+            << e->slots_per_trial << " slots per trial, priority " << e->priority << ", template "
+            << EmptyAsDash(e->template_name) << ")\n\n";
+  PrintTrials(e->trials);
+  std::cout << "\nconfig:\n" << e->config;
   return kExitOk;
 }
 

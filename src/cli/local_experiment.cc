@@ -418,14 +418,16 @@ class LocalRun {
     master::Transition(trial.state, to, absl::StrCat("trial ", trial.id)).IgnoreError();
   }
 
+  // The counts of the trial's progress.json (wire::ProgressRecord); nullopt while it has none,
+  // or when the file is missing or does not parse (the next poll reads it again).
   static std::optional<ProgressSnapshot> ReadProgress(const fs::path& path) {
     std::ifstream in(path);
     if (!in) return std::nullopt;
-    Json p = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (p.is_discarded() || !p.contains("completed") || !p.contains("total")) return std::nullopt;
-    return ProgressSnapshot{.completed = p["completed"].get<double>(),
-                            .total = p["total"].get<double>(),
-                            .unit = p.value("unit", "batches")};
+    Json json = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded()) return std::nullopt;
+    absl::StatusOr<wire::ProgressRecord> p = wire::ParseProgressRecord(json, path.string());
+    if (!p.ok() || p->unit.empty()) return std::nullopt;
+    return ProgressSnapshot{.completed = p->completed, .total = p->total, .unit = p->unit};
   }
 
   void ClearLine() {

@@ -14,45 +14,68 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/command_context.h"
+#include "cli/context_filter.h"
 #include "cli/exit_codes.h"
 #include "cli/progress_meter.h"
 #include "client/master_client.h"
 #include "common/subprocess.h"
+#include "wire/experiment_bodies.h"
+#include "wire/limits.h"
+#include "wire/states.h"
+#include "wire/trial_bodies.h"
 
 namespace cohort::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr size_t kMaxContextBytes = 96u << 20;
-
-// The context directory as tar.gz bytes (tar from Debian's base system).
-absl::StatusOr<std::string> PackContext(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return absl::InvalidArgumentError(absl::StrCat("context directory ", dir, " does not exist"));
-  }
-  const fs::path archive =
-      fs::temp_directory_path() / absl::StrCat("cohort-context-", ::getpid(), ".tar.gz");
-  auto tar = Subprocess::Start({.argv = {"tar", "czf", archive.string(), "-C", dir, "."}});
+// Writes `archive` (tar.gz, with tar from Debian's base system) of the entries of `dir` listed
+// in `list`, one per NUL-terminated name.
+absl::Status RunTar(const std::string& dir, const fs::path& list, const fs::path& archive) {
+  auto tar = Subprocess::Start({.argv = {"tar", "czf", archive.string(), "--no-recursion", "--null",
+                                         "-C", dir, "-T", list.string()}});
   if (!tar.ok()) return tar.status();
   std::string out;
   while ((*tar)->ReadAvailable(&out, absl::Milliseconds(200))) {
   }
   absl::StatusOr<int> status = (*tar)->Wait(absl::Minutes(5));
   if (!status.ok() || *status != 0) {
-    fs::remove(archive, ec);
     return absl::InternalError(absl::StrCat("packing ", dir, " with tar failed: ", out));
+  }
+  return absl::OkStatus();
+}
+
+// The context directory as tar.gz bytes: "." and what ContextEntries keeps of it (everything
+// but what its .detignore leaves out), as "./PATH".
+absl::StatusOr<std::string> PackContext(const std::string& dir) {
+  absl::StatusOr<std::vector<std::string>> entries = ContextEntries(dir);
+  if (!entries.ok()) return entries.status();
+  const fs::path base =
+      fs::absolute(fs::temp_directory_path()) / absl::StrCat("cohort-context-", ::getpid());
+  const fs::path list = base.string() + ".list";
+  const fs::path archive = base.string() + ".tar.gz";
+  std::ofstream names(list, std::ios::binary);
+  names << '.' << '\0';
+  for (const std::string& e : *entries) names << "./" << e << '\0';
+  names.close();
+  absl::Status packed = names ? RunTar(dir, list, archive)
+                              : absl::InternalError(absl::StrCat("cannot write ", list.string()));
+  std::error_code ec;
+  fs::remove(list, ec);
+  if (!packed.ok()) {
+    fs::remove(archive, ec);
+    return packed;
   }
   std::ifstream in(archive, std::ios::binary);
   std::stringstream bytes;
   bytes << in.rdbuf();
   fs::remove(archive, ec);
-  if (bytes.str().size() > kMaxContextBytes) {
+  if (bytes.str().size() > wire::kMaxContextBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "context directory ", dir, " packs to ", bytes.str().size() >> 20,
-        " MB; the master takes at most 96 MB: move data out of it (trials can read it from a "
-        "path in the config's `data` section)"));
+        " MB; the master takes at most ", wire::kMaxContextBytes >> 20,
+        " MB: move data out of it (trials can read it from a path in the config's `data` "
+        "section)"));
   }
   return bytes.str();
 }
@@ -60,68 +83,69 @@ absl::StatusOr<std::string> PackContext(const std::string& dir) {
 // What --follow remembers of each trial between polls.
 struct FollowedTrials {
   std::map<int64_t, std::unique_ptr<ProgressMeter>> meters;
-  std::map<int64_t, std::string> last_state;
+  std::map<int64_t, wire::TrialState> last_state;
 };
 
-// Feeds trial `t` (the master's JSON) to its meter, prints "trial N: STATE" on stderr when its
-// state changed since the last poll, and returns its progress line.
-std::string TrackTrial(const Json& t, bool tty, FollowedTrials* followed) {
-  const int64_t tid = t["id"].get<int64_t>();
-  auto& meter = followed->meters[tid];
-  if (!meter) meter = std::make_unique<ProgressMeter>(absl::StrCat("trial ", tid), 0);
-  const std::string state = t["state"];
-  if (t["total_batches"].get<int64_t>() > 0) {
-    meter->Update({.completed = static_cast<double>(t["batches"].get<int64_t>()),
-                   .total = static_cast<double>(t["total_batches"].get<int64_t>())},
+// " (why it waits)", or "" when it does not.
+std::string WaitingSuffix(const wire::TrialDescription& t) {
+  return t.waiting_reason ? absl::StrCat(" (", *t.waiting_reason, ")") : "";
+}
+
+// Feeds trial `t` to its meter, prints "trial N: STATE" on stderr when its state changed since
+// the last poll, and returns its progress line.
+std::string TrackTrial(const wire::TrialDescription& t, bool tty, FollowedTrials* followed) {
+  auto& meter = followed->meters[t.id];
+  if (!meter) meter = std::make_unique<ProgressMeter>(absl::StrCat("trial ", t.id), 0);
+  if (t.total_batches > 0) {
+    meter->Update({.completed = static_cast<double>(t.batches),
+                   .total = static_cast<double>(t.total_batches)},
                   absl::Now());
   }
-  std::string line = meter->has_snapshot() ? meter->Line() : absl::StrCat("trial ", tid);
-  absl::StrAppend(&line, "  ", state);
-  if (t.contains("waiting_reason")) absl::StrAppend(&line, " (", Str(t["waiting_reason"]), ")");
-  if (state != followed->last_state[tid]) {
+  std::string line = meter->has_snapshot() ? meter->Line() : absl::StrCat("trial ", t.id);
+  absl::StrAppend(&line, "  ", wire::Name(t.state), WaitingSuffix(t));
+  auto last = followed->last_state.find(t.id);
+  if (last == followed->last_state.end() || last->second != t.state) {
     if (tty) std::cerr << "\r\x1b[K";
-    std::cerr << "trial " << tid << ": " << state
-              << (t.contains("waiting_reason") ? " (" + Str(t["waiting_reason"]) + ")" : "")
-              << "\n";
-    followed->last_state[tid] = state;
+    std::cerr << "trial " << t.id << ": " << wire::Name(t.state) << WaitingSuffix(t) << "\n";
+    followed->last_state[t.id] = t.state;
   }
   return line;
 }
 
 // Prints how experiment `e` ended and each failed trial's last lines; returns the exit code.
-int FinishFollow(const Json& e, int64_t id, bool tty) {
+int FinishFollow(const wire::ExperimentDescription& e, bool tty) {
   if (tty) std::cerr << "\n";
-  const std::string state = e["state"];
-  std::cout << "experiment " << id << " " << state << "\n";
-  for (const Json& t : e["trials"]) {
-    if (t.contains("error_lines")) {
-      std::cout << "trial " << t["id"] << " failed; its last lines:\n"
-                << Str(t["error_lines"]) << "\n";
+  std::cout << "experiment " << e.id << " " << wire::Name(e.state) << "\n";
+  for (const wire::TrialDescription& t : e.trials) {
+    if (t.error_lines) {
+      std::cout << "trial " << t.id << " failed; its last lines:\n" << *t.error_lines << "\n";
     }
   }
-  return state == "COMPLETED" ? kExitOk : kExitInvalid;
+  return e.state == wire::ExperimentState::kCompleted ? kExitOk : kExitInvalid;
 }
 
 // Prints the trials' progress until the experiment ends; returns the exit code.
 int Follow(const std::string& master_flag, int64_t id) {
   client::MasterClient client(client::MasterUrl(master_flag));
+  const std::string path = absl::StrCat("/api/v1/experiments/", id);
   FollowedTrials followed;
   const bool tty = ::isatty(STDERR_FILENO) == 1;
   absl::Time last_print = absl::InfinitePast();
   while (true) {
-    absl::StatusOr<Json> e = client.Get(absl::StrCat("/api/v1/experiments/", id));
+    absl::StatusOr<wire::ExperimentDescription> e =
+        GetAs(client, path, wire::ParseExperimentDescription);
     if (!e.ok()) return Fail(e.status());
     std::vector<std::string> lines;
-    for (const Json& t : (*e)["trials"]) lines.push_back(TrackTrial(t, tty, &followed));
-    const std::string state = (*e)["state"];
-    const bool done = state != "ACTIVE" && state != "PAUSED";
+    for (const wire::TrialDescription& t : e->trials)
+      lines.push_back(TrackTrial(t, tty, &followed));
+    const bool done = wire::IsTerminal(e->state);
     if (tty) {
       std::cerr << "\r\x1b[K" << absl::StrJoin(lines, " | ") << std::flush;
     } else if (absl::Now() - last_print > absl::Seconds(10) || done) {
       for (const std::string& l : lines) std::cerr << l << "\n";
       last_print = absl::Now();
     }
-    if (done) return FinishFollow(*e, id, tty);
+    if (done) return FinishFollow(*e, tty);
     absl::SleepFor(absl::Seconds(1));
   }
 }
@@ -152,10 +176,12 @@ int RunCreateRemote(const std::string& master_flag, const std::string& config_pa
     std::cerr << "cohort: error: " << config_path << ": " << r.status().message() << "\n";
     return kExitInvalid;
   }
-  const int64_t id = (*r)["id"].get<int64_t>();
-  std::cout << "created experiment " << id << "\n";
+  absl::StatusOr<wire::CreatedExperiment> created =
+      ParseAnswer("POST /api/v1/experiments", r, wire::ParseCreatedExperiment);
+  if (!created.ok()) return Fail(created.status());
+  std::cout << "created experiment " << created->id << "\n";
   if (!follow) return kExitOk;
-  return Follow(master_flag, id);
+  return Follow(master_flag, created->id);
 }
 
 }  // namespace cohort::cli

@@ -1,18 +1,20 @@
 #pragma once
 // `cohort experiment create CONFIG CONTEXT_DIR [--template T] [--follow]` against a master (the
-// counterpart of local_experiment.h's --local): packs the context directory, submits it with
-// the config, prints the new experiment's id and, with --follow, shows each trial's progress
-// until the experiment ends. Thread-compatible.
+// counterpart of local_experiment.h's --local): packs the context directory (honouring its
+// .detignore), submits it with the config, prints the new experiment's id and, with --follow,
+// shows each trial's progress until the experiment ends. Thread-compatible.
 
 #include <string>
 
 namespace cohort::cli {
 
 // `master_flag`: the root's --master value (client::MasterUrl picks the master). The context
-// directory is packed as tar.gz, at most 96 MB; `template_name` (may be empty) names a template
+// directory is packed as tar.gz, at most wire::kMaxContextBytes (96 MB), without what its
+// `.detignore` leaves out (context_filter.h); `template_name` (may be empty) names a template
 // stored on the master. Returns the exit status: 2 when the config is unreadable or the context
 // directory is missing, too large or cannot be packed; 1 when the master rejects the
-// experiment (its errors on stderr, after the config's path); else 0, or with `follow` 0 only
+// experiment (its errors on stderr, after the config's path) or its answer does not parse, or
+// a --follow poll fails; else 0, or with `follow` 0 only
 // when the experiment COMPLETED (1 otherwise, with each failed trial's last lines).
 int RunCreateRemote(const std::string& master_flag, const std::string& config_path,
                     const std::string& context_dir, const std::string& template_name, bool follow);

@@ -4,25 +4,26 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
+#include "wire/cluster_bodies.h"
+#include "wire/states.h"
 
 namespace cohort::cli {
 namespace {
 
 int ListTasks(const CommandContext& context) {
-  absl::StatusOr<Json> r = context.Client().Get("/api/v1/tasks");
-  if (!r.ok()) return Fail(r.status());
-  if (context.json()) return PrintJson(*r);
+  client::MasterClient client = context.Client();
+  absl::StatusOr<wire::TaskList> list = GetAs(client, "/api/v1/tasks", wire::ParseTaskList);
+  if (!list.ok()) return Fail(list.status());
+  if (context.json()) return PrintJson(list->ToJson());
   std::vector<std::vector<std::string>> rows;
-  for (const Json& t : (*r)["tasks"]) {
-    rows.push_back({Str(t["trial_id"]), Str(t["experiment_id"]), Str(t["state"]), Str(t["slots"]),
-                    Str(t["priority"]),
-                    t.contains("agents")
-                        ? absl::StrJoin(t["agents"].get<std::vector<std::string>>(), ",")
-                        : "-",
-                    t.contains("reason") ? Str(t["reason"]) : "-"});
+  for (const wire::TaskEntry& t : list->tasks) {
+    rows.push_back({absl::StrCat(t.trial_id), absl::StrCat(t.experiment_id), wire::Name(t.state),
+                    absl::StrCat(t.slots), absl::StrCat(t.priority),
+                    t.agents ? absl::StrJoin(*t.agents, ",") : "-", Cell(t.reason)});
   }
   PrintTable(std::cout, {"trial", "experiment", "state", "slots", "priority", "agents", "reason"},
              rows);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
+#include "wire/experiment_bodies.h"
 
 namespace cohort::cli {
 namespace {
@@ -27,17 +28,19 @@ std::string TemplatePath(const std::string& name) {
 }
 
 int ListTemplates(const CommandContext& context, bool details) {
-  absl::StatusOr<Json> r = context.Client().Get("/api/v1/templates");
-  if (!r.ok()) return Fail(r.status());
-  if (context.json()) return PrintJson(*r);
+  client::MasterClient client = context.Client();
+  absl::StatusOr<wire::TemplateList> list =
+      GetAs(client, "/api/v1/templates", wire::ParseTemplateList);
+  if (!list.ok()) return Fail(list.status());
+  if (context.json()) return PrintJson(list->ToJson());
   if (details) {
-    for (const Json& t : (*r)["templates"]) {
-      std::cout << "--- " << Str(t["name"]) << "\n" << Str(t["config"]) << "\n";
+    for (const wire::Template& t : list->templates) {
+      std::cout << "--- " << t.name << "\n" << t.config << "\n";
     }
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
-  for (const Json& t : (*r)["templates"]) rows.push_back({Str(t["name"])});
+  for (const wire::Template& t : list->templates) rows.push_back({t.name});
   PrintTable(std::cout, {"name"}, rows);
   return kExitOk;
 }
@@ -51,10 +54,11 @@ int SetTemplate(const CommandContext& context, const std::string& name, const st
 }
 
 int DescribeTemplate(const CommandContext& context, const std::string& name) {
-  absl::StatusOr<Json> r = context.Client().Get(TemplatePath(name));
-  if (!r.ok()) return Fail(r.status());
-  if (context.json()) return PrintJson(*r);
-  std::cout << Str((*r)["config"]);
+  client::MasterClient client = context.Client();
+  absl::StatusOr<wire::Template> t = GetAs(client, TemplatePath(name), wire::ParseTemplate);
+  if (!t.ok()) return Fail(t.status());
+  if (context.json()) return PrintJson(t->ToJson());
+  std::cout << t->config;
   return kExitOk;
 }
 

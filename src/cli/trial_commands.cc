@@ -9,6 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
+#include "wire/states.h"
+#include "wire/trial_bodies.h"
 
 namespace cohort::cli {
 namespace {
@@ -19,6 +21,13 @@ struct LogsArgs {
   bool follow = false;
 };
 
+// A log line as `trial logs --json` prints it: {"line", "rank", "seq"}, as in a LogsPage.
+Json LogEntryJson(const wire::LogEntry& entry) {
+  wire::LogsPage page;
+  page.logs.push_back(entry);
+  return page.ToJson()["logs"][0];
+}
+
 // Pages through the trial's logs (a long poll with --follow) until there is nothing more to
 // print, or with --follow until the trial ends.
 int PrintLogs(const CommandContext& context, const LogsArgs& args) {
@@ -28,53 +37,64 @@ int PrintLogs(const CommandContext& context, const LogsArgs& args) {
     std::string path = absl::StrCat("/api/v1/trials/", args.trial_id, "/logs?after=", after);
     if (args.rank >= 0) absl::StrAppend(&path, "&rank=", args.rank);
     if (args.follow) absl::StrAppend(&path, "&follow=1&timeout=30");
-    absl::StatusOr<Json> r = client.Get(path);
-    if (!r.ok()) return Fail(r.status());
-    for (const Json& l : (*r)["logs"]) {
+    absl::StatusOr<wire::LogsPage> page = GetAs(client, path, wire::ParseLogsPage);
+    if (!page.ok()) return Fail(page.status());
+    for (const wire::LogEntry& l : page->logs) {
       if (context.json()) {
-        std::cout << l.dump() << "\n";
-      } else if (l["rank"].get<int>() >= 0) {
-        std::cout << "[rank=" << l["rank"] << "] " << Str(l["line"]) << "\n";
+        std::cout << LogEntryJson(l).dump() << "\n";
+      } else if (l.rank >= 0) {
+        std::cout << "[rank=" << l.rank << "] " << l.line << "\n";
       } else {
-        std::cout << Str(l["line"]) << "\n";
+        std::cout << l.line << "\n";
       }
     }
     std::cout.flush();
-    after = (*r)["next"].get<int64_t>();
-    if ((*r)["logs"].empty() && (!args.follow || (*r)["done"].get<bool>())) return kExitOk;
+    after = page->next;
+    if (page->logs.empty() && (!args.follow || page->done)) return kExitOk;
   }
+}
+
+void PrintValidations(const wire::MetricList& validations) {
+  std::vector<std::vector<std::string>> rows;
+  for (const wire::MetricEntry& v : validations.metrics) {
+    std::vector<std::string> parts;
+    for (const auto& [k, x] : v.metrics.items()) parts.push_back(absl::StrCat(k, "=", Str(x)));
+    rows.push_back({absl::StrCat(v.steps_completed), absl::StrJoin(parts, " ")});
+  }
+  PrintTable(std::cout, {"batches", "metrics"}, rows);
+}
+
+void PrintCheckpoints(const wire::CheckpointList& checkpoints) {
+  std::vector<std::vector<std::string>> rows;
+  for (const wire::CheckpointEntry& c : checkpoints.checkpoints) {
+    rows.push_back({c.storage_id, absl::StrCat(c.steps_completed), c.path});
+  }
+  PrintTable(std::cout, {"storage id", "batches", "path"}, rows);
 }
 
 int DescribeTrial(const CommandContext& context, int64_t trial_id) {
   client::MasterClient client = context.Client();
-  absl::StatusOr<Json> t = client.Get(absl::StrCat("/api/v1/trials/", trial_id));
+  const std::string path = absl::StrCat("/api/v1/trials/", trial_id);
+  absl::StatusOr<wire::TrialDescription> t =
+      GetAs(client, path, [](const Json& j) { return wire::ParseTrialDescription(j); });
   if (!t.ok()) return Fail(t.status());
-  absl::StatusOr<Json> m =
-      client.Get(absl::StrCat("/api/v1/trials/", trial_id, "/metrics?kind=validation"));
-  absl::StatusOr<Json> c = client.Get(absl::StrCat("/api/v1/trials/", trial_id, "/checkpoints"));
+  absl::StatusOr<wire::MetricList> m =
+      GetAs(client, path + "/metrics?kind=validation", wire::ParseMetricList);
+  absl::StatusOr<wire::CheckpointList> c =
+      GetAs(client, path + "/checkpoints", wire::ParseCheckpointList);
   if (!m.ok()) return Fail(m.status());
   if (!c.ok()) return Fail(c.status());
   if (context.json()) {
-    return PrintJson(
-        Json{{"trial", *t}, {"validation", (*m)["metrics"]}, {"checkpoints", (*c)["checkpoints"]}});
+    return PrintJson(Json{{"trial", t->ToJson()},
+                          {"validation", m->ToJson()["metrics"]},
+                          {"checkpoints", c->ToJson()["checkpoints"]}});
   }
-  std::cout << "trial " << trial_id << " (experiment " << (*t)["experiment_id"]
-            << "): " << Str((*t)["state"]) << ", " << (*t)["batches"] << "/"
-            << (*t)["total_batches"] << " batches, hyperparameters " << Str((*t)["hparams"])
-            << "\n\nvalidation:\n";
-  std::vector<std::vector<std::string>> rows;
-  for (const Json& v : (*m)["metrics"]) {
-    std::vector<std::string> parts;
-    for (const auto& [k, x] : v["metrics"].items()) parts.push_back(absl::StrCat(k, "=", Str(x)));
-    rows.push_back({Str(v["steps_completed"]), absl::StrJoin(parts, " ")});
-  }
-  PrintTable(std::cout, {"batches", "metrics"}, rows);
+  std::cout << "trial " << trial_id << " (experiment " << t->experiment_id
+            << "): " << wire::Name(t->state) << ", " << t->batches << "/" << t->total_batches
+            << " batches, hyperparameters " << Str(t->hparams) << "\n\nvalidation:\n";
+  PrintValidations(*m);
   std::cout << "\ncheckpoints:\n";
-  rows.clear();
-  for (const Json& ck : (*c)["checkpoints"]) {
-    rows.push_back({Str(ck["storage_id"]), Str(ck["steps_completed"]), Str(ck["path"])});
-  }
-  PrintTable(std::cout, {"storage id", "batches", "path"}, rows);
+  PrintCheckpoints(*c);
   return kExitOk;
 }
 

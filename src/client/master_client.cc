@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/local_cluster.h"
+#include "wire/cluster_bodies.h"
 
 namespace cohort::client {
 namespace {
@@ -17,6 +18,16 @@ void SetTimeout(httplib::Client& client, absl::Duration timeout) {
   client.set_connection_timeout(std::chrono::seconds(5));
   client.set_read_timeout(us);
   client.set_write_timeout(us);
+}
+
+// A failed request's answer as one message: the master's "error", then each of its "errors"
+// on a line of its own, indented; the raw body when it is no wire::ErrorBody.
+std::string ErrorMessage(const std::string& raw, const Json& body) {
+  absl::StatusOr<wire::ErrorBody> error = wire::ParseErrorBody(body);
+  if (!error.ok()) return raw;
+  std::string message = error->error;
+  for (const std::string& e : error->errors) absl::StrAppend(&message, "\n  ", e);
+  return message;
 }
 
 absl::StatusOr<Json> Interpret(const std::string& url, const std::string& what,
@@ -32,14 +43,7 @@ absl::StatusOr<Json> Interpret(const std::string& url, const std::string& what,
     if (body.is_discarded()) return Json::object();
     return body;
   }
-  std::string message = body.is_object() && body.contains("error") && body["error"].is_string()
-                            ? body["error"].get<std::string>()
-                            : result->body;
-  if (body.is_object() && body.contains("errors") && body["errors"].is_array()) {
-    for (const Json& e : body["errors"]) {
-      if (e.is_string()) absl::StrAppend(&message, "\n  ", e.get<std::string>());
-    }
-  }
+  const std::string message = ErrorMessage(result->body, body);
   if (result->status == 404) return absl::NotFoundError(message);
   if (result->status == 409) return absl::FailedPreconditionError(message);
   if (result->status >= 400 && result->status < 500) return absl::InvalidArgumentError(message);

@@ -230,6 +230,25 @@ TEST_F(ClusterTest, LogsAreFilterableByRank) {
   EXPECT_EQ(followed.out, all.out);
 }
 
+TEST_F(ClusterTest, TheContextsDetignoreLeavesFilesOutOfTheUpload) {
+  StartMaster();
+  StartAgent("a1", 1, 31600);
+  Script("ls.sh", "find . -name '*.ckpt' -o -name '*.bin' -o -name '.detignore' | sort\n");
+  fs::create_directories(dir_ / "context" / "data");
+  std::ofstream(dir_ / "context" / "data" / "train.bin") << "big";
+  std::ofstream(dir_ / "context" / "a.ckpt") << "old";
+  std::ofstream(dir_ / "context" / "keep.ckpt") << "best";
+  std::ofstream(dir_ / "context" / ".detignore") << "# large files\ndata/\n*.ckpt\n!keep.ckpt\n";
+  const int64_t id = Create(Config("ignore", "entrypoint: ./ls.sh\n"));
+  WaitUntil(
+      [&] {
+        return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED";
+      },
+      "the experiment to complete");
+  LaunchResult logs = Cohort({"trial", "logs", "1", "--rank", "0"});
+  EXPECT_EQ(logs.out, "[rank=0] ./.detignore\n[rank=0] ./keep.ckpt\n");
+}
+
 TEST_F(ClusterTest, GangSchedulingOnTwoEightSlotAgents) {
   StartMaster();
   StartAgent("agent-a", 8, 30400, /*artificial=*/true);
