@@ -74,7 +74,8 @@ absl::StatusOr<std::string> PackContext(const std::string& dir) {
     return absl::InvalidArgumentError(absl::StrCat(
         "context directory ", dir, " packs to ", bytes.str().size() >> 20,
         " MB; the master takes at most ", wire::kMaxContextBytes >> 20,
-        " MB: move data out of it (trials can read it from a path in the config's `data` "
+        " MB: leave files out with a .detignore file in it (gitignore patterns, one per line), "
+        "or move data out of it (trials can read it from a path in the config's `data` "
         "section)"));
   }
   return bytes.str();
