@@ -17,15 +17,15 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 constexpr absl::Duration kKillGrace = absl::Seconds(10);
-constexpr absl::Duration kRetryEvery = absl::Seconds(1);     // registering, polling
+constexpr absl::Duration kRetryEvery = absl::Seconds(1);      // registering, polling
 constexpr absl::Duration kComplainEvery = absl::Seconds(30);  // while registering fails
 
 // Whether `id` can name an allocation in a URL path: the master's ids are "<trial>.<boot>.<n>".
 bool IsAllocationId(const std::string& id) {
   if (id.empty() || id.size() > 128) return false;
   return std::all_of(id.begin(), id.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           c == '.' || c == '-' || c == '_';
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+           c == '-' || c == '_';
   });
 }
 
@@ -156,9 +156,9 @@ absl::Status Agent::Run() {
 bool Agent::PollActions() {
   // The read timeout leaves the master's long poll time to answer.
   client::MasterClient client(options_.master_url, options_.poll_wait + absl::Seconds(35));
-  absl::StatusOr<Json> r = client.Get(absl::StrCat("/api/v1/agents/", options_.id,
-                                                   "/actions?timeout=",
-                                                   absl::ToDoubleSeconds(options_.poll_wait)));
+  absl::StatusOr<Json> r =
+      client.Get(absl::StrCat("/api/v1/agents/", options_.id,
+                              "/actions?timeout=", absl::ToDoubleSeconds(options_.poll_wait)));
   if (!r.ok()) {
     // Not found: the master restarted and forgot this agent; unreachable: retry.
     if (absl::IsUnavailable(r.status())) clock_.SleepFor(kRetryEvery, stop_);

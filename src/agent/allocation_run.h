@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "client/master_client.h"
 #include "common/clock.h"
 #include "common/json_lines_tail.h"

@@ -13,8 +13,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "agent/agent.h"
-#include "client/master_client.h"
 #include "client/local_cluster.h"
+#include "client/master_client.h"
 #include "common/subprocess.h"
 
 namespace {

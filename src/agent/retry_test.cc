@@ -54,9 +54,8 @@ TEST(RetryTest, RetriesUnavailableASecondApartAndGivesUpOnceTenMinutesHavePassed
   const absl::Time start = clock.Now();
   absl::Notification stop;
   AwayMaster master(clock);
-  auto result = std::async(std::launch::async, [&] {
-    return RetryWhileUnavailable(std::ref(master), clock, stop);
-  });
+  auto result = std::async(std::launch::async,
+                           [&] { return RetryWhileUnavailable(std::ref(master), clock, stop); });
   ASSERT_TRUE(Eventually([&] { return master.attempts() == 1; }));
   clock.Advance(absl::Milliseconds(999));
   EXPECT_EQ(result.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
@@ -122,9 +121,8 @@ TEST(RetryTest, AStoppingAgentTriesOnceAndAStopEndsAWaitingRetry) {
   FakeClock clock;
   absl::Notification stop;
   AwayMaster master(clock);
-  auto result = std::async(std::launch::async, [&] {
-    return RetryWhileUnavailable(std::ref(master), clock, stop);
-  });
+  auto result = std::async(std::launch::async,
+                           [&] { return RetryWhileUnavailable(std::ref(master), clock, stop); });
   ASSERT_TRUE(Eventually([&] { return master.attempts() == 1; }));
   stop.Notify();  // the clock stands still: only the stop can end the wait
   ASSERT_EQ(result.wait_for(std::chrono::seconds(10)), std::future_status::ready);
@@ -166,8 +164,8 @@ TEST(RetryTest, PostPatientlyToAMasterThatIsNotThereGivesUpAfterItsPatience) {
   absl::Notification stop;
   const absl::Time start = clock.Now();
   auto result = std::async(std::launch::async, [&] {
-    return PostPatiently(client, "/api/v1/allocations/1.1.1/exit", Json{{"node", 0}}, clock,
-                         stop, {.patience = absl::Seconds(30), .interval = absl::Seconds(1)});
+    return PostPatiently(client, "/api/v1/allocations/1.1.1/exit", Json{{"node", 0}}, clock, stop,
+                         {.patience = absl::Seconds(30), .interval = absl::Seconds(1)});
   });
   // Each second of the clock is one more refused attempt.
   while (result.wait_for(std::chrono::milliseconds(1)) != std::future_status::ready) {
