@@ -59,7 +59,8 @@ struct AllocationRunOptions {
   std::string work_dir;  // the allocation gets <work_dir>/alloc-<id>/
   int threads_per_worker = 1;
   absl::Duration kill_grace = absl::Seconds(10);
-  // What flush intervals are measured by; null: RealClock(). Must outlive the run.
+  // What flush intervals, the kill's deadline and retries are read by; null: RealClock().
+  // Must outlive the run (and be the clock the AllocationControl was made with).
   const Clock* clock = nullptr;
   // The agent's shutdown: once notified, posts to the master are tried once, not retried for
   // up to 10 minutes. Null: never. Must outlive the run.
@@ -72,7 +73,8 @@ class AllocationRun {
                 std::shared_ptr<AllocationControl> control);
 
   // Runs the node to its end and reports its exit to the master (retrying while the master is
-  // away, up to 10 minutes). Returns the launcher's exit status (1 when it never started).
+  // away, up to 10 minutes; once the agent stops, one try). Returns the launcher's exit status
+  // (1 when it never started).
   int Run();
   // Reports this node failed without starting it, for a start action the agent could not
   // parse but whose allocation and node it could read: `why` goes to the trial's log (when
