@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "client/master_client.h"
 #include "common/logging.h"
 #include "common/sibling_program.h"
@@ -17,18 +17,65 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 constexpr absl::Duration kKillGrace = absl::Seconds(10);
+constexpr absl::Duration kRetryEvery = absl::Seconds(1);      // registering, polling
+constexpr absl::Duration kComplainEvery = absl::Seconds(30);  // while registering fails
+
+// Whether `id` can name an allocation in a URL path: the master's ids are "<trial>.<boot>.<n>".
+bool IsAllocationId(const std::string& id) {
+  if (id.empty() || id.size() > 128) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+           c == '-' || c == '_';
+  });
+}
+
+// What can be read of a start action that did not parse: its allocation and node_rank (both
+// needed to report the node's exit) and its trial_id (0 when unreadable: then nothing goes to
+// the trial's log). nullopt for anything else: a stop, no readable allocation or node.
+std::optional<wire::StartAction> ReadableStart(const Json& raw) {
+  if (!raw.is_object()) return std::nullopt;
+  const auto type = raw.find("type");
+  const auto allocation = raw.find("allocation");
+  const auto node = raw.find("node_rank");
+  if (type == raw.end() || *type != "start" || allocation == raw.end() ||
+      !allocation->is_string() || node == raw.end() || !node->is_number_integer() ||
+      node->get<int64_t>() < 0 || node->get<int64_t>() > (1 << 20)) {
+    return std::nullopt;
+  }
+  wire::StartAction start;
+  start.allocation = allocation->get<std::string>();
+  if (!IsAllocationId(start.allocation)) return std::nullopt;
+  start.node_rank = static_cast<int>(node->get<int64_t>());
+  const auto trial = raw.find("trial_id");
+  if (trial != raw.end() && trial->is_number_integer() && trial->get<int64_t>() > 0) {
+    start.trial_id = trial->get<int64_t>();
+  }
+  return start;
+}
 
 }  // namespace
 
-Agent::Agent(AgentOptions options) : options_(std::move(options)) {
+Agent::Agent(AgentOptions options)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : RealClock()) {
   if (options_.launcher.empty()) options_.launcher = SiblingProgram("cohort-launch");
 }
 
 Agent::~Agent() {
   Stop();
-  for (Worker& w : threads_) {
-    if (w.thread.joinable()) w.thread.join();
-  }
+  StopAndJoinAll();
+}
+
+void Agent::Stop() {
+  if (!stop_requested_.exchange(true)) stop_.Notify();
+}
+
+void Agent::Spawn(std::function<void()> work) {
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  threads_.push_back({done, std::thread([work = std::move(work), done] {
+                        work();
+                        done->store(true);
+                      })});
 }
 
 void Agent::JoinFinished() {
@@ -42,7 +89,21 @@ void Agent::JoinFinished() {
   }
 }
 
-void Agent::Stop() { stop_ = true; }
+void Agent::StopAndJoinAll() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!running_.empty()) {
+      COHORT_LOG(INFO) << "agent " << options_.id << ": stopping " << running_.size()
+                       << " allocation(s) (SIGTERM, SIGKILL after "
+                       << absl::FormatDuration(kKillGrace) << ")";
+    }
+    for (auto& [id, control] : running_) control->Stop(wire::StopMode::kKill, kKillGrace);
+  }
+  for (Worker& w : threads_) {
+    if (w.thread.joinable()) w.thread.join();
+  }
+  threads_.clear();
+}
 
 absl::Status Agent::Register() {
   client::MasterClient client(options_.master_url, absl::Seconds(10));
@@ -55,6 +116,24 @@ absl::Status Agent::Register() {
   return client.Post("/api/v1/agents", registration.ToJson()).status();
 }
 
+bool Agent::RegisterPatiently() {
+  while (!stop_.HasBeenNotified()) {
+    absl::Status s = Register();
+    if (s.ok()) {
+      COHORT_LOG(INFO) << "agent " << options_.id << ": registered " << options_.slots
+                       << " slots with " << options_.master_url;
+      return true;
+    }
+    if (clock_.Now() - last_complaint_ > kComplainEvery) {
+      COHORT_LOG(WARNING) << "agent " << options_.id << ": " << s.message()
+                          << " (retrying every second)";
+      last_complaint_ = clock_.Now();
+    }
+    clock_.SleepFor(kRetryEvery, stop_);
+  }
+  return false;
+}
+
 absl::Status Agent::Run() {
   std::error_code ec;
   fs::create_directories(options_.work_dir, ec);
@@ -63,38 +142,26 @@ absl::Status Agent::Run() {
         absl::StrCat("work directory ", options_.work_dir, ": ", ec.message()));
   }
   bool registered = false;
-  absl::Time last_complaint = absl::InfinitePast();
-  while (!stop_) {
-    if (!registered) {
-      absl::Status s = Register();
-      if (!s.ok()) {
-        if (absl::Now() - last_complaint > absl::Seconds(30)) {
-          COHORT_LOG(WARNING) << "agent " << options_.id << ": " << s.message()
-                              << " (retrying every second)";
-          last_complaint = absl::Now();
-        }
-        absl::SleepFor(absl::Seconds(1));
-        continue;
-      }
-      COHORT_LOG(INFO) << "agent " << options_.id << ": registered " << options_.slots
-                       << " slots with " << options_.master_url;
-      registered = true;
-    }
+  while (!stop_.HasBeenNotified()) {
+    if (!registered && !RegisterPatiently()) break;
+    registered = true;
     JoinFinished();
     registered = PollActions();
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& [id, control] : running_) control->Stop(wire::StopMode::kPreempt, kKillGrace);
+  StopAndJoinAll();
+  COHORT_LOG(INFO) << "agent " << options_.id << ": stopped";
   return absl::OkStatus();
 }
 
 bool Agent::PollActions() {
-  client::MasterClient client(options_.master_url, absl::Seconds(40));
+  // The read timeout leaves the master's long poll time to answer.
+  client::MasterClient client(options_.master_url, options_.poll_wait + absl::Seconds(35));
   absl::StatusOr<Json> r =
-      client.Get(absl::StrCat("/api/v1/agents/", options_.id, "/actions?timeout=5"));
+      client.Get(absl::StrCat("/api/v1/agents/", options_.id,
+                              "/actions?timeout=", absl::ToDoubleSeconds(options_.poll_wait)));
   if (!r.ok()) {
     // Not found: the master restarted and forgot this agent; unreachable: retry.
-    if (absl::IsUnavailable(r.status())) absl::SleepFor(absl::Seconds(1));
+    if (absl::IsUnavailable(r.status())) clock_.SleepFor(kRetryEvery, stop_);
     return false;
   }
   absl::StatusOr<std::vector<absl::StatusOr<wire::Action>>> actions = wire::ParseActionBatch(*r);
@@ -103,32 +170,65 @@ bool Agent::PollActions() {
                         << ": ignoring the master's answer to a poll: " << actions.status();
     return true;
   }
-  for (absl::StatusOr<wire::Action>& action : *actions) {
-    if (!action.ok()) {
-      // Nothing of it runs here; the master sees the node never report and gives up on it
-      // when it loses this agent or the allocation is stopped.
-      COHORT_LOG(ERROR) << "agent " << options_.id
-                        << ": skipping a malformed action: " << action.status();
-    } else if (auto* start = std::get_if<wire::StartAction>(&*action)) {
-      Start(std::move(*start));
-    } else {
-      StopAllocation(std::get<wire::StopAction>(*action));
-    }
-  }
+  // ParseActionBatch parsed (*r)["actions"] one by one, in order.
+  const Json& raw = (*r)["actions"];
+  for (size_t i = 0; i < actions->size(); ++i) Carry(raw[i], std::move((*actions)[i]));
   return true;
 }
 
+void Agent::Carry(const Json& raw, absl::StatusOr<wire::Action> action) {
+  if (!action.ok()) {
+    RefuseStart(raw, action.status());
+  } else if (auto* start = std::get_if<wire::StartAction>(&*action)) {
+    Start(std::move(*start));
+  } else {
+    StopAllocation(std::get<wire::StopAction>(*action));
+  }
+}
+
+void Agent::RefuseStart(const Json& raw, const absl::Status& why) {
+  std::optional<wire::StartAction> start = ReadableStart(raw);
+  if (!start) {
+    // Nothing names a node to report on: the master gives up on it when it loses this agent
+    // or the allocation is stopped.
+    COHORT_LOG(ERROR) << "agent " << options_.id
+                      << ": skipping a malformed action: " << why.message();
+    return;
+  }
+  const std::string reason =
+      absl::StrCat("cannot start node ", start->node_rank, " of allocation ", start->allocation,
+                   ": ", why.message(), " (reported as exit status 1)");
+  COHORT_LOG(ERROR) << "agent " << options_.id << ": " << reason;
+  auto control = std::make_shared<AllocationControl>(clock_);
+  Spawn([this, control, start = *std::move(start), reason] {
+    AllocationRun(RunOptions(), start, control).Fail(reason);
+  });
+}
+
+AllocationRunOptions Agent::RunOptions() const {
+  // The agent's slots share its machine: each worker gets cores / slots compute threads.
+  const unsigned cpus = options_.cpus > 0 ? static_cast<unsigned>(options_.cpus)
+                                          : std::thread::hardware_concurrency();
+  AllocationRunOptions run_options;
+  run_options.master_url = options_.master_url;
+  run_options.agent_id = options_.id;
+  run_options.launcher = options_.launcher;
+  run_options.work_dir = options_.work_dir;
+  run_options.threads_per_worker =
+      static_cast<int>(std::max(1u, cpus / static_cast<unsigned>(std::max(1, options_.slots))));
+  run_options.kill_grace = kKillGrace;
+  run_options.clock = &clock_;
+  run_options.stop = &stop_;
+  return run_options;
+}
+
 void Agent::Start(wire::StartAction action) {
-  auto control = std::make_shared<AllocationControl>();
+  auto control = std::make_shared<AllocationControl>(clock_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_[action.allocation] = control;
   }
-  auto done = std::make_shared<std::atomic<bool>>(false);
-  threads_.push_back({done, std::thread([this, control, action = std::move(action), done] {
-                        RunAllocation(control, action);
-                        done->store(true);
-                      })});
+  Spawn([this, control, action = std::move(action)] { RunAllocation(control, action); });
 }
 
 void Agent::StopAllocation(const wire::StopAction& action) {
@@ -143,19 +243,8 @@ void Agent::StopAllocation(const wire::StopAction& action) {
 }
 
 void Agent::RunAllocation(std::shared_ptr<AllocationControl> control, wire::StartAction action) {
-  // The agent's slots share its machine: each worker gets cores / slots compute threads.
-  const unsigned cpus = options_.cpus > 0 ? static_cast<unsigned>(options_.cpus)
-                                          : std::thread::hardware_concurrency();
-  AllocationRunOptions run_options;
-  run_options.master_url = options_.master_url;
-  run_options.agent_id = options_.id;
-  run_options.launcher = options_.launcher;
-  run_options.work_dir = options_.work_dir;
-  run_options.threads_per_worker =
-      static_cast<int>(std::max(1u, cpus / static_cast<unsigned>(std::max(1, options_.slots))));
-  run_options.kill_grace = kKillGrace;
   const std::string id = action.allocation;
-  AllocationRun(std::move(run_options), std::move(action), std::move(control)).Run();
+  AllocationRun(RunOptions(), std::move(action), std::move(control)).Run();
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_.erase(id);

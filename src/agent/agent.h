@@ -3,14 +3,23 @@
 // long-polls for actions (the poll is its heartbeat; wire/agent_protocol.h has the bodies), and
 // runs each "start" as an AllocationRun on its own thread: the context, cohort-launch with the
 // worker environment, the logs and (node 0) the trial's reports, the exit report. "stop" sends
-// the launcher SIGTERM (preempt: the trial checkpoints) or, for a kill, SIGKILL after a short
-// grace. A malformed action is logged and skipped.
+// the launcher SIGTERM (preempt: the trial checkpoints) or, for a kill, SIGKILL after a 10 s
+// grace. A malformed action is logged and skipped; a malformed start whose allocation and node
+// can be read is reported as that node's exit with status 1 (the reason in the trial's log),
+// so the master's restart policy applies.
 // When the master is unreachable the agent keeps its trials running, keeps what they report,
-// and re-registers when the master is back (docs/design/0006-cluster.md).
+// retries registering every second and re-registers when the master forgot it (a 404 on its
+// poll); posts are retried for up to 10 minutes (docs/design/0006-cluster.md).
+// Stop() ends all of that within seconds, master or not: running trials get SIGTERM and, 10 s
+// later, SIGKILL; pending posts are tried once more, not retried.
+// Time: every decision (back-off, grace, flush interval) is by AgentOptions::clock, so tests
+// drive it with a FakeClock; sockets and pipes keep real time.
 //
-// Thread-safe: Run() drives the poll loop; each allocation runs on its own thread.
+// Thread-safe: Run() drives the poll loop; each allocation runs on its own thread; Stop() may
+// be called from any thread (not from a signal handler: it locks).
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,7 +28,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "agent/allocation_run.h"
+#include "common/clock.h"
+#include "nlohmann/json.hpp"
 #include "wire/agent_protocol.h"
 
 namespace cohort::agent {
@@ -38,38 +51,61 @@ struct AgentOptions {
   // Finished allocation directories (unpacked context, run directory) kept for inspection;
   // older ones are removed. Checkpoints live in checkpoint storage, not here.
   int keep_allocations = 20;
+  // What the agent decides by: retry back-off, the kill's grace, flush intervals. Null:
+  // RealClock(). With a FakeClock the agent's sleeps end only when the test advances it.
+  // Must outlive the agent.
+  Clock* clock = nullptr;
+  // How long one long poll waits at the master for actions (real time: it is a socket). A
+  // Stop() takes effect when the poll in flight returns; tests shorten it.
+  absl::Duration poll_wait = absl::Seconds(5);
 };
 
 class Agent {
  public:
   explicit Agent(AgentOptions options);
+  // Stops the agent and waits for its threads (see Stop()).
   ~Agent();
-  // Runs until Stop(). Errors only for unusable options.
+  // Runs until Stop(), then stops the running allocations and waits for them (SIGKILL after
+  // the grace) before it returns. Errors only for unusable options (the work directory).
   absl::Status Run();
   void Stop();
 
  private:
   absl::Status Register();
+  // Registers until the master takes it; false when stopped first.
+  bool RegisterPatiently();
   // Polls once for actions and carries them out; false when the agent must register again.
   bool PollActions();
+  void Carry(const nlohmann::json& raw, absl::StatusOr<wire::Action> action);
   // Removes finished alloc-* directories beyond options_.keep_allocations, oldest first.
   void PruneWorkDir();
   void Start(wire::StartAction action);
+  // A start action that did not parse (`why`): when its allocation and node can be read from
+  // `raw`, reports that node failed (AllocationRun::Fail); otherwise only logs it.
+  void RefuseStart(const nlohmann::json& raw, const absl::Status& why);
   void StopAllocation(const wire::StopAction& action);
   void RunAllocation(std::shared_ptr<AllocationControl> control, wire::StartAction action);
+  AllocationRunOptions RunOptions() const;
+  // Runs `work` on a thread of its own, joined by JoinFinished or StopAndJoinAll.
+  void Spawn(std::function<void()> work);
+  void JoinFinished();
+  // Stops every running allocation (SIGTERM, SIGKILL after the grace) and joins every thread.
+  void StopAndJoinAll();
 
   AgentOptions options_;
-  std::atomic<bool> stop_{false};
+  Clock& clock_;
+  std::atomic<bool> stop_requested_{false};
+  absl::Notification stop_;  // notified once by Stop(); cuts back-off sleeps and retries short
+  absl::Time last_complaint_ = absl::InfinitePast();  // that registering failed (Run's thread)
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<AllocationControl>> running_;  // by allocation id
   std::mutex prune_mu_;                                                // one PruneWorkDir at a time
-  // One thread per allocation; finished ones are joined by the poll loop.
+  // One thread per allocation (or refused start); touched by the thread in Run() only.
   struct Worker {
     std::shared_ptr<std::atomic<bool>> done;
     std::thread thread;
   };
   std::vector<Worker> threads_;
-  void JoinFinished();
 };
 
 }  // namespace cohort::agent

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "agent/retry.h"
 #include "common/logging.h"
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
@@ -23,7 +24,6 @@ using Json = nlohmann::json;
 
 constexpr size_t kLogBatch = 500;  // lines per post (wire::kMaxLogBatchLines at most)
 constexpr absl::Duration kFlushEvery = absl::Milliseconds(500);
-constexpr absl::Duration kPatience = absl::Minutes(10);
 
 // "[rank=3] text" -> (3, "text"); other lines (the launcher's own) -> (-1, line).
 std::pair<int, std::string> SplitRank(const std::string& line) {
@@ -37,15 +37,10 @@ std::pair<int, std::string> SplitRank(const std::string& line) {
   return {-1, line};
 }
 
-// Posts until the master takes it (it may be restarting), or gives up after `patience`.
-absl::StatusOr<Json> PostPatiently(client::MasterClient& client, const std::string& path,
-                                   const Json& body, absl::Duration patience) {
-  const absl::Time deadline = absl::Now() + patience;
-  while (true) {
-    absl::StatusOr<Json> r = client.Post(path, body);
-    if (r.ok() || !absl::IsUnavailable(r.status()) || absl::Now() >= deadline) return r;
-    absl::SleepFor(absl::Seconds(1));
-  }
+// What an AllocationRun without the agent's stop waits on: never notified.
+const absl::Notification& Never() {
+  static const absl::Notification* never = new absl::Notification();
+  return *never;
 }
 
 bool IsThreadVariable(const std::string& name) {
@@ -60,7 +55,7 @@ bool IsThreadVariable(const std::string& name) {
 void AllocationControl::Stop(wire::StopMode mode, absl::Duration kill_grace) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!mode_) mode_ = mode;
-  if (mode == wire::StopMode::kKill) kill_at_ = std::min(kill_at_, absl::Now() + kill_grace);
+  if (mode == wire::StopMode::kKill) kill_at_ = std::min(kill_at_, clock_.Now() + kill_grace);
   if (child_ != nullptr) child_->Signal(SIGTERM);
 }
 
@@ -72,6 +67,8 @@ bool AllocationControl::stopping() {
 AllocationRun::AllocationRun(AllocationRunOptions options, wire::StartAction action,
                              std::shared_ptr<AllocationControl> control)
     : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
+      stop_(options_.stop != nullptr ? *options_.stop : Never()),
       action_(std::move(action)),
       control_(std::move(control)),
       dir_((fs::path(options_.work_dir) / absl::StrCat("alloc-", action_.allocation)).string()),
@@ -80,6 +77,18 @@ AllocationRun::AllocationRun(AllocationRunOptions options, wire::StartAction act
 
 std::string AllocationRun::Prefix() const {
   return absl::StrCat("agent ", options_.agent_id, ": allocation ", action_.allocation);
+}
+
+absl::StatusOr<Json> AllocationRun::Post(const std::string& path, const Json& body) {
+  return PostPatiently(client_, path, body, clock_, stop_);
+}
+
+void AllocationRun::Fail(const std::string& why) {
+  if (action_.trial_id > 0) {
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", why));
+    FlushLogs();
+  }
+  ReportExit(1);
 }
 
 int AllocationRun::Run() {
@@ -203,7 +212,7 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     if (control_->mode_) child.Signal(SIGTERM);  // stopped before it started
   }
   std::string partial;
-  absl::Time last_flush = absl::Now();
+  absl::Time last_flush = clock_.Now();
   bool open = true;
   int status = 1;
   while (true) {
@@ -222,19 +231,21 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
       partial.clear();
     }
     const std::optional<int> exited = child.Poll();
-    if (pending_logs_.size() >= kLogBatch || absl::Now() - last_flush >= kFlushEvery ||
+    if (pending_logs_.size() >= kLogBatch || clock_.Now() - last_flush >= kFlushEvery ||
         (exited && !open)) {
       Flush(child);
-      last_flush = absl::Now();
+      last_flush = clock_.Now();
     }
     {
       std::lock_guard<std::mutex> lock(control_->mu_);
-      if (absl::Now() >= control_->kill_at_) child.Signal(SIGKILL);
+      if (clock_.Now() >= control_->kill_at_) child.Signal(SIGKILL);
     }
     if (exited && !open) {
       status = *exited;
       break;
     }
+    // Its output is closed but it has not exited yet: look again soon (a real process, so
+    // real time).
     if (!open) absl::SleepFor(absl::Milliseconds(50));
   }
   if (!partial.empty()) {
@@ -268,7 +279,7 @@ void AllocationRun::FlushLogs() {
     const size_t end = std::min(pending_logs_.size(), begin + kLogBatch);
     wire::LogBatch batch{action_.trial_id,
                          {pending_logs_.begin() + begin, pending_logs_.begin() + end}};
-    absl::StatusOr<Json> r = PostPatiently(client_, path, batch.ToJson(), kPatience);
+    absl::StatusOr<Json> r = Post(path, batch.ToJson());
     if (absl::IsNotFound(r.status())) {
       master_forgot_ = true;  // the lines were stored anyway
     } else if (!r.ok()) {
@@ -322,7 +333,7 @@ void AllocationRun::PostReports() {
     const size_t end = std::min(records.size(), begin + wire::kMaxReportBatchLines);
     wire::ReportBatch batch{action_.trial_id, {records.begin() + begin, records.begin() + end}};
     if (end == records.size()) batch.progress = progress;  // the latest, with the last records
-    absl::StatusOr<Json> r = PostPatiently(client_, path, batch.ToJson(), kPatience);
+    absl::StatusOr<Json> r = Post(path, batch.ToJson());
     if (absl::IsFailedPrecondition(r.status())) {
       // A later allocation of the trial superseded this one: the master takes no more reports.
       if (!reports_refused_) {
@@ -340,8 +351,7 @@ void AllocationRun::PostReports() {
 void AllocationRun::ReportExit(int status) {
   const wire::ExitReport exit{action_.node_rank, status};
   absl::StatusOr<Json> r =
-      PostPatiently(client_, absl::StrCat("/api/v1/allocations/", action_.allocation, "/exit"),
-                    exit.ToJson(), kPatience);
+      Post(absl::StrCat("/api/v1/allocations/", action_.allocation, "/exit"), exit.ToJson());
   if (r.ok()) return;
   // NotFound: the master already ended the allocation (it restarted, or lost this agent).
   // Otherwise it counts the node as failed once it stops hearing from it or the agent

@@ -4,10 +4,13 @@
 // worker environment (wire::WorkerEnv), streams every output line with its rank to the master
 // (wire::LogBatch) and, on node 0, the trial's metrics.jsonl records and progress.json
 // (wire::ReportBatch), and finally reports the launcher's exit status (wire::ExitReport).
-// A node that cannot start (no context, a bad config) logs why to the trial and exits 1.
+// A node that cannot start (no context, a bad config, a start action that did not parse) logs
+// why to the trial and exits 1.
 //
 // AllocationControl is how the agent's poll thread stops a running node: preempt sends the
 // launcher SIGTERM (the trial checkpoints), kill adds SIGKILL after a grace period.
+// Time: flush intervals and the kill's grace are measured by the agent's Clock; the launcher's
+// pipe is read in real time.
 //
 // Thread-safety: Run() on the allocation's own thread; AllocationControl is shared with the
 // poll thread and locks itself.
@@ -20,8 +23,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "client/master_client.h"
+#include "common/clock.h"
 #include "common/json_lines_tail.h"
 #include "common/subprocess.h"
 #include "wire/agent_protocol.h"
@@ -30,6 +35,8 @@ namespace cohort::agent {
 
 class AllocationControl {
  public:
+  // `clock` (which must outlive this) times the kill's grace.
+  explicit AllocationControl(const Clock& clock = RealClock()) : clock_(clock) {}
   // Stops the node: SIGTERM now, or as soon as the launcher starts; kill: SIGKILL
   // `kill_grace` later if it has not exited by then. The first mode asked for stays.
   void Stop(wire::StopMode mode, absl::Duration kill_grace);
@@ -38,6 +45,7 @@ class AllocationControl {
 
  private:
   friend class AllocationRun;
+  const Clock& clock_;
   std::mutex mu_;
   Subprocess* child_ = nullptr;  // while the launcher runs
   std::optional<wire::StopMode> mode_;
@@ -51,6 +59,12 @@ struct AllocationRunOptions {
   std::string work_dir;  // the allocation gets <work_dir>/alloc-<id>/
   int threads_per_worker = 1;
   absl::Duration kill_grace = absl::Seconds(10);
+  // What flush intervals, the kill's deadline and retries are read by; null: RealClock().
+  // Must outlive the run (and be the clock the AllocationControl was made with).
+  const Clock* clock = nullptr;
+  // The agent's shutdown: once notified, posts to the master are tried once, not retried for
+  // up to 10 minutes. Null: never. Must outlive the run.
+  const absl::Notification* stop = nullptr;
 };
 
 class AllocationRun {
@@ -59,8 +73,14 @@ class AllocationRun {
                 std::shared_ptr<AllocationControl> control);
 
   // Runs the node to its end and reports its exit to the master (retrying while the master is
-  // away, up to 10 minutes). Returns the launcher's exit status (1 when it never started).
+  // away, up to 10 minutes; once the agent stops, one try). Returns the launcher's exit status
+  // (1 when it never started).
   int Run();
+  // Reports this node failed without starting it, for a start action the agent could not
+  // parse but whose allocation and node it could read: `why` goes to the trial's log (when
+  // the action's trial_id was readable, i.e. non-zero), then the exit with status 1, so the
+  // master's restart policy applies.
+  void Fail(const std::string& why);
 
  private:
   // Downloads and unpacks the context, writes config.yaml and returns how to start the
@@ -82,8 +102,12 @@ class AllocationRun {
   std::optional<wire::ProgressRecord> ReadProgress();
   void ReportExit(int status);
   std::string Prefix() const;  // "agent A: allocation X"
+  // PostPatiently, stopping with the agent.
+  absl::StatusOr<nlohmann::json> Post(const std::string& path, const nlohmann::json& body);
 
   AllocationRunOptions options_;
+  const Clock& clock_;
+  const absl::Notification& stop_;
   wire::StartAction action_;
   std::shared_ptr<AllocationControl> control_;
   std::string dir_;

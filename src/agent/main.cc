@@ -1,8 +1,10 @@
 // cohort-agent: runs trials on this machine for a cohort-master.
 
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -11,17 +13,42 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "agent/agent.h"
-#include "client/master_client.h"
 #include "client/local_cluster.h"
+#include "client/master_client.h"
 #include "common/subprocess.h"
 
 namespace {
 
-cohort::agent::Agent* g_agent = nullptr;
+// SIGINT and SIGTERM stop the agent. They are blocked in every thread (trials get an unblocked
+// mask from Subprocess) and taken by this thread with sigwait, because Agent::Stop() locks and
+// wakes sleepers, which a signal handler may not do.
+class SignalStopper {
+ public:
+  // Call before any other thread starts, so they all inherit the blocked mask.
+  static sigset_t BlockStopSignals() {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    return signals;
+  }
+  SignalStopper(sigset_t signals, cohort::agent::Agent& agent)
+      : signals_(signals), thread_([this, &agent] {
+          int signal = 0;
+          while (sigwait(&signals_, &signal) == 0 && !done_) agent.Stop();
+        }) {}
+  ~SignalStopper() {
+    done_ = true;
+    pthread_kill(thread_.native_handle(), SIGTERM);  // blocked, so it ends the sigwait only
+    thread_.join();
+  }
 
-void OnSignal(int) {
-  if (g_agent != nullptr) g_agent->Stop();
-}
+ private:
+  sigset_t signals_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
 
 // GPUs through nvidia-smi, when it is there; 0 otherwise.
 int CountGpus() {
@@ -96,10 +123,9 @@ int main(int argc, char** argv) {
     options.work_dir =
         (std::filesystem::path(cohort::client::LocalClusterDir()) / "agents" / options.id).string();
   }
+  const sigset_t stop_signals = SignalStopper::BlockStopSignals();
   cohort::agent::Agent agent(options);
-  g_agent = &agent;
-  signal(SIGINT, OnSignal);
-  signal(SIGTERM, OnSignal);
+  SignalStopper stopper(stop_signals, agent);
   std::printf("cohort-agent %s: %d slots, master %s, work dir %s\n", options.id.c_str(),
               options.slots, options.master_url.c_str(), options.work_dir.c_str());
   std::fflush(stdout);

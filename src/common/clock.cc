@@ -10,6 +10,15 @@ class SystemClock : public Clock {
 
 }  // namespace
 
+bool Clock::SleepUntil(absl::Time deadline, const absl::Notification& stop) const {
+  while (!stop.HasBeenNotified()) {
+    const absl::Duration left = deadline - Now();
+    if (left <= absl::ZeroDuration()) return true;
+    if (stop.WaitForNotificationWithTimeout(RealWaitSlice(left))) return false;
+  }
+  return false;
+}
+
 Clock& RealClock() {
   static SystemClock* clock = new SystemClock();  // never destroyed: usable during shutdown
   return *clock;

@@ -690,6 +690,49 @@ TEST_F(ClusterTest, RestartedMasterKeepsEverythingAndAgentsReconnect) {
       "the new experiment to complete");
 }
 
+// Whether `pid` has exited (gone, or a zombie waiting for its parent).
+bool Exited(pid_t pid) {
+  if (::kill(pid, 0) != 0) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string pid_field, name, state;
+  return stat >> pid_field >> name >> state && state == "Z";
+}
+
+TEST_F(ClusterTest, AgentWhoseMasterIsGoneExitsWithinSecondsOfSigtermAndStopsItsTrial) {
+  StartMaster();
+  StartAgent("a1", 1, 31600);
+  // A trial that notes its pid and keeps printing, so the agent always has lines to post.
+  const fs::path pid_file = dir_ / "trial.pid";
+  Script("forever.sh", absl::StrCat("echo $$ > ", pid_file.string(),
+                                    "\nwhile :; do echo tick; sleep 0.2; done\n"));
+  const int64_t id = Create(Config("forever", "entrypoint: ./forever.sh\n"));
+  ASSERT_GT(id, 0);
+  WaitUntil([&] { return fs::exists(pid_file) && fs::file_size(pid_file) > 0; },
+            "the trial to start");
+  pid_t trial = 0;
+  ASSERT_TRUE(std::ifstream(pid_file) >> trial);
+  ASSERT_EQ(::kill(master_->pid(), SIGKILL), 0);
+  master_->Wait(absl::Seconds(10));
+  // The agent finds its master gone (its trial's posts are being retried by then too).
+  LauncherProcess& agent = *agents_[0];
+  ASSERT_TRUE(agent.WaitFor(
+      [](const std::string&, const std::string& err) {
+        return err.find("retrying every second") != std::string::npos;
+      },
+      absl::Seconds(30)))
+      << agent.err();
+
+  const absl::Time sent = absl::Now();
+  ASSERT_EQ(::kill(agent.pid(), SIGTERM), 0);
+  LaunchResult stopped = agent.Wait(absl::Seconds(8));
+  ASSERT_TRUE(stopped.exited) << "still running 8 s after SIGTERM:\n" << stopped.err;
+  EXPECT_EQ(stopped.status, 0) << stopped.err;
+  EXPECT_LT(stopped.end_time - sent, absl::Seconds(5)) << stopped.err;
+  EXPECT_NE(stopped.err.find("agent a1: stopping 1 allocation(s)"), std::string::npos)
+      << stopped.err;
+  WaitUntil([&] { return Exited(trial); }, "the trial process to end", absl::Seconds(5));
+}
+
 TEST_F(ClusterTest, ClusterUpStartsALocalClusterTheCliFindsAndDownStopsIt) {
   // A free port for the master (bind 0, read it, release it).
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -1,0 +1,311 @@
+// The agent against a real master in-process: the master's REST API (in-memory SQLite) on
+// 127.0.0.1, a real agent polling it, and for a trial a tiny shell script in the launcher's
+// place. The agent's decisions (flush intervals, the kill's grace, back-off) run on a FakeClock
+// the test advances, so nothing waits for them in real time.
+
+#include "agent/agent.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "master/http/routes.h"
+#include "master/master.h"
+
+namespace cohort::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Json = nlohmann::json;
+using wire::TrialState;
+
+// A real master (in-memory SQLite, a FakeClock that nothing advances) serving its REST API on
+// 127.0.0.1:`port` (0: any free one). `intercept` may add routes first, which then answer
+// before the master's where they match.
+class MasterServer {
+ public:
+  using Intercept = std::function<void(httplib::Server&, master::Master&)>;
+  MasterServer(const fs::path& data_dir, int port, const Intercept& intercept = {}) {
+    master_ = master::Master::Create(master::OpenSqliteDatabase(":memory:").value(),
+                                     {.data_dir = data_dir.string(), .clock = &clock_})
+                  .value();
+    server_.new_task_queue = [] { return new httplib::ThreadPool(16); };
+    if (intercept) intercept(server_, *master_);
+    master::http::RegisterRoutes(server_, *master_,
+                                 std::make_unique<master::http::AllowEveryone>());
+    port_ = port == 0 ? server_.bind_to_any_port("127.0.0.1")
+                      : (server_.bind_to_port("127.0.0.1", port) ? port : -1);
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+  }
+  ~MasterServer() {
+    // stop() does nothing until the server runs.
+    while (!server_.is_running()) absl::SleepFor(absl::Milliseconds(1));
+    server_.stop();
+    thread_.join();
+    master_.reset();  // after the server: its handlers call the master
+  }
+  int port() const { return port_; }
+  std::string url() const { return absl::StrCat("http://127.0.0.1:", port_); }
+  master::Master& master() { return *master_; }
+
+ private:
+  FakeClock clock_;
+  std::unique_ptr<master::Master> master_;
+  httplib::Server server_;
+  int port_ = -1;
+  std::thread thread_;
+};
+
+// Plays cohort-launch (it ignores its arguments): says it started, notes its pid, and ignores
+// SIGTERM, noting that it got one, so only SIGKILL ends it.
+constexpr char kStubbornLauncher[] =
+    "#!/bin/sh\n"
+    "trap 'echo \"got SIGTERM, ignoring it\"; touch got-sigterm' TERM\n"
+    "echo $$ > launcher.pid\n"
+    "echo started\n"
+    "while :; do sleep 0.05; done\n";
+
+int CountOf(const std::string& haystack, const std::string& needle) {
+  int n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+std::string Config(int max_restarts) {
+  return absl::StrCat(
+      "name: t\nentrypoint: /bin/sh\nhyperparameters: {global_batch_size: 8}\n"
+      "resources: {slots_per_trial: 1}\nmax_restarts: ",
+      max_restarts, "\nsearcher: {name: single, metric: loss, max_length: {batches: 10}}\n");
+}
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           absl::StrCat("cohort-agent-test-", ::getpid(), "-",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "master");
+    const fs::path launcher = dir_ / "launcher.sh";
+    std::ofstream(launcher) << kStubbornLauncher;
+    ::chmod(launcher.c_str(), 0755);
+  }
+  void TearDown() override {
+    StopAgent();
+    master_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void StartMaster(int port = 0, const MasterServer::Intercept& intercept = {}) {
+    master_ = std::make_unique<MasterServer>(dir_ / "master", port, intercept);
+    ASSERT_GT(master_->port(), 0);
+  }
+  void StartAgent() {
+    agent_ = std::make_unique<Agent>(AgentOptions{.master_url = master_->url(),
+                                                  .id = "a1",
+                                                  .slots = 1,
+                                                  .work_dir = (dir_ / "a1").string(),
+                                                  .launcher = (dir_ / "launcher.sh").string(),
+                                                  .clock = &clock_,
+                                                  .poll_wait = absl::Milliseconds(200)});
+    agent_thread_ = std::thread([this] { run_status_ = agent_->Run(); });
+  }
+  // Stops the agent and waits for Run() to return (at most `timeout` of real time).
+  bool StopAgent(absl::Duration timeout = absl::Seconds(30)) {
+    if (agent_ == nullptr) return true;
+    agent_->Stop();
+    auto done = std::make_shared<absl::Notification>();
+    std::thread joiner([this, done] {
+      agent_thread_.join();
+      done->Notify();
+    });
+    const bool in_time = done->WaitForNotificationWithTimeout(timeout);
+    if (!in_time) {
+      ADD_FAILURE() << "the agent did not stop within " << timeout;
+      clock_.Advance(absl::Hours(1));  // past any patience, so the join below ends
+    }
+    joiner.join();
+    EXPECT_TRUE(run_status_.ok()) << run_status_;
+    agent_.reset();
+    return in_time;
+  }
+  // Waits (real time) until `done` holds; fails the test after 30 s, naming `what`.
+  // `tick`, when given, runs before each look (say, to move the agent's clock).
+  bool WaitUntil(const std::function<bool()>& done, const std::string& what,
+                 const std::function<void()>& tick = {}) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (true) {
+      if (tick) tick();
+      if (done()) return true;
+      if (absl::Now() > deadline) {
+        ADD_FAILURE() << "timed out waiting for " << what;
+        return false;
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+  }
+  bool Connected(const std::string& id) {
+    absl::StatusOr<wire::AgentList> agents = master_->master().ListAgents();
+    if (!agents.ok()) return false;
+    for (const wire::AgentSummary& a : agents->agents) {
+      if (a.id == id && a.connected) return true;
+    }
+    return false;
+  }
+  int64_t CreateTrial(int max_restarts) {
+    absl::StatusOr<int64_t> exp = master_->master().CreateExperiment(Config(max_restarts), "", "");
+    EXPECT_TRUE(exp.ok()) << exp.status();
+    experiment_ = exp.value_or(0);
+    return master_->master().DescribeExperiment(experiment_).value().trials.at(0).id;
+  }
+  wire::TrialDescription Trial(int64_t id) { return master_->master().DescribeTrial(id).value(); }
+  std::string Logs(int64_t trial) {
+    wire::LogsPage page =
+        master_->master().TrialLogs(trial, std::nullopt, 0, absl::ZeroDuration()).value();
+    std::string text;
+    for (const wire::LogEntry& l : page.logs) absl::StrAppend(&text, l.line, "\n");
+    return text;
+  }
+  // The allocation directory of the trial's current run on agent a1.
+  fs::path AllocationDir(int64_t trial) {
+    return dir_ / "a1" / absl::StrCat("alloc-", Trial(trial).allocation.value_or("none"));
+  }
+
+  fs::path dir_;
+  FakeClock clock_;  // the agent's
+  std::unique_ptr<MasterServer> master_;
+  std::unique_ptr<Agent> agent_;
+  std::thread agent_thread_;
+  absl::Status run_status_;
+  int64_t experiment_ = 0;
+};
+
+TEST_F(AgentTest, AKilledTrialThatIgnoresSigtermGetsSigkillWhenTheGraceHasPassedOnTheClock) {
+  StartMaster();
+  StartAgent();
+  ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
+  const int64_t trial = CreateTrial(/*max_restarts=*/0);
+  // Its output reaches the master at the agent's flush interval (0.5 s of its clock).
+  ASSERT_TRUE(WaitUntil([&] { return Logs(trial).find("started") != std::string::npos; },
+                        "the trial to start", [&] { clock_.Advance(absl::Milliseconds(500)); }));
+  const fs::path marker = AllocationDir(trial) / "context" / "got-sigterm";
+
+  ASSERT_TRUE(master_->master().KillExperiment(experiment_).ok());
+  // The clock stands still from here until the SIGTERM arrived: the grace ends 10 s later.
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(marker); }, "the launcher to get SIGTERM"));
+  absl::Duration moved = absl::ZeroDuration();
+  ASSERT_TRUE(
+      WaitUntil([&] { return Logs(trial).find("got SIGTERM, ignoring it") != std::string::npos; },
+                "the SIGTERM line to be flushed",
+                [&] {
+                  if (moved < absl::Seconds(9)) {
+                    clock_.Advance(absl::Milliseconds(600));
+                    moved += absl::Milliseconds(600);
+                  }
+                }));
+  clock_.Advance(absl::Milliseconds(9900) - moved);
+  // 9.9 s into the grace the launcher still runs: a quick real look at the master says so.
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_EQ(Trial(trial).state, TrialState::kRunning);
+  EXPECT_THAT(Logs(trial), Not(HasSubstr("exited with status")));
+
+  clock_.Advance(absl::Milliseconds(100));
+  ASSERT_TRUE(WaitUntil([&] { return Trial(trial).state == TrialState::kCanceled; },
+                        "the killed trial to end"));
+  EXPECT_THAT(Logs(trial), HasSubstr("node 0 (agent a1) exited with status 137"));
+  EXPECT_TRUE(StopAgent());
+}
+
+TEST_F(AgentTest, AStartActionThatDoesNotParseIsReportedAsExitStatusOneSoTheTrialRestarts) {
+  // The master's real actions, with every start's "slots" spoiled on the way to the agent.
+  StartMaster(0, [](httplib::Server& server, master::Master& master) {
+    server.Get(R"(/api/v1/agents/([^/]+)/actions)", [&master](const httplib::Request& req,
+                                                              httplib::Response& res) {
+      const double wait = std::atof(req.get_param_value("timeout").c_str());
+      absl::StatusOr<wire::ActionBatch> batch =
+          master.WaitForActions(req.matches[1].str(), absl::Seconds(wait));
+      if (!batch.ok()) {
+        res.status = 404;
+        res.set_content(Json{{"error", batch.status().message()}}.dump(), "application/json");
+        return;
+      }
+      Json body = batch->ToJson();
+      for (Json& action : body["actions"]) {
+        if (action["type"] == "start") action["slots"] = "two";
+      }
+      res.set_content(body.dump(), "application/json");
+    });
+  });
+  StartAgent();
+  ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
+  const int64_t trial = CreateTrial(/*max_restarts=*/1);
+  // Both runs fail at once; the second failure uses up the restart.
+  ASSERT_TRUE(
+      WaitUntil([&] { return Trial(trial).state == TrialState::kError; }, "the trial to fail"));
+  EXPECT_EQ(Trial(trial).restarts, 1);
+  const std::string logs = Logs(trial);
+  EXPECT_THAT(logs, HasSubstr("agent a1: cannot start node 0 of allocation "));
+  EXPECT_THAT(logs, HasSubstr("(start): \"slots\" must be an integer in [1, 65536], got \"two\""));
+  EXPECT_EQ(CountOf(logs, "node 0 (agent a1) exited with status 1"), 2) << logs;
+  // The launcher never ran: no allocation directory was made.
+  for (const auto& entry : fs::directory_iterator(dir_ / "a1")) {
+    EXPECT_THAT(entry.path().filename().string(), Not(HasSubstr("alloc-")));
+  }
+}
+
+TEST_F(AgentTest, TheAgentRegistersAgainWithAMasterThatForgotIt) {
+  StartMaster();
+  StartAgent();
+  ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
+  const int port = master_->port();
+  // A restart on the same port: the new master's database knows no agents.
+  master_.reset();
+  StartMaster(port);
+  EXPECT_FALSE(Connected("a1"));
+  // While the master was away the agent backs off a second of its clock at a time.
+  EXPECT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register again",
+                        [&] { clock_.Advance(absl::Seconds(1)); }));
+}
+
+TEST_F(AgentTest, StoppingWithTheMasterGoneKillsTheTrialAfterTheGraceWithoutRetryingPosts) {
+  StartMaster();
+  StartAgent();
+  ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
+  const int64_t trial = CreateTrial(/*max_restarts=*/0);
+  const fs::path alloc = AllocationDir(trial);
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(alloc / "context" / "launcher.pid"); },
+                        "the trial to start"));
+  std::ifstream pid_file(alloc / "context" / "launcher.pid");
+  pid_t launcher = 0;
+  ASSERT_TRUE(pid_file >> launcher);
+  master_.reset();
+
+  agent_->Stop();
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(alloc / "context" / "got-sigterm"); },
+                        "the launcher to get SIGTERM"));
+  EXPECT_EQ(::kill(launcher, 0), 0);  // it ignores SIGTERM: still there for the grace
+  // Past the grace: SIGKILL. The posts that follow find no master and are not retried for
+  // minutes of the clock (which stands still from here).
+  clock_.Advance(absl::Seconds(10));
+  EXPECT_TRUE(StopAgent(absl::Seconds(10)));
+  EXPECT_NE(::kill(launcher, 0), 0);  // killed and reaped
+}
+
+}  // namespace
+}  // namespace cohort::agent
