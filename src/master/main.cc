@@ -59,8 +59,17 @@ int main(int argc, char** argv) {
   }
   httplib::Server server;
   server.new_task_queue = [] { return new httplib::ThreadPool(64); };  // long polls hold threads
-  cohort::master::http::RegisterRoutes(server, **master,
-                                       std::make_unique<cohort::master::http::AllowEveryone>());
+  const bool loopback = cohort::master::http::IsLoopbackHost(host);
+  if (!loopback) {
+    std::fprintf(stderr,
+                 "cohort-master: warning: listening on %s over plain HTTP without "
+                 "authentication: anyone who can reach it can run programs on its agents. Keep "
+                 "it on a trusted network (TLS and users are not implemented yet).\n",
+                 host.c_str());
+  }
+  cohort::master::http::RegisterRoutes(
+      server, **master, std::make_unique<cohort::master::http::AllowEveryone>(),
+      cohort::master::http::BrowserGuard(loopback));
   int bound = port;
   if (port == 0) {
     bound = server.bind_to_any_port(host);

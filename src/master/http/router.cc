@@ -85,8 +85,9 @@ std::optional<std::string> Request::FormPart(const char* name) const {
   return raw_.get_file_value(name).content;
 }
 
-Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator)
-    : server_(server), authenticator_(std::move(authenticator)) {
+Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator,
+               BrowserGuard guard)
+    : server_(server), authenticator_(std::move(authenticator)), guard_(guard) {
   // httplib refuses anything larger before reading it; each route then applies its own limit.
   server_.set_payload_max_length(wire::kMaxContextBytes + (1u << 20));
   server_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
@@ -114,8 +115,9 @@ Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authentic
 }
 
 httplib::Server::Handler Router::Wrap(Handler handler, size_t max_body) const {
-  return [handler = std::move(handler), max_body, auth = authenticator_](
+  return [handler = std::move(handler), max_body, auth = authenticator_, guard = guard_](
              const httplib::Request& raw, httplib::Response& res) {
+    if (absl::Status allowed = guard.Check(raw); !allowed.ok()) return WriteError(allowed, res);
     if (const size_t size = BodySize(raw); size > max_body) {
       return WriteError(absl::ResourceExhaustedError(absl::StrCat(
                             "the request body is ", size, " bytes; this endpoint takes at most ",

@@ -2,9 +2,11 @@
 // Router: the one request path of the master's REST API. Every request passes the same chain
 // before its route and leaves through the same error mapping:
 //
-//   limits -> authentication -> route -> response
-//   (size)    (Authenticator)   (translates wire <-> Master calls; no domain logic)
+//   browser guard -> limits -> authentication -> route -> response
+//   (Host, Origin)   (size)    (Authenticator)   (translates wire <-> Master calls)
 //
+//   * browser guard: BrowserGuard (browser_guard.h) refuses DNS-rebound Host names and
+//     cross-origin requests (403);
 //   * limits: a JSON body over wire::kMaxJsonBodyBytes, or an upload over the route's own
 //     limit, is 413 before the route runs;
 //   * authentication: the Authenticator decides who the caller is or refuses (401); today
@@ -35,6 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "master/http/browser_guard.h"
 #include "nlohmann/json.hpp"
 #include "wire/cluster_bodies.h"
 
@@ -106,7 +109,9 @@ class Router {
  public:
   // Installs the chain on `server` (error handler, exception handler, payload limit). The
   // server and the authenticator must outlive the router's use.
-  Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator);
+  // `guard` runs first (browser protections; BrowserGuard(false) checks only Origin).
+  Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator,
+         BrowserGuard guard = BrowserGuard(false));
 
   // `max_body`: the largest body the route accepts (default: wire::kMaxJsonBodyBytes).
   void Get(const std::string& pattern, Handler handler);
@@ -119,6 +124,7 @@ class Router {
 
   httplib::Server& server_;
   std::shared_ptr<Authenticator> authenticator_;
+  BrowserGuard guard_;
 };
 
 // The HTTP status and {"error", "errors"} body for a failed Status (see the header comment).

@@ -30,7 +30,7 @@ class HeaderAuthenticator : public Authenticator {
 class RouterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Router router(server_, std::make_unique<HeaderAuthenticator>());
+    Router router(server_, std::make_unique<HeaderAuthenticator>(), BrowserGuard(true));
     router.Get(R"(/item/(\d+))", [](const Request& req) -> absl::StatusOr<Reply> {
       absl::StatusOr<int64_t> id = req.PathId();
       if (!id.ok()) return id.status();
@@ -144,6 +144,44 @@ TEST_F(RouterTest, UnknownEndpointsSayWhichOne) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 404);
   EXPECT_EQ(Body(r)["error"], "no such endpoint: GET /nope");
+}
+
+TEST_F(RouterTest, ANameThatIsNotLoopbackIsRefusedOnALoopbackMaster) {
+  httplib::Client client = Client();
+  httplib::Result rebound = client.Get("/item/7", {{"Host", "evil.example:8080"}});
+  ASSERT_TRUE(rebound);
+  EXPECT_EQ(rebound->status, 403);
+  EXPECT_THAT(Body(rebound)["error"].get<std::string>(), HasSubstr("Host 'evil.example:8080'"));
+  for (const char* name : {"localhost:1", "127.0.0.1", "[::1]:8080", "LOCALHOST"}) {
+    httplib::Result ok = client.Get("/item/7", {{"Host", name}});
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(ok->status, 200) << name;
+  }
+}
+
+TEST_F(RouterTest, ARequestFromAnotherOriginIsRefusedAndTheSameOriginIsNot) {
+  httplib::Client client = Client();
+  httplib::Result foreign =
+      client.Post("/echo", {{"Origin", "http://evil.example"}}, R"({"a": 1})", "text/plain");
+  ASSERT_TRUE(foreign);
+  EXPECT_EQ(foreign->status, 403);
+  EXPECT_THAT(Body(foreign)["error"].get<std::string>(),
+              HasSubstr("Origin 'http://evil.example' is not this master"));
+  const std::string self = absl::StrCat("http://127.0.0.1:", port_);
+  httplib::Result same = client.Post("/echo", {{"Origin", self}}, R"({"a": 1})",
+                                     "application/json");
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 201);
+}
+
+TEST(BrowserGuardTest, LoopbackNamesAreRecognised) {
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackHost("127.0.1.1"));
+  EXPECT_TRUE(IsLoopbackHost("localhost"));
+  EXPECT_TRUE(IsLoopbackHost("::1"));
+  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
+  EXPECT_FALSE(IsLoopbackHost("127.evil.example")) << "a name, not a loopback address";
 }
 
 }  // namespace

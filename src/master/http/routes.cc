@@ -3,8 +3,8 @@
 namespace cohort::master::http {
 
 void RegisterRoutes(httplib::Server& server, Master& master,
-                    std::unique_ptr<Authenticator> authenticator) {
-  Router router(server, std::move(authenticator));
+                    std::unique_ptr<Authenticator> authenticator, BrowserGuard guard) {
+  Router router(server, std::move(authenticator), guard);
   AddExperimentRoutes(router, master);
   AddTrialRoutes(router, master);
   AddTemplateRoutes(router, master);

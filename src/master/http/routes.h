@@ -21,6 +21,7 @@ void AddAllocationRoutes(Router& router, Master& master);   // allocations/: wha
 
 // Every route above on `server`, behind `authenticator`.
 void RegisterRoutes(httplib::Server& server, Master& master,
-                    std::unique_ptr<Authenticator> authenticator);
+                    std::unique_ptr<Authenticator> authenticator,
+                    BrowserGuard guard = BrowserGuard(false));
 
 }  // namespace cohort::master::http

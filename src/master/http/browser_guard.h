@@ -1,0 +1,33 @@
+#pragma once
+// BrowserGuard: the Router's defence against web pages. The CLI, the agent and the web
+// interface to come send requests a browser page on another site must not be able to forge:
+//   * DNS rebinding: a page on evil.example resolves its name to 127.0.0.1 and talks to a master
+//     listening there. A master that serves loopback only accepts only loopback names in `Host`
+//     (127.0.0.1, localhost, [::1], any port); a master bound elsewhere accepts any name.
+//   * Cross-origin requests: a browser sends `Origin` with every cross-origin request (and
+//     with every POST); a request whose Origin is not the master's own address (the `Host` it
+//     was sent to) is refused. Programs (the CLI, agents, curl) send no Origin.
+// Refusals are PermissionDenied (403) naming the header and the value.
+// Thread-safe (immutable after construction).
+
+#include <httplib.h>
+
+#include "absl/status/status.h"
+
+namespace cohort::master::http {
+
+class BrowserGuard {
+ public:
+  // `loopback_only`: the master listens on a loopback address only (its default).
+  explicit BrowserGuard(bool loopback_only) : loopback_only_(loopback_only) {}
+
+  absl::Status Check(const httplib::Request& request) const;
+
+ private:
+  bool loopback_only_;
+};
+
+// Whether `host` (an address or name the master was told to listen on) is loopback.
+bool IsLoopbackHost(const std::string& host);
+
+}  // namespace cohort::master::http
