@@ -58,7 +58,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   httplib::Server server;
-  server.new_task_queue = [] { return new httplib::ThreadPool(64); };  // long polls hold threads
+  // Long polls hold threads: log follows are capped (MasterOptions::max_log_followers) and each
+  // agent holds at most one, so this many leaves room for every other request.
+  server.new_task_queue = [] { return new httplib::ThreadPool(128); };
   const bool loopback = cohort::master::http::IsLoopbackHost(host);
   if (!loopback) {
     std::fprintf(stderr,

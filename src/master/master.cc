@@ -6,6 +6,7 @@
 #include <random>
 #include <set>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -360,9 +361,20 @@ absl::StatusOr<wire::CheckpointList> Master::TrialCheckpoints(int64_t id) {
   return out;
 }
 
-absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
-                                       absl::Duration wait) {
-  const absl::Time deadline = absl::Now() + wait;
+absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> rank,
+                                                 int64_t after, absl::Duration wait) {
+  bool following = false;
+  if (wait > absl::ZeroDuration()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    following = log_followers_ < options_.max_log_followers;
+    if (following) ++log_followers_;
+  }
+  absl::Cleanup release = [&] {
+    if (!following) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    --log_followers_;
+  };
+  const absl::Time deadline = absl::Now() + (following ? wait : absl::ZeroDuration());
   while (true) {
     COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
     COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, db_->ListLogs(id, after, rank, kLogPage));

@@ -53,6 +53,9 @@ struct MasterOptions {
   absl::Duration agent_timeout = absl::Seconds(30);  // silent this long: the agent is lost
   // What decides liveness and stamps rows (tests pass a FakeClock); null: RealClock().
   Clock* clock = nullptr;
+  // At most this many log follows wait at once; more are answered at once (the client asks
+  // again), so followers cannot take the request threads agents need.
+  int max_log_followers = 16;
 };
 
 class Master {
@@ -77,8 +80,8 @@ class Master {
   // Every metric row of the trial, of one kind when given.
   absl::StatusOr<wire::MetricList> TrialMetrics(int64_t id, std::optional<wire::MetricKind> kind);
   absl::StatusOr<wire::CheckpointList> TrialCheckpoints(int64_t id);
-  // Lines after `after` (of one rank when given); with `follow`, waits up to `wait` for new
-  // ones. "done": the trial has ended and every line was returned.
+  // Lines after `after` (of one rank when given); waits up to `wait` for new ones unless
+  // max_log_followers already wait (then it answers at once). "done": the trial has ended and every line was returned.
   absl::StatusOr<wire::LogsPage> TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
                                  absl::Duration wait);
 
@@ -94,7 +97,9 @@ class Master {
   absl::StatusOr<wire::AgentList> ListAgents();
   absl::Status SetAgentEnabled(const std::string& agent_id, bool enabled);
   // The actions queued for the agent, waiting up to `wait` for one (a long poll; the agent
-  // counts as alive while it waits). NotFound when the agent must register (again).
+  // counts as alive while it waits). A newer poll of the same agent ends an older one (with no
+  // actions), so one agent holds at most one request thread. NotFound when the agent must
+  // register (again).
   absl::StatusOr<wire::ActionBatch> WaitForActions(const std::string& agent_id,
                                                    absl::Duration wait);
   absl::StatusOr<wire::SlotList> ListSlots();
@@ -104,6 +109,10 @@ class Master {
   absl::Status AllocationLogs(const std::string& allocation, const wire::LogBatch& batch);
   absl::Status AllocationReports(const std::string& allocation, const wire::ReportBatch& batch);
   absl::Status AllocationExit(const std::string& allocation, const wire::ExitReport& exit);
+
+  // Long polls waiting right now: log follows and agents' action polls (for tests and
+  // monitoring).
+  int WaitingPolls();
 
   // Drops the agents silent for longer than agent_timeout (by the clock) and fails what they
   // ran; the monitor thread calls it every second, tests call it after moving a FakeClock.
@@ -189,6 +198,7 @@ class Master {
   std::map<int64_t, std::string> waiting_;           // queued trial -> reason
   std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
   int64_t next_sequence_ = 1;
+  int log_followers_ = 0;  // TrialLogs calls waiting for lines
   bool stopping_ = false;
   std::thread monitor_;
 };

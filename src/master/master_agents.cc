@@ -86,9 +86,13 @@ absl::StatusOr<wire::ActionBatch> Master::WaitForActions(const std::string& agen
                                                          absl::Duration wait) {
   std::unique_lock<std::mutex> lock(mu_);
   const auto deadline = absl::ToChronoTime(absl::Now() + wait);
+  COHORT_RETURN_IF_ERROR(agents_.Touch(agent_id));
+  const int64_t generation = ++agents_.Find(agent_id)->poll_generation;
+  actions_cv_.notify_all();  // an older poll of this agent ends
   while (true) {
     COHORT_RETURN_IF_ERROR(agents_.Touch(agent_id));
     AgentLive& agent = *agents_.Find(agent_id);
+    if (agent.poll_generation != generation) return wire::ActionBatch{};  // superseded
     if (!agent.actions.empty() || stopping_ || std::chrono::system_clock::now() >= deadline) {
       return agents_.TakeActions(agent);
     }
@@ -99,6 +103,13 @@ absl::StatusOr<wire::ActionBatch> Master::WaitForActions(const std::string& agen
       --again->polling;
     }
   }
+}
+
+int Master::WaitingPolls() {
+  std::lock_guard<std::mutex> lock(mu_);
+  int polls = log_followers_;
+  for (const auto& [id, agent] : agents_.agents()) polls += agent.polling;
+  return polls;
 }
 
 absl::StatusOr<wire::SlotList> Master::ListSlots() {

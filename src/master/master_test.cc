@@ -5,6 +5,7 @@
 #include "master/master.h"
 
 #include <filesystem>
+#include <future>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -305,6 +306,62 @@ TEST_F(MasterTest, ARestartedMasterRebuildsTheSearcherAndItsEarlierDecisionsStan
       << "trial 3's rung metric, ranked with the restored ones, promotes trial 2";
   EXPECT_EQ(Trial(t1["trial_id"])["state"], "COMPLETED");
   EXPECT_EQ(Experiment(exp)["trials"].size(), 4u) << "the restart created no trial twice";
+}
+
+// Waits (bounded) until `n` long polls wait in the master.
+void AwaitWaitingPolls(Master& master, int n) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (master.WaitingPolls() < n && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  ASSERT_GE(master.WaitingPolls(), n) << "the polls never started waiting";
+}
+
+TEST_F(MasterTest, LogFollowersBeyondTheLimitAreAnsweredAtOnce) {
+  master_.reset();
+  std::unique_ptr<Database> db = OpenSqliteDatabase(":memory:").value();
+  master_ = Master::Create(std::move(db), {.data_dir = dir_.string(),
+                                           .agent_timeout = absl::Seconds(30),
+                                           .clock = &clock_,
+                                           .max_log_followers = 2})
+                .value();
+  Register("a1", 1);
+  Create(Config(1, 0, kSingle));
+  Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  const int64_t after = master_->TrialLogs(trial, std::nullopt, 0, absl::ZeroDuration())->next;
+  auto follow = [&] { return master_->TrialLogs(trial, std::nullopt, after, absl::Seconds(60)); };
+  std::future<absl::StatusOr<wire::LogsPage>> first = std::async(std::launch::async, follow);
+  std::future<absl::StatusOr<wire::LogsPage>> second = std::async(std::launch::async, follow);
+  AwaitWaitingPolls(*master_, 2);
+  // The third follower does not wait: the request threads stay free for agents.
+  std::future<absl::StatusOr<wire::LogsPage>> third = std::async(std::launch::async, follow);
+  ASSERT_EQ(third.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_TRUE(third.get()->logs.empty());
+  // A new line ends the two that wait.
+  ASSERT_TRUE(master_
+                  ->AllocationLogs(start["allocation"],
+                                   {.trial_id = trial, .lines = {{0, "epoch 1"}}})
+                  .ok());
+  ASSERT_EQ(first.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  ASSERT_EQ(second.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(first.get()->logs.size(), 1u);
+  EXPECT_EQ(second.get()->logs.size(), 1u);
+}
+
+TEST_F(MasterTest, ANewerPollOfTheSameAgentEndsTheOlderOne) {
+  Register("a1", 1);
+  auto poll = [&] { return master_->WaitForActions("a1", absl::Seconds(60)); };
+  std::future<absl::StatusOr<wire::ActionBatch>> older = std::async(std::launch::async, poll);
+  AwaitWaitingPolls(*master_, 1);
+  std::future<absl::StatusOr<wire::ActionBatch>> newer = std::async(std::launch::async, poll);
+  ASSERT_EQ(older.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  absl::StatusOr<wire::ActionBatch> superseded = older.get();
+  ASSERT_TRUE(superseded.ok()) << superseded.status();
+  EXPECT_TRUE(superseded->actions.empty());
+  Create(Config(1, 0, kSingle));  // its start action goes to the poll still waiting
+  ASSERT_EQ(newer.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  absl::StatusOr<wire::ActionBatch> actions = newer.get();
+  ASSERT_TRUE(actions.ok()) << actions.status();
+  EXPECT_EQ(actions->actions.size(), 1u);
 }
 
 }  // namespace
