@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
@@ -51,6 +52,9 @@ int PrintLogs(const CommandContext& context, const LogsArgs& args) {
     std::cout.flush();
     after = page->next;
     if (page->logs.empty() && (!args.follow || page->done)) return kExitOk;
+    // An empty page while following: the long poll timed out, or the master had too many
+    // followers to wait for this one; ask again after a pause rather than at once.
+    if (page->logs.empty()) absl::SleepFor(absl::Seconds(1));
   }
 }
 
