@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "wire/internal/field_reader.h"
+#include "wire/limits.h"
 
 namespace cohort::wire {
 namespace {
@@ -74,7 +75,7 @@ absl::StatusOr<ReportRecord> ParseReportRecord(const Json& json, absl::string_vi
   FieldReader r(json, std::string(context));
   ReportRecord rec;
   r.Enum("kind", &rec.kind, ParseReportKind, FieldReader::kRequired);
-  r.Optional("time", &rec.time);
+  r.Optional("time", &rec.time, {.min = 0, .max = kMaxUnixSeconds});
   if (!r.ok()) return r.status();
   switch (rec.kind) {
     case ReportKind::kTraining:
@@ -98,7 +99,7 @@ absl::StatusOr<ReportRecord> ParseReportRecord(const Json& json, absl::string_vi
       break;
     case ReportKind::kCompleted:
       r.Nullable("searcher_metric", &rec.searcher_metric);
-      r.Optional("length", &rec.length);
+      r.Optional("length", &rec.length, {.max = kMaxCount});
       if (r.ok() && rec.length && !(*rec.length >= 0)) {
         r.Fail("length", absl::StrCat("must be >= 0, got ", *rec.length));
       }
@@ -132,8 +133,9 @@ absl::StatusOr<ProgressRecord> ParseProgressRecord(const Json& json, absl::strin
   FieldReader r(json, std::string(context));
   ProgressRecord p;
   if (r.Has("completed")) {
-    r.Required("completed", &p.completed);
-    r.Required("total", &p.total);
+    // The master turns both into int64 batch counts; the bound keeps that exact.
+    r.Required("completed", &p.completed, {.max = kMaxCount});
+    r.Required("total", &p.total, {.max = kMaxCount});
     p.unit = "batches";
     r.Optional("unit", &p.unit, 64);
     if (r.ok() && (p.completed < 0 || p.total < 0)) {
@@ -158,7 +160,7 @@ absl::StatusOr<ProgressRecord> ParseProgressRecord(const Json& json, absl::strin
     p.searcher_metric = metric;
   }
   r.Optional("preempted", &p.preempted);
-  r.Optional("time", &p.time);
+  r.Optional("time", &p.time, {.min = 0, .max = kMaxUnixSeconds});
   COHORT_RETURN_IF_ERROR(r.status());
   return p;
 }
