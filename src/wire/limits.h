@@ -26,6 +26,10 @@ inline constexpr double kMaxUnixSeconds = 1e11;
 // readers in other languages).
 inline constexpr int64_t kMaxId = (int64_t{1} << 53) - 1;
 
+// A report's metrics (training, validation): at most 1024 names of at most 256 bytes each.
+inline constexpr size_t kMaxMetrics = 1024;
+inline constexpr size_t kMaxMetricNameBytes = 256;
+
 // Names that appear in URLs, file names and log lines: agent ids, template names.
 inline constexpr size_t kMaxSafeNameBytes = 128;
 // An experiment's display name (free text, not used in URLs).

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "wire/internal/field_reader.h"
@@ -18,6 +19,22 @@ constexpr ReportKind kAllKinds[] = {ReportKind::kTraining, ReportKind::kValidati
 
 // NaN is not JSON: null stands for it.
 Json Number(double value) { return std::isnan(value) ? Json(nullptr) : Json(value); }
+
+// Records an error on `key` when the metrics object has too many names or too long a name.
+void CheckMetricNames(FieldReader& r, const char* key, const Json& metrics) {
+  if (!r.ok() || !metrics.is_object()) return;
+  if (metrics.size() > kMaxMetrics) {
+    return r.Fail(key, absl::StrCat("must have at most ", kMaxMetrics, " metrics, got ",
+                                    metrics.size()));
+  }
+  for (const auto& [name, value] : metrics.items()) {
+    if (name.size() > kMaxMetricNameBytes) {
+      return r.Fail(key, absl::StrCat("metric names must be at most ", kMaxMetricNameBytes,
+                                      " bytes, got one of ", name.size(), " bytes starting \"",
+                                      absl::CEscape(name.substr(0, 32)), "\""));
+    }
+  }
+}
 
 }  // namespace
 
@@ -84,6 +101,7 @@ absl::StatusOr<ReportRecord> ParseReportRecord(const Json& json, absl::string_vi
       r.Required("steps_completed", &steps, {.min = 0});
       rec.steps_completed = steps;
       r.Object("metrics", &rec.metrics, FieldReader::kRequired);
+      CheckMetricNames(r, "metrics", rec.metrics);
       break;
     }
     case ReportKind::kCheckpoint:
@@ -143,7 +161,9 @@ absl::StatusOr<ProgressRecord> ParseProgressRecord(const Json& json, absl::strin
     }
   }
   r.Object("training", &p.training, FieldReader::kOptional);
+  CheckMetricNames(r, "training", p.training);
   r.Object("validation", &p.validation, FieldReader::kOptional);
+  CheckMetricNames(r, "validation", p.validation);
   int64_t steps = 0;
   if (r.Has("training_steps_completed")) {
     r.Required("training_steps_completed", &steps, {.min = 0});

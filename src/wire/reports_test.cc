@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -178,6 +179,18 @@ TEST(ReportsTest, AnInfiniteCountIsRefused) {
   const Json json = {{"completed", std::numeric_limits<double>::infinity()}, {"total", 4}};
   EXPECT_THAT(ParseProgressRecord(json).status().message(),
               HasSubstr("\"completed\" must be a number <= 1e+15"));
+}
+
+TEST(ReportsTest, MetricNamesAreBoundedInCountAndLength) {
+  Json many = Json::object();
+  for (int i = 0; i < 1025; ++i) many[absl::StrCat("m", i)] = i;
+  EXPECT_EQ(ParseReportRecord(Json{{"kind", "training"}, {"steps_completed", 1}, {"metrics", many}})
+                .status()
+                .message(),
+            "report record: \"metrics\" must have at most 1024 metrics, got 1025");
+  const Json long_name = {{std::string(300, 'x'), 1}};
+  EXPECT_THAT(ParseProgressRecord(Json{{"validation", long_name}}).status().message(),
+              HasSubstr("\"validation\" metric names must be at most 256 bytes, got one of 300"));
 }
 
 }  // namespace
