@@ -189,9 +189,7 @@ absl::Status Master::CheckContextArchive(const std::string& path, const std::str
   // Only the tail of the listing is kept (the error, if any, comes last).
   const absl::Time deadline = absl::Now() + kContextListTimeout;
   std::string output;
-  bool listed_any = false;
   while (absl::Now() < deadline && tar->ReadAvailable(&output, absl::Milliseconds(100))) {
-    listed_any = listed_any || !output.empty();
     if (output.size() > 4096) output.erase(0, output.size() - 1024);
   }
   absl::StatusOr<int> status = tar->Wait(std::max(absl::ZeroDuration(), deadline - absl::Now()));
@@ -205,7 +203,7 @@ absl::Status Master::CheckContextArchive(const std::string& path, const std::str
         absl::StrCat("context: not a valid tar.gz archive (tar -tzf exited ", *status, ": ",
                      LastLine(output), ")"));
   }
-  if (!listed_any) {
+  if (output.empty()) {
     // GNU tar lists a few bytes of gzip'd garbage as an empty archive; a client's archive
     // always holds at least "./".
     return absl::InvalidArgumentError(
