@@ -1,7 +1,6 @@
 #include "config/config_parser.h"
 
 #include <algorithm>
-
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -38,8 +37,8 @@ void CheckTextSize(absl::string_view path, const std::optional<std::string>& tex
 void CheckLabels(const std::optional<std::vector<std::string>>& labels, ErrorList* errors) {
   if (!labels) return;
   if (labels->size() > kMaxLabels) {
-    errors->Add("labels", absl::StrCat("must have at most ", kMaxLabels, " labels, got ",
-                                       labels->size()));
+    errors->Add("labels",
+                absl::StrCat("must have at most ", kMaxLabels, " labels, got ", labels->size()));
   }
   for (size_t i = 0; i < labels->size() && i < kMaxLabels; ++i) {
     CheckTextSize(absl::StrCat("labels[", i, "]"), (*labels)[i], kMaxLabelBytes, errors);
@@ -205,8 +204,8 @@ void CheckGlobalBatchSize(const Json& hparams_tree, ExperimentConfig& config, Er
     if (name != "global_batch_size") continue;
     if (hp.type == Hyperparameter::Type::kConst && hp.val.is_number_integer() &&
         hp.val.get<int64_t>() > kMaxGlobalBatchSize) {
-      errors->Add(kPath, absl::StrCat("must be <= ", kMaxGlobalBatchSize, ", got ",
-                                      hp.val.get<int64_t>()));
+      errors->Add(
+          kPath, absl::StrCat("must be <= ", kMaxGlobalBatchSize, ", got ", hp.val.get<int64_t>()));
     } else if (hp.type == Hyperparameter::Type::kConst && hp.val.is_number_integer() &&
                hp.val.get<int64_t>() > 0) {
       config.global_batch_size = hp.val.get<int64_t>();

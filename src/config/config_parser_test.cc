@@ -229,8 +229,8 @@ TEST(ConfigParserTest, NamesAndLabelsAreBounded) {
               ElementsAre("name: must be at most 256 bytes, got 300"));
   EXPECT_THAT(Errors(absl::StrCat(kMinimal, "labels: [ok, ", std::string(257, 'l'), "]\n")),
               ElementsAre("labels[1]: must be at most 256 bytes, got 257"));
-  EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher, "searcher: {metric: ",
-                                  std::string(300, 'm'), "}\n")),
+  EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher, "searcher: {metric: ", std::string(300, 'm'),
+                                  "}\n")),
               ElementsAre("searcher.metric: must be at most 256 bytes, got 300"));
 }
 

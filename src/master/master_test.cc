@@ -320,7 +320,8 @@ std::string Made(const fs::path& dir, const std::string& command, const std::str
 
 size_t SavedContexts(const fs::path& data_dir) {
   size_t n = 0;
-  for (const auto& entry : fs::directory_iterator(data_dir / "contexts")) n += entry.is_regular_file();
+  for (const auto& entry : fs::directory_iterator(data_dir / "contexts"))
+    n += entry.is_regular_file();
   return n;
 }
 
@@ -343,9 +344,8 @@ TEST_F(MasterTest, AContextThatIsNotATarGzIsRefusedBeforeTheExperimentIsStored) 
   EXPECT_TRUE(master_->ListExperiments().value().experiments.empty());
   EXPECT_EQ(SavedContexts(dir_), 0u) << "a refused context is not kept";
 
-  const std::string archive =
-      Made(dir_, "mkdir -p ctx && echo x > ctx/train.py && tar czf ctx.tar.gz -C ctx .",
-           "ctx.tar.gz");
+  const std::string archive = Made(
+      dir_, "mkdir -p ctx && echo x > ctx/train.py && tar czf ctx.tar.gz -C ctx .", "ctx.tar.gz");
   absl::StatusOr<int64_t> ok = master_->CreateExperiment(Config(1, 0, kSingle), "", archive);
   EXPECT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ(SavedContexts(dir_), 1u);

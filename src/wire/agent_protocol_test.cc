@@ -263,10 +263,9 @@ TEST(AgentProtocolTest, TrialIdsAreBelowTwoToThe53) {
   EXPECT_EQ(ParseReportBatch(Json{{"trial_id", too_big}}).status().message(),
             "report batch: \"trial_id\" must be an id in [1, 9007199254740991] (2^53 - 1), got "
             "9007199254740992");
-  EXPECT_THAT(ParseLogBatch(Json{{"trial_id", too_big}, {"lines", Json::array()}})
-                  .status()
-                  .message(),
-              HasSubstr("\"trial_id\" must be an id in [1, 9007199254740991]"));
+  EXPECT_THAT(
+      ParseLogBatch(Json{{"trial_id", too_big}, {"lines", Json::array()}}).status().message(),
+      HasSubstr("\"trial_id\" must be an id in [1, 9007199254740991]"));
   EXPECT_TRUE(ParseReportBatch(Json{{"trial_id", too_big - 1}}).ok());
 }
 

@@ -24,8 +24,8 @@ Json Number(double value) { return std::isnan(value) ? Json(nullptr) : Json(valu
 void CheckMetricNames(FieldReader& r, const char* key, const Json& metrics) {
   if (!r.ok() || !metrics.is_object()) return;
   if (metrics.size() > kMaxMetrics) {
-    return r.Fail(key, absl::StrCat("must have at most ", kMaxMetrics, " metrics, got ",
-                                    metrics.size()));
+    return r.Fail(
+        key, absl::StrCat("must have at most ", kMaxMetrics, " metrics, got ", metrics.size()));
   }
   for (const auto& [name, value] : metrics.items()) {
     if (name.size() > kMaxMetricNameBytes) {

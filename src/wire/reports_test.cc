@@ -167,9 +167,8 @@ TEST(ReportsTest, ProgressCountsAreFiniteAndBoundedSoTheyConvertToInt64) {
 }
 
 TEST(ReportsTest, RecordLengthsAndTimesAreBounded) {
-  EXPECT_THAT(
-      ParseReportRecord(Json{{"kind", "completed"}, {"length", 1e20}}).status().message(),
-      HasSubstr("\"length\" must be a number <= 1e+15, got 1e+20"));
+  EXPECT_THAT(ParseReportRecord(Json{{"kind", "completed"}, {"length", 1e20}}).status().message(),
+              HasSubstr("\"length\" must be a number <= 1e+15, got 1e+20"));
   EXPECT_THAT(ParseReportRecord(Json{{"kind", "preempted"}, {"time", 1e12}}).status().message(),
               HasSubstr("\"time\" must be a number in [0, 1e+11], got 1000000000000"));
 }

@@ -5,8 +5,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "config/internal/object_reader.h"
-#include "config/limits.h"
 #include "config/internal/section_parsers.h"
+#include "config/limits.h"
 
 namespace cohort::config::internal {
 namespace {
@@ -67,8 +67,8 @@ SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effectiv
       errors->Add(r.PathOf("metric"), absl::StrCat("must not be empty (", kMetricHint, ")"));
     }
     if (metric->size() > kMaxNameBytes) {
-      errors->Add(r.PathOf("metric"), absl::StrCat("must be at most ", kMaxNameBytes,
-                                                   " bytes, got ", metric->size()));
+      errors->Add(r.PathOf("metric"),
+                  absl::StrCat("must be at most ", kMaxNameBytes, " bytes, got ", metric->size()));
     }
     s.metric = *std::move(metric);
   }
@@ -84,7 +84,8 @@ SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effectiv
     s.max_trials = r.Int("max_trials", std::nullopt, Between(1, kMaxTrials)).value_or(1);
   }
   if (random || grid || asha) {
-    s.max_concurrent_trials = r.Int("max_concurrent_trials", 16, Between(0, kMaxTrials)).value_or(16);
+    s.max_concurrent_trials =
+        r.Int("max_concurrent_trials", 16, Between(0, kMaxTrials)).value_or(16);
   }
   if (asha) {
     s.max_rungs = r.Int("max_rungs", 5, Between(1, kMaxRungs)).value_or(5);
