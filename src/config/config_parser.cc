@@ -1,7 +1,6 @@
 #include "config/config_parser.h"
 
 #include <algorithm>
-
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +8,7 @@
 #include "config/hparam_sampler.h"
 #include "config/internal/object_reader.h"
 #include "config/internal/section_parsers.h"
+#include "config/limits.h"
 
 namespace cohort::config {
 namespace {
@@ -24,6 +24,25 @@ const Json kNull;
 const Json& Field(ObjectReader& r, const char* key) {
   const Json* value = r.Get(key);
   return value != nullptr ? *value : kNull;
+}
+
+// "<path>: must be at most <max> bytes, got <size>" for a text over its limit.
+void CheckTextSize(absl::string_view path, const std::optional<std::string>& text, size_t max,
+                   ErrorList* errors) {
+  if (text && text->size() > max) {
+    errors->Add(path, absl::StrCat("must be at most ", max, " bytes, got ", text->size()));
+  }
+}
+
+void CheckLabels(const std::optional<std::vector<std::string>>& labels, ErrorList* errors) {
+  if (!labels) return;
+  if (labels->size() > kMaxLabels) {
+    errors->Add("labels",
+                absl::StrCat("must have at most ", kMaxLabels, " labels, got ", labels->size()));
+  }
+  for (size_t i = 0; i < labels->size() && i < kMaxLabels; ++i) {
+    CheckTextSize(absl::StrCat("labels[", i, "]"), (*labels)[i], kMaxLabelBytes, errors);
+  }
 }
 
 bool IsAbsolutePath(const std::string& p) { return !p.empty() && p[0] == '/'; }
@@ -53,8 +72,8 @@ void ForEachListItem(ObjectReader& r, const char* key, Json* parent_effective, F
 Resources ParseResources(const Json& node, ErrorList* errors, Json* effective) {
   Resources res;
   ObjectReader r(node, "resources", errors, effective);
-  res.slots_per_trial = r.Int("slots_per_trial", 1, AtLeast(1)).value_or(1);
-  res.max_slots = r.Int("max_slots", std::nullopt, AtLeast(1));
+  res.slots_per_trial = r.Int("slots_per_trial", 1, Between(1, kMaxSlotsPerTrial)).value_or(1);
+  res.max_slots = r.Int("max_slots", std::nullopt, Between(1, kMaxSlotsPerTrial));
   res.priority = r.Int("priority", std::nullopt, Between(1, 99));
   res.weight = r.Number("weight", 1.0, GreaterThan(0)).value_or(1.0);
   res.is_single_node = r.Bool("is_single_node");
@@ -184,7 +203,11 @@ void CheckGlobalBatchSize(const Json& hparams_tree, ExperimentConfig& config, Er
   for (const auto& [name, hp] : config.hyperparameters) {
     if (name != "global_batch_size") continue;
     if (hp.type == Hyperparameter::Type::kConst && hp.val.is_number_integer() &&
-        hp.val.get<int64_t>() > 0) {
+        hp.val.get<int64_t>() > kMaxGlobalBatchSize) {
+      errors->Add(
+          kPath, absl::StrCat("must be <= ", kMaxGlobalBatchSize, ", got ", hp.val.get<int64_t>()));
+    } else if (hp.type == Hyperparameter::Type::kConst && hp.val.is_number_integer() &&
+               hp.val.get<int64_t>() > 0) {
       config.global_batch_size = hp.val.get<int64_t>();
     } else if (hp.type == Hyperparameter::Type::kConst) {
       errors->Add(kPath, absl::StrCat("must be a positive integer, got ", DescribeValue(hp.val)));
@@ -268,10 +291,12 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
 
   config.name = r.String("name");
   config.description = r.String("description");
-  r.String("template");
+  CheckTextSize("name", config.name, kMaxNameBytes, &errors);
+  CheckTextSize("description", config.description, kMaxDescriptionBytes, &errors);
+  CheckTextSize("template", r.String("template"), kMaxNameBytes, &errors);
   r.String("workspace");
   r.String("project");
-  r.StringList("labels");
+  CheckLabels(r.StringList("labels"), &errors);
   ParseEntrypoint(r, config, &errors);
   config.resources = ParseResources(Field(r, "resources"), &errors, &effective["resources"]);
 
@@ -300,9 +325,9 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
                                                    : config.min_checkpoint_period) = length;
     }
   }
-  config.records_per_epoch = r.Int("records_per_epoch", 0, AtLeast(0)).value_or(0);
-  config.scheduling_unit = r.Int("scheduling_unit", 100, AtLeast(1)).value_or(100);
-  config.max_restarts = r.Int("max_restarts", 5, AtLeast(0)).value_or(5);
+  config.records_per_epoch = r.Int("records_per_epoch", 0, Between(0, kMaxLengthUnits)).value_or(0);
+  config.scheduling_unit = r.Int("scheduling_unit", 100, Between(1, kMaxLengthUnits)).value_or(100);
+  config.max_restarts = r.Int("max_restarts", 5, Between(0, kMaxRestarts)).value_or(5);
   r.Bool("perform_initial_validation", false);
   r.Bool("debug", false);
   if (const Json* data = r.Raw("data")) {

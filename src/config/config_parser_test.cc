@@ -191,6 +191,49 @@ TEST(ConfigParserTest, OutOfRangeValueNamesPathAndRule) {
               ElementsAre("optimizations.aggregation_frequency: must be >= 1, got 0"));
 }
 
+TEST(ConfigParserTest, WorkAConfigAsksForIsBoundedAndRefusalsNameTheLimit) {
+  EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher,
+                                  "searcher: {name: random, metric: loss, max_trials: 300000}\n")),
+              ElementsAre("searcher.max_trials: must be <= 10000, got 300000"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "resources: {slots_per_trial: 100000}\n")),
+              ElementsAre("resources.slots_per_trial: must be <= 65536, got 100000"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "max_restarts: 1000000\n")),
+              ElementsAre("max_restarts: must be <= 1000, got 1000000"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "records_per_epoch: 10000000000\n")),
+              ElementsAre("records_per_epoch: must be <= 1000000000, got 10000000000"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher,
+                                  "searcher: {name: single, metric: loss, "
+                                  "max_length: {batches: 1e300}}\n")),
+              ElementsAre(HasSubstr("searcher.max_length.batches: ")));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher,
+                                  "searcher: {name: single, metric: loss, "
+                                  "max_length: {batches: 2000000000}}\n")),
+              ElementsAre("searcher.max_length.batches: must be <= 1000000000, got 2000000000"));
+  EXPECT_THAT(Errors("entrypoint: ./trial\nsearcher: {metric: loss}\n"
+                     "hyperparameters: {global_batch_size: 100000000}\n"),
+              ElementsAre("hyperparameters.global_batch_size: must be <= 16777216, got "
+                          "100000000"));
+}
+
+TEST(ConfigParserTest, GridPointsAreBoundedLikeTrials) {
+  EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher,
+                                  "  a: {type: int, minval: 1, maxval: 200, count: 200}\n"
+                                  "  b: {type: int, minval: 1, maxval: 200, count: 200}\n"
+                                  "searcher: {name: grid, metric: loss}\n")),
+              ElementsAre("hyperparameters: the grid has 40000 points, more than 10000 (the most "
+                          "trials an experiment may have)"));
+}
+
+TEST(ConfigParserTest, NamesAndLabelsAreBounded) {
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "name: ", std::string(300, 'n'), "\n")),
+              ElementsAre("name: must be at most 256 bytes, got 300"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "labels: [ok, ", std::string(257, 'l'), "]\n")),
+              ElementsAre("labels[1]: must be at most 256 bytes, got 257"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher, "searcher: {metric: ", std::string(300, 'm'),
+                                  "}\n")),
+              ElementsAre("searcher.metric: must be at most 256 bytes, got 300"));
+}
+
 TEST(ConfigParserTest, WrongTypeSaysWhatWasExpectedAndFound) {
   EXPECT_THAT(Errors(absl::StrCat(kMinimal, "resources: {slots_per_trial: two}\n")),
               ElementsAre("resources.slots_per_trial: expected an integer, got string \"two\""));

@@ -119,7 +119,8 @@ absl::StatusOr<std::vector<Json>> GridSamples(const std::vector<Leaf>& leaves) {
   if (!errors.empty()) return errors.ToStatus();
   if (total > kMaxGridPoints) {
     return absl::InvalidArgumentError(absl::StrCat("hyperparameters: the grid has ", total,
-                                                   " points, more than ", kMaxGridPoints));
+                                                   " points, more than ", kMaxGridPoints,
+                                                   " (the most trials an experiment may have)"));
   }
   std::vector<Json> samples;
   std::vector<size_t> index(axes.size(), 0);

@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "cohort/config/experiment_config.h"
 #include "common/split_mix64.h"
+#include "config/limits.h"
 #include "config/yaml_json.h"
 
 namespace cohort::config {
@@ -38,8 +39,9 @@ using ::cohort::Mix64;
 // The seed of trial `trial_index` (0, 1, ...) of an experiment (formula above).
 uint32_t TrialSeed(uint32_t experiment_seed, uint64_t trial_index);
 
-// At most this many grid points; a larger grid is an error rather than a hang.
-inline constexpr int64_t kMaxGridPoints = 100000;
+// At most this many grid points (as many as trials an experiment may have, config/limits.h);
+// a larger grid is an error rather than a hang.
+inline constexpr int64_t kMaxGridPoints = kMaxTrials;
 
 // The hyperparameter samples the searcher starts trials with, each a JSON object shaped like
 // the hyperparameter tree (groups become nested objects), in trial order:

@@ -7,18 +7,21 @@
 #include <set>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cohort/status.h"
 #include "common/logging.h"
+#include "common/subprocess.h"
 #include "config/config_parser.h"
 #include "config/error_list.h"
 #include "config/hparam_sampler.h"
 #include "config/length.h"
 #include "config/template_merge.h"
 #include "config/yaml_json.h"
+#include "wire/limits.h"
 
 namespace cohort::master {
 namespace {
@@ -26,6 +29,15 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kLogPage = 1000;
+// How long `tar -tzf` may take to list an uploaded context (96 MB lists in well under a second).
+constexpr absl::Duration kContextListTimeout = absl::Seconds(10);
+
+// The last non-empty line of a process's output.
+std::string LastLine(absl::string_view output) {
+  output = absl::StripTrailingAsciiWhitespace(output);
+  const size_t newline = output.rfind('\n');
+  return std::string(newline == absl::string_view::npos ? output : output.substr(newline + 1));
+}
 
 MasterOptions WithDefaults(MasterOptions options) {
   if (options.clock == nullptr) options.clock = &RealClock();
@@ -125,6 +137,7 @@ absl::StatusOr<Master::SubmittedConfig> Master::ResolveConfig(const std::string&
   }
   config::Json tmpl;
   if (!out.template_name.empty()) {
+    COHORT_RETURN_IF_ERROR(wire::CheckSafeName("template", out.template_name));
     absl::StatusOr<TemplateRow> row = db_->GetTemplate(out.template_name);
     if (!row.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("template '", out.template_name,
@@ -164,6 +177,42 @@ absl::StatusOr<std::string> Master::SaveContext(const std::string& context) {
   return path;
 }
 
+absl::Status Master::CheckContextArchive(const std::string& path, const std::string& context) {
+  if (context.empty()) return absl::OkStatus();
+  if (context.size() < 2 || static_cast<unsigned char>(context[0]) != 0x1f ||
+      static_cast<unsigned char>(context[1]) != 0x8b) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "context: not a gzip'd tar archive (its ", context.size(),
+        " bytes do not begin with the gzip magic 1f 8b); upload the context directory as tar.gz"));
+  }
+  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<Subprocess> tar,
+                          Subprocess::Start({.argv = {"tar", "-tzf", path}}));
+  // Only the tail of the listing is kept (the error, if any, comes last).
+  const absl::Time deadline = absl::Now() + kContextListTimeout;
+  std::string output;
+  while (absl::Now() < deadline && tar->ReadAvailable(&output, absl::Milliseconds(100))) {
+    if (output.size() > 4096) output.erase(0, output.size() - 1024);
+  }
+  absl::StatusOr<int> status = tar->Wait(std::max(absl::ZeroDuration(), deadline - absl::Now()));
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "context: listing the archive took longer than ", absl::FormatDuration(kContextListTimeout),
+        "; upload a smaller context (at most ", wire::kMaxContextBytes >> 20, " MB)"));
+  }
+  if (*status != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("context: not a valid tar.gz archive (tar -tzf exited ", *status, ": ",
+                     LastLine(output), ")"));
+  }
+  if (output.empty()) {
+    // GNU tar lists a few bytes of gzip'd garbage as an empty archive; a client's archive
+    // always holds at least "./".
+    return absl::InvalidArgumentError(
+        "context: the tar.gz archive lists no entries (not a tar archive?)");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
                                                  const std::string& template_name,
                                                  std::string context) {
@@ -183,6 +232,11 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   }
   // Up to 96 MB: written before taking the state lock, so agents and other requests go on.
   COHORT_ASSIGN_OR_RETURN(std::string context_path, SaveContext(context));
+  if (absl::Status archive = CheckContextArchive(context_path, context); !archive.ok()) {
+    std::error_code ignored;  // a leftover file in contexts/ is harmless
+    fs::remove(context_path, ignored);
+    return archive;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   ExperimentRow row;
   row.name = cfg.name.value_or("experiment");
@@ -413,6 +467,8 @@ absl::StatusOr<wire::Template> Master::GetTemplate(const std::string& name) {
 }
 
 absl::Status Master::PutTemplate(const std::string& name, const std::string& yaml) {
+  // The name is a path segment (/api/v1/templates/{name}) and a config's `template:` value.
+  COHORT_RETURN_IF_ERROR(wire::CheckSafeName("template name", name));
   absl::StatusOr<config::Json> tree = config::ParseYaml(yaml);
   if (!tree.ok()) return ConfigError(tree.status(), "template " + name + " is not valid YAML");
   // The same checks a merge would make: a map that does not itself name a template.

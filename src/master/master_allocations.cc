@@ -14,9 +14,17 @@
 #include "config/length.h"
 #include "config/yaml_json.h"
 #include "master/master.h"
+#include "wire/limits.h"
 
 namespace cohort::master {
 namespace {
+
+// A progress count as int64 batches. The wire parser bounds counts to [0, kMaxCount]; clamping
+// again keeps the conversion defined for any double (NaN: 0).
+int64_t BatchCount(double count) {
+  if (!(count > 0)) return 0;
+  return static_cast<int64_t>(std::min(count, wire::kMaxCount));
+}
 
 constexpr int kErrorLines = 20;  // of a failed trial's log, kept with it
 
@@ -188,8 +196,8 @@ absl::Status Master::AllocationReports(const std::string& allocation,
   }
   COHORT_RETURN_IF_ERROR(db_->InsertMetrics(metrics));
   if (batch.progress && batch.progress->has_counts() && batch.progress->unit == "batches") {
-    trial.batches = static_cast<int64_t>(batch.progress->completed);
-    trial.total_batches = static_cast<int64_t>(batch.progress->total);
+    trial.batches = BatchCount(batch.progress->completed);
+    trial.total_batches = BatchCount(batch.progress->total);
   }
   std::lock_guard<std::mutex> lock(mu_);
   // Keep the state the master decided; only the report fields change here.

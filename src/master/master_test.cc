@@ -4,8 +4,11 @@
 
 #include "master/master.h"
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -362,6 +365,77 @@ TEST_F(MasterTest, ANewerPollOfTheSameAgentEndsTheOlderOne) {
   absl::StatusOr<wire::ActionBatch> actions = newer.get();
   ASSERT_TRUE(actions.ok()) << actions.status();
   EXPECT_EQ(actions->actions.size(), 1u);
+}
+
+// The bytes of `file` after running `command` in dir (a test helper, so std::system is fine).
+std::string Made(const fs::path& dir, const std::string& command, const std::string& file) {
+  const std::string full = absl::StrCat("cd '", dir.string(), "' && ", command);
+  EXPECT_EQ(std::system(full.c_str()), 0) << full;
+  std::ifstream in(dir / file, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+size_t SavedContexts(const fs::path& data_dir) {
+  size_t n = 0;
+  for (const auto& entry : fs::directory_iterator(data_dir / "contexts"))
+    n += entry.is_regular_file();
+  return n;
+}
+
+TEST_F(MasterTest, AContextThatIsNotATarGzIsRefusedBeforeTheExperimentIsStored) {
+  Register("a1", 1);
+  absl::StatusOr<int64_t> plain = master_->CreateExperiment(Config(1, 0, kSingle), "", "hello");
+  EXPECT_EQ(plain.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(plain.status().message(),
+              HasSubstr("context: not a gzip'd tar archive (its 5 bytes do not begin with the "
+                        "gzip magic 1f 8b)"));
+  const std::string text =
+      Made(dir_, "yes 'not a tar' | head -c 4000 | gzip -c > text.gz", "text.gz");
+  absl::StatusOr<int64_t> not_tar = master_->CreateExperiment(Config(1, 0, kSingle), "", text);
+  EXPECT_EQ(not_tar.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(not_tar.status().message(),
+              HasSubstr("context: not a valid tar.gz archive (tar -tzf exited 2: "));
+  const std::string tiny = Made(dir_, "printf 'not a tar' | gzip -c > tiny.gz", "tiny.gz");
+  EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "", tiny).status().message(),
+              HasSubstr("context: the tar.gz archive lists no entries"));
+  EXPECT_TRUE(master_->ListExperiments().value().experiments.empty());
+  EXPECT_EQ(SavedContexts(dir_), 0u) << "a refused context is not kept";
+
+  const std::string archive = Made(
+      dir_, "mkdir -p ctx && echo x > ctx/train.py && tar czf ctx.tar.gz -C ctx .", "ctx.tar.gz");
+  absl::StatusOr<int64_t> ok = master_->CreateExperiment(Config(1, 0, kSingle), "", archive);
+  EXPECT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(SavedContexts(dir_), 1u);
+}
+
+TEST_F(MasterTest, TemplateNamesAreSafeForUrlsAndRefusedNamingTheField) {
+  EXPECT_TRUE(master_->PutTemplate("gpu-base_2", "max_restarts: 1\n").ok());
+  absl::Status bad = master_->PutTemplate("../etc", "max_restarts: 1\n");
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(),
+              HasSubstr("template name must be 1 to 128 characters of [A-Za-z0-9._-]"));
+  EXPECT_THAT(master_->PutTemplate(std::string(200, 't'), "max_restarts: 1\n").message(),
+              HasSubstr("(200 bytes)"));
+  Register("a1", 1);
+  EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "a b", "").status().message(),
+              HasSubstr("template must be 1 to 128 characters"));
+}
+
+TEST_F(MasterTest, AHugeProgressCountCannotOverflowTheTrialsBatches) {
+  Register("a1", 1);
+  Create(Config(1, 0, kSingle));
+  Json start = OnlyStart("a1");
+  wire::ProgressRecord progress;
+  progress.completed = 1e300;  // the wire parser refuses this; the master clamps regardless
+  progress.total = 1e300;
+  progress.unit = "batches";
+  ASSERT_TRUE(master_
+                  ->AllocationReports(start["allocation"].get<std::string>(),
+                                      {.trial_id = start["trial_id"], .progress = progress})
+                  .ok());
+  const Json trial = Trial(start["trial_id"]);
+  EXPECT_EQ(trial["batches"], int64_t{1000000000000000});
+  EXPECT_EQ(trial["total_batches"], int64_t{1000000000000000});
 }
 
 }  // namespace

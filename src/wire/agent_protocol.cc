@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "wire/internal/field_reader.h"
+#include "wire/limits.h"
 
 namespace cohort::wire {
 namespace {
@@ -44,6 +45,10 @@ absl::StatusOr<AgentRegistration> ParseAgentRegistration(const Json& json) {
   AgentRegistration a;
   r.Required("id", &a.id, kMaxIdBytes);
   if (r.ok() && a.id.empty()) r.Fail("id", "must not be empty");
+  if (r.ok()) {
+    // The id names the agent in URLs (/api/v1/agents/{id}) and in file names.
+    if (!IsSafeName(a.id)) r.Fail("id", SafeNameError(a.id));
+  }
   r.Required("slots", &a.slots, {.min = 1, .max = kMaxSlots});
   r.Optional("host", &a.host, kMaxIdBytes);
   std::vector<int64_t> range;
@@ -91,8 +96,8 @@ absl::StatusOr<StartAction> ParseStartAction(const Json& json, absl::string_view
   FieldReader r(json, std::string(context));
   StartAction a;
   r.Required("allocation", &a.allocation, kMaxIdBytes);
-  r.Required("trial_id", &a.trial_id, {.min = 1});
-  r.Required("experiment_id", &a.experiment_id, {.min = 1});
+  r.RequiredId("trial_id", &a.trial_id);
+  r.RequiredId("experiment_id", &a.experiment_id);
   r.Required("nnodes", &a.nnodes, {.min = 1, .max = kMaxNodes});
   r.Required("node_rank", &a.node_rank, {.min = 0, .max = a.nnodes - 1});
   r.Required("slots", &a.slots, {.min = 1, .max = kMaxSlots});
@@ -195,7 +200,7 @@ Json LogBatch::ToJson() const {
 absl::StatusOr<LogBatch> ParseLogBatch(const Json& json) {
   FieldReader r(json, "log batch");
   LogBatch b;
-  r.Required("trial_id", &b.trial_id, {.min = 1});
+  r.RequiredId("trial_id", &b.trial_id);
   r.Array("lines", &b.lines, kMaxLogBatchLines, FieldReader::kRequired,
           [](const Json& j, const std::string& context) -> absl::StatusOr<LogLine> {
             FieldReader line(j, context);
@@ -234,7 +239,7 @@ Json ReportBatch::ToJson() const {
 absl::StatusOr<ReportBatch> ParseReportBatch(const Json& json) {
   FieldReader r(json, "report batch");
   ReportBatch b;
-  r.Required("trial_id", &b.trial_id, {.min = 1});
+  r.RequiredId("trial_id", &b.trial_id);
   r.Array("lines", &b.lines, kMaxReportBatchLines, FieldReader::kOptional,
           [](const Json& j, const std::string& context) { return ParseReportRecord(j, context); });
   COHORT_RETURN_IF_ERROR(r.status());

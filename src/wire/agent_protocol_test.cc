@@ -248,5 +248,34 @@ TEST(AgentProtocolTest, ExitReportRoundTripsAndChecksItsRanges) {
               HasSubstr("\"status\" must be an integer in [0, 255], got 300"));
 }
 
+TEST(AgentProtocolTest, AgentIdsAreSafeNames) {
+  EXPECT_TRUE(ParseAgentRegistration(Json{{"id", "gpu-node_3.lab"}, {"slots", 1}}).ok());
+  EXPECT_THAT(ParseAgentRegistration(Json{{"id", "../etc"}, {"slots", 1}}).status().message(),
+              HasSubstr("agent registration: \"id\" must be 1 to 128 characters of "
+                        "[A-Za-z0-9._-], not starting with '.' or '-', got \"../etc\""));
+  EXPECT_THAT(
+      ParseAgentRegistration(Json{{"id", std::string(129, 'a')}, {"slots", 1}}).status().message(),
+      HasSubstr("(129 bytes)"));
+}
+
+TEST(AgentProtocolTest, TrialIdsAreBelowTwoToThe53) {
+  const int64_t too_big = int64_t{1} << 53;
+  EXPECT_EQ(ParseReportBatch(Json{{"trial_id", too_big}}).status().message(),
+            "report batch: \"trial_id\" must be an id in [1, 9007199254740991] (2^53 - 1), got "
+            "9007199254740992");
+  EXPECT_THAT(
+      ParseLogBatch(Json{{"trial_id", too_big}, {"lines", Json::array()}}).status().message(),
+      HasSubstr("\"trial_id\" must be an id in [1, 9007199254740991]"));
+  EXPECT_TRUE(ParseReportBatch(Json{{"trial_id", too_big - 1}}).ok());
+}
+
+TEST(AgentProtocolTest, ProgressInAReportBatchIsRangeChecked) {
+  EXPECT_THAT(
+      ParseReportBatch(Json{{"trial_id", 2}, {"progress", {{"completed", 1e300}, {"total", 1}}}})
+          .status()
+          .message(),
+      HasSubstr("report batch: \"progress\": \"completed\" must be a number <= 1e+15"));
+}
+
 }  // namespace
 }  // namespace cohort::wire

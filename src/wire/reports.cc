@@ -2,9 +2,11 @@
 
 #include <cmath>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "wire/internal/field_reader.h"
+#include "wire/limits.h"
 
 namespace cohort::wire {
 namespace {
@@ -17,6 +19,22 @@ constexpr ReportKind kAllKinds[] = {ReportKind::kTraining, ReportKind::kValidati
 
 // NaN is not JSON: null stands for it.
 Json Number(double value) { return std::isnan(value) ? Json(nullptr) : Json(value); }
+
+// Records an error on `key` when the metrics object has too many names or too long a name.
+void CheckMetricNames(FieldReader& r, const char* key, const Json& metrics) {
+  if (!r.ok() || !metrics.is_object()) return;
+  if (metrics.size() > kMaxMetrics) {
+    return r.Fail(
+        key, absl::StrCat("must have at most ", kMaxMetrics, " metrics, got ", metrics.size()));
+  }
+  for (const auto& [name, value] : metrics.items()) {
+    if (name.size() > kMaxMetricNameBytes) {
+      return r.Fail(key, absl::StrCat("metric names must be at most ", kMaxMetricNameBytes,
+                                      " bytes, got one of ", name.size(), " bytes starting \"",
+                                      absl::CEscape(name.substr(0, 32)), "\""));
+    }
+  }
+}
 
 }  // namespace
 
@@ -74,7 +92,7 @@ absl::StatusOr<ReportRecord> ParseReportRecord(const Json& json, absl::string_vi
   FieldReader r(json, std::string(context));
   ReportRecord rec;
   r.Enum("kind", &rec.kind, ParseReportKind, FieldReader::kRequired);
-  r.Optional("time", &rec.time);
+  r.Optional("time", &rec.time, {.min = 0, .max = kMaxUnixSeconds});
   if (!r.ok()) return r.status();
   switch (rec.kind) {
     case ReportKind::kTraining:
@@ -83,6 +101,7 @@ absl::StatusOr<ReportRecord> ParseReportRecord(const Json& json, absl::string_vi
       r.Required("steps_completed", &steps, {.min = 0});
       rec.steps_completed = steps;
       r.Object("metrics", &rec.metrics, FieldReader::kRequired);
+      CheckMetricNames(r, "metrics", rec.metrics);
       break;
     }
     case ReportKind::kCheckpoint:
@@ -98,7 +117,7 @@ absl::StatusOr<ReportRecord> ParseReportRecord(const Json& json, absl::string_vi
       break;
     case ReportKind::kCompleted:
       r.Nullable("searcher_metric", &rec.searcher_metric);
-      r.Optional("length", &rec.length);
+      r.Optional("length", &rec.length, {.max = kMaxCount});
       if (r.ok() && rec.length && !(*rec.length >= 0)) {
         r.Fail("length", absl::StrCat("must be >= 0, got ", *rec.length));
       }
@@ -132,8 +151,9 @@ absl::StatusOr<ProgressRecord> ParseProgressRecord(const Json& json, absl::strin
   FieldReader r(json, std::string(context));
   ProgressRecord p;
   if (r.Has("completed")) {
-    r.Required("completed", &p.completed);
-    r.Required("total", &p.total);
+    // The master turns both into int64 batch counts; the bound keeps that exact.
+    r.Required("completed", &p.completed, {.max = kMaxCount});
+    r.Required("total", &p.total, {.max = kMaxCount});
     p.unit = "batches";
     r.Optional("unit", &p.unit, 64);
     if (r.ok() && (p.completed < 0 || p.total < 0)) {
@@ -141,7 +161,9 @@ absl::StatusOr<ProgressRecord> ParseProgressRecord(const Json& json, absl::strin
     }
   }
   r.Object("training", &p.training, FieldReader::kOptional);
+  CheckMetricNames(r, "training", p.training);
   r.Object("validation", &p.validation, FieldReader::kOptional);
+  CheckMetricNames(r, "validation", p.validation);
   int64_t steps = 0;
   if (r.Has("training_steps_completed")) {
     r.Required("training_steps_completed", &steps, {.min = 0});
@@ -158,7 +180,7 @@ absl::StatusOr<ProgressRecord> ParseProgressRecord(const Json& json, absl::strin
     p.searcher_metric = metric;
   }
   r.Optional("preempted", &p.preempted);
-  r.Optional("time", &p.time);
+  r.Optional("time", &p.time, {.min = 0, .max = kMaxUnixSeconds});
   COHORT_RETURN_IF_ERROR(r.status());
   return p;
 }

@@ -1,7 +1,9 @@
 #include "wire/reports.h"
 
 #include <cmath>
+#include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -149,6 +151,45 @@ TEST(ReportsTest, BadProgressNamesTheField) {
               HasSubstr("\"completed\" must be a number"));
   EXPECT_THAT(ParseProgressRecord(Json{{"completed", -3}, {"total", 4}}).status().message(),
               HasSubstr("\"completed\" must be >= 0"));
+}
+
+TEST(ReportsTest, ProgressCountsAreFiniteAndBoundedSoTheyConvertToInt64) {
+  EXPECT_EQ(ParseProgressRecord(Json{{"completed", 1e300}, {"total", 4}}).status().message(),
+            "progress: \"completed\" must be a number <= 1e+15, got 1e+300");
+  EXPECT_THAT(ParseProgressRecord(Json{{"completed", 1}, {"total", 2e15}}).status().message(),
+              HasSubstr("\"total\" must be a number <= 1e+15, got 2e+15"));
+  absl::StatusOr<ProgressRecord> at_limit =
+      ParseProgressRecord(Json{{"completed", 1e15}, {"total", 1e15}});
+  ASSERT_TRUE(at_limit.ok()) << at_limit.status();
+  EXPECT_EQ(at_limit->completed, 1e15);
+  EXPECT_THAT(ParseProgressRecord(Json{{"time", -5}}).status().message(),
+              HasSubstr("\"time\" must be a number in [0, 1e+11], got -5"));
+}
+
+TEST(ReportsTest, RecordLengthsAndTimesAreBounded) {
+  EXPECT_THAT(ParseReportRecord(Json{{"kind", "completed"}, {"length", 1e20}}).status().message(),
+              HasSubstr("\"length\" must be a number <= 1e+15, got 1e+20"));
+  EXPECT_THAT(ParseReportRecord(Json{{"kind", "preempted"}, {"time", 1e12}}).status().message(),
+              HasSubstr("\"time\" must be a number in [0, 1e+11], got 1000000000000"));
+}
+
+TEST(ReportsTest, AnInfiniteCountIsRefused) {
+  // JSON text cannot carry one (the parser refuses 1e400), but a Json built in code can.
+  const Json json = {{"completed", std::numeric_limits<double>::infinity()}, {"total", 4}};
+  EXPECT_THAT(ParseProgressRecord(json).status().message(),
+              HasSubstr("\"completed\" must be a number <= 1e+15"));
+}
+
+TEST(ReportsTest, MetricNamesAreBoundedInCountAndLength) {
+  Json many = Json::object();
+  for (int i = 0; i < 1025; ++i) many[absl::StrCat("m", i)] = i;
+  EXPECT_EQ(ParseReportRecord(Json{{"kind", "training"}, {"steps_completed", 1}, {"metrics", many}})
+                .status()
+                .message(),
+            "report record: \"metrics\" must have at most 1024 metrics, got 1025");
+  const Json long_name = {{std::string(300, 'x'), 1}};
+  EXPECT_THAT(ParseProgressRecord(Json{{"validation", long_name}}).status().message(),
+              HasSubstr("\"validation\" metric names must be at most 256 bytes, got one of 300"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "config/internal/object_reader.h"
 #include "config/internal/section_parsers.h"
+#include "config/limits.h"
 
 namespace cohort::config::internal {
 namespace {
@@ -38,7 +39,7 @@ std::optional<Length> ParseLength(const Json& node, const std::string& path, boo
       continue;
     }
     std::optional<int64_t> value =
-        r.Int(kLengthUnits[i], std::nullopt, AtLeast(allow_zero ? 0 : 1));
+        r.Int(kLengthUnits[i], std::nullopt, Between(allow_zero ? 0 : 1, kMaxLengthUnits));
     if (value && !result) result = Length{static_cast<Length::Unit>(i), *value};
   }
   r.Finish();
@@ -65,6 +66,10 @@ SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effectiv
     if (absl::StripAsciiWhitespace(*metric).empty()) {
       errors->Add(r.PathOf("metric"), absl::StrCat("must not be empty (", kMetricHint, ")"));
     }
+    if (metric->size() > kMaxNameBytes) {
+      errors->Add(r.PathOf("metric"),
+                  absl::StrCat("must be at most ", kMaxNameBytes, " bytes, got ", metric->size()));
+    }
     s.metric = *std::move(metric);
   }
   s.smaller_is_better = r.Bool("smaller_is_better", true).value_or(true);
@@ -76,13 +81,14 @@ SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effectiv
   }
   if (random || asha) {
     r.Require("max_trials");
-    s.max_trials = r.Int("max_trials", std::nullopt, AtLeast(1)).value_or(1);
+    s.max_trials = r.Int("max_trials", std::nullopt, Between(1, kMaxTrials)).value_or(1);
   }
   if (random || grid || asha) {
-    s.max_concurrent_trials = r.Int("max_concurrent_trials", 16, AtLeast(0)).value_or(16);
+    s.max_concurrent_trials =
+        r.Int("max_concurrent_trials", 16, Between(0, kMaxTrials)).value_or(16);
   }
   if (asha) {
-    s.max_rungs = r.Int("max_rungs", 5, AtLeast(1)).value_or(5);
+    s.max_rungs = r.Int("max_rungs", 5, Between(1, kMaxRungs)).value_or(5);
     s.divisor = r.Number("divisor", 4.0, GreaterThan(1)).value_or(4.0);
     s.mode = r.String("mode", "standard", kAshaModes).value_or("standard");
     s.stop_once = r.Bool("stop_once", false).value_or(false);

@@ -12,13 +12,23 @@ std::string Quoted(absl::string_view key) { return absl::StrCat("\"", key, "\"")
 }  // namespace
 
 std::string DescribeInt(IntRange range) {
-  // The limits of the field's C++ type are not worth saying.
-  const bool no_min = range.min <= std::numeric_limits<int>::min();
-  const bool no_max = range.max >= std::numeric_limits<int>::max();
+  // The limits of the field's C++ type are not worth saying; any other limit is.
+  const bool no_min = range.min == std::numeric_limits<int>::min() ||
+                      range.min == std::numeric_limits<int64_t>::min();
+  const bool no_max = range.max == std::numeric_limits<int>::max() ||
+                      range.max == std::numeric_limits<int64_t>::max();
   if (no_min && no_max) return "an integer";
   if (no_max) return absl::StrCat("an integer >= ", range.min);
   if (no_min) return absl::StrCat("an integer <= ", range.max);
   return absl::StrCat("an integer in [", range.min, ", ", range.max, "]");
+}
+
+std::string DescribeDouble(DoubleRange range) {
+  const DoubleRange any;
+  if (range.min == any.min && range.max == any.max) return "a number";
+  if (range.max == any.max) return absl::StrCat("a number >= ", range.min);
+  if (range.min == any.min) return absl::StrCat("a number <= ", range.max);
+  return absl::StrCat("a number in [", range.min, ", ", range.max, "]");
 }
 
 std::string Shown(const Json& value) {
@@ -111,11 +121,14 @@ void FieldReader::ReadInt(const char* key, int64_t* out, IntRange range, Need ne
   *out = value;
 }
 
-void FieldReader::ReadDouble(const char* key, double* out, Need need) {
+void FieldReader::ReadDouble(const char* key, double* out, DoubleRange range, Need need) {
   const Json* v = Field(key, need);
   if (v == nullptr) return;
-  if (!v->is_number()) return Fail(key, absl::StrCat("must be a number, got ", Shown(*v)));
-  *out = v->get<double>();
+  const double value = v->is_number() ? v->get<double>() : 0;
+  if (!v->is_number() || !std::isfinite(value) || value < range.min || value > range.max) {
+    return Fail(key, absl::StrCat("must be ", DescribeDouble(range), ", got ", Shown(*v)));
+  }
+  *out = value;
 }
 
 void FieldReader::ReadBool(const char* key, bool* out, Need need) {
@@ -151,12 +164,25 @@ void FieldReader::Optional(const char* key, int* out, IntRange range) {
   ReadInt(key, &value, range, kOptional);
   *out = static_cast<int>(value);
 }
-void FieldReader::Required(const char* key, double* out) { ReadDouble(key, out, kRequired); }
-void FieldReader::Optional(const char* key, double* out) { ReadDouble(key, out, kOptional); }
-void FieldReader::Optional(const char* key, std::optional<double>* out) {
+void FieldReader::RequiredId(const char* key, int64_t* out) {
+  int64_t id = 0;
+  ReadInt(key, &id, {.min = 1}, kRequired);
+  if (!ok()) return;
+  if (id > kMaxId) {
+    return Fail(key, absl::StrCat("must be an id in [1, ", kMaxId, "] (2^53 - 1), got ", id));
+  }
+  *out = id;
+}
+void FieldReader::Required(const char* key, double* out, DoubleRange range) {
+  ReadDouble(key, out, range, kRequired);
+}
+void FieldReader::Optional(const char* key, double* out, DoubleRange range) {
+  ReadDouble(key, out, range, kOptional);
+}
+void FieldReader::Optional(const char* key, std::optional<double>* out, DoubleRange range) {
   if (!Has(key)) return;
   double value = 0;
-  ReadDouble(key, &value, kOptional);
+  ReadDouble(key, &value, range, kOptional);
   if (ok()) *out = value;
 }
 void FieldReader::Required(const char* key, bool* out) { ReadBool(key, out, kRequired); }
@@ -164,7 +190,7 @@ void FieldReader::Optional(const char* key, bool* out) { ReadBool(key, out, kOpt
 
 void FieldReader::Nullable(const char* key, double* out) {
   *out = std::nan("");
-  ReadDouble(key, out, kOptional);
+  ReadDouble(key, out, {}, kOptional);
 }
 
 void FieldReader::Object(const char* key, Json* out, Need need) {

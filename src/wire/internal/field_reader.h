@@ -32,6 +32,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
+#include "wire/limits.h"
 
 namespace cohort::wire::internal {
 
@@ -46,8 +47,17 @@ struct IntRange {
   int64_t max = std::numeric_limits<int64_t>::max();
 };
 
+// The bounds of a number field. The default admits any finite number; every double read is
+// finite, so a value can be converted to int64 after a range check.
+struct DoubleRange {
+  double min = -std::numeric_limits<double>::max();
+  double max = std::numeric_limits<double>::max();
+};
+
 // "an integer", "an integer >= 1", "an integer in [0, 65535]".
 std::string DescribeInt(IntRange range);
+// "a number", "a number <= 1e+15", "a number in [0, 1e+15]" (always finite).
+std::string DescribeDouble(DoubleRange range);
 // The JSON text of `value`, cut to a readable length (for "got ..." in errors).
 std::string Shown(const Json& value);
 
@@ -74,10 +84,12 @@ class FieldReader {
   void Optional(const char* key, int64_t* out, IntRange range = {});
   void Required(const char* key, int* out, IntRange range = {});
   void Optional(const char* key, int* out, IntRange range = {});
-  // A number (integers too). Not NaN: JSON has no NaN (see Nullable).
-  void Required(const char* key, double* out);
-  void Optional(const char* key, double* out);
-  void Optional(const char* key, std::optional<double>* out);
+  // An id (trial, experiment): an integer in [1, kMaxId] (wire/limits.h).
+  void RequiredId(const char* key, int64_t* out);
+  // A finite number (integers too) within `range`. Not NaN: JSON has no NaN (see Nullable).
+  void Required(const char* key, double* out, DoubleRange range = {});
+  void Optional(const char* key, double* out, DoubleRange range = {});
+  void Optional(const char* key, std::optional<double>* out, DoubleRange range = {});
   void Required(const char* key, bool* out);
   void Optional(const char* key, bool* out);
   // A number, or null for NaN (how nlohmann writes NaN); missing: NaN too.
@@ -132,7 +144,7 @@ class FieldReader {
   const Json* ArrayField(const char* key, size_t max_size, Need need);
   void ReadString(const char* key, std::string* out, size_t max_bytes, Need need);
   void ReadInt(const char* key, int64_t* out, IntRange range, Need need);
-  void ReadDouble(const char* key, double* out, Need need);
+  void ReadDouble(const char* key, double* out, DoubleRange range, Need need);
   void ReadBool(const char* key, bool* out, Need need);
 
   const Json& json_;
