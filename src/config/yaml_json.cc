@@ -241,7 +241,7 @@ absl::StatusOr<Json> LoadYamlFile(const std::string& path) {
   text.resize(static_cast<size_t>(in.gcount()));
   if (text.size() > kMaxYamlBytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": longer than the limit of ", kMaxYamlBytes, " bytes for a YAML file"));
+        absl::StrCat("the file is longer than the limit of ", kMaxYamlBytes, " bytes for YAML"));
   }
   return ParseYaml(text);
 }

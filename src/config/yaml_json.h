@@ -44,7 +44,8 @@ inline constexpr size_t kMaxYamlExpandedBytes = size_t{64} << 20;
 absl::StatusOr<Json> ParseYaml(absl::string_view text);
 
 // Reads and parses a YAML file. Unreadable: NotFound/PermissionDenied naming the path. Longer
-// than kMaxYamlBytes: InvalidArgument naming the path and the limit. Otherwise as ParseYaml.
+// than kMaxYamlBytes: InvalidArgument naming the limit. Otherwise as ParseYaml (whose errors, like
+// this one, leave naming the file to the caller).
 absl::StatusOr<Json> LoadYamlFile(const std::string& path);
 
 // Block-style YAML for `tree`, ending in a newline. Strings that would read back as another type
