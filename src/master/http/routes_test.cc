@@ -11,7 +11,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
-#include "common/json_bounded.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/database.h"
@@ -61,6 +60,17 @@ TEST_F(RoutesTest, AReportWhoseMetricsNest200000DeepIsRefusedNamingTheLimit) {
   EXPECT_EQ(r->status, 400);
   EXPECT_THAT(r->body, HasSubstr("nests deeper than 128 levels"));
   httplib::Result after = client.Get("/api/v1/experiments");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200);
+}
+
+TEST_F(RoutesTest, ATemplateWithACyclicAliasIsRefusedAndTheMasterLivesOn) {
+  httplib::Client client("127.0.0.1", port_);
+  httplib::Result r = client.Put("/api/v1/templates/loop", "a: &x [1, *x]", "application/yaml");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_THAT(r->body, HasSubstr("cyclic alias"));
+  httplib::Result after = client.Get("/api/v1/templates");
   ASSERT_TRUE(after);
   EXPECT_EQ(after->status, 200);
 }
