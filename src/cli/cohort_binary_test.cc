@@ -87,6 +87,25 @@ TEST_F(CohortBinaryTest, InvalidConfigExitsOneWithEveryErrorOnStderr) {
                        "mixed_precision?\n");
 }
 
+TEST_F(CohortBinaryTest, ACyclicAliasIsAnInvalidConfigNotACrash) {
+  std::string path = Write("cyclic.yaml", "a: &x [1, *x]");
+  Result r = Run("experiment validate " + path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr(path + ": line 1, column 4: an alias is used inside the node it "
+                                      "names (a cyclic alias)"));
+}
+
+TEST_F(CohortBinaryTest, DeeplyNestedOrOversizedYamlIsAnInvalidConfigNamingTheLimit) {
+  Result deep = Run("experiment validate " + Write("deep.yaml", std::string(100000, '[')));
+  EXPECT_EQ(deep.exit_code, 1);
+  EXPECT_THAT(deep.err, HasSubstr("the YAML nests deeper than 128 levels"));
+  std::string big = Write("big.yaml", "a: " + std::string(2 << 20, 'x') + "\n");
+  Result large = Run("experiment validate " + big);
+  EXPECT_EQ(large.exit_code, 1);
+  EXPECT_THAT(large.err, HasSubstr(big + ": the file is longer than the limit of 1048576 bytes"));
+}
+
 TEST_F(CohortBinaryTest, UsageErrorsExitTwoAndHelpIsUseful) {
   EXPECT_EQ(Run("experiment validate").exit_code, 2);
   EXPECT_EQ(Run("experiment frobnicate x").exit_code, 2);

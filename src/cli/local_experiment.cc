@@ -9,6 +9,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -20,10 +21,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "common/json_lines_tail.h"
 #include "cli/exit_codes.h"
 #include "cli/progress_meter.h"
 #include "cli/validate_command.h"
+#include "common/json_bounded.h"
+#include "common/json_lines_tail.h"
 #include "common/sibling_program.h"
 #include "common/subprocess.h"
 #include "config/asha.h"
@@ -423,9 +425,11 @@ class LocalRun {
   static std::optional<ProgressSnapshot> ReadProgress(const fs::path& path) {
     std::ifstream in(path);
     if (!in) return std::nullopt;
-    Json json = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded()) return std::nullopt;
-    absl::StatusOr<wire::ProgressRecord> p = wire::ParseProgressRecord(json, path.string());
+    // Written by the trial's process: outside input, so its nesting is bounded.
+    absl::StatusOr<Json> json =
+        ParseJsonBounded<Json>(std::string(std::istreambuf_iterator<char>(in), {}));
+    if (!json.ok()) return std::nullopt;
+    absl::StatusOr<wire::ProgressRecord> p = wire::ParseProgressRecord(*json, path.string());
     if (!p.ok() || p->unit.empty()) return std::nullopt;
     return ProgressSnapshot{.completed = p->completed, .total = p->total, .unit = p->unit};
   }

@@ -20,6 +20,7 @@ std::string LocalClusterDir() {
 std::optional<std::string> LocalClusterUrl() {
   std::ifstream in(std::filesystem::path(LocalClusterDir()) / "cluster.json");
   if (!in) return std::nullopt;
+  // cluster.json is written by `cohort cluster up` itself, so its nesting is not bounded.
   nlohmann::json cluster = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (!cluster.is_object() || !cluster.contains("url") || !cluster["url"].is_string()) {
     return std::nullopt;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/local_cluster.h"
+#include "common/json_bounded.h"
 #include "wire/cluster_bodies.h"
 
 namespace cohort::client {
@@ -37,6 +38,11 @@ absl::StatusOr<Json> Interpret(const std::string& url, const std::string& what,
         "cannot reach the master at ", url, " (", what, ": ", httplib::to_string(result.error()),
         "): is cohort-master running? (`cohort cluster up` starts a local one; --master or "
         "$COHORT_MASTER names another)"));
+  }
+  // The answer is outside input too: its nesting is bounded before nlohmann's parser recurses.
+  if (absl::Status depth = CheckJsonDepth(result->body); !depth.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("the answer from the master at ", url, " (",
+                                                   what, ") is refused: ", depth.message()));
   }
   Json body = Json::parse(result->body, nullptr, /*allow_exceptions=*/false);
   if (result->status >= 200 && result->status < 300) {

@@ -2,6 +2,8 @@
 
 #include <fstream>
 
+#include "common/json_bounded.h"
+
 namespace cohort {
 
 std::vector<nlohmann::json> JsonLinesTail::NewLines() {
@@ -13,8 +15,9 @@ std::vector<nlohmann::json> JsonLinesTail::NewLines() {
   while (std::getline(in, line)) {
     if (in.eof()) break;  // no newline yet: still being written
     offset_ += line.size() + 1;
-    nlohmann::json parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!parsed.is_discarded()) lines.push_back(std::move(parsed));
+    // Lines deeper than kMaxJsonDepth are skipped like malformed ones.
+    absl::StatusOr<nlohmann::json> parsed = ParseJsonBounded(line);
+    if (parsed.ok()) lines.push_back(*std::move(parsed));
   }
   return lines;
 }

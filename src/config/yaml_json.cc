@@ -6,11 +6,12 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <sstream>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/yaml.h"
 
 namespace cohort::config {
@@ -49,7 +50,84 @@ Json ResolvePlainScalar(const std::string& s) {
   return s;
 }
 
-absl::StatusOr<Json> FromNode(const YAML::Node& node) {
+std::string Where(const YAML::Mark& mark) {
+  return absl::StrCat("line ", mark.line + 1, ", column ", mark.column + 1);
+}
+
+// What reading one document has seen so far, to hold it to the limits of yaml_json.h.
+struct Walk {
+  int64_t nodes = 0;
+  size_t scalar_bytes = 0;
+  std::vector<YAML::Node> open;  // the lists and maps being read, outermost first
+};
+
+// Counts `node` against the limits; for a list or map, also checks that it is not one of the
+// nodes it is inside (yaml-cpp shares an alias's node, so `&x [*x]` is a cycle) and that it does
+// not nest too deep.
+absl::Status Enter(const YAML::Node& node, Walk& walk) {
+  if (++walk.nodes > kMaxYamlNodes) {
+    return absl::InvalidArgumentError(absl::StrCat(Where(node.Mark()),
+                                                   ": aliases expand to more than ", kMaxYamlNodes,
+                                                   " nodes (a 'billion laughs' document?)"));
+  }
+  if (node.IsScalar()) {
+    walk.scalar_bytes += node.Scalar().size();
+    if (walk.scalar_bytes > kMaxYamlExpandedBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(Where(node.Mark()),
+                                                     ": aliases expand to more than ",
+                                                     kMaxYamlExpandedBytes >> 20, " MiB of text"));
+    }
+    return absl::OkStatus();
+  }
+  if (!node.IsSequence() && !node.IsMap()) return absl::OkStatus();
+  for (const YAML::Node& outer : walk.open) {
+    if (node.is(outer)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Where(node.Mark()), ": an alias is used inside the node it names (a cyclic alias)"));
+    }
+  }
+  if (walk.open.size() >= static_cast<size_t>(kMaxYamlDepth)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Where(node.Mark()), ": the YAML nests deeper than ", kMaxYamlDepth, " levels"));
+  }
+  walk.open.push_back(node);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Json> FromNode(const YAML::Node& node, Walk& walk);
+
+absl::StatusOr<Json> FromSequence(const YAML::Node& node, Walk& walk) {
+  Json list = Json::array();
+  for (const YAML::Node& item : node) {
+    absl::StatusOr<Json> value = FromNode(item, walk);
+    if (!value.ok()) return value.status();
+    list.push_back(*std::move(value));
+  }
+  return list;
+}
+
+absl::StatusOr<Json> FromMap(const YAML::Node& node, Walk& walk) {
+  Json map = Json::object();
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Where(entry.first.Mark()), ": map keys must be plain strings"));
+    }
+    const std::string key = entry.first.Scalar();
+    if (map.contains(key)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Where(entry.first.Mark()), ": duplicate key '", key, "'"));
+    }
+    absl::StatusOr<Json> value = FromNode(entry.second, walk);
+    if (!value.ok()) return value.status();
+    map[key] = *std::move(value);
+  }
+  return map;
+}
+
+// Recurses once per level, at most kMaxYamlDepth deep (Enter refuses deeper).
+absl::StatusOr<Json> FromNode(const YAML::Node& node, Walk& walk) {
+  if (absl::Status limits = Enter(node, walk); !limits.ok()) return limits;
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -58,34 +136,12 @@ absl::StatusOr<Json> FromNode(const YAML::Node& node) {
       // "!" marks a quoted scalar (or the non-specific tag): always a string.
       if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return Json(node.Scalar());
       return ResolvePlainScalar(node.Scalar());
-    case YAML::NodeType::Sequence: {
-      Json list = Json::array();
-      for (const YAML::Node& item : node) {
-        absl::StatusOr<Json> value = FromNode(item);
-        if (!value.ok()) return value.status();
-        list.push_back(*std::move(value));
-      }
-      return list;
-    }
+    case YAML::NodeType::Sequence:
     case YAML::NodeType::Map: {
-      Json map = Json::object();
-      for (const auto& entry : node) {
-        if (!entry.first.IsScalar()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("line ", entry.first.Mark().line + 1, ", column ",
-                           entry.first.Mark().column + 1, ": map keys must be plain strings"));
-        }
-        const std::string key = entry.first.Scalar();
-        if (map.contains(key)) {
-          return absl::InvalidArgumentError(absl::StrCat("line ", entry.first.Mark().line + 1,
-                                                         ", column ", entry.first.Mark().column + 1,
-                                                         ": duplicate key '", key, "'"));
-        }
-        absl::StatusOr<Json> value = FromNode(entry.second);
-        if (!value.ok()) return value.status();
-        map[key] = *std::move(value);
-      }
-      return map;
+      absl::StatusOr<Json> value =
+          node.IsSequence() ? FromSequence(node, walk) : FromMap(node, walk);
+      walk.open.pop_back();
+      return value;
     }
   }
   return Json(nullptr);
@@ -154,14 +210,22 @@ void Emit(const Json& value, YAML::Emitter& out) {
 }  // namespace
 
 absl::StatusOr<Json> ParseYaml(absl::string_view text) {
+  if (text.size() > kMaxYamlBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the YAML is ", text.size(), " bytes, more than the limit of ", kMaxYamlBytes, " bytes"));
+  }
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own parser stops a few hundred levels down ("[[[[..."), past kMaxYamlDepth.
     return absl::InvalidArgumentError(
-        absl::StrCat("line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg));
+        absl::StrCat(Where(e.mark), ": the YAML nests deeper than ", kMaxYamlDepth, " levels"));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(Where(e.mark), ": ", e.msg));
   }
-  return FromNode(root);
+  Walk walk;
+  return FromNode(root, walk);
 }
 
 absl::StatusOr<Json> LoadYamlFile(const std::string& path) {
@@ -172,9 +236,14 @@ absl::StatusOr<Json> LoadYamlFile(const std::string& path) {
     if (err == EACCES) return absl::PermissionDeniedError(message);
     return absl::NotFoundError(message);
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseYaml(buffer.str());
+  std::string text(kMaxYamlBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxYamlBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the file is longer than the limit of ", kMaxYamlBytes, " bytes for YAML"));
+  }
+  return ParseYaml(text);
 }
 
 std::string ToYaml(const Json& tree) {

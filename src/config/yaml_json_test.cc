@@ -1,11 +1,16 @@
 #include "config/yaml_json.h"
 
+#include <chrono>
 #include <cmath>
+#include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace cohort::config {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(YamlJsonTest, ResolvesPlainScalarsWithTheCoreSchema) {
   auto tree = ParseYaml(
@@ -53,6 +58,81 @@ TEST(YamlJsonTest, RejectsDuplicateKeys) {
   auto tree = ParseYaml("a: 1\na: 2\n");
   ASSERT_FALSE(tree.ok());
   EXPECT_NE(tree.status().message().find("duplicate key 'a'"), absl::string_view::npos);
+}
+
+TEST(YamlJsonTest, RefusesACyclicAliasInsteadOfExpandingItForever) {
+  auto tree = ParseYaml("a: &x [1, *x]");
+  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(tree.status().message(), HasSubstr("line 1"));
+  EXPECT_THAT(tree.status().message(), HasSubstr("cyclic alias"));
+}
+
+TEST(YamlJsonTest, ExpandsAnAliasUsedBesideItsAnchor) {
+  auto tree = ParseYaml("a: &x [1, 2]\nb: [*x, *x]\n");
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ((*tree)["b"][1][1], 2);
+}
+
+// Ten levels of ten aliases each: 10^10 nodes once expanded, in under 400 bytes.
+std::string BillionLaughs() {
+  std::string text = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int i = 1; i <= 9; ++i) {
+    const std::string prev = "*a" + std::to_string(i - 1);
+    text += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) text += (j == 0 ? "" : ",") + prev;
+    text += "]\n";
+  }
+  return text;
+}
+
+TEST(YamlJsonTest, RefusesABillionLaughsDocumentQuicklyNamingTheLimit) {
+  const auto start = std::chrono::steady_clock::now();
+  auto tree = ParseYaml(BillionLaughs());
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(tree.status().message(), HasSubstr("aliases expand to more than 1000000 nodes"));
+  EXPECT_LT(elapsed, std::chrono::seconds(1));
+}
+
+TEST(YamlJsonTest, RefusesAliasesRepeatingALongStringPastTheTextLimit) {
+  std::string text = "s: &s " + std::string(100000, 'x') + "\nl: &l [*s";
+  for (int i = 0; i < 99; ++i) text += ", *s";
+  text += "]\nm: &m [*l";
+  for (int i = 0; i < 99; ++i) text += ", *l";
+  text += "]\n";
+  auto tree = ParseYaml(text);
+  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(tree.status().message(), HasSubstr("aliases expand to more than 64 MiB of text"));
+}
+
+TEST(YamlJsonTest, AcceptsNestingAtTheDepthLimit) {
+  const std::string text = std::string(kMaxYamlDepth, '[') + std::string(kMaxYamlDepth, ']');
+  EXPECT_TRUE(ParseYaml(text).ok());
+}
+
+TEST(YamlJsonTest, RefusesNestingOneLevelPastTheDepthLimit) {
+  const std::string text =
+      "a:\n  b: " + std::string(kMaxYamlDepth - 1, '[') + std::string(kMaxYamlDepth - 1, ']');
+  auto tree = ParseYaml(text);
+  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(tree.status().message(), HasSubstr("line 2"));
+  EXPECT_THAT(tree.status().message(), HasSubstr("the YAML nests deeper than 128 levels"));
+}
+
+TEST(YamlJsonTest, RefusesAHundredThousandOpenBracketsWithoutCrashing) {
+  for (const std::string& text : {std::string(100000, '['), std::string(100000, '{')}) {
+    auto tree = ParseYaml(text);
+    EXPECT_THAT(tree.status().message(), HasSubstr("the YAML nests deeper than 128 levels"));
+  }
+  std::string dashes;
+  for (int i = 0; i < 100000; ++i) dashes += "- ";
+  EXPECT_THAT(ParseYaml(dashes + "1\n").status().message(), HasSubstr("nests deeper than 128"));
+}
+
+TEST(YamlJsonTest, RefusesTextLongerThanTheLimitNamingIt) {
+  auto tree = ParseYaml("a: " + std::string(kMaxYamlBytes, 'x'));
+  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(tree.status().message(), HasSubstr("more than the limit of 1048576 bytes"));
 }
 
 TEST(YamlJsonTest, ToYamlRoundTripsTypes) {

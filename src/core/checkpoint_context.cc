@@ -3,12 +3,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cohort/core/train_context.h"
+#include "common/json_bounded.h"
 
 namespace cohort::core {
 namespace {
@@ -125,9 +127,11 @@ absl::StatusOr<nlohmann::json> CheckpointContext::GetMetadata(const std::string&
   const std::string path = (fs::path(*dir) / "metadata.json").string();
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, ": no ", path));
-  nlohmann::json metadata = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (metadata.is_discarded()) {
-    return absl::DataLossError(absl::StrCat("checkpoint ", storage_id, ": ", path, " is not JSON"));
+  absl::StatusOr<nlohmann::json> metadata =
+      ParseJsonBounded(std::string(std::istreambuf_iterator<char>(in), {}));
+  if (!metadata.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", storage_id, ": ", path, ": ", metadata.status().message()));
   }
   return metadata;
 }

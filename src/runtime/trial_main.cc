@@ -12,6 +12,7 @@
 #include "cohort/comm/comm_factory.h"
 #include "cohort/core.h"
 #include "cohort/status.h"
+#include "common/json_bounded.h"
 #include "common/logging.h"
 #include "config/length.h"
 #include "runtime/process_setup.h"
@@ -109,10 +110,13 @@ absl::StatusOr<TrialRunOptions> MakeRunOptions(const Flags& flags, core::Context
   options.seed = info.trial_seed;
   options.hparams = info.hparams;
   if (!flags.hparams.empty()) {
-    options.hparams = nlohmann::json::parse(flags.hparams, nullptr, false);
-    if (options.hparams.is_discarded() || !options.hparams.is_object()) {
-      return absl::InvalidArgumentError("--hparams must be a JSON object of hyperparameters");
+    absl::StatusOr<nlohmann::json> hparams = ParseJsonBounded(flags.hparams);
+    if (!hparams.ok() || !hparams->is_object()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--hparams must be a JSON object of hyperparameters",
+                       hparams.ok() ? "" : absl::StrCat(": ", hparams.status().message())));
     }
+    options.hparams = *std::move(hparams);
   }
   options.data = cfg.data;
   options.searcher_metric = cfg.searcher.metric;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "cohort/optim/fused_sgd.h"
 #include "cohort/status.h"
+#include "common/json_bounded.h"
 #include "common/logging.h"
 #include "common/split_mix64.h"
 #include "runtime/distributed_sampler.h"
@@ -335,8 +337,14 @@ class Runner {
   absl::StatusOr<int64_t> Restore(const std::string& dir) {
     std::ifstream state_file(fs::path(dir) / "state.json");
     if (!state_file) return Error(absl::StrCat("restore: ", dir, "/state.json: cannot open"));
-    nlohmann::json state = nlohmann::json::parse(state_file, nullptr, /*allow_exceptions=*/false);
-    if (state.is_discarded() || !state.contains("batches")) {
+    const std::string text{std::istreambuf_iterator<char>(state_file), {}};
+    // A checkpoint may come from elsewhere: its nesting is bounded like any outside JSON.
+    absl::StatusOr<nlohmann::json> parsed = ParseJsonBounded(text);
+    if (!parsed.ok()) {
+      return Error(absl::StrCat("restore: ", dir, "/state.json: ", parsed.status().message()));
+    }
+    const nlohmann::json state = *std::move(parsed);
+    if (!state.contains("batches")) {
       return Error(absl::StrCat("restore: ", dir, "/state.json is not a Cohort checkpoint"));
     }
     if (state.value("global_batch_size", int64_t{0}) != options_.global_batch_size) {

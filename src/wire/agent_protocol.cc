@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
+#include "common/json_bounded.h"
 #include "wire/internal/field_reader.h"
 #include "wire/limits.h"
 
@@ -23,11 +24,11 @@ void ReadHparams(FieldReader& r, const Json& json, Json* out) {
     r.Object("hparams", out, FieldReader::kRequired);
     return;
   }
-  Json parsed = Json::parse(json["hparams"].get<std::string>(), nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
+  absl::StatusOr<Json> parsed = ParseJsonBounded(json["hparams"].get<std::string>());
+  if (!parsed.ok() || !parsed->is_object()) {
     return r.Fail("hparams", absl::StrCat("must be a JSON object, got ", Shown(json["hparams"])));
   }
-  *out = std::move(parsed);
+  *out = *std::move(parsed);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/env.h"
+#include "common/json_bounded.h"
 
 namespace cohort::wire {
 namespace {
@@ -73,6 +74,10 @@ absl::StatusOr<WorkerEnv> WorkerEnv::FromEnv(
   env.config_path = get("COHORT_CONFIG");
   env.run_dir = get("COHORT_RUN_DIR");
   if (const std::string text = get("COHORT_HPARAMS"); !text.empty()) {
+    if (absl::Status depth = CheckJsonDepth(text); !depth.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("COHORT_HPARAMS is refused: ", depth.message()));
+    }
     Json hparams = Json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (hparams.is_discarded() || !hparams.is_object()) {
       return absl::InvalidArgumentError(absl::StrCat(

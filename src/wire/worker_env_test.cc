@@ -84,6 +84,14 @@ TEST(WorkerEnvTest, MalformedValuesNameTheirVariable) {
   }
 }
 
+TEST(WorkerEnvTest, HparamsNestedPastTheLimitAreRefusedNamingIt) {
+  const std::string deep = "{\"a\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
+  absl::StatusOr<WorkerEnv> env = Read({{"COHORT_HPARAMS", deep}});
+  EXPECT_EQ(env.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(env.status().message(),
+              HasSubstr("COHORT_HPARAMS is refused: the JSON nests deeper than 128 levels"));
+}
+
 TEST(WorkerEnvTest, SearcherOpsFormatAndParse) {
   EXPECT_EQ(FormatSearcherOps({1, 3, 9}), "1,3,9");
   absl::StatusOr<std::vector<int64_t>> ops = ParseSearcherOps("1,3,9");

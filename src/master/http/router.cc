@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/json_bounded.h"
 #include "common/logging.h"
 #include "wire/limits.h"
 
@@ -52,6 +53,11 @@ absl::StatusOr<int64_t> Request::PathId(int index) const {
 }
 
 absl::StatusOr<Json> Request::JsonBody() const {
+  // nlohmann's value is recursive (copies, dump(), comparisons): the nesting is bounded first.
+  if (absl::Status depth = CheckJsonDepth(raw_.body); !depth.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request body is refused: ", depth.message()));
+  }
   Json body = Json::parse(raw_.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) return absl::InvalidArgumentError("the request body is not JSON");
   return body;

@@ -1,0 +1,53 @@
+#include "common/json_bounded.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ParseJsonBoundedTest, ParsesOrdinaryJson) {
+  absl::StatusOr<nlohmann::json> json = ParseJsonBounded(R"({"a": [1, {"b": "[[[["}]})");
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ((*json)["a"][1]["b"], "[[[[");
+}
+
+TEST(ParseJsonBoundedTest, AcceptsNestingAtTheLimit) {
+  const std::string text = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  EXPECT_TRUE(ParseJsonBounded(text).ok());
+}
+
+TEST(ParseJsonBoundedTest, RefusesOneLevelPastTheLimitNamingIt) {
+  const std::string text =
+      std::string(kMaxJsonDepth + 1, '[') + std::string(kMaxJsonDepth + 1, ']');
+  absl::StatusOr<nlohmann::json> json = ParseJsonBounded(text);
+  EXPECT_EQ(json.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(json.status().message(), HasSubstr("nests deeper than 128 levels (byte 129)"));
+}
+
+TEST(ParseJsonBoundedTest, RefusesAHundredThousandOpenBracketsWithoutCrashing) {
+  for (const char open : {'[', '{'}) {
+    absl::StatusOr<nlohmann::json> json = ParseJsonBounded(std::string(100000, open));
+    EXPECT_THAT(json.status().message(), HasSubstr("nests deeper than 128 levels")) << open;
+  }
+}
+
+TEST(ParseJsonBoundedTest, IgnoresBracketsAndEscapedQuotesInsideStrings) {
+  const std::string text = "[\"\\\"" + std::string(1000, '[') + "\"]";
+  absl::StatusOr<nlohmann::json> json = ParseJsonBounded(text);
+  ASSERT_TRUE(json.ok()) << json.status();
+  EXPECT_EQ((*json)[0].get<std::string>().size(), 1001u);
+}
+
+TEST(ParseJsonBoundedTest, ReportsMalformedJsonAsInvalidArgument) {
+  absl::StatusOr<nlohmann::ordered_json> json = ParseJsonBounded<nlohmann::ordered_json>("{oops");
+  EXPECT_EQ(json.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(json.status().message(), HasSubstr("not JSON"));
+}
+
+}  // namespace
+}  // namespace cohort
