@@ -5,11 +5,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "agent/retry.h"
+#include "common/json_bounded.h"
 #include "common/logging.h"
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
@@ -309,10 +311,11 @@ std::vector<wire::ReportRecord> AllocationRun::NewRecords() {
 std::optional<wire::ProgressRecord> AllocationRun::ReadProgress() {
   std::ifstream in(fs::path(dir_) / "run" / "progress.json");
   if (!in) return std::nullopt;  // nothing reported yet
-  Json json = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  absl::StatusOr<Json> json = ParseJsonBounded<Json>(text);
   absl::StatusOr<wire::ProgressRecord> progress =
-      json.is_discarded() ? absl::InvalidArgumentError("progress.json: not JSON")
-                          : wire::ParseProgressRecord(json, "progress.json");
+      json.ok() ? wire::ParseProgressRecord(*json, "progress.json")
+                : absl::InvalidArgumentError(absl::StrCat("progress.json: ", json.status().message()));
   if (progress.ok()) return *std::move(progress);
   // Said once per distinct error: the file is read every flush.
   if (progress.status().message() != last_progress_error_) {
