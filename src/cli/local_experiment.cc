@@ -375,7 +375,9 @@ class LocalRun {
           return AshaRung(trial, std::llround(*record.length), record.searcher_metric);
         }
         break;
-      case wire::ReportKind::kPreempted: trial.preempted = true; break;
+      case wire::ReportKind::kPreempted:
+        trial.preempted = true;
+        break;
     }
     return false;
   }

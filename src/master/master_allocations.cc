@@ -31,7 +31,8 @@ constexpr int kErrorLines = 20;  // of a failed trial's log, kept with it
 }  // namespace
 
 void Master::ScheduleLocked() {
-  absl::StatusOr<std::vector<TrialRow>> trials = db_->ListTrialsInStates({TrialState::kQueued, TrialState::kRunning});
+  absl::StatusOr<std::vector<TrialRow>> trials =
+      db_->ListTrialsInStates({TrialState::kQueued, TrialState::kRunning});
   if (!trials.ok()) {
     COHORT_LOG(ERROR) << "scheduling: " << trials.status();
     return;
@@ -54,7 +55,8 @@ void Master::ScheduleLocked() {
     if (e.state != ExperimentState::kActive) continue;
     absl::StatusOr<ExperimentSearch*> search = SearchLocked(e.id);
     if (!search.ok()) {
-      held[t.id] = absl::StrCat("its experiment's searcher cannot run: ", search.status().message());
+      held[t.id] =
+          absl::StrCat("its experiment's searcher cannot run: ", search.status().message());
       continue;
     }
     const int64_t limit = (*search)->config.max_concurrent_trials;
@@ -83,8 +85,7 @@ absl::Status Master::StartLocked(const Placement& placement) {
   std::string ops_note;
   COHORT_ASSIGN_OR_RETURN(std::vector<int64_t> ops, SearcherOpsLocked(exp, trial_id, &ops_note));
   const Allocation& allocation = allocations_.Add(trial_id, placement);
-  const std::string chief_addr =
-      agents_.NextChiefAddress(*agents_.Find(placement.agents[0].first));
+  const std::string chief_addr = agents_.NextChiefAddress(*agents_.Find(placement.agents[0].first));
   std::vector<std::string> where;
   for (size_t node = 0; node < placement.agents.size(); ++node) {
     const auto& [agent_id, slots] = placement.agents[node];
@@ -107,13 +108,13 @@ absl::Status Master::StartLocked(const Placement& placement) {
     PushActionLocked(agent_id, std::move(start));
   }
   COHORT_RETURN_IF_ERROR(MoveTrialLocked(trial, TrialState::kRunning));
-  AppendLogLocked(trial_id, absl::StrCat("master: allocation ", allocation.id, " on ",
-                                         absl::StrJoin(where, ", "),
-                                         trial.latest_checkpoint.empty()
-                                             ? ""
-                                             : ", resuming from checkpoint " +
-                                                   trial.latest_checkpoint,
-                                         ops_note));
+  AppendLogLocked(
+      trial_id,
+      absl::StrCat("master: allocation ", allocation.id, " on ", absl::StrJoin(where, ", "),
+                   trial.latest_checkpoint.empty()
+                       ? ""
+                       : ", resuming from checkpoint " + trial.latest_checkpoint,
+                   ops_note));
   return absl::OkStatus();
 }
 
@@ -135,10 +136,10 @@ void Master::StopAllocationLocked(Allocation& allocation, StopReason reason) {
   if (allocation.stop == StopReason::kNone) allocation.stop = reason;
   for (size_t node = 0; node < allocation.agents.size(); ++node) {
     if (allocation.exits[node]) continue;
-    PushActionLocked(allocation.agents[node].first,
-                     wire::StopAction{allocation.id, reason == StopReason::kKill
-                                                         ? wire::StopMode::kKill
-                                                         : wire::StopMode::kPreempt});
+    PushActionLocked(
+        allocation.agents[node].first,
+        wire::StopAction{allocation.id, reason == StopReason::kKill ? wire::StopMode::kKill
+                                                                    : wire::StopMode::kPreempt});
   }
 }
 
@@ -243,13 +244,12 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(a.trial_id));
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
   COHORT_ASSIGN_OR_RETURN(ExperimentSearch * search, SearchLocked(exp.id));
-  const ExitDecision decision =
-      DecideAfterExit({.stop = a.stop,
-                       .all_exited_ok = a.AllExitedOk(),
-                       .experiment = exp.state,
-                       .stop_once = search->config.stop_once,
-                       .restarts = trial.restarts,
-                       .max_restarts = exp.max_restarts});
+  const ExitDecision decision = DecideAfterExit({.stop = a.stop,
+                                                 .all_exited_ok = a.AllExitedOk(),
+                                                 .experiment = exp.state,
+                                                 .stop_once = search->config.stop_once,
+                                                 .restarts = trial.restarts,
+                                                 .max_restarts = exp.max_restarts});
   COHORT_RETURN_IF_ERROR(Transition(trial.state, decision.next, TrialName(trial.id)));
   if (decision.restart) ++trial.restarts;
   const std::string note = ExitNoteLocked(a.stop, exp, trial, decision);

@@ -7,7 +7,6 @@
 #include "absl/strings/str_join.h"
 #include "cohort/status.h"
 #include "common/logging.h"
-#include "cohort/status.h"
 #include "config/config_parser.h"
 #include "config/length.h"
 #include "config/yaml_json.h"
@@ -27,9 +26,9 @@ absl::StatusOr<Master::ExperimentSearch*> Master::SearchLocked(int64_t experimen
   absl::StatusOr<config::ExperimentConfig> cfg =
       tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();
   if (!cfg.ok()) {
-    return absl::DataLossError(absl::StrCat("experiment ", experiment_id,
-                                            ": its stored config does not parse: ",
-                                            cfg.status().message()));
+    return absl::DataLossError(
+        absl::StrCat("experiment ", experiment_id,
+                     ": its stored config does not parse: ", cfg.status().message()));
   }
   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<searcher::Searcher> s, searcher::NewSearcher(*cfg));
   ExperimentSearch search{cfg->searcher, std::move(s), {}, TotalBatches(*cfg)};
@@ -41,8 +40,9 @@ absl::StatusOr<Master::ExperimentSearch*> Master::SearchLocked(int64_t experimen
   for (size_t i = 0; i < trials.size(); ++i) {
     search.trial_ids.push_back(trials[i].id);
     states.push_back(trials[i].state);
-    COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> rows,
-                            db_->ListMetrics(trials[i].id, wire::Name(wire::MetricKind::kSearcher)));
+    COHORT_ASSIGN_OR_RETURN(
+        std::vector<MetricRow> rows,
+        db_->ListMetrics(trials[i].id, wire::Name(wire::MetricKind::kSearcher)));
     for (const MetricRow& row : rows) {
       Json m = Json::parse(row.metrics_json, nullptr, false);
       const double metric =
@@ -74,10 +74,9 @@ absl::StatusOr<std::vector<int64_t>> Master::SearcherOpsLocked(const ExperimentR
   COHORT_ASSIGN_OR_RETURN(int64_t index, SearchIndexLocked(*search, trial_id));
   std::vector<int64_t> rungs = search->searcher->Rungs(index);
   if (!rungs.empty()) {
-    *note = absl::StrCat("; adaptive_asha rungs ", absl::StrJoin(rungs, ", "), " ",
-                         search->config.max_length
-                             ? config::UnitName(search->config.max_length->unit)
-                             : "");
+    *note = absl::StrCat(
+        "; adaptive_asha rungs ", absl::StrJoin(rungs, ", "), " ",
+        search->config.max_length ? config::UnitName(search->config.max_length->unit) : "");
   }
   return rungs;
 }
@@ -86,8 +85,9 @@ absl::Status Master::RungReportedLocked(const TrialRow& trial, double length, do
                                         const std::string& allocation) {
   COHORT_ASSIGN_OR_RETURN(ExperimentSearch * search, SearchLocked(trial.experiment_id));
   COHORT_ASSIGN_OR_RETURN(int64_t index, SearchIndexLocked(*search, trial.id));
-  COHORT_ASSIGN_OR_RETURN(std::vector<searcher::Operation> ops,
-                          search->searcher->ValidationReported(index, std::llround(length), metric));
+  COHORT_ASSIGN_OR_RETURN(
+      std::vector<searcher::Operation> ops,
+      search->searcher->ValidationReported(index, std::llround(length), metric));
   return ApplySearchLocked(trial.experiment_id, *search, ops, allocation);
 }
 
@@ -111,8 +111,8 @@ absl::Status Master::ApplySearchLocked(int64_t experiment_id, ExperimentSearch& 
     }
     const int64_t index = searcher::TrialOf(op);
     if (index < 0 || index >= static_cast<int64_t>(search.trial_ids.size())) {
-      return absl::InternalError(absl::StrCat("experiment ", experiment_id,
-                                              ": the searcher named trial index ", index));
+      return absl::InternalError(
+          absl::StrCat("experiment ", experiment_id, ": the searcher named trial index ", index));
     }
     const int64_t trial_id = search.trial_ids[index];
     COHORT_ASSIGN_OR_RETURN(bool queued, ApplyOneLocked(trial_id, op, reporting));
@@ -126,11 +126,11 @@ absl::Status Master::ApplySearchLocked(int64_t experiment_id, ExperimentSearch& 
 absl::StatusOr<bool> Master::ApplyOneLocked(int64_t trial_id, const searcher::Operation& op,
                                             const std::string& reporting) {
   if (const auto* record = std::get_if<searcher::RecordMetric>(&op)) {
-    Json stored = {{"searcher_metric",
-                    std::isfinite(record->metric) ? Json(record->metric) : Json(nullptr)}};
-    COHORT_RETURN_IF_ERROR(db_->InsertMetrics({{trial_id, wire::Name(wire::MetricKind::kSearcher),
-                                                record->length, stored.dump(),
-                                                absl::ToUnixMillis(NowLocked()) / 1e3}}));
+    Json stored = {
+        {"searcher_metric", std::isfinite(record->metric) ? Json(record->metric) : Json(nullptr)}};
+    COHORT_RETURN_IF_ERROR(
+        db_->InsertMetrics({{trial_id, wire::Name(wire::MetricKind::kSearcher), record->length,
+                             stored.dump(), absl::ToUnixMillis(NowLocked()) / 1e3}}));
     return false;
   }
   const std::string line = searcher::LogLine(op);

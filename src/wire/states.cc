@@ -23,24 +23,36 @@ absl::StatusOr<State> ParseState(absl::string_view text, const std::vector<State
 
 const char* Name(TrialState state) {
   switch (state) {
-    case TrialState::kQueued: return "QUEUED";
-    case TrialState::kRunning: return "RUNNING";
-    case TrialState::kPaused: return "PAUSED";
-    case TrialState::kStopped: return "STOPPED";
-    case TrialState::kCompleted: return "COMPLETED";
-    case TrialState::kCanceled: return "CANCELED";
-    case TrialState::kError: return "ERROR";
+    case TrialState::kQueued:
+      return "QUEUED";
+    case TrialState::kRunning:
+      return "RUNNING";
+    case TrialState::kPaused:
+      return "PAUSED";
+    case TrialState::kStopped:
+      return "STOPPED";
+    case TrialState::kCompleted:
+      return "COMPLETED";
+    case TrialState::kCanceled:
+      return "CANCELED";
+    case TrialState::kError:
+      return "ERROR";
   }
   return "UNKNOWN";
 }
 
 const char* Name(ExperimentState state) {
   switch (state) {
-    case ExperimentState::kActive: return "ACTIVE";
-    case ExperimentState::kPaused: return "PAUSED";
-    case ExperimentState::kCompleted: return "COMPLETED";
-    case ExperimentState::kCanceled: return "CANCELED";
-    case ExperimentState::kError: return "ERROR";
+    case ExperimentState::kActive:
+      return "ACTIVE";
+    case ExperimentState::kPaused:
+      return "PAUSED";
+    case ExperimentState::kCompleted:
+      return "COMPLETED";
+    case ExperimentState::kCanceled:
+      return "CANCELED";
+    case ExperimentState::kError:
+      return "ERROR";
   }
   return "UNKNOWN";
 }

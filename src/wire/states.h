@@ -10,10 +10,10 @@
 //   std::string name = Name(TrialState::kRunning);  // "RUNNING"
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace cohort::wire {
 

@@ -26,7 +26,7 @@ struct AgentLive {
   std::string host;
   int port_lo = 29500, port_hi = 29599, next_port = 29500;
   absl::Time last_seen;
-  int polling = 0;  // long polls in progress: the agent is there while it waits
+  int polling = 0;              // long polls in progress: the agent is there while it waits
   int64_t poll_generation = 0;  // the newest poll; an older one that sees a newer one ends
   std::deque<wire::Action> actions;
 };

@@ -7,12 +7,18 @@ using wire::TrialState;
 
 const char* Name(StopReason reason) {
   switch (reason) {
-    case StopReason::kNone: return "none";
-    case StopReason::kKill: return "kill";
-    case StopReason::kPause: return "pause";
-    case StopReason::kSearcher: return "searcher";
-    case StopReason::kFailure: return "failure";
-    case StopReason::kLost: return "lost";
+    case StopReason::kNone:
+      return "none";
+    case StopReason::kKill:
+      return "kill";
+    case StopReason::kPause:
+      return "pause";
+    case StopReason::kSearcher:
+      return "searcher";
+    case StopReason::kFailure:
+      return "failure";
+    case StopReason::kLost:
+      return "lost";
   }
   return "unknown";
 }
@@ -22,14 +28,15 @@ ExitDecision DecideAfterExit(const ExitFacts& facts) {
     return {TrialState::kCanceled, false};
   }
   if (facts.stop == StopReason::kPause) {
-    return {facts.experiment == ExperimentState::kPaused ? TrialState::kPaused
-                                                         : TrialState::kQueued,
-            false};
+    return {
+        facts.experiment == ExperimentState::kPaused ? TrialState::kPaused : TrialState::kQueued,
+        false};
   }
   if (facts.stop == StopReason::kSearcher) {
     return {facts.stop_once ? TrialState::kCompleted : TrialState::kStopped, false};
   }
-  if (facts.stop == StopReason::kNone && facts.all_exited_ok) return {TrialState::kCompleted, false};
+  if (facts.stop == StopReason::kNone && facts.all_exited_ok)
+    return {TrialState::kCompleted, false};
   if (facts.restarts < facts.max_restarts) return {TrialState::kQueued, true};
   return {TrialState::kError, false};
 }

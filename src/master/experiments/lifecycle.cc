@@ -20,8 +20,8 @@ absl::Status Move(const std::vector<std::pair<State, State>>& table, State& stat
     state = to;
     return absl::OkStatus();
   }
-  absl::Status refused = absl::FailedPreconditionError(absl::StrCat(
-      subject, ": cannot move from ", wire::Name(state), " to ", wire::Name(to)));
+  absl::Status refused = absl::FailedPreconditionError(
+      absl::StrCat(subject, ": cannot move from ", wire::Name(state), " to ", wire::Name(to)));
   COHORT_LOG(ERROR) << refused.message();
   return refused;
 }
@@ -31,11 +31,11 @@ absl::Status Move(const std::vector<std::pair<State, State>>& table, State& stat
 const std::vector<std::pair<TrialState, TrialState>>& TrialTransitions() {
   using T = TrialState;
   static const std::vector<std::pair<T, T>> table = {
-      {T::kQueued, T::kRunning},     {T::kQueued, T::kPaused},     {T::kQueued, T::kCanceled},
-      {T::kQueued, T::kError},       {T::kRunning, T::kCompleted}, {T::kRunning, T::kQueued},
-      {T::kRunning, T::kPaused},     {T::kRunning, T::kStopped},   {T::kRunning, T::kCanceled},
-      {T::kRunning, T::kError},      {T::kPaused, T::kQueued},     {T::kPaused, T::kCanceled},
-      {T::kStopped, T::kQueued},     {T::kStopped, T::kCompleted}, {T::kStopped, T::kCanceled},
+      {T::kQueued, T::kRunning}, {T::kQueued, T::kPaused},     {T::kQueued, T::kCanceled},
+      {T::kQueued, T::kError},   {T::kRunning, T::kCompleted}, {T::kRunning, T::kQueued},
+      {T::kRunning, T::kPaused}, {T::kRunning, T::kStopped},   {T::kRunning, T::kCanceled},
+      {T::kRunning, T::kError},  {T::kPaused, T::kQueued},     {T::kPaused, T::kCanceled},
+      {T::kStopped, T::kQueued}, {T::kStopped, T::kCompleted}, {T::kStopped, T::kCanceled},
   };
   return table;
 }
@@ -43,15 +43,13 @@ const std::vector<std::pair<TrialState, TrialState>>& TrialTransitions() {
 const std::vector<std::pair<ExperimentState, ExperimentState>>& ExperimentTransitions() {
   using E = ExperimentState;
   static const std::vector<std::pair<E, E>> table = {
-      {E::kActive, E::kPaused},    {E::kActive, E::kCanceled}, {E::kActive, E::kCompleted},
-      {E::kActive, E::kError},     {E::kPaused, E::kActive},   {E::kPaused, E::kCanceled},
+      {E::kActive, E::kPaused}, {E::kActive, E::kCanceled}, {E::kActive, E::kCompleted},
+      {E::kActive, E::kError},  {E::kPaused, E::kActive},   {E::kPaused, E::kCanceled},
   };
   return table;
 }
 
-bool CanTransition(TrialState from, TrialState to) {
-  return Allowed(TrialTransitions(), from, to);
-}
+bool CanTransition(TrialState from, TrialState to) { return Allowed(TrialTransitions(), from, to); }
 
 bool CanTransition(ExperimentState from, ExperimentState to) {
   return Allowed(ExperimentTransitions(), from, to);

@@ -16,11 +16,11 @@ using ::testing::HasSubstr;
 // states must be refused.
 const std::set<std::pair<std::string, std::string>>& ExpectedTrialMoves() {
   static const std::set<std::pair<std::string, std::string>> moves = {
-      {"QUEUED", "RUNNING"},    {"QUEUED", "PAUSED"},     {"QUEUED", "CANCELED"},
-      {"QUEUED", "ERROR"},      {"RUNNING", "COMPLETED"}, {"RUNNING", "QUEUED"},
-      {"RUNNING", "PAUSED"},    {"RUNNING", "STOPPED"},   {"RUNNING", "CANCELED"},
-      {"RUNNING", "ERROR"},     {"PAUSED", "QUEUED"},     {"PAUSED", "CANCELED"},
-      {"STOPPED", "QUEUED"},    {"STOPPED", "COMPLETED"}, {"STOPPED", "CANCELED"},
+      {"QUEUED", "RUNNING"}, {"QUEUED", "PAUSED"},     {"QUEUED", "CANCELED"},
+      {"QUEUED", "ERROR"},   {"RUNNING", "COMPLETED"}, {"RUNNING", "QUEUED"},
+      {"RUNNING", "PAUSED"}, {"RUNNING", "STOPPED"},   {"RUNNING", "CANCELED"},
+      {"RUNNING", "ERROR"},  {"PAUSED", "QUEUED"},     {"PAUSED", "CANCELED"},
+      {"STOPPED", "QUEUED"}, {"STOPPED", "COMPLETED"}, {"STOPPED", "CANCELED"},
   };
   return moves;
 }
@@ -52,8 +52,8 @@ TEST(LifecycleTest, EveryTrialMoveIsAllowedExactlyWhenTheLifecycleSaysSo) {
 
 TEST(LifecycleTest, EveryExperimentMoveIsAllowedExactlyWhenTheLifecycleSaysSo) {
   const std::set<std::pair<std::string, std::string>> expected_moves = {
-      {"ACTIVE", "PAUSED"},    {"ACTIVE", "CANCELED"}, {"ACTIVE", "COMPLETED"},
-      {"ACTIVE", "ERROR"},     {"PAUSED", "ACTIVE"},   {"PAUSED", "CANCELED"},
+      {"ACTIVE", "PAUSED"}, {"ACTIVE", "CANCELED"}, {"ACTIVE", "COMPLETED"},
+      {"ACTIVE", "ERROR"},  {"PAUSED", "ACTIVE"},   {"PAUSED", "CANCELED"},
   };
   for (ExperimentState from : wire::AllExperimentStates()) {
     for (ExperimentState to : wire::AllExperimentStates()) {
@@ -86,8 +86,7 @@ TEST(LifecycleTest, TheTablesHoldNoDuplicates) {
   const std::set<std::pair<TrialState, TrialState>> unique_trials(trials.begin(), trials.end());
   EXPECT_EQ(unique_trials.size(), trials.size());
   const auto& exps = ExperimentTransitions();
-  const std::set<std::pair<ExperimentState, ExperimentState>> unique_exps(exps.begin(),
-                                                                          exps.end());
+  const std::set<std::pair<ExperimentState, ExperimentState>> unique_exps(exps.begin(), exps.end());
   EXPECT_EQ(unique_exps.size(), exps.size());
 }
 
