@@ -212,7 +212,7 @@ absl::Status CopyData(archive* a, const std::string& name, EntryRules& rules, Si
 
 absl::Status NoEntries() {
   return absl::InvalidArgumentError(
-      "context: the tar.gz archive holds no entries (not a tar archive?)");
+      "context: the tar.gz archive lists no entries (a packed context holds at least \"./\")");
 }
 
 }  // namespace
