@@ -136,14 +136,17 @@ TEST_F(ContextArchiveTest, APackedContextChecksAndExtractsToTheSameFilesWithLink
   std::ofstream(src / "train.sh") << "#!/bin/sh\necho hi\n";
   fs::permissions(src / "train.sh", fs::perms::owner_exec, fs::perm_options::add);
   fs::create_symlink("model/net.py", src / "net-link.py");
-  absl::StatusOr<std::string> packed =
-      PackContext(src.string(), {"model", "model/net.py", "net-link.py", "train.sh"});
+  std::ofstream(src / "donn\xc3\xa9es \xe2\x9c\x93.txt") << "utf-8 name\n";
+  absl::StatusOr<std::string> packed = PackContext(
+      src.string(),
+      {"model", "model/net.py", "net-link.py", "train.sh", "donn\xc3\xa9es \xe2\x9c\x93.txt"});
   ASSERT_TRUE(packed.ok()) << packed.status();
   ASSERT_TRUE(CheckContext(*packed).ok()) << CheckContext(*packed);
   ASSERT_TRUE(ExtractContext(*packed, dest().string()).ok())
       << ExtractContext(*packed, dest().string());
   EXPECT_EQ(Read(dest() / "model" / "net.py"), "layers = 3\n");
   EXPECT_EQ(Read(dest() / "train.sh"), "#!/bin/sh\necho hi\n");
+  EXPECT_EQ(Read(dest() / "donn\xc3\xa9es \xe2\x9c\x93.txt"), "utf-8 name\n");
   EXPECT_NE(fs::status(dest() / "train.sh").permissions() & fs::perms::owner_exec, fs::perms::none);
   EXPECT_TRUE(fs::is_symlink(dest() / "net-link.py"));
   EXPECT_EQ(fs::read_symlink(dest() / "net-link.py"), "model/net.py");
