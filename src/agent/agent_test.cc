@@ -269,6 +269,34 @@ TEST_F(AgentTest, AStartActionThatDoesNotParseIsReportedAsExitStatusOneSoTheTria
   }
 }
 
+TEST_F(AgentTest, AContextWithAnUnsafeEntryIsNotUnpackedAndTheReasonIsInTheTrialsLog) {
+  // An archive whose one entry is an absolute path (GNU tar keeps it with -P), served by the
+  // master's context route in place of the (empty) stored context.
+  const fs::path evil = dir_ / "evil.txt";
+  std::ofstream(evil) << "written outside the allocation\n";
+  const std::string pack = absl::StrCat("tar czPf '", (dir_ / "evil.tar.gz").string(), "' '",
+                                        evil.string(), "' 2>/dev/null");
+  ASSERT_EQ(std::system(pack.c_str()), 0) << pack;
+  fs::remove(evil);
+  std::ifstream in(dir_ / "evil.tar.gz", std::ios::binary);
+  const std::string archive((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  StartMaster(0, [archive](httplib::Server& server, master::Master&) {
+    server.Get(R"(/api/v1/experiments/(\d+)/context)",
+               [archive](const httplib::Request&, httplib::Response& res) {
+                 res.set_content(archive, "application/gzip");
+               });
+  });
+  StartAgent();
+  ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
+  const int64_t trial = CreateTrial(/*max_restarts=*/0);
+  ASSERT_TRUE(
+      WaitUntil([&] { return Trial(trial).state == TrialState::kError; }, "the trial to fail"));
+  EXPECT_THAT(Logs(trial), HasSubstr(absl::StrCat("unpacking the context failed: context entry '",
+                                                  evil.string(),
+                                                  "': absolute paths are not allowed")));
+  EXPECT_FALSE(fs::exists(evil)) << "the entry was written outside the allocation directory";
+}
+
 TEST_F(AgentTest, TheAgentRegistersAgainWithAMasterThatForgotIt) {
   StartMaster();
   StartAgent();

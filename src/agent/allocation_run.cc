@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "agent/retry.h"
+#include "common/context_archive.h"
 #include "common/json_bounded.h"
 #include "common/logging.h"
 #include "config/config_parser.h"
@@ -103,10 +104,8 @@ int AllocationRun::Run() {
   }
   FlushLogs();
   ReportExit(status);
-  // The master keeps the archive. The unpacked context stays: the trial ran inside it and may
-  // have written outputs there, which are the user's.
-  std::error_code ec;
-  fs::remove(fs::path(dir_) / "context.tar.gz", ec);
+  // The unpacked context stays: the trial ran inside it and may have written outputs there,
+  // which are the user's. The archive was never written here (unpacked from memory).
   return status;
 }
 
@@ -159,18 +158,9 @@ absl::Status AllocationRun::UnpackContext() {
         absl::StrCat("downloading the context: ", archive.status().message()));
   }
   if (archive->empty()) return absl::OkStatus();
-  std::ofstream(dir / "context.tar.gz", std::ios::binary) << *archive;
-  auto tar = Subprocess::Start({.argv = {"tar", "xzf", (dir / "context.tar.gz").string(), "-C",
-                                         (dir / "context").string()}});
-  std::string out;
-  if (tar.ok()) {
-    while ((*tar)->ReadAvailable(&out, absl::Milliseconds(200))) {
-    }
-  }
-  absl::StatusOr<int> tar_status = tar.ok() ? (*tar)->Wait(absl::Minutes(5)) : tar.status();
-  if (!tar_status.ok() || *tar_status != 0) {
-    return absl::InternalError(absl::StrCat("unpacking the context failed: ",
-                                            tar_status.ok() ? out : tar_status.status().message()));
+  absl::Status unpacked = ExtractContext(*archive, (dir / "context").string());
+  if (!unpacked.ok()) {
+    return absl::InternalError(absl::StrCat("unpacking the context failed: ", unpacked.message()));
   }
   return absl::OkStatus();
 }

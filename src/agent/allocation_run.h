@@ -86,6 +86,8 @@ class AllocationRun {
   // Downloads and unpacks the context, writes config.yaml and returns how to start the
   // launcher. Errors say what failed, for the trial's log.
   absl::StatusOr<SubprocessOptions> Prepare();
+  // Downloads the context and unpacks it into dir/context with ExtractContext (its safety rules
+  // and limits); an unsafe or invalid archive is an error naming the entry, for the trial's log.
   absl::Status UnpackContext();
   // The launcher's environment: the config's environment_variables, then the WorkerEnv.
   std::map<std::string, std::optional<std::string>> LaunchEnv(

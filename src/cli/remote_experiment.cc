@@ -18,7 +18,7 @@
 #include "cli/exit_codes.h"
 #include "cli/progress_meter.h"
 #include "client/master_client.h"
-#include "common/subprocess.h"
+#include "common/context_archive.h"
 #include "wire/experiment_bodies.h"
 #include "wire/limits.h"
 #include "wire/states.h"
@@ -29,56 +29,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Writes `archive` (tar.gz, with tar from Debian's base system) of the entries of `dir` listed
-// in `list`, one per NUL-terminated name.
-absl::Status RunTar(const std::string& dir, const fs::path& list, const fs::path& archive) {
-  auto tar = Subprocess::Start({.argv = {"tar", "czf", archive.string(), "--no-recursion", "--null",
-                                         "-C", dir, "-T", list.string()}});
-  if (!tar.ok()) return tar.status();
-  std::string out;
-  while ((*tar)->ReadAvailable(&out, absl::Milliseconds(200))) {
-  }
-  absl::StatusOr<int> status = (*tar)->Wait(absl::Minutes(5));
-  if (!status.ok() || *status != 0) {
-    return absl::InternalError(absl::StrCat("packing ", dir, " with tar failed: ", out));
-  }
-  return absl::OkStatus();
-}
-
-// The context directory as tar.gz bytes: "." and what ContextEntries keeps of it (everything
-// but what its .detignore leaves out), as "./PATH".
+// The context directory as tar.gz bytes (packed with libarchive): "./" and what ContextEntries
+// keeps of it (everything but what its .detignore leaves out), as "./PATH".
 absl::StatusOr<std::string> PackContext(const std::string& dir) {
   absl::StatusOr<std::vector<std::string>> entries = ContextEntries(dir);
   if (!entries.ok()) return entries.status();
-  const fs::path base =
-      fs::absolute(fs::temp_directory_path()) / absl::StrCat("cohort-context-", ::getpid());
-  const fs::path list = base.string() + ".list";
-  const fs::path archive = base.string() + ".tar.gz";
-  std::ofstream names(list, std::ios::binary);
-  names << '.' << '\0';
-  for (const std::string& e : *entries) names << "./" << e << '\0';
-  names.close();
-  absl::Status packed = names ? RunTar(dir, list, archive)
-                              : absl::InternalError(absl::StrCat("cannot write ", list.string()));
-  std::error_code ec;
-  fs::remove(list, ec);
-  if (!packed.ok()) {
-    fs::remove(archive, ec);
-    return packed;
-  }
-  std::ifstream in(archive, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  fs::remove(archive, ec);
-  if (bytes.str().size() > wire::kMaxContextBytes) {
+  absl::StatusOr<std::string> bytes = cohort::PackContext(dir, *entries);
+  if (!bytes.ok()) return bytes.status();
+  if (bytes->size() > wire::kMaxContextBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "context directory ", dir, " packs to ", bytes.str().size() >> 20,
+        "context directory ", dir, " packs to ", bytes->size() >> 20,
         " MB; the master takes at most ", wire::kMaxContextBytes >> 20,
         " MB: leave files out with a .detignore file in it (gitignore patterns, one per line), "
         "or move data out of it (trials can read it from a path in the config's `data` "
         "section)"));
   }
-  return bytes.str();
+  return bytes;
 }
 
 // What --follow remembers of each trial between polls.

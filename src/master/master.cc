@@ -7,14 +7,13 @@
 #include <set>
 
 #include "absl/cleanup/cleanup.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cohort/status.h"
 #include "common/logging.h"
-#include "common/subprocess.h"
+#include "common/context_archive.h"
 #include "config/config_parser.h"
 #include "config/error_list.h"
 #include "config/hparam_sampler.h"
@@ -29,15 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kLogPage = 1000;
-// How long `tar -tzf` may take to list an uploaded context (96 MB lists in well under a second).
-constexpr absl::Duration kContextListTimeout = absl::Seconds(10);
-
-// The last non-empty line of a process's output.
-std::string LastLine(absl::string_view output) {
-  output = absl::StripTrailingAsciiWhitespace(output);
-  const size_t newline = output.rfind('\n');
-  return std::string(newline == absl::string_view::npos ? output : output.substr(newline + 1));
-}
 
 MasterOptions WithDefaults(MasterOptions options) {
   if (options.clock == nullptr) options.clock = &RealClock();
@@ -177,7 +167,7 @@ absl::StatusOr<std::string> Master::SaveContext(const std::string& context) {
   return path;
 }
 
-absl::Status Master::CheckContextArchive(const std::string& path, const std::string& context) {
+absl::Status Master::CheckContextArchive(const std::string& context) {
   if (context.empty()) return absl::OkStatus();
   if (context.size() < 2 || static_cast<unsigned char>(context[0]) != 0x1f ||
       static_cast<unsigned char>(context[1]) != 0x8b) {
@@ -185,32 +175,7 @@ absl::Status Master::CheckContextArchive(const std::string& path, const std::str
         "context: not a gzip'd tar archive (its ", context.size(),
         " bytes do not begin with the gzip magic 1f 8b); upload the context directory as tar.gz"));
   }
-  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<Subprocess> tar,
-                          Subprocess::Start({.argv = {"tar", "-tzf", path}}));
-  // Only the tail of the listing is kept (the error, if any, comes last).
-  const absl::Time deadline = absl::Now() + kContextListTimeout;
-  std::string output;
-  while (absl::Now() < deadline && tar->ReadAvailable(&output, absl::Milliseconds(100))) {
-    if (output.size() > 4096) output.erase(0, output.size() - 1024);
-  }
-  absl::StatusOr<int> status = tar->Wait(std::max(absl::ZeroDuration(), deadline - absl::Now()));
-  if (!status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "context: listing the archive took longer than ", absl::FormatDuration(kContextListTimeout),
-        "; upload a smaller context (at most ", wire::kMaxContextBytes >> 20, " MB)"));
-  }
-  if (*status != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("context: not a valid tar.gz archive (tar -tzf exited ", *status, ": ",
-                     LastLine(output), ")"));
-  }
-  if (output.empty()) {
-    // GNU tar lists a few bytes of gzip'd garbage as an empty archive; a client's archive
-    // always holds at least "./".
-    return absl::InvalidArgumentError(
-        "context: the tar.gz archive lists no entries (not a tar archive?)");
-  }
-  return absl::OkStatus();
+  return CheckContext(context);
 }
 
 absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
@@ -232,7 +197,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   }
   // Up to 96 MB: written before taking the state lock, so agents and other requests go on.
   COHORT_ASSIGN_OR_RETURN(std::string context_path, SaveContext(context));
-  if (absl::Status archive = CheckContextArchive(context_path, context); !archive.ok()) {
+  if (absl::Status archive = CheckContextArchive(context); !archive.ok()) {
     std::error_code ignored;  // a leftover file in contexts/ is harmless
     fs::remove(context_path, ignored);
     return archive;

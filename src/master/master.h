@@ -130,9 +130,10 @@ class Master {
                                                 const std::string& template_name);
   // Writes an uploaded context archive under data_dir/contexts; returns its path.
   absl::StatusOr<std::string> SaveContext(const std::string& context);
-  // OK when `context` (saved at `path`) is empty or a tar.gz that `tar -tzf` lists within
-  // kContextListTimeout; otherwise InvalidArgument naming the context and why.
-  static absl::Status CheckContextArchive(const std::string& path, const std::string& context);
+  // OK when `context` is empty or a tar.gz context archive that CheckContext accepts (every
+  // entry safe to unpack, within kMaxContextEntries and kMaxContextUnpackedBytes); otherwise
+  // InvalidArgument naming the context, the entry and the rule.
+  static absl::Status CheckContextArchive(const std::string& context);
   // Moves a trial or experiment through its lifecycle (Transition) and stores the new state;
   // an illegal move changes nothing and is FailedPrecondition naming both states.
   absl::Status MoveTrialLocked(TrialRow& trial, TrialState to);

@@ -1,0 +1,308 @@
+#include "common/context_archive.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace cohort {
+namespace {
+
+namespace fs = std::filesystem;
+
+using ArchivePtr = std::unique_ptr<archive, int (*)(archive*)>;
+using EntryPtr = std::unique_ptr<archive_entry, void (*)(archive_entry*)>;
+
+constexpr size_t kCopyChunk = 64 << 10;
+
+std::string ArchiveError(archive* a) {
+  const char* message = archive_error_string(a);
+  return message == nullptr ? "unknown libarchive error" : message;
+}
+
+la_ssize_t AppendToString(archive*, void* client, const void* buffer, size_t length) {
+  static_cast<std::string*>(client)->append(static_cast<const char*>(buffer), length);
+  return static_cast<la_ssize_t>(length);
+}
+
+// Writes the header of `name` (the file at `path`) and, for a regular file, its contents.
+absl::Status AddEntry(archive* a, const fs::path& path, const std::string& name) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("context entry '", name, "': cannot read it: ", std::strerror(errno)));
+  }
+  EntryPtr entry(archive_entry_new(), archive_entry_free);
+  archive_entry_copy_stat(entry.get(), &st);
+  archive_entry_set_pathname(entry.get(), name.c_str());
+  if (S_ISLNK(st.st_mode)) {
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(path, ec);
+    if (ec) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("context entry '", name, "': cannot read the link: ", ec.message()));
+    }
+    archive_entry_set_symlink(entry.get(), target.c_str());
+    archive_entry_set_size(entry.get(), 0);
+  } else if (S_ISDIR(st.st_mode)) {
+    archive_entry_set_size(entry.get(), 0);
+  } else if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "context entry '", name,
+        "': only regular files, directories and symbolic links can be packed; leave it out "
+        "with a .detignore line"));
+  }
+  if (archive_write_header(a, entry.get()) < ARCHIVE_WARN) {
+    return absl::InternalError(
+        absl::StrCat("context entry '", name, "': packing it failed: ", ArchiveError(a)));
+  }
+  if (!S_ISREG(st.st_mode)) return absl::OkStatus();
+  std::ifstream in(path, std::ios::binary);
+  std::string chunk(kCopyChunk, '\0');
+  int64_t left = st.st_size;  // a file that grows while packed is cut at its stat size
+  while (left > 0 && in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(std::min<int64_t>(left, kCopyChunk)));
+    const std::streamsize got = in.gcount();
+    if (got <= 0) break;
+    if (archive_write_data(a, chunk.data(), static_cast<size_t>(got)) < 0) {
+      return absl::InternalError(
+          absl::StrCat("context entry '", name, "': packing it failed: ", ArchiveError(a)));
+    }
+    left -= got;
+  }
+  if (left > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "context entry '", name, "': reading it failed (or it shrank while being packed)"));
+  }
+  return absl::OkStatus();
+}
+
+// The rules every entry read from a context archive passes, and the archive's limits.
+class EntryRules {
+ public:
+  explicit EntryRules(const ContextArchiveLimits& limits) : limits_(limits) {}
+
+  // The entry's path relative to the archive's root, normalized ("" for the root itself), or
+  // InvalidArgument naming the entry and the rule it breaks.
+  absl::StatusOr<std::string> Check(archive_entry* entry) {
+    if (++entries_ > limits_.max_entries) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("context: more than ", limits_.max_entries,
+                       " entries (the limit); leave files out with a .detignore file"));
+    }
+    const char* raw = archive_entry_pathname(entry);
+    const std::string name = raw == nullptr ? "" : raw;
+    const auto refuse = [&name](absl::string_view rule) {
+      return absl::InvalidArgumentError(absl::StrCat("context entry '", name, "': ", rule));
+    };
+    if (name.empty()) return refuse("an empty path is not allowed");
+    if (name[0] == '/') return refuse("absolute paths are not allowed");
+    std::vector<std::string> parts;
+    for (absl::string_view part : absl::StrSplit(name, '/')) {
+      if (part.empty() || part == ".") continue;
+      if (part == "..") return refuse("'..' is not allowed");
+      parts.emplace_back(part);
+    }
+    if (archive_entry_hardlink(entry) != nullptr) return refuse("hard links are not allowed");
+    const mode_t type = archive_entry_filetype(entry);
+    if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
+      return refuse(
+          "only regular files, directories and symbolic links are allowed (not devices, "
+          "fifos or sockets)");
+    }
+    if (parts.empty() && type != AE_IFDIR) return refuse("the archive's root must be a directory");
+    std::string path;
+    for (const std::string& part : parts) {
+      path = path.empty() ? part : absl::StrCat(path, "/", part);
+      if (links_.count(path)) {
+        return refuse(absl::StrCat("writing through the symbolic link '", path,
+                                   "' earlier in the archive is not allowed"));
+      }
+    }
+    if (type == AE_IFLNK) links_.insert(path);
+    if (type == AE_IFREG) {
+      const int64_t size = archive_entry_size_is_set(entry) ? archive_entry_size(entry) : 0;
+      if (size < 0 || size > limits_.max_unpacked_bytes - declared_bytes_) {
+        return refuse(absl::StrCat("its ", size, " bytes take the context past ",
+                                   limits_.max_unpacked_bytes,
+                                   " unpacked bytes (the limit; a decompression bomb?)"));
+      }
+      declared_bytes_ += size;
+    }
+    return path;
+  }
+
+  // Counts `n` bytes of file data actually read: InvalidArgument past the unpacked limit.
+  absl::Status CountData(size_t n) {
+    data_bytes_ += static_cast<int64_t>(n);
+    if (data_bytes_ > limits_.max_unpacked_bytes) {
+      return absl::InvalidArgumentError(absl::StrCat("context: unpacks to more than ",
+                                                     limits_.max_unpacked_bytes,
+                                                     " bytes (the limit; a decompression bomb?)"));
+    }
+    return absl::OkStatus();
+  }
+
+  int64_t entries() const { return entries_; }
+
+ private:
+  ContextArchiveLimits limits_;
+  int64_t entries_ = 0;
+  int64_t declared_bytes_ = 0;
+  int64_t data_bytes_ = 0;
+  std::set<std::string> links_;
+};
+
+absl::StatusOr<ArchivePtr> OpenReader(absl::string_view bytes) {
+  ArchivePtr a(archive_read_new(), archive_read_free);
+  archive_read_support_filter_gzip(a.get());
+  archive_read_support_format_tar(a.get());
+  if (archive_read_open_memory(a.get(), bytes.data(), bytes.size()) != ARCHIVE_OK) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("context: not a valid tar.gz archive (", ArchiveError(a.get()), ")"));
+  }
+  return a;
+}
+
+// The next entry's header; nullptr at the end of the archive. InvalidArgument when the archive
+// is not a gzip'd tar or is corrupt.
+absl::StatusOr<archive_entry*> NextHeader(archive* a) {
+  archive_entry* entry = nullptr;
+  const int r = archive_read_next_header(a, &entry);
+  if (r == ARCHIVE_EOF) return nullptr;
+  if (r < ARCHIVE_WARN) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("context: not a valid tar.gz archive (", ArchiveError(a), ")"));
+  }
+  if (archive_filter_code(a, 0) != ARCHIVE_FILTER_GZIP) {
+    return absl::InvalidArgumentError(
+        "context: the tar archive is not gzip-compressed; upload it as tar.gz");
+  }
+  return entry;
+}
+
+// Reads the current entry's data block by block, counting it, and hands each block to `sink`.
+template <typename Sink>
+absl::Status CopyData(archive* a, const std::string& name, EntryRules& rules, Sink sink) {
+  for (;;) {
+    const void* block = nullptr;
+    size_t size = 0;
+    la_int64_t offset = 0;
+    const int r = archive_read_data_block(a, &block, &size, &offset);
+    if (r == ARCHIVE_EOF) return absl::OkStatus();
+    if (r < ARCHIVE_WARN) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("context entry '", name, "': its data is corrupt: ", ArchiveError(a)));
+    }
+    if (absl::Status counted = rules.CountData(size); !counted.ok()) return counted;
+    if (absl::Status sunk = sink(block, size, offset); !sunk.ok()) return sunk;
+  }
+}
+
+absl::Status NoEntries() {
+  return absl::InvalidArgumentError(
+      "context: the tar.gz archive lists no entries (a packed context holds at least \"./\")");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> PackContext(const std::string& dir,
+                                        const std::vector<std::string>& entries) {
+  std::string out;
+  ArchivePtr a(archive_write_new(), archive_write_free);
+  if (archive_write_add_filter_gzip(a.get()) != ARCHIVE_OK ||
+      archive_write_set_format_pax_restricted(a.get()) != ARCHIVE_OK ||
+      archive_write_open(a.get(), &out, nullptr, AppendToString, nullptr) != ARCHIVE_OK) {
+    return absl::InternalError(
+        absl::StrCat("packing ", dir, ": cannot start the archive: ", ArchiveError(a.get())));
+  }
+  if (absl::Status root = AddEntry(a.get(), fs::path(dir), "./"); !root.ok()) return root;
+  for (const std::string& e : entries) {
+    if (absl::Status added = AddEntry(a.get(), fs::path(dir) / e, "./" + e); !added.ok()) {
+      return added;
+    }
+  }
+  if (archive_write_close(a.get()) != ARCHIVE_OK) {
+    return absl::InternalError(
+        absl::StrCat("packing ", dir, ": finishing the archive: ", ArchiveError(a.get())));
+  }
+  return out;
+}
+
+absl::Status CheckContext(absl::string_view bytes, const ContextArchiveLimits& limits) {
+  absl::StatusOr<ArchivePtr> a = OpenReader(bytes);
+  if (!a.ok()) return a.status();
+  EntryRules rules(limits);
+  for (;;) {
+    absl::StatusOr<archive_entry*> entry = NextHeader(a->get());
+    if (!entry.ok()) return entry.status();
+    if (*entry == nullptr) break;
+    absl::StatusOr<std::string> path = rules.Check(*entry);
+    if (!path.ok()) return path.status();
+    absl::Status read = CopyData(a->get(), *path, rules,
+                                 [](const void*, size_t, la_int64_t) { return absl::OkStatus(); });
+    if (!read.ok()) return read;
+  }
+  return rules.entries() == 0 ? NoEntries() : absl::OkStatus();
+}
+
+absl::Status ExtractContext(absl::string_view bytes, const std::string& dest_dir,
+                            const ContextArchiveLimits& limits) {
+  // Entries are written at absolute paths under the canonical destination (no link in it), so
+  // extraction never changes the working directory; libarchive's NOABSOLUTEPATHS cannot be set
+  // for that reason, and EntryRules refuses absolute entry paths before they are prefixed.
+  std::error_code ec;
+  const fs::path dest = fs::canonical(dest_dir, ec);
+  if (ec || !fs::is_directory(dest)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("unpacking the context: ", dest_dir, " is not a directory"));
+  }
+  absl::StatusOr<ArchivePtr> reader = OpenReader(bytes);
+  if (!reader.ok()) return reader.status();
+  ArchivePtr writer(archive_write_disk_new(), archive_write_free);
+  archive_write_disk_set_options(writer.get(), ARCHIVE_EXTRACT_TIME |
+                                                   ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+                                                   ARCHIVE_EXTRACT_SECURE_NODOTDOT);
+  EntryRules rules(limits);
+  for (;;) {
+    absl::StatusOr<archive_entry*> entry = NextHeader(reader->get());
+    if (!entry.ok()) return entry.status();
+    if (*entry == nullptr) break;
+    absl::StatusOr<std::string> path = rules.Check(*entry);
+    if (!path.ok()) return path.status();
+    if (path->empty()) continue;  // the root: dest_dir itself, left as it is
+    const std::string name = *path;
+    const auto failed = [&name, &writer](absl::string_view what) {
+      return absl::InternalError(
+          absl::StrCat("context entry '", name, "': ", what, ": ", ArchiveError(writer.get())));
+    };
+    archive_entry_set_pathname(*entry, (dest / name).c_str());
+    if (archive_write_header(writer.get(), *entry) < ARCHIVE_WARN) return failed("writing it");
+    absl::Status copied = CopyData(
+        reader->get(), name, rules, [&](const void* block, size_t size, la_int64_t offset) {
+          return archive_write_data_block(writer.get(), block, size, offset) < ARCHIVE_WARN
+                     ? failed("writing its data")
+                     : absl::OkStatus();
+        });
+    if (!copied.ok()) return copied;
+    if (archive_write_finish_entry(writer.get()) < ARCHIVE_WARN) return failed("finishing it");
+  }
+  if (archive_write_close(writer.get()) < ARCHIVE_WARN) {
+    return absl::InternalError(absl::StrCat("unpacking the context into ", dest_dir,
+                                            ": finishing: ", ArchiveError(writer.get())));
+  }
+  return rules.entries() == 0 ? NoEntries() : absl::OkStatus();
+}
+
+}  // namespace cohort
