@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "master/http/agent_secret_authenticator.h"
 #include "master/http/routes.h"
 #include "master/master.h"
 
@@ -31,6 +32,9 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using Json = nlohmann::json;
 using wire::TrialState;
+
+// The cluster's agent secret the test master expects and the test agent presents.
+constexpr char kSecret[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
 // A real master (in-memory SQLite, a FakeClock that nothing advances) serving its REST API on
 // 127.0.0.1:`port` (0: any free one). `intercept` may add routes first, which then answer
@@ -44,8 +48,9 @@ class MasterServer {
                   .value();
     server_.new_task_queue = [] { return new httplib::ThreadPool(16); };
     if (intercept) intercept(server_, *master_);
-    master::http::RegisterRoutes(server_, *master_,
-                                 std::make_unique<master::http::AllowEveryone>());
+    master::http::RegisterRoutes(
+        server_, *master_,
+        std::make_unique<master::http::AgentSecretAuthenticator>(kSecret, "agent-secret"));
     port_ = port == 0 ? server_.bind_to_any_port("127.0.0.1")
                       : (server_.bind_to_port("127.0.0.1", port) ? port : -1);
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -118,6 +123,7 @@ class AgentTest : public ::testing::Test {
   }
   void StartAgent() {
     agent_ = std::make_unique<Agent>(AgentOptions{.master_url = master_->url(),
+                                                  .secret = kSecret,
                                                   .id = "a1",
                                                   .slots = 1,
                                                   .work_dir = (dir_ / "a1").string(),
