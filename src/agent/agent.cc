@@ -122,8 +122,8 @@ bool Agent::RegisterPatiently() {
     absl::Status s = Register();
     if (absl::IsUnauthenticated(s)) {
       refusal_ = absl::UnauthenticatedError(absl::StrCat(
-          "the master at ", options_.master_url, " refused agent ", options_.id, ": ",
-          s.message(), options_.secret.empty() ? " (this agent was given no secret)" : ""));
+          "the master at ", options_.master_url, " refused agent ", options_.id, ": ", s.message(),
+          options_.secret.empty() ? " (this agent was given no secret)" : ""));
       return false;
     }
     if (s.ok()) {

@@ -100,7 +100,8 @@ absl::Status AgentSecretAuthenticator::Admit(const Caller& caller, Require requi
       request.method, " ", request.path,
       " is for agents: present the cluster's agent secret (cohort-agent --secret-file FILE or "
       "$COHORT_AGENT_SECRET_FILE), which the master keeps in ",
-      secret_file_, " (readable by the master's user only; `cohort cluster up` passes it to its "
+      secret_file_,
+      " (readable by the master's user only; `cohort cluster up` passes it to its "
       "agents)"));
 }
 

@@ -124,9 +124,9 @@ class AgentSecretRoutesTest : public ::testing::Test {
   // An experiment whose context is a real tar.gz; returns its id.
   int64_t CreateExperiment() {
     const std::string made = dir_ + "/ctx.tar.gz";
-    const std::string command = absl::StrCat("mkdir -p ", dir_, "/ctx && echo x > ", dir_,
-                                             "/ctx/train.py && tar czf ", made, " -C ", dir_,
-                                             "/ctx .");
+    const std::string command =
+        absl::StrCat("mkdir -p ", dir_, "/ctx && echo x > ", dir_, "/ctx/train.py && tar czf ",
+                     made, " -C ", dir_, "/ctx .");
     EXPECT_EQ(std::system(command.c_str()), 0);
     context_ = ReadAll(made);
     absl::StatusOr<int64_t> id = master_->CreateExperiment(Config(), "", context_);
