@@ -107,6 +107,7 @@ void Agent::StopAndJoinAll() {
 
 absl::Status Agent::Register() {
   client::MasterClient client(options_.master_url, absl::Seconds(10));
+  client.set_bearer_token(options_.secret);
   wire::AgentRegistration registration{options_.id,      options_.slots,   options_.host,
                                        options_.port_lo, options_.port_hi, {}};
   {
@@ -119,6 +120,12 @@ absl::Status Agent::Register() {
 bool Agent::RegisterPatiently() {
   while (!stop_.HasBeenNotified()) {
     absl::Status s = Register();
+    if (absl::IsUnauthenticated(s)) {
+      refusal_ = absl::UnauthenticatedError(absl::StrCat(
+          "the master at ", options_.master_url, " refused agent ", options_.id, ": ", s.message(),
+          options_.secret.empty() ? " (this agent was given no secret)" : ""));
+      return false;
+    }
     if (s.ok()) {
       COHORT_LOG(INFO) << "agent " << options_.id << ": registered " << options_.slots
                        << " slots with " << options_.master_url;
@@ -150,12 +157,13 @@ absl::Status Agent::Run() {
   }
   StopAndJoinAll();
   COHORT_LOG(INFO) << "agent " << options_.id << ": stopped";
-  return absl::OkStatus();
+  return refusal_;
 }
 
 bool Agent::PollActions() {
   // The read timeout leaves the master's long poll time to answer.
   client::MasterClient client(options_.master_url, options_.poll_wait + absl::Seconds(35));
+  client.set_bearer_token(options_.secret);
   absl::StatusOr<Json> r =
       client.Get(absl::StrCat("/api/v1/agents/", options_.id,
                               "/actions?timeout=", absl::ToDoubleSeconds(options_.poll_wait)));
@@ -211,6 +219,7 @@ AllocationRunOptions Agent::RunOptions() const {
                                           : std::thread::hardware_concurrency();
   AllocationRunOptions run_options;
   run_options.master_url = options_.master_url;
+  run_options.secret = options_.secret;
   run_options.agent_id = options_.id;
   run_options.launcher = options_.launcher;
   run_options.work_dir = options_.work_dir;

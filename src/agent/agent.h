@@ -10,6 +10,7 @@
 // When the master is unreachable the agent keeps its trials running, keeps what they report,
 // retries registering every second and re-registers when the master forgot it (a 404 on its
 // poll); posts are retried for up to 10 minutes (docs/design/0006-cluster.md).
+// A master that refuses the agent's secret (401) ends Run() with that error: retrying cannot help.
 // Stop() ends all of that within seconds, master or not: running trials get SIGTERM and, 10 s
 // later, SIGKILL; pending posts are tried once more, not retried.
 // Time: every decision (back-off, grace, flush interval) is by AgentOptions::clock, so tests
@@ -39,6 +40,9 @@ namespace cohort::agent {
 
 struct AgentOptions {
   std::string master_url;
+  // The cluster's agent secret, sent as a bearer token on every request (empty: none; a master
+  // with agent authentication then refuses the agent).
+  std::string secret;
   std::string id;
   int slots = 1;
   std::string host = "127.0.0.1";  // how other agents reach this one (the trial's chief)
@@ -66,13 +70,15 @@ class Agent {
   // Stops the agent and waits for its threads (see Stop()).
   ~Agent();
   // Runs until Stop(), then stops the running allocations and waits for them (SIGKILL after
-  // the grace) before it returns. Errors only for unusable options (the work directory).
+  // the grace) before it returns. Errors only for unusable options (the work directory) and
+  // when the master refuses the agent's secret (Unauthenticated, saying what to pass).
   absl::Status Run();
   void Stop();
 
  private:
   absl::Status Register();
-  // Registers until the master takes it; false when stopped first.
+  // Registers until the master takes it; false when stopped first or refused for want of the
+  // agent secret (then refusal_ says why).
   bool RegisterPatiently();
   // Polls once for actions and carries them out; false when the agent must register again.
   bool PollActions();
@@ -95,6 +101,7 @@ class Agent {
   AgentOptions options_;
   Clock& clock_;
   std::atomic<bool> stop_requested_{false};
+  absl::Status refusal_;  // the master refused the agent's secret; Run() returns it
   absl::Notification stop_;  // notified once by Stop(); cuts back-off sleeps and retries short
   absl::Time last_complaint_ = absl::InfinitePast();  // that registering failed (Run's thread)
   std::mutex mu_;

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "master/http/agent_secret_authenticator.h"
 #include "master/http/routes.h"
 #include "master/master.h"
 
@@ -31,6 +33,9 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using Json = nlohmann::json;
 using wire::TrialState;
+
+// The cluster's agent secret the test master expects and the test agent presents.
+constexpr char kSecret[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
 // A real master (in-memory SQLite, a FakeClock that nothing advances) serving its REST API on
 // 127.0.0.1:`port` (0: any free one). `intercept` may add routes first, which then answer
@@ -44,8 +49,9 @@ class MasterServer {
                   .value();
     server_.new_task_queue = [] { return new httplib::ThreadPool(16); };
     if (intercept) intercept(server_, *master_);
-    master::http::RegisterRoutes(server_, *master_,
-                                 std::make_unique<master::http::AllowEveryone>());
+    master::http::RegisterRoutes(
+        server_, *master_,
+        std::make_unique<master::http::AgentSecretAuthenticator>(kSecret, "agent-secret"));
     port_ = port == 0 ? server_.bind_to_any_port("127.0.0.1")
                       : (server_.bind_to_port("127.0.0.1", port) ? port : -1);
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -116,15 +122,19 @@ class AgentTest : public ::testing::Test {
     master_ = std::make_unique<MasterServer>(dir_ / "master", port, intercept);
     ASSERT_GT(master_->port(), 0);
   }
-  void StartAgent() {
+  void StartAgent(const std::string& secret = kSecret) {
     agent_ = std::make_unique<Agent>(AgentOptions{.master_url = master_->url(),
+                                                  .secret = secret,
                                                   .id = "a1",
                                                   .slots = 1,
                                                   .work_dir = (dir_ / "a1").string(),
                                                   .launcher = (dir_ / "launcher.sh").string(),
                                                   .clock = &clock_,
                                                   .poll_wait = absl::Milliseconds(200)});
-    agent_thread_ = std::thread([this] { run_status_ = agent_->Run(); });
+    agent_thread_ = std::thread([this] {
+      run_status_ = agent_->Run();
+      run_done_ = true;
+    });
   }
   // Stops the agent and waits for Run() to return (at most `timeout` of real time).
   bool StopAgent(absl::Duration timeout = absl::Seconds(30)) {
@@ -193,6 +203,7 @@ class AgentTest : public ::testing::Test {
   std::unique_ptr<Agent> agent_;
   std::thread agent_thread_;
   absl::Status run_status_;
+  std::atomic<bool> run_done_{false};
   int64_t experiment_ = 0;
 };
 
@@ -333,6 +344,18 @@ TEST_F(AgentTest, StoppingWithTheMasterGoneKillsTheTrialAfterTheGraceWithoutRetr
   clock_.Advance(absl::Seconds(10));
   EXPECT_TRUE(StopAgent(absl::Seconds(10)));
   EXPECT_NE(::kill(launcher, 0), 0);  // killed and reaped
+}
+
+TEST_F(AgentTest, AnAgentTheMasterRefusesStopsSayingWhichSecretFileToPass) {
+  StartMaster();
+  StartAgent("not-the-secret");
+  ASSERT_TRUE(WaitUntil([&] { return run_done_.load(); }, "the refused agent to stop"));
+  agent_thread_.join();
+  agent_.reset();
+  EXPECT_TRUE(absl::IsUnauthenticated(run_status_)) << run_status_;
+  EXPECT_THAT(run_status_.message(), HasSubstr("refused agent a1"));
+  EXPECT_THAT(run_status_.message(), HasSubstr("--secret-file"));
+  EXPECT_FALSE(Connected("a1"));
 }
 
 }  // namespace

@@ -76,7 +76,9 @@ AllocationRun::AllocationRun(AllocationRunOptions options, wire::StartAction act
       control_(std::move(control)),
       dir_((fs::path(options_.work_dir) / absl::StrCat("alloc-", action_.allocation)).string()),
       client_(options_.master_url, absl::Seconds(30)),
-      metrics_((fs::path(dir_) / "run" / "metrics.jsonl").string()) {}
+      metrics_((fs::path(dir_) / "run" / "metrics.jsonl").string()) {
+  client_.set_bearer_token(options_.secret);
+}
 
 std::string AllocationRun::Prefix() const {
   return absl::StrCat("agent ", options_.agent_id, ": allocation ", action_.allocation);

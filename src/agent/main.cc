@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
@@ -65,11 +66,24 @@ int CountGpus() {
   return gpus;
 }
 
+// The secret file: the flag, else $COHORT_AGENT_SECRET_FILE, else the local cluster's master's
+// (`cohort cluster up`), when it exists.
+std::string SecretFile(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("COHORT_AGENT_SECRET_FILE"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  const std::filesystem::path local =
+      std::filesystem::path(cohort::client::LocalClusterDir()) / "master" / "agent-secret";
+  std::error_code ec;
+  return std::filesystem::exists(local, ec) ? local.string() : "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   cohort::agent::AgentOptions options;
-  std::string master;
+  std::string master, secret_flag;
   int slots = 0, artificial = 0;
   std::string port_range = "29500-29599";
   char hostname[256] = "agent";
@@ -87,6 +101,10 @@ int main(int argc, char** argv) {
                  "Pretend to have this many slots (for tests of the scheduler)")
       ->check(CLI::PositiveNumber)
       ->excludes(slots_opt);
+  app.add_option("--secret-file", secret_flag,
+                 "File holding the cluster's agent secret (the master prints where it keeps it: "
+                 "DATA_DIR/agent-secret); must be private (chmod 600). Default: "
+                 "$COHORT_AGENT_SECRET_FILE, else the local cluster's");
   app.add_option("--id", options.id, "Agent id (default: the host name); unique per agent");
   app.add_option("--host", options.host,
                  "Address other machines reach this one at (default 127.0.0.1)");
@@ -104,10 +122,25 @@ int main(int argc, char** argv) {
                  "(default 20; checkpoints are in checkpoint storage, not there)")
       ->check(CLI::NonNegativeNumber);
   app.footer(
-      "Example:\n  cohort-agent --master http://10.0.0.5:8080 --slots 8\n"
+      "Example:\n  cohort-agent --master http://10.0.0.5:8080 --slots 8 --secret-file "
+      "~/.cohort-agent-secret\n"
       "  cohort-agent --id a2 --artificial-slots 8 --port-range 29600-29699");
   CLI11_PARSE(app, argc, argv);
   options.master_url = cohort::client::MasterUrl(master);
+  if (const std::string secret_file = SecretFile(secret_flag); secret_file.empty()) {
+    std::fprintf(stderr,
+                 "cohort-agent: warning: no --secret-file (or $COHORT_AGENT_SECRET_FILE): the "
+                 "master will refuse this agent; copy the master's agent-secret file here "
+                 "(chmod 600) and pass it\n");
+  } else {
+    absl::StatusOr<std::string> secret = cohort::client::ReadSecretFile(secret_file);
+    if (!secret.ok()) {
+      std::fprintf(stderr, "cohort-agent: --secret-file: %s\n",
+                   std::string(secret.status().message()).c_str());
+      return 2;
+    }
+    options.secret = *std::move(secret);
+  }
   options.slots = artificial > 0 ? artificial : slots > 0 ? slots : CountGpus();
   if (options.slots <= 0)
     options.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

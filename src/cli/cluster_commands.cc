@@ -106,7 +106,8 @@ int Up(int agents, int slots, int port) {
                                 std::to_string(std::max(1u, std::thread::hardware_concurrency() /
                                                                 static_cast<unsigned>(agents))),
                                 "--port-range", absl::StrCat(lo, "-", lo + 99), "--work-dir",
-                                (dir / "agents" / id).string()},
+                                (dir / "agents" / id).string(), "--secret-file",
+                                (dir / "master" / "agent-secret").string()},
                                dir / "logs" / (id + ".log")));
   }
   std::ofstream(record) << Json{{"url", url}, {"pids", pids}}.dump(2) << "\n";

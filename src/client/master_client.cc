@@ -1,11 +1,17 @@
 #include "client/master_client.h"
 
 #include <httplib.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/local_cluster.h"
 #include "common/json_bounded.h"
@@ -50,10 +56,12 @@ absl::StatusOr<Json> Interpret(const std::string& url, const std::string& what,
     return body;
   }
   const std::string message = ErrorMessage(result->body, body);
+  if (result->status == 401) return absl::UnauthenticatedError(message);
   if (result->status == 404) return absl::NotFoundError(message);
   if (result->status == 409) return absl::FailedPreconditionError(message);
   if (result->status >= 400 && result->status < 500) return absl::InvalidArgumentError(message);
-  return absl::InternalError(absl::StrCat("the master failed (HTTP ", result->status, "): ", message));
+  return absl::InternalError(
+      absl::StrCat("the master failed (HTTP ", result->status, "): ", message));
 }
 
 }  // namespace
@@ -65,37 +73,42 @@ MasterClient::MasterClient(std::string url, absl::Duration timeout)
 
 MasterClient::~MasterClient() = default;
 
+void MasterClient::Prepare(httplib::Client& client, absl::Duration timeout) const {
+  SetTimeout(client, timeout);
+  if (!bearer_token_.empty()) client.set_bearer_token_auth(bearer_token_);
+}
+
 absl::StatusOr<Json> MasterClient::Get(const std::string& path) { return Get(path, timeout_); }
 
 absl::StatusOr<Json> MasterClient::Get(const std::string& path, absl::Duration timeout) {
   httplib::Client client(url_);
-  SetTimeout(client, timeout);
+  Prepare(client, timeout);
   return Interpret(url_, "GET " + path, client.Get(path));
 }
 
 absl::StatusOr<Json> MasterClient::Post(const std::string& path, const Json& body) {
   httplib::Client client(url_);
-  SetTimeout(client, timeout_);
+  Prepare(client, timeout_);
   return Interpret(url_, "POST " + path, client.Post(path, body.dump(), "application/json"));
 }
 
 absl::StatusOr<Json> MasterClient::Put(const std::string& path, const std::string& body,
-                                    const std::string& content_type) {
+                                       const std::string& content_type) {
   httplib::Client client(url_);
-  SetTimeout(client, timeout_);
+  Prepare(client, timeout_);
   return Interpret(url_, "PUT " + path, client.Put(path, body, content_type));
 }
 
 absl::StatusOr<Json> MasterClient::Delete(const std::string& path) {
   httplib::Client client(url_);
-  SetTimeout(client, timeout_);
+  Prepare(client, timeout_);
   return Interpret(url_, "DELETE " + path, client.Delete(path));
 }
 
 absl::StatusOr<Json> MasterClient::PostForm(const std::string& path,
-                                         const std::vector<FormPart>& parts) {
+                                            const std::vector<FormPart>& parts) {
   httplib::Client client(url_);
-  SetTimeout(client, timeout_);
+  Prepare(client, timeout_);
   httplib::MultipartFormDataItems items;
   for (const FormPart& p : parts) items.push_back({p.name, p.content, p.filename, p.content_type});
   return Interpret(url_, "POST " + path, client.Post(path, items));
@@ -103,7 +116,7 @@ absl::StatusOr<Json> MasterClient::PostForm(const std::string& path,
 
 absl::StatusOr<std::string> MasterClient::GetBytes(const std::string& path) {
   httplib::Client client(url_);
-  SetTimeout(client, timeout_);
+  Prepare(client, timeout_);
   httplib::Result result = client.Get(path);
   if (!result || result->status != 200) {
     absl::StatusOr<Json> error = Interpret(url_, "GET " + path, result);
@@ -111,6 +124,31 @@ absl::StatusOr<std::string> MasterClient::GetBytes(const std::string& path) {
     return absl::InternalError(absl::StrCat("GET ", path, ": HTTP ", result->status));
   }
   return result->body;
+}
+
+absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT)
+      return absl::NotFoundError(absl::StrCat("secret file ", path, " does not exist"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("secret file ", path, ": ", std::strerror(errno)));
+  }
+  if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("secret file ", path, " may be read or changed by other users (mode ",
+                     absl::StrFormat("%04o", info.st_mode & 07777),
+                     "): make it private with `chmod 600 ", path, "`"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) {
+    return absl::InvalidArgumentError(absl::StrCat("secret file ", path, " cannot be read"));
+  }
+  const std::string secret(absl::StripAsciiWhitespace(text));
+  if (secret.empty())
+    return absl::InvalidArgumentError(absl::StrCat("secret file ", path, " is empty"));
+  return secret;
 }
 
 std::string MasterUrl(const std::string& flag) {

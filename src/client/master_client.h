@@ -5,7 +5,8 @@
 // to do:
 //   the master unreachable -> Unavailable "cannot reach the master at URL (...): is
 //                              cohort-master running? (`cohort cluster up` starts one)"
-//   a 4xx answer           -> InvalidArgument / NotFound / FailedPrecondition with the master's
+//   a 401 answer           -> Unauthenticated with the master's text (which says what to pass)
+//   another 4xx answer     -> InvalidArgument / NotFound / FailedPrecondition with the master's
 //                              {"error": ...} text (and its "errors" list, one per line)
 //   a 5xx answer           -> Internal with the master's text
 // Thread-compatible: one client per thread (cheap to create).
@@ -51,11 +52,22 @@ class MasterClient {
   absl::StatusOr<std::string> GetBytes(const std::string& path);
 
   const std::string& url() const { return url_; }
+  // Sends `Authorization: Bearer TOKEN` on every later request (the agents' cluster secret);
+  // empty: none.
+  void set_bearer_token(std::string token) { bearer_token_ = std::move(token); }
 
  private:
+  void Prepare(httplib::Client& client, absl::Duration timeout) const;
+
   std::string url_;
   absl::Duration timeout_;
+  std::string bearer_token_;
 };
+
+// The secret in the file at `path` (the agents' cluster secret), surrounding whitespace
+// trimmed. NotFound when the file is missing; PermissionDenied when group or others may read or
+// write it (fix: chmod 600 PATH); InvalidArgument when it is empty or unreadable.
+absl::StatusOr<std::string> ReadSecretFile(const std::string& path);
 
 // The master URL a command should use: `flag` when set, else $COHORT_MASTER, else the local
 // cluster's (the address `cohort cluster up` recorded), else http://127.0.0.1:8080.

@@ -9,6 +9,7 @@
 #include "CLI/CLI.hpp"
 #include "client/local_cluster.h"
 #include "master/db/database.h"
+#include "master/http/agent_secret_authenticator.h"
 #include "master/http/routes.h"
 #include "master/master.h"
 
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   std::string data_dir = (std::filesystem::path(cohort::client::LocalClusterDir()) / "master").string();
   std::string db_path;
   double agent_timeout = 30;
+  std::string secret_file;
   CLI::App app{"cohort-master: the Cohort cluster's REST API (/api/v1), database (SQLite) and "
                "gang scheduler. Agents (cohort-agent) connect to it; the cohort CLI talks to it."};
   app.add_option("--host", host, "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)");
@@ -40,8 +42,12 @@ int main(int argc, char** argv) {
   app.add_option("--agent-timeout", agent_timeout,
                  "Seconds without contact after which an agent counts as lost (default 30)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--agent-secret-file", secret_file,
+                 "The cluster secret agents must present (cohort-agent --secret-file); created "
+                 "with mode 0600 when missing (default: DATA_DIR/agent-secret)");
   app.footer("Example:\n  cohort-master --port 8080 --data-dir /var/lib/cohort\n"
-             "  cohort-agent --master http://127.0.0.1:8080 --slots 2");
+             "  cohort-agent --master http://127.0.0.1:8080 --slots 2 "
+             "--secret-file /var/lib/cohort/agent-secret");
   CLI11_PARSE(app, argc, argv);
   std::error_code ec;
   std::filesystem::create_directories(data_dir, ec);
@@ -57,6 +63,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cohort-master: %s\n", master.status().ToString().c_str());
     return 1;
   }
+  if (secret_file.empty()) secret_file = (std::filesystem::path(data_dir) / "agent-secret").string();
+  absl::StatusOr<std::string> secret = cohort::master::http::LoadOrCreateAgentSecret(secret_file);
+  if (!secret.ok()) {
+    std::fprintf(stderr, "cohort-master: %s\n", secret.status().ToString().c_str());
+    return 1;
+  }
   httplib::Server server;
   // Long polls hold threads: log follows are capped (MasterOptions::max_log_followers) and each
   // agent holds at most one, so this many leaves room for every other request.
@@ -64,13 +76,15 @@ int main(int argc, char** argv) {
   const bool loopback = cohort::master::http::IsLoopbackHost(host);
   if (!loopback) {
     std::fprintf(stderr,
-                 "cohort-master: warning: listening on %s over plain HTTP without "
-                 "authentication: anyone who can reach it can run programs on its agents. Keep "
-                 "it on a trusted network (TLS and users are not implemented yet).\n",
+                 "cohort-master: warning: listening on %s over plain HTTP without users' "
+                 "authentication: anyone who can reach it can submit experiments, which run "
+                 "programs on its agents. Keep it on a trusted network (TLS and users are not "
+                 "implemented yet).\n",
                  host.c_str());
   }
   cohort::master::http::RegisterRoutes(
-      server, **master, std::make_unique<cohort::master::http::AllowEveryone>(),
+      server, **master,
+      std::make_unique<cohort::master::http::AgentSecretAuthenticator>(*secret, secret_file),
       cohort::master::http::BrowserGuard(loopback));
   int bound = port;
   if (port == 0) {
@@ -84,6 +98,9 @@ int main(int argc, char** argv) {
                  host.c_str(), port);
     return 1;
   }
+  std::printf("cohort-master: agents authenticate with the secret in %s (cohort-agent "
+              "--secret-file)\n",
+              secret_file.c_str());
   g_server = &server;
   signal(SIGINT, OnSignal);
   signal(SIGTERM, OnSignal);

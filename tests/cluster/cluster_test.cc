@@ -76,7 +76,9 @@ class ClusterTest : public ::testing::Test {
                                      "--port-range",
                                      absl::StrCat(port_lo, "-", port_lo + 9),
                                      "--work-dir",
-                                     (dir_ / id).string()};
+                                     (dir_ / id).string(),
+                                     "--secret-file",
+                                     SecretFile()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     agents_.push_back(std::make_unique<LauncherProcess>(argv));
     json last;
@@ -89,6 +91,14 @@ class ClusterTest : public ::testing::Test {
           return false;
         },
         "agent " + id + " to connect: " + last.dump());
+  }
+  // The agent secret the master created in its data directory.
+  std::string SecretFile() const { return (dir_ / "master" / "agent-secret").string(); }
+  // A client of the master that presents the agent secret, as an agent does.
+  client::MasterClient AgentClient() const {
+    client::MasterClient client(url_);
+    client.set_bearer_token(client::ReadSecretFile(SecretFile()).value());
+    return client;
   }
   // `cohort -m URL ARGS...`
   LaunchResult Cohort(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(60)) {
@@ -414,7 +424,7 @@ TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
       at + marker.size(), logs.out.find(' ', at + marker.size()) - at - marker.size());
   ASSERT_NE(logs.out.find(marker, at + 1), std::string::npos) << "no second allocation";
   const json before = Json({"trial", "describe", "1"});
-  client::MasterClient client(url_);
+  client::MasterClient client = AgentClient();
   absl::StatusOr<json> stale = client.Post(
       absl::StrCat("/api/v1/allocations/", first, "/reports"),
       {{"trial_id", 1},

@@ -4,13 +4,19 @@
 namespace cohort::master::http {
 
 void AddAgentRoutes(Router& router, Master& master) {
-  router.Post("/api/v1/agents", [&](const Request& req) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
-    COHORT_ASSIGN_OR_RETURN(wire::AgentRegistration registration,
-                            wire::ParseAgentRegistration(body));
-    COHORT_RETURN_IF_ERROR(master.RegisterAgent(registration));
-    return Reply::Done();
-  });
+  // Registration, heartbeats and polls (which hand out trials' configs) are the agents' own;
+  // listing, enabling and disabling agents are users' routes.
+  const RouteOptions kAgentOnly{.require = Require::kAgent};
+  router.Post(
+      "/api/v1/agents",
+      [&](const Request& req) -> absl::StatusOr<Reply> {
+        COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
+        COHORT_ASSIGN_OR_RETURN(wire::AgentRegistration registration,
+                                wire::ParseAgentRegistration(body));
+        COHORT_RETURN_IF_ERROR(master.RegisterAgent(registration));
+        return Reply::Done();
+      },
+      kAgentOnly);
   router.Get("/api/v1/agents", [&](const Request&) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(auto list, master.ListAgents());
     return Reply::Ok(list.ToJson());
@@ -19,18 +25,21 @@ void AddAgentRoutes(Router& router, Master& master) {
               [&](const Request& req) -> absl::StatusOr<Reply> {
                 COHORT_RETURN_IF_ERROR(master.Heartbeat(req.PathPart(1)));
                 return Reply::Done();
-              });
+              },
+              kAgentOnly);
   router.Post(R"(/api/v1/agents/([^/]+)/(enable|disable))",
               [&](const Request& req) -> absl::StatusOr<Reply> {
                 COHORT_RETURN_IF_ERROR(
                     master.SetAgentEnabled(req.PathPart(1), req.PathPart(2) == "enable"));
                 return Reply::Done();
               });
-  router.Get(R"(/api/v1/agents/([^/]+)/actions)", [&](const Request& req) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(absl::Duration wait, req.QuerySeconds("timeout", 20, 60));
-    COHORT_ASSIGN_OR_RETURN(auto actions, master.WaitForActions(req.PathPart(1), wait));
-    return Reply::Ok(actions.ToJson());
-  });
+  router.Get(R"(/api/v1/agents/([^/]+)/actions)",
+             [&](const Request& req) -> absl::StatusOr<Reply> {
+               COHORT_ASSIGN_OR_RETURN(absl::Duration wait, req.QuerySeconds("timeout", 20, 60));
+               COHORT_ASSIGN_OR_RETURN(auto actions, master.WaitForActions(req.PathPart(1), wait));
+               return Reply::Ok(actions.ToJson());
+             },
+             kAgentOnly);
   router.Get("/api/v1/slots", [&](const Request&) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(auto slots, master.ListSlots());
     return Reply::Ok(slots.ToJson());

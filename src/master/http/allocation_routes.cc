@@ -14,22 +14,26 @@ absl::StatusOr<Reply> Exit(Master& master, const Request& req) {
 }  // namespace
 
 void AddAllocationRoutes(Router& router, Master& master) {
+  // Only agents report for an allocation (its trial's logs, metrics, checkpoints and exit).
+  const RouteOptions kAgentOnly{.require = Require::kAgent};
   router.Post(R"(/api/v1/allocations/([^/]+)/logs)",
               [&](const Request& req) -> absl::StatusOr<Reply> {
                 COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
                 COHORT_ASSIGN_OR_RETURN(wire::LogBatch batch, wire::ParseLogBatch(body));
                 COHORT_RETURN_IF_ERROR(master.AllocationLogs(req.PathPart(1), batch));
                 return Reply::Done();
-              });
+              },
+              kAgentOnly);
   router.Post(R"(/api/v1/allocations/([^/]+)/reports)",
               [&](const Request& req) -> absl::StatusOr<Reply> {
                 COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
                 COHORT_ASSIGN_OR_RETURN(wire::ReportBatch batch, wire::ParseReportBatch(body));
                 COHORT_RETURN_IF_ERROR(master.AllocationReports(req.PathPart(1), batch));
                 return Reply::Done();
-              });
+              },
+              kAgentOnly);
   router.Post(R"(/api/v1/allocations/([^/]+)/exit)",
-              [&](const Request& req) { return Exit(master, req); });
+              [&](const Request& req) { return Exit(master, req); }, kAgentOnly);
 }
 
 }  // namespace cohort::master::http

@@ -17,9 +17,9 @@ absl::StatusOr<Reply> CreateExperiment(Master& master, const Request& req) {
   }
   std::string context = req.FormPart("context").value_or("");
   if (context.size() > wire::kMaxContextBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the context is ", context.size() >> 20, " MB; at most ",
-                     wire::kMaxContextBytes >> 20, " MB"));
+    return absl::InvalidArgumentError(absl::StrCat("the context is ", context.size() >> 20,
+                                                   " MB; at most ", wire::kMaxContextBytes >> 20,
+                                                   " MB"));
   }
   COHORT_ASSIGN_OR_RETURN(
       int64_t id,
@@ -43,9 +43,9 @@ absl::StatusOr<Reply> Context(Master& master, const Request& req) {
 }  // namespace
 
 void AddExperimentRoutes(Router& router, Master& master) {
-  router.Post(
-      "/api/v1/experiments", [&](const Request& req) { return CreateExperiment(master, req); },
-      wire::kMaxContextBytes + (1u << 20));
+  router.Post("/api/v1/experiments",
+              [&](const Request& req) { return CreateExperiment(master, req); },
+              {.max_body = wire::kMaxContextBytes + (1u << 20)});
   router.Get("/api/v1/experiments", [&](const Request&) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(auto list, master.ListExperiments());
     return Reply::Ok(list.ToJson());
@@ -65,7 +65,8 @@ void AddExperimentRoutes(Router& router, Master& master) {
                 return Reply::Done();
               });
   router.Get(R"(/api/v1/experiments/(\d+)/context)",
-             [&](const Request& req) { return Context(master, req); });
+             [&](const Request& req) { return Context(master, req); },
+             {.require = Require::kAgent});
 }
 
 }  // namespace cohort::master::http

@@ -120,18 +120,29 @@ Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authentic
       });
 }
 
-httplib::Server::Handler Router::Wrap(Handler handler, size_t max_body) const {
-  return [handler = std::move(handler), max_body, auth = authenticator_, guard = guard_](
-             const httplib::Request& raw, httplib::Response& res) {
+absl::Status Authenticator::Admit(const Caller& caller, Require require,
+                                  const httplib::Request& request) {
+  if (require == Require::kAnyone || caller.kind == Caller::Kind::kAgent) return absl::OkStatus();
+  return absl::UnauthenticatedError(
+      absl::StrCat(request.method, " ", request.path, " is for agents only"));
+}
+
+httplib::Server::Handler Router::Wrap(Handler handler, RouteOptions options) const {
+  const size_t max_body = options.max_body.value_or(wire::kMaxJsonBodyBytes);
+  return [handler = std::move(handler), max_body, require = options.require, auth = authenticator_,
+          guard = guard_](const httplib::Request& raw, httplib::Response& res) {
     if (absl::Status allowed = guard.Check(raw); !allowed.ok()) return WriteError(allowed, res);
     if (const size_t size = BodySize(raw); size > max_body) {
-      return WriteError(absl::ResourceExhaustedError(absl::StrCat(
-                            "the request body is ", size, " bytes; this endpoint takes at most ",
-                            max_body)),
-                        res);
+      return WriteError(
+          absl::ResourceExhaustedError(absl::StrCat(
+              "the request body is ", size, " bytes; this endpoint takes at most ", max_body)),
+          res);
     }
     absl::StatusOr<Caller> caller = auth->Authenticate(raw);
     if (!caller.ok()) return WriteError(caller.status(), res);
+    if (absl::Status admitted = auth->Admit(*caller, require, raw); !admitted.ok()) {
+      return WriteError(admitted, res);
+    }
     absl::StatusOr<Reply> reply = handler(Request(raw, *std::move(caller)));
     if (!reply.ok()) return WriteError(reply.status(), res);
     res.status = reply->code;
@@ -139,20 +150,20 @@ httplib::Server::Handler Router::Wrap(Handler handler, size_t max_body) const {
   };
 }
 
-void Router::Get(const std::string& pattern, Handler handler) {
-  server_.Get(pattern, Wrap(std::move(handler), wire::kMaxJsonBodyBytes));
+void Router::Get(const std::string& pattern, Handler handler, RouteOptions options) {
+  server_.Get(pattern, Wrap(std::move(handler), options));
 }
 
-void Router::Post(const std::string& pattern, Handler handler, std::optional<size_t> max_body) {
-  server_.Post(pattern, Wrap(std::move(handler), max_body.value_or(wire::kMaxJsonBodyBytes)));
+void Router::Post(const std::string& pattern, Handler handler, RouteOptions options) {
+  server_.Post(pattern, Wrap(std::move(handler), options));
 }
 
-void Router::Put(const std::string& pattern, Handler handler) {
-  server_.Put(pattern, Wrap(std::move(handler), wire::kMaxJsonBodyBytes));
+void Router::Put(const std::string& pattern, Handler handler, RouteOptions options) {
+  server_.Put(pattern, Wrap(std::move(handler), options));
 }
 
-void Router::Delete(const std::string& pattern, Handler handler) {
-  server_.Delete(pattern, Wrap(std::move(handler), wire::kMaxJsonBodyBytes));
+void Router::Delete(const std::string& pattern, Handler handler, RouteOptions options) {
+  server_.Delete(pattern, Wrap(std::move(handler), options));
 }
 
 }  // namespace cohort::master::http

@@ -9,8 +9,11 @@
 //     cross-origin requests (403);
 //   * limits: a JSON body over wire::kMaxJsonBodyBytes, or an upload over the route's own
 //     limit, is 413 before the route runs;
-//   * authentication: the Authenticator decides who the caller is or refuses (401); today
-//     AllowEveryone (the security work fills it in, without touching the routes);
+//   * authentication: the Authenticator decides who the caller is or refuses (401), then
+//     admits the caller to the route or refuses (401): each route declares who may call it
+//     (RouteOptions::require, the whole policy in one place per route); AllowEveryone admits
+//     anyone, AgentSecretAuthenticator (agent_secret_authenticator.h) admits to agent routes
+//     only callers presenting the cluster's agent secret;
 //   * errors: a route returns a Status; it leaves as {"error": first line, "errors": [more
 //     lines]} with InvalidArgument -> 400, Unauthenticated -> 401, PermissionDenied -> 403,
 //     NotFound -> 404, FailedPrecondition/AlreadyExists -> 409, ResourceExhausted -> 413,
@@ -52,17 +55,31 @@ struct Caller {
   std::string name;  // user name, agent id or allocation id
 };
 
-// Decides who the caller is; a refusal (Unauthenticated or PermissionDenied) ends the request.
+// Who may call a route.
+enum class Require {
+  kAnyone,  // open (users and their tokens come later)
+  kAgent,   // an agent: registration, polling, context download, allocation reports
+};
+
+// Decides who the caller is, then whether it may call a route. A refusal (Unauthenticated or
+// PermissionDenied) ends the request.
 class Authenticator {
  public:
   virtual ~Authenticator() = default;
   virtual absl::StatusOr<Caller> Authenticate(const httplib::Request& request) = 0;
+  // OK when `caller` meets `require`; else Unauthenticated naming the route and what to present.
+  virtual absl::Status Admit(const Caller& caller, Require require,
+                             const httplib::Request& request);
 };
 
-// Everyone is an anonymous caller (a cluster without authentication).
+// Everyone is an anonymous caller admitted everywhere (a cluster without authentication: tests
+// of other layers).
 class AllowEveryone : public Authenticator {
  public:
   absl::StatusOr<Caller> Authenticate(const httplib::Request&) override { return Caller{}; }
+  absl::Status Admit(const Caller&, Require, const httplib::Request&) override {
+    return absl::OkStatus();
+  }
 };
 
 // What a route sees of a request.
@@ -81,8 +98,7 @@ class Request {
   absl::StatusOr<std::optional<int64_t>> QueryInt(const char* name) const;
   // Query parameter `name` in seconds, clamped to [0, max]; absent -> fallback; not a number ->
   // InvalidArgument naming it.
-  absl::StatusOr<absl::Duration> QuerySeconds(const char* name, double fallback,
-                                              double max) const;
+  absl::StatusOr<absl::Duration> QuerySeconds(const char* name, double fallback, double max) const;
   // The form part `name` of a multipart request; nullopt when absent.
   std::optional<std::string> FormPart(const char* name) const;
 
@@ -105,6 +121,12 @@ struct Reply {
 
 using Handler = std::function<absl::StatusOr<Reply>(const Request&)>;
 
+// How a route is served: who may call it, and the largest body it takes.
+struct RouteOptions {
+  Require require = Require::kAnyone;
+  std::optional<size_t> max_body;  // default: wire::kMaxJsonBodyBytes
+};
+
 class Router {
  public:
   // Installs the chain on `server` (error handler, exception handler, payload limit). The
@@ -113,14 +135,13 @@ class Router {
   Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator,
          BrowserGuard guard = BrowserGuard(false));
 
-  // `max_body`: the largest body the route accepts (default: wire::kMaxJsonBodyBytes).
-  void Get(const std::string& pattern, Handler handler);
-  void Post(const std::string& pattern, Handler handler, std::optional<size_t> max_body = {});
-  void Put(const std::string& pattern, Handler handler);
-  void Delete(const std::string& pattern, Handler handler);
+  void Get(const std::string& pattern, Handler handler, RouteOptions options = {});
+  void Post(const std::string& pattern, Handler handler, RouteOptions options = {});
+  void Put(const std::string& pattern, Handler handler, RouteOptions options = {});
+  void Delete(const std::string& pattern, Handler handler, RouteOptions options = {});
 
  private:
-  httplib::Server::Handler Wrap(Handler handler, size_t max_body) const;
+  httplib::Server::Handler Wrap(Handler handler, RouteOptions options) const;
 
   httplib::Server& server_;
   std::shared_ptr<Authenticator> authenticator_;
