@@ -79,6 +79,40 @@ std::string SecretFile(const std::string& flag) {
   return std::filesystem::exists(local, ec) ? local.string() : "";
 }
 
+// The agent secret into `options` (a missing file only warns: the master will refuse the
+// agent and say so). False, with the error printed, for a file that cannot be used.
+bool LoadSecret(const std::string& flag, cohort::agent::AgentOptions& options) {
+  const std::string secret_file = SecretFile(flag);
+  if (secret_file.empty()) {
+    std::fprintf(stderr,
+                 "cohort-agent: warning: no --secret-file (or $COHORT_AGENT_SECRET_FILE): the "
+                 "master will refuse this agent; copy the master's agent-secret file here "
+                 "(chmod 600) and pass it\n");
+    return true;
+  }
+  absl::StatusOr<std::string> secret = cohort::client::ReadSecretFile(secret_file);
+  if (!secret.ok()) {
+    std::fprintf(stderr, "cohort-agent: --secret-file: %s\n",
+                 std::string(secret.status().message()).c_str());
+    return false;
+  }
+  options.secret = *std::move(secret);
+  return true;
+}
+
+// "LO-HI" into the options' port range; false, with the error printed, otherwise.
+bool ParsePortRange(const std::string& text, cohort::agent::AgentOptions& options) {
+  std::vector<std::string> range = absl::StrSplit(text, '-');
+  if (range.size() != 2 || !absl::SimpleAtoi(range[0], &options.port_lo) ||
+      !absl::SimpleAtoi(range[1], &options.port_hi) || options.port_lo < 1 ||
+      options.port_hi < options.port_lo || options.port_hi > 65535) {
+    std::fprintf(stderr, "cohort-agent: --port-range %s: expected LO-HI, e.g. 29500-29599\n",
+                 text.c_str());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -127,31 +161,11 @@ int main(int argc, char** argv) {
       "  cohort-agent --id a2 --artificial-slots 8 --port-range 29600-29699");
   CLI11_PARSE(app, argc, argv);
   options.master_url = cohort::client::MasterUrl(master);
-  if (const std::string secret_file = SecretFile(secret_flag); secret_file.empty()) {
-    std::fprintf(stderr,
-                 "cohort-agent: warning: no --secret-file (or $COHORT_AGENT_SECRET_FILE): the "
-                 "master will refuse this agent; copy the master's agent-secret file here "
-                 "(chmod 600) and pass it\n");
-  } else {
-    absl::StatusOr<std::string> secret = cohort::client::ReadSecretFile(secret_file);
-    if (!secret.ok()) {
-      std::fprintf(stderr, "cohort-agent: --secret-file: %s\n",
-                   std::string(secret.status().message()).c_str());
-      return 2;
-    }
-    options.secret = *std::move(secret);
-  }
+  if (!LoadSecret(secret_flag, options)) return 2;
   options.slots = artificial > 0 ? artificial : slots > 0 ? slots : CountGpus();
   if (options.slots <= 0)
     options.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::string> range = absl::StrSplit(port_range, '-');
-  if (range.size() != 2 || !absl::SimpleAtoi(range[0], &options.port_lo) ||
-      !absl::SimpleAtoi(range[1], &options.port_hi) || options.port_lo < 1 ||
-      options.port_hi < options.port_lo || options.port_hi > 65535) {
-    std::fprintf(stderr, "cohort-agent: --port-range %s: expected LO-HI, e.g. 29500-29599\n",
-                 port_range.c_str());
-    return 2;
-  }
+  if (!ParsePortRange(port_range, options)) return 2;
   if (options.work_dir.empty()) {
     options.work_dir =
         (std::filesystem::path(cohort::client::LocalClusterDir()) / "agents" / options.id).string();
