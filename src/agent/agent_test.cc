@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "master/http/agent_secret_authenticator.h"
 #include "master/http/routes.h"
+#include "master/http/testing/master_server.h"
 #include "master/master.h"
 
 namespace cohort::agent {
@@ -37,43 +38,19 @@ using wire::TrialState;
 // The cluster's agent secret the test master expects and the test agent presents.
 constexpr char kSecret[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
-// A real master (in-memory SQLite, a FakeClock that nothing advances) serving its REST API on
-// 127.0.0.1:`port` (0: any free one). `intercept` may add routes first, which then answer
-// before the master's where they match.
-class MasterServer {
- public:
-  using Intercept = std::function<void(httplib::Server&, master::Master&)>;
-  MasterServer(const fs::path& data_dir, int port, const Intercept& intercept = {}) {
-    master_ = master::Master::Create(master::OpenSqliteDatabase(":memory:").value(),
-                                     {.data_dir = data_dir.string(), .clock = &clock_})
-                  .value();
-    server_.new_task_queue = [] { return new httplib::ThreadPool(16); };
-    if (intercept) intercept(server_, *master_);
-    master::http::RegisterRoutes(
-        server_, *master_,
-        std::make_unique<master::http::AgentSecretAuthenticator>(kSecret, "agent-secret"));
-    port_ = port == 0 ? server_.bind_to_any_port("127.0.0.1")
-                      : (server_.bind_to_port("127.0.0.1", port) ? port : -1);
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  ~MasterServer() {
-    // stop() does nothing until the server runs.
-    while (!server_.is_running()) absl::SleepFor(absl::Milliseconds(1));
-    server_.stop();
-    thread_.join();
-    master_.reset();  // after the server: its handlers call the master
-  }
-  int port() const { return port_; }
-  std::string url() const { return absl::StrCat("http://127.0.0.1:", port_); }
-  master::Master& master() { return *master_; }
-
- private:
-  FakeClock clock_;
-  std::unique_ptr<master::Master> master_;
-  httplib::Server server_;
-  int port_ = -1;
-  std::thread thread_;
-};
+// A real master serving its REST API on 127.0.0.1:`port` (0: any free one) that expects
+// kSecret; `intercept` may add routes that answer before the master's.
+std::unique_ptr<master::http::MasterServer> ServeMaster(
+    const fs::path& data_dir, int port,
+    std::function<void(httplib::Server&, master::Master&)> intercept = {}) {
+  return std::make_unique<master::http::MasterServer>(
+      data_dir.string(),
+      master::http::MasterServer::Options{
+          .authenticator =
+              std::make_unique<master::http::AgentSecretAuthenticator>(kSecret, "agent-secret"),
+          .port = port,
+          .intercept = std::move(intercept)});
+}
 
 // Plays cohort-launch (it ignores its arguments): says it started, notes its pid, and ignores
 // SIGTERM, noting that it got one, so only SIGKILL ends it.
@@ -118,8 +95,9 @@ class AgentTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  void StartMaster(int port = 0, const MasterServer::Intercept& intercept = {}) {
-    master_ = std::make_unique<MasterServer>(dir_ / "master", port, intercept);
+  void StartMaster(int port = 0,
+                   std::function<void(httplib::Server&, master::Master&)> intercept = {}) {
+    master_ = ServeMaster(dir_ / "master", port, std::move(intercept));
     ASSERT_GT(master_->port(), 0);
   }
   void StartAgent(const std::string& secret = kSecret) {
@@ -199,7 +177,7 @@ class AgentTest : public ::testing::Test {
 
   fs::path dir_;
   FakeClock clock_;  // the agent's
-  std::unique_ptr<MasterServer> master_;
+  std::unique_ptr<master::http::MasterServer> master_;
   std::unique_ptr<Agent> agent_;
   std::thread agent_thread_;
   absl::Status run_status_;

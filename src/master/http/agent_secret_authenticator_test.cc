@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "master/db/database.h"
 #include "master/http/routes.h"
+#include "master/http/testing/master_server.h"
 #include "wire/agent_protocol.h"
 #include "wire/states.h"
 
@@ -88,21 +89,13 @@ class AgentSecretRoutesTest : public ::testing::Test {
     dir_ = TempDir("agent_secret_routes");
     secret_file_ = dir_ + "/agent-secret";
     secret_ = LoadOrCreateAgentSecret(secret_file_).value();
-    absl::StatusOr<std::unique_ptr<Master>> master = Master::Create(
-        OpenSqliteDatabase(":memory:").value(), {.data_dir = dir_, .clock = &clock_});
-    ASSERT_TRUE(master.ok()) << master.status();
-    master_ = *std::move(master);
-    RegisterRoutes(server_, *master_,
-                   std::make_unique<AgentSecretAuthenticator>(secret_, secret_file_));
-    port_ = server_.bind_to_any_port("127.0.0.1");
+    server_ = std::make_unique<MasterServer>(
+        dir_, MasterServer::Options{
+                  .authenticator =
+                      std::make_unique<AgentSecretAuthenticator>(secret_, secret_file_)});
+    port_ = server_->port();
     ASSERT_GT(port_, 0);
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  void TearDown() override {
-    while (thread_.joinable() && !server_.is_running()) std::this_thread::yield();
-    server_.stop();
-    if (thread_.joinable()) thread_.join();
-    master_.reset();  // after the server: its handlers call the master
+    master_ = &server_->master();
   }
 
   // A client presenting `secret` (empty: none).
@@ -139,11 +132,9 @@ class AgentSecretRoutesTest : public ::testing::Test {
   }
 
   std::string dir_, secret_file_, secret_, context_;
-  FakeClock clock_;
-  std::unique_ptr<Master> master_;
-  httplib::Server server_;
+  std::unique_ptr<MasterServer> server_;
+  Master* master_ = nullptr;  // server_'s
   int port_ = 0;
-  std::thread thread_;
 };
 
 TEST_F(AgentSecretRoutesTest, RegistrationWithoutOrWithAWrongSecretIsRefusedNamingTheFile) {

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/database.h"
+#include "master/http/testing/master_server.h"
 
 namespace cohort::master::http {
 namespace {
@@ -25,27 +26,13 @@ class RoutesTest : public ::testing::Test {
   void SetUp() override {
     std::string dir = ::testing::TempDir() + "/routes_XXXXXX";
     ASSERT_NE(mkdtemp(dir.data()), nullptr);
-    absl::StatusOr<std::unique_ptr<Master>> master =
-        Master::Create(OpenSqliteDatabase(":memory:").value(), {.data_dir = dir, .clock = &clock_});
-    ASSERT_TRUE(master.ok()) << master.status();
-    master_ = *std::move(master);
-    RegisterRoutes(server_, *master_, std::make_unique<AllowEveryone>());
-    port_ = server_.bind_to_any_port("127.0.0.1");
+    server_ = std::make_unique<MasterServer>(dir, MasterServer::Options{});
+    port_ = server_->port();
     ASSERT_GT(port_, 0);
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  void TearDown() override {
-    while (thread_.joinable() && !server_.is_running()) std::this_thread::yield();
-    server_.stop();
-    if (thread_.joinable()) thread_.join();
-    master_.reset();  // after the server: its handlers call the master
   }
 
-  FakeClock clock_;
-  std::unique_ptr<Master> master_;
-  httplib::Server server_;
+  std::unique_ptr<MasterServer> server_;
   int port_ = 0;
-  std::thread thread_;
 };
 
 TEST_F(RoutesTest, AReportWhoseMetricsNest200000DeepIsRefusedNamingTheLimit) {

@@ -1,0 +1,44 @@
+#include "master/http/testing/master_server.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "master/db/database.h"
+#include "master/http/routes.h"
+
+namespace cohort::master::http {
+
+MasterServer::MasterServer(const std::string& data_dir, Options options) {
+  absl::StatusOr<std::unique_ptr<Master>> master = Master::Create(
+      OpenSqliteDatabase(":memory:").value(), {.data_dir = data_dir, .clock = &clock_});
+  EXPECT_TRUE(master.ok()) << master.status();
+  if (!master.ok()) return;
+  master_ = *std::move(master);
+  server_.new_task_queue = [] { return new httplib::ThreadPool(16); };
+  if (options.intercept) options.intercept(server_, *master_);
+  if (options.authenticator == nullptr) options.authenticator = std::make_unique<AllowEveryone>();
+  RegisterRoutes(server_, *master_, std::move(options.authenticator));
+  port_ = options.port == 0 ? server_.bind_to_any_port("127.0.0.1")
+                            : (server_.bind_to_port("127.0.0.1", options.port) ? options.port
+                                                                               : -1);
+  EXPECT_GT(port_, 0) << "cannot listen on 127.0.0.1:" << options.port;
+  if (port_ <= 0) return;
+  // The socket listens once bound: clients may connect before the accept loop starts.
+  thread_ = std::thread([this] { server_.listen_after_bind(); });
+}
+
+MasterServer::~MasterServer() {
+  if (thread_.joinable()) {
+    // stop() does nothing until the accept loop runs, which it does within moments of start.
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!server_.is_running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+    EXPECT_TRUE(server_.is_running()) << "the test master's accept loop never started";
+    server_.stop();
+    thread_.join();
+  }
+  master_.reset();  // after the server: its handlers call the master
+}
+
+std::string MasterServer::url() const { return absl::StrCat("http://127.0.0.1:", port_); }
+
+}  // namespace cohort::master::http

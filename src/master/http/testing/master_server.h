@@ -1,0 +1,51 @@
+#pragma once
+// MasterServer (tests only): a real Master (in-memory SQLite, a FakeClock nothing advances
+// unless the test does) serving its REST API on 127.0.0.1, for tests that talk HTTP to a master
+// without starting processes. Destroying it stops the server (within seconds) before the master.
+// Not thread-safe; one per test.
+//
+// Example:
+//   MasterServer server(dir, {.authenticator = std::make_unique<AllowEveryone>()});
+//   httplib::Client client("127.0.0.1", server.port());
+
+#include <httplib.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "master/http/router.h"
+#include "master/master.h"
+
+namespace cohort::master::http {
+
+class MasterServer {
+ public:
+  struct Options {
+    // Who may do what (default: AllowEveryone).
+    std::unique_ptr<Authenticator> authenticator;
+    int port = 0;  // 0: any free port
+    // Adds routes before the master's; they answer first where they match.
+    std::function<void(httplib::Server&, Master&)> intercept;
+  };
+  // `data_dir` must exist; contexts and checkpoints go there. A master or a port that cannot be
+  // had fails the calling test (port() is then -1).
+  MasterServer(const std::string& data_dir, Options options);
+  ~MasterServer();
+
+  int port() const { return port_; }
+  std::string url() const;
+  Master& master() { return *master_; }
+  FakeClock& clock() { return clock_; }
+
+ private:
+  FakeClock clock_;
+  std::unique_ptr<Master> master_;
+  httplib::Server server_;
+  int port_ = -1;
+  std::thread thread_;
+};
+
+}  // namespace cohort::master::http
