@@ -48,21 +48,20 @@ class MasterTest : public ::testing::Test {
            absl::StrCat("cohort-master-test-", ::getpid(), "-",
                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
-    std::unique_ptr<Database> db = OpenSqliteDatabase(":memory:").value();
-    master_ = Master::Create(std::move(db), {.data_dir = dir_.string(),
-                                             .agent_timeout = absl::Seconds(30),
-                                             .clock = &clock_})
+    Start(":memory:");
+  }
+  // (Re)starts the master on the SQLite database `db_path` (":memory:" or a file in dir_).
+  void Start(const std::string& db_path, int max_log_followers = 16) {
+    master_.reset();
+    master_ = Master::Create(OpenSqliteDatabase(db_path).value(),
+                             {.data_dir = dir_.string(),
+                              .agent_timeout = absl::Seconds(30),
+                              .clock = &clock_,
+                              .max_log_followers = max_log_followers})
                   .value();
   }
   // A master on a database file in dir_, so a test can restart it.
-  void StartOnFile() {
-    master_.reset();
-    std::unique_ptr<Database> db = OpenSqliteDatabase((dir_ / "master.db").string()).value();
-    master_ = Master::Create(std::move(db), {.data_dir = dir_.string(),
-                                             .agent_timeout = absl::Seconds(30),
-                                             .clock = &clock_})
-                  .value();
-  }
+  void StartOnFile() { Start((dir_ / "master.db").string()); }
   void TearDown() override {
     master_.reset();
     fs::remove_all(dir_);
@@ -319,13 +318,7 @@ void AwaitWaitingPolls(Master& master, int n) {
 }
 
 TEST_F(MasterTest, LogFollowersBeyondTheLimitAreAnsweredAtOnce) {
-  master_.reset();
-  std::unique_ptr<Database> db = OpenSqliteDatabase(":memory:").value();
-  master_ = Master::Create(std::move(db), {.data_dir = dir_.string(),
-                                           .agent_timeout = absl::Seconds(30),
-                                           .clock = &clock_,
-                                           .max_log_followers = 2})
-                .value();
+  Start(":memory:", /*max_log_followers=*/2);
   Register("a1", 1);
   Create(Config(1, 0, kSingle));
   Json start = OnlyStart("a1");
