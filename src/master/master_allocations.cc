@@ -55,8 +55,9 @@ void Master::ScheduleLocked() {
     if (e.state != ExperimentState::kActive) continue;
     absl::StatusOr<ExperimentSearch*> search = SearchLocked(e.id);
     if (!search.ok()) {
-      held[t.id] =
-          absl::StrCat("its experiment's searcher cannot run: ", search.status().message());
+      held[t.id] = absl::StrCat("its experiment's searcher cannot run: ", search.status().message(),
+                                " (kill the experiment and create it again from a config that "
+                                "`cohort experiment validate` accepts)");
       continue;
     }
     const int64_t limit = (*search)->config.max_concurrent_trials;
