@@ -8,7 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   # libraries Cohort builds against
   libtorch-dev libgloo-dev libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
-  libcpp-httplib-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev libarchive-dev
+  libcpp-httplib-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev libarchive-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # fast BLAS for LibTorch on CPU (the reference BLAS is ~10x slower)
   libopenblas0-pthread

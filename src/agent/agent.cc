@@ -29,9 +29,10 @@ bool IsAllocationId(const std::string& id) {
   });
 }
 
-// What can be read of a start action that did not parse: its allocation and node_rank (both
-// needed to report the node's exit) and its trial_id (0 when unreadable: then nothing goes to
-// the trial's log). nullopt for anything else: a stop, no readable allocation or node.
+// What can be read of a start action that did not parse: its allocation, node_rank and
+// allocation_token (all needed to report the node's exit) and its trial_id (0 when unreadable:
+// then nothing goes to the trial's log). nullopt for anything else: a stop, no readable allocation
+// or node.
 std::optional<wire::StartAction> ReadableStart(const Json& raw) {
   if (!raw.is_object()) return std::nullopt;
   const auto type = raw.find("type");
@@ -49,6 +50,11 @@ std::optional<wire::StartAction> ReadableStart(const Json& raw) {
   const auto trial = raw.find("trial_id");
   if (trial != raw.end() && trial->is_number_integer() && trial->get<int64_t>() > 0) {
     start.trial_id = trial->get<int64_t>();
+  }
+  const auto token = raw.find("allocation_token");
+  if (token != raw.end() && token->is_string() &&
+      token->get_ref<const std::string&>().size() <= 256) {
+    start.allocation_token = token->get<std::string>();
   }
   return start;
 }

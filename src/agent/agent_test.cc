@@ -21,7 +21,7 @@
 #include "common/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "master/http/agent_secret_authenticator.h"
+#include "master/http/cluster_authenticator.h"
 #include "master/http/routes.h"
 #include "master/http/testing/master_server.h"
 #include "master/master.h"
@@ -45,11 +45,13 @@ std::unique_ptr<master::http::MasterServer> ServeMaster(
     std::function<void(httplib::Server&, master::Master&)> intercept = {}) {
   return std::make_unique<master::http::MasterServer>(
       data_dir.string(),
-      master::http::MasterServer::Options{
-          .authenticator =
-              std::make_unique<master::http::AgentSecretAuthenticator>(kSecret, "agent-secret"),
-          .port = port,
-          .intercept = std::move(intercept)});
+      master::http::MasterServer::Options{.authenticator =
+                                              [](master::Master& m) {
+                                                return master::http::MakeClusterAuthenticator(
+                                                    m, kSecret, "agent-secret");
+                                              },
+                                          .port = port,
+                                          .intercept = std::move(intercept)});
 }
 
 // Plays cohort-launch (it ignores its arguments): says it started, notes its pid, and ignores
@@ -157,10 +159,15 @@ class AgentTest : public ::testing::Test {
     return false;
   }
   int64_t CreateTrial(int max_restarts) {
-    absl::StatusOr<int64_t> exp = master_->master().CreateExperiment(Config(max_restarts), "", "");
+    absl::StatusOr<int64_t> exp = master_->master().CreateExperiment(Config(max_restarts), "", "",
+                                                                     master::Actor{"admin", true});
     EXPECT_TRUE(exp.ok()) << exp.status();
     experiment_ = exp.value_or(0);
-    return master_->master().DescribeExperiment(experiment_).value().trials.at(0).id;
+    return master_->master()
+        .DescribeExperiment(experiment_, master::Actor{"admin", true})
+        .value()
+        .trials.at(0)
+        .id;
   }
   wire::TrialDescription Trial(int64_t id) { return master_->master().DescribeTrial(id).value(); }
   std::string Logs(int64_t trial) {
@@ -195,7 +202,7 @@ TEST_F(AgentTest, AKilledTrialThatIgnoresSigtermGetsSigkillWhenTheGraceHasPassed
                         "the trial to start", [&] { clock_.Advance(absl::Milliseconds(500)); }));
   const fs::path marker = AllocationDir(trial) / "context" / "got-sigterm";
 
-  ASSERT_TRUE(master_->master().KillExperiment(experiment_).ok());
+  ASSERT_TRUE(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}).ok());
   // The clock stands still from here until the SIGTERM arrived: the grace ends 10 s later.
   ASSERT_TRUE(WaitUntil([&] { return fs::exists(marker); }, "the launcher to get SIGTERM"));
   absl::Duration moved = absl::ZeroDuration();
@@ -280,9 +287,9 @@ TEST_F(AgentTest, AContextWithAnUnsafeEntryIsNotUnpackedAndTheReasonIsInTheTrial
   const int64_t trial = CreateTrial(/*max_restarts=*/0);
   ASSERT_TRUE(
       WaitUntil([&] { return Trial(trial).state == TrialState::kError; }, "the trial to fail"));
-  EXPECT_THAT(Logs(trial), HasSubstr(absl::StrCat("unpacking the context failed: context entry '",
-                                                  evil.string(),
-                                                  "': absolute paths are not allowed")));
+  EXPECT_THAT(Logs(trial),
+              HasSubstr(absl::StrCat("unpacking the context failed: context entry '", evil.string(),
+                                     "': absolute paths are not allowed")));
   EXPECT_FALSE(fs::exists(evil)) << "the entry was written outside the allocation directory";
 }
 

@@ -77,7 +77,9 @@ AllocationRun::AllocationRun(AllocationRunOptions options, wire::StartAction act
       dir_((fs::path(options_.work_dir) / absl::StrCat("alloc-", action_.allocation)).string()),
       client_(options_.master_url, absl::Seconds(30)),
       metrics_((fs::path(dir_) / "run" / "metrics.jsonl").string()) {
-  client_.set_bearer_token(options_.secret);
+  // The allocation speaks for itself: its logs, reports and exit carry its own token, which
+  // the master accepts for this allocation only, while it runs.
+  client_.set_bearer_token(action_.allocation_token);
 }
 
 std::string AllocationRun::Prefix() const {
@@ -154,7 +156,9 @@ absl::StatusOr<SubprocessOptions> AllocationRun::Prepare() {
 
 absl::Status AllocationRun::UnpackContext() {
   const fs::path dir(dir_);
-  absl::StatusOr<std::string> archive = client_.GetBytes(action_.context);
+  client::MasterClient agent(options_.master_url, absl::Seconds(60));  // the agent's credential
+  agent.set_bearer_token(options_.secret);
+  absl::StatusOr<std::string> archive = agent.GetBytes(action_.context);
   if (!archive.ok()) {
     return absl::UnavailableError(
         absl::StrCat("downloading the context: ", archive.status().message()));
@@ -178,6 +182,7 @@ std::map<std::string, std::optional<std::string>> AllocationRun::LaunchEnv(
   worker.latest_checkpoint = action_.latest_checkpoint;
   worker.searcher_ops = action_.searcher_ops;  // adaptive_asha: its bracket's rungs
   worker.master_url = options_.master_url;
+  worker.allocation_token = action_.allocation_token;
   // The agent's slots share its machine: each worker gets cores / slots compute threads
   // (cohort-launch would divide by this node's share only, oversubscribing the cores when
   // several trials run on one agent).

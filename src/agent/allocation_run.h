@@ -114,7 +114,7 @@ class AllocationRun {
   wire::StartAction action_;
   std::shared_ptr<AllocationControl> control_;
   std::string dir_;
-  client::MasterClient client_;
+  client::MasterClient client_;  // presents the allocation's token
   std::vector<wire::LogLine> pending_logs_;
   bool master_forgot_ = false;  // the master answered NotFound: the allocation is gone there
   JsonLinesTail metrics_;

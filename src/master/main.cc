@@ -3,15 +3,22 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "client/local_cluster.h"
+#include "client/master_client.h"
+#include "cohort/status.h"
+#include "common/private_file.h"
 #include "master/db/database.h"
 #include "master/http/agent_secret_authenticator.h"
+#include "master/http/cluster_authenticator.h"
 #include "master/http/routes.h"
 #include "master/master.h"
+#include "master/users/password.h"
 
 namespace {
 
@@ -29,6 +36,7 @@ struct Flags {
   std::string db_path;
   double agent_timeout = 30;
   std::string secret_file;
+  std::string initial_password_file;
 };
 
 void AddFlags(CLI::App& app, Flags& f) {
@@ -45,9 +53,14 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--agent-secret-file", f.secret_file,
                  "The cluster secret agents must present (cohort-agent --secret-file); created "
                  "with mode 0600 when missing (default: DATA_DIR/agent-secret)");
-  app.footer("Example:\n  cohort-master --port 8080 --data-dir /var/lib/cohort\n"
-             "  cohort-agent --master http://127.0.0.1:8080 --slots 2 "
-             "--secret-file /var/lib/cohort/agent-secret");
+  app.add_option("--initial-password-file", f.initial_password_file,
+                 "On the first start, the password of the user 'admin' (else "
+                 "$COHORT_INITIAL_PASSWORD, else a random one written to DATA_DIR/admin-password, "
+                 "mode 0600)");
+  app.footer(
+      "Example:\n  cohort-master --port 8080 --data-dir /var/lib/cohort\n"
+      "  cohort-agent --master http://127.0.0.1:8080 --slots 2 "
+      "--secret-file /var/lib/cohort/agent-secret");
 }
 
 // Binds the server as the flags say; the port bound, or -1 (with the error printed).
@@ -67,6 +80,41 @@ int Bind(httplib::Server& server, const Flags& f) {
   return bound;
 }
 
+// The first admin's password, from the flag's file or $COHORT_INITIAL_PASSWORD; empty when
+// neither is given.
+absl::StatusOr<std::string> GivenInitialPassword(const Flags& f) {
+  if (!f.initial_password_file.empty()) {
+    absl::StatusOr<std::string> password = cohort::client::ReadSecretFile(f.initial_password_file);
+    if (!password.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--initial-password-file: ", password.status().message()));
+    }
+    return password;
+  }
+  const char* env = std::getenv("COHORT_INITIAL_PASSWORD");
+  return std::string(env != nullptr ? env : "");
+}
+
+// On the first start (no users yet), creates the user 'admin' with the given password or a
+// random one kept in DATA_DIR/admin-password (0600), and says where it is (never the password).
+absl::Status CreateFirstAdmin(cohort::master::users::Users& users, const Flags& f) {
+  COHORT_ASSIGN_OR_RETURN(bool has_users, users.HasUsers());
+  if (has_users) return absl::OkStatus();
+  COHORT_ASSIGN_OR_RETURN(std::string password, GivenInitialPassword(f));
+  if (password.empty()) {
+    password = cohort::master::users::RandomPassword();
+    const std::string file = (std::filesystem::path(f.data_dir) / "admin-password").string();
+    COHORT_RETURN_IF_ERROR(cohort::WritePrivateFile(file, password + "\n"));
+    std::printf(
+        "cohort-master: created the user 'admin'; its password is in %s (readable by "
+        "this user only; `cohort user login admin`)\n",
+        file.c_str());
+  } else {
+    std::printf("cohort-master: created the user 'admin' with the given initial password\n");
+  }
+  return users.EnsureAdmin(password).status();
+}
+
 int Fail(const absl::Status& status) {
   std::fprintf(stderr, "cohort-master: %s\n", status.ToString().c_str());
   return 1;
@@ -76,8 +124,9 @@ int Fail(const absl::Status& status) {
 
 int main(int argc, char** argv) {
   Flags f;
-  CLI::App app{"cohort-master: the Cohort cluster's REST API (/api/v1), database (SQLite) and "
-               "gang scheduler. Agents (cohort-agent) connect to it; the cohort CLI talks to it."};
+  CLI::App app{
+      "cohort-master: the Cohort cluster's REST API (/api/v1), database (SQLite) and "
+      "gang scheduler. Agents (cohort-agent) connect to it; the cohort CLI talks to it."};
   AddFlags(app, f);
   CLI11_PARSE(app, argc, argv);
   std::error_code ec;
@@ -93,6 +142,9 @@ int main(int argc, char** argv) {
   }
   absl::StatusOr<std::string> secret = cohort::master::http::LoadOrCreateAgentSecret(f.secret_file);
   if (!secret.ok()) return Fail(secret.status());
+  if (absl::Status admin = CreateFirstAdmin((*master)->users(), f); !admin.ok()) {
+    return Fail(admin);
+  }
   httplib::Server server;
   // Long polls hold threads: log follows are capped (MasterOptions::max_log_followers) and each
   // agent holds at most one, so this many leaves room for every other request.
@@ -100,21 +152,23 @@ int main(int argc, char** argv) {
   const bool loopback = cohort::master::http::IsLoopbackHost(f.host);
   if (!loopback) {
     std::fprintf(stderr,
-                 "cohort-master: warning: listening on %s over plain HTTP without users' "
-                 "authentication: anyone who can reach it can submit experiments, which run "
-                 "programs on its agents. Keep it on a trusted network (TLS and users are not "
-                 "implemented yet).\n",
+                 "cohort-master: warning: listening on %s over plain HTTP: passwords, login "
+                 "tokens and the agents' secret cross the network unencrypted. Keep it on a "
+                 "trusted network (TLS is not implemented yet).\n",
                  f.host.c_str());
   }
   cohort::master::http::RegisterRoutes(
       server, **master,
-      std::make_unique<cohort::master::http::AgentSecretAuthenticator>(*secret, f.secret_file),
+      cohort::master::http::MakeClusterAuthenticator(
+          **master, *secret, f.secret_file,
+          (std::filesystem::path(f.data_dir) / "admin-password").string()),
       cohort::master::http::BrowserGuard(loopback));
   const int bound = Bind(server, f);
   if (bound <= 0) return 1;
-  std::printf("cohort-master: agents authenticate with the secret in %s (cohort-agent "
-              "--secret-file)\n",
-              f.secret_file.c_str());
+  std::printf(
+      "cohort-master: agents authenticate with the secret in %s (cohort-agent "
+      "--secret-file)\n",
+      f.secret_file.c_str());
   g_server = &server;
   signal(SIGINT, OnSignal);
   signal(SIGTERM, OnSignal);

@@ -12,8 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cohort/status.h"
-#include "common/logging.h"
 #include "common/context_archive.h"
+#include "common/logging.h"
 #include "config/config_parser.h"
 #include "config/error_list.h"
 #include "config/hparam_sampler.h"
@@ -47,6 +47,48 @@ absl::Status ConfigError(const absl::Status& status, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(what, ":\n", absl::StrJoin(lines, "\n")));
 }
 
+bool MayChange(const ExperimentRow& e, const Actor& actor) {
+  return actor.admin || (!e.owner.empty() && e.owner == actor.user);
+}
+
+absl::Status CheckMayChange(const ExperimentRow& e, const Actor& actor, absl::string_view verb) {
+  if (MayChange(e, actor)) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      "experiment ", e.id, " belongs to ",
+      e.owner.empty() ? "no user (it predates users)" : absl::StrCat("'", e.owner, "'"),
+      ": only its owner or an admin may ", verb, " it ('", actor.user, "' is neither)"));
+}
+
+// "KEY=VALUE" as "KEY=***".
+Json HideValue(const Json& entry) {
+  if (!entry.is_string()) return "***";
+  const std::string text = entry.get<std::string>();
+  const size_t eq = text.find('=');
+  return eq == std::string::npos ? text : text.substr(0, eq) + "=***";
+}
+
+// The effective config with the values of environment.environment_variables (a list of
+// KEY=VALUE, or Determined's map of such lists by device type) replaced by ***.
+std::string HideEnvironmentValues(const std::string& config_yaml) {
+  absl::StatusOr<Json> tree = config::ParseYaml(config_yaml);
+  if (!tree.ok() || !tree->is_object()) return "# the config is hidden\n";
+  auto environment = tree->find("environment");
+  if (environment == tree->end() || !environment->is_object()) return config_yaml;
+  auto env = environment->find("environment_variables");
+  if (env == environment->end()) return config_yaml;
+  if (env->is_array()) {
+    for (Json& entry : *env) entry = HideValue(entry);
+  } else if (env->is_object()) {
+    for (auto& [device, list] : env->items()) {
+      if (!list.is_array()) continue;
+      for (Json& entry : list) entry = HideValue(entry);
+    }
+  } else {
+    *env = "***";
+  }
+  return config::ToYaml(*tree);
+}
+
 }  // namespace
 
 std::string TrialName(int64_t id) { return absl::StrCat("trial ", id); }
@@ -66,7 +108,8 @@ Master::Master(std::unique_ptr<Database> db, MasterOptions options)
     : db_(std::move(db)),
       options_(WithDefaults(std::move(options))),
       agents_(*options_.clock, options_.agent_timeout),
-      allocations_(BootTag()) {}
+      allocations_(BootTag()),
+      users_(db_.get(), options_.clock) {}
 
 absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database> db,
                                                        MasterOptions options) {
@@ -156,11 +199,10 @@ absl::StatusOr<Master::SubmittedConfig> Master::ResolveConfig(const std::string&
 
 absl::StatusOr<std::string> Master::SaveContext(const std::string& context) {
   std::random_device device;
-  const std::string path =
-      (fs::path(options_.data_dir) / "contexts" /
-       absl::StrFormat("context-%d-%08x.tar.gz", absl::ToUnixMillis(options_.clock->Now()),
-                       device()))
-          .string();
+  const std::string path = (fs::path(options_.data_dir) / "contexts" /
+                            absl::StrFormat("context-%d-%08x.tar.gz",
+                                            absl::ToUnixMillis(options_.clock->Now()), device()))
+                               .string();
   std::ofstream out(path, std::ios::binary);
   out.write(context.data(), static_cast<std::streamsize>(context.size()));
   if (!out) return absl::UnavailableError(absl::StrCat("saving the context to ", path));
@@ -180,7 +222,7 @@ absl::Status Master::CheckContextArchive(const std::string& context) {
 
 absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
                                                  const std::string& template_name,
-                                                 std::string context) {
+                                                 std::string context, const Actor& owner) {
   COHORT_ASSIGN_OR_RETURN(SubmittedConfig submitted, ResolveConfig(config_yaml, template_name));
   const config::ExperimentConfig& cfg = submitted.config;
   absl::StatusOr<std::unique_ptr<searcher::Searcher>> search = searcher::NewSearcher(cfg);
@@ -213,9 +255,11 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   row.priority = static_cast<int>(cfg.resources.priority.value_or(42));
   row.max_restarts = static_cast<int>(cfg.max_restarts);
   row.created_ms = absl::ToUnixMillis(options_.clock->Now());
+  row.owner = owner.user;
   COHORT_ASSIGN_OR_RETURN(int64_t id, db_->InsertExperiment(row));
   ExperimentSearch& stored =
-      searchers_.emplace(id, ExperimentSearch{cfg.searcher, *std::move(search), {}, TotalBatches(cfg)})
+      searchers_
+          .emplace(id, ExperimentSearch{cfg.searcher, *std::move(search), {}, TotalBatches(cfg)})
           .first->second;
   for (const searcher::Operation& op : creates) {
     COHORT_RETURN_IF_ERROR(InsertTrialLocked(id, stored, std::get<searcher::Create>(op)));
@@ -243,7 +287,8 @@ absl::StatusOr<wire::ExperimentList> Master::ListExperiments() {
                                .slots_per_trial = e.slots_per_trial,
                                .priority = e.priority,
                                .template_name = e.template_name,
-                               .created_ms = e.created_ms});
+                               .created_ms = e.created_ms,
+                               .owner = e.owner});
   }
   return out;
 }
@@ -271,8 +316,10 @@ wire::TrialDescription Master::TrialBodyLocked(const TrialRow& t) const {
   return d;
 }
 
-absl::StatusOr<wire::ExperimentDescription> Master::DescribeExperiment(int64_t id) {
+absl::StatusOr<wire::ExperimentDescription> Master::DescribeExperiment(int64_t id,
+                                                                       const Actor& viewer) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
+  if (!MayChange(e, viewer)) e.config_yaml = HideEnvironmentValues(e.config_yaml);
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
   std::lock_guard<std::mutex> lock(mu_);
   wire::ExperimentDescription out{.id = e.id,
@@ -283,14 +330,16 @@ absl::StatusOr<wire::ExperimentDescription> Master::DescribeExperiment(int64_t i
                                   .slots_per_trial = e.slots_per_trial,
                                   .priority = e.priority,
                                   .max_restarts = e.max_restarts,
-                                  .created_ms = e.created_ms};
+                                  .created_ms = e.created_ms,
+                                  .owner = e.owner};
   for (const TrialRow& t : trials) out.trials.push_back(TrialBodyLocked(t));
   return out;
 }
 
-absl::Status Master::PauseExperiment(int64_t id) {
+absl::Status Master::PauseExperiment(int64_t id, const Actor& actor) {
   std::lock_guard<std::mutex> lock(mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
+  COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "pause"));
   if (e.state == ExperimentState::kPaused) return absl::OkStatus();  // already: nothing to do
   COHORT_RETURN_IF_ERROR(MoveExperimentLocked(e, ExperimentState::kPaused));
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
@@ -304,22 +353,25 @@ absl::Status Master::PauseExperiment(int64_t id) {
   return absl::OkStatus();
 }
 
-absl::Status Master::ActivateExperiment(int64_t id) {
+absl::Status Master::ActivateExperiment(int64_t id, const Actor& actor) {
   std::lock_guard<std::mutex> lock(mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
+  COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "activate"));
   if (e.state == ExperimentState::kActive) return absl::OkStatus();  // already: nothing to do
   COHORT_RETURN_IF_ERROR(MoveExperimentLocked(e, ExperimentState::kActive));
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
   for (TrialRow& t : trials) {
-    if (t.state == TrialState::kPaused) COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kQueued));
+    if (t.state == TrialState::kPaused)
+      COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kQueued));
   }
   ScheduleLocked();
   return absl::OkStatus();
 }
 
-absl::Status Master::KillExperiment(int64_t id) {
+absl::Status Master::KillExperiment(int64_t id, const Actor& actor) {
   std::lock_guard<std::mutex> lock(mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
+  COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "kill"));
   if (wire::IsTerminal(e.state)) return absl::OkStatus();
   COHORT_RETURN_IF_ERROR(MoveExperimentLocked(e, ExperimentState::kCanceled));
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
@@ -360,11 +412,11 @@ absl::StatusOr<wire::MetricList> Master::TrialMetrics(int64_t id,
   for (const MetricRow& m : rows) {
     absl::StatusOr<wire::MetricKind> row_kind = wire::ParseMetricKind(m.kind);
     if (!row_kind.ok()) {
-      return absl::DataLossError(absl::StrCat(TrialName(id), ": a metric row in the database: ",
-                                              row_kind.status().message()));
+      return absl::DataLossError(absl::StrCat(
+          TrialName(id), ": a metric row in the database: ", row_kind.status().message()));
     }
-    out.metrics.push_back({*row_kind, m.steps_completed,
-                           Json::parse(m.metrics_json, nullptr, false), m.time});
+    out.metrics.push_back(
+        {*row_kind, m.steps_completed, Json::parse(m.metrics_json, nullptr, false), m.time});
   }
   return out;
 }
@@ -380,8 +432,8 @@ absl::StatusOr<wire::CheckpointList> Master::TrialCheckpoints(int64_t id) {
   return out;
 }
 
-absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> rank,
-                                                 int64_t after, absl::Duration wait) {
+absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
+                                                 absl::Duration wait) {
   bool following = false;
   if (wait > absl::ZeroDuration()) {
     std::lock_guard<std::mutex> lock(mu_);

@@ -31,8 +31,9 @@
 #include "master/db/database.h"
 #include "master/experiments/exit_policy.h"
 #include "master/experiments/lifecycle.h"
-#include "master/searcher/searcher.h"
 #include "master/scheduler/scheduler.h"
+#include "master/searcher/searcher.h"
+#include "master/users/users.h"
 #include "nlohmann/json.hpp"
 #include "wire/agent_protocol.h"
 #include "wire/cluster_bodies.h"
@@ -47,6 +48,13 @@ using Json = nlohmann::json;
 std::string TrialName(int64_t id);
 // searcher.max_length in batches (0: none, or not convertible).
 int64_t TotalBatches(const config::ExperimentConfig& cfg);
+
+// Who asks the master for a change (the HTTP layer makes it from the caller's login token).
+// Experiments are changed only by their owner or an admin.
+struct Actor {
+  std::string user;
+  bool admin = false;
+};
 
 struct MasterOptions {
   std::string data_dir;  // contexts/ and the default checkpoint storage live here
@@ -65,14 +73,20 @@ class Master {
   ~Master();
 
   // Experiments. Create: the config YAML (merged under the named template), the context
-  // archive (tar.gz bytes). InvalidArgument carries every config error, one per line.
+  // archive (tar.gz bytes); `owner` becomes the experiment's owner. InvalidArgument carries
+  // every config error, one per line.
   absl::StatusOr<int64_t> CreateExperiment(const std::string& config_yaml,
-                                           const std::string& template_name, std::string context);
+                                           const std::string& template_name, std::string context,
+                                           const Actor& owner);
   absl::StatusOr<wire::ExperimentList> ListExperiments();
-  absl::StatusOr<wire::ExperimentDescription> DescribeExperiment(int64_t id);
-  absl::Status PauseExperiment(int64_t id);
-  absl::Status ActivateExperiment(int64_t id);
-  absl::Status KillExperiment(int64_t id);
+  // The experiment with its effective config; for a `viewer` who is neither its owner nor an
+  // admin, the values of `environment_variables` are hidden (they may hold secrets).
+  absl::StatusOr<wire::ExperimentDescription> DescribeExperiment(int64_t id, const Actor& viewer);
+  // Pause, activate and kill: PermissionDenied unless `actor` owns the experiment or is an
+  // admin.
+  absl::Status PauseExperiment(int64_t id, const Actor& actor);
+  absl::Status ActivateExperiment(int64_t id, const Actor& actor);
+  absl::Status KillExperiment(int64_t id, const Actor& actor);
   absl::StatusOr<std::string> ContextPath(int64_t experiment_id);
 
   // Trials.
@@ -81,9 +95,10 @@ class Master {
   absl::StatusOr<wire::MetricList> TrialMetrics(int64_t id, std::optional<wire::MetricKind> kind);
   absl::StatusOr<wire::CheckpointList> TrialCheckpoints(int64_t id);
   // Lines after `after` (of one rank when given); waits up to `wait` for new ones unless
-  // max_log_followers already wait (then it answers at once). "done": the trial has ended and every line was returned.
+  // max_log_followers already wait (then it answers at once). "done": the trial has ended and every
+  // line was returned.
   absl::StatusOr<wire::LogsPage> TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
-                                 absl::Duration wait);
+                                           absl::Duration wait);
 
   // Templates.
   absl::StatusOr<wire::TemplateList> ListTemplates();
@@ -105,10 +120,17 @@ class Master {
   absl::StatusOr<wire::SlotList> ListSlots();
   absl::StatusOr<wire::TaskList> ListTasks();
 
+  // OK when `token` is the credential of the running allocation `allocation`; NotFound when it
+  // does not run (it ended, or this master restarted); Unauthenticated otherwise.
+  absl::Status CheckAllocationToken(const std::string& allocation, const std::string& token);
+
   // From agents, about an allocation.
   absl::Status AllocationLogs(const std::string& allocation, const wire::LogBatch& batch);
   absl::Status AllocationReports(const std::string& allocation, const wire::ReportBatch& batch);
   absl::Status AllocationExit(const std::string& allocation, const wire::ExitReport& exit);
+
+  // The master's users and their login tokens (users/users.h); thread-safe on its own.
+  users::Users& users() { return users_; }
 
   // Long polls waiting right now: log follows and agents' action polls (for tests and
   // monitoring).
@@ -161,12 +183,11 @@ class Master {
   // The experiment's searcher: created with the experiment, or rebuilt from the database
   // (Searcher::Restore) the first time it is needed after a restart of the master.
   absl::StatusOr<ExperimentSearch*> SearchLocked(int64_t experiment_id);
-  absl::StatusOr<int64_t> SearchIndexLocked(const ExperimentSearch& search,
-                                            int64_t trial_id) const;
+  absl::StatusOr<int64_t> SearchIndexLocked(const ExperimentSearch& search, int64_t trial_id) const;
   // The searcher operations (lengths) a trial trains in: adaptive_asha's rungs for its bracket
   // (and `note` says so for the log), none for the other searchers.
-  absl::StatusOr<std::vector<int64_t>> SearcherOpsLocked(const ExperimentRow& exp,
-                                                         int64_t trial_id, std::string* note);
+  absl::StatusOr<std::vector<int64_t>> SearcherOpsLocked(const ExperimentRow& exp, int64_t trial_id,
+                                                         std::string* note);
   // The trial completed the searcher operation of `length` with `metric` (reported through
   // `allocation`): the searcher decides, and a Stop stops that allocation.
   absl::Status RungReportedLocked(const TrialRow& trial, double length, double metric,
@@ -199,7 +220,8 @@ class Master {
   std::condition_variable logs_cv_;
   AgentRegistry agents_;
   Allocations allocations_;
-  std::map<int64_t, std::string> waiting_;           // queued trial -> reason
+  users::Users users_;
+  std::map<int64_t, std::string> waiting_;         // queued trial -> reason
   std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
   int64_t next_sequence_ = 1;
   int log_followers_ = 0;  // TrialLogs calls waiting for lines

@@ -14,6 +14,7 @@
 #include "config/length.h"
 #include "config/yaml_json.h"
 #include "master/master.h"
+#include "master/users/password.h"
 #include "wire/limits.h"
 
 namespace cohort::master {
@@ -79,13 +80,19 @@ void Master::ScheduleLocked() {
   }
 }
 
+absl::Status Master::CheckAllocationToken(const std::string& allocation,
+                                          const std::string& token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return allocations_.CheckToken(allocation, token);
+}
+
 absl::Status Master::StartLocked(const Placement& placement) {
   const int64_t trial_id = std::stoll(placement.task_id);
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
   std::string ops_note;
   COHORT_ASSIGN_OR_RETURN(std::vector<int64_t> ops, SearcherOpsLocked(exp, trial_id, &ops_note));
-  const Allocation& allocation = allocations_.Add(trial_id, placement);
+  const Allocation& allocation = allocations_.Add(trial_id, placement, users::NewToken());
   const std::string chief_addr = agents_.NextChiefAddress(*agents_.Find(placement.agents[0].first));
   std::vector<std::string> where;
   for (size_t node = 0; node < placement.agents.size(); ++node) {
@@ -105,7 +112,8 @@ absl::Status Master::StartLocked(const Placement& placement) {
                             .latest_checkpoint = trial.latest_checkpoint,
                             .context = absl::StrCat("/api/v1/experiments/", exp.id, "/context"),
                             .reports = node == 0,
-                            .searcher_ops = ops};
+                            .searcher_ops = ops,
+                            .allocation_token = allocation.token};
     PushActionLocked(agent_id, std::move(start));
   }
   COHORT_RETURN_IF_ERROR(MoveTrialLocked(trial, TrialState::kRunning));

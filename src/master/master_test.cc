@@ -22,6 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
+const Actor kRoot{"admin", true};
+
 std::string Config(int slots, int max_restarts, const std::string& searcher,
                    const std::string& hparams = "{global_batch_size: 8}") {
   return absl::StrCat("name: t\nentrypoint: ./trial\nhyperparameters: ", hparams, "\n",
@@ -76,11 +78,11 @@ class MasterTest : public ::testing::Test {
     return r.ok() ? r->ToJson()["actions"] : Json::array();
   }
   int64_t Create(const std::string& yaml) {
-    absl::StatusOr<int64_t> id = master_->CreateExperiment(yaml, "", "");
+    absl::StatusOr<int64_t> id = master_->CreateExperiment(yaml, "", "", kRoot);
     EXPECT_TRUE(id.ok()) << id.status();
     return id.value_or(0);
   }
-  Json Experiment(int64_t id) { return master_->DescribeExperiment(id).value().ToJson(); }
+  Json Experiment(int64_t id) { return master_->DescribeExperiment(id, kRoot).value().ToJson(); }
   Json Trial(int64_t id) { return master_->DescribeTrial(id).value().ToJson(); }
   // The one start action `agent` has waiting; fails the test otherwise.
   Json OnlyStart(const std::string& agent) {
@@ -180,7 +182,7 @@ TEST_F(MasterTest, PausePreemptsTheRunningTrialAndActivateQueuesItAgain) {
   const int64_t exp = Create(Config(1, 0, kSingle));
   Json start = OnlyStart("a1");
   const int64_t trial = start["trial_id"];
-  ASSERT_TRUE(master_->PauseExperiment(exp).ok());
+  ASSERT_TRUE(master_->PauseExperiment(exp, kRoot).ok());
   Json stop = Actions("a1");
   ASSERT_EQ(stop.size(), 1u) << stop.dump();
   EXPECT_EQ(stop[0]["type"], "stop");
@@ -188,18 +190,18 @@ TEST_F(MasterTest, PausePreemptsTheRunningTrialAndActivateQueuesItAgain) {
   ASSERT_TRUE(Exit(start, 143).ok());  // the trial checkpointed and left on SIGTERM
   EXPECT_EQ(Trial(trial)["state"], "PAUSED");
   EXPECT_EQ(Trial(trial)["restarts"], 0) << "a pause is not a failure";
-  ASSERT_TRUE(master_->ActivateExperiment(exp).ok());
+  ASSERT_TRUE(master_->ActivateExperiment(exp, kRoot).ok());
   EXPECT_EQ(OnlyStart("a1")["trial_id"], trial);
   EXPECT_EQ(Experiment(exp)["state"], "ACTIVE");
 }
 
 TEST_F(MasterTest, KillCancelsTheQueuedTrialAtOnceAndTheRunningOneWhenItExits) {
   Register("a1", 1);
-  const int64_t exp = Create(
-      Config(1, 3, "{name: random, metric: loss, max_trials: 2, max_length: {batches: 10}}",
-             "{global_batch_size: 8, lr: {type: double, minval: 0.1, maxval: 1}}"));
+  const int64_t exp =
+      Create(Config(1, 3, "{name: random, metric: loss, max_trials: 2, max_length: {batches: 10}}",
+                    "{global_batch_size: 8, lr: {type: double, minval: 0.1, maxval: 1}}"));
   Json start = OnlyStart("a1");
-  ASSERT_TRUE(master_->KillExperiment(exp).ok());
+  ASSERT_TRUE(master_->KillExperiment(exp, kRoot).ok());
   Json e = Experiment(exp);
   EXPECT_EQ(e["state"], "CANCELED");
   int canceled = 0;
@@ -217,11 +219,11 @@ TEST_F(MasterTest, MovesTheLifecycleForbidsAreRefusedNamingBothStates) {
   Register("a1", 1);
   const int64_t exp = Create(Config(1, 0, kSingle));
   ASSERT_TRUE(Exit(OnlyStart("a1"), 0).ok());
-  absl::Status pause = master_->PauseExperiment(exp);
+  absl::Status pause = master_->PauseExperiment(exp, kRoot);
   EXPECT_TRUE(absl::IsFailedPrecondition(pause)) << pause;
   EXPECT_THAT(pause.message(), HasSubstr("cannot move from COMPLETED to PAUSED"));
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
-  EXPECT_TRUE(master_->KillExperiment(exp).ok()) << "killing what ended is a no-op";
+  EXPECT_TRUE(master_->KillExperiment(exp, kRoot).ok()) << "killing what ended is a no-op";
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
 }
 
@@ -333,10 +335,9 @@ TEST_F(MasterTest, LogFollowersBeyondTheLimitAreAnsweredAtOnce) {
   ASSERT_EQ(third.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   EXPECT_TRUE(third.get()->logs.empty());
   // A new line ends the two that wait.
-  ASSERT_TRUE(master_
-                  ->AllocationLogs(start["allocation"],
-                                   {.trial_id = trial, .lines = {{0, "epoch 1"}}})
-                  .ok());
+  ASSERT_TRUE(
+      master_->AllocationLogs(start["allocation"], {.trial_id = trial, .lines = {{0, "epoch 1"}}})
+          .ok());
   ASSERT_EQ(first.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   ASSERT_EQ(second.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   EXPECT_EQ(first.get()->logs.size(), 1u);
@@ -377,34 +378,36 @@ size_t SavedContexts(const fs::path& data_dir) {
 
 TEST_F(MasterTest, AContextThatIsNotATarGzIsRefusedBeforeTheExperimentIsStored) {
   Register("a1", 1);
-  absl::StatusOr<int64_t> plain = master_->CreateExperiment(Config(1, 0, kSingle), "", "hello");
+  absl::StatusOr<int64_t> plain =
+      master_->CreateExperiment(Config(1, 0, kSingle), "", "hello", kRoot);
   EXPECT_EQ(plain.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(plain.status().message(),
               HasSubstr("context: not a gzip'd tar archive (its 5 bytes do not begin with the "
                         "gzip magic 1f 8b)"));
   const std::string text =
       Made(dir_, "yes 'not a tar' | head -c 4000 | gzip -c > text.gz", "text.gz");
-  absl::StatusOr<int64_t> not_tar = master_->CreateExperiment(Config(1, 0, kSingle), "", text);
+  absl::StatusOr<int64_t> not_tar =
+      master_->CreateExperiment(Config(1, 0, kSingle), "", text, kRoot);
   EXPECT_EQ(not_tar.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(not_tar.status().message(),
-              HasSubstr("context: not a valid tar.gz archive ("));
+  EXPECT_THAT(not_tar.status().message(), HasSubstr("context: not a valid tar.gz archive ("));
   const std::string tiny = Made(dir_, "printf 'not a tar' | gzip -c > tiny.gz", "tiny.gz");
-  EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "", tiny).status().message(),
+  EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "", tiny, kRoot).status().message(),
               HasSubstr("context: not a valid tar.gz archive ("));
   const std::string empty =
       Made(dir_, "head -c 10240 /dev/zero | gzip -c > empty.tar.gz", "empty.tar.gz");
-  EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "", empty).status().message(),
+  EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "", empty, kRoot).status().message(),
               HasSubstr("context: the tar.gz archive lists no entries"));
   const std::string absolute = Made(
       dir_, "echo x > abs.txt && tar czPf abs.tar.gz \"$PWD/abs.txt\" 2>/dev/null", "abs.tar.gz");
-  EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "", absolute).status().message(),
-              HasSubstr("': absolute paths are not allowed"));
+  EXPECT_THAT(
+      master_->CreateExperiment(Config(1, 0, kSingle), "", absolute, kRoot).status().message(),
+      HasSubstr("': absolute paths are not allowed"));
   EXPECT_TRUE(master_->ListExperiments().value().experiments.empty());
   EXPECT_EQ(SavedContexts(dir_), 0u) << "a refused context is not kept";
 
   const std::string archive = Made(
       dir_, "mkdir -p ctx && echo x > ctx/train.py && tar czf ctx.tar.gz -C ctx .", "ctx.tar.gz");
-  absl::StatusOr<int64_t> ok = master_->CreateExperiment(Config(1, 0, kSingle), "", archive);
+  absl::StatusOr<int64_t> ok = master_->CreateExperiment(Config(1, 0, kSingle), "", archive, kRoot);
   EXPECT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ(SavedContexts(dir_), 1u);
 }
@@ -418,7 +421,7 @@ TEST_F(MasterTest, TemplateNamesAreSafeForUrlsAndRefusedNamingTheField) {
   EXPECT_THAT(master_->PutTemplate(std::string(200, 't'), "max_restarts: 1\n").message(),
               HasSubstr("(200 bytes)"));
   Register("a1", 1);
-  EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "a b", "").status().message(),
+  EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "a b", "", kRoot).status().message(),
               HasSubstr("template must be 1 to 128 characters"));
 }
 
@@ -437,6 +440,31 @@ TEST_F(MasterTest, AHugeProgressCountCannotOverflowTheTrialsBatches) {
   const Json trial = Trial(start["trial_id"]);
   EXPECT_EQ(trial["batches"], int64_t{1000000000000000});
   EXPECT_EQ(trial["total_batches"], int64_t{1000000000000000});
+}
+
+TEST_F(MasterTest, OnlyTheOwnerOrAnAdminChangesAnExperimentOrSeesItsEnvironment) {
+  const std::string yaml =
+      Config(1, 0, kSingle) + "environment: {environment_variables: [TOKEN=s3cret, PLAIN=1]}\n";
+  absl::StatusOr<int64_t> exp = master_->CreateExperiment(yaml, "", "", Actor{"alice", false});
+  ASSERT_TRUE(exp.ok()) << exp.status();
+  EXPECT_EQ(master_->ListExperiments().value().experiments.at(0).owner, "alice");
+  const Actor bob{"bob", false};
+  absl::Status denied = master_->KillExperiment(*exp, bob);
+  EXPECT_TRUE(absl::IsPermissionDenied(denied)) << denied;
+  EXPECT_THAT(denied.message(), HasSubstr("belongs to 'alice'"));
+  EXPECT_TRUE(absl::IsPermissionDenied(master_->PauseExperiment(*exp, bob)));
+  EXPECT_TRUE(absl::IsPermissionDenied(master_->ActivateExperiment(*exp, bob)));
+  EXPECT_EQ(Experiment(*exp)["state"], "ACTIVE") << "a refused request changes nothing";
+
+  const std::string seen_by_bob = master_->DescribeExperiment(*exp, bob).value().config;
+  EXPECT_THAT(seen_by_bob, HasSubstr("TOKEN=***"));
+  EXPECT_THAT(seen_by_bob, ::testing::Not(HasSubstr("s3cret")));
+  EXPECT_THAT(master_->DescribeExperiment(*exp, Actor{"alice", false}).value().config,
+              HasSubstr("TOKEN=s3cret"));
+  EXPECT_THAT(master_->DescribeExperiment(*exp, kRoot).value().config, HasSubstr("s3cret"));
+
+  EXPECT_TRUE(master_->PauseExperiment(*exp, Actor{"alice", false}).ok());
+  EXPECT_TRUE(master_->KillExperiment(*exp, kRoot).ok()) << "admins may change anyone's";
 }
 
 }  // namespace

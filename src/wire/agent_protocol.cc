@@ -90,7 +90,8 @@ Json StartAction::ToJson() const {
           {"latest_checkpoint", latest_checkpoint},
           {"context", context},
           {"reports", reports},
-          {"searcher_ops", searcher_ops}};
+          {"searcher_ops", searcher_ops},
+          {"allocation_token", allocation_token}};
 }
 
 absl::StatusOr<StartAction> ParseStartAction(const Json& json, absl::string_view context) {
@@ -109,6 +110,7 @@ absl::StatusOr<StartAction> ParseStartAction(const Json& json, absl::string_view
   r.Optional("latest_checkpoint", &a.latest_checkpoint, 4096);
   r.Required("context", &a.context, 4096);
   r.Optional("reports", &a.reports);
+  r.Required("allocation_token", &a.allocation_token, 256);
   r.Array("searcher_ops", &a.searcher_ops, kMaxSearcherOps, FieldReader::kOptional,
           internal::ParsePositiveIntElement);
   for (size_t i = 1; r.ok() && i < a.searcher_ops.size(); ++i) {

@@ -64,6 +64,9 @@ struct StartAction {
   std::string context;            // URL path of the context archive
   bool reports = false;           // optional; true on node 0: forward metrics.jsonl and progress
   std::vector<int64_t> searcher_ops;  // optional; adaptive_asha's rungs, ascending
+  // The allocation's own credential: its logs, reports and exit are posted with it (and only
+  // while the allocation runs); the workers get it as COHORT_ALLOCATION_TOKEN.
+  std::string allocation_token;
 
   Json ToJson() const;
 };

@@ -4,6 +4,7 @@
 #include "cohort/status.h"
 #include "wire/agent_protocol.h"
 #include "wire/internal/field_reader.h"
+#include "wire/limits.h"
 
 namespace cohort::wire {
 namespace {
@@ -38,6 +39,7 @@ absl::StatusOr<ExperimentSummary> ParseSummary(const Json& json, const std::stri
   r.Required("priority", &e.priority);
   r.Optional("template", &e.template_name, kMaxNameBytes);
   r.Required("created_ms", &e.created_ms, {.min = 0});
+  r.Optional("owner", &e.owner, kMaxSafeNameBytes);
   COHORT_RETURN_IF_ERROR(r.status());
   return e;
 }
@@ -65,7 +67,8 @@ Json ExperimentList::ToJson() const {
                     {"slots_per_trial", e.slots_per_trial},
                     {"priority", e.priority},
                     {"template", e.template_name},
-                    {"created_ms", e.created_ms}});
+                    {"created_ms", e.created_ms},
+                    {"owner", e.owner}});
   }
   return {{"experiments", list}};
 }
@@ -90,6 +93,7 @@ Json ExperimentDescription::ToJson() const {
           {"priority", priority},
           {"max_restarts", max_restarts},
           {"created_ms", created_ms},
+          {"owner", owner},
           {"trials", list}};
 }
 
@@ -105,6 +109,7 @@ absl::StatusOr<ExperimentDescription> ParseExperimentDescription(const Json& jso
   r.Required("priority", &e.priority);
   r.Required("max_restarts", &e.max_restarts, {.min = 0});
   r.Required("created_ms", &e.created_ms, {.min = 0});
+  r.Optional("owner", &e.owner, kMaxSafeNameBytes);
   r.Array("trials", &e.trials, kMaxTrials, FieldReader::kRequired,
           [](const Json& j, const std::string& where) { return ParseTrialDescription(j, where); });
   COHORT_RETURN_IF_ERROR(r.status());

@@ -41,6 +41,7 @@ struct ExperimentSummary {
   int priority = 42;
   std::string template_name;  // "template"; empty: none
   int64_t created_ms = 0;     // unix milliseconds
+  std::string owner;          // the user who created it; empty: from before users existed
 };
 
 struct ExperimentList {
@@ -59,6 +60,7 @@ struct ExperimentDescription {
   int priority = 42;
   int max_restarts = 0;
   int64_t created_ms = 0;
+  std::string owner;  // as in ExperimentSummary
   std::vector<TrialDescription> trials;
 
   Json ToJson() const;

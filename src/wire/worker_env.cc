@@ -61,6 +61,7 @@ std::map<std::string, std::optional<std::string>> WorkerEnv::ToEnv() const {
   env["COHORT_LATEST_CHECKPOINT"] = Set(latest_checkpoint);
   env["COHORT_SEARCHER_OPS"] = Set(FormatSearcherOps(searcher_ops));
   env["COHORT_MASTER_URL"] = Set(master_url);
+  env["COHORT_ALLOCATION_TOKEN"] = Set(allocation_token);
   if (num_threads) {
     for (const char* var : kThreadVariables) env[var] = absl::StrCat(*num_threads);
   }
@@ -96,6 +97,7 @@ absl::StatusOr<WorkerEnv> WorkerEnv::FromEnv(
   if (!ops.ok()) return ops.status();
   env.searcher_ops = *std::move(ops);
   env.master_url = get("COHORT_MASTER_URL");
+  env.allocation_token = get("COHORT_ALLOCATION_TOKEN");
   auto threads = ParseInt("COHORT_NUM_THREADS", get("COHORT_NUM_THREADS"), 1);
   if (!threads.ok()) return threads.status();
   if (*threads) {

@@ -12,6 +12,8 @@
 //   COHORT_LATEST_CHECKPOINT  the checkpoint to resume from (a storage id or a directory)
 //   COHORT_SEARCHER_OPS       the searcher operations, "L1,L2,...": ascending lengths >= 1
 //   COHORT_MASTER_URL         the master the trial belongs to (absent: a local run)
+//   COHORT_ALLOCATION_TOKEN   the credential of this run (allocation) of the trial: it may post
+//                             only this allocation's logs, reports and exit, while it runs
 //   OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS, COHORT_NUM_THREADS
 //                             compute threads per worker (kThreadVariables)
 //
@@ -57,6 +59,7 @@ struct WorkerEnv {
   std::string latest_checkpoint;      // COHORT_LATEST_CHECKPOINT; empty: start fresh
   std::vector<int64_t> searcher_ops;  // COHORT_SEARCHER_OPS; empty: the config's length
   std::string master_url;             // COHORT_MASTER_URL; empty: a local run
+  std::string allocation_token;       // COHORT_ALLOCATION_TOKEN; empty: a local run
   std::optional<int> num_threads;     // kThreadVariables; nullopt: leave them alone
 
   // The variables as SubprocessOptions::env takes them: every trial-level variable is present,

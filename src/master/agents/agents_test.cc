@@ -48,14 +48,14 @@ TEST(AgentRegistryTest, ActionsQueueUntilTakenAndChiefPortsGoRoundRobin) {
 
 TEST(AllocationsTest, IdsNameTheirTrialAndOnlyTheLatestMayReport) {
   Allocations allocations("beef");
-  Allocation& first = allocations.Add(7, {"7", {{"a1", 2}}});
+  Allocation& first = allocations.Add(7, {"7", {{"a1", 2}}}, "t1");
   EXPECT_EQ(first.id, "7.beef.1");
   const std::string first_id = first.id;
   EXPECT_TRUE(allocations.CheckBelongs(first_id, 7, true).ok());
   EXPECT_TRUE(absl::IsInvalidArgument(allocations.CheckBelongs(first_id, 8, false)));
   allocations.Remove(first_id);
   EXPECT_EQ(allocations.OfTrial(7), nullptr);
-  const std::string second_id = allocations.Add(7, {"7", {{"a2", 2}}}).id;
+  const std::string second_id = allocations.Add(7, {"7", {{"a2", 2}}}, "t2").id;
   EXPECT_EQ(second_id, "7.beef.2");
   absl::Status stale = allocations.CheckBelongs(first_id, 7, /*latest=*/true);
   EXPECT_TRUE(absl::IsFailedPrecondition(stale)) << stale;
@@ -63,9 +63,20 @@ TEST(AllocationsTest, IdsNameTheirTrialAndOnlyTheLatestMayReport) {
   EXPECT_TRUE(allocations.CheckBelongs(first_id, 7, /*latest=*/false).ok()) << "logs still count";
 }
 
+TEST(AllocationsTest, OnlyARunningAllocationsOwnTokenIsAccepted) {
+  Allocations allocations("beef");
+  const std::string a = allocations.Add(1, {"1", {{"a1", 1}}}, "token-a").id;
+  const std::string b = allocations.Add(2, {"2", {{"a1", 1}}}, "token-b").id;
+  EXPECT_TRUE(allocations.CheckToken(a, "token-a").ok());
+  EXPECT_TRUE(absl::IsUnauthenticated(allocations.CheckToken(a, "token-b")));
+  EXPECT_TRUE(absl::IsUnauthenticated(allocations.CheckToken(b, "")));
+  allocations.Remove(a);
+  EXPECT_TRUE(absl::IsNotFound(allocations.CheckToken(a, "token-a"))) << "not after it ended";
+}
+
 TEST(AllocationsTest, ALostAgentMarksItsNodesExitedAndAnAllocationEndsWhenAllNodesHave) {
   Allocations allocations("beef");
-  Allocation& a = allocations.Add(3, {"3", {{"a1", 4}, {"a2", 4}}});
+  Allocation& a = allocations.Add(3, {"3", {{"a1", 4}, {"a2", 4}}}, "t3");
   EXPECT_THAT(allocations.SlotOwners("a1"), testing::SizeIs(4));
   EXPECT_THAT(allocations.MarkAgentLost("a2"), ElementsAre(a.id));
   EXPECT_FALSE(a.AllExited());

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/constant_time.h"
 
 namespace cohort::master {
 
@@ -16,8 +17,9 @@ bool Allocation::AllExitedOk() const {
                      [](const auto& e) { return e.has_value() && *e == 0; });
 }
 
-Allocation& Allocations::Add(int64_t trial_id, const Placement& placement) {
+Allocation& Allocations::Add(int64_t trial_id, const Placement& placement, std::string token) {
   Allocation a;
+  a.token = std::move(token);
   a.id = absl::StrCat(trial_id, ".", boot_, ".", next_++);
   a.trial_id = trial_id;
   a.agents = placement.agents;
@@ -26,6 +28,18 @@ Allocation& Allocations::Add(int64_t trial_id, const Placement& placement) {
   latest_[trial_id] = a.id;
   const std::string id = a.id;
   return running_[id] = std::move(a);
+}
+
+absl::Status Allocations::CheckToken(const std::string& id, const std::string& token) const {
+  const Allocation* a = Find(id);
+  if (a == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("allocation ", id, " is not running (it ended, or the master restarted)"));
+  }
+  if (token.empty() || !ConstantTimeEquals(token, a->token)) {
+    return absl::UnauthenticatedError(absl::StrCat("not the token of allocation ", id));
+  }
+  return absl::OkStatus();
 }
 
 Allocation* Allocations::Find(const std::string& id) {

@@ -26,6 +26,7 @@ struct Allocation {
   std::vector<std::pair<std::string, int>> agents;  // (agent, slots) in node order
   std::vector<std::optional<int>> exits;            // per node, once it exited (-1: lost)
   StopReason stop = StopReason::kNone;              // kNone: nobody asked it to stop
+  std::string token;  // its credential (random, 256 bits): only its own reports carry it
 
   bool AllExited() const;
   bool AllExitedOk() const;
@@ -36,14 +37,18 @@ class Allocations {
   // `boot`: this master run's tag (a few random hex digits).
   explicit Allocations(std::string boot) : boot_(std::move(boot)) {}
 
-  // A new allocation of `trial_id` on the placement's agents; it becomes the trial's latest.
-  Allocation& Add(int64_t trial_id, const Placement& placement);
+  // A new allocation of `trial_id` on the placement's agents, with `token` as its credential;
+  // it becomes the trial's latest.
+  Allocation& Add(int64_t trial_id, const Placement& placement, std::string token);
   // The allocation, or null when it is not running (ended, or of another master run).
   Allocation* Find(const std::string& id);
   const Allocation* Find(const std::string& id) const;
   // The trial's running allocation, or null.
   Allocation* OfTrial(int64_t trial_id);
   const Allocation* OfTrial(int64_t trial_id) const;
+  // OK when `token` is the credential of the running allocation `id` (compared in constant
+  // time); NotFound when it does not run; Unauthenticated otherwise.
+  absl::Status CheckToken(const std::string& id, const std::string& token) const;
   // Forgets an allocation that has ended (its trial keeps it as its latest).
   void Remove(const std::string& id);
 

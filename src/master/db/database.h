@@ -37,6 +37,7 @@ struct ExperimentRow {
   int priority = 42;
   int max_restarts = 5;
   int64_t created_ms = 0;  // Unix milliseconds
+  std::string owner;       // the user who created it; empty: created before users existed
 };
 
 struct TrialRow {
@@ -80,6 +81,25 @@ struct LogRow {
 struct TemplateRow {
   std::string name;
   std::string yaml;
+};
+
+// A person who may log in. Names are unique; a user is never deleted (experiments name their
+// owner), only deactivated.
+struct UserRow {
+  int64_t id = 0;  // assigned by InsertUser
+  std::string name;
+  std::string password_hash;  // Argon2id in libsodium's crypto_pwhash_str format
+  bool admin = false;
+  bool active = true;
+  int64_t created_ms = 0;
+};
+
+// A login token, by the hash of its text: the token itself is never stored.
+struct TokenRow {
+  std::string hash;  // hex SHA-256 of the token
+  int64_t user_id = 0;
+  int64_t created_ms = 0;
+  int64_t expires_ms = 0;  // Unix milliseconds; the token is refused from then on
 };
 
 struct AgentRow {
@@ -133,6 +153,22 @@ class Database {
   virtual absl::Status UpsertAgent(const AgentRow& row) = 0;  // keeps `enabled` of a known id
   virtual absl::Status SetAgentEnabled(const std::string& id, bool enabled) = 0;  // NotFound
   virtual absl::StatusOr<std::vector<AgentRow>> ListAgents() = 0;                 // by id
+
+  // Users. InsertUser: AlreadyExists for a name taken. GetUser*: NotFound naming the user.
+  virtual absl::StatusOr<int64_t> InsertUser(const UserRow& row) = 0;
+  virtual absl::StatusOr<UserRow> GetUser(int64_t id) = 0;
+  virtual absl::StatusOr<UserRow> GetUserByName(const std::string& name) = 0;
+  virtual absl::StatusOr<std::vector<UserRow>> ListUsers() = 0;  // by id
+  // Writes password_hash, admin and active of the user `row.id`; NotFound when it is missing.
+  virtual absl::Status UpdateUser(const UserRow& row) = 0;
+
+  // Tokens. GetToken: NotFound when no token has that hash (never issued, revoked or purged).
+  virtual absl::Status InsertToken(const TokenRow& row) = 0;
+  virtual absl::StatusOr<TokenRow> GetToken(const std::string& hash) = 0;
+  virtual absl::Status DeleteToken(const std::string& hash) = 0;  // OK when already gone
+  virtual absl::Status DeleteUserTokens(int64_t user_id) = 0;
+  // Drops the tokens that expired before `now_ms`; returns how many.
+  virtual absl::StatusOr<int64_t> DeleteExpiredTokens(int64_t now_ms) = 0;
 };
 
 // Opens (creating if needed) the SQLite database at `path` and applies the forward-only

@@ -83,11 +83,34 @@ constexpr absl::string_view kVersion2 = R"sql(
 CREATE INDEX trials_by_state ON trials(state);
 )sql";
 
+// Version 3: users and their login tokens (docs/security.md); experiments record their owner
+// (empty for those created before users existed: only admins may change them).
+constexpr absl::string_view kVersion3 = R"sql(
+CREATE TABLE users (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL UNIQUE,
+  password_hash TEXT NOT NULL,
+  admin INTEGER NOT NULL,
+  active INTEGER NOT NULL,
+  created_ms INTEGER NOT NULL
+);
+
+CREATE TABLE tokens (
+  hash TEXT PRIMARY KEY NOT NULL,
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  created_ms INTEGER NOT NULL,
+  expires_ms INTEGER NOT NULL
+);
+CREATE INDEX tokens_by_user ON tokens(user_id);
+
+ALTER TABLE experiments ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
-      new std::vector<absl::string_view>{kVersion1, kVersion2};
+      new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3};
   return *migrations;
 }
 

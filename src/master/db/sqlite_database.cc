@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "cohort/status.h"
+#include "master/db/internal/sqlite_statement.h"
 #include "master/db/migrations.h"
 
 namespace cohort::master {
@@ -16,137 +17,11 @@ namespace {
 
 constexpr int kBusyTimeoutMs = 5000;
 
-// A failed SQLite call on `db` as a Status naming the file, the operation and SQLite's reason.
-// Unavailable when the cause lies outside the master and may pass (locked, I/O, disk full, a
-// file that cannot be opened); Internal otherwise.
-absl::Status SqliteError(sqlite3* db, const std::string& path, absl::string_view what, int rc) {
-  const char* reason = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  std::string message = absl::StrCat(path, ": ", what, ": ", reason);
-  switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-    case SQLITE_IOERR:
-    case SQLITE_FULL:
-    case SQLITE_CANTOPEN:
-    case SQLITE_READONLY:
-      return absl::UnavailableError(message);
-    default:
-      return absl::InternalError(message);
-  }
-}
-
-// Runs SQL that binds no values (pragmas, transaction control, migration scripts).
-absl::Status Exec(sqlite3* db, const std::string& path, absl::string_view what, const char* sql) {
-  int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
-  if (rc != SQLITE_OK) return SqliteError(db, path, what, rc);
-  return absl::OkStatus();
-}
-
-// One prepared statement. A failure to prepare or to bind is kept and returned by the next
-// Step, so a caller checks once per statement. Column and parameter indexes follow SQLite:
-// parameters from 1 (?1, ?2, ...), columns from 0.
-class Statement {
- public:
-  Statement(sqlite3* db, const std::string& path, absl::string_view what, absl::string_view sql)
-      : db_(db), path_(path), what_(what) {
-    rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
-    if (rc_ != SQLITE_OK) error_ = SqliteError(db_, path_, what_, rc_);
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  void BindInt64(int index, int64_t value) {
-    if (error_.ok()) Check(sqlite3_bind_int64(stmt_, index, value));
-  }
-  void BindDouble(int index, double value) {
-    if (error_.ok()) Check(sqlite3_bind_double(stmt_, index, value));
-  }
-  void BindNull(int index) {
-    if (error_.ok()) Check(sqlite3_bind_null(stmt_, index));
-  }
-  void BindText(int index, absl::string_view value) {
-    if (!error_.ok()) return;
-    if (value.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
-      Check(SQLITE_TOOBIG);
-      return;
-    }
-    // SQLITE_TRANSIENT: SQLite copies the text, so a binding never outlives its string.
-    Check(sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
-                            SQLITE_TRANSIENT));
-  }
-
-  // Advances: true when a row is ready to read, false when the statement is done.
-  absl::StatusOr<bool> Step() {
-    if (!error_.ok()) return error_;
-    rc_ = sqlite3_step(stmt_);
-    if (rc_ == SQLITE_ROW) return true;
-    if (rc_ == SQLITE_DONE) return false;
-    return SqliteError(db_, path_, what_, rc_);
-  }
-  // Runs a statement that returns no rows, then resets it for new bindings.
-  absl::Status Run() {
-    absl::StatusOr<bool> row = Step();
-    sqlite3_reset(stmt_);
-    return row.status();
-  }
-  // The (extended) result code of the last prepare, bind or step: tells which constraint
-  // failed (SQLITE_CONSTRAINT_FOREIGNKEY, SQLITE_CONSTRAINT_PRIMARYKEY).
-  int code() const { return rc_; }
-
-  int64_t Int64(int column) const { return sqlite3_column_int64(stmt_, column); }
-  int Int(int column) const { return sqlite3_column_int(stmt_, column); }
-  double Double(int column) const { return sqlite3_column_double(stmt_, column); }
-  bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
-  std::string Text(int column) const {
-    const unsigned char* text = sqlite3_column_text(stmt_, column);
-    if (text == nullptr) return "";
-    return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, column));
-  }
-
- private:
-  void Check(int rc) {
-    if (rc == SQLITE_OK) return;
-    rc_ = rc;
-    error_ = SqliteError(db_, path_, what_, rc);
-  }
-
-  sqlite3* const db_;
-  const std::string& path_;
-  const std::string what_;
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_ = SQLITE_OK;
-  absl::Status error_;
-};
-
-// A write transaction: Begin takes the write lock at once (BEGIN IMMEDIATE, so a busy database
-// fails here, within the busy timeout, rather than halfway through); the destructor rolls back
-// unless Commit succeeded.
-class Transaction {
- public:
-  Transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
-  ~Transaction() {
-    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-
-  absl::Status Begin() {
-    absl::Status status = Exec(db_, path_, "begin transaction", "BEGIN IMMEDIATE");
-    open_ = status.ok();
-    return status;
-  }
-  absl::Status Commit() {
-    absl::Status status = Exec(db_, path_, "commit", "COMMIT");
-    if (status.ok()) open_ = false;
-    return status;
-  }
-
- private:
-  sqlite3* const db_;
-  const std::string& path_;
-  bool open_ = false;
-};
+using internal::Exec;
+using internal::ReadAll;
+using internal::SqliteError;
+using internal::Statement;
+using internal::Transaction;
 
 bool IsForeignKeyViolation(const Statement& statement) {
   return statement.code() == SQLITE_CONSTRAINT_FOREIGNKEY;
@@ -160,7 +35,7 @@ absl::Status TrialNotFound(int64_t id) {
 
 constexpr absl::string_view kSelectExperiment =
     "SELECT id, name, state, config_yaml, original_yaml, template_name, context_path, "
-    "slots_per_trial, priority, max_restarts, created_ms FROM experiments";
+    "slots_per_trial, priority, max_restarts, created_ms, owner FROM experiments";
 
 // A state the enum does not know means the file was written by another program (or damaged):
 // an error naming the row, never a default.
@@ -190,6 +65,7 @@ absl::StatusOr<ExperimentRow> ReadExperiment(const Statement& s) {
   row.priority = s.Int(8);
   row.max_restarts = s.Int(9);
   row.created_ms = s.Int64(10);
+  row.owner = s.Text(11);
   return row;
 }
 
@@ -237,29 +113,6 @@ void BindTrialFields(const TrialRow& row, Statement& s) {
 constexpr absl::string_view kSelectTemplate = "SELECT name, yaml FROM templates";
 
 TemplateRow ReadTemplate(const Statement& s) { return TemplateRow{s.Text(0), s.Text(1)}; }
-
-// Runs a query and reads every row it returns with `read`.
-// Readers return a Row, or a StatusOr<Row> when a column may not parse (states).
-template <typename Row>
-absl::StatusOr<Row> AsStatusOr(Row row) {
-  return row;
-}
-template <typename Row>
-absl::StatusOr<Row> AsStatusOr(absl::StatusOr<Row> row) {
-  return row;
-}
-
-template <typename Row, typename ReadFn>
-absl::StatusOr<std::vector<Row>> ReadAll(Statement& s, ReadFn read) {
-  std::vector<Row> rows;
-  for (;;) {
-    absl::StatusOr<bool> has_row = s.Step();
-    if (!has_row.ok()) return has_row.status();
-    if (!*has_row) return rows;
-    COHORT_ASSIGN_OR_RETURN(Row row, AsStatusOr<Row>(read(s)));
-    rows.push_back(std::move(row));
-  }
-}
 
 }  // namespace
 
@@ -348,8 +201,8 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertExperiment(const ExperimentRow& ro
   std::lock_guard<std::mutex> lock(mu_);
   Statement s(db_, path_, "insert experiment",
               "INSERT INTO experiments (name, state, config_yaml, original_yaml, template_name, "
-              "context_path, slots_per_trial, priority, max_restarts, created_ms) "
-              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+              "context_path, slots_per_trial, priority, max_restarts, created_ms, owner) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   s.BindText(1, row.name);
   s.BindText(2, wire::Name(row.state));
   s.BindText(3, row.config_yaml);
@@ -360,6 +213,7 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertExperiment(const ExperimentRow& ro
   s.BindInt64(8, row.priority);
   s.BindInt64(9, row.max_restarts);
   s.BindInt64(10, row.created_ms);
+  s.BindText(11, row.owner);
   absl::Status status = s.Run();
   if (!status.ok()) return status;
   return sqlite3_last_insert_rowid(db_);

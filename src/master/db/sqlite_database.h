@@ -82,6 +82,19 @@ class SqliteDatabase final : public Database {
   absl::Status SetAgentEnabled(const std::string& id, bool enabled) override;
   absl::StatusOr<std::vector<AgentRow>> ListAgents() override;
 
+  // Users and tokens (sqlite_users.cc).
+  absl::StatusOr<int64_t> InsertUser(const UserRow& row) override;
+  absl::StatusOr<UserRow> GetUser(int64_t id) override;
+  absl::StatusOr<UserRow> GetUserByName(const std::string& name) override;
+  absl::StatusOr<std::vector<UserRow>> ListUsers() override;
+  absl::Status UpdateUser(const UserRow& row) override;
+  // NotFound when the row's user does not exist.
+  absl::Status InsertToken(const TokenRow& row) override;
+  absl::StatusOr<TokenRow> GetToken(const std::string& hash) override;
+  absl::Status DeleteToken(const std::string& hash) override;
+  absl::Status DeleteUserTokens(int64_t user_id) override;
+  absl::StatusOr<int64_t> DeleteExpiredTokens(int64_t now_ms) override;
+
  private:
   SqliteDatabase(sqlite3* db, std::string path);
 

@@ -5,7 +5,7 @@ namespace cohort::master::http {
 
 void AddAgentRoutes(Router& router, Master& master) {
   // Registration, heartbeats and polls (which hand out trials' configs) are the agents' own;
-  // listing, enabling and disabling agents are users' routes.
+  // listing agents is for users, enabling and disabling them for admins.
   const RouteOptions kAgentOnly{.require = Require::kAgent};
   router.Post(
       "/api/v1/agents",
@@ -32,7 +32,8 @@ void AddAgentRoutes(Router& router, Master& master) {
                 COHORT_RETURN_IF_ERROR(
                     master.SetAgentEnabled(req.PathPart(1), req.PathPart(2) == "enable"));
                 return Reply::Done();
-              });
+              },
+              {.require = Require::kAdmin});
   router.Get(R"(/api/v1/agents/([^/]+)/actions)",
              [&](const Request& req) -> absl::StatusOr<Reply> {
                COHORT_ASSIGN_OR_RETURN(absl::Duration wait, req.QuerySeconds("timeout", 20, 60));

@@ -71,15 +71,6 @@ absl::StatusOr<std::string> LoadOrCreateAgentSecret(const std::string& path) {
   return client::ReadSecretFile(path);
 }
 
-bool ConstantTimeEquals(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char differ = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    differ |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]);
-  }
-  return differ == 0;
-}
-
 AgentSecretAuthenticator::AgentSecretAuthenticator(std::string secret, std::string secret_file)
     : secret_(std::move(secret)), secret_file_(std::move(secret_file)) {}
 
@@ -95,7 +86,8 @@ absl::StatusOr<Caller> AgentSecretAuthenticator::Authenticate(const httplib::Req
 
 absl::Status AgentSecretAuthenticator::Admit(const Caller& caller, Require require,
                                              const httplib::Request& request) {
-  if (require == Require::kAnyone || caller.kind == Caller::Kind::kAgent) return absl::OkStatus();
+  if (require != Require::kAgent) return Authenticator::Admit(caller, require, request);
+  if (caller.kind == Caller::Kind::kAgent) return absl::OkStatus();
   return absl::UnauthenticatedError(absl::StrCat(
       request.method, " ", request.path,
       " is for agents: present the cluster's agent secret (cohort-agent --secret-file FILE or "

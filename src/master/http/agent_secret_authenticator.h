@@ -3,7 +3,8 @@
 // secret in a file only its user can read; agents present it as `Authorization: Bearer
 // SECRET`. AgentSecretAuthenticator makes such a caller an agent (constant-time comparison) and
 // admits only agents to the routes that require one (Require::kAgent); every other caller is
-// anonymous and admitted to the open routes.
+// anonymous. The master uses it through ClusterAuthenticator (cluster_authenticator.h), which
+// adds users and allocations.
 //
 // Thread-safe: the authenticator is immutable after construction.
 
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/constant_time.h"
 #include "master/http/router.h"
 
 namespace cohort::master::http {
@@ -22,8 +24,7 @@ namespace cohort::master::http {
 // or it exists but group or others may read it (fix: chmod 600 PATH).
 absl::StatusOr<std::string> LoadOrCreateAgentSecret(const std::string& path);
 
-// Whether `a` equals `b`, in time that depends on their lengths only.
-bool ConstantTimeEquals(const std::string& a, const std::string& b);
+using ::cohort::ConstantTimeEquals;  // common/constant_time.h
 
 class AgentSecretAuthenticator : public Authenticator {
  public:
@@ -34,7 +35,7 @@ class AgentSecretAuthenticator : public Authenticator {
   // (no header, another scheme, a wrong secret) is anonymous. Never refuses.
   absl::StatusOr<Caller> Authenticate(const httplib::Request& request) override;
   // Refuses a non-agent caller on an agent route: Unauthenticated naming the route, the flag
-  // and the file to pass.
+  // and the file to pass. Other routes: Authenticator::Admit.
   absl::Status Admit(const Caller& caller, Require require,
                      const httplib::Request& request) override;
 

@@ -14,8 +14,9 @@ absl::StatusOr<Reply> Exit(Master& master, const Request& req) {
 }  // namespace
 
 void AddAllocationRoutes(Router& router, Master& master) {
-  // Only agents report for an allocation (its trial's logs, metrics, checkpoints and exit).
-  const RouteOptions kAgentOnly{.require = Require::kAgent};
+  // Only the allocation itself reports (its trial's logs, metrics, checkpoints and exit), with
+  // its own token, while it runs.
+  const RouteOptions kItself{.require = Require::kAllocation};
   router.Post(R"(/api/v1/allocations/([^/]+)/logs)",
               [&](const Request& req) -> absl::StatusOr<Reply> {
                 COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
@@ -23,7 +24,7 @@ void AddAllocationRoutes(Router& router, Master& master) {
                 COHORT_RETURN_IF_ERROR(master.AllocationLogs(req.PathPart(1), batch));
                 return Reply::Done();
               },
-              kAgentOnly);
+              kItself);
   router.Post(R"(/api/v1/allocations/([^/]+)/reports)",
               [&](const Request& req) -> absl::StatusOr<Reply> {
                 COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
@@ -31,9 +32,9 @@ void AddAllocationRoutes(Router& router, Master& master) {
                 COHORT_RETURN_IF_ERROR(master.AllocationReports(req.PathPart(1), batch));
                 return Reply::Done();
               },
-              kAgentOnly);
+              kItself);
   router.Post(R"(/api/v1/allocations/([^/]+)/exit)",
-              [&](const Request& req) { return Exit(master, req); }, kAgentOnly);
+              [&](const Request& req) { return Exit(master, req); }, kItself);
 }
 
 }  // namespace cohort::master::http

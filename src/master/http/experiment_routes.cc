@@ -21,9 +21,9 @@ absl::StatusOr<Reply> CreateExperiment(Master& master, const Request& req) {
                                                    " MB; at most ", wire::kMaxContextBytes >> 20,
                                                    " MB"));
   }
-  COHORT_ASSIGN_OR_RETURN(
-      int64_t id,
-      master.CreateExperiment(*config, req.FormPart("template").value_or(""), std::move(context)));
+  COHORT_ASSIGN_OR_RETURN(int64_t id,
+                          master.CreateExperiment(*config, req.FormPart("template").value_or(""),
+                                                  std::move(context), ActorOf(req.caller())));
   return Reply::Ok(wire::CreatedExperiment{id}.ToJson(), 201);
 }
 
@@ -52,16 +52,17 @@ void AddExperimentRoutes(Router& router, Master& master) {
   });
   router.Get(R"(/api/v1/experiments/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-    COHORT_ASSIGN_OR_RETURN(auto experiment, master.DescribeExperiment(id));
+    COHORT_ASSIGN_OR_RETURN(auto experiment, master.DescribeExperiment(id, ActorOf(req.caller())));
     return Reply::Ok(experiment.ToJson());
   });
   router.Post(R"(/api/v1/experiments/(\d+)/(pause|activate|kill))",
               [&](const Request& req) -> absl::StatusOr<Reply> {
                 COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
                 const std::string verb = req.PathPart(2);
-                COHORT_RETURN_IF_ERROR(verb == "pause"      ? master.PauseExperiment(id)
-                                       : verb == "activate" ? master.ActivateExperiment(id)
-                                                            : master.KillExperiment(id));
+                const Actor actor = ActorOf(req.caller());
+                COHORT_RETURN_IF_ERROR(verb == "pause"      ? master.PauseExperiment(id, actor)
+                                       : verb == "activate" ? master.ActivateExperiment(id, actor)
+                                                            : master.KillExperiment(id, actor));
                 return Reply::Done();
               });
   router.Get(R"(/api/v1/experiments/(\d+)/context)",

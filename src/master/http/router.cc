@@ -4,6 +4,7 @@
 #include <exception>
 #include <vector>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -14,17 +15,29 @@
 namespace cohort::master::http {
 namespace {
 
-int HttpCode(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kInvalidArgument: return 400;
-    case absl::StatusCode::kUnauthenticated: return 401;
-    case absl::StatusCode::kPermissionDenied: return 403;
-    case absl::StatusCode::kNotFound: return 404;
+constexpr char kHttpStatusPayload[] = "cohort.http.status";
+
+int HttpCode(const absl::Status& status) {
+  const auto code = status.GetPayload(kHttpStatusPayload);
+  if (code.has_value() && *code == absl::string_view("429")) return 429;
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+      return 400;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kNotFound:
+      return 404;
     case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kAlreadyExists: return 409;
-    case absl::StatusCode::kResourceExhausted: return 413;
-    case absl::StatusCode::kUnavailable: return 503;
-    default: return 500;
+    case absl::StatusCode::kAlreadyExists:
+      return 409;
+    case absl::StatusCode::kResourceExhausted:
+      return 413;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
   }
 }
 
@@ -39,8 +52,14 @@ size_t BodySize(const httplib::Request& req) {
 }  // namespace
 
 void WriteError(const absl::Status& status, httplib::Response& res) {
-  res.status = HttpCode(status.code());
+  res.status = HttpCode(status);
   res.set_content(wire::ErrorBody::FromStatus(status).ToJson().dump(), "application/json");
+}
+
+absl::Status TooManyRequests(absl::string_view message) {
+  absl::Status status = absl::ResourceExhaustedError(message);
+  status.SetPayload(kHttpStatusPayload, absl::Cord("429"));
+  return status;
 }
 
 absl::StatusOr<int64_t> Request::PathId(int index) const {
@@ -101,7 +120,12 @@ Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authentic
     if (res.status == 413) {
       return WriteError(absl::ResourceExhaustedError("the request body is too large"), res);
     }
-    wire::ErrorBody error{absl::StrCat("no such endpoint: ", req.method, " ", req.path), {}};
+    wire::ErrorBody error{
+        res.status == 404
+            ? absl::StrCat("no such endpoint: ", req.method, " ", req.path)
+            : absl::StrCat(req.method, " ", req.path, " failed: HTTP ", res.status,
+                           " (a malformed request? a POST must say its Content-Length)"),
+        {}};
     res.set_content(error.ToJson().dump(), "application/json");
   });
   server_.set_exception_handler(
@@ -122,9 +146,26 @@ Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authentic
 
 absl::Status Authenticator::Admit(const Caller& caller, Require require,
                                   const httplib::Request& request) {
-  if (require == Require::kAnyone || caller.kind == Caller::Kind::kAgent) return absl::OkStatus();
-  return absl::UnauthenticatedError(
-      absl::StrCat(request.method, " ", request.path, " is for agents only"));
+  const std::string route = absl::StrCat(request.method, " ", request.path);
+  switch (require) {
+    case Require::kAnyone:
+      return absl::OkStatus();
+    case Require::kUser:
+      if (caller.kind == Caller::Kind::kUser) return absl::OkStatus();
+      return absl::UnauthenticatedError(absl::StrCat(route, " is for users"));
+    case Require::kAdmin:
+      if (caller.kind == Caller::Kind::kUser && caller.admin) return absl::OkStatus();
+      if (caller.kind == Caller::Kind::kUser) {
+        return absl::PermissionDeniedError(absl::StrCat(route, " is for admins"));
+      }
+      return absl::UnauthenticatedError(absl::StrCat(route, " is for admins"));
+    case Require::kAgent:
+      if (caller.kind == Caller::Kind::kAgent) return absl::OkStatus();
+      return absl::UnauthenticatedError(absl::StrCat(route, " is for agents"));
+    case Require::kAllocation:
+      break;
+  }
+  return absl::UnauthenticatedError(absl::StrCat(route, " is for its allocation"));
 }
 
 httplib::Server::Handler Router::Wrap(Handler handler, RouteOptions options) const {

@@ -10,15 +10,16 @@
 //   * limits: a JSON body over wire::kMaxJsonBodyBytes, or an upload over the route's own
 //     limit, is 413 before the route runs;
 //   * authentication: the Authenticator decides who the caller is or refuses (401), then
-//     admits the caller to the route or refuses (401): each route declares who may call it
-//     (RouteOptions::require, the whole policy in one place per route); AllowEveryone admits
-//     anyone, AgentSecretAuthenticator (agent_secret_authenticator.h) admits to agent routes
-//     only callers presenting the cluster's agent secret;
+//     admits the caller to the route or refuses (401, or 403 for a user who is not an admin):
+//     each route declares who may call it (RouteOptions::require, the whole policy in one place
+//     per route; users by default); AllowEveryone admits anyone as an admin,
+//     ClusterAuthenticator (cluster_authenticator.h) admits users by their login tokens, agents
+//     by the cluster's agent secret and trials by their allocation's token;
 //   * errors: a route returns a Status; it leaves as {"error": first line, "errors": [more
 //     lines]} with InvalidArgument -> 400, Unauthenticated -> 401, PermissionDenied -> 403,
-//     NotFound -> 404, FailedPrecondition/AlreadyExists -> 409, ResourceExhausted -> 413,
-//     Unavailable -> 503, anything else -> 500. An exception a route lets escape (a bug) is 500
-//     naming the route, never a crash of the master.
+//     NotFound -> 404, FailedPrecondition/AlreadyExists -> 409, ResourceExhausted -> 413
+//     (TooManyRequests' -> 429), Unavailable -> 503, anything else -> 500. An exception a route
+//     lets escape (a bug) is 500 naming the route, never a crash of the master.
 //
 // Thread-safe after the routes are added (httplib serves each request on a pool thread).
 //
@@ -52,13 +53,20 @@ using Json = nlohmann::json;
 struct Caller {
   enum class Kind { kAnonymous, kUser, kAgent, kTrial };
   Kind kind = Kind::kAnonymous;
-  std::string name;  // user name, agent id or allocation id
+  std::string name;        // user name, agent id or allocation id
+  bool admin = false;      // a user who is an admin
+  std::string token_hash;  // a user's: the login token presented (logout revokes it)
+  // An anonymous caller who presented a credential that was refused: why (expired, revoked).
+  std::string refused;
 };
 
 // Who may call a route.
 enum class Require {
-  kAnyone,  // open (users and their tokens come later)
-  kAgent,   // an agent: registration, polling, context download, allocation reports
+  kAnyone,      // open: login, the master's info
+  kUser,        // any logged-in user (the default)
+  kAdmin,       // a user who is an admin
+  kAgent,       // an agent: registration, polling, context download
+  kAllocation,  // an agent, or the token of the allocation named by the path's first capture
 };
 
 // Decides who the caller is, then whether it may call a route. A refusal (Unauthenticated or
@@ -67,16 +75,20 @@ class Authenticator {
  public:
   virtual ~Authenticator() = default;
   virtual absl::StatusOr<Caller> Authenticate(const httplib::Request& request) = 0;
-  // OK when `caller` meets `require`; else Unauthenticated naming the route and what to present.
+  // OK when `caller` meets `require`; else Unauthenticated naming the route (PermissionDenied
+  // for a user on an admin's route). This base admits users, admins and agents by their Caller
+  // and no allocation (it cannot check allocation tokens).
   virtual absl::Status Admit(const Caller& caller, Require require,
                              const httplib::Request& request);
 };
 
-// Everyone is an anonymous caller admitted everywhere (a cluster without authentication: tests
-// of other layers).
+// Everyone is an admin admitted everywhere (a cluster without authentication: tests of other
+// layers).
 class AllowEveryone : public Authenticator {
  public:
-  absl::StatusOr<Caller> Authenticate(const httplib::Request&) override { return Caller{}; }
+  absl::StatusOr<Caller> Authenticate(const httplib::Request&) override {
+    return Caller{.kind = Caller::Kind::kUser, .name = "admin", .admin = true};
+  }
   absl::Status Admit(const Caller&, Require, const httplib::Request&) override {
     return absl::OkStatus();
   }
@@ -123,7 +135,7 @@ using Handler = std::function<absl::StatusOr<Reply>(const Request&)>;
 
 // How a route is served: who may call it, and the largest body it takes.
 struct RouteOptions {
-  Require require = Require::kAnyone;
+  Require require = Require::kUser;
   std::optional<size_t> max_body;  // default: wire::kMaxJsonBodyBytes
 };
 
@@ -150,5 +162,8 @@ class Router {
 
 // The HTTP status and {"error", "errors"} body for a failed Status (see the header comment).
 void WriteError(const absl::Status& status, httplib::Response& response);
+
+// ResourceExhausted answered with HTTP 429 Too Many Requests (throttled logins).
+absl::Status TooManyRequests(absl::string_view message);
 
 }  // namespace cohort::master::http

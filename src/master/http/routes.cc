@@ -10,6 +10,7 @@ void RegisterRoutes(httplib::Server& server, Master& master,
   AddTemplateRoutes(router, master);
   AddAgentRoutes(router, master);
   AddAllocationRoutes(router, master);
+  AddUserRoutes(router, master.users());
 }
 
 }  // namespace cohort::master::http

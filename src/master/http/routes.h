@@ -18,6 +18,10 @@ void AddTrialRoutes(Router& router, Master& master);       // trials/: metrics, 
 void AddTemplateRoutes(Router& router, Master& master);    // templates/
 void AddAgentRoutes(Router& router, Master& master);       // agents/, slots, tasks
 void AddAllocationRoutes(Router& router, Master& master);   // allocations/: what agents report
+void AddUserRoutes(Router& router, users::Users& users);    // info, auth/, me, users/
+
+// The caller of a user's route as the master's Actor.
+inline Actor ActorOf(const Caller& caller) { return Actor{caller.name, caller.admin}; }
 
 // Every route above on `server`, behind `authenticator`.
 void RegisterRoutes(httplib::Server& server, Master& master,

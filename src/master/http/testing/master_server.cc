@@ -16,8 +16,9 @@ MasterServer::MasterServer(const std::string& data_dir, Options options) {
   master_ = *std::move(master);
   server_.new_task_queue = [] { return new httplib::ThreadPool(16); };
   if (options.intercept) options.intercept(server_, *master_);
-  if (options.authenticator == nullptr) options.authenticator = std::make_unique<AllowEveryone>();
-  RegisterRoutes(server_, *master_, std::move(options.authenticator));
+  std::unique_ptr<Authenticator> authenticator =
+      options.authenticator ? options.authenticator(*master_) : std::make_unique<AllowEveryone>();
+  RegisterRoutes(server_, *master_, std::move(authenticator));
   port_ = options.port == 0 ? server_.bind_to_any_port("127.0.0.1")
                             : (server_.bind_to_port("127.0.0.1", options.port) ? options.port
                                                                                : -1);

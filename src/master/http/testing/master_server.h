@@ -5,7 +5,9 @@
 // Not thread-safe; one per test.
 //
 // Example:
-//   MasterServer server(dir, {.authenticator = std::make_unique<AllowEveryone>()});
+//   MasterServer server(dir, {.authenticator = [](Master& m) {
+//                               return MakeClusterAuthenticator(m, kSecret, "agent-secret");
+//                             }});
 //   httplib::Client client("127.0.0.1", server.port());
 
 #include <httplib.h>
@@ -24,8 +26,8 @@ namespace cohort::master::http {
 class MasterServer {
  public:
   struct Options {
-    // Who may do what (default: AllowEveryone).
-    std::unique_ptr<Authenticator> authenticator;
+    // Who may do what, made once the master exists (default: AllowEveryone).
+    std::function<std::unique_ptr<Authenticator>(Master&)> authenticator;
     int port = 0;  // 0: any free port
     // Adds routes before the master's; they answer first where they match.
     std::function<void(httplib::Server&, Master&)> intercept;

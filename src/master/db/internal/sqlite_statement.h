@@ -1,0 +1,179 @@
+#pragma once
+// SQLite plumbing shared by the files of SqliteDatabase (sqlite_database.cc, sqlite_users.cc):
+// errors as Statuses naming the file and the operation, prepared statements that keep their
+// first error, write transactions that roll back unless committed, and reading every row of a
+// query. Not thread-safe: callers hold SqliteDatabase's mutex.
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "cohort/status.h"
+
+namespace cohort::master::internal {
+
+// A failed SQLite call on `db` as a Status naming the file, the operation and SQLite's reason.
+// Unavailable when the cause lies outside the master and may pass (locked, I/O, disk full, a
+// file that cannot be opened); Internal otherwise.
+inline absl::Status SqliteError(sqlite3* db, const std::string& path, absl::string_view what,
+                                int rc) {
+  const char* reason = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  std::string message = absl::StrCat(path, ": ", what, ": ", reason);
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+      return absl::UnavailableError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+// Runs SQL that binds no values (pragmas, transaction control, migration scripts).
+inline absl::Status Exec(sqlite3* db, const std::string& path, absl::string_view what,
+                         const char* sql) {
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db, path, what, rc);
+  return absl::OkStatus();
+}
+
+// One prepared statement. A failure to prepare or to bind is kept and returned by the next
+// Step, so a caller checks once per statement. Column and parameter indexes follow SQLite:
+// parameters from 1 (?1, ?2, ...), columns from 0.
+class Statement {
+ public:
+  Statement(sqlite3* db, const std::string& path, absl::string_view what, absl::string_view sql)
+      : db_(db), path_(path), what_(what) {
+    rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+    if (rc_ != SQLITE_OK) error_ = SqliteError(db_, path_, what_, rc_);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  void BindInt64(int index, int64_t value) {
+    if (error_.ok()) Check(sqlite3_bind_int64(stmt_, index, value));
+  }
+  void BindDouble(int index, double value) {
+    if (error_.ok()) Check(sqlite3_bind_double(stmt_, index, value));
+  }
+  void BindNull(int index) {
+    if (error_.ok()) Check(sqlite3_bind_null(stmt_, index));
+  }
+  void BindText(int index, absl::string_view value) {
+    if (!error_.ok()) return;
+    if (value.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+      Check(SQLITE_TOOBIG);
+      return;
+    }
+    // SQLITE_TRANSIENT: SQLite copies the text, so a binding never outlives its string.
+    Check(sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+                            SQLITE_TRANSIENT));
+  }
+
+  // Advances: true when a row is ready to read, false when the statement is done.
+  absl::StatusOr<bool> Step() {
+    if (!error_.ok()) return error_;
+    rc_ = sqlite3_step(stmt_);
+    if (rc_ == SQLITE_ROW) return true;
+    if (rc_ == SQLITE_DONE) return false;
+    return SqliteError(db_, path_, what_, rc_);
+  }
+  // Runs a statement that returns no rows, then resets it for new bindings.
+  absl::Status Run() {
+    absl::StatusOr<bool> row = Step();
+    sqlite3_reset(stmt_);
+    return row.status();
+  }
+  // The (extended) result code of the last prepare, bind or step: tells which constraint
+  // failed (SQLITE_CONSTRAINT_FOREIGNKEY, SQLITE_CONSTRAINT_PRIMARYKEY).
+  int code() const { return rc_; }
+
+  int64_t Int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+  int Int(int column) const { return sqlite3_column_int(stmt_, column); }
+  double Double(int column) const { return sqlite3_column_double(stmt_, column); }
+  bool IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+  std::string Text(int column) const {
+    const unsigned char* text = sqlite3_column_text(stmt_, column);
+    if (text == nullptr) return "";
+    return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, column));
+  }
+
+ private:
+  void Check(int rc) {
+    if (rc == SQLITE_OK) return;
+    rc_ = rc;
+    error_ = SqliteError(db_, path_, what_, rc);
+  }
+
+  sqlite3* const db_;
+  const std::string& path_;
+  const std::string what_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_ = SQLITE_OK;
+  absl::Status error_;
+};
+
+// A write transaction: Begin takes the write lock at once (BEGIN IMMEDIATE, so a busy database
+// fails here, within the busy timeout, rather than halfway through); the destructor rolls back
+// unless Commit succeeded.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
+  ~Transaction() {
+    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  absl::Status Begin() {
+    absl::Status status = Exec(db_, path_, "begin transaction", "BEGIN IMMEDIATE");
+    open_ = status.ok();
+    return status;
+  }
+  absl::Status Commit() {
+    absl::Status status = Exec(db_, path_, "commit", "COMMIT");
+    if (status.ok()) open_ = false;
+    return status;
+  }
+
+ private:
+  sqlite3* const db_;
+  const std::string& path_;
+  bool open_ = false;
+};
+
+// Runs a query and reads every row it returns with `read`.
+// Readers return a Row, or a StatusOr<Row> when a column may not parse (states).
+template <typename Row>
+absl::StatusOr<Row> AsStatusOr(Row row) {
+  return row;
+}
+template <typename Row>
+absl::StatusOr<Row> AsStatusOr(absl::StatusOr<Row> row) {
+  return row;
+}
+
+template <typename Row, typename ReadFn>
+absl::StatusOr<std::vector<Row>> ReadAll(Statement& s, ReadFn read) {
+  std::vector<Row> rows;
+  for (;;) {
+    absl::StatusOr<bool> has_row = s.Step();
+    if (!has_row.ok()) return has_row.status();
+    if (!*has_row) return rows;
+    COHORT_ASSIGN_OR_RETURN(Row row, AsStatusOr<Row>(read(s)));
+    rows.push_back(std::move(row));
+  }
+}
+
+}  // namespace cohort::master::internal

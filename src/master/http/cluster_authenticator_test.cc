@@ -1,0 +1,347 @@
+// Who may call what: the agents' secret file, and the master's real routes served by an
+// in-process Master on a loopback port behind ClusterAuthenticator: users' routes need a login
+// token (admins' routes an admin's), experiments change only by their owner or an admin, agent
+// routes need the cluster secret, and an allocation's routes take only that allocation's token
+// while it runs.
+#include "master/http/cluster_authenticator.h"
+
+#include <httplib.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "client/master_client.h"
+#include "common/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "master/db/database.h"
+#include "master/http/routes.h"
+#include "master/http/testing/master_server.h"
+#include "wire/agent_protocol.h"
+#include "wire/states.h"
+#include "wire/user_bodies.h"
+
+namespace cohort::master::http {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+std::string TempDir(const char* name) {
+  std::string dir = ::testing::TempDir() + "/" + name + "_XXXXXX";
+  EXPECT_NE(mkdtemp(dir.data()), nullptr);
+  return dir;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(AgentSecretFileTest, IsCreatedPrivateWith256RandomBitsAndKeptAcrossStarts) {
+  const std::string path = TempDir("secret") + "/agent-secret";
+  absl::StatusOr<std::string> first = LoadOrCreateAgentSecret(path);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_THAT(*first, MatchesRegex("[0-9a-f]{64}"));
+  struct stat info {};
+  ASSERT_EQ(::stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  absl::StatusOr<std::string> again = LoadOrCreateAgentSecret(path);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *first);
+  const std::string other = TempDir("secret") + "/agent-secret";
+  EXPECT_NE(LoadOrCreateAgentSecret(other).value(), *first);
+}
+
+TEST(AgentSecretFileTest, AFileOthersMayReadIsRefusedSayingHowToFixIt) {
+  const std::string path = TempDir("secret") + "/agent-secret";
+  std::ofstream(path) << "s3cret\n";
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  absl::StatusOr<std::string> secret = LoadOrCreateAgentSecret(path);
+  ASSERT_FALSE(secret.ok());
+  EXPECT_TRUE(absl::IsPermissionDenied(secret.status())) << secret.status();
+  EXPECT_THAT(secret.status().message(), HasSubstr(absl::StrCat("chmod 600 ", path)));
+  EXPECT_EQ(ReadAll(path), "s3cret\n") << "the file is left as it was";
+}
+
+TEST(AgentSecretFileTest, ConstantTimeEqualsComparesEveryByteAndTheLength) {
+  EXPECT_TRUE(ConstantTimeEquals("abcd", "abcd"));
+  EXPECT_FALSE(ConstantTimeEquals("abcd", "abce"));
+  EXPECT_FALSE(ConstantTimeEquals("abcd", "abc"));
+  EXPECT_FALSE(ConstantTimeEquals("", "a"));
+}
+
+std::string Config() {
+  return "name: t\nentrypoint: /bin/sh\nhyperparameters: {global_batch_size: 8}\n"
+         "resources: {slots_per_trial: 1}\nmax_restarts: 0\n"
+         "searcher: {name: single, metric: loss, max_length: {batches: 10}}\n";
+}
+
+constexpr char kAdminPassword[] = "admin-password";
+
+class AuthRoutesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir("auth_routes");
+    secret_file_ = dir_ + "/agent-secret";
+    secret_ = LoadOrCreateAgentSecret(secret_file_).value();
+    server_ = std::make_unique<MasterServer>(
+        dir_, MasterServer::Options{.authenticator = [this](Master& m) {
+          return MakeClusterAuthenticator(m, secret_, secret_file_, dir_ + "/admin-password");
+        }});
+    port_ = server_->port();
+    ASSERT_GT(port_, 0);
+    master_ = &server_->master();
+    ASSERT_TRUE(master_->users().EnsureAdmin(kAdminPassword).value());
+    admin_ = Login("admin", kAdminPassword);
+    const std::string made = dir_ + "/ctx.tar.gz";
+    const std::string command =
+        absl::StrCat("mkdir -p ", dir_, "/ctx && echo x > ", dir_, "/ctx/train.py && tar czf ",
+                     made, " -C ", dir_, "/ctx .");
+    ASSERT_EQ(std::system(command.c_str()), 0);
+    context_ = ReadAll(made);
+  }
+
+  // A client presenting `credential` (empty: none).
+  client::MasterClient Client(const std::string& credential) {
+    client::MasterClient client(absl::StrCat("http://127.0.0.1:", port_), absl::Seconds(10));
+    client.set_bearer_token(credential);
+    return client;
+  }
+  std::string Login(const std::string& name, const std::string& password) {
+    absl::StatusOr<Json> r =
+        Client("").Post("/api/v1/auth/login", wire::LoginRequest{name, password}.ToJson());
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? wire::ParseLoginResponse(*r).value().token : "";
+  }
+  // Creates the user `name` (password NAME-password) and logs in as it.
+  std::string NewUser(const std::string& name) {
+    absl::StatusOr<Json> r = Client(admin_).Post(
+        "/api/v1/users", wire::NewUser{name, name + "-password", false}.ToJson());
+    EXPECT_TRUE(r.ok()) << r.status();
+    return Login(name, name + "-password");
+  }
+  absl::Status Register(const std::string& secret, int slots = 1) {
+    wire::AgentRegistration registration{"a1", slots, "127.0.0.1", 29500, 29599, {}};
+    return Client(secret).Post("/api/v1/agents", registration.ToJson()).status();
+  }
+  // An experiment created over HTTP by the holder of `token`; its id.
+  int64_t CreateExperiment(const std::string& token) {
+    absl::StatusOr<Json> r = Client(token).PostForm(
+        "/api/v1/experiments", {{"config", Config(), "", ""},
+                                {"context", context_, "context.tar.gz", "application/gzip"}});
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? wire::ParseCreatedExperiment(*r).value().id : 0;
+  }
+  wire::TrialDescription FirstTrial(int64_t experiment) {
+    const int64_t trial =
+        master_->DescribeExperiment(experiment, Actor{"admin", true}).value().trials.at(0).id;
+    return master_->DescribeTrial(trial).value();
+  }
+  // Expects `status` to be the agents' refusal that names the secret file.
+  void ExpectAgentRefusal(const absl::Status& status) {
+    EXPECT_TRUE(absl::IsUnauthenticated(status)) << status;
+    EXPECT_THAT(status.message(), HasSubstr("--secret-file"));
+    EXPECT_THAT(status.message(), HasSubstr(secret_file_));
+  }
+
+  std::string dir_, secret_file_, secret_, context_, admin_;
+  std::unique_ptr<MasterServer> server_;
+  Master* master_ = nullptr;  // server_'s
+  int port_ = 0;
+};
+
+// Every users' route, as (method, path).
+const std::vector<std::pair<std::string, std::string>>& UserRoutes() {
+  static const auto* routes = new std::vector<std::pair<std::string, std::string>>{
+      {"GET", "/api/v1/experiments"},
+      {"POST", "/api/v1/experiments"},
+      {"GET", "/api/v1/experiments/1"},
+      {"POST", "/api/v1/experiments/1/kill"},
+      {"POST", "/api/v1/experiments/1/pause"},
+      {"GET", "/api/v1/trials/1"},
+      {"GET", "/api/v1/trials/1/metrics"},
+      {"GET", "/api/v1/trials/1/checkpoints"},
+      {"GET", "/api/v1/trials/1/logs"},
+      {"GET", "/api/v1/templates"},
+      {"GET", "/api/v1/templates/t"},
+      {"PUT", "/api/v1/templates/t"},
+      {"DELETE", "/api/v1/templates/t"},
+      {"GET", "/api/v1/agents"},
+      {"POST", "/api/v1/agents/a1/disable"},
+      {"GET", "/api/v1/slots"},
+      {"GET", "/api/v1/tasks"},
+      {"GET", "/api/v1/me"},
+      {"POST", "/api/v1/auth/logout"},
+      {"GET", "/api/v1/users"},
+      {"POST", "/api/v1/users"},
+      {"POST", "/api/v1/users/admin/deactivate"},
+      {"POST", "/api/v1/users/admin/password"}};
+  return *routes;
+}
+
+httplib::Result Send(httplib::Client& client, const std::string& method, const std::string& path) {
+  if (method == "GET") return client.Get(path);
+  if (method == "PUT") return client.Put(path, "a: 1", "application/yaml");
+  if (method == "DELETE") return client.Delete(path);
+  return client.Post(path, "{}", "application/json");
+}
+
+TEST_F(AuthRoutesTest, EveryUsersRouteWithoutAValidTokenIs401SayingWhatToDo) {
+  httplib::Client client("127.0.0.1", port_);
+  for (const auto& [method, path] : UserRoutes()) {
+    const std::string route = method + " " + path;
+    client.set_bearer_token_auth("");
+    httplib::Result none = Send(client, method, path);
+    ASSERT_TRUE(none) << route;
+    EXPECT_EQ(none->status, 401) << route;
+    EXPECT_THAT(none->body, HasSubstr("cohort user login")) << route;
+    EXPECT_THAT(none->body, HasSubstr("\"error\"")) << route;
+    client.set_bearer_token_auth(secret_);
+    httplib::Result agent = Send(client, method, path);
+    EXPECT_EQ(agent->status, 401) << route << " with the agents' secret";
+    EXPECT_THAT(agent->body, HasSubstr("for users, not agents")) << route;
+    client.set_bearer_token_auth(std::string(64, 'f'));
+    httplib::Result made_up = Send(client, method, path);
+    EXPECT_EQ(made_up->status, 401) << route << " with a made-up token";
+    EXPECT_THAT(made_up->body, HasSubstr("not valid")) << route;
+  }
+  EXPECT_TRUE(master_->ListExperiments().value().experiments.empty());
+  EXPECT_TRUE(Client("").Get("/api/v1/info").ok()) << "the master's info is open";
+}
+
+TEST_F(AuthRoutesTest, AdminsRoutesRefuseOtherUsersWith403) {
+  const std::string alice = NewUser("alice");
+  EXPECT_TRUE(Client(alice).Get("/api/v1/experiments").ok());
+  for (const std::string& path :
+       {"/api/v1/users", "/api/v1/agents/a1/disable", "/api/v1/users/admin/deactivate"}) {
+    absl::Status status =
+        Client(alice).Post(path, wire::NewUser{"x", "long-enough"}.ToJson()).status();
+    EXPECT_THAT(status.message(), HasSubstr("is for admins")) << path << ": " << status;
+  }
+  httplib::Client raw("127.0.0.1", port_);
+  raw.set_bearer_token_auth(alice);
+  EXPECT_EQ(raw.Put("/api/v1/templates/t", "a: 1", "application/yaml")->status, 403);
+  EXPECT_EQ(raw.Get("/api/v1/users")->status, 403);
+  EXPECT_TRUE(Client(admin_).Put("/api/v1/templates/t", "a: 1", "application/yaml").ok());
+}
+
+TEST_F(AuthRoutesTest, AUserChangesOnlyTheirOwnExperiments) {
+  const std::string alice = NewUser("alice");
+  const std::string bob = NewUser("bob");
+  const int64_t experiment = CreateExperiment(alice);
+  ASSERT_GT(experiment, 0);
+  EXPECT_EQ(master_->ListExperiments().value().experiments.at(0).owner, "alice");
+  httplib::Client raw("127.0.0.1", port_);
+  raw.set_bearer_token_auth(bob);
+  const std::string kill = absl::StrCat("/api/v1/experiments/", experiment, "/kill");
+  httplib::Result denied = raw.Post(kill, "{}", "application/json");
+  ASSERT_TRUE(denied);
+  EXPECT_EQ(denied->status, 403);
+  EXPECT_THAT(denied->body, HasSubstr("belongs to 'alice'"));
+  EXPECT_EQ(FirstTrial(experiment).state, wire::TrialState::kQueued) << "nothing changed";
+  EXPECT_TRUE(Client(alice).Post(absl::StrCat("/api/v1/experiments/", experiment, "/pause")).ok());
+  EXPECT_TRUE(Client(admin_).Post(kill).ok()) << "admins change anyone's";
+}
+
+TEST_F(AuthRoutesTest, RevokedExpiredAndDeactivatedCredentialsAre401) {
+  const std::string alice = NewUser("alice");
+  const std::string second = Login("admin", kAdminPassword);
+  ASSERT_TRUE(Client(second).Post("/api/v1/auth/logout").ok());
+  absl::Status revoked = Client(second).Get("/api/v1/me").status();
+  EXPECT_TRUE(absl::IsUnauthenticated(revoked)) << revoked;
+  EXPECT_TRUE(Client(admin_).Get("/api/v1/me").ok()) << "logout revokes only that token";
+
+  ASSERT_TRUE(Client(admin_).Post("/api/v1/users/alice/deactivate").ok());
+  absl::Status gone = Client(alice).Get("/api/v1/experiments").status();
+  EXPECT_TRUE(absl::IsUnauthenticated(gone)) << "deactivating revokes the user's tokens: " << gone;
+  absl::Status login =
+      Client("")
+          .Post("/api/v1/auth/login", wire::LoginRequest{"alice", "alice-password"}.ToJson())
+          .status();
+  EXPECT_TRUE(absl::IsUnauthenticated(login)) << login;
+
+  server_->clock().Advance(absl::Hours(24 * 7));
+  absl::Status expired = Client(admin_).Get("/api/v1/experiments").status();
+  EXPECT_THAT(expired.message(), HasSubstr("expired")) << expired;
+}
+
+TEST_F(AuthRoutesTest, RepeatedFailedLoginsAreRefusedWith429) {
+  httplib::Client raw("127.0.0.1", port_);
+  const std::string wrong = wire::LoginRequest{"admin", "wrong-password"}.ToJson().dump();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(raw.Post("/api/v1/auth/login", wrong, "application/json")->status, 401);
+  }
+  httplib::Result throttled = raw.Post("/api/v1/auth/login", wrong, "application/json");
+  ASSERT_TRUE(throttled);
+  EXPECT_EQ(throttled->status, 429);
+  EXPECT_THAT(throttled->body, HasSubstr("try again in"));
+}
+
+TEST_F(AuthRoutesTest, AgentRoutesNeedTheClusterSecret) {
+  ExpectAgentRefusal(Register(""));
+  ExpectAgentRefusal(Register(admin_));
+  ExpectAgentRefusal(Register(secret_ + "0"));
+  EXPECT_TRUE(master_->ListAgents().value().agents.empty());
+  ASSERT_TRUE(Register(secret_).ok());
+  const std::string poll = "/api/v1/agents/a1/actions?timeout=0";
+  ExpectAgentRefusal(Client("").Get(poll).status());
+  ExpectAgentRefusal(Client(admin_).Get(poll).status());
+  ExpectAgentRefusal(Client("").Post("/api/v1/agents/a1/heartbeat").status());
+  EXPECT_TRUE(Client(secret_).Get(poll).ok());
+  EXPECT_TRUE(Client(secret_).Post("/api/v1/agents/a1/heartbeat").ok());
+  const int64_t experiment = CreateExperiment(admin_);
+  const std::string context = absl::StrCat("/api/v1/experiments/", experiment, "/context");
+  ExpectAgentRefusal(Client(admin_).GetBytes(context).status());
+  EXPECT_EQ(Client(secret_).GetBytes(context).value(), context_);
+}
+
+TEST_F(AuthRoutesTest, AnAllocationsTokenPostsOnlyForItselfAndOnlyWhileItRuns) {
+  ASSERT_TRUE(Register(secret_, /*slots=*/2).ok());
+  const int64_t first = CreateExperiment(admin_);
+  const int64_t second = CreateExperiment(admin_);
+  absl::StatusOr<Json> actions = Client(secret_).Get("/api/v1/agents/a1/actions?timeout=5");
+  ASSERT_TRUE(actions.ok()) << actions.status();
+  const std::vector<absl::StatusOr<wire::Action>> batch = wire::ParseActionBatch(*actions).value();
+  ASSERT_EQ(batch.size(), 2u) << actions->dump();
+  const auto a = std::get<wire::StartAction>(batch[0].value());
+  const auto b = std::get<wire::StartAction>(batch[1].value());
+  ASSERT_NE(a.allocation_token, b.allocation_token);
+  const std::string a_path = "/api/v1/allocations/" + a.allocation;
+  const Json exit = wire::ExitReport{0, 0}.ToJson();
+  const Json logs = {{"trial_id", a.trial_id}, {"lines", {{{"rank", 0}, {"line", "x"}}}}};
+
+  for (const std::string& wrong : {std::string(), secret_, admin_, b.allocation_token}) {
+    absl::Status fake = Client(wrong).Post(a_path + "/exit", exit).status();
+    EXPECT_TRUE(absl::IsUnauthenticated(fake)) << fake;
+    EXPECT_THAT(fake.message(), HasSubstr("for allocation " + a.allocation + " only"));
+    EXPECT_TRUE(absl::IsUnauthenticated(Client(wrong).Post(a_path + "/logs", logs).status()));
+  }
+  EXPECT_EQ(FirstTrial(first).state, wire::TrialState::kRunning) << "no fake exit counted";
+  EXPECT_TRUE(
+      absl::IsUnauthenticated(Client(a.allocation_token).Get("/api/v1/experiments").status()))
+      << "an allocation's token reads nothing else";
+  EXPECT_TRUE(
+      absl::IsUnauthenticated(Client(a.allocation_token)
+                                  .GetBytes(absl::StrCat("/api/v1/experiments/", first, "/context"))
+                                  .status()));
+
+  EXPECT_TRUE(Client(a.allocation_token).Post(a_path + "/logs", logs).ok());
+  ASSERT_TRUE(Client(a.allocation_token).Post(a_path + "/exit", exit).ok());
+  EXPECT_NE(FirstTrial(first).state, wire::TrialState::kRunning);
+  absl::Status after = Client(a.allocation_token).Post(a_path + "/logs", logs).status();
+  EXPECT_TRUE(absl::IsNotFound(after)) << "nothing after the allocation ended: " << after;
+  EXPECT_EQ(FirstTrial(second).state, wire::TrialState::kRunning);
+}
+
+}  // namespace
+}  // namespace cohort::master::http

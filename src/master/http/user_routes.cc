@@ -1,0 +1,92 @@
+#include "cohort/status.h"
+#include "master/http/routes.h"
+#include "wire/user_bodies.h"
+
+namespace cohort::master::http {
+namespace {
+
+// The Identity of the user calling (Users' admin checks take it).
+users::Identity IdentityOf(const Caller& caller) {
+  return users::Identity{0, caller.name, caller.admin, caller.token_hash};
+}
+
+wire::UserSummary Summary(const UserRow& row) {
+  return {row.name, row.admin, row.active, row.created_ms};
+}
+
+absl::StatusOr<Reply> Login(users::Users& users, const Request& req) {
+  COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
+  COHORT_ASSIGN_OR_RETURN(wire::LoginRequest login, wire::ParseLoginRequest(body));
+  absl::StatusOr<users::Users::LoginResult> result =
+      users.Login(login.username, login.password, req.raw().remote_addr);
+  if (absl::IsResourceExhausted(result.status())) {
+    return TooManyRequests(result.status().message());
+  }
+  if (!result.ok()) return result.status();
+  return Reply::Ok(
+      wire::LoginResponse{result->token, result->user.name, result->user.admin, result->expires_ms}
+          .ToJson());
+}
+
+absl::StatusOr<Reply> Me(users::Users& users, const Request& req) {
+  COHORT_ASSIGN_OR_RETURN(UserRow row, users.Get(req.caller().name));
+  return Reply::Ok(Summary(row).ToJson());
+}
+
+absl::StatusOr<Reply> ListUsers(users::Users& users, const Request& req) {
+  COHORT_ASSIGN_OR_RETURN(std::vector<UserRow> rows, users.List(IdentityOf(req.caller())));
+  wire::UserList list;
+  for (const UserRow& row : rows) list.users.push_back(Summary(row));
+  return Reply::Ok(list.ToJson());
+}
+
+absl::StatusOr<Reply> CreateUser(users::Users& users, const Request& req) {
+  COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
+  COHORT_ASSIGN_OR_RETURN(wire::NewUser user, wire::ParseNewUser(body));
+  COHORT_RETURN_IF_ERROR(
+      users.Create(IdentityOf(req.caller()), user.username, user.password, user.admin));
+  return Reply::Ok(wire::OkBody(), 201);
+}
+
+absl::StatusOr<Reply> SetPassword(users::Users& users, const Request& req) {
+  COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
+  COHORT_ASSIGN_OR_RETURN(wire::PasswordChange change, wire::ParsePasswordChange(body));
+  COHORT_RETURN_IF_ERROR(users.SetPassword(IdentityOf(req.caller()), req.PathPart(1),
+                                           change.old_password, change.password));
+  return Reply::Done();
+}
+
+}  // namespace
+
+void AddUserRoutes(Router& router, users::Users& users) {
+  const RouteOptions kOpen{.require = Require::kAnyone, .max_body = 64 << 10};
+  router.Get(
+      "/api/v1/info",
+      [](const Request&) -> absl::StatusOr<Reply> {
+        return Reply::Ok(wire::MasterInfo{COHORT_VERSION, false}.ToJson());
+      },
+      kOpen);
+  router.Post(
+      "/api/v1/auth/login", [&](const Request& req) { return Login(users, req); }, kOpen);
+  router.Post("/api/v1/auth/logout", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_RETURN_IF_ERROR(users.Logout(IdentityOf(req.caller())));
+    return Reply::Done();
+  });
+  router.Get("/api/v1/me", [&](const Request& req) { return Me(users, req); });
+  router.Get("/api/v1/users", [&](const Request& req) { return ListUsers(users, req); },
+             {.require = Require::kAdmin});
+  router.Post("/api/v1/users", [&](const Request& req) { return CreateUser(users, req); },
+              {.require = Require::kAdmin});
+  router.Post(R"(/api/v1/users/([^/]+)/(activate|deactivate))",
+              [&](const Request& req) -> absl::StatusOr<Reply> {
+                COHORT_RETURN_IF_ERROR(users.SetActive(IdentityOf(req.caller()), req.PathPart(1),
+                                                       req.PathPart(2) == "activate"));
+                return Reply::Done();
+              },
+              {.require = Require::kAdmin});
+  // Users set their own (with the old one); admins anyone's: Users decides.
+  router.Post(R"(/api/v1/users/([^/]+)/password)",
+              [&](const Request& req) { return SetPassword(users, req); });
+}
+
+}  // namespace cohort::master::http

@@ -1,0 +1,157 @@
+#include "master/users/users.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "master/users/password.h"
+
+namespace cohort::master::users {
+namespace {
+
+using ::testing::HasSubstr;
+
+class UsersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = OpenSqliteDatabase(":memory:").value();
+    users_ = std::make_unique<Users>(db_.get(), &clock_);
+    ASSERT_TRUE(users_->EnsureAdmin("admin-password").value());
+    admin_ =
+        users_->Authenticate(users_->Login("admin", "admin-password", "a").value().token).value();
+  }
+  Identity LogIn(const std::string& name, const std::string& password) {
+    return users_->Authenticate(users_->Login(name, password, "a").value().token).value();
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<Database> db_;
+  std::unique_ptr<Users> users_;
+  Identity admin_;
+};
+
+TEST(PasswordTest, HashesVerifyOnlyTheirOwnPasswordAndAreSalted) {
+  const std::string a = HashPassword("correct horse").value();
+  EXPECT_THAT(a, HasSubstr("$argon2id$"));
+  EXPECT_TRUE(VerifyPassword(a, "correct horse"));
+  EXPECT_FALSE(VerifyPassword(a, "correct horsf"));
+  EXPECT_NE(a, HashPassword("correct horse").value());
+  EXPECT_FALSE(VerifyPassword("not a hash", "correct horse"));
+}
+
+TEST(PasswordTest, TokensAreRandom256BitHexAndStoredByTheirSha256) {
+  const std::string token = NewToken();
+  EXPECT_EQ(token.size(), 64u);
+  EXPECT_NE(token, NewToken());
+  EXPECT_EQ(TokenHash("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(RandomPassword().size(), 24u);
+  EXPECT_NE(RandomPassword(), RandomPassword());
+}
+
+TEST_F(UsersTest, TheFirstStartCreatesAdminOnce) {
+  EXPECT_FALSE(users_->EnsureAdmin("another-password").value());
+  EXPECT_TRUE(admin_.admin);
+  EXPECT_EQ(admin_.name, "admin");
+  EXPECT_THAT(users_->Login("admin", "another-password", "a").status().message(),
+              HasSubstr("wrong user name or password"));
+}
+
+TEST_F(UsersTest, OnlyTheTokensHashIsStored) {
+  const Users::LoginResult login = users_->Login("admin", "admin-password", "a").value();
+  EXPECT_TRUE(db_->GetToken(TokenHash(login.token)).ok());
+  EXPECT_TRUE(absl::IsNotFound(db_->GetToken(login.token).status()));
+  EXPECT_EQ(login.expires_ms, absl::ToUnixMillis(clock_.Now() + absl::Hours(24 * 7)));
+}
+
+TEST_F(UsersTest, WrongPasswordsAndUnknownUsersGetTheSameAnswer) {
+  absl::Status wrong = users_->Login("admin", "wrong-password", "a").status();
+  absl::Status unknown = users_->Login("nobody", "wrong-password", "b").status();
+  EXPECT_TRUE(absl::IsUnauthenticated(wrong));
+  EXPECT_EQ(wrong.message(), unknown.message());
+}
+
+TEST_F(UsersTest, RepeatedFailuresAreSlowedThenRefused) {
+  for (int i = 0; i < LoginThrottle::kFreeFailures; ++i) {
+    EXPECT_TRUE(absl::IsUnauthenticated(users_->Login("admin", "wrong-password", "x").status()));
+  }
+  EXPECT_TRUE(absl::IsUnauthenticated(users_->Login("admin", "wrong-password", "x").status()));
+  // Third failure: the next try must wait a second, even with the right password.
+  absl::Status throttled = users_->Login("admin", "admin-password", "y").status();
+  EXPECT_TRUE(absl::IsResourceExhausted(throttled)) << throttled;
+  EXPECT_THAT(throttled.message(), HasSubstr("for user 'admin'"));
+  EXPECT_THAT(throttled.message(), HasSubstr("try again in 1 s"));
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_TRUE(users_->Login("admin", "admin-password", "y").ok());
+  // From one address, guessing at many names is throttled by the address.
+  for (int i = 0; i < LoginThrottle::kLockoutFailures; ++i) {
+    clock_.Advance(absl::Seconds(65));
+    EXPECT_TRUE(absl::IsUnauthenticated(
+        users_->Login("user" + std::to_string(i), "wrong-password", "evil").status()));
+  }
+  absl::Status locked = users_->Login("admin", "admin-password", "evil").status();
+  EXPECT_THAT(locked.message(), HasSubstr("from evil"));
+  EXPECT_THAT(locked.message(), HasSubstr("try again in 900 s"));
+  EXPECT_TRUE(users_->Login("admin", "admin-password", "elsewhere").ok());
+  clock_.Advance(LoginThrottle::kLockout);
+  EXPECT_TRUE(users_->Login("admin", "admin-password", "evil").ok());
+}
+
+TEST_F(UsersTest, ExpiredAndRevokedTokensAreRefused) {
+  const std::string token = users_->Login("admin", "admin-password", "a").value().token;
+  ASSERT_TRUE(users_->Authenticate(token).ok());
+  clock_.Advance(absl::Hours(24 * 7));
+  EXPECT_THAT(users_->Authenticate(token).status().message(), HasSubstr("expired"));
+  EXPECT_EQ(db_->DeleteExpiredTokens(absl::ToUnixMillis(clock_.Now())).value(), 2);
+
+  const std::string fresh = users_->Login("admin", "admin-password", "a").value().token;
+  Identity me = users_->Authenticate(fresh).value();
+  ASSERT_TRUE(users_->Logout(me).ok());
+  EXPECT_THAT(users_->Authenticate(fresh).status().message(), HasSubstr("not valid"));
+  EXPECT_TRUE(absl::IsUnauthenticated(users_->Authenticate("made-up").status()));
+}
+
+TEST_F(UsersTest, OnlyAdminsManageUsers) {
+  ASSERT_TRUE(users_->Create(admin_, "alice", "alice-password", false).ok());
+  Identity alice = LogIn("alice", "alice-password");
+  EXPECT_FALSE(alice.admin);
+  EXPECT_TRUE(absl::IsPermissionDenied(users_->Create(alice, "bob", "bob-password", false)));
+  EXPECT_TRUE(absl::IsPermissionDenied(users_->List(alice).status()));
+  EXPECT_TRUE(absl::IsPermissionDenied(users_->SetActive(alice, "admin", false)));
+  EXPECT_TRUE(absl::IsAlreadyExists(users_->Create(admin_, "alice", "alice-password", false)));
+  EXPECT_THAT(users_->Create(admin_, "../x", "long-enough", false).message(),
+              HasSubstr("user name"));
+  EXPECT_THAT(users_->Create(admin_, "bob", "short", false).message(),
+              HasSubstr("8 to 1024 characters"));
+  EXPECT_EQ(users_->List(admin_).value().size(), 2u);
+}
+
+TEST_F(UsersTest, ADeactivatedUserCannotLogInAndLosesItsTokens) {
+  ASSERT_TRUE(users_->Create(admin_, "alice", "alice-password", false).ok());
+  const std::string token = users_->Login("alice", "alice-password", "a").value().token;
+  ASSERT_TRUE(users_->SetActive(admin_, "alice", false).ok());
+  EXPECT_TRUE(absl::IsUnauthenticated(users_->Authenticate(token).status()));
+  EXPECT_TRUE(absl::IsUnauthenticated(users_->Login("alice", "alice-password", "a").status()));
+  EXPECT_TRUE(absl::IsFailedPrecondition(users_->SetActive(admin_, "admin", false)));
+  ASSERT_TRUE(users_->SetActive(admin_, "alice", true).ok());
+  EXPECT_TRUE(users_->Login("alice", "alice-password", "a").ok());
+}
+
+TEST_F(UsersTest, UsersChangeTheirOwnPasswordWithTheOldOne) {
+  ASSERT_TRUE(users_->Create(admin_, "alice", "alice-password", false).ok());
+  const std::string token = users_->Login("alice", "alice-password", "a").value().token;
+  Identity alice = users_->Authenticate(token).value();
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(users_->SetPassword(alice, "alice", std::nullopt, "new-password")));
+  EXPECT_TRUE(absl::IsPermissionDenied(
+      users_->SetPassword(alice, "alice", "wrong-password", "new-password")));
+  EXPECT_TRUE(
+      absl::IsPermissionDenied(users_->SetPassword(alice, "admin", std::nullopt, "new-password")));
+  ASSERT_TRUE(users_->SetPassword(alice, "alice", "alice-password", "new-password").ok());
+  EXPECT_TRUE(absl::IsUnauthenticated(users_->Authenticate(token).status()));
+  EXPECT_FALSE(users_->Login("alice", "alice-password", "b").ok());
+  EXPECT_TRUE(users_->Login("alice", "new-password", "c").ok());
+  // An admin resets it without the old one.
+  ASSERT_TRUE(users_->SetPassword(admin_, "alice", std::nullopt, "reset-password").ok());
+  EXPECT_TRUE(users_->Login("alice", "reset-password", "d").ok());
+}
+
+}  // namespace
+}  // namespace cohort::master::users
