@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,11 +15,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "cli/exit_codes.h"
+#include "cli/login_store.h"
 #include "client/local_cluster.h"
 #include "client/master_client.h"
 #include "common/sibling_program.h"
 #include "nlohmann/json.hpp"
 #include "wire/cluster_bodies.h"
+#include "wire/user_bodies.h"
 
 namespace cohort::cli {
 namespace {
@@ -65,13 +68,76 @@ std::optional<int> CheckRunningCluster(const fs::path& record) {
   if (!alive) return std::nullopt;
   const std::string url = cluster.value("url", std::string());
   client::MasterClient client(url, absl::Seconds(2));
-  if (GetAs(client, "/api/v1/agents", wire::ParseAgentList).ok()) {
+  if (GetAs(client, "/api/v1/info", wire::ParseMasterInfo).ok()) {
     std::cout << "cluster up: already running at " << url << " (`cohort cluster down` stops it)\n";
     return kExitOk;
   }
   std::cerr << "cohort: error: a local cluster's processes are running but its master at " << url
             << " does not answer: `cohort cluster down` stops them\n";
   return kExitInvalid;
+}
+
+// Logs this CLI in to the local master as admin, with $COHORT_INITIAL_PASSWORD or the password
+// the master generated in its data directory; keeps the token (login_store.h).
+absl::Status LogInAsAdmin(client::MasterClient& client, const fs::path& master_dir) {
+  std::string password;
+  if (const char* given = std::getenv("COHORT_INITIAL_PASSWORD"); given != nullptr && *given) {
+    password = given;
+  } else {
+    absl::StatusOr<std::string> generated =
+        client::ReadSecretFile((master_dir / "admin-password").string());
+    if (!generated.ok()) {
+      return absl::UnavailableError(absl::StrCat(
+          "not logged in as admin (", generated.status().message(),
+          "): log in with `cohort user login`"));
+    }
+    password = *generated;
+  }
+  absl::StatusOr<wire::LoginResponse> login = LogIn(client, "admin", password);
+  if (!login.ok()) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "not logged in as admin (", login.status().message(),
+        "; was its password changed?): log in with `cohort user login`"));
+  }
+  return absl::OkStatus();
+}
+
+// Starts `agents` agents of `slots` slots each against the master at `url`; their pids.
+std::vector<pid_t> SpawnAgents(int agents, int slots, const std::string& url, const fs::path& dir) {
+  std::vector<pid_t> pids;
+  for (int i = 1; i <= agents; ++i) {
+    const std::string id = absl::StrCat("agent-", i);
+    const int lo = 29500 + 100 * (i - 1);
+    pids.push_back(SpawnDaemon({SiblingProgram("cohort-agent"), "--master", url, "--id", id,
+                                "--slots", std::to_string(slots), "--cpus",
+                                std::to_string(std::max(1u, std::thread::hardware_concurrency() /
+                                                                static_cast<unsigned>(agents))),
+                                "--port-range", absl::StrCat(lo, "-", lo + 99), "--work-dir",
+                                (dir / "agents" / id).string(), "--secret-file",
+                                (dir / "master" / "agent-secret").string()},
+                               dir / "logs" / (id + ".log")));
+  }
+  return pids;
+}
+
+// Waits until `agents` agents are connected, as the logged-in `client` sees them; false (with
+// the error printed) past `deadline`.
+bool WaitForAgents(client::MasterClient& client, int agents, absl::Time deadline,
+                   const fs::path& dir) {
+  while (true) {
+    absl::StatusOr<wire::AgentList> list = GetAs(client, "/api/v1/agents", wire::ParseAgentList);
+    int connected = 0;
+    if (list.ok()) {
+      for (const wire::AgentSummary& a : list->agents) connected += a.connected ? 1 : 0;
+    }
+    if (connected >= agents) return true;
+    if (absl::Now() > deadline) {
+      std::cerr << "cohort: error: only " << connected << " of " << agents
+                << " agents connected; see " << (dir / "logs").string() << "\n";
+      return false;
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
 }
 
 int Up(int agents, int slots, int port) {
@@ -88,7 +154,7 @@ int Up(int agents, int slots, int port) {
   pids.push_back(master);
   client::MasterClient client(url, absl::Seconds(2));
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (!GetAs(client, "/api/v1/agents", wire::ParseAgentList).ok()) {
+  while (!GetAs(client, "/api/v1/info", wire::ParseMasterInfo).ok()) {
     if (!Alive(master) || absl::Now() > deadline) {
       std::cerr << "cohort: error: the master did not start; see "
                 << (dir / "logs" / "master.log").string() << " (port " << port
@@ -98,35 +164,17 @@ int Up(int agents, int slots, int port) {
     }
     absl::SleepFor(absl::Milliseconds(100));
   }
-  for (int i = 1; i <= agents; ++i) {
-    const std::string id = absl::StrCat("agent-", i);
-    const int lo = 29500 + 100 * (i - 1);
-    pids.push_back(SpawnDaemon({SiblingProgram("cohort-agent"), "--master", url, "--id", id,
-                                "--slots", std::to_string(slots), "--cpus",
-                                std::to_string(std::max(1u, std::thread::hardware_concurrency() /
-                                                                static_cast<unsigned>(agents))),
-                                "--port-range", absl::StrCat(lo, "-", lo + 99), "--work-dir",
-                                (dir / "agents" / id).string(), "--secret-file",
-                                (dir / "master" / "agent-secret").string()},
-                               dir / "logs" / (id + ".log")));
-  }
+  absl::Status login = LogInAsAdmin(client, dir / "master");
+  for (pid_t pid : SpawnAgents(agents, slots, url, dir)) pids.push_back(pid);
   std::ofstream(record) << Json{{"url", url}, {"pids", pids}}.dump(2) << "\n";
-  while (true) {
-    absl::StatusOr<wire::AgentList> list = GetAs(client, "/api/v1/agents", wire::ParseAgentList);
-    int connected = 0;
-    if (list.ok()) {
-      for (const wire::AgentSummary& a : list->agents) connected += a.connected ? 1 : 0;
-    }
-    if (connected >= agents) break;
-    if (absl::Now() > deadline) {
-      std::cerr << "cohort: error: only " << connected << " of " << agents
-                << " agents connected; see " << (dir / "logs").string() << "\n";
-      return kExitInvalid;
-    }
-    absl::SleepFor(absl::Milliseconds(100));
+  if (!login.ok()) {
+    std::cerr << "cohort: warning: " << login.message() << "\n";
+  } else if (!WaitForAgents(client, agents, deadline, dir)) {
+    return kExitInvalid;
   }
   std::cout << "cluster up: master " << url << ", " << agents << " agent(s) of " << slots
-            << " slot(s); data and logs in " << dir.string() << "\n"
+            << " slot(s); data and logs in " << dir.string()
+            << (login.ok() ? "; logged in as admin" : "") << "\n"
             << "(`cohort cluster down` stops it)\n";
   return kExitOk;
 }

@@ -8,11 +8,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "cli/exit_codes.h"
+#include "cli/login_store.h"
 
 namespace cohort::cli {
 
 client::MasterClient CommandContext::Client(absl::Duration timeout) const {
-  return client::MasterClient(client::MasterUrl(*master_flag_), timeout);
+  return LoggedInClient(client::MasterUrl(*master_flag_), timeout);
 }
 
 void CommandContext::AddJsonFlag(CLI::App* verb, const std::string& help) {

@@ -35,8 +35,9 @@ class CommandContext {
   // The root's --master value as given (empty when not set).
   const std::string& master_flag() const { return *master_flag_; }
 
-  // A client of the master named by --master, else $COHORT_MASTER, else the local cluster's.
-  // `timeout` applies to each request.
+  // A client of the master named by --master, else $COHORT_MASTER, else the local cluster's,
+  // presenting the user's stored login (LoggedInClient, login_store.h). `timeout` applies to
+  // each request.
   client::MasterClient Client(absl::Duration timeout = absl::Seconds(30)) const;
 
   // Adds `--json` to `verb`; json() is true when it was given.

@@ -100,14 +100,15 @@ int ListExperiments(const CommandContext& context) {
   if (context.json()) return PrintJson(list->ToJson());
   std::vector<std::vector<std::string>> rows;
   for (const wire::ExperimentSummary& e : list->experiments) {
-    rows.push_back({absl::StrCat(e.id), e.name, wire::Name(e.state),
+    rows.push_back({absl::StrCat(e.id), e.name, EmptyAsDash(e.owner), wire::Name(e.state),
                     absl::StrCat(e.trials_done, "/", e.trials), absl::StrCat(e.slots_per_trial),
                     absl::StrCat(e.priority), EmptyAsDash(e.template_name),
                     FormatTime(e.created_ms)});
   }
   PrintTable(
       std::cout,
-      {"id", "name", "state", "trials done", "slots/trial", "priority", "template", "created"},
+      {"id", "name", "owner", "state", "trials done", "slots/trial", "priority", "template",
+       "created"},
       rows);
   return kExitOk;
 }

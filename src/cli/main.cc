@@ -14,6 +14,7 @@
 #include "cli/task_commands.h"
 #include "cli/template_commands.h"
 #include "cli/trial_commands.h"
+#include "cli/user_commands.h"
 
 namespace {
 
@@ -26,7 +27,8 @@ constexpr char kFooter[] =
     "Examples:\n"
     "  cohort experiment validate examples/fashion_mnist/const.yaml\n"
     "  cohort experiment create --local examples/fashion_mnist/distributed.yaml build/bin\n"
-    "  cohort cluster up --agents 2 --slots 1\n"
+    "  cohort cluster up --agents 2 --slots 1      (and logs this CLI in as admin)\n"
+    "  cohort user login alice;  cohort user whoami\n"
     "  cohort experiment create --follow examples/fashion_mnist/distributed.yaml build/bin\n"
     "  cohort experiment list;  cohort trial logs 1 --rank 0;  cohort task list\n"
     "\n"
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
   cohort::cli::AddTaskCommands(&app, &context);
   cohort::cli::AddAgentCommands(&app, &context);
   cohort::cli::AddTemplateCommands(&app, &context);
+  cohort::cli::AddUserCommands(&app, &context);
   cohort::cli::AddClusterCommands(&app, &context);
   app.footer(kFooter);  // after the verbs: CLI11 copies a parent's footer into new subcommands
   if (argc == 1) {      // bare `cohort`: the overview, on stderr, as a usage error

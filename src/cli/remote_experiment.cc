@@ -16,6 +16,7 @@
 #include "cli/command_context.h"
 #include "cli/context_filter.h"
 #include "cli/exit_codes.h"
+#include "cli/login_store.h"
 #include "cli/progress_meter.h"
 #include "client/master_client.h"
 #include "common/context_archive.h"
@@ -93,7 +94,7 @@ int FinishFollow(const wire::ExperimentDescription& e, bool tty) {
 
 // Prints the trials' progress until the experiment ends; returns the exit code.
 int Follow(const std::string& master_flag, int64_t id) {
-  client::MasterClient client(client::MasterUrl(master_flag));
+  client::MasterClient client = LoggedInClient(client::MasterUrl(master_flag), absl::Seconds(30));
   const std::string path = absl::StrCat("/api/v1/experiments/", id);
   FollowedTrials followed;
   const bool tty = ::isatty(STDERR_FILENO) == 1;
@@ -137,7 +138,7 @@ int RunCreateRemote(const std::string& master_flag, const std::string& config_pa
       {"config", config.str(), "config.yaml", "application/yaml"},
       {"context", *context, "context.tar.gz", "application/gzip"}};
   if (!template_name.empty()) parts.push_back({"template", template_name, "", "text/plain"});
-  client::MasterClient client(client::MasterUrl(master_flag), absl::Seconds(120));
+  client::MasterClient client = LoggedInClient(client::MasterUrl(master_flag), absl::Seconds(120));
   absl::StatusOr<Json> r = client.PostForm("/api/v1/experiments", parts);
   if (!r.ok()) {
     std::cerr << "cohort: error: " << config_path << ": " << r.status().message() << "\n";

@@ -81,37 +81,47 @@ void MasterClient::Prepare(httplib::Client& client, absl::Duration timeout) cons
 absl::StatusOr<Json> MasterClient::Get(const std::string& path) { return Get(path, timeout_); }
 
 absl::StatusOr<Json> MasterClient::Get(const std::string& path, absl::Duration timeout) {
-  httplib::Client client(url_);
-  Prepare(client, timeout);
-  return Interpret(url_, "GET " + path, client.Get(path));
+  return WithRelogin([&] {
+    httplib::Client client(url_);
+    Prepare(client, timeout);
+    return Interpret(url_, "GET " + path, client.Get(path));
+  });
 }
 
 absl::StatusOr<Json> MasterClient::Post(const std::string& path, const Json& body) {
-  httplib::Client client(url_);
-  Prepare(client, timeout_);
-  return Interpret(url_, "POST " + path, client.Post(path, body.dump(), "application/json"));
+  return WithRelogin([&] {
+    httplib::Client client(url_);
+    Prepare(client, timeout_);
+    return Interpret(url_, "POST " + path, client.Post(path, body.dump(), "application/json"));
+  });
 }
 
 absl::StatusOr<Json> MasterClient::Put(const std::string& path, const std::string& body,
                                        const std::string& content_type) {
-  httplib::Client client(url_);
-  Prepare(client, timeout_);
-  return Interpret(url_, "PUT " + path, client.Put(path, body, content_type));
+  return WithRelogin([&] {
+    httplib::Client client(url_);
+    Prepare(client, timeout_);
+    return Interpret(url_, "PUT " + path, client.Put(path, body, content_type));
+  });
 }
 
 absl::StatusOr<Json> MasterClient::Delete(const std::string& path) {
-  httplib::Client client(url_);
-  Prepare(client, timeout_);
-  return Interpret(url_, "DELETE " + path, client.Delete(path));
+  return WithRelogin([&] {
+    httplib::Client client(url_);
+    Prepare(client, timeout_);
+    return Interpret(url_, "DELETE " + path, client.Delete(path));
+  });
 }
 
 absl::StatusOr<Json> MasterClient::PostForm(const std::string& path,
                                             const std::vector<FormPart>& parts) {
-  httplib::Client client(url_);
-  Prepare(client, timeout_);
   httplib::MultipartFormDataItems items;
   for (const FormPart& p : parts) items.push_back({p.name, p.content, p.filename, p.content_type});
-  return Interpret(url_, "POST " + path, client.Post(path, items));
+  return WithRelogin([&] {
+    httplib::Client client(url_);
+    Prepare(client, timeout_);
+    return Interpret(url_, "POST " + path, client.Post(path, items));
+  });
 }
 
 absl::StatusOr<std::string> MasterClient::GetBytes(const std::string& path) {

@@ -11,6 +11,7 @@
 //   a 5xx answer           -> Internal with the master's text
 // Thread-compatible: one client per thread (cheap to create).
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,16 +53,35 @@ class MasterClient {
   absl::StatusOr<std::string> GetBytes(const std::string& path);
 
   const std::string& url() const { return url_; }
-  // Sends `Authorization: Bearer TOKEN` on every later request (the agents' cluster secret);
-  // empty: none.
+  // Sends `Authorization: Bearer TOKEN` on every later request (a user's login token, the
+  // agents' cluster secret, an allocation's token); empty: none.
   void set_bearer_token(std::string token) { bearer_token_ = std::move(token); }
+  // When a request is answered 401, `login` is called once for a new token (a user's scripted
+  // login) and the request is sent again with it; its error, if any, is returned instead.
+  void set_relogin(std::function<absl::StatusOr<std::string>()> login) {
+    relogin_ = std::move(login);
+  }
 
  private:
+  // Runs `request` (which sends with the current token); on a 401 with a relogin set, logs in
+  // again once and repeats it.
+  template <typename Request>
+  auto WithRelogin(Request request) -> decltype(request()) {
+    auto result = request();
+    if (!absl::IsUnauthenticated(result.status()) || !relogin_ || relogged_) return result;
+    relogged_ = true;
+    absl::StatusOr<std::string> token = relogin_();
+    if (!token.ok()) return token.status();
+    bearer_token_ = *std::move(token);
+    return request();
+  }
   void Prepare(httplib::Client& client, absl::Duration timeout) const;
 
   std::string url_;
   absl::Duration timeout_;
   std::string bearer_token_;
+  std::function<absl::StatusOr<std::string>()> relogin_;
+  bool relogged_ = false;  // at most one login per client
 };
 
 // The secret in the file at `path` (the agents' cluster secret), surrounding whitespace
