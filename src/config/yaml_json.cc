@@ -50,6 +50,38 @@ Json ResolvePlainScalar(const std::string& s) {
   return s;
 }
 
+// Whether `s` is valid UTF-8, as JSON text must be (nlohmann's dump() throws otherwise): no
+// stray continuation byte, overlong form, surrogate or code point past U+10FFFF. yaml-cpp checks
+// none of this, and writes a "\ud800" escape as a surrogate's bytes.
+bool IsValidUtf8(absl::string_view s) {
+  static constexpr uint32_t kMinCodePoint[] = {0, 0x80, 0x800, 0x10000};
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char lead = static_cast<unsigned char>(s[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t more = (lead & 0xE0) == 0xC0   ? 1
+                        : (lead & 0xF0) == 0xE0 ? 2
+                        : (lead & 0xF8) == 0xF0 ? 3
+                                                : 0;
+    if (more == 0 || s.size() - i <= more) return false;
+    uint32_t code_point = lead & (0x7F >> (more + 1));
+    for (size_t k = 1; k <= more; ++k) {
+      const unsigned char next = static_cast<unsigned char>(s[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      code_point = (code_point << 6) | (next & 0x3F);
+    }
+    if (code_point < kMinCodePoint[more] || code_point > 0x10FFFF ||
+        (code_point >= 0xD800 && code_point <= 0xDFFF)) {
+      return false;
+    }
+    i += more + 1;
+  }
+  return true;
+}
+
 std::string Where(const YAML::Mark& mark) {
   return absl::StrCat("line ", mark.line + 1, ", column ", mark.column + 1);
 }
@@ -61,9 +93,14 @@ struct Walk {
   std::vector<YAML::Node> open;  // the lists and maps being read, outermost first
 };
 
+absl::Status NotUtf8(const YAML::Node& node) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(Where(node.Mark()), ": the text is not valid UTF-8 (configs are UTF-8 text)"));
+}
+
 // Counts `node` against the limits; for a list or map, also checks that it is not one of the
 // nodes it is inside (yaml-cpp shares an alias's node, so `&x [*x]` is a cycle) and that it does
-// not nest too deep.
+// not nest too deep; for a scalar, that it is UTF-8.
 absl::Status Enter(const YAML::Node& node, Walk& walk) {
   if (++walk.nodes > kMaxYamlNodes) {
     return absl::InvalidArgumentError(absl::StrCat(Where(node.Mark()),
@@ -77,7 +114,7 @@ absl::Status Enter(const YAML::Node& node, Walk& walk) {
                                                      ": aliases expand to more than ",
                                                      kMaxYamlExpandedBytes >> 20, " MiB of text"));
     }
-    return absl::OkStatus();
+    return IsValidUtf8(node.Scalar()) ? absl::OkStatus() : NotUtf8(node);
   }
   if (!node.IsSequence() && !node.IsMap()) return absl::OkStatus();
   for (const YAML::Node& outer : walk.open) {
@@ -114,6 +151,7 @@ absl::StatusOr<Json> FromMap(const YAML::Node& node, Walk& walk) {
           absl::StrCat(Where(entry.first.Mark()), ": map keys must be plain strings"));
     }
     const std::string key = entry.first.Scalar();
+    if (!IsValidUtf8(key)) return NotUtf8(entry.first);
     if (map.contains(key)) {
       return absl::InvalidArgumentError(
           absl::StrCat(Where(entry.first.Mark()), ": duplicate key '", key, "'"));
