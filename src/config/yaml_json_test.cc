@@ -66,12 +66,26 @@ TEST(YamlJsonTest, RefusesTextThatIsNotUtf8NamingWhere) {
                            "a: \xc0\x80\n", "a: \xf4\x90\x80\x80\n"}) {
     auto tree = ParseYaml(yaml);
     EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument) << yaml;
-    EXPECT_THAT(tree.status().message(), HasSubstr("line 1, column ")) << yaml;
-    EXPECT_THAT(tree.status().message(), HasSubstr("not valid UTF-8")) << yaml;
+    EXPECT_THAT(tree.status().message(), HasSubstr("not UTF-8 text: an invalid byte at byte "))
+        << yaml;
   }
+  EXPECT_THAT(ParseYaml(std::string("e\0n\0t\0", 6)).status().message(),
+              HasSubstr("not UTF-8 text: a NUL byte at byte 1"));
+  EXPECT_THAT(ParseYaml("\xff\xfea\0:\0").status().message(),
+              HasSubstr("not UTF-8 text: an invalid byte at byte 0"));
   auto tree = ParseYaml("name: caf\xc3\xa9 \xf0\x9f\x9a\x80\n\"\\u00e9\": 1\n");
   ASSERT_TRUE(tree.ok()) << tree.status();
   EXPECT_EQ((*tree)["name"], "caf\xc3\xa9 \xf0\x9f\x9a\x80");
+}
+
+// Found by fuzz/yaml_json_fuzzer: "\r" was written plain and read back as null.
+TEST(YamlJsonTest, ToYamlQuotesStringsWithControlCharactersOrOuterBlanks) {
+  for (const char* s : {"\r", "a\tb", " lead", "trail ", "x\x7f"}) {
+    Json tree = Json::array({s});
+    auto back = ParseYaml(ToYaml(tree));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, tree) << ToYaml(tree);
+  }
 }
 
 TEST(YamlJsonTest, RefusesACyclicAliasInsteadOfExpandingItForever) {
