@@ -221,6 +221,9 @@ void Emit(const Json& value, YAML::Emitter& out) {
       }
       out << YAML::BeginMap;
       for (const auto& [key, item] : value.items()) {
+        // YAML limits an implicit key to 1024 characters as written, escapes included (up to
+        // 4 per byte); a longer key is written "? key". Found by fuzz/yaml_json_fuzzer.
+        if (key.size() > 250) out << YAML::LongKey;
         out << YAML::Key << key << YAML::Value;
         Emit(item, out);
       }

@@ -86,6 +86,10 @@ TEST(YamlJsonTest, ToYamlQuotesStringsWithControlCharactersOrOuterBlanks) {
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_EQ(*back, tree) << ToYaml(tree);
   }
+  Json long_key = {{std::string(2000, 'k'), 1}};
+  auto back = ParseYaml(ToYaml(long_key));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, long_key);
 }
 
 TEST(YamlJsonTest, RefusesACyclicAliasInsteadOfExpandingItForever) {
