@@ -29,11 +29,16 @@ inline constexpr int kMaxJsonDepth = 128;
 absl::Status CheckJsonDepth(absl::string_view text, int max_depth = kMaxJsonDepth);
 
 // Parses `text` as one JSON value (J: nlohmann::json or nlohmann::ordered_json). Too deep: the
-// error of CheckJsonDepth, before anything is built. Not JSON: InvalidArgument "not JSON: "
-// and the parser's message.
+// error of CheckJsonDepth, before anything is built. Not JSON (a NUL byte included):
+// InvalidArgument "not JSON: " and the parser's message.
 template <typename J = nlohmann::json>
 absl::StatusOr<J> ParseJsonBounded(absl::string_view text, int max_depth = kMaxJsonDepth) {
   if (absl::Status depth = CheckJsonDepth(text, max_depth); !depth.ok()) return depth;
+  // nlohmann stops at a NUL byte as at the end of the text, so "1\0junk" would be 1. JSON text
+  // holds no raw NUL (not even in strings). Found by fuzz/json_bounded_fuzzer.
+  if (const size_t nul = text.find('\0'); nul != absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("not JSON: a NUL byte at byte ", nul));
+  }
   try {
     return J::parse(text.begin(), text.end());
   } catch (const typename J::exception& e) {

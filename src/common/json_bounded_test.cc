@@ -16,6 +16,13 @@ TEST(ParseJsonBoundedTest, ParsesOrdinaryJson) {
   EXPECT_EQ((*json)["a"][1]["b"], "[[[[");
 }
 
+// Found by fuzz/json_bounded_fuzzer: nlohmann read "1\0[[[" as 1.
+TEST(ParseJsonBoundedTest, RefusesANulByteNamingWhere) {
+  auto json = ParseJsonBounded(std::string("{\"ok\": true}\0junk", 17));
+  EXPECT_EQ(json.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(json.status().message(), HasSubstr("not JSON: a NUL byte at byte 12"));
+}
+
 TEST(ParseJsonBoundedTest, AcceptsNestingAtTheLimit) {
   const std::string text = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
   EXPECT_TRUE(ParseJsonBounded(text).ok());

@@ -78,34 +78,35 @@ Resources ParseResources(const Json& node, ErrorList* errors, Json* effective) {
   res.weight = r.Number("weight", 1.0, GreaterThan(0)).value_or(1.0);
   res.is_single_node = r.Bool("is_single_node");
   res.resource_pool = r.String("resource_pool");
-  ForEachListItem(r, "devices", effective, [&](const Json& item, const std::string& path,
-                                               Json* out) {
-    // Docker's short form "host_path:container_path[:mode]" is accepted too.
-    if (item.is_string()) {
-      const std::string& s = item.get_ref<const std::string&>();
-      const size_t a = s.find(':');
-      const size_t b = a == std::string::npos ? a : s.find(':', a + 1);
-      if (a == std::string::npos || a == 0 || a + 1 == s.size()) {
-        errors->Add(path, absl::StrCat("expected host_path:container_path[:mode], got '", s, "'"));
-        return;
-      }
-      Device d{s.substr(0, a), s.substr(a + 1, b == std::string::npos ? b : b - a - 1),
-               b == std::string::npos ? "mrw" : s.substr(b + 1)};
-      *out = Json{{"host_path", d.host_path}, {"container_path", d.container_path},
-                  {"mode", d.mode}};
-      res.devices.push_back(std::move(d));
-      return;
-    }
-    ObjectReader d(item, path, errors, out);
-    d.Require("host_path");
-    d.Require("container_path");
-    Device device;
-    device.host_path = d.String("host_path").value_or("");
-    device.container_path = d.String("container_path").value_or("");
-    device.mode = d.String("mode", "mrw").value_or("mrw");
-    d.Finish();
-    res.devices.push_back(std::move(device));
-  });
+  ForEachListItem(
+      r, "devices", effective, [&](const Json& item, const std::string& path, Json* out) {
+        // Docker's short form "host_path:container_path[:mode]" is accepted too.
+        if (item.is_string()) {
+          const std::string& s = item.get_ref<const std::string&>();
+          const size_t a = s.find(':');
+          const size_t b = a == std::string::npos ? a : s.find(':', a + 1);
+          if (a == std::string::npos || a == 0 || a + 1 == s.size()) {
+            errors->Add(path,
+                        absl::StrCat("expected host_path:container_path[:mode], got '", s, "'"));
+            return;
+          }
+          Device d{s.substr(0, a), s.substr(a + 1, b == std::string::npos ? b : b - a - 1),
+                   b == std::string::npos ? "mrw" : s.substr(b + 1)};
+          *out = Json{
+              {"host_path", d.host_path}, {"container_path", d.container_path}, {"mode", d.mode}};
+          res.devices.push_back(std::move(d));
+          return;
+        }
+        ObjectReader d(item, path, errors, out);
+        d.Require("host_path");
+        d.Require("container_path");
+        Device device;
+        device.host_path = d.String("host_path").value_or("");
+        device.container_path = d.String("container_path").value_or("");
+        device.mode = d.String("mode", "mrw").value_or("mrw");
+        d.Finish();
+        res.devices.push_back(std::move(device));
+      });
   r.Finish();
   return res;
 }
@@ -120,8 +121,7 @@ Optimizations ParseOptimizations(const Json& node, ErrorList* errors, Json* effe
   o.auto_tune_tensor_fusion = r.Bool("auto_tune_tensor_fusion", false).value_or(false);
   o.tensor_fusion_threshold = r.Int("tensor_fusion_threshold", 64, AtLeast(1)).value_or(64);
   o.tensor_fusion_cycle_time = r.Int("tensor_fusion_cycle_time", 1, AtLeast(0)).value_or(1);
-  o.mixed_precision =
-      r.String("mixed_precision", "O0", {"O0", "O1", "O2", "O3"}).value_or("O0");
+  o.mixed_precision = r.String("mixed_precision", "O0", {"O0", "O1", "O2", "O3"}).value_or("O0");
   r.Finish();
   return o;
 }
@@ -152,8 +152,8 @@ CheckpointStorage ParseCheckpointStorage(const Json& node, ErrorList* errors, Js
 }
 
 std::vector<std::pair<std::string, std::string>> ParseEnvironment(const Json& node,
-                                                                   ErrorList* errors,
-                                                                   Json* effective) {
+                                                                  ErrorList* errors,
+                                                                  Json* effective) {
   std::vector<std::pair<std::string, std::string>> vars;
   ObjectReader r(node, "environment", errors, effective);
   r.Raw("image");
@@ -169,10 +169,12 @@ std::vector<std::pair<std::string, std::string>> ParseEnvironment(const Json& no
       // A key given twice (a template's list followed by the config's) takes the later value,
       // as it would in a shell environment.
       std::string key = kv.substr(0, eq);
-      auto same = std::find_if(vars.begin(), vars.end(),
-                               [&](const auto& var) { return var.first == key; });
-      if (same != vars.end()) same->second = kv.substr(eq + 1);
-      else vars.emplace_back(std::move(key), kv.substr(eq + 1));
+      auto same =
+          std::find_if(vars.begin(), vars.end(), [&](const auto& var) { return var.first == key; });
+      if (same != vars.end())
+        same->second = kv.substr(eq + 1);
+      else
+        vars.emplace_back(std::move(key), kv.substr(eq + 1));
     }
   } else if (!r.Has("environment_variables")) {
     r.Set("environment_variables", Json::array());
@@ -232,7 +234,8 @@ void ParseEntrypoint(ObjectReader& r, ExperimentConfig& config, ErrorList* error
     if (auto list = r.StringList("entrypoint")) config.entrypoint = *list;
   } else {
     errors->Add("entrypoint", absl::StrCat("expected a command (a non-empty string or list of "
-                                           "strings), got ", DescribeValue(entry)));
+                                           "strings), got ",
+                                           DescribeValue(entry)));
   }
 }
 
@@ -275,6 +278,19 @@ void CheckCrossFieldRules(const ExperimentConfig& config, ErrorList* errors) {
   }
 }
 
+// What is accepted must read again: the master stores ToYaml(effective) and parses it again
+// (as do the agents it sends it to), with the same kMaxYamlBytes limit as any YAML. Aliases
+// can expand a small text well past that while staying under ParseYaml's expansion limits.
+// Found by fuzz/config_fuzzer.
+void CheckEffectiveSize(const Json& effective, ErrorList* errors) {
+  const size_t bytes = ToYaml(effective).size();
+  if (bytes <= kMaxYamlBytes) return;
+  errors->Add("", absl::StrCat("the config is ", bytes,
+                               " bytes of YAML once its aliases are expanded and its defaults "
+                               "written out, more than the limit of ",
+                               kMaxYamlBytes, " bytes"));
+}
+
 }  // namespace
 
 absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
@@ -305,10 +321,9 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
                                                           &effective["hyperparameters"]);
   CheckGlobalBatchSize(hparams, config, &errors);
 
-  config.searcher = internal::ParseSearcher(Field(r, "searcher"), &errors,
-                                            &effective["searcher"]);
-  config.optimizations = ParseOptimizations(Field(r, "optimizations"), &errors,
-                                            &effective["optimizations"]);
+  config.searcher = internal::ParseSearcher(Field(r, "searcher"), &errors, &effective["searcher"]);
+  config.optimizations =
+      ParseOptimizations(Field(r, "optimizations"), &errors, &effective["optimizations"]);
 
   config.experiment_seed = ParseExperimentSeed(Field(r, "reproducibility"), options, &errors,
                                                &effective["reproducibility"]);
@@ -319,8 +334,8 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
   }
   for (const char* key : {"min_validation_period", "min_checkpoint_period"}) {
     if (const Json* period = r.Get(key)) {
-      auto length = internal::ParseLength(*period, key, /*allow_zero=*/true, &errors,
-                                          &effective[key]);
+      auto length =
+          internal::ParseLength(*period, key, /*allow_zero=*/true, &errors, &effective[key]);
       (std::string(key) == "min_validation_period" ? config.min_validation_period
                                                    : config.min_checkpoint_period) = length;
     }
@@ -337,14 +352,15 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
   }
   config.environment_variables =
       ParseEnvironment(Field(r, "environment"), &errors, &effective["environment"]);
-  ForEachListItem(r, "bind_mounts", &effective, [&](const Json& item, const std::string& path,
-                                                     Json* out) {
-    config.bind_mounts.push_back(ParseBindMount(item, path, &errors, out));
-  });
+  ForEachListItem(r, "bind_mounts", &effective,
+                  [&](const Json& item, const std::string& path, Json* out) {
+                    config.bind_mounts.push_back(ParseBindMount(item, path, &errors, out));
+                  });
   if (!r.Has("bind_mounts")) r.Set("bind_mounts", Json::array());
   r.Finish();
 
   CheckCrossFieldRules(config, &errors);
+  if (errors.empty()) CheckEffectiveSize(config.effective, &errors);
   if (!errors.empty()) return errors.ToStatus();
   return config;
 }

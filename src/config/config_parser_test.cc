@@ -10,6 +10,7 @@
 namespace cohort::config {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
@@ -399,6 +400,21 @@ TEST(ConfigParserTest, ValidatesCheckpointStorage) {
               ElementsAre("checkpoint_storage.host_path: unknown field (known fields: type, "
                           "container_path, save_experiment_best, save_trial_best, "
                           "save_trial_latest)"));
+}
+
+// Found by fuzz/config_fuzzer: a config of a few hundred bytes whose aliases expand (within
+// ParseYaml's limits) to megabytes of YAML was accepted, and then its stored text could not be
+// read again by the master or the agents.
+TEST(ConfigParserTest, RefusesAConfigWhoseAliasesExpandPastTheYamlLimit) {
+  std::string data = "data:\n  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (char c = 'b'; c <= 'f'; ++c) {
+    absl::StrAppend(&data, "  ", std::string(1, c), ": &", std::string(1, c), " [");
+    for (int i = 0; i < 9; ++i) absl::StrAppend(&data, i ? ", *" : "*", std::string(1, c - 1));
+    absl::StrAppend(&data, "]\n");
+  }
+  EXPECT_THAT(Errors(absl::StrCat(kMinimalButSearcher, "searcher: {metric: loss}\n", data)),
+              ElementsAre(AllOf(HasSubstr("bytes of YAML once its aliases are expanded"),
+                                HasSubstr("more than the limit of 1048576 bytes"))));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "config/yaml_json.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -50,6 +51,43 @@ Json ResolvePlainScalar(const std::string& s) {
   return s;
 }
 
+// Whether `s` is valid UTF-8, as JSON text must be (nlohmann's dump() throws otherwise): no
+// stray continuation byte, overlong form, surrogate or code point past U+10FFFF. yaml-cpp checks
+// none of this, and writes a "\ud800" escape as a surrogate's bytes.
+// The offset of the first byte of `s` that is not part of valid UTF-8, or npos.
+size_t FirstInvalidUtf8(absl::string_view s);
+
+bool IsValidUtf8(absl::string_view s) { return FirstInvalidUtf8(s) == absl::string_view::npos; }
+
+size_t FirstInvalidUtf8(absl::string_view s) {
+  static constexpr uint32_t kMinCodePoint[] = {0, 0x80, 0x800, 0x10000};
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char lead = static_cast<unsigned char>(s[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t more = (lead & 0xE0) == 0xC0   ? 1
+                        : (lead & 0xF0) == 0xE0 ? 2
+                        : (lead & 0xF8) == 0xF0 ? 3
+                                                : 0;
+    if (more == 0 || s.size() - i <= more) return i;
+    uint32_t code_point = lead & (0x7F >> (more + 1));
+    for (size_t k = 1; k <= more; ++k) {
+      const unsigned char next = static_cast<unsigned char>(s[i + k]);
+      if ((next & 0xC0) != 0x80) return i;
+      code_point = (code_point << 6) | (next & 0x3F);
+    }
+    if (code_point < kMinCodePoint[more] || code_point > 0x10FFFF ||
+        (code_point >= 0xD800 && code_point <= 0xDFFF)) {
+      return i;
+    }
+    i += more + 1;
+  }
+  return absl::string_view::npos;
+}
+
 std::string Where(const YAML::Mark& mark) {
   return absl::StrCat("line ", mark.line + 1, ", column ", mark.column + 1);
 }
@@ -61,9 +99,14 @@ struct Walk {
   std::vector<YAML::Node> open;  // the lists and maps being read, outermost first
 };
 
+absl::Status NotUtf8(const YAML::Node& node) {
+  return absl::InvalidArgumentError(
+      absl::StrCat(Where(node.Mark()), ": the text is not valid UTF-8 (configs are UTF-8 text)"));
+}
+
 // Counts `node` against the limits; for a list or map, also checks that it is not one of the
 // nodes it is inside (yaml-cpp shares an alias's node, so `&x [*x]` is a cycle) and that it does
-// not nest too deep.
+// not nest too deep; for a scalar, that it is UTF-8.
 absl::Status Enter(const YAML::Node& node, Walk& walk) {
   if (++walk.nodes > kMaxYamlNodes) {
     return absl::InvalidArgumentError(absl::StrCat(Where(node.Mark()),
@@ -77,7 +120,7 @@ absl::Status Enter(const YAML::Node& node, Walk& walk) {
                                                      ": aliases expand to more than ",
                                                      kMaxYamlExpandedBytes >> 20, " MiB of text"));
     }
-    return absl::OkStatus();
+    return IsValidUtf8(node.Scalar()) ? absl::OkStatus() : NotUtf8(node);
   }
   if (!node.IsSequence() && !node.IsMap()) return absl::OkStatus();
   for (const YAML::Node& outer : walk.open) {
@@ -114,6 +157,7 @@ absl::StatusOr<Json> FromMap(const YAML::Node& node, Walk& walk) {
           absl::StrCat(Where(entry.first.Mark()), ": map keys must be plain strings"));
     }
     const std::string key = entry.first.Scalar();
+    if (!IsValidUtf8(key)) return NotUtf8(entry.first);
     if (map.contains(key)) {
       return absl::InvalidArgumentError(
           absl::StrCat(Where(entry.first.Mark()), ": duplicate key '", key, "'"));
@@ -157,6 +201,17 @@ std::string FormatDouble(double d) {
   return s;
 }
 
+// Whether yaml-cpp would write `s` plain in a way that reads back as something else: control
+// characters (a lone "\r" reads back as null) or leading or trailing blanks. Found by
+// fuzz/yaml_json_fuzzer.
+bool NeedsQuotes(absl::string_view s) {
+  if (!s.empty() && (absl::ascii_isspace(s.front()) || absl::ascii_isspace(s.back()))) return true;
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) return true;
+  }
+  return false;
+}
+
 void Emit(const Json& value, YAML::Emitter& out) {
   switch (value.type()) {
     case Json::value_t::object:
@@ -166,6 +221,9 @@ void Emit(const Json& value, YAML::Emitter& out) {
       }
       out << YAML::BeginMap;
       for (const auto& [key, item] : value.items()) {
+        // YAML limits an implicit key to 1024 characters as written, escapes included (up to
+        // 4 per byte); a longer key is written "? key". Found by fuzz/yaml_json_fuzzer.
+        if (key.size() > 250) out << YAML::LongKey;
         out << YAML::Key << key << YAML::Value;
         Emit(item, out);
       }
@@ -182,7 +240,7 @@ void Emit(const Json& value, YAML::Emitter& out) {
       return;
     case Json::value_t::string: {
       const std::string& s = value.get_ref<const std::string&>();
-      if (!ResolvePlainScalar(s).is_string()) {
+      if (!ResolvePlainScalar(s).is_string() || NeedsQuotes(s)) {
         out << YAML::DoubleQuoted << s;
       } else {
         out << s;
@@ -213,6 +271,16 @@ absl::StatusOr<Json> ParseYaml(absl::string_view text) {
   if (text.size() > kMaxYamlBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the YAML is ", text.size(), " bytes, more than the limit of ", kMaxYamlBytes, " bytes"));
+  }
+  // UTF-8 only, and no NUL (which YAML forbids): yaml-cpp would otherwise guess UTF-16 or
+  // UTF-32 from NULs or a byte-order mark, and what it decodes does not survive ToYaml. Found
+  // by fuzz/yaml_json_fuzzer.
+  const size_t nul = text.find('\0');
+  const size_t bad = std::min(nul, FirstInvalidUtf8(text));
+  if (bad != absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the YAML is not UTF-8 text: ", bad == nul ? "a NUL byte" : "an invalid byte",
+                     " at byte ", bad));
   }
   YAML::Node root;
   try {

@@ -60,6 +60,38 @@ TEST(YamlJsonTest, RejectsDuplicateKeys) {
   EXPECT_NE(tree.status().message().find("duplicate key 'a'"), absl::string_view::npos);
 }
 
+// Found by fuzz/yaml_json_fuzzer: such a tree made nlohmann's dump() throw (JSON is UTF-8).
+TEST(YamlJsonTest, RefusesTextThatIsNotUtf8NamingWhere) {
+  for (const char* yaml : {"a: 'sin\xe7le'\n", "a: [x, \xed\xa0\x80]\n", "\xff: 1\n",
+                           "a: \xc0\x80\n", "a: \xf4\x90\x80\x80\n"}) {
+    auto tree = ParseYaml(yaml);
+    EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument) << yaml;
+    EXPECT_THAT(tree.status().message(), HasSubstr("not UTF-8 text: an invalid byte at byte "))
+        << yaml;
+  }
+  EXPECT_THAT(ParseYaml(std::string("e\0n\0t\0", 6)).status().message(),
+              HasSubstr("not UTF-8 text: a NUL byte at byte 1"));
+  EXPECT_THAT(ParseYaml("\xff\xfea\0:\0").status().message(),
+              HasSubstr("not UTF-8 text: an invalid byte at byte 0"));
+  auto tree = ParseYaml("name: caf\xc3\xa9 \xf0\x9f\x9a\x80\n\"\\u00e9\": 1\n");
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ((*tree)["name"], "caf\xc3\xa9 \xf0\x9f\x9a\x80");
+}
+
+// Found by fuzz/yaml_json_fuzzer: "\r" was written plain and read back as null.
+TEST(YamlJsonTest, ToYamlQuotesStringsWithControlCharactersOrOuterBlanks) {
+  for (const char* s : {"\r", "a\tb", " lead", "trail ", "x\x7f"}) {
+    Json tree = Json::array({s});
+    auto back = ParseYaml(ToYaml(tree));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, tree) << ToYaml(tree);
+  }
+  Json long_key = {{std::string(2000, 'k'), 1}};
+  auto back = ParseYaml(ToYaml(long_key));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, long_key);
+}
+
 TEST(YamlJsonTest, RefusesACyclicAliasInsteadOfExpandingItForever) {
   auto tree = ParseYaml("a: &x [1, *x]");
   EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
@@ -136,9 +168,17 @@ TEST(YamlJsonTest, RefusesTextLongerThanTheLimitNamingIt) {
 }
 
 TEST(YamlJsonTest, ToYamlRoundTripsTypes) {
-  Json tree = {{"int", 3},      {"float", 1.0},   {"small", 1e-4}, {"str_num", "12"},
-               {"str_bool", "true"}, {"empty", ""}, {"bool", false}, {"null", nullptr},
-               {"list", {1, "a"}},   {"map", {{"k", "v"}}}, {"empty_list", Json::array()},
+  Json tree = {{"int", 3},
+               {"float", 1.0},
+               {"small", 1e-4},
+               {"str_num", "12"},
+               {"str_bool", "true"},
+               {"empty", ""},
+               {"bool", false},
+               {"null", nullptr},
+               {"list", {1, "a"}},
+               {"map", {{"k", "v"}}},
+               {"empty_list", Json::array()},
                {"empty_map", Json::object()}};
   std::string yaml = ToYaml(tree);
   auto back = ParseYaml(yaml);
