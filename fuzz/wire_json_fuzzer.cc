@@ -3,7 +3,8 @@
 //
 // Input: one byte choosing the parser, then the JSON text. The byte is read as a letter: 'a' is
 // the first parser of Parsers() below (AgentRegistration), 'b' the second, and so on to 'w'
-// (ProgressRecord); other bytes wrap around, so every byte picks one.
+// (ProgressRecord), then 'x' to '~' for the user bodies (MasterInfo to PasswordChange); other
+// bytes wrap around, so every byte picks one.
 // Invariants: a refusal says what is wrong; an accepted body's ToJson parses again, to a value
 // whose ToJson is the same JSON (so what one side writes, the other reads unchanged), and can be
 // dumped as text (valid UTF-8).
@@ -23,6 +24,7 @@
 #include "wire/experiment_bodies.h"
 #include "wire/reports.h"
 #include "wire/trial_bodies.h"
+#include "wire/user_bodies.h"
 
 namespace cohort::wire {
 namespace {
@@ -112,6 +114,13 @@ const std::vector<ParserCheck>& Parsers() {
       Body<LogsPage>(ParseLogsPage),
       Body<ReportRecord>(ParseReportRecord),
       Body<ProgressRecord>(ParseProgressRecord),
+      Body<MasterInfo>(ParseMasterInfo),
+      Body<LoginRequest>(ParseLoginRequest),
+      Body<LoginResponse>(ParseLoginResponse),
+      Body<UserSummary>(ParseUserSummary),
+      Body<UserList>(ParseUserList),
+      Body<NewUser>(ParseNewUser),
+      Body<PasswordChange>(ParsePasswordChange),
   };
   return *parsers;
 }

@@ -431,8 +431,9 @@ TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
   EXPECT_NE(logs.out.find("[rank=0] resumed from"), std::string::npos) << logs.out;
   EXPECT_NE(logs.out.find("[rank=0] done: x = 100"), std::string::npos) << logs.out;
 
-  // The first run's allocation was superseded by the restart: a late report from it (a stale
-  // agent) must not move the trial's progress or checkpoint back; its log lines are kept.
+  // The first run's allocation ended and was superseded by the restart: a late report from it
+  // (a stale agent, even one holding the cluster secret) is refused and must not move the
+  // trial's progress or checkpoint back: its credential ended with it.
   const std::string marker = "master: allocation ";
   const size_t at = logs.out.find(marker);
   ASSERT_NE(at, std::string::npos) << logs.out;
@@ -447,21 +448,14 @@ TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
        {"lines", {{{"kind", "checkpoint"}, {"storage_id", "stale"}, {"steps_completed", 1}}}},
        {"progress", {{"completed", 1.0}, {"total", 100.0}, {"unit", "batches"}}}});
   ASSERT_FALSE(stale.ok());
-  EXPECT_TRUE(absl::IsFailedPrecondition(stale.status())) << stale.status();
-  EXPECT_NE(stale.status().message().find("superseded by allocation"), std::string::npos)
+  EXPECT_TRUE(absl::IsNotFound(stale.status())) << stale.status();
+  EXPECT_NE(stale.status().message().find("is not running"), std::string::npos)
       << stale.status();
   const json after = Json({"trial", "describe", "1"});
   EXPECT_EQ(after["trial"]["latest_checkpoint"], before["trial"]["latest_checkpoint"])
       << after["trial"].dump(2);
   EXPECT_NE(after["trial"]["latest_checkpoint"], "stale");
   EXPECT_EQ(after["trial"]["batches"], before["trial"]["batches"]) << after["trial"].dump(2);
-  absl::StatusOr<json> wrong_trial =
-      client.Post(absl::StrCat("/api/v1/allocations/", first, "/logs"),
-                  {{"trial_id", 2}, {"lines", {{{"rank", 0}, {"line", "not mine"}}}}});
-  ASSERT_FALSE(wrong_trial.ok());
-  EXPECT_TRUE(absl::IsInvalidArgument(wrong_trial.status())) << wrong_trial.status();
-  EXPECT_NE(wrong_trial.status().message().find("does not belong to trial 2"), std::string::npos)
-      << wrong_trial.status();
 }
 
 TEST_F(ClusterTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtARung) {
