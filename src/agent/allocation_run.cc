@@ -78,6 +78,7 @@ AllocationRun::AllocationRun(AllocationRunOptions options, wire::StartAction act
       client_(options_.master_url, absl::Seconds(30)),
       metrics_((fs::path(dir_) / "run" / "metrics.jsonl").string()) {
   client_.set_bearer_token(options_.secret);
+  client_.set_tls_ca_file(options_.tls_ca_file);
 }
 
 std::string AllocationRun::Prefix() const {

@@ -12,7 +12,9 @@
 namespace cohort::cli {
 
 client::MasterClient CommandContext::Client(absl::Duration timeout) const {
-  return client::MasterClient(client::MasterUrl(*master_flag_), timeout);
+  client::MasterClient client(client::MasterUrl(*master_flag_), timeout);
+  client.set_tls_ca_file(client::TlsCaFile(*tls_ca_flag_));
+  return client;
 }
 
 void CommandContext::AddJsonFlag(CLI::App* verb, const std::string& help) {

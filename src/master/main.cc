@@ -11,6 +11,7 @@
 #include "master/db/database.h"
 #include "master/http/agent_secret_authenticator.h"
 #include "master/http/routes.h"
+#include "master/http/tls_server.h"
 #include "master/master.h"
 
 namespace {
@@ -29,6 +30,7 @@ struct Flags {
   std::string db_path;
   double agent_timeout = 30;
   std::string secret_file;
+  cohort::master::http::TlsFiles tls;
 };
 
 void AddFlags(CLI::App& app, Flags& f) {
@@ -45,9 +47,28 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--agent-secret-file", f.secret_file,
                  "The cluster secret agents must present (cohort-agent --secret-file); created "
                  "with mode 0600 when missing (default: DATA_DIR/agent-secret)");
+  app.add_option("--tls-cert", f.tls.cert_file,
+                 "Serve HTTPS with this certificate (PEM; intermediate CAs after it); needs "
+                 "--tls-key. Clients verify it: cohort --tls-ca, cohort-agent --tls-ca");
+  app.add_option("--tls-key", f.tls.key_file,
+                 "The private key of --tls-cert (PEM, unencrypted; keep it chmod 600)");
   app.footer("Example:\n  cohort-master --port 8080 --data-dir /var/lib/cohort\n"
              "  cohort-agent --master http://127.0.0.1:8080 --slots 2 "
-             "--secret-file /var/lib/cohort/agent-secret");
+             "--secret-file /var/lib/cohort/agent-secret\n"
+             "  cohort-master --host 0.0.0.0 --tls-cert master.crt --tls-key master.key");
+}
+
+// Says what a master listening beyond loopback exposes (without TLS: everything on the wire).
+void WarnIfExposed(const Flags& f) {
+  if (cohort::master::http::IsLoopbackHost(f.host)) return;
+  std::fprintf(stderr,
+               "cohort-master: warning: listening on %s %s without users' authentication: "
+               "anyone who can reach it can submit experiments, which run programs on its "
+               "agents. Keep it on a trusted network (users are not implemented yet)%s.\n",
+               f.host.c_str(), f.tls.enabled() ? "over HTTPS" : "over plain HTTP",
+               f.tls.enabled() ? ""
+                               : "; without --tls-cert and --tls-key, the agents' secret and "
+                                 "everything else crosses the network unencrypted");
 }
 
 // Binds the server as the flags say; the port bound, or -1 (with the error printed).
@@ -80,6 +101,10 @@ int main(int argc, char** argv) {
                "gang scheduler. Agents (cohort-agent) connect to it; the cohort CLI talks to it."};
   AddFlags(app, f);
   CLI11_PARSE(app, argc, argv);
+  // Before anything else, so a bad certificate or key is reported before any file is created.
+  absl::StatusOr<std::unique_ptr<httplib::Server>> made = cohort::master::http::NewServer(f.tls);
+  if (!made.ok()) return Fail(made.status());
+  httplib::Server& server = **made;
   std::error_code ec;
   std::filesystem::create_directories(f.data_dir, ec);
   if (f.db_path.empty()) f.db_path = (std::filesystem::path(f.data_dir) / "master.db").string();
@@ -93,23 +118,14 @@ int main(int argc, char** argv) {
   }
   absl::StatusOr<std::string> secret = cohort::master::http::LoadOrCreateAgentSecret(f.secret_file);
   if (!secret.ok()) return Fail(secret.status());
-  httplib::Server server;
   // Long polls hold threads: log follows are capped (MasterOptions::max_log_followers) and each
   // agent holds at most one, so this many leaves room for every other request.
   server.new_task_queue = [] { return new httplib::ThreadPool(128); };
-  const bool loopback = cohort::master::http::IsLoopbackHost(f.host);
-  if (!loopback) {
-    std::fprintf(stderr,
-                 "cohort-master: warning: listening on %s over plain HTTP without users' "
-                 "authentication: anyone who can reach it can submit experiments, which run "
-                 "programs on its agents. Keep it on a trusted network (TLS and users are not "
-                 "implemented yet).\n",
-                 f.host.c_str());
-  }
+  WarnIfExposed(f);
   cohort::master::http::RegisterRoutes(
       server, **master,
       std::make_unique<cohort::master::http::AgentSecretAuthenticator>(*secret, f.secret_file),
-      cohort::master::http::BrowserGuard(loopback));
+      cohort::master::http::BrowserGuard(cohort::master::http::IsLoopbackHost(f.host)));
   const int bound = Bind(server, f);
   if (bound <= 0) return 1;
   std::printf("cohort-master: agents authenticate with the secret in %s (cohort-agent "
@@ -118,8 +134,8 @@ int main(int argc, char** argv) {
   g_server = &server;
   signal(SIGINT, OnSignal);
   signal(SIGTERM, OnSignal);
-  std::printf("cohort-master: listening on http://%s:%d (database %s)\n", f.host.c_str(), bound,
-              f.db_path.c_str());
+  std::printf("cohort-master: listening on %s://%s:%d (database %s)\n",
+              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound, f.db_path.c_str());
   std::fflush(stdout);
   server.listen_after_bind();
   std::printf("cohort-master: stopped\n");
