@@ -18,6 +18,8 @@ PACKAGES=(
   python3 python3-torch python3-numpy
   # multi-process and multi-host tests: ps, kill, ip netns
   procps iproute2
+  # TLS tests: the certificates are made with the openssl command
+  openssl
 )
 
 missing=()

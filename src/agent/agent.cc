@@ -114,6 +114,7 @@ void Agent::StopAndJoinAll() {
 absl::Status Agent::Register() {
   client::MasterClient client(options_.master_url, absl::Seconds(10));
   client.set_bearer_token(options_.secret);
+  client.set_tls_ca_file(options_.tls_ca_file);
   wire::AgentRegistration registration{options_.id,      options_.slots,   options_.host,
                                        options_.port_lo, options_.port_hi, {}};
   {
@@ -130,6 +131,11 @@ bool Agent::RegisterPatiently() {
       refusal_ = absl::UnauthenticatedError(absl::StrCat(
           "the master at ", options_.master_url, " refused agent ", options_.id, ": ", s.message(),
           options_.secret.empty() ? " (this agent was given no secret)" : ""));
+      return false;
+    }
+    if (client::IsTlsFailure(s)) {
+      // The message says which CA or URL to pass (the marker is for code, not for people).
+      refusal_ = absl::FailedPreconditionError(s.message());
       return false;
     }
     if (s.ok()) {
@@ -170,6 +176,7 @@ bool Agent::PollActions() {
   // The read timeout leaves the master's long poll time to answer.
   client::MasterClient client(options_.master_url, options_.poll_wait + absl::Seconds(35));
   client.set_bearer_token(options_.secret);
+  client.set_tls_ca_file(options_.tls_ca_file);
   absl::StatusOr<Json> r =
       client.Get(absl::StrCat("/api/v1/agents/", options_.id,
                               "/actions?timeout=", absl::ToDoubleSeconds(options_.poll_wait)));
@@ -226,6 +233,7 @@ AllocationRunOptions Agent::RunOptions() const {
   AllocationRunOptions run_options;
   run_options.master_url = options_.master_url;
   run_options.secret = options_.secret;
+  run_options.tls_ca_file = options_.tls_ca_file;
   run_options.agent_id = options_.id;
   run_options.launcher = options_.launcher;
   run_options.work_dir = options_.work_dir;

@@ -10,7 +10,8 @@
 // When the master is unreachable the agent keeps its trials running, keeps what they report,
 // retries registering every second and re-registers when the master forgot it (a 404 on its
 // poll); posts are retried for up to 10 minutes (docs/design/0006-cluster.md).
-// A master that refuses the agent's secret (401) ends Run() with that error: retrying cannot help.
+// A master that refuses the agent's secret (401), or whose TLS certificate the agent does not
+// trust (client::IsTlsFailure), ends Run() with that error: retrying cannot help.
 // Stop() ends all of that within seconds, master or not: running trials get SIGTERM and, 10 s
 // later, SIGKILL; pending posts are tried once more, not retried.
 // Time: every decision (back-off, grace, flush interval) is by AgentOptions::clock, so tests
@@ -43,6 +44,9 @@ struct AgentOptions {
   // The cluster's agent secret, sent as a bearer token on every request (empty: none; a master
   // with agent authentication then refuses the agent).
   std::string secret;
+  // The CA file an https:// master's certificate must chain to (MasterClient::set_tls_ca_file);
+  // empty: the system's store. A certificate it does not trust ends Run() with that error.
+  std::string tls_ca_file;
   std::string id;
   int slots = 1;
   std::string host = "127.0.0.1";  // how other agents reach this one (the trial's chief)
@@ -77,8 +81,8 @@ class Agent {
 
  private:
   absl::Status Register();
-  // Registers until the master takes it; false when stopped first or refused for want of the
-  // agent secret (then refusal_ says why).
+  // Registers until the master takes it; false when stopped first, refused for want of the
+  // agent secret or failed by TLS (then refusal_ says why).
   bool RegisterPatiently();
   // Polls once for actions and carries them out; false when the agent must register again.
   bool PollActions();
@@ -101,7 +105,7 @@ class Agent {
   AgentOptions options_;
   Clock& clock_;
   std::atomic<bool> stop_requested_{false};
-  absl::Status refusal_;  // the master refused the agent's secret; Run() returns it
+  absl::Status refusal_;  // the master refused the agent's secret, or TLS failed; Run() returns it
   absl::Notification stop_;  // notified once by Stop(); cuts back-off sleeps and retries short
   absl::Time last_complaint_ = absl::InfinitePast();  // that registering failed (Run's thread)
   std::mutex mu_;

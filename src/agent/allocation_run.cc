@@ -80,6 +80,7 @@ AllocationRun::AllocationRun(AllocationRunOptions options, wire::StartAction act
   // The allocation speaks for itself: its logs, reports and exit carry its own token, which
   // the master accepts for this allocation only, while it runs.
   client_.set_bearer_token(action_.allocation_token);
+  client_.set_tls_ca_file(options_.tls_ca_file);
 }
 
 std::string AllocationRun::Prefix() const {

@@ -54,7 +54,8 @@ class AllocationControl {
 
 struct AllocationRunOptions {
   std::string master_url;
-  std::string secret;  // the cluster's agent secret (AgentOptions::secret)
+  std::string secret;       // the cluster's agent secret (AgentOptions::secret)
+  std::string tls_ca_file;  // AgentOptions::tls_ca_file
   std::string agent_id;
   std::string launcher;  // cohort-launch
   std::string work_dir;  // the allocation gets <work_dir>/alloc-<id>/

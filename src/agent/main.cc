@@ -117,7 +117,7 @@ bool ParsePortRange(const std::string& text, cohort::agent::AgentOptions& option
 
 int main(int argc, char** argv) {
   cohort::agent::AgentOptions options;
-  std::string master, secret_flag;
+  std::string master, secret_flag, tls_ca;
   int slots = 0, artificial = 0;
   std::string port_range = "29500-29599";
   char hostname[256] = "agent";
@@ -139,6 +139,9 @@ int main(int argc, char** argv) {
                  "File holding the cluster's agent secret (the master prints where it keeps it: "
                  "DATA_DIR/agent-secret); must be private (chmod 600). Default: "
                  "$COHORT_AGENT_SECRET_FILE, else the local cluster's");
+  app.add_option("--tls-ca", tls_ca,
+                 "CA certificates (PEM) that an https:// master's certificate must chain to "
+                 "(default: $COHORT_TLS_CA, else the system's store)");
   app.add_option("--id", options.id, "Agent id (default: the host name); unique per agent");
   app.add_option("--host", options.host,
                  "Address other machines reach this one at (default 127.0.0.1)");
@@ -158,9 +161,12 @@ int main(int argc, char** argv) {
   app.footer(
       "Example:\n  cohort-agent --master http://10.0.0.5:8080 --slots 8 --secret-file "
       "~/.cohort-agent-secret\n"
+      "  cohort-agent --master https://master.example:8080 --tls-ca ca.crt --secret-file "
+      "~/.cohort-agent-secret\n"
       "  cohort-agent --id a2 --artificial-slots 8 --port-range 29600-29699");
   CLI11_PARSE(app, argc, argv);
   options.master_url = cohort::client::MasterUrl(master);
+  options.tls_ca_file = cohort::client::TlsCaFile(tls_ca);
   if (!LoadSecret(secret_flag, options)) return 2;
   options.slots = artificial > 0 ? artificial : slots > 0 ? slots : CountGpus();
   if (options.slots <= 0)

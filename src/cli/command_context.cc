@@ -13,7 +13,14 @@
 namespace cohort::cli {
 
 client::MasterClient CommandContext::Client(absl::Duration timeout) const {
-  return LoggedInClient(client::MasterUrl(*master_flag_), timeout);
+  return LoggedInClient(client::MasterUrl(*master_flag_), timeout,
+                        client::TlsCaFile(*tls_ca_flag_));
+}
+
+client::MasterClient CommandContext::AnonymousClient(absl::Duration timeout) const {
+  client::MasterClient client(client::MasterUrl(*master_flag_), timeout);
+  client.set_tls_ca_file(client::TlsCaFile(*tls_ca_flag_));
+  return client;
 }
 
 void CommandContext::AddJsonFlag(CLI::App* verb, const std::string& help) {

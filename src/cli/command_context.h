@@ -27,18 +27,21 @@ using client::Json;
 
 class CommandContext {
  public:
-  // `master_flag`: the root's --master value, read when a verb runs. `exit_code`: where a
-  // verb's exit status goes. Both must outlive the CLI11 app.
-  CommandContext(const std::string* master_flag, int* exit_code)
-      : master_flag_(master_flag), exit_code_(exit_code) {}
+  // `master_flag`, `tls_ca_flag`: the root's --master and --tls-ca values, read when a verb
+  // runs. `exit_code`: where a verb's exit status goes. All must outlive the CLI11 app.
+  CommandContext(const std::string* master_flag, const std::string* tls_ca_flag, int* exit_code)
+      : master_flag_(master_flag), tls_ca_flag_(tls_ca_flag), exit_code_(exit_code) {}
 
   // The root's --master value as given (empty when not set).
   const std::string& master_flag() const { return *master_flag_; }
 
   // A client of the master named by --master, else $COHORT_MASTER, else the local cluster's,
-  // presenting the user's stored login (LoggedInClient, login_store.h). `timeout` applies to
-  // each request.
+  // presenting the user's stored login (LoggedInClient, login_store.h) and verifying an
+  // https:// master against --tls-ca, else $COHORT_TLS_CA, else the system's store. `timeout`
+  // applies to each request.
   client::MasterClient Client(absl::Duration timeout = absl::Seconds(30)) const;
+  // The same master and TLS verification, without a login (for logging in).
+  client::MasterClient AnonymousClient(absl::Duration timeout = absl::Seconds(30)) const;
 
   // Adds `--json` to `verb`; json() is true when it was given.
   void AddJsonFlag(CLI::App* verb, const std::string& help = "Print JSON instead of a table");
@@ -52,6 +55,7 @@ class CommandContext {
 
  private:
   const std::string* master_flag_;
+  const std::string* tls_ca_flag_;
   int* exit_code_;
   bool json_ = false;
 };

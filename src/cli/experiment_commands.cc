@@ -83,7 +83,7 @@ void AddCreate(CLI::App* experiment, CommandContext* context) {
   create->callback([create_args, create_template, create, local, follow, context] {
     if (!*local) {
       // With a master the template is a name stored there (`cohort template set`).
-      context->SetExitCode(RunCreateRemote(context->master_flag(), create_args->config_path,
+      context->SetExitCode(RunCreateRemote(*context, create_args->config_path,
                                            create_args->context_dir, *create_template, *follow));
       return;
     }

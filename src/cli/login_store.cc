@@ -96,8 +96,10 @@ absl::StatusOr<wire::LoginResponse> LogIn(client::MasterClient& client, const st
   return login;
 }
 
-client::MasterClient LoggedInClient(const std::string& url, absl::Duration timeout) {
+client::MasterClient LoggedInClient(const std::string& url, absl::Duration timeout,
+                                    const std::string& tls_ca_file) {
   client::MasterClient client(url, timeout);
+  client.set_tls_ca_file(tls_ca_file);
   if (std::optional<StoredLogin> stored = LoadLogin(client.url())) {
     client.set_bearer_token(stored->token);
   }

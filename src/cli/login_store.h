@@ -37,9 +37,11 @@ absl::Status ForgetLogin(const std::string& url);
 absl::StatusOr<wire::LoginResponse> LogIn(client::MasterClient& client, const std::string& username,
                                           const std::string& password);
 
-// A client of `url` that presents the login stored for it. With $COHORT_USER and
-// $COHORT_PASSWORD set (scripts), a 401 makes it log in as that user once (storing the token)
-// and send the request again.
-client::MasterClient LoggedInClient(const std::string& url, absl::Duration timeout);
+// A client of `url` that presents the login stored for it and verifies an https:// master
+// against `tls_ca_file` (empty: the system's store). With $COHORT_USER and $COHORT_PASSWORD set
+// (scripts), a 401 makes it log in as that user once (storing the token) and send the request
+// again.
+client::MasterClient LoggedInClient(const std::string& url, absl::Duration timeout,
+                                    const std::string& tls_ca_file);
 
 }  // namespace cohort::cli

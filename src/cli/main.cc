@@ -40,12 +40,15 @@ int main(int argc, char** argv) {
   CLI::App app(kDescription, "cohort");
   app.require_subcommand(1);
   int exit_code = cohort::cli::kExitOk;
-  std::string master;
+  std::string master, tls_ca;
   app.add_option("-m,--master", master,
                  "Master URL (default: $COHORT_MASTER, else the local cluster's, else "
                  "http://127.0.0.1:8080)");
+  app.add_option("--tls-ca", tls_ca,
+                 "CA certificates (PEM) that an https:// master's certificate must chain to "
+                 "(default: $COHORT_TLS_CA, else the system's store)");
   app.fallthrough();
-  cohort::cli::CommandContext context(&master, &exit_code);
+  cohort::cli::CommandContext context(&master, &tls_ca, &exit_code);
   cohort::cli::AddExperimentCommands(&app, &context);
   cohort::cli::AddTrialCommands(&app, &context);
   cohort::cli::AddTaskCommands(&app, &context);

@@ -93,8 +93,7 @@ int FinishFollow(const wire::ExperimentDescription& e, bool tty) {
 }
 
 // Prints the trials' progress until the experiment ends; returns the exit code.
-int Follow(const std::string& master_flag, int64_t id) {
-  client::MasterClient client = LoggedInClient(client::MasterUrl(master_flag), absl::Seconds(30));
+int Follow(client::MasterClient client, int64_t id) {
   const std::string path = absl::StrCat("/api/v1/experiments/", id);
   FollowedTrials followed;
   const bool tty = ::isatty(STDERR_FILENO) == 1;
@@ -120,7 +119,7 @@ int Follow(const std::string& master_flag, int64_t id) {
 
 }  // namespace
 
-int RunCreateRemote(const std::string& master_flag, const std::string& config_path,
+int RunCreateRemote(const CommandContext& command, const std::string& config_path,
                     const std::string& context_dir, const std::string& template_name, bool follow) {
   std::ifstream in(config_path);
   if (!in) {
@@ -138,7 +137,7 @@ int RunCreateRemote(const std::string& master_flag, const std::string& config_pa
       {"config", config.str(), "config.yaml", "application/yaml"},
       {"context", *context, "context.tar.gz", "application/gzip"}};
   if (!template_name.empty()) parts.push_back({"template", template_name, "", "text/plain"});
-  client::MasterClient client = LoggedInClient(client::MasterUrl(master_flag), absl::Seconds(120));
+  client::MasterClient client = command.Client(absl::Seconds(120));
   absl::StatusOr<Json> r = client.PostForm("/api/v1/experiments", parts);
   if (!r.ok()) {
     std::cerr << "cohort: error: " << config_path << ": " << r.status().message() << "\n";
@@ -149,7 +148,7 @@ int RunCreateRemote(const std::string& master_flag, const std::string& config_pa
   if (!created.ok()) return Fail(created.status());
   std::cout << "created experiment " << created->id << "\n";
   if (!follow) return kExitOk;
-  return Follow(master_flag, created->id);
+  return Follow(command.Client(), created->id);
 }
 
 }  // namespace cohort::cli

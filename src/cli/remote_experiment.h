@@ -6,9 +6,11 @@
 
 #include <string>
 
+#include "cli/command_context.h"
+
 namespace cohort::cli {
 
-// `master_flag`: the root's --master value (client::MasterUrl picks the master). The context
+// `command` makes the master's clients (the root's --master and --tls-ca). The context
 // directory is packed as tar.gz, at most wire::kMaxContextBytes (96 MB), without what its
 // `.detignore` leaves out (context_filter.h); `template_name` (may be empty) names a template
 // stored on the master. Returns the exit status: 2 when the config is unreadable or the context
@@ -16,7 +18,7 @@ namespace cohort::cli {
 // experiment (its errors on stderr, after the config's path) or its answer does not parse, or
 // a --follow poll fails; else 0, or with `follow` 0 only
 // when the experiment COMPLETED (1 otherwise, with each failed trial's last lines).
-int RunCreateRemote(const std::string& master_flag, const std::string& config_path,
+int RunCreateRemote(const CommandContext& command, const std::string& config_path,
                     const std::string& context_dir, const std::string& template_name, bool follow);
 
 }  // namespace cohort::cli

@@ -32,7 +32,7 @@ int Login(const CommandContext& context, std::string name) {
     if (!typed.ok()) return Fail(typed.status());
     password = *std::move(typed);
   }
-  client::MasterClient client(client::MasterUrl(context.master_flag()));
+  client::MasterClient client = context.AnonymousClient();
   absl::StatusOr<wire::LoginResponse> login = LogIn(client, name, password);
   if (!login.ok()) return Fail(login.status());
   std::cout << "logged in to " << client.url() << " as " << login->username

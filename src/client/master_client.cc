@@ -1,15 +1,20 @@
 #include "client/master_client.h"
 
 #include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/x509.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -37,17 +42,96 @@ std::string ErrorMessage(const std::string& raw, const Json& body) {
   return message;
 }
 
-absl::StatusOr<Json> Interpret(const std::string& url, const std::string& what,
-                               const httplib::Result& result) {
-  if (!result) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot reach the master at ", url, " (", what, ": ", httplib::to_string(result.error()),
-        "): is cohort-master running? (`cohort cluster up` starts a local one; --master or "
-        "$COHORT_MASTER names another)"));
+// A marker on TLS failures (IsTlsFailure): the type URL of an empty payload.
+constexpr char kTlsFailure[] = "type.cohort.dev/TlsFailure";
+
+absl::Status TlsFailure(std::string message) {
+  absl::Status status = absl::FailedPreconditionError(std::move(message));
+  status.SetPayload(kTlsFailure, absl::Cord());
+  return status;
+}
+
+// OpenSSL's reason for the first failure on this thread since ERR_clear_error() (e.g. "wrong
+// version number"; later ones, such as "shutdown while in init", follow from it), or "".
+std::string OpenSslReason() {
+  const unsigned long error = ERR_peek_error();
+  if (error == 0) return "";
+  const char* reason = ERR_reason_error_string(error);
+  return reason != nullptr ? reason : absl::StrCat("OpenSSL error ", error);
+}
+
+// "HOST" of "https://HOST:PORT/...".
+std::string UrlHost(const std::string& url) {
+  std::string rest = url.substr(url.find("://") == std::string::npos ? 0 : url.find("://") + 3);
+  rest = rest.substr(0, rest.find('/'));
+  if (absl::StartsWith(rest, "[")) return rest.substr(0, rest.find(']') + 1);
+  return rest.substr(0, rest.find(':'));
+}
+
+}  // namespace
+
+absl::Status MasterClient::TlsError(const httplib::Client& client, const std::string& what,
+                                    httplib::Error error) const {
+  if (error == httplib::Error::SSLLoadingCerts) {
+    std::error_code ec;
+    return TlsFailure(absl::StrCat("the TLS CA file ", tls_ca_file_,
+                                   " (--tls-ca or $COHORT_TLS_CA) ",
+                                   std::filesystem::exists(tls_ca_file_, ec)
+                                       ? absl::StrCat("cannot be loaded (", OpenSslReason(),
+                                                      "): it must hold PEM certificates")
+                                       : std::string("does not exist")));
   }
+  if (error == httplib::Error::SSLServerVerification) {
+    const long verify = client.get_openssl_verify_result();
+    if (verify == X509_V_OK) {  // the chain is trusted: the name is what failed
+      return TlsFailure(absl::StrCat(
+          "the master at ", url_, " presented a TLS certificate that does not name ", UrlHost(url_),
+          ": use a host name or address its subjectAltName lists, or give the "
+          "master a certificate for this one"));
+    }
+    return TlsFailure(
+        absl::StrCat("the master at ", url_, " presented a TLS certificate that is not trusted by ",
+                     tls_ca_file_.empty() ? std::string("the system's certificate store")
+                                          : absl::StrCat("the CA in ", tls_ca_file_),
+                     " (", X509_verify_cert_error_string(verify),
+                     "): pass the CA that signed it with --tls-ca FILE (or $COHORT_TLS_CA)"));
+  }
+  const std::string reason = OpenSslReason();
+  const std::string message = absl::StrCat(
+      "the TLS handshake with the master at ", url_, " failed (", what, ": ",
+      reason.empty() ? "the connection closed" : reason,
+      "): does it serve HTTPS? A master started without --tls-cert serves http:// URLs");
+  // "wrong version number": the master answered in plain HTTP, which retrying cannot fix.
+  if (reason == "wrong version number") return TlsFailure(message);
+  return absl::UnavailableError(message);
+}
+
+absl::Status MasterClient::NoAnswer(const httplib::Client& client, const std::string& what,
+                                    const httplib::Result& result) const {
+  const httplib::Error error = result.error();
+  if (error == httplib::Error::SSLLoadingCerts || error == httplib::Error::SSLServerVerification ||
+      error == httplib::Error::SSLConnection) {
+    return TlsError(client, what, error);
+  }
+  if (error == httplib::Error::Read && absl::StartsWith(url_, "http://")) {
+    // What an HTTPS master does with plain HTTP: it closes the connection without a word.
+    return absl::UnavailableError(absl::StrCat(
+        "cannot reach the master at ", url_, ": it closed the connection without answering ", what,
+        " (if it serves HTTPS, started with --tls-cert, use https://",
+        url_.substr(std::strlen("http://")), "; else it stopped or restarted)"));
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "cannot reach the master at ", url_, " (", what, ": ", httplib::to_string(error),
+      "): is cohort-master running? (`cohort cluster up` starts a local one; --master or "
+      "$COHORT_MASTER names another)"));
+}
+
+absl::StatusOr<Json> MasterClient::Interpret(const httplib::Client& client, const std::string& what,
+                                             const httplib::Result& result) const {
+  if (!result) return NoAnswer(client, what, result);
   // The answer is outside input too: its nesting is bounded before nlohmann's parser recurses.
   if (absl::Status depth = CheckJsonDepth(result->body); !depth.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("the answer from the master at ", url, " (",
+    return absl::InvalidArgumentError(absl::StrCat("the answer from the master at ", url_, " (",
                                                    what, ") is refused: ", depth.message()));
   }
   Json body = Json::parse(result->body, nullptr, /*allow_exceptions=*/false);
@@ -64,8 +148,6 @@ absl::StatusOr<Json> Interpret(const std::string& url, const std::string& what,
       absl::StrCat("the master failed (HTTP ", result->status, "): ", message));
 }
 
-}  // namespace
-
 MasterClient::MasterClient(std::string url, absl::Duration timeout)
     : url_(std::move(url)), timeout_(timeout) {
   while (!url_.empty() && url_.back() == '/') url_.pop_back();
@@ -76,6 +158,10 @@ MasterClient::~MasterClient() = default;
 void MasterClient::Prepare(httplib::Client& client, absl::Duration timeout) const {
   SetTimeout(client, timeout);
   if (!bearer_token_.empty()) client.set_bearer_token_auth(bearer_token_);
+  // Verification is on (cpp-httplib's default); the CA file replaces the system's store.
+  client.enable_server_certificate_verification(true);
+  if (!tls_ca_file_.empty()) client.set_ca_cert_path(tls_ca_file_);
+  ERR_clear_error();  // OpenSslReason() reads what this request leaves behind
 }
 
 absl::StatusOr<Json> MasterClient::Get(const std::string& path) { return Get(path, timeout_); }
@@ -84,7 +170,7 @@ absl::StatusOr<Json> MasterClient::Get(const std::string& path, absl::Duration t
   return WithRelogin([&] {
     httplib::Client client(url_);
     Prepare(client, timeout);
-    return Interpret(url_, "GET " + path, client.Get(path));
+    return Interpret(client, "GET " + path, client.Get(path));
   });
 }
 
@@ -92,7 +178,7 @@ absl::StatusOr<Json> MasterClient::Post(const std::string& path, const Json& bod
   return WithRelogin([&] {
     httplib::Client client(url_);
     Prepare(client, timeout_);
-    return Interpret(url_, "POST " + path, client.Post(path, body.dump(), "application/json"));
+    return Interpret(client, "POST " + path, client.Post(path, body.dump(), "application/json"));
   });
 }
 
@@ -101,7 +187,7 @@ absl::StatusOr<Json> MasterClient::Put(const std::string& path, const std::strin
   return WithRelogin([&] {
     httplib::Client client(url_);
     Prepare(client, timeout_);
-    return Interpret(url_, "PUT " + path, client.Put(path, body, content_type));
+    return Interpret(client, "PUT " + path, client.Put(path, body, content_type));
   });
 }
 
@@ -109,7 +195,7 @@ absl::StatusOr<Json> MasterClient::Delete(const std::string& path) {
   return WithRelogin([&] {
     httplib::Client client(url_);
     Prepare(client, timeout_);
-    return Interpret(url_, "DELETE " + path, client.Delete(path));
+    return Interpret(client, "DELETE " + path, client.Delete(path));
   });
 }
 
@@ -120,7 +206,7 @@ absl::StatusOr<Json> MasterClient::PostForm(const std::string& path,
   return WithRelogin([&] {
     httplib::Client client(url_);
     Prepare(client, timeout_);
-    return Interpret(url_, "POST " + path, client.Post(path, items));
+    return Interpret(client, "POST " + path, client.Post(path, items));
   });
 }
 
@@ -129,7 +215,7 @@ absl::StatusOr<std::string> MasterClient::GetBytes(const std::string& path) {
   Prepare(client, timeout_);
   httplib::Result result = client.Get(path);
   if (!result || result->status != 200) {
-    absl::StatusOr<Json> error = Interpret(url_, "GET " + path, result);
+    absl::StatusOr<Json> error = Interpret(client, "GET " + path, result);
     if (!error.ok()) return error.status();
     return absl::InternalError(absl::StrCat("GET ", path, ": HTTP ", result->status));
   }
@@ -167,5 +253,13 @@ std::string MasterUrl(const std::string& flag) {
   if (std::optional<std::string> local = LocalClusterUrl()) return *local;
   return "http://127.0.0.1:8080";
 }
+
+std::string TlsCaFile(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("COHORT_TLS_CA"); env != nullptr && *env != '\0') return env;
+  return "";
+}
+
+bool IsTlsFailure(const absl::Status& status) { return status.GetPayload(kTlsFailure).has_value(); }
 
 }  // namespace cohort::client

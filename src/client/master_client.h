@@ -9,6 +9,12 @@
 //   another 4xx answer     -> InvalidArgument / NotFound / FailedPrecondition with the master's
 //                              {"error": ...} text (and its "errors" list, one per line)
 //   a 5xx answer           -> Internal with the master's text
+//   a TLS failure          -> FailedPrecondition saying what to fix, marked so that
+//                              IsTlsFailure() is true: the certificate is not trusted or does
+//                              not name the host, the CA file cannot be loaded, or the master
+//                              does not speak TLS (retrying cannot help)
+// An https:// URL is verified (the certificate chains to the CA file, else the system's store,
+// and names the URL's host); an http:// URL is plain HTTP. Neither is ever turned into the other.
 // Thread-compatible: one client per thread (cheap to create).
 
 #include <functional>
@@ -22,6 +28,8 @@
 
 namespace httplib {
 class Client;
+class Result;
+enum class Error;
 }  // namespace httplib
 
 namespace cohort::client {
@@ -37,7 +45,8 @@ struct FormPart {
 
 class MasterClient {
  public:
-  // `url`: http://HOST:PORT. `timeout`: per request (a long poll passes its own).
+  // `url`: http://HOST:PORT or https://HOST:PORT. `timeout`: per request (a long poll passes its
+  // own).
   explicit MasterClient(std::string url, absl::Duration timeout = absl::Seconds(30));
   ~MasterClient();
 
@@ -61,6 +70,11 @@ class MasterClient {
   void set_relogin(std::function<absl::StatusOr<std::string>()> login) {
     relogin_ = std::move(login);
   }
+  // The CA certificates (a PEM file) an https:// master's certificate must chain to; empty
+  // (the default): the system's store. Not used for http:// URLs. A file that is missing or
+  // holds no certificate fails each request with IsTlsFailure().
+  void set_tls_ca_file(std::string path) { tls_ca_file_ = std::move(path); }
+  const std::string& tls_ca_file() const { return tls_ca_file_; }
 
  private:
   // Runs `request` (which sends with the current token); on a 401 with a relogin set, logs in
@@ -76,13 +90,28 @@ class MasterClient {
     return request();
   }
   void Prepare(httplib::Client& client, absl::Duration timeout) const;
+  // The request's answer as JSON, or the error the class comment lists.
+  absl::StatusOr<Json> Interpret(const httplib::Client& client, const std::string& what,
+                                 const httplib::Result& result) const;
+  // Why the request `what` got no answer (`result` holds no response).
+  absl::Status NoAnswer(const httplib::Client& client, const std::string& what,
+                        const httplib::Result& result) const;
+  // The error for a TLS failure of `client` (`error` is one of cpp-httplib's SSL errors).
+  absl::Status TlsError(const httplib::Client& client, const std::string& what,
+                        httplib::Error error) const;
 
   std::string url_;
   absl::Duration timeout_;
   std::string bearer_token_;
   std::function<absl::StatusOr<std::string>()> relogin_;
   bool relogged_ = false;  // at most one login per client
+  std::string tls_ca_file_;
 };
+
+// Whether `status` (from a MasterClient) is a TLS failure: the master's certificate is not
+// trusted or does not name its host, the CA file cannot be used, or one side speaks TLS and the
+// other does not. Fixing it takes a flag or a file, so callers that retry should stop.
+bool IsTlsFailure(const absl::Status& status);
 
 // The secret in the file at `path` (the agents' cluster secret), surrounding whitespace
 // trimmed. NotFound when the file is missing; PermissionDenied when group or others may read or
@@ -92,5 +121,9 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path);
 // The master URL a command should use: `flag` when set, else $COHORT_MASTER, else the local
 // cluster's (the address `cohort cluster up` recorded), else http://127.0.0.1:8080.
 std::string MasterUrl(const std::string& flag);
+
+// The CA file that MasterClient::set_tls_ca_file should get: `flag` (--tls-ca) when set, else
+// $COHORT_TLS_CA, else empty (the system's store).
+std::string TlsCaFile(const std::string& flag);
 
 }  // namespace cohort::client

@@ -17,6 +17,7 @@
 #include "master/http/agent_secret_authenticator.h"
 #include "master/http/cluster_authenticator.h"
 #include "master/http/routes.h"
+#include "master/http/tls_server.h"
 #include "master/master.h"
 #include "master/users/password.h"
 
@@ -37,6 +38,7 @@ struct Flags {
   double agent_timeout = 30;
   std::string secret_file;
   std::string initial_password_file;
+  cohort::master::http::TlsFiles tls;
 };
 
 void AddFlags(CLI::App& app, Flags& f) {
@@ -57,10 +59,26 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "On the first start, the password of the user 'admin' (else "
                  "$COHORT_INITIAL_PASSWORD, else a random one written to DATA_DIR/admin-password, "
                  "mode 0600)");
-  app.footer(
-      "Example:\n  cohort-master --port 8080 --data-dir /var/lib/cohort\n"
-      "  cohort-agent --master http://127.0.0.1:8080 --slots 2 "
-      "--secret-file /var/lib/cohort/agent-secret");
+  app.add_option("--tls-cert", f.tls.cert_file,
+                 "Serve HTTPS with this certificate (PEM; intermediate CAs after it); needs "
+                 "--tls-key. Clients verify it: cohort --tls-ca, cohort-agent --tls-ca");
+  app.add_option("--tls-key", f.tls.key_file,
+                 "The private key of --tls-cert (PEM, unencrypted; keep it chmod 600)");
+  app.footer("Example:\n  cohort-master --port 8080 --data-dir /var/lib/cohort\n"
+             "  cohort-agent --master http://127.0.0.1:8080 --slots 2 "
+             "--secret-file /var/lib/cohort/agent-secret\n"
+             "  cohort-master --host 0.0.0.0 --tls-cert master.crt --tls-key master.key");
+}
+
+// Says what a master listening beyond loopback exposes (without TLS: everything on the wire).
+void WarnIfExposed(const Flags& f) {
+  if (cohort::master::http::IsLoopbackHost(f.host)) return;
+  if (f.tls.enabled()) return;
+  std::fprintf(stderr,
+               "cohort-master: warning: listening on %s over plain HTTP: passwords, login "
+               "tokens, the agents' secret and everything else cross the network unencrypted. "
+               "Serve HTTPS with --tls-cert and --tls-key, or keep it on a trusted network.\n",
+               f.host.c_str());
 }
 
 // Binds the server as the flags say; the port bound, or -1 (with the error printed).
@@ -124,11 +142,14 @@ int Fail(const absl::Status& status) {
 
 int main(int argc, char** argv) {
   Flags f;
-  CLI::App app{
-      "cohort-master: the Cohort cluster's REST API (/api/v1), database (SQLite) and "
-      "gang scheduler. Agents (cohort-agent) connect to it; the cohort CLI talks to it."};
+  CLI::App app{"cohort-master: the Cohort cluster's REST API (/api/v1), database (SQLite) and "
+               "gang scheduler. Agents (cohort-agent) connect to it; the cohort CLI talks to it."};
   AddFlags(app, f);
   CLI11_PARSE(app, argc, argv);
+  // Before anything else, so a bad certificate or key is reported before any file is created.
+  absl::StatusOr<std::unique_ptr<httplib::Server>> made = cohort::master::http::NewServer(f.tls);
+  if (!made.ok()) return Fail(made.status());
+  httplib::Server& server = **made;
   std::error_code ec;
   std::filesystem::create_directories(f.data_dir, ec);
   if (f.db_path.empty()) f.db_path = (std::filesystem::path(f.data_dir) / "master.db").string();
@@ -145,35 +166,26 @@ int main(int argc, char** argv) {
   if (absl::Status admin = CreateFirstAdmin((*master)->users(), f); !admin.ok()) {
     return Fail(admin);
   }
-  httplib::Server server;
   // Long polls hold threads: log follows are capped (MasterOptions::max_log_followers) and each
   // agent holds at most one, so this many leaves room for every other request.
   server.new_task_queue = [] { return new httplib::ThreadPool(128); };
-  const bool loopback = cohort::master::http::IsLoopbackHost(f.host);
-  if (!loopback) {
-    std::fprintf(stderr,
-                 "cohort-master: warning: listening on %s over plain HTTP: passwords, login "
-                 "tokens and the agents' secret cross the network unencrypted. Keep it on a "
-                 "trusted network (TLS is not implemented yet).\n",
-                 f.host.c_str());
-  }
+  WarnIfExposed(f);
   cohort::master::http::RegisterRoutes(
       server, **master,
       cohort::master::http::MakeClusterAuthenticator(
           **master, *secret, f.secret_file,
           (std::filesystem::path(f.data_dir) / "admin-password").string()),
-      cohort::master::http::BrowserGuard(loopback));
+      cohort::master::http::BrowserGuard(cohort::master::http::IsLoopbackHost(f.host)));
   const int bound = Bind(server, f);
   if (bound <= 0) return 1;
-  std::printf(
-      "cohort-master: agents authenticate with the secret in %s (cohort-agent "
-      "--secret-file)\n",
-      f.secret_file.c_str());
+  std::printf("cohort-master: agents authenticate with the secret in %s (cohort-agent "
+              "--secret-file)\n",
+              f.secret_file.c_str());
   g_server = &server;
   signal(SIGINT, OnSignal);
   signal(SIGTERM, OnSignal);
-  std::printf("cohort-master: listening on http://%s:%d (database %s)\n", f.host.c_str(), bound,
-              f.db_path.c_str());
+  std::printf("cohort-master: listening on %s://%s:%d (database %s)\n",
+              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound, f.db_path.c_str());
   std::fflush(stdout);
   server.listen_after_bind();
   std::printf("cohort-master: stopped\n");

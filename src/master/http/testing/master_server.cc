@@ -14,32 +14,41 @@ MasterServer::MasterServer(const std::string& data_dir, Options options) {
   EXPECT_TRUE(master.ok()) << master.status();
   if (!master.ok()) return;
   master_ = *std::move(master);
-  server_.new_task_queue = [] { return new httplib::ThreadPool(16); };
-  if (options.intercept) options.intercept(server_, *master_);
+  absl::StatusOr<std::unique_ptr<httplib::Server>> server = NewServer(options.tls);
+  EXPECT_TRUE(server.ok()) << server.status();
+  if (!server.ok()) return;
+  server_ = *std::move(server);
+  https_ = options.tls.enabled();
+  server_->new_task_queue = [] { return new httplib::ThreadPool(16); };
+  if (options.intercept) options.intercept(*server_, *master_);
   std::unique_ptr<Authenticator> authenticator =
       options.authenticator ? options.authenticator(*master_) : std::make_unique<AllowEveryone>();
-  RegisterRoutes(server_, *master_, std::move(authenticator));
-  port_ = options.port == 0 ? server_.bind_to_any_port("127.0.0.1")
-                            : (server_.bind_to_port("127.0.0.1", options.port) ? options.port
-                                                                               : -1);
+  RegisterRoutes(*server_, *master_, std::move(authenticator));
+  port_ = options.port == 0
+              ? server_->bind_to_any_port("127.0.0.1")
+              : (server_->bind_to_port("127.0.0.1", options.port) ? options.port : -1);
   EXPECT_GT(port_, 0) << "cannot listen on 127.0.0.1:" << options.port;
   if (port_ <= 0) return;
   // The socket listens once bound: clients may connect before the accept loop starts.
-  thread_ = std::thread([this] { server_.listen_after_bind(); });
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
 }
 
 MasterServer::~MasterServer() {
   if (thread_.joinable()) {
     // stop() does nothing until the accept loop runs, which it does within moments of start.
     const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    while (!server_.is_running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
-    EXPECT_TRUE(server_.is_running()) << "the test master's accept loop never started";
-    server_.stop();
+    while (!server_->is_running() && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    EXPECT_TRUE(server_->is_running()) << "the test master's accept loop never started";
+    server_->stop();
     thread_.join();
   }
   master_.reset();  // after the server: its handlers call the master
 }
 
-std::string MasterServer::url() const { return absl::StrCat("http://127.0.0.1:", port_); }
+std::string MasterServer::url() const {
+  return absl::StrCat(https_ ? "https" : "http", "://127.0.0.1:", port_);
+}
 
 }  // namespace cohort::master::http

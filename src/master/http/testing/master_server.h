@@ -1,6 +1,7 @@
 #pragma once
 // MasterServer (tests only): a real Master (in-memory SQLite, a FakeClock nothing advances
-// unless the test does) serving its REST API on 127.0.0.1, for tests that talk HTTP to a master
+// unless the test does) serving its REST API on 127.0.0.1 (HTTPS when given a certificate and
+// key, as cohort-master --tls-cert --tls-key does), for tests that talk HTTP to a master
 // without starting processes. Destroying it stops the server (within seconds) before the master.
 // Not thread-safe; one per test.
 //
@@ -19,6 +20,7 @@
 
 #include "common/clock.h"
 #include "master/http/router.h"
+#include "master/http/tls_server.h"
 #include "master/master.h"
 
 namespace cohort::master::http {
@@ -31,13 +33,16 @@ class MasterServer {
     int port = 0;  // 0: any free port
     // Adds routes before the master's; they answer first where they match.
     std::function<void(httplib::Server&, Master&)> intercept;
+    // Certificate and key files: serve HTTPS (tls_server.h); none: plain HTTP.
+    TlsFiles tls;
   };
-  // `data_dir` must exist; contexts and checkpoints go there. A master or a port that cannot be
-  // had fails the calling test (port() is then -1).
+  // `data_dir` must exist; contexts and checkpoints go there. A master, a port or TLS files
+  // that cannot be had fail the calling test (port() is then -1).
   MasterServer(const std::string& data_dir, Options options);
   ~MasterServer();
 
   int port() const { return port_; }
+  // http://127.0.0.1:PORT, or https://127.0.0.1:PORT with TLS.
   std::string url() const;
   Master& master() { return *master_; }
   FakeClock& clock() { return clock_; }
@@ -45,7 +50,8 @@ class MasterServer {
  private:
   FakeClock clock_;
   std::unique_ptr<Master> master_;
-  httplib::Server server_;
+  std::unique_ptr<httplib::Server> server_;
+  bool https_ = false;
   int port_ = -1;
   std::thread thread_;
 };

@@ -1,0 +1,177 @@
+// HTTPS between MasterClient and the master's real routes (NewServer, as cohort-master --tls-cert
+// --tls-key serves them), with certificates the openssl command makes for the test: the right CA
+// is trusted, a wrong CA, the system's store, a certificate for another name and a protocol
+// mismatch are refused with errors that say what to pass; NewServer names a bad file.
+#include "master/http/tls_server.h"
+
+#include <stdlib.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "client/master_client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "master/http/testing/master_server.h"
+#include "master/http/testing/test_certificates.h"
+
+namespace cohort::master::http {
+namespace {
+
+using ::testing::HasSubstr;
+
+class TlsTest : public ::testing::Test {
+ protected:
+  // One set of certificates for the suite (openssl takes a few milliseconds per key).
+  static void SetUpTestSuite() {
+    dir_ = new std::string(::testing::TempDir() + "/tls_XXXXXX");
+    ASSERT_NE(mkdtemp(dir_->data()), nullptr);
+    absl::StatusOr<TestCertificates> certs = MakeTestCertificates(*dir_);
+    ASSERT_TRUE(certs.ok()) << certs.status();
+    certs_ = new TestCertificates(*certs);
+  }
+  static void TearDownTestSuite() {
+    delete certs_;
+    delete dir_;
+  }
+  void SetUp() override { ASSERT_NE(certs_, nullptr) << "no test certificates"; }
+
+  static std::unique_ptr<MasterServer> Serve(TlsFiles tls) {
+    return std::make_unique<MasterServer>(*dir_, MasterServer::Options{.tls = std::move(tls)});
+  }
+  static absl::Status Get(const std::string& url, const std::string& ca_file) {
+    client::MasterClient client(url, absl::Seconds(10));
+    client.set_tls_ca_file(ca_file);
+    return client.Get("/api/v1/experiments").status();
+  }
+  static std::string WriteFile(const std::string& name, const std::string& text) {
+    const std::string path = *dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  static std::string* dir_;
+  static TestCertificates* certs_;
+};
+
+std::string* TlsTest::dir_ = nullptr;
+TestCertificates* TlsTest::certs_ = nullptr;
+
+TEST_F(TlsTest, AClientWithTheMastersCaGetsAnswers) {
+  auto server = Serve({certs_->cert_file, certs_->key_file});
+  ASSERT_GT(server->port(), 0);
+  EXPECT_EQ(server->url().rfind("https://", 0), 0u) << server->url();
+  EXPECT_TRUE(Get(server->url(), certs_->ca_file).ok()) << Get(server->url(), certs_->ca_file);
+  // The certificate names localhost too.
+  EXPECT_TRUE(Get("https://localhost:" + std::to_string(server->port()), certs_->ca_file).ok());
+}
+
+TEST_F(TlsTest, ACertificateFromAnotherCaIsRefusedSayingWhichCaToPass) {
+  auto server = Serve({certs_->cert_file, certs_->key_file});
+  const absl::Status status = Get(server->url(), certs_->other_ca_file);
+  EXPECT_TRUE(client::IsTlsFailure(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr("the master at " + server->url() +
+                                          " presented a TLS certificate that is not trusted by "
+                                          "the CA in " +
+                                          certs_->other_ca_file));
+  EXPECT_THAT(status.message(), HasSubstr("--tls-ca FILE (or $COHORT_TLS_CA)"));
+}
+
+TEST_F(TlsTest, TheSystemStoreDoesNotTrustATestCa) {
+  auto server = Serve({certs_->cert_file, certs_->key_file});
+  const absl::Status status = Get(server->url(), "");
+  EXPECT_TRUE(client::IsTlsFailure(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr("not trusted by the system's certificate store"));
+}
+
+TEST_F(TlsTest, ACertificateForAnotherNameIsRefused) {
+  auto server = Serve({certs_->elsewhere_cert_file, certs_->elsewhere_key_file});
+  const absl::Status status = Get(server->url(), certs_->ca_file);
+  EXPECT_TRUE(client::IsTlsFailure(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr("presented a TLS certificate that does not name "
+                                          "127.0.0.1"));
+}
+
+TEST_F(TlsTest, HttpsToAPlainHttpMasterSaysSo) {
+  auto server = Serve({});
+  const std::string url = "https://127.0.0.1:" + std::to_string(server->port());
+  const absl::Status status = Get(url, certs_->ca_file);
+  EXPECT_TRUE(client::IsTlsFailure(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr("the TLS handshake with the master at " + url));
+  EXPECT_THAT(status.message(), HasSubstr("wrong version number"));
+  EXPECT_THAT(status.message(), HasSubstr("serves http:// URLs"));
+}
+
+TEST_F(TlsTest, HttpToAnHttpsMasterSaysSoAndStaysPlain) {
+  auto server = Serve({certs_->cert_file, certs_->key_file});
+  const std::string url = "http://127.0.0.1:" + std::to_string(server->port());
+  const absl::Status status = Get(url, certs_->ca_file);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_THAT(status.message(), HasSubstr("it closed the connection without answering GET "
+                                          "/api/v1/experiments (if it serves HTTPS, started with "
+                                          "--tls-cert, use https://127.0.0.1:"));
+}
+
+TEST_F(TlsTest, AMissingOrUnusableCaFileIsNamed) {
+  auto server = Serve({certs_->cert_file, certs_->key_file});
+  absl::Status status = Get(server->url(), *dir_ + "/no-such-ca.crt");
+  EXPECT_TRUE(client::IsTlsFailure(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr(*dir_ + "/no-such-ca.crt (--tls-ca or $COHORT_TLS_CA) "
+                                                  "does not exist"));
+  const std::string garbage = WriteFile("garbage-ca.crt", "not a certificate\n");
+  status = Get(server->url(), garbage);
+  EXPECT_TRUE(client::IsTlsFailure(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr(garbage + " (--tls-ca or $COHORT_TLS_CA) cannot be "
+                                                    "loaded"));
+}
+
+TEST_F(TlsTest, TheCaFileIsTheFlagElseTheEnvironment) {
+  ::setenv("COHORT_TLS_CA", "/from/env.crt", 1);
+  EXPECT_EQ(client::TlsCaFile("/from/flag.crt"), "/from/flag.crt");
+  EXPECT_EQ(client::TlsCaFile(""), "/from/env.crt");
+  ::unsetenv("COHORT_TLS_CA");
+  EXPECT_EQ(client::TlsCaFile(""), "");
+}
+
+TEST_F(TlsTest, NewServerWithoutFilesServesPlainHttp) {
+  absl::StatusOr<std::unique_ptr<httplib::Server>> server = NewServer({});
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_EQ(dynamic_cast<httplib::SSLServer*>(server->get()), nullptr);
+}
+
+TEST_F(TlsTest, NewServerNeedsBothFiles) {
+  absl::StatusOr<std::unique_ptr<httplib::Server>> server = NewServer({.cert_file = "a.crt"});
+  ASSERT_FALSE(server.ok());
+  EXPECT_THAT(server.status().message(),
+              HasSubstr("needs both --tls-cert FILE and --tls-key FILE; only --tls-cert a.crt"));
+}
+
+TEST_F(TlsTest, NewServerNamesAFileItCannotRead) {
+  absl::StatusOr<std::unique_ptr<httplib::Server>> server =
+      NewServer({certs_->cert_file, *dir_ + "/missing.key"});
+  ASSERT_FALSE(server.ok());
+  EXPECT_THAT(server.status().message(),
+              HasSubstr("--tls-key " + *dir_ + "/missing.key: cannot read the file"));
+}
+
+TEST_F(TlsTest, NewServerRefusesACertificateThatIsNotPem) {
+  const std::string garbage = WriteFile("garbage.crt", "not a certificate\n");
+  absl::StatusOr<std::unique_ptr<httplib::Server>> server = NewServer({garbage, certs_->key_file});
+  ASSERT_FALSE(server.ok());
+  EXPECT_THAT(server.status().message(),
+              HasSubstr("--tls-cert " + garbage + ": not a PEM certificate"));
+}
+
+TEST_F(TlsTest, NewServerRefusesAKeyThatIsNotTheCertificates) {
+  absl::StatusOr<std::unique_ptr<httplib::Server>> server =
+      NewServer({certs_->cert_file, certs_->elsewhere_key_file});
+  ASSERT_FALSE(server.ok());
+  EXPECT_THAT(server.status().message(),
+              HasSubstr("--tls-key " + certs_->elsewhere_key_file +
+                        ": not the unencrypted PEM private key of the certificate in " +
+                        certs_->cert_file));
+}
+
+}  // namespace
+}  // namespace cohort::master::http
