@@ -54,6 +54,31 @@ bool Alive(pid_t pid) {
   return ::kill(pid, 0) == 0;
 }
 
+// Logs this CLI in to the local master as admin, with $COHORT_INITIAL_PASSWORD or the password
+// the master generated in its data directory; keeps the token (login_store.h).
+absl::Status LogInAsAdmin(client::MasterClient& client, const fs::path& master_dir) {
+  std::string password;
+  if (const char* given = std::getenv("COHORT_INITIAL_PASSWORD"); given != nullptr && *given) {
+    password = given;
+  } else {
+    absl::StatusOr<std::string> generated =
+        client::ReadSecretFile((master_dir / "admin-password").string());
+    if (!generated.ok()) {
+      return absl::UnavailableError(absl::StrCat("not logged in as admin (",
+                                                 generated.status().message(),
+                                                 "): log in with `cohort user login`"));
+    }
+    password = *generated;
+  }
+  absl::StatusOr<wire::LoginResponse> login = LogIn(client, "admin", password);
+  if (!login.ok()) {
+    return absl::UnauthenticatedError(
+        absl::StrCat("not logged in as admin (", login.status().message(),
+                     "; was its password changed?): log in with `cohort user login`"));
+  }
+  return absl::OkStatus();
+}
+
 // When `record` (cluster.json) names processes that are still alive: says where that cluster's
 // master answers and returns kExitOk, or says how to stop them and returns kExitInvalid.
 // nullopt when no local cluster runs.
@@ -70,36 +95,15 @@ std::optional<int> CheckRunningCluster(const fs::path& record) {
   client::MasterClient client(url, absl::Seconds(2));
   if (GetAs(client, "/api/v1/info", wire::ParseMasterInfo).ok()) {
     std::cout << "cluster up: already running at " << url << " (`cohort cluster down` stops it)\n";
+    if (!LoadLogin(client.url())) {
+      absl::Status login = LogInAsAdmin(client, record.parent_path() / "master");
+      if (!login.ok()) std::cerr << "cohort: warning: " << login.message() << "\n";
+    }
     return kExitOk;
   }
   std::cerr << "cohort: error: a local cluster's processes are running but its master at " << url
             << " does not answer: `cohort cluster down` stops them\n";
   return kExitInvalid;
-}
-
-// Logs this CLI in to the local master as admin, with $COHORT_INITIAL_PASSWORD or the password
-// the master generated in its data directory; keeps the token (login_store.h).
-absl::Status LogInAsAdmin(client::MasterClient& client, const fs::path& master_dir) {
-  std::string password;
-  if (const char* given = std::getenv("COHORT_INITIAL_PASSWORD"); given != nullptr && *given) {
-    password = given;
-  } else {
-    absl::StatusOr<std::string> generated =
-        client::ReadSecretFile((master_dir / "admin-password").string());
-    if (!generated.ok()) {
-      return absl::UnavailableError(absl::StrCat(
-          "not logged in as admin (", generated.status().message(),
-          "): log in with `cohort user login`"));
-    }
-    password = *generated;
-  }
-  absl::StatusOr<wire::LoginResponse> login = LogIn(client, "admin", password);
-  if (!login.ok()) {
-    return absl::UnauthenticatedError(absl::StrCat(
-        "not logged in as admin (", login.status().message(),
-        "; was its password changed?): log in with `cohort user login`"));
-  }
-  return absl::OkStatus();
 }
 
 // Starts `agents` agents of `slots` slots each against the master at `url`; their pids.

@@ -76,14 +76,27 @@ void PrintCheckpoints(const wire::CheckpointList& checkpoints) {
   PrintTable(std::cout, {"storage id", "batches", "path"}, rows);
 }
 
+// Every metric row of `path` (".../metrics?kind=K"), page after page.
+absl::StatusOr<wire::MetricList> AllMetrics(client::MasterClient& client, const std::string& path) {
+  wire::MetricList all;
+  int64_t after = 0;
+  for (;;) {
+    absl::StatusOr<wire::MetricList> page =
+        GetAs(client, absl::StrCat(path, "&after=", after), wire::ParseMetricList);
+    if (!page.ok()) return page.status();
+    all.metrics.insert(all.metrics.end(), page->metrics.begin(), page->metrics.end());
+    if (!page->next_after || *page->next_after <= after) return all;
+    after = *page->next_after;
+  }
+}
+
 int DescribeTrial(const CommandContext& context, int64_t trial_id) {
   client::MasterClient client = context.Client();
   const std::string path = absl::StrCat("/api/v1/trials/", trial_id);
   absl::StatusOr<wire::TrialDescription> t =
       GetAs(client, path, [](const Json& j) { return wire::ParseTrialDescription(j); });
   if (!t.ok()) return Fail(t.status());
-  absl::StatusOr<wire::MetricList> m =
-      GetAs(client, path + "/metrics?kind=validation", wire::ParseMetricList);
+  absl::StatusOr<wire::MetricList> m = AllMetrics(client, path + "/metrics?kind=validation");
   absl::StatusOr<wire::CheckpointList> c =
       GetAs(client, path + "/checkpoints", wire::ParseCheckpointList);
   if (!m.ok()) return Fail(m.status());

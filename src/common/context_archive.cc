@@ -240,7 +240,8 @@ absl::StatusOr<std::string> PackContext(const std::string& dir,
   return out;
 }
 
-absl::Status CheckContext(absl::string_view bytes, const ContextArchiveLimits& limits) {
+absl::Status CheckContext(absl::string_view bytes, const ContextArchiveLimits& limits,
+                          std::vector<std::string>* paths) {
   absl::StatusOr<ArchivePtr> a = OpenReader(bytes);
   if (!a.ok()) return a.status();
   EntryRules rules(limits);
@@ -253,6 +254,7 @@ absl::Status CheckContext(absl::string_view bytes, const ContextArchiveLimits& l
     absl::Status read = CopyData(a->get(), *path, rules,
                                  [](const void*, size_t, la_int64_t) { return absl::OkStatus(); });
     if (!read.ok()) return read;
+    if (paths != nullptr && !path->empty()) paths->push_back(*path);
   }
   return rules.entries() == 0 ? NoEntries() : absl::OkStatus();
 }

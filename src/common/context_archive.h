@@ -45,8 +45,10 @@ absl::StatusOr<std::string> PackContext(const std::string& dir,
 // Reads `bytes` without writing anything: OK when they are a gzip'd tar archive holding at
 // least one entry, every entry passes the rules above, and the archive stays within `limits`.
 // Otherwise InvalidArgument naming the entry and the rule ("context entry '../evil': '..' is
-// not allowed") or what is wrong with the archive.
-absl::Status CheckContext(absl::string_view bytes, const ContextArchiveLimits& limits = {});
+// not allowed") or what is wrong with the archive. When `paths` is given, it receives every
+// entry's path as it would be unpacked ("./bin/trial" is "bin/trial"; the root is left out).
+absl::Status CheckContext(absl::string_view bytes, const ContextArchiveLimits& limits = {},
+                          std::vector<std::string>* paths = nullptr);
 
 // Unpacks `bytes` into `dest_dir` (which must exist), checking each entry by the rules and
 // limits above before it is written; file permissions are kept (less set-id bits and umask),

@@ -5,8 +5,10 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -57,6 +59,24 @@ absl::Status CheckMayChange(const ExperimentRow& e, const Actor& actor, absl::st
       "experiment ", e.id, " belongs to ",
       e.owner.empty() ? "no user (it predates users)" : absl::StrCat("'", e.owner, "'"),
       ": only its owner or an admin may ", verb, " it ('", actor.user, "' is neither)"));
+}
+
+// The path in the context of the entrypoint's program when it must be there: a relative path
+// with a '/' ("./trial", "bin/train"), normalized as the archive lists it ("trial"). nullopt for
+// an absolute path or a bare name (looked up in PATH when the context lacks it), as
+// config::ResolveEntrypoint runs it.
+std::optional<std::string> ContextProgram(const std::vector<std::string>& entrypoint) {
+  std::string program;
+  for (const std::string& part : entrypoint) {
+    std::istringstream words(part);
+    if (words >> program) break;
+  }
+  if (program.empty() || program[0] == '/' || program.find('/') == std::string::npos) {
+    return std::nullopt;
+  }
+  std::string normal = fs::path(program).lexically_normal().string();
+  while (absl::StartsWith(normal, "./")) normal = normal.substr(2);
+  return normal;
 }
 
 // "KEY=VALUE" as "KEY=***".
@@ -209,15 +229,28 @@ absl::StatusOr<std::string> Master::SaveContext(const std::string& context) {
   return path;
 }
 
-absl::Status Master::CheckContextArchive(const std::string& context) {
-  if (context.empty()) return absl::OkStatus();
-  if (context.size() < 2 || static_cast<unsigned char>(context[0]) != 0x1f ||
-      static_cast<unsigned char>(context[1]) != 0x8b) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "context: not a gzip'd tar archive (its ", context.size(),
-        " bytes do not begin with the gzip magic 1f 8b); upload the context directory as tar.gz"));
+absl::Status Master::CheckContextArchive(const std::string& context,
+                                         const std::vector<std::string>& entrypoint) {
+  std::vector<std::string> paths;
+  if (!context.empty()) {
+    if (context.size() < 2 || static_cast<unsigned char>(context[0]) != 0x1f ||
+        static_cast<unsigned char>(context[1]) != 0x8b) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "context: not a gzip'd tar archive (its ", context.size(),
+          " bytes do not begin with the gzip magic 1f 8b); upload the context directory as "
+          "tar.gz"));
+    }
+    COHORT_RETURN_IF_ERROR(CheckContext(context, {}, &paths));
   }
-  return CheckContext(context);
+  const std::optional<std::string> program = ContextProgram(entrypoint);
+  if (!program || std::find(paths.begin(), paths.end(), *program) != paths.end()) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "entrypoint: the program ", *program, " is not in the context",
+      context.empty() ? " (none was uploaded)" : "",
+      ": upload the directory that holds it (cohort experiment create CONFIG DIR), or fix the "
+      "path"));
 }
 
 absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
@@ -239,7 +272,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   }
   // Up to 96 MB: written before taking the state lock, so agents and other requests go on.
   COHORT_ASSIGN_OR_RETURN(std::string context_path, SaveContext(context));
-  if (absl::Status archive = CheckContextArchive(context); !archive.ok()) {
+  if (absl::Status archive = CheckContextArchive(context, cfg.entrypoint); !archive.ok()) {
     std::error_code ignored;  // a leftover file in contexts/ is harmless
     fs::remove(context_path, ignored);
     return archive;
@@ -403,12 +436,19 @@ absl::StatusOr<wire::TrialDescription> Master::DescribeTrial(int64_t id) {
 }
 
 absl::StatusOr<wire::MetricList> Master::TrialMetrics(int64_t id,
-                                                      std::optional<wire::MetricKind> kind) {
+                                                      std::optional<wire::MetricKind> kind,
+                                                      int64_t after, int limit) {
   COHORT_RETURN_IF_ERROR(db_->GetTrial(id).status());
   std::optional<std::string> kind_name;
   if (kind) kind_name = wire::Name(*kind);
-  COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> rows, db_->ListMetrics(id, kind_name));
+  // One row more than asked says whether another page follows.
+  COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> rows,
+                          db_->ListMetricsPage(id, kind_name, after, limit + 1));
   wire::MetricList out;
+  if (static_cast<int64_t>(rows.size()) > limit) {
+    rows.pop_back();
+    out.next_after = rows.empty() ? after : rows.back().id;
+  }
   for (const MetricRow& m : rows) {
     absl::StatusOr<wire::MetricKind> row_kind = wire::ParseMetricKind(m.kind);
     if (!row_kind.ok()) {

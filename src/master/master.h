@@ -91,8 +91,10 @@ class Master {
 
   // Trials.
   absl::StatusOr<wire::TrialDescription> DescribeTrial(int64_t id);
-  // Every metric row of the trial, of one kind when given.
-  absl::StatusOr<wire::MetricList> TrialMetrics(int64_t id, std::optional<wire::MetricKind> kind);
+  // A page of the trial's metric rows (of one kind when given): at most `limit` rows after the
+  // row `after` (0: from the first), with next_after set when more follow.
+  absl::StatusOr<wire::MetricList> TrialMetrics(int64_t id, std::optional<wire::MetricKind> kind,
+                                                int64_t after, int limit);
   absl::StatusOr<wire::CheckpointList> TrialCheckpoints(int64_t id);
   // Lines after `after` (of one rank when given); waits up to `wait` for new ones unless
   // max_log_followers already wait (then it answers at once). "done": the trial has ended and every
@@ -153,9 +155,11 @@ class Master {
   // Writes an uploaded context archive under data_dir/contexts; returns its path.
   absl::StatusOr<std::string> SaveContext(const std::string& context);
   // OK when `context` is empty or a tar.gz context archive that CheckContext accepts (every
-  // entry safe to unpack, within kMaxContextEntries and kMaxContextUnpackedBytes); otherwise
-  // InvalidArgument naming the context, the entry and the rule.
-  static absl::Status CheckContextArchive(const std::string& context);
+  // entry safe to unpack, within kMaxContextEntries and kMaxContextUnpackedBytes), and holds
+  // the program of `entrypoint` when that is a relative path ("./trial", "bin/train");
+  // otherwise InvalidArgument naming the context, the entry and the rule, or the program.
+  static absl::Status CheckContextArchive(const std::string& context,
+                                          const std::vector<std::string>& entrypoint);
   // Moves a trial or experiment through its lifecycle (Transition) and stores the new state;
   // an illegal move changes nothing and is FailedPrecondition naming both states.
   absl::Status MoveTrialLocked(TrialRow& trial, TrialState to);

@@ -26,7 +26,7 @@ const Actor kRoot{"admin", true};
 
 std::string Config(int slots, int max_restarts, const std::string& searcher,
                    const std::string& hparams = "{global_batch_size: 8}") {
-  return absl::StrCat("name: t\nentrypoint: ./trial\nhyperparameters: ", hparams, "\n",
+  return absl::StrCat("name: t\nentrypoint: trial\nhyperparameters: ", hparams, "\n",
                       "resources: {slots_per_trial: ", slots, "}\nmax_restarts: ", max_restarts,
                       "\nsearcher: ", searcher, "\n");
 }
@@ -34,7 +34,7 @@ const char kSingle[] = "{name: single, metric: loss, max_length: {batches: 10}}"
 // Seed 5 draws increments 12, 21, 23, 20; the metric at a rung is increment * rung (smaller is
 // better), as stage 3 of the Core API tutorial reports it. Rungs 200 and 400.
 const char kAsha[] =
-    "name: asha\nentrypoint: ./trial\nreproducibility: {experiment_seed: 5}\n"
+    "name: asha\nentrypoint: trial\nreproducibility: {experiment_seed: 5}\n"
     "hyperparameters: {global_batch_size: 16, increment_by: {type: int, minval: 1, maxval: 50}}\n"
     "searcher: {name: adaptive_asha, metric: x, max_length: {batches: 400}, max_trials: 4,\n"
     "  max_rungs: 2, divisor: 2, mode: aggressive, max_concurrent_trials: 1}\n";
@@ -283,7 +283,7 @@ TEST_F(MasterTest, AdaptiveAshaStopsPromotesAndCompletesTrialsAsItsSearcherDecid
   for (const Json& t : e["trials"]) EXPECT_EQ(t["state"], "COMPLETED") << t.dump(2);
   EXPECT_THAT(Logs(t3["trial_id"]), HasSubstr("promoted no further trial"));
   // The rung metrics were recorded where a restarted master's searcher finds them.
-  Json rungs = master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher)->ToJson();
+  Json rungs = master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 1000)->ToJson();
   ASSERT_EQ(rungs["metrics"].size(), 1u) << rungs.dump();
   EXPECT_EQ(rungs["metrics"][0]["steps_completed"], 200);
 }
@@ -412,6 +412,25 @@ TEST_F(MasterTest, AContextThatIsNotATarGzIsRefusedBeforeTheExperimentIsStored) 
   EXPECT_EQ(SavedContexts(dir_), 1u);
 }
 
+TEST_F(MasterTest, AContextWithoutTheEntrypointsProgramIsRefusedAtUpload) {
+  Register("a1", 1);
+  std::string config = Config(1, 0, kSingle);
+  config.replace(config.find("entrypoint: trial"), 17, "entrypoint: ./bin/train --fast");
+  absl::Status none = master_->CreateExperiment(config, "", "", kRoot).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(none)) << none;
+  EXPECT_THAT(none.message(), HasSubstr("the program bin/train is not in the context (none was"));
+  const std::string other = Made(
+      dir_, "mkdir -p c1/bin && echo x > c1/bin/other && tar czf c1.tar.gz -C c1 .", "c1.tar.gz");
+  EXPECT_THAT(master_->CreateExperiment(config, "", other, kRoot).status().message(),
+              HasSubstr("the program bin/train is not in the context: upload the directory"));
+  EXPECT_TRUE(master_->ListExperiments().value().experiments.empty());
+  const std::string right = Made(
+      dir_, "mkdir -p c2/bin && echo x > c2/bin/train && tar czf c2.tar.gz -C c2 .", "c2.tar.gz");
+  EXPECT_TRUE(master_->CreateExperiment(config, "", right, kRoot).ok());
+  // A bare name may come from PATH, an absolute path from the agent's machine: no context needed.
+  EXPECT_TRUE(master_->CreateExperiment(Config(1, 0, kSingle), "", "", kRoot).ok());
+}
+
 TEST_F(MasterTest, TemplateNamesAreSafeForUrlsAndRefusedNamingTheField) {
   EXPECT_TRUE(master_->PutTemplate("gpu-base_2", "max_restarts: 1\n").ok());
   absl::Status bad = master_->PutTemplate("../etc", "max_restarts: 1\n");
@@ -465,6 +484,35 @@ TEST_F(MasterTest, OnlyTheOwnerOrAnAdminChangesAnExperimentOrSeesItsEnvironment)
 
   EXPECT_TRUE(master_->PauseExperiment(*exp, Actor{"alice", false}).ok());
   EXPECT_TRUE(master_->KillExperiment(*exp, kRoot).ok()) << "admins may change anyone's";
+}
+
+TEST_F(MasterTest, MetricsArePagedSoNoAnswerGrowsWithTheTrial) {
+  Register("a1", 1);
+  Create(Config(1, 0, kSingle));
+  const Json start = OnlyStart("a1");
+  wire::ReportBatch batch{.trial_id = start["trial_id"]};
+  for (int i = 1; i <= 25; ++i) {
+    batch.lines.push_back({.kind = wire::ReportKind::kTraining,
+                           .steps_completed = i,
+                           .metrics = Json{{"loss", 1.0 / i}}});
+  }
+  ASSERT_TRUE(master_->AllocationReports(start["allocation"].get<std::string>(), batch).ok());
+  std::vector<int64_t> steps;
+  int64_t after = 0;
+  int pages = 0;
+  for (;; ++pages) {
+    wire::MetricList page =
+        master_->TrialMetrics(start["trial_id"], wire::MetricKind::kTraining, after, 10).value();
+    EXPECT_LE(page.metrics.size(), 10u);
+    for (const wire::MetricEntry& m : page.metrics) steps.push_back(m.steps_completed);
+    if (!page.next_after) break;
+    after = *page.next_after;
+  }
+  EXPECT_EQ(pages, 2) << "pages of 10, 10 and 5";
+  ASSERT_EQ(steps.size(), 25u);
+  for (int i = 0; i < 25; ++i) EXPECT_EQ(steps[i], i + 1);
+  EXPECT_FALSE(master_->TrialMetrics(start["trial_id"], std::nullopt, 0, 25)->next_after)
+      << "an exact fit is the last page";
 }
 
 }  // namespace

@@ -101,7 +101,9 @@ Json MetricList::ToJson() const {
                     {"metrics", m.metrics},
                     {"time", m.time}});
   }
-  return {{"metrics", list}};
+  Json body = {{"metrics", list}};
+  if (next_after) body["next_after"] = *next_after;
+  return body;
 }
 
 absl::StatusOr<MetricList> ParseMetricList(const Json& json) {
@@ -118,6 +120,11 @@ absl::StatusOr<MetricList> ParseMetricList(const Json& json) {
             COHORT_RETURN_IF_ERROR(m.status());
             return e;
           });
+  if (r.Has("next_after")) {
+    int64_t next = 0;
+    r.Required("next_after", &next, {.min = 0});
+    out.next_after = next;
+  }
   COHORT_RETURN_IF_ERROR(r.status());
   return out;
 }

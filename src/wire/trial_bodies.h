@@ -3,7 +3,8 @@
 // and read by the CLI (and the web UI to come):
 //
 //   GET /api/v1/trials/{id}                    TrialDescription
-//   GET /api/v1/trials/{id}/metrics?kind=K     MetricList
+//   GET /api/v1/trials/{id}/metrics?kind=K&after=N&limit=L   MetricList (a page: next_after
+//                                              says where the next one starts)
 //   GET /api/v1/trials/{id}/checkpoints        CheckpointList
 //   GET /api/v1/trials/{id}/logs?after=SEQ...  LogsPage
 //
@@ -67,6 +68,8 @@ struct MetricEntry {
 
 struct MetricList {
   std::vector<MetricEntry> metrics;
+  // More rows follow: ask again with ?after=next_after. Absent: this page is the last.
+  std::optional<int64_t> next_after;
   Json ToJson() const;
 };
 absl::StatusOr<MetricList> ParseMetricList(const Json& json);

@@ -61,6 +61,7 @@ struct MetricRow {
   int64_t steps_completed = 0;
   std::string metrics_json;  // the metrics object as JSON text
   double time = 0;           // Unix seconds, as the trial reported it
+  int64_t id = 0;            // assigned by InsertMetrics, increasing (read back, not written)
 };
 
 struct CheckpointRow {
@@ -133,6 +134,10 @@ class Database {
   virtual absl::Status InsertMetrics(const std::vector<MetricRow>& rows) = 0;  // one transaction
   virtual absl::StatusOr<std::vector<MetricRow>> ListMetrics(
       int64_t trial_id, std::optional<std::string> kind) = 0;  // by insertion order
+  // At most `limit` rows of ListMetrics with id > after_id (InvalidArgument for limit < 0).
+  virtual absl::StatusOr<std::vector<MetricRow>> ListMetricsPage(int64_t trial_id,
+                                                                 std::optional<std::string> kind,
+                                                                 int64_t after_id, int limit) = 0;
 
   // AlreadyExists for a storage id seen before.
   virtual absl::Status InsertCheckpoint(const CheckpointRow& row) = 0;

@@ -339,18 +339,27 @@ absl::Status SqliteDatabase::InsertMetrics(const std::vector<MetricRow>& rows) {
 
 absl::StatusOr<std::vector<MetricRow>> SqliteDatabase::ListMetrics(
     int64_t trial_id, std::optional<std::string> kind) {
+  return ListMetricsPage(trial_id, std::move(kind), 0, std::numeric_limits<int>::max());
+}
+
+absl::StatusOr<std::vector<MetricRow>> SqliteDatabase::ListMetricsPage(
+    int64_t trial_id, std::optional<std::string> kind, int64_t after_id, int limit) {
+  if (limit < 0) return absl::InvalidArgumentError("a page of metrics needs a limit >= 0");
   std::lock_guard<std::mutex> lock(mu_);
   Statement s(db_, path_, "list metrics",
-              "SELECT trial_id, kind, steps_completed, metrics_json, time FROM metrics "
-              "WHERE trial_id = ?1 AND (?2 IS NULL OR kind = ?2) ORDER BY id");
+              "SELECT id, trial_id, kind, steps_completed, metrics_json, time FROM metrics "
+              "WHERE trial_id = ?1 AND (?2 IS NULL OR kind = ?2) AND id > ?3 ORDER BY id "
+              "LIMIT ?4");
   s.BindInt64(1, trial_id);
   if (kind.has_value()) {
     s.BindText(2, *kind);
   } else {
     s.BindNull(2);
   }
+  s.BindInt64(3, after_id);
+  s.BindInt64(4, limit);
   return ReadAll<MetricRow>(s, [](const Statement& r) {
-    return MetricRow{r.Int64(0), r.Text(1), r.Int64(2), r.Text(3), r.Double(4)};
+    return MetricRow{r.Int64(1), r.Text(2), r.Int64(3), r.Text(4), r.Double(5), r.Int64(0)};
   });
 }
 

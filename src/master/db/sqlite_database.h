@@ -59,6 +59,9 @@ class SqliteDatabase final : public Database {
   // Empty for a trial without metrics, or one that does not exist.
   absl::StatusOr<std::vector<MetricRow>> ListMetrics(int64_t trial_id,
                                                      std::optional<std::string> kind) override;
+  absl::StatusOr<std::vector<MetricRow>> ListMetricsPage(int64_t trial_id,
+                                                         std::optional<std::string> kind,
+                                                         int64_t after_id, int limit) override;
 
   // NotFound when the row's trial does not exist. ListCheckpoints: in insertion order.
   absl::Status InsertCheckpoint(const CheckpointRow& row) override;

@@ -1,9 +1,14 @@
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "master/http/routes.h"
 
 namespace cohort::master::http {
 namespace {
+
+// The most metric rows one answer carries (a page); `limit` may ask for fewer.
+constexpr int64_t kMaxMetricPage = 10000;
 
 absl::StatusOr<Reply> Logs(Master& master, const Request& req) {
   COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
@@ -14,8 +19,8 @@ absl::StatusOr<Reply> Logs(Master& master, const Request& req) {
   COHORT_ASSIGN_OR_RETURN(absl::Duration wait, req.QuerySeconds("timeout", 20, 60));
   std::optional<int> rank_filter;
   if (rank) rank_filter = static_cast<int>(*rank);
-  COHORT_ASSIGN_OR_RETURN(auto logs,
-      master.TrialLogs(id, rank_filter, after.value_or(0), follow ? wait : absl::ZeroDuration()));
+  COHORT_ASSIGN_OR_RETURN(auto logs, master.TrialLogs(id, rank_filter, after.value_or(0),
+                                                      follow ? wait : absl::ZeroDuration()));
   return Reply::Ok(logs.ToJson());
 }
 
@@ -31,14 +36,20 @@ void AddTrialRoutes(Router& router, Master& master) {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
     std::optional<wire::MetricKind> kind;
     if (req.raw().has_param("kind")) {
-      absl::StatusOr<wire::MetricKind> parsed = wire::ParseMetricKind(req.raw().get_param_value("kind"));
+      absl::StatusOr<wire::MetricKind> parsed =
+          wire::ParseMetricKind(req.raw().get_param_value("kind"));
       if (!parsed.ok()) {
         return absl::InvalidArgumentError(
             absl::StrCat("query parameter kind: ", parsed.status().message()));
       }
       kind = *parsed;
     }
-    COHORT_ASSIGN_OR_RETURN(auto metrics, master.TrialMetrics(id, kind));
+    COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> after, req.QueryInt("after"));
+    COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> limit, req.QueryInt("limit"));
+    COHORT_ASSIGN_OR_RETURN(
+        auto metrics, master.TrialMetrics(id, kind, after.value_or(0),
+                                          static_cast<int>(std::min<int64_t>(
+                                              limit.value_or(kMaxMetricPage), kMaxMetricPage))));
     return Reply::Ok(metrics.ToJson());
   });
   router.Get(R"(/api/v1/trials/(\d+)/checkpoints)",
