@@ -126,6 +126,23 @@ Optimizations ParseOptimizations(const Json& node, ErrorList* errors, Json* effe
   return o;
 }
 
+Profiling ParseProfiling(const Json& node, ErrorList* errors, Json* effective) {
+  Profiling p;
+  ObjectReader r(node, "profiling", errors, effective);
+  p.enabled = r.Bool("enabled", false).value_or(false);
+  p.begin_on_batch = r.Int("begin_on_batch", 0, Between(0, kMaxLengthUnits)).value_or(0);
+  p.end_after_batch = r.Int("end_after_batch", std::nullopt, Between(0, kMaxLengthUnits));
+  if (!r.Has("end_after_batch")) r.Set("end_after_batch", nullptr);
+  p.sync_timings = r.Bool("sync_timings", true).value_or(true);
+  if (p.end_after_batch && *p.end_after_batch < p.begin_on_batch) {
+    errors->Add(r.PathOf("end_after_batch"),
+                absl::StrCat("must be >= begin_on_batch (", p.begin_on_batch, "), got ",
+                             *p.end_after_batch));
+  }
+  r.Finish();
+  return p;
+}
+
 CheckpointStorage ParseCheckpointStorage(const Json& node, ErrorList* errors, Json* effective) {
   CheckpointStorage c;
   ObjectReader r(node, "checkpoint_storage", errors, effective);
@@ -325,6 +342,7 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
   config.optimizations =
       ParseOptimizations(Field(r, "optimizations"), &errors, &effective["optimizations"]);
 
+  config.profiling = ParseProfiling(Field(r, "profiling"), &errors, &effective["profiling"]);
   config.experiment_seed = ParseExperimentSeed(Field(r, "reproducibility"), options, &errors,
                                                &effective["reproducibility"]);
 

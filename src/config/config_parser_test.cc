@@ -79,6 +79,32 @@ TEST(ConfigParserTest, MinimalConfigGetsDeterminedDefaults) {
   EXPECT_EQ(e["scheduling_unit"], 100);
 }
 
+TEST(ConfigParserTest, ProfilingHasDeterminedsDefaultsAndChecksItsWindow) {
+  auto config = Parse(kMinimal);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->profiling.enabled);
+  EXPECT_EQ(config->profiling.begin_on_batch, 0);
+  EXPECT_FALSE(config->profiling.end_after_batch.has_value());
+  EXPECT_TRUE(config->profiling.sync_timings);
+  const Json& e = config->effective["profiling"];
+  EXPECT_EQ(e, (Json{{"enabled", false}, {"begin_on_batch", 0}, {"end_after_batch", nullptr},
+                     {"sync_timings", true}}));
+
+  auto on = Parse(absl::StrCat(
+      kMinimal, "profiling: {enabled: true, begin_on_batch: 10, end_after_batch: 20}\n"));
+  ASSERT_TRUE(on.ok()) << on.status();
+  EXPECT_TRUE(on->profiling.enabled);
+  EXPECT_EQ(on->profiling.begin_on_batch, 10);
+  EXPECT_EQ(on->profiling.end_after_batch, 20);
+
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal,
+                                  "profiling: {begin_on_batch: 10, end_after_batch: 5}\n")),
+              ElementsAre("profiling.end_after_batch: must be >= begin_on_batch (10), got 5"));
+  EXPECT_THAT(Errors(absl::StrCat(kMinimal, "profiling: {begin_on_batch: -1, enable: true}\n")),
+              ElementsAre(HasSubstr("profiling.begin_on_batch: must be >= 0"),
+                          HasSubstr("profiling.enable: unknown field")));
+}
+
 TEST(ConfigParserTest, EffectiveConfigParsesToTheSameConfig) {
   auto first = Parse(kMinimal, 99);
   ASSERT_TRUE(first.ok());

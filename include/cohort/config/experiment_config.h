@@ -76,6 +76,15 @@ struct Optimizations {
   std::string mixed_precision = "O0";
 };
 
+// Determined's `profiling` section: when enabled, the batches [begin_on_batch, end_after_batch]
+// (no end: to the last) are profiled (system metrics, per-step timings).
+struct Profiling {
+  bool enabled = false;
+  int64_t begin_on_batch = 0;
+  std::optional<int64_t> end_after_batch;
+  bool sync_timings = true;  // synchronize before timing (on a GPU: exact per-phase timings)
+};
+
 struct CheckpointStorage {
   std::string type;  // shared_fs | directory
   std::string host_path;       // shared_fs
@@ -101,6 +110,7 @@ struct ExperimentConfig {
   int64_t global_batch_size = 0;
   SearcherConfig searcher;
   Optimizations optimizations;
+  Profiling profiling;
   uint32_t experiment_seed = 0;
   std::optional<CheckpointStorage> checkpoint_storage;
   std::optional<Length> min_validation_period;
