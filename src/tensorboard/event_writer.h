@@ -5,8 +5,8 @@
 // version event ("brain.Event:2") and every later record one Event of scalar summaries
 // (TensorFlow's Event and Summary messages, see event.proto; framing in record_writer.h).
 //
-// Thread-safe: any thread may call any method; calls are serialized, and a call's records are
-// written together.
+// Thread-safe: any thread may call any method; calls are serialized, and each call's event is
+// written whole, never interleaved with another's.
 //
 // Example:
 //   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<EventWriter> writer,
@@ -40,8 +40,8 @@ struct EventWriterOptions {
 
 class EventWriter {
  public:
-  // What the first record of every file says; TensorBoard reads files whose version starts
-  // with "brain.Event:".
+  // What the first record of every file says. TensorBoard reads the number after
+  // "brain.Event:"; 2 is the current version (what TensorFlow and TensorBoard's writers write).
   static constexpr absl::string_view kFileVersion = "brain.Event:2";
 
   // Creates `dir` and its parents if missing, creates a new events file in it (never reusing an
