@@ -10,6 +10,8 @@ PACKAGES=(
   libtorch-dev libgloo-dev libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libcpp-httplib-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev libarchive-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # TensorBoard event files: the Event record is a protobuf message
+  libprotobuf-dev protobuf-compiler
   # fast BLAS for LibTorch on CPU (the reference BLAS is ~10x slower)
   libopenblas0-pthread
   # data: Fashion-MNIST under /usr/share/datasets/fashion-mnist
