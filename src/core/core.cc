@@ -8,11 +8,13 @@
 #include "cohort/comm/topology.h"
 #include "cohort/status.h"
 #include "comm/rendezvous.h"
+#include "common/logging.h"
 #include "config/config_parser.h"
 #include "config/hparam_sampler.h"
 #include "config/length.h"
 #include "config/yaml_json.h"
 #include "core/local_reporter.h"
+#include "core/tensorboard_reporter.h"
 #include "wire/worker_env.h"
 
 namespace cohort::core {
@@ -64,6 +66,21 @@ absl::Status ReadRun(comm::Communicator& comm, const wire::WorkerEnv& env, Clust
   info.latest_checkpoint = env.latest_checkpoint;
   info.trial_id = env.trial_id ? absl::StrCat(*env.trial_id) : "";
   return absl::OkStatus();
+}
+
+// `reporter` that also writes TensorBoard event files under the checkpoint storage; without
+// them (the directory cannot be made: logged) when they cannot be written.
+std::unique_ptr<Reporter> WithTensorBoard(std::unique_ptr<Reporter> reporter,
+                                          const std::string& storage_dir,
+                                          const std::string& trial_id) {
+  const std::string dir = TensorBoardDir(storage_dir, trial_id);
+  absl::StatusOr<std::unique_ptr<tensorboard::EventWriter>> writer =
+      tensorboard::EventWriter::Open(dir);
+  if (!writer.ok()) {
+    COHORT_LOG(WARNING) << "no TensorBoard event files for this run: " << writer.status();
+    return std::make_unique<TensorBoardReporter>(std::move(reporter), nullptr);
+  }
+  return std::make_unique<TensorBoardReporter>(std::move(reporter), *std::move(writer));
 }
 
 }  // namespace
@@ -128,6 +145,7 @@ absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options) {
   std::unique_ptr<Reporter> reporter;
   if (comm.rank() == 0) {
     COHORT_ASSIGN_OR_RETURN(reporter, LocalReporter::Create(info.run_dir, options.handle_sigterm));
+    reporter = WithTensorBoard(std::move(reporter), storage_dir, info.trial_id);
     std::error_code ec;
     fs::create_directories(storage_dir, ec);
     if (ec) {

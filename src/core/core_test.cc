@@ -11,6 +11,7 @@
 
 #include "config/hparam_sampler.h"
 #include "core/local_reporter.h"
+#include "core/tensorboard_reporter.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -125,6 +126,49 @@ TEST_F(CoreTest, MetricsGoToTheRunDirectory) {
   EXPECT_EQ(lines[1]["metrics"]["accuracy"], 0.75);
 }
 
+// The bytes of every file under `dir` (event files are binary; their tags are plain strings).
+std::string AllBytes(const fs::path& dir) {
+  std::string bytes;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    bytes.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return bytes;
+}
+
+TEST(TensorBoardScalarsTest, NestedMetricsBecomeSlashSeparatedTagsOfNumbersOnly) {
+  const nlohmann::json metrics = {
+      {"loss", 0.5}, {"acc", {{"top1", 0.9}, {"top5", 1}}}, {"note", "x"}, {"ok", true}};
+  EXPECT_EQ(TensorBoardScalars("validation", metrics),
+            (std::map<std::string, double>{{"validation/acc/top1", 0.9},
+                                           {"validation/acc/top5", 1},
+                                           {"validation/loss", 0.5},
+                                           {"validation/ok", 1}}));
+  EXPECT_TRUE(TensorBoardScalars("training", nlohmann::json::array({1, 2})).empty());
+}
+
+TEST_F(CoreTest, TheChiefWritesTensorBoardEventFilesBesideTheCheckpoints) {
+  ::setenv("COHORT_TRIAL_ID", "7", 1);
+  auto ctx = MustInit(WriteConfig(""));
+  ASSERT_NE(ctx, nullptr);
+  ASSERT_TRUE(ctx->train().ReportTrainingMetrics(10, {{"loss", 0.5}}).ok());
+  ASSERT_TRUE(ctx->train().ReportValidationMetrics(10, {{"accuracy", 0.75}}).ok());
+  const fs::path dir = dir_ / "run" / "checkpoints" / "tensorboard" / "trial_7";
+  ASSERT_TRUE(fs::is_directory(dir));
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    EXPECT_THAT(entry.path().filename().string(), HasSubstr("events.out.tfevents."));
+    ++files;
+  }
+  EXPECT_EQ(files, 1);
+  const std::string bytes = AllBytes(dir);
+  EXPECT_THAT(bytes, HasSubstr("brain.Event:2"));
+  EXPECT_THAT(bytes, HasSubstr("training/loss"));
+  EXPECT_THAT(bytes, HasSubstr("validation/accuracy"));
+  ::unsetenv("COHORT_TRIAL_ID");
+}
+
 TEST_F(CoreTest, CheckpointsAreStoredAtomicallyAndRestoredById) {
   auto ctx = MustInit(WriteConfig(""));
   ASSERT_NE(ctx, nullptr);
@@ -165,7 +209,9 @@ TEST_F(CoreTest, AbandonedCheckpointLeavesNothingBehind) {
     ASSERT_TRUE(writer.ok());
     std::ofstream(fs::path(writer->path()) / "partial") << "x";
   }
-  EXPECT_TRUE(fs::is_empty(dir_ / "run" / "checkpoints"));
+  for (const auto& entry : fs::directory_iterator(dir_ / "run" / "checkpoints")) {
+    EXPECT_EQ(entry.path().filename(), "tensorboard") << "only the event files stay";
+  }
 }
 
 TEST_F(CoreTest, RestoreRejectsUnknownAndMalformedIds) {
