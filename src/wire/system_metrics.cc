@@ -58,7 +58,7 @@ absl::StatusOr<SystemMetricsRecord> ParseSystemMetricsRecord(const Json& json,
   FieldReader r(json, std::string(context));
   SystemMetricsRecord rec;
   r.Required("time", &rec.time, {.min = 0, .max = kMaxUnixSeconds});
-  r.Required("agent", &rec.agent, kMaxSafeNameBytes + 1);
+  r.Required("agent", &rec.agent, kMaxSafeNameBytes);
   if (r.ok() && !IsSafeName(rec.agent)) r.Fail("agent", SafeNameError(rec.agent));
   Json metrics;
   r.Object("metrics", &metrics, FieldReader::kRequired);
