@@ -1,9 +1,10 @@
 #include "sampler/system_sampler.h"
 
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/clock.h"
 #include "gmock/gmock.h"
@@ -19,44 +20,47 @@ using ::testing::DoubleEq;
 // How long a test waits for the sampler's thread before it fails (real time).
 constexpr absl::Duration kPatience = absl::Seconds(10);
 
-// What the sampler's thread did, for the test's thread to wait on.
+// What the sampler's thread did, for the test's thread to wait on. std::mutex rather than
+// absl::Mutex so that ThreadSanitizer sees the synchronization (Debian's Abseil is not built
+// for it).
 class Observed {
  public:
   void Read(absl::Time time) {
-    absl::MutexLock lock(&mu_);
-    ++reads_;
+    std::lock_guard<std::mutex> lock(mu_);
     read_times_.push_back(time);
+    changed_.notify_all();
   }
   void Emit(const SystemMetrics& metrics) {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     emitted_.push_back(metrics);
+    changed_.notify_all();
   }
   // Whether `reads` reads happened within kPatience.
-  bool WaitForReads(int reads) {
-    absl::MutexLock lock(&mu_);
-    auto done = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return reads_ >= reads; };
-    return mu_.AwaitWithTimeout(absl::Condition(&done), kPatience);
+  bool WaitForReads(size_t reads) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return changed_.wait_for(lock, absl::ToChronoSeconds(kPatience),
+                             [&] { return read_times_.size() >= reads; });
   }
   // Whether `count` records were emitted within kPatience.
   bool WaitForRecords(size_t count) {
-    absl::MutexLock lock(&mu_);
-    auto done = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return emitted_.size() >= count; };
-    return mu_.AwaitWithTimeout(absl::Condition(&done), kPatience);
+    std::unique_lock<std::mutex> lock(mu_);
+    return changed_.wait_for(lock, absl::ToChronoSeconds(kPatience),
+                             [&] { return emitted_.size() >= count; });
   }
   std::vector<absl::Time> read_times() {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return read_times_;
   }
   std::vector<SystemMetrics> emitted() {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     return emitted_;
   }
 
  private:
-  absl::Mutex mu_;
-  int reads_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<absl::Time> read_times_ ABSL_GUARDED_BY(mu_);
-  std::vector<SystemMetrics> emitted_ ABSL_GUARDED_BY(mu_);
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::vector<absl::Time> read_times_;  // guarded by mu_
+  std::vector<SystemMetrics> emitted_;  // guarded by mu_
 };
 
 // Counters of a machine sending 1000 bytes per second of `clock`'s time.
@@ -91,7 +95,7 @@ TEST(SystemSamplerTest, SamplesEveryIntervalAndEmitsOneRecordPerPeriod) {
                         EmitTo(&observed));
   ASSERT_TRUE(sampler.Start().ok());
   ASSERT_TRUE(observed.WaitForReads(1));
-  for (int i = 1; i <= 10; ++i) {
+  for (size_t i = 1; i <= 10; ++i) {
     EXPECT_TRUE(observed.emitted().empty()) << i;
     clock.Advance(absl::Milliseconds(100));
     ASSERT_TRUE(observed.WaitForReads(i + 1)) << i;
@@ -111,7 +115,7 @@ TEST(SystemSamplerTest, StopEndsTheWaitAtOnceAndEmitsThePartialPeriod) {
                         EmitTo(&observed));
   ASSERT_TRUE(sampler.Start().ok());
   ASSERT_TRUE(observed.WaitForReads(1));
-  for (int i = 1; i <= 3; ++i) {
+  for (size_t i = 1; i <= 3; ++i) {
     clock.Advance(absl::Milliseconds(100));
     ASSERT_TRUE(observed.WaitForReads(i + 1));
   }
