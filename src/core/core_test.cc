@@ -137,17 +137,6 @@ std::string AllBytes(const fs::path& dir) {
   return bytes;
 }
 
-TEST(TensorBoardScalarsTest, NestedMetricsBecomeSlashSeparatedTagsOfNumbersOnly) {
-  const nlohmann::json metrics = {
-      {"loss", 0.5}, {"acc", {{"top1", 0.9}, {"top5", 1}}}, {"note", "x"}, {"ok", true}};
-  EXPECT_EQ(TensorBoardScalars("validation", metrics),
-            (std::map<std::string, double>{{"validation/acc/top1", 0.9},
-                                           {"validation/acc/top5", 1},
-                                           {"validation/loss", 0.5},
-                                           {"validation/ok", 1}}));
-  EXPECT_TRUE(TensorBoardScalars("training", nlohmann::json::array({1, 2})).empty());
-}
-
 TEST_F(CoreTest, TheChiefWritesTensorBoardEventFilesBesideTheCheckpoints) {
   ::setenv("COHORT_TRIAL_ID", "7", 1);
   auto ctx = MustInit(WriteConfig(""));

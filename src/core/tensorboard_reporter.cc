@@ -6,34 +6,9 @@
 #include "absl/time/clock.h"
 #include "cohort/status.h"
 #include "common/logging.h"
+#include "wire/reports.h"
 
 namespace cohort::core {
-namespace {
-
-constexpr int kMaxDepth = 8;  // metrics are small objects; deeper nesting is not a curve
-
-void Flatten(const std::string& prefix, const nlohmann::json& value, int depth,
-             std::map<std::string, double>* out) {
-  if (value.is_number()) {
-    (*out)[prefix] = value.get<double>();
-  } else if (value.is_boolean()) {
-    (*out)[prefix] = value.get<bool>() ? 1 : 0;
-  } else if (value.is_object() && depth < kMaxDepth) {
-    for (const auto& [name, child] : value.items()) {
-      Flatten(absl::StrCat(prefix, "/", name), child, depth + 1, out);
-    }
-  }
-}
-
-}  // namespace
-
-std::map<std::string, double> TensorBoardScalars(const std::string& kind,
-                                                 const nlohmann::json& metrics) {
-  std::map<std::string, double> scalars;
-  if (metrics.is_object()) Flatten(kind, metrics, 0, &scalars);
-  return scalars;
-}
-
 std::string TensorBoardDir(const std::string& storage_dir, const std::string& trial_id) {
   return (std::filesystem::path(storage_dir) / "tensorboard" /
           (trial_id.empty() ? "trial_local" : absl::StrCat("trial_", trial_id)))
@@ -55,7 +30,7 @@ absl::Status TensorBoardReporter::ReportMetrics(const std::string& kind, int64_t
                                                 const nlohmann::json& metrics) {
   COHORT_RETURN_IF_ERROR(inner_->ReportMetrics(kind, steps_completed, metrics));
   if (writer_ == nullptr) return absl::OkStatus();
-  const std::map<std::string, double> scalars = TensorBoardScalars(kind, metrics);
+  const std::map<std::string, double> scalars = wire::MetricSeries(kind, metrics);
   if (scalars.empty()) return absl::OkStatus();
   absl::Status written = writer_->WriteScalars(scalars, steps_completed, absl::Now());
   if (!written.ok()) {

@@ -2,8 +2,9 @@
 // TensorBoardReporter: a Reporter that passes every report on to another one (the run's real
 // reporter) and also writes the training and validation metrics as TensorBoard scalars
 // (tensorboard/event_writer.h), so `tensorboard --logdir STORAGE/tensorboard` shows a trial's
-// curves. Metrics nest: {"loss": 0.3, "acc": {"top1": 0.9}} at kind "validation" becomes the
-// tags "validation/loss" and "validation/acc/top1"; values that are not numbers are left out.
+// curves. Tags are the metric series names of wire::MetricSeries (wire/reports.h), as the
+// master's time series: {"loss": 0.3, "acc": {"top1": 0.9}} at kind "validation" becomes
+// "validation/loss" and "validation/acc/top1"; values that are not numbers are left out.
 // TensorBoard is a view: a failed write is logged once and turns the view off; it never fails
 // the report (metrics.jsonl and the master keep the record).
 // Thread-compatible, like every Reporter (the chief's training thread).
@@ -47,9 +48,5 @@ class TensorBoardReporter : public Reporter {
 // Where a trial's event files go: STORAGE_DIR/tensorboard/trial_<id> (trial_local for a run
 // without a trial id), one TensorBoard run per trial.
 std::string TensorBoardDir(const std::string& storage_dir, const std::string& trial_id);
-
-// The numbers of `metrics` as tags "<kind>/<name>[/<nested name>...]".
-std::map<std::string, double> TensorBoardScalars(const std::string& kind,
-                                                 const nlohmann::json& metrics);
 
 }  // namespace cohort::core

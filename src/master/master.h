@@ -38,6 +38,7 @@
 #include "wire/agent_protocol.h"
 #include "wire/cluster_bodies.h"
 #include "wire/experiment_bodies.h"
+#include "wire/series_bodies.h"
 #include "wire/trial_bodies.h"
 
 namespace cohort::master {
@@ -54,6 +55,16 @@ int64_t TotalBatches(const config::ExperimentConfig& cfg);
 struct Actor {
   std::string user;
   bool admin = false;
+};
+
+// Which points of a trial's time series to read (master_series.cc; docs/observability.md).
+struct SeriesRequest {
+  std::vector<std::string> names;  // at least one
+  std::string label;               // empty: the metrics' own series
+  std::optional<int64_t> min_batch, max_batch;
+  std::optional<double> min_time, max_time;
+  int max_points = 1000;  // per series, >= 4: downsampled past it
+  int64_t after = 0;      // only points newer than this id (following)
 };
 
 struct MasterOptions {
@@ -101,6 +112,17 @@ class Master {
   // line was returned.
   absl::StatusOr<wire::LogsPage> TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
                                            absl::Duration wait);
+
+  // Time series (master_series.cc). A trial's training and validation metrics are stored as
+  // series "training/<metric>" and "validation/<metric>" as they are reported.
+  absl::StatusOr<wire::SeriesList> TrialSeries(int64_t id);
+  // The points of the requested series; with `wait`, waits that long for a point newer than
+  // request.after (a follow; at most max_log_followers wait at once, like log follows).
+  absl::StatusOr<wire::SeriesData> TrialSeriesData(int64_t id, const SeriesRequest& request,
+                                                   absl::Duration wait);
+  // request.names[0] of every trial of the experiment (learning curves), by trial id.
+  absl::StatusOr<wire::ExperimentSeriesData> ExperimentSeries(int64_t id,
+                                                              const SeriesRequest& request);
 
   // Templates.
   absl::StatusOr<wire::TemplateList> ListTemplates();
@@ -171,6 +193,8 @@ class Master {
   absl::Status FinishAllocationLocked(Allocation& allocation);
   absl::Status UpdateExperimentStateLocked(int64_t experiment_id);
   void PushActionLocked(const std::string& agent_id, wire::Action action);
+  // Reads one series' points for TrialSeriesData (no wait).
+  absl::StatusOr<wire::SeriesData> ReadSeriesData(int64_t id, const SeriesRequest& request);
   // Appends one of the master's own lines (rank -1) to a trial's log; a failure is logged.
   void AppendLogLocked(int64_t trial_id, const std::string& line);
   // The line the master logs about how a run ended (empty: nothing to say); for an ERROR it
@@ -221,7 +245,7 @@ class Master {
   MasterOptions options_;
   std::mutex mu_;
   std::condition_variable actions_cv_;
-  std::condition_variable logs_cv_;
+  std::condition_variable logs_cv_;  // new log lines or series points
   AgentRegistry agents_;
   Allocations allocations_;
   users::Users users_;

@@ -179,6 +179,7 @@ absl::Status Master::AllocationReports(const std::string& allocation,
   }
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
   std::vector<MetricRow> metrics;
+  std::vector<PointRow> points;  // the same metrics as time series
   std::vector<std::pair<double, double>> completed;  // (length, searcher metric)
   for (const wire::ReportRecord& line : batch.lines) {
     switch (line.kind) {
@@ -186,6 +187,9 @@ absl::Status Master::AllocationReports(const std::string& allocation,
       case wire::ReportKind::kValidation:
         metrics.push_back({trial_id, wire::Name(line.kind), line.steps_completed.value_or(0),
                            line.metrics.dump(), line.time});
+        for (const auto& [name, value] : wire::MetricSeries(wire::Name(line.kind), line.metrics)) {
+          points.push_back({name, "", line.steps_completed.value_or(0), line.time, value});
+        }
         break;
       case wire::ReportKind::kCheckpoint: {
         absl::Status s =
@@ -205,11 +209,13 @@ absl::Status Master::AllocationReports(const std::string& allocation,
     }
   }
   COHORT_RETURN_IF_ERROR(db_->InsertMetrics(metrics));
+  COHORT_RETURN_IF_ERROR(db_->InsertPoints(trial_id, points));
   if (batch.progress && batch.progress->has_counts() && batch.progress->unit == "batches") {
     trial.batches = BatchCount(batch.progress->completed);
     trial.total_batches = BatchCount(batch.progress->total);
   }
   std::lock_guard<std::mutex> lock(mu_);
+  if (!points.empty()) logs_cv_.notify_all();  // series followers wait on it too
   // Keep the state the master decided; only the report fields change here.
   COHORT_ASSIGN_OR_RETURN(TrialRow current, db_->GetTrial(trial_id));
   current.latest_checkpoint = trial.latest_checkpoint;

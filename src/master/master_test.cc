@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <future>
 #include <iterator>
@@ -513,6 +514,62 @@ TEST_F(MasterTest, MetricsArePagedSoNoAnswerGrowsWithTheTrial) {
   for (int i = 0; i < 25; ++i) EXPECT_EQ(steps[i], i + 1);
   EXPECT_FALSE(master_->TrialMetrics(start["trial_id"], std::nullopt, 0, 25)->next_after)
       << "an exact fit is the last page";
+}
+
+TEST_F(MasterTest, ReportedMetricsBecomeTimeSeriesThatCanBeFollowed) {
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  const Json start = OnlyStart("a1");
+  const std::string allocation = start["allocation"].get<std::string>();
+  auto report = [&](int64_t step, double loss) {
+    wire::ReportBatch batch{.trial_id = start["trial_id"]};
+    batch.lines.push_back({.kind = wire::ReportKind::kTraining,
+                           .time = 1000.0 + step,
+                           .steps_completed = step,
+                           .metrics = Json{{"loss", loss}, {"lr", {{"group0", 0.1}}}}});
+    batch.lines.push_back({.kind = wire::ReportKind::kValidation,
+                           .time = 1000.0 + step,
+                           .steps_completed = step,
+                           .metrics = Json{{"accuracy", 1 - loss}}});
+    return master_->AllocationReports(allocation, batch);
+  };
+  for (int step = 1; step <= 3; ++step) ASSERT_TRUE(report(step * 10, 1.0 / step).ok());
+  const int64_t trial = start["trial_id"];
+  wire::SeriesList series = master_->TrialSeries(trial).value();
+  ASSERT_EQ(series.series.size(), 3u);
+  EXPECT_EQ(series.series[0].name, "training/loss");
+  EXPECT_EQ(series.series[1].name, "training/lr/group0");
+  EXPECT_EQ(series.series[2].name, "validation/accuracy");
+  EXPECT_EQ(series.series[2].points, 3);
+  EXPECT_EQ(series.series[2].last_batch, 30);
+
+  SeriesRequest request{.names = {"training/loss", "validation/accuracy"}, .min_batch = 20};
+  wire::SeriesData data = master_->TrialSeriesData(trial, request, absl::ZeroDuration()).value();
+  ASSERT_EQ(data.series.size(), 2u);
+  ASSERT_EQ(data.series[0].points.size(), 2u);
+  EXPECT_EQ(data.series[0].points[0].batch, 20);
+  EXPECT_DOUBLE_EQ(data.series[0].points[0].value, 0.5);
+  EXPECT_DOUBLE_EQ(data.series[1].points[1].value, 1 - 1.0 / 3);
+
+  // A follow waits for the next point and returns only what is new.
+  request = {.names = {"training/loss"}, .after = data.last_id};
+  std::thread later([&] {
+    absl::SleepFor(absl::Milliseconds(200));
+    ASSERT_TRUE(report(40, 0.25).ok());
+  });
+  wire::SeriesData next = master_->TrialSeriesData(trial, request, absl::Seconds(10)).value();
+  later.join();
+  ASSERT_EQ(next.series[0].points.size(), 1u);
+  EXPECT_EQ(next.series[0].points[0].batch, 40);
+  EXPECT_GT(next.last_id, data.last_id);
+
+  wire::ExperimentSeriesData curves =
+      master_->ExperimentSeries(exp, {.names = {"validation/accuracy"}}).value();
+  ASSERT_EQ(curves.trials.size(), 1u);
+  EXPECT_EQ(curves.trials[0].trial_id, trial);
+  EXPECT_EQ(curves.trials[0].points.size(), 4u);
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      master_->TrialSeriesData(trial, {}, absl::ZeroDuration()).status()));
 }
 
 }  // namespace

@@ -36,7 +36,29 @@ void CheckMetricNames(FieldReader& r, const char* key, const Json& metrics) {
   }
 }
 
+constexpr int kMaxMetricDepth = 8;
+
+void Flatten(const std::string& prefix, const Json& value, int depth,
+             std::map<std::string, double>* out) {
+  if (value.is_number()) {
+    const double number = value.get<double>();
+    if (std::isfinite(number)) (*out)[prefix] = number;
+  } else if (value.is_boolean()) {
+    (*out)[prefix] = value.get<bool>() ? 1 : 0;
+  } else if (value.is_object() && depth < kMaxMetricDepth) {
+    for (const auto& [name, child] : value.items()) {
+      Flatten(absl::StrCat(prefix, "/", name), child, depth + 1, out);
+    }
+  }
+}
+
 }  // namespace
+
+std::map<std::string, double> MetricSeries(absl::string_view kind, const Json& metrics) {
+  std::map<std::string, double> series;
+  if (metrics.is_object()) Flatten(std::string(kind), metrics, 0, &series);
+  return series;
+}
 
 const char* Name(ReportKind kind) {
   switch (kind) {

@@ -19,6 +19,7 @@
 // Thread-compatible value types; the functions are thread-safe.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,6 +66,13 @@ struct ReportRecord {
 };
 
 // `context` names the record in errors, e.g. "metrics.jsonl line 3".
+// The numbers of a training or validation record's metrics as series names
+// "<kind>/<name>[/<nested name>...]": {"loss": 0.3, "acc": {"top1": 0.9}} at kind "validation"
+// is validation/loss and validation/acc/top1. Booleans count as 0 and 1; other values, non-finite
+// numbers and nesting past 8 levels are left out. The master's time series and the TensorBoard
+// event files name their series this way.
+std::map<std::string, double> MetricSeries(absl::string_view kind, const Json& metrics);
+
 absl::StatusOr<ReportRecord> ParseReportRecord(const Json& json,
                                                absl::string_view context = "report record");
 

@@ -192,5 +192,19 @@ TEST(ReportsTest, MetricNamesAreBoundedInCountAndLength) {
               HasSubstr("\"validation\" metric names must be at most 256 bytes, got one of 300"));
 }
 
+TEST(MetricSeriesTest, NestedMetricsBecomeSlashSeparatedNamesOfNumbersOnly) {
+  const Json metrics = {{"loss", 0.5},
+                        {"acc", {{"top1", 0.9}, {"top5", 1}}},
+                        {"note", "x"},
+                        {"ok", true},
+                        {"nan", std::nan("")}};
+  EXPECT_EQ(MetricSeries("validation", metrics),
+            (std::map<std::string, double>{{"validation/acc/top1", 0.9},
+                                           {"validation/acc/top5", 1},
+                                           {"validation/loss", 0.5},
+                                           {"validation/ok", 1}}));
+  EXPECT_TRUE(MetricSeries("training", Json::array({1, 2})).empty());
+}
+
 }  // namespace
 }  // namespace cohort::wire

@@ -103,6 +103,40 @@ struct TokenRow {
   int64_t expires_ms = 0;  // Unix milliseconds; the token is refused from then on
 };
 
+// One point of a metric time series (docs/observability.md): the series is (trial, name,
+// label), e.g. ("validation/accuracy", "") or ("gpu_util", "agent-1/GPU-3c9a...").
+struct PointRow {
+  std::string name;
+  std::string label;
+  int64_t batch = 0;
+  double time = 0;   // Unix seconds
+  double value = 0;  // finite
+  int64_t id = 0;    // assigned by InsertPoints, increasing (read back, not written)
+};
+
+// A trial's series and the extent of its points.
+struct SeriesRow {
+  std::string name;
+  std::string label;
+  int64_t points = 0;
+  int64_t first_batch = 0;
+  int64_t last_batch = 0;
+  double last_time = 0;
+};
+
+// Which points of one series to read. Ranges are inclusive; absent bounds are open.
+struct PointQuery {
+  int64_t trial_id = 0;
+  std::string name;
+  std::string label;
+  std::optional<int64_t> min_batch, max_batch;
+  std::optional<double> min_time, max_time;
+  int64_t after_id = 0;  // only points stored after this one (following)
+  // At most this many points (>= 4): past it the range is cut into buckets and each keeps its
+  // first, last, lowest and highest points, so extremes stay visible.
+  int max_points = 1000;
+};
+
 struct AgentRow {
   std::string id;
   int slots = 0;
@@ -158,6 +192,12 @@ class Database {
   virtual absl::Status UpsertAgent(const AgentRow& row) = 0;  // keeps `enabled` of a known id
   virtual absl::Status SetAgentEnabled(const std::string& id, bool enabled) = 0;  // NotFound
   virtual absl::StatusOr<std::vector<AgentRow>> ListAgents() = 0;                 // by id
+
+  // Time series. InsertPoints: one transaction, series created as needed; NotFound (and
+  // nothing written) when the trial does not exist. QueryPoints: by batch, then id.
+  virtual absl::Status InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) = 0;
+  virtual absl::StatusOr<std::vector<SeriesRow>> ListSeries(int64_t trial_id) = 0;  // by name
+  virtual absl::StatusOr<std::vector<PointRow>> QueryPoints(const PointQuery& query) = 0;
 
   // Users. InsertUser: AlreadyExists for a name taken. GetUser*: NotFound naming the user.
   virtual absl::StatusOr<int64_t> InsertUser(const UserRow& row) = 0;

@@ -106,11 +106,34 @@ CREATE INDEX tokens_by_user ON tokens(user_id);
 ALTER TABLE experiments ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 4: metric time series (docs/observability.md): a series is one (trial, name, label);
+// its points are (batch, time, value). Points are read by series and batch range, so the
+// index on (series_id, batch, time, value) serves every query from the index alone (it covers
+// the columns read), without touching other series or the table.
+constexpr absl::string_view kVersion4 = R"sql(
+CREATE TABLE series (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  trial_id INTEGER NOT NULL REFERENCES trials(id),
+  name TEXT NOT NULL,
+  label TEXT NOT NULL,
+  UNIQUE (trial_id, name, label)
+);
+
+CREATE TABLE series_points (
+  id INTEGER PRIMARY KEY,
+  series_id INTEGER NOT NULL REFERENCES series(id),
+  batch INTEGER NOT NULL,
+  time REAL NOT NULL,
+  value REAL NOT NULL
+);
+CREATE INDEX series_points_by_batch ON series_points(series_id, batch, time, value);
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
-      new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3};
+      new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3, kVersion4};
   return *migrations;
 }
 

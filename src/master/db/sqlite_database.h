@@ -85,6 +85,11 @@ class SqliteDatabase final : public Database {
   absl::Status SetAgentEnabled(const std::string& id, bool enabled) override;
   absl::StatusOr<std::vector<AgentRow>> ListAgents() override;
 
+  // Time series (sqlite_series.cc).
+  absl::Status InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) override;
+  absl::StatusOr<std::vector<SeriesRow>> ListSeries(int64_t trial_id) override;
+  absl::StatusOr<std::vector<PointRow>> QueryPoints(const PointQuery& query) override;
+
   // Users and tokens (sqlite_users.cc).
   absl::StatusOr<int64_t> InsertUser(const UserRow& row) override;
   absl::StatusOr<UserRow> GetUser(int64_t id) override;
@@ -104,6 +109,11 @@ class SqliteDatabase final : public Database {
   // Sets the connection's pragmas and brings the schema up to date. Called once by Open.
   absl::Status Configure();
   absl::Status Migrate();
+
+  // The id of the series (trial, name, label), created when missing; call under mu_ inside a
+  // transaction.
+  absl::StatusOr<int64_t> SeriesIdLocked(int64_t trial_id, const std::string& name,
+                                         const std::string& label);
 
   // One connection behind one mutex: simple and correct (see the file comment).
   std::mutex mu_;

@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -721,6 +723,81 @@ TEST_F(SqliteFileTest, LosesNothingWhenFourThreadsWriteAtOnce) {
   EXPECT_THAT(all_seqs, SizeIs(kThreads * kBatches * kLinesPerBatch));
   EXPECT_EQ(*all_seqs.begin(), 1);
   EXPECT_EQ(*all_seqs.rbegin(), kThreads * kBatches * kLinesPerBatch);
+}
+
+TEST_P(DatabaseTest, SeriesKeepTheirPointsApartAndRangesSelect) {
+  const int64_t trial = AddTrial();
+  std::vector<PointRow> points;
+  for (int b = 1; b <= 10; ++b) {
+    points.push_back({"training/loss", "", b, 100.0 + b, 1.0 / b});
+    points.push_back({"gpu_util", "agent-1/GPU-1", b, 100.0 + b, 10.0 * b});
+  }
+  ASSERT_OK(db_->InsertPoints(trial, points));
+  ASSERT_OK_AND_ASSIGN(std::vector<SeriesRow> series, db_->ListSeries(trial));
+  ASSERT_THAT(series, SizeIs(2));
+  EXPECT_EQ(series[0].name, "gpu_util");
+  EXPECT_EQ(series[0].label, "agent-1/GPU-1");
+  EXPECT_EQ(series[1].points, 10);
+  EXPECT_EQ(series[1].first_batch, 1);
+  EXPECT_EQ(series[1].last_batch, 10);
+
+  PointQuery q{.trial_id = trial, .name = "training/loss", .min_batch = 3, .max_batch = 5};
+  ASSERT_OK_AND_ASSIGN(std::vector<PointRow> range, db_->QueryPoints(q));
+  ASSERT_THAT(range, SizeIs(3));
+  EXPECT_EQ(range[0].batch, 3);
+  EXPECT_DOUBLE_EQ(range[2].value, 0.2);
+  q = {.trial_id = trial, .name = "gpu_util", .label = "agent-1/GPU-1", .min_time = 108};
+  ASSERT_OK_AND_ASSIGN(range, db_->QueryPoints(q));
+  ASSERT_THAT(range, SizeIs(3));
+  EXPECT_EQ(range[0].batch, 8);
+  // Following: only what was stored after the last point seen.
+  q = {.trial_id = trial, .name = "training/loss", .after_id = range.back().id};
+  ASSERT_OK(db_->InsertPoints(trial, {{"training/loss", "", 11, 111, 0.05}}));
+  ASSERT_OK_AND_ASSIGN(range, db_->QueryPoints(q));
+  ASSERT_THAT(range, SizeIs(1));
+  EXPECT_EQ(range[0].batch, 11);
+
+  EXPECT_THAT(db_->QueryPoints({.trial_id = trial, .name = "nope"}).value(), IsEmpty());
+  EXPECT_THAT(db_->InsertPoints(9999, {{"x", "", 1, 1, 1}}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("trial 9999")));
+  EXPECT_THAT(db_->ListSeries(trial).value(), SizeIs(2)) << "a refused insert adds nothing";
+}
+
+TEST_P(DatabaseTest, DownsamplingKeepsTheFirstLastLowestAndHighestPoints) {
+  const int64_t trial = AddTrial();
+  std::vector<PointRow> points;
+  for (int b = 0; b < 10000; ++b) {
+    double value = std::sin(b / 100.0);
+    if (b == 4321) value = -50;  // a dip and a spike that a chart must not hide
+    if (b == 7777) value = 80;
+    points.push_back({"validation/loss", "", b, 1000.0 + b, value});
+  }
+  ASSERT_OK(db_->InsertPoints(trial, points));
+  ASSERT_OK_AND_ASSIGN(std::vector<PointRow> down,
+                       db_->QueryPoints({.trial_id = trial, .name = "validation/loss",
+                                         .max_points = 100}));
+  EXPECT_LE(down.size(), 100u);
+  EXPECT_GE(down.size(), 50u);
+  EXPECT_EQ(down.front().batch, 0);
+  EXPECT_EQ(down.back().batch, 9999);
+  auto has = [&](int64_t batch) {
+    return std::any_of(down.begin(), down.end(), [&](const PointRow& p) { return p.batch == batch; });
+  };
+  EXPECT_TRUE(has(4321)) << "the lowest point";
+  EXPECT_TRUE(has(7777)) << "the highest point";
+  EXPECT_TRUE(std::is_sorted(down.begin(), down.end(), [](const PointRow& a, const PointRow& b) {
+    return a.batch < b.batch;
+  }));
+  // A range downsamples only what is inside it.
+  ASSERT_OK_AND_ASSIGN(down, db_->QueryPoints({.trial_id = trial, .name = "validation/loss",
+                                               .min_batch = 5000, .max_batch = 5999,
+                                               .max_points = 40}));
+  EXPECT_LE(down.size(), 40u);
+  EXPECT_EQ(down.front().batch, 5000);
+  EXPECT_EQ(down.back().batch, 5999);
+  EXPECT_THAT(
+      db_->QueryPoints({.trial_id = trial, .name = "validation/loss", .max_points = 3}).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at least 4")));
 }
 
 }  // namespace

@@ -185,7 +185,9 @@ const std::vector<std::pair<std::string, std::string>>& UserRoutes() {
       {"GET", "/api/v1/users"},
       {"POST", "/api/v1/users"},
       {"POST", "/api/v1/users/admin/deactivate"},
-      {"POST", "/api/v1/users/admin/password"}};
+      {"POST", "/api/v1/users/admin/password"}, {"GET", "/api/v1/trials/1/series"},
+      {"GET", "/api/v1/trials/1/series/data?name=x"},
+      {"GET", "/api/v1/experiments/1/series/data?name=x"}};
   return *routes;
 }
 

@@ -19,6 +19,7 @@ void AddTemplateRoutes(Router& router, Master& master);    // templates/
 void AddAgentRoutes(Router& router, Master& master);       // agents/, slots, tasks
 void AddAllocationRoutes(Router& router, Master& master);   // allocations/: what agents report
 void AddUserRoutes(Router& router, users::Users& users);    // info, auth/, me, users/
+void AddSeriesRoutes(Router& router, Master& master);       // trials' and experiments' series
 
 // The caller of a user's route as the master's Actor.
 inline Actor ActorOf(const Caller& caller) { return Actor{caller.name, caller.admin}; }

@@ -1,0 +1,158 @@
+// SqliteDatabase's metric time series (database.h): series by (trial, name, label) and their
+// points, queried by range and downsampled in SQL, bucket by bucket, so that a million points
+// never leave the database to draw a chart.
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "master/db/internal/sqlite_statement.h"
+#include "master/db/sqlite_database.h"
+
+namespace cohort::master {
+namespace {
+
+using internal::ReadAll;
+using internal::Statement;
+using internal::Transaction;
+
+// The points of one series within a query's ranges: ?1 series, ?2..?3 batches, ?4..?5 times,
+// ?6 the id to follow after.
+constexpr absl::string_view kInRange =
+    "series_id = ?1 AND batch BETWEEN ?2 AND ?3 AND time BETWEEN ?4 AND ?5 AND id > ?6";
+
+void BindRange(Statement& s, int64_t series_id, const PointQuery& q) {
+  s.BindInt64(1, series_id);
+  s.BindInt64(2, q.min_batch.value_or(std::numeric_limits<int64_t>::min()));
+  s.BindInt64(3, q.max_batch.value_or(std::numeric_limits<int64_t>::max()));
+  s.BindDouble(4, q.min_time.value_or(-std::numeric_limits<double>::max()));
+  s.BindDouble(5, q.max_time.value_or(std::numeric_limits<double>::max()));
+  s.BindInt64(6, q.after_id);
+}
+
+PointRow ReadPoint(const Statement& r, const PointQuery& q) {
+  return PointRow{q.name, q.label, r.Int64(1), r.Double(2), r.Double(3), r.Int64(0)};
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> SqliteDatabase::SeriesIdLocked(int64_t trial_id, const std::string& name,
+                                                       const std::string& label) {
+  Statement insert(db_, path_, "create series",
+                   "INSERT INTO series (trial_id, name, label) VALUES (?1, ?2, ?3) "
+                   "ON CONFLICT (trial_id, name, label) DO NOTHING");
+  insert.BindInt64(1, trial_id);
+  insert.BindText(2, name);
+  insert.BindText(3, label);
+  absl::Status created = insert.Run();
+  if (insert.code() == SQLITE_CONSTRAINT_FOREIGNKEY) {
+    return absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"));
+  }
+  COHORT_RETURN_IF_ERROR(created);
+  Statement find(db_, path_, "find series",
+                 "SELECT id FROM series WHERE trial_id = ?1 AND name = ?2 AND label = ?3");
+  find.BindInt64(1, trial_id);
+  find.BindText(2, name);
+  find.BindText(3, label);
+  COHORT_ASSIGN_OR_RETURN(bool found, find.Step());
+  if (!found) return absl::InternalError(absl::StrCat("series ", name, " vanished"));
+  return find.Int64(0);
+}
+
+absl::Status SqliteDatabase::InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) {
+  if (points.empty()) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction transaction(db_, path_);
+  COHORT_RETURN_IF_ERROR(transaction.Begin());
+  std::map<std::pair<std::string, std::string>, int64_t> ids;
+  Statement s(db_, path_, "insert points",
+              "INSERT INTO series_points (series_id, batch, time, value) VALUES (?1, ?2, ?3, ?4)");
+  for (const PointRow& p : points) {
+    auto [it, added] = ids.try_emplace({p.name, p.label}, 0);
+    if (added) {
+      COHORT_ASSIGN_OR_RETURN(it->second, SeriesIdLocked(trial_id, p.name, p.label));
+    }
+    s.BindInt64(1, it->second);
+    s.BindInt64(2, p.batch);
+    s.BindDouble(3, p.time);
+    s.BindDouble(4, p.value);
+    COHORT_RETURN_IF_ERROR(s.Run());
+  }
+  return transaction.Commit();
+}
+
+absl::StatusOr<std::vector<SeriesRow>> SqliteDatabase::ListSeries(int64_t trial_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list series",
+              "SELECT s.name, s.label, COUNT(p.id), COALESCE(MIN(p.batch), 0), "
+              "COALESCE(MAX(p.batch), 0), COALESCE(MAX(p.time), 0) FROM series s "
+              "LEFT JOIN series_points p ON p.series_id = s.id WHERE s.trial_id = ?1 "
+              "GROUP BY s.id ORDER BY s.name, s.label");
+  s.BindInt64(1, trial_id);
+  return ReadAll<SeriesRow>(s, [](const Statement& r) {
+    return SeriesRow{r.Text(0), r.Text(1), r.Int64(2), r.Int64(3), r.Int64(4), r.Double(5)};
+  });
+}
+
+absl::StatusOr<std::vector<PointRow>> SqliteDatabase::QueryPoints(const PointQuery& q) {
+  if (q.max_points < 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_datapoints must be at least 4, got ", q.max_points));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement find(db_, path_, "find series",
+                 "SELECT id FROM series WHERE trial_id = ?1 AND name = ?2 AND label = ?3");
+  find.BindInt64(1, q.trial_id);
+  find.BindText(2, q.name);
+  find.BindText(3, q.label);
+  COHORT_ASSIGN_OR_RETURN(bool found, find.Step());
+  if (!found) return std::vector<PointRow>{};
+  const int64_t series_id = find.Int64(0);
+
+  Statement extent(db_, path_, "measure points",
+                   absl::StrCat("SELECT COUNT(*), MIN(batch), MAX(batch) FROM series_points "
+                                "WHERE ",
+                                kInRange));
+  BindRange(extent, series_id, q);
+  COHORT_ASSIGN_OR_RETURN(bool has_row, extent.Step());
+  const int64_t count = has_row ? extent.Int64(0) : 0;
+  if (count <= q.max_points) {
+    Statement all(db_, path_, "read points",
+                  absl::StrCat("SELECT id, batch, time, value FROM series_points WHERE ", kInRange,
+                               " ORDER BY batch, id"));
+    BindRange(all, series_id, q);
+    return ReadAll<PointRow>(all, [&q](const Statement& r) { return ReadPoint(r, q); });
+  }
+  // Too many: cut the batch range into max_points / 4 buckets and keep, in each, the points
+  // with the first and last batch and the lowest and highest value (SQLite takes the other
+  // columns of an aggregate query with one min() or max() from the row that has it).
+  const int64_t lo = extent.Int64(1), hi = extent.Int64(2);
+  const double buckets = static_cast<double>(q.max_points / 4);
+  std::map<int64_t, PointRow> kept;  // by id: a point may be both first and highest
+  for (const char* keep : {"MIN(batch)", "MAX(batch)", "MIN(value)", "MAX(value)"}) {
+    Statement s(
+        db_, path_, "downsample points",
+        absl::StrCat("SELECT id, batch, time, value, ", keep, " FROM series_points WHERE ",
+                     kInRange, " GROUP BY CAST((batch - ?7) * ?8 / (?9 - ?7 + 1.0) AS INTEGER)"));
+    BindRange(s, series_id, q);
+    s.BindInt64(7, lo);
+    s.BindDouble(8, buckets);
+    s.BindInt64(9, hi);
+    COHORT_ASSIGN_OR_RETURN(
+        std::vector<PointRow> rows,
+        ReadAll<PointRow>(s, [&q](const Statement& r) { return ReadPoint(r, q); }));
+    for (PointRow& p : rows) kept.emplace(p.id, std::move(p));
+  }
+  std::vector<PointRow> out;
+  out.reserve(kept.size());
+  for (auto& [id, p] : kept) out.push_back(std::move(p));
+  std::sort(out.begin(), out.end(), [](const PointRow& a, const PointRow& b) {
+    return a.batch != b.batch ? a.batch < b.batch : a.id < b.id;
+  });
+  return out;
+}
+
+}  // namespace cohort::master

@@ -1,0 +1,80 @@
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "cohort/status.h"
+#include "master/http/routes.h"
+
+namespace cohort::master::http {
+namespace {
+
+constexpr size_t kMaxSeriesPerRequest = 16;
+constexpr int64_t kMaxDatapoints = 100000;
+constexpr int64_t kDefaultDatapoints = 1000;
+
+// Query parameter `name` as a number of seconds since the epoch; absent: nullopt.
+absl::StatusOr<std::optional<double>> QueryTime(const Request& req, const char* name) {
+  if (!req.raw().has_param(name)) return std::nullopt;
+  double value = 0;
+  if (!absl::SimpleAtod(req.raw().get_param_value(name), &value) || !std::isfinite(value)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("query parameter ", name, " must be unix seconds, got '",
+                     req.raw().get_param_value(name).substr(0, 40), "'"));
+  }
+  return value;
+}
+
+absl::StatusOr<SeriesRequest> SeriesRequestOf(const Request& req) {
+  SeriesRequest r;
+  const size_t names = req.raw().get_param_value_count("name");
+  if (names > kMaxSeriesPerRequest) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("at most ", kMaxSeriesPerRequest, " series per request, got ", names));
+  }
+  for (size_t i = 0; i < names; ++i) r.names.push_back(req.raw().get_param_value("name", i));
+  r.label = req.raw().get_param_value("label");
+  COHORT_ASSIGN_OR_RETURN(r.min_batch, req.QueryInt("min_batch"));
+  COHORT_ASSIGN_OR_RETURN(r.max_batch, req.QueryInt("max_batch"));
+  COHORT_ASSIGN_OR_RETURN(r.min_time, QueryTime(req, "min_time"));
+  COHORT_ASSIGN_OR_RETURN(r.max_time, QueryTime(req, "max_time"));
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> max_points, req.QueryInt("max_datapoints"));
+  r.max_points = static_cast<int>(
+      std::clamp<int64_t>(max_points.value_or(kDefaultDatapoints), 4, kMaxDatapoints));
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> after, req.QueryInt("after"));
+  r.after = after.value_or(0);
+  return r;
+}
+
+absl::StatusOr<Reply> TrialSeriesData(Master& master, const Request& req) {
+  COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+  COHORT_ASSIGN_OR_RETURN(SeriesRequest request, SeriesRequestOf(req));
+  const bool follow = req.raw().has_param("follow") && req.raw().get_param_value("follow") != "0";
+  COHORT_ASSIGN_OR_RETURN(absl::Duration wait, req.QuerySeconds("timeout", 20, 60));
+  COHORT_ASSIGN_OR_RETURN(
+      wire::SeriesData data,
+      master.TrialSeriesData(id, request, follow ? wait : absl::ZeroDuration()));
+  return Reply::Ok(data.ToJson());
+}
+
+}  // namespace
+
+void AddSeriesRoutes(Router& router, Master& master) {
+  router.Get(R"(/api/v1/trials/(\d+)/series)", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+    COHORT_ASSIGN_OR_RETURN(wire::SeriesList list, master.TrialSeries(id));
+    return Reply::Ok(list.ToJson());
+  });
+  router.Get(R"(/api/v1/trials/(\d+)/series/data)",
+             [&](const Request& req) { return TrialSeriesData(master, req); });
+  router.Get(R"(/api/v1/experiments/(\d+)/series/data)",
+             [&](const Request& req) -> absl::StatusOr<Reply> {
+               COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+               COHORT_ASSIGN_OR_RETURN(SeriesRequest request, SeriesRequestOf(req));
+               COHORT_ASSIGN_OR_RETURN(wire::ExperimentSeriesData data,
+                                       master.ExperimentSeries(id, request));
+               return Reply::Ok(data.ToJson());
+             });
+}
+
+}  // namespace cohort::master::http
