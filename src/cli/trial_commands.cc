@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
+#include "wire/series_bodies.h"
 #include "wire/states.h"
 #include "wire/trial_bodies.h"
 
@@ -115,10 +116,45 @@ int DescribeTrial(const CommandContext& context, int64_t trial_id) {
   return kExitOk;
 }
 
+// `trial metrics`: the trial's series (training, validation; the profiler's), a row each; with
+// --json the series' points too (at most 1000 per series, downsampled).
+int PrintSeries(const CommandContext& context, int64_t trial_id) {
+  client::MasterClient client = context.Client();
+  const std::string path = absl::StrCat("/api/v1/trials/", trial_id, "/series");
+  absl::StatusOr<wire::SeriesList> list = GetAs(client, path, wire::ParseSeriesList);
+  if (!list.ok()) return Fail(list.status());
+  if (context.json()) {
+    Json out = Json::array();
+    for (const wire::SeriesSummary& s : list->series) {
+      absl::StatusOr<wire::SeriesData> data =
+          GetAs(client,
+                absl::StrCat(path, "/data?name=", client::QueryEscape(s.name),
+                             "&label=", client::QueryEscape(s.label)),
+                wire::ParseSeriesData);
+      if (!data.ok()) return Fail(data.status());
+      out.push_back(data->ToJson()["series"][0]);
+    }
+    return PrintJson(Json{{"trial_id", trial_id}, {"series", out}});
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const wire::SeriesSummary& s : list->series) {
+    rows.push_back({s.name, EmptyAsDash(s.label), absl::StrCat(s.points),
+                    absl::StrCat(s.last_batch), Cell(std::optional<double>(s.last_value)),
+                    Cell(std::optional<double>(s.min_value)),
+                    Cell(std::optional<double>(s.max_value))});
+  }
+  if (rows.empty()) {
+    std::cout << "trial " << trial_id << " has reported no metrics yet\n";
+    return kExitOk;
+  }
+  PrintTable(std::cout, {"series", "label", "points", "last batch", "last", "min", "max"}, rows);
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddTrialCommands(CLI::App* root, CommandContext* context) {
-  CLI::App* trial = root->add_subcommand("trial", "Trials: logs, details");
+  CLI::App* trial = root->add_subcommand("trial", "Trials: logs, details, metrics");
   trial->alias("t");
   trial->require_subcommand(1);
 
@@ -138,6 +174,14 @@ void AddTrialCommands(CLI::App* root, CommandContext* context) {
   describe->add_option("id", *trial_id, "Trial id")->required();
   context->AddJsonFlag(describe);
   context->OnRun(describe, [context, trial_id] { return DescribeTrial(*context, *trial_id); });
+
+  auto metrics_id = std::make_shared<int64_t>(0);
+  CLI::App* metrics = trial->add_subcommand(
+      "metrics", "A trial's metric series (training, validation) with their latest values");
+  metrics->add_option("id", *metrics_id, "Trial id")->required();
+  context->AddJsonFlag(metrics, "Print every series with its points ([batch, time, value])");
+  metrics->footer("Example:\n  cohort trial metrics 3\n  cohort trial metrics 3 --json");
+  context->OnRun(metrics, [context, metrics_id] { return PrintSeries(*context, *metrics_id); });
 }
 
 }  // namespace cohort::cli

@@ -247,6 +247,10 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
   return secret;
 }
 
+std::string QueryEscape(const std::string& value) {
+  return httplib::detail::encode_query_param(value);
+}
+
 std::string MasterUrl(const std::string& flag) {
   if (!flag.empty()) return flag;
   if (const char* env = std::getenv("COHORT_MASTER"); env != nullptr && *env != '\0') return env;

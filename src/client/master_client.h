@@ -118,6 +118,9 @@ bool IsTlsFailure(const absl::Status& status);
 // write it (fix: chmod 600 PATH); InvalidArgument when it is empty or unreadable.
 absl::StatusOr<std::string> ReadSecretFile(const std::string& path);
 
+// `value` escaped for a URL's query string ("validation/acc top1" -> "validation%2Facc%20top1").
+std::string QueryEscape(const std::string& value);
+
 // The master URL a command should use: `flag` when set, else $COHORT_MASTER, else the local
 // cluster's (the address `cohort cluster up` recorded), else http://127.0.0.1:8080.
 std::string MasterUrl(const std::string& flag);

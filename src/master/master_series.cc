@@ -43,7 +43,8 @@ absl::StatusOr<wire::SeriesList> Master::TrialSeries(int64_t id) {
   COHORT_ASSIGN_OR_RETURN(std::vector<SeriesRow> rows, db_->ListSeries(id));
   wire::SeriesList out;
   for (const SeriesRow& s : rows) {
-    out.series.push_back({s.name, s.label, s.points, s.first_batch, s.last_batch, s.last_time});
+    out.series.push_back({s.name, s.label, s.points, s.first_batch, s.last_batch, s.last_time,
+                          s.last_value, s.min_value, s.max_value, s.mean_value});
   }
   return out;
 }

@@ -542,6 +542,9 @@ TEST_F(MasterTest, ReportedMetricsBecomeTimeSeriesThatCanBeFollowed) {
   EXPECT_EQ(series.series[2].name, "validation/accuracy");
   EXPECT_EQ(series.series[2].points, 3);
   EXPECT_EQ(series.series[2].last_batch, 30);
+  EXPECT_DOUBLE_EQ(series.series[0].last_value, 1.0 / 3);
+  EXPECT_DOUBLE_EQ(series.series[0].max_value, 1.0);
+  EXPECT_DOUBLE_EQ(series.series[0].min_value, 1.0 / 3);
 
   SeriesRequest request{.names = {"training/loss", "validation/accuracy"}, .min_batch = 20};
   wire::SeriesData data = master_->TrialSeriesData(trial, request, absl::ZeroDuration()).value();

@@ -39,6 +39,10 @@ absl::StatusOr<SeriesSummary> ParseSummaryAt(const Json& json, const std::string
   r.Required("first_batch", &s.first_batch);
   r.Required("last_batch", &s.last_batch);
   r.Optional("last_time", &s.last_time);
+  r.Optional("last_value", &s.last_value);
+  r.Optional("min_value", &s.min_value);
+  r.Optional("max_value", &s.max_value);
+  r.Optional("mean_value", &s.mean_value);
   COHORT_RETURN_IF_ERROR(r.status());
   return s;
 }
@@ -72,7 +76,11 @@ Json SeriesList::ToJson() const {
                     {"points", s.points},
                     {"first_batch", s.first_batch},
                     {"last_batch", s.last_batch},
-                    {"last_time", s.last_time}});
+                    {"last_time", s.last_time},
+                    {"last_value", s.last_value},
+                    {"min_value", s.min_value},
+                    {"max_value", s.max_value},
+                    {"mean_value", s.mean_value}});
   }
   return {{"series", list}};
 }

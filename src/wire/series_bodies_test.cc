@@ -9,8 +9,8 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(SeriesBodiesTest, EveryBodyRoundTrips) {
-  SeriesList list{{{"validation/loss", "", 3, 10, 30, 1700000000.5},
-                   {"gpu_util", "agent-1/GPU-1", 2, 1, 2, 5}}};
+  SeriesList list{{{"validation/loss", "", 3, 10, 30, 1700000000.5, 0.25, 0.25, 0.9, 0.5},
+                   {"gpu_util", "agent-1/GPU-1", 2, 1, 2, 5, 80, 70, 80, 75}}};
   EXPECT_EQ(ParseSeriesList(list.ToJson()).value().ToJson(), list.ToJson());
   SeriesData data{{{"training/loss", "", {{1, 2.5, 0.9}, {2, 3.5, 0.8}}}}, 42};
   EXPECT_EQ(ParseSeriesData(data.ToJson()).value().ToJson(), data.ToJson());

@@ -231,6 +231,24 @@ TEST_F(ClusterTest, TwoSlotFashionMnistTrialAcrossTwoOneSlotAgents) {
   LaunchResult rank0 = Cohort({"trial", "logs", "1", "--rank", "0"});
   EXPECT_NE(rank0.out.find("[rank=0] [batch 10/10] loss"), std::string::npos) << rank0.out;
   EXPECT_EQ(rank0.out.find("[rank=1]"), std::string::npos) << rank0.out;
+  // The reported metrics are time series too, and the chief wrote TensorBoard event files.
+  json series = Json({"trial", "metrics", "1"});
+  bool accuracy = false;
+  for (const json& s : series["series"]) {
+    if (s["name"] != "validation/accuracy") continue;
+    accuracy = true;
+    ASSERT_EQ(s["points"].size(), 1u) << s.dump();
+    EXPECT_EQ(s["points"][0][0], 10);
+    EXPECT_EQ(s["points"][0][2], trial["validation"][0]["metrics"]["accuracy"]);
+  }
+  EXPECT_TRUE(accuracy) << series.dump();
+  LaunchResult table = Cohort({"trial", "metrics", "1"});
+  EXPECT_NE(table.out.find("validation/accuracy"), std::string::npos) << table.out;
+  bool event_file = false;
+  for (const auto& e : fs::recursive_directory_iterator(dir_ / "master" / "checkpoints")) {
+    event_file |= e.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
+  }
+  EXPECT_TRUE(event_file) << "no TensorBoard event file under the checkpoint storage";
 }
 
 TEST_F(ClusterTest, LogsAreFilterableByRank) {

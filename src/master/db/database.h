@@ -122,6 +122,8 @@ struct SeriesRow {
   int64_t first_batch = 0;
   int64_t last_batch = 0;
   double last_time = 0;
+  double last_value = 0;  // of the point with the last batch
+  double min_value = 0, max_value = 0, mean_value = 0;
 };
 
 // Which points of one series to read. Ranges are inclusive; absent bounds are open.

@@ -88,12 +88,16 @@ absl::StatusOr<std::vector<SeriesRow>> SqliteDatabase::ListSeries(int64_t trial_
   std::lock_guard<std::mutex> lock(mu_);
   Statement s(db_, path_, "list series",
               "SELECT s.name, s.label, COUNT(p.id), COALESCE(MIN(p.batch), 0), "
-              "COALESCE(MAX(p.batch), 0), COALESCE(MAX(p.time), 0) FROM series s "
+              "COALESCE(MAX(p.batch), 0), COALESCE(MAX(p.time), 0), "
+              "COALESCE((SELECT value FROM series_points WHERE series_id = s.id "
+              "ORDER BY batch DESC, id DESC LIMIT 1), 0), COALESCE(MIN(p.value), 0), "
+              "COALESCE(MAX(p.value), 0), COALESCE(AVG(p.value), 0) FROM series s "
               "LEFT JOIN series_points p ON p.series_id = s.id WHERE s.trial_id = ?1 "
               "GROUP BY s.id ORDER BY s.name, s.label");
   s.BindInt64(1, trial_id);
   return ReadAll<SeriesRow>(s, [](const Statement& r) {
-    return SeriesRow{r.Text(0), r.Text(1), r.Int64(2), r.Int64(3), r.Int64(4), r.Double(5)};
+    return SeriesRow{r.Text(0),   r.Text(1),   r.Int64(2),  r.Int64(3),  r.Int64(4),
+                     r.Double(5), r.Double(6), r.Double(7), r.Double(8), r.Double(9)};
   });
 }
 
