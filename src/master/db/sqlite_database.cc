@@ -44,8 +44,8 @@ absl::StatusOr<State> ReadState(absl::StatusOr<State> (*parse)(absl::string_view
                                 const std::string& text, absl::string_view row, int64_t id) {
   absl::StatusOr<State> state = parse(text);
   if (!state.ok()) {
-    return absl::DataLossError(absl::StrCat(row, " ", id, " in the database: ",
-                                            state.status().message()));
+    return absl::DataLossError(
+        absl::StrCat(row, " ", id, " in the database: ", state.status().message()));
   }
   return state;
 }
@@ -54,9 +54,9 @@ absl::StatusOr<ExperimentRow> ReadExperiment(const Statement& s) {
   ExperimentRow row;
   row.id = s.Int64(0);
   row.name = s.Text(1);
-  COHORT_ASSIGN_OR_RETURN(row.state, ReadState<wire::ExperimentState>(
-                                         wire::ParseExperimentState, s.Text(2), "experiment",
-                                         row.id));
+  COHORT_ASSIGN_OR_RETURN(row.state,
+                          ReadState<wire::ExperimentState>(wire::ParseExperimentState, s.Text(2),
+                                                           "experiment", row.id));
   row.config_yaml = s.Text(3);
   row.original_yaml = s.Text(4);
   row.template_name = s.Text(5);
@@ -311,8 +311,26 @@ absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrialsInStates(
   Statement s(db_, path_, "list trials by state",
               absl::StrCat(kSelectTrial, " WHERE state IN (", absl::StrJoin(params, ", "),
                            ") ORDER BY id"));
-  for (size_t i = 0; i < states.size(); ++i) s.BindText(static_cast<int>(i + 1), wire::Name(states[i]));
+  for (size_t i = 0; i < states.size(); ++i)
+    s.BindText(static_cast<int>(i + 1), wire::Name(states[i]));
   return ReadAll<TrialRow>(s, ReadTrial);
+}
+
+absl::StatusOr<std::map<wire::TrialState, int64_t>> SqliteDatabase::CountTrialsByState() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "count trials by state",
+              "SELECT state, COUNT(*) FROM trials GROUP BY state");
+  std::map<wire::TrialState, int64_t> counts;
+  for (;;) {
+    COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+    if (!has_row) return counts;
+    absl::StatusOr<wire::TrialState> state = wire::ParseTrialState(s.Text(0));
+    if (!state.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("trials in the database: ", state.status().message()));
+    }
+    counts[*state] = s.Int64(1);
+  }
 }
 
 absl::Status SqliteDatabase::InsertMetrics(const std::vector<MetricRow>& rows) {
@@ -510,6 +528,15 @@ absl::StatusOr<std::vector<AgentRow>> SqliteDatabase::ListAgents() {
   return ReadAll<AgentRow>(s, [](const Statement& r) {
     return AgentRow{r.Text(0), r.Int(1), r.Text(2), r.Int64(3) != 0};
   });
+}
+
+absl::StatusOr<int64_t> SqliteDatabase::SizeBytes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "database size",
+              "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()");
+  COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+  if (!has_row) return absl::InternalError(absl::StrCat(path_, ": the page count is missing"));
+  return s.Int64(0);
 }
 
 absl::StatusOr<std::unique_ptr<Database>> OpenSqliteDatabase(const std::string& path) {

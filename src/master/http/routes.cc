@@ -11,6 +11,7 @@ void RegisterRoutes(httplib::Server& server, Master& master,
   AddAgentRoutes(router, master);
   AddAllocationRoutes(router, master);
   AddUserRoutes(router, master.users());
+  AddMetricsRoutes(router, master);
 }
 
 }  // namespace cohort::master::http
