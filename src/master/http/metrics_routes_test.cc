@@ -141,7 +141,8 @@ std::string FamilyOf(const std::string& name, const std::map<std::string, std::s
 absl::StatusOr<Exposition> ParseExposition(const std::string& text) {
   Exposition out;
   std::set<std::string> sampled;
-  for (const std::string& line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+  for (const std::string& line :
+       std::vector<std::string>(absl::StrSplit(text, '\n', absl::SkipEmpty()))) {
     const std::string where = absl::StrCat(" in line '", line, "'");
     if (absl::StartsWith(line, "# TYPE ")) {
       std::vector<std::string> f = absl::StrSplit(line.substr(7), ' ');
@@ -157,7 +158,8 @@ absl::StatusOr<Exposition> ParseExposition(const std::string& text) {
     }
     if (absl::StartsWith(line, "#")) continue;  // HELP and comments
     absl::StatusOr<Sample> sample = ParseSample(line);
-    if (!sample.ok()) return absl::InvalidArgumentError(sample.status().message() + where);
+    if (!sample.ok())
+      return absl::InvalidArgumentError(absl::StrCat(sample.status().message(), where));
     const std::string family = FamilyOf(sample->name, out.types);
     if (!out.types.count(family)) return absl::InvalidArgumentError("no TYPE before" + where);
     sampled.insert(family);
@@ -288,10 +290,11 @@ class MetricsRouteTest : public ::testing::Test {
     absl::StatusOr<Json> polled =
         Client(secret_).Get(absl::StrCat("/api/v1/agents/", id, "/actions?timeout=5"));
     EXPECT_TRUE(polled.ok()) << polled.status();
-    auto batch = wire::ParseActionBatch(polled.value_or(Json::object())).value_or({});
-    EXPECT_FALSE(batch.empty());
-    if (batch.empty() || !batch[0].ok()) return {};
-    return std::get<wire::StartAction>(*batch[0]);
+    if (!polled.ok()) return {};
+    auto batch = wire::ParseActionBatch(*polled);
+    EXPECT_TRUE(batch.ok() && !batch->empty()) << polled->dump();
+    if (!batch.ok() || batch->empty() || !(*batch)[0].ok()) return {};
+    return std::get<wire::StartAction>(*(*batch)[0]);
   }
 
   std::string dir_, secret_, admin_, context_;
