@@ -283,8 +283,7 @@ TEST_F(MasterTest, AdaptiveAshaStopsPromotesAndCompletesTrialsAsItsSearcherDecid
   for (const Json& t : e["trials"]) EXPECT_EQ(t["state"], "COMPLETED") << t.dump(2);
   EXPECT_THAT(Logs(t3["trial_id"]), HasSubstr("promoted no further trial"));
   // The rung metrics were recorded where a restarted master's searcher finds them.
-  Json rungs =
-      master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 1000)->ToJson();
+  Json rungs = master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 1000)->ToJson();
   ASSERT_EQ(rungs["metrics"].size(), 1u) << rungs.dump();
   EXPECT_EQ(rungs["metrics"][0]["steps_completed"], 200);
 }
