@@ -12,6 +12,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # TensorBoard event files: the Event record is a protobuf message
   libprotobuf-dev protobuf-compiler
+  # the master's GET /metrics in Prometheus text format (core library)
+  prometheus-cpp-dev
   # fast BLAS for LibTorch on CPU (the reference BLAS is ~10x slower)
   libopenblas0-pthread
   # data: Fashion-MNIST under /usr/share/datasets/fashion-mnist

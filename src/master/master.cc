@@ -115,6 +115,11 @@ std::string TrialName(int64_t id) { return absl::StrCat("trial ", id); }
 
 absl::Status Master::MoveTrialLocked(TrialRow& trial, TrialState to) {
   COHORT_RETURN_IF_ERROR(Transition(trial.state, to, TrialName(trial.id)));
+  if (to == TrialState::kQueued) {
+    queued_since_[trial.id] = NowLocked();
+  } else {
+    queued_since_.erase(trial.id);
+  }
   return db_->UpdateTrial(trial);
 }
 
@@ -129,7 +134,8 @@ Master::Master(std::unique_ptr<Database> db, MasterOptions options)
       options_(WithDefaults(std::move(options))),
       agents_(*options_.clock, options_.agent_timeout),
       allocations_(BootTag()),
-      users_(db_.get(), options_.clock) {}
+      users_(db_.get(), options_.clock),
+      started_(options_.clock->Now()) {}
 
 absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database> db,
                                                        MasterOptions options) {

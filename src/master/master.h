@@ -11,6 +11,7 @@
 // holding it. Errors are Statuses whose code the HTTP layer maps (InvalidArgument 400, NotFound
 // 404, FailedPrecondition 409).
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -75,6 +76,29 @@ struct MasterOptions {
   // At most this many log follows wait at once; more are answered at once (the client asks
   // again), so followers cannot take the request threads agents need.
   int max_log_followers = 16;
+};
+
+// What the cluster looks like at one moment, for monitoring (the master's GET /metrics). Agents
+// and slots are what ListSlots shows; trials in the non-terminal states are what ListTasks shows.
+struct ClusterStats {
+  struct AgentSlots {
+    std::string id;
+    int slots = 0;  // what the agent registered
+    int used = 0;   // held by running allocations
+    bool enabled = true;
+  };
+  std::vector<AgentSlots> agents;  // the connected agents, by id
+  // Every trial in the database by state; every state is present (0 when none).
+  std::map<TrialState, int64_t> trials;
+  int64_t queued = 0;  // trials QUEUED (waiting for slots, or held back by their experiment)
+  // How long the longest-waiting QUEUED trial has waited, by the master's clock: since it was
+  // last queued, or since this master started for one queued before a restart. Zero when none.
+  absl::Duration longest_queued_wait;
+  int64_t database_bytes = 0;  // Database::SizeBytes
+  // Since this master started: log lines agents sent that were stored, and metric reports
+  // (training or validation rows, one step each) stored.
+  int64_t log_lines_stored = 0;
+  int64_t metric_reports_stored = 0;
 };
 
 class Master {
@@ -143,6 +167,8 @@ class Master {
                                                    absl::Duration wait);
   absl::StatusOr<wire::SlotList> ListSlots();
   absl::StatusOr<wire::TaskList> ListTasks();
+  // A snapshot of the cluster for monitoring; an error only when the database cannot be read.
+  absl::StatusOr<ClusterStats> Stats();
 
   // OK when `token` is the credential of the running allocation `allocation`; NotFound when it
   // does not run (it ended, or this master restarted); Unauthenticated otherwise.
@@ -250,6 +276,10 @@ class Master {
   Allocations allocations_;
   users::Users users_;
   std::map<int64_t, std::string> waiting_;         // queued trial -> reason
+  std::map<int64_t, absl::Time> queued_since_;     // QUEUED trial -> when it was queued
+  absl::Time started_;                             // when this master was made (its clock)
+  std::atomic<int64_t> log_lines_stored_{0};       // ClusterStats::log_lines_stored
+  std::atomic<int64_t> metric_reports_stored_{0};  // ClusterStats::metric_reports_stored
   std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
   int64_t next_sequence_ = 1;
   int log_followers_ = 0;  // TrialLogs calls waiting for lines

@@ -1,6 +1,6 @@
 // Master: agents (registration, liveness, long polls for actions) and what the cluster looks
-// like from them (agents, slots, tasks). The live state is in agents_ (agents/agent_registry.h)
-// and allocations_ (agents/allocations.h), under mu_.
+// like from them (agents, slots, tasks; Stats for monitoring). The live state is in agents_
+// (agents/agent_registry.h) and allocations_ (agents/allocations.h), under mu_.
 #include <algorithm>
 #include <map>
 
@@ -157,6 +157,34 @@ absl::StatusOr<wire::TaskList> Master::ListTasks() {
     out.tasks.push_back(std::move(task));
   }
   return out;
+}
+
+absl::StatusOr<ClusterStats> Master::Stats() {
+  ClusterStats stats;
+  std::map<TrialState, int64_t> counts;
+  COHORT_ASSIGN_OR_RETURN(counts, db_->CountTrialsByState());
+  for (TrialState state : wire::AllTrialStates()) stats.trials[state] = counts[state];
+  COHORT_ASSIGN_OR_RETURN(stats.database_bytes, db_->SizeBytes());
+  stats.log_lines_stored = log_lines_stored_.load();
+  stats.metric_reports_stored = metric_reports_stored_.load();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, agent] : agents_.agents()) {
+    stats.agents.push_back({.id = id,
+                            .slots = agent.state.slots,
+                            .used = agent.state.used,
+                            .enabled = agent.state.enabled});
+  }
+  // Read under the lock, so queued_since_ knows every trial the database says is QUEUED.
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> queued,
+                          db_->ListTrialsInStates({TrialState::kQueued}));
+  stats.queued = static_cast<int64_t>(queued.size());
+  const absl::Time now = NowLocked();
+  for (const TrialRow& t : queued) {
+    const auto since = queued_since_.find(t.id);
+    const absl::Time from = since != queued_since_.end() ? since->second : started_;
+    stats.longest_queued_wait = std::max(stats.longest_queued_wait, now - from);
+  }
+  return stats;
 }
 
 void Master::MonitorAgents() {

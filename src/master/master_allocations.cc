@@ -162,6 +162,7 @@ absl::Status Master::AllocationLogs(const std::string& allocation, const wire::L
   lines.reserve(batch.lines.size());
   for (const wire::LogLine& l : batch.lines) lines.emplace_back(l.rank, l.line);
   COHORT_RETURN_IF_ERROR(db_->AppendLogs(batch.trial_id, lines).status());
+  log_lines_stored_ += static_cast<int64_t>(lines.size());
   logs_cv_.notify_all();
   std::lock_guard<std::mutex> lock(mu_);
   if (allocations_.Find(allocation) == nullptr) {
@@ -210,6 +211,7 @@ absl::Status Master::AllocationReports(const std::string& allocation,
   }
   COHORT_RETURN_IF_ERROR(db_->InsertMetrics(metrics));
   COHORT_RETURN_IF_ERROR(db_->InsertPoints(trial_id, points));
+  metric_reports_stored_ += static_cast<int64_t>(metrics.size());
   if (batch.progress && batch.progress->has_counts() && batch.progress->unit == "batches") {
     trial.batches = BatchCount(batch.progress->completed);
     trial.total_batches = BatchCount(batch.progress->total);

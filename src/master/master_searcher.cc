@@ -166,6 +166,7 @@ absl::Status Master::InsertTrialLocked(int64_t experiment_id, ExperimentSearch& 
   trial.sequence = next_sequence_++;
   COHORT_ASSIGN_OR_RETURN(int64_t id, db_->InsertTrial(trial));
   search.trial_ids.push_back(id);
+  queued_since_[id] = NowLocked();
   return absl::OkStatus();
 }
 

@@ -576,4 +576,38 @@ TEST_F(MasterTest, ReportedMetricsBecomeTimeSeriesThatCanBeFollowed) {
 }
 
 }  // namespace
+TEST_F(MasterTest, StatsCountSlotsTrialsAndTheQueuedWaitSinceTheTrialWasLastQueued) {
+  Register("a1", 2);
+  const int64_t running = Create(Config(2, 0, kSingle));
+  clock_.Advance(absl::Seconds(5));
+  const int64_t waiting = Create(Config(2, 0, kSingle));
+  clock_.Advance(absl::Seconds(7));
+  ClusterStats stats = master_->Stats().value();
+  ASSERT_EQ(stats.agents.size(), 1u);
+  EXPECT_EQ(stats.agents[0].id, "a1");
+  EXPECT_EQ(stats.agents[0].slots, 2);
+  EXPECT_EQ(stats.agents[0].used, 2);
+  EXPECT_EQ(stats.trials[wire::TrialState::kRunning], 1);
+  EXPECT_EQ(stats.trials[wire::TrialState::kQueued], 1);
+  EXPECT_EQ(stats.trials[wire::TrialState::kCompleted], 0) << "every state is present";
+  EXPECT_EQ(stats.queued, 1);
+  EXPECT_EQ(stats.longest_queued_wait, absl::Seconds(7));
+  EXPECT_GT(stats.database_bytes, 0);
+
+  ASSERT_TRUE(master_->PauseExperiment(waiting, kRoot).ok());
+  EXPECT_EQ(master_->Stats().value().longest_queued_wait, absl::ZeroDuration());
+  clock_.Advance(absl::Seconds(3));
+  ASSERT_TRUE(master_->ActivateExperiment(waiting, kRoot).ok());
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_EQ(master_->Stats().value().longest_queued_wait, absl::Seconds(2))
+      << "the wait starts again when the trial is queued again";
+  ASSERT_TRUE(Exit(OnlyStart("a1"), 0).ok());
+  stats = master_->Stats().value();
+  EXPECT_EQ(stats.trials[wire::TrialState::kCompleted], 1);
+  EXPECT_EQ(stats.queued, 0) << "the waiting trial took the freed slots";
+  EXPECT_EQ(stats.longest_queued_wait, absl::ZeroDuration());
+  EXPECT_EQ(stats.agents[0].used, 2);
+  EXPECT_EQ(Experiment(running)["state"], "COMPLETED");
+}
+
 }  // namespace cohort::master

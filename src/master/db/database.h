@@ -13,6 +13,7 @@
 //   COHORT_ASSIGN_OR_RETURN(int64_t id, db->InsertExperiment(row));
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -166,6 +167,8 @@ class Database {
   // without reading the whole history.
   virtual absl::StatusOr<std::vector<TrialRow>> ListTrialsInStates(
       const std::vector<wire::TrialState>& states) = 0;
+  // How many trials are in each state, across experiments (a state no trial is in is absent).
+  virtual absl::StatusOr<std::map<wire::TrialState, int64_t>> CountTrialsByState() = 0;
 
   virtual absl::Status InsertMetrics(const std::vector<MetricRow>& rows) = 0;  // one transaction
   virtual absl::StatusOr<std::vector<MetricRow>> ListMetrics(
@@ -216,6 +219,9 @@ class Database {
   virtual absl::Status DeleteUserTokens(int64_t user_id) = 0;
   // Drops the tokens that expired before `now_ms`; returns how many.
   virtual absl::StatusOr<int64_t> DeleteExpiredTokens(int64_t now_ms) = 0;
+
+  // The bytes the stored data takes (for monitoring; see the implementation for what counts).
+  virtual absl::StatusOr<int64_t> SizeBytes() = 0;
 };
 
 // Opens (creating if needed) the SQLite database at `path` and applies the forward-only

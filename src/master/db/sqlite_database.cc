@@ -315,6 +315,23 @@ absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrialsInStates(
   return ReadAll<TrialRow>(s, ReadTrial);
 }
 
+absl::StatusOr<std::map<wire::TrialState, int64_t>> SqliteDatabase::CountTrialsByState() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "count trials by state",
+              "SELECT state, COUNT(*) FROM trials GROUP BY state");
+  std::map<wire::TrialState, int64_t> counts;
+  for (;;) {
+    COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+    if (!has_row) return counts;
+    absl::StatusOr<wire::TrialState> state = wire::ParseTrialState(s.Text(0));
+    if (!state.ok()) {
+      return absl::DataLossError(
+          absl::StrCat("trials in the database: ", state.status().message()));
+    }
+    counts[*state] = s.Int64(1);
+  }
+}
+
 absl::Status SqliteDatabase::InsertMetrics(const std::vector<MetricRow>& rows) {
   if (rows.empty()) return absl::OkStatus();
   std::lock_guard<std::mutex> lock(mu_);
@@ -510,6 +527,15 @@ absl::StatusOr<std::vector<AgentRow>> SqliteDatabase::ListAgents() {
   return ReadAll<AgentRow>(s, [](const Statement& r) {
     return AgentRow{r.Text(0), r.Int(1), r.Text(2), r.Int64(3) != 0};
   });
+}
+
+absl::StatusOr<int64_t> SqliteDatabase::SizeBytes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "database size",
+              "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()");
+  COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+  if (!has_row) return absl::InternalError(absl::StrCat(path_, ": the page count is missing"));
+  return s.Int64(0);
 }
 
 absl::StatusOr<std::unique_ptr<Database>> OpenSqliteDatabase(const std::string& path) {

@@ -15,6 +15,7 @@
 //   COHORT_ASSIGN_OR_RETURN(int64_t seq, db->AppendLogs(trial_id, {{0, "epoch 1"}}));
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -53,6 +54,8 @@ class SqliteDatabase final : public Database {
   absl::StatusOr<std::vector<TrialRow>> ListTrials(std::optional<int64_t> experiment_id) override;
   absl::StatusOr<std::vector<TrialRow>> ListTrialsInStates(
       const std::vector<wire::TrialState>& states) override;
+  // DataLoss when a stored state is one this build does not know.
+  absl::StatusOr<std::map<wire::TrialState, int64_t>> CountTrialsByState() override;
 
   // NotFound (and nothing written) when a row's trial does not exist.
   absl::Status InsertMetrics(const std::vector<MetricRow>& rows) override;
@@ -102,6 +105,11 @@ class SqliteDatabase final : public Database {
   absl::Status DeleteToken(const std::string& hash) override;
   absl::Status DeleteUserTokens(int64_t user_id) override;
   absl::StatusOr<int64_t> DeleteExpiredTokens(int64_t now_ms) override;
+
+  // The database's pages (page_count x page_size): the main file's size, or the memory an
+  // in-memory database holds. Pages still only in the write-ahead log (the -wal file, until
+  // SQLite's next checkpoint) and free pages inside the file are not told apart from the rest.
+  absl::StatusOr<int64_t> SizeBytes() override;
 
  private:
   SqliteDatabase(sqlite3* db, std::string path);

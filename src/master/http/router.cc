@@ -1,6 +1,7 @@
 #include "master/http/router.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <vector>
 
@@ -47,6 +48,50 @@ size_t BodySize(const httplib::Request& req) {
   size_t size = req.body.size();
   for (const auto& [name, file] : req.files) size += file.content.size();
   return size;
+}
+
+// Records one request of a route when its handler is left: with the status answered, or 500
+// when an exception escapes (the server's exception handler then answers 500).
+class RecordOnExit {
+ public:
+  RecordOnExit(const RouteTimer& timer, const httplib::Response& res)
+      : timer_(timer),
+        res_(res),
+        exceptions_(std::uncaught_exceptions()),
+        start_(std::chrono::steady_clock::now()) {}
+  RecordOnExit(const RecordOnExit&) = delete;
+  RecordOnExit& operator=(const RecordOnExit&) = delete;
+  ~RecordOnExit() {
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
+    timer_.Record(std::uncaught_exceptions() > exceptions_ ? 500 : res_.status, took.count());
+  }
+
+ private:
+  const RouteTimer& timer_;
+  const httplib::Response& res_;
+  const int exceptions_;
+  const std::chrono::steady_clock::time_point start_;
+};
+
+// The chain of one request up to and through its route (see router.h).
+void Serve(const Handler& handler, size_t max_body, Require require, Authenticator& auth,
+           const BrowserGuard& guard, const httplib::Request& raw, httplib::Response& res) {
+  if (absl::Status allowed = guard.Check(raw); !allowed.ok()) return WriteError(allowed, res);
+  if (const size_t size = BodySize(raw); size > max_body) {
+    return WriteError(
+        absl::ResourceExhaustedError(absl::StrCat(
+            "the request body is ", size, " bytes; this endpoint takes at most ", max_body)),
+        res);
+  }
+  absl::StatusOr<Caller> caller = auth.Authenticate(raw);
+  if (!caller.ok()) return WriteError(caller.status(), res);
+  if (absl::Status admitted = auth.Admit(*caller, require, raw); !admitted.ok()) {
+    return WriteError(admitted, res);
+  }
+  absl::StatusOr<Reply> reply = handler(Request(raw, *std::move(caller)));
+  if (!reply.ok()) return WriteError(reply.status(), res);
+  res.status = reply->code;
+  res.set_content(std::move(reply->body), reply->content_type);
 }
 
 }  // namespace
@@ -112,22 +157,27 @@ std::optional<std::string> Request::FormPart(const char* name) const {
 
 Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator,
                BrowserGuard guard)
-    : server_(server), authenticator_(std::move(authenticator)), guard_(guard) {
+    : server_(server),
+      authenticator_(std::move(authenticator)),
+      guard_(guard),
+      metrics_(std::make_shared<RequestMetrics>()) {
   // httplib refuses anything larger before reading it; each route then applies its own limit.
   server_.set_payload_max_length(wire::kMaxContextBytes + (1u << 20));
-  server_.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    if (res.status == 413) {
-      return WriteError(absl::ResourceExhaustedError("the request body is too large"), res);
-    }
-    wire::ErrorBody error{
-        res.status == 404
-            ? absl::StrCat("no such endpoint: ", req.method, " ", req.path)
-            : absl::StrCat(req.method, " ", req.path, " failed: HTTP ", res.status,
-                           " (a malformed request? a POST must say its Content-Length)"),
-        {}};
-    res.set_content(error.ToJson().dump(), "application/json");
-  });
+  server_.set_error_handler(
+      [metrics = metrics_](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return;  // a route's answer (counted by its route)
+        metrics->RecordUnmatched(req.method, res.status);
+        if (res.status == 413) {
+          return WriteError(absl::ResourceExhaustedError("the request body is too large"), res);
+        }
+        wire::ErrorBody error{
+            res.status == 404
+                ? absl::StrCat("no such endpoint: ", req.method, " ", req.path)
+                : absl::StrCat(req.method, " ", req.path, " failed: HTTP ", res.status,
+                               " (a malformed request? a POST must say its Content-Length)"),
+            {}};
+        res.set_content(error.ToJson().dump(), "application/json");
+      });
   server_.set_exception_handler(
       [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown exception";
@@ -168,43 +218,31 @@ absl::Status Authenticator::Admit(const Caller& caller, Require require,
   return absl::UnauthenticatedError(absl::StrCat(route, " is for its allocation"));
 }
 
-httplib::Server::Handler Router::Wrap(Handler handler, RouteOptions options) const {
+httplib::Server::Handler Router::Wrap(Handler handler, RouteOptions options,
+                                      RouteTimer timer) const {
   const size_t max_body = options.max_body.value_or(wire::kMaxJsonBodyBytes);
   return [handler = std::move(handler), max_body, require = options.require, auth = authenticator_,
-          guard = guard_](const httplib::Request& raw, httplib::Response& res) {
-    if (absl::Status allowed = guard.Check(raw); !allowed.ok()) return WriteError(allowed, res);
-    if (const size_t size = BodySize(raw); size > max_body) {
-      return WriteError(
-          absl::ResourceExhaustedError(absl::StrCat(
-              "the request body is ", size, " bytes; this endpoint takes at most ", max_body)),
-          res);
-    }
-    absl::StatusOr<Caller> caller = auth->Authenticate(raw);
-    if (!caller.ok()) return WriteError(caller.status(), res);
-    if (absl::Status admitted = auth->Admit(*caller, require, raw); !admitted.ok()) {
-      return WriteError(admitted, res);
-    }
-    absl::StatusOr<Reply> reply = handler(Request(raw, *std::move(caller)));
-    if (!reply.ok()) return WriteError(reply.status(), res);
-    res.status = reply->code;
-    res.set_content(std::move(reply->body), reply->content_type);
+          guard = guard_, timer = std::move(timer),
+          metrics = metrics_](const httplib::Request& raw, httplib::Response& res) {
+    RecordOnExit record(timer, res);
+    Serve(handler, max_body, require, *auth, guard, raw, res);
   };
 }
 
 void Router::Get(const std::string& pattern, Handler handler, RouteOptions options) {
-  server_.Get(pattern, Wrap(std::move(handler), options));
+  server_.Get(pattern, Wrap(std::move(handler), options, metrics_->ForRoute("GET", pattern)));
 }
 
 void Router::Post(const std::string& pattern, Handler handler, RouteOptions options) {
-  server_.Post(pattern, Wrap(std::move(handler), options));
+  server_.Post(pattern, Wrap(std::move(handler), options, metrics_->ForRoute("POST", pattern)));
 }
 
 void Router::Put(const std::string& pattern, Handler handler, RouteOptions options) {
-  server_.Put(pattern, Wrap(std::move(handler), options));
+  server_.Put(pattern, Wrap(std::move(handler), options, metrics_->ForRoute("PUT", pattern)));
 }
 
 void Router::Delete(const std::string& pattern, Handler handler, RouteOptions options) {
-  server_.Delete(pattern, Wrap(std::move(handler), options));
+  server_.Delete(pattern, Wrap(std::move(handler), options, metrics_->ForRoute("DELETE", pattern)));
 }
 
 }  // namespace cohort::master::http

@@ -15,6 +15,8 @@
 //     per route; users by default); AllowEveryone admits anyone as an admin,
 //     ClusterAuthenticator (cluster_authenticator.h) admits users by their login tokens, agents
 //     by the cluster's agent secret and trials by their allocation's token;
+//   * metrics: every request is counted by its route's pattern and status, and timed
+//     (RequestMetrics, request_metrics.h; served by GET /metrics);
 //   * errors: a route returns a Status; it leaves as {"error": first line, "errors": [more
 //     lines]} with InvalidArgument -> 400, Unauthenticated -> 401, PermissionDenied -> 403,
 //     NotFound -> 404, FailedPrecondition/AlreadyExists -> 409, ResourceExhausted -> 413
@@ -42,6 +44,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "master/http/browser_guard.h"
+#include "master/http/request_metrics.h"
 #include "nlohmann/json.hpp"
 #include "wire/cluster_bodies.h"
 
@@ -152,12 +155,17 @@ class Router {
   void Put(const std::string& pattern, Handler handler, RouteOptions options = {});
   void Delete(const std::string& pattern, Handler handler, RouteOptions options = {});
 
+  // What the router counted and timed so far; shared, so it outlives the router with the
+  // routes that record into it.
+  const std::shared_ptr<RequestMetrics>& request_metrics() const { return metrics_; }
+
  private:
-  httplib::Server::Handler Wrap(Handler handler, RouteOptions options) const;
+  httplib::Server::Handler Wrap(Handler handler, RouteOptions options, RouteTimer timer) const;
 
   httplib::Server& server_;
   std::shared_ptr<Authenticator> authenticator_;
   BrowserGuard guard_;
+  std::shared_ptr<RequestMetrics> metrics_;
 };
 
 // The HTTP status and {"error", "errors"} body for a failed Status (see the header comment).

@@ -12,6 +12,7 @@ void RegisterRoutes(httplib::Server& server, Master& master,
   AddAllocationRoutes(router, master);
   AddUserRoutes(router, master.users());
   AddSeriesRoutes(router, master);
+  AddMetricsRoutes(router, master);
 }
 
 }  // namespace cohort::master::http

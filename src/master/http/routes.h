@@ -20,6 +20,10 @@ void AddAgentRoutes(Router& router, Master& master);       // agents/, slots, ta
 void AddAllocationRoutes(Router& router, Master& master);   // allocations/: what agents report
 void AddUserRoutes(Router& router, users::Users& users);    // info, auth/, me, users/
 void AddSeriesRoutes(Router& router, Master& master);       // trials' and experiments' series
+// GET /metrics: the cluster's gauges and the router's request counts in Prometheus text format
+// (docs/observability.md#prometheus), for any logged-in user. Add it last on a router whose
+// request_metrics() it serves.
+void AddMetricsRoutes(Router& router, Master& master);
 
 // The caller of a user's route as the master's Actor.
 inline Actor ActorOf(const Caller& caller) { return Actor{caller.name, caller.admin}; }
