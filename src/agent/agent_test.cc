@@ -158,9 +158,10 @@ class AgentTest : public ::testing::Test {
     }
     return false;
   }
-  int64_t CreateTrial(int max_restarts) {
-    absl::StatusOr<int64_t> exp = master_->master().CreateExperiment(Config(max_restarts), "", "",
-                                                                     master::Actor{"admin", true});
+  // `extra`: more config (YAML lines).
+  int64_t CreateTrial(int max_restarts, const std::string& extra = "") {
+    absl::StatusOr<int64_t> exp = master_->master().CreateExperiment(
+        Config(max_restarts) + extra, "", "", master::Actor{"admin", true});
     EXPECT_TRUE(exp.ok()) << exp.status();
     experiment_ = exp.value_or(0);
     return master_->master()
@@ -341,6 +342,35 @@ TEST_F(AgentTest, AnAgentTheMasterRefusesStopsSayingWhichSecretFileToPass) {
   EXPECT_THAT(run_status_.message(), HasSubstr("refused agent a1"));
   EXPECT_THAT(run_status_.message(), HasSubstr("--secret-file"));
   EXPECT_FALSE(Connected("a1"));
+}
+
+TEST_F(AgentTest, AProfiledTrialsMachineIsSampledAndItsSeriesReachTheMaster) {
+  StartMaster();
+  StartAgent();
+  ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
+  const int64_t trial = CreateTrial(/*max_restarts=*/0, "profiling: {enabled: true}\n");
+  // The sampler averages a second of real time; the agent's flushes follow its (fake) clock.
+  std::map<std::string, wire::SeriesSummary> seen;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        seen.clear();
+        const absl::StatusOr<wire::SeriesList> list = master_->master().TrialSeries(trial);
+        if (!list.ok()) return false;
+        for (const wire::SeriesSummary& s : list->series) seen[s.name] = s;
+        return seen.count("cpu_util_simple") > 0;
+      },
+      "the machine's series to reach the master",
+      [&] { clock_.Advance(absl::Milliseconds(500)); }));
+  const wire::SeriesSummary& cpu = seen["cpu_util_simple"];
+  EXPECT_EQ(cpu.label, "a1");
+  EXPECT_GE(cpu.min_value, 0);
+  EXPECT_LE(cpu.max_value, 100);
+  ASSERT_TRUE(seen.count("memory_free"));
+  EXPECT_GT(seen["memory_free"].last_value, 0);
+  EXPECT_TRUE(seen.count("net_throughput_sent"));
+  ASSERT_TRUE(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}).ok());
+  ASSERT_TRUE(WaitUntil([&] { return wire::IsTerminal(Trial(trial).state); }, "the kill",
+                        [&] { clock_.Advance(absl::Seconds(1)); }));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
 #include "config/yaml_json.h"
+#include "sampler/proc_counter_source.h"
 #include "wire/worker_env.h"
 
 namespace cohort::agent {
@@ -131,6 +132,7 @@ absl::StatusOr<SubprocessOptions> AllocationRun::Prepare() {
     return absl::InvalidArgumentError(
         absl::StrCat("the experiment config: ", cfg.status().message()));
   }
+  profiling_ = cfg->profiling.enabled;
   absl::StatusOr<std::vector<std::string>> entry =
       config::ResolveEntrypoint(cfg->entrypoint, (dir / "context").string());
   if (!entry.ok()) return entry.status();
@@ -211,6 +213,7 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     control_->child_ = &child;
     if (control_->mode_) child.Signal(SIGTERM);  // stopped before it started
   }
+  StartSampler();
   std::string partial;
   absl::Time last_flush = clock_.Now();
   bool open = true;
@@ -233,6 +236,7 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     const std::optional<int> exited = child.Poll();
     if (pending_logs_.size() >= kLogBatch || clock_.Now() - last_flush >= kFlushEvery ||
         (exited && !open)) {
+      if (exited && !open) StopSampler();  // its last period goes with this flush
       Flush(child);
       last_flush = clock_.Now();
     }
@@ -312,8 +316,9 @@ std::optional<wire::ProgressRecord> AllocationRun::ReadProgress() {
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   absl::StatusOr<Json> json = ParseJsonBounded<Json>(text);
   absl::StatusOr<wire::ProgressRecord> progress =
-      json.ok() ? wire::ParseProgressRecord(*json, "progress.json")
-                : absl::InvalidArgumentError(absl::StrCat("progress.json: ", json.status().message()));
+      json.ok()
+          ? wire::ParseProgressRecord(*json, "progress.json")
+          : absl::InvalidArgumentError(absl::StrCat("progress.json: ", json.status().message()));
   if (progress.ok()) return *std::move(progress);
   // Said once per distinct error: the file is read every flush.
   if (progress.status().message() != last_progress_error_) {
@@ -323,17 +328,54 @@ std::optional<wire::ProgressRecord> AllocationRun::ReadProgress() {
   return std::nullopt;
 }
 
+void AllocationRun::StartSampler() {
+  if (!profiling_) return;
+  sampler_ = std::make_unique<sampler::SystemSampler>(
+      sampler::SystemSamplerOptions{}, std::make_unique<sampler::ProcCounterSource>(), RealClock(),
+      [this](const sampler::SystemMetrics& m) {
+        wire::SystemMetricsRecord record{
+            absl::ToDoubleSeconds(m.time - absl::UnixEpoch()), options_.agent_id, m.metrics, {}};
+        for (const sampler::GpuMetrics& gpu : m.gpus) {
+          record.gpus.push_back({gpu.uuid, gpu.gpu_util, gpu.gpu_free_memory});
+        }
+        std::lock_guard<std::mutex> lock(system_mu_);
+        if (system_records_.size() < wire::kMaxReportBatchLines) {
+          system_records_.push_back(std::move(record));
+        }
+      });
+  if (absl::Status started = sampler_->Start(); !started.ok()) {
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": no system metrics: ", started.message()));
+    sampler_.reset();
+  }
+}
+
+void AllocationRun::StopSampler() {
+  if (sampler_ != nullptr) sampler_->Stop();
+}
+
+std::vector<wire::SystemMetricsRecord> AllocationRun::TakeSystemRecords() {
+  std::lock_guard<std::mutex> lock(system_mu_);
+  return std::exchange(system_records_, {});
+}
+
 void AllocationRun::PostReports() {
-  if (!action_.reports) return;
-  std::vector<wire::ReportRecord> records = NewRecords();
-  std::optional<wire::ProgressRecord> progress = ReadProgress();
-  if (records.empty() && !progress) return;
+  std::vector<wire::SystemMetricsRecord> system = TakeSystemRecords();
+  std::vector<wire::ReportRecord> records;
+  std::optional<wire::ProgressRecord> progress;
+  if (action_.reports) {
+    records = NewRecords();
+    progress = ReadProgress();
+  }
+  if (records.empty() && !progress && system.empty()) return;
   const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/reports");
   size_t begin = 0;
   do {
     const size_t end = std::min(records.size(), begin + wire::kMaxReportBatchLines);
     wire::ReportBatch batch{action_.trial_id, {records.begin() + begin, records.begin() + end}};
-    if (end == records.size()) batch.progress = progress;  // the latest, with the last records
+    if (end == records.size()) {
+      batch.progress = progress;  // the latest, with the last records
+      batch.system_metrics = std::move(system);
+    }
     absl::StatusOr<Json> r = Post(path, batch.ToJson());
     if (absl::IsFailedPrecondition(r.status())) {
       // A later allocation of the trial superseded this one: the master takes no more reports.

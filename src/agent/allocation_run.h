@@ -5,7 +5,9 @@
 // (wire::LogBatch) and, on node 0, the trial's metrics.jsonl records and progress.json
 // (wire::ReportBatch), and finally reports the launcher's exit status (wire::ExitReport).
 // A node that cannot start (no context, a bad config, a start action that did not parse) logs
-// why to the trial and exits 1.
+// why to the trial and exits 1. When the config enables profiling, a sampler measures this
+// machine (sampler/system_sampler.h) while the launcher runs, and its records go out with the
+// report batches of every node (the master keeps those inside the profiling window).
 //
 // AllocationControl is how the agent's poll thread stops a running node: preempt sends the
 // launcher SIGTERM (the trial checkpoints), kill adds SIGKILL after a grace period.
@@ -29,6 +31,7 @@
 #include "common/clock.h"
 #include "common/json_lines_tail.h"
 #include "common/subprocess.h"
+#include "sampler/system_sampler.h"
 #include "wire/agent_protocol.h"
 
 namespace cohort::agent {
@@ -101,6 +104,10 @@ class AllocationRun {
   void Log(int rank, std::string line);
   void FlushLogs();
   void PostReports();
+  // Profiling: starts measuring this machine (a sampler thread collecting records), and stops.
+  void StartSampler();
+  void StopSampler();
+  std::vector<wire::SystemMetricsRecord> TakeSystemRecords();
   // The new metrics.jsonl records, those that do not parse logged and dropped.
   std::vector<wire::ReportRecord> NewRecords();
   std::optional<wire::ProgressRecord> ReadProgress();
@@ -122,6 +129,10 @@ class AllocationRun {
   int64_t records_seen_ = 0;
   std::string last_progress_error_;
   bool reports_refused_ = false;  // logged once
+  bool profiling_ = false;        // the config's profiling.enabled
+  std::unique_ptr<sampler::SystemSampler> sampler_;
+  std::mutex system_mu_;  // guards system_records_ (the sampler's thread adds to it)
+  std::vector<wire::SystemMetricsRecord> system_records_;
 };
 
 }  // namespace cohort::agent

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -151,10 +152,52 @@ int PrintSeries(const CommandContext& context, int64_t trial_id) {
   return kExitOk;
 }
 
+// The unit of a profiler series (Determined's names), for the profile table.
+std::string UnitOf(const std::string& name) {
+  if (name == "cpu_util_simple" || name == "gpu_util") return "%";
+  if (name == "memory_free" || name == "gpu_free_memory") return "bytes";
+  if (name == "disk_iops") return "1/s";
+  if (absl::StartsWith(name, "net_throughput") || absl::StartsWith(name, "disk_throughput")) {
+    return "bytes/s";
+  }
+  return "";
+}
+
+// `trial profile`: the profiler's series of the trial (everything but its training and
+// validation metrics), min / mean / max over the profiling window, per machine and GPU.
+int PrintProfile(const CommandContext& context, int64_t trial_id) {
+  client::MasterClient client = context.Client();
+  absl::StatusOr<wire::SeriesList> list =
+      GetAs(client, absl::StrCat("/api/v1/trials/", trial_id, "/series"), wire::ParseSeriesList);
+  if (!list.ok()) return Fail(list.status());
+  wire::SeriesList profile;
+  for (const wire::SeriesSummary& s : list->series) {
+    if (!absl::StartsWith(s.name, "training/") && !absl::StartsWith(s.name, "validation/")) {
+      profile.series.push_back(s);
+    }
+  }
+  if (context.json()) return PrintJson(profile.ToJson());
+  if (profile.series.empty()) {
+    std::cout << "trial " << trial_id
+              << " has no profile: enable it in the config (profiling: {enabled: true})\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const wire::SeriesSummary& s : profile.series) {
+    rows.push_back(
+        {s.name, s.label, EmptyAsDash(UnitOf(s.name)), absl::StrCat(s.points),
+         absl::StrCat(s.first_batch, "-", s.last_batch), Cell(std::optional<double>(s.min_value)),
+         Cell(std::optional<double>(s.mean_value)), Cell(std::optional<double>(s.max_value))});
+  }
+  PrintTable(std::cout, {"series", "machine", "unit", "samples", "batches", "min", "mean", "max"},
+             rows);
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddTrialCommands(CLI::App* root, CommandContext* context) {
-  CLI::App* trial = root->add_subcommand("trial", "Trials: logs, details, metrics");
+  CLI::App* trial = root->add_subcommand("trial", "Trials: logs, details, metrics, profile");
   trial->alias("t");
   trial->require_subcommand(1);
 
@@ -182,6 +225,16 @@ void AddTrialCommands(CLI::App* root, CommandContext* context) {
   context->AddJsonFlag(metrics, "Print every series with its points ([batch, time, value])");
   metrics->footer("Example:\n  cohort trial metrics 3\n  cohort trial metrics 3 --json");
   context->OnRun(metrics, [context, metrics_id] { return PrintSeries(*context, *metrics_id); });
+
+  auto profile_id = std::make_shared<int64_t>(0);
+  CLI::App* profile = trial->add_subcommand(
+      "profile", "The profiler's system metrics of a trial: min, mean and max per machine");
+  profile->add_option("id", *profile_id, "Trial id")->required();
+  context->AddJsonFlag(profile);
+  profile->footer(
+      "Profile a trial with `profiling: {enabled: true, begin_on_batch: 0, end_after_batch: 100}` "
+      "in its config.\nExample:\n  cohort trial profile 3");
+  context->OnRun(profile, [context, profile_id] { return PrintProfile(*context, *profile_id); });
 }
 
 }  // namespace cohort::cli

@@ -219,6 +219,11 @@ class Master {
   absl::Status FinishAllocationLocked(Allocation& allocation);
   absl::Status UpdateExperimentStateLocked(int64_t experiment_id);
   void PushActionLocked(const std::string& agent_id, wire::Action action);
+  // The points of `records` (a node's system metrics) that fall inside the profiling window of
+  // the trial's experiment, at the trial's current batch, labelled by agent ("<agent>/<uuid>"
+  // for a GPU's); none when profiling is off.
+  absl::StatusOr<std::vector<PointRow>> SystemPointsLocked(
+      const TrialRow& trial, const std::vector<wire::SystemMetricsRecord>& records);
   // Reads one series' points for TrialSeriesData (no wait).
   absl::StatusOr<wire::SeriesData> ReadSeriesData(int64_t id, const SeriesRequest& request);
   // Appends one of the master's own lines (rank -1) to a trial's log; a failure is logged.
@@ -281,6 +286,7 @@ class Master {
   std::atomic<int64_t> log_lines_stored_{0};       // ClusterStats::log_lines_stored
   std::atomic<int64_t> metric_reports_stored_{0};  // ClusterStats::metric_reports_stored
   std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
+  std::map<int64_t, config::Profiling> profiling_;  // experiment -> its profiling (cache)
   int64_t next_sequence_ = 1;
   int log_followers_ = 0;  // TrialLogs calls waiting for lines
   bool stopping_ = false;

@@ -225,6 +225,12 @@ absl::Status Master::AllocationReports(const std::string& allocation,
   current.batches = trial.batches;
   current.total_batches = trial.total_batches;
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(current));
+  if (!batch.system_metrics.empty()) {
+    COHORT_ASSIGN_OR_RETURN(std::vector<PointRow> system,
+                            SystemPointsLocked(current, batch.system_metrics));
+    COHORT_RETURN_IF_ERROR(db_->InsertPoints(trial_id, system));
+    if (!system.empty()) logs_cv_.notify_all();
+  }
   for (const auto& [length, metric] : completed) {
     COHORT_RETURN_IF_ERROR(RungReportedLocked(current, length, metric, allocation));
   }

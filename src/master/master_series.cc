@@ -5,6 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "cohort/status.h"
+#include "config/config_parser.h"
+#include "config/yaml_json.h"
 #include "master/master.h"
 
 namespace cohort::master {
@@ -37,6 +39,36 @@ absl::Status CheckRequest(const SeriesRequest& request) {
 }
 
 }  // namespace
+
+absl::StatusOr<std::vector<PointRow>> Master::SystemPointsLocked(
+    const TrialRow& trial, const std::vector<wire::SystemMetricsRecord>& records) {
+  auto cached = profiling_.find(trial.experiment_id);
+  if (cached == profiling_.end()) {
+    COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(trial.experiment_id));
+    absl::StatusOr<config::Json> tree = config::ParseYaml(e.config_yaml);
+    absl::StatusOr<config::ExperimentConfig> cfg =
+        tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();
+    if (!cfg.ok()) return cfg.status();
+    cached = profiling_.emplace(trial.experiment_id, cfg->profiling).first;
+  }
+  const config::Profiling& window = cached->second;
+  std::vector<PointRow> points;
+  if (!window.enabled || trial.batches < window.begin_on_batch ||
+      (window.end_after_batch && trial.batches > *window.end_after_batch)) {
+    return points;
+  }
+  for (const wire::SystemMetricsRecord& r : records) {
+    for (const auto& [name, value] : r.metrics) {
+      points.push_back({name, r.agent, trial.batches, r.time, value});
+    }
+    for (const wire::GpuMetricsRecord& gpu : r.gpus) {
+      const std::string label = absl::StrCat(r.agent, "/", gpu.uuid);
+      points.push_back({"gpu_util", label, trial.batches, r.time, gpu.gpu_util});
+      points.push_back({"gpu_free_memory", label, trial.batches, r.time, gpu.gpu_free_memory});
+    }
+  }
+  return points;
+}
 
 absl::StatusOr<wire::SeriesList> Master::TrialSeries(int64_t id) {
   COHORT_RETURN_IF_ERROR(db_->GetTrial(id).status());

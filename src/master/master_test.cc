@@ -575,6 +575,45 @@ TEST_F(MasterTest, ReportedMetricsBecomeTimeSeriesThatCanBeFollowed) {
       master_->TrialSeriesData(trial, {}, absl::ZeroDuration()).status()));
 }
 
+TEST_F(MasterTest, SystemMetricsAreKeptOnlyInsideTheProfilingWindow) {
+  Register("a1", 1);
+  Create(Config(1, 0, kSingle) +
+         "profiling: {enabled: true, begin_on_batch: 5, end_after_batch: 8}\n");
+  const Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  auto report = [&](double batches) {
+    wire::ReportBatch batch{.trial_id = trial};
+    batch.progress = wire::ProgressRecord{};
+    batch.progress->completed = batches;
+    batch.progress->total = 10;
+    batch.progress->unit = "batches";
+    batch.system_metrics = {{1000 + batches, "a1", {{"cpu_util_simple", 40 + batches}},
+                             {{"GPU-1", 90, 5e9}}}};
+    return master_->AllocationReports(start["allocation"].get<std::string>(), batch);
+  };
+  for (int b : {3, 5, 7, 9}) ASSERT_TRUE(report(b).ok()) << b;
+  const wire::SeriesList series = master_->TrialSeries(trial).value();
+  ASSERT_EQ(series.series.size(), 3u);
+  EXPECT_EQ(series.series[0].name, "cpu_util_simple");
+  EXPECT_EQ(series.series[0].label, "a1");
+  EXPECT_EQ(series.series[0].points, 2) << "batches 5 and 7: inside [5, 8]";
+  EXPECT_EQ(series.series[0].first_batch, 5);
+  EXPECT_DOUBLE_EQ(series.series[0].max_value, 47);
+  EXPECT_EQ(series.series[1].name, "gpu_free_memory");
+  EXPECT_EQ(series.series[1].label, "a1/GPU-1");
+  EXPECT_EQ(series.series[2].name, "gpu_util");
+}
+
+TEST_F(MasterTest, WithoutProfilingSystemMetricsAreNotStored) {
+  Register("a1", 1);
+  Create(Config(1, 0, kSingle));
+  const Json start = OnlyStart("a1");
+  wire::ReportBatch batch{.trial_id = start["trial_id"]};
+  batch.system_metrics = {{1000, "a1", {{"cpu_util_simple", 40}}, {}}};
+  ASSERT_TRUE(master_->AllocationReports(start["allocation"].get<std::string>(), batch).ok());
+  EXPECT_TRUE(master_->TrialSeries(start["trial_id"]).value().series.empty());
+}
+
 }  // namespace
 TEST_F(MasterTest, StatsCountSlotsTrialsAndTheQueuedWaitSinceTheTrialWasLastQueued) {
   Register("a1", 2);

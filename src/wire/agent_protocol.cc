@@ -236,6 +236,11 @@ Json ReportBatch::ToJson() const {
   for (const ReportRecord& rec : lines) list.push_back(rec.ToJson());
   Json j = {{"trial_id", trial_id}, {"lines", list}};
   if (progress) j["progress"] = progress->ToJson();
+  if (!system_metrics.empty()) {
+    Json system = Json::array();
+    for (const SystemMetricsRecord& rec : system_metrics) system.push_back(rec.ToJson());
+    j["system_metrics"] = system;
+  }
   return j;
 }
 
@@ -245,6 +250,10 @@ absl::StatusOr<ReportBatch> ParseReportBatch(const Json& json) {
   r.RequiredId("trial_id", &b.trial_id);
   r.Array("lines", &b.lines, kMaxReportBatchLines, FieldReader::kOptional,
           [](const Json& j, const std::string& context) { return ParseReportRecord(j, context); });
+  r.Array("system_metrics", &b.system_metrics, kMaxReportBatchLines, FieldReader::kOptional,
+          [](const Json& j, const std::string& context) {
+            return ParseSystemMetricsRecord(j, context);
+          });
   COHORT_RETURN_IF_ERROR(r.status());
   if (r.Has("progress")) {
     COHORT_ASSIGN_OR_RETURN(b.progress,

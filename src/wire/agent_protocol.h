@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 #include "wire/reports.h"
+#include "wire/system_metrics.h"
 
 namespace cohort::wire {
 
@@ -126,6 +127,9 @@ struct ReportBatch {
   int64_t trial_id = 0;
   std::vector<ReportRecord> lines;  // at most kMaxReportBatchLines
   std::optional<ProgressRecord> progress;
+  // The profiler's samples of this node's machine (profiling.enabled), at most
+  // kMaxReportBatchLines; any node's agent sends them.
+  std::vector<SystemMetricsRecord> system_metrics;
 
   Json ToJson() const;
 };

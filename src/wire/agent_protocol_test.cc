@@ -220,6 +220,16 @@ TEST(AgentProtocolTest, ReportBatchRoundTrips) {
   EXPECT_EQ(back->lines[0].metrics, rec.metrics);
   ASSERT_TRUE(back->progress.has_value());
   EXPECT_EQ(back->progress->total, 20);
+  EXPECT_TRUE(back->system_metrics.empty());
+  EXPECT_FALSE(batch.ToJson().contains("system_metrics")) << "absent when there are none";
+
+  batch.system_metrics = {{1700000000.5, "agent-1", {{"cpu_util_simple", 42}}, {{"GPU-1", 90, 1e9}}}};
+  back = ParseReportBatch(Wire(batch.ToJson()));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->system_metrics.size(), 1u);
+  EXPECT_EQ(back->system_metrics[0].agent, "agent-1");
+  EXPECT_EQ(back->system_metrics[0].metrics.at("cpu_util_simple"), 42);
+  EXPECT_EQ(back->system_metrics[0].gpus.at(0).uuid, "GPU-1");
 }
 
 TEST(AgentProtocolTest, BadReportBatchesNameTheLineAndTheField) {
