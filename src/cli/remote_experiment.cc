@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -22,6 +24,7 @@
 #include "common/context_archive.h"
 #include "wire/experiment_bodies.h"
 #include "wire/limits.h"
+#include "wire/series_bodies.h"
 #include "wire/states.h"
 #include "wire/trial_bodies.h"
 
@@ -80,14 +83,40 @@ std::string TrackTrial(const wire::TrialDescription& t, bool tty, FollowedTrials
   return line;
 }
 
-// Prints how experiment `e` ended and each failed trial's last lines; returns the exit code.
-int FinishFollow(const wire::ExperimentDescription& e, bool tty) {
+// "validation/accuracy 0.9076, validation/loss 0.25 (batch 2000)": the trial's final
+// validation metrics, or empty when it reported none (or they cannot be read).
+std::string FinalValidation(client::MasterClient& client, int64_t trial_id) {
+  absl::StatusOr<wire::SeriesList> list =
+      GetAs(client, absl::StrCat("/api/v1/trials/", trial_id, "/series"), wire::ParseSeriesList);
+  if (!list.ok()) return "";
+  std::vector<std::string> parts;
+  int64_t batch = 0;
+  for (const wire::SeriesSummary& s : list->series) {
+    if (!absl::StartsWith(s.name, "validation/") || s.points == 0) continue;
+    parts.push_back(absl::StrCat(s.name, " ", Cell(std::optional<double>(s.last_value))));
+    batch = std::max(batch, s.last_batch);
+  }
+  if (parts.empty()) return "";
+  return absl::StrCat(absl::StrJoin(parts, ", "), " (batch ", batch, ")");
+}
+
+// Prints how experiment `e` ended, each trial's final validation metrics, each failed trial's
+// last lines and where to look next; returns the exit code.
+int FinishFollow(client::MasterClient& client, const wire::ExperimentDescription& e, bool tty) {
   if (tty) std::cerr << "\n";
   std::cout << "experiment " << e.id << " " << wire::Name(e.state) << "\n";
   for (const wire::TrialDescription& t : e.trials) {
+    const std::string validation = FinalValidation(client, t.id);
+    if (!validation.empty()) std::cout << "trial " << t.id << ": " << validation << "\n";
     if (t.error_lines) {
       std::cout << "trial " << t.id << " failed; its last lines:\n" << *t.error_lines << "\n";
     }
+  }
+  if (!e.trials.empty()) {
+    const int64_t first = e.trials.front().id;
+    std::cout << "next: cohort trial metrics " << first << "  |  cohort trial profile " << first
+              << "  |  cohort trial logs " << first << "  |  cohort experiment describe " << e.id
+              << "\n";
   }
   return e.state == wire::ExperimentState::kCompleted ? kExitOk : kExitInvalid;
 }
@@ -112,7 +141,7 @@ int Follow(client::MasterClient client, int64_t id) {
       for (const std::string& l : lines) std::cerr << l << "\n";
       last_print = absl::Now();
     }
-    if (done) return FinishFollow(*e, tty);
+    if (done) return FinishFollow(client, *e, tty);
     absl::SleepFor(absl::Seconds(1));
   }
 }
