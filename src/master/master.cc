@@ -478,8 +478,8 @@ absl::StatusOr<wire::CheckpointList> Master::TrialCheckpoints(int64_t id) {
   return out;
 }
 
-absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
-                                                 absl::Duration wait) {
+absl::Status Master::FollowUntil(absl::Duration wait,
+                                 const std::function<absl::StatusOr<bool>(bool last)>& poll) {
   bool following = false;
   if (wait > absl::ZeroDuration()) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -493,26 +493,34 @@ absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> 
   };
   const absl::Time deadline = absl::Now() + (following ? wait : absl::ZeroDuration());
   while (true) {
-    COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
-    COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, db_->ListLogs(id, after, rank, kLogPage));
-    const bool ended = wire::IsTerminal(t.state) || t.state == TrialState::kPaused ||
-                       t.state == TrialState::kStopped;
-    if (!rows.empty() || ended || absl::Now() >= deadline) {
-      wire::LogsPage page;
-      page.next = after;
-      for (const LogRow& r : rows) {
-        page.logs.push_back({r.seq, r.rank, r.line});
-        page.next = r.seq;
-      }
-      page.done = ended && static_cast<int>(rows.size()) < kLogPage;
-      page.state = t.state;
-      return page;
-    }
+    COHORT_ASSIGN_OR_RETURN(bool done, poll(absl::Now() >= deadline));
+    if (done) return absl::OkStatus();
     std::unique_lock<std::mutex> lock(mu_);
     logs_cv_.wait_until(lock,
                         absl::ToChronoTime(std::min(deadline, absl::Now() + absl::Seconds(1))));
     if (stopping_) return absl::UnavailableError("the master is shutting down");
   }
+}
+
+absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
+                                                 absl::Duration wait) {
+  wire::LogsPage page;
+  COHORT_RETURN_IF_ERROR(FollowUntil(wait, [&](bool last) -> absl::StatusOr<bool> {
+    COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
+    COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, db_->ListLogs(id, after, rank, kLogPage));
+    const bool ended = wire::IsTerminal(t.state) || t.state == TrialState::kPaused ||
+                       t.state == TrialState::kStopped;
+    if (rows.empty() && !ended && !last) return false;
+    page.next = after;
+    for (const LogRow& r : rows) {
+      page.logs.push_back({r.seq, r.rank, r.line});
+      page.next = r.seq;
+    }
+    page.done = ended && static_cast<int>(rows.size()) < kLogPage;
+    page.state = t.state;
+    return true;
+  }));
+  return page;
 }
 
 // --- templates --------------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -219,11 +220,21 @@ class Master {
   absl::Status FinishAllocationLocked(Allocation& allocation);
   absl::Status UpdateExperimentStateLocked(int64_t experiment_id);
   void PushActionLocked(const std::string& agent_id, wire::Action action);
+  // Stores a report batch's metric rows (and their series points) and checkpoints, updating
+  // `trial`'s latest checkpoint and searcher metric; `completed` gets the searcher operations
+  // it finished as (length, metric). True when series points were stored.
+  absl::StatusOr<bool> StoreRecords(const wire::ReportBatch& batch, TrialRow& trial,
+                                    std::vector<std::pair<double, double>>* completed);
   // The points of `records` (a node's system metrics) that fall inside the profiling window of
   // the trial's experiment, at the trial's current batch, labelled by agent ("<agent>/<uuid>"
   // for a GPU's); none when profiling is off.
   absl::StatusOr<std::vector<PointRow>> SystemPointsLocked(
       const TrialRow& trial, const std::vector<wire::SystemMetricsRecord>& records);
+  // A long poll: calls `poll` until it returns true, waiting for new log lines or series points
+  // (logs_cv_) in between, at most `wait`; `last` is true on the call it must answer. At most
+  // max_log_followers wait at once: past that, `poll` runs once with `last` true.
+  absl::Status FollowUntil(absl::Duration wait,
+                           const std::function<absl::StatusOr<bool>(bool last)>& poll);
   // Reads one series' points for TrialSeriesData (no wait).
   absl::StatusOr<wire::SeriesData> ReadSeriesData(int64_t id, const SeriesRequest& request);
   // Appends one of the master's own lines (rank -1) to a trial's log; a failure is logged.
@@ -280,12 +291,12 @@ class Master {
   AgentRegistry agents_;
   Allocations allocations_;
   users::Users users_;
-  std::map<int64_t, std::string> waiting_;         // queued trial -> reason
-  std::map<int64_t, absl::Time> queued_since_;     // QUEUED trial -> when it was queued
-  absl::Time started_;                             // when this master was made (its clock)
-  std::atomic<int64_t> log_lines_stored_{0};       // ClusterStats::log_lines_stored
-  std::atomic<int64_t> metric_reports_stored_{0};  // ClusterStats::metric_reports_stored
-  std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
+  std::map<int64_t, std::string> waiting_;          // queued trial -> reason
+  std::map<int64_t, absl::Time> queued_since_;      // QUEUED trial -> when it was queued
+  absl::Time started_;                              // when this master was made (its clock)
+  std::atomic<int64_t> log_lines_stored_{0};        // ClusterStats::log_lines_stored
+  std::atomic<int64_t> metric_reports_stored_{0};   // ClusterStats::metric_reports_stored
+  std::map<int64_t, ExperimentSearch> searchers_;   // experiment -> its searcher (this run)
   std::map<int64_t, config::Profiling> profiling_;  // experiment -> its profiling (cache)
   int64_t next_sequence_ = 1;
   int log_followers_ = 0;  // TrialLogs calls waiting for lines

@@ -80,8 +80,7 @@ void Master::ScheduleLocked() {
   }
 }
 
-absl::Status Master::CheckAllocationToken(const std::string& allocation,
-                                          const std::string& token) {
+absl::Status Master::CheckAllocationToken(const std::string& allocation, const std::string& token) {
   std::lock_guard<std::mutex> lock(mu_);
   return allocations_.CheckToken(allocation, token);
 }
@@ -171,6 +170,42 @@ absl::Status Master::AllocationLogs(const std::string& allocation, const wire::L
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> Master::StoreRecords(const wire::ReportBatch& batch, TrialRow& trial,
+                                          std::vector<std::pair<double, double>>* completed) {
+  std::vector<MetricRow> metrics;
+  std::vector<PointRow> points;  // the same metrics as time series
+  for (const wire::ReportRecord& line : batch.lines) {
+    const int64_t steps = line.steps_completed.value_or(0);
+    switch (line.kind) {
+      case wire::ReportKind::kTraining:
+      case wire::ReportKind::kValidation:
+        metrics.push_back({trial.id, wire::Name(line.kind), steps, line.metrics.dump(), line.time});
+        for (const auto& [name, value] : wire::MetricSeries(wire::Name(line.kind), line.metrics)) {
+          points.push_back({name, "", steps, line.time, value});
+        }
+        break;
+      case wire::ReportKind::kCheckpoint: {
+        absl::Status s = db_->InsertCheckpoint(
+            {line.storage_id, trial.id, steps, line.path, line.metadata.dump()});
+        if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
+        trial.latest_checkpoint = line.storage_id;
+        break;
+      }
+      case wire::ReportKind::kCompleted:
+        // NaN: the trial had no searcher metric (null on the wire).
+        if (!std::isnan(line.searcher_metric)) trial.searcher_metric = line.searcher_metric;
+        if (line.length) completed->emplace_back(*line.length, line.searcher_metric);
+        break;
+      case wire::ReportKind::kPreempted:
+        break;
+    }
+  }
+  COHORT_RETURN_IF_ERROR(db_->InsertMetrics(metrics));
+  COHORT_RETURN_IF_ERROR(db_->InsertPoints(trial.id, points));
+  metric_reports_stored_ += static_cast<int64_t>(metrics.size());
+  return !points.empty();
+}
+
 absl::Status Master::AllocationReports(const std::string& allocation,
                                        const wire::ReportBatch& batch) {
   const int64_t trial_id = batch.trial_id;
@@ -179,45 +214,13 @@ absl::Status Master::AllocationReports(const std::string& allocation,
     COHORT_RETURN_IF_ERROR(allocations_.CheckBelongs(allocation, trial_id, /*latest=*/true));
   }
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
-  std::vector<MetricRow> metrics;
-  std::vector<PointRow> points;  // the same metrics as time series
   std::vector<std::pair<double, double>> completed;  // (length, searcher metric)
-  for (const wire::ReportRecord& line : batch.lines) {
-    switch (line.kind) {
-      case wire::ReportKind::kTraining:
-      case wire::ReportKind::kValidation:
-        metrics.push_back({trial_id, wire::Name(line.kind), line.steps_completed.value_or(0),
-                           line.metrics.dump(), line.time});
-        for (const auto& [name, value] : wire::MetricSeries(wire::Name(line.kind), line.metrics)) {
-          points.push_back({name, "", line.steps_completed.value_or(0), line.time, value});
-        }
-        break;
-      case wire::ReportKind::kCheckpoint: {
-        absl::Status s =
-            db_->InsertCheckpoint({line.storage_id, trial_id, line.steps_completed.value_or(0),
-                                   line.path, line.metadata.dump()});
-        if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
-        trial.latest_checkpoint = line.storage_id;
-        break;
-      }
-      case wire::ReportKind::kCompleted:
-        // NaN: the trial had no searcher metric (null on the wire).
-        if (!std::isnan(line.searcher_metric)) trial.searcher_metric = line.searcher_metric;
-        if (line.length) completed.emplace_back(*line.length, line.searcher_metric);
-        break;
-      case wire::ReportKind::kPreempted:
-        break;
-    }
-  }
-  COHORT_RETURN_IF_ERROR(db_->InsertMetrics(metrics));
-  COHORT_RETURN_IF_ERROR(db_->InsertPoints(trial_id, points));
-  metric_reports_stored_ += static_cast<int64_t>(metrics.size());
+  COHORT_ASSIGN_OR_RETURN(bool stored_points, StoreRecords(batch, trial, &completed));
   if (batch.progress && batch.progress->has_counts() && batch.progress->unit == "batches") {
     trial.batches = BatchCount(batch.progress->completed);
     trial.total_batches = BatchCount(batch.progress->total);
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (!points.empty()) logs_cv_.notify_all();  // series followers wait on it too
   // Keep the state the master decided; only the report fields change here.
   COHORT_ASSIGN_OR_RETURN(TrialRow current, db_->GetTrial(trial_id));
   current.latest_checkpoint = trial.latest_checkpoint;
@@ -229,8 +232,9 @@ absl::Status Master::AllocationReports(const std::string& allocation,
     COHORT_ASSIGN_OR_RETURN(std::vector<PointRow> system,
                             SystemPointsLocked(current, batch.system_metrics));
     COHORT_RETURN_IF_ERROR(db_->InsertPoints(trial_id, system));
-    if (!system.empty()) logs_cv_.notify_all();
+    stored_points |= !system.empty();
   }
+  if (stored_points) logs_cv_.notify_all();  // series followers wait on it too
   for (const auto& [length, metric] : completed) {
     COHORT_RETURN_IF_ERROR(RungReportedLocked(current, length, metric, allocation));
   }

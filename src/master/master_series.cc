@@ -1,7 +1,6 @@
 // Master: metric time series (master.h, "Time series"): what a trial has, its points by range
 // and downsampled, followed as they arrive, and one series across an experiment's trials.
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "cohort/status.h"
@@ -96,28 +95,13 @@ absl::StatusOr<wire::SeriesData> Master::ReadSeriesData(int64_t id, const Series
 absl::StatusOr<wire::SeriesData> Master::TrialSeriesData(int64_t id, const SeriesRequest& request,
                                                          absl::Duration wait) {
   COHORT_RETURN_IF_ERROR(CheckRequest(request));
-  bool following = false;
-  if (wait > absl::ZeroDuration()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    following = log_followers_ < options_.max_log_followers;
-    if (following) ++log_followers_;
-  }
-  absl::Cleanup release = [&] {
-    if (!following) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    --log_followers_;
-  };
-  const absl::Time deadline = absl::Now() + (following ? wait : absl::ZeroDuration());
-  while (true) {
+  wire::SeriesData data;
+  COHORT_RETURN_IF_ERROR(FollowUntil(wait, [&](bool last) -> absl::StatusOr<bool> {
     COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
-    COHORT_ASSIGN_OR_RETURN(wire::SeriesData data, ReadSeriesData(id, request));
-    const bool ended = wire::IsTerminal(t.state);
-    if (data.last_id > request.after || ended || absl::Now() >= deadline) return data;
-    std::unique_lock<std::mutex> lock(mu_);
-    logs_cv_.wait_until(lock,
-                        absl::ToChronoTime(std::min(deadline, absl::Now() + absl::Seconds(1))));
-    if (stopping_) return absl::UnavailableError("the master is shutting down");
-  }
+    COHORT_ASSIGN_OR_RETURN(data, ReadSeriesData(id, request));
+    return data.last_id > request.after || wire::IsTerminal(t.state) || last;
+  }));
+  return data;
 }
 
 absl::StatusOr<wire::ExperimentSeriesData> Master::ExperimentSeries(int64_t id,
