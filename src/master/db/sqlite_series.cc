@@ -1,12 +1,13 @@
 // SqliteDatabase's metric time series (database.h): series by (trial, name, label) and their
-// points, queried by range and downsampled in SQL, bucket by bucket, so that a million points
-// never leave the database to draw a chart.
+// points, queried by range and downsampled in one streaming scan of the covering index, bucket
+// by bucket, so that a million points are never held in memory to draw a chart.
 
 #include <sqlite3.h>
 
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "master/db/internal/sqlite_statement.h"
@@ -36,6 +37,37 @@ void BindRange(Statement& s, int64_t series_id, const PointQuery& q) {
 PointRow ReadPoint(const Statement& r, const PointQuery& q) {
   return PointRow{q.name, q.label, r.Int64(1), r.Double(2), r.Double(3), r.Int64(0)};
 }
+
+// The points of one downsampling bucket that a chart must show: its first and last (by batch)
+// and its lowest and highest (by value).
+class Bucket {
+ public:
+  void Add(PointRow p) {
+    if (!used_) {
+      first_ = last_ = low_ = high_ = p;
+      used_ = true;
+      return;
+    }
+    if (p.value < low_.value) low_ = p;
+    if (p.value > high_.value) high_ = p;
+    last_ = std::move(p);
+  }
+  // Appends the kept points in batch order, each once.
+  void AppendTo(std::vector<PointRow>& out) const {
+    if (!used_) return;
+    std::vector<const PointRow*> kept = {&first_, &low_, &high_, &last_};
+    std::sort(kept.begin(), kept.end(), [](const PointRow* a, const PointRow* b) {
+      return a->batch != b->batch ? a->batch < b->batch : a->id < b->id;
+    });
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (i == 0 || kept[i]->id != kept[i - 1]->id) out.push_back(*kept[i]);
+    }
+  }
+
+ private:
+  bool used_ = false;
+  PointRow first_, last_, low_, high_;
+};
 
 }  // namespace
 
@@ -130,32 +162,32 @@ absl::StatusOr<std::vector<PointRow>> SqliteDatabase::QueryPoints(const PointQue
     BindRange(all, series_id, q);
     return ReadAll<PointRow>(all, [&q](const Statement& r) { return ReadPoint(r, q); });
   }
-  // Too many: cut the batch range into max_points / 4 buckets and keep, in each, the points
-  // with the first and last batch and the lowest and highest value (SQLite takes the other
-  // columns of an aggregate query with one min() or max() from the row that has it).
+  // Too many: one scan of the range in batch order (the index's own order: no sort), cut into
+  // max_points / 4 buckets of batches, each keeping its first, last, lowest and highest point.
+  // One pass over a million points' index entries costs a fraction of the four grouped scans
+  // SQLite would need (series_bench).
   const int64_t lo = extent.Int64(1), hi = extent.Int64(2);
   const double buckets = static_cast<double>(q.max_points / 4);
-  std::map<int64_t, PointRow> kept;  // by id: a point may be both first and highest
-  for (const char* keep : {"MIN(batch)", "MAX(batch)", "MIN(value)", "MAX(value)"}) {
-    Statement s(
-        db_, path_, "downsample points",
-        absl::StrCat("SELECT id, batch, time, value, ", keep, " FROM series_points WHERE ",
-                     kInRange, " GROUP BY CAST((batch - ?7) * ?8 / (?9 - ?7 + 1.0) AS INTEGER)"));
-    BindRange(s, series_id, q);
-    s.BindInt64(7, lo);
-    s.BindDouble(8, buckets);
-    s.BindInt64(9, hi);
-    COHORT_ASSIGN_OR_RETURN(
-        std::vector<PointRow> rows,
-        ReadAll<PointRow>(s, [&q](const Statement& r) { return ReadPoint(r, q); }));
-    for (PointRow& p : rows) kept.emplace(p.id, std::move(p));
-  }
+  Statement s(db_, path_, "downsample points",
+              absl::StrCat("SELECT id, batch, time, value FROM series_points WHERE ", kInRange,
+                           " ORDER BY batch, id"));
+  BindRange(s, series_id, q);
   std::vector<PointRow> out;
-  out.reserve(kept.size());
-  for (auto& [id, p] : kept) out.push_back(std::move(p));
-  std::sort(out.begin(), out.end(), [](const PointRow& a, const PointRow& b) {
-    return a.batch != b.batch ? a.batch < b.batch : a.id < b.id;
-  });
+  Bucket bucket;
+  int64_t index = -1;
+  for (;;) {
+    COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+    if (!has_row) break;
+    const int64_t at = static_cast<int64_t>(static_cast<double>(s.Int64(1) - lo) * buckets /
+                                            static_cast<double>(hi - lo + 1));
+    if (at != index) {
+      bucket.AppendTo(out);
+      bucket = Bucket{};
+      index = at;
+    }
+    bucket.Add(ReadPoint(s, q));
+  }
+  bucket.AppendTo(out);
   return out;
 }
 
