@@ -1,5 +1,7 @@
 #include "cli/trial_commands.h"
 
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 #include <string>
@@ -163,25 +165,18 @@ std::string UnitOf(const std::string& name) {
   return "";
 }
 
-// `trial profile`: the profiler's series of the trial (everything but its training and
-// validation metrics), min / mean / max over the profiling window, per machine and GPU.
-int PrintProfile(const CommandContext& context, int64_t trial_id) {
-  client::MasterClient client = context.Client();
-  absl::StatusOr<wire::SeriesList> list =
-      GetAs(client, absl::StrCat("/api/v1/trials/", trial_id, "/series"), wire::ParseSeriesList);
-  if (!list.ok()) return Fail(list.status());
+// The profiler's series of `list` (everything but the training and validation metrics).
+wire::SeriesList ProfileSeries(const wire::SeriesList& list) {
   wire::SeriesList profile;
-  for (const wire::SeriesSummary& s : list->series) {
+  for (const wire::SeriesSummary& s : list.series) {
     if (!absl::StartsWith(s.name, "training/") && !absl::StartsWith(s.name, "validation/")) {
       profile.series.push_back(s);
     }
   }
-  if (context.json()) return PrintJson(profile.ToJson());
-  if (profile.series.empty()) {
-    std::cout << "trial " << trial_id
-              << " has no profile: enable it in the config (profiling: {enabled: true})\n";
-    return kExitOk;
-  }
+  return profile;
+}
+
+void PrintProfileTable(const wire::SeriesList& profile) {
   std::vector<std::vector<std::string>> rows;
   for (const wire::SeriesSummary& s : profile.series) {
     rows.push_back(
@@ -191,7 +186,42 @@ int PrintProfile(const CommandContext& context, int64_t trial_id) {
   }
   PrintTable(std::cout, {"series", "machine", "unit", "samples", "batches", "min", "mean", "max"},
              rows);
-  return kExitOk;
+}
+
+// `trial profile`: the profiler's series of the trial, min / mean / max over the profiling
+// window, per machine and GPU; with `follow`, again every 2 s until the trial ends.
+int PrintProfile(const CommandContext& context, int64_t trial_id, bool follow) {
+  client::MasterClient client = context.Client();
+  const std::string path = absl::StrCat("/api/v1/trials/", trial_id);
+  const bool tty = ::isatty(STDOUT_FILENO) == 1;
+  for (bool first = true;; first = false) {
+    absl::StatusOr<wire::TrialDescription> trial =
+        GetAs(client, path, [](const Json& j) { return wire::ParseTrialDescription(j); });
+    if (!trial.ok()) return Fail(trial.status());
+    absl::StatusOr<wire::SeriesList> list = GetAs(client, path + "/series", wire::ParseSeriesList);
+    if (!list.ok()) return Fail(list.status());
+    const wire::SeriesList profile = ProfileSeries(*list);
+    const bool ended = wire::IsTerminal(trial->state);
+    if (context.json()) {
+      if (!follow || ended) return PrintJson(profile.ToJson());
+    } else {
+      if (follow && tty && !first) std::cout << "\x1b[H\x1b[2J";  // redraw in place
+      if (follow) {
+        std::cout << "trial " << trial_id << ": " << wire::Name(trial->state) << ", batch "
+                  << trial->batches << "/" << trial->total_batches << "\n";
+      }
+      if (profile.series.empty()) {
+        std::cout << "trial " << trial_id
+                  << " has no profile yet: is profiling enabled in its config (profiling: "
+                     "{enabled: true}), and its window reached?\n";
+      } else {
+        PrintProfileTable(profile);
+      }
+      if (!follow || ended) return kExitOk;
+    }
+    std::cout << std::flush;
+    absl::SleepFor(absl::Seconds(2));
+  }
 }
 
 }  // namespace
@@ -227,14 +257,19 @@ void AddTrialCommands(CLI::App* root, CommandContext* context) {
   context->OnRun(metrics, [context, metrics_id] { return PrintSeries(*context, *metrics_id); });
 
   auto profile_id = std::make_shared<int64_t>(0);
+  auto profile_follow = std::make_shared<bool>(false);
   CLI::App* profile = trial->add_subcommand(
       "profile", "The profiler's system metrics of a trial: min, mean and max per machine");
   profile->add_option("id", *profile_id, "Trial id")->required();
+  profile->add_flag("-f,--follow", *profile_follow,
+                    "Print it again every 2 seconds until the trial ends");
   context->AddJsonFlag(profile);
   profile->footer(
       "Profile a trial with `profiling: {enabled: true, begin_on_batch: 0, end_after_batch: 100}` "
       "in its config.\nExample:\n  cohort trial profile 3");
-  context->OnRun(profile, [context, profile_id] { return PrintProfile(*context, *profile_id); });
+  context->OnRun(profile, [context, profile_id, profile_follow] {
+    return PrintProfile(*context, *profile_id, *profile_follow);
+  });
 }
 
 }  // namespace cohort::cli
