@@ -118,15 +118,23 @@ class Runner {
     timings_["dataloader_next"] += MsSince(t);
     timings_["to_device"] += 0;  // CPU: the batch is already where the model is
     t = absl::Now();
+    const absl::Time train_start = t;
     model_->train();
     TrainResult result = trial_.TrainBatch(ctx_, *model_, batch);
     if (!result.loss.defined()) return Error("TrainBatch returned no loss");
-    result.loss.backward();
+    timings_["forward"] += MsSince(t);
+    t = absl::Now();
+    result.loss.backward();  // gradients travel from here, overlapping the rest of backward
+    timings_["backward"] += MsSince(t);
+    t = absl::Now();
     COHORT_ASSIGN_OR_RETURN(bool step, reducer_->Synchronize());
+    timings_["gradient_wait"] += MsSince(t);
+    t = absl::Now();
     if (step) {
       optim::StepAndZeroGrad(*optimizer_);
     }
-    timings_["train_batch"] += MsSince(t);
+    timings_["optimizer_step"] += MsSince(t);
+    timings_["train_batch"] += MsSince(train_start);
     t = absl::Now();
     if (step && scheduler_ != nullptr) {
       scheduler_->step();
@@ -170,10 +178,11 @@ class Runner {
   // Reports the window's training metrics and timings, prints the progress line (rank 0) and
   // starts a new window.
   absl::Status CloseWindow(int64_t done) {
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - window_start_);
+    const double rate = in_window_ * options_.global_batch_size / std::max(seconds, 1e-9);
+    sums_["samples_per_second"] = rate * in_window_;  // a sum, as ReportTraining takes means
     COHORT_RETURN_IF_ERROR(ReportTraining(done, sums_, timings_, in_window_, absl::Now()));
     if (comm_.rank() == 0) {
-      const double seconds = absl::ToDoubleSeconds(absl::Now() - window_start_);
-      const double rate = in_window_ * options_.global_batch_size / std::max(seconds, 1e-9);
       const double eta = (options_.max_batches - done) * seconds / in_window_;
       std::fprintf(stderr, "[batch %lld/%lld] loss %.4f  %.0f samples/s  ETA %d:%02d\n",
                    static_cast<long long>(done), static_cast<long long>(options_.max_batches),

@@ -19,8 +19,10 @@
 //   {"kind":"checkpoint","steps_completed":100,"storage_id":"<uuid>","path":"<dir>",...}
 // plus progress in batches after every batch (progress.json) and, at the end, the searcher
 // metric. Training metrics are averaged across workers when `average_training_metrics` (else
-// the chief's), with the per-batch timings of the seed (dataloader_next, to_device,
-// train_batch, step_lr_schedulers, from_device, reduce_metrics; milliseconds, chief's).
+// the chief's), with samples_per_second and the per-batch timings of the seed
+// (dataloader_next, to_device, train_batch, step_lr_schedulers, from_device, reduce_metrics;
+// milliseconds, chief's), train_batch split into forward, backward, gradient_wait (the wait in
+// GradientReducer::Synchronize for what backward did not overlap) and optimizer_step.
 
 #include <cstdint>
 #include <string>

@@ -102,9 +102,19 @@ TEST_F(TrialTest, ResumedRunEndsWithTheWeightsOfAnUninterruptedRun) {
       ++training;
       EXPECT_TRUE(line["metrics"].contains("loss")) << line;
       for (const char* t : {"dataloader_next", "to_device", "train_batch", "step_lr_schedulers",
-                            "from_device", "reduce_metrics"}) {
+                            "from_device", "reduce_metrics", "forward", "backward",
+                            "gradient_wait", "optimizer_step"}) {
         EXPECT_TRUE(line["metrics"]["timings"].contains(t)) << t << " missing in " << line;
       }
+      // train_batch is its four parts (each timed between the same clock readings).
+      const nlohmann::json& timings = line["metrics"]["timings"];
+      const double parts = timings["forward"].get<double>() + timings["backward"].get<double>() +
+                           timings["gradient_wait"].get<double>() +
+                           timings["optimizer_step"].get<double>();
+      EXPECT_NEAR(parts, timings["train_batch"].get<double>(),
+                  0.1 * timings["train_batch"].get<double>() + 0.05)
+          << line;
+      EXPECT_GT(line["metrics"]["samples_per_second"].get<double>(), 0) << line;
     }
     if (kind == "validation") {
       ++validation;
