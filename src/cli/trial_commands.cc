@@ -2,13 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/exit_codes.h"
@@ -188,6 +191,46 @@ void PrintProfileTable(const wire::SeriesList& profile) {
              rows);
 }
 
+// The chief's per-batch timings (the series training/timings/<phase>): mean milliseconds and
+// share of a step, the gradient wait called out. Nothing when the trial reported none.
+void PrintTimings(const wire::SeriesList& list) {
+  constexpr absl::string_view kPrefix = "training/timings/";
+  std::map<std::string, double> mean_ms;
+  for (const wire::SeriesSummary& s : list.series) {
+    if (absl::StartsWith(s.name, kPrefix)) mean_ms[s.name.substr(kPrefix.size())] = s.mean_value;
+  }
+  double step = 0;  // a batch's phases, in order; train_batch holds forward .. optimizer_step
+  for (const char* phase :
+       {"dataloader_next", "to_device", "train_batch", "step_lr_schedulers", "from_device"}) {
+    step += mean_ms.count(phase) ? mean_ms[phase] : 0;
+  }
+  if (mean_ms.empty() || step <= 0) return;
+  // The phases in the order a batch runs them (train_batch's parts indented), then any other.
+  std::vector<std::string> order = {
+      "dataloader_next", "to_device",      "train_batch",        "forward",     "backward",
+      "gradient_wait",   "optimizer_step", "step_lr_schedulers", "from_device", "reduce_metrics"};
+  for (const auto& [phase, ms] : mean_ms) {
+    if (std::find(order.begin(), order.end(), phase) == order.end()) order.push_back(phase);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& phase : order) {
+    if (!mean_ms.count(phase)) continue;
+    const double ms = mean_ms[phase];
+    const bool part = phase == "forward" || phase == "backward" || phase == "gradient_wait" ||
+                      phase == "optimizer_step";
+    rows.push_back({part ? "  " + phase : phase, absl::StrFormat("%.3f", ms),
+                    phase == "reduce_metrics" ? "-" : absl::StrFormat("%.1f%%", 100 * ms / step)});
+  }
+  std::cout << "\nstep timings (the chief's, ms per batch; a step is "
+            << absl::StrFormat("%.2f", step) << " ms):\n";
+  PrintTable(std::cout, {"phase", "mean ms", "share"}, rows);
+  if (mean_ms.count("gradient_wait")) {
+    std::cout << "gradient wait: "
+              << absl::StrFormat("%.1f%%", 100 * mean_ms["gradient_wait"] / step)
+              << " of a step waits for the gradient exchange (the rest of it overlaps backward)\n";
+  }
+}
+
 // `trial profile`: the profiler's series of the trial, min / mean / max over the profiling
 // window, per machine and GPU; with `follow`, again every 2 s until the trial ends.
 int PrintProfile(const CommandContext& context, int64_t trial_id, bool follow) {
@@ -212,11 +255,12 @@ int PrintProfile(const CommandContext& context, int64_t trial_id, bool follow) {
       }
       if (profile.series.empty()) {
         std::cout << "trial " << trial_id
-                  << " has no profile yet: is profiling enabled in its config (profiling: "
+                  << " has no system metrics yet: is profiling enabled in its config (profiling: "
                      "{enabled: true}), and its window reached?\n";
       } else {
         PrintProfileTable(profile);
       }
+      PrintTimings(*list);
       if (!follow || ended) return kExitOk;
     }
     std::cout << std::flush;
