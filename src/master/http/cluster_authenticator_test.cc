@@ -34,21 +34,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
-std::string TempDir(const char* name) {
-  std::string dir = ::testing::TempDir() + "/" + name + "_XXXXXX";
-  EXPECT_NE(mkdtemp(dir.data()), nullptr);
-  return dir;
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 TEST(AgentSecretFileTest, IsCreatedPrivateWith256RandomBitsAndKeptAcrossStarts) {
-  const std::string path = TempDir("secret") + "/agent-secret";
+  const std::string path = MakeTempDir("secret") + "/agent-secret";
   absl::StatusOr<std::string> first = LoadOrCreateAgentSecret(path);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_THAT(*first, MatchesRegex("[0-9a-f]{64}"));
@@ -58,19 +45,19 @@ TEST(AgentSecretFileTest, IsCreatedPrivateWith256RandomBitsAndKeptAcrossStarts) 
   absl::StatusOr<std::string> again = LoadOrCreateAgentSecret(path);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(*again, *first);
-  const std::string other = TempDir("secret") + "/agent-secret";
+  const std::string other = MakeTempDir("secret") + "/agent-secret";
   EXPECT_NE(LoadOrCreateAgentSecret(other).value(), *first);
 }
 
 TEST(AgentSecretFileTest, AFileOthersMayReadIsRefusedSayingHowToFixIt) {
-  const std::string path = TempDir("secret") + "/agent-secret";
+  const std::string path = MakeTempDir("secret") + "/agent-secret";
   std::ofstream(path) << "s3cret\n";
   ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
   absl::StatusOr<std::string> secret = LoadOrCreateAgentSecret(path);
   ASSERT_FALSE(secret.ok());
   EXPECT_TRUE(absl::IsPermissionDenied(secret.status())) << secret.status();
   EXPECT_THAT(secret.status().message(), HasSubstr(absl::StrCat("chmod 600 ", path)));
-  EXPECT_EQ(ReadAll(path), "s3cret\n") << "the file is left as it was";
+  EXPECT_EQ(ReadFileBytes(path), "s3cret\n") << "the file is left as it was";
 }
 
 TEST(AgentSecretFileTest, ConstantTimeEqualsComparesEveryByteAndTheLength) {
@@ -91,7 +78,7 @@ constexpr char kAdminPassword[] = "admin-password";
 class AuthRoutesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = TempDir("auth_routes");
+    dir_ = MakeTempDir("auth_routes");
     secret_file_ = dir_ + "/agent-secret";
     secret_ = LoadOrCreateAgentSecret(secret_file_).value();
     server_ = std::make_unique<MasterServer>(
@@ -108,7 +95,7 @@ class AuthRoutesTest : public ::testing::Test {
         absl::StrCat("mkdir -p ", dir_, "/ctx && echo x > ", dir_, "/ctx/train.py && tar czf ",
                      made, " -C ", dir_, "/ctx .");
     ASSERT_EQ(std::system(command.c_str()), 0);
-    context_ = ReadAll(made);
+    context_ = ReadFileBytes(made);
   }
 
   // A client presenting `credential` (empty: none).
@@ -185,7 +172,8 @@ const std::vector<std::pair<std::string, std::string>>& UserRoutes() {
       {"GET", "/api/v1/users"},
       {"POST", "/api/v1/users"},
       {"POST", "/api/v1/users/admin/deactivate"},
-      {"POST", "/api/v1/users/admin/password"}, {"GET", "/api/v1/trials/1/series"},
+      {"POST", "/api/v1/users/admin/password"},
+      {"GET", "/api/v1/trials/1/series"},
       {"GET", "/api/v1/trials/1/series/data?name=x"},
       {"GET", "/api/v1/experiments/1/series/data?name=x"}};
   return *routes;

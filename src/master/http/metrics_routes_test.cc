@@ -216,19 +216,6 @@ TEST(ExpositionParserTest, RefusesWhatPrometheusWouldRefuse) {
   EXPECT_FALSE(ParseExposition("# TYPE 1a gauge\n1a 1\n").ok());
 }
 
-std::string TempDir(const char* name) {
-  std::string dir = ::testing::TempDir() + "/" + name + "_XXXXXX";
-  EXPECT_NE(mkdtemp(dir.data()), nullptr);
-  return dir;
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string Config(int slots) {
   return absl::StrCat(
       "name: t\nentrypoint: /bin/sh\nhyperparameters: {global_batch_size: 8}\n"
@@ -243,7 +230,7 @@ constexpr char kAdminPassword[] = "admin-password";
 class MetricsRouteTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = TempDir("metrics_route");
+    dir_ = MakeTempDir("metrics_route");
     const std::string secret_file = dir_ + "/agent-secret";
     secret_ = LoadOrCreateAgentSecret(secret_file).value();
     server_ = std::make_unique<MasterServer>(
@@ -261,7 +248,7 @@ class MetricsRouteTest : public ::testing::Test {
                                        "/ctx/train.py && tar czf ", made, " -C ", dir_, "/ctx .")
                               .c_str()),
               0);
-    context_ = ReadAll(made);
+    context_ = ReadFileBytes(made);
   }
 
   client::MasterClient Client(const std::string& credential) {

@@ -1,5 +1,10 @@
 #include "master/http/testing/master_server.h"
 
+#include <stdlib.h>
+
+#include <fstream>
+#include <sstream>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
@@ -7,6 +12,19 @@
 #include "master/http/routes.h"
 
 namespace cohort::master::http {
+
+std::string MakeTempDir(const char* name) {
+  std::string dir = ::testing::TempDir() + "/" + name + "_XXXXXX";
+  EXPECT_NE(mkdtemp(dir.data()), nullptr) << "cannot make " << dir;
+  return dir;
+}
+
+std::string ReadFileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 MasterServer::MasterServer(const std::string& data_dir, Options options) {
   absl::StatusOr<std::unique_ptr<Master>> master = Master::Create(
