@@ -130,9 +130,10 @@ class AllocationRun {
   std::string last_progress_error_;
   bool reports_refused_ = false;  // logged once
   bool profiling_ = false;        // the config's profiling.enabled
-  std::unique_ptr<sampler::SystemSampler> sampler_;
-  std::mutex system_mu_;  // guards system_records_ (the sampler's thread adds to it)
+  std::mutex system_mu_;          // guards system_records_ (the sampler's thread adds to it)
   std::vector<wire::SystemMetricsRecord> system_records_;
+  // Last: destroyed first, so its thread stops before the records it adds to go away.
+  std::unique_ptr<sampler::SystemSampler> sampler_;
 };
 
 }  // namespace cohort::agent

@@ -18,6 +18,7 @@
 #include "cli/login_store.h"
 #include "client/local_cluster.h"
 #include "client/master_client.h"
+#include "common/env.h"
 #include "common/sibling_program.h"
 #include "nlohmann/json.hpp"
 #include "wire/cluster_bodies.h"
@@ -58,8 +59,8 @@ bool Alive(pid_t pid) {
 // the master generated in its data directory; keeps the token (login_store.h).
 absl::Status LogInAsAdmin(client::MasterClient& client, const fs::path& master_dir) {
   std::string password;
-  if (const char* given = std::getenv("COHORT_INITIAL_PASSWORD"); given != nullptr && *given) {
-    password = given;
+  if (std::string given = env::GetOr("COHORT_INITIAL_PASSWORD", ""); !given.empty()) {
+    password = std::move(given);
   } else {
     absl::StatusOr<std::string> generated =
         client::ReadSecretFile((master_dir / "admin-password").string());

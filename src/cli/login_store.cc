@@ -2,13 +2,13 @@
 
 #include <sys/stat.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "cli/command_context.h"
+#include "common/env.h"
 #include "common/json_bounded.h"
 #include "common/private_file.h"
 
@@ -16,11 +16,6 @@ namespace cohort::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
 
 // The file's JSON; an empty object when it is missing or not a JSON object.
 Json ReadLogins() {
@@ -47,8 +42,8 @@ absl::Status WriteLogins(const Json& logins) {
 }  // namespace
 
 std::string LoginFilePath() {
-  std::string base = Env("XDG_CONFIG_HOME");
-  if (base.empty()) base = (fs::path(Env("HOME").empty() ? "." : Env("HOME")) / ".config").string();
+  std::string base = env::GetOr("XDG_CONFIG_HOME", "");
+  if (base.empty()) base = (fs::path(env::GetOr("HOME", ".")) / ".config").string();
   return (fs::path(base) / "cohort" / "auth.json").string();
 }
 
@@ -103,8 +98,8 @@ client::MasterClient LoggedInClient(const std::string& url, absl::Duration timeo
   if (std::optional<StoredLogin> stored = LoadLogin(client.url())) {
     client.set_bearer_token(stored->token);
   }
-  const std::string user = Env("COHORT_USER");
-  const std::string password = Env("COHORT_PASSWORD");
+  const std::string user = env::GetOr("COHORT_USER", "");
+  const std::string password = env::GetOr("COHORT_PASSWORD", "");
   if (!user.empty() && !password.empty()) {
     client.set_relogin(
         [url = client.url(), timeout, user, password]() -> absl::StatusOr<std::string> {

@@ -105,9 +105,17 @@ std::string FinalValidation(client::MasterClient& client, int64_t trial_id) {
 int FinishFollow(client::MasterClient& client, const wire::ExperimentDescription& e, bool tty) {
   if (tty) std::cerr << "\n";
   std::cout << "experiment " << e.id << " " << wire::Name(e.state) << "\n";
-  for (const wire::TrialDescription& t : e.trials) {
-    const std::string validation = FinalValidation(client, t.id);
-    if (!validation.empty()) std::cout << "trial " << t.id << ": " << validation << "\n";
+  // One request per trial: a search of thousands of trials shows its first ones here.
+  constexpr size_t kMaxSummarized = 20;
+  for (size_t i = 0; i < e.trials.size(); ++i) {
+    const wire::TrialDescription& t = e.trials[i];
+    if (i < kMaxSummarized) {
+      const std::string validation = FinalValidation(client, t.id);
+      if (!validation.empty()) std::cout << "trial " << t.id << ": " << validation << "\n";
+    } else if (i == kMaxSummarized) {
+      std::cout << "(" << e.trials.size() - kMaxSummarized
+                << " more trials: cohort experiment describe " << e.id << ")\n";
+    }
     if (t.error_lines) {
       std::cout << "trial " << t.id << " failed; its last lines:\n" << *t.error_lines << "\n";
     }

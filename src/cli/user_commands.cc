@@ -1,6 +1,5 @@
 #include "cli/user_commands.h"
 
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -13,20 +12,16 @@
 #include "cli/login_store.h"
 #include "cli/password_prompt.h"
 #include "cli/table.h"
+#include "common/env.h"
 #include "wire/user_bodies.h"
 
 namespace cohort::cli {
 namespace {
 
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
 int Login(const CommandContext& context, std::string name) {
-  if (name.empty()) name = Env("COHORT_USER");
+  if (name.empty()) name = env::GetOr("COHORT_USER", "");
   if (name.empty()) name = "admin";
-  std::string password = Env("COHORT_PASSWORD");
+  std::string password = env::GetOr("COHORT_PASSWORD", "");
   if (password.empty()) {
     absl::StatusOr<std::string> typed = ReadPassword(absl::StrCat("Password for ", name, ": "));
     if (!typed.ok()) return Fail(typed.status());

@@ -13,6 +13,10 @@
 
 namespace cohort::config {
 
+// The argv of `entrypoint`: each element split on whitespace (a string entrypoint may carry
+// arguments). Empty when it has no words.
+std::vector<std::string> EntrypointArgv(const std::vector<std::string>& entrypoint);
+
 // Errors (InvalidArgument) name the entrypoint and what is wrong: empty ("the config has no
 // entrypoint: ..."), not found in the context directory, not executable.
 absl::StatusOr<std::vector<std::string>> ResolveEntrypoint(

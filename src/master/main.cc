@@ -12,6 +12,7 @@
 #include "client/local_cluster.h"
 #include "client/master_client.h"
 #include "cohort/status.h"
+#include "common/env.h"
 #include "common/private_file.h"
 #include "master/db/database.h"
 #include "master/http/agent_secret_authenticator.h"
@@ -64,10 +65,11 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "--tls-key. Clients verify it: cohort --tls-ca, cohort-agent --tls-ca");
   app.add_option("--tls-key", f.tls.key_file,
                  "The private key of --tls-cert (PEM, unencrypted; keep it chmod 600)");
-  app.footer("Example:\n  cohort-master --port 8080 --data-dir /var/lib/cohort\n"
-             "  cohort-agent --master http://127.0.0.1:8080 --slots 2 "
-             "--secret-file /var/lib/cohort/agent-secret\n"
-             "  cohort-master --host 0.0.0.0 --tls-cert master.crt --tls-key master.key");
+  app.footer(
+      "Example:\n  cohort-master --port 8080 --data-dir /var/lib/cohort\n"
+      "  cohort-agent --master http://127.0.0.1:8080 --slots 2 "
+      "--secret-file /var/lib/cohort/agent-secret\n"
+      "  cohort-master --host 0.0.0.0 --tls-cert master.crt --tls-key master.key");
 }
 
 // Says what a master listening beyond loopback exposes (without TLS: everything on the wire).
@@ -109,8 +111,7 @@ absl::StatusOr<std::string> GivenInitialPassword(const Flags& f) {
     }
     return password;
   }
-  const char* env = std::getenv("COHORT_INITIAL_PASSWORD");
-  return std::string(env != nullptr ? env : "");
+  return cohort::env::GetOr("COHORT_INITIAL_PASSWORD", "");
 }
 
 // On the first start (no users yet), creates the user 'admin' with the given password or a
@@ -142,8 +143,9 @@ int Fail(const absl::Status& status) {
 
 int main(int argc, char** argv) {
   Flags f;
-  CLI::App app{"cohort-master: the Cohort cluster's REST API (/api/v1), database (SQLite) and "
-               "gang scheduler. Agents (cohort-agent) connect to it; the cohort CLI talks to it."};
+  CLI::App app{
+      "cohort-master: the Cohort cluster's REST API (/api/v1), database (SQLite) and "
+      "gang scheduler. Agents (cohort-agent) connect to it; the cohort CLI talks to it."};
   AddFlags(app, f);
   CLI11_PARSE(app, argc, argv);
   // Before anything else, so a bad certificate or key is reported before any file is created.
@@ -178,9 +180,10 @@ int main(int argc, char** argv) {
       cohort::master::http::BrowserGuard(cohort::master::http::IsLoopbackHost(f.host)));
   const int bound = Bind(server, f);
   if (bound <= 0) return 1;
-  std::printf("cohort-master: agents authenticate with the secret in %s (cohort-agent "
-              "--secret-file)\n",
-              f.secret_file.c_str());
+  std::printf(
+      "cohort-master: agents authenticate with the secret in %s (cohort-agent "
+      "--secret-file)\n",
+      f.secret_file.c_str());
   g_server = &server;
   signal(SIGINT, OnSignal);
   signal(SIGTERM, OnSignal);

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
@@ -17,6 +16,7 @@
 #include "common/context_archive.h"
 #include "common/logging.h"
 #include "config/config_parser.h"
+#include "config/entrypoint.h"
 #include "config/error_list.h"
 #include "config/hparam_sampler.h"
 #include "config/length.h"
@@ -66,14 +66,10 @@ absl::Status CheckMayChange(const ExperimentRow& e, const Actor& actor, absl::st
 // an absolute path or a bare name (looked up in PATH when the context lacks it), as
 // config::ResolveEntrypoint runs it.
 std::optional<std::string> ContextProgram(const std::vector<std::string>& entrypoint) {
-  std::string program;
-  for (const std::string& part : entrypoint) {
-    std::istringstream words(part);
-    if (words >> program) break;
-  }
-  if (program.empty() || program[0] == '/' || program.find('/') == std::string::npos) {
-    return std::nullopt;
-  }
+  const std::vector<std::string> argv = config::EntrypointArgv(entrypoint);
+  if (argv.empty()) return std::nullopt;
+  const std::string& program = argv[0];
+  if (program[0] == '/' || program.find('/') == std::string::npos) return std::nullopt;
   std::string normal = fs::path(program).lexically_normal().string();
   while (absl::StartsWith(normal, "./")) normal = normal.substr(2);
   return normal;

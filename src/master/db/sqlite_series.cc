@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -69,6 +70,20 @@ class Bucket {
   PointRow first_, last_, low_, high_;
 };
 
+// The id of the series (trial, name, label); nullopt when it does not exist.
+absl::StatusOr<std::optional<int64_t>> FindSeries(sqlite3* db, const std::string& path,
+                                                  int64_t trial_id, const std::string& name,
+                                                  const std::string& label) {
+  Statement find(db, path, "find series",
+                 "SELECT id FROM series WHERE trial_id = ?1 AND name = ?2 AND label = ?3");
+  find.BindInt64(1, trial_id);
+  find.BindText(2, name);
+  find.BindText(3, label);
+  COHORT_ASSIGN_OR_RETURN(bool found, find.Step());
+  if (!found) return std::nullopt;
+  return find.Int64(0);
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> SqliteDatabase::SeriesIdLocked(int64_t trial_id, const std::string& name,
@@ -84,14 +99,9 @@ absl::StatusOr<int64_t> SqliteDatabase::SeriesIdLocked(int64_t trial_id, const s
     return absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"));
   }
   COHORT_RETURN_IF_ERROR(created);
-  Statement find(db_, path_, "find series",
-                 "SELECT id FROM series WHERE trial_id = ?1 AND name = ?2 AND label = ?3");
-  find.BindInt64(1, trial_id);
-  find.BindText(2, name);
-  find.BindText(3, label);
-  COHORT_ASSIGN_OR_RETURN(bool found, find.Step());
-  if (!found) return absl::InternalError(absl::StrCat("series ", name, " vanished"));
-  return find.Int64(0);
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindSeries(db_, path_, trial_id, name, label));
+  if (!id) return absl::InternalError(absl::StrCat("series ", name, " vanished"));
+  return *id;
 }
 
 absl::Status SqliteDatabase::InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) {
@@ -139,14 +149,10 @@ absl::StatusOr<std::vector<PointRow>> SqliteDatabase::QueryPoints(const PointQue
         absl::StrCat("max_datapoints must be at least 4, got ", q.max_points));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  Statement find(db_, path_, "find series",
-                 "SELECT id FROM series WHERE trial_id = ?1 AND name = ?2 AND label = ?3");
-  find.BindInt64(1, q.trial_id);
-  find.BindText(2, q.name);
-  find.BindText(3, q.label);
-  COHORT_ASSIGN_OR_RETURN(bool found, find.Step());
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> found,
+                          FindSeries(db_, path_, q.trial_id, q.name, q.label));
   if (!found) return std::vector<PointRow>{};
-  const int64_t series_id = find.Int64(0);
+  const int64_t series_id = *found;
 
   Statement extent(db_, path_, "measure points",
                    absl::StrCat("SELECT COUNT(*), MIN(batch), MAX(batch) FROM series_points "

@@ -1,5 +1,6 @@
 #include "master/users/users.h"
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "common/logging.h"
@@ -53,24 +54,22 @@ absl::StatusOr<bool> Users::EnsureAdmin(const std::string& password) {
   return true;
 }
 
-absl::StatusOr<std::string> Users::Hash(const std::string& password) {
-  if (hashing_.fetch_add(1) >= kMaxConcurrentHashes) {
-    hashing_.fetch_sub(1);
-    return absl::UnavailableError("too many logins at once: try again in a second");
-  }
-  absl::StatusOr<std::string> hash = HashPassword(password);
+absl::Status Users::TakeHashSlot() {
+  if (hashing_.fetch_add(1) < kMaxConcurrentHashes) return absl::OkStatus();
   hashing_.fetch_sub(1);
-  return hash;
+  return absl::UnavailableError("too many logins at once: try again in a second");
+}
+
+absl::StatusOr<std::string> Users::Hash(const std::string& password) {
+  COHORT_RETURN_IF_ERROR(TakeHashSlot());
+  absl::Cleanup release = [this] { hashing_.fetch_sub(1); };
+  return HashPassword(password);
 }
 
 absl::StatusOr<bool> Users::Verify(const std::string& hash, const std::string& password) {
-  if (hashing_.fetch_add(1) >= kMaxConcurrentHashes) {
-    hashing_.fetch_sub(1);
-    return absl::UnavailableError("too many logins at once: try again in a second");
-  }
-  const bool match = VerifyPassword(hash, password);
-  hashing_.fetch_sub(1);
-  return match;
+  COHORT_RETURN_IF_ERROR(TakeHashSlot());
+  absl::Cleanup release = [this] { hashing_.fetch_sub(1); };
+  return VerifyPassword(hash, password);
 }
 
 absl::StatusOr<Users::LoginResult> Users::Login(const std::string& name,
@@ -88,6 +87,8 @@ absl::StatusOr<Users::LoginResult> Users::Login(const std::string& name,
     return WrongCredentials();
   }
   throttle_.Succeeded(name);
+  // Expired tokens are dropped here, where new ones are made, so the table does not grow.
+  COHORT_RETURN_IF_ERROR(db_->DeleteExpiredTokens(NowMs()).status());
   LoginResult result{NewToken(), *user,
                      absl::ToUnixMillis(clock_->Now() + options_.token_lifetime)};
   COHORT_RETURN_IF_ERROR(db_->InsertToken({.hash = TokenHash(result.token),

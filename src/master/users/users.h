@@ -5,8 +5,9 @@
 //   * Login checks a password (Argon2id, constant-time) under the LoginThrottle and returns a
 //     new random 256-bit token; only its SHA-256 is stored, with its user and an expiry.
 //   * Authenticate turns a token into an Identity, or refuses it (Unauthenticated: unknown,
-//     revoked, expired, or its user deactivated). Logout revokes one token; deactivating a user
-//     or setting a password revokes all of that user's tokens.
+//     revoked, expired, or its user deactivated). Each login drops the expired tokens. Logout
+//     revokes one token; deactivating a user or setting a password revokes all of that user's
+//     tokens.
 //   * Admin-only operations take the acting Identity and refuse others (PermissionDenied).
 // At most kMaxConcurrentHashes Argon2id hashes run at once (64 MiB each); more callers get
 // Unavailable, so a login flood cannot exhaust the master's memory.
@@ -83,6 +84,8 @@ class Users {
 
  private:
   absl::Status RequireAdmin(const Identity& actor, const std::string& what) const;
+  // One of the kMaxConcurrentHashes places, or Unavailable; the caller gives it back.
+  absl::Status TakeHashSlot();
   // Argon2id under the concurrency cap.
   absl::StatusOr<std::string> Hash(const std::string& password);
   absl::StatusOr<bool> Verify(const std::string& hash, const std::string& password);

@@ -108,6 +108,13 @@ TEST_F(UsersTest, ExpiredAndRevokedTokensAreRefused) {
   EXPECT_TRUE(absl::IsUnauthenticated(users_->Authenticate("made-up").status()));
 }
 
+TEST_F(UsersTest, ALoginDropsTheExpiredTokens) {
+  clock_.Advance(absl::Hours(24 * 7));  // SetUp's token has expired
+  ASSERT_TRUE(users_->Login("admin", "admin-password", "a").ok());
+  EXPECT_EQ(db_->DeleteExpiredTokens(absl::ToUnixMillis(clock_.Now())).value(), 0)
+      << "the login dropped it already";
+}
+
 TEST_F(UsersTest, OnlyAdminsManageUsers) {
   ASSERT_TRUE(users_->Create(admin_, "alice", "alice-password", false).ok());
   Identity alice = LogIn("alice", "alice-password");
