@@ -113,16 +113,8 @@ void CheckEnv(absl::string_view text) {
 
 // Slurm's variables, whose SLURM_NTASKS_PER_NODE looks like "4(x2)".
 void CheckSlurmRanks(absl::string_view text) {
-  constexpr RankVariables kSlurm{"slurm",
-                                 "SLURM_PROCID",
-                                 "SLURM_NTASKS",
-                                 "SLURM_LOCALID",
-                                 "SLURM_NTASKS_PER_NODE",
-                                 "SLURM_NODEID",
-                                 "SLURM_NNODES",
-                                 true};
   const Env input = ParseLines(text);
-  absl::StatusOr<std::optional<WorkerRanks>> ranks = ReadRanks(kSlurm, Lookup(input));
+  absl::StatusOr<std::optional<WorkerRanks>> ranks = ReadRanks(kSlurmRankVariables, Lookup(input));
   if (!ranks.ok()) {
     FUZZ_CHECK_REFUSAL(ranks.status());
     return;

@@ -6,30 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "common/env.h"
-#include "cohort/status.h"
 #include "wire/launch_env.h"
 
 namespace cohort::comm {
 namespace {
-
-// The foreign launchers' rank variables; cohort-launch's are wire::LaunchEnv's.
-constexpr wire::RankVariables kTorchrun{
-    "torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", nullptr};
-constexpr wire::RankVariables kOpenMpi{"openmpi",
-                                       "OMPI_COMM_WORLD_RANK",
-                                       "OMPI_COMM_WORLD_SIZE",
-                                       "OMPI_COMM_WORLD_LOCAL_RANK",
-                                       "OMPI_COMM_WORLD_LOCAL_SIZE",
-                                       nullptr,
-                                       nullptr};
-constexpr wire::RankVariables kSlurm{"slurm",
-                                     "SLURM_PROCID",
-                                     "SLURM_NTASKS",
-                                     "SLURM_LOCALID",
-                                     "SLURM_NTASKS_PER_NODE",
-                                     "SLURM_NODEID",
-                                     "SLURM_NNODES",
-                                     /*local_size_leading_integer=*/true};
 
 bool IsSet(const char* name) { return !env::GetOr(name, "").empty(); }
 
@@ -42,7 +22,8 @@ absl::Status Require(bool ok, std::string message) {
 absl::Status FillRanks(const wire::LaunchEnv& launch, Topology& t) {
   std::optional<wire::WorkerRanks> ranks = launch.ranks;
   const char* source = wire::kCohortRankVariables.launcher;
-  for (const wire::RankVariables* names : {&kTorchrun, &kOpenMpi, &kSlurm}) {
+  for (const wire::RankVariables* names :
+       {&wire::kTorchrunRankVariables, &wire::kOpenMpiRankVariables, &wire::kSlurmRankVariables}) {
     if (ranks) break;
     COHORT_ASSIGN_OR_RETURN(ranks, wire::ReadRanks(*names, env::Get));
     source = names->launcher;

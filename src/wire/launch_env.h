@@ -82,6 +82,26 @@ inline constexpr RankVariables kCohortRankVariables{"cohort",
                                                     "COHORT_CROSS_RANK",
                                                     "COHORT_CROSS_SIZE"};
 
+// The foreign launchers' rank variables, so the same program runs under them
+// (ARCHITECTURE.md §3): torchrun, OpenMPI's mpirun and Slurm's srun.
+inline constexpr RankVariables kTorchrunRankVariables{
+    "torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", nullptr};
+inline constexpr RankVariables kOpenMpiRankVariables{"openmpi",
+                                                     "OMPI_COMM_WORLD_RANK",
+                                                     "OMPI_COMM_WORLD_SIZE",
+                                                     "OMPI_COMM_WORLD_LOCAL_RANK",
+                                                     "OMPI_COMM_WORLD_LOCAL_SIZE",
+                                                     nullptr,
+                                                     nullptr};
+inline constexpr RankVariables kSlurmRankVariables{"slurm",
+                                                   "SLURM_PROCID",
+                                                   "SLURM_NTASKS",
+                                                   "SLURM_LOCALID",
+                                                   "SLURM_NTASKS_PER_NODE",
+                                                   "SLURM_NODEID",
+                                                   "SLURM_NNODES",
+                                                   /*local_size_leading_integer=*/true};
+
 // Reads one launcher's rank variables through `lookup`. nullopt when `names.rank` is unset
 // (that launcher did not start this process). Values are integers in [0, 2^24]. A malformed
 // value, a missing size, or values that break WorkerRanks' invariants are InvalidArgument naming
