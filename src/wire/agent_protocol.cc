@@ -241,6 +241,11 @@ Json ReportBatch::ToJson() const {
     for (const SystemMetricsRecord& rec : system_metrics) system.push_back(rec.ToJson());
     j["system_metrics"] = system;
   }
+  if (!step_profiles.empty()) {
+    Json steps = Json::array();
+    for (const StepProfileRecord& rec : step_profiles) steps.push_back(rec.ToJson());
+    j["step_profiles"] = steps;
+  }
   return j;
 }
 
@@ -254,6 +259,9 @@ absl::StatusOr<ReportBatch> ParseReportBatch(const Json& json) {
           [](const Json& j, const std::string& context) {
             return ParseSystemMetricsRecord(j, context);
           });
+  r.Array(
+      "step_profiles", &b.step_profiles, kMaxStepProfilesPerBatch, FieldReader::kOptional,
+      [](const Json& j, const std::string& context) { return ParseStepProfileRecord(j, context); });
   COHORT_RETURN_IF_ERROR(r.status());
   if (r.Has("progress")) {
     COHORT_ASSIGN_OR_RETURN(b.progress,

@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "nlohmann/json.hpp"
 #include "wire/reports.h"
+#include "wire/step_profile.h"
 #include "wire/system_metrics.h"
 
 namespace cohort::wire {
@@ -33,6 +34,8 @@ using Json = nlohmann::json;
 inline constexpr size_t kMaxLogLineBytes = 16 << 10;  // longer output lines are cut
 inline constexpr size_t kMaxLogBatchLines = 5000;
 inline constexpr size_t kMaxReportBatchLines = 1000;
+// A step profile holds up to kMaxStepBuckets spans: fewer per batch keep a body small.
+inline constexpr size_t kMaxStepProfilesPerBatch = 200;
 inline constexpr size_t kMaxActions = 1000;
 inline constexpr size_t kMaxConfigBytes = 1 << 20;  // an experiment config's YAML text
 
@@ -130,6 +133,9 @@ struct ReportBatch {
   // The profiler's samples of this node's machine (profiling.enabled), at most
   // kMaxReportBatchLines; any node's agent sends them.
   std::vector<SystemMetricsRecord> system_metrics;
+  // The profiled batches of this node's ranks (their profile/rank-<R>.jsonl records), at most
+  // kMaxStepProfilesPerBatch; any node's agent sends them.
+  std::vector<StepProfileRecord> step_profiles;
 
   Json ToJson() const;
 };
