@@ -26,13 +26,15 @@ constexpr double kMiB = 1 << 20;
 
 absl::StatusOr<comm::DataType> CommType(const std::string& name, const torch::Tensor& t) {
   if (t.is_sparse() || !t.device().is_cpu()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "parameter '", name, "' is ", t.is_sparse() ? "sparse" : t.device().str(),
-        ": data parallelism supports dense CPU parameters"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("parameter '", name, "' is ", t.is_sparse() ? "sparse" : t.device().str(),
+                     ": data parallelism supports dense CPU parameters"));
   }
   switch (t.scalar_type()) {
-    case torch::kFloat32: return comm::DataType::kFloat32;
-    case torch::kFloat64: return comm::DataType::kFloat64;
+    case torch::kFloat32:
+      return comm::DataType::kFloat32;
+    case torch::kFloat64:
+      return comm::DataType::kFloat64;
     default:
       return absl::InvalidArgumentError(absl::StrCat(
           "parameter '", name, "' has dtype ", std::string(c10::toString(t.scalar_type())),
@@ -44,8 +46,8 @@ absl::StatusOr<comm::DataType> CommType(const std::string& name, const torch::Te
 std::string Describe(const std::vector<std::pair<std::string, torch::Tensor>>& tensors) {
   std::string out;
   for (const auto& [name, t] : tensors) {
-    absl::StrAppend(&out, name, "[", absl::StrJoin(t.sizes(), ","), "]:",
-                    std::string(c10::toString(t.scalar_type())), ";");
+    absl::StrAppend(&out, name, "[", absl::StrJoin(t.sizes(), ","),
+                    "]:", std::string(c10::toString(t.scalar_type())), ";");
   }
   return out;
 }
@@ -66,8 +68,8 @@ absl::Status CheckSameOnAllRanks(comm::Communicator& comm, const std::string& de
       return start >= s.size() ? std::string("(nothing)") : s.substr(start, end - start);
     };
     return absl::FailedPreconditionError(absl::StrCat(
-        what, ": rank ", r, "'s model differs from rank 0's: rank 0 has ", entry(all[0]),
-        ", rank ", r, " has ", entry(all[r]), " (every rank must build the same model)"));
+        what, ": rank ", r, "'s model differs from rank 0's: rank 0 has ", entry(all[0]), ", rank ",
+        r, " has ", entry(all[r]), " (every rank must build the same model)"));
   }
   return absl::OkStatus();
 }
@@ -133,8 +135,8 @@ class GradientReducer::Impl {
 
   absl::Status Init(torch::nn::Module& module) {
     if (options_.aggregation_frequency < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "aggregation_frequency must be >= 1, got ", options_.aggregation_frequency));
+      return absl::InvalidArgumentError(
+          absl::StrCat("aggregation_frequency must be >= 1, got ", options_.aggregation_frequency));
     }
     if (options_.fusion_threshold_mb < 0 || options_.first_bucket_mb < 0) {
       return absl::InvalidArgumentError("fusion thresholds must be >= 0 MB");
@@ -155,24 +157,25 @@ class GradientReducer::Impl {
     for (int i = 0; i < static_cast<int>(params_.size()); ++i) {
       Param& p = params_[i];
       p.accumulator = torch::autograd::impl::grad_accumulator(p.tensor);
-      p.hook_key = p.accumulator->add_post_hook(
-          std::make_unique<torch::autograd::utils::LambdaPostHook>(
+      p.hook_key =
+          p.accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
               [this, i](const torch::autograd::variable_list& outputs,
                         const torch::autograd::variable_list&) {
                 try {
                   OnGradientReady(i);
                 } catch (const std::exception& e) {
                   if (hook_error_.ok()) {
-                    hook_error_ = absl::InternalError(absl::StrCat(
-                        "rank ", comm_->rank(), ": gradient hook of parameter '",
-                        params_[i].name, "': ", FirstLine(e.what())));
+                    hook_error_ = absl::InternalError(
+                        absl::StrCat("rank ", comm_->rank(), ": gradient hook of parameter '",
+                                     params_[i].name, "': ", FirstLine(e.what())));
                   }
                 }
                 return outputs;
               }));
     }
     std::vector<int> reverse(params_.size());
-    for (size_t i = 0; i < reverse.size(); ++i) reverse[i] = static_cast<int>(reverse.size() - 1 - i);
+    for (size_t i = 0; i < reverse.size(); ++i)
+      reverse[i] = static_cast<int>(reverse.size() - 1 - i);
     Rebuild(reverse, options_.fusion_threshold_mb);
     record_order_ = options_.rebuild_from_ready_order;
     if (record_order_) order_.clear();  // filled with the ready order during the first step
@@ -201,8 +204,9 @@ class GradientReducer::Impl {
     }
     if (!unused.empty() && options_.error_on_unused_parameters) {
       return Fail(absl::FailedPreconditionError(absl::StrCat(
-          "rank ", comm_->rank(), ": ", unused.size(), " parameter(s) received no gradient in step ",
-          steps_ + 1, ": ", absl::StrJoin(unused.begin(), unused.begin() + std::min<size_t>(5, unused.size()), ", "),
+          "rank ", comm_->rank(), ": ", unused.size(),
+          " parameter(s) received no gradient in step ", steps_ + 1, ": ",
+          absl::StrJoin(unused.begin(), unused.begin() + std::min<size_t>(5, unused.size()), ", "),
           unused.size() > 5 ? ", ..." : "",
           " (make every parameter take part in the loss, or allow unused parameters)")));
     }
@@ -253,6 +257,10 @@ class GradientReducer::Impl {
   double threshold_mb() const { return threshold_mb_; }
   int rank() const { return comm_->rank(); }
   int64_t steps() const { return steps_; }
+  // The training thread sets the flag while no bucket is in flight; the worker's queue lock
+  // orders it before the jobs submitted next, and Drain orders the timings before the take.
+  void set_record_timings(bool on) { record_timings_ = on; }
+  std::vector<BucketTiming> TakeTimings() { return std::exchange(timings_, {}); }
 
  private:
   double CurrentThresholdMb() const {
@@ -308,8 +316,21 @@ class GradientReducer::Impl {
     }
   }
 
-  // Runs on the communication thread.
+  // Runs on the communication thread: the allreduce, timed while profiling.
   absl::Status ReduceBucket(int b) {
+    if (!record_timings_) return AllreduceBucket(b);
+    const absl::Time start = absl::Now();
+    absl::Status status = AllreduceBucket(b);
+    const Bucket& bucket = buckets_[b];
+    const size_t element = options_.compression && bucket.dtype == comm::DataType::kFloat32
+                               ? sizeof(uint16_t)
+                               : comm::DataTypeSize(bucket.dtype);
+    timings_.push_back(
+        {b, static_cast<int64_t>(bucket.flat.numel() * element), start, absl::Now()});
+    return status;
+  }
+
+  absl::Status AllreduceBucket(int b) {
     Bucket& bucket = buckets_[b];
     const size_t n = static_cast<size_t>(bucket.flat.numel());
     void* data = bucket.flat.data_ptr();
@@ -317,8 +338,8 @@ class GradientReducer::Impl {
     if (options_.compression && bucket.dtype == comm::DataType::kFloat32) {
       bucket.wire.resize(n);
       comm::FloatToHalf(static_cast<const float*>(data), bucket.wire.data(), n);
-      status = comm_->Allreduce(bucket.wire.data(), n, comm::DataType::kFloat16,
-                                comm::ReduceOp::kSum);
+      status =
+          comm_->Allreduce(bucket.wire.data(), n, comm::DataType::kFloat16, comm::ReduceOp::kSum);
       if (status.ok()) {
         comm::HalfToFloat(bucket.wire.data(), static_cast<float*>(data), n,
                           static_cast<float>(aggregation_scale_ / comm_->size()));
@@ -330,12 +351,14 @@ class GradientReducer::Impl {
       if (status.ok()) Scale(data, n, bucket.dtype, aggregation_scale_);
     }
     if (status.ok()) return status;
-    return Annotate(status, absl::StrFormat(
-        "rank %d: allreduce of gradient bucket %d of %d (%d parameters from '%s', %.2f MB%s)",
-        comm_->rank(), b, buckets_.size(), bucket.params.size(),
-        params_[bucket.params.front()].name,
-        static_cast<double>(n * comm::DataTypeSize(bucket.dtype)) / kMiB,
-        options_.compression ? ", fp16 on the wire" : ""));
+    return Annotate(
+        status,
+        absl::StrFormat(
+            "rank %d: allreduce of gradient bucket %d of %d (%d parameters from '%s', %.2f MB%s)",
+            comm_->rank(), b, buckets_.size(), bucket.params.size(),
+            params_[bucket.params.front()].name,
+            static_cast<double>(n * comm::DataTypeSize(bucket.dtype)) / kMiB,
+            options_.compression ? ", fp16 on the wire" : ""));
   }
 
   // Completes this rank's observed order with the parameters that got no gradient, then
@@ -347,9 +370,8 @@ class GradientReducer::Impl {
       if (!seen[i]) order_.push_back(i);
     }
     std::vector<int32_t> wire(order_.begin(), order_.end());
-    COHORT_RETURN_IF_ERROR(Annotate(
-        comm_->Broadcast(wire.data(), wire.size() * sizeof(int32_t), 0),
-        "broadcasting rank 0's gradient ready order"));
+    COHORT_RETURN_IF_ERROR(Annotate(comm_->Broadcast(wire.data(), wire.size() * sizeof(int32_t), 0),
+                                    "broadcasting rank 0's gradient ready order"));
     order_.assign(wire.begin(), wire.end());
     return absl::OkStatus();
   }
@@ -376,8 +398,8 @@ class GradientReducer::Impl {
       bucket.dtype = params_[bucket.params.front()].dtype;
       int64_t total = 0;
       for (int i : bucket.params) total += params_[i].tensor.numel();
-      bucket.flat = torch::empty({total}, params_[bucket.params.front()].tensor.options()
-                                             .requires_grad(false));
+      bucket.flat = torch::empty(
+          {total}, params_[bucket.params.front()].tensor.options().requires_grad(false));
       bucket.pending = static_cast<int>(bucket.params.size());
       int64_t offset = 0;
       for (int i : bucket.params) {
@@ -400,13 +422,15 @@ class GradientReducer::Impl {
   std::vector<Bucket> buckets_;
   std::vector<int> order_;  // current layout's order; during the first step, the observed one
   double threshold_mb_ = 0;
-  bool overlap_ = true;  // options_.overlap, or the autotuner's current candidate
+  bool overlap_ = true;           // options_.overlap, or the autotuner's current candidate
   double aggregation_scale_ = 1;  // 1/k with average_aggregated_gradients, else 1
   size_t next_submit_ = 0;
   int micro_step_ = 0;
   int64_t steps_ = 0;
   bool record_order_ = false;
   absl::Time last_step_end_;
+  bool record_timings_ = false;
+  std::vector<BucketTiming> timings_;  // appended by the communication thread
   std::unique_ptr<FusionAutotuner> tuner_;
   absl::Status hook_error_;
   absl::Status error_;
@@ -422,8 +446,8 @@ absl::StatusOr<std::unique_ptr<GradientReducer>> GradientReducer::Create(
   try {
     COHORT_RETURN_IF_ERROR(impl->Init(module));
   } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("rank ", comm->rank(),
-                                            ": creating the gradient reducer: ", FirstLine(e.what())));
+    return absl::InternalError(absl::StrCat(
+        "rank ", comm->rank(), ": creating the gradient reducer: ", FirstLine(e.what())));
   }
   return std::unique_ptr<GradientReducer>(new GradientReducer(std::move(impl)));
 }
@@ -441,13 +465,15 @@ std::vector<std::vector<std::string>> GradientReducer::BucketNames() const {
 }
 double GradientReducer::fusion_threshold_mb() const { return impl_->threshold_mb(); }
 int64_t GradientReducer::steps() const { return impl_->steps(); }
+void GradientReducer::set_record_bucket_timings(bool on) { impl_->set_record_timings(on); }
+std::vector<BucketTiming> GradientReducer::TakeBucketTimings() { return impl_->TakeTimings(); }
 
 namespace {
 
-absl::Status BroadcastModuleOrThrow(torch::nn::Module& module, comm::Communicator& comm,
-                                    int root) {
+absl::Status BroadcastModuleOrThrow(torch::nn::Module& module, comm::Communicator& comm, int root) {
   std::vector<std::pair<std::string, torch::Tensor>> named;
-  for (const auto& item : module.named_parameters(true)) named.emplace_back(item.key(), item.value());
+  for (const auto& item : module.named_parameters(true))
+    named.emplace_back(item.key(), item.value());
   for (const auto& item : module.named_buffers(true)) named.emplace_back(item.key(), item.value());
   COHORT_RETURN_IF_ERROR(CheckSameOnAllRanks(comm, Describe(named), "broadcasting the model"));
   if (comm.size() == 1) return absl::OkStatus();
@@ -459,11 +485,11 @@ absl::Status BroadcastModuleOrThrow(torch::nn::Module& module, comm::Communicato
     std::vector<torch::Tensor> flat_parts;
     for (const torch::Tensor& t : tensors) flat_parts.push_back(t.reshape({-1}));
     torch::Tensor flat = torch::cat(flat_parts).contiguous();
-    COHORT_RETURN_IF_ERROR(Annotate(
-        comm.Broadcast(flat.data_ptr(), flat.numel() * flat.element_size(), root),
-        absl::StrCat("rank ", comm.rank(), ": broadcasting the model's ",
-                     std::string(c10::toString(dtype)), " parameters and buffers from rank ",
-                     root)));
+    COHORT_RETURN_IF_ERROR(
+        Annotate(comm.Broadcast(flat.data_ptr(), flat.numel() * flat.element_size(), root),
+                 absl::StrCat("rank ", comm.rank(), ": broadcasting the model's ",
+                              std::string(c10::toString(dtype)),
+                              " parameters and buffers from rank ", root)));
     if (comm.rank() == root) continue;
     int64_t offset = 0;
     for (torch::Tensor& t : tensors) {
@@ -480,8 +506,8 @@ absl::Status BroadcastModule(torch::nn::Module& module, comm::Communicator& comm
   try {
     return BroadcastModuleOrThrow(module, comm, root);
   } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("rank ", comm.rank(), ": broadcasting the model: ",
-                                            FirstLine(e.what())));
+    return absl::InternalError(
+        absl::StrCat("rank ", comm.rank(), ": broadcasting the model: ", FirstLine(e.what())));
   }
 }
 

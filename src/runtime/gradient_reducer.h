@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "cohort/comm/communicator.h"
+#include "runtime/step_profiler.h"
 
 namespace torch::nn {
 class Module;
@@ -87,8 +88,9 @@ class GradientReducer {
   // dense fp32 or fp64 CPU tensors (InvalidArgument naming the parameter otherwise); fp16
   // compression applies to fp32 buckets. `comm` must outlive the reducer. Every rank must build
   // its reducer over the same architecture.
-  static absl::StatusOr<std::unique_ptr<GradientReducer>> Create(
-      torch::nn::Module& module, comm::Communicator* comm, GradientReducerOptions options);
+  static absl::StatusOr<std::unique_ptr<GradientReducer>> Create(torch::nn::Module& module,
+                                                                 comm::Communicator* comm,
+                                                                 GradientReducerOptions options);
   ~GradientReducer();
 
   // Call once after each backward pass. Returns false for the first aggregation_frequency - 1
@@ -97,6 +99,12 @@ class GradientReducer {
   // gradients. Errors name the rank, the bucket and a parameter in it; after an error the
   // reducer is broken and returns it again.
   absl::StatusOr<bool> Synchronize();
+
+  // Profiling: while on, the communication thread records each bucket's allreduce (start, end,
+  // bytes on the wire), kept until TakeBucketTimings. Off by default: nothing is measured.
+  // Call both from the training thread between Synchronize and the next backward pass.
+  void set_record_bucket_timings(bool on);
+  std::vector<BucketTiming> TakeBucketTimings();
 
   // Current layout: parameter names per bucket, in reduction order.
   std::vector<std::vector<std::string>> BucketNames() const;

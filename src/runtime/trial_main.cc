@@ -120,6 +120,10 @@ absl::StatusOr<TrialRunOptions> MakeRunOptions(const Flags& flags, core::Context
   }
   options.data = cfg.data;
   options.searcher_metric = cfg.searcher.metric;
+  options.profiling = {.enabled = cfg.profiling.enabled,
+                       .begin_on_batch = cfg.profiling.begin_on_batch,
+                       .end_after_batch = cfg.profiling.end_after_batch,
+                       .run_dir = info.run_dir};
   const std::string restore = flags.restore.empty() ? info.latest_checkpoint : flags.restore;
   if (!restore.empty()) {
     COHORT_ASSIGN_OR_RETURN(options.restore_from, ResolveCheckpoint(ctx, restore));

@@ -21,6 +21,7 @@
 #include "common/split_mix64.h"
 #include "runtime/distributed_sampler.h"
 #include "runtime/metrics.h"
+#include "runtime/step_profiler.h"
 
 namespace cohort::runtime {
 namespace {
@@ -33,7 +34,11 @@ uint64_t BatchSeed(uint64_t seed, int rank, int64_t b) {
   return step(seed ^ step(static_cast<uint64_t>(rank) << 32 ^ static_cast<uint64_t>(b)));
 }
 
-double MsSince(absl::Time start) { return absl::ToDoubleMilliseconds(absl::Now() - start); }
+StepProfilerOptions ProfilerOptions(const TrialRunOptions& options, int rank) {
+  StepProfilerOptions p = options.profiling;
+  p.rank = rank;
+  return p;
+}
 
 Batch Select(const TensorDataset& data, const std::vector<int64_t>& indices) {
   torch::Tensor idx = torch::tensor(indices, torch::kInt64);
@@ -47,18 +52,21 @@ class Runner {
         options_(options),
         core_(core),
         comm_(core.distributed().communicator()),
-        ctx_(core, options.global_batch_size, options.seed, options.hparams, options.data) {}
+        ctx_(core, options.global_batch_size, options.seed, options.hparams, options.data),
+        profiler_(ProfilerOptions(options, comm_.rank())) {}
 
   absl::StatusOr<TrialRunResult> Run() {
     COHORT_ASSIGN_OR_RETURN(const int64_t start, Setup());
     result_.batches_completed = start;
-    window_start_ = absl::Now();
     for (int64_t b = start; b < options_.max_batches; ++b) {
+      profiler_.Begin(b, absl::Now());
+      reducer_->set_record_bucket_timings(profiler_.active());
       COHORT_ASSIGN_OR_RETURN(const bool step, TrainOneBatch(b));
       const int64_t done = b + 1;
       result_.batches_completed = done;
       const bool last = done == options_.max_batches;
       COHORT_RETURN_IF_ERROR(AfterBatch(done, last));
+      profiler_.End();
       // Between optimizer steps only: a checkpoint cannot hold half-aggregated gradients.
       if (!last && step) {
         COHORT_ASSIGN_OR_RETURN(bool preempt, core_.preempt().ShouldPreempt());
@@ -113,40 +121,50 @@ class Runner {
     // Dropout and other randomness: a pure function of (seed, rank, batch), so a resumed run
     // draws what an uninterrupted one would have.
     torch::manual_seed(BatchSeed(options_.seed, comm_.rank(), b));
-    absl::Time t = absl::Now();
+    const absl::Time step_start = absl::Now();
+    // The report window's clock runs during batches only: validation and checkpoints between
+    // windows do not count against samples_per_second.
+    if (in_window_ == 0) window_start_ = step_start;
+    absl::Time t = step_start;
     Batch batch = Select(train_, sampler_->Batch(b));
-    timings_["dataloader_next"] += MsSince(t);
-    timings_["to_device"] += 0;  // CPU: the batch is already where the model is
-    t = absl::Now();
+    t = Time("dataloader_next", t);
+    t = Time("to_device", t);  // CPU: the batch is already where the model is
     const absl::Time train_start = t;
     model_->train();
     TrainResult result = trial_.TrainBatch(ctx_, *model_, batch);
     if (!result.loss.defined()) return Error("TrainBatch returned no loss");
-    timings_["forward"] += MsSince(t);
-    t = absl::Now();
+    t = Time("forward", t);
     result.loss.backward();  // gradients travel from here, overlapping the rest of backward
-    timings_["backward"] += MsSince(t);
-    t = absl::Now();
+    t = Time("backward", t);
     COHORT_ASSIGN_OR_RETURN(bool step, reducer_->Synchronize());
-    timings_["gradient_wait"] += MsSince(t);
-    t = absl::Now();
+    t = Time("gradient_wait", t);
+    if (profiler_.active()) profiler_.Buckets(reducer_->TakeBucketTimings());
     if (step) {
       optim::StepAndZeroGrad(*optimizer_);
     }
-    timings_["optimizer_step"] += MsSince(t);
-    timings_["train_batch"] += MsSince(train_start);
-    t = absl::Now();
+    t = Time("optimizer_step", t);
+    Time("train_batch", train_start, t);
     if (step && scheduler_ != nullptr) {
       scheduler_->step();
       ++scheduler_steps_;
     }
-    timings_["step_lr_schedulers"] += MsSince(t);
-    t = absl::Now();
+    t = Time("step_lr_schedulers", t);
     sums_["loss"] += result.loss.item<double>();
     for (const auto& [name, value] : result.metrics) sums_[name] += value;
-    timings_["from_device"] += MsSince(t);
+    t = Time("from_device", t);
+    profiler_.Phase("step", step_start, t);
     ++in_window_;
     return step;
+  }
+
+  // Adds the phase that began at `start` and ends now (or at `end`) to the report window's
+  // timings and the step profile; returns its end, the next phase's start.
+  absl::Time Time(absl::string_view phase, absl::Time start,
+                  absl::Time end = absl::InfinitePast()) {
+    if (end == absl::InfinitePast()) end = absl::Now();
+    timings_[std::string(phase)] += absl::ToDoubleMilliseconds(end - start);
+    profiler_.Phase(phase, start, end);
+    return end;
   }
 
   // What follows `done` batches: progress, the training report window, validation, searcher
@@ -189,7 +207,6 @@ class Runner {
                    sums_["loss"] / in_window_, rate, static_cast<int>(eta) / 60,
                    static_cast<int>(eta) % 60);
     }
-    window_start_ = absl::Now();
     sums_.clear();
     timings_.clear();
     in_window_ = 0;
@@ -256,7 +273,9 @@ class Runner {
     if (options_.average_training_metrics) {
       COHORT_ASSIGN_OR_RETURN(means, AverageMetrics(comm_, means));
     }
-    timings["reduce_metrics"] = MsSince(reduce_start);
+    const absl::Time reduced = absl::Now();
+    timings["reduce_metrics"] = absl::ToDoubleMilliseconds(reduced - reduce_start);
+    profiler_.Phase("reduce_metrics", reduce_start, reduced);
     nlohmann::json metrics = means;
     nlohmann::json per_batch;
     for (const auto& [name, total] : timings) {
@@ -268,6 +287,13 @@ class Runner {
   }
 
   absl::Status Validate(int64_t done) {
+    const absl::Time start = absl::Now();
+    COHORT_RETURN_IF_ERROR(ValidateAll(done));
+    profiler_.Phase("validation", start, absl::Now());
+    return absl::OkStatus();
+  }
+
+  absl::Status ValidateAll(int64_t done) {
     last_validation_batches_ = done;
     torch::NoGradGuard no_grad;
     model_->eval();
@@ -306,6 +332,7 @@ class Runner {
   }
 
   absl::Status Checkpoint(int64_t done) {
+    const absl::Time start = absl::Now();
     std::string id;
     if (comm_.rank() == 0) {
       COHORT_ASSIGN_OR_RETURN(std::string stored, WriteCheckpoint(done));
@@ -315,6 +342,7 @@ class Runner {
     COHORT_ASSIGN_OR_RETURN(nlohmann::json agreed, core_.distributed().BroadcastJson(id));
     result_.latest_checkpoint = agreed.get<std::string>();
     last_checkpoint_batches_ = done;
+    profiler_.Phase("checkpoint", start, absl::Now());
     return absl::OkStatus();
   }
 
@@ -399,6 +427,7 @@ class Runner {
   std::map<std::string, double> sums_, timings_;
   int64_t in_window_ = 0;
   absl::Time window_start_;
+  StepProfiler profiler_;  // the profiled batches' timelines (options_.profiling)
 };
 
 }  // namespace

@@ -34,6 +34,7 @@
 #include "cohort/trial.h"
 #include "nlohmann/json.hpp"
 #include "runtime/gradient_reducer.h"
+#include "runtime/step_profiler.h"
 
 namespace cohort::runtime {
 
@@ -61,6 +62,10 @@ struct TrialRunOptions {
   };
   std::vector<Operation> searcher_operations;
   double final_operation_length = 0;  // searcher units of max_batches; 0: max_batches
+  // The experiment's profiling section and the run directory: each rank appends the timeline
+  // of every profiled batch to RUN_DIR/profile/rank-<R>.jsonl (step_profiler.h; the rank is
+  // filled in by RunTrial). Off by default.
+  StepProfilerOptions profiling;
 };
 
 struct TrialRunResult {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -101,9 +102,9 @@ TEST_F(TrialTest, ResumedRunEndsWithTheWeightsOfAnUninterruptedRun) {
     if (kind == "training") {
       ++training;
       EXPECT_TRUE(line["metrics"].contains("loss")) << line;
-      for (const char* t : {"dataloader_next", "to_device", "train_batch", "step_lr_schedulers",
-                            "from_device", "reduce_metrics", "forward", "backward",
-                            "gradient_wait", "optimizer_step"}) {
+      for (const char* t :
+           {"dataloader_next", "to_device", "train_batch", "step_lr_schedulers", "from_device",
+            "reduce_metrics", "forward", "backward", "gradient_wait", "optimizer_step"}) {
         EXPECT_TRUE(line["metrics"]["timings"].contains(t)) << t << " missing in " << line;
       }
       // train_batch is its four parts (each timed between the same clock readings).
@@ -263,6 +264,54 @@ TEST_F(TrialTest, InferenceExampleGivesTheSamePredictionsOnOneAndThreeWorkers) {
   const std::string one = ReadFile(csv[0]), three = ReadFile(csv[1]);
   EXPECT_EQ(std::count(one.begin(), one.end(), '\n'), 10001);  // header + every test image
   EXPECT_TRUE(one == three) << "3-worker predictions differ from 1-worker predictions";
+}
+
+// Profiling writes one timeline per rank and profiled batch: the window is honoured, the
+// step's phases add up to the step, train_batch holds its parts, and the gradient buckets'
+// communication spans lie inside the batch on both ranks.
+TEST_F(TrialTest, ProfiledBatchesWriteEachRanksTimeline) {
+  ASSERT_TRUE(Run(2, {"--max-batches", "12", "--run-dir", dir_, "--profile", "3:8"}));
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string path = absl::StrCat(dir_, "/profile/rank-", rank, ".jsonl");
+    std::vector<nlohmann::json> records = ReadJsonLines(path);
+    ASSERT_EQ(records.size(), 6u) << path << ": batches 3..8 (indices 2..7) are profiled";
+    for (size_t i = 0; i < records.size(); ++i) {
+      const nlohmann::json& r = records[i];
+      EXPECT_EQ(r["rank"], rank);
+      EXPECT_EQ(r["batch"], static_cast<int64_t>(i) + 2);
+      std::map<std::string, std::pair<int64_t, int64_t>> span;  // name -> (start, duration)
+      for (const auto& p : r["phases"]) span[p[0]] = {p[1].get<int64_t>(), p[2].get<int64_t>()};
+      ASSERT_TRUE(span.count("step")) << r;
+      const auto [step_start, step_us] = span["step"];
+      int64_t phases_us = 0;
+      for (const char* phase :
+           {"dataloader_next", "to_device", "train_batch", "step_lr_schedulers", "from_device"}) {
+        ASSERT_TRUE(span.count(phase)) << phase << " missing in " << r;
+        phases_us += span[phase].second;
+      }
+      EXPECT_NEAR(static_cast<double>(phases_us), static_cast<double>(step_us),
+                  0.1 * static_cast<double>(step_us) + 5)
+          << r;
+      const auto [train_start, train_us] = span["train_batch"];
+      for (const char* part : {"forward", "backward", "gradient_wait", "optimizer_step"}) {
+        ASSERT_TRUE(span.count(part)) << part << " missing in " << r;
+        EXPECT_GE(span[part].first, train_start) << part << " " << r;
+        EXPECT_LE(span[part].first + span[part].second, train_start + train_us) << part << r;
+      }
+      ASSERT_FALSE(r["buckets"].empty()) << "no gradient bucket spans: " << r;
+      for (const auto& b : r["buckets"]) {
+        EXPECT_GT(b[1].get<int64_t>(), 0) << r;
+        EXPECT_GE(b[2].get<int64_t>(), span["forward"].first) << "a bucket before forward " << r;
+        EXPECT_LE(b[2].get<int64_t>() + b[3].get<int64_t>(),
+                  span["gradient_wait"].first + span["gradient_wait"].second)
+            << "a bucket still in flight after Synchronize returned " << r;
+      }
+    }
+  }
+  // Without profiling, nothing is written.
+  const std::string plain = dir_ + "_plain";
+  ASSERT_TRUE(Run(2, {"--max-batches", "4", "--run-dir", plain}));
+  EXPECT_FALSE(std::filesystem::exists(plain + "/profile"));
 }
 
 }  // namespace

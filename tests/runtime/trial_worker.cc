@@ -6,9 +6,8 @@
 // preemption request from outside). Prints "DONE rank R batches N preempted P checkpoint ID".
 // Exit 0 done, 1 error, 2 usage.
 
-#include <torch/torch.h>
-
 #include <signal.h>
+#include <torch/torch.h>
 
 #include <cstdio>
 #include <fstream>
@@ -78,8 +77,9 @@ class SmallTrial : public cohort::runtime::Trial {
                                               const Batch& batch) override {
     auto& net = static_cast<Net&>(model);
     torch::Tensor out = net.forward(batch.inputs);
-    return {{"loss", torch::cross_entropy_loss(out, batch.targets).item<double>()},
-            {"accuracy", out.argmax(1).eq(batch.targets).to(torch::kFloat64).mean().item<double>()}};
+    return {
+        {"loss", torch::cross_entropy_loss(out, batch.targets).item<double>()},
+        {"accuracy", out.argmax(1).eq(batch.targets).to(torch::kFloat64).mean().item<double>()}};
   }
 
  private:
@@ -101,23 +101,42 @@ int main(int argc, char** argv) {
   options.seed = 1234;
   options.scheduling_unit = 4;
   SmallTrial trial;
-  std::string out, run_dir;
+  std::string out, run_dir, profile;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--global-batch") options.global_batch_size = std::stoll(value);
-    else if (flag == "--max-batches") options.max_batches = std::stoll(value);
-    else if (flag == "--validation-period") options.validation_period = std::stoll(value);
-    else if (flag == "--checkpoint-period") options.checkpoint_period = std::stoll(value);
-    else if (flag == "--run-dir") run_dir = value;
-    else if (flag == "--restore") options.restore_from = value;
-    else if (flag == "--step-lr") trial.step_lr = std::stoll(value);
-    else if (flag == "--sigterm-at") trial.sigterm_at = std::stoll(value);
-    else if (flag == "--sigterm-rank") trial.sigterm_rank = std::stoi(value);
-    else if (flag == "--out") out = value;
+    if (flag == "--global-batch")
+      options.global_batch_size = std::stoll(value);
+    else if (flag == "--max-batches")
+      options.max_batches = std::stoll(value);
+    else if (flag == "--validation-period")
+      options.validation_period = std::stoll(value);
+    else if (flag == "--checkpoint-period")
+      options.checkpoint_period = std::stoll(value);
+    else if (flag == "--run-dir")
+      run_dir = value;
+    else if (flag == "--restore")
+      options.restore_from = value;
+    else if (flag == "--step-lr")
+      trial.step_lr = std::stoll(value);
+    else if (flag == "--sigterm-at")
+      trial.sigterm_at = std::stoll(value);
+    else if (flag == "--sigterm-rank")
+      trial.sigterm_rank = std::stoi(value);
+    else if (flag == "--profile")
+      profile = value;  // BEGIN:END, profiling's window
+    else if (flag == "--out")
+      out = value;
     else {
       std::fprintf(stderr, "trial_worker: unknown flag %s\n", flag.c_str());
       return 2;
     }
+  }
+  if (!profile.empty()) {
+    const size_t colon = profile.find(':');
+    options.profiling = {.enabled = true,
+                         .begin_on_batch = std::stoll(profile.substr(0, colon)),
+                         .end_after_batch = std::stoll(profile.substr(colon + 1)),
+                         .run_dir = run_dir};
   }
   torch::set_num_threads(1);
   cohort::core::InitOptions init;
