@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,14 @@ using Json = nlohmann::json;
 
 constexpr size_t kLogBatch = 500;  // lines per post (wire::kMaxLogBatchLines at most)
 constexpr absl::Duration kFlushEvery = absl::Milliseconds(500);
+
+// Part `i` of `items` cut into pieces of `size` (empty past the end).
+template <typename T>
+std::vector<T> Slice(const std::vector<T>& items, size_t i, size_t size) {
+  const size_t begin = std::min(items.size(), i * size);
+  const size_t end = std::min(items.size(), begin + size);
+  return {items.begin() + begin, items.begin() + end};
+}
 
 // "[rank=3] text" -> (3, "text"); other lines (the launcher's own) -> (-1, line).
 std::pair<int, std::string> SplitRank(const std::string& line) {
@@ -358,37 +367,68 @@ std::vector<wire::SystemMetricsRecord> AllocationRun::TakeSystemRecords() {
   return std::exchange(system_records_, {});
 }
 
+std::vector<wire::StepProfileRecord> AllocationRun::NewStepProfiles() {
+  std::vector<wire::StepProfileRecord> records;
+  if (!profiling_) return records;
+  std::error_code ec;
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(dir_) / "run" / std::string(wire::kStepProfileDir), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("rank-", 0) != 0 || entry.path().extension() != ".jsonl") continue;
+    JsonLinesTail& tail =
+        step_profile_tails_.try_emplace(name, JsonLinesTail(entry.path().string())).first->second;
+    for (const Json& line : tail.NewLines()) {
+      absl::StatusOr<wire::StepProfileRecord> record = wire::ParseStepProfileRecord(line, name);
+      if (record.ok()) {
+        records.push_back(*std::move(record));
+      } else if (step_profile_errors_.insert(name).second) {
+        Log(-1, absl::StrCat("agent ", options_.agent_id, ": skipping step profiles: ",
+                             record.status().message(), " (later bad lines are not logged)"));
+      }
+    }
+  }
+  return records;  // no directory yet: nothing profiled so far
+}
+
 void AllocationRun::PostReports() {
   std::vector<wire::SystemMetricsRecord> system = TakeSystemRecords();
+  std::vector<wire::StepProfileRecord> steps = NewStepProfiles();
   std::vector<wire::ReportRecord> records;
   std::optional<wire::ProgressRecord> progress;
   if (action_.reports) {
     records = NewRecords();
     progress = ReadProgress();
   }
-  if (records.empty() && !progress && system.empty()) return;
-  const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/reports");
-  size_t begin = 0;
-  do {
-    const size_t end = std::min(records.size(), begin + wire::kMaxReportBatchLines);
-    wire::ReportBatch batch{action_.trial_id, {records.begin() + begin, records.begin() + end}};
-    if (end == records.size()) {
+  if (records.empty() && !progress && system.empty() && steps.empty()) return;
+  // As many posts as the larger part needs; the progress and system metrics go with the last.
+  const size_t posts = std::max<size_t>(
+      {1, (records.size() + wire::kMaxReportBatchLines - 1) / wire::kMaxReportBatchLines,
+       (steps.size() + wire::kMaxStepProfilesPerBatch - 1) / wire::kMaxStepProfilesPerBatch});
+  for (size_t i = 0; i < posts; ++i) {
+    wire::ReportBatch batch{action_.trial_id, Slice(records, i, wire::kMaxReportBatchLines)};
+    batch.step_profiles = Slice(steps, i, wire::kMaxStepProfilesPerBatch);
+    if (i + 1 == posts) {
       batch.progress = progress;  // the latest, with the last records
       batch.system_metrics = std::move(system);
     }
-    absl::StatusOr<Json> r = Post(path, batch.ToJson());
-    if (absl::IsFailedPrecondition(r.status())) {
-      // A later allocation of the trial superseded this one: the master takes no more reports.
-      if (!reports_refused_) {
-        COHORT_LOG(WARNING) << Prefix() << ": " << r.status().message();
-        reports_refused_ = true;
-      }
-    } else if (!r.ok() && !absl::IsNotFound(r.status())) {
-      COHORT_LOG(WARNING) << Prefix() << ": " << batch.lines.size() << " reports of trial "
-                          << action_.trial_id << " not delivered, dropped: " << r.status();
+    PostReportBatch(batch);
+  }
+}
+
+void AllocationRun::PostReportBatch(const wire::ReportBatch& batch) {
+  const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/reports");
+  absl::StatusOr<Json> r = Post(path, batch.ToJson());
+  if (absl::IsFailedPrecondition(r.status())) {
+    // A later allocation of the trial superseded this one: the master takes no more reports.
+    if (!reports_refused_) {
+      COHORT_LOG(WARNING) << Prefix() << ": " << r.status().message();
+      reports_refused_ = true;
     }
-    begin = end;
-  } while (begin < records.size());
+  } else if (!r.ok() && !absl::IsNotFound(r.status())) {
+    COHORT_LOG(WARNING) << Prefix() << ": " << batch.lines.size() << " reports and "
+                        << batch.step_profiles.size() << " step profiles of trial "
+                        << action_.trial_id << " not delivered, dropped: " << r.status();
+  }
 }
 
 void AllocationRun::ReportExit(int status) {

@@ -7,7 +7,8 @@
 // A node that cannot start (no context, a bad config, a start action that did not parse) logs
 // why to the trial and exits 1. When the config enables profiling, a sampler measures this
 // machine (sampler/system_sampler.h) while the launcher runs, and its records go out with the
-// report batches of every node (the master keeps those inside the profiling window).
+// report batches of every node (the master keeps those inside the profiling window), with the
+// step timelines its ranks write (run/profile/rank-<R>.jsonl, wire/step_profile.h).
 //
 // AllocationControl is how the agent's poll thread stops a running node: preempt sends the
 // launcher SIGTERM (the trial checkpoints), kill adds SIGKILL after a grace period.
@@ -18,9 +19,11 @@
 // poll thread and locks itself.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,10 +107,14 @@ class AllocationRun {
   void Log(int rank, std::string line);
   void FlushLogs();
   void PostReports();
+  void PostReportBatch(const wire::ReportBatch& batch);
   // Profiling: starts measuring this machine (a sampler thread collecting records), and stops.
   void StartSampler();
   void StopSampler();
   std::vector<wire::SystemMetricsRecord> TakeSystemRecords();
+  // Profiling: the new lines of this node's ranks' profile/rank-<R>.jsonl files; a line that
+  // does not parse is dropped, the first of each file logged.
+  std::vector<wire::StepProfileRecord> NewStepProfiles();
   // The new metrics.jsonl records, those that do not parse logged and dropped.
   std::vector<wire::ReportRecord> NewRecords();
   std::optional<wire::ProgressRecord> ReadProgress();
@@ -132,6 +139,8 @@ class AllocationRun {
   bool profiling_ = false;        // the config's profiling.enabled
   std::mutex system_mu_;          // guards system_records_ (the sampler's thread adds to it)
   std::vector<wire::SystemMetricsRecord> system_records_;
+  std::map<std::string, JsonLinesTail> step_profile_tails_;  // by file name
+  std::set<std::string> step_profile_errors_;                // files whose bad line was logged
   // Last: destroyed first, so its thread stops before the records it adds to go away.
   std::unique_ptr<sampler::SystemSampler> sampler_;
 };

@@ -40,6 +40,7 @@
 #include "wire/agent_protocol.h"
 #include "wire/cluster_bodies.h"
 #include "wire/experiment_bodies.h"
+#include "wire/profile_bodies.h"
 #include "wire/series_bodies.h"
 #include "wire/trial_bodies.h"
 
@@ -149,6 +150,19 @@ class Master {
   absl::StatusOr<wire::ExperimentSeriesData> ExperimentSeries(int64_t id,
                                                               const SeriesRequest& request);
 
+  // The profiler's step timelines (master_profiles.cc). Each rank's timing per step phase over
+  // the profiled batches stored; and the trace of batches [min_batch, max_batch] (default: the
+  // first profiled batch and the kTraceBatches after it; at most kMaxTraceSteps timelines, the
+  // document says when it stops short) as a Trace Event Format document (trace_events.h).
+  static constexpr int64_t kTraceBatches = 100;
+  static constexpr int kMaxTraceSteps = 5000;
+  // A trial keeps at most this many step timelines (all ranks); later batches still count in
+  // the timings. About 1 KB each.
+  static constexpr int64_t kMaxStepProfilesPerTrial = 50000;
+  absl::StatusOr<wire::StepTimings> TrialStepTimings(int64_t id);
+  absl::StatusOr<nlohmann::json> TrialTrace(int64_t id, std::optional<int64_t> min_batch,
+                                            std::optional<int64_t> max_batch);
+
   // Templates.
   absl::StatusOr<wire::TemplateList> ListTemplates();
   absl::StatusOr<wire::Template> GetTemplate(const std::string& name);
@@ -230,6 +244,16 @@ class Master {
   // for a GPU's); none when profiling is off.
   absl::StatusOr<std::vector<PointRow>> SystemPointsLocked(
       const TrialRow& trial, const std::vector<wire::SystemMetricsRecord>& records);
+  // What the master needs of an experiment's config to take its profiles (cached).
+  struct ProfilingOf {
+    config::Profiling window;
+    int slots = 1;
+  };
+  absl::StatusOr<ProfilingOf> ProfilingLocked(int64_t experiment_id);
+  // Stores the node's step timelines (those of ranks the trial has, inside its experiment's
+  // profiling window) and adds them to the trial's timings; nothing when profiling is off.
+  absl::Status StoreStepProfilesLocked(const TrialRow& trial,
+                                       const std::vector<wire::StepProfileRecord>& records);
   // A long poll: calls `poll` until it returns true, waiting for new log lines or series points
   // (logs_cv_) in between, at most `wait`; `last` is true on the call it must answer. At most
   // max_log_followers wait at once: past that, `poll` runs once with `last` true.
@@ -291,13 +315,13 @@ class Master {
   AgentRegistry agents_;
   Allocations allocations_;
   users::Users users_;
-  std::map<int64_t, std::string> waiting_;          // queued trial -> reason
-  std::map<int64_t, absl::Time> queued_since_;      // QUEUED trial -> when it was queued
-  absl::Time started_;                              // when this master was made (its clock)
-  std::atomic<int64_t> log_lines_stored_{0};        // ClusterStats::log_lines_stored
-  std::atomic<int64_t> metric_reports_stored_{0};   // ClusterStats::metric_reports_stored
-  std::map<int64_t, ExperimentSearch> searchers_;   // experiment -> its searcher (this run)
-  std::map<int64_t, config::Profiling> profiling_;  // experiment -> its profiling (cache)
+  std::map<int64_t, std::string> waiting_;         // queued trial -> reason
+  std::map<int64_t, absl::Time> queued_since_;     // QUEUED trial -> when it was queued
+  absl::Time started_;                             // when this master was made (its clock)
+  std::atomic<int64_t> log_lines_stored_{0};       // ClusterStats::log_lines_stored
+  std::atomic<int64_t> metric_reports_stored_{0};  // ClusterStats::metric_reports_stored
+  std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
+  std::map<int64_t, ProfilingOf> profiling_;       // experiment -> its profiling (cache)
   int64_t next_sequence_ = 1;
   int log_followers_ = 0;  // TrialLogs calls waiting for lines
   bool stopping_ = false;

@@ -234,6 +234,7 @@ absl::Status Master::AllocationReports(const std::string& allocation,
     COHORT_RETURN_IF_ERROR(db_->InsertPoints(trial_id, system));
     stored_points |= !system.empty();
   }
+  COHORT_RETURN_IF_ERROR(StoreStepProfilesLocked(current, batch.step_profiles));
   if (stored_points) logs_cv_.notify_all();  // series followers wait on it too
   for (const auto& [length, metric] : completed) {
     COHORT_RETURN_IF_ERROR(RungReportedLocked(current, length, metric, allocation));

@@ -41,16 +41,8 @@ absl::Status CheckRequest(const SeriesRequest& request) {
 
 absl::StatusOr<std::vector<PointRow>> Master::SystemPointsLocked(
     const TrialRow& trial, const std::vector<wire::SystemMetricsRecord>& records) {
-  auto cached = profiling_.find(trial.experiment_id);
-  if (cached == profiling_.end()) {
-    COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(trial.experiment_id));
-    absl::StatusOr<config::Json> tree = config::ParseYaml(e.config_yaml);
-    absl::StatusOr<config::ExperimentConfig> cfg =
-        tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();
-    if (!cfg.ok()) return cfg.status();
-    cached = profiling_.emplace(trial.experiment_id, cfg->profiling).first;
-  }
-  const config::Profiling& window = cached->second;
+  COHORT_ASSIGN_OR_RETURN(const ProfilingOf profiling, ProfilingLocked(trial.experiment_id));
+  const config::Profiling& window = profiling.window;
   std::vector<PointRow> points;
   if (!window.enabled || trial.batches < window.begin_on_batch ||
       (window.end_after_batch && trial.batches > *window.end_after_batch)) {

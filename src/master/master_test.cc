@@ -6,11 +6,13 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <thread>
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <map>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
@@ -284,7 +286,8 @@ TEST_F(MasterTest, AdaptiveAshaStopsPromotesAndCompletesTrialsAsItsSearcherDecid
   for (const Json& t : e["trials"]) EXPECT_EQ(t["state"], "COMPLETED") << t.dump(2);
   EXPECT_THAT(Logs(t3["trial_id"]), HasSubstr("promoted no further trial"));
   // The rung metrics were recorded where a restarted master's searcher finds them.
-  Json rungs = master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 1000)->ToJson();
+  Json rungs =
+      master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 1000)->ToJson();
   ASSERT_EQ(rungs["metrics"].size(), 1u) << rungs.dump();
   EXPECT_EQ(rungs["metrics"][0]["steps_completed"], 200);
 }
@@ -571,8 +574,8 @@ TEST_F(MasterTest, ReportedMetricsBecomeTimeSeriesThatCanBeFollowed) {
   ASSERT_EQ(curves.trials.size(), 1u);
   EXPECT_EQ(curves.trials[0].trial_id, trial);
   EXPECT_EQ(curves.trials[0].points.size(), 4u);
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      master_->TrialSeriesData(trial, {}, absl::ZeroDuration()).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(master_->TrialSeriesData(trial, {}, absl::ZeroDuration()).status()));
 }
 
 TEST_F(MasterTest, SystemMetricsAreKeptOnlyInsideTheProfilingWindow) {
@@ -587,8 +590,8 @@ TEST_F(MasterTest, SystemMetricsAreKeptOnlyInsideTheProfilingWindow) {
     batch.progress->completed = batches;
     batch.progress->total = 10;
     batch.progress->unit = "batches";
-    batch.system_metrics = {{1000 + batches, "a1", {{"cpu_util_simple", 40 + batches}},
-                             {{"GPU-1", 90, 5e9}}}};
+    batch.system_metrics = {
+        {1000 + batches, "a1", {{"cpu_util_simple", 40 + batches}}, {{"GPU-1", 90, 5e9}}}};
     return master_->AllocationReports(start["allocation"].get<std::string>(), batch);
   };
   for (int b : {3, 5, 7, 9}) ASSERT_TRUE(report(b).ok()) << b;
@@ -612,6 +615,54 @@ TEST_F(MasterTest, WithoutProfilingSystemMetricsAreNotStored) {
   batch.system_metrics = {{1000, "a1", {{"cpu_util_simple", 40}}, {}}};
   ASSERT_TRUE(master_->AllocationReports(start["allocation"].get<std::string>(), batch).ok());
   EXPECT_TRUE(master_->TrialSeries(start["trial_id"]).value().series.empty());
+}
+
+TEST_F(MasterTest, StepProfilesInsideTheWindowMakeTimingsAndATraceOfBothRanks) {
+  Register("a1", 2);
+  Create(Config(2, 0, kSingle) +
+         "profiling: {enabled: true, begin_on_batch: 3, end_after_batch: 4}\n");
+  const Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  wire::ReportBatch batch{.trial_id = trial};
+  for (int64_t b = 0; b < 6; ++b) {  // batches 1..6; the window holds 3 and 4 (indices 2, 3)
+    for (int rank : {0, 1, 7}) {      // rank 7: the trial has no such rank
+      batch.step_profiles.push_back({.rank = rank,
+                                     .batch = b,
+                                     .time = 1000.0 + static_cast<double>(b),
+                                     .phases = {{"step", 0, 10000 + 1000 * rank},
+                                                {"backward", 100, 4000}},
+                                     .buckets = {{0, 4096, 1200, 500}, {1, 8192, 3000, 700}}});
+    }
+  }
+  ASSERT_TRUE(master_->AllocationReports(start["allocation"].get<std::string>(), batch).ok());
+  const wire::StepTimings timings = master_->TrialStepTimings(trial).value();
+  EXPECT_EQ(timings.profiled_steps, 4) << "2 batches x 2 ranks";
+  ASSERT_EQ(timings.ranks.size(), 2u);
+  EXPECT_EQ(timings.ranks[1].rank, 1);
+  std::map<std::string, wire::PhaseTiming> rank1;
+  for (const wire::PhaseTiming& p : timings.ranks[1].phases) rank1[p.name] = p;
+  EXPECT_EQ(rank1["step"].count, 2);
+  EXPECT_DOUBLE_EQ(rank1["step"].mean_ms, 11.0);
+  EXPECT_DOUBLE_EQ(rank1[wire::kGradientCommunicationPhase].mean_ms, 1.2);
+
+  const Json trace = master_->TrialTrace(trial, std::nullopt, std::nullopt).value();
+  std::set<int> ranks;
+  std::set<int64_t> batches;
+  int buckets = 0;
+  for (const Json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ranks.insert(e["pid"].get<int>());
+    batches.insert(e["args"]["batch"].get<int64_t>());
+    if (e["cat"] == "gradients") ++buckets;
+  }
+  EXPECT_EQ(ranks, (std::set<int>{0, 1}));
+  EXPECT_EQ(batches, (std::set<int64_t>{2, 3}));
+  EXPECT_EQ(buckets, 8);
+  EXPECT_EQ(trace["otherData"]["start_unix_seconds"], 1002.0);
+  const Json one = master_->TrialTrace(trial, 3, 3).value();
+  for (const Json& e : one["traceEvents"]) {
+    if (e["ph"] == "X") EXPECT_EQ(e["args"]["batch"], 3) << e;
+  }
 }
 
 }  // namespace

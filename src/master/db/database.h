@@ -140,6 +140,22 @@ struct PointQuery {
   int max_points = 1000;
 };
 
+// One rank's profiled batch, kept for the trace timeline: its wire::StepProfileRecord as JSON.
+struct StepProfileRow {
+  int rank = 0;
+  int64_t batch = 0;
+  double time = 0;  // unix seconds of the batch's start
+  std::string record_json;
+};
+
+// One rank's totals of one phase over its profiled batches (microseconds).
+struct StepTimingRow {
+  int rank = 0;
+  std::string phase;
+  int64_t count = 0;
+  int64_t total_us = 0, min_us = 0, max_us = 0;
+};
+
 struct AgentRow {
   std::string id;
   int slots = 0;
@@ -203,6 +219,20 @@ class Database {
   virtual absl::Status InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) = 0;
   virtual absl::StatusOr<std::vector<SeriesRow>> ListSeries(int64_t trial_id) = 0;  // by name
   virtual absl::StatusOr<std::vector<PointRow>> QueryPoints(const PointQuery& query) = 0;
+
+  // The profiler's step timelines. InsertStepProfiles: in one transaction, `rows` are stored
+  // and `timings` added to the trial's totals (count and total summed, min and max kept);
+  // NotFound (and nothing written) when the trial does not exist. ListStepProfiles: batches in
+  // [min_batch, max_batch], by batch then rank, at most `limit` rows.
+  virtual absl::Status InsertStepProfiles(int64_t trial_id, const std::vector<StepProfileRow>& rows,
+                                          const std::vector<StepTimingRow>& timings) = 0;
+  virtual absl::StatusOr<int64_t> CountStepProfiles(int64_t trial_id) = 0;
+  virtual absl::StatusOr<std::vector<StepProfileRow>> ListStepProfiles(int64_t trial_id,
+                                                                       int64_t min_batch,
+                                                                       int64_t max_batch,
+                                                                       int limit) = 0;
+  virtual absl::StatusOr<std::vector<StepTimingRow>> ListStepTimings(
+      int64_t trial_id) = 0;  // by rank, then phase
 
   // Users. InsertUser: AlreadyExists for a name taken. GetUser*: NotFound naming the user.
   virtual absl::StatusOr<int64_t> InsertUser(const UserRow& row) = 0;

@@ -129,11 +129,37 @@ CREATE TABLE series_points (
 CREATE INDEX series_points_by_batch ON series_points(series_id, batch, time, value);
 )sql";
 
+// Version 5: the profiler's step timelines (docs/observability.md): one row per rank and
+// profiled batch (its wire::StepProfileRecord as JSON), read by batch range for the trace; and
+// each rank's running totals per phase, so its timings are read without the timelines.
+constexpr absl::string_view kVersion5 = R"sql(
+CREATE TABLE step_profiles (
+  id INTEGER PRIMARY KEY,
+  trial_id INTEGER NOT NULL REFERENCES trials(id),
+  rank INTEGER NOT NULL,
+  batch INTEGER NOT NULL,
+  time REAL NOT NULL,
+  record_json TEXT NOT NULL
+);
+CREATE INDEX step_profiles_by_batch ON step_profiles(trial_id, batch, rank);
+
+CREATE TABLE step_timings (
+  trial_id INTEGER NOT NULL REFERENCES trials(id),
+  rank INTEGER NOT NULL,
+  phase TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  total_us INTEGER NOT NULL,
+  min_us INTEGER NOT NULL,
+  max_us INTEGER NOT NULL,
+  PRIMARY KEY (trial_id, rank, phase)
+);
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
-      new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3, kVersion4};
+      new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
   return *migrations;
 }
 

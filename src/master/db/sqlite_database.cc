@@ -44,8 +44,8 @@ absl::StatusOr<State> ReadState(absl::StatusOr<State> (*parse)(absl::string_view
                                 const std::string& text, absl::string_view row, int64_t id) {
   absl::StatusOr<State> state = parse(text);
   if (!state.ok()) {
-    return absl::DataLossError(absl::StrCat(row, " ", id, " in the database: ",
-                                            state.status().message()));
+    return absl::DataLossError(
+        absl::StrCat(row, " ", id, " in the database: ", state.status().message()));
   }
   return state;
 }
@@ -54,9 +54,9 @@ absl::StatusOr<ExperimentRow> ReadExperiment(const Statement& s) {
   ExperimentRow row;
   row.id = s.Int64(0);
   row.name = s.Text(1);
-  COHORT_ASSIGN_OR_RETURN(row.state, ReadState<wire::ExperimentState>(
-                                         wire::ParseExperimentState, s.Text(2), "experiment",
-                                         row.id));
+  COHORT_ASSIGN_OR_RETURN(row.state,
+                          ReadState<wire::ExperimentState>(wire::ParseExperimentState, s.Text(2),
+                                                           "experiment", row.id));
   row.config_yaml = s.Text(3);
   row.original_yaml = s.Text(4);
   row.template_name = s.Text(5);
@@ -311,7 +311,8 @@ absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrialsInStates(
   Statement s(db_, path_, "list trials by state",
               absl::StrCat(kSelectTrial, " WHERE state IN (", absl::StrJoin(params, ", "),
                            ") ORDER BY id"));
-  for (size_t i = 0; i < states.size(); ++i) s.BindText(static_cast<int>(i + 1), wire::Name(states[i]));
+  for (size_t i = 0; i < states.size(); ++i)
+    s.BindText(static_cast<int>(i + 1), wire::Name(states[i]));
   return ReadAll<TrialRow>(s, ReadTrial);
 }
 

@@ -93,6 +93,15 @@ class SqliteDatabase final : public Database {
   absl::StatusOr<std::vector<SeriesRow>> ListSeries(int64_t trial_id) override;
   absl::StatusOr<std::vector<PointRow>> QueryPoints(const PointQuery& query) override;
 
+  // Step timelines and timings (sqlite_profiles.cc).
+  absl::Status InsertStepProfiles(int64_t trial_id, const std::vector<StepProfileRow>& rows,
+                                  const std::vector<StepTimingRow>& timings) override;
+  absl::StatusOr<int64_t> CountStepProfiles(int64_t trial_id) override;
+  absl::StatusOr<std::vector<StepProfileRow>> ListStepProfiles(int64_t trial_id, int64_t min_batch,
+                                                               int64_t max_batch,
+                                                               int limit) override;
+  absl::StatusOr<std::vector<StepTimingRow>> ListStepTimings(int64_t trial_id) override;
+
   // Users and tokens (sqlite_users.cc).
   absl::StatusOr<int64_t> InsertUser(const UserRow& row) override;
   absl::StatusOr<UserRow> GetUser(int64_t id) override;

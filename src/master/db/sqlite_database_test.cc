@@ -363,15 +363,16 @@ TEST_P(DatabaseTest, ListsTrialsInGivenStatesAcrossExperimentsById) {
   ASSERT_OK_AND_ASSIGN(int64_t second, db_->InsertExperiment(MakeExperiment("b")));
   std::vector<TrialRow> all;
   const std::vector<TrialState> states = {TrialState::kQueued, TrialState::kCompleted,
-                                         TrialState::kRunning, TrialState::kError,
-                                         TrialState::kQueued};
+                                          TrialState::kRunning, TrialState::kError,
+                                          TrialState::kQueued};
   for (size_t i = 0; i < states.size(); ++i) {
     TrialRow row = MakeTrial(i % 2 ? second : first);
     row.state = states[i];
     ASSERT_OK_AND_ASSIGN(row.id, db_->InsertTrial(row));
     all.push_back(row);
   }
-  ExpectSameRows(db_->ListTrialsInStates({TrialState::kQueued, TrialState::kRunning}).value(), {all[0], all[2], all[4]});
+  ExpectSameRows(db_->ListTrialsInStates({TrialState::kQueued, TrialState::kRunning}).value(),
+                 {all[0], all[2], all[4]});
   ExpectSameRows(db_->ListTrialsInStates({TrialState::kError}).value(), {all[3]});
   EXPECT_THAT(db_->ListTrialsInStates({TrialState::kPaused}).value(), IsEmpty());
   EXPECT_THAT(db_->ListTrialsInStates({}).value(), IsEmpty());
@@ -773,15 +774,16 @@ TEST_P(DatabaseTest, DownsamplingKeepsTheFirstLastLowestAndHighestPoints) {
     points.push_back({"validation/loss", "", b, 1000.0 + b, value});
   }
   ASSERT_OK(db_->InsertPoints(trial, points));
-  ASSERT_OK_AND_ASSIGN(std::vector<PointRow> down,
-                       db_->QueryPoints({.trial_id = trial, .name = "validation/loss",
-                                         .max_points = 100}));
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<PointRow> down,
+      db_->QueryPoints({.trial_id = trial, .name = "validation/loss", .max_points = 100}));
   EXPECT_LE(down.size(), 100u);
   EXPECT_GE(down.size(), 50u);
   EXPECT_EQ(down.front().batch, 0);
   EXPECT_EQ(down.back().batch, 9999);
   auto has = [&](int64_t batch) {
-    return std::any_of(down.begin(), down.end(), [&](const PointRow& p) { return p.batch == batch; });
+    return std::any_of(down.begin(), down.end(),
+                       [&](const PointRow& p) { return p.batch == batch; });
   };
   EXPECT_TRUE(has(4321)) << "the lowest point";
   EXPECT_TRUE(has(7777)) << "the highest point";
@@ -789,8 +791,10 @@ TEST_P(DatabaseTest, DownsamplingKeepsTheFirstLastLowestAndHighestPoints) {
     return a.batch < b.batch;
   }));
   // A range downsamples only what is inside it.
-  ASSERT_OK_AND_ASSIGN(down, db_->QueryPoints({.trial_id = trial, .name = "validation/loss",
-                                               .min_batch = 5000, .max_batch = 5999,
+  ASSERT_OK_AND_ASSIGN(down, db_->QueryPoints({.trial_id = trial,
+                                               .name = "validation/loss",
+                                               .min_batch = 5000,
+                                               .max_batch = 5999,
                                                .max_points = 40}));
   EXPECT_LE(down.size(), 40u);
   EXPECT_EQ(down.front().batch, 5000);
@@ -798,6 +802,36 @@ TEST_P(DatabaseTest, DownsamplingKeepsTheFirstLastLowestAndHighestPoints) {
   EXPECT_THAT(
       db_->QueryPoints({.trial_id = trial, .name = "validation/loss", .max_points = 3}).status(),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at least 4")));
+}
+
+TEST_P(DatabaseTest, StepProfilesAreReadByBatchRangeAndTimingsAccumulate) {
+  const int64_t trial = AddTrial();
+  std::vector<StepProfileRow> rows;
+  for (int b = 0; b < 6; ++b) {
+    for (int rank : {1, 0}) rows.push_back({rank, b, 1000.0 + b, absl::StrCat("{\"b\":", b, "}")});
+  }
+  ASSERT_OK(db_->InsertStepProfiles(trial, rows, {{0, "forward", 3, 300, 90, 120}}));
+  ASSERT_OK(db_->InsertStepProfiles(
+      trial, {}, {{0, "forward", 2, 100, 40, 60}, {1, "forward", 1, 70, 70, 70}}));
+  EXPECT_EQ(db_->CountStepProfiles(trial).value(), 12);
+  ASSERT_OK_AND_ASSIGN(std::vector<StepProfileRow> range, db_->ListStepProfiles(trial, 2, 3, 100));
+  ASSERT_THAT(range, SizeIs(4));
+  EXPECT_EQ(range[0].batch, 2);
+  EXPECT_EQ(range[0].rank, 0);
+  EXPECT_EQ(range[1].rank, 1);
+  EXPECT_EQ(range[3].record_json, "{\"b\":3}");
+  EXPECT_THAT(db_->ListStepProfiles(trial, 0, 100, 5).value(), SizeIs(5));
+  ASSERT_OK_AND_ASSIGN(std::vector<StepTimingRow> timings, db_->ListStepTimings(trial));
+  ASSERT_THAT(timings, SizeIs(2));
+  EXPECT_EQ(timings[0].rank, 0);
+  EXPECT_EQ(timings[0].count, 5);
+  EXPECT_EQ(timings[0].total_us, 400);
+  EXPECT_EQ(timings[0].min_us, 40);
+  EXPECT_EQ(timings[0].max_us, 120);
+  EXPECT_EQ(timings[1].rank, 1);
+  EXPECT_THAT(db_->InsertStepProfiles(9999, rows, {}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("trial 9999")));
+  EXPECT_EQ(db_->CountStepProfiles(trial).value(), 12) << "a refused insert adds nothing";
 }
 
 }  // namespace

@@ -67,6 +67,19 @@ void AddSeriesRoutes(Router& router, Master& master) {
   });
   router.Get(R"(/api/v1/trials/(\d+)/series/data)",
              [&](const Request& req) { return TrialSeriesData(master, req); });
+  router.Get(R"(/api/v1/trials/(\d+)/profile/timings)",
+             [&](const Request& req) -> absl::StatusOr<Reply> {
+               COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+               COHORT_ASSIGN_OR_RETURN(wire::StepTimings timings, master.TrialStepTimings(id));
+               return Reply::Ok(timings.ToJson());
+             });
+  router.Get(R"(/api/v1/trials/(\d+)/trace)", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+    COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> min_batch, req.QueryInt("min_batch"));
+    COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> max_batch, req.QueryInt("max_batch"));
+    COHORT_ASSIGN_OR_RETURN(nlohmann::json trace, master.TrialTrace(id, min_batch, max_batch));
+    return Reply::Ok(trace);
+  });
   router.Get(R"(/api/v1/experiments/(\d+)/series/data)",
              [&](const Request& req) -> absl::StatusOr<Reply> {
                COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());

@@ -1,0 +1,102 @@
+// SqliteDatabase's step timelines (database.h): one row per rank and profiled batch, read by
+// batch range for the trace, and each rank's running totals per phase, read for its timings.
+
+#include <sqlite3.h>
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "master/db/internal/sqlite_statement.h"
+#include "master/db/sqlite_database.h"
+
+namespace cohort::master {
+
+using internal::ReadAll;
+using internal::Statement;
+using internal::Transaction;
+
+absl::Status SqliteDatabase::InsertStepProfiles(int64_t trial_id,
+                                                const std::vector<StepProfileRow>& rows,
+                                                const std::vector<StepTimingRow>& timings) {
+  if (rows.empty() && timings.empty()) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction transaction(db_, path_);
+  COHORT_RETURN_IF_ERROR(transaction.Begin());
+  Statement insert(db_, path_, "insert step profile",
+                   "INSERT INTO step_profiles (trial_id, rank, batch, time, record_json) "
+                   "VALUES (?1, ?2, ?3, ?4, ?5)");
+  Statement add(db_, path_, "add step timings",
+                "INSERT INTO step_timings (trial_id, rank, phase, count, total_us, min_us, max_us) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (trial_id, rank, phase) DO UPDATE "
+                "SET count = count + excluded.count, total_us = total_us + excluded.total_us, "
+                "min_us = MIN(min_us, excluded.min_us), max_us = MAX(max_us, excluded.max_us)");
+  auto not_found = [&](const Statement& s) {
+    return s.code() == SQLITE_CONSTRAINT_FOREIGNKEY
+               ? absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"))
+               : absl::OkStatus();
+  };
+  for (const StepProfileRow& r : rows) {
+    insert.BindInt64(1, trial_id);
+    insert.BindInt64(2, r.rank);
+    insert.BindInt64(3, r.batch);
+    insert.BindDouble(4, r.time);
+    insert.BindText(5, r.record_json);
+    absl::Status s = insert.Run();
+    COHORT_RETURN_IF_ERROR(not_found(insert));
+    COHORT_RETURN_IF_ERROR(s);
+  }
+  for (const StepTimingRow& t : timings) {
+    add.BindInt64(1, trial_id);
+    add.BindInt64(2, t.rank);
+    add.BindText(3, t.phase);
+    add.BindInt64(4, t.count);
+    add.BindInt64(5, t.total_us);
+    add.BindInt64(6, t.min_us);
+    add.BindInt64(7, t.max_us);
+    absl::Status s = add.Run();
+    COHORT_RETURN_IF_ERROR(not_found(add));
+    COHORT_RETURN_IF_ERROR(s);
+  }
+  return transaction.Commit();
+}
+
+absl::StatusOr<int64_t> SqliteDatabase::CountStepProfiles(int64_t trial_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "count step profiles",
+              "SELECT COUNT(*) FROM step_profiles WHERE trial_id = ?1");
+  s.BindInt64(1, trial_id);
+  COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+  return has_row ? s.Int64(0) : 0;
+}
+
+absl::StatusOr<std::vector<StepProfileRow>> SqliteDatabase::ListStepProfiles(int64_t trial_id,
+                                                                             int64_t min_batch,
+                                                                             int64_t max_batch,
+                                                                             int limit) {
+  if (limit < 0) return absl::InvalidArgumentError(absl::StrCat("limit ", limit, " < 0"));
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list step profiles",
+              "SELECT rank, batch, time, record_json FROM step_profiles WHERE trial_id = ?1 AND "
+              "batch BETWEEN ?2 AND ?3 ORDER BY batch, rank, id LIMIT ?4");
+  s.BindInt64(1, trial_id);
+  s.BindInt64(2, min_batch);
+  s.BindInt64(3, max_batch);
+  s.BindInt64(4, limit);
+  return ReadAll<StepProfileRow>(s, [](const Statement& r) {
+    return StepProfileRow{static_cast<int>(r.Int64(0)), r.Int64(1), r.Double(2), r.Text(3)};
+  });
+}
+
+absl::StatusOr<std::vector<StepTimingRow>> SqliteDatabase::ListStepTimings(int64_t trial_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list step timings",
+              "SELECT rank, phase, count, total_us, min_us, max_us FROM step_timings "
+              "WHERE trial_id = ?1 ORDER BY rank, phase");
+  s.BindInt64(1, trial_id);
+  return ReadAll<StepTimingRow>(s, [](const Statement& r) {
+    return StepTimingRow{
+        static_cast<int>(r.Int64(0)), r.Text(1), r.Int64(2), r.Int64(3), r.Int64(4), r.Int64(5)};
+  });
+}
+
+}  // namespace cohort::master
