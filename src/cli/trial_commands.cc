@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/exit_codes.h"
+#include "cli/profile_command.h"
 #include "cli/table.h"
 #include "wire/series_bodies.h"
 #include "wire/states.h"
@@ -157,117 +158,6 @@ int PrintSeries(const CommandContext& context, int64_t trial_id) {
   return kExitOk;
 }
 
-// The unit of a profiler series (Determined's names), for the profile table.
-std::string UnitOf(const std::string& name) {
-  if (name == "cpu_util_simple" || name == "gpu_util") return "%";
-  if (name == "memory_free" || name == "gpu_free_memory") return "bytes";
-  if (name == "disk_iops") return "1/s";
-  if (absl::StartsWith(name, "net_throughput") || absl::StartsWith(name, "disk_throughput")) {
-    return "bytes/s";
-  }
-  return "";
-}
-
-// The profiler's series of `list` (everything but the training and validation metrics).
-wire::SeriesList ProfileSeries(const wire::SeriesList& list) {
-  wire::SeriesList profile;
-  for (const wire::SeriesSummary& s : list.series) {
-    if (!absl::StartsWith(s.name, "training/") && !absl::StartsWith(s.name, "validation/")) {
-      profile.series.push_back(s);
-    }
-  }
-  return profile;
-}
-
-void PrintProfileTable(const wire::SeriesList& profile) {
-  std::vector<std::vector<std::string>> rows;
-  for (const wire::SeriesSummary& s : profile.series) {
-    rows.push_back(
-        {s.name, s.label, EmptyAsDash(UnitOf(s.name)), absl::StrCat(s.points),
-         absl::StrCat(s.first_batch, "-", s.last_batch), Cell(std::optional<double>(s.min_value)),
-         Cell(std::optional<double>(s.mean_value)), Cell(std::optional<double>(s.max_value))});
-  }
-  PrintTable(std::cout, {"series", "machine", "unit", "samples", "batches", "min", "mean", "max"},
-             rows);
-}
-
-// The chief's per-batch timings (the series training/timings/<phase>): mean milliseconds and
-// share of a step, the gradient wait called out. Nothing when the trial reported none.
-void PrintTimings(const wire::SeriesList& list) {
-  constexpr absl::string_view kPrefix = "training/timings/";
-  std::map<std::string, double> mean_ms;
-  for (const wire::SeriesSummary& s : list.series) {
-    if (absl::StartsWith(s.name, kPrefix)) mean_ms[s.name.substr(kPrefix.size())] = s.mean_value;
-  }
-  double step = 0;  // a batch's phases, in order; train_batch holds forward .. optimizer_step
-  for (const char* phase :
-       {"dataloader_next", "to_device", "train_batch", "step_lr_schedulers", "from_device"}) {
-    step += mean_ms.count(phase) ? mean_ms[phase] : 0;
-  }
-  if (mean_ms.empty() || step <= 0) return;
-  // The phases in the order a batch runs them (train_batch's parts indented), then any other.
-  std::vector<std::string> order = {
-      "dataloader_next", "to_device",      "train_batch",        "forward",     "backward",
-      "gradient_wait",   "optimizer_step", "step_lr_schedulers", "from_device", "reduce_metrics"};
-  for (const auto& [phase, ms] : mean_ms) {
-    if (std::find(order.begin(), order.end(), phase) == order.end()) order.push_back(phase);
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const std::string& phase : order) {
-    if (!mean_ms.count(phase)) continue;
-    const double ms = mean_ms[phase];
-    const bool part = phase == "forward" || phase == "backward" || phase == "gradient_wait" ||
-                      phase == "optimizer_step";
-    rows.push_back({part ? "  " + phase : phase, absl::StrFormat("%.3f", ms),
-                    phase == "reduce_metrics" ? "-" : absl::StrFormat("%.1f%%", 100 * ms / step)});
-  }
-  std::cout << "\nstep timings (the chief's, ms per batch; a step is "
-            << absl::StrFormat("%.2f", step) << " ms):\n";
-  PrintTable(std::cout, {"phase", "mean ms", "share"}, rows);
-  if (mean_ms.count("gradient_wait")) {
-    std::cout << "gradient wait: "
-              << absl::StrFormat("%.1f%%", 100 * mean_ms["gradient_wait"] / step)
-              << " of a step waits for the gradient exchange (the rest of it overlaps backward)\n";
-  }
-}
-
-// `trial profile`: the profiler's series of the trial, min / mean / max over the profiling
-// window, per machine and GPU; with `follow`, again every 2 s until the trial ends.
-int PrintProfile(const CommandContext& context, int64_t trial_id, bool follow) {
-  client::MasterClient client = context.Client();
-  const std::string path = absl::StrCat("/api/v1/trials/", trial_id);
-  const bool tty = ::isatty(STDOUT_FILENO) == 1;
-  for (bool first = true;; first = false) {
-    absl::StatusOr<wire::TrialDescription> trial =
-        GetAs(client, path, [](const Json& j) { return wire::ParseTrialDescription(j); });
-    if (!trial.ok()) return Fail(trial.status());
-    absl::StatusOr<wire::SeriesList> list = GetAs(client, path + "/series", wire::ParseSeriesList);
-    if (!list.ok()) return Fail(list.status());
-    const wire::SeriesList profile = ProfileSeries(*list);
-    const bool ended = wire::IsTerminal(trial->state);
-    if (context.json()) {
-      if (!follow || ended) return PrintJson(profile.ToJson());
-    } else {
-      if (follow && tty && !first) std::cout << "\x1b[H\x1b[2J";  // redraw in place
-      if (follow) {
-        std::cout << "trial " << trial_id << ": " << wire::Name(trial->state) << ", batch "
-                  << trial->batches << "/" << trial->total_batches << "\n";
-      }
-      if (profile.series.empty()) {
-        std::cout << "trial " << trial_id
-                  << " has no system metrics yet: is profiling enabled in its config (profiling: "
-                     "{enabled: true}), and its window reached?\n";
-      } else {
-        PrintProfileTable(profile);
-      }
-      PrintTimings(*list);
-      if (!follow || ended) return kExitOk;
-    }
-    std::cout << std::flush;
-    absl::SleepFor(absl::Seconds(2));
-  }
-}
-
 }  // namespace
 
 void AddTrialCommands(CLI::App* root, CommandContext* context) {
@@ -300,20 +190,7 @@ void AddTrialCommands(CLI::App* root, CommandContext* context) {
   metrics->footer("Example:\n  cohort trial metrics 3\n  cohort trial metrics 3 --json");
   context->OnRun(metrics, [context, metrics_id] { return PrintSeries(*context, *metrics_id); });
 
-  auto profile_id = std::make_shared<int64_t>(0);
-  auto profile_follow = std::make_shared<bool>(false);
-  CLI::App* profile = trial->add_subcommand(
-      "profile", "The profiler's system metrics of a trial: min, mean and max per machine");
-  profile->add_option("id", *profile_id, "Trial id")->required();
-  profile->add_flag("-f,--follow", *profile_follow,
-                    "Print it again every 2 seconds until the trial ends");
-  context->AddJsonFlag(profile);
-  profile->footer(
-      "Profile a trial with `profiling: {enabled: true, begin_on_batch: 0, end_after_batch: 100}` "
-      "in its config.\nExample:\n  cohort trial profile 3");
-  context->OnRun(profile, [context, profile_id, profile_follow] {
-    return PrintProfile(*context, *profile_id, *profile_follow);
-  });
+  AddProfileCommand(trial, context);
 }
 
 }  // namespace cohort::cli

@@ -40,9 +40,8 @@ void AddTimings(const wire::StepProfileRecord& r, Totals& totals) {
 }
 
 bool InWindow(const config::Profiling& window, int64_t batch) {
-  const int64_t n = batch + 1;  // Determined's batch numbers start at 1
-  return window.enabled && n >= window.begin_on_batch &&
-         (!window.end_after_batch || n <= *window.end_after_batch);
+  return window.enabled && batch >= window.begin_on_batch &&
+         (!window.end_after_batch || batch <= *window.end_after_batch);
 }
 
 }  // namespace

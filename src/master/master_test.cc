@@ -624,14 +624,14 @@ TEST_F(MasterTest, StepProfilesInsideTheWindowMakeTimingsAndATraceOfBothRanks) {
   const Json start = OnlyStart("a1");
   const int64_t trial = start["trial_id"];
   wire::ReportBatch batch{.trial_id = trial};
-  for (int64_t b = 0; b < 6; ++b) {  // batches 1..6; the window holds 3 and 4 (indices 2, 3)
+  for (int64_t b = 1; b <= 6; ++b) {  // the window holds batches 3 and 4
     for (int rank : {0, 1, 7}) {      // rank 7: the trial has no such rank
-      batch.step_profiles.push_back({.rank = rank,
-                                     .batch = b,
-                                     .time = 1000.0 + static_cast<double>(b),
-                                     .phases = {{"step", 0, 10000 + 1000 * rank},
-                                                {"backward", 100, 4000}},
-                                     .buckets = {{0, 4096, 1200, 500}, {1, 8192, 3000, 700}}});
+      batch.step_profiles.push_back(
+          {.rank = rank,
+           .batch = b,
+           .time = 1000.0 + static_cast<double>(b),
+           .phases = {{"step", 0, 10000 + 1000 * rank}, {"backward", 100, 4000}},
+           .buckets = {{0, 4096, 1200, 500}, {1, 8192, 3000, 700}}});
     }
   }
   ASSERT_TRUE(master_->AllocationReports(start["allocation"].get<std::string>(), batch).ok());
@@ -656,9 +656,9 @@ TEST_F(MasterTest, StepProfilesInsideTheWindowMakeTimingsAndATraceOfBothRanks) {
     if (e["cat"] == "gradients") ++buckets;
   }
   EXPECT_EQ(ranks, (std::set<int>{0, 1}));
-  EXPECT_EQ(batches, (std::set<int64_t>{2, 3}));
+  EXPECT_EQ(batches, (std::set<int64_t>{3, 4}));
   EXPECT_EQ(buckets, 8);
-  EXPECT_EQ(trace["otherData"]["start_unix_seconds"], 1002.0);
+  EXPECT_EQ(trace["otherData"]["start_unix_seconds"], 1003.0);
   const Json one = master_->TrialTrace(trial, 3, 3).value();
   for (const Json& e : one["traceEvents"]) {
     if (e["ph"] == "X") EXPECT_EQ(e["args"]["batch"], 3) << e;

@@ -26,7 +26,7 @@ void StepProfiler::Begin(int64_t batch, absl::Time start) {
   if (!active_) return;
   start_ = start;
   record_ = {.rank = options_.rank,
-             .batch = batch,
+             .batch = batch + 1,  // the wire's batch numbers start at 1
              .time = absl::ToDoubleSeconds(start - absl::UnixEpoch()),
              .phases = {},
              .buckets = {}};

@@ -64,8 +64,8 @@ TEST_F(StepProfilerTest, WritesOneRecordPerProfiledBatchWithSpansAfterItsStart) 
   RunBatches(p, 6);
   const std::vector<nlohmann::json> lines = Lines(dir_ + "/profile/rank-4.jsonl");
   ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0]["batch"], 1);
-  EXPECT_EQ(lines[1]["batch"], 2);
+  EXPECT_EQ(lines[0]["batch"], 2);  // numbered from 1: index 1 is batch 2
+  EXPECT_EQ(lines[1]["batch"], 3);
   EXPECT_EQ(lines[0]["rank"], 4);
   EXPECT_DOUBLE_EQ(lines[0]["time"].get<double>(), 1700000001.0);
   EXPECT_EQ(lines[0]["phases"], nlohmann::json::parse(R"([["forward",10,1000]])"));

@@ -77,7 +77,7 @@ absl::StatusOr<StepProfileRecord> ParseStepProfileRecord(const Json& json,
   FieldReader r(json, std::string(context));
   StepProfileRecord rec;
   r.Required("rank", &rec.rank, {.min = 0, .max = 1 << 20});
-  r.Required("batch", &rec.batch, {.min = 0, .max = kMaxId});
+  r.Required("batch", &rec.batch, {.min = 1, .max = kMaxId});
   r.Required("time", &rec.time, {.min = 0, .max = kMaxUnixSeconds});
   r.Array("phases", &rec.phases, kMaxStepPhases, FieldReader::kRequired, ParsePhase);
   r.Array("buckets", &rec.buckets, kMaxStepBuckets, FieldReader::kOptional, ParseBucket);

@@ -53,8 +53,10 @@ struct BucketSpan {
 };
 
 struct StepProfileRecord {
-  int rank = 0;                     // >= 0
-  int64_t batch = 0;                // the batch's index, >= 0 (batches completed before it)
+  int rank = 0;  // >= 0
+  // The batch's number, >= 1: batches completed once it is done (Determined's numbering, as
+  // profiling's begin_on_batch/end_after_batch and the series' batches).
+  int64_t batch = 1;
   double time = 0;                  // unix seconds of the batch's start
   std::vector<PhaseSpan> phases;    // at most kMaxStepPhases
   std::vector<BucketSpan> buckets;  // at most kMaxStepBuckets

@@ -274,11 +274,11 @@ TEST_F(TrialTest, ProfiledBatchesWriteEachRanksTimeline) {
   for (int rank = 0; rank < 2; ++rank) {
     const std::string path = absl::StrCat(dir_, "/profile/rank-", rank, ".jsonl");
     std::vector<nlohmann::json> records = ReadJsonLines(path);
-    ASSERT_EQ(records.size(), 6u) << path << ": batches 3..8 (indices 2..7) are profiled";
+    ASSERT_EQ(records.size(), 6u) << path << ": batches 3..8 are profiled";
     for (size_t i = 0; i < records.size(); ++i) {
       const nlohmann::json& r = records[i];
       EXPECT_EQ(r["rank"], rank);
-      EXPECT_EQ(r["batch"], static_cast<int64_t>(i) + 2);
+      EXPECT_EQ(r["batch"], static_cast<int64_t>(i) + 3);
       std::map<std::string, std::pair<int64_t, int64_t>> span;  // name -> (start, duration)
       for (const auto& p : r["phases"]) span[p[0]] = {p[1].get<int64_t>(), p[2].get<int64_t>()};
       ASSERT_TRUE(span.count("step")) << r;

@@ -1,0 +1,344 @@
+#include "cli/profile_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "cli/exit_codes.h"
+#include "cli/table.h"
+#include "cohort/status.h"
+#include "wire/profile_bodies.h"
+#include "wire/series_bodies.h"
+#include "wire/states.h"
+#include "wire/trial_bodies.h"
+
+namespace cohort::cli {
+namespace {
+
+struct ProfileArgs {
+  int64_t trial_id = 0;
+  bool follow = false;
+  bool all_ranks = false;
+  std::string trace;                       // a file to write the trace to; empty: none
+  int64_t from_batch = -1, to_batch = -1;  // -1: the master's default range
+};
+
+// The phases of a step in the order it runs them (train_batch's parts indented), then the
+// others measured beside it.
+const std::vector<std::string>& PhaseOrder() {
+  static const auto* order = new std::vector<std::string>{"dataloader_next",
+                                                          "to_device",
+                                                          "train_batch",
+                                                          "forward",
+                                                          "backward",
+                                                          "gradient_wait",
+                                                          "optimizer_step",
+                                                          "step_lr_schedulers",
+                                                          "from_device",
+                                                          "reduce_metrics",
+                                                          "validation",
+                                                          "checkpoint",
+                                                          wire::kGradientCommunicationPhase};
+  return *order;
+}
+
+bool IsTrainBatchPart(const std::string& phase) {
+  return phase == "forward" || phase == "backward" || phase == "gradient_wait" ||
+         phase == "optimizer_step";
+}
+
+// Mean milliseconds per phase, a column per rank.
+struct TimingTable {
+  std::string source;  // what the numbers are, for the heading
+  std::vector<int> ranks;
+  std::map<std::string, std::vector<std::optional<double>>> mean_ms;  // phase -> per rank
+
+  // A step of rank column `i`: the measured "step", else the sum of its top-level phases.
+  double StepMs(size_t i) const {
+    auto at = [&](const std::string& p) {
+      auto it = mean_ms.find(p);
+      return it == mean_ms.end() ? 0.0 : it->second[i].value_or(0);
+    };
+    if (at("step") > 0) return at("step");
+    return at("dataloader_next") + at("to_device") + at("train_batch") + at("step_lr_schedulers") +
+           at("from_device");
+  }
+};
+
+TimingTable FromStepTimings(const wire::StepTimings& t, bool all_ranks) {
+  TimingTable table;
+  for (const wire::RankTimings& r : t.ranks) {
+    if (!all_ranks && !table.ranks.empty()) break;  // rank 0's (the lowest present)
+    const size_t column = table.ranks.size();
+    table.ranks.push_back(r.rank);
+    for (const wire::PhaseTiming& p : r.phases) {
+      auto& cells = table.mean_ms[p.name];
+      cells.resize(column + 1);
+      cells[column] = p.mean_ms;
+    }
+  }
+  for (auto& [phase, cells] : table.mean_ms) cells.resize(table.ranks.size());
+  const int64_t batches = t.profiled_steps / std::max<int64_t>(1, t.ranks.size());
+  table.source = absl::StrCat("over ", batches, " profiled batches");
+  return table;
+}
+
+// Without step timelines: the chief's reported timings (the series training/timings/<phase>).
+TimingTable FromSeries(const wire::SeriesList& list) {
+  constexpr absl::string_view kPrefix = "training/timings/";
+  TimingTable table{.source = "the chief's reports", .ranks = {0}, .mean_ms = {}};
+  for (const wire::SeriesSummary& s : list.series) {
+    if (absl::StartsWith(s.name, kPrefix)) {
+      table.mean_ms[s.name.substr(kPrefix.size())] = {s.mean_value};
+    }
+  }
+  return table;
+}
+
+void PrintOverlap(const TimingTable& t, size_t i) {
+  auto at = [&](const std::string& p) -> std::optional<double> {
+    auto it = t.mean_ms.find(p);
+    return it == t.mean_ms.end() ? std::nullopt : it->second[i];
+  };
+  const std::optional<double> wait = at("gradient_wait");
+  const std::optional<double> comm = at(wire::kGradientCommunicationPhase);
+  if (!wait) return;
+  std::cout << "rank " << t.ranks[i] << ": gradient wait "
+            << absl::StrFormat("%.1f%%", 100 * *wait / std::max(t.StepMs(i), 1e-9)) << " of a step";
+  if (comm && *comm > 0) {
+    const double hidden = std::clamp(1 - *wait / *comm, 0.0, 1.0);
+    std::cout << absl::StrFormat("; communication %.3f ms per step, %.0f%% of it overlapped", *comm,
+                                 100 * hidden);
+  }
+  std::cout << "\n";
+}
+
+void PrintTimingTable(const TimingTable& t) {
+  if (t.mean_ms.empty() || t.ranks.empty() || t.StepMs(0) <= 0) return;
+  std::vector<std::string> order = PhaseOrder();
+  for (const auto& [phase, cells] : t.mean_ms) {
+    if (phase != "step" && std::find(order.begin(), order.end(), phase) == order.end()) {
+      order.push_back(phase);
+    }
+  }
+  const bool one = t.ranks.size() == 1;
+  std::vector<std::string> header = {"phase"};
+  for (int rank : t.ranks) header.push_back(one ? "mean ms" : absl::StrCat("rank ", rank, " ms"));
+  if (one) header.push_back("share");
+  std::vector<std::vector<std::string>> rows;
+  for (const std::string& phase : order) {
+    auto it = t.mean_ms.find(phase);
+    if (it == t.mean_ms.end()) continue;
+    std::vector<std::string> row = {IsTrainBatchPart(phase) ? "  " + phase : phase};
+    for (const std::optional<double>& ms : it->second) {
+      row.push_back(ms ? absl::StrFormat("%.3f", *ms) : "-");
+    }
+    const bool in_step = phase != "reduce_metrics" && phase != "validation" &&
+                         phase != "checkpoint" && phase != wire::kGradientCommunicationPhase;
+    if (one) {
+      row.push_back(in_step && it->second[0]
+                        ? absl::StrFormat("%.1f%%", 100 * *it->second[0] / t.StepMs(0))
+                        : "-");
+    }
+    rows.push_back(std::move(row));
+  }
+  std::cout << "\nstep timings (ms per batch, " << t.source << "; "
+            << (one ? absl::StrCat("rank ", t.ranks[0], ", ") : "") << "a step is "
+            << absl::StrFormat("%.2f", t.StepMs(0)) << " ms" << (one ? "" : " on the first rank")
+            << "):\n";
+  PrintTable(std::cout, header, rows);
+  for (size_t i = 0; i < t.ranks.size(); ++i) PrintOverlap(t, i);
+}
+
+// The unit of a profiler series (Determined's names), for the profile table.
+std::string UnitOf(const std::string& name) {
+  if (name == "cpu_util_simple" || name == "gpu_util") return "%";
+  if (name == "memory_free" || name == "gpu_free_memory") return "bytes";
+  if (name == "disk_iops") return "1/s";
+  if (absl::StartsWith(name, "net_throughput") || absl::StartsWith(name, "disk_throughput")) {
+    return "bytes/s";
+  }
+  return "";
+}
+
+// The profiler's series of `list` (everything but the training and validation metrics).
+wire::SeriesList ProfileSeries(const wire::SeriesList& list) {
+  wire::SeriesList profile;
+  for (const wire::SeriesSummary& s : list.series) {
+    if (!absl::StartsWith(s.name, "training/") && !absl::StartsWith(s.name, "validation/")) {
+      profile.series.push_back(s);
+    }
+  }
+  return profile;
+}
+
+void PrintSystemTable(int64_t trial_id, const wire::SeriesList& profile) {
+  if (profile.series.empty()) {
+    std::cout << "trial " << trial_id
+              << " has no system metrics yet: is profiling enabled in its config (profiling: "
+                 "{enabled: true}), and its window reached?\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const wire::SeriesSummary& s : profile.series) {
+    rows.push_back(
+        {s.name, s.label, EmptyAsDash(UnitOf(s.name)), absl::StrCat(s.points),
+         absl::StrCat(s.first_batch, "-", s.last_batch), Cell(std::optional<double>(s.min_value)),
+         Cell(std::optional<double>(s.mean_value)), Cell(std::optional<double>(s.max_value))});
+  }
+  PrintTable(std::cout, {"series", "machine", "unit", "samples", "batches", "min", "mean", "max"},
+             rows);
+}
+
+// What `trial profile` shows once: the trial, its system series, its step timings.
+struct ProfileSnapshot {
+  wire::TrialDescription trial;
+  wire::SeriesList system;
+  wire::SeriesList all;  // every series (the chief's timings are among them)
+  wire::StepTimings timings;
+};
+
+absl::StatusOr<ProfileSnapshot> ReadSnapshot(client::MasterClient& client, int64_t trial_id) {
+  const std::string path = absl::StrCat("/api/v1/trials/", trial_id);
+  ProfileSnapshot s;
+  COHORT_ASSIGN_OR_RETURN(
+      s.trial, GetAs(client, path, [](const Json& j) { return wire::ParseTrialDescription(j); }));
+  COHORT_ASSIGN_OR_RETURN(s.all, GetAs(client, path + "/series", wire::ParseSeriesList));
+  s.system = ProfileSeries(s.all);
+  COHORT_ASSIGN_OR_RETURN(s.timings,
+                          GetAs(client, path + "/profile/timings", wire::ParseStepTimings));
+  return s;
+}
+
+// The system table and the step timings (from the timelines when there are any); with
+// `follow`, again every 2 s until the trial ends.
+int PrintProfile(const CommandContext& context, const ProfileArgs& args) {
+  client::MasterClient client = context.Client();
+  const bool tty = ::isatty(STDOUT_FILENO) == 1;
+  for (bool first = true;; first = false) {
+    absl::StatusOr<ProfileSnapshot> s = ReadSnapshot(client, args.trial_id);
+    if (!s.ok()) return Fail(s.status());
+    const bool ended = wire::IsTerminal(s->trial.state);
+    if (context.json()) {
+      if (args.follow && !ended) {
+        absl::SleepFor(absl::Seconds(2));
+        continue;
+      }
+      Json out = s->system.ToJson();
+      out["timings"] = s->timings.ToJson();
+      return PrintJson(out);
+    }
+    if (args.follow && tty && !first) std::cout << "\x1b[H\x1b[2J";  // redraw in place
+    if (args.follow) {
+      std::cout << "trial " << args.trial_id << ": " << wire::Name(s->trial.state) << ", batch "
+                << s->trial.batches << "/" << s->trial.total_batches << "\n";
+    }
+    PrintSystemTable(args.trial_id, s->system);
+    PrintTimingTable(s->timings.ranks.empty() ? FromSeries(s->all)
+                                              : FromStepTimings(s->timings, args.all_ranks));
+    if (!args.follow || ended) return kExitOk;
+    std::cout << std::flush;
+    absl::SleepFor(absl::Seconds(2));
+  }
+}
+
+// Writes `text` to `path` through a temporary file beside it, so a reader never sees half.
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  const std::string temp = path + ".part";
+  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  std::error_code ec;
+  if (out) std::filesystem::rename(temp, path, ec);
+  if (!out || ec) {
+    std::filesystem::remove(temp, ec);
+    return absl::UnavailableError(
+        absl::StrCat("cannot write ", path, ": check the directory exists and is writable"));
+  }
+  return absl::OkStatus();
+}
+
+// `--trace FILE`: the master's Trace Event Format document of the batch range, written as is.
+int WriteTrace(const CommandContext& context, const ProfileArgs& args) {
+  client::MasterClient client = context.Client(absl::Seconds(120));
+  std::string path = absl::StrCat("/api/v1/trials/", args.trial_id, "/trace");
+  std::vector<std::string> query;
+  if (args.from_batch >= 0) query.push_back(absl::StrCat("min_batch=", args.from_batch));
+  if (args.to_batch >= 0) query.push_back(absl::StrCat("max_batch=", args.to_batch));
+  if (!query.empty()) absl::StrAppend(&path, "?", absl::StrJoin(query, "&"));
+  absl::StatusOr<Json> trace = client.Get(path);
+  if (!trace.ok()) return Fail(trace.status());
+  std::set<int> ranks;
+  std::set<int64_t> batches;
+  int64_t spans = 0;
+  for (const Json& e : trace->value("traceEvents", Json::array())) {
+    if (e.value("ph", "") != "X") continue;
+    ++spans;
+    ranks.insert(e.value("pid", 0));
+    if (e.contains("args")) batches.insert(e["args"].value("batch", int64_t{0}));
+  }
+  if (spans == 0) {
+    return Fail(absl::FailedPreconditionError(absl::StrCat(
+        "trial ", args.trial_id, " has no step timelines",
+        query.empty() ? "" : " in that batch range",
+        ": profile it with `profiling: {enabled: true, begin_on_batch: 1, end_after_batch: 50}` "
+        "(the Trial API records them), and check `cohort trial profile ",
+        args.trial_id, "`")));
+  }
+  if (absl::Status s = WriteFile(args.trace, trace->dump()); !s.ok()) return Fail(s);
+  const Json other = trace->value("otherData", Json::object());
+  std::cout << "wrote " << args.trace << ": " << spans << " spans of rank"
+            << (ranks.size() > 1 ? "s " : " ") << absl::StrJoin(ranks, ", ") << ", batches "
+            << *batches.begin() << "-" << *batches.rbegin()
+            << (other.value("truncated", false) ? " (cut short: ask for fewer batches)" : "")
+            << "\nopen it in chrome://tracing or https://ui.perfetto.dev (Open trace file)\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddProfileCommand(CLI::App* trial, CommandContext* context) {
+  auto args = std::make_shared<ProfileArgs>();
+  CLI::App* profile = trial->add_subcommand(
+      "profile", "What the profiler measured: system metrics per machine, step timings, trace");
+  profile->add_option("id", args->trial_id, "Trial id")->required();
+  profile->add_flag("-f,--follow", args->follow,
+                    "Print it again every 2 seconds until the trial ends");
+  profile->add_flag("--all-ranks", args->all_ranks,
+                    "Step timings of every rank side by side (default: rank 0's)");
+  profile->add_option("--trace", args->trace,
+                      "Write the step timelines as a Trace Event Format file (Perfetto, "
+                      "chrome://tracing) instead of printing the summary");
+  profile
+      ->add_option("--from-batch", args->from_batch,
+                   "With --trace: the first batch (default: the first profiled one)")
+      ->check(CLI::NonNegativeNumber);
+  profile
+      ->add_option("--to-batch", args->to_batch,
+                   "With --trace: the last batch (default: 100 batches from the first)")
+      ->check(CLI::NonNegativeNumber);
+  context->AddJsonFlag(profile, "The system series and every rank's step timings as JSON");
+  profile->footer(
+      "Profile a trial with `profiling: {enabled: true, begin_on_batch: 1, end_after_batch: 100}` "
+      "in its config.\nExamples:\n  cohort trial profile 3\n  cohort trial profile 3 --all-ranks\n"
+      "  cohort trial profile 3 --trace trial3.json --from-batch 20 --to-batch 30");
+  context->OnRun(profile, [context, args] {
+    return args->trace.empty() ? PrintProfile(*context, *args) : WriteTrace(*context, *args);
+  });
+}
+
+}  // namespace cohort::cli
