@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/launch/launcher_process.h"
+#include "tests/testing/network_namespaces.h"
 #include "tests/testing/worker_group.h"
 
 namespace cohort {
@@ -34,6 +36,18 @@ using testing::BinaryPath;
 using testing::LauncherProcess;
 using testing::LaunchResult;
 using testing::RunToCompletion;
+
+// Reads MemTotal from /proc/meminfo, in bytes (0 when unreadable).
+double MemTotalBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  while (in >> key >> kib) {
+    if (key == "MemTotal:") return kib * 1024;
+    in.ignore(256, '\n');
+  }
+  return 0;
+}
 
 class ClusterTest : public ::testing::Test {
  protected:
@@ -51,9 +65,11 @@ class ClusterTest : public ::testing::Test {
   }
 
   void StartMaster(int port = 0) {
-    master_ = std::make_unique<LauncherProcess>(
-        std::vector<std::string>{BinaryPath("cohort-master"), "--port", std::to_string(port),
-                                 "--data-dir", (dir_ / "master").string(), "--agent-timeout", "5"});
+    std::vector<std::string> argv = master_exec_;
+    argv.insert(argv.end(), {BinaryPath("cohort-master"), "--port", std::to_string(port),
+                             "--data-dir", (dir_ / "master").string(), "--agent-timeout", "5"});
+    if (!master_host_.empty()) argv.insert(argv.end(), {"--host", master_host_});
+    master_ = std::make_unique<LauncherProcess>(argv);
     ASSERT_TRUE(master_->WaitFor(
         [](const std::string& out, const std::string&) {
           return out.find("listening on http://") != std::string::npos;
@@ -67,19 +83,21 @@ class ClusterTest : public ::testing::Test {
   }
   void StartAgent(const std::string& id, int slots, int port_lo, bool artificial = false,
                   std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {BinaryPath("cohort-agent"),
-                                     "--master",
-                                     url_,
-                                     "--id",
-                                     id,
-                                     artificial ? "--artificial-slots" : "--slots",
-                                     std::to_string(slots),
-                                     "--port-range",
-                                     absl::StrCat(port_lo, "-", port_lo + 9),
-                                     "--work-dir",
-                                     (dir_ / id).string(),
-                                     "--secret-file",
-                                     SecretFile()};
+    std::vector<std::string> argv = agent_exec_[id];
+    std::vector<std::string> agent = {BinaryPath("cohort-agent"),
+                                      "--master",
+                                      url_,
+                                      "--id",
+                                      id,
+                                      artificial ? "--artificial-slots" : "--slots",
+                                      std::to_string(slots),
+                                      "--port-range",
+                                      absl::StrCat(port_lo, "-", port_lo + 9),
+                                      "--work-dir",
+                                      (dir_ / id).string(),
+                                      "--secret-file",
+                                      SecretFile()};
+    argv.insert(argv.end(), agent.begin(), agent.end());
     argv.insert(argv.end(), extra.begin(), extra.end());
     agents_.push_back(std::make_unique<LauncherProcess>(argv));
     json last;
@@ -111,7 +129,8 @@ class ClusterTest : public ::testing::Test {
   }
   // `cohort -m URL ARGS...`, logged in as admin.
   LaunchResult Cohort(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(60)) {
-    std::vector<std::string> argv = {BinaryPath("cohort"), "-m", url_};
+    std::vector<std::string> argv = master_exec_;
+    argv.insert(argv.end(), {BinaryPath("cohort"), "-m", url_});
     argv.insert(argv.end(), args.begin(), args.end());
     return RunToCompletion(argv, CliEnv(), timeout);
   }
@@ -195,7 +214,61 @@ class ClusterTest : public ::testing::Test {
     return json::object();
   }
 
+  // `trial profile --json`'s system series: every one of Determined's on both machines, with
+  // plausible values, measured inside the profiling window (batches 11-50).
+  static void CheckSystemSeries(const json& profile) {
+    std::map<std::string, json> series;  // "name@agent"
+    for (const json& s : profile["series"]) {
+      series[absl::StrCat(s["name"].get<std::string>(), "@", s["label"].get<std::string>())] = s;
+    }
+    for (const char* agent : {"a1", "a2"}) {
+      for (const char* name :
+           {"cpu_util_simple", "memory_free", "net_throughput_sent", "net_throughput_recv",
+            "disk_iops", "disk_throughput_read", "disk_throughput_write"}) {
+        const std::string key = absl::StrCat(name, "@", agent);
+        ASSERT_TRUE(series.count(key)) << key << " missing: " << profile.dump();
+        const json& s = series[key];
+        EXPECT_GE(s["first_batch"].get<int64_t>(), 11) << s.dump();
+        EXPECT_LE(s["last_batch"].get<int64_t>(), 50) << s.dump();
+        EXPECT_GE(s["min_value"].get<double>(), 0) << s.dump();
+      }
+      EXPECT_LE(series[absl::StrCat("cpu_util_simple@", agent)]["max_value"].get<double>(), 100);
+      EXPECT_LE(series[absl::StrCat("memory_free@", agent)]["max_value"].get<double>(),
+                MemTotalBytes());
+      // The gradients cross the veth link: both directions on both machines.
+      for (const char* net : {"net_throughput_sent@", "net_throughput_recv@"}) {
+        EXPECT_GT(series[absl::StrCat(net, agent)]["max_value"].get<double>(), 0) << net << agent;
+      }
+    }
+  }
+  // Both ranks' step timings: 40 profiled batches each, the phases adding up to the step.
+  static void CheckStepTimings(const json& timings) {
+    EXPECT_EQ(timings["profiled_steps"], 80) << timings.dump();
+    ASSERT_EQ(timings["ranks"].size(), 2u) << timings.dump();
+    for (const json& rank : timings["ranks"]) {
+      std::map<std::string, json> phase;
+      for (const json& p : rank["phases"]) phase[p["name"].get<std::string>()] = p;
+      ASSERT_TRUE(phase.count("step")) << rank.dump();
+      EXPECT_EQ(phase["step"]["count"], 40) << rank.dump();
+      double sum = 0;
+      for (const char* part :
+           {"dataloader_next", "to_device", "train_batch", "step_lr_schedulers", "from_device"}) {
+        ASSERT_TRUE(phase.count(part)) << part << " missing: " << rank.dump();
+        sum += phase[part]["mean_ms"].get<double>();
+      }
+      const double step = phase["step"]["mean_ms"].get<double>();
+      EXPECT_NEAR(sum, step, 0.1 * step) << rank.dump();
+      EXPECT_GT(phase["gradient_communication"]["mean_ms"].get<double>(), 0) << rank.dump();
+    }
+  }
+
   fs::path dir_;
+  // Where the master and the CLI run (a network namespace's `ip netns exec ...`; empty: here)
+  // and the address the master listens on (empty: its default, loopback); where an agent runs.
+  std::vector<std::string> master_exec_;
+  std::string master_host_;
+  std::map<std::string, std::vector<std::string>> agent_exec_;
+  std::unique_ptr<testing::NetworkNamespaces> net_;  // outlives the processes run inside it
   std::string url_;
   std::string admin_password_;  // the first admin's, generated by the master
   std::unique_ptr<LauncherProcess> master_;
@@ -213,8 +286,7 @@ TEST_F(ClusterTest, TwoSlotFashionMnistTrialAcrossTwoOneSlotAgents) {
              "hyperparameters: {global_batch_size: 64, learning_rate: 0.02, momentum: 0.9,\n"
              "  n_filters1: 32, n_filters2: 64, dropout1: 0.25, dropout2: 0.5}\n"
              "resources: {slots_per_trial: 2}\nmax_restarts: 0\n");
-  LaunchResult r = Cohort({"experiment", "create", "--follow", config,
-                           FashionMnistContext()},
+  LaunchResult r = Cohort({"experiment", "create", "--follow", config, FashionMnistContext()},
                           absl::Seconds(240));
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("COMPLETED"), std::string::npos) << r.out;
@@ -249,6 +321,55 @@ TEST_F(ClusterTest, TwoSlotFashionMnistTrialAcrossTwoOneSlotAgents) {
     event_file |= e.path().filename().string().rfind("events.out.tfevents.", 0) == 0;
   }
   EXPECT_TRUE(event_file) << "no TensorBoard event file under the checkpoint storage";
+}
+
+// A profiled 2-slot trial whose nodes run on agents in two network namespaces, so that the
+// gradients cross a veth link as between machines: both machines' system series with
+// plausible values, both ranks' step timings adding up to the step, the profiling window
+// honoured, and a trace with both ranks' phases and gradient buckets.
+TEST_F(ClusterTest, ProfiledTrialOnAgentsInTwoNetworkNamespaces) {
+  net_ = std::make_unique<testing::NetworkNamespaces>("cluster", 232);
+  if (std::string why = net_->Setup(); !why.empty()) GTEST_SKIP() << why;
+  master_exec_ = agent_exec_["a1"] = net_->Exec(0);
+  agent_exec_["a2"] = net_->Exec(1);
+  master_host_ = net_->address(0);
+  StartMaster();
+  StartAgent("a1", 1, 30150, false, {"--host", net_->address(0)});
+  StartAgent("a2", 1, 30250, false, {"--host", net_->address(1)});
+  const fs::path config = dir_ / "profiled.yaml";
+  std::ofstream(config) << "name: profiled\nentrypoint: ./fashion_mnist_trial\n"
+                           "data: {dir: /usr/share/datasets/fashion-mnist}\n"
+                           "hyperparameters: {global_batch_size: 64, learning_rate: 0.02,\n"
+                           "  momentum: 0.9, n_filters1: 32, n_filters2: 64, dropout1: 0.25,\n"
+                           "  dropout2: 0.5}\n"
+                           "searcher: {name: single, metric: loss, max_length: {batches: 60}}\n"
+                           "resources: {slots_per_trial: 2}\nmax_restarts: 0\n"
+                           "profiling: {enabled: true, begin_on_batch: 11, end_after_batch: 50}\n";
+  LaunchResult r =
+      Cohort({"experiment", "create", "--follow", config.string(), FashionMnistContext()},
+             absl::Seconds(300));
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  ASSERT_NE(r.out.find("COMPLETED"), std::string::npos) << r.out;
+  const json profile = Json({"trial", "profile", "1"});
+  CheckSystemSeries(profile);
+  CheckStepTimings(profile["timings"]);
+  const fs::path trace_file = dir_ / "trace.json";
+  LaunchResult written = Cohort({"trial", "profile", "1", "--trace", trace_file.string(),
+                                 "--from-batch", "1", "--to-batch", "60"});
+  ASSERT_EQ(written.status, 0) << written.out << written.err;
+  std::ifstream in(trace_file);
+  const json trace = json::parse(in, nullptr, false);
+  ASSERT_FALSE(trace.is_discarded()) << "the trace is not JSON";
+  std::map<int, std::set<std::string>> categories;  // rank -> span categories
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    categories[e["pid"].get<int>()].insert(e["cat"].get<std::string>());
+    const int64_t batch = e["args"]["batch"];
+    EXPECT_TRUE(batch >= 11 && batch <= 50) << "outside the profiling window: " << e.dump();
+  }
+  const std::set<std::string> both = {"gradients", "step"};
+  EXPECT_EQ(categories[0], both);
+  EXPECT_EQ(categories[1], both);
 }
 
 TEST_F(ClusterTest, LogsAreFilterableByRank) {
@@ -467,8 +588,7 @@ TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
        {"progress", {{"completed", 1.0}, {"total", 100.0}, {"unit", "batches"}}}});
   ASSERT_FALSE(stale.ok());
   EXPECT_TRUE(absl::IsNotFound(stale.status())) << stale.status();
-  EXPECT_NE(stale.status().message().find("is not running"), std::string::npos)
-      << stale.status();
+  EXPECT_NE(stale.status().message().find("is not running"), std::string::npos) << stale.status();
   const json after = Json({"trial", "describe", "1"});
   EXPECT_EQ(after["trial"]["latest_checkpoint"], before["trial"]["latest_checkpoint"])
       << after["trial"].dump(2);
@@ -786,9 +906,12 @@ TEST_F(ClusterTest, ClusterUpStartsALocalClusterTheCliFindsAndDownStopsIt) {
   // The data directory (master database, agents, logs, cluster.json) goes under XDG_DATA_HOME.
   // The CLI's login file goes under XDG_CONFIG_HOME; `up` logs it in as admin by itself.
   const std::map<std::string, std::optional<std::string>> env = {
-      {"XDG_DATA_HOME", (dir_ / "data").string()}, {"XDG_CONFIG_HOME", (dir_ / "config").string()},
-      {"COHORT_MASTER", std::nullopt}, {"COHORT_USER", std::nullopt},
-      {"COHORT_PASSWORD", std::nullopt}, {"COHORT_INITIAL_PASSWORD", std::nullopt}};
+      {"XDG_DATA_HOME", (dir_ / "data").string()},
+      {"XDG_CONFIG_HOME", (dir_ / "config").string()},
+      {"COHORT_MASTER", std::nullopt},
+      {"COHORT_USER", std::nullopt},
+      {"COHORT_PASSWORD", std::nullopt},
+      {"COHORT_INITIAL_PASSWORD", std::nullopt}};
   LaunchResult up = RunToCompletion({BinaryPath("cohort"), "cluster", "up", "--agents", "2",
                                      "--slots", "1", "--port", std::to_string(port)},
                                     env, absl::Seconds(60));
@@ -846,9 +969,9 @@ TEST_F(ClusterTest, UsersLogInWithTheCliAndChangeOnlyTheirOwnExperiments) {
   LaunchResult denied = CohortAs("alice", {"experiment", "kill", std::to_string(admins)});
   EXPECT_EQ(denied.status, 1);
   EXPECT_NE(denied.err.find("belongs to 'admin'"), std::string::npos) << denied.err;
-  LaunchResult created = CohortAs("alice", {"experiment", "create",
-                                            Config("alices", "entrypoint: ./sleep.sh\n"),
-                                            (dir_ / "context").string()});
+  LaunchResult created =
+      CohortAs("alice", {"experiment", "create", Config("alices", "entrypoint: ./sleep.sh\n"),
+                         (dir_ / "context").string()});
   ASSERT_EQ(created.status, 0) << created.err;
   LaunchResult list = CohortAs("alice", {"experiment", "list"});
   EXPECT_NE(list.out.find("alices  alice"), std::string::npos) << list.out;

@@ -1,7 +1,7 @@
 // Process tests of cohort-launch: the real binary starting real workers (launch_test_worker).
 
-#include <signal.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/launch/launcher_process.h"
+#include "tests/testing/network_namespaces.h"
 #include "tests/testing/worker_group.h"
 
 namespace cohort::testing {
@@ -94,9 +95,9 @@ TEST(LaunchTest, GivesEveryWorkerItsEnvironment) {
 
 TEST(LaunchTest, PrefixesWholeLinesWhenWorkersWriteLargeOutputAtOnce) {
   constexpr int kSlots = 4, kLines = 2000, kLength = 1000;
-  LaunchResult r = RunToCompletion(
-      Launch({"--slots", absl::StrCat(kSlots)},
-             {Worker(), "spam", absl::StrCat(kLines), absl::StrCat(kLength)}));
+  LaunchResult r =
+      RunToCompletion(Launch({"--slots", absl::StrCat(kSlots)},
+                             {Worker(), "spam", absl::StrCat(kLines), absl::StrCat(kLength)}));
   ASSERT_TRUE(r.exited);
   ASSERT_EQ(r.status, 0) << r.err;
   std::vector<int> next(kSlots, 0);
@@ -108,8 +109,8 @@ TEST(LaunchTest, PrefixesWholeLinesWhenWorkersWriteLargeOutputAtOnce) {
     ASSERT_TRUE(absl::StartsWith(line, "[rank=")) << "line " << line_number << " unprefixed";
     size_t close = line.find("] ");
     ASSERT_NE(close, absl::string_view::npos);
-    ASSERT_TRUE(absl::SimpleAtoi(line.substr(6, close - 6), &rank) && rank >= 0 &&
-                rank < kSlots) << line.substr(0, 40);
+    ASSERT_TRUE(absl::SimpleAtoi(line.substr(6, close - 6), &rank) && rank >= 0 && rank < kSlots)
+        << line.substr(0, 40);
     absl::string_view body = line.substr(close + 2);
     if (body == absl::StrCat("tail-r", rank)) {
       tail_seen[rank] = true;
@@ -142,11 +143,13 @@ TEST(LaunchTest, FailingWorkerStopsTheOthersAndGivesItsExitCode) {
 }
 
 TEST(LaunchTest, WorkerKilledBySignalGives128PlusSignal) {
-  LaunchResult r = RunToCompletion(Launch({"--slots", "2"}, {Worker(), "stop", "0", "kill", "sleep"}));
+  LaunchResult r =
+      RunToCompletion(Launch({"--slots", "2"}, {Worker(), "stop", "0", "kill", "sleep"}));
   ASSERT_TRUE(r.exited);
   EXPECT_EQ(r.status, 137) << r.err;
-  EXPECT_TRUE(absl::StrContains(
-      r.err, "was killed by signal 9 (SIGKILL); stopping the other 1 worker\n")) << r.err;
+  EXPECT_TRUE(
+      absl::StrContains(r.err, "was killed by signal 9 (SIGKILL); stopping the other 1 worker\n"))
+      << r.err;
 }
 
 TEST(LaunchTest, WorkerIgnoringSigtermIsKilledAfterTheGracePeriod) {
@@ -164,7 +167,8 @@ TEST(LaunchTest, WorkerIgnoringSigtermIsKilledAfterTheGracePeriod) {
 }
 
 TEST(LaunchTest, SigtermToTheLauncherReachesEveryWorker) {
-  LauncherProcess launcher(Launch({"--slots", "3"}, {Worker(), "stop", "-1", "none", "report-term"}));
+  LauncherProcess launcher(
+      Launch({"--slots", "3"}, {Worker(), "stop", "-1", "none", "report-term"}));
   ASSERT_TRUE(launcher.WaitFor(AllReady(3), absl::Seconds(30))) << launcher.err();
   ASSERT_EQ(::kill(launcher.pid(), SIGTERM), 0);
   LaunchResult r = launcher.Wait(absl::Seconds(30));
@@ -173,7 +177,8 @@ TEST(LaunchTest, SigtermToTheLauncherReachesEveryWorker) {
   for (int rank = 0; rank < 3; ++rank) {
     auto lines = LinesOf(r.out, rank);
     EXPECT_NE(std::find(lines.begin(), lines.end(), "GOT-SIGTERM"), lines.end())
-        << "rank " << rank << "\n" << r.out;
+        << "rank " << rank << "\n"
+        << r.out;
   }
   EXPECT_TRUE(absl::StrContains(r.err, "received SIGTERM; forwarding it to 3 workers")) << r.err;
 }
@@ -236,8 +241,7 @@ TEST(LaunchTest, BadArgumentsExitWithStatus2AndSayWhatIsWrong) {
     argv.insert(argv.end(), c.args.begin(), c.args.end());
     LaunchResult r = RunToCompletion(argv);
     EXPECT_EQ(r.status, 2) << absl::StrJoin(c.args, " ") << "\n" << r.err;
-    EXPECT_TRUE(absl::StrContains(r.err, c.message)) << absl::StrJoin(c.args, " ") << "\n"
-                                                     << r.err;
+    EXPECT_TRUE(absl::StrContains(r.err, c.message)) << absl::StrJoin(c.args, " ") << "\n" << r.err;
   }
   ::unlink(not_executable.c_str());
   ::rmdir(dir_template);
@@ -253,18 +257,17 @@ TEST(LaunchTest, HelpDescribesTheToolWithExamples) {
 // Runs a 4-rank job as two launchers of 2 slots; `prefix` wraps each launcher's command (for
 // network namespaces). Node 0 picks its port and announces it; node 1 is started with it.
 // `env0`/`env1`: environment changes for each launcher.
-void RunTwoNodeRendezvous(
-    const std::vector<std::string>& prefix0, const std::vector<std::string>& prefix1,
-    const std::string& chief_host,
-    const std::map<std::string, std::optional<std::string>>& env0 = {},
-    const std::map<std::string, std::optional<std::string>>& env1 = {}) {
+void RunTwoNodeRendezvous(const std::vector<std::string>& prefix0,
+                          const std::vector<std::string>& prefix1, const std::string& chief_host,
+                          const std::map<std::string, std::optional<std::string>>& env0 = {},
+                          const std::map<std::string, std::optional<std::string>>& env1 = {}) {
   std::vector<std::string> worker = {Worker(), "rendezvous"};
   if (std::getenv("COHORT_TEST_ALLREDUCE") != nullptr) worker.push_back("--allreduce");
   auto node_argv = [&](const std::vector<std::string>& prefix, int node, const std::string& addr) {
     std::vector<std::string> argv = prefix;
-    auto launch = Launch({"--slots", "2", "--nnodes", "2", "--node-rank", absl::StrCat(node),
-                          "--chief-addr", addr},
-                         worker);
+    auto launch = Launch(
+        {"--slots", "2", "--nnodes", "2", "--node-rank", absl::StrCat(node), "--chief-addr", addr},
+        worker);
     argv.insert(argv.end(), launch.begin(), launch.end());
     return argv;
   };
@@ -295,7 +298,8 @@ void RunTwoNodeRendezvous(
         absl::StrCat("RDZV-OK rank=", rank, " size=4 local_rank=", rank % 2,
                      " local_size=2 cross_rank=", rank / 2, " cross_size=2");
     EXPECT_NE(std::find(lines.begin(), lines.end(), expected), lines.end())
-        << "rank " << rank << ":\n" << r.out << r.err;
+        << "rank " << rank << ":\n"
+        << r.out << r.err;
     for (const std::string& line : lines) {
       if (absl::StartsWith(line, "ALLREDUCE")) {
         EXPECT_EQ(line, "ALLREDUCE-OK sum=10") << "rank " << rank;
@@ -309,9 +313,9 @@ TEST(LaunchTest, TwoLaunchersRunOneFourRankJob) { RunTwoNodeRendezvous({}, {}, "
 TEST(LaunchTest, FailureOnOneNodeStopsTheOtherNode) {
   // Node 1's rank 3 exits 4 once everyone is READY; node 0's sleeping workers must be stopped.
   auto argv = [](int node, const std::string& addr) {
-    return Launch({"--slots", "2", "--nnodes", "2", "--node-rank", absl::StrCat(node),
-                   "--chief-addr", addr},
-                  {Worker(), "stop", "3", "exit:4", "sleep"});
+    return Launch(
+        {"--slots", "2", "--nnodes", "2", "--node-rank", absl::StrCat(node), "--chief-addr", addr},
+        {Worker(), "stop", "3", "exit:4", "sleep"});
   };
   LauncherProcess node0(argv(0, "127.0.0.1:0"));
   std::string port;
@@ -334,75 +338,22 @@ TEST(LaunchTest, FailureOnOneNodeStopsTheOtherNode) {
   EXPECT_EQ(CountOf(r0.out + r1.out, "STILL-ALIVE"), 0);
 }
 
-// Two network namespaces joined by a veth pair: 10.231.0.1/24 (node 0) and 10.231.0.2/24
-// (node 1), private to this test and removed in TearDown whatever happens. Needs root (or
-// CAP_NET_ADMIN) and iproute2; skipped otherwise.
+// Launchers in two network namespaces joined by a veth pair (tests/testing/network_namespaces.h);
+// skipped where namespaces cannot be made.
 class NetworkNamespaceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* candidate : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"}) {
-      if (::access(candidate, X_OK) == 0) {
-        ip_ = candidate;
-        break;
-      }
-    }
-    if (ip_.empty()) GTEST_SKIP() << "iproute2 (ip) is not installed";
-    const std::string id = absl::StrCat(::getpid() % 100000);
-    ns_ = {absl::StrCat("cohort-launch-", id, "-0"), absl::StrCat("cohort-launch-", id, "-1")};
-    veth_ = {absl::StrCat("clv", id, "a"), absl::StrCat("clv", id, "b")};  // <= 15 chars
-    std::string why;
-    if (!Ip({"netns", "add", ns_[0]}, &why)) {
-      ns_.clear();
-      GTEST_SKIP() << "cannot create network namespaces here (needs root/CAP_NET_ADMIN): "
-                   << why;
-    }
-    created_ = true;
-    const std::vector<std::vector<std::string>> steps = {
-        {"netns", "add", ns_[1]},
-        {"link", "add", veth_[0], "type", "veth", "peer", "name", veth_[1]},
-        {"link", "set", veth_[0], "netns", ns_[0]},
-        {"link", "set", veth_[1], "netns", ns_[1]},
-        {"-n", ns_[0], "addr", "add", "10.231.0.1/24", "dev", veth_[0]},
-        {"-n", ns_[1], "addr", "add", "10.231.0.2/24", "dev", veth_[1]},
-        {"-n", ns_[0], "link", "set", veth_[0], "up"},
-        {"-n", ns_[1], "link", "set", veth_[1], "up"},
-        {"-n", ns_[0], "link", "set", "lo", "up"},
-        {"-n", ns_[1], "link", "set", "lo", "up"},
-    };
-    for (const auto& step : steps) {
-      if (!Ip(step, &why)) GTEST_SKIP() << "network namespace setup failed: " << why;
-    }
+    if (std::string why = net_.Setup(); !why.empty()) GTEST_SKIP() << why;
   }
+  std::vector<std::string> Exec(int node) { return net_.Exec(node); }
 
-  void TearDown() override {
-    if (!created_) return;
-    std::string ignored;
-    Ip({"link", "del", veth_[0]}, &ignored);  // only left here when setup stopped early
-    for (const std::string& ns : ns_) Ip({"netns", "del", ns}, &ignored);
-  }
-
-  // Runs `ip args...`; false with the output in *why when it fails.
-  bool Ip(const std::vector<std::string>& args, std::string* why) {
-    std::vector<std::string> argv = {ip_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    LaunchResult r = RunToCompletion(argv, {}, absl::Seconds(30));
-    if (r.exited && r.status == 0) return true;
-    *why = absl::StrCat(absl::StrJoin(argv, " "), ": ", r.err, r.out);
-    return false;
-  }
-
-  std::vector<std::string> Exec(int node) { return {ip_, "netns", "exec", ns_[node]}; }
-
-  std::string ip_;
-  std::vector<std::string> ns_;
-  std::vector<std::string> veth_;
-  bool created_ = false;
+  NetworkNamespaces net_{"launch", 231};
 };
 
 TEST_F(NetworkNamespaceTest, LaunchersInSeparateNamespacesRunOneJob) {
-  RunTwoNodeRendezvous(Exec(0), Exec(1), "10.231.0.1",
-                       {{"COHORT_NETWORK_INTERFACE", veth_[0]}},
-                       {{"COHORT_NETWORK_INTERFACE", veth_[1]}});
+  RunTwoNodeRendezvous(Exec(0), Exec(1), net_.address(0),
+                       {{"COHORT_NETWORK_INTERFACE", net_.interface(0)}},
+                       {{"COHORT_NETWORK_INTERFACE", net_.interface(1)}});
 }
 
 }  // namespace
