@@ -469,6 +469,11 @@ class LocalRun {
       while (!line.empty() && line.back() == ' ') line.pop_back();
       out_ << line << "\n";
     }
+    // Where to look next: no master keeps series here, the run directories hold everything.
+    out_ << "next: " << (exp_dir_ / "trial-<id>").string()
+         << "/ holds each trial's metrics.jsonl, its checkpoints and, when profiled, "
+            "profile/rank-<R>.jsonl  |  tensorboard --logdir "
+         << exp_dir_.string() << "  (checkpoint storage elsewhere: --logdir STORAGE/tensorboard)\n";
   }
 
   const CreateLocalArgs& args_;
