@@ -24,9 +24,11 @@ sed 's/enabled: true/enabled: false/' "$work/on.yaml" > "$work/off.yaml"
 declare -A trials=([on]="" [off]="")
 for ((i = 1; i <= PAIRS; i++)); do
   for mode in on off; do
-    out=$("$cohort" experiment create --follow "$work/$mode.yaml" build/contexts/fashion_mnist)
-    id=$(sed -n 's/^trial \([0-9]*\): COMPLETED$/\1/p' <<<"$out" | head -1)
-    [[ -n $id ]] || { echo "run $i ($mode) did not complete:" >&2; echo "$out" >&2; exit 1; }
+    out=$("$cohort" experiment create --follow "$work/$mode.yaml" build/contexts/fashion_mnist 2>&1)
+    id=$(sed -n 's/^trial \([0-9]*\): validation.*/\1/p' <<<"$out" | head -1)
+    if [[ -z $id ]] || ! grep -q '^experiment [0-9]* COMPLETED' <<<"$out"; then
+      echo "run $i ($mode) did not complete:" >&2; echo "$out" >&2; exit 1
+    fi
     trials[$mode]+="$id "
     echo "run $i, profiling $mode: trial $id"
   done
