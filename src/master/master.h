@@ -33,6 +33,7 @@
 #include "master/db/database.h"
 #include "master/experiments/exit_policy.h"
 #include "master/experiments/lifecycle.h"
+#include "master/scheduler/pass_times.h"
 #include "master/scheduler/scheduler.h"
 #include "master/searcher/searcher.h"
 #include "master/users/users.h"
@@ -101,6 +102,7 @@ struct ClusterStats {
   // (training or validation rows, one step each) stored.
   int64_t log_lines_stored = 0;
   int64_t metric_reports_stored = 0;
+  PassTimes::Summary scheduling;  // the scheduler's passes since the master started
 };
 
 class Master {
@@ -320,6 +322,7 @@ class Master {
   absl::Time started_;                             // when this master was made (its clock)
   std::atomic<int64_t> log_lines_stored_{0};       // ClusterStats::log_lines_stored
   std::atomic<int64_t> metric_reports_stored_{0};  // ClusterStats::metric_reports_stored
+  PassTimes scheduling_;                           // ScheduleLocked's durations
   std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
   std::map<int64_t, ProfilingOf> profiling_;       // experiment -> its profiling (cache)
   int64_t next_sequence_ = 1;

@@ -32,6 +32,12 @@ constexpr int kErrorLines = 20;  // of a failed trial's log, kept with it
 }  // namespace
 
 void Master::ScheduleLocked() {
+  // Timed by the wall clock whatever the master's clock is (a pass's cost, not its schedule).
+  struct Timer {
+    PassTimes& times;
+    absl::Time start = absl::Now();
+    ~Timer() { times.Add(absl::Now() - start); }
+  } timer{scheduling_};
   absl::StatusOr<std::vector<TrialRow>> trials =
       db_->ListTrialsInStates({TrialState::kQueued, TrialState::kRunning});
   if (!trials.ok()) {

@@ -74,6 +74,26 @@ void AddStorageMetrics(const ClusterStats& stats, prometheus::Registry& registry
       .Increment(static_cast<double>(stats.metric_reports_stored));
 }
 
+void AddSchedulingMetrics(const ClusterStats& stats, prometheus::Registry& registry) {
+  prometheus::BuildCounter()
+      .Name("cohort_scheduling_passes_total")
+      .Help("Scheduling passes the master made since it started")
+      .Register(registry)
+      .Add({})
+      .Increment(static_cast<double>(stats.scheduling.passes));
+  prometheus::BuildCounter()
+      .Name("cohort_scheduling_seconds_total")
+      .Help("Time the master spent in scheduling passes since it started")
+      .Register(registry)
+      .Add({})
+      .Increment(stats.scheduling.total_seconds);
+  auto& pass = Gauges(registry, "cohort_scheduling_pass_seconds",
+                      "Scheduling pass time over the last 1000 passes, by quantile (1: the max)");
+  pass.Add({{"quantile", "0.5"}}).Set(stats.scheduling.p50_seconds);
+  pass.Add({{"quantile", "0.99"}}).Set(stats.scheduling.p99_seconds);
+  pass.Add({{"quantile", "1"}}).Set(stats.scheduling.max_seconds);
+}
+
 // The exposition text of `stats` and the requests counted so far.
 std::string MetricsText(const ClusterStats& stats, const RequestMetrics& requests) {
   // A registry per scrape: the gauges describe this moment, and agents that left disappear.
@@ -81,6 +101,7 @@ std::string MetricsText(const ClusterStats& stats, const RequestMetrics& request
   AddAgentGauges(stats, registry);
   AddTrialGauges(stats, registry);
   AddStorageMetrics(stats, registry);
+  AddSchedulingMetrics(stats, registry);
   std::vector<prometheus::MetricFamily> families = registry.Collect();
   for (prometheus::MetricFamily& family : requests.Collect()) {
     families.push_back(std::move(family));

@@ -349,6 +349,12 @@ TEST_F(MetricsRouteTest, GaugesAgreeWithSlotAndTaskListsAndRequestsAreCountedByR
   EXPECT_GT(Value(*e, "cohort_database_size_bytes"), 0);
   EXPECT_EQ(Value(*e, "cohort_log_lines_stored_total"), 3);
   EXPECT_EQ(Value(*e, "cohort_metric_reports_stored_total"), 2);
+  // Every registration and creation ran a scheduling pass, each timed.
+  EXPECT_GE(Value(*e, "cohort_scheduling_passes_total"), 4);
+  EXPECT_GT(Value(*e, "cohort_scheduling_seconds_total"), 0);
+  EXPECT_GT(Value(*e, "cohort_scheduling_pass_seconds", {{"quantile", "1"}}), 0);
+  EXPECT_LE(Value(*e, "cohort_scheduling_pass_seconds", {{"quantile", "0.5"}}),
+            Value(*e, "cohort_scheduling_pass_seconds", {{"quantile", "1"}}));
 
   auto requests = [&](const char* method, const std::string& route, int code) {
     return Value(*e, "cohort_http_requests_total",
