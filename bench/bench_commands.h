@@ -48,4 +48,22 @@ struct TrainOptions {
 CLI::App* AddTrainCommand(CLI::App& app, TrainOptions& options);
 int RunTrainCommand(const TrainOptions& options);
 
+// cohort-bench master: the master under the load of simulated agents (master_bench.cc).
+struct MasterBenchOptions {
+  int agents = 20;
+  int slots = 8;  // per agent
+  int experiments = 10;
+  int trials_per_experiment = 100;         // random searcher trials, 1 slot each
+  double trial_seconds = 10;               // how long a simulated trial runs
+  double log_lines_per_second = 2000;      // all running trials together
+  double metric_reports_per_second = 500;  // all running trials together
+  double seconds = 30;                     // the load's duration
+  int flush_ms = 500;                      // how often a simulated agent posts (as cohort-agent)
+  bool kill_restart = true;  // SIGKILL the master halfway, restart it, count what was lost
+  std::string master;        // cohort-master; default: beside this program
+};
+
+CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& options);
+int RunMasterCommand(const MasterBenchOptions& options);
+
 }  // namespace cohort::bench

@@ -5,6 +5,7 @@
 // Example:
 //   cohort-launch --slots 2 -- cohort-bench allreduce --bytes 16777216 --transport shm
 //   cohort-launch --slots 2 -- cohort-bench train --model mlp --per-slot-batch 64 --steps 50
+//   cohort-bench master --agents 200 --slots 8 --experiments 100   # no launcher: one process
 
 #include "CLI/CLI.hpp"
 #include "bench/bench_commands.h"
@@ -16,7 +17,10 @@ int main(int argc, char** argv) {
   CLI::App* allreduce_cmd = cohort::bench::AddAllreduceCommand(app, allreduce);
   cohort::bench::TrainOptions train;
   CLI::App* train_cmd = cohort::bench::AddTrainCommand(app, train);
+  cohort::bench::MasterBenchOptions master;
+  CLI::App* master_cmd = cohort::bench::AddMasterCommand(app, master);
   CLI11_PARSE(app, argc, argv);
+  if (master_cmd->parsed()) return cohort::bench::RunMasterCommand(master);
   if (allreduce_cmd->parsed()) return cohort::bench::RunAllreduceCommand(allreduce);
   if (train_cmd->parsed()) return cohort::bench::RunTrainCommand(train);
   return 2;

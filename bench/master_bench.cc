@@ -1,0 +1,540 @@
+// cohort-bench master: cohort-master under load (docs/performance.md, "The master under load").
+// Starts a real cohort-master (a private data directory, a free port), submits experiments of
+// 1-slot trials through its REST API and plays agents against it the way cohort-agent does:
+// register, long-poll for actions, and for each allocation post its log lines, progress and
+// training metrics every flush interval, then its exit, with the allocation's own token. No
+// trial processes run: the load is the master's alone. Halfway, with --kill-restart, the master
+// is killed with SIGKILL and started again on the same data directory and port; the agents ride
+// it out and go on. At the end it prints the master's scheduling pass times (from /metrics),
+// the latency of each route as the agents saw it, the rates acknowledged, the database size,
+// and how many acknowledged log lines and metric reports the master no longer has (the promise:
+// zero).
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "bench/bench_commands.h"
+#include "client/master_client.h"
+#include "cohort/status.h"
+#include "common/context_archive.h"
+#include "common/subprocess.h"
+#include "wire/agent_protocol.h"
+#include "wire/user_bodies.h"
+
+namespace cohort::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+// Latency samples per route, from every agent thread.
+class Latencies {
+ public:
+  void Add(const std::string& route, absl::Duration d, bool ok) {
+    std::lock_guard<std::mutex> lock(mu_);
+    Route& r = routes_[route];
+    r.ms.push_back(absl::ToDoubleMilliseconds(d));
+    if (!ok) ++r.errors;
+  }
+  void Print() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::printf("\n%-34s %9s %9s %9s %9s %7s\n", "route (as the agents saw it)", "requests",
+                "p50 ms", "p99 ms", "max ms", "errors");
+    for (const auto& [route, r] : routes_) {
+      std::vector<double> ms = r.ms;
+      std::sort(ms.begin(), ms.end());
+      auto at = [&](double q) { return ms[std::min(ms.size() - 1, size_t(q * ms.size()))]; };
+      std::printf("%-34s %9zu %9.1f %9.1f %9.1f %7lld\n", route.c_str(), ms.size(), at(0.5),
+                  at(0.99), ms.back(), static_cast<long long>(r.errors));
+    }
+  }
+
+ private:
+  struct Route {
+    std::vector<double> ms;
+    int64_t errors = 0;
+  };
+  mutable std::mutex mu_;
+  std::map<std::string, Route> routes_;
+};
+
+// What the master acknowledged (200) per trial: log lines and metric reports.
+class Acked {
+ public:
+  void Add(int64_t trial, int64_t lines, int64_t reports) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& [l, r] = by_trial_[trial];
+    l += lines;
+    r += reports;
+    lines_ += lines;
+    reports_ += reports;
+  }
+  std::map<int64_t, std::pair<int64_t, int64_t>> ByTrial() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return by_trial_;
+  }
+  std::pair<int64_t, int64_t> Totals() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {lines_, reports_};
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<int64_t, std::pair<int64_t, int64_t>> by_trial_;
+  int64_t lines_ = 0, reports_ = 0;
+};
+
+// cohort-master as a child process, restartable on its data directory and port. Its output
+// goes to DATA_DIR/master.log (through sh, so no pipe can fill up and stall it).
+class MasterProcess {
+ public:
+  MasterProcess(std::string binary, std::string data_dir)
+      : binary_(std::move(binary)), data_dir_(std::move(data_dir)) {}
+
+  // Starts it (the first time on any free port, after a kill on the same one); the URL.
+  absl::StatusOr<std::string> Start() {
+    const std::string log = data_dir_ + "/master.log";
+    const size_t offset = fs::exists(log) ? fs::file_size(log) : 0;
+    const std::string command = absl::StrCat("exec '", binary_, "' --port ", port_, " --data-dir '",
+                                             data_dir_, "' --agent-timeout 60 >> '", log, "' 2>&1");
+    COHORT_ASSIGN_OR_RETURN(child_, Subprocess::Start({.argv = {"/bin/sh", "-c", command}}));
+    const absl::Time deadline = absl::Now() + absl::Seconds(30);
+    for (;;) {
+      std::ifstream in(log);
+      in.seekg(static_cast<std::streamoff>(offset));
+      const std::string out((std::istreambuf_iterator<char>(in)), {});
+      if (const size_t at = out.find("listening on http://"); at != std::string::npos) {
+        url_ = out.substr(at + 13, out.find_first_of(" \n", at + 13) - at - 13);
+        port_ = std::stoi(url_.substr(url_.rfind(':') + 1));
+        return url_;
+      }
+      if (absl::Now() > deadline || child_->Poll()) {
+        return absl::UnavailableError(
+            absl::StrCat("cohort-master did not start listening (", log, "):\n", out));
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  }
+  void Kill() {
+    child_->Signal(SIGKILL);
+    // Killed on purpose: its status says nothing; a master that will not die shows in Start.
+    child_->Wait(absl::Seconds(10)).IgnoreError();
+  }
+
+ private:
+  std::string binary_, data_dir_, url_;
+  int port_ = 0;
+  std::unique_ptr<Subprocess> child_;
+};
+
+// What every simulated agent shares.
+struct Shared {
+  const MasterBenchOptions& options;
+  std::string url;
+  std::string secret;
+  Latencies latencies;
+  Acked acked;
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> allocations{0}, exits{0};
+};
+
+// Runs `request` and records its latency under `route`.
+template <typename F>
+auto Timed(Shared& shared, const std::string& route, F request) -> decltype(request()) {
+  const absl::Time start = absl::Now();
+  auto result = request();
+  shared.latencies.Add(route, absl::Now() - start, result.ok());
+  return result;
+}
+
+// One simulated cohort-agent: registers, long-polls, and runs each allocation it is given as a
+// trial that reports at the set rates for trial_seconds, then exits 0.
+class SimAgent {
+ public:
+  SimAgent(int index, Shared& shared)
+      : shared_(shared), id_(absl::StrCat("sim-", index)), rng_(index) {}
+
+  void Run() {
+    while (!shared_.stop) {
+      if (!registered_) registered_ = Register();
+      if (registered_) Poll();
+      Flush();
+      if (!registered_) absl::SleepFor(absl::Milliseconds(shared_.options.flush_ms));
+    }
+  }
+
+ private:
+  struct Allocation {
+    wire::StartAction start;
+    absl::Time started;
+    double lines_due = 0, reports_due = 0;
+    int64_t steps = 0;
+    std::vector<wire::LogLine> lines;         // not acknowledged yet
+    std::vector<wire::ReportRecord> reports;  // not acknowledged yet
+    bool done = false;                        // completed: only the exit is left
+    bool stopped = false;                     // the master stopped it: exit 143 (SIGTERM)
+  };
+
+  client::MasterClient Client(const std::string& token) const {
+    client::MasterClient client(shared_.url, absl::Seconds(30));
+    client.set_bearer_token(token);
+    return client;
+  }
+
+  bool Register() {
+    wire::AgentRegistration r{id_, shared_.options.slots, "127.0.0.1", 29500, 29599, {}};
+    for (const auto& [id, a] : allocations_) r.running.push_back(id);
+    client::MasterClient client = Client(shared_.secret);
+    return Timed(shared_, "POST /agents", [&] { return client.Post("/api/v1/agents", r.ToJson()); })
+        .ok();
+  }
+
+  void Poll() {
+    client::MasterClient client = Client(shared_.secret);
+    const absl::Duration wait = absl::Milliseconds(shared_.options.flush_ms);
+    absl::StatusOr<Json> batch = Timed(shared_, "GET /agents/{id}/actions (long poll)", [&] {
+      return client.Get(
+          absl::StrCat("/api/v1/agents/", id_, "/actions?timeout=", absl::ToDoubleSeconds(wait)),
+          wait + absl::Seconds(30));
+    });
+    if (!batch.ok()) {
+      // The master restarted and forgot us, or is away: register again once it answers.
+      registered_ = false;
+      return;
+    }
+    absl::StatusOr<std::vector<absl::StatusOr<wire::Action>>> actions =
+        wire::ParseActionBatch(*batch);
+    if (!actions.ok()) return;
+    for (const absl::StatusOr<wire::Action>& action : *actions) {
+      if (!action.ok()) continue;
+      if (const auto* start = std::get_if<wire::StartAction>(&*action)) {
+        allocations_[start->allocation] = Allocation{*start, absl::Now()};
+        ++shared_.allocations;
+      } else if (const auto* stop = std::get_if<wire::StopAction>(&*action)) {
+        if (auto it = allocations_.find(stop->allocation); it != allocations_.end()) {
+          it->second.done = it->second.stopped = true;
+        }
+      }
+    }
+  }
+
+  // Per allocation: what became due since the last flush, then its posts, then (when its time
+  // is up and everything went out) its exit. An allocation the master no longer knows (it was
+  // restarted and requeued the trial) is dropped with what it had not delivered.
+  void Flush() {
+    const double share = static_cast<double>(shared_.options.agents * shared_.options.slots);
+    const absl::Time now = absl::Now();
+    const double dt = absl::ToDoubleSeconds(now - last_flush_);
+    last_flush_ = now;
+    for (auto it = allocations_.begin(); it != allocations_.end();) {
+      Allocation& a = it->second;
+      a.lines_due += dt * shared_.options.log_lines_per_second / share;
+      a.reports_due += dt * shared_.options.metric_reports_per_second / share;
+      Generate(a, now);
+      it = Deliver(a) ? std::next(it) : allocations_.erase(it);
+    }
+  }
+
+  void Generate(Allocation& a, absl::Time now) {
+    std::uniform_real_distribution<double> loss(0.1, 2.0);
+    for (; a.lines_due >= 1 && !a.done; a.lines_due -= 1) {
+      a.lines.push_back({0, absl::StrCat("[sim] step ", a.steps, ": loss ", loss(rng_),
+                                         " (a simulated trial's line of output)")});
+    }
+    for (; a.reports_due >= 1 && !a.done; a.reports_due -= 1) {
+      wire::ReportRecord r;
+      r.kind = wire::ReportKind::kTraining;
+      r.time = absl::ToDoubleSeconds(now - absl::UnixEpoch());
+      r.steps_completed = ++a.steps;
+      r.metrics = {{"loss", loss(rng_)}, {"samples_per_second", 1000}};
+      a.reports.push_back(std::move(r));
+    }
+    if (!a.done && now - a.started >= absl::Seconds(shared_.options.trial_seconds)) {
+      wire::ReportRecord r;
+      r.kind = wire::ReportKind::kCompleted;
+      r.searcher_metric = loss(rng_);
+      r.length = 100;
+      a.reports.push_back(std::move(r));
+      a.done = true;
+    }
+  }
+
+  // Posts the allocation's lines, reports and (when done) exit; false once it is finished or
+  // gone.
+  bool Deliver(Allocation& a) {
+    client::MasterClient client = Client(a.start.allocation_token);
+    const std::string base = absl::StrCat("/api/v1/allocations/", a.start.allocation);
+    auto gone = [](const absl::Status& s) {
+      return absl::IsNotFound(s) || absl::IsFailedPrecondition(s);
+    };
+    if (!a.lines.empty()) {
+      wire::LogBatch batch{a.start.trial_id, a.lines};
+      absl::Status s = Timed(shared_, "POST /allocations/{a}/logs", [&] {
+                         return client.Post(base + "/logs", batch.ToJson());
+                       }).status();
+      if (gone(s)) return false;
+      if (s.ok()) {
+        shared_.acked.Add(a.start.trial_id, static_cast<int64_t>(a.lines.size()), 0);
+        a.lines.clear();
+      }
+    }
+    if (!a.reports.empty()) {
+      wire::ReportBatch batch{a.start.trial_id, a.reports};
+      batch.progress = wire::ProgressRecord{};
+      batch.progress->completed = static_cast<double>(a.steps);
+      batch.progress->total = 100;
+      batch.progress->unit = "batches";
+      absl::Status s = Timed(shared_, "POST /allocations/{a}/reports", [&] {
+                         return client.Post(base + "/reports", batch.ToJson());
+                       }).status();
+      if (gone(s)) return false;
+      if (s.ok()) {
+        const auto training = std::count_if(a.reports.begin(), a.reports.end(), [](const auto& r) {
+          return r.kind == wire::ReportKind::kTraining;
+        });
+        shared_.acked.Add(a.start.trial_id, 0, training);
+        a.reports.clear();
+      }
+    }
+    if (!a.done || !a.lines.empty() || !a.reports.empty()) return true;
+    absl::Status s = Timed(shared_, "POST /allocations/{a}/exit", [&] {
+                       const wire::ExitReport exit{a.start.node_rank, a.stopped ? 143 : 0};
+                       return client.Post(base + "/exit", exit.ToJson());
+                     }).status();
+    if (s.ok()) ++shared_.exits;
+    return !s.ok() && !gone(s);
+  }
+
+  Shared& shared_;
+  const std::string id_;
+  std::mt19937_64 rng_;
+  bool registered_ = false;
+  absl::Time last_flush_ = absl::Now();
+  std::map<std::string, Allocation> allocations_;
+};
+
+// The program beside this one (build/bin/cohort-master next to build/bin/cohort-bench).
+std::string Beside(const std::string& name) {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return (self.parent_path() / name).string();
+}
+
+absl::StatusOr<std::string> Login(const std::string& url, const std::string& data_dir) {
+  COHORT_ASSIGN_OR_RETURN(std::string password,
+                          client::ReadSecretFile(data_dir + "/admin-password"));
+  client::MasterClient client(url);
+  COHORT_ASSIGN_OR_RETURN(Json answer, client.Post("/api/v1/auth/login",
+                                                   wire::LoginRequest{"admin", password}.ToJson()));
+  return answer.value("token", "");
+}
+
+// M experiments of `trials_per_experiment` random-searcher trials, 1 slot each, no limit on
+// how many run at once: the queue is what the agents cannot take yet.
+absl::Status CreateExperiments(const MasterBenchOptions& o, client::MasterClient& admin,
+                               const std::string& work) {
+  const std::string context_dir = work + "/context";
+  fs::create_directories(context_dir);
+  std::ofstream(context_dir + "/noop") << "#!/bin/sh\nexit 0\n";
+  fs::permissions(context_dir + "/noop", fs::perms::owner_all);
+  COHORT_ASSIGN_OR_RETURN(std::string context, PackContext(context_dir, {"noop"}));
+  for (int e = 0; e < o.experiments; ++e) {
+    const std::string config = absl::StrCat(
+        "name: load-", e, "\nentrypoint: ./noop\nhyperparameters:\n  global_batch_size: 32\n",
+        "  lr: {type: double, minval: 0.001, maxval: 0.1}\n",
+        "searcher: {name: random, metric: loss, max_trials: ", o.trials_per_experiment,
+        ", max_concurrent_trials: 0, max_length: {batches: 100}}\nmax_restarts: 0\n");
+    COHORT_RETURN_IF_ERROR(
+        admin
+            .PostForm("/api/v1/experiments",
+                      {{"config", config, "config.yaml", "application/yaml"},
+                       {"context", context, "context.tar.gz", "application/gzip"}})
+            .status());
+  }
+  return absl::OkStatus();
+}
+// The value of the sample `series` (name and labels as written, e.g.
+// cohort_scheduling_pass_seconds{quantile="0.99"}) in Prometheus text; NaN when absent.
+double Sample(const std::string& text, const std::string& series) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StartsWith(line, series + " ")) {
+      return std::strtod(std::string(line.substr(series.size() + 1)).c_str(), nullptr);
+    }
+  }
+  return std::nan("");
+}
+
+// Acknowledged records the master no longer has: per trial, its rank-0 log lines (paged) and
+// its training reports (the points of training/loss).
+std::pair<int64_t, int64_t> CountLost(client::MasterClient& admin, const Acked& acked) {
+  int64_t lost_lines = 0, lost_reports = 0;
+  for (const auto& [trial, counts] : acked.ByTrial()) {
+    int64_t lines = 0;
+    for (int64_t after = 0;;) {
+      absl::StatusOr<Json> page =
+          admin.Get(absl::StrCat("/api/v1/trials/", trial, "/logs?rank=0&after=", after));
+      if (!page.ok()) break;
+      const size_t n = page->value("logs", Json::array()).size();
+      lines += static_cast<int64_t>(n);
+      if (n == 0) break;
+      after = page->value("next", after);
+    }
+    int64_t reports = 0;
+    if (absl::StatusOr<Json> series = admin.Get(absl::StrCat("/api/v1/trials/", trial, "/series"));
+        series.ok()) {
+      for (const Json& s : series->value("series", Json::array())) {
+        if (s.value("name", "") == "training/loss") reports = s.value("points", int64_t{0});
+      }
+    }
+    lost_lines += std::max<int64_t>(0, counts.first - lines);
+    lost_reports += std::max<int64_t>(0, counts.second - reports);
+  }
+  return {lost_lines, lost_reports};
+}
+
+// Runs the load for options.seconds, killing and restarting the master halfway if asked;
+// prints the rates every 5 s. Returns the master's downtime.
+absl::StatusOr<absl::Duration> RunLoad(Shared& shared, MasterProcess& master) {
+  const MasterBenchOptions& o = shared.options;
+  const absl::Time start = absl::Now();
+  absl::Duration downtime;
+  bool restarted = !o.kill_restart;
+  int64_t last_lines = 0, last_reports = 0;
+  absl::Time last_print = start;
+  while (absl::Now() - start < absl::Seconds(o.seconds)) {
+    absl::SleepFor(absl::Milliseconds(100));
+    if (!restarted && absl::Now() - start >= absl::Seconds(o.seconds / 2)) {
+      restarted = true;
+      const absl::Time killed = absl::Now();
+      master.Kill();
+      COHORT_RETURN_IF_ERROR(master.Start().status());
+      downtime = absl::Now() - killed;
+      std::printf("master killed (SIGKILL) and restarted: down %.2f s\n",
+                  absl::ToDoubleSeconds(downtime));
+    }
+    if (absl::Now() - last_print >= absl::Seconds(5)) {
+      const auto [lines, reports] = shared.acked.Totals();
+      const double dt = absl::ToDoubleSeconds(absl::Now() - last_print);
+      std::printf("t=%3.0f s  log lines %7.0f/s  metric reports %6.0f/s  allocations %lld\n",
+                  absl::ToDoubleSeconds(absl::Now() - start), (lines - last_lines) / dt,
+                  (reports - last_reports) / dt, static_cast<long long>(shared.allocations));
+      std::fflush(stdout);
+      last_lines = lines;
+      last_reports = reports;
+      last_print = absl::Now();
+    }
+  }
+  return downtime;
+}
+
+void PrintSummary(const Shared& shared, const std::string& metrics, double seconds,
+                  std::pair<int64_t, int64_t> lost) {
+  const auto [lines, reports] = shared.acked.Totals();
+  shared.latencies.Print();
+  std::printf("\nscheduling passes: %.0f, p50 %.2f ms, p99 %.2f ms, max %.2f ms (last 1000)\n",
+              Sample(metrics, "cohort_scheduling_passes_total"),
+              1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.5\"}"),
+              1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.99\"}"),
+              1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"1\"}"));
+  std::printf(
+      "acknowledged: %lld log lines (%.0f/s), %lld metric reports (%.0f/s); "
+      "allocations started %lld, exited %lld\n",
+      static_cast<long long>(lines), lines / seconds, static_cast<long long>(reports),
+      reports / seconds, static_cast<long long>(shared.allocations.load()),
+      static_cast<long long>(shared.exits.load()));
+  std::printf("database: %.1f MB\n", Sample(metrics, "cohort_database_size_bytes") / 1e6);
+  std::printf(
+      "lost after the restart: %lld log lines, %lld metric reports (acknowledged, not "
+      "stored)\n",
+      static_cast<long long>(lost.first), static_cast<long long>(lost.second));
+}
+
+absl::Status RunMasterBench(const MasterBenchOptions& o) {
+  char tmpl[] = "/tmp/cohort-master-bench-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) return absl::UnavailableError("mkdtemp failed");
+  const std::string work = tmpl;
+  MasterProcess master(o.master.empty() ? Beside("cohort-master") : o.master, work + "/master");
+  fs::create_directories(work + "/master");
+  COHORT_ASSIGN_OR_RETURN(std::string url, master.Start());
+  COHORT_ASSIGN_OR_RETURN(std::string token, Login(url, work + "/master"));
+  client::MasterClient admin(url, absl::Seconds(120));
+  admin.set_bearer_token(token);
+  std::printf("master %s (data in %s); %d experiments of %d trials...\n", url.c_str(), work.c_str(),
+              o.experiments, o.trials_per_experiment);
+  COHORT_RETURN_IF_ERROR(CreateExperiments(o, admin, work));
+  COHORT_ASSIGN_OR_RETURN(std::string secret,
+                          client::ReadSecretFile(work + "/master/agent-secret"));
+  Shared shared{.options = o, .url = url, .secret = secret};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < o.agents; ++i) {
+    threads.emplace_back([&shared, i] { SimAgent(i, shared).Run(); });
+  }
+  std::printf("%d agents of %d slots running for %.0f s\n", o.agents, o.slots, o.seconds);
+  absl::StatusOr<absl::Duration> load = RunLoad(shared, master);
+  shared.stop = true;
+  for (std::thread& t : threads) t.join();
+  COHORT_RETURN_IF_ERROR(load.status());
+  COHORT_ASSIGN_OR_RETURN(std::string metrics, admin.GetBytes("/metrics"));
+  PrintSummary(shared, metrics, o.seconds, CountLost(admin, shared.acked));
+  master.Kill();
+  std::error_code ec;
+  fs::remove_all(work, ec);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "master", "cohort-master under the load of simulated agents (no launcher needed)");
+  cmd->add_option("--agents", o.agents, "Simulated agents")->capture_default_str();
+  cmd->add_option("--slots", o.slots, "Slots per agent")->capture_default_str();
+  cmd->add_option("--experiments", o.experiments, "Experiments submitted")->capture_default_str();
+  cmd->add_option("--trials-per-experiment", o.trials_per_experiment,
+                  "Trials of each (random searcher, 1 slot each)")
+      ->capture_default_str();
+  cmd->add_option("--trial-seconds", o.trial_seconds, "How long a simulated trial runs")
+      ->capture_default_str();
+  cmd->add_option("--log-lines-per-second", o.log_lines_per_second,
+                  "Log lines all running trials send together")
+      ->capture_default_str();
+  cmd->add_option("--metric-reports-per-second", o.metric_reports_per_second,
+                  "Training metric reports all running trials send together")
+      ->capture_default_str();
+  cmd->add_option("--seconds", o.seconds, "How long the load runs")->capture_default_str();
+  cmd->add_option("--flush-ms", o.flush_ms, "How often each agent posts")->capture_default_str();
+  cmd->add_flag("!--no-kill-restart", o.kill_restart,
+                "Do not SIGKILL and restart the master halfway");
+  cmd->add_option("--master", o.master, "cohort-master (default: beside cohort-bench)");
+  cmd->footer(
+      "Example (the issue's target scale):\n  cohort-bench master --agents 200 --slots 8 "
+      "--experiments 100 --trials-per-experiment 100 --seconds 60");
+  return cmd;
+}
+
+int RunMasterCommand(const MasterBenchOptions& options) {
+  absl::Status s = RunMasterBench(options);
+  if (s.ok()) return 0;
+  std::fprintf(stderr, "cohort-bench master: %s\n", std::string(s.message()).c_str());
+  return 1;
+}
+}  // namespace cohort::bench
