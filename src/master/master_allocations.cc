@@ -309,13 +309,10 @@ std::string Master::ExitNoteLocked(StopReason stop, const ExperimentRow& exp, Tr
                                         : " from checkpoint " + trial.latest_checkpoint);
   }
   if (decision.next != TrialState::kError) return "";
-  absl::StatusOr<std::vector<LogRow>> logs = db_->ListLogs(trial.id, 0, std::nullopt, 1 << 30);
+  absl::StatusOr<std::vector<LogRow>> logs = db_->ListLastLogs(trial.id, kErrorLines);
   if (logs.ok()) {
     std::vector<std::string> last;
-    for (size_t i = logs->size() > kErrorLines ? logs->size() - kErrorLines : 0; i < logs->size();
-         ++i) {
-      last.push_back((*logs)[i].line);
-    }
+    for (const LogRow& row : *logs) last.push_back(row.line);
     trial.error_lines = absl::StrJoin(last, "\n");
   } else {
     COHORT_LOG(ERROR) << TrialName(trial.id) << ": reading its last log lines: " << logs.status();

@@ -204,6 +204,9 @@ class Database {
   // Lines of a trial with seq > after_seq (of one rank when given), oldest first, at most limit.
   virtual absl::StatusOr<std::vector<LogRow>> ListLogs(int64_t trial_id, int64_t after_seq,
                                                        std::optional<int> rank, int limit) = 0;
+  // The newest `limit` lines of a trial, oldest first, read from the end (however many the
+  // trial has).
+  virtual absl::StatusOr<std::vector<LogRow>> ListLastLogs(int64_t trial_id, int limit) = 0;
 
   virtual absl::Status PutTemplate(const TemplateRow& row) = 0;  // insert or replace
   virtual absl::StatusOr<TemplateRow> GetTemplate(const std::string& name) = 0;

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -457,6 +458,24 @@ absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLogs(int64_t trial_id, i
   return ReadAll<LogRow>(s, [](const Statement& r) {
     return LogRow{r.Int64(0), r.Int64(1), r.Int(2), r.Text(3)};
   });
+}
+
+absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLastLogs(int64_t trial_id, int limit) {
+  if (limit < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  // Backwards along logs_by_trial (trial_id, seq): `limit` index steps, not the whole log.
+  Statement s(db_, path_, "list last logs",
+              "SELECT seq, trial_id, rank, line FROM logs WHERE trial_id = ?1 "
+              "ORDER BY seq DESC LIMIT ?2");
+  s.BindInt64(1, trial_id);
+  s.BindInt64(2, limit);
+  COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, ReadAll<LogRow>(s, [](const Statement& r) {
+                            return LogRow{r.Int64(0), r.Int64(1), r.Int(2), r.Text(3)};
+                          }));
+  std::reverse(rows.begin(), rows.end());
+  return rows;
 }
 
 absl::Status SqliteDatabase::PutTemplate(const TemplateRow& row) {

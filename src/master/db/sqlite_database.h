@@ -76,6 +76,7 @@ class SqliteDatabase final : public Database {
   // InvalidArgument for a negative limit; limit 0 returns nothing.
   absl::StatusOr<std::vector<LogRow>> ListLogs(int64_t trial_id, int64_t after_seq,
                                                std::optional<int> rank, int limit) override;
+  absl::StatusOr<std::vector<LogRow>> ListLastLogs(int64_t trial_id, int limit) override;
 
   absl::Status PutTemplate(const TemplateRow& row) override;
   absl::StatusOr<TemplateRow> GetTemplate(const std::string& name) override;

@@ -495,6 +495,20 @@ TEST_P(DatabaseTest, ListLogsReturnsAtMostLimitLinesSoCallersCanPage) {
   EXPECT_EQ(paged.back(), "line 9");
 }
 
+TEST_P(DatabaseTest, ListLastLogsReturnsTheNewestLinesOldestFirst) {
+  const int64_t trial = AddTrial();
+  std::vector<std::pair<int, std::string>> lines;
+  for (int i = 1; i <= 50; ++i) lines.push_back({i % 2, absl::StrCat("line ", i)});
+  ASSERT_OK(db_->AppendLogs(trial, lines).status());
+  ASSERT_OK_AND_ASSIGN(std::vector<LogRow> last, db_->ListLastLogs(trial, 3));
+  ASSERT_THAT(last, SizeIs(3));
+  EXPECT_EQ(last[0].line, "line 48");
+  EXPECT_EQ(last[2].line, "line 50");
+  EXPECT_EQ(last[2].rank, 0);
+  EXPECT_THAT(db_->ListLastLogs(trial, 100).value(), SizeIs(50));
+  EXPECT_THAT(db_->ListLastLogs(9999, 3).value(), IsEmpty());
+}
+
 TEST_P(DatabaseTest, AppendsNoLogsForAMissingTrial) {
   EXPECT_THAT(db_->AppendLogs(9, {{0, "a"}}).status(),
               StatusIs(absl::StatusCode::kNotFound, "trial 9 not found"));
