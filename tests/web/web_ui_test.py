@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""The web interface in a real browser (Debian's chromium, headless, driven by chromedriver
+through python3-selenium) against a real cluster: cohort-master, two one-slot cohort-agents and
+real Core API trials (examples/core_api).
+
+Checks what a person does: the static files' serving (cache headers, no traversal), a page
+without a session redirects to login, login works, the experiments list shows an experiment
+whose progress advances, a trial's chart has as many points as the API returns for the
+series, the logs filter by rank, the profiler charts the machines' CPU, the cluster page lists
+the agents and why a task waits, and kill from the page stops the experiment. A screenshot of
+each page goes to --screenshots.
+
+  web_ui_test.py --bin-dir build/bin --context build/contexts/core_api \
+      --screenshots build/web_screenshots
+
+Exits 77 (ctest's SKIP_RETURN_CODE) when chromium, chromedriver or selenium is missing
+(scripts/install.sh installs them)."""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster import Cluster, TestFailure, wait_until  # noqa: E402
+
+SKIP = 77
+
+
+def find_browser():
+    """(chromium, chromedriver) paths, or exit 77 saying what is missing."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        print("SKIP: python3-selenium is not installed (scripts/install.sh installs it)")
+        sys.exit(SKIP)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver") or (
+        "/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else None)
+    if not chromium or not driver:
+        print("SKIP: chromium and chromium-driver are needed (scripts/install.sh installs them)")
+        sys.exit(SKIP)
+    return chromium, driver
+
+
+def start_browser(chromium, driver_path, download_dir):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1280,800", "--no-first-run", "--disable-extensions"):
+        options.add_argument(arg)
+    options.add_experimental_option("prefs", {"download.default_directory": download_dir})
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(driver_path), options=options)
+
+
+class Page:
+    """The browser on the master's web interface, with waits that have deadlines."""
+
+    def __init__(self, driver, url, screenshots):
+        self.driver = driver
+        self.url = url
+        self.screenshots = screenshots
+
+    def open(self, path):
+        self.driver.get(self.url + path)
+
+    def path(self):
+        return urllib.parse.urlparse(self.driver.current_url).path
+
+    def find(self, css, what, timeout=20):
+        from selenium.webdriver.common.by import By
+        return wait_until(lambda: (self.driver.find_elements(By.CSS_SELECTOR, css) or [None])[0],
+                          f"{what} ({css}) on {self.driver.current_url}", timeout)
+
+    def all(self, css):
+        from selenium.webdriver.common.by import By
+        return self.driver.find_elements(By.CSS_SELECTOR, css)
+
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def shot(self, name):
+        """Saves the whole page (the window made as tall as the page, then 1280x800 again)."""
+        path = os.path.join(self.screenshots, f"{name}.png")
+        height = self.js("return document.documentElement.scrollHeight")
+        self.driver.set_window_size(1280, max(800, min(int(height) + 140, 4000)))
+        self.driver.save_screenshot(path)
+        self.driver.set_window_size(1280, 800)
+        print(f"  screenshot {path}")
+
+    def console_errors(self):
+        try:
+            return [e["message"] for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+        except Exception:  # noqa: BLE001 (a driver without logs)
+            return []
+
+
+def check_serving(cluster):
+    """index.html for the page's routes (no-cache), assets cached for a year, no traversal, and
+    the API's unknown paths still JSON 404s."""
+    status, headers, body = cluster.raw("/experiments/12")
+    assert status == 200 and b"<html" in body, f"GET /experiments/12: {status} {body[:200]!r}"
+    assert headers["Cache-Control"] == "no-cache", headers["Cache-Control"]
+    assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    prefix = body.decode().split('src="/assets/')[1].split("/")[0]
+    status, headers, js = cluster.raw(f"/assets/{prefix}/js/main.js")
+    assert status == 200 and b"import" in js, f"main.js: {status}"
+    assert "immutable" in headers["Cache-Control"], headers["Cache-Control"]
+    assert headers["Content-Type"].startswith("text/javascript"), headers["Content-Type"]
+    for bad in (f"/assets/{prefix}/../../../etc/passwd", f"/assets/{prefix}/%2e%2e/%2e%2e/etc/passwd",
+                f"/assets/{prefix}/js/../../CMakeLists.txt", f"/assets/{prefix}//etc/passwd",
+                "/assets/0000000000000000/js/main.js", f"/assets/{prefix}/index.html"):
+        status, _, body = cluster.raw(bad)
+        assert status == 404 and b"root:" not in body, f"GET {bad}: {status} {body[:200]!r}"
+    status, _, body = cluster.raw("/../../etc/passwd")
+    assert b"root:" not in body, "GET /../../etc/passwd returned the file"
+    status, _, body = cluster.raw("/api/v1/no-such-thing")
+    assert status in (401, 404) and b"error" in body, f"/api/v1/no-such-thing: {status} {body!r}"
+    status, _, _ = cluster.raw("/metrics")
+    assert status == 401, f"/metrics without a token: {status}"
+    print("ok: serving (cache headers, traversal refused, API paths untouched)")
+
+
+def login(page, password):
+    page.open("/experiments")
+    wait_until(lambda: page.path() == "/login", "a page without a session to redirect to /login")
+    page.find("#username", "the user name field")
+    page.shot("login")
+    page.find("#username", "user name").send_keys("admin")
+    page.find("#password", "password").send_keys("wrong-password")
+    page.find("#login", "the login button").click()
+    error = page.find(".login [role=alert]", "the wrong password's error")
+    assert "wrong user name or password" in error.text, error.text
+    page.find("#password", "password").clear()
+    page.find("#password", "password").send_keys(password)
+    page.find("#login", "the login button").click()
+    wait_until(lambda: page.path() == "/experiments", "login to lead to /experiments")
+    page.find("#whoami", "the logged-in user")
+    print("ok: redirect to login, a wrong password's error, login")
+
+
+def progress_of(page, experiment_id):
+    rows = page.all(f"tr[data-experiment-id='{experiment_id}'] .progress")
+    value = rows[0].get_attribute("data-progress") if rows else ""
+    return float(value) if value else None
+
+
+def check_experiments(page, long_id):
+    page.find(f"tr[data-experiment-id='{long_id}']", f"experiment {long_id} in the list")
+    first = wait_until(lambda: (progress_of(page, long_id) or 0) > 0,
+                       f"experiment {long_id}'s progress to start", 60)
+    first = progress_of(page, long_id)
+    wait_until(lambda: (progress_of(page, long_id) or 0) > first,
+               f"experiment {long_id}'s progress to advance past {first}", 30)
+    print(f"ok: experiment {long_id}'s progress advances ({first:.3f} -> "
+          f"{progress_of(page, long_id):.3f})")
+    page.shot("experiments")
+
+
+def chart_points(page, series):
+    figure = page.all(f"[data-series='{series}'] figure.chart")
+    value = figure[0].get_attribute("data-points") if figure else None
+    return json.loads(value) if value else None
+
+
+def check_trial(page, cluster, trial_id):
+    page.open(f"/trials/{trial_id}")
+    name = "training/x"
+    wait_until(lambda: chart_points(page, name), f"trial {trial_id}'s {name} chart", 30)
+    api = cluster.call("GET", f"/api/v1/trials/{trial_id}/series/data?name={name}")
+    expected = [len(s["points"]) for s in api["series"]]
+    wait_until(lambda: chart_points(page, name) == expected,
+               f"the chart's points {chart_points(page, name)} to equal the API's {expected}", 20)
+    assert expected[0] > 0
+    page.find("canvas", "the chart's canvas")
+    print(f"ok: trial {trial_id}'s {name} chart has the API's {expected[0]} points")
+    page.shot("trial_metrics")
+
+
+def check_logs(page, trial_id):
+    page.open(f"/trials/{trial_id}?tab=logs")
+    wait_until(lambda: len(page.all("#log-lines .log-line")) > 0, f"trial {trial_id}'s log", 30)
+    from selenium.webdriver.support.ui import Select
+    select = page.find("#log-rank", "the rank filter")
+    wait_until(lambda: len(page.all("#log-rank option")) >= 3, "ranks 0 and 1 in the filter", 30)
+    Select(select).select_by_value("1")
+    wait_until(lambda: page.all("#log-lines .log-line") and all(
+        line.get_attribute("data-rank") == "1" for line in page.all("#log-lines .log-line")),
+        "the log to show only rank 1's lines", 20)
+    print(f"ok: trial {trial_id}'s log filtered to rank 1 "
+          f"({len(page.all('#log-lines .log-line'))} lines)")
+    page.shot("trial_logs")
+
+
+def check_profiler(page, trial_id):
+    page.open(f"/trials/{trial_id}?tab=profiler")
+    wait_until(lambda: (chart_points(page, "cpu_util_simple") or [0])[0] > 0,
+               f"trial {trial_id}'s CPU chart on the profiler tab", 40)
+    print(f"ok: the profiler charts CPU for trial {trial_id} "
+          f"({chart_points(page, 'cpu_util_simple')} points per agent)")
+    page.shot("trial_profiler")
+
+
+def check_cluster(page):
+    page.open("/cluster")
+    for agent in ("agent-1", "agent-2"):
+        page.find(f"tr[data-agent-id='{agent}']", f"agent {agent} on the cluster page")
+    reason = page.find("#tasks tr[data-state='QUEUED'] .reason", "a waiting task's reason", 30)
+    assert reason.text.strip(), "the waiting task's reason is empty"
+    print(f"ok: the cluster page lists both agents; a task waits: {reason.text!r}")
+    page.shot("cluster")
+
+
+def check_kill(page, cluster, experiment_id):
+    page.open(f"/experiments/{experiment_id}")
+    wait_until(lambda: chart_points(page, "") is not None or page.all("#curves-title"),
+               "the experiment page", 20)
+    page.find("#trials tr[data-trial-id]", "the trials table")
+    wait_until(lambda: (page.all(".chart[data-points]") or [None])[0] is not None,
+               "the learning curves chart", 30)
+    page.shot("experiment")
+    page.find("#experiment-summary button[data-action='kill']", "the kill button").click()
+    page.find("dialog[open] button[data-confirm='ok']", "the kill confirmation").click()
+    wait_until(lambda: "CANCELED" in page.find("h1 .state", "the state").text,
+               f"experiment {experiment_id}'s state on the page to become CANCELED", 60)
+    trials = cluster.call("GET", f"/api/v1/experiments/{experiment_id}")["trials"]
+    wait_until(lambda: all(t["state"] not in ("RUNNING", "QUEUED") for t in
+                           cluster.call("GET", f"/api/v1/experiments/{experiment_id}")["trials"]),
+               f"experiment {experiment_id}'s trials to stop: {trials}", 30)
+    print(f"ok: kill from the page stopped experiment {experiment_id}")
+    page.shot("experiment_killed")
+
+
+def run(args, chromium, driver_path):
+    cluster = Cluster(os.path.abspath(args.bin_dir))
+    driver = None
+    ok = False
+    try:
+        cluster.start_master()
+        cluster.start_agent("agent-1", 1)
+        cluster.start_agent("agent-2", 1)
+        check_serving(cluster)
+        here = os.path.dirname(os.path.abspath(__file__))
+        context = os.path.join(cluster.dir, "context")
+        shutil.copytree(args.context, context)
+        shutil.copy2(os.path.join(here, "say_rank.sh"), context)
+        short = cluster.create_experiment(os.path.join(here, "two_ranks.yaml"), context)
+        wait_until(lambda: cluster.call("GET", f"/api/v1/experiments/{short}")["state"] ==
+                   "COMPLETED", f"experiment {short} (2 ranks) to complete", 90, 0.5)
+        long = cluster.create_experiment(os.path.join(here, "long_grid.yaml"), context)
+        driver = start_browser(chromium, driver_path, cluster.dir)
+        page = Page(driver, cluster.url, args.screenshots)
+        login(page, cluster.password)
+        check_experiments(page, long)
+        short_trial = cluster.call("GET", f"/api/v1/experiments/{short}")["trials"][0]["id"]
+        check_trial(page, cluster, short_trial)
+        check_logs(page, short_trial)
+        check_cluster(page)
+        running = wait_until(lambda: [t["id"] for t in cluster.call(
+            "GET", f"/api/v1/experiments/{long}")["trials"] if t["state"] == "RUNNING"],
+            f"a running trial of experiment {long}", 30)
+        check_profiler(page, running[0])
+        check_kill(page, cluster, long)
+        # The wrong password's 401 is expected (Chrome logs every failed request).
+        errors = [e for e in page.console_errors()
+                  if not ("/api/v1/auth/login" in e and "401" in e)]
+        assert not errors, f"the browser's console has errors: {errors}"
+        ok = True
+    finally:
+        if driver is not None:
+            driver.quit()
+        if not ok:
+            for name in ("master", "agent-1", "agent-2"):
+                try:
+                    print(f"--- {name}.log (last 3000 characters)\n{cluster.log_of(name)[-3000:]}")
+                except OSError:
+                    pass
+        cluster.stop(keep_dir=not ok)
+        if not ok:
+            print(f"the cluster's files are kept in {cluster.dir}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin-dir", required=True, help="cohort-master, cohort-agent, cohort")
+    parser.add_argument("--context", required=True, help="context directory with core_api_*")
+    parser.add_argument("--screenshots", required=True, help="where the screenshots go")
+    args = parser.parse_args()
+    chromium, driver_path = find_browser()
+    os.makedirs(args.screenshots, exist_ok=True)
+    args.context = os.path.abspath(args.context)
+    start = time.monotonic()
+    try:
+        run(args, chromium, driver_path)
+    except (TestFailure, AssertionError) as e:
+        print(f"FAIL: {e}")
+        return 1
+    print(f"PASS in {time.monotonic() - start:.0f} s; screenshots in {args.screenshots}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
