@@ -58,7 +58,7 @@ export class LineChart {
       scales: { x: { time: xTime } },
       axes: [
         { label: xLabel, ...(xTime ? {} : { values: (u, vs) => vs.map((v) => fmtNum(v)) }) },
-        { values: yValues, size: 70 },
+        { values: yValues, size: 90 },
       ],
       series: [
         { label: xLabel, value: xTime ? undefined : (u, v) => fmtNum(v) },

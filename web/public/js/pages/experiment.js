@@ -40,7 +40,8 @@ export function experimentPage(main, [id], ctx) {
     }
     const onDone = (error) => status.replaceChildren(error ? errorBox(error) : '');
     fill(title, `Experiment ${detail.id}: ${detail.name} `, stateBadge(detail.state));
-    redrawKeepingFocus(summary, () => fill(summary, summaryList(detail), experimentActions(detail, onDone)));
+    redrawKeepingFocus(summary, () => fill(summary, summaryList(detail),
+      kFinalExperimentStates.has(detail.state) ? null : experimentActions(detail, onDone)));
     redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail)));
     if (config.textContent !== detail.config) config.textContent = detail.config;
     await chart.update(detail);

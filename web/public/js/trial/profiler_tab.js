@@ -12,14 +12,18 @@ import { isMetric, kTimingsPrefix, listSeries, seriesDataOf } from './series.js'
 const kSystem = {
   cpu_util_simple: { title: 'CPU utilization (% of all CPUs)', format: fmtNum },
   memory_free: { title: 'Free memory', format: fmtBytes },
-  net_throughput_sent: { title: 'Network sent (bytes/s)', format: (v) => `${fmtBytes(v)}/s` },
-  net_throughput_recv: { title: 'Network received (bytes/s)', format: (v) => `${fmtBytes(v)}/s` },
+  net_throughput_sent: { title: 'Network sent (bytes/s)', format: perSecond },
+  net_throughput_recv: { title: 'Network received (bytes/s)', format: perSecond },
   disk_iops: { title: 'Disk operations/s', format: fmtNum },
-  disk_throughput_read: { title: 'Disk read (bytes/s)', format: (v) => `${fmtBytes(v)}/s` },
-  disk_throughput_write: { title: 'Disk written (bytes/s)', format: (v) => `${fmtBytes(v)}/s` },
+  disk_throughput_read: { title: 'Disk read (bytes/s)', format: perSecond },
+  disk_throughput_write: { title: 'Disk written (bytes/s)', format: perSecond },
   gpu_util: { title: 'GPU utilization (%)', format: fmtNum },
   gpu_free_memory: { title: 'GPU free memory', format: fmtBytes },
 };
+function perSecond(v) {
+  return v === null || v === undefined ? '—' : `${fmtBytes(v)}/s`;
+}
+
 // A step's phases in the order a batch runs them; train_batch holds forward .. optimizer_step.
 const kPhases = ['dataloader_next', 'to_device', 'train_batch', 'forward', 'backward',
   'gradient_wait', 'optimizer_step', 'step_lr_schedulers', 'from_device', 'reduce_metrics'];
@@ -99,8 +103,12 @@ export class ProfilerTab {
     const byName = groupBy([...series].sort((a, b) => a.name.localeCompare(b.name) || a.label.localeCompare(b.label)), (s) => s.name);
     for (const [name, group] of byName) {
       const info = kSystem[name] || { title: name, format: fmtNum };
-      this.chart(this.system, name, { title: info.title, yFormat: info.format })
-        .setLines(group.map((s) => ({ label: s.label || 'machine', points: s.points.map((p) => [p[0], p[2]]) })));
+      // By wall time: a machine is sampled every second, and several samples may share a batch.
+      this.chart(this.system, name, { title: info.title, yFormat: info.format, xLabel: 'time', xTime: true })
+        .setLines(group.map((s) => ({
+          label: s.label || 'machine',
+          points: s.points.map((p) => [p[1], p[2]]).sort((a, b) => a[0] - b[0]),
+        })));
     }
   }
 
@@ -112,7 +120,7 @@ export class ProfilerTab {
     this.timings.querySelector(':scope > p')?.remove();
     const order = (s) => { const i = kPhases.indexOf(s.name.slice(kTimingsPrefix.length)); return i < 0 ? 99 : i; };
     const sorted = [...series].sort((a, b) => order(a) - order(b));
-    this.chart(this.timings, 'timings', { title: 'Milliseconds per batch, by phase', yFormat: (v) => `${fmtNum(v)} ms` })
+    this.chart(this.timings, 'timings', { title: 'Milliseconds per batch, by phase', yFormat: (v) => (v === null || v === undefined ? '—' : `${fmtNum(v)} ms`) })
       .setLines(sorted.map((s) => ({ label: s.name.slice(kTimingsPrefix.length), points: s.points.map((p) => [p[0], p[2]]) })));
   }
 }
