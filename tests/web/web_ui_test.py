@@ -11,7 +11,7 @@ the agents and why a task waits, and kill from the page stops the experiment. A 
 each page goes to --screenshots.
 
   web_ui_test.py --bin-dir build/bin --context build/contexts/core_api \
-      --screenshots build/web_screenshots
+      --trial build/tests/web_ui_profiled_trial --screenshots build/web_screenshots
 
 Exits 77 (ctest's SKIP_RETURN_CODE) when chromium, chromedriver or selenium is missing
 (scripts/install.sh installs them)."""
@@ -202,8 +202,15 @@ def check_profiler(page, trial_id):
     page.open(f"/trials/{trial_id}?tab=profiler")
     wait_until(lambda: (chart_points(page, "cpu_util_simple") or [0])[0] > 0,
                f"trial {trial_id}'s CPU chart on the profiler tab", 40)
-    print(f"ok: the profiler charts CPU for trial {trial_id} "
-          f"({chart_points(page, 'cpu_util_simple')} points per agent)")
+    wait_until(lambda: (chart_points(page, "timings") or [0])[0] > 0,
+               f"trial {trial_id}'s step timings chart on the profiler tab", 20)
+    phases = wait_until(lambda: [row.text.split()[0] for row in
+                                 page.all("#timing-breakdown tbody tr")],
+                        "the timing breakdown table", 20)
+    for phase in ("dataloader_next", "train_batch", "forward", "backward"):
+        assert phase in phases, f"{phase} is not in the timing breakdown {phases}"
+    print(f"ok: the profiler charts CPU ({chart_points(page, 'cpu_util_simple')} points per "
+          f"agent) and {len(chart_points(page, 'timings'))} step phases for trial {trial_id}")
     page.shot("trial_profiler")
 
 
@@ -250,6 +257,7 @@ def run(args, chromium, driver_path):
         context = os.path.join(cluster.dir, "context")
         shutil.copytree(args.context, context)
         shutil.copy2(os.path.join(here, "say_rank.sh"), context)
+        shutil.copy2(args.trial, context)
         short = cluster.create_experiment(os.path.join(here, "two_ranks.yaml"), context)
         wait_until(lambda: cluster.call("GET", f"/api/v1/experiments/{short}")["state"] ==
                    "COMPLETED", f"experiment {short} (2 ranks) to complete", 90, 0.5)
@@ -290,6 +298,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin-dir", required=True, help="cohort-master, cohort-agent, cohort")
     parser.add_argument("--context", required=True, help="context directory with core_api_*")
+    parser.add_argument("--trial", required=True, help="web_ui_profiled_trial (the long trial)")
     parser.add_argument("--screenshots", required=True, help="where the screenshots go")
     args = parser.parse_args()
     chromium, driver_path = find_browser()

@@ -53,7 +53,7 @@ export function fmtBytes(value) {
   let v = value;
   let i = 0;
   while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return `${i === 0 ? v.toFixed(0) : Number(v.toPrecision(3))} ${units[i]}`;
+  return `${i === 0 ? v.toFixed(0) : Number(v.toPrecision(4))} ${units[i]}`;
 }
 
 // Unix milliseconds in the viewer's time zone.
