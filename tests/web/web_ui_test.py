@@ -7,7 +7,8 @@ Checks what a person does: the static files' serving (cache headers, no traversa
 without a session redirects to login, login works, the experiments list shows an experiment
 whose progress advances, a trial's chart has as many points as the API returns for the
 series, the logs filter by rank, the profiler charts the machines' CPU, the cluster page lists
-the agents and why a task waits, and kill from the page stops the experiment. A screenshot of
+the agents and why a task waits, kill from the page stops the experiment, tables sort, the
+list fits a narrow window, and templates are set from the page. A screenshot of
 each page goes to --screenshots.
 
   web_ui_test.py --bin-dir build/bin --context build/contexts/core_api \
@@ -244,6 +245,48 @@ def check_kill(page, cluster, experiment_id):
     page.shot("experiment_killed")
 
 
+def check_sorting_and_narrow(page, ids):
+    """The ID header sorts the list (again: the other way); at 420 px nothing overflows."""
+    page.open("/experiments")
+    page.find(f"tr[data-experiment-id='{ids[0]}']", "the experiments list")
+    order = lambda: [int(r.get_attribute("data-experiment-id"))  # noqa: E731
+                     for r in page.all("tr[data-experiment-id]")]
+    page.find("#experiments-sort-0", "the ID column's sort button").click()
+    wait_until(lambda: order() == sorted(ids), f"the list sorted by id ascending ({order()})", 10)
+    page.find("#experiments-sort-0", "the ID column's sort button").click()
+    wait_until(lambda: order() == sorted(ids, reverse=True),
+               f"the list sorted by id descending ({order()})", 10)
+    page.driver.set_window_size(420, 800)
+    try:
+        wide = wait_until(lambda: page.js("return document.documentElement.scrollWidth") <= 420 + 1
+                          or None, "the page to fit 420 px without scrolling sideways", 5)
+        assert wide
+        page.driver.save_screenshot(os.path.join(page.screenshots, "experiments_narrow.png"))
+    finally:
+        page.driver.set_window_size(1280, 800)
+    print("ok: sorting by a column both ways; the list fits a 420 px window")
+
+
+def check_templates(page, cluster):
+    page.open("/templates")
+    page.find("#template-name", "the template name field").send_keys("team")
+    page.find("#template-yaml", "the template YAML field").send_keys(
+        "resources:\n  priority: 50\n")
+    page.find("#template-save", "the save button").click()
+    page.find("#templates button.link", "the saved template in the list")
+    saved = cluster.call("GET", "/api/v1/templates/team")
+    assert "priority: 50" in saved["config"], saved
+    page.find("#template-name", "the template name field").clear()
+    page.find("#template-name", "the template name field").send_keys("broken")
+    page.find("#template-yaml", "the template YAML field").clear()
+    page.find("#template-yaml", "the template YAML field").send_keys("resources: [1, 2")
+    page.find("#template-save", "the save button").click()
+    error = page.find("[role=alert]", "the refusal of a broken template")
+    assert "broken" in error.text, error.text
+    print(f"ok: templates: one saved from the page; a broken one refused: {error.text[:100]!r}")
+    page.shot("templates")
+
+
 def run(args, chromium, driver_path):
     cluster = Cluster(os.path.abspath(args.bin_dir))
     driver = None
@@ -266,6 +309,7 @@ def run(args, chromium, driver_path):
         page = Page(driver, cluster.url, args.screenshots)
         login(page, cluster.password)
         check_experiments(page, long)
+        check_sorting_and_narrow(page, [short, long])
         short_trial = cluster.call("GET", f"/api/v1/experiments/{short}")["trials"][0]["id"]
         check_trial(page, cluster, short_trial)
         check_logs(page, short_trial)
@@ -275,9 +319,12 @@ def run(args, chromium, driver_path):
             f"a running trial of experiment {long}", 30)
         check_profiler(page, running[0])
         check_kill(page, cluster, long)
-        # The wrong password's 401 is expected (Chrome logs every failed request).
+        check_templates(page, cluster)
+        # Chrome logs every failed request: the wrong password's 401 and the broken template's
+        # 400 are the test's own.
+        expected = (("/api/v1/auth/login", "401"), ("/api/v1/templates/broken", "400"))
         errors = [e for e in page.console_errors()
-                  if not ("/api/v1/auth/login" in e and "401" in e)]
+                  if not any(url in e and code in e for url, code in expected)]
         assert not errors, f"the browser's console has errors: {errors}"
         ok = True
     finally:

@@ -49,15 +49,17 @@ function errorText(status, json, statusText) {
   return `the master answered HTTP ${status}${statusText ? ' ' + statusText : ''}`;
 }
 
-async function send(path, { method = 'GET', body, signal } = {}) {
+// `body`: sent as JSON; `text`: sent as it is (a template's YAML).
+async function send(path, { method = 'GET', body, text, signal } = {}) {
   const headers = {};
   const session = getSession();
   if (session) headers.Authorization = `Bearer ${session.token}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (text !== undefined) headers['Content-Type'] = 'text/plain; charset=utf-8';
   try {
     return await fetch(path, {
       method, headers, signal, cache: 'no-store',
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: text !== undefined ? text : body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (e) {
     if (e.name === 'AbortError') throw e;

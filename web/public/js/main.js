@@ -9,6 +9,7 @@ import { experimentsPage } from './pages/experiments.js';
 import { experimentPage } from './pages/experiment.js';
 import { trialPage } from './pages/trial.js';
 import { clusterPage } from './pages/cluster.js';
+import { templatesPage } from './pages/templates.js';
 
 const kRoutes = [
   { pattern: /^\/login$/, page: loginPage, open: true, title: 'Log in' },
@@ -16,6 +17,7 @@ const kRoutes = [
   { pattern: /^\/experiments\/(\d+)$/, page: experimentPage, nav: 'experiments', title: 'Experiment' },
   { pattern: /^\/trials\/(\d+)$/, page: trialPage, nav: 'experiments', title: 'Trial' },
   { pattern: /^\/cluster$/, page: clusterPage, nav: 'cluster', title: 'Cluster' },
+  { pattern: /^\/templates$/, page: templatesPage, nav: 'templates', title: 'Templates' },
 ];
 
 // What a page gets: its parameters, a signal aborted when it is left, and timers that stop then.
@@ -69,7 +71,8 @@ function header(route, session) {
     el('a', { href: '/', class: 'brand' }, 'Cohort'),
     el('nav', { 'aria-label': 'Main' },
       link('/experiments', 'Experiments', 'experiments'),
-      link('/cluster', 'Cluster', 'cluster')),
+      link('/cluster', 'Cluster', 'cluster'),
+      link('/templates', 'Templates', 'templates')),
     el('span', { class: 'user' },
       el('span', { id: 'whoami' }, `${session.username}${session.admin ? ' (admin)' : ''}`),
       el('button', { type: 'button', id: 'logout', onclick: logout }, 'Log out')));

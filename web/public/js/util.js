@@ -98,15 +98,50 @@ export function stateBadge(state) {
 export const kFinalExperimentStates = new Set(['COMPLETED', 'CANCELED', 'ERROR']);
 export const kFinalTrialStates = new Set(['COMPLETED', 'CANCELED', 'ERROR', 'STOPPED']);
 
-// A table: columns [{title, cell(row) -> node|text, class?}], rows. `empty`: text when no rows.
-export function table(columns, rows, { empty = 'Nothing yet.', caption, rowAttrs } = {}) {
+// A table: columns [{title, cell(row) -> node|text, class?, sort?(row) -> value}], rows.
+// `empty`: text when no rows. `sort`: a SortState; columns with `sort` get a header button that
+// orders the rows by it (again: the other way).
+export function table(columns, rows, { empty = 'Nothing yet.', caption, rowAttrs, sort } = {}) {
   if (rows.length === 0) return el('p', { class: 'muted empty' }, empty);
+  const sorted = sort ? sort.apply(columns, rows) : rows;
+  const header = (c, i) => {
+    if (!sort || !c.sort) return el('th', { scope: 'col', class: c.class }, c.title);
+    const dir = sort.index === i ? sort.dir : 0;
+    return el('th', { scope: 'col', class: c.class, 'aria-sort': dir ? (dir > 0 ? 'ascending' : 'descending') : 'none' },
+      el('button', { type: 'button', class: 'sort', id: `${sort.id}-sort-${i}`, onclick: () => sort.toggle(i) },
+        c.title, el('span', { 'aria-hidden': 'true' }, dir > 0 ? ' ▲' : dir < 0 ? ' ▼' : '')));
+  };
   return el('div', { class: 'table-wrap' },
     el('table', {},
       caption ? el('caption', { class: 'visually-hidden' }, caption) : null,
-      el('thead', {}, el('tr', {}, columns.map((c) => el('th', { scope: 'col', class: c.class }, c.title)))),
-      el('tbody', {}, rows.map((row) => el('tr', rowAttrs ? rowAttrs(row) : {},
+      el('thead', {}, el('tr', {}, columns.map(header))),
+      el('tbody', {}, sorted.map((row) => el('tr', rowAttrs ? rowAttrs(row) : {},
         columns.map((c) => el('td', { class: c.class }, c.cell(row))))))));
+}
+
+// Which column a table is sorted by (kept across redraws); `onChange` redraws.
+export class SortState {
+  constructor(id, onChange, index = -1, dir = 0) {
+    Object.assign(this, { id, onChange, index, dir });
+  }
+  toggle(index) {
+    this.dir = this.index === index ? -this.dir || 1 : 1;
+    this.index = index;
+    this.onChange();
+  }
+  apply(columns, rows) {
+    const column = columns[this.index];
+    if (!column || !column.sort || !this.dir) return rows;
+    const key = column.sort;
+    return [...rows].sort((a, b) => {
+      const x = key(a);
+      const y = key(b);
+      if (x === y) return 0;
+      if (x === null || x === undefined) return 1;  // unknown values last, either way
+      if (y === null || y === undefined) return -1;
+      return (x < y ? -1 : 1) * this.dir;
+    });
+  }
 }
 
 // A message box for errors (role=alert: read out by screen readers).

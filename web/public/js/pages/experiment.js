@@ -8,7 +8,7 @@ import { experimentActions } from '../experiment_actions.js';
 import { bestMetric, experimentProgress, searcherOf } from '../experiment_summary.js';
 import {
   el, errorBox, fill, fmtNum, fmtTime, kFinalExperimentStates, progressBar, redrawKeepingFocus,
-  stateBadge, table,
+  SortState, stateBadge, table,
 } from '../util.js';
 
 export function experimentPage(main, [id], ctx) {
@@ -28,6 +28,7 @@ export function experimentPage(main, [id], ctx) {
 
   let detail = null;
   let finalSeen = 0;
+  const sort = new SortState('trials', () => redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail, sort))));
   ctx.every(2000, async () => {
     if (detail && kFinalExperimentStates.has(detail.state) && finalSeen++ > 1) return;
     try {
@@ -42,7 +43,7 @@ export function experimentPage(main, [id], ctx) {
     fill(title, `Experiment ${detail.id}: ${detail.name} `, stateBadge(detail.state));
     redrawKeepingFocus(summary, () => fill(summary, summaryList(detail),
       kFinalExperimentStates.has(detail.state) ? null : experimentActions(detail, onDone)));
-    redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail)));
+    redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail, sort)));
     if (config.textContent !== detail.config) config.textContent = detail.config;
     await chart.update(detail);
   });
@@ -65,18 +66,18 @@ function summaryList(d) {
       best ? `${fmtNum(best.value)} (trial ${best.trial})` : '—'));
 }
 
-function trialsTable(d) {
+function trialsTable(d, sort) {
   return table([
-    { title: 'Trial', class: 'num', cell: (t) => el('a', { href: `/trials/${t.id}` }, t.id) },
-    { title: 'State', cell: (t) => stateBadge(t.state) },
-    { title: 'Progress', cell: (t) => progressBar(t.total_batches ? t.batches / t.total_batches : null, `progress of trial ${t.id}`) },
-    { title: 'Batches', class: 'num', cell: (t) => `${fmtNum(t.batches)} / ${t.total_batches ? fmtNum(t.total_batches) : '?'}` },
-    { title: 'Searcher metric', class: 'num', cell: (t) => fmtNum(t.searcher_metric) },
+    { title: 'Trial', class: 'num', cell: (t) => el('a', { href: `/trials/${t.id}` }, t.id), sort: (t) => t.id },
+    { title: 'State', cell: (t) => stateBadge(t.state), sort: (t) => t.state },
+    { title: 'Progress', cell: (t) => progressBar(t.total_batches ? t.batches / t.total_batches : null, `progress of trial ${t.id}`), sort: (t) => (t.total_batches ? t.batches / t.total_batches : null) },
+    { title: 'Batches', class: 'num', cell: (t) => `${fmtNum(t.batches)} / ${t.total_batches ? fmtNum(t.total_batches) : '?'}`, sort: (t) => t.batches },
+    { title: 'Searcher metric', class: 'num', cell: (t) => fmtNum(t.searcher_metric), sort: (t) => t.searcher_metric },
     { title: 'Hyperparameters', cell: (t) => el('code', { class: 'hparams' }, compactJson(t.hparams)) },
-    { title: 'Restarts', class: 'num', cell: (t) => t.restarts },
+    { title: 'Restarts', class: 'num', cell: (t) => t.restarts, sort: (t) => t.restarts },
     { title: 'Checkpoint', cell: (t) => (t.latest_checkpoint ? el('code', {}, t.latest_checkpoint) : '—') },
     { title: 'Where / why waiting', cell: (t) => where(t) },
-  ], d.trials, { empty: 'No trials yet.', caption: 'Trials', rowAttrs: (t) => ({ dataset: { key: t.id, trialId: t.id, state: t.state } }) });
+  ], d.trials, { empty: 'No trials yet.', caption: 'Trials', rowAttrs: (t) => ({ dataset: { key: t.id, trialId: t.id, state: t.state } }), sort });
 }
 
 export function where(t) {

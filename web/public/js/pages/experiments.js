@@ -7,7 +7,7 @@ import { api, describeError } from '../api.js';
 import { experimentActions } from '../experiment_actions.js';
 import {
   el, errorBox, fill, fmtDuration, fmtNum, fmtTime, kFinalExperimentStates, progressBar,
-  redrawKeepingFocus, stateBadge, table,
+  redrawKeepingFocus, SortState, stateBadge, table,
 } from '../util.js';
 import { bestMetric, experimentProgress } from '../experiment_summary.js';
 
@@ -19,6 +19,7 @@ export function experimentsPage(main, params, ctx) {
   let experiments = [];
   const status = el('div', { 'aria-live': 'polite' });
   const filters = filterForm(() => draw());
+  const sort = new SortState('experiments', () => draw());
   const body = el('div', { id: 'experiments' });
   fill(main, el('h1', {}, 'Experiments'), filters.form, status, body);
 
@@ -28,6 +29,7 @@ export function experimentsPage(main, params, ctx) {
       empty: experiments.length ? 'No experiment matches the filter.' : 'No experiments yet: create one with cohort experiment create.',
       caption: 'Experiments',
       rowAttrs: (e) => ({ dataset: { key: e.id, experimentId: e.id, state: e.state } }),
+      sort,
     })));
     filters.setOwners(experiments.map((e) => e.owner).filter(Boolean));
   }
@@ -59,15 +61,15 @@ function columns(details, refresh, status) {
     refresh();
   };
   return [
-    { title: 'ID', class: 'num', cell: (e) => el('a', { href: `/experiments/${e.id}` }, e.id) },
-    { title: 'Name', cell: (e) => el('a', { href: `/experiments/${e.id}` }, e.name) },
-    { title: 'State', cell: (e) => stateBadge(e.state) },
-    { title: 'Progress', cell: (e) => progressBar(experimentProgress(e, detail(e)), `progress of experiment ${e.id}`) },
-    { title: 'Trials', class: 'num', cell: (e) => `${e.trials_done}/${e.trials}` },
-    { title: 'Best metric', class: 'num', cell: (e) => bestCell(detail(e)) },
-    { title: 'Owner', cell: (e) => e.owner || '—' },
-    { title: 'Slots', class: 'num', cell: (e) => e.slots_per_trial },
-    { title: 'Started', cell: (e) => fmtTime(e.created_ms) },
+    { title: 'ID', class: 'num', cell: (e) => el('a', { href: `/experiments/${e.id}` }, e.id), sort: (e) => e.id },
+    { title: 'Name', cell: (e) => el('a', { href: `/experiments/${e.id}` }, e.name), sort: (e) => e.name.toLowerCase() },
+    { title: 'State', cell: (e) => stateBadge(e.state), sort: (e) => e.state },
+    { title: 'Progress', cell: (e) => progressBar(experimentProgress(e, detail(e)), `progress of experiment ${e.id}`), sort: (e) => experimentProgress(e, detail(e)) },
+    { title: 'Trials', class: 'num', cell: (e) => `${e.trials_done}/${e.trials}`, sort: (e) => e.trials },
+    { title: 'Best metric', class: 'num', cell: (e) => bestCell(detail(e)), sort: (e) => (detail(e) ? bestMetric(detail(e))?.value : null) },
+    { title: 'Owner', cell: (e) => e.owner || '—', sort: (e) => e.owner || null },
+    { title: 'Slots', class: 'num', cell: (e) => e.slots_per_trial, sort: (e) => e.slots_per_trial },
+    { title: 'Started', cell: (e) => fmtTime(e.created_ms), sort: (e) => e.created_ms },
     { title: 'Duration', cell: (e) => (kFinalExperimentStates.has(e.state) ? '—' : fmtDuration(Date.now() - e.created_ms)) },
     { title: 'Actions', cell: (e) => experimentActions(e, onDone) },
   ];
