@@ -20,15 +20,20 @@ class TestFailure(Exception):
     pass
 
 
-def wait_until(predicate, what, timeout=30.0, interval=0.2):
+def wait_until(predicate, what, timeout=30.0, interval=0.2, retry_on=()):
     """Calls predicate() until it returns a truthy value (returned) or `timeout` seconds pass
-    (TestFailure naming `what` and the last value seen)."""
+    (TestFailure naming `what` and the last value seen). An exception of a type in `retry_on`
+    counts as a falsy answer (a page element redrawn while it was read)."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
+        try:
+            last = predicate()
+        except retry_on as e:
+            last = f"{type(e).__name__}"
+        else:
+            if last:
+                return last
         time.sleep(interval)
     raise TestFailure(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
 

@@ -26,9 +26,16 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster import Cluster, TestFailure, wait_until  # noqa: E402
+from cluster import Cluster, TestFailure, wait_until as wait_for  # noqa: E402
 
 SKIP = 77
+
+
+def wait_until(predicate, what, timeout=30.0, interval=0.2):
+    """cluster.wait_until, reading again an element the page redrew while it was read."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    return wait_for(predicate, what, timeout, interval,
+                    retry_on=(StaleElementReferenceException,))
 
 
 def find_browser():
@@ -196,7 +203,27 @@ def check_logs(page, trial_id):
         "the log to show only rank 1's lines", 20)
     print(f"ok: trial {trial_id}'s log filtered to rank 1 "
           f"({len(page.all('#log-lines .log-line'))} lines)")
+    Select(page.find("#log-rank", "the rank filter")).select_by_value("")
+    wait_until(lambda: len({line.get_attribute("data-rank")
+                            for line in page.all("#log-lines .log-line")}) >= 2,
+               "every rank's lines again", 20)
+    page.find("#log-search", "the log search").send_keys("of 2 starts")
+    wait_until(lambda: len(page.all("#log-lines .log-line")) == 2 and all(
+        "of 2 starts" in line.text for line in page.all("#log-lines .log-line")),
+        "the search to show the 2 matching lines", 20)
+    print("ok: the log's text search")
     page.shot("trial_logs")
+
+
+def check_live_chart(page, trial_id):
+    """A running trial's loss chart gains points without a reload."""
+    page.open(f"/trials/{trial_id}")
+    first = wait_until(lambda: (chart_points(page, "training/loss") or [0])[0],
+                       f"running trial {trial_id}'s training/loss chart", 30)
+    later = wait_until(lambda: ((chart_points(page, "training/loss") or [0])[0] > first and
+                                chart_points(page, "training/loss")[0]),
+                       f"trial {trial_id}'s chart to grow past {first} points", 30)
+    print(f"ok: running trial {trial_id}'s chart updates live ({first} -> {later} points)")
 
 
 def check_profiler(page, trial_id):
@@ -233,6 +260,13 @@ def check_kill(page, cluster, experiment_id):
     wait_until(lambda: (page.all(".chart[data-points]") or [None])[0] is not None,
                "the learning curves chart", 30)
     page.shot("experiment")
+    page.find("#experiment-summary button[data-action='pause']", "the pause button").click()
+    wait_until(lambda: "PAUSED" in page.find("h1 .state", "the state").text,
+               f"experiment {experiment_id}'s state on the page to become PAUSED", 30)
+    page.find("#experiment-summary button[data-action='activate']", "the activate button").click()
+    wait_until(lambda: "ACTIVE" in page.find("h1 .state", "the state").text,
+               f"experiment {experiment_id}'s state on the page to become ACTIVE again", 30)
+    print(f"ok: pause and activate from the page (experiment {experiment_id})")
     page.find("#experiment-summary button[data-action='kill']", "the kill button").click()
     page.find("dialog[open] button[data-confirm='ok']", "the kill confirmation").click()
     wait_until(lambda: "CANCELED" in page.find("h1 .state", "the state").text,
@@ -317,6 +351,7 @@ def run(args, chromium, driver_path):
         running = wait_until(lambda: [t["id"] for t in cluster.call(
             "GET", f"/api/v1/experiments/{long}")["trials"] if t["state"] == "RUNNING"],
             f"a running trial of experiment {long}", 30)
+        check_live_chart(page, running[0])
         check_profiler(page, running[0])
         check_kill(page, cluster, long)
         check_templates(page, cluster)

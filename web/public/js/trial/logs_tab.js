@@ -86,7 +86,27 @@ export class LogsTab {
       if (l.rank >= 0 && !this.ranks.has(l.rank)) { this.ranks.add(l.rank); newRank = true; }
     }
     if (newRank) this.updateRanks();
-    this.draw();
+    if (this.search.value) {
+      this.draw();
+      return;
+    }
+    // Without a search the new lines are appended and the oldest dropped: no redraw of the rest.
+    const stick = this.atBottom();
+    this.lines.append(...logs.slice(-kKeep).map(lineNode));
+    while (this.lines.childElementCount > kKeep) this.lines.firstElementChild.remove();
+    this.updateCount(this.entries.length, '');
+    if (stick || this.follow.checked) this.lines.scrollTop = this.lines.scrollHeight;
+  }
+
+  atBottom() {
+    return this.lines.scrollHeight - this.lines.scrollTop - this.lines.clientHeight < 40;
+  }
+
+  updateCount(shown, text) {
+    const dropped = this.total - this.entries.length;
+    this.count.textContent = `${shown} line${shown === 1 ? '' : 's'} shown` +
+      (text ? ` matching "${text}"` : '') +
+      (dropped > 0 ? ` (the newest ${this.entries.length} of ${this.total}: download the full log for the rest)` : '');
   }
 
   updateRanks() {
@@ -99,14 +119,10 @@ export class LogsTab {
   draw() {
     const text = this.search.value.toLowerCase();
     const shown = text ? this.entries.filter((l) => l.line.toLowerCase().includes(text)) : this.entries;
-    const atBottom = this.lines.scrollHeight - this.lines.scrollTop - this.lines.clientHeight < 40;
-    fill(this.lines, shown.map((l) => el('div', { class: 'log-line', dataset: { rank: l.rank } },
-      el('span', { class: 'log-rank' }, l.rank >= 0 ? `[rank=${l.rank}]` : '[system]'), ' ', l.line)));
-    const dropped = this.total - this.entries.length;
-    this.count.textContent = `${shown.length} line${shown.length === 1 ? '' : 's'} shown` +
-      (text ? ` matching "${this.search.value}"` : '') +
-      (dropped > 0 ? ` (the newest ${this.entries.length} of ${this.total}: download the full log for the rest)` : '');
-    if (atBottom || this.follow.checked) this.lines.scrollTop = this.lines.scrollHeight;
+    const stick = this.atBottom();
+    fill(this.lines, shown.map(lineNode));
+    this.updateCount(shown.length, this.search.value);
+    if (stick || this.follow.checked) this.lines.scrollTop = this.lines.scrollHeight;
   }
 
   // Pages through the whole log (with the chosen rank) and saves it as text.
@@ -129,4 +145,9 @@ export class LogsTab {
       button.disabled = false;
     }
   }
+}
+
+function lineNode(l) {
+  return el('div', { class: 'log-line', dataset: { rank: l.rank } },
+    el('span', { class: 'log-rank' }, l.rank >= 0 ? `[rank=${l.rank}]` : '[system]'), ' ', l.line);
 }
