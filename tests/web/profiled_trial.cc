@@ -2,8 +2,9 @@
 // profiled Trial API trial without LibTorch. Each batch it waits in phases named as the Trial
 // API's loop names them (dataloader_next, then train_batch = forward + backward +
 // optimizer_step), measures them with a steady clock, and the chief reports the measured means
-// as training/timings/<phase> with a made-up loss, so the profiler tab has real step timings
-// to chart. Runs the searcher's length (batches of about 20 ms) and stops when preempted.
+// as training/timings/<phase> with a made-up loss that falls faster for a larger
+// learning_rate, so the profiler tab has real step timings to chart. Runs the searcher's
+// length (batches of about 20 ms) and stops when preempted.
 
 #include <chrono>
 #include <cmath>
@@ -47,6 +48,8 @@ absl::Status Train(const std::string& config) {
   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<cohort::core::Context> ctx,
                           cohort::core::Init({.config_path = config}));
   const bool chief = ctx->distributed().is_chief();
+  const nlohmann::json& hparams = ctx->info().hparams;
+  const double learning_rate = hparams.value("learning_rate", 0.01);
   int64_t steps = 0;
   while (true) {
     COHORT_ASSIGN_OR_RETURN(std::optional<cohort::core::SearcherOperation> op,
@@ -56,7 +59,7 @@ absl::Status Train(const std::string& config) {
     while (steps < op->length()) {
       const std::map<std::string, double> timings = Batch();
       steps += 1;
-      loss = 1.0 / std::sqrt(static_cast<double>(steps));
+      loss = 1.0 / std::sqrt(1.0 + learning_rate * static_cast<double>(steps));
       if (chief) {
         COHORT_RETURN_IF_ERROR(ctx->train().ReportTrainingMetrics(
             steps, {{"loss", loss}, {"timings", nlohmann::json(timings)}}));

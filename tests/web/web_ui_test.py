@@ -224,6 +224,7 @@ def check_live_chart(page, trial_id):
                                 chart_points(page, "training/loss")[0]),
                        f"trial {trial_id}'s chart to grow past {first} points", 30)
     print(f"ok: running trial {trial_id}'s chart updates live ({first} -> {later} points)")
+    page.shot("trial_running")
 
 
 def check_profiler(page, trial_id):
