@@ -8,7 +8,8 @@ without a session redirects to login, login works, the experiments list shows an
 whose progress advances, a trial's chart has as many points as the API returns for the
 series, the logs filter by rank, the profiler charts the machines' CPU, the cluster page lists
 the agents and why a task waits, kill from the page stops the experiment, tables sort, the
-list fits a narrow window, and templates are set from the page. A screenshot of
+list fits a narrow window, templates are set from the page, and a refused token or a logout
+leads back to the login. A screenshot of
 each page goes to --screenshots.
 
   web_ui_test.py --bin-dir build/bin --context build/contexts/core_api \
@@ -211,7 +212,12 @@ def check_logs(page, trial_id):
     wait_until(lambda: len(page.all("#log-lines .log-line")) == 2 and all(
         "of 2 starts" in line.text for line in page.all("#log-lines .log-line")),
         "the search to show the 2 matching lines", 20)
-    print("ok: the log's text search")
+    page.find("#log-search", "the log search").clear()
+    Select(page.find("#log-level", "the level filter")).select_by_value("warning")
+    wait_until(lambda: [line.text for line in page.all("#log-lines .log-line")] ==
+               ["[rank=1] WARNING: rank 1 warns, for the web interface's test"],
+               "the level filter to show rank 1's one warning", 20)
+    print("ok: the log's text search and level filter")
     page.shot("trial_logs")
 
 
@@ -225,6 +231,15 @@ def check_live_chart(page, trial_id):
                        f"trial {trial_id}'s chart to grow past {first} points", 30)
     print(f"ok: running trial {trial_id}'s chart updates live ({first} -> {later} points)")
     page.shot("trial_running")
+    from selenium.webdriver.support.ui import Select
+    wait_until(lambda: page.all("#metrics-x option[value='epoch']"),
+               "epochs on the x axis (the config has records_per_epoch)", 20)
+    Select(page.find("#metrics-x", "the x axis")).select_by_value("epoch")
+    wait_until(lambda: "epoch" in page.find("[data-series='training/loss'] .u-axis",
+                                            "the chart's x axis").text
+               or page.find("[data-series='training/loss'] .u-label", "the axis label").text
+               == "epoch", "the chart redrawn by epoch", 20)
+    print("ok: the x axis by epochs")
 
 
 def check_profiler(page, trial_id):
@@ -322,6 +337,36 @@ def check_templates(page, cluster):
     page.shot("templates")
 
 
+def check_session(page, cluster):
+    """A refused token (expired, revoked) leads back to the login and then to the page asked
+    for; logging out revokes the token on the master."""
+    page.js("sessionStorage.setItem('cohort.session', JSON.stringify("
+            "{token: '0'.repeat(64), username: 'admin', admin: true}))")
+    page.open("/cluster")
+    wait_until(lambda: page.path() == "/login", "a refused token to lead to /login", 20)
+    alert = page.find(".login [role=alert]", "the ended session's message")
+    assert "session ended" in alert.text, alert.text
+    page.find("#username", "user name").send_keys("admin")
+    page.find("#password", "password").send_keys(cluster.password)
+    page.find("#login", "the login button").click()
+    wait_until(lambda: page.path() == "/cluster", "the login to lead back to /cluster", 20)
+    token = page.js("return JSON.parse(sessionStorage.getItem('cohort.session')).token")
+    page.find("#logout", "the logout button").click()
+    wait_until(lambda: page.path() == "/login", "logout to lead to /login", 20)
+    assert page.js("return sessionStorage.getItem('cohort.session')") is None
+    saved, cluster.token = cluster.token, token
+    try:
+        cluster.call("GET", "/api/v1/me")
+        raise AssertionError("the logged-out token still works")
+    except TestFailure as e:
+        assert "HTTP 401" in str(e), e
+    finally:
+        cluster.token = saved
+    page.open("/experiments")
+    wait_until(lambda: page.path() == "/login", "/experiments after logout to lead to /login")
+    print("ok: a refused token leads to the login and back; logout revokes the token")
+
+
 def run(args, chromium, driver_path):
     cluster = Cluster(os.path.abspath(args.bin_dir))
     driver = None
@@ -362,6 +407,7 @@ def run(args, chromium, driver_path):
         errors = [e for e in page.console_errors()
                   if not any(url in e and code in e for url, code in expected)]
         assert not errors, f"the browser's console has errors: {errors}"
+        check_session(page, cluster)  # last: its refused token logs 401s
         ok = True
     finally:
         if driver is not None:

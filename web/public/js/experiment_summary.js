@@ -48,3 +48,10 @@ export function bestMetric(detail) {
   }
   return best;
 }
+
+// The config's top-level records_per_epoch (0 when absent): with the trial's global_batch_size
+// it turns batches into epochs.
+export function recordsPerEpoch(configYaml) {
+  const m = (configYaml || '').match(/^records_per_epoch:\s*(\d+)\s*$/m);
+  return m ? Number(m[1]) : 0;
+}

@@ -3,6 +3,7 @@
 // step's timings, the trace download).
 
 import { api, describeError } from '../api.js';
+import { recordsPerEpoch } from '../experiment_summary.js';
 import { el, errorBox, fill, fmtNum, kFinalTrialStates, progressBar, stateBadge } from '../util.js';
 import { tabView } from '../tabs.js';
 import { where } from './experiment.js';
@@ -43,6 +44,7 @@ export function trialPage(main, [id], ctx) {
     checkpointsPanel(checkpoints, t, ctx);
     if (!started) {
       started = true;
+      loadEpochs(t, metrics, ctx);
       main.append(tabView([
         { id: 'metrics', label: 'Metrics', panel: metrics.panel, onShow: () => metrics.show() },
         { id: 'logs', label: 'Logs', panel: logs.panel, onShow: () => logs.show() },
@@ -65,4 +67,17 @@ function summaryList(t) {
     item('Restarts', t.restarts),
     item('Where / why waiting', where(t)),
     t.error_lines ? item('Error', el('pre', { class: 'error-lines' }, t.error_lines)) : null);
+}
+
+// Offers epochs on the metrics' x axis when the experiment's config says how many records an
+// epoch has and the trial its global batch size.
+async function loadEpochs(t, metrics, ctx) {
+  try {
+    const experiment = await api(`/experiments/${t.experiment_id}`, { signal: ctx.signal });
+    const records = recordsPerEpoch(experiment.config);
+    const batchSize = Number(t.hparams.global_batch_size);
+    if (records > 0 && batchSize > 0) metrics.enableEpochs(batchSize / records);
+  } catch (e) {
+    if (e.name !== 'AbortError') console.warn(`epochs of trial ${t.id}: ${describeError(e)}`);
+  }
 }

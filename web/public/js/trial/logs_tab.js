@@ -7,6 +7,12 @@ import { api, describeError, saveBlob } from '../api.js';
 import { el, errorBox, fill } from '../util.js';
 
 const kKeep = 5000;
+// A line's level, by the words loggers write (glog's and Cohort's "ERROR file.cc:12]", Python's
+// "ERROR:root:", "Traceback", "W1124 ..." glog prefixes).
+const kLevels = {
+  error: /\b(ERROR|FATAL|CRITICAL|Traceback)\b|^E\d{4} /,
+  warning: /\b(ERROR|FATAL|CRITICAL|Traceback|WARN|WARNING)\b|^[EW]\d{4} /,
+};
 
 export class LogsTab {
   constructor(trial, ctx) {
@@ -14,6 +20,11 @@ export class LogsTab {
     this.ctx = ctx;
     this.rank = el('select', { id: 'log-rank' }, el('option', { value: '' }, 'All ranks'));
     this.search = el('input', { id: 'log-search', type: 'search', placeholder: 'text in the line' });
+    this.level = el('select', { id: 'log-level' },
+      el('option', { value: '' }, 'Any level'),
+      el('option', { value: 'warning' }, 'Warnings and errors'),
+      el('option', { value: 'error' }, 'Errors'));
+    this.level.addEventListener('change', () => this.draw());
     this.follow = el('input', { id: 'log-follow', type: 'checkbox', checked: true });
     const download = el('button', { type: 'button', id: 'log-download' }, 'Download full log');
     this.rank.addEventListener('change', () => this.restart());
@@ -26,6 +37,7 @@ export class LogsTab {
     this.panel = el('div', {},
       el('div', { class: 'controls' },
         el('label', { for: 'log-rank' }, 'Rank'), this.rank,
+        el('label', { for: 'log-level' }, 'Level'), this.level,
         el('label', { for: 'log-search' }, 'Search'), this.search,
         el('label', { class: 'check' }, this.follow, 'Follow'), download),
       this.message, this.count, this.lines);
@@ -86,7 +98,7 @@ export class LogsTab {
       if (l.rank >= 0 && !this.ranks.has(l.rank)) { this.ranks.add(l.rank); newRank = true; }
     }
     if (newRank) this.updateRanks();
-    if (this.search.value) {
+    if (this.search.value || this.level.value) {
       this.draw();
       return;
     }
@@ -118,10 +130,13 @@ export class LogsTab {
 
   draw() {
     const text = this.search.value.toLowerCase();
-    const shown = text ? this.entries.filter((l) => l.line.toLowerCase().includes(text)) : this.entries;
+    const level = kLevels[this.level.value];
+    const shown = text || level
+      ? this.entries.filter((l) => (!text || l.line.toLowerCase().includes(text)) && (!level || level.test(l.line)))
+      : this.entries;
     const stick = this.atBottom();
     fill(this.lines, shown.map(lineNode));
-    this.updateCount(shown.length, this.search.value);
+    this.updateCount(shown.length, [this.search.value, this.level.value && this.level.selectedOptions[0].text.toLowerCase()].filter(Boolean).join('", "'));
     if (stick || this.follow.checked) this.lines.scrollTop = this.lines.scrollHeight;
   }
 

@@ -1,6 +1,6 @@
-// The trial's Metrics tab: one live chart per training/validation metric, x by batch or by
-// wall time. Re-read every 2 s while the trial runs (the master downsamples each series to at
-// most 1,000 points, keeping spikes).
+// The trial's Metrics tab: one live chart per training/validation metric, x by batch, by wall
+// time or (when the config has records_per_epoch) by epoch. Re-read every 2 s while the trial
+// runs (the master downsamples each series to at most 1,000 points, keeping spikes).
 
 import { describeError } from '../api.js';
 import { LineChart } from '../chart.js';
@@ -23,6 +23,12 @@ export class MetricsTab {
     this.started = false;
     this.finalRead = false;
     ctx.onCleanup(() => this.clearCharts());
+  }
+
+  // Adds "Epochs" to the x axis: an epoch is 1 / epochsPerBatch batches.
+  enableEpochs(epochsPerBatch) {
+    this.epochsPerBatch = epochsPerBatch;
+    this.axis.append(el('option', { value: 'epoch' }, 'Epochs'));
   }
 
   show() {
@@ -53,17 +59,19 @@ export class MetricsTab {
   }
 
   draw(series) {
-    const byTime = this.axis.value === 'time';
+    const axis = this.axis.value;
+    const byTime = axis === 'time';
+    const x = { batch: (p) => p[0], time: (p) => p[1], epoch: (p) => p[0] * this.epochsPerBatch }[axis];
     for (const s of series) {
       const key = `${s.name}\u0000${s.label}`;
       let chart = this.charts.get(key);
       if (!chart) {
         const box = el('div', { class: 'chart-cell', dataset: { series: s.name } });
         this.grid.append(box);
-        chart = new LineChart(box, { title: s.name, xLabel: byTime ? 'time' : 'batch', xTime: byTime });
+        chart = new LineChart(box, { title: s.name, xLabel: axis, xTime: byTime });
         this.charts.set(key, chart);
       }
-      const points = s.points.map((p) => [byTime ? p[1] : p[0], p[2]]);
+      const points = s.points.map((p) => [x(p), p[2]]);
       if (byTime) points.sort((a, b) => a[0] - b[0]);
       chart.setLines([{ label: s.label ? `${s.name} (${s.label})` : s.name, points }]);
     }
