@@ -317,6 +317,33 @@ def check_sorting_and_narrow(page, ids):
     print("ok: sorting by a column both ways; the list fits a 420 px window")
 
 
+def check_asha(page, cluster, context):
+    """adaptive_asha's rungs per trial on the experiment page, as the master recorded them."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    experiment_id = cluster.create_experiment(os.path.join(here, "asha.yaml"), context)
+    wait_until(lambda: cluster.call("GET", f"/api/v1/experiments/{experiment_id}")["state"] ==
+               "COMPLETED", f"the adaptive_asha experiment {experiment_id} to complete", 120, 0.5)
+    trials = cluster.call("GET", f"/api/v1/experiments/{experiment_id}")["trials"]
+    rows = {t["id"]: cluster.call("GET", f"/api/v1/trials/{t['id']}/metrics?kind=searcher")
+            ["metrics"] for t in trials}
+    rungs = {i: len(r) for i, r in rows.items()}
+    # Not promoted: its last rung is short of its length.
+    stopped = {t["id"]: bool(rows[t["id"]]) and
+               rows[t["id"]][-1]["steps_completed"] < t["total_batches"] for t in trials}
+    page.open(f"/experiments/{experiment_id}")
+    for t in trials:
+        cell = f"#trials tr[data-trial-id='{t['id']}'] .rungs"
+        wait_until(lambda: page.find(cell, f"trial {t['id']}'s rungs").get_attribute(
+            "data-rungs") == str(rungs[t["id"]]),
+            f"trial {t['id']}'s {rungs[t['id']]} rungs on the page", 20)
+        text = page.find(cell, f"trial {t['id']}'s rungs").text
+        assert ("stopped at rung" in text) == stopped[t["id"]], (t, rows[t["id"]], text)
+    assert any(stopped.values()), f"adaptive_asha stopped no trial early: {rows}"
+    print(f"ok: adaptive_asha's rungs of {len(trials)} trials ({sum(stopped.values())} stopped "
+          f"early) on the experiment page")
+    page.shot("experiment_asha")
+
+
 def check_templates(page, cluster):
     page.open("/templates")
     page.find("#template-name", "the template name field").send_keys("team")
@@ -400,6 +427,7 @@ def run(args, chromium, driver_path):
         check_live_chart(page, running[0])
         check_profiler(page, running[0])
         check_kill(page, cluster, long)
+        check_asha(page, cluster, context)
         check_templates(page, cluster)
         # Chrome logs every failed request: the wrong password's 401 and the broken template's
         # 400 are the test's own.

@@ -1,9 +1,9 @@
 // What the pages derive from an experiment's description (GET /api/v1/experiments/{id}).
 
 // The searcher's settings read from the effective config (YAML text, as the master writes it):
-// {metric, smallerIsBetter}. Reads only the `searcher:` block's top-level keys.
+// {name, metric, smallerIsBetter}. Reads only the `searcher:` block's top-level keys.
 export function searcherOf(configYaml) {
-  const out = { metric: null, smallerIsBetter: true };
+  const out = { name: null, metric: null, smallerIsBetter: true };
   const lines = (configYaml || '').split('\n');
   const start = lines.findIndex((l) => /^searcher:\s*$/.test(l));
   if (start < 0) return out;
@@ -12,6 +12,7 @@ export function searcherOf(configYaml) {
     const m = line.match(/^ {2}(\w+):\s*(.*?)\s*$/);
     if (!m) continue;
     const value = m[2].replace(/^["']|["']$/g, '');
+    if (m[1] === 'name') out.name = value;
     if (m[1] === 'metric') out.metric = value;
     if (m[1] === 'smaller_is_better') out.smallerIsBetter = value !== 'false';
   }

@@ -7,7 +7,8 @@ import { LineChart } from '../chart.js';
 import { experimentActions } from '../experiment_actions.js';
 import { bestMetric, experimentProgress, searcherOf } from '../experiment_summary.js';
 import {
-  el, errorBox, fill, fmtNum, fmtTime, kFinalExperimentStates, progressBar, redrawKeepingFocus,
+  el, errorBox, fill, fmtNum, fmtTime, kFinalExperimentStates, kFinalTrialStates, progressBar,
+  redrawKeepingFocus,
   SortState, stateBadge, table,
 } from '../util.js';
 
@@ -28,7 +29,8 @@ export function experimentPage(main, [id], ctx) {
 
   let detail = null;
   let finalSeen = 0;
-  const sort = new SortState('trials', () => redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail, sort))));
+  const rungs = new Rungs(ctx);
+  const sort = new SortState('trials', () => redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail, sort, rungs))));
   ctx.every(2000, async () => {
     if (detail && kFinalExperimentStates.has(detail.state) && finalSeen++ > 1) return;
     try {
@@ -43,7 +45,8 @@ export function experimentPage(main, [id], ctx) {
     fill(title, `Experiment ${detail.id}: ${detail.name} `, stateBadge(detail.state));
     redrawKeepingFocus(summary, () => fill(summary, summaryList(detail),
       kFinalExperimentStates.has(detail.state) ? null : experimentActions(detail, onDone)));
-    redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail, sort)));
+    await rungs.update(detail);
+    redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail, sort, rungs)));
     if (config.textContent !== detail.config) config.textContent = detail.config;
     await chart.update(detail);
   });
@@ -66,7 +69,7 @@ function summaryList(d) {
       best ? `${fmtNum(best.value)} (trial ${best.trial})` : '—'));
 }
 
-function trialsTable(d, sort) {
+function trialsTable(d, sort, rungs) {
   return table([
     { title: 'Trial', class: 'num', cell: (t) => el('a', { href: `/trials/${t.id}` }, t.id), sort: (t) => t.id },
     { title: 'State', cell: (t) => stateBadge(t.state), sort: (t) => t.state },
@@ -75,7 +78,8 @@ function trialsTable(d, sort) {
     { title: 'Searcher metric', class: 'num', cell: (t) => fmtNum(t.searcher_metric), sort: (t) => t.searcher_metric },
     { title: 'Hyperparameters', cell: (t) => el('code', { class: 'hparams' }, compactJson(t.hparams)) },
     { title: 'Restarts', class: 'num', cell: (t) => t.restarts, sort: (t) => t.restarts },
-    { title: 'Checkpoint', cell: (t) => (t.latest_checkpoint ? el('code', {}, t.latest_checkpoint) : '—') },
+    ...(rungs.enabled ? [{ title: 'ASHA rungs', cell: (t) => rungs.cell(t), sort: (t) => rungs.reached(t) }] : []),
+    { title: 'Checkpoint', cell: (t) => (t.latest_checkpoint ? el('code', { title: t.latest_checkpoint }, `${t.latest_checkpoint.slice(0, 8)}…`) : '—') },
     { title: 'Where / why waiting', cell: (t) => where(t) },
   ], d.trials, { empty: 'No trials yet.', caption: 'Trials', rowAttrs: (t) => ({ dataset: { key: t.id, trialId: t.id, state: t.state } }), sort });
 }
@@ -140,4 +144,53 @@ class CurvesChart {
   }
 
   destroy() { this.chart.destroy(); }
+}
+
+// A finished trial whose last rung is short of its length: adaptive_asha did not promote it.
+function stoppedEarly(t, lastRung) {
+  return kFinalTrialStates.has(t.state) && t.total_batches > 0 && lastRung < t.total_batches;
+}
+
+// adaptive_asha's record of each trial: the rungs it reached (length and searcher metric, from
+// GET /api/v1/trials/{id}/metrics?kind=searcher) and where it was stopped. Read again while
+// the trial is unfinished.
+class Rungs {
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.enabled = false;
+    this.byTrial = new Map();  // id -> {state, rows: [{steps_completed, metrics}]}
+  }
+
+  async update(detail) {
+    this.enabled = searcherOf(detail.config).name === 'adaptive_asha';
+    if (!this.enabled) return;
+    const stale = detail.trials.filter((t) => {
+      const known = this.byTrial.get(t.id);
+      return !known || !kFinalTrialStates.has(known.state);
+    });
+    await Promise.all(stale.map(async (t) => {
+      try {
+        const page = await api(`/trials/${t.id}/metrics?kind=searcher`, { signal: this.ctx.signal });
+        this.byTrial.set(t.id, { state: t.state, rows: page.metrics });
+      } catch (e) {
+        if (e.name !== 'AbortError') this.byTrial.set(t.id, { state: null, rows: [], error: describeError(e) });
+      }
+    }));
+  }
+
+  reached(t) {
+    const rows = this.byTrial.get(t.id)?.rows || [];
+    return rows.length ? rows[rows.length - 1].steps_completed : null;
+  }
+
+  cell(t) {
+    const known = this.byTrial.get(t.id);
+    if (!known) return '—';
+    if (known.error) return el('span', { class: 'reason' }, known.error);
+    if (known.rows.length === 0) return el('span', { class: 'muted' }, 'no rung yet');
+    const rows = known.rows.map((r) => `${fmtNum(r.steps_completed)}: ${fmtNum(r.metrics.searcher_metric)}`);
+    const last = known.rows[known.rows.length - 1].steps_completed;
+    return el('span', { class: 'rungs', dataset: { rungs: known.rows.length } }, rows.join(' → '),
+      stoppedEarly(t, last) ? el('strong', {}, ` (stopped at rung ${fmtNum(last)})`) : null);
+  }
 }
