@@ -339,8 +339,13 @@ def check_asha(page, cluster, context):
         text = page.find(cell, f"trial {t['id']}'s rungs").text
         assert ("stopped at rung" in text) == stopped[t["id"]], (t, rows[t["id"]], text)
     assert any(stopped.values()), f"adaptive_asha stopped no trial early: {rows}"
+    checkpoints = sum(len(cluster.call("GET", f"/api/v1/trials/{t['id']}/checkpoints")
+                          ["checkpoints"]) for t in trials)
+    wait_until(lambda: len(page.all("#experiment-checkpoints tr[data-storage-id]")) == checkpoints,
+               f"the experiment's {checkpoints} checkpoints on the page", 20)
+    assert checkpoints > 0
     print(f"ok: adaptive_asha's rungs of {len(trials)} trials ({sum(stopped.values())} stopped "
-          f"early) on the experiment page")
+          f"early) and their {checkpoints} checkpoints on the experiment page")
     page.shot("experiment_asha")
 
 

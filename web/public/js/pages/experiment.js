@@ -20,9 +20,11 @@ export function experimentPage(main, [id], ctx) {
   const curves = el('section', { 'aria-labelledby': 'curves-title' },
     el('h2', { id: 'curves-title' }, 'Learning curves'));
   const config = el('pre', { id: 'config', class: 'config', tabindex: '0' });
+  const checkpoints = new Checkpoints(ctx);
   fill(main, title, status, summary,
     el('section', { 'aria-labelledby': 'trials-title' }, el('h2', { id: 'trials-title' }, 'Trials'), trials),
     curves,
+    el('section', { 'aria-labelledby': 'checkpoints-title' }, el('h2', { id: 'checkpoints-title' }, 'Checkpoints'), checkpoints.box),
     el('section', { 'aria-labelledby': 'config-title' }, el('h2', { id: 'config-title' }, 'Effective config'), config));
   const chart = new CurvesChart(curves, id, ctx);
   ctx.onCleanup(() => chart.destroy());
@@ -48,6 +50,7 @@ export function experimentPage(main, [id], ctx) {
     await rungs.update(detail);
     redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail, sort, rungs)));
     if (config.textContent !== detail.config) config.textContent = detail.config;
+    await checkpoints.update(detail);
     await chart.update(detail);
   });
 }
@@ -192,5 +195,37 @@ class Rungs {
     const last = known.rows[known.rows.length - 1].steps_completed;
     return el('span', { class: 'rungs', dataset: { rungs: known.rows.length } }, rows.join(' → '),
       stoppedEarly(t, last) ? el('strong', {}, ` (stopped at rung ${fmtNum(last)})`) : null);
+  }
+}
+
+// Every trial's checkpoints (GET /api/v1/trials/{id}/checkpoints), read again when a trial's
+// latest checkpoint changes.
+class Checkpoints {
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.box = el('div', { id: 'experiment-checkpoints' });
+    this.byTrial = new Map();  // id -> {latest, list}
+  }
+
+  async update(detail) {
+    const changed = detail.trials.filter((t) => t.latest_checkpoint &&
+      this.byTrial.get(t.id)?.latest !== t.latest_checkpoint);
+    if (changed.length === 0 && this.byTrial.size) return;
+    await Promise.all(changed.map(async (t) => {
+      try {
+        const page = await api(`/trials/${t.id}/checkpoints`, { signal: this.ctx.signal });
+        this.byTrial.set(t.id, { latest: t.latest_checkpoint, list: page.checkpoints });
+      } catch (e) {
+        if (e.name !== 'AbortError') this.box.replaceChildren(errorBox(`Could not read trial ${t.id}'s checkpoints: ${describeError(e)}`));
+      }
+    }));
+    const rows = [...this.byTrial].flatMap(([trial, { list }]) => list.map((c) => ({ trial, ...c })))
+      .sort((a, b) => a.trial - b.trial || a.steps_completed - b.steps_completed);
+    fill(this.box, table([
+      { title: 'Trial', class: 'num', cell: (c) => el('a', { href: `/trials/${c.trial}?tab=checkpoints` }, c.trial) },
+      { title: 'Batches', class: 'num', cell: (c) => fmtNum(c.steps_completed) },
+      { title: 'Storage id', cell: (c) => el('code', {}, c.storage_id) },
+      { title: 'Path', cell: (c) => el('code', { class: 'hparams' }, c.path) },
+    ], rows, { empty: 'No checkpoints yet.', caption: 'Checkpoints', rowAttrs: (c) => ({ dataset: { storageId: c.storage_id } }) }));
   }
 }
