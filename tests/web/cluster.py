@@ -5,6 +5,7 @@ Every wait has a deadline and says what it waited for."""
 
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -38,14 +39,17 @@ def wait_until(predicate, what, timeout=30.0, interval=0.2, retry_on=()):
     raise TestFailure(f"timed out after {timeout:.0f} s waiting for {what} (last: {last!r})")
 
 
-def free_port_range(width):
-    """A base port whose `width` successors were free a moment ago."""
+def free_port_range(width, taken=()):
+    """A base port whose `width` successors were free a moment ago, below the kernel's
+    ephemeral range (where the many client connections of a test would take them: a trial's
+    rendezvous store then fails with "Address already in use")."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        ephemeral_low = int(f.read().split()[0])
+    rng = random.Random()
     for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            base = s.getsockname()[1]
-        if base + width >= 65535:
-            continue
+        base = rng.randrange(10000, max(10001, ephemeral_low - width))
+        if any(abs(base - other) < width for other in taken):
+            continue  # another agent's range
         try:
             for p in range(base, base + width):
                 with socket.socket() as s:
@@ -64,6 +68,7 @@ class Cluster:
         self.url = None
         self.token = None
         self.password = None
+        self.port_bases = []  # the agents' port ranges, 10 ports each
 
     def _spawn(self, name, argv):
         log = open(os.path.join(self.dir, f"{name}.log"), "wb")
@@ -91,7 +96,8 @@ class Cluster:
                                {"username": "admin", "password": self.password})["token"]
 
     def start_agent(self, agent_id, slots):
-        base = free_port_range(10)
+        base = free_port_range(10, self.port_bases)
+        self.port_bases.append(base)
         self._spawn(agent_id, [
             os.path.join(self.bin_dir, "cohort-agent"), "--master", self.url, "--id", agent_id,
             "--slots", str(slots), "--port-range", f"{base}-{base + 9}",

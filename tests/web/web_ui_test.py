@@ -63,9 +63,11 @@ def start_browser(chromium, driver_path, download_dir):
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                 "--window-size=1280,800", "--no-first-run", "--disable-extensions"):
         options.add_argument(arg)
-    options.add_experimental_option("prefs", {"download.default_directory": download_dir})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(driver_path), options=options)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior",
+                           {"behavior": "allow", "downloadPath": download_dir})
+    return driver
 
 
 class Page:
@@ -255,6 +257,26 @@ def check_profiler(page, trial_id):
         assert phase in phases, f"{phase} is not in the timing breakdown {phases}"
     print(f"ok: the profiler charts CPU ({chart_points(page, 'cpu_util_simple')} points per "
           f"agent) and {len(chart_points(page, 'timings'))} step phases for trial {trial_id}")
+
+
+def check_trace(page, cluster, trial_id):
+    """The trace button saves what GET /api/v1/trials/{id}/trace answers, or shows its error."""
+    try:
+        expected, error = cluster.call("GET", f"/api/v1/trials/{trial_id}/trace"), None
+    except TestFailure as e:
+        expected, error = None, str(e)
+    path = os.path.join(cluster.dir, f"trial-{trial_id}-trace.json")
+    page.find("#trace-download", "the trace download button").click()
+    if error is None:
+        wait_until(lambda: os.path.exists(path), f"the trace download {path}", 20)
+        with open(path) as f:
+            saved = json.load(f)
+        assert saved == expected, "the downloaded trace differs from the API's"
+        print(f"ok: the trace button saved the API's trace ({os.path.getsize(path)} bytes)")
+    else:
+        alert = page.find("#panel-profiler [role=alert]", "the trace download's error")
+        assert "Could not download the trace" in alert.text, alert.text
+        print(f"ok: the trace button shows the master's refusal in words: {alert.text[:90]!r}")
     page.shot("trial_profiler")
 
 
@@ -321,9 +343,14 @@ def check_asha(page, cluster, context):
     """adaptive_asha's rungs per trial on the experiment page, as the master recorded them."""
     here = os.path.dirname(os.path.abspath(__file__))
     experiment_id = cluster.create_experiment(os.path.join(here, "asha.yaml"), context)
-    wait_until(lambda: cluster.call("GET", f"/api/v1/experiments/{experiment_id}")["state"] ==
-               "COMPLETED", f"the adaptive_asha experiment {experiment_id} to complete", 120, 0.5)
-    trials = cluster.call("GET", f"/api/v1/experiments/{experiment_id}")["trials"]
+    final = ("COMPLETED", "CANCELED", "ERROR")
+    state = wait_until(lambda: cluster.call("GET", f"/api/v1/experiments/{experiment_id}")[
+        "state"] in final and cluster.call("GET", f"/api/v1/experiments/{experiment_id}"),
+        f"the adaptive_asha experiment {experiment_id} to end", 120, 0.5)
+    trials = state["trials"]
+    assert state["state"] == "COMPLETED", \
+        f"the adaptive_asha experiment ended {state['state']}: " + "; ".join(
+            f"trial {t['id']} {t['state']}: {t.get('error_lines', '')}" for t in trials)
     rows = {t["id"]: cluster.call("GET", f"/api/v1/trials/{t['id']}/metrics?kind=searcher")
             ["metrics"] for t in trials}
     rungs = {i: len(r) for i, r in rows.items()}
@@ -431,12 +458,14 @@ def run(args, chromium, driver_path):
             f"a running trial of experiment {long}", 30)
         check_live_chart(page, running[0])
         check_profiler(page, running[0])
+        check_trace(page, cluster, running[0])
         check_kill(page, cluster, long)
         check_asha(page, cluster, context)
         check_templates(page, cluster)
-        # Chrome logs every failed request: the wrong password's 401 and the broken template's
-        # 400 are the test's own.
-        expected = (("/api/v1/auth/login", "401"), ("/api/v1/templates/broken", "400"))
+        # Chrome logs every failed request: the wrong password's 401, the broken template's 400
+        # and a refused trace are the test's own.
+        expected = (("/api/v1/auth/login", "401"), ("/api/v1/templates/broken", "400"),
+                    ("/trace", "40"))  # a master without traces yet, or none for this trial
         errors = [e for e in page.console_errors()
                   if not any(url in e and code in e for url, code in expected)]
         assert not errors, f"the browser's console has errors: {errors}"
