@@ -3,8 +3,10 @@
 // any metric selectable) and the effective config. Polled every 2 s while it is unfinished.
 
 import { api, describeError } from '../api.js';
-import { LineChart } from '../chart.js';
 import { experimentActions } from '../experiment_actions.js';
+import { Checkpoints } from '../experiment/checkpoints.js';
+import { CurvesChart } from '../experiment/curves_chart.js';
+import { Rungs } from '../experiment/rungs.js';
 import { bestMetric, experimentProgress, searcherOf } from '../experiment_summary.js';
 import {
   el, errorBox, fill, fmtNum, fmtTime, kFinalExperimentStates, kFinalTrialStates, progressBar,
@@ -61,7 +63,9 @@ function summaryList(d) {
   const item = (term, value) => [el('dt', {}, term), el('dd', {}, value)];
   return el('dl', { class: 'summary' },
     item('State', stateBadge(d.state)),
-    item('Progress', progressBar(experimentProgress({ trials: d.trials.length, trials_done: 0 }, d), 'experiment progress')),
+    item('Progress', progressBar(experimentProgress({
+      trials: d.trials.length, trials_done: d.trials.filter((t) => kFinalTrialStates.has(t.state)).length,
+    }, d), 'experiment progress')),
     item('Owner', d.owner || '—'),
     item('Template', d.template || 'none'),
     item('Created', fmtTime(d.created_ms)),
@@ -95,137 +99,4 @@ export function where(t) {
 
 export function compactJson(value) {
   return Object.entries(value || {}).map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' ');
-}
-
-// The chart of one metric for every trial, with a select of the metrics the trials report.
-class CurvesChart {
-  constructor(section, id, ctx) {
-    this.id = id;
-    this.ctx = ctx;
-    this.select = el('select', { id: 'curve-metric' });
-    this.select.addEventListener('change', () => this.load());
-    this.message = el('div', { 'aria-live': 'polite' });
-    section.append(el('div', { class: 'controls' }, el('label', { for: 'curve-metric' }, 'Metric'), this.select), this.message);
-    this.chart = new LineChart(section, { title: 'Metric by batch, one line per trial', xLabel: 'batch', height: 300 });
-    this.names = '';
-    this.loadedFor = '';
-  }
-
-  async update(detail) {
-    this.detail = detail;
-    const first = detail.trials[0];
-    if (!first) return;
-    const list = await api(`/trials/${first.id}/series`, { signal: this.ctx.signal });
-    const names = [...new Set(list.series.map((s) => s.name))]
-      .filter((n) => /^(training|validation)\//.test(n) && !n.startsWith('training/timings/')).sort();
-    if (names.join('\n') !== this.names) {
-      this.names = names.join('\n');
-      const chosen = this.select.value;
-      const { metric } = searcherOf(detail.config);
-      const preferred = [chosen, `validation/${metric}`, names.find((n) => n.startsWith('validation/')), names[0]]
-        .find((n) => n && names.includes(n));
-      fill(this.select, names.map((n) => el('option', { value: n }, n)));
-      if (preferred) this.select.value = preferred;
-    }
-    const running = !kFinalExperimentStates.has(detail.state);
-    if (running || this.loadedFor !== this.select.value) await this.load();
-  }
-
-  async load() {
-    const name = this.select.value;
-    if (!name) return;
-    try {
-      const data = await api(`/experiments/${this.id}/series/data?name=${encodeURIComponent(name)}`, { signal: this.ctx.signal });
-      this.chart.setLines(data.trials.map((t) => ({
-        label: `trial ${t.trial_id}`, points: t.points.map((p) => [p[0], p[2]]),
-      })));
-      this.loadedFor = name;
-      this.message.replaceChildren();
-    } catch (e) {
-      if (e.name !== 'AbortError') this.message.replaceChildren(errorBox(`Could not read ${name}: ${describeError(e)}`));
-    }
-  }
-
-  destroy() { this.chart.destroy(); }
-}
-
-// A finished trial whose last rung is short of its length: adaptive_asha did not promote it.
-function stoppedEarly(t, lastRung) {
-  return kFinalTrialStates.has(t.state) && t.total_batches > 0 && lastRung < t.total_batches;
-}
-
-// adaptive_asha's record of each trial: the rungs it reached (length and searcher metric, from
-// GET /api/v1/trials/{id}/metrics?kind=searcher) and where it was stopped. Read again while
-// the trial is unfinished.
-class Rungs {
-  constructor(ctx) {
-    this.ctx = ctx;
-    this.enabled = false;
-    this.byTrial = new Map();  // id -> {state, rows: [{steps_completed, metrics}]}
-  }
-
-  async update(detail) {
-    this.enabled = searcherOf(detail.config).name === 'adaptive_asha';
-    if (!this.enabled) return;
-    const stale = detail.trials.filter((t) => {
-      const known = this.byTrial.get(t.id);
-      return !known || !kFinalTrialStates.has(known.state);
-    });
-    await Promise.all(stale.map(async (t) => {
-      try {
-        const page = await api(`/trials/${t.id}/metrics?kind=searcher`, { signal: this.ctx.signal });
-        this.byTrial.set(t.id, { state: t.state, rows: page.metrics });
-      } catch (e) {
-        if (e.name !== 'AbortError') this.byTrial.set(t.id, { state: null, rows: [], error: describeError(e) });
-      }
-    }));
-  }
-
-  reached(t) {
-    const rows = this.byTrial.get(t.id)?.rows || [];
-    return rows.length ? rows[rows.length - 1].steps_completed : null;
-  }
-
-  cell(t) {
-    const known = this.byTrial.get(t.id);
-    if (!known) return '—';
-    if (known.error) return el('span', { class: 'reason' }, known.error);
-    if (known.rows.length === 0) return el('span', { class: 'muted' }, 'no rung yet');
-    const rows = known.rows.map((r) => `${fmtNum(r.steps_completed)}: ${fmtNum(r.metrics.searcher_metric)}`);
-    const last = known.rows[known.rows.length - 1].steps_completed;
-    return el('span', { class: 'rungs', dataset: { rungs: known.rows.length } }, rows.join(' → '),
-      stoppedEarly(t, last) ? el('strong', {}, ` (stopped at rung ${fmtNum(last)})`) : null);
-  }
-}
-
-// Every trial's checkpoints (GET /api/v1/trials/{id}/checkpoints), read again when a trial's
-// latest checkpoint changes.
-class Checkpoints {
-  constructor(ctx) {
-    this.ctx = ctx;
-    this.box = el('div', { id: 'experiment-checkpoints' });
-    this.byTrial = new Map();  // id -> {latest, list}
-  }
-
-  async update(detail) {
-    const changed = detail.trials.filter((t) => t.latest_checkpoint &&
-      this.byTrial.get(t.id)?.latest !== t.latest_checkpoint);
-    if (changed.length === 0 && this.byTrial.size) return;
-    await Promise.all(changed.map(async (t) => {
-      try {
-        const page = await api(`/trials/${t.id}/checkpoints`, { signal: this.ctx.signal });
-        this.byTrial.set(t.id, { latest: t.latest_checkpoint, list: page.checkpoints });
-      } catch (e) {
-        if (e.name !== 'AbortError') this.box.replaceChildren(errorBox(`Could not read trial ${t.id}'s checkpoints: ${describeError(e)}`));
-      }
-    }));
-    const rows = [...this.byTrial].flatMap(([trial, { list }]) => list.map((c) => ({ trial, ...c })))
-      .sort((a, b) => a.trial - b.trial || a.steps_completed - b.steps_completed);
-    fill(this.box, table([
-      { title: 'Trial', class: 'num', cell: (c) => el('a', { href: `/trials/${c.trial}?tab=checkpoints` }, c.trial) },
-      { title: 'Batches', class: 'num', cell: (c) => fmtNum(c.steps_completed) },
-      { title: 'Storage id', cell: (c) => el('code', {}, c.storage_id) },
-      { title: 'Path', cell: (c) => el('code', { class: 'hparams' }, c.path) },
-    ], rows, { empty: 'No checkpoints yet.', caption: 'Checkpoints', rowAttrs: (c) => ({ dataset: { storageId: c.storage_id } }) }));
-  }
 }
