@@ -339,9 +339,32 @@ def check_sorting_and_narrow(page, ids):
     print("ok: sorting by a column both ways; the list fits a 420 px window")
 
 
+def check_many_lines(page, cluster, experiment_id):
+    """A trial with 100,000 log lines: the log tab pages through them all and keeps the newest
+    5,000 in the page, within a deadline."""
+    state = wait_until(lambda: cluster.call("GET", f"/api/v1/experiments/{experiment_id}")[
+        "state"] in ("COMPLETED", "ERROR", "CANCELED") and cluster.call(
+            "GET", f"/api/v1/experiments/{experiment_id}"),
+        f"the 100,000-line experiment {experiment_id} to end", 60, 0.5)
+    trial_id = state["trials"][0]["id"]
+    start = time.monotonic()
+    page.open(f"/trials/{trial_id}?tab=logs")
+    wait_until(lambda: page.js("return [...document.querySelectorAll('#log-lines .log-line')]"
+                               ".some((l) => l.textContent.endsWith('log line 100000'))"),
+               "the log tab to reach line 100,000", 60)
+    took = time.monotonic() - start
+    shown = len(page.all("#log-lines .log-line"))
+    count = page.find("#log-count", "the line count").text
+    assert shown == 5000 and "of 1000" in count, (shown, count)
+    print(f"ok: a 100,000-line log reached its end in {took:.1f} s, the newest {shown} lines in "
+          f"the page ({count!r})")
+    page.shot("trial_100k_lines")
+
+
 def check_asha(page, cluster, context):
     """adaptive_asha's rungs per trial on the experiment page, as the master recorded them."""
     here = os.path.dirname(os.path.abspath(__file__))
+    many_lines = cluster.create_experiment(os.path.join(here, "many_lines.yaml"), context)
     experiment_id = cluster.create_experiment(os.path.join(here, "asha.yaml"), context)
     final = ("COMPLETED", "CANCELED", "ERROR")
     state = wait_until(lambda: cluster.call("GET", f"/api/v1/experiments/{experiment_id}")[
@@ -374,6 +397,7 @@ def check_asha(page, cluster, context):
     print(f"ok: adaptive_asha's rungs of {len(trials)} trials ({sum(stopped.values())} stopped "
           f"early) and their {checkpoints} checkpoints on the experiment page")
     page.shot("experiment_asha")
+    check_many_lines(page, cluster, many_lines)
 
 
 def check_templates(page, cluster):
@@ -439,6 +463,7 @@ def run(args, chromium, driver_path):
         context = os.path.join(cluster.dir, "context")
         shutil.copytree(args.context, context)
         shutil.copy2(os.path.join(here, "say_rank.sh"), context)
+        shutil.copy2(os.path.join(here, "many_lines.sh"), context)
         shutil.copy2(args.trial, context)
         short = cluster.create_experiment(os.path.join(here, "two_ranks.yaml"), context)
         wait_until(lambda: cluster.call("GET", f"/api/v1/experiments/{short}")["state"] ==
