@@ -61,7 +61,8 @@ def start_browser(chromium, driver_path, download_dir):
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1280,800", "--no-first-run", "--disable-extensions"):
+                "--window-size=1280,800", "--no-first-run", "--disable-extensions",
+                "--lang=en-US"):  # the number formats the test reads
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
@@ -420,6 +421,41 @@ def check_templates(page, cluster):
     page.shot("templates")
 
 
+HELPERS_SCRIPT = """
+const done = arguments[arguments.length - 1];
+const prefix = document.querySelector('script[type=module]').src.replace(/js\\/main\\.js$/, '');
+Promise.all([import(prefix + 'js/util.js'), import(prefix + 'js/experiment_summary.js')])
+  .then(([u, s]) => {
+    const rows = Array.from({ length: 150 }, (_, i) => ({ id: i }));
+    const t = u.table([{ title: 'id', cell: (r) => r.id }], rows, { limit: 100, caption: 'x' });
+    done({
+      nums: [u.fmtNum(3), u.fmtNum(1234567), u.fmtNum(0.123456), u.fmtNum(1e-7), u.fmtNum(null)],
+      bytes: [u.fmtBytes(512), u.fmtBytes(1536), u.fmtBytes(22.45 * 2 ** 30)],
+      duration: [u.fmtDuration(5000), u.fmtDuration(187000), u.fmtDuration(7500000)],
+      searcher: s.searcherOf('searcher:\\n  name: adaptive_asha\\n  metric: loss\\n  smaller_is_better: false\\nresources: {}\\n'),
+      epochs: s.recordsPerEpoch('name: a\\nrecords_per_epoch: 6000\\n'),
+      rows: t.querySelectorAll('tbody tr').length,
+      more: t.querySelector('button') ? t.querySelector('button').textContent : null,
+    });
+  })
+  .catch((e) => done({ error: String(e) }));
+"""
+
+
+def check_helpers(page):
+    """The page's own helpers, imported as the page imports them: numbers, bytes, durations,
+    the searcher read from a config, a table's row limit."""
+    got = page.driver.execute_async_script(HELPERS_SCRIPT)
+    assert "error" not in got, got
+    assert got["nums"] == ["3", "1,234,567", "0.1235", "1.000e-7", "\u2014"], got["nums"]
+    assert got["bytes"] == ["512 B", "1.5 KiB", "22.45 GiB"], got["bytes"]
+    assert got["duration"] == ["5s", "3m 07s", "2h 05m"], got["duration"]
+    assert got["searcher"] == {"name": "adaptive_asha", "metric": "loss",
+                               "smallerIsBetter": False}, got["searcher"]
+    assert got["epochs"] == 6000 and got["rows"] == 100 and got["more"] == "Show more", got
+    print("ok: the page's helpers (numbers, bytes, durations, the searcher, a table's limit)")
+
+
 def check_session(page, cluster):
     """A refused token (expired, revoked) leads back to the login and then to the page asked
     for; logging out revokes the token on the master."""
@@ -494,6 +530,7 @@ def run(args, chromium, driver_path):
         errors = [e for e in page.console_errors()
                   if not any(url in e and code in e for url, code in expected)]
         assert not errors, f"the browser's console has errors: {errors}"
+        check_helpers(page)
         check_session(page, cluster)  # last: its refused token logs 401s
         ok = True
     finally:

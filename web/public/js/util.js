@@ -100,10 +100,16 @@ export const kFinalTrialStates = new Set(['COMPLETED', 'CANCELED', 'ERROR', 'STO
 
 // A table: columns [{title, cell(row) -> node|text, class?, sort?(row) -> value}], rows.
 // `empty`: text when no rows. `sort`: a SortState; columns with `sort` get a header button that
-// orders the rows by it (again: the other way).
-export function table(columns, rows, { empty = 'Nothing yet.', caption, rowAttrs, sort } = {}) {
+// orders the rows by it (again: the other way). `limit`: at most this many rows (after
+// sorting), with a "Show more" button calling `onMore`.
+export function table(columns, rows, { empty = 'Nothing yet.', caption, rowAttrs, sort, limit, onMore } = {}) {
   if (rows.length === 0) return el('p', { class: 'muted empty' }, empty);
-  const sorted = sort ? sort.apply(columns, rows) : rows;
+  const all = sort ? sort.apply(columns, rows) : rows;
+  const sorted = limit && all.length > limit ? all.slice(0, limit) : all;
+  const more = sorted.length < all.length
+    ? el('p', {}, `${sorted.length} of ${all.length} shown. `,
+      el('button', { type: 'button', id: `${caption || 'table'}-more`.toLowerCase().replace(/\W+/g, '-'), onclick: onMore }, 'Show more'))
+    : null;
   const header = (c, i) => {
     if (!sort || !c.sort) return el('th', { scope: 'col', class: c.class }, c.title);
     const dir = sort.index === i ? sort.dir : 0;
@@ -116,7 +122,7 @@ export function table(columns, rows, { empty = 'Nothing yet.', caption, rowAttrs
       caption ? el('caption', { class: 'visually-hidden' }, caption) : null,
       el('thead', {}, el('tr', {}, columns.map(header))),
       el('tbody', {}, sorted.map((row) => el('tr', rowAttrs ? rowAttrs(row) : {},
-        columns.map((c) => el('td', { class: c.class }, c.cell(row))))))));
+        columns.map((c) => el('td', { class: c.class }, c.cell(row))))))), more);
 }
 
 // Which column a table is sorted by (kept across redraws); `onChange` redraws.

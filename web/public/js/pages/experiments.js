@@ -13,6 +13,7 @@ import { bestMetric, experimentProgress } from '../experiment_summary.js';
 
 const kStates = ['ACTIVE', 'PAUSED', 'COMPLETED', 'CANCELED', 'ERROR'];
 const kMaxDescribed = 50;  // the newest experiments described per refresh
+const kPageRows = 100;  // rows drawn at first (and added by "Show more")
 
 export function experimentsPage(main, params, ctx) {
   const details = new Map();  // id -> ExperimentDescription
@@ -21,6 +22,7 @@ export function experimentsPage(main, params, ctx) {
   const filters = filterForm(() => draw());
   const sort = new SortState('experiments', () => draw());
   const body = el('div', { id: 'experiments' });
+  let limit = kPageRows;
   fill(main, el('h1', {}, 'Experiments'), filters.form, status, body);
 
   function draw() {
@@ -30,6 +32,8 @@ export function experimentsPage(main, params, ctx) {
       caption: 'Experiments',
       rowAttrs: (e) => ({ dataset: { key: e.id, experimentId: e.id, state: e.state } }),
       sort,
+      limit,
+      onMore: () => { limit += kPageRows; draw(); },
     })));
     filters.setOwners(experiments.map((e) => e.owner).filter(Boolean));
   }
