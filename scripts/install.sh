@@ -24,6 +24,8 @@ PACKAGES=(
   procps iproute2
   # TLS tests: the certificates are made with the openssl command
   openssl
+  # the web interface's browser test (tests/web): headless chromium driven by selenium
+  chromium chromium-driver python3-selenium
 )
 
 missing=()

@@ -180,6 +180,11 @@ int Up(int agents, int slots, int port) {
   std::cout << "cluster up: master " << url << ", " << agents << " agent(s) of " << slots
             << " slot(s); data and logs in " << dir.string()
             << (login.ok() ? "; logged in as admin" : "") << "\n"
+            << "cluster up: web interface at " << url << "/ (user admin, password "
+            << (fs::exists(dir / "master" / "admin-password")
+                    ? "in " + (dir / "master" / "admin-password").string()
+                    : std::string("$COHORT_INITIAL_PASSWORD"))
+            << ")\n"
             << "(`cohort cluster down` stops it)\n";
   return kExitOk;
 }

@@ -189,6 +189,8 @@ int main(int argc, char** argv) {
   signal(SIGTERM, OnSignal);
   std::printf("cohort-master: listening on %s://%s:%d (database %s)\n",
               f.tls.enabled() ? "https" : "http", f.host.c_str(), bound, f.db_path.c_str());
+  std::printf("cohort-master: web interface at %s://%s:%d/ (log in as a user of this master)\n",
+              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound);
   std::fflush(stdout);
   server.listen_after_bind();
   std::printf("cohort-master: stopped\n");

@@ -91,6 +91,7 @@ void Serve(const Handler& handler, size_t max_body, Require require, Authenticat
   absl::StatusOr<Reply> reply = handler(Request(raw, *std::move(caller)));
   if (!reply.ok()) return WriteError(reply.status(), res);
   res.status = reply->code;
+  for (auto& [name, value] : reply->headers) res.set_header(name, value);
   res.set_content(std::move(reply->body), reply->content_type);
 }
 

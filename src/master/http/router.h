@@ -40,6 +40,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -127,6 +129,7 @@ struct Reply {
   int code = 200;
   std::string body;
   std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;  // more response headers
   static Reply Ok(const Json& json, int code = 200) { return {code, json.dump()}; }
   static Reply Done() { return Ok(wire::OkBody()); }
   static Reply Bytes(std::string bytes, std::string type) {

@@ -1,5 +1,7 @@
 #include "master/http/routes.h"
 
+#include "master/http/web_routes.h"
+
 namespace cohort::master::http {
 
 void RegisterRoutes(httplib::Server& server, Master& master,
@@ -13,6 +15,7 @@ void RegisterRoutes(httplib::Server& server, Master& master,
   AddUserRoutes(router, master.users());
   AddSeriesRoutes(router, master);
   AddMetricsRoutes(router, master);
+  AddWebRoutes(router);  // last: its catch-all serves the page for every other path
 }
 
 }  // namespace cohort::master::http

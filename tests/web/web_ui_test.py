@@ -1,0 +1,570 @@
+#!/usr/bin/env python3
+"""The web interface in a real browser (Debian's chromium, headless, driven by chromedriver
+through python3-selenium) against a real cluster: cohort-master, two one-slot cohort-agents and
+real Core API trials (examples/core_api).
+
+Checks what a person does: the static files' serving (cache headers, no traversal), a page
+without a session redirects to login, login works, the experiments list shows an experiment
+whose progress advances, a trial's chart has as many points as the API returns for the
+series, the logs filter by rank, the profiler charts the machines' CPU, the cluster page lists
+the agents and why a task waits, kill from the page stops the experiment, tables sort, the
+list fits a narrow window, templates are set from the page, and a refused token or a logout
+leads back to the login. A screenshot of
+each page goes to --screenshots.
+
+  web_ui_test.py --bin-dir build/bin --context build/contexts/core_api \
+      --trial build/tests/web_ui_profiled_trial --screenshots build/web_screenshots
+
+Exits 77 (ctest's SKIP_RETURN_CODE) when chromium, chromedriver or selenium is missing
+(scripts/install.sh installs them)."""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster import Cluster, TestFailure, wait_until as wait_for  # noqa: E402
+
+SKIP = 77
+
+
+def wait_until(predicate, what, timeout=30.0, interval=0.2):
+    """cluster.wait_until, reading again an element the page redrew while it was read."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    return wait_for(predicate, what, timeout, interval,
+                    retry_on=(StaleElementReferenceException,))
+
+
+def find_browser():
+    """(chromium, chromedriver) paths, or exit 77 saying what is missing."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        print("SKIP: python3-selenium is not installed (scripts/install.sh installs it)")
+        sys.exit(SKIP)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver") or (
+        "/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else None)
+    if not chromium or not driver:
+        print("SKIP: chromium and chromium-driver are needed (scripts/install.sh installs them)")
+        sys.exit(SKIP)
+    return chromium, driver
+
+
+def start_browser(chromium, driver_path, download_dir):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1280,800", "--no-first-run", "--disable-extensions",
+                "--lang=en-US"):  # the number formats the test reads
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior",
+                           {"behavior": "allow", "downloadPath": download_dir})
+    return driver
+
+
+class Page:
+    """The browser on the master's web interface, with waits that have deadlines."""
+
+    def __init__(self, driver, url, screenshots):
+        self.driver = driver
+        self.url = url
+        self.screenshots = screenshots
+
+    def open(self, path):
+        self.driver.get(self.url + path)
+
+    def path(self):
+        return urllib.parse.urlparse(self.driver.current_url).path
+
+    def find(self, css, what, timeout=20):
+        from selenium.webdriver.common.by import By
+        return wait_until(lambda: (self.driver.find_elements(By.CSS_SELECTOR, css) or [None])[0],
+                          f"{what} ({css}) on {self.driver.current_url}", timeout)
+
+    def all(self, css):
+        from selenium.webdriver.common.by import By
+        return self.driver.find_elements(By.CSS_SELECTOR, css)
+
+    def js(self, script, *args):
+        return self.driver.execute_script(script, *args)
+
+    def shot(self, name):
+        """Saves the whole page (the window made as tall as the page, then 1280x800 again)."""
+        path = os.path.join(self.screenshots, f"{name}.png")
+        height = self.js("return document.documentElement.scrollHeight")
+        self.driver.set_window_size(1280, max(800, min(int(height) + 140, 4000)))
+        self.driver.save_screenshot(path)
+        self.driver.set_window_size(1280, 800)
+        print(f"  screenshot {path}")
+
+    def console_errors(self):
+        try:
+            return [e["message"] for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
+        except Exception:  # noqa: BLE001 (a driver without logs)
+            return []
+
+
+def check_serving(cluster):
+    """index.html for the page's routes (no-cache), assets cached for a year, no traversal, and
+    the API's unknown paths still JSON 404s."""
+    status, headers, body = cluster.raw("/experiments/12")
+    assert status == 200 and b"<html" in body, f"GET /experiments/12: {status} {body[:200]!r}"
+    assert headers["Cache-Control"] == "no-cache", headers["Cache-Control"]
+    assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    prefix = body.decode().split('src="/assets/')[1].split("/")[0]
+    status, headers, js = cluster.raw(f"/assets/{prefix}/js/main.js")
+    assert status == 200 and b"import" in js, f"main.js: {status}"
+    assert "immutable" in headers["Cache-Control"], headers["Cache-Control"]
+    assert headers["Content-Type"].startswith("text/javascript"), headers["Content-Type"]
+    for bad in (f"/assets/{prefix}/../../../etc/passwd", f"/assets/{prefix}/%2e%2e/%2e%2e/etc/passwd",
+                f"/assets/{prefix}/js/../../CMakeLists.txt", f"/assets/{prefix}//etc/passwd",
+                "/assets/0000000000000000/js/main.js", f"/assets/{prefix}/index.html"):
+        status, _, body = cluster.raw(bad)
+        assert status == 404 and b"root:" not in body, f"GET {bad}: {status} {body[:200]!r}"
+    status, _, body = cluster.raw("/../../etc/passwd")
+    assert b"root:" not in body, "GET /../../etc/passwd returned the file"
+    status, _, body = cluster.raw("/api/v1/no-such-thing")
+    assert status in (401, 404) and b"error" in body, f"/api/v1/no-such-thing: {status} {body!r}"
+    status, _, _ = cluster.raw("/metrics")
+    assert status == 401, f"/metrics without a token: {status}"
+    print("ok: serving (cache headers, traversal refused, API paths untouched)")
+
+
+def login(page, password):
+    page.open("/experiments")
+    wait_until(lambda: page.path() == "/login", "a page without a session to redirect to /login")
+    page.find("#username", "the user name field")
+    page.shot("login")
+    page.find("#username", "user name").send_keys("admin")
+    page.find("#password", "password").send_keys("wrong-password")
+    page.find("#login", "the login button").click()
+    error = page.find(".login [role=alert]", "the wrong password's error")
+    assert "wrong user name or password" in error.text, error.text
+    page.find("#password", "password").clear()
+    page.find("#password", "password").send_keys(password)
+    page.find("#login", "the login button").click()
+    wait_until(lambda: page.path() == "/experiments", "login to lead to /experiments")
+    page.find("#whoami", "the logged-in user")
+    print("ok: redirect to login, a wrong password's error, login")
+
+
+def progress_of(page, experiment_id):
+    rows = page.all(f"tr[data-experiment-id='{experiment_id}'] .progress")
+    value = rows[0].get_attribute("data-progress") if rows else ""
+    return float(value) if value else None
+
+
+def check_experiments(page, long_id):
+    page.find(f"tr[data-experiment-id='{long_id}']", f"experiment {long_id} in the list")
+    first = wait_until(lambda: (progress_of(page, long_id) or 0) > 0,
+                       f"experiment {long_id}'s progress to start", 60)
+    first = progress_of(page, long_id)
+    wait_until(lambda: (progress_of(page, long_id) or 0) > first,
+               f"experiment {long_id}'s progress to advance past {first}", 30)
+    print(f"ok: experiment {long_id}'s progress advances ({first:.3f} -> "
+          f"{progress_of(page, long_id):.3f})")
+    page.shot("experiments")
+
+
+def chart_points(page, series):
+    figure = page.all(f"[data-series='{series}'] figure.chart")
+    value = figure[0].get_attribute("data-points") if figure else None
+    return json.loads(value) if value else None
+
+
+def check_trial(page, cluster, trial_id):
+    page.open(f"/trials/{trial_id}")
+    name = "training/x"
+    wait_until(lambda: chart_points(page, name), f"trial {trial_id}'s {name} chart", 30)
+    api = cluster.call("GET", f"/api/v1/trials/{trial_id}/series/data?name={name}")
+    expected = [len(s["points"]) for s in api["series"]]
+    wait_until(lambda: chart_points(page, name) == expected,
+               f"the chart's points {chart_points(page, name)} to equal the API's {expected}", 20)
+    assert expected[0] > 0
+    page.find("canvas", "the chart's canvas")
+    print(f"ok: trial {trial_id}'s {name} chart has the API's {expected[0]} points")
+    page.shot("trial_metrics")
+
+
+def check_logs(page, trial_id):
+    page.open(f"/trials/{trial_id}?tab=logs")
+    wait_until(lambda: len(page.all("#log-lines .log-line")) > 0, f"trial {trial_id}'s log", 30)
+    from selenium.webdriver.support.ui import Select
+    select = page.find("#log-rank", "the rank filter")
+    wait_until(lambda: len(page.all("#log-rank option")) >= 3, "ranks 0 and 1 in the filter", 30)
+    Select(select).select_by_value("1")
+    wait_until(lambda: page.all("#log-lines .log-line") and all(
+        line.get_attribute("data-rank") == "1" for line in page.all("#log-lines .log-line")),
+        "the log to show only rank 1's lines", 20)
+    print(f"ok: trial {trial_id}'s log filtered to rank 1 "
+          f"({len(page.all('#log-lines .log-line'))} lines)")
+    Select(page.find("#log-rank", "the rank filter")).select_by_value("")
+    wait_until(lambda: len({line.get_attribute("data-rank")
+                            for line in page.all("#log-lines .log-line")}) >= 2,
+               "every rank's lines again", 20)
+    page.find("#log-search", "the log search").send_keys("of 2 starts")
+    wait_until(lambda: len(page.all("#log-lines .log-line")) == 2 and all(
+        "of 2 starts" in line.text for line in page.all("#log-lines .log-line")),
+        "the search to show the 2 matching lines", 20)
+    page.find("#log-search", "the log search").clear()
+    Select(page.find("#log-level", "the level filter")).select_by_value("warning")
+    wait_until(lambda: [line.text for line in page.all("#log-lines .log-line")] ==
+               ["[rank=1] WARNING: rank 1 warns, for the web interface's test"],
+               "the level filter to show rank 1's one warning", 20)
+    print("ok: the log's text search and level filter")
+    page.shot("trial_logs")
+
+
+def check_live_chart(page, trial_id):
+    """A running trial's loss chart gains points without a reload."""
+    page.open(f"/trials/{trial_id}")
+    first = wait_until(lambda: (chart_points(page, "training/loss") or [0])[0],
+                       f"running trial {trial_id}'s training/loss chart", 30)
+    later = wait_until(lambda: ((chart_points(page, "training/loss") or [0])[0] > first and
+                                chart_points(page, "training/loss")[0]),
+                       f"trial {trial_id}'s chart to grow past {first} points", 30)
+    print(f"ok: running trial {trial_id}'s chart updates live ({first} -> {later} points)")
+    page.shot("trial_running")
+    from selenium.webdriver.support.ui import Select
+    wait_until(lambda: page.all("#metrics-x option[value='epoch']"),
+               "epochs on the x axis (the config has records_per_epoch)", 20)
+    Select(page.find("#metrics-x", "the x axis")).select_by_value("epoch")
+    wait_until(lambda: "epoch" in page.find("[data-series='training/loss'] .u-axis",
+                                            "the chart's x axis").text
+               or page.find("[data-series='training/loss'] .u-label", "the axis label").text
+               == "epoch", "the chart redrawn by epoch", 20)
+    print("ok: the x axis by epochs")
+
+
+def check_profiler(page, trial_id):
+    page.open(f"/trials/{trial_id}?tab=profiler")
+    wait_until(lambda: (chart_points(page, "cpu_util_simple") or [0])[0] > 0,
+               f"trial {trial_id}'s CPU chart on the profiler tab", 40)
+    wait_until(lambda: (chart_points(page, "timings") or [0])[0] > 0,
+               f"trial {trial_id}'s step timings chart on the profiler tab", 20)
+    phases = wait_until(lambda: [row.text.split()[0] for row in
+                                 page.all("#timing-breakdown tbody tr")],
+                        "the timing breakdown table", 20)
+    for phase in ("dataloader_next", "train_batch", "forward", "backward"):
+        assert phase in phases, f"{phase} is not in the timing breakdown {phases}"
+    print(f"ok: the profiler charts CPU ({chart_points(page, 'cpu_util_simple')} points per "
+          f"agent) and {len(chart_points(page, 'timings'))} step phases for trial {trial_id}")
+
+
+def check_trace(page, cluster, trial_id):
+    """The trace button saves what GET /api/v1/trials/{id}/trace answers, or shows its error."""
+    try:
+        expected, error = cluster.call("GET", f"/api/v1/trials/{trial_id}/trace"), None
+    except TestFailure as e:
+        expected, error = None, str(e)
+    path = os.path.join(cluster.dir, f"trial-{trial_id}-trace.json")
+    page.find("#trace-download", "the trace download button").click()
+    if error is None:
+        wait_until(lambda: os.path.exists(path), f"the trace download {path}", 20)
+        with open(path) as f:
+            saved = json.load(f)
+        assert saved == expected, "the downloaded trace differs from the API's"
+        print(f"ok: the trace button saved the API's trace ({os.path.getsize(path)} bytes)")
+    else:
+        alert = page.find("#panel-profiler [role=alert]", "the trace download's error")
+        assert "Could not download the trace" in alert.text, alert.text
+        print(f"ok: the trace button shows the master's refusal in words: {alert.text[:90]!r}")
+    page.shot("trial_profiler")
+
+
+def check_cluster(page):
+    page.open("/cluster")
+    for agent in ("agent-1", "agent-2"):
+        page.find(f"tr[data-agent-id='{agent}']", f"agent {agent} on the cluster page")
+    reason = page.find("#tasks tr[data-state='QUEUED'] .reason", "a waiting task's reason", 30)
+    assert reason.text.strip(), "the waiting task's reason is empty"
+    print(f"ok: the cluster page lists both agents; a task waits: {reason.text!r}")
+    page.shot("cluster")
+
+
+def check_kill(page, cluster, experiment_id):
+    page.open(f"/experiments/{experiment_id}")
+    page.find("#curves-title", "the experiment page's learning curves")
+    page.find("#trials tr[data-trial-id]", "the trials table")
+    wait_until(lambda: (page.all(".chart[data-points]") or [None])[0] is not None,
+               "the learning curves chart", 30)
+    page.shot("experiment")
+    page.find("#experiment-summary button[data-action='pause']", "the pause button").click()
+    wait_until(lambda: "PAUSED" in page.find("h1 .state", "the state").text,
+               f"experiment {experiment_id}'s state on the page to become PAUSED", 30)
+    page.find("#experiment-summary button[data-action='activate']", "the activate button").click()
+    wait_until(lambda: "ACTIVE" in page.find("h1 .state", "the state").text,
+               f"experiment {experiment_id}'s state on the page to become ACTIVE again", 30)
+    print(f"ok: pause and activate from the page (experiment {experiment_id})")
+    page.find("#experiment-summary button[data-action='kill']", "the kill button").click()
+    page.find("dialog[open] button[data-confirm='ok']", "the kill confirmation").click()
+    wait_until(lambda: "CANCELED" in page.find("h1 .state", "the state").text,
+               f"experiment {experiment_id}'s state on the page to become CANCELED", 60)
+    trials = cluster.call("GET", f"/api/v1/experiments/{experiment_id}")["trials"]
+    wait_until(lambda: all(t["state"] not in ("RUNNING", "QUEUED") for t in
+                           cluster.call("GET", f"/api/v1/experiments/{experiment_id}")["trials"]),
+               f"experiment {experiment_id}'s trials to stop: {trials}", 30)
+    print(f"ok: kill from the page stopped experiment {experiment_id}")
+    page.shot("experiment_killed")
+
+
+def check_sorting_and_narrow(page, ids):
+    """The ID header sorts the list (again: the other way); at 420 px nothing overflows."""
+    page.open("/experiments")
+    page.find(f"tr[data-experiment-id='{ids[0]}']", "the experiments list")
+    order = lambda: [int(r.get_attribute("data-experiment-id"))  # noqa: E731
+                     for r in page.all("tr[data-experiment-id]")]
+    page.find("#experiments-sort-0", "the ID column's sort button").click()
+    wait_until(lambda: order() == sorted(ids), f"the list sorted by id ascending ({order()})", 10)
+    page.find("#experiments-sort-0", "the ID column's sort button").click()
+    wait_until(lambda: order() == sorted(ids, reverse=True),
+               f"the list sorted by id descending ({order()})", 10)
+    page.driver.set_window_size(420, 800)
+    try:
+        wide = wait_until(lambda: page.js("return document.documentElement.scrollWidth") <= 420 + 1
+                          or None, "the page to fit 420 px without scrolling sideways", 5)
+        assert wide
+        page.driver.save_screenshot(os.path.join(page.screenshots, "experiments_narrow.png"))
+    finally:
+        page.driver.set_window_size(1280, 800)
+    print("ok: sorting by a column both ways; the list fits a 420 px window")
+
+
+def check_many_lines(page, cluster, experiment_id):
+    """A trial with 100,000 log lines: the log tab pages through them all and keeps the newest
+    5,000 in the page, within a deadline."""
+    state = wait_until(lambda: cluster.call("GET", f"/api/v1/experiments/{experiment_id}")[
+        "state"] in ("COMPLETED", "ERROR", "CANCELED") and cluster.call(
+            "GET", f"/api/v1/experiments/{experiment_id}"),
+        f"the 100,000-line experiment {experiment_id} to end", 60, 0.5)
+    trial_id = state["trials"][0]["id"]
+    start = time.monotonic()
+    page.open(f"/trials/{trial_id}?tab=logs")
+    wait_until(lambda: page.js("return [...document.querySelectorAll('#log-lines .log-line')]"
+                               ".some((l) => l.textContent.endsWith('log line 100000'))"),
+               "the log tab to reach line 100,000", 60)
+    took = time.monotonic() - start
+    shown = len(page.all("#log-lines .log-line"))
+    count = page.find("#log-count", "the line count").text
+    assert shown == 5000 and "of 1000" in count, (shown, count)
+    print(f"ok: a 100,000-line log reached its end in {took:.1f} s, the newest {shown} lines in "
+          f"the page ({count!r})")
+    page.shot("trial_100k_lines")
+
+
+def check_asha(page, cluster, context):
+    """adaptive_asha's rungs per trial on the experiment page, as the master recorded them."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    many_lines = cluster.create_experiment(os.path.join(here, "many_lines.yaml"), context)
+    experiment_id = cluster.create_experiment(os.path.join(here, "asha.yaml"), context)
+    final = ("COMPLETED", "CANCELED", "ERROR")
+    state = wait_until(lambda: cluster.call("GET", f"/api/v1/experiments/{experiment_id}")[
+        "state"] in final and cluster.call("GET", f"/api/v1/experiments/{experiment_id}"),
+        f"the adaptive_asha experiment {experiment_id} to end", 120, 0.5)
+    trials = state["trials"]
+    assert state["state"] == "COMPLETED", \
+        f"the adaptive_asha experiment ended {state['state']}: " + "; ".join(
+            f"trial {t['id']} {t['state']}: {t.get('error_lines', '')}" for t in trials)
+    rows = {t["id"]: cluster.call("GET", f"/api/v1/trials/{t['id']}/metrics?kind=searcher")
+            ["metrics"] for t in trials}
+    rungs = {i: len(r) for i, r in rows.items()}
+    # Not promoted: its last rung is short of its length.
+    stopped = {t["id"]: bool(rows[t["id"]]) and
+               rows[t["id"]][-1]["steps_completed"] < t["total_batches"] for t in trials}
+    page.open(f"/experiments/{experiment_id}")
+    for t in trials:
+        cell = f"#trials tr[data-trial-id='{t['id']}'] .rungs"
+        wait_until(lambda: page.find(cell, f"trial {t['id']}'s rungs").get_attribute(
+            "data-rungs") == str(rungs[t["id"]]),
+            f"trial {t['id']}'s {rungs[t['id']]} rungs on the page", 20)
+        text = page.find(cell, f"trial {t['id']}'s rungs").text
+        assert ("stopped at rung" in text) == stopped[t["id"]], (t, rows[t["id"]], text)
+    assert any(stopped.values()), f"adaptive_asha stopped no trial early: {rows}"
+    checkpoints = sum(len(cluster.call("GET", f"/api/v1/trials/{t['id']}/checkpoints")
+                          ["checkpoints"]) for t in trials)
+    wait_until(lambda: len(page.all("#experiment-checkpoints tr[data-storage-id]")) == checkpoints,
+               f"the experiment's {checkpoints} checkpoints on the page", 20)
+    assert checkpoints > 0
+    print(f"ok: adaptive_asha's rungs of {len(trials)} trials ({sum(stopped.values())} stopped "
+          f"early) and their {checkpoints} checkpoints on the experiment page")
+    page.shot("experiment_asha")
+    check_many_lines(page, cluster, many_lines)
+
+
+def check_templates(page, cluster):
+    page.open("/templates")
+    page.find("#template-name", "the template name field").send_keys("team")
+    page.find("#template-yaml", "the template YAML field").send_keys(
+        "resources:\n  priority: 50\n")
+    page.find("#template-save", "the save button").click()
+    page.find("#templates button.link", "the saved template in the list")
+    saved = cluster.call("GET", "/api/v1/templates/team")
+    assert "priority: 50" in saved["config"], saved
+    page.find("#template-name", "the template name field").clear()
+    page.find("#template-name", "the template name field").send_keys("broken")
+    page.find("#template-yaml", "the template YAML field").clear()
+    page.find("#template-yaml", "the template YAML field").send_keys("resources: [1, 2")
+    page.find("#template-save", "the save button").click()
+    error = page.find("[role=alert]", "the refusal of a broken template")
+    assert "broken" in error.text, error.text
+    print(f"ok: templates: one saved from the page; a broken one refused: {error.text[:100]!r}")
+    page.shot("templates")
+
+
+HELPERS_SCRIPT = """
+const done = arguments[arguments.length - 1];
+const prefix = document.querySelector('script[type=module]').src.replace(/js\\/main\\.js$/, '');
+Promise.all([import(prefix + 'js/util.js'), import(prefix + 'js/experiment_summary.js')])
+  .then(([u, s]) => {
+    const rows = Array.from({ length: 150 }, (_, i) => ({ id: i }));
+    const t = u.table([{ title: 'id', cell: (r) => r.id }], rows, { limit: 100, caption: 'x' });
+    done({
+      nums: [u.fmtNum(3), u.fmtNum(1234567), u.fmtNum(0.123456), u.fmtNum(1e-7), u.fmtNum(null)],
+      bytes: [u.fmtBytes(512), u.fmtBytes(1536), u.fmtBytes(22.45 * 2 ** 30)],
+      duration: [u.fmtDuration(5000), u.fmtDuration(187000), u.fmtDuration(7500000)],
+      searcher: s.searcherOf('searcher:\\n  name: adaptive_asha\\n  metric: loss\\n  smaller_is_better: false\\nresources: {}\\n'),
+      epochs: s.recordsPerEpoch('name: a\\nrecords_per_epoch: 6000\\n'),
+      rows: t.querySelectorAll('tbody tr').length,
+      more: t.querySelector('button') ? t.querySelector('button').textContent : null,
+    });
+  })
+  .catch((e) => done({ error: String(e) }));
+"""
+
+
+def check_helpers(page):
+    """The page's own helpers, imported as the page imports them: numbers, bytes, durations,
+    the searcher read from a config, a table's row limit."""
+    got = page.driver.execute_async_script(HELPERS_SCRIPT)
+    assert "error" not in got, got
+    assert got["nums"] == ["3", "1,234,567", "0.1235", "1.000e-7", "\u2014"], got["nums"]
+    assert got["bytes"] == ["512 B", "1.5 KiB", "22.45 GiB"], got["bytes"]
+    assert got["duration"] == ["5s", "3m 07s", "2h 05m"], got["duration"]
+    assert got["searcher"] == {"name": "adaptive_asha", "metric": "loss",
+                               "smallerIsBetter": False}, got["searcher"]
+    assert got["epochs"] == 6000 and got["rows"] == 100 and got["more"] == "Show more", got
+    print("ok: the page's helpers (numbers, bytes, durations, the searcher, a table's limit)")
+
+
+def check_session(page, cluster):
+    """A refused token (expired, revoked) leads back to the login and then to the page asked
+    for; logging out revokes the token on the master."""
+    page.js("sessionStorage.setItem('cohort.session', JSON.stringify("
+            "{token: '0'.repeat(64), username: 'admin', admin: true}))")
+    page.open("/cluster")
+    wait_until(lambda: page.path() == "/login", "a refused token to lead to /login", 20)
+    alert = page.find(".login [role=alert]", "the ended session's message")
+    assert "session ended" in alert.text, alert.text
+    page.find("#username", "user name").send_keys("admin")
+    page.find("#password", "password").send_keys(cluster.password)
+    page.find("#login", "the login button").click()
+    wait_until(lambda: page.path() == "/cluster", "the login to lead back to /cluster", 20)
+    token = page.js("return JSON.parse(sessionStorage.getItem('cohort.session')).token")
+    page.find("#logout", "the logout button").click()
+    wait_until(lambda: page.path() == "/login", "logout to lead to /login", 20)
+    assert page.js("return sessionStorage.getItem('cohort.session')") is None
+    saved, cluster.token = cluster.token, token
+    try:
+        cluster.call("GET", "/api/v1/me")
+        raise AssertionError("the logged-out token still works")
+    except TestFailure as e:
+        assert "HTTP 401" in str(e), e
+    finally:
+        cluster.token = saved
+    page.open("/experiments")
+    wait_until(lambda: page.path() == "/login", "/experiments after logout to lead to /login")
+    print("ok: a refused token leads to the login and back; logout revokes the token")
+
+
+def run(args, chromium, driver_path):
+    cluster = Cluster(os.path.abspath(args.bin_dir))
+    driver = None
+    ok = False
+    try:
+        cluster.start_master()
+        cluster.start_agent("agent-1", 1)
+        cluster.start_agent("agent-2", 1)
+        check_serving(cluster)
+        here = os.path.dirname(os.path.abspath(__file__))
+        context = os.path.join(cluster.dir, "context")
+        shutil.copytree(args.context, context)
+        shutil.copy2(os.path.join(here, "say_rank.sh"), context)
+        shutil.copy2(os.path.join(here, "many_lines.sh"), context)
+        shutil.copy2(args.trial, context)
+        short = cluster.create_experiment(os.path.join(here, "two_ranks.yaml"), context)
+        wait_until(lambda: cluster.call("GET", f"/api/v1/experiments/{short}")["state"] ==
+                   "COMPLETED", f"experiment {short} (2 ranks) to complete", 90, 0.5)
+        long = cluster.create_experiment(os.path.join(here, "long_grid.yaml"), context)
+        driver = start_browser(chromium, driver_path, cluster.dir)
+        page = Page(driver, cluster.url, args.screenshots)
+        login(page, cluster.password)
+        check_experiments(page, long)
+        check_sorting_and_narrow(page, [short, long])
+        short_trial = cluster.call("GET", f"/api/v1/experiments/{short}")["trials"][0]["id"]
+        check_trial(page, cluster, short_trial)
+        check_logs(page, short_trial)
+        check_cluster(page)
+        running = wait_until(lambda: [t["id"] for t in cluster.call(
+            "GET", f"/api/v1/experiments/{long}")["trials"] if t["state"] == "RUNNING"],
+            f"a running trial of experiment {long}", 30)
+        check_live_chart(page, running[0])
+        check_profiler(page, running[0])
+        check_trace(page, cluster, running[0])
+        check_kill(page, cluster, long)
+        check_asha(page, cluster, context)
+        check_templates(page, cluster)
+        # Chrome logs every failed request: the wrong password's 401, the broken template's 400
+        # and a refused trace are the test's own.
+        expected = (("/api/v1/auth/login", "401"), ("/api/v1/templates/broken", "400"),
+                    ("/trace", "40"))  # a master without traces yet, or none for this trial
+        errors = [e for e in page.console_errors()
+                  if not any(url in e and code in e for url, code in expected)]
+        assert not errors, f"the browser's console has errors: {errors}"
+        check_helpers(page)
+        check_session(page, cluster)  # last: its refused token logs 401s
+        ok = True
+    finally:
+        if driver is not None:
+            driver.quit()
+        if not ok:
+            for name in ("master", "agent-1", "agent-2"):
+                try:
+                    print(f"--- {name}.log (last 3000 characters)\n{cluster.log_of(name)[-3000:]}")
+                except OSError:
+                    pass
+        cluster.stop(keep_dir=not ok)
+        if not ok:
+            print(f"the cluster's files are kept in {cluster.dir}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin-dir", required=True, help="cohort-master, cohort-agent, cohort")
+    parser.add_argument("--context", required=True, help="context directory with core_api_*")
+    parser.add_argument("--trial", required=True, help="web_ui_profiled_trial (the long trial)")
+    parser.add_argument("--screenshots", required=True, help="where the screenshots go")
+    args = parser.parse_args()
+    chromium, driver_path = find_browser()
+    os.makedirs(args.screenshots, exist_ok=True)
+    args.context = os.path.abspath(args.context)
+    start = time.monotonic()
+    try:
+        run(args, chromium, driver_path)
+    except (TestFailure, AssertionError) as e:
+        print(f"FAIL: {e}")
+        return 1
+    print(f"PASS in {time.monotonic() - start:.0f} s; screenshots in {args.screenshots}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

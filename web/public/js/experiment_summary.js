@@ -1,0 +1,58 @@
+// What the pages derive from an experiment's description (GET /api/v1/experiments/{id}).
+
+// The searcher's settings read from the effective config (YAML text, as the master writes it):
+// {name, metric, smallerIsBetter}. Reads only the `searcher:` block's top-level keys.
+export function searcherOf(configYaml) {
+  const out = { name: null, metric: null, smallerIsBetter: true };
+  const lines = (configYaml || '').split('\n');
+  const start = lines.findIndex((l) => /^searcher:\s*$/.test(l));
+  if (start < 0) return out;
+  for (const line of lines.slice(start + 1)) {
+    if (/^\S/.test(line)) break;
+    const m = line.match(/^ {2}(\w+):\s*(.*?)\s*$/);
+    if (!m) continue;
+    const value = m[2].replace(/^["']|["']$/g, '');
+    if (m[1] === 'name') out.name = value;
+    if (m[1] === 'metric') out.metric = value;
+    if (m[1] === 'smaller_is_better') out.smallerIsBetter = value !== 'false';
+  }
+  return out;
+}
+
+// Batches trained over batches to train, over all trials; null when no trial knows its length.
+// A finished experiment without lengths counts its finished trials.
+export function experimentProgress(summary, detail) {
+  if (detail && detail.trials.length) {
+    let done = 0;
+    let total = 0;
+    for (const t of detail.trials) {
+      if (t.total_batches > 0) {
+        total += t.total_batches;
+        done += Math.min(t.batches, t.total_batches);
+      }
+    }
+    if (total > 0) return done / total;
+  }
+  return summary.trials ? summary.trials_done / summary.trials : null;
+}
+
+// The best searcher metric over the trials: {value, trial, metric} or null.
+export function bestMetric(detail) {
+  const { metric, smallerIsBetter } = searcherOf(detail.config);
+  let best = null;
+  for (const t of detail.trials) {
+    const v = t.searcher_metric;
+    if (v === null || v === undefined) continue;
+    if (!best || (smallerIsBetter ? v < best.value : v > best.value)) {
+      best = { value: v, trial: t.id, metric: metric || 'searcher metric' };
+    }
+  }
+  return best;
+}
+
+// The config's top-level records_per_epoch (0 when absent): with the trial's global_batch_size
+// it turns batches into epochs.
+export function recordsPerEpoch(configYaml) {
+  const m = (configYaml || '').match(/^records_per_epoch:\s*(\d+)\s*$/m);
+  return m ? Number(m[1]) : 0;
+}

@@ -1,0 +1,117 @@
+// Experiments: every experiment with its state, progress, best searcher metric, owner, slots,
+// start and duration, filtered by state, owner and name; pause, activate and kill. Polled every
+// 2 s: GET /api/v1/experiments, plus GET /api/v1/experiments/{id} for the unfinished ones (the
+// trials give the progress and the metric; a finished one is read once).
+
+import { api, describeError } from '../api.js';
+import { experimentActions } from '../experiment_actions.js';
+import {
+  el, errorBox, fill, fmtDuration, fmtNum, fmtTime, kFinalExperimentStates, progressBar,
+  redrawKeepingFocus, SortState, stateBadge, table,
+} from '../util.js';
+import { bestMetric, experimentProgress } from '../experiment_summary.js';
+
+const kStates = ['ACTIVE', 'PAUSED', 'COMPLETED', 'CANCELED', 'ERROR'];
+const kMaxDescribed = 50;  // the newest experiments described per refresh
+const kPageRows = 100;  // rows drawn at first (and added by "Show more")
+
+export function experimentsPage(main, params, ctx) {
+  const details = new Map();  // id -> ExperimentDescription
+  let experiments = [];
+  const status = el('div', { 'aria-live': 'polite' });
+  const filters = filterForm(() => draw());
+  const sort = new SortState('experiments', () => draw());
+  const body = el('div', { id: 'experiments' });
+  let limit = kPageRows;
+  fill(main, el('h1', {}, 'Experiments'), filters.form, status, body);
+
+  function draw() {
+    const shown = experiments.filter(filters.matches);
+    redrawKeepingFocus(body, () => fill(body, table(columns(details, refresh, status), shown, {
+      empty: experiments.length ? 'No experiment matches the filter.' : 'No experiments yet: create one with cohort experiment create.',
+      caption: 'Experiments',
+      rowAttrs: (e) => ({ dataset: { key: e.id, experimentId: e.id, state: e.state } }),
+      sort,
+      limit,
+      onMore: () => { limit += kPageRows; draw(); },
+    })));
+    filters.setOwners(experiments.map((e) => e.owner).filter(Boolean));
+  }
+
+  async function refresh() {
+    try {
+      const list = await api('/experiments', { signal: ctx.signal });
+      experiments = list.experiments.sort((a, b) => b.id - a.id);
+      const wanted = experiments.slice(0, kMaxDescribed).filter(
+        (e) => !kFinalExperimentStates.has(e.state) || !details.has(e.id) ||
+          !kFinalExperimentStates.has(details.get(e.id).state));
+      await Promise.all(wanted.map(async (e) => {
+        details.set(e.id, await api(`/experiments/${e.id}`, { signal: ctx.signal }));
+      }));
+      status.replaceChildren();
+    } catch (e) {
+      if (e.name === 'AbortError') return;
+      status.replaceChildren(errorBox(`Could not read the experiments: ${describeError(e)}`));
+    }
+    draw();
+  }
+  ctx.every(2000, refresh);
+}
+
+function columns(details, refresh, status) {
+  const detail = (e) => details.get(e.id);
+  const onDone = (error) => {
+    status.replaceChildren(error ? errorBox(error) : '');
+    refresh();
+  };
+  return [
+    { title: 'ID', class: 'num', cell: (e) => el('a', { href: `/experiments/${e.id}` }, e.id), sort: (e) => e.id },
+    { title: 'Name', cell: (e) => el('a', { href: `/experiments/${e.id}` }, e.name), sort: (e) => e.name.toLowerCase() },
+    { title: 'State', cell: (e) => stateBadge(e.state), sort: (e) => e.state },
+    { title: 'Progress', cell: (e) => progressBar(experimentProgress(e, detail(e)), `progress of experiment ${e.id}`), sort: (e) => experimentProgress(e, detail(e)) },
+    { title: 'Trials', class: 'num', cell: (e) => `${e.trials_done}/${e.trials}`, sort: (e) => e.trials },
+    { title: 'Best metric', class: 'num', cell: (e) => bestCell(detail(e)), sort: (e) => (detail(e) ? bestMetric(detail(e))?.value : null) },
+    { title: 'Owner', cell: (e) => e.owner || '—', sort: (e) => e.owner || null },
+    { title: 'Slots', class: 'num', cell: (e) => e.slots_per_trial, sort: (e) => e.slots_per_trial },
+    { title: 'Started', cell: (e) => fmtTime(e.created_ms), sort: (e) => e.created_ms },
+    { title: 'Duration', cell: (e) => (kFinalExperimentStates.has(e.state) ? '—' : fmtDuration(Date.now() - e.created_ms)) },
+    { title: 'Actions', cell: (e) => experimentActions(e, onDone) },
+  ];
+}
+
+function bestCell(detail) {
+  const best = detail ? bestMetric(detail) : null;
+  if (!best) return '—';
+  return el('span', { title: `${best.metric} of trial ${best.trial}` }, fmtNum(best.value));
+}
+
+// The filter controls; `matches(experiment)` applies them.
+function filterForm(onChange) {
+  const state = el('select', { id: 'filter-state' },
+    el('option', { value: '' }, 'Any state'), kStates.map((s) => el('option', { value: s }, s)));
+  const owner = el('select', { id: 'filter-owner' }, el('option', { value: '' }, 'Anyone'));
+  const name = el('input', { id: 'filter-name', type: 'search', placeholder: 'part of the name' });
+  const hide = el('input', { id: 'filter-hide-finished', type: 'checkbox' });
+  for (const control of [state, owner, name, hide]) control.addEventListener('input', onChange);
+  const form = el('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() },
+    el('label', { for: 'filter-state' }, 'State'), state,
+    el('label', { for: 'filter-owner' }, 'Owner'), owner,
+    el('label', { for: 'filter-name' }, 'Name'), name,
+    el('label', { class: 'check' }, hide, 'Hide finished'));
+  let owners = '';
+  return {
+    form,
+    matches: (e) => (!state.value || e.state === state.value) &&
+      (!owner.value || e.owner === owner.value) &&
+      (!name.value || e.name.toLowerCase().includes(name.value.toLowerCase())) &&
+      (!hide.checked || !kFinalExperimentStates.has(e.state)),
+    setOwners(list) {
+      const unique = [...new Set(list)].sort();
+      if (unique.join('\n') === owners) return;
+      owners = unique.join('\n');
+      const chosen = owner.value;
+      fill(owner, el('option', { value: '' }, 'Anyone'), unique.map((o) => el('option', { value: o }, o)));
+      owner.value = unique.includes(chosen) ? chosen : '';
+    },
+  };
+}

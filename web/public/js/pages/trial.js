@@ -1,0 +1,83 @@
+// Trial: its summary, then tabs: metric charts (live), logs (follow, rank filter, search,
+// download), checkpoints, hyperparameters and the profiler (system metrics per agent, the
+// step's timings, the trace download).
+
+import { api, describeError } from '../api.js';
+import { recordsPerEpoch } from '../experiment_summary.js';
+import { el, errorBox, fill, fmtNum, kFinalTrialStates, progressBar, stateBadge } from '../util.js';
+import { tabView } from '../tabs.js';
+import { where } from './experiment.js';
+import { MetricsTab } from '../trial/metrics_tab.js';
+import { LogsTab } from '../trial/logs_tab.js';
+import { ProfilerTab } from '../trial/profiler_tab.js';
+import { checkpointsPanel, hparamsPanel } from '../trial/info_tabs.js';
+
+export function trialPage(main, [id], ctx) {
+  const title = el('h1', {}, `Trial ${id}`);
+  const status = el('div', { 'aria-live': 'polite' });
+  const summary = el('div', { id: 'trial-summary' });
+  const hparams = el('div', { id: 'hparams' });
+  const checkpoints = el('div', { id: 'checkpoints' });
+  const trial = { id, state: null, running: () => trial.state && !kFinalTrialStates.has(trial.state) };
+  const metrics = new MetricsTab(trial, ctx);
+  const logs = new LogsTab(trial, ctx);
+  const profiler = new ProfilerTab(trial, ctx);
+  fill(main, title, status, summary);
+
+  let started = false;
+  let finalSeen = 0;
+  ctx.every(2000, async () => {
+    if (trial.state && !trial.running() && finalSeen++ > 2) return;
+    let t;
+    try {
+      t = await api(`/trials/${id}`, { signal: ctx.signal });
+      status.replaceChildren();
+    } catch (e) {
+      if (e.name !== 'AbortError') status.replaceChildren(errorBox(`Could not read trial ${id}: ${describeError(e)}`));
+      return;
+    }
+    trial.state = t.state;
+    trial.description = t;
+    fill(title, `Trial ${t.id} `, stateBadge(t.state));
+    fill(summary, summaryList(t));
+    fill(hparams, hparamsPanel(t));
+    checkpointsPanel(checkpoints, t, ctx);
+    if (!started) {
+      started = true;
+      loadEpochs(t, metrics, ctx);
+      main.append(tabView([
+        { id: 'metrics', label: 'Metrics', panel: metrics.panel, onShow: () => metrics.show() },
+        { id: 'logs', label: 'Logs', panel: logs.panel, onShow: () => logs.show() },
+        { id: 'checkpoints', label: 'Checkpoints', panel: checkpoints },
+        { id: 'hparams', label: 'Hyperparameters', panel: hparams },
+        { id: 'profiler', label: 'Profiler', panel: profiler.panel, onShow: () => profiler.show() },
+      ], 'metrics'));
+    }
+  });
+}
+
+function summaryList(t) {
+  const item = (term, value) => [el('dt', {}, term), el('dd', {}, value)];
+  return el('dl', { class: 'summary' },
+    item('Experiment', el('a', { href: `/experiments/${t.experiment_id}` }, `Experiment ${t.experiment_id}`)),
+    item('State', stateBadge(t.state)),
+    item('Progress', progressBar(t.total_batches ? t.batches / t.total_batches : null, 'trial progress')),
+    item('Batches', `${fmtNum(t.batches)} / ${t.total_batches ? fmtNum(t.total_batches) : '?'}`),
+    item('Searcher metric', fmtNum(t.searcher_metric)),
+    item('Restarts', t.restarts),
+    item('Where / why waiting', where(t)),
+    t.error_lines ? item('Error', el('pre', { class: 'error-lines' }, t.error_lines)) : null);
+}
+
+// Offers epochs on the metrics' x axis when the experiment's config says how many records an
+// epoch has and the trial its global batch size.
+async function loadEpochs(t, metrics, ctx) {
+  try {
+    const experiment = await api(`/experiments/${t.experiment_id}`, { signal: ctx.signal });
+    const records = recordsPerEpoch(experiment.config);
+    const batchSize = Number(t.hparams.global_batch_size);
+    if (records > 0 && batchSize > 0) metrics.enableEpochs(batchSize / records);
+  } catch (e) {
+    if (e.name !== 'AbortError') console.warn(`epochs of trial ${t.id}: ${describeError(e)}`);
+  }
+}
