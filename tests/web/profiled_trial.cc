@@ -3,12 +3,16 @@
 // API's loop names them (dataloader_next, then train_batch = forward + backward +
 // optimizer_step), measures them with a steady clock, and the chief reports the measured means
 // as training/timings/<phase> with a made-up loss that falls faster for a larger
-// learning_rate, so the profiler tab has real step timings to chart. Runs the searcher's
-// length (batches of about 20 ms) and stops when preempted.
+// learning_rate, so the profiler tab has real step timings to chart. While profiling is on, every
+// rank also appends each batch's timeline to RUN_DIR/profile/rank-<R>.jsonl in the Trial API's
+// format (wire/step_profile.h, docs/observability.md), for the per-rank timings. Runs the
+// searcher's length (batches of about 20 ms) and stops when preempted.
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,23 +29,52 @@ double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// Waits `ms` milliseconds and adds the time it really took to timings[phase].
-void Phase(std::map<std::string, double>& timings, const char* phase, int ms) {
+// One batch's phases: mean milliseconds, and the spans [name, start_us, duration_us].
+struct BatchTimes {
+  std::map<std::string, double> ms;
+  nlohmann::json spans = nlohmann::json::array();
+  double unix_start = 0;
+};
+
+int64_t Micros(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(to - from).count();
+}
+
+// Waits `ms` milliseconds and records the phase as it really took.
+void Phase(BatchTimes& t, Clock::time_point batch, const char* phase, int ms) {
   const Clock::time_point start = Clock::now();
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  timings[phase] += MsSince(start);
+  const Clock::time_point end = Clock::now();
+  t.ms[phase] += MsSince(start);
+  t.spans.push_back({phase, Micros(batch, start), Micros(start, end)});
 }
 
 // One batch's phases, measured.
-std::map<std::string, double> Batch() {
-  std::map<std::string, double> timings;
-  Phase(timings, "dataloader_next", 3);
+BatchTimes Batch() {
+  BatchTimes t;
+  t.unix_start =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const Clock::time_point batch = Clock::now();
+  Phase(t, batch, "dataloader_next", 3);
   const Clock::time_point train = Clock::now();
-  Phase(timings, "forward", 7);
-  Phase(timings, "backward", 8);
-  Phase(timings, "optimizer_step", 2);
-  timings["train_batch"] = MsSince(train);
-  return timings;
+  Phase(t, batch, "forward", 7);
+  Phase(t, batch, "backward", 8);
+  Phase(t, batch, "optimizer_step", 2);
+  t.ms["train_batch"] = MsSince(train);
+  t.spans.push_back({"train_batch", Micros(batch, train), Micros(train, Clock::now())});
+  t.spans.push_back({"step", 0, Micros(batch, Clock::now())});
+  return t;
+}
+
+// Appends batch `n`'s timeline to RUN_DIR/profile/rank-<rank>.jsonl.
+void WriteTimeline(cohort::core::Context& ctx, int64_t n, const BatchTimes& t) {
+  const std::filesystem::path dir = std::filesystem::path(ctx.info().run_dir) / "profile";
+  std::filesystem::create_directories(dir);
+  const int rank = ctx.distributed().rank();
+  std::ofstream(dir / ("rank-" + std::to_string(rank) + ".jsonl"), std::ios::app)
+      << nlohmann::json{{"rank", rank}, {"batch", n}, {"time", t.unix_start}, {"phases", t.spans}}
+             .dump()
+      << "\n";
 }
 
 absl::Status Train(const std::string& config) {
@@ -50,6 +83,7 @@ absl::Status Train(const std::string& config) {
   const bool chief = ctx->distributed().is_chief();
   const nlohmann::json& hparams = ctx->info().hparams;
   const double learning_rate = hparams.value("learning_rate", 0.01);
+  const bool profiled = ctx->info().config && ctx->info().config->profiling.enabled;
   int64_t steps = 0;
   while (true) {
     COHORT_ASSIGN_OR_RETURN(std::optional<cohort::core::SearcherOperation> op,
@@ -57,8 +91,10 @@ absl::Status Train(const std::string& config) {
     if (!op) break;
     double loss = 1;
     while (steps < op->length()) {
-      const std::map<std::string, double> timings = Batch();
+      const BatchTimes times = Batch();
+      const std::map<std::string, double>& timings = times.ms;
       steps += 1;
+      if (profiled) WriteTimeline(*ctx, steps, times);
       loss = 1.0 / std::sqrt(1.0 + learning_rate * static_cast<double>(steps));
       if (chief) {
         COHORT_RETURN_IF_ERROR(ctx->train().ReportTrainingMetrics(

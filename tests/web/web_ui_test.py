@@ -256,6 +256,14 @@ def check_profiler(page, trial_id):
                         "the timing breakdown table", 20)
     for phase in ("dataloader_next", "train_batch", "forward", "backward"):
         assert phase in phases, f"{phase} is not in the timing breakdown {phases}"
+    # Every rank's timings, from the step timelines the trial writes (GET .../profile/timings).
+    rank_phases = wait_until(lambda: [row.text.split()[0] for row in
+                                      page.all("#rank-timings tbody tr")],
+                             "the per-rank timings table", 20)
+    for phase in ("dataloader_next", "forward", "backward", "step"):
+        assert phase in rank_phases, f"{phase} is not in the per-rank timings {rank_phases}"
+    header = page.find("#rank-timings thead", "the per-rank timings' header").text
+    assert "Rank 0 ms" in header, header
     print(f"ok: the profiler charts CPU ({chart_points(page, 'cpu_util_simple')} points per "
           f"agent) and {len(chart_points(page, 'timings'))} step phases for trial {trial_id}")
 

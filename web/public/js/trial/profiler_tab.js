@@ -3,7 +3,7 @@
 // chart and a table of mean milliseconds and share of a step) and the trace download
 // (GET /api/v1/trials/{id}/trace, Trace Event Format JSON for chrome://tracing or Perfetto).
 
-import { describeError, download } from '../api.js';
+import { api, describeError, download } from '../api.js';
 import { LineChart } from '../chart.js';
 import { el, errorBox, fill, fmtBytes, fmtNum, table } from '../util.js';
 import { isMetric, kTimingsPrefix, listSeries, seriesDataOf } from './series.js';
@@ -48,6 +48,7 @@ export class ProfilerTab {
     });
     this.message = el('div', { 'aria-live': 'polite' });
     this.breakdown = el('div', { id: 'timing-breakdown' });
+    this.ranks = el('div', { id: 'rank-timings' });
     this.system = el('div', { class: 'charts', id: 'system-charts' });
     this.timings = el('div', { class: 'charts', id: 'timing-charts' });
     this.panel = el('div', {},
@@ -55,7 +56,7 @@ export class ProfilerTab {
         el('span', { class: 'muted' }, 'Opens in chrome://tracing or ui.perfetto.dev.')),
       this.message,
       el('h2', {}, 'System metrics'), this.system,
-      el('h2', {}, 'Step timings'), this.breakdown, this.timings);
+      el('h2', {}, 'Step timings'), this.breakdown, this.ranks, this.timings);
     this.charts = new Map();
     this.started = false;
     this.finalRead = false;
@@ -77,6 +78,8 @@ export class ProfilerTab {
       this.drawSystem(series.filter((s) => !s.name.startsWith('training/')));
       this.drawTimings(series.filter((s) => s.name.startsWith(kTimingsPrefix)));
       fill(this.breakdown, breakdownTable(list));
+      const timings = await api(`/trials/${this.trial.id}/profile/timings`, { signal: this.ctx.signal });
+      fill(this.ranks, rankTable(timings));
       this.finalRead = finished;
     } catch (e) {
       if (e.name !== 'AbortError') this.message.replaceChildren(errorBox(`Could not read the profile: ${describeError(e)}`));
@@ -152,3 +155,20 @@ function breakdownTable(list) {
     wait !== undefined ? el('p', {}, `Gradient wait: ${((100 * wait) / step).toFixed(1)}% of a step waits for the gradient exchange (the rest of it overlaps the backward pass).`) : null,
   ];
 }
+
+// Every rank's mean milliseconds per phase over the profiled batches (GET .../profile/timings,
+// from the step timelines), a column per rank; nothing before the first timeline arrives.
+function rankTable(timings) {
+  const ranks = timings.ranks || [];
+  if (ranks.length === 0) return '';
+  const mean = ranks.map((r) => new Map(r.phases.map((p) => [p.name, p.mean_ms])));
+  const names = new Set(ranks.flatMap((r) => r.phases.map((p) => p.name)));
+  const order = [...kPhases, 'gradient_communication', 'validation', 'checkpoint', 'step'];
+  const phases = [...order.filter((p) => names.has(p)), ...[...names].filter((p) => !order.includes(p))];
+  const perRank = Math.round(timings.profiled_steps / ranks.length);
+  return table([
+    { title: 'Phase', cell: (p) => (kInsideTrainBatch.has(p) ? el('span', { class: 'indent' }, p) : p) },
+    ...ranks.map((r, i) => ({ title: `Rank ${r.rank} ms`, class: 'num', cell: (p) => fmtNum(mean[i].get(p)) })),
+  ], phases, { caption: `Every rank's step, over ${perRank} profiled batches each (gradient_communication: the communication thread's time per step)` });
+}
+
