@@ -22,6 +22,8 @@
 #include "cli/progress_meter.h"
 #include "client/master_client.h"
 #include "common/context_archive.h"
+#include "config/config_parser.h"
+#include "config/yaml_json.h"
 #include "wire/experiment_bodies.h"
 #include "wire/limits.h"
 #include "wire/series_bodies.h"
@@ -154,6 +156,22 @@ int Follow(client::MasterClient client, int64_t id) {
   }
 }
 
+// Prints the warnings of a config that validates without a template (the fields the cluster will
+// ignore) before it is uploaded. A config with a template is validated by the master alone, which
+// holds the template.
+void PrintWarnings(const std::string& config_path, const std::string& text,
+                   const std::string& template_name) {
+  if (!template_name.empty()) return;
+  absl::StatusOr<Json> tree = config::ParseYaml(text);
+  if (!tree.ok() || !tree->is_object() || tree->contains("template")) return;
+  absl::StatusOr<config::ExperimentConfig> parsed =
+      config::ParseExperimentConfig(*tree, {.seed_if_absent = 0});
+  if (!parsed.ok()) return;
+  for (const std::string& warning : parsed->warnings) {
+    std::cerr << config_path << ": warning: " << warning << "\n";
+  }
+}
+
 }  // namespace
 
 int RunCreateRemote(const CommandContext& command, const std::string& config_path,
@@ -165,6 +183,7 @@ int RunCreateRemote(const CommandContext& command, const std::string& config_pat
   }
   std::stringstream config;
   config << in.rdbuf();
+  PrintWarnings(config_path, config.str(), template_name);
   absl::StatusOr<std::string> context = PackContext(context_dir);
   if (!context.ok()) {
     std::cerr << "cohort: error: " << context.status().message() << "\n";

@@ -209,7 +209,10 @@ BindMount ParseBindMount(const Json& node, const std::string& path, ErrorList* e
   return m;
 }
 
-void CheckGlobalBatchSize(const Json& hparams_tree, ExperimentConfig& config, ErrorList* errors) {
+// hyperparameters.global_batch_size, when given, is a positive integer constant. It may be absent
+// (as in Determined): a Core API program need not have one, and the Trial API refuses to start
+// without one.
+void CheckGlobalBatchSize(ExperimentConfig& config, ErrorList* errors) {
   const char* kPath = "hyperparameters.global_batch_size";
   for (const auto& [name, hp] : config.hyperparameters) {
     if (name != "global_batch_size") continue;
@@ -226,9 +229,6 @@ void CheckGlobalBatchSize(const Json& hparams_tree, ExperimentConfig& config, Er
       errors->Add(kPath, "must be a constant (a positive integer), not a searched hyperparameter");
     }
     return;
-  }
-  if (hparams_tree.is_object() || hparams_tree.is_null()) {
-    errors->Add(kPath, "required field is missing (the batch size summed over all slots)");
   }
 }
 
@@ -323,7 +323,7 @@ void ParseTraining(ObjectReader& r, ExperimentConfig& config, const ParseOptions
   const Json& hparams = Field(r, "hyperparameters");
   config.hyperparameters = internal::ParseHyperparameters(hparams, "hyperparameters", errors,
                                                           &effective["hyperparameters"]);
-  CheckGlobalBatchSize(hparams, config, errors);
+  CheckGlobalBatchSize(config, errors);
   config.searcher = internal::ParseSearcher(Field(r, "searcher"), errors, &effective["searcher"]);
   config.optimizations =
       ParseOptimizations(Field(r, "optimizations"), errors, &effective["optimizations"]);

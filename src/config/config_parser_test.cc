@@ -301,8 +301,6 @@ environment: {environment_variables: [NOEQUALS]}
                   "entrypoint: required field is missing",
                   "resources.slots_per_trial: must be >= 1, got -2",
                   "resources.slot_per_trial: unknown field; did you mean slots_per_trial?",
-                  "hyperparameters.global_batch_size: required field is missing (the batch size "
-                  "summed over all slots)",
                   "searcher.max_trials: required field is missing",
                   "optimizations.mixed_precision: expected a string, got integer 3",
                   "optimizations.tensor_fusion_threshold: must be >= 1, got 0",

@@ -138,7 +138,7 @@ struct ExperimentConfig {
   std::vector<std::string> entrypoint;  // a string entrypoint is one element
   Resources resources;
   Hyperparameters hyperparameters;
-  int64_t global_batch_size = 0;
+  int64_t global_batch_size = 0;  // hyperparameters.global_batch_size; 0: absent
   SearcherConfig searcher;
   Optimizations optimizations;
   Profiling profiling;

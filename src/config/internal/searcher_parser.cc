@@ -167,7 +167,8 @@ SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effectiv
   ReadMetric(r, s, errors);
   ReadWarmStart(r, s);
   if (is({"adaptive_asha", "async_halving"}) && !r.Has("max_time")) r.Require("max_length");
-  if (!is({"custom", "pbt"})) ReadMaxLength(r, s, errors, effective);
+  const bool has_length = !known || (s.name != "custom" && s.name != "pbt");
+  if (has_length) ReadMaxLength(r, s, errors, effective);
   if (is({"random", "adaptive_asha", "async_halving"})) {
     r.Require("max_trials");
     s.max_trials = r.Int("max_trials", std::nullopt, Between(1, kMaxTrials)).value_or(1);
@@ -189,7 +190,7 @@ SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effectiv
   if (is({"custom"})) r.String("unit", std::nullopt, kLengthUnits);
   if (known && !is({"single", "random", "grid", "adaptive_asha"})) {
     errors->AddWarning(r.PathOf("name"),
-                       absl::StrCat("ignored: the ", s.name,
+                       absl::StrCat("the ", s.name,
                                     " searcher is not implemented by Cohort: experiment create "
                                     "refuses it (use single, random, grid or adaptive_asha)"));
   }

@@ -80,9 +80,10 @@ void ReadCloud(ObjectReader& r, CheckpointStorage& c) {
       r.errors()->Add(r.path(), "credential and connection_string must not both be set");
     }
   }
-  r.Warn("type", absl::StrCat("checkpoint storage type ", c.type,
-                              " is not supported by Cohort: experiment create refuses it (use "
-                              "shared_fs or directory)"));
+  r.errors()->AddWarning(r.PathOf("type"),
+                         absl::StrCat("checkpoint storage type ", c.type,
+                                      " is not supported by Cohort: experiment create refuses it "
+                                      "(use shared_fs or directory)"));
 }
 
 }  // namespace
