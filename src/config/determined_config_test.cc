@@ -342,6 +342,7 @@ TEST(DeterminedConfigTest, TopLevelSectionsCohortIgnores) {
        {},
        {"data_layer: ignored: Cohort has no data layer; a trial reads its data itself (see "
         "`data`)"}},
+      {"data_layer's default asks for nothing", "data_layer: {type: shared_fs}\n", {}, {}},
       {"data_layer s3 needs a bucket",
        "data_layer: {type: s3, bucket_directory_path: d}\n",
        {"data_layer.bucket: required field is missing"}},

@@ -40,7 +40,8 @@ void ReadDataLayer(ObjectReader& root, ErrorList* errors, Json* effective) {
     for (const char* key : {"access_key", "secret_key", "endpoint_url"}) r.String(key);
   }
   r.Finish();
-  root.Warn("data_layer", "Cohort has no data layer; a trial reads its data itself (see `data`)");
+  root.Warn("data_layer", "Cohort has no data layer; a trial reads its data itself (see `data`)",
+            Json::object({{"type", "shared_fs"}}));
 }
 
 void ReadHpc(ObjectReader& root, const char* key, const char* args_key, ErrorList* errors,
@@ -61,7 +62,7 @@ void ReadRetentionPolicy(ObjectReader& root, ErrorList* errors, Json* effective)
   ObjectReader r(*node, "retention_policy", errors, &(*effective)["retention_policy"]);
   r.Int("log_retention_days", std::nullopt, Between(-1, 32767));
   r.Finish();
-  root.Warn("retention_policy", "Cohort keeps a trial's logs until its experiment is deleted");
+  root.Warn("retention_policy", "Cohort has no log retention policy");
 }
 
 }  // namespace
