@@ -146,11 +146,12 @@ void ReadWarmStart(ObjectReader& r, SearcherConfig& s) {
 SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effective) {
   SearcherConfig s;
   ObjectReader r(node, "searcher", errors, effective);
-  if (r.Has("name") && r.Get("name")->is_string() &&
-      IsRemovedSearcher(r.Get("name")->get<std::string>())) {
-    errors->Add(r.PathOf("name"),
-                absl::StrCat("the ", r.Get("name")->get<std::string>(),
-                             " searcher was removed from Determined; use adaptive_asha"));
+  const Json* given = r.Get("name");
+  if (given != nullptr && given->is_string() && IsRemovedSearcher(given->get<std::string>())) {
+    // Its other fields are that searcher's, so they are not checked.
+    errors->Add(r.PathOf("name"), absl::StrCat("the ", given->get<std::string>(),
+                                               " searcher was removed from Determined; use "
+                                               "adaptive_asha"));
     return s;
   }
   std::optional<std::string> name = r.String("name", "single", kSearchers);
