@@ -46,7 +46,7 @@ bool ObjectReader::Has(absl::string_view key) const {
 }
 
 const Json* ObjectReader::Get(absl::string_view key) {
-  known_.emplace_back(key);
+  if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
   if (!Has(key)) return nullptr;
   return &node_.at(std::string(key));
 }
