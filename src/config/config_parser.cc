@@ -233,12 +233,31 @@ void CheckGlobalBatchSize(ExperimentConfig& config, ErrorList* errors) {
 }
 
 // `entrypoint`: a command, as a non-empty string or a non-empty list of strings.
+// Determined's legacy entrypoint "module.submodule:ClassName" (a Python trial class).
+bool IsTrialClass(absl::string_view entry) {
+  const size_t colon = entry.find(':');
+  if (colon == absl::string_view::npos || colon == 0 || colon + 1 == entry.size()) return false;
+  auto all = [](absl::string_view s, bool dots) {
+    return std::all_of(s.begin(), s.end(), [&](char c) {
+      return absl::ascii_isalnum(c) || c == '_' || (dots && c == '.');
+    });
+  };
+  return all(entry.substr(0, colon), true) && all(entry.substr(colon + 1), false);
+}
+
 void ParseEntrypoint(ObjectReader& r, ExperimentConfig& config, ErrorList* errors) {
   if (!r.Require("entrypoint")) return;
   const Json& entry = *r.Get("entrypoint");
   if (entry.is_string() && !entry.get<std::string>().empty()) {
     config.entrypoint = {entry.get<std::string>()};
     r.Set("entrypoint", entry);
+    if (IsTrialClass(config.entrypoint[0])) {
+      errors->AddWarning("entrypoint",
+                         absl::StrCat("'", config.entrypoint[0],
+                                      "' names a Python trial class (Determined's module:Class "
+                                      "form); Cohort runs the entrypoint as a command, so the "
+                                      "context must hold a program of that name"));
+    }
   } else if (entry.is_array() && !entry.empty()) {
     if (auto list = r.StringList("entrypoint")) config.entrypoint = *list;
   } else {

@@ -390,6 +390,31 @@ TEST(DeterminedConfigTest, TopLevelSectionsCohortIgnores) {
   });
 }
 
+TEST(DeterminedConfigTest, Entrypoint) {
+  const char* kClassWhy =
+      "entrypoint: 'model_def:MNistTrial' names a Python trial class (Determined's module:Class "
+      "form); Cohort runs the entrypoint as a command, so the context must hold a program of "
+      "that name";
+  for (const auto& [entry, warnings] :
+       std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"model_def:MNistTrial", {kClassWhy}},
+           {"python3 train.py", {}},
+           {"[python3, -m, determined.launch.torch_distributed, python3, train.py]", {}},
+           {"./trial --config a:b", {}}}) {
+    absl::StatusOr<Json> tree =
+        ParseYaml(absl::StrCat("entrypoint: ", entry, "\nsearcher: {metric: l}\n"));
+    ASSERT_TRUE(tree.ok());
+    absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(*tree);
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_EQ(config->warnings, warnings) << entry;
+  }
+  EXPECT_THAT(ConfigErrors(ParseExperimentConfig(*ParseYaml("entrypoint: []\nsearcher: {metric: "
+                                                            "l}\n"))
+                               .status()),
+              ElementsAre("entrypoint: expected a command (a non-empty string or list of "
+                          "strings), got list"));
+}
+
 TEST(DeterminedConfigTest, DefaultsAreDetermineds) {
   absl::StatusOr<ExperimentConfig> config = ParseCase("");
   ASSERT_TRUE(config.ok()) << config.status();
@@ -455,6 +480,10 @@ TEST(DeterminedConfigTest, CreationRefusesWhatCohortCannotRun) {
 
 // The configs named at the top of this file, as Determined's examples write them.
 TEST(DeterminedConfigTest, RealDeterminedConfigsValidate) {
+  const std::string kMnistClass =
+      "entrypoint: 'model_def:MNistTrial' names a Python trial class (Determined's module:Class "
+      "form); Cohort runs the entrypoint as a command, so the context must hold a program of "
+      "that name";
   const std::vector<std::pair<std::string, std::vector<std::string>>> configs = {
       {R"(description: mnist_pytorch_const
 data:
@@ -472,7 +501,7 @@ searcher:
   smaller_is_better: true
 entrypoint: model_def:MNistTrial
 )",
-       {}},
+       {kMnistClass}},
       {R"(description: mnist_pytorch_adaptive_search
 hyperparameters:
   global_batch_size: 64
@@ -488,7 +517,7 @@ searcher:
   max_length: {batches: 937}
 entrypoint: model_def:MNistTrial
 )",
-       {}},
+       {kMnistClass}},
       {R"(name: dcgan_deepspeed_mnist
 data: {dataroot: /data, dataset: mnist, image_size: 64}
 hyperparameters:
