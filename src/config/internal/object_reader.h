@@ -89,13 +89,14 @@ class ObjectReader {
   void Warn(absl::string_view key, absl::string_view why, const Json& unless = Json());
 
   // A field Cohort accepts but does not act on: `read` (one of the typed getters above, on the
-  // same key) checks its type and bounds and keeps it in the effective config; then Warn.
-  // Returns what `read` returned.
+  // same key) checks its type and bounds and keeps it in the effective config; then, unless
+  // that found an error, Warn. Returns what `read` returned.
   template <typename Read>
   auto Ignored(absl::string_view key, absl::string_view why, Read read, const Json& unless = Json())
       -> decltype(read()) {
+    const size_t errors_before = errors_->errors().size();
     auto result = read();
-    Warn(key, why, unless);
+    if (errors_->errors().size() == errors_before) Warn(key, why, unless);
     return result;
   }
 
