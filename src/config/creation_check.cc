@@ -25,6 +25,11 @@ absl::Status CheckRunnable(const ExperimentConfig& config) {
                             " searcher is not supported by Cohort: use single, random, grid or "
                             "adaptive_asha"));
   }
+  if (searcher == "adaptive_asha" && !config.searcher.max_length) {
+    errors.Add("searcher.max_length",
+               "Cohort's adaptive_asha needs max_length (its rungs are lengths; time_metric and "
+               "max_time are not supported)");
+  }
   return errors.ToStatus();
 }
 

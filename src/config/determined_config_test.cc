@@ -266,16 +266,27 @@ TEST(DeterminedConfigTest, Searchers) {
       {"warm start",
        "searcher: {metric: l, source_trial_id: 7, source_checkpoint_uuid: abc}\n",
        {},
-       {}},
+       {"searcher.source_trial_id: ignored: Cohort does not do warm starts yet: trials start "
+        "from scratch",
+        "searcher.source_checkpoint_uuid: ignored: Cohort does not do warm starts yet: trials "
+        "start from scratch"}},
       {"source_trial_id must be an integer",
        "searcher: {metric: l, source_trial_id: x}\n",
        {"searcher.source_trial_id: expected an integer, got string \"x\""}},
       {"max_length as a bare integer", "searcher: {metric: l, max_length: 100}\n", {}, {}},
       {"asha bracket_rungs and max_time",
        "searcher: {name: adaptive_asha, metric: l, max_trials: 4, time_metric: batches, "
-       "max_time: 100, bracket_rungs: [3, 2]}\n",
+       "max_time: 100, bracket_rungs: [3, 2], max_length: 100}\n",
        {},
-       {}},
+       {"searcher.bracket_rungs: ignored: Cohort's brackets follow from max_rungs and mode",
+        "searcher.time_metric: ignored: Cohort's rungs are lengths in max_length's unit",
+        "searcher.max_time: ignored: Cohort's rungs are lengths in max_length's unit"}},
+      {"asha with max_time only validates",
+       "searcher: {name: adaptive_asha, metric: l, max_trials: 4, time_metric: batches, "
+       "max_time: 100}\n",
+       {},
+       {"searcher.time_metric: ignored: Cohort's rungs are lengths in max_length's unit",
+        "searcher.max_time: ignored: Cohort's rungs are lengths in max_length's unit"}},
       {"asha needs max_length or max_time",
        "searcher: {name: adaptive_asha, metric: l, max_trials: 4}\n",
        {"searcher.max_length: required field is missing"}},
@@ -337,6 +348,10 @@ TEST(DeterminedConfigTest, LogPolicies) {
 TEST(DeterminedConfigTest, TopLevelSectionsCohortIgnores) {
   Check({
       {"workspace, project, labels", "workspace: w\nproject: p\nlabels: [a, b]\n", {}, {}},
+      {"perform_initial_validation",
+       "perform_initial_validation: true\n",
+       {},
+       {"perform_initial_validation: ignored: Cohort does not validate before training yet"}},
       {"data_layer",
        "data_layer: {type: s3, bucket: b, bucket_directory_path: d}\n",
        {},
@@ -472,6 +487,12 @@ TEST(DeterminedConfigTest, CreationRefusesWhatCohortCannotRun) {
   EXPECT_THAT(ConfigErrors(CheckRunnable(*pbt)),
               ElementsAre("searcher.name: the custom searcher is not supported by Cohort: use "
                           "single, random, grid or adaptive_asha"));
+  absl::StatusOr<ExperimentConfig> timed = ParseCase(
+      "searcher: {name: adaptive_asha, metric: l, max_trials: 2, time_metric: t, max_time: 9}\n");
+  ASSERT_TRUE(timed.ok()) << timed.status();
+  EXPECT_THAT(ConfigErrors(CheckRunnable(*timed)),
+              ElementsAre("searcher.max_length: Cohort's adaptive_asha needs max_length (its "
+                          "rungs are lengths; time_metric and max_time are not supported)"));
   absl::StatusOr<ExperimentConfig> ok =
       ParseCase("checkpoint_storage: {type: directory, container_path: /c}\n");
   ASSERT_TRUE(ok.ok());

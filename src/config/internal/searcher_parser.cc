@@ -55,19 +55,25 @@ std::optional<Length> ParseLength(const Json& node, const std::string& path, boo
 
 namespace {
 
-// adaptive_asha's fields beyond the common ones.
+// adaptive_asha's fields beyond the common ones. Cohort's brackets come from max_rungs and mode
+// and its rungs from max_length (config/asha.h): bracket_rungs and the time-based lengths of
+// newer Determined are checked and ignored (without max_length, creation refuses the searcher).
 void ReadAsha(ObjectReader& r, SearcherConfig& s) {
   s.max_rungs = r.Int("max_rungs", 5, Between(1, kMaxRungs)).value_or(5);
   s.mode = r.String("mode", "standard", kAshaModes).value_or("standard");
-  if (auto rungs = r.IntList("bracket_rungs", Between(1, kMaxRungs))) {
+  auto rungs = r.Ignored("bracket_rungs", "Cohort's brackets follow from max_rungs and mode",
+                         [&] { return r.IntList("bracket_rungs", Between(1, kMaxRungs)); });
+  if (rungs && rungs->size() > static_cast<size_t>(kMaxRungs)) {
+    r.errors()->Add(r.PathOf("bracket_rungs"),
+                    absl::StrCat("must have at most ", kMaxRungs, " entries"));
+  } else if (rungs) {
     s.bracket_rungs = *rungs;
-    if (rungs->size() > static_cast<size_t>(kMaxRungs)) {
-      r.errors()->Add(r.PathOf("bracket_rungs"),
-                      absl::StrCat("must have at most ", kMaxRungs, " entries"));
-    }
   }
-  s.time_metric = r.String("time_metric");
-  s.max_time = r.Int("max_time", std::nullopt, Between(1, kMaxLengthUnits));
+  constexpr char kByLength[] = "Cohort's rungs are lengths in max_length's unit";
+  s.time_metric = r.Ignored("time_metric", kByLength, [&] { return r.String("time_metric"); });
+  s.max_time = r.Ignored("max_time", kByLength, [&] {
+    return r.Int("max_time", std::nullopt, Between(1, kMaxLengthUnits));
+  });
 }
 
 // pbt: validated only (Cohort has no population based training).
@@ -132,9 +138,13 @@ void ReadMetric(ObjectReader& r, SearcherConfig& s, ErrorList* errors) {
   s.smaller_is_better = r.Bool("smaller_is_better", true).value_or(true);
 }
 
+// Stored for the warm starts of issue 15; until they are done, a trial starts from scratch.
 void ReadWarmStart(ObjectReader& r, SearcherConfig& s) {
-  s.source_trial_id = r.Int("source_trial_id", std::nullopt, AtLeast(1));
-  s.source_checkpoint_uuid = r.String("source_checkpoint_uuid");
+  constexpr char kNotYet[] = "Cohort does not do warm starts yet: trials start from scratch";
+  s.source_trial_id = r.Ignored("source_trial_id", kNotYet,
+                                [&] { return r.Int("source_trial_id", std::nullopt, AtLeast(1)); });
+  s.source_checkpoint_uuid = r.Ignored("source_checkpoint_uuid", kNotYet,
+                                       [&] { return r.String("source_checkpoint_uuid"); });
   if (s.source_checkpoint_uuid && s.source_checkpoint_uuid->size() > kMaxNameBytes) {
     r.errors()->Add(r.PathOf("source_checkpoint_uuid"),
                     absl::StrCat("must be at most ", kMaxNameBytes, " bytes"));
