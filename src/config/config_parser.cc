@@ -136,11 +136,16 @@ Resources ParseResources(const Json& node, ErrorList* errors, Json* effective) {
   Resources res;
   ObjectReader r(node, "resources", errors, effective);
   res.slots_per_trial = r.Int("slots_per_trial", 1, Between(1, kMaxSlotsPerTrial)).value_or(1);
-  res.max_slots = r.Int("max_slots", std::nullopt, Between(1, kMaxSlotsPerTrial));
+  res.max_slots = r.Ignored("max_slots", "Cohort does not cap an experiment's slots yet", [&] {
+    return r.Int("max_slots", std::nullopt, Between(1, kMaxSlotsPerTrial));
+  });
   res.priority = r.Int("priority", std::nullopt, Between(1, 99));
   res.weight = r.Number("weight", 1.0, GreaterThan(0)).value_or(1.0);
   r.Warn("weight", "Cohort's scheduler has no fair-share weights", Json(1));
-  res.is_single_node = r.Bool("is_single_node");
+  res.is_single_node = r.Ignored(
+      "is_single_node",
+      "Cohort's scheduler does not honour it yet: a trial larger than one agent spans whole agents",
+      [&] { return r.Bool("is_single_node"); });
   res.resource_pool = r.Ignored("resource_pool", "Cohort's agents form a single pool",
                                 [&] { return r.String("resource_pool"); });
   r.Ignored("agent_label", "Determined removed agent labels in 0.20 and ignores them too",
@@ -375,7 +380,9 @@ void ParseLifecycle(ObjectReader& r, ExperimentConfig& config, ErrorList* errors
       r.Ignored("perform_initial_validation", "Cohort does not validate before training yet", [&] {
          return r.Bool("perform_initial_validation", false);
        }).value_or(false);
-  config.debug = r.Bool("debug", false).value_or(false);
+  config.debug = r.Ignored("debug", "Cohort has no debug mode", [&] {
+                    return r.Bool("debug", false);
+                  }).value_or(false);
   if (const Json* data = r.Map("data")) {
     config.data = *data;
   } else if (!r.Has("data")) {

@@ -178,6 +178,15 @@ TEST(DeterminedConfigTest, Resources) {
        {},
        {"resources.native_parallel: ignored: Determined's native parallelism has no meaning in "
         "Cohort"}},
+      {"max_slots",
+       "resources: {max_slots: 8}\n",
+       {},
+       {"resources.max_slots: ignored: Cohort does not cap an experiment's slots yet"}},
+      {"is_single_node",
+       "resources: {is_single_node: true}\n",
+       {},
+       {"resources.is_single_node: ignored: Cohort's scheduler does not honour it yet: a trial "
+        "larger than one agent spans whole agents"}},
       {"weight 1 is the default", "resources: {weight: 1}\n", {}, {}},
       {"weight",
        "resources: {weight: 0.5}\n",
