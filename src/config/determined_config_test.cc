@@ -203,6 +203,11 @@ TEST(DeterminedConfigTest, Resources) {
   });
 }
 
+constexpr char kPolicyWhy[] =
+    "checkpoint_policy: ignored: the Trial API checkpoints every min_checkpoint_period and at "
+    "the end for now";
+constexpr char kLogPoliciesWhy[] = "log_policies: ignored: Cohort does not act on log policies yet";
+
 TEST(DeterminedConfigTest, CheckpointStorageMembers) {
   const char* kS3Why =
       "checkpoint_storage.type: checkpoint storage type s3 is not supported by Cohort: "
@@ -260,7 +265,14 @@ TEST(DeterminedConfigTest, CheckpointStorageMembers) {
        "checkpoint_storage: {type: hdfs}\n",
        {"checkpoint_storage.type: must be one of shared_fs, directory, s3, gcs, azure, got "
         "'hdfs'"}},
-      {"checkpoint_policy", "checkpoint_policy: all\n", {}, {}},
+      {"checkpoint_policy best is the default", "checkpoint_policy: best\n", {}, {}},
+      {"checkpoint_policy", "checkpoint_policy: all\n", {}, {kPolicyWhy}},
+      {"save counts other than the defaults",
+       "checkpoint_storage: {type: directory, container_path: /c, save_experiment_best: 0, "
+       "save_trial_best: 3}\n",
+       {},
+       {"checkpoint_storage.save_trial_best: ignored: Cohort keeps every checkpoint for now (no "
+        "garbage collection yet)"}},
       {"checkpoint_policy enum",
        "checkpoint_policy: some\n",
        {"checkpoint_policy: must be one of best, all, none, got 'some'; did you mean none?"}},
@@ -335,12 +347,16 @@ TEST(DeterminedConfigTest, LogPolicies) {
        "log_policies: [{name: OOM, pattern: '.*OOM.*', action: cancel_retries}, "
        "{name: ECC, pattern: ECC, action: exclude_node}, {name: label-only, pattern: x}]\n",
        {},
-       {}},
+       {kLogPoliciesWhy}},
       {"legacy form",
        "log_policies: [{pattern: '.*ECC.*', action: {type: exclude_node}}]\n",
        {},
-       {}},
-      {"signal action", "log_policies: [{pattern: x, action: {signal: S}}]\n", {}, {}},
+       {kLogPoliciesWhy}},
+      {"signal action",
+       "log_policies: [{pattern: x, action: {signal: S}}]\n",
+       {},
+       {kLogPoliciesWhy}},
+      {"an empty list asks for nothing", "log_policies: []\n", {}, {}},
       {"unknown action",
        "log_policies: [{pattern: x, action: restart}]\n",
        {"log_policies[0].action: must be one of cancel_retries, exclude_node, got 'restart'"}},
@@ -595,7 +611,7 @@ scheduling_unit: 2000
 max_restarts: 0
 entrypoint: [python3, -m, determined.launch.deepspeed, --trial, gpt2_trial:GPT2Trial]
 )",
-       {absl::StrCat("environment.image: ", kImageWhy),
+       {kPolicyWhy, absl::StrCat("environment.image: ", kImageWhy),
         absl::StrCat("environment.force_pull_image: ", kImageWhy)}},
   };
   for (const auto& [yaml, warnings] : configs) {

@@ -96,9 +96,13 @@ std::vector<LogPolicy> ParseLogPolicies(ObjectReader& root, ErrorList* errors, J
                                              " policies, got ", list->size()));
     return policies;
   }
+  const size_t errors_before = errors->errors().size();
   root.ForEachItem("log_policies", [&](const Json& item, const std::string& path, Json* out) {
     policies.push_back(ReadPolicy(item, path, errors, out));
   });
+  if (errors->errors().size() == errors_before) {
+    root.Warn("log_policies", "Cohort does not act on log policies yet");
+  }
   return policies;
 }
 

@@ -4,6 +4,7 @@
 // (config/creation_check.h).
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -86,6 +87,22 @@ void ReadCloud(ObjectReader& r, CheckpointStorage& c) {
                                       "(use shared_fs or directory)"));
 }
 
+// The garbage-collection counts, on every member. Stored for issue 15's garbage collection; until
+// it is done a count other than Determined's default is warned about (every checkpoint is kept).
+void ReadSaveCounts(ObjectReader& r, CheckpointStorage& c) {
+  constexpr char kNoGc[] = "Cohort keeps every checkpoint for now (no garbage collection yet)";
+  const std::pair<const char*, int64_t*> counts[] = {
+      {"save_experiment_best", &c.save_experiment_best},
+      {"save_trial_best", &c.save_trial_best},
+      {"save_trial_latest", &c.save_trial_latest}};
+  for (const auto& [key, count] : counts) {
+    const int64_t fallback = *count;  // Determined's default, from CheckpointStorage
+    *count = r.Ignored(
+                  key, kNoGc, [&] { return r.Int(key, fallback, AtLeast(0)); }, Json(fallback))
+                 .value_or(fallback);
+  }
+}
+
 }  // namespace
 
 CheckpointStorage ParseCheckpointStorage(const Json& node, ErrorList* errors, Json* effective) {
@@ -104,9 +121,7 @@ CheckpointStorage ParseCheckpointStorage(const Json& node, ErrorList* errors, Js
   } else {
     for (const std::string& key : kMemberFields) r.Get(key);
   }
-  c.save_experiment_best = r.Int("save_experiment_best", 0, AtLeast(0)).value_or(0);
-  c.save_trial_best = r.Int("save_trial_best", 1, AtLeast(0)).value_or(1);
-  c.save_trial_latest = r.Int("save_trial_latest", 1, AtLeast(0)).value_or(1);
+  ReadSaveCounts(r, c);
   r.Finish();
   return c;
 }
