@@ -6,7 +6,7 @@
 // template merged under the config after it.
 // Invariants: a refusal says what is wrong; an accepted config's effective tree, written as
 // YAML and read again, parses to the same effective tree; the hyperparameters of an accepted
-// config can be sampled (the parser checks the grid's rules).
+// config that Cohort can run (CheckRunnable) can be sampled (the parser checks the grid's rules).
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "config/config_parser.h"
+#include "config/creation_check.h"
 #include "config/error_list.h"
 #include "config/hparam_sampler.h"
 #include "config/template_merge.h"
@@ -48,6 +49,7 @@ void CheckAccepted(const ExperimentConfig& config) {
   FUZZ_CHECK(again->effective.dump() == config.effective.dump(),
              "the effective config changes when parsed again:\n" + yaml + "---\n" +
                  ToYaml(again->effective));
+  if (!CheckRunnable(config).ok()) return;  // validated only (pbt, custom, s3, ...)
   absl::StatusOr<std::vector<Json>> samples =
       SampleHyperparameters(config.hyperparameters, config.searcher, config.experiment_seed);
   FUZZ_CHECK(samples.ok(), "an accepted config's hyperparameters cannot be sampled: " +

@@ -30,7 +30,9 @@
 #include "common/subprocess.h"
 #include "config/asha.h"
 #include "config/config_parser.h"
+#include "config/creation_check.h"
 #include "config/entrypoint.h"
+#include "config/error_list.h"
 #include "config/length.h"
 #include "config/yaml_json.h"
 #include "master/experiments/exit_policy.h"
@@ -495,6 +497,12 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
   std::optional<config::ExperimentConfig> cfg = LoadExperimentConfig(
       {.config_path = args.config_path, .template_path = args.template_path}, err, &exit_code);
   if (!cfg) return exit_code;
+  if (absl::Status runnable = config::CheckRunnable(*cfg); !runnable.ok()) {
+    for (const std::string& line : config::ConfigErrors(runnable)) {
+      err << args.config_path << ": " << line << "\n";
+    }
+    return kExitInvalid;
+  }
   std::error_code ec;
   if (!fs::is_directory(args.context_dir, ec)) {
     err << "cohort: error: context directory " << args.context_dir

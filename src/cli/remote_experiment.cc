@@ -22,6 +22,10 @@
 #include "cli/progress_meter.h"
 #include "client/master_client.h"
 #include "common/context_archive.h"
+#include "config/config_parser.h"
+#include "config/creation_check.h"
+#include "config/error_list.h"
+#include "config/yaml_json.h"
 #include "wire/experiment_bodies.h"
 #include "wire/limits.h"
 #include "wire/series_bodies.h"
@@ -154,6 +158,28 @@ int Follow(client::MasterClient client, int64_t id) {
   }
 }
 
+// Checks a config that validates without a template before it is uploaded: prints its
+// warnings (the fields the cluster will ignore) and returns false after printing why when Cohort
+// cannot run it (config::CheckRunnable, as the master would answer). A config with a template,
+// or an invalid one, is left to the master, which holds the templates and reports every error.
+bool CheckBeforeUpload(const std::string& config_path, const std::string& text,
+                       const std::string& template_name) {
+  if (!template_name.empty()) return true;
+  absl::StatusOr<Json> tree = config::ParseYaml(text);
+  if (!tree.ok() || !tree->is_object() || tree->contains("template")) return true;
+  absl::StatusOr<config::ExperimentConfig> parsed =
+      config::ParseExperimentConfig(*tree, {.seed_if_absent = 0});
+  if (!parsed.ok()) return true;
+  for (const std::string& warning : parsed->warnings) {
+    std::cerr << config_path << ": warning: " << warning << "\n";
+  }
+  const absl::Status runnable = config::CheckRunnable(*parsed);
+  for (const std::string& line : config::ConfigErrors(runnable)) {
+    std::cerr << config_path << ": " << line << "\n";
+  }
+  return runnable.ok();
+}
+
 }  // namespace
 
 int RunCreateRemote(const CommandContext& command, const std::string& config_path,
@@ -165,6 +191,7 @@ int RunCreateRemote(const CommandContext& command, const std::string& config_pat
   }
   std::stringstream config;
   config << in.rdbuf();
+  if (!CheckBeforeUpload(config_path, config.str(), template_name)) return kExitInvalid;
   absl::StatusOr<std::string> context = PackContext(context_dir);
   if (!context.ok()) {
     std::cerr << "cohort: error: " << context.status().message() << "\n";

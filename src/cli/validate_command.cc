@@ -53,6 +53,9 @@ std::optional<config::ExperimentConfig> LoadExperimentConfig(const ValidateArgs&
     *exit_code = Report(parsed.status(), args.config_path, err);
     return std::nullopt;
   }
+  for (const std::string& warning : parsed->warnings) {
+    err << args.config_path << ": warning: " << warning << "\n";
+  }
   *exit_code = kExitOk;
   return *std::move(parsed);
 }

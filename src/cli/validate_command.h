@@ -16,14 +16,17 @@ struct ValidateArgs {
   std::optional<std::string> template_path;
 };
 
-// On success writes the effective config (defaults filled, template merged, experiment seed
-// recorded) as YAML to `out` and returns kExitOk. Otherwise writes every error to `err`, one per
-// line, prefixed by the file it concerns ("exp.yaml: resources.slots_per_trial: must be >= 1,
-// got -2"), and returns kExitInvalid (invalid YAML or config) or kExitUsage (unreadable file).
+// On success writes a line per warning to `err` (a field Cohort accepts but ignores:
+// "exp.yaml: warning: environment.image: ignored: ...") and the effective config (defaults
+// filled, template merged, experiment seed recorded) as YAML to `out`, and returns kExitOk.
+// Otherwise writes every error to `err`, one per line, prefixed by the file it concerns ("exp.yaml:
+// resources.slots_per_trial: must be >= 1, got -2"), and returns kExitInvalid (invalid YAML or
+// config) or kExitUsage (unreadable file).
 int RunValidate(const ValidateArgs& args, std::ostream& out, std::ostream& err);
 
-// The validated config of `args` (template merged, defaults filled, seed recorded), or nullopt
-// after writing every error to `err` as RunValidate does and setting *exit_code.
+// The validated config of `args` (template merged, defaults filled, seed recorded), after
+// writing its warnings to `err` as RunValidate does; or nullopt after writing every error to
+// `err` as RunValidate does and setting *exit_code.
 std::optional<config::ExperimentConfig> LoadExperimentConfig(const ValidateArgs& args,
                                                              std::ostream& err, int* exit_code);
 

@@ -50,6 +50,29 @@ TEST_F(ValidateCommandTest, PrintsTheEffectiveConfig) {
   EXPECT_TRUE((*effective)["reproducibility"]["experiment_seed"].is_number_integer());
 }
 
+TEST_F(ValidateCommandTest, PrintsAWarningPerIgnoredFieldAndStillTheEffectiveConfig) {
+  std::string path = Write("det.yaml",
+                           "entrypoint: ./trial\n"
+                           "searcher: {name: single, metric: validation_loss}\n"
+                           "environment: {image: {gpu: det/img}, force_pull_image: true}\n"
+                           "resources: {shm_size: 4G}\n");
+  ASSERT_EQ(Run({path, std::nullopt}), kExitOk) << err_.str();
+  EXPECT_EQ(err_.str(),
+            path +
+                ": warning: resources.shm_size: ignored: Cohort runs trials as processes on "
+                "the agent's host, not in containers\n" +
+                path +
+                ": warning: environment.image: ignored: Cohort runs trials as processes on "
+                "the agent's host, not in containers\n" +
+                path +
+                ": warning: environment.force_pull_image: ignored: Cohort runs trials as "
+                "processes on the agent's host, not in containers\n");
+  auto effective = config::ParseYaml(out_.str());
+  ASSERT_TRUE(effective.ok());
+  EXPECT_EQ((*effective)["environment"]["image"]["gpu"], "det/img");
+  EXPECT_EQ((*effective)["resources"]["shm_size"], "4G");
+}
+
 TEST_F(ValidateCommandTest, PrefixesEveryErrorWithTheFileName) {
   std::string path = Write("bad.yaml",
                            "entrypoint: ./trial\n"

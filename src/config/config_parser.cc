@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "config/error_list.h"
 #include "config/hparam_sampler.h"
@@ -53,60 +54,111 @@ void RequireAbsolute(ObjectReader& r, const char* key, const std::string& value)
   }
 }
 
-// Reads a list of maps at `key`, calling `item(node, path, effective)` for each.
-template <typename F>
-void ForEachListItem(ObjectReader& r, const char* key, Json* parent_effective, F item) {
-  const Json* list = r.Get(key);
-  if (list == nullptr) return;
-  if (!list->is_array()) {
-    r.errors()->Add(r.PathOf(key), absl::StrCat("expected a list, got ", DescribeValue(*list)));
-    return;
+constexpr char kNoContainer[] =
+    "Cohort runs trials as processes on the agent's host, not in containers";
+
+// resources.devices[i]: {host_path, container_path, mode} or Docker's short form
+// "host_path:container_path[:mode]".
+Device ParseDevice(const Json& item, const std::string& path, ErrorList* errors, Json* out) {
+  Device device;
+  if (item.is_string()) {
+    const std::string& s = item.get_ref<const std::string&>();
+    const size_t a = s.find(':');
+    const size_t b = a == std::string::npos ? a : s.find(':', a + 1);
+    if (a == std::string::npos || a == 0 || a + 1 == s.size()) {
+      errors->Add(path, absl::StrCat("expected host_path:container_path[:mode], got '", s, "'"));
+      return device;
+    }
+    device = Device{s.substr(0, a), s.substr(a + 1, b == std::string::npos ? b : b - a - 1),
+                    b == std::string::npos ? "mrw" : s.substr(b + 1)};
+    *out = Json{{"host_path", device.host_path},
+                {"container_path", device.container_path},
+                {"mode", device.mode}};
+    return device;
   }
-  Json& out = (*parent_effective)[key] = Json::array();
-  for (size_t i = 0; i < list->size(); ++i) {
-    out.push_back(Json::object());
-    item((*list)[i], absl::StrCat(r.PathOf(key), "[", i, "]"), &out.back());
+  ObjectReader d(item, path, errors, out);
+  d.Require("host_path");
+  d.Require("container_path");
+  device.host_path = d.String("host_path").value_or("");
+  device.container_path = d.String("container_path").value_or("");
+  device.mode = d.String("mode", "mrw").value_or("mrw");
+  d.Finish();
+  return device;
+}
+
+// Determined's memory size: digits with an optional fraction, an optional space, and an
+// optional unit: b, or k m g t p followed by an optional b or ib (any case): "4G", "1.5 GiB".
+// Written by hand rather than as a std::regex, whose matcher recurses per character.
+bool IsMemorySize(absl::string_view s) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < s.size() && absl::ascii_isdigit(s[i])) ++i;
+    return i - start;
+  };
+  size_t whole = digits();
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (digits() == 0) return false;
+  } else if (whole == 0) {
+    return false;
   }
+  if (i < s.size() && s[i] == ' ') ++i;
+  if (i == s.size()) return true;
+  const char unit = absl::ascii_tolower(s[i++]);
+  if (unit == 'b') return i == s.size();
+  if (std::string("kmgtp").find(unit) == std::string::npos) return false;
+  if (i < s.size() && absl::ascii_tolower(s[i]) == 'i') ++i;
+  if (i < s.size() && absl::ascii_tolower(s[i]) == 'b') return i + 1 == s.size();
+  return i == s.size() && absl::ascii_tolower(s[i - 1]) != 'i';
+}
+
+// resources.shm_size: bytes, or a size such as "4G", "512 MiB", "1.5g".
+void CheckShmSize(ObjectReader& r) {
+  const Json* size = r.Get("shm_size");
+  if (size == nullptr) return;
+  if (size->is_number_integer()) {
+    r.Int("shm_size");
+  } else if (size->is_string() && IsMemorySize(size->get<std::string>())) {
+    r.Set("shm_size", *size);
+  } else if (size->is_string()) {
+    r.errors()->Add(r.PathOf("shm_size"),
+                    absl::StrCat("must be a valid memory size (such as 4G or 512MiB), got '",
+                                 size->get<std::string>(), "'"));
+  } else {
+    r.errors()->Add(r.PathOf("shm_size"), absl::StrCat("expected an integer or a size string, got ",
+                                                       DescribeValue(*size)));
+  }
+  r.Warn("shm_size", kNoContainer);
 }
 
 Resources ParseResources(const Json& node, ErrorList* errors, Json* effective) {
   Resources res;
   ObjectReader r(node, "resources", errors, effective);
   res.slots_per_trial = r.Int("slots_per_trial", 1, Between(1, kMaxSlotsPerTrial)).value_or(1);
-  res.max_slots = r.Int("max_slots", std::nullopt, Between(1, kMaxSlotsPerTrial));
+  res.max_slots = r.Ignored("max_slots", "Cohort does not cap an experiment's slots yet", [&] {
+    return r.Int("max_slots", std::nullopt, Between(1, kMaxSlotsPerTrial));
+  });
   res.priority = r.Int("priority", std::nullopt, Between(1, 99));
   res.weight = r.Number("weight", 1.0, GreaterThan(0)).value_or(1.0);
-  res.is_single_node = r.Bool("is_single_node");
-  res.resource_pool = r.String("resource_pool");
-  ForEachListItem(
-      r, "devices", effective, [&](const Json& item, const std::string& path, Json* out) {
-        // Docker's short form "host_path:container_path[:mode]" is accepted too.
-        if (item.is_string()) {
-          const std::string& s = item.get_ref<const std::string&>();
-          const size_t a = s.find(':');
-          const size_t b = a == std::string::npos ? a : s.find(':', a + 1);
-          if (a == std::string::npos || a == 0 || a + 1 == s.size()) {
-            errors->Add(path,
-                        absl::StrCat("expected host_path:container_path[:mode], got '", s, "'"));
-            return;
-          }
-          Device d{s.substr(0, a), s.substr(a + 1, b == std::string::npos ? b : b - a - 1),
-                   b == std::string::npos ? "mrw" : s.substr(b + 1)};
-          *out = Json{
-              {"host_path", d.host_path}, {"container_path", d.container_path}, {"mode", d.mode}};
-          res.devices.push_back(std::move(d));
-          return;
-        }
-        ObjectReader d(item, path, errors, out);
-        d.Require("host_path");
-        d.Require("container_path");
-        Device device;
-        device.host_path = d.String("host_path").value_or("");
-        device.container_path = d.String("container_path").value_or("");
-        device.mode = d.String("mode", "mrw").value_or("mrw");
-        d.Finish();
-        res.devices.push_back(std::move(device));
-      });
+  r.Warn("weight", "Cohort's scheduler has no fair-share weights", Json(1));
+  res.is_single_node = r.Ignored(
+      "is_single_node",
+      "Cohort's scheduler does not honour it yet: a trial larger than one agent spans whole agents",
+      [&] { return r.Bool("is_single_node"); });
+  res.resource_pool = r.Ignored("resource_pool", "Cohort's agents form a single pool",
+                                [&] { return r.String("resource_pool"); });
+  r.Ignored("agent_label", "Determined removed agent labels in 0.20 and ignores them too",
+            [&] { return r.String("agent_label"); });
+  r.Ignored("native_parallel", "Determined's native parallelism has no meaning in Cohort",
+            [&] { return r.Bool("native_parallel"); });
+  r.Ignored("slots", "a legacy Determined field; use slots_per_trial",
+            [&] { return r.Int("slots", std::nullopt, AtLeast(0)); });
+  CheckShmSize(r);
+  r.ForEachItem("devices", [&](const Json& item, const std::string& path, Json* out) {
+    res.devices.push_back(ParseDevice(item, path, errors, out));
+  });
+  r.Warn("devices", "Cohort's trials see the host's devices directly (no container)");
   r.Finish();
   return res;
 }
@@ -122,6 +174,8 @@ Optimizations ParseOptimizations(const Json& node, ErrorList* errors, Json* effe
   o.tensor_fusion_threshold = r.Int("tensor_fusion_threshold", 64, AtLeast(1)).value_or(64);
   o.tensor_fusion_cycle_time = r.Int("tensor_fusion_cycle_time", 1, AtLeast(0)).value_or(1);
   o.mixed_precision = r.String("mixed_precision", "O0", {"O0", "O1", "O2", "O3"}).value_or("O0");
+  r.Ignored("grad_updates_size_file", "Cohort does not write Horovod's gradient-size file",
+            [&] { return r.String("grad_updates_size_file"); });
   r.Finish();
   return o;
 }
@@ -143,63 +197,6 @@ Profiling ParseProfiling(const Json& node, ErrorList* errors, Json* effective) {
   return p;
 }
 
-CheckpointStorage ParseCheckpointStorage(const Json& node, ErrorList* errors, Json* effective) {
-  CheckpointStorage c;
-  ObjectReader r(node, "checkpoint_storage", errors, effective);
-  r.Require("type");
-  c.type = r.String("type", std::nullopt, {"shared_fs", "directory"}).value_or("");
-  if (c.type == "shared_fs" || c.type.empty()) {
-    if (c.type == "shared_fs") r.Require("host_path");
-    if (auto host = r.String("host_path")) {
-      c.host_path = *host;
-      RequireAbsolute(r, "host_path", c.host_path);
-    }
-    c.storage_path = r.String("storage_path");
-    r.String("propagation", c.type.empty() ? std::nullopt : std::optional<std::string>("rprivate"));
-  }
-  if (c.type == "directory" || c.type.empty()) {
-    if (c.type == "directory") r.Require("container_path");
-    c.container_path = r.String("container_path").value_or("");
-  }
-  c.save_experiment_best = r.Int("save_experiment_best", 0, AtLeast(0)).value_or(0);
-  c.save_trial_best = r.Int("save_trial_best", 1, AtLeast(0)).value_or(1);
-  c.save_trial_latest = r.Int("save_trial_latest", 1, AtLeast(0)).value_or(1);
-  r.Finish();
-  return c;
-}
-
-std::vector<std::pair<std::string, std::string>> ParseEnvironment(const Json& node,
-                                                                  ErrorList* errors,
-                                                                  Json* effective) {
-  std::vector<std::pair<std::string, std::string>> vars;
-  ObjectReader r(node, "environment", errors, effective);
-  r.Raw("image");
-  if (auto list = r.StringList("environment_variables")) {
-    for (size_t i = 0; i < list->size(); ++i) {
-      const std::string& kv = (*list)[i];
-      const size_t eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        errors->Add(absl::StrCat(r.PathOf("environment_variables"), "[", i, "]"),
-                    absl::StrCat("expected KEY=VALUE, got '", kv, "'"));
-        continue;
-      }
-      // A key given twice (a template's list followed by the config's) takes the later value,
-      // as it would in a shell environment.
-      std::string key = kv.substr(0, eq);
-      auto same =
-          std::find_if(vars.begin(), vars.end(), [&](const auto& var) { return var.first == key; });
-      if (same != vars.end())
-        same->second = kv.substr(eq + 1);
-      else
-        vars.emplace_back(std::move(key), kv.substr(eq + 1));
-    }
-  } else if (!r.Has("environment_variables")) {
-    r.Set("environment_variables", Json::array());
-  }
-  r.Finish();
-  return vars;
-}
-
 BindMount ParseBindMount(const Json& node, const std::string& path, ErrorList* errors,
                          Json* effective) {
   BindMount m;
@@ -217,7 +214,10 @@ BindMount ParseBindMount(const Json& node, const std::string& path, ErrorList* e
   return m;
 }
 
-void CheckGlobalBatchSize(const Json& hparams_tree, ExperimentConfig& config, ErrorList* errors) {
+// hyperparameters.global_batch_size, when given, is a positive integer constant. It may be absent
+// (as in Determined): a Core API program need not have one, and the Trial API refuses to start
+// without one.
+void CheckGlobalBatchSize(ExperimentConfig& config, ErrorList* errors) {
   const char* kPath = "hyperparameters.global_batch_size";
   for (const auto& [name, hp] : config.hyperparameters) {
     if (name != "global_batch_size") continue;
@@ -235,18 +235,34 @@ void CheckGlobalBatchSize(const Json& hparams_tree, ExperimentConfig& config, Er
     }
     return;
   }
-  if (hparams_tree.is_object() || hparams_tree.is_null()) {
-    errors->Add(kPath, "required field is missing (the batch size summed over all slots)");
-  }
 }
 
 // `entrypoint`: a command, as a non-empty string or a non-empty list of strings.
+// Determined's legacy entrypoint "module.submodule:ClassName" (a Python trial class).
+bool IsTrialClass(absl::string_view entry) {
+  const size_t colon = entry.find(':');
+  if (colon == absl::string_view::npos || colon == 0 || colon + 1 == entry.size()) return false;
+  auto all = [](absl::string_view s, bool dots) {
+    return std::all_of(s.begin(), s.end(), [&](char c) {
+      return absl::ascii_isalnum(c) || c == '_' || (dots && c == '.');
+    });
+  };
+  return all(entry.substr(0, colon), true) && all(entry.substr(colon + 1), false);
+}
+
 void ParseEntrypoint(ObjectReader& r, ExperimentConfig& config, ErrorList* errors) {
   if (!r.Require("entrypoint")) return;
   const Json& entry = *r.Get("entrypoint");
   if (entry.is_string() && !entry.get<std::string>().empty()) {
     config.entrypoint = {entry.get<std::string>()};
     r.Set("entrypoint", entry);
+    if (IsTrialClass(config.entrypoint[0])) {
+      errors->AddWarning("entrypoint",
+                         absl::StrCat("'", config.entrypoint[0],
+                                      "' names a Python trial class (Determined's module:Class "
+                                      "form); Cohort runs the entrypoint as a command, so the "
+                                      "context must hold a program of that name"));
+    }
   } else if (entry.is_array() && !entry.empty()) {
     if (auto list = r.StringList("entrypoint")) config.entrypoint = *list;
   } else {
@@ -308,6 +324,91 @@ void CheckEffectiveSize(const Json& effective, ErrorList* errors) {
                                kMaxYamlBytes, " bytes"));
 }
 
+// name, description, template, workspace, project, labels.
+void ParseIdentity(ObjectReader& r, ExperimentConfig& config, ErrorList* errors) {
+  config.name = r.String("name");
+  config.description = r.String("description");
+  CheckTextSize("name", config.name, kMaxNameBytes, errors);
+  CheckTextSize("description", config.description, kMaxDescriptionBytes, errors);
+  CheckTextSize("template", r.String("template"), kMaxNameBytes, errors);
+  config.workspace = r.String("workspace");
+  config.project = r.String("project");
+  CheckTextSize("workspace", config.workspace, kMaxNameBytes, errors);
+  CheckTextSize("project", config.project, kMaxNameBytes, errors);
+  std::optional<std::vector<std::string>> labels = r.StringList("labels");
+  CheckLabels(labels, errors);
+  if (labels) config.labels = *std::move(labels);
+}
+
+// What is trained and how: resources, hyperparameters, searcher, optimizations, profiling, seed.
+void ParseTraining(ObjectReader& r, ExperimentConfig& config, const ParseOptions& options,
+                   ErrorList* errors, Json& effective) {
+  config.resources = ParseResources(Field(r, "resources"), errors, &effective["resources"]);
+  const Json& hparams = Field(r, "hyperparameters");
+  config.hyperparameters = internal::ParseHyperparameters(hparams, "hyperparameters", errors,
+                                                          &effective["hyperparameters"]);
+  CheckGlobalBatchSize(config, errors);
+  config.searcher = internal::ParseSearcher(Field(r, "searcher"), errors, &effective["searcher"]);
+  config.optimizations =
+      ParseOptimizations(Field(r, "optimizations"), errors, &effective["optimizations"]);
+  config.profiling = ParseProfiling(Field(r, "profiling"), errors, &effective["profiling"]);
+  config.experiment_seed = ParseExperimentSeed(Field(r, "reproducibility"), options, errors,
+                                               &effective["reproducibility"]);
+}
+
+// A trial's life: checkpoints, periods, restarts, log policies, data.
+void ParseLifecycle(ObjectReader& r, ExperimentConfig& config, ErrorList* errors, Json& effective) {
+  if (const Json* storage = r.Get("checkpoint_storage")) {
+    config.checkpoint_storage =
+        internal::ParseCheckpointStorage(*storage, errors, &effective["checkpoint_storage"]);
+  }
+  config.checkpoint_policy =
+      r.Ignored(
+           "checkpoint_policy",
+           "the Trial API checkpoints every min_checkpoint_period and at the end for now",
+           [&] {
+             return r.String("checkpoint_policy", "best", {"best", "all", "none"});
+           },
+           Json("best"))
+          .value_or("best");
+  for (const char* key : {"min_validation_period", "min_checkpoint_period"}) {
+    if (const Json* period = r.Get(key)) {
+      auto length =
+          internal::ParseLength(*period, key, /*allow_zero=*/true, errors, &effective[key]);
+      (std::string(key) == "min_validation_period" ? config.min_validation_period
+                                                   : config.min_checkpoint_period) = length;
+    }
+  }
+  config.records_per_epoch = r.Int("records_per_epoch", 0, Between(0, kMaxLengthUnits)).value_or(0);
+  config.scheduling_unit = r.Int("scheduling_unit", 100, Between(1, kMaxLengthUnits)).value_or(100);
+  config.max_restarts = r.Int("max_restarts", 5, Between(0, kMaxRestarts)).value_or(5);
+  config.log_policies = internal::ParseLogPolicies(r, errors, &effective);
+  config.perform_initial_validation =
+      r.Ignored("perform_initial_validation", "Cohort does not validate before training yet", [&] {
+         return r.Bool("perform_initial_validation", false);
+       }).value_or(false);
+  config.debug = r.Ignored("debug", "Cohort has no debug mode", [&] {
+                    return r.Bool("debug", false);
+                  }).value_or(false);
+  if (const Json* data = r.Map("data")) {
+    config.data = *data;
+  } else if (!r.Has("data")) {
+    r.Set("data", Json::object());
+  }
+}
+
+// Where the trial runs: environment and bind mounts.
+void ParseHost(ObjectReader& r, ExperimentConfig& config, ErrorList* errors, Json& effective) {
+  config.environment_variables =
+      internal::ParseEnvironment(Field(r, "environment"), errors, &effective["environment"]);
+  r.ForEachItem("bind_mounts", [&](const Json& item, const std::string& path, Json* out) {
+    config.bind_mounts.push_back(ParseBindMount(item, path, errors, out));
+  });
+  if (!r.Has("bind_mounts")) r.Set("bind_mounts", Json::array());
+  r.Warn("bind_mounts",
+         "Cohort's trials run on the host, where host_path is already visible at its own path");
+}
+
 }  // namespace
 
 absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
@@ -321,65 +422,18 @@ absl::StatusOr<ExperimentConfig> ParseExperimentConfig(const Json& tree,
   }
   Json& effective = config.effective;
   ObjectReader r(tree, "", &errors, &effective);
-
-  config.name = r.String("name");
-  config.description = r.String("description");
-  CheckTextSize("name", config.name, kMaxNameBytes, &errors);
-  CheckTextSize("description", config.description, kMaxDescriptionBytes, &errors);
-  CheckTextSize("template", r.String("template"), kMaxNameBytes, &errors);
-  r.String("workspace");
-  r.String("project");
-  CheckLabels(r.StringList("labels"), &errors);
+  ParseIdentity(r, config, &errors);
   ParseEntrypoint(r, config, &errors);
-  config.resources = ParseResources(Field(r, "resources"), &errors, &effective["resources"]);
-
-  const Json& hparams = Field(r, "hyperparameters");
-  config.hyperparameters = internal::ParseHyperparameters(hparams, "hyperparameters", &errors,
-                                                          &effective["hyperparameters"]);
-  CheckGlobalBatchSize(hparams, config, &errors);
-
-  config.searcher = internal::ParseSearcher(Field(r, "searcher"), &errors, &effective["searcher"]);
-  config.optimizations =
-      ParseOptimizations(Field(r, "optimizations"), &errors, &effective["optimizations"]);
-
-  config.profiling = ParseProfiling(Field(r, "profiling"), &errors, &effective["profiling"]);
-  config.experiment_seed = ParseExperimentSeed(Field(r, "reproducibility"), options, &errors,
-                                               &effective["reproducibility"]);
-
-  if (const Json* storage = r.Get("checkpoint_storage")) {
-    config.checkpoint_storage =
-        ParseCheckpointStorage(*storage, &errors, &effective["checkpoint_storage"]);
-  }
-  for (const char* key : {"min_validation_period", "min_checkpoint_period"}) {
-    if (const Json* period = r.Get(key)) {
-      auto length =
-          internal::ParseLength(*period, key, /*allow_zero=*/true, &errors, &effective[key]);
-      (std::string(key) == "min_validation_period" ? config.min_validation_period
-                                                   : config.min_checkpoint_period) = length;
-    }
-  }
-  config.records_per_epoch = r.Int("records_per_epoch", 0, Between(0, kMaxLengthUnits)).value_or(0);
-  config.scheduling_unit = r.Int("scheduling_unit", 100, Between(1, kMaxLengthUnits)).value_or(100);
-  config.max_restarts = r.Int("max_restarts", 5, Between(0, kMaxRestarts)).value_or(5);
-  r.Bool("perform_initial_validation", false);
-  r.Bool("debug", false);
-  if (const Json* data = r.Raw("data")) {
-    config.data = *data;
-  } else {
-    r.Set("data", Json::object());
-  }
-  config.environment_variables =
-      ParseEnvironment(Field(r, "environment"), &errors, &effective["environment"]);
-  ForEachListItem(r, "bind_mounts", &effective,
-                  [&](const Json& item, const std::string& path, Json* out) {
-                    config.bind_mounts.push_back(ParseBindMount(item, path, &errors, out));
-                  });
-  if (!r.Has("bind_mounts")) r.Set("bind_mounts", Json::array());
+  ParseTraining(r, config, options, &errors, effective);
+  ParseLifecycle(r, config, &errors, effective);
+  ParseHost(r, config, &errors, effective);
+  internal::ParseIgnoredSections(r, &errors, &effective);
   r.Finish();
 
   CheckCrossFieldRules(config, &errors);
   if (errors.empty()) CheckEffectiveSize(config.effective, &errors);
   if (!errors.empty()) return errors.ToStatus();
+  config.warnings = errors.warnings();
   return config;
 }
 

@@ -12,6 +12,10 @@ void ErrorList::Add(absl::string_view path, absl::string_view message) {
   errors_.push_back(path.empty() ? std::string(message) : absl::StrCat(path, ": ", message));
 }
 
+void ErrorList::AddWarning(absl::string_view path, absl::string_view message) {
+  warnings_.push_back(path.empty() ? std::string(message) : absl::StrCat(path, ": ", message));
+}
+
 absl::Status ErrorList::ToStatus() const {
   if (errors_.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrJoin(errors_, "\n"));

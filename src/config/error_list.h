@@ -1,6 +1,8 @@
 #pragma once
 // ErrorList collects every problem found in a config ("path: rule" lines) so that all of them are
-// reported at once; plus the did-you-mean helper used for unknown fields and enum values.
+// reported at once, and the warnings beside them ("path: why it is ignored" lines: fields that
+// are valid but that Cohort does not act on); plus the did-you-mean helper used for unknown
+// fields and enum values.
 // Thread-compatible: one ErrorList per validation pass.
 //
 // Example:
@@ -21,8 +23,12 @@ class ErrorList {
   // Records "<path>: <message>". An empty path records the message alone.
   void Add(absl::string_view path, absl::string_view message);
 
+  // Records the warning "<path>: <message>" (the config stays valid).
+  void AddWarning(absl::string_view path, absl::string_view message);
+
   bool empty() const { return errors_.empty(); }
   const std::vector<std::string>& errors() const { return errors_; }
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
   // OK when empty; otherwise InvalidArgument whose message is every error on its own line, in
   // the order they were added.
@@ -30,6 +36,7 @@ class ErrorList {
 
  private:
   std::vector<std::string> errors_;
+  std::vector<std::string> warnings_;
 };
 
 // The individual errors of a status made by ErrorList::ToStatus (its message split into lines).

@@ -27,5 +27,8 @@ inline constexpr size_t kMaxNameBytes = 256;
 inline constexpr size_t kMaxDescriptionBytes = 4096;
 inline constexpr size_t kMaxLabels = 100;
 inline constexpr size_t kMaxLabelBytes = 256;
+// log_policies: at most 100 policies, each pattern at most 4 KiB.
+inline constexpr size_t kMaxLogPolicies = 100;
+inline constexpr size_t kMaxLogPatternBytes = 4096;
 
 }  // namespace cohort::config

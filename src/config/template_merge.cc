@@ -33,7 +33,8 @@ const Json* UnionTag(const Json& map, const std::string& path) {
   const char* key = nullptr;
   if (path == "searcher") {
     key = "name";
-  } else if (path == "checkpoint_storage" || path.rfind("hyperparameters.", 0) == 0) {
+  } else if (path == "checkpoint_storage" || path == "data_layer" ||
+             path == "tensorboard_storage") {
     key = "type";
   } else {
     return nullptr;
@@ -42,8 +43,32 @@ const Json* UnionTag(const Json& map, const std::string& path) {
   return it == map.end() ? nullptr : &*it;
 }
 
+// environment.image (a name) and environment.environment_variables (a list) have a map form,
+// {cpu, cuda, rocm}; Determined reads the short form as the same value for every accelerator.
+bool HasAcceleratorMap(const std::string& path) {
+  return path == "environment.image" || path == "environment.environment_variables";
+}
+
+Json AcceleratorMap(const Json& value) {
+  if (value.is_object()) return value;
+  return Json{{"cpu", value}, {"cuda", value}, {"rocm", value}};
+}
+
+// A hyperparameter with a `type` (or a constant) is atomic: the config's replaces the
+// template's. Only nested groups (maps without `type`) merge, recursively.
+bool IsAtomicHyperparameter(const Json& tmpl, const Json& config, const std::string& path) {
+  if (path.rfind("hyperparameters.", 0) != 0) return false;
+  auto typed = [](const Json& v) { return !v.is_object() || v.contains("type"); };
+  return typed(tmpl) || typed(config);
+}
+
 Json Merge(const Json& tmpl, const Json& config, const std::string& path) {
   if (config.is_null()) return tmpl;
+  if (IsAtomicHyperparameter(tmpl, config, path)) return config;
+  if (HasAcceleratorMap(path) && !tmpl.is_null() && tmpl.is_object() != config.is_object()) {
+    // One side uses the short form, the other the map: merge them as maps.
+    return Merge(AcceleratorMap(tmpl), AcceleratorMap(config), path);
+  }
   if (tmpl.is_object() && config.is_object()) {
     const Json* tmpl_tag = UnionTag(tmpl, path);
     const Json* config_tag = UnionTag(config, path);
@@ -55,17 +80,19 @@ Json Merge(const Json& tmpl, const Json& config, const std::string& path) {
     }
     return merged;
   }
-  if (tmpl.is_array() && config.is_array()) {
-    Json merged = Json::array();
+  if (tmpl.is_array() && config.is_array() && IsMountList(path)) {
+    // As Determined merges them: the config's mounts, then the template's at other paths.
+    Json merged = config;
     std::set<std::string> used;
-    if (IsMountList(path)) {
-      for (const Json& item : config) used.insert(ContainerPath(item));
-    }
+    for (const Json& item : config) used.insert(ContainerPath(item));
     for (const Json& item : tmpl) {
-      const std::string container = IsMountList(path) ? ContainerPath(item) : "";
-      if (!container.empty() && used.count(container) > 0) continue;
-      merged.push_back(item);
+      const std::string container = ContainerPath(item);
+      if (container.empty() || used.count(container) == 0) merged.push_back(item);
     }
+    return merged;
+  }
+  if (tmpl.is_array() && config.is_array()) {
+    Json merged = tmpl;
     for (const Json& item : config) merged.push_back(item);
     return merged;
   }

@@ -6,12 +6,16 @@
 // * scalars: the config's value wins;
 // * maps: merged recursively (a key present on one side only is kept);
 // * lists: the template's items followed by the config's, except `bind_mounts` and
-//   `resources.devices`, where a template item whose `container_path` the config already uses
-//   is dropped (the config's mount replaces it);
-// * a map on one side and anything else on the other: the config's value wins;
+//   `resources.devices`: the config's items, then the template's items whose `container_path`
+//   the config does not use (Determined's order);
+// * a map on one side and anything else on the other: the config's value wins, except
+//   `environment.image` and `environment.environment_variables`, whose short form (a name, a
+//   list) stands for {cpu: v, cuda: v, rocm: v} and merges with the map form as a map;
+// * hyperparameters: a typed hyperparameter or a constant is atomic (the config's replaces the
+//   template's); nested groups merge recursively;
 // * a tagged union whose tag differs on the two sides (`checkpoint_storage.type`,
-//   `searcher.name`, a typed hyperparameter's `type`) is taken whole from the config, so the
-//   fields of one variant never leak into another.
+//   `searcher.name`, `data_layer.type`, `tensorboard_storage.type`) is taken whole from the
+//   config, so the fields of one variant never leak into another.
 // A config uses at most one template (`template: NAME` names it; the name is not validated
 // here). A template that itself names a template is rejected.
 //

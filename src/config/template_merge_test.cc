@@ -48,16 +48,17 @@ TEST(TemplateMergeTest, BindMountsWithTheSameContainerPathAreTakenFromTheConfig)
       "  - {host_path: /t/cache, container_path: /cache}\n",
       "bind_mounts:\n"
       "  - {host_path: /c/data, container_path: /data, read_only: true}\n");
-  EXPECT_EQ(m["bind_mounts"], Yaml("[{host_path: /t/cache, container_path: /cache},"
-                                   " {host_path: /c/data, container_path: /data, "
-                                   "read_only: true}]"));
+  // Determined's order: the config's mounts, then the template's at other container paths.
+  EXPECT_EQ(m["bind_mounts"], Yaml("[{host_path: /c/data, container_path: /data, "
+                                   "read_only: true}, {host_path: /t/cache, container_path: "
+                                   "/cache}]"));
 }
 
 TEST(TemplateMergeTest, DevicesWithTheSameContainerPathAreTakenFromTheConfig) {
   Json m = Merged("resources: {devices: [{host_path: /dev/a, container_path: /dev/x},"
                   " '/dev/b:/dev/y']}\n",
                   "resources: {devices: ['/dev/c:/dev/x:r']}\n");
-  EXPECT_EQ(m["resources"]["devices"], Yaml("['/dev/b:/dev/y', '/dev/c:/dev/x:r']"));
+  EXPECT_EQ(m["resources"]["devices"], Yaml("['/dev/c:/dev/x:r', '/dev/b:/dev/y']"));
 }
 
 TEST(TemplateMergeTest, OtherListsKeepDuplicates) {
@@ -79,6 +80,27 @@ TEST(TemplateMergeTest, AVariantWithADifferentTagIsTakenWhole) {
   Json same = Merged("searcher: {name: random, max_trials: 4}\n",
                      "searcher: {name: random, metric: loss}\n");
   EXPECT_EQ(same["searcher"], Yaml("{name: random, max_trials: 4, metric: loss}"));
+}
+
+TEST(TemplateMergeTest, HyperparametersAreAtomicAndGroupsMergeRecursively) {
+  Json m = Merged(
+      "hyperparameters: {lr: {type: double, minval: 0.1, maxval: 1, count: 3},\n"
+      "  opt: {beta: 0.9, eps: {type: log, minval: -8, maxval: -4, base: 10}}}\n",
+      "hyperparameters: {lr: {type: double, minval: 0.2, maxval: 2},\n"
+      "  opt: {beta: 0.8}}\n");
+  EXPECT_EQ(m["hyperparameters"]["lr"], Yaml("{type: double, minval: 0.2, maxval: 2}"));
+  EXPECT_EQ(m["hyperparameters"]["opt"],
+            Yaml("{beta: 0.8, eps: {type: log, minval: -8, maxval: -4, base: 10}}"));
+  Json replaced = Merged("hyperparameters: {opt: {beta: 0.9}}\n", "hyperparameters: {opt: 3}\n");
+  EXPECT_EQ(replaced["hyperparameters"]["opt"], 3);
+}
+
+TEST(TemplateMergeTest, TheShortAndMapFormsOfPerAcceleratorFieldsMergeAsMaps) {
+  Json m = Merged("environment: {environment_variables: [A=1], image: base}\n",
+                  "environment: {environment_variables: {cpu: [B=2]}, image: {cuda: gpu-img}}\n");
+  EXPECT_EQ(m["environment"]["environment_variables"],
+            Yaml("{cpu: [A=1, B=2], cuda: [A=1], rocm: [A=1]}"));
+  EXPECT_EQ(m["environment"]["image"], Yaml("{cpu: base, cuda: gpu-img, rocm: base}"));
 }
 
 TEST(TemplateMergeTest, ATemplateCannotNameATemplate) {

@@ -16,6 +16,7 @@
 #include "common/context_archive.h"
 #include "common/logging.h"
 #include "config/config_parser.h"
+#include "config/creation_check.h"
 #include "config/entrypoint.h"
 #include "config/error_list.h"
 #include "config/hparam_sampler.h"
@@ -208,6 +209,9 @@ absl::StatusOr<Master::SubmittedConfig> Master::ResolveConfig(const std::string&
   if (!merged.ok()) return ConfigError(merged.status(), "merging the template");
   absl::StatusOr<config::ExperimentConfig> cfg = config::ParseExperimentConfig(*merged);
   if (!cfg.ok()) return ConfigError(cfg.status(), "invalid experiment config");
+  if (absl::Status runnable = config::CheckRunnable(*cfg); !runnable.ok()) {
+    return ConfigError(runnable, "experiment config not supported by Cohort");
+  }
   out.config = *std::move(cfg);
   out.effective = out.config.effective;
   if (!out.config.checkpoint_storage) {

@@ -435,6 +435,31 @@ TEST_F(MasterTest, AContextWithoutTheEntrypointsProgramIsRefusedAtUpload) {
   EXPECT_TRUE(master_->CreateExperiment(Config(1, 0, kSingle), "", "", kRoot).ok());
 }
 
+TEST_F(MasterTest, StorageAndSearchersCohortCannotRunAreRefusedAtCreation) {
+  Register("a1", 1);
+  absl::Status s3 =
+      master_
+          ->CreateExperiment(Config(1, 0, kSingle) + "checkpoint_storage: {type: s3, bucket: b}\n",
+                             "", "", kRoot)
+          .status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s3)) << s3;
+  EXPECT_THAT(s3.message(), HasSubstr("checkpoint_storage.type: checkpoint storage type s3 is not "
+                                      "supported by Cohort: use shared_fs or directory"));
+  ASSERT_TRUE(master_->PutTemplate("gcs", "checkpoint_storage: {type: gcs, bucket: b}\n").ok());
+  EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "gcs", "", kRoot).status().message(),
+              HasSubstr("checkpoint storage type gcs is not supported by Cohort"));
+  EXPECT_THAT(master_->CreateExperiment(Config(1, 0, "{name: custom, metric: loss}"), "", "", kRoot)
+                  .status()
+                  .message(),
+              HasSubstr("searcher.name: the custom searcher is not supported by Cohort"));
+  EXPECT_TRUE(master_->ListExperiments().value().experiments.empty());
+  // What Cohort only ignores (with a warning at validation) is created.
+  absl::StatusOr<int64_t> ignored = master_->CreateExperiment(
+      Config(1, 0, kSingle) + "environment: {image: my/image}\nslurm: {gpu_type: a100}\n", "", "",
+      kRoot);
+  EXPECT_TRUE(ignored.ok()) << ignored.status();
+}
+
 TEST_F(MasterTest, TemplateNamesAreSafeForUrlsAndRefusedNamingTheField) {
   EXPECT_TRUE(master_->PutTemplate("gpu-base_2", "max_restarts: 1\n").ok());
   absl::Status bad = master_->PutTemplate("../etc", "max_restarts: 1\n");

@@ -52,17 +52,27 @@ struct Hyperparameter {
 
 using Hyperparameters = std::vector<std::pair<std::string, Hyperparameter>>;
 
+// The searcher. Cohort runs single, random, grid and adaptive_asha; Determined's pbt,
+// async_halving and custom are validated (their fields type-checked) and refused at creation.
 struct SearcherConfig {
-  std::string name = "single";  // single | random | grid | adaptive_asha
+  std::string name = "single";  // single | random | grid | adaptive_asha | pbt | async_halving |
+                                // custom
   std::string metric;
   bool smaller_is_better = true;
   std::optional<Length> max_length;
-  int64_t max_trials = 1;             // random, adaptive_asha
-  int64_t max_concurrent_trials = 16;  // random, grid, adaptive_asha (0: no limit)
-  int64_t max_rungs = 5;              // adaptive_asha
-  double divisor = 4;                 // adaptive_asha
-  std::string mode = "standard";      // adaptive_asha: aggressive | standard | conservative
-  bool stop_once = false;             // adaptive_asha
+  int64_t max_trials = 1;                  // random, adaptive_asha, async_halving
+  int64_t max_concurrent_trials = 16;      // random, grid, adaptive_asha (0: no limit)
+  int64_t max_rungs = 5;                   // adaptive_asha
+  double divisor = 4;                      // adaptive_asha, async_halving
+  std::string mode = "standard";           // adaptive_asha: aggressive | standard | conservative
+  bool stop_once = false;                  // adaptive_asha, async_halving
+  std::vector<int64_t> bracket_rungs;      // adaptive_asha (empty: derived from max_rungs)
+  std::optional<std::string> time_metric;  // adaptive_asha: the metric that measures progress
+  std::optional<int64_t> max_time;         // adaptive_asha: the length in time_metric units
+  std::optional<int64_t> num_rungs;        // async_halving
+  // Warm start: the trials start from this trial's latest checkpoint, or from this checkpoint.
+  std::optional<int64_t> source_trial_id;
+  std::optional<std::string> source_checkpoint_uuid;
 };
 
 struct Optimizations {
@@ -85,14 +95,32 @@ struct Profiling {
   bool sync_timings = true;  // synchronize before timing (on a GPU: exact per-phase timings)
 };
 
+// Determined's checkpoint storage union, by `type`. Cohort writes checkpoints to shared_fs and
+// directory; s3, gcs and azure are validated like Determined's and refused at creation
+// (config/creation_check.h). The save_* counts apply to every type.
 struct CheckpointStorage {
-  std::string type;  // shared_fs | directory
-  std::string host_path;       // shared_fs
+  std::string type;                         // shared_fs | directory | s3 | gcs | azure
+  std::string host_path;                    // shared_fs
   std::optional<std::string> storage_path;  // shared_fs
-  std::string container_path;  // directory
+  std::string container_path;               // directory
+  std::optional<std::string> bucket;        // s3, gcs
+  std::optional<std::string> prefix;        // s3, gcs
+  std::optional<std::string> endpoint_url;  // s3
+  std::optional<std::string> container;     // azure
   int64_t save_experiment_best = 0;
   int64_t save_trial_best = 1;
   int64_t save_trial_latest = 1;
+};
+
+// One of `log_policies`: a log line matching `pattern` (a regular expression) labels the trial
+// with `name` and triggers `action`. Determined's current form is {name, pattern, action:
+// cancel_retries | exclude_node}; its legacy form {pattern, action: {type: ...}} reads the same.
+struct LogPolicy {
+  enum class Action { kNone, kCancelRetries, kExcludeNode };
+  std::optional<std::string> name;
+  std::optional<std::string> pattern;
+  Action action = Action::kNone;
+  std::optional<std::string> signal;  // action {signal: NAME}: a label only
 };
 
 struct BindMount {
@@ -104,25 +132,37 @@ struct BindMount {
 struct ExperimentConfig {
   std::optional<std::string> name;
   std::optional<std::string> description;
+  std::optional<std::string> workspace;
+  std::optional<std::string> project;
+  std::vector<std::string> labels;
   std::vector<std::string> entrypoint;  // a string entrypoint is one element
   Resources resources;
   Hyperparameters hyperparameters;
-  int64_t global_batch_size = 0;
+  int64_t global_batch_size = 0;  // hyperparameters.global_batch_size; 0: absent
   SearcherConfig searcher;
   Optimizations optimizations;
   Profiling profiling;
   uint32_t experiment_seed = 0;
   std::optional<CheckpointStorage> checkpoint_storage;
+  std::string checkpoint_policy = "best";  // best | all | none: which checkpoints to keep
+  std::vector<LogPolicy> log_policies;     // Determined's defaults when absent
   std::optional<Length> min_validation_period;
   std::optional<Length> min_checkpoint_period;
   int64_t records_per_epoch = 0;  // 0: unknown
   int64_t scheduling_unit = 100;
   int64_t max_restarts = 5;
+  bool perform_initial_validation = false;
+  bool debug = false;
   Json data = Json::object();
+  // environment.environment_variables as KEY, VALUE: the list form, or the `cpu` list of the
+  // {cpu, cuda, rocm} map form.
   std::vector<std::pair<std::string, std::string>> environment_variables;
   std::vector<BindMount> bind_mounts;
   // The whole config with defaults filled in, in the input's key order.
   Json effective;
+  // "path: ignored: why" for each field that is valid but that Cohort does not act on, in the
+  // order read (for display; not part of the effective config).
+  std::vector<std::string> warnings;
 };
 
 }  // namespace cohort::config

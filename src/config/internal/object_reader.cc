@@ -46,7 +46,7 @@ bool ObjectReader::Has(absl::string_view key) const {
 }
 
 const Json* ObjectReader::Get(absl::string_view key) {
-  known_.emplace_back(key);
+  if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
   if (!Has(key)) return nullptr;
   return &node_.at(std::string(key));
 }
@@ -165,6 +165,58 @@ std::optional<std::vector<std::string>> ObjectReader::StringList(absl::string_vi
   if (!ok) return std::nullopt;
   Set(key, *value);
   return result;
+}
+
+std::optional<std::vector<int64_t>> ObjectReader::IntList(absl::string_view key, Bounds bounds) {
+  const Json* value = Get(key);
+  if (value == nullptr) return std::nullopt;
+  if (!value->is_array()) {
+    Error(key, absl::StrCat("expected a list of integers, got ", DescribeValue(*value)));
+    return std::nullopt;
+  }
+  std::vector<int64_t> result;
+  bool ok = true;
+  for (size_t i = 0; i < value->size(); ++i) {
+    const Json& item = (*value)[i];
+    const std::string item_path = absl::StrCat(PathOf(key), "[", i, "]");
+    if (!item.is_number_integer()) {
+      errors_->Add(item_path, absl::StrCat("expected an integer, got ", DescribeValue(item)));
+      ok = false;
+      continue;
+    }
+    std::string violation = BoundsViolation(static_cast<double>(item.get<int64_t>()), bounds);
+    if (!violation.empty()) {
+      errors_->Add(item_path, violation);
+      ok = false;
+      continue;
+    }
+    result.push_back(item.get<int64_t>());
+  }
+  if (!ok) return std::nullopt;
+  Set(key, *value);
+  return result;
+}
+
+const Json* ObjectReader::Map(absl::string_view key) {
+  const Json* value = Get(key);
+  if (value == nullptr) return nullptr;
+  if (!value->is_object()) {
+    Error(key, absl::StrCat("expected a map, got ", DescribeValue(*value)));
+    return nullptr;
+  }
+  Set(key, *value);
+  return value;
+}
+
+void ObjectReader::Warn(absl::string_view key, absl::string_view why, const Json& unless) {
+  if (!Has(key)) return;
+  const Json& value = node_.at(std::string(key));
+  const bool asks_nothing = (value.is_boolean() && !value.get<bool>()) ||
+                            (value.is_string() && value.get_ref<const std::string&>().empty()) ||
+                            (value.is_array() && value.empty()) ||
+                            (value.is_object() && value.empty());
+  if (asks_nothing || (!unless.is_null() && value == unless)) return;
+  errors_->AddWarning(PathOf(key), absl::StrCat("ignored: ", why));
 }
 
 const Json* ObjectReader::Raw(absl::string_view key) {

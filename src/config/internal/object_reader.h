@@ -2,11 +2,14 @@
 // ObjectReader: reads one map of a config tree field by field, checking each value's type and
 // range, recording every problem in an ErrorList (never stopping at the first), and writing the
 // accepted values and the defaults into the effective config. Finish() rejects the fields nobody
-// asked for, with a did-you-mean suggestion. Thread-compatible.
+// asked for, with a did-you-mean suggestion. A field that is valid but that Cohort does not act
+// on is read with Ignored(): type-checked like any other, kept in the effective config, and
+// reported once as a warning. Thread-compatible.
 //
 // Example:
 //   ObjectReader r(tree["resources"], "resources", &errors, &effective["resources"]);
 //   int64_t slots = r.Int("slots_per_trial", 1, AtLeast(1)).value_or(1);
+//   r.Ignored("shm_size", "Cohort starts no container", [&] { return r.String("shm_size"); });
 //   r.Finish();
 //
 // A null value counts as absent (YAML `key:` or `key: ~` means "use the default").
@@ -16,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "config/error_list.h"
 #include "config/yaml_json.h"
@@ -68,11 +72,51 @@ class ObjectReader {
                                     const std::vector<std::string>& allowed = {});
   // A list of strings.
   std::optional<std::vector<std::string>> StringList(absl::string_view key);
+  // A list of integers, each within `bounds`.
+  std::optional<std::vector<int64_t>> IntList(absl::string_view key, Bounds bounds = {});
+  // A map whose contents are free-form (or checked by the caller): "expected a map" otherwise.
+  // Copied as-is into the effective config; returns it or null (absent or not a map).
+  const Json* Map(absl::string_view key);
   // Copies the field as-is (free-form) into the effective config; returns it or null.
   const Json* Raw(absl::string_view key);
 
   // Writes `value` under `key` in the effective config.
   void Set(absl::string_view key, Json value);
+
+  // Records the warning "<path>.<key>: ignored: <why>" when the field is present and asks for
+  // something: not null, false, "", [] or {} (Determined's defaults for what Cohort ignores), nor
+  // equal to `unless` when that is given (a default such as resources.weight's 1).
+  void Warn(absl::string_view key, absl::string_view why, const Json& unless = Json());
+
+  // A field Cohort accepts but does not act on: `read` (one of the typed getters above, on the
+  // same key) checks its type and bounds and keeps it in the effective config; then, unless
+  // that found an error, Warn. Returns what `read` returned.
+  template <typename Read>
+  auto Ignored(absl::string_view key, absl::string_view why, Read read, const Json& unless = Json())
+      -> decltype(read()) {
+    const size_t errors_before = errors_->errors().size();
+    auto result = read();
+    if (errors_->errors().size() == errors_before) Warn(key, why, unless);
+    return result;
+  }
+
+  // Reads the list at `key`, calling `item(node, path, out)` for each element with its path
+  // ("<key>[i]") and an empty map in the effective list to fill. "expected a list" otherwise.
+  template <typename Item>
+  void ForEachItem(absl::string_view key, Item item) {
+    const Json* list = Get(key);
+    if (list == nullptr) return;
+    if (!list->is_array()) {
+      Error(key, absl::StrCat("expected a list, got ", DescribeValue(*list)));
+      return;
+    }
+    Json scratch = Json::array();
+    Json& out = effective_ != nullptr ? ((*effective_)[std::string(key)] = Json::array()) : scratch;
+    for (size_t i = 0; i < list->size(); ++i) {
+      out.push_back(Json::object());
+      item((*list)[i], absl::StrCat(PathOf(key), "[", i, "]"), &out.back());
+    }
+  }
 
   // Records "unknown field; did you mean X?" for each field never asked for.
   void Finish();

@@ -11,7 +11,14 @@
 namespace cohort::config::internal {
 namespace {
 
-const std::vector<std::string> kSearchers = {"single", "random", "grid", "adaptive_asha"};
+// Determined's searchers; Cohort runs the first four (config/creation_check.h refuses the rest).
+const std::vector<std::string> kSearchers = {"single",        "random", "grid",  "adaptive_asha",
+                                             "async_halving", "pbt",    "custom"};
+
+// Searchers Determined dropped (it reports them as removed rather than unknown).
+bool IsRemovedSearcher(const std::string& name) {
+  return name == "adaptive" || name == "adaptive_simple" || name == "sync_halving";
+}
 const std::vector<std::string> kAshaModes = {"aggressive", "standard", "conservative"};
 const std::vector<std::string> kLengthUnits = {"batches", "records", "epochs"};
 constexpr char kMetricHint[] =
@@ -46,17 +53,73 @@ std::optional<Length> ParseLength(const Json& node, const std::string& path, boo
   return result;
 }
 
-SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effective) {
-  SearcherConfig s;
-  ObjectReader r(node, "searcher", errors, effective);
-  std::optional<std::string> name = r.String("name", "single", kSearchers);
-  const bool known = name.has_value();
-  if (known) s.name = *name;
-  // With an unknown name every searcher's fields are accepted, so only the name is reported.
-  const bool random = s.name == "random" || !known;
-  const bool grid = s.name == "grid" || !known;
-  const bool asha = s.name == "adaptive_asha" || !known;
+namespace {
 
+// adaptive_asha's fields beyond the common ones. Cohort's brackets come from max_rungs and mode
+// and its rungs from max_length (config/asha.h): bracket_rungs and the time-based lengths of
+// newer Determined are checked and ignored (without max_length, creation refuses the searcher).
+void ReadAsha(ObjectReader& r, SearcherConfig& s) {
+  s.max_rungs = r.Int("max_rungs", 5, Between(1, kMaxRungs)).value_or(5);
+  s.mode = r.String("mode", "standard", kAshaModes).value_or("standard");
+  auto rungs = r.Ignored("bracket_rungs", "Cohort's brackets follow from max_rungs and mode",
+                         [&] { return r.IntList("bracket_rungs", Between(1, kMaxRungs)); });
+  if (rungs && rungs->size() > static_cast<size_t>(kMaxRungs)) {
+    r.errors()->Add(r.PathOf("bracket_rungs"),
+                    absl::StrCat("must have at most ", kMaxRungs, " entries"));
+  } else if (rungs) {
+    s.bracket_rungs = *rungs;
+  }
+  constexpr char kByLength[] = "Cohort's rungs are lengths in max_length's unit";
+  s.time_metric = r.Ignored("time_metric", kByLength, [&] { return r.String("time_metric"); });
+  s.max_time = r.Ignored("max_time", kByLength, [&] {
+    return r.Int("max_time", std::nullopt, Between(1, kMaxLengthUnits));
+  });
+}
+
+// pbt: validated only (Cohort has no population based training).
+void ReadPbt(ObjectReader& r, ErrorList* errors, Json* effective) {
+  r.Require("population_size");
+  r.Int("population_size", std::nullopt, Between(1, kMaxTrials));
+  r.Require("num_rounds");
+  r.Int("num_rounds", std::nullopt, AtLeast(1));
+  r.Require("length_per_round");
+  if (const Json* length = r.Get("length_per_round")) {
+    ParseLength(*length, r.PathOf("length_per_round"), /*allow_zero=*/false, errors,
+                effective != nullptr ? &(*effective)["length_per_round"] : nullptr);
+  }
+  for (const char* key : {"replace_function", "explore_function"}) {
+    r.Require(key);
+    const Json* f = r.Get(key);
+    if (f == nullptr) continue;
+    ObjectReader fr(*f, r.PathOf(key), errors, effective != nullptr ? &(*effective)[key] : nullptr);
+    if (std::string(key) == "replace_function") {
+      fr.Require("truncate_fraction");
+      fr.Number("truncate_fraction", std::nullopt, Between(0, 0.5));
+    } else {
+      fr.Require("resample_probability");
+      fr.Number("resample_probability", std::nullopt, Between(0, 1));
+      fr.Require("perturb_factor");
+      fr.Number("perturb_factor", std::nullopt, Between(0, 1));
+    }
+    fr.Finish();
+  }
+}
+
+// max_length: a length, or (as Determined still accepts) a bare integer, read as batches.
+void ReadMaxLength(ObjectReader& r, SearcherConfig& s, ErrorList* errors, Json* effective) {
+  const Json* length = r.Get("max_length");
+  if (length == nullptr) return;
+  if (length->is_number_integer()) {
+    if (auto n = r.Int("max_length", std::nullopt, Between(1, kMaxLengthUnits))) {
+      s.max_length = Length{Length::Unit::kBatches, *n};
+    }
+    return;
+  }
+  s.max_length = ParseLength(*length, r.PathOf("max_length"), /*allow_zero=*/false, errors,
+                             effective != nullptr ? &(*effective)["max_length"] : nullptr);
+}
+
+void ReadMetric(ObjectReader& r, SearcherConfig& s, ErrorList* errors) {
   // Every searcher needs it, as in Determined: it names the validation metric that ranks trials
   // (and, with smaller_is_better, says which way is better), even when only one trial runs.
   if (!r.Has("metric")) {
@@ -73,25 +136,74 @@ SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effectiv
     s.metric = *std::move(metric);
   }
   s.smaller_is_better = r.Bool("smaller_is_better", true).value_or(true);
+}
 
-  if (asha) r.Require("max_length");
-  if (const Json* length = r.Get("max_length")) {
-    s.max_length = ParseLength(*length, r.PathOf("max_length"), /*allow_zero=*/false, errors,
-                               effective != nullptr ? &(*effective)["max_length"] : nullptr);
+// Stored for the warm starts of issue 15; until they are done, a trial starts from scratch.
+void ReadWarmStart(ObjectReader& r, SearcherConfig& s) {
+  constexpr char kNotYet[] = "Cohort does not do warm starts yet: trials start from scratch";
+  s.source_trial_id = r.Ignored("source_trial_id", kNotYet,
+                                [&] { return r.Int("source_trial_id", std::nullopt, AtLeast(1)); });
+  s.source_checkpoint_uuid = r.Ignored("source_checkpoint_uuid", kNotYet,
+                                       [&] { return r.String("source_checkpoint_uuid"); });
+  if (s.source_checkpoint_uuid && s.source_checkpoint_uuid->size() > kMaxNameBytes) {
+    r.errors()->Add(r.PathOf("source_checkpoint_uuid"),
+                    absl::StrCat("must be at most ", kMaxNameBytes, " bytes"));
   }
-  if (random || asha) {
+}
+
+}  // namespace
+
+SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effective) {
+  SearcherConfig s;
+  ObjectReader r(node, "searcher", errors, effective);
+  const Json* given = r.Get("name");
+  if (given != nullptr && given->is_string() && IsRemovedSearcher(given->get<std::string>())) {
+    // Its other fields are that searcher's, so they are not checked.
+    errors->Add(r.PathOf("name"), absl::StrCat("the ", given->get<std::string>(),
+                                               " searcher was removed from Determined; use "
+                                               "adaptive_asha"));
+    return s;
+  }
+  std::optional<std::string> name = r.String("name", "single", kSearchers);
+  const bool known = name.has_value();
+  if (known) s.name = *name;
+  // With an unknown name every searcher's fields are accepted, so only the name is reported.
+  auto is = [&](std::initializer_list<const char*> names) {
+    if (!known) return true;
+    for (const char* n : names) {
+      if (s.name == n) return true;
+    }
+    return false;
+  };
+  ReadMetric(r, s, errors);
+  ReadWarmStart(r, s);
+  if (is({"adaptive_asha", "async_halving"}) && !r.Has("max_time")) r.Require("max_length");
+  const bool has_length = !known || (s.name != "custom" && s.name != "pbt");
+  if (has_length) ReadMaxLength(r, s, errors, effective);
+  if (is({"random", "adaptive_asha", "async_halving"})) {
     r.Require("max_trials");
     s.max_trials = r.Int("max_trials", std::nullopt, Between(1, kMaxTrials)).value_or(1);
   }
-  if (random || grid || asha) {
+  if (is({"random", "grid", "adaptive_asha", "async_halving"})) {
     s.max_concurrent_trials =
         r.Int("max_concurrent_trials", 16, Between(0, kMaxTrials)).value_or(16);
   }
-  if (asha) {
-    s.max_rungs = r.Int("max_rungs", 5, Between(1, kMaxRungs)).value_or(5);
+  if (is({"adaptive_asha", "async_halving"})) {
     s.divisor = r.Number("divisor", 4.0, GreaterThan(1)).value_or(4.0);
-    s.mode = r.String("mode", "standard", kAshaModes).value_or("standard");
     s.stop_once = r.Bool("stop_once", false).value_or(false);
+  }
+  if (is({"adaptive_asha"})) ReadAsha(r, s);
+  if (is({"async_halving"})) {
+    if (known) r.Require("num_rungs");
+    s.num_rungs = r.Int("num_rungs", std::nullopt, Between(1, kMaxRungs));
+  }
+  if (is({"pbt"})) ReadPbt(r, errors, effective);
+  if (is({"custom"})) r.String("unit", std::nullopt, kLengthUnits);
+  if (known && !is({"single", "random", "grid", "adaptive_asha"})) {
+    errors->AddWarning(r.PathOf("name"),
+                       absl::StrCat("the ", s.name,
+                                    " searcher is not implemented by Cohort: experiment create "
+                                    "refuses it (use single, random, grid or adaptive_asha)"));
   }
   r.Finish();
   return s;
