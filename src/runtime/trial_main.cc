@@ -81,6 +81,13 @@ absl::StatusOr<TrialRunOptions> MakeRunOptions(const Flags& flags, core::Context
   const config::ExperimentConfig& cfg = *info.config;
   TrialRunOptions options;
   options.global_batch_size = cfg.global_batch_size;
+  if (options.global_batch_size <= 0) {
+    // Optional in the config (Core API programs need none), required here.
+    return absl::InvalidArgumentError(absl::StrCat(
+        flags.config,
+        ": hyperparameters.global_batch_size is needed by the Trial API (the batch all slots "
+        "train on together, e.g. `global_batch_size: 128`)"));
+  }
   if (!cfg.searcher.max_length.has_value()) {
     return absl::InvalidArgumentError(
         absl::StrCat(flags.config, ": searcher.max_length is needed"));

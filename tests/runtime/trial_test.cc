@@ -222,6 +222,24 @@ TEST_F(TrialTest, FashionMnistExampleRunsFromItsConfigUnderTheLauncher) {
   EXPECT_TRUE(std::filesystem::exists(checkpoint + "/model.pt")) << log;
 }
 
+// global_batch_size is optional in a config (Core API programs need none) and required by the
+// Trial API, which says so before it builds anything.
+TEST_F(TrialTest, TrialApiWithoutGlobalBatchSizeSaysItIsNeeded) {
+  std::filesystem::create_directories(dir_);
+  const std::string config = dir_ + "/no_batch.yaml";
+  std::ofstream(config) << "name: no_batch\nentrypoint: ./fashion_mnist_trial\n"
+                           "data: {dir: /usr/share/datasets/fashion-mnist}\n"
+                           "hyperparameters: {learning_rate: 0.02}\n"
+                           "searcher: {name: single, metric: loss, max_length: {batches: 5}}\n";
+  const std::string command = absl::StrCat(BinaryPath("fashion_mnist_trial"), " --config ", config,
+                                           " --run-dir ", dir_, "/run > ", dir_, "/out.log 2>&1");
+  EXPECT_NE(std::system(command.c_str()), 0);
+  const std::string log = ReadFile(dir_ + "/out.log");
+  EXPECT_NE(log.find("hyperparameters.global_batch_size is needed by the Trial API"),
+            std::string::npos)
+      << log;
+}
+
 TEST_F(TrialTest, TrialApiValidatesAndReportsAtEverySearcherOperation) {
   // adaptive_asha's rungs as the master passes them: the loop validates at batch 10 and reports
   // that operation completed (with its length) before going on to 20.
