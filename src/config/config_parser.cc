@@ -383,10 +383,7 @@ void ParseLifecycle(ObjectReader& r, ExperimentConfig& config, ErrorList* errors
   config.scheduling_unit = r.Int("scheduling_unit", 100, Between(1, kMaxLengthUnits)).value_or(100);
   config.max_restarts = r.Int("max_restarts", 5, Between(0, kMaxRestarts)).value_or(5);
   config.log_policies = internal::ParseLogPolicies(r, errors, &effective);
-  config.perform_initial_validation =
-      r.Ignored("perform_initial_validation", "Cohort does not validate before training yet", [&] {
-         return r.Bool("perform_initial_validation", false);
-       }).value_or(false);
+  config.perform_initial_validation = r.Bool("perform_initial_validation", false).value_or(false);
   config.debug = r.Ignored("debug", "Cohort has no debug mode", [&] {
                     return r.Bool("debug", false);
                   }).value_or(false);

@@ -373,10 +373,10 @@ TEST(DeterminedConfigTest, LogPolicies) {
 TEST(DeterminedConfigTest, TopLevelSectionsCohortIgnores) {
   Check({
       {"workspace, project, labels", "workspace: w\nproject: p\nlabels: [a, b]\n", {}, {}},
-      {"perform_initial_validation",
+      {"perform_initial_validation (honoured: the Trial API validates before training)",
        "perform_initial_validation: true\n",
        {},
-       {"perform_initial_validation: ignored: Cohort does not validate before training yet"}},
+       {}},
       {"data_layer",
        "data_layer: {type: s3, bucket: b, bucket_directory_path: d}\n",
        {},

@@ -127,6 +127,7 @@ absl::StatusOr<TrialRunOptions> MakeRunOptions(const Flags& flags, core::Context
   }
   options.data = cfg.data;
   options.searcher_metric = cfg.searcher.metric;
+  options.perform_initial_validation = cfg.perform_initial_validation;
   options.profiling = {.enabled = cfg.profiling.enabled,
                        .begin_on_batch = cfg.profiling.begin_on_batch,
                        .end_after_batch = cfg.profiling.end_after_batch,

@@ -58,6 +58,7 @@ class Runner {
   absl::StatusOr<TrialRunResult> Run() {
     COHORT_ASSIGN_OR_RETURN(const int64_t start, Setup());
     result_.batches_completed = start;
+    if (options_.perform_initial_validation && start == 0) COHORT_RETURN_IF_ERROR(Validate(0));
     for (int64_t b = start; b < options_.max_batches; ++b) {
       profiler_.Begin(b, absl::Now());
       reducer_->set_record_bucket_timings(profiler_.active());

@@ -224,6 +224,30 @@ TEST_F(TrialTest, FashionMnistExampleRunsFromItsConfigUnderTheLauncher) {
 
 // global_batch_size is optional in a config (Core API programs need none) and required by the
 // Trial API, which says so before it builds anything.
+// perform_initial_validation: a validation at steps_completed 0 before any training (an
+// untrained net is at chance), then the usual one at the end; none on a resumed run.
+TEST_F(TrialTest, InitialValidationComesBeforeTheFirstBatch) {
+  ASSERT_TRUE(Run(2, {"--max-batches", "8", "--run-dir", dir_, "--initial-validation", "1"}));
+  std::vector<int64_t> validated;
+  for (const auto& line : ReadJsonLines(dir_ + "/metrics.jsonl")) {
+    if (line["kind"] == "validation") validated.push_back(line["steps_completed"]);
+    if (line["kind"] == "validation" && line["steps_completed"] == 0) {
+      EXPECT_LT(line["metrics"]["accuracy"].get<double>(), 0.3)
+          << "trained before batch 0? " << line;
+    }
+  }
+  EXPECT_EQ(validated, (std::vector<int64_t>{0, 8}));
+  const std::string resumed = dir_ + "_resumed";
+  ASSERT_TRUE(Run(2, {"--max-batches", "4", "--run-dir", resumed}));
+  ASSERT_TRUE(Run(2, {"--max-batches", "8", "--run-dir", resumed, "--restore",
+                      LatestCheckpoint(resumed), "--initial-validation", "1"}));
+  validated.clear();
+  for (const auto& line : ReadJsonLines(resumed + "/metrics.jsonl")) {
+    if (line["kind"] == "validation") validated.push_back(line["steps_completed"]);
+  }
+  EXPECT_EQ(validated, (std::vector<int64_t>{4, 8}));
+}
+
 TEST_F(TrialTest, TrialApiWithoutGlobalBatchSizeSaysItIsNeeded) {
   std::filesystem::create_directories(dir_);
   const std::string config = dir_ + "/no_batch.yaml";

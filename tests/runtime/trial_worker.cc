@@ -124,6 +124,8 @@ int main(int argc, char** argv) {
       trial.sigterm_rank = std::stoi(value);
     else if (flag == "--profile")
       profile = value;  // BEGIN:END, profiling's window
+    else if (flag == "--initial-validation")
+      options.perform_initial_validation = value == "1";
     else if (flag == "--out")
       out = value;
     else {
