@@ -79,6 +79,10 @@ struct ClusterInfo {
   // The checkpoint to resume from: $COHORT_LATEST_CHECKPOINT (a storage id or a directory);
   // empty when starting fresh.
   std::string latest_checkpoint;
+  // A checkpoint directory whose weights a fresh run starts from (a warm start:
+  // searcher.source_trial_id / source_checkpoint_uuid on a cluster); empty: none. Programs that
+  // support warm starts load their weights from it when latest_checkpoint is empty.
+  std::string warm_start;
 };
 
 class Context {

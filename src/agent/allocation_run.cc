@@ -192,6 +192,7 @@ std::map<std::string, std::optional<std::string>> AllocationRun::LaunchEnv(
   worker.trial_seed = action_.seed;
   worker.trial_id = action_.trial_id;
   worker.latest_checkpoint = action_.latest_checkpoint;
+  worker.warm_start = action_.warm_start;
   worker.searcher_ops = action_.searcher_ops;  // adaptive_asha: its bracket's rungs
   worker.master_url = options_.master_url;
   worker.allocation_token = action_.allocation_token;

@@ -503,6 +503,13 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
     }
     return kExitInvalid;
   }
+  if (cfg->searcher.source_trial_id || cfg->searcher.source_checkpoint_uuid) {
+    err << args.config_path << ": searcher."
+        << (cfg->searcher.source_checkpoint_uuid ? "source_checkpoint_uuid" : "source_trial_id")
+        << ": warm starts find their checkpoint through a master: create the experiment on a "
+           "cluster (without --local), or start from scratch\n";
+    return kExitInvalid;
+  }
   std::error_code ec;
   if (!fs::is_directory(args.context_dir, ec)) {
     err << "cohort: error: context directory " << args.context_dir

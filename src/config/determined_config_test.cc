@@ -284,13 +284,10 @@ TEST(DeterminedConfigTest, Searchers) {
       " searcher is not implemented by Cohort: experiment create refuses it (use single, "
       "random, grid or adaptive_asha)";
   Check({
-      {"warm start",
+      {"warm start (honoured on a cluster)",
        "searcher: {metric: l, source_trial_id: 7, source_checkpoint_uuid: abc}\n",
        {},
-       {"searcher.source_trial_id: ignored: Cohort does not do warm starts yet: trials start "
-        "from scratch",
-        "searcher.source_checkpoint_uuid: ignored: Cohort does not do warm starts yet: trials "
-        "start from scratch"}},
+       {}},
       {"source_trial_id must be an integer",
        "searcher: {metric: l, source_trial_id: x}\n",
        {"searcher.source_trial_id: expected an integer, got string \"x\""}},

@@ -64,6 +64,7 @@ absl::Status ReadRun(comm::Communicator& comm, const wire::WorkerEnv& env, Clust
     if (!samples.empty()) info.hparams = samples.front();
   }
   info.latest_checkpoint = env.latest_checkpoint;
+  info.warm_start = env.warm_start;
   info.trial_id = env.trial_id ? absl::StrCat(*env.trial_id) : "";
   return absl::OkStatus();
 }

@@ -212,6 +212,7 @@ absl::StatusOr<Master::SubmittedConfig> Master::ResolveConfig(const std::string&
   if (absl::Status runnable = config::CheckRunnable(*cfg); !runnable.ok()) {
     return ConfigError(runnable, "experiment config not supported by Cohort");
   }
+  COHORT_RETURN_IF_ERROR(WarmStartPath(cfg->searcher).status());
   out.config = *std::move(cfg);
   out.effective = out.config.effective;
   if (!out.config.checkpoint_storage) {
@@ -549,5 +550,37 @@ absl::Status Master::PutTemplate(const std::string& name, const std::string& yam
 }
 
 absl::Status Master::DeleteTemplate(const std::string& name) { return db_->DeleteTemplate(name); }
+
+absl::StatusOr<std::string> Master::WarmStartPath(const config::SearcherConfig& searcher) {
+  std::string storage_id;
+  if (searcher.source_checkpoint_uuid) {
+    storage_id = *searcher.source_checkpoint_uuid;
+  } else if (searcher.source_trial_id) {
+    const int64_t source = *searcher.source_trial_id;
+    absl::StatusOr<TrialRow> trial = db_->GetTrial(source);
+    if (!trial.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("searcher.source_trial_id: trial ", source, " does not exist"));
+    }
+    if (trial->latest_checkpoint.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "searcher.source_trial_id: trial ", source,
+          " has no checkpoint to start from yet (`cohort trial describe ", source, "`)"));
+    }
+    storage_id = trial->latest_checkpoint;
+  } else {
+    return std::string();
+  }
+  absl::StatusOr<CheckpointRow> row = db_->GetCheckpoint(storage_id);
+  if (!row.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(searcher.source_checkpoint_uuid ? "searcher.source_checkpoint_uuid"
+                                                     : "searcher.source_trial_id",
+                     ": no checkpoint ", storage_id,
+                     " is known to this master (`cohort trial describe ID` "
+                     "lists a trial's checkpoints)"));
+  }
+  return row->path;
+}
 
 }  // namespace cohort::master

@@ -215,6 +215,10 @@ class Master {
     config::Json effective;
     std::string template_name;  // from the request, else the config's `template:`
   };
+  // The checkpoint directory every trial of a warm-started experiment starts from
+  // (searcher.source_checkpoint_uuid, else source_trial_id's latest checkpoint); empty when
+  // the config asks for none. InvalidArgument naming the field when the source is unknown.
+  absl::StatusOr<std::string> WarmStartPath(const config::SearcherConfig& searcher);
   absl::StatusOr<SubmittedConfig> ResolveConfig(const std::string& config_yaml,
                                                 const std::string& template_name);
   // Writes an uploaded context archive under data_dir/contexts; returns its path.
@@ -246,12 +250,14 @@ class Master {
   // for a GPU's); none when profiling is off.
   absl::StatusOr<std::vector<PointRow>> SystemPointsLocked(
       const TrialRow& trial, const std::vector<wire::SystemMetricsRecord>& records);
-  // What the master needs of an experiment's config to take its profiles (cached).
-  struct ProfilingOf {
+  // What the master needs of an experiment's config after creation (parsed once, cached): its
+  // profiling window and slots (to take profiles), its searcher (warm starts).
+  struct ConfigFacts {
     config::Profiling window;
     int slots = 1;
+    config::SearcherConfig searcher;
   };
-  absl::StatusOr<ProfilingOf> ProfilingLocked(int64_t experiment_id);
+  absl::StatusOr<ConfigFacts> ConfigFactsLocked(int64_t experiment_id);
   // Stores the node's step timelines (those of ranks the trial has, inside its experiment's
   // profiling window) and adds them to the trial's timings; nothing when profiling is off.
   absl::Status StoreStepProfilesLocked(const TrialRow& trial,
@@ -324,7 +330,7 @@ class Master {
   std::atomic<int64_t> metric_reports_stored_{0};  // ClusterStats::metric_reports_stored
   PassTimes scheduling_;                           // ScheduleLocked's durations
   std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
-  std::map<int64_t, ProfilingOf> profiling_;       // experiment -> its profiling (cache)
+  std::map<int64_t, ConfigFacts> profiling_;       // experiment -> ConfigFactsLocked (cache)
   int64_t next_sequence_ = 1;
   int log_followers_ = 0;  // TrialLogs calls waiting for lines
   bool stopping_ = false;

@@ -97,6 +97,12 @@ absl::Status Master::StartLocked(const Placement& placement) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
   std::string ops_note;
   COHORT_ASSIGN_OR_RETURN(std::vector<int64_t> ops, SearcherOpsLocked(exp, trial_id, &ops_note));
+  std::string warm_start;  // only for a trial without a checkpoint of its own
+  if (trial.latest_checkpoint.empty()) {
+    COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(exp.id));
+    COHORT_ASSIGN_OR_RETURN(warm_start, WarmStartPath(facts.searcher));
+    if (!warm_start.empty()) absl::StrAppend(&ops_note, ", its weights from ", warm_start);
+  }
   const Allocation& allocation = allocations_.Add(trial_id, placement, users::NewToken());
   const std::string chief_addr = agents_.NextChiefAddress(*agents_.Find(placement.agents[0].first));
   std::vector<std::string> where;
@@ -115,6 +121,7 @@ absl::Status Master::StartLocked(const Placement& placement) {
                             .hparams = Json::parse(trial.hparams_json, nullptr, false),
                             .seed = trial.seed,
                             .latest_checkpoint = trial.latest_checkpoint,
+                            .warm_start = warm_start,
                             .context = absl::StrCat("/api/v1/experiments/", exp.id, "/context"),
                             .reports = node == 0,
                             .searcher_ops = ops,

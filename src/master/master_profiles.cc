@@ -46,7 +46,7 @@ bool InWindow(const config::Profiling& window, int64_t batch) {
 
 }  // namespace
 
-absl::StatusOr<Master::ProfilingOf> Master::ProfilingLocked(int64_t experiment_id) {
+absl::StatusOr<Master::ConfigFacts> Master::ConfigFactsLocked(int64_t experiment_id) {
   auto cached = profiling_.find(experiment_id);
   if (cached != profiling_.end()) return cached->second;
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(experiment_id));
@@ -54,14 +54,15 @@ absl::StatusOr<Master::ProfilingOf> Master::ProfilingLocked(int64_t experiment_i
   absl::StatusOr<config::ExperimentConfig> cfg =
       tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();
   if (!cfg.ok()) return cfg.status();
-  return profiling_.emplace(experiment_id, ProfilingOf{cfg->profiling, e.slots_per_trial})
+  return profiling_
+      .emplace(experiment_id, ConfigFacts{cfg->profiling, e.slots_per_trial, cfg->searcher})
       .first->second;
 }
 
 absl::Status Master::StoreStepProfilesLocked(const TrialRow& trial,
                                              const std::vector<wire::StepProfileRecord>& records) {
   if (records.empty()) return absl::OkStatus();
-  COHORT_ASSIGN_OR_RETURN(const ProfilingOf profiling, ProfilingLocked(trial.experiment_id));
+  COHORT_ASSIGN_OR_RETURN(const ConfigFacts profiling, ConfigFactsLocked(trial.experiment_id));
   if (!profiling.window.enabled) return absl::OkStatus();
   COHORT_ASSIGN_OR_RETURN(const int64_t stored, db_->CountStepProfiles(trial.id));
   std::vector<StepProfileRow> rows;

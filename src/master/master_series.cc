@@ -41,7 +41,7 @@ absl::Status CheckRequest(const SeriesRequest& request) {
 
 absl::StatusOr<std::vector<PointRow>> Master::SystemPointsLocked(
     const TrialRow& trial, const std::vector<wire::SystemMetricsRecord>& records) {
-  COHORT_ASSIGN_OR_RETURN(const ProfilingOf profiling, ProfilingLocked(trial.experiment_id));
+  COHORT_ASSIGN_OR_RETURN(const ConfigFacts profiling, ConfigFactsLocked(trial.experiment_id));
   const config::Profiling& window = profiling.window;
   std::vector<PointRow> points;
   if (!window.enabled || trial.batches < window.begin_on_batch ||

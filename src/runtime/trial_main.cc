@@ -135,6 +135,8 @@ absl::StatusOr<TrialRunOptions> MakeRunOptions(const Flags& flags, core::Context
   const std::string restore = flags.restore.empty() ? info.latest_checkpoint : flags.restore;
   if (!restore.empty()) {
     COHORT_ASSIGN_OR_RETURN(options.restore_from, ResolveCheckpoint(ctx, restore));
+  } else if (!info.warm_start.empty()) {
+    COHORT_ASSIGN_OR_RETURN(options.warm_start_from, ResolveCheckpoint(ctx, info.warm_start));
   }
   return options;
 }

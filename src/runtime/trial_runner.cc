@@ -109,6 +109,8 @@ class Runner {
     int64_t start = 0;
     if (!options_.restore_from.empty()) {
       COHORT_ASSIGN_OR_RETURN(start, Restore(options_.restore_from));
+    } else if (!options_.warm_start_from.empty()) {
+      COHORT_RETURN_IF_ERROR(WarmStart(options_.warm_start_from));
     }
     COHORT_RETURN_IF_ERROR(BroadcastModule(*model_, comm_, 0));
     COHORT_ASSIGN_OR_RETURN(reducer_,
@@ -369,6 +371,22 @@ class Runner {
     COHORT_ASSIGN_OR_RETURN(std::string id, writer.Commit());
     result_.latest_checkpoint_path = (fs::path(core_.checkpoint().storage_dir()) / id).string();
     return id;
+  }
+
+  // Loads the model's weights only (every rank reads the same file): a new run from another
+  // trial's weights.
+  absl::Status WarmStart(const std::string& dir) {
+    const fs::path model = fs::path(dir) / "model.pt";
+    if (!fs::exists(model)) {
+      return Error(absl::StrCat("warm start: ", model.string(),
+                                " does not exist (is the source checkpoint's storage shared "
+                                "with this machine?)"));
+    }
+    torch::serialize::InputArchive archive;
+    archive.load_from(model.string());
+    model_->load(archive);
+    if (comm_.rank() == 0) COHORT_LOG(INFO) << "warm start: the model's weights from " << dir;
+    return absl::OkStatus();
   }
 
   // Loads weights and optimizer state (every rank reads the same files); returns batches done.

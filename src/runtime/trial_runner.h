@@ -50,6 +50,9 @@ struct TrialRunOptions {
   nlohmann::json hparams = nlohmann::json::object();
   nlohmann::json data = nlohmann::json::object();
   std::string restore_from;  // a checkpoint directory to resume from; empty: fresh
+  // A checkpoint directory whose model weights a fresh run starts from (a warm start: the
+  // optimizer, scheduler and batch count start anew); ignored when restore_from is set.
+  std::string warm_start_from;
   // The validation metric the searcher optimizes (searcher.metric); a "validation_" prefix may
   // be omitted by the trial's metric names. Empty: the first validation metric.
   std::string searcher_metric;

@@ -88,6 +88,7 @@ Json StartAction::ToJson() const {
           {"hparams", hparams},
           {"seed", seed},
           {"latest_checkpoint", latest_checkpoint},
+          {"warm_start", warm_start},
           {"context", context},
           {"reports", reports},
           {"searcher_ops", searcher_ops},
@@ -108,6 +109,7 @@ absl::StatusOr<StartAction> ParseStartAction(const Json& json, absl::string_view
   ReadHparams(r, json, &a.hparams);
   r.Required("seed", &a.seed, {.min = 0});
   r.Optional("latest_checkpoint", &a.latest_checkpoint, 4096);
+  r.Optional("warm_start", &a.warm_start, 4096);
   r.Required("context", &a.context, 4096);
   r.Optional("reports", &a.reports);
   r.Required("allocation_token", &a.allocation_token, 256);

@@ -65,8 +65,11 @@ struct StartAction {
   Json hparams = Json::object();  // on the wire an object, or (older masters) its JSON text
   int64_t seed = 0;
   std::string latest_checkpoint;  // optional; empty: start fresh
-  std::string context;            // URL path of the context archive
-  bool reports = false;           // optional; true on node 0: forward metrics.jsonl and progress
+  // optional: a checkpoint directory whose weights a fresh trial starts from (a warm start:
+  // searcher.source_trial_id / source_checkpoint_uuid); ignored when latest_checkpoint is set.
+  std::string warm_start;
+  std::string context;   // URL path of the context archive
+  bool reports = false;  // optional; true on node 0: forward metrics.jsonl and progress
   std::vector<int64_t> searcher_ops;  // optional; adaptive_asha's rungs, ascending
   // The allocation's own credential: its logs, reports and exit are posted with it (and only
   // while the allocation runs); the workers get it as COHORT_ALLOCATION_TOKEN.

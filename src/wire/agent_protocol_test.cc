@@ -223,7 +223,8 @@ TEST(AgentProtocolTest, ReportBatchRoundTrips) {
   EXPECT_TRUE(back->system_metrics.empty());
   EXPECT_FALSE(batch.ToJson().contains("system_metrics")) << "absent when there are none";
 
-  batch.system_metrics = {{1700000000.5, "agent-1", {{"cpu_util_simple", 42}}, {{"GPU-1", 90, 1e9}}}};
+  batch.system_metrics = {
+      {1700000000.5, "agent-1", {{"cpu_util_simple", 42}}, {{"GPU-1", 90, 1e9}}}};
   back = ParseReportBatch(Wire(batch.ToJson()));
   ASSERT_TRUE(back.ok()) << back.status();
   ASSERT_EQ(back->system_metrics.size(), 1u);

@@ -5,8 +5,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/env.h"
 #include "cohort/status.h"
+#include "common/env.h"
 
 namespace cohort::wire {
 namespace {

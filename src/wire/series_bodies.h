@@ -34,7 +34,7 @@ struct SeriesSummary {
   int64_t points = 0;
   int64_t first_batch = 0;
   int64_t last_batch = 0;
-  double last_time = 0;  // unix seconds of the newest point
+  double last_time = 0;   // unix seconds of the newest point
   double last_value = 0;  // the value at last_batch
   double min_value = 0, max_value = 0, mean_value = 0;
 };

@@ -29,8 +29,7 @@ std::string ErrorOf(const Json& json) {
 
 TEST(StepProfileTest, RoundTripsThroughJsonText) {
   const StepProfileRecord rec = Example();
-  absl::StatusOr<StepProfileRecord> back =
-      ParseStepProfileRecord(Json::parse(rec.ToJson().dump()));
+  absl::StatusOr<StepProfileRecord> back = ParseStepProfileRecord(Json::parse(rec.ToJson().dump()));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->rank, 1);
   EXPECT_EQ(back->batch, 12);

@@ -59,6 +59,7 @@ std::map<std::string, std::optional<std::string>> WorkerEnv::ToEnv() const {
   env["COHORT_TRIAL_ID"] =
       trial_id ? std::optional<std::string>(absl::StrCat(*trial_id)) : std::nullopt;
   env["COHORT_LATEST_CHECKPOINT"] = Set(latest_checkpoint);
+  env["COHORT_WARM_START"] = Set(warm_start);
   env["COHORT_SEARCHER_OPS"] = Set(FormatSearcherOps(searcher_ops));
   env["COHORT_MASTER_URL"] = Set(master_url);
   env["COHORT_ALLOCATION_TOKEN"] = Set(allocation_token);
@@ -93,6 +94,7 @@ absl::StatusOr<WorkerEnv> WorkerEnv::FromEnv(
   if (!id.ok()) return id.status();
   env.trial_id = *id;
   env.latest_checkpoint = get("COHORT_LATEST_CHECKPOINT");
+  env.warm_start = get("COHORT_WARM_START");
   absl::StatusOr<std::vector<int64_t>> ops = ParseSearcherOps(get("COHORT_SEARCHER_OPS"));
   if (!ops.ok()) return ops.status();
   env.searcher_ops = *std::move(ops);

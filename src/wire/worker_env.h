@@ -57,6 +57,8 @@ struct WorkerEnv {
   std::optional<int64_t> trial_seed;  // COHORT_TRIAL_SEED; nullopt: derived by the reader
   std::optional<int64_t> trial_id;    // COHORT_TRIAL_ID; nullopt: run by hand
   std::string latest_checkpoint;      // COHORT_LATEST_CHECKPOINT; empty: start fresh
+  std::string
+      warm_start;  // COHORT_WARM_START: a checkpoint directory whose weights start a fresh run
   std::vector<int64_t> searcher_ops;  // COHORT_SEARCHER_OPS; empty: the config's length
   std::string master_url;             // COHORT_MASTER_URL; empty: a local run
   std::string allocation_token;       // COHORT_ALLOCATION_TOKEN; empty: a local run

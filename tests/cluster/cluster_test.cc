@@ -372,6 +372,49 @@ TEST_F(ClusterTest, ProfiledTrialOnAgentsInTwoNetworkNamespaces) {
   EXPECT_EQ(categories[1], both);
 }
 
+// A warm start (searcher.source_trial_id): the new experiment's trial starts from the source
+// trial's latest checkpoint's weights: its validation before training (perform_initial_validation)
+// equals the source's last validation exactly. An unknown source is refused at creation.
+TEST_F(ClusterTest, WarmStartBeginsFromTheSourceTrialsWeights) {
+  StartMaster();
+  StartAgent("a1", 1, 30500);
+  auto config = [&](const std::string& name, int batches, const std::string& extra) {
+    const fs::path path = dir_ / (name + ".yaml");
+    std::ofstream(path) << "name: " << name << "\nentrypoint: ./fashion_mnist_trial\n"
+                        << "data: {dir: /usr/share/datasets/fashion-mnist}\n"
+                        << "hyperparameters: {global_batch_size: 32, learning_rate: 0.02,\n"
+                        << "  momentum: 0.9, n_filters1: 8, n_filters2: 16, dropout1: 0.25,\n"
+                        << "  dropout2: 0.5}\nmax_restarts: 0\n"
+                        << "searcher: {name: single, metric: loss, max_length: {batches: "
+                        << batches << "}" << extra << "}\n"
+                        << (extra.empty() ? "" : "perform_initial_validation: true\n");
+    return path.string();
+  };
+  const std::string context = FashionMnistContext();
+  LaunchResult source = Cohort(
+      {"experiment", "create", "--follow", config("source", 20, ""), context}, absl::Seconds(240));
+  ASSERT_EQ(source.status, 0) << source.out << source.err;
+  LaunchResult unknown =
+      Cohort({"experiment", "create", config("unknown", 1, ", source_trial_id: 99"), context});
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_NE(unknown.err.find("searcher.source_trial_id: trial 99 does not exist"),
+            std::string::npos)
+      << unknown.err;
+  LaunchResult warm = Cohort(
+      {"experiment", "create", "--follow", config("warm", 1, ", source_trial_id: 1"), context},
+      absl::Seconds(240));
+  ASSERT_EQ(warm.status, 0) << warm.out << warm.err;
+  const json before = Json({"trial", "describe", "1"})["validation"];
+  const json after = Json({"trial", "describe", "2"})["validation"];
+  ASSERT_FALSE(before.empty());
+  ASSERT_FALSE(after.empty());
+  EXPECT_EQ(after[0]["steps_completed"], 0) << after.dump();
+  EXPECT_EQ(after[0]["metrics"], before.back()["metrics"])
+      << "the warm-started trial's weights differ from the source's last checkpoint";
+  LaunchResult logs = Cohort({"trial", "logs", "2"});
+  EXPECT_NE(logs.out.find("its weights from"), std::string::npos) << logs.out;
+}
+
 TEST_F(ClusterTest, LogsAreFilterableByRank) {
   StartMaster();
   StartAgent("a1", 2, 30300);

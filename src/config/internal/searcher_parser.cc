@@ -138,13 +138,10 @@ void ReadMetric(ObjectReader& r, SearcherConfig& s, ErrorList* errors) {
   s.smaller_is_better = r.Bool("smaller_is_better", true).value_or(true);
 }
 
-// Stored for the warm starts of issue 15; until they are done, a trial starts from scratch.
+// Warm starts: every trial's weights start from that checkpoint (the master resolves it).
 void ReadWarmStart(ObjectReader& r, SearcherConfig& s) {
-  constexpr char kNotYet[] = "Cohort does not do warm starts yet: trials start from scratch";
-  s.source_trial_id = r.Ignored("source_trial_id", kNotYet,
-                                [&] { return r.Int("source_trial_id", std::nullopt, AtLeast(1)); });
-  s.source_checkpoint_uuid = r.Ignored("source_checkpoint_uuid", kNotYet,
-                                       [&] { return r.String("source_checkpoint_uuid"); });
+  s.source_trial_id = r.Int("source_trial_id", std::nullopt, AtLeast(1));
+  s.source_checkpoint_uuid = r.String("source_checkpoint_uuid");
   if (s.source_checkpoint_uuid && s.source_checkpoint_uuid->size() > kMaxNameBytes) {
     r.errors()->Add(r.PathOf("source_checkpoint_uuid"),
                     absl::StrCat("must be at most ", kMaxNameBytes, " bytes"));

@@ -197,6 +197,8 @@ class Database {
   // AlreadyExists for a storage id seen before.
   virtual absl::Status InsertCheckpoint(const CheckpointRow& row) = 0;
   virtual absl::StatusOr<std::vector<CheckpointRow>> ListCheckpoints(int64_t trial_id) = 0;
+  // NotFound naming `storage_id` when no checkpoint has it.
+  virtual absl::StatusOr<CheckpointRow> GetCheckpoint(const std::string& storage_id) = 0;
 
   // Appends lines in one transaction; returns the seq of the last one (0 when `lines` is empty).
   virtual absl::StatusOr<int64_t> AppendLogs(

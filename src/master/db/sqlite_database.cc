@@ -412,6 +412,17 @@ absl::StatusOr<std::vector<CheckpointRow>> SqliteDatabase::ListCheckpoints(int64
   });
 }
 
+absl::StatusOr<CheckpointRow> SqliteDatabase::GetCheckpoint(const std::string& storage_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "get checkpoint",
+              "SELECT storage_id, trial_id, steps_completed, path, metadata_json "
+              "FROM checkpoints WHERE storage_id = ?1");
+  s.BindText(1, storage_id);
+  COHORT_ASSIGN_OR_RETURN(bool found, s.Step());
+  if (!found) return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, " not found"));
+  return CheckpointRow{s.Text(0), s.Int64(1), s.Int64(2), s.Text(3), s.Text(4)};
+}
+
 // The batch is one transaction with one prepared statement reused for every line: the commit
 // (a WAL append) is paid once per batch, not once per line.
 absl::StatusOr<int64_t> SqliteDatabase::AppendLogs(

@@ -432,6 +432,16 @@ TEST_P(DatabaseTest, RefusesADuplicateCheckpointStorageIdAndKeepsTheFirst) {
   ExpectSameRows(db_->ListCheckpoints(trial).value(), {first});
 }
 
+TEST_P(DatabaseTest, GetsACheckpointByItsStorageId) {
+  const int64_t trial = AddTrial();
+  ASSERT_OK(db_->InsertCheckpoint({"uuid-1", trial, 10, "/ckpt/uuid-1", "{}"}));
+  ASSERT_OK_AND_ASSIGN(CheckpointRow row, db_->GetCheckpoint("uuid-1"));
+  EXPECT_EQ(row.trial_id, trial);
+  EXPECT_EQ(row.path, "/ckpt/uuid-1");
+  EXPECT_THAT(db_->GetCheckpoint("nope").status(),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("checkpoint nope")));
+}
+
 TEST_P(DatabaseTest, RefusesACheckpointOfAMissingTrial) {
   EXPECT_THAT(db_->InsertCheckpoint({"uuid-1", 5, 100, "/ckpt/a", "{}"}),
               StatusIs(absl::StatusCode::kNotFound, "trial 5 not found"));
