@@ -267,12 +267,11 @@ TEST(DeterminedConfigTest, CheckpointStorageMembers) {
         "'hdfs'"}},
       {"checkpoint_policy best is the default", "checkpoint_policy: best\n", {}, {}},
       {"checkpoint_policy", "checkpoint_policy: all\n", {}, {kPolicyWhy}},
-      {"save counts other than the defaults",
+      {"save counts other than the defaults (honoured by the checkpoint GC)",
        "checkpoint_storage: {type: directory, container_path: /c, save_experiment_best: 0, "
        "save_trial_best: 3}\n",
        {},
-       {"checkpoint_storage.save_trial_best: ignored: Cohort keeps every checkpoint for now (no "
-        "garbage collection yet)"}},
+       {}},
       {"checkpoint_policy enum",
        "checkpoint_policy: some\n",
        {"checkpoint_policy: must be one of best, all, none, got 'some'; did you mean none?"}},

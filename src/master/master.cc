@@ -123,7 +123,16 @@ absl::Status Master::MoveTrialLocked(TrialRow& trial, TrialState to) {
 absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to) {
   COHORT_RETURN_IF_ERROR(
       Transition(experiment.state, to, absl::StrCat("experiment ", experiment.id)));
-  return db_->SetExperimentState(experiment.id, to);
+  COHORT_RETURN_IF_ERROR(db_->SetExperimentState(experiment.id, to));
+  experiment.state = to;
+  if (wire::IsTerminal(to)) {
+    // The state has moved: a GC that cannot finish is logged, and retried by nobody (its
+    // checkpoints stay, which loses nothing).
+    if (absl::Status gc = CollectCheckpointsLocked(experiment); !gc.ok()) {
+      COHORT_LOG(ERROR) << "experiment " << experiment.id << ": checkpoint GC: " << gc;
+    }
+  }
+  return absl::OkStatus();
 }
 
 Master::Master(std::unique_ptr<Database> db, MasterOptions options)
@@ -473,8 +482,8 @@ absl::StatusOr<wire::CheckpointList> Master::TrialCheckpoints(int64_t id) {
   COHORT_ASSIGN_OR_RETURN(std::vector<CheckpointRow> rows, db_->ListCheckpoints(id));
   wire::CheckpointList out;
   for (const CheckpointRow& c : rows) {
-    out.checkpoints.push_back(
-        {c.storage_id, c.steps_completed, c.path, Json::parse(c.metadata_json, nullptr, false)});
+    out.checkpoints.push_back({c.storage_id, c.steps_completed, c.path,
+                               Json::parse(c.metadata_json, nullptr, false), c.state});
   }
   return out;
 }
@@ -572,6 +581,12 @@ absl::StatusOr<std::string> Master::WarmStartPath(const config::SearcherConfig& 
     return std::string();
   }
   absl::StatusOr<CheckpointRow> row = db_->GetCheckpoint(storage_id);
+  if (row.ok() && row->state == wire::CheckpointState::kDeleted) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint ", storage_id,
+                     " was deleted by the checkpoint GC (raise checkpoint_storage's "
+                     "save_* counts in the source experiment to keep more)"));
+  }
   if (!row.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(searcher.source_checkpoint_uuid ? "searcher.source_checkpoint_uuid"

@@ -31,6 +31,7 @@
 #include "master/agents/agent_registry.h"
 #include "master/agents/allocations.h"
 #include "master/db/database.h"
+#include "master/experiments/checkpoint_gc.h"
 #include "master/experiments/exit_policy.h"
 #include "master/experiments/lifecycle.h"
 #include "master/scheduler/pass_times.h"
@@ -215,6 +216,12 @@ class Master {
     config::Json effective;
     std::string template_name;  // from the request, else the config's `template:`
   };
+  // Checkpoint GC (master_checkpoints.cc), when an experiment ends: deletes what its storage's
+  // save_* counts let go (only <storage>/<id> directories the master can see) and marks them.
+  absl::Status CollectCheckpointsLocked(const ExperimentRow& exp);
+  absl::StatusOr<std::vector<GcCheckpoint>> GcCandidatesLocked(const ExperimentRow& exp,
+                                                               const std::string& metric);
+  void DeleteCheckpointLocked(const std::string& root, const CheckpointRow& row);
   // The checkpoint directory every trial of a warm-started experiment starts from
   // (searcher.source_checkpoint_uuid, else source_trial_id's latest checkpoint); empty when
   // the config asks for none. InvalidArgument naming the field when the source is unknown.

@@ -132,6 +132,51 @@ TEST_F(MasterTest, ATrialRunsOnAFreeAgentAndCompletesWhenEveryNodeExitsZero) {
   EXPECT_TRUE(Actions("a1").empty()) << "nothing is left to run";
 }
 
+// When the experiment ends, the checkpoints its save_* counts let go are deleted from the
+// storage and marked DELETED; a path outside the storage (an agent's word) is never removed.
+TEST_F(MasterTest, CheckpointGcDeletesWhatTheSaveCountsLetGoWhenTheExperimentEnds) {
+  Register("a1", 1);
+  const fs::path storage = dir_ / "storage";
+  const fs::path outside = dir_ / "outside";
+  fs::create_directories(outside);
+  Create(Config(1, 0, kSingle) + "checkpoint_storage: {type: shared_fs, host_path: " +
+         storage.string() + ", save_trial_best: 1, save_trial_latest: 1}\n");
+  const Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  // Checkpoints at batches 2, 4, 6, 8; the loss is lowest at 4; the one at 6 claims a path
+  // outside the storage.
+  const double loss[] = {0.9, 0.2, 0.5, 0.7};
+  std::vector<wire::ReportRecord> lines;
+  for (int i = 0; i < 4; ++i) {
+    const int64_t batch = 2 * (i + 1);
+    const std::string id = absl::StrCat("ck-", batch);
+    const fs::path path = (i == 2 ? outside : storage) / id;
+    fs::create_directories(path);
+    lines.push_back({.kind = wire::ReportKind::kValidation,
+                     .steps_completed = batch,
+                     .metrics = {{"loss", loss[i]}}});
+    lines.push_back({.kind = wire::ReportKind::kCheckpoint,
+                     .steps_completed = batch,
+                     .storage_id = id,
+                     .path = path.string()});
+  }
+  ASSERT_TRUE(
+      master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = lines}).ok());
+  ASSERT_TRUE(Exit(start, 0).ok());
+  const wire::CheckpointList list = master_->TrialCheckpoints(trial).value();
+  std::map<std::string, wire::CheckpointState> state;
+  for (const wire::CheckpointEntry& c : list.checkpoints) state[c.storage_id] = c.state;
+  EXPECT_EQ(state["ck-2"], wire::CheckpointState::kDeleted);
+  EXPECT_EQ(state["ck-4"], wire::CheckpointState::kActive) << "the best";
+  EXPECT_EQ(state["ck-6"], wire::CheckpointState::kActive) << "outside the storage: kept";
+  EXPECT_EQ(state["ck-8"], wire::CheckpointState::kActive) << "the latest";
+  EXPECT_FALSE(fs::exists(storage / "ck-2"));
+  EXPECT_TRUE(fs::exists(storage / "ck-4"));
+  EXPECT_TRUE(fs::exists(outside / "ck-6"));
+  EXPECT_THAT(Logs(trial), HasSubstr("checkpoint ck-2 (batch 2) deleted"));
+  EXPECT_THAT(Logs(trial), HasSubstr("ck-6 (batch 6) kept: its path"));
+}
+
 TEST_F(MasterTest, AFailedTrialRestartsFromItsLatestCheckpointThenEndsInError) {
   Register("a1", 1);
   const int64_t exp = Create(Config(1, 1, kSingle));

@@ -57,6 +57,16 @@ const char* Name(ExperimentState state) {
   return "UNKNOWN";
 }
 
+const char* Name(CheckpointState state) {
+  return state == CheckpointState::kDeleted ? "DELETED" : "ACTIVE";
+}
+
+absl::StatusOr<CheckpointState> ParseCheckpointState(absl::string_view text) {
+  return ParseState(
+      text, std::vector<CheckpointState>{CheckpointState::kActive, CheckpointState::kDeleted},
+      "checkpoint");
+}
+
 absl::StatusOr<TrialState> ParseTrialState(absl::string_view text) {
   return ParseState(text, AllTrialStates(), "trial");
 }

@@ -35,13 +35,21 @@ enum class ExperimentState {
   kError,      // every trial ended, some in ERROR: final
 };
 
+// A checkpoint's: kept in its storage, or deleted by the checkpoint GC (its record stays).
+enum class CheckpointState {
+  kActive,
+  kDeleted,
+};
+
 // The wire spelling ("QUEUED", "ACTIVE", ...).
 const char* Name(TrialState state);
 const char* Name(ExperimentState state);
+const char* Name(CheckpointState state);
 
 // The inverse of Name. InvalidArgument naming the text and the valid names otherwise.
 absl::StatusOr<TrialState> ParseTrialState(absl::string_view text);
 absl::StatusOr<ExperimentState> ParseExperimentState(absl::string_view text);
+absl::StatusOr<CheckpointState> ParseCheckpointState(absl::string_view text);
 
 // COMPLETED, CANCELED or ERROR: a trial or experiment there never changes again.
 bool IsTerminal(TrialState state);

@@ -135,7 +135,8 @@ Json CheckpointList::ToJson() const {
     list.push_back({{"storage_id", c.storage_id},
                     {"steps_completed", c.steps_completed},
                     {"path", c.path},
-                    {"metadata", c.metadata}});
+                    {"metadata", c.metadata},
+                    {"state", Name(c.state)}});
   }
   return {{"checkpoints", list}};
 }
@@ -151,6 +152,7 @@ absl::StatusOr<CheckpointList> ParseCheckpointList(const Json& json) {
             c.Required("steps_completed", &e.steps_completed, {.min = 0});
             c.Optional("path", &e.path, 4096);
             c.Object("metadata", &e.metadata, FieldReader::kOptional);
+            c.Enum("state", &e.state, ParseCheckpointState, FieldReader::kOptional);
             COHORT_RETURN_IF_ERROR(c.status());
             return e;
           });

@@ -79,6 +79,7 @@ struct CheckpointEntry {
   int64_t steps_completed = 0;
   std::string path;
   Json metadata = Json::object();
+  CheckpointState state = CheckpointState::kActive;  // optional on the wire: ACTIVE
 };
 
 struct CheckpointList {

@@ -87,19 +87,16 @@ void ReadCloud(ObjectReader& r, CheckpointStorage& c) {
                                       "(use shared_fs or directory)"));
 }
 
-// The garbage-collection counts, on every member. Stored for issue 15's garbage collection; until
-// it is done a count other than Determined's default is warned about (every checkpoint is kept).
+// The garbage-collection counts, on every member: the master's checkpoint GC keeps that many
+// (master/experiments/checkpoint_gc.h) when the experiment ends.
 void ReadSaveCounts(ObjectReader& r, CheckpointStorage& c) {
-  constexpr char kNoGc[] = "Cohort keeps every checkpoint for now (no garbage collection yet)";
   const std::pair<const char*, int64_t*> counts[] = {
       {"save_experiment_best", &c.save_experiment_best},
       {"save_trial_best", &c.save_trial_best},
       {"save_trial_latest", &c.save_trial_latest}};
   for (const auto& [key, count] : counts) {
     const int64_t fallback = *count;  // Determined's default, from CheckpointStorage
-    *count = r.Ignored(
-                  key, kNoGc, [&] { return r.Int(key, fallback, AtLeast(0)); }, Json(fallback))
-                 .value_or(fallback);
+    *count = r.Int(key, fallback, AtLeast(0)).value_or(fallback);
   }
 }
 

@@ -71,6 +71,7 @@ struct CheckpointRow {
   int64_t steps_completed = 0;
   std::string path;
   std::string metadata_json = "{}";
+  wire::CheckpointState state = wire::CheckpointState::kActive;
 };
 
 struct LogRow {
@@ -199,6 +200,8 @@ class Database {
   virtual absl::StatusOr<std::vector<CheckpointRow>> ListCheckpoints(int64_t trial_id) = 0;
   // NotFound naming `storage_id` when no checkpoint has it.
   virtual absl::StatusOr<CheckpointRow> GetCheckpoint(const std::string& storage_id) = 0;
+  // Marks it DELETED (the GC removed its files); NotFound when no checkpoint has it.
+  virtual absl::Status MarkCheckpointDeleted(const std::string& storage_id) = 0;
 
   // Appends lines in one transaction; returns the seq of the last one (0 when `lines` is empty).
   virtual absl::StatusOr<int64_t> AppendLogs(

@@ -155,11 +155,17 @@ CREATE TABLE step_timings (
 );
 )sql";
 
+// Version 6: checkpoints the GC deleted keep their record, marked (wire::CheckpointState).
+constexpr absl::string_view kVersion6 = R"sql(
+ALTER TABLE checkpoints ADD COLUMN state TEXT NOT NULL DEFAULT 'ACTIVE';
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
-      new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3, kVersion4, kVersion5};
+      new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3,
+                                         kVersion4, kVersion5, kVersion6};
   return *migrations;
 }
 

@@ -16,6 +16,15 @@
 namespace cohort::master {
 namespace {
 
+// A row of SELECT storage_id, trial_id, steps_completed, path, metadata_json, state; a state
+// this build does not know reads as ACTIVE (never deleted by mistake).
+CheckpointRow ReadCheckpoint(const internal::Statement& r) {
+  return CheckpointRow{
+      r.Text(0),  r.Int64(1),
+      r.Int64(2), r.Text(3),
+      r.Text(4),  wire::ParseCheckpointState(r.Text(5)).value_or(wire::CheckpointState::kActive)};
+}
+
 constexpr int kBusyTimeoutMs = 5000;
 
 using internal::Exec;
@@ -404,23 +413,34 @@ absl::Status SqliteDatabase::InsertCheckpoint(const CheckpointRow& row) {
 absl::StatusOr<std::vector<CheckpointRow>> SqliteDatabase::ListCheckpoints(int64_t trial_id) {
   std::lock_guard<std::mutex> lock(mu_);
   Statement s(db_, path_, "list checkpoints",
-              "SELECT storage_id, trial_id, steps_completed, path, metadata_json "
+              "SELECT storage_id, trial_id, steps_completed, path, metadata_json, state "
               "FROM checkpoints WHERE trial_id = ?1 ORDER BY rowid");
   s.BindInt64(1, trial_id);
-  return ReadAll<CheckpointRow>(s, [](const Statement& r) {
-    return CheckpointRow{r.Text(0), r.Int64(1), r.Int64(2), r.Text(3), r.Text(4)};
-  });
+  return ReadAll<CheckpointRow>(s, ReadCheckpoint);
 }
 
 absl::StatusOr<CheckpointRow> SqliteDatabase::GetCheckpoint(const std::string& storage_id) {
   std::lock_guard<std::mutex> lock(mu_);
   Statement s(db_, path_, "get checkpoint",
-              "SELECT storage_id, trial_id, steps_completed, path, metadata_json "
+              "SELECT storage_id, trial_id, steps_completed, path, metadata_json, state "
               "FROM checkpoints WHERE storage_id = ?1");
   s.BindText(1, storage_id);
   COHORT_ASSIGN_OR_RETURN(bool found, s.Step());
   if (!found) return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, " not found"));
-  return CheckpointRow{s.Text(0), s.Int64(1), s.Int64(2), s.Text(3), s.Text(4)};
+  return ReadCheckpoint(s);
+}
+
+absl::Status SqliteDatabase::MarkCheckpointDeleted(const std::string& storage_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "mark checkpoint deleted",
+              "UPDATE checkpoints SET state = ?2 WHERE storage_id = ?1");
+  s.BindText(1, storage_id);
+  s.BindText(2, wire::Name(wire::CheckpointState::kDeleted));
+  COHORT_RETURN_IF_ERROR(s.Run());
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, " not found"));
+  }
+  return absl::OkStatus();
 }
 
 // The batch is one transaction with one prepared statement reused for every line: the commit

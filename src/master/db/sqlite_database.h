@@ -70,6 +70,7 @@ class SqliteDatabase final : public Database {
   absl::Status InsertCheckpoint(const CheckpointRow& row) override;
   absl::StatusOr<std::vector<CheckpointRow>> ListCheckpoints(int64_t trial_id) override;
   absl::StatusOr<CheckpointRow> GetCheckpoint(const std::string& storage_id) override;
+  absl::Status MarkCheckpointDeleted(const std::string& storage_id) override;
 
   // NotFound (and nothing written) when the trial does not exist.
   absl::StatusOr<int64_t> AppendLogs(

@@ -1,0 +1,127 @@
+// Master: checkpoint garbage collection (master.h, "Checkpoints"): when an experiment ends, the
+// checkpoints its storage's save_* counts let go (experiments/checkpoint_gc.h) are deleted from
+// the storage and marked DELETED; each deletion is a line in its trial's log.
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "cohort/status.h"
+#include "common/json_bounded.h"
+#include "common/logging.h"
+#include "config/config_parser.h"
+#include "config/yaml_json.h"
+#include "master/experiments/checkpoint_gc.h"
+#include "master/master.h"
+#include "wire/limits.h"
+
+namespace cohort::master {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The directory the trials' checkpoints are stored in, as the workers compute it
+// (core::CheckpointStorageDir); empty for a storage the master cannot reach.
+std::string StorageRoot(const config::CheckpointStorage& s) {
+  if (s.type == "shared_fs") {
+    return s.storage_path ? (fs::path(s.host_path) / *s.storage_path).string() : s.host_path;
+  }
+  if (s.type == "directory") return s.container_path;
+  return "";
+}
+
+// The searcher metric of the validation at each batch of `rows` (the name, or the name without
+// its "validation_" prefix, as the Trial API reads it).
+std::map<int64_t, double> MetricByBatch(const std::vector<MetricRow>& rows,
+                                        const std::string& metric) {
+  std::map<int64_t, double> out;
+  const std::string bare = metric.rfind("validation_", 0) == 0 ? metric.substr(11) : metric;
+  for (const MetricRow& m : rows) {
+    absl::StatusOr<nlohmann::json> json = ParseJsonBounded(m.metrics_json);
+    if (!json.ok() || !json->is_object()) continue;
+    for (const std::string& name : {metric, bare}) {
+      if (json->contains(name) && (*json)[name].is_number()) {
+        out[m.steps_completed] = (*json)[name].get<double>();
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const ExperimentRow& exp,
+                                                                     const std::string& metric) {
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(exp.id));
+  std::vector<GcCheckpoint> out;
+  for (const TrialRow& t : trials) {
+    COHORT_ASSIGN_OR_RETURN(std::vector<CheckpointRow> rows, db_->ListCheckpoints(t.id));
+    COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> validations,
+                            db_->ListMetrics(t.id, std::string("validation")));
+    const std::map<int64_t, double> by_batch = MetricByBatch(validations, metric);
+    for (const CheckpointRow& c : rows) {
+      if (c.state != wire::CheckpointState::kActive) continue;
+      auto m = by_batch.find(c.steps_completed);
+      out.push_back({c.storage_id, t.id, c.steps_completed,
+                     m == by_batch.end() ? std::nullopt : std::optional<double>(m->second)});
+    }
+  }
+  return out;
+}
+
+absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp) {
+  absl::StatusOr<config::Json> tree = config::ParseYaml(exp.config_yaml);
+  absl::StatusOr<config::ExperimentConfig> cfg =
+      tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();
+  if (!cfg.ok()) return cfg.status();
+  if (!cfg->checkpoint_storage) return absl::OkStatus();
+  const config::CheckpointStorage& storage = *cfg->checkpoint_storage;
+  COHORT_ASSIGN_OR_RETURN(std::vector<GcCheckpoint> candidates,
+                          GcCandidatesLocked(exp, cfg->searcher.metric));
+  const GcPolicy policy{storage.save_experiment_best, storage.save_trial_best,
+                        storage.save_trial_latest, cfg->searcher.smaller_is_better};
+  const std::string root = StorageRoot(storage);
+  for (const std::string& id : CheckpointsToDelete(candidates, policy)) {
+    COHORT_ASSIGN_OR_RETURN(CheckpointRow row, db_->GetCheckpoint(id));
+    DeleteCheckpointLocked(root, row);
+  }
+  return absl::OkStatus();
+}
+
+void Master::DeleteCheckpointLocked(const std::string& root, const CheckpointRow& row) {
+  const std::string what = absl::StrCat("master: checkpoint GC: checkpoint ", row.storage_id,
+                                        " (batch ", row.steps_completed, ")");
+  // The path came from an agent: only the storage's own <root>/<storage id> is ever removed.
+  const fs::path expected = (fs::path(root) / row.storage_id).lexically_normal();
+  if (root.empty() || !wire::IsSafeName(row.storage_id) ||
+      fs::path(row.path).lexically_normal() != expected) {
+    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: its path ", row.path,
+                                               " is not in the checkpoint storage ", root));
+    return;
+  }
+  std::error_code ec;
+  if (!fs::exists(expected, ec)) {
+    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", expected.string(),
+                                               " cannot be seen from the master (storage on "
+                                               "the agents only?); delete it there"));
+    return;
+  }
+  fs::remove_all(expected, ec);
+  if (ec) {
+    AppendLogLocked(row.trial_id,
+                    absl::StrCat(what, " kept: removing ", expected.string(), ": ", ec.message()));
+    return;
+  }
+  if (absl::Status s = db_->MarkCheckpointDeleted(row.storage_id); !s.ok()) {
+    COHORT_LOG(ERROR) << what << ": deleted, but not marked: " << s;
+  }
+  AppendLogLocked(row.trial_id, absl::StrCat(what,
+                                             " deleted (checkpoint_storage's save_* "
+                                             "counts keep the others)"));
+}
+
+}  // namespace cohort::master
