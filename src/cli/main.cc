@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/agent_commands.h"
+#include "cli/checkpoint_commands.h"
 #include "cli/cluster_commands.h"
 #include "cli/command_context.h"
 #include "cli/exit_codes.h"
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
   cohort::cli::AddTaskCommands(&app, &context);
   cohort::cli::AddAgentCommands(&app, &context);
   cohort::cli::AddTemplateCommands(&app, &context);
+  cohort::cli::AddCheckpointCommands(&app, &context);
   cohort::cli::AddUserCommands(&app, &context);
   cohort::cli::AddClusterCommands(&app, &context);
   app.footer(kFooter);  // after the verbs: CLI11 copies a parent's footer into new subcommands

@@ -374,7 +374,10 @@ TEST_F(ClusterTest, ProfiledTrialOnAgentsInTwoNetworkNamespaces) {
 
 // A warm start (searcher.source_trial_id): the new experiment's trial starts from the source
 // trial's latest checkpoint's weights: its validation before training (perform_initial_validation)
-// equals the source's last validation exactly. An unknown source is refused at creation.
+// equals the source's last validation exactly. An unknown source is refused at creation. The
+// source's checkpoints (every 5 batches) were garbage-collected when it ended: Determined's
+// defaults keep its latest and its best, `checkpoint list` shows the rest DELETED and their
+// directories are gone.
 TEST_F(ClusterTest, WarmStartBeginsFromTheSourceTrialsWeights) {
   StartMaster();
   StartAgent("a1", 1, 30500);
@@ -385,6 +388,8 @@ TEST_F(ClusterTest, WarmStartBeginsFromTheSourceTrialsWeights) {
                         << "hyperparameters: {global_batch_size: 32, learning_rate: 0.02,\n"
                         << "  momentum: 0.9, n_filters1: 8, n_filters2: 16, dropout1: 0.25,\n"
                         << "  dropout2: 0.5}\nmax_restarts: 0\n"
+                        << "min_validation_period: {batches: 5}\n"
+                        << "min_checkpoint_period: {batches: 5}\n"
                         << "searcher: {name: single, metric: loss, max_length: {batches: "
                         << batches << "}" << extra << "}\n"
                         << (extra.empty() ? "" : "perform_initial_validation: true\n");
@@ -413,6 +418,19 @@ TEST_F(ClusterTest, WarmStartBeginsFromTheSourceTrialsWeights) {
       << "the warm-started trial's weights differ from the source's last checkpoint";
   LaunchResult logs = Cohort({"trial", "logs", "2"});
   EXPECT_NE(logs.out.find("its weights from"), std::string::npos) << logs.out;
+
+  const json checkpoints = Json({"checkpoint", "list", "1"})["checkpoints"];
+  ASSERT_EQ(checkpoints.size(), 4u) << checkpoints.dump();
+  int active = 0;
+  for (const json& c : checkpoints) {
+    const bool kept = c["state"] == "ACTIVE";
+    active += kept;
+    if (c["steps_completed"] == 20) EXPECT_TRUE(kept) << "the latest is kept: " << c.dump();
+    EXPECT_EQ(fs::exists(c["path"].get<std::string>()), kept) << c.dump();
+  }
+  EXPECT_TRUE(active == 1 || active == 2) << "the latest and the best: " << checkpoints.dump();
+  LaunchResult table = Cohort({"checkpoint", "list", "--trial", "1"});
+  EXPECT_NE(table.out.find("DELETED"), std::string::npos) << table.out;
 }
 
 TEST_F(ClusterTest, LogsAreFilterableByRank) {

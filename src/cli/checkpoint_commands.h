@@ -1,0 +1,16 @@
+#pragma once
+// Registers `cohort checkpoint|c list EXPERIMENT [--json]` and `cohort checkpoint list --trial
+// ID [--json]`: an experiment's (or one trial's) checkpoints with their trial, batch, the
+// searcher metric of the validation at that batch, state (ACTIVE, or DELETED by the checkpoint
+// GC when the experiment ended) and storage path, in an aligned table.
+// Not thread-safe (CLI setup runs once on the main thread).
+
+#include "CLI/CLI.hpp"
+#include "cli/command_context.h"
+
+namespace cohort::cli {
+
+// Adds the `checkpoint` command group to `root`; `context` must outlive `root`.
+void AddCheckpointCommands(CLI::App* root, CommandContext* context);
+
+}  // namespace cohort::cli
