@@ -326,15 +326,20 @@ void Relay(const Stream& stream, const std::string& lines) {
   if (!lines.empty()) WriteLines(stream.out_fd, lines).IgnoreError();
 }
 
-// Reads what `stream` has now (non-blocking) and relays it. Returns false at end of stream.
+// Reads what `stream` has now (non-blocking) and relays it, chunk by chunk (so a flood never
+// gathers here); `until_drained`: until the pipe is empty, at most kMaxDrainBytes (a process the
+// worker left may write for ever). Returns false at end of stream.
+constexpr size_t kMaxDrainBytes = 16u << 20;
 bool Pump(Stream& stream, bool until_drained) {
   char buf[65536];
-  std::string lines;
   bool open = true;
-  while (true) {
+  for (size_t drained = 0; drained < kMaxDrainBytes;) {
     ssize_t n = ::read(stream.fd, buf, sizeof(buf));
     if (n > 0) {
+      std::string lines;
       stream.prefixer.Consume(absl::string_view(buf, static_cast<size_t>(n)), &lines);
+      Relay(stream, lines);
+      drained += static_cast<size_t>(n);
       if (!until_drained) break;
       continue;
     }
@@ -343,9 +348,10 @@ bool Pump(Stream& stream, bool until_drained) {
     open = false;  // EOF or error
     break;
   }
-  if (!open) stream.prefixer.Finish(&lines);
-  Relay(stream, lines);
   if (!open) {
+    std::string lines;
+    stream.prefixer.Finish(&lines);
+    Relay(stream, lines);
     ::close(stream.fd);
     stream.fd = -1;
   }
