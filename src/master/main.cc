@@ -13,6 +13,7 @@
 #include "client/master_client.h"
 #include "cohort/status.h"
 #include "common/env.h"
+#include "common/net.h"
 #include "common/private_file.h"
 #include "master/db/database.h"
 #include "master/http/agent_secret_authenticator.h"
@@ -92,9 +93,11 @@ int Bind(httplib::Server& server, const Flags& f) {
     bound = -1;
   }
   if (bound <= 0) {
-    std::fprintf(stderr,
-                 "cohort-master: cannot listen on %s:%d (in use? pick another with --port)\n",
-                 f.host.c_str(), f.port);
+    const std::string holder = f.port > 0 ? cohort::net::PortHolder(f.port) : "";
+    std::fprintf(stderr, "cohort-master: cannot listen on %s:%d: %s; pick another with --port\n",
+                 f.host.c_str(), f.port,
+                 holder.empty() ? "cannot bind there (is the address one of this machine's?)"
+                                : ("the port is in use" + holder).c_str());
     return -1;
   }
   return bound;
