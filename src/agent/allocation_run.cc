@@ -11,14 +11,17 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "agent/leftovers.h"
 #include "agent/retry.h"
 #include "common/context_archive.h"
 #include "common/json_bounded.h"
+#include "common/line_splitter.h"
 #include "common/logging.h"
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
 #include "config/yaml_json.h"
 #include "sampler/proc_counter_source.h"
+#include "wire/limits.h"
 #include "wire/worker_env.h"
 
 namespace cohort::agent {
@@ -28,7 +31,24 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 constexpr size_t kLogBatch = 500;  // lines per post (wire::kMaxLogBatchLines at most)
+// Bytes of JSON per log post: well below the master's body limit (wire::kMaxJsonBodyBytes),
+// whatever the lines hold. A line's JSON can be 6 times its bytes (a NUL is "\u0000"), so 500
+// lines of kMaxLogLineBytes could be 48 MiB: the master would refuse (413) the whole batch.
+constexpr size_t kLogBatchBytes = 4u << 20;
+static_assert(kLogBatchBytes + 6 * wire::kMaxLogLineBytes < wire::kMaxJsonBodyBytes / 2);
+// Output read from the launcher per look: a flood waits in the pipe (the trial blocks on its
+// writes) instead of in the agent's memory.
+constexpr size_t kReadBytes = 256u << 10;
+// Room for LineSplitter's marker within wire::kMaxLogLineBytes.
+constexpr size_t kLineBytes = wire::kMaxLogLineBytes - 64;
 constexpr absl::Duration kFlushEvery = absl::Milliseconds(500);
+// How long the launcher's output may stay open after it exited (held by a process it left).
+constexpr absl::Duration kOutputAfterExit = absl::Seconds(3);
+
+// Bytes `line` takes in a LogBatch's JSON.
+size_t JsonBytes(const wire::LogLine& line) {
+  return Json(line.line).dump(-1, ' ', false, Json::error_handler_t::replace).size() + 24;
+}
 
 // Part `i` of `items` cut into pieces of `size` (empty past the end).
 template <typename T>
@@ -153,11 +173,18 @@ absl::StatusOr<SubprocessOptions> AllocationRun::Prepare() {
                  absl::StrCat(action_.nnodes),
                  "--node-rank",
                  absl::StrCat(action_.node_rank),
-                 "--chief-addr",
-                 action_.chief_addr,
                  "--grace-period",
-                 "60",
-                 "--"};
+                 "60"};
+  if (action_.nnodes > 1) {
+    // The other nodes reach node 0's store at the port the master chose. One node needs no
+    // agreed port: without --chief-addr the launcher binds a free one on loopback (port 0) and
+    // tells its workers, so no process holding a port (a leftover, another program) can make
+    // the run fail.
+    launch.argv.insert(launch.argv.end(), {"--chief-addr", action_.chief_addr});
+  }
+  launch.argv.push_back("--");
+  // The launcher dies with the agent (SIGKILL included) and takes its workers with it.
+  launch.parent_death_signal = SIGKILL;
   launch.argv.insert(launch.argv.end(), entry->begin(), entry->end());
   std::map<std::string, std::string> config_env(cfg->environment_variables.begin(),
                                                 cfg->environment_variables.end());
@@ -200,6 +227,9 @@ std::map<std::string, std::optional<std::string>> AllocationRun::LaunchEnv(
   // several trials run on one agent).
   worker.num_threads = options_.threads_per_worker;
   std::map<std::string, std::optional<std::string>> env(config_env.begin(), config_env.end());
+  // Marks every process of the allocation, for the agent's next run to find (leftovers.h).
+  env[kWorkDirMarker] = options_.work_dir;
+  env[kAllocationMarker] = fs::absolute(dir_).string();
   for (auto& [name, value] : worker.ToEnv()) {
     // A thread count set in the agent's environment or in the config wins.
     if (IsThreadVariable(name) && (std::getenv(name.c_str()) != nullptr || env.count(name))) {
@@ -223,28 +253,31 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     if (control_->mode_) child.Signal(SIGTERM);  // stopped before it started
   }
   StartSampler();
-  std::string partial;
+  LineSplitter lines(kLineBytes);
+  const auto log_line = [this](absl::string_view line) {
+    auto [rank, text] = SplitRank(std::string(line));
+    Log(rank, std::move(text));
+  };
   absl::Time last_flush = clock_.Now();
+  absl::Time exited_at = absl::InfiniteFuture();  // real time: the launcher is a real process
   bool open = true;
   int status = 1;
   while (true) {
     std::string chunk;
-    if (open) open = child.ReadAvailable(&chunk, absl::Milliseconds(200));
-    partial += chunk;
-    for (size_t nl; (nl = partial.find('\n')) != std::string::npos;) {
-      auto [rank, text] = SplitRank(partial.substr(0, nl));
-      Log(rank, std::move(text));
-      partial.erase(0, nl + 1);
-    }
-    // A line without an end yet: past the limit its start goes now, the rest as a new line.
-    if (partial.size() > wire::kMaxLogLineBytes) {
-      auto [rank, text] = SplitRank(partial);
-      Log(rank, std::move(text));
-      partial.clear();
-    }
+    if (open) open = child.ReadAvailable(&chunk, absl::Milliseconds(200), kReadBytes);
+    lines.Consume(chunk, log_line);
     const std::optional<int> exited = child.Poll();
-    if (pending_logs_.size() >= kLogBatch || clock_.Now() - last_flush >= kFlushEvery ||
-        (exited && !open)) {
+    if (exited && open) {
+      // The launcher is gone but something it left holds its output open: give it a moment to
+      // finish writing, then stop it rather than wait for it.
+      if (exited_at == absl::InfiniteFuture()) exited_at = absl::Now();
+      if (absl::Now() - exited_at > kOutputAfterExit) {
+        StopStragglers();
+        open = false;
+      }
+    }
+    if (pending_logs_.size() >= kLogBatch || pending_log_bytes_ >= kLogBatchBytes ||
+        clock_.Now() - last_flush >= kFlushEvery || (exited && !open)) {
       if (exited && !open) StopSampler();  // its last period goes with this flush
       Flush(child);
       last_flush = clock_.Now();
@@ -261,13 +294,27 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     // real time).
     if (!open) absl::SleepFor(absl::Milliseconds(50));
   }
-  if (!partial.empty()) {
-    auto [rank, text] = SplitRank(partial);
-    Log(rank, std::move(text));
+  lines.Finish(log_line);
+  StopStragglers();
+  if (lines.cut_lines() > 0) {
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", lines.cut_lines(),
+                         " output line(s) longer than ", kLineBytes, " bytes were cut (",
+                         lines.dropped_bytes(), " bytes dropped)"));
   }
   std::lock_guard<std::mutex> lock(control_->mu_);
   control_->child_ = nullptr;
   return status;
+}
+
+void AllocationRun::StopStragglers() {
+  absl::StatusOr<int> stopped =
+      StopMarked(kAllocationMarker, fs::absolute(dir_).string(), absl::Seconds(5));
+  if (!stopped.ok()) {
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", stopped.status().message()));
+  } else if (*stopped > 0) {
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": stopped ", *stopped,
+                         " process(es) the trial left running after cohort-launch exited"));
+  }
 }
 
 void AllocationRun::Flush(Subprocess& child) {
@@ -284,14 +331,21 @@ void AllocationRun::Flush(Subprocess& child) {
 
 void AllocationRun::Log(int rank, std::string line) {
   pending_logs_.push_back({rank, wire::CleanLogLine(std::move(line))});
+  pending_log_bytes_ += JsonBytes(pending_logs_.back());
 }
 
 void AllocationRun::FlushLogs() {
   const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/logs");
-  for (size_t begin = 0; begin < pending_logs_.size(); begin += kLogBatch) {
-    const size_t end = std::min(pending_logs_.size(), begin + kLogBatch);
+  for (size_t begin = 0; begin < pending_logs_.size();) {
+    // As many lines as fit both kLogBatch and kLogBatchBytes (at least one).
+    size_t end = begin, bytes = 0;
+    while (end < pending_logs_.size() && end - begin < kLogBatch &&
+           (end == begin || bytes + JsonBytes(pending_logs_[end]) <= kLogBatchBytes)) {
+      bytes += JsonBytes(pending_logs_[end++]);
+    }
     wire::LogBatch batch{action_.trial_id,
                          {pending_logs_.begin() + begin, pending_logs_.begin() + end}};
+    begin = end;
     absl::StatusOr<Json> r = Post(path, batch.ToJson());
     if (absl::IsNotFound(r.status())) {
       master_forgot_ = true;  // the lines were stored anyway
@@ -301,6 +355,7 @@ void AllocationRun::FlushLogs() {
     }
   }
   pending_logs_.clear();
+  pending_log_bytes_ = 0;
 }
 
 std::vector<wire::ReportRecord> AllocationRun::NewRecords() {

@@ -102,6 +102,9 @@ class AllocationRun {
       const std::map<std::string, std::string>& config_env) const;
   // Starts the launcher and streams its output until it exits; returns its exit status.
   int StreamUntilExit(const SubprocessOptions& launch);
+  // SIGKILLs what the trial left running once its launcher is gone (processes started by its
+  // workers in the background), found by the allocation's marker (leftovers.h).
+  void StopStragglers();
   // Sends the logs and reports gathered so far; stops the node when the master forgot it.
   void Flush(Subprocess& child);
   void Log(int rank, std::string line);
@@ -131,6 +134,7 @@ class AllocationRun {
   std::string dir_;
   client::MasterClient client_;  // presents the allocation's token
   std::vector<wire::LogLine> pending_logs_;
+  size_t pending_log_bytes_ = 0;  // their JSON's size
   bool master_forgot_ = false;  // the master answered NotFound: the allocation is gone there
   JsonLinesTail metrics_;
   int64_t records_seen_ = 0;
