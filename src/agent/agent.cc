@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/leftovers.h"
 #include "client/master_client.h"
+#include "common/directory_lock.h"
 #include "common/logging.h"
 #include "common/sibling_program.h"
 #include "wire/limits.h"
@@ -171,12 +172,15 @@ absl::Status Agent::Run() {
     return absl::InvalidArgumentError(
         absl::StrCat("work directory ", options_.work_dir, ": ", ec.message()));
   }
-  absl::StatusOr<WorkDirLock> lock = WorkDirLock::Acquire(options_.work_dir);
+  absl::StatusOr<DirectoryLock> lock = DirectoryLock::Acquire(options_.work_dir, "cohort-agent",
+                                                              "give each agent its own --work-dir");
   if (!lock.ok()) return lock.status();
   // Before it offers its slots: a trial its previous run left would hold their ports and cores.
+  // One that does not die (stuck in the kernel) is reported, and the agent works on.
   absl::StatusOr<int> stopped = StopMarked(kWorkDirMarker, options_.work_dir, kLeftoverTimeout);
-  if (!stopped.ok()) return stopped.status();
-  if (*stopped > 0) {
+  if (!stopped.ok()) {
+    COHORT_LOG(ERROR) << "agent " << options_.id << ": " << stopped.status().message();
+  } else if (*stopped > 0) {
     COHORT_LOG(WARNING) << "agent " << options_.id << ": stopped " << *stopped
                         << " process(es) its previous run left behind";
   }

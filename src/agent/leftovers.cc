@@ -1,12 +1,8 @@
 #include "agent/leftovers.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -69,39 +65,6 @@ std::string CommandLine(pid_t pid) {
 }
 
 }  // namespace
-
-absl::StatusOr<WorkDirLock> WorkDirLock::Acquire(const std::string& work_dir) {
-  const std::string path = (fs::path(work_dir) / ".agent.lock").string();
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
-  }
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int error = errno;
-    std::string holder = ReadFile(path);
-    while (!holder.empty() && holder.back() == '\n') holder.pop_back();
-    ::close(fd);
-    if (error == EWOULDBLOCK) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("work directory ", work_dir, " is in use by another cohort-agent",
-                       holder.empty() ? "" : absl::StrCat(" (pid ", holder, ")"),
-                       "; give each agent its own --work-dir"));
-    }
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot lock ", path, ": ", std::strerror(error)));
-  }
-  const std::string pid = absl::StrCat(::getpid(), "\n");
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
-    COHORT_LOG(WARNING) << "cannot write this agent's pid to " << path << ": "
-                        << std::strerror(errno);
-  }
-  return WorkDirLock(fd);
-}
-
-WorkDirLock::~WorkDirLock() {
-  if (fd_ >= 0) ::close(fd_);
-}
 
 absl::StatusOr<int> StopMarked(const std::string& marker, const std::string& value,
                                absl::Duration timeout) {

@@ -6,12 +6,15 @@
 // kWorkDirMarker=<the agent's work directory> in its environment. The launcher gets
 // PR_SET_PDEATHSIG (Subprocess) and gives its workers the same, so they die with the agent; a
 // process they started themselves (a shell's background job) may outlive them. An agent that
-// starts first takes its work directory's lock (WorkDirLock) and then stops every process that
-// carries its work directory's marker (StopMarked). The marker is read from
+// starts first takes its work directory's lock (common/directory_lock.h) and then stops every
+// process that carries its work directory's marker (StopMarked). The marker is read from
 // /proc/PID/environ just before the signal, so a pid reused by an unrelated process is never
 // signalled. A process that cleared its environment escapes this (docs/reliability.md).
+// The same marking with kAllocationMarker lets an AllocationRun stop what its trial left running
+// once cohort-launch has exited.
 //
-// Thread-compatible: called once, at start, by Agent::Run.
+// Thread-safe: StopMarked keeps no state (Agent::Run calls it at start, each AllocationRun at
+// its end).
 
 #include <string>
 
@@ -26,22 +29,6 @@ namespace cohort::agent {
 // allocation's directory, to stop what a trial leaves running after its launcher exited.
 inline constexpr char kWorkDirMarker[] = "COHORT_AGENT_WORK_DIR";
 inline constexpr char kAllocationMarker[] = "COHORT_AGENT_ALLOCATION_DIR";
-
-// An exclusive lock on `work_dir` (a file .agent.lock in it, flock'ed), held for the agent's
-// life: two agents on one work directory would stop each other's trials. Released when the
-// process ends, however it ends.
-class WorkDirLock {
- public:
-  // FailedPrecondition naming the directory and the pid that holds it when another agent does.
-  static absl::StatusOr<WorkDirLock> Acquire(const std::string& work_dir);
-  WorkDirLock(WorkDirLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  WorkDirLock& operator=(WorkDirLock&&) = delete;
-  ~WorkDirLock();
-
- private:
-  explicit WorkDirLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
-};
 
 // The processes of this user whose environment holds `marker`=`value` (this process aside),
 // SIGKILLed, each logged, and waited for (at most `timeout`; zombies count as gone). Returns

@@ -95,7 +95,11 @@ class FaultsTest : public ::testing::Test {
     fs::create_directories(dir_ / "context");
   }
   void TearDown() override {
-    agents_.clear();
+    agents_.clear();  // SIGKILL: their launchers and workers die with them
+    // A trial's background child outlives a SIGKILLed agent until the agent starts again.
+    for (pid_t pid : Pids()) {
+      if (Alive(pid)) ::kill(pid, SIGKILL);
+    }
     master_.reset();
     fs::remove_all(dir_);
   }
@@ -366,6 +370,35 @@ TEST_F(FaultsTest, PortInUseFailsAtOnceNamingThePortAndItsHolder) {
   EXPECT_NE(launch.err.find(absl::StrCat(":", port)), std::string::npos) << launch.err;
   EXPECT_NE(launch.err.find(absl::StrCat("held by pid ", ::getpid())), std::string::npos)
       << launch.err;
+}
+
+// A second cohort-master on a data directory in use, on another port or on the same one, is
+// refused before it touches the database: the running master's trial keeps running, unrestarted.
+TEST_F(FaultsTest, SecondMasterOnADataDirectoryInUseChangesNothing) {
+  StartMaster();
+  StartAgent("a1");
+  PidsScript("hold.sh", /*stubborn=*/false);
+  const int64_t id = Create("hold", "./hold.sh", "max_restarts: 3\n");
+  WaitUntil([&] { return Pids().size() == 3; }, "the trial to write its 3 pids");
+  for (const std::string& port : {std::string("0"), std::to_string(port_)}) {
+    LaunchResult second =
+        RunToCompletion({BinaryPath("cohort-master"), "--port", port, "--data-dir",
+                         (dir_ / "master").string(), "--agent-timeout", "5"},
+                        {}, absl::Seconds(20));
+    ASSERT_TRUE(second.exited) << "a second master on the data directory kept running";
+    EXPECT_NE(second.status, 0);
+    EXPECT_EQ(second.out.find("listening on"), std::string::npos) << second.out;
+    EXPECT_NE(second.err.find(
+                  absl::StrCat("is in use by another cohort-master (pid ", master_->pid(), ")")),
+              std::string::npos)
+        << second.err;
+  }
+  absl::SleepFor(absl::Seconds(6));  // past the agent timeout: a second master's damage shows
+  Drain();
+  EXPECT_EQ(Trial(id)["state"], "RUNNING");
+  for (pid_t pid : Pids()) EXPECT_TRUE(Alive(pid)) << "pid " << pid << " of the trial";
+  LaunchResult logs = Cohort({"trial", "logs", std::to_string(Trial(id)["id"].get<int64_t>())});
+  EXPECT_EQ(CountOf(logs.out, "master: allocation "), 1) << logs.out;
 }
 
 // A one-node trial needs no agreed rendezvous port: another process listening on every port of
