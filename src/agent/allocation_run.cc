@@ -35,6 +35,11 @@ constexpr size_t kLogBatch = 500;  // lines per post (wire::kMaxLogBatchLines at
 // whatever the lines hold. A line's JSON can be 6 times its bytes (a NUL is "\u0000"), so 500
 // lines of kMaxLogLineBytes could be 48 MiB: the master would refuse (413) the whole batch.
 constexpr size_t kLogBatchBytes = 4u << 20;
+// The same bound for each part of a report post (records, step profiles).
+constexpr size_t kBatchBytes = kLogBatchBytes;
+// metrics.jsonl records read per flush: a trial that floods its metrics file is read at this
+// pace, never all at once.
+constexpr size_t kRecordsPerFlush = 10 * wire::kMaxReportBatchLines;
 static_assert(kLogBatchBytes + 6 * wire::kMaxLogLineBytes < wire::kMaxJsonBodyBytes / 2);
 // Output read from the launcher per look: a flood waits in the pipe (the trial blocks on its
 // writes) instead of in the agent's memory.
@@ -50,12 +55,37 @@ size_t JsonBytes(const wire::LogLine& line) {
   return Json(line.line).dump(-1, ' ', false, Json::error_handler_t::replace).size() + 24;
 }
 
-// Part `i` of `items` cut into pieces of `size` (empty past the end).
+// `items` cut into consecutive [begin, end) ranges of at most `max_count` items and at most
+// `max_bytes` of JSON (`bytes(item)`), each at least one item.
+template <typename T, typename BytesFn>
+std::vector<std::pair<size_t, size_t>> Batches(const std::vector<T>& items, size_t max_count,
+                                               size_t max_bytes, BytesFn bytes) {
+  std::vector<std::pair<size_t, size_t>> batches;
+  for (size_t begin = 0; begin < items.size();) {
+    size_t end = begin, total = 0;
+    while (end < items.size() && end - begin < max_count) {
+      const size_t size = bytes(items[end]);
+      if (end > begin && total + size > max_bytes) break;
+      total += size;
+      ++end;
+    }
+    batches.emplace_back(begin, end);
+    begin = end;
+  }
+  return batches;
+}
+
+// Part `i` of `items` as cut by `batches` (empty past the end).
 template <typename T>
-std::vector<T> Slice(const std::vector<T>& items, size_t i, size_t size) {
-  const size_t begin = std::min(items.size(), i * size);
-  const size_t end = std::min(items.size(), begin + size);
-  return {items.begin() + begin, items.begin() + end};
+std::vector<T> Part(const std::vector<T>& items,
+                    const std::vector<std::pair<size_t, size_t>>& batches, size_t i) {
+  if (i >= batches.size()) return {};
+  return {items.begin() + batches[i].first, items.begin() + batches[i].second};
+}
+
+template <typename T>
+size_t RecordBytes(const T& record) {
+  return record.ToJson().dump(-1, ' ', false, Json::error_handler_t::replace).size() + 1;
 }
 
 // "[rank=3] text" -> (3, "text"); other lines (the launcher's own) -> (-1, line).
@@ -279,7 +309,7 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     if (pending_logs_.size() >= kLogBatch || pending_log_bytes_ >= kLogBatchBytes ||
         clock_.Now() - last_flush >= kFlushEvery || (exited && !open)) {
       if (exited && !open) StopSampler();  // its last period goes with this flush
-      Flush(child);
+      Flush(child, /*last=*/exited && !open);
       last_flush = clock_.Now();
     }
     {
@@ -317,9 +347,11 @@ void AllocationRun::StopStragglers() {
   }
 }
 
-void AllocationRun::Flush(Subprocess& child) {
+void AllocationRun::Flush(Subprocess& child, bool last) {
   FlushLogs();
-  PostReports();
+  // A flood of records goes kRecordsPerFlush at a time; after the exit, all that is left.
+  while (PostReports() && last) {
+  }
   if (!master_forgot_) return;
   // The master restarted and no longer knows this allocation: checkpoint and stop.
   std::lock_guard<std::mutex> lock(control_->mu_);
@@ -336,16 +368,9 @@ void AllocationRun::Log(int rank, std::string line) {
 
 void AllocationRun::FlushLogs() {
   const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/logs");
-  for (size_t begin = 0; begin < pending_logs_.size();) {
-    // As many lines as fit both kLogBatch and kLogBatchBytes (at least one).
-    size_t end = begin, bytes = 0;
-    while (end < pending_logs_.size() && end - begin < kLogBatch &&
-           (end == begin || bytes + JsonBytes(pending_logs_[end]) <= kLogBatchBytes)) {
-      bytes += JsonBytes(pending_logs_[end++]);
-    }
+  for (const auto& [begin, end] : Batches(pending_logs_, kLogBatch, kLogBatchBytes, JsonBytes)) {
     wire::LogBatch batch{action_.trial_id,
                          {pending_logs_.begin() + begin, pending_logs_.begin() + end}};
-    begin = end;
     absl::StatusOr<Json> r = Post(path, batch.ToJson());
     if (absl::IsNotFound(r.status())) {
       master_forgot_ = true;  // the lines were stored anyway
@@ -360,7 +385,8 @@ void AllocationRun::FlushLogs() {
 
 std::vector<wire::ReportRecord> AllocationRun::NewRecords() {
   std::vector<wire::ReportRecord> records;
-  for (const Json& line : metrics_.NewLines()) {
+  const uint64_t long_lines = metrics_.long_lines();
+  for (const Json& line : metrics_.NewLines(kRecordsPerFlush)) {
     ++records_seen_;
     absl::StatusOr<wire::ReportRecord> record =
         wire::ParseReportRecord(line, absl::StrCat("metrics.jsonl record ", records_seen_));
@@ -370,6 +396,11 @@ std::vector<wire::ReportRecord> AllocationRun::NewRecords() {
       Log(-1, absl::StrCat("agent ", options_.agent_id,
                            ": skipping a report: ", record.status().message()));
     }
+  }
+  if (metrics_.long_lines() > long_lines) {
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": skipped ",
+                         metrics_.long_lines() - long_lines, " metrics.jsonl line(s) longer than ",
+                         JsonLinesTail::kDefaultMaxLineBytes, " bytes"));
   }
   return records;
 }
@@ -445,7 +476,7 @@ std::vector<wire::StepProfileRecord> AllocationRun::NewStepProfiles() {
   return records;  // no directory yet: nothing profiled so far
 }
 
-void AllocationRun::PostReports() {
+bool AllocationRun::PostReports() {
   std::vector<wire::SystemMetricsRecord> system = TakeSystemRecords();
   std::vector<wire::StepProfileRecord> steps = NewStepProfiles();
   std::vector<wire::ReportRecord> records;
@@ -454,20 +485,25 @@ void AllocationRun::PostReports() {
     records = NewRecords();
     progress = ReadProgress();
   }
-  if (records.empty() && !progress && system.empty() && steps.empty()) return;
-  // As many posts as the larger part needs; the progress and system metrics go with the last.
-  const size_t posts = std::max<size_t>(
-      {1, (records.size() + wire::kMaxReportBatchLines - 1) / wire::kMaxReportBatchLines,
-       (steps.size() + wire::kMaxStepProfilesPerBatch - 1) / wire::kMaxStepProfilesPerBatch});
+  const bool more = records.size() >= kRecordsPerFlush;
+  if (records.empty() && !progress && system.empty() && steps.empty()) return false;
+  // As many posts as the larger part needs, each part below kBatchBytes of JSON; the progress
+  // and system metrics go with the last.
+  const auto record_batches =
+      Batches(records, wire::kMaxReportBatchLines, kBatchBytes, RecordBytes<wire::ReportRecord>);
+  const auto step_batches = Batches(steps, wire::kMaxStepProfilesPerBatch, kBatchBytes,
+                                    RecordBytes<wire::StepProfileRecord>);
+  const size_t posts = std::max<size_t>({1, record_batches.size(), step_batches.size()});
   for (size_t i = 0; i < posts; ++i) {
-    wire::ReportBatch batch{action_.trial_id, Slice(records, i, wire::kMaxReportBatchLines)};
-    batch.step_profiles = Slice(steps, i, wire::kMaxStepProfilesPerBatch);
+    wire::ReportBatch batch{action_.trial_id, Part(records, record_batches, i)};
+    batch.step_profiles = Part(steps, step_batches, i);
     if (i + 1 == posts) {
       batch.progress = progress;  // the latest, with the last records
       batch.system_metrics = std::move(system);
     }
     PostReportBatch(batch);
   }
+  return more;
 }
 
 void AllocationRun::PostReportBatch(const wire::ReportBatch& batch) {

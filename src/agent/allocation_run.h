@@ -106,10 +106,13 @@ class AllocationRun {
   // workers in the background), found by the allocation's marker (leftovers.h).
   void StopStragglers();
   // Sends the logs and reports gathered so far; stops the node when the master forgot it.
-  void Flush(Subprocess& child);
+  // `last`: the launcher has exited and its output is closed: every report left goes now.
+  void Flush(Subprocess& child, bool last);
   void Log(int rank, std::string line);
   void FlushLogs();
-  void PostReports();
+  // Posts what is new in the reports; true when more metrics.jsonl records may be waiting (it
+  // read kRecordsPerFlush of them).
+  bool PostReports();
   void PostReportBatch(const wire::ReportBatch& batch);
   // Profiling: starts measuring this machine (a sampler thread collecting records), and stops.
   void StartSampler();
@@ -118,7 +121,8 @@ class AllocationRun {
   // Profiling: the new lines of this node's ranks' profile/rank-<R>.jsonl files; a line that
   // does not parse is dropped, the first of each file logged.
   std::vector<wire::StepProfileRecord> NewStepProfiles();
-  // The new metrics.jsonl records, those that do not parse logged and dropped.
+  // The new metrics.jsonl records (at most kRecordsPerFlush), those that do not parse and those
+  // longer than JsonLinesTail::kDefaultMaxLineBytes logged and dropped.
   std::vector<wire::ReportRecord> NewRecords();
   std::optional<wire::ProgressRecord> ReadProgress();
   void ReportExit(int status);

@@ -185,7 +185,8 @@ std::string PortHolder(int port) {
   std::error_code ec;
   for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
     int pid = 0;
-    if (!absl::SimpleAtoi(proc.path().filename().string(), &pid)) continue;
+    // Not this process: it may hold the socket only as one its parent let it inherit.
+    if (!absl::SimpleAtoi(proc.path().filename().string(), &pid) || pid == ::getpid()) continue;
     std::error_code fd_ec;
     for (const auto& fd : std::filesystem::directory_iterator(proc.path() / "fd", fd_ec)) {
       std::error_code link_ec;
@@ -202,7 +203,7 @@ std::string PortHolder(int port) {
       return absl::StrCat(" (held by pid ", pid, command.empty() ? "" : ": ", command, ")");
     }
   }
-  return " (held by a process this user cannot see)";
+  return " (held by a process this user cannot see, or only by this one)";
 }
 
 absl::StatusOr<int> Connect(const HostPort& address, absl::Time deadline, absl::string_view what) {

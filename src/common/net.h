@@ -30,7 +30,8 @@ absl::StatusOr<int> Listen(const std::string& host, int port, int* bound_port);
 
 // Who listens on TCP `port` on this machine, for an "address in use" error: " (held by pid 123:
 // cohort-master --port 8080)", or " (held by another user's process)" when the socket is there
-// but its process cannot be seen, or "" when nothing listens there. Reads /proc.
+// but its process cannot be seen, or "" when nothing listens there. This process is never named
+// (it may hold an inherited copy of the socket). Reads /proc.
 std::string PortHolder(int port);
 
 // Connects to host:port, retrying refused or unreachable attempts until `deadline` (the peer

@@ -69,7 +69,7 @@ int64_t PeakRss(pid_t pid) {
 
 // A socket listening on a loopback port the OS chose (no SO_REUSE*), as a foreign process would.
 int ListenOnLoopback() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -280,6 +280,40 @@ TEST_F(FaultsTest, UntrustedOutputIsCleanedCutAndNeverLosesOtherLines) {
   // The 150 MB line was never held whole.
   EXPECT_LT(PeakRss(agent.pid()), 100 << 20) << "the agent's peak memory";
   EXPECT_LT(PeakRss(master_->pid()), 300 << 20) << "the master's peak memory";
+}
+
+// The trial's metrics.jsonl is untrusted too: a 150 MB line is skipped without being held (and
+// said so in the trial's log), and a flood of 30,000 records after it all arrive, read a bounded
+// number at a time.
+TEST_F(FaultsTest, MetricsFileIsReadBoundedAndEveryRecordArrives) {
+  StartMaster();
+  LauncherProcess& agent = StartAgent("a1");
+  Script("reports.sh",
+         "m=\"$COHORT_RUN_DIR/metrics.jsonl\"\n"
+         "head -c 150000000 /dev/zero | tr '\\000' x >> \"$m\"\n"
+         "echo >> \"$m\"\n"
+         "seq 1 30000 | sed 's/.*/{\"kind\":\"training\",\"steps_completed\":&,"
+         "\"metrics\":{\"loss\":&}}/' >> \"$m\"\n"
+         "echo wrote the reports\n");
+  const int64_t id = Create("reports", "./reports.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "experiment " + std::to_string(id) + " to end", absl::Seconds(180));
+  const std::string trial = std::to_string(Trial(id)["id"].get<int64_t>());
+  LaunchResult logs = Cohort({"trial", "logs", trial});
+  ASSERT_EQ(State(id), "COMPLETED") << logs.out;
+  EXPECT_NE(logs.out.find("skipped 1 metrics.jsonl line(s) longer than 1048576 bytes"),
+            std::string::npos)
+      << logs.out;
+  // The last of the 30,000 training reports arrived (and so, in order, the ones before it).
+  const json series = Json({"trial", "metrics", trial});
+  json last;
+  for (const json& one : series["series"]) {
+    if (one["name"] == "training/loss" && !one["points"].empty()) last = one["points"].back();
+  }
+  ASSERT_EQ(last.size(), 3u) << series.dump().substr(0, 2000);  // [batch, time, value]
+  EXPECT_EQ(last[0], 30000);
+  EXPECT_EQ(last[2], 30000.0);
+  EXPECT_LT(PeakRss(agent.pid()), 100 << 20) << "the agent's peak memory";
 }
 
 // SIGKILL to an agent mid-trial: its launcher and workers die with it; what they started in
