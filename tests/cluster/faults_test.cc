@@ -372,6 +372,27 @@ TEST_F(FaultsTest, AgentStopsWithinTenSecondsWhileItsMasterIsDown) {
   for (pid_t pid : pids) EXPECT_FALSE(Alive(pid)) << "pid " << pid << " outlived its agent";
 }
 
+// The same with a master that hangs (SIGSTOP: it accepts connections and never answers, as
+// behind a partition that drops packets): the agent's poll and last posts would wait for their
+// read timeouts; it still exits within 10 s, its trial's processes gone.
+TEST_F(FaultsTest, AgentStopsWithinTenSecondsWhileItsMasterHangs) {
+  StartMaster();
+  LauncherProcess& agent = StartAgent("a1");
+  PidsScript("stubborn.sh", /*stubborn=*/true);
+  Create("stubborn", "./stubborn.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return Pids().size() == 3; }, "the trial to write its 3 pids");
+  const std::vector<pid_t> pids = Pids();
+  ::kill(master_->pid(), SIGSTOP);
+  absl::SleepFor(absl::Seconds(1));
+  const absl::Time asked = absl::Now();
+  ::kill(agent.pid(), SIGTERM);
+  LaunchResult r = agent.Wait(absl::Seconds(30));
+  ::kill(master_->pid(), SIGCONT);
+  ASSERT_TRUE(r.exited) << "the agent did not exit within 30 s of SIGTERM: " << r.err;
+  EXPECT_LE(r.end_time - asked, absl::Seconds(10)) << r.err;
+  for (pid_t pid : pids) EXPECT_FALSE(Alive(pid)) << "pid " << pid << " outlived its agent";
+}
+
 // A port in use: a second cohort-master on the first one's port fails at once, naming the
 // port and the process holding it (cpp-httplib's default SO_REUSEPORT would let it share).
 // cohort-launch's rendezvous store does the same.
