@@ -284,10 +284,7 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
   }
   StartSampler();
   LineSplitter lines(kLineBytes);
-  const auto log_line = [this](absl::string_view line) {
-    auto [rank, text] = SplitRank(std::string(line));
-    Log(rank, std::move(text));
-  };
+  const auto log_line = [this](absl::string_view line) { LogOutputLine(line); };
   absl::Time last_flush = clock_.Now();
   absl::Time exited_at = absl::InfiniteFuture();  // real time: the launcher is a real process
   bool open = true;
@@ -324,16 +321,25 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     // real time).
     if (!open) absl::SleepFor(absl::Milliseconds(50));
   }
-  lines.Finish(log_line);
+  EndOutput(lines);
+  std::lock_guard<std::mutex> lock(control_->mu_);
+  control_->child_ = nullptr;
+  return status;
+}
+
+void AllocationRun::LogOutputLine(absl::string_view line) {
+  auto [rank, text] = SplitRank(std::string(line));
+  Log(rank, std::move(text));
+}
+
+void AllocationRun::EndOutput(LineSplitter& lines) {
+  lines.Finish([this](absl::string_view line) { LogOutputLine(line); });
   StopStragglers();
   if (lines.cut_lines() > 0) {
     Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", lines.cut_lines(),
                          " output line(s) longer than ", kLineBytes, " bytes were cut (",
                          lines.dropped_bytes(), " bytes dropped)"));
   }
-  std::lock_guard<std::mutex> lock(control_->mu_);
-  control_->child_ = nullptr;
-  return status;
 }
 
 void AllocationRun::StopStragglers() {

@@ -33,6 +33,7 @@
 #include "client/master_client.h"
 #include "common/clock.h"
 #include "common/json_lines_tail.h"
+#include "common/line_splitter.h"
 #include "common/subprocess.h"
 #include "sampler/system_sampler.h"
 #include "wire/agent_protocol.h"
@@ -102,6 +103,11 @@ class AllocationRun {
       const std::map<std::string, std::string>& config_env) const;
   // Starts the launcher and streams its output until it exits; returns its exit status.
   int StreamUntilExit(const SubprocessOptions& launch);
+  // One line of the launcher's output ("[rank=N] text" or its own) to the trial's log.
+  void LogOutputLine(absl::string_view line);
+  // After the launcher's exit: its last partial line, the stragglers stopped, and how many
+  // lines were cut.
+  void EndOutput(LineSplitter& lines);
   // SIGKILLs what the trial left running once its launcher is gone (processes started by its
   // workers in the background), found by the allocation's marker (leftovers.h).
   void StopStragglers();
