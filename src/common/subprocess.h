@@ -29,9 +29,11 @@ struct SubprocessOptions {
   std::string cwd;  // empty: the parent's
   // A new process group (so a signal reaches the child's own children too).
   bool new_process_group = true;
-  // The signal the child gets when the thread that started it ends, however it ends (SIGKILL
-  // of the whole process included): PR_SET_PDEATHSIG. 0: none. A child whose parent is gone
-  // before it is set exits at once, status 1.
+  // The signal the child gets when the process that started it ends, however it ends (SIGKILL
+  // included): PR_SET_PDEATHSIG. 0: none. A child whose parent is gone before it is set exits
+  // at once, status 1. Kernels differ on whether the starting thread's own exit counts (the
+  // man page says it does; 6.18 did not send it while the process lived on): keep the starting
+  // thread alive while the child runs.
   int parent_death_signal = 0;
 };
 
