@@ -205,10 +205,10 @@ bool Agent::PollActions() {
       client.Get(absl::StrCat("/api/v1/agents/", options_.id,
                               "/actions?timeout=", absl::ToDoubleSeconds(options_.poll_wait)));
   if (!r.ok()) {
-    // Not found: the master restarted and forgot this agent (registering again at once, unless
-    // it forgot it again within a second: no hot loop); unreachable: retry.
-    if (absl::IsUnavailable(r.status()) ||
-        (absl::IsNotFound(r.status()) && clock_.Now() - last_registered_ < kRetryEvery)) {
+    // Not found: the master restarted and forgot this agent: register again at once. Anything
+    // else (unreachable, an error), or forgotten again within a second of registering: a
+    // second later, so no answer of the master's makes a hot loop.
+    if (!absl::IsNotFound(r.status()) || clock_.Now() - last_registered_ < kRetryEvery) {
       clock_.SleepFor(kRetryEvery, stop_);
     }
     return false;
