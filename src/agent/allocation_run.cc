@@ -93,7 +93,8 @@ std::pair<int, std::string> SplitRank(const std::string& line) {
   if (line.rfind("[rank=", 0) == 0) {
     const size_t close = line.find("] ");
     int rank = -1;
-    if (close != std::string::npos && absl::SimpleAtoi(line.substr(6, close - 6), &rank)) {
+    if (close != std::string::npos && absl::SimpleAtoi(line.substr(6, close - 6), &rank) &&
+        rank >= 0) {
       return {rank, line.substr(close + 2)};
     }
   }
@@ -373,20 +374,30 @@ void AllocationRun::Log(int rank, std::string line) {
 }
 
 void AllocationRun::FlushLogs() {
-  const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/logs");
   for (const auto& [begin, end] : Batches(pending_logs_, kLogBatch, kLogBatchBytes, JsonBytes)) {
-    wire::LogBatch batch{action_.trial_id,
-                         {pending_logs_.begin() + begin, pending_logs_.begin() + end}};
-    absl::StatusOr<Json> r = Post(path, batch.ToJson());
-    if (absl::IsNotFound(r.status())) {
-      master_forgot_ = true;  // the lines were stored anyway
-    } else if (!r.ok()) {
-      COHORT_LOG(WARNING) << Prefix() << ": " << batch.lines.size() << " log lines of trial "
-                          << action_.trial_id << " not delivered, dropped: " << r.status();
-    }
+    PostLogs(begin, end);
   }
   pending_logs_.clear();
   pending_log_bytes_ = 0;
+}
+
+void AllocationRun::PostLogs(size_t begin, size_t end) {
+  const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/logs");
+  wire::LogBatch batch{action_.trial_id,
+                       {pending_logs_.begin() + begin, pending_logs_.begin() + end}};
+  absl::StatusOr<Json> r = Post(path, batch.ToJson());
+  if (absl::IsNotFound(r.status())) {
+    master_forgot_ = true;  // the lines were stored anyway
+  } else if (absl::IsInvalidArgument(r.status()) && end - begin > 1) {
+    // The master refused the batch (4xx): halves, so that one line it will not take does not
+    // lose the others (at most log2(kLogBatch) levels).
+    const size_t middle = begin + (end - begin) / 2;
+    PostLogs(begin, middle);
+    PostLogs(middle, end);
+  } else if (!r.ok()) {
+    COHORT_LOG(WARNING) << Prefix() << ": " << batch.lines.size() << " log line(s) of trial "
+                        << action_.trial_id << " not delivered, dropped: " << r.status();
+  }
 }
 
 std::vector<wire::ReportRecord> AllocationRun::NewRecords() {

@@ -116,6 +116,9 @@ class AllocationRun {
   void Flush(Subprocess& child, bool last);
   void Log(int rank, std::string line);
   void FlushLogs();
+  // Posts pending_logs_[begin, end); a batch the master refuses (4xx) is split in halves and
+  // each posted again, down to the line it will not take, which alone is dropped (and logged).
+  void PostLogs(size_t begin, size_t end);
   // Posts what is new in the reports; true when more metrics.jsonl records may be waiting (it
   // read kRecordsPerFlush of them).
   bool PostReports();
