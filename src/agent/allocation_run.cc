@@ -1,6 +1,7 @@
 #include "agent/allocation_run.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "common/json_bounded.h"
 #include "common/line_splitter.h"
 #include "common/logging.h"
+#include "common/net.h"
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
 #include "config/yaml_json.h"
@@ -49,6 +51,9 @@ constexpr size_t kLineBytes = wire::kMaxLogLineBytes - 64;
 constexpr absl::Duration kFlushEvery = absl::Milliseconds(500);
 // How long the launcher's output may stay open after it exited (held by a process it left).
 constexpr absl::Duration kOutputAfterExit = absl::Seconds(3);
+// How long node 0 of a multi-node allocation waits for its rendezvous port while an earlier
+// allocation of this agent holds it: that one's launcher has a 60 s grace to stop its workers.
+constexpr absl::Duration kChiefPortWait = absl::Seconds(75);
 
 // Bytes `line` takes in a LogBatch's JSON.
 size_t JsonBytes(const wire::LogLine& line) {
@@ -164,6 +169,7 @@ int AllocationRun::Run() {
   int status = 1;
   absl::StatusOr<SubprocessOptions> launch = Prepare();
   if (launch.ok()) {
+    WaitForChiefPort();
     status = StreamUntilExit(*launch);
   } else {
     Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", launch.status().message()));
@@ -207,11 +213,13 @@ absl::StatusOr<SubprocessOptions> AllocationRun::Prepare() {
                  "--grace-period",
                  "60"};
   if (action_.nnodes > 1) {
-    // The other nodes reach node 0's store at the port the master chose. One node needs no
+    // The other nodes reach node 0's store at the port the master chose, and take it only when
+    // it is this allocation's (--job-id: an earlier launcher may hold the port). One node needs no
     // agreed port: without --chief-addr the launcher binds a free one on loopback (port 0) and
     // tells its workers, so no process holding a port (a leftover, another program) can make
     // the run fail.
-    launch.argv.insert(launch.argv.end(), {"--chief-addr", action_.chief_addr});
+    launch.argv.insert(launch.argv.end(),
+                       {"--chief-addr", action_.chief_addr, "--job-id", action_.allocation});
   }
   launch.argv.push_back("--");
   // The launcher dies with the agent (SIGKILL included) and takes its workers with it.
@@ -340,6 +348,35 @@ void AllocationRun::EndOutput(LineSplitter& lines) {
     Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", lines.cut_lines(),
                          " output line(s) longer than ", kLineBytes, " bytes were cut (",
                          lines.dropped_bytes(), " bytes dropped)"));
+  }
+}
+
+void AllocationRun::WaitForChiefPort() {
+  if (action_.nnodes <= 1 || action_.node_rank != 0) return;
+  absl::StatusOr<net::HostPort> chief = net::ParseHostPort(action_.chief_addr, 0);
+  if (!chief.ok() || chief->port <= 0) return;  // the launcher says what is wrong with it
+  const absl::Time deadline = absl::Now() + kChiefPortWait;
+  bool said = false;
+  while (absl::Now() < deadline && !control_->stopping()) {
+    int bound = 0;
+    absl::StatusOr<int> fd = net::Listen("", chief->port, &bound);
+    if (fd.ok()) {
+      ::close(*fd);
+      return;
+    }
+    const std::vector<int> holders = net::PortHolderPids(chief->port);
+    const auto ours = std::find_if(holders.begin(), holders.end(), [&](int pid) {
+      return CarriesMarker(pid, kWorkDirMarker, options_.work_dir);
+    });
+    if (ours == holders.end()) return;  // not this agent's: the launcher's error names it
+    if (!said) {
+      Log(-1, absl::StrCat("agent ", options_.agent_id, ": waiting up to ",
+                           absl::FormatDuration(kChiefPortWait), " for rendezvous port ",
+                           chief->port, ", held by pid ", *ours,
+                           " of an earlier allocation on this agent that is still stopping"));
+      said = true;
+    }
+    absl::SleepFor(absl::Milliseconds(200));  // a real process's port: real time
   }
 }
 

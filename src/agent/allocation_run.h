@@ -103,6 +103,12 @@ class AllocationRun {
       const std::map<std::string, std::string>& config_env) const;
   // Starts the launcher and streams its output until it exits; returns its exit status.
   int StreamUntilExit(const SubprocessOptions& launch);
+  // Multi-node, node 0: the master chose the rendezvous store's port from this agent's range.
+  // While a process of an earlier allocation of this agent (still stopping) holds it, waits for
+  // it (at most 75 s, said in the trial's log); anything else holding it is left to the
+  // launcher, whose error names the port and its holder. The other nodes' launchers take only
+  // this allocation's store (--job-id), so they wait too.
+  void WaitForChiefPort();
   // One line of the launcher's output ("[rank=N] text" or its own) to the trial's log.
   void LogOutputLine(absl::string_view line);
   // After the launcher's exit: its last partial line, the stragglers stopped, and how many

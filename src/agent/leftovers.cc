@@ -66,6 +66,10 @@ std::string CommandLine(pid_t pid) {
 
 }  // namespace
 
+bool CarriesMarker(int pid, const std::string& marker, const std::string& value) {
+  return Carries(pid, absl::StrCat(marker, "=", value));
+}
+
 absl::StatusOr<int> StopMarked(const std::string& marker, const std::string& value,
                                absl::Duration timeout) {
   const std::string entry = absl::StrCat(marker, "=", value);

@@ -30,6 +30,10 @@ namespace cohort::agent {
 inline constexpr char kWorkDirMarker[] = "COHORT_AGENT_WORK_DIR";
 inline constexpr char kAllocationMarker[] = "COHORT_AGENT_ALLOCATION_DIR";
 
+// Whether process `pid` carries `marker`=`value` in its environment (false when it cannot be
+// read: gone, or another user's).
+bool CarriesMarker(int pid, const std::string& marker, const std::string& value);
+
 // The processes of this user whose environment holds `marker`=`value` (this process aside),
 // SIGKILLed, each logged, and waited for (at most `timeout`; zombies count as gone). Returns
 // how many were stopped; DeadlineExceeded naming the pids still there.

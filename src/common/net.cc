@@ -179,9 +179,10 @@ std::set<std::string> ListeningInodes(int port) {
 
 }  // namespace
 
-std::string PortHolder(int port) {
+std::vector<int> PortHolderPids(int port) {
+  std::vector<int> pids;
   const std::set<std::string> inodes = ListeningInodes(port);
-  if (inodes.empty()) return "";
+  if (inodes.empty()) return pids;
   std::error_code ec;
   for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
     int pid = 0;
@@ -191,19 +192,26 @@ std::string PortHolder(int port) {
     for (const auto& fd : std::filesystem::directory_iterator(proc.path() / "fd", fd_ec)) {
       std::error_code link_ec;
       const std::string target = std::filesystem::read_symlink(fd.path(), link_ec).string();
-      if (target.rfind("socket:[", 0) != 0 || !inodes.count(target.substr(8, target.size() - 9))) {
-        continue;
+      if (target.rfind("socket:[", 0) == 0 && inodes.count(target.substr(8, target.size() - 9))) {
+        pids.push_back(pid);
+        break;
       }
-      std::string command = ReadWhole(absl::StrCat("/proc/", pid, "/cmdline"));
-      for (char& c : command) {
-        if (c == '\0') c = ' ';
-      }
-      while (!command.empty() && command.back() == ' ') command.pop_back();
-      if (command.size() > 160) command = command.substr(0, 160) + "...";
-      return absl::StrCat(" (held by pid ", pid, command.empty() ? "" : ": ", command, ")");
     }
   }
-  return " (held by a process this user cannot see, or only by this one)";
+  return pids;
+}
+
+std::string PortHolder(int port) {
+  if (ListeningInodes(port).empty()) return "";
+  const std::vector<int> pids = PortHolderPids(port);
+  if (pids.empty()) return " (held by a process this user cannot see, or only by this one)";
+  std::string command = ReadWhole(absl::StrCat("/proc/", pids[0], "/cmdline"));
+  for (char& c : command) {
+    if (c == '\0') c = ' ';
+  }
+  while (!command.empty() && command.back() == ' ') command.pop_back();
+  if (command.size() > 160) command = command.substr(0, 160) + "...";
+  return absl::StrCat(" (held by pid ", pids[0], command.empty() ? "" : ": ", command, ")");
 }
 
 absl::StatusOr<int> Connect(const HostPort& address, absl::Time deadline, absl::string_view what) {

@@ -5,9 +5,10 @@
 
 #include <cstddef>
 #include <string>
-#include "absl/strings/string_view.h"
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace cohort::net {
@@ -33,6 +34,9 @@ absl::StatusOr<int> Listen(const std::string& host, int port, int* bound_port);
 // but its process cannot be seen, or "" when nothing listens there. This process is never named
 // (it may hold an inherited copy of the socket). Reads /proc.
 std::string PortHolder(int port);
+// The pids of the processes this user can see that hold a socket listening on TCP `port`, this
+// process aside (empty when none).
+std::vector<int> PortHolderPids(int port);
 
 // Connects to host:port, retrying refused or unreachable attempts until `deadline` (the peer
 // may not be listening yet). The error names the address and what was waited for

@@ -85,6 +85,26 @@ int BoundPort(int fd) {
   return ntohs(addr.sin_port);
 }
 
+// Whether a socket can listen on all interfaces' `port` now.
+bool CanListen(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok =
+      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 && ::listen(fd, 1) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// A port nothing listens on now (the OS's choice).
+int FreePort() {
+  const int fd = ListenOnLoopback();
+  const int port = BoundPort(fd);
+  ::close(fd);
+  return port;
+}
+
 class FaultsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -474,6 +494,43 @@ TEST_F(FaultsTest, OneNodeTrialRunsWhileItsAgentsPortsAreTaken) {
   EXPECT_EQ(State(id), "COMPLETED") << logs.out;
   EXPECT_NE(logs.out.find("hello from port "), std::string::npos) << logs.out;
   EXPECT_EQ(logs.out.find(absl::StrCat("hello from port ", port, "\n")), std::string::npos)
+      << logs.out;
+}
+
+// A multi-node trial's rendezvous port is the master's choice from node 0's agent's range. While
+// an earlier allocation of that agent still holds it (a launcher, stopping, whose store answers
+// there), node 0 waits for the port and node 1 waits for the store of its own allocation: the
+// new run neither fails nor talks to the old store.
+TEST_F(FaultsTest, MultiNodeTrialWaitsForItsPortWhileItsAgentsEarlierAllocationStops) {
+  StartMaster();
+  const int port = FreePort();
+  for (const std::string id : {"a1", "a2"}) {
+    agents_.push_back(std::make_unique<LauncherProcess>(
+        AgentArgv(id, (dir_ / id).string(), {"--port-range", absl::StrCat(port, "-", port)})));
+  }
+  WaitUntil([&] { return Connected("a1") && Connected("a2"); }, "agents a1 and a2 to connect");
+  // An earlier allocation of a1 that is still stopping: a launcher marked as a1's, hosting its
+  // store on the port for 4 s.
+  LauncherProcess earlier({BinaryPath("cohort-launch"), "--slots", "1", "--chief-addr",
+                           absl::StrCat("127.0.0.1:", port), "--", "sleep", "4"},
+                          {{"COHORT_AGENT_WORK_DIR", fs::weakly_canonical(dir_ / "a1").string()}});
+  WaitUntil([&] { return !CanListen(port); }, "the earlier allocation to hold the port",
+            absl::Seconds(10));
+  Script("hello.sh", "echo hello from rank $COHORT_RANK on port $COHORT_RENDEZVOUS_PORT\n");
+  const int64_t id =
+      Create("two", "./hello.sh", "resources: {slots_per_trial: 2}\nmax_restarts: 0\n");
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "the experiment to end", absl::Seconds(120));
+  LaunchResult logs = Cohort({"trial", "logs", std::to_string(Trial(id)["id"].get<int64_t>())});
+  EXPECT_EQ(State(id), "COMPLETED") << logs.out;
+  EXPECT_NE(logs.out.find(absl::StrCat("for rendezvous port ", port, ", held by pid ")),
+            std::string::npos)
+      << logs.out;
+  EXPECT_NE(logs.out.find("belongs to no job, not job "), std::string::npos)
+      << "node 1 did not check the store's job: " << logs.out;
+  EXPECT_NE(logs.out.find(absl::StrCat("hello from rank 0 on port ", port)), std::string::npos)
+      << logs.out;
+  EXPECT_NE(logs.out.find(absl::StrCat("hello from rank 1 on port ", port)), std::string::npos)
       << logs.out;
 }
 
