@@ -370,6 +370,27 @@ TEST_F(FaultsTest, KilledAgentLeavesNoOrphansAndRunsItsNextTrial) {
       << agent->err();
 }
 
+// A trial that ends leaving a process running in the background (here one that also ignores
+// SIGTERM): the agent stops it once cohort-launch has exited, and says so in the trial's log.
+TEST_F(FaultsTest, ProcessesATrialLeavesRunningAreStoppedWhenItEnds) {
+  StartMaster();
+  StartAgent("a1");
+  Script("leave.sh", absl::StrCat("trap '' TERM\nsleep 600 &\necho $! >> ",
+                                  (dir_ / "pids").string(), "\necho leaving\n"));
+  const int64_t id = Create("leave", "./leave.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "the experiment to end");
+  ASSERT_EQ(Pids().size(), 1u);
+  const pid_t left = Pids()[0];
+  WaitUntil([&] { return !Alive(left); },
+            "the background process (pid " + std::to_string(left) + ") to be stopped",
+            absl::Seconds(10));
+  LaunchResult logs = Cohort({"trial", "logs", std::to_string(Trial(id)["id"].get<int64_t>())});
+  EXPECT_EQ(State(id), "COMPLETED") << logs.out;
+  EXPECT_NE(logs.out.find("stopped 1 process(es) the trial left running"), std::string::npos)
+      << logs.out;
+}
+
 // SIGTERM to an agent whose master is gone (SIGKILLed), running a trial that ignores SIGTERM
 // and has a background child: the agent exits within 10 s, and every process of the trial is
 // gone by then.
