@@ -49,6 +49,13 @@ constexpr size_t kReadBytes = 256u << 10;
 // Room for LineSplitter's marker within wire::kMaxLogLineBytes.
 constexpr size_t kLineBytes = wire::kMaxLogLineBytes - 64;
 constexpr absl::Duration kFlushEvery = absl::Milliseconds(500);
+// While the master is unreachable (a post failed Unavailable), the reading loop does not wait
+// for it: it tries again after a back-off (1 s, doubling up to 8 s) and meanwhile keeps at most
+// this much: output lines beyond it are dropped and counted, the oldest report batches beyond
+// it dropped with a warning.
+constexpr size_t kMaxPendingBytes = 32u << 20;
+constexpr absl::Duration kAwayFirstRetry = absl::Seconds(1);
+constexpr absl::Duration kAwayMaxRetry = absl::Seconds(8);
 // How long the launcher's output may stay open after it exited (held by a process it left).
 constexpr absl::Duration kOutputAfterExit = absl::Seconds(3);
 // How long node 0 of a multi-node allocation waits for its rendezvous port while an earlier
@@ -154,7 +161,19 @@ std::string AllocationRun::Prefix() const {
 }
 
 absl::StatusOr<Json> AllocationRun::Post(const std::string& path, const Json& body) {
+  if (!patient_) {
+    absl::StatusOr<Json> r = client_.Post(path, body);
+    if (absl::IsUnavailable(r.status())) MasterAway();
+    return r;
+  }
   return PostPatiently(client_, path, body, clock_, stop_);
+}
+
+void AllocationRun::MasterAway() {
+  away_backoff_ = away_backoff_ == absl::ZeroDuration()
+                      ? kAwayFirstRetry
+                      : std::min(kAwayMaxRetry, away_backoff_ * 2);
+  away_until_ = clock_.Now() + away_backoff_;
 }
 
 void AllocationRun::Fail(const std::string& why) {
@@ -312,8 +331,10 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
         open = false;
       }
     }
-    if (pending_logs_.size() >= kLogBatch || pending_log_bytes_ >= kLogBatchBytes ||
-        clock_.Now() - last_flush >= kFlushEvery || (exited && !open)) {
+    const bool away = clock_.Now() < away_until_;  // the master did not answer: back off
+    if ((exited && !open) ||
+        (!away && (pending_logs_.size() >= kLogBatch || pending_log_bytes_ >= kLogBatchBytes ||
+                   clock_.Now() - last_flush >= kFlushEvery))) {
       if (exited && !open) StopSampler();  // its last period goes with this flush
       Flush(child, /*last=*/exited && !open);
       last_flush = clock_.Now();
@@ -392,10 +413,17 @@ void AllocationRun::StopStragglers() {
 }
 
 void AllocationRun::Flush(Subprocess& child, bool last) {
+  // While the trial runs, one try per post: a master that is away must not stop the reading of
+  // its output (the trial would block on its writes). After its exit, patiently.
+  patient_ = last;
+  away_until_ = absl::InfinitePast();
   FlushLogs();
-  // A flood of records goes kRecordsPerFlush at a time; after the exit, all that is left.
-  while (PostReports() && last) {
+  // A flood of records goes kRecordsPerFlush at a time; after the exit, all that is left. While
+  // the master is away, no new records are read (they wait in metrics.jsonl).
+  while ((last || clock_.Now() >= away_until_) && PostReports() && last) {
   }
+  patient_ = true;
+  if (clock_.Now() >= away_until_) away_backoff_ = absl::ZeroDuration();  // it answered
   if (!master_forgot_) return;
   // The master restarted and no longer knows this allocation: checkpoint and stop.
   std::lock_guard<std::mutex> lock(control_->mu_);
@@ -406,35 +434,51 @@ void AllocationRun::Flush(Subprocess& child, bool last) {
 }
 
 void AllocationRun::Log(int rank, std::string line) {
+  if (pending_log_bytes_ >= kMaxPendingBytes) {
+    ++dropped_logs_;  // the master is away and the buffer full
+    return;
+  }
+  if (dropped_logs_ > 0) {
+    const std::string marker =
+        absl::StrCat("agent ", options_.agent_id, ": ", dropped_logs_,
+                     " output line(s) dropped while the master was unreachable");
+    dropped_logs_ = 0;
+    pending_logs_.push_back({-1, marker});
+    pending_log_bytes_ += JsonBytes(pending_logs_.back());
+  }
   pending_logs_.push_back({rank, wire::CleanLogLine(std::move(line))});
   pending_log_bytes_ += JsonBytes(pending_logs_.back());
 }
 
 void AllocationRun::FlushLogs() {
+  size_t sent = 0;
   for (const auto& [begin, end] : Batches(pending_logs_, kLogBatch, kLogBatchBytes, JsonBytes)) {
-    PostLogs(begin, end);
+    if (!PostLogs(begin, end)) break;  // the master is away: the rest waits
+    sent = end;
   }
-  pending_logs_.clear();
+  pending_logs_.erase(pending_logs_.begin(), pending_logs_.begin() + sent);
   pending_log_bytes_ = 0;
+  for (const wire::LogLine& line : pending_logs_) pending_log_bytes_ += JsonBytes(line);
 }
 
-void AllocationRun::PostLogs(size_t begin, size_t end) {
+bool AllocationRun::PostLogs(size_t begin, size_t end) {
   const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/logs");
   wire::LogBatch batch{action_.trial_id,
                        {pending_logs_.begin() + begin, pending_logs_.begin() + end}};
   absl::StatusOr<Json> r = Post(path, batch.ToJson());
+  if (absl::IsUnavailable(r.status()) && !patient_) return false;  // kept for the next try
   if (absl::IsNotFound(r.status())) {
     master_forgot_ = true;  // the lines were stored anyway
   } else if (absl::IsInvalidArgument(r.status()) && end - begin > 1) {
     // The master refused the batch (4xx): halves, so that one line it will not take does not
     // lose the others (at most log2(kLogBatch) levels).
     const size_t middle = begin + (end - begin) / 2;
-    PostLogs(begin, middle);
-    PostLogs(middle, end);
+    return PostLogs(begin, middle) && PostLogs(middle, end);
   } else if (!r.ok()) {
     COHORT_LOG(WARNING) << Prefix() << ": " << batch.lines.size() << " log line(s) of trial "
                         << action_.trial_id << " not delivered, dropped: " << r.status();
   }
+  return true;
 }
 
 std::vector<wire::ReportRecord> AllocationRun::NewRecords() {
@@ -555,14 +599,38 @@ bool AllocationRun::PostReports() {
       batch.progress = progress;  // the latest, with the last records
       batch.system_metrics = std::move(system);
     }
-    PostReportBatch(batch);
+    PostReportBatch(std::move(batch));
   }
-  return more;
+  return more && clock_.Now() >= away_until_;
 }
 
-void AllocationRun::PostReportBatch(const wire::ReportBatch& batch) {
+void AllocationRun::PostReportBatch(wire::ReportBatch batch) {
+  // In order: what the master missed while it was away goes first.
+  unsent_reports_.push_back(std::move(batch));
+  unsent_bytes_ += RecordBytesOf(unsent_reports_.back());
+  while (!unsent_reports_.empty()) {
+    if (!TryReportBatch(unsent_reports_.front())) break;  // away: kept for the next flush
+    unsent_bytes_ -= RecordBytesOf(unsent_reports_.front());
+    unsent_reports_.pop_front();
+  }
+  while (unsent_bytes_ > kMaxPendingBytes && unsent_reports_.size() > 1) {
+    COHORT_LOG(WARNING) << Prefix() << ": the master is unreachable; dropped "
+                        << unsent_reports_.front().lines.size() << " reports of trial "
+                        << action_.trial_id << " to keep at most " << kMaxPendingBytes
+                        << " bytes of them";
+    unsent_bytes_ -= RecordBytesOf(unsent_reports_.front());
+    unsent_reports_.pop_front();
+  }
+}
+
+size_t AllocationRun::RecordBytesOf(const wire::ReportBatch& batch) {
+  return batch.ToJson().dump(-1, ' ', false, Json::error_handler_t::replace).size();
+}
+
+bool AllocationRun::TryReportBatch(const wire::ReportBatch& batch) {
   const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/reports");
   absl::StatusOr<Json> r = Post(path, batch.ToJson());
+  if (absl::IsUnavailable(r.status()) && !patient_) return false;
   if (absl::IsFailedPrecondition(r.status())) {
     // A later allocation of the trial superseded this one: the master takes no more reports.
     if (!reports_refused_) {
@@ -574,6 +642,7 @@ void AllocationRun::PostReportBatch(const wire::ReportBatch& batch) {
                         << batch.step_profiles.size() << " step profiles of trial "
                         << action_.trial_id << " not delivered, dropped: " << r.status();
   }
+  return true;
 }
 
 void AllocationRun::ReportExit(int status) {

@@ -19,6 +19,7 @@
 // poll thread and locks itself.
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -124,11 +125,19 @@ class AllocationRun {
   void FlushLogs();
   // Posts pending_logs_[begin, end); a batch the master refuses (4xx) is split in halves and
   // each posted again, down to the line it will not take, which alone is dropped (and logged).
-  void PostLogs(size_t begin, size_t end);
+  // False when the master is away and this is not a patient flush: those lines stay pending.
+  bool PostLogs(size_t begin, size_t end);
   // Posts what is new in the reports; true when more metrics.jsonl records may be waiting (it
   // read kRecordsPerFlush of them).
   bool PostReports();
-  void PostReportBatch(const wire::ReportBatch& batch);
+  // Queues `batch` after those the master missed and posts the queue in order, stopping (the
+  // rest kept, at most kMaxPendingBytes of it) when the master is away.
+  void PostReportBatch(wire::ReportBatch batch);
+  // Posts one batch; false when the master is away and this is not a patient flush.
+  bool TryReportBatch(const wire::ReportBatch& batch);
+  static size_t RecordBytesOf(const wire::ReportBatch& batch);
+  // Notes that the master did not answer: flushes back off (1 s doubling to 8 s).
+  void MasterAway();
   // Profiling: starts measuring this machine (a sampler thread collecting records), and stops.
   void StartSampler();
   void StopSampler();
@@ -153,7 +162,14 @@ class AllocationRun {
   std::string dir_;
   client::MasterClient client_;  // presents the allocation's token
   std::vector<wire::LogLine> pending_logs_;
-  size_t pending_log_bytes_ = 0;  // their JSON's size
+  size_t pending_log_bytes_ = 0;  // their JSON's size, at most about kMaxPendingBytes
+  uint64_t dropped_logs_ = 0;     // lines dropped since the buffer filled, for the marker
+  std::deque<wire::ReportBatch> unsent_reports_;  // the master was away; in order
+  size_t unsent_bytes_ = 0;
+  // Posts are tried once (false) during the run, patiently after it and at its end.
+  bool patient_ = true;
+  absl::Time away_until_ = absl::InfinitePast();  // no flush before, the master was away
+  absl::Duration away_backoff_ = absl::ZeroDuration();
   bool master_forgot_ = false;  // the master answered NotFound: the allocation is gone there
   JsonLinesTail metrics_;
   int64_t records_seen_ = 0;

@@ -391,6 +391,32 @@ TEST_F(FaultsTest, ProcessesATrialLeavesRunningAreStoppedWhenItEnds) {
       << logs.out;
 }
 
+// A master that goes away does not stop a trial: the agent keeps reading its output (holding a
+// bounded amount, retrying the master after a back-off) instead of waiting for the master while
+// the trial blocks on its writes.
+TEST_F(FaultsTest, TrialOutputDoesNotWaitForAnUnreachableMaster) {
+  StartMaster();
+  LauncherProcess& agent = StartAgent("a1");
+  const std::string go = (dir_ / "go").string(), done = (dir_ / "done").string();
+  Script("chatty.sh",
+         absl::StrCat("echo started\nwhile [ ! -e ", go,
+                      " ]; do sleep 0.1; done\n"
+                      "seq 1 200000 | sed 's/^/line /'\n"  // 2.6 MB: more than pipes hold
+                      "touch ",
+                      done, "\nsleep 600 &\necho $! >> ", (dir_ / "pids").string(), "\nwait\n"));
+  const int64_t id = Create("chatty", "./chatty.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return Trial(id)["state"] == "RUNNING"; }, "the trial to run");
+  ::kill(master_->pid(), SIGKILL);
+  master_->Wait(absl::Seconds(10));
+  std::ofstream(go) << "go\n";
+  const absl::Time deadline = absl::Now() + absl::Seconds(15);
+  while (!fs::exists(done) && absl::Now() < deadline) Drain();
+  EXPECT_TRUE(fs::exists(done))
+      << "the trial was still writing its output 15 s after its master went away: " << agent.err();
+  EXPECT_TRUE(Alive(agent.pid()));
+  EXPECT_LT(PeakRss(agent.pid()), 100 << 20) << "the agent's peak memory";
+}
+
 // SIGTERM to an agent whose master is gone (SIGKILLed), running a trial that ignores SIGTERM
 // and has a background child: the agent exits within 10 s, and every process of the trial is
 // gone by then.
