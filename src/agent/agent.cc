@@ -6,9 +6,12 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "agent/leftovers.h"
 #include "client/master_client.h"
+#include "common/directory_lock.h"
 #include "common/logging.h"
 #include "common/sibling_program.h"
+#include "wire/limits.h"
 
 namespace cohort::agent {
 namespace {
@@ -17,8 +20,12 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 constexpr absl::Duration kKillGrace = absl::Seconds(10);
+// When the agent itself stops: its trials' SIGTERM to SIGKILL, short enough that it exits
+// within 10 s whatever they do.
+constexpr absl::Duration kShutdownGrace = absl::Seconds(5);
 constexpr absl::Duration kRetryEvery = absl::Seconds(1);      // registering, polling
 constexpr absl::Duration kComplainEvery = absl::Seconds(30);  // while registering fails
+constexpr absl::Duration kLeftoverTimeout = absl::Seconds(10);  // SIGKILLed leftovers to go
 
 // Whether `id` can name an allocation in a URL path: the master's ids are "<trial>.<boot>.<n>".
 bool IsAllocationId(const std::string& id) {
@@ -101,9 +108,9 @@ void Agent::StopAndJoinAll() {
     if (!running_.empty()) {
       COHORT_LOG(INFO) << "agent " << options_.id << ": stopping " << running_.size()
                        << " allocation(s) (SIGTERM, SIGKILL after "
-                       << absl::FormatDuration(kKillGrace) << ")";
+                       << absl::FormatDuration(kShutdownGrace) << ")";
     }
-    for (auto& [id, control] : running_) control->Stop(wire::StopMode::kKill, kKillGrace);
+    for (auto& [id, control] : running_) control->Stop(wire::StopMode::kKill, kShutdownGrace);
   }
   for (Worker& w : threads_) {
     if (w.thread.joinable()) w.thread.join();
@@ -139,6 +146,7 @@ bool Agent::RegisterPatiently() {
       return false;
     }
     if (s.ok()) {
+      last_registered_ = clock_.Now();
       COHORT_LOG(INFO) << "agent " << options_.id << ": registered " << options_.slots
                        << " slots with " << options_.master_url;
       return true;
@@ -154,11 +162,27 @@ bool Agent::RegisterPatiently() {
 }
 
 absl::Status Agent::Run() {
+  // The id names the agent in URLs and its default work directory: refused here, once, rather
+  // than by the master on every try.
+  if (absl::Status id = wire::CheckSafeName("agent id (--id)", options_.id); !id.ok()) return id;
   std::error_code ec;
   fs::create_directories(options_.work_dir, ec);
+  if (!ec) options_.work_dir = fs::weakly_canonical(fs::absolute(options_.work_dir), ec).string();
   if (ec) {
     return absl::InvalidArgumentError(
         absl::StrCat("work directory ", options_.work_dir, ": ", ec.message()));
+  }
+  absl::StatusOr<DirectoryLock> lock = DirectoryLock::Acquire(options_.work_dir, "cohort-agent",
+                                                              "give each agent its own --work-dir");
+  if (!lock.ok()) return lock.status();
+  // Before it offers its slots: a trial its previous run left would hold their ports and cores.
+  // One that does not die (stuck in the kernel) is reported, and the agent works on.
+  absl::StatusOr<int> stopped = StopMarked(kWorkDirMarker, options_.work_dir, kLeftoverTimeout);
+  if (!stopped.ok()) {
+    COHORT_LOG(ERROR) << "agent " << options_.id << ": " << stopped.status().message();
+  } else if (*stopped > 0) {
+    COHORT_LOG(WARNING) << "agent " << options_.id << ": stopped " << *stopped
+                        << " process(es) its previous run left behind";
   }
   bool registered = false;
   while (!stop_.HasBeenNotified()) {
@@ -181,8 +205,12 @@ bool Agent::PollActions() {
       client.Get(absl::StrCat("/api/v1/agents/", options_.id,
                               "/actions?timeout=", absl::ToDoubleSeconds(options_.poll_wait)));
   if (!r.ok()) {
-    // Not found: the master restarted and forgot this agent; unreachable: retry.
-    if (absl::IsUnavailable(r.status())) clock_.SleepFor(kRetryEvery, stop_);
+    // Not found: the master restarted and forgot this agent: register again at once. Anything
+    // else (unreachable, an error), or forgotten again within a second of registering: a
+    // second later, so no answer of the master's makes a hot loop.
+    if (!absl::IsNotFound(r.status()) || clock_.Now() - last_registered_ < kRetryEvery) {
+      clock_.SleepFor(kRetryEvery, stop_);
+    }
     return false;
   }
   absl::StatusOr<std::vector<absl::StatusOr<wire::Action>>> actions = wire::ParseActionBatch(*r);

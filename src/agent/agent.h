@@ -12,8 +12,10 @@
 // poll); posts are retried for up to 10 minutes (docs/design/0006-cluster.md).
 // A master that refuses the agent's secret (401), or whose TLS certificate the agent does not
 // trust (client::IsTlsFailure), ends Run() with that error: retrying cannot help.
-// Stop() ends all of that within seconds, master or not: running trials get SIGTERM and, 10 s
+// Stop() ends all of that within 10 s, master or not: running trials get SIGTERM and, 5 s
 // later, SIGKILL; pending posts are tried once more, not retried.
+// Run() first refuses an unsafe id, takes the work directory's lock and stops what an earlier
+// run of an agent on it left running (leftovers.h).
 // Time: every decision (back-off, grace, flush interval) is by AgentOptions::clock, so tests
 // drive it with a FakeClock; sockets and pipes keep real time.
 //
@@ -108,6 +110,7 @@ class Agent {
   absl::Status refusal_;  // the master refused the agent's secret, or TLS failed; Run() returns it
   absl::Notification stop_;  // notified once by Stop(); cuts back-off sleeps and retries short
   absl::Time last_complaint_ = absl::InfinitePast();  // that registering failed (Run's thread)
+  absl::Time last_registered_ = absl::InfinitePast();  // the last registration taken (Run's)
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<AllocationControl>> running_;  // by allocation id
   std::mutex prune_mu_;                                                // one PruneWorkDir at a time

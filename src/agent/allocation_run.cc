@@ -1,6 +1,7 @@
 #include "agent/allocation_run.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,14 +12,18 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "agent/leftovers.h"
 #include "agent/retry.h"
 #include "common/context_archive.h"
 #include "common/json_bounded.h"
+#include "common/line_splitter.h"
 #include "common/logging.h"
+#include "common/net.h"
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
 #include "config/yaml_json.h"
 #include "sampler/proc_counter_source.h"
+#include "wire/limits.h"
 #include "wire/worker_env.h"
 
 namespace cohort::agent {
@@ -28,14 +33,71 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 constexpr size_t kLogBatch = 500;  // lines per post (wire::kMaxLogBatchLines at most)
+// Bytes of JSON per log post: well below the master's body limit (wire::kMaxJsonBodyBytes),
+// whatever the lines hold. A line's JSON can be 6 times its bytes (a NUL is "\u0000"), so 500
+// lines of kMaxLogLineBytes could be 48 MiB: the master would refuse (413) the whole batch.
+constexpr size_t kLogBatchBytes = 4u << 20;
+// The same bound for each part of a report post (records, step profiles).
+constexpr size_t kBatchBytes = kLogBatchBytes;
+// metrics.jsonl records read per flush: a trial that floods its metrics file is read at this
+// pace, never all at once.
+constexpr size_t kRecordsPerFlush = 10 * wire::kMaxReportBatchLines;
+static_assert(kLogBatchBytes + 6 * wire::kMaxLogLineBytes < wire::kMaxJsonBodyBytes / 2);
+// Output read from the launcher per look: a flood waits in the pipe (the trial blocks on its
+// writes) instead of in the agent's memory.
+constexpr size_t kReadBytes = 256u << 10;
+// Room for LineSplitter's marker within wire::kMaxLogLineBytes.
+constexpr size_t kLineBytes = wire::kMaxLogLineBytes - 64;
 constexpr absl::Duration kFlushEvery = absl::Milliseconds(500);
+// While the master is unreachable (a post failed Unavailable), the reading loop does not wait
+// for it: it tries again after a back-off (1 s, doubling up to 8 s) and meanwhile keeps at most
+// this much: output lines beyond it are dropped and counted, the oldest report batches beyond
+// it dropped with a warning.
+constexpr size_t kMaxPendingBytes = 32u << 20;
+constexpr absl::Duration kAwayFirstRetry = absl::Seconds(1);
+constexpr absl::Duration kAwayMaxRetry = absl::Seconds(8);
+// How long the launcher's output may stay open after it exited (held by a process it left).
+constexpr absl::Duration kOutputAfterExit = absl::Seconds(3);
+// How long node 0 of a multi-node allocation waits for its rendezvous port while an earlier
+// allocation of this agent holds it: that one's launcher has a 60 s grace to stop its workers.
+constexpr absl::Duration kChiefPortWait = absl::Seconds(75);
 
-// Part `i` of `items` cut into pieces of `size` (empty past the end).
+// Bytes `line` takes in a LogBatch's JSON.
+size_t JsonBytes(const wire::LogLine& line) {
+  return Json(line.line).dump(-1, ' ', false, Json::error_handler_t::replace).size() + 24;
+}
+
+// `items` cut into consecutive [begin, end) ranges of at most `max_count` items and at most
+// `max_bytes` of JSON (`bytes(item)`), each at least one item.
+template <typename T, typename BytesFn>
+std::vector<std::pair<size_t, size_t>> Batches(const std::vector<T>& items, size_t max_count,
+                                               size_t max_bytes, BytesFn bytes) {
+  std::vector<std::pair<size_t, size_t>> batches;
+  for (size_t begin = 0; begin < items.size();) {
+    size_t end = begin, total = 0;
+    while (end < items.size() && end - begin < max_count) {
+      const size_t size = bytes(items[end]);
+      if (end > begin && total + size > max_bytes) break;
+      total += size;
+      ++end;
+    }
+    batches.emplace_back(begin, end);
+    begin = end;
+  }
+  return batches;
+}
+
+// Part `i` of `items` as cut by `batches` (empty past the end).
 template <typename T>
-std::vector<T> Slice(const std::vector<T>& items, size_t i, size_t size) {
-  const size_t begin = std::min(items.size(), i * size);
-  const size_t end = std::min(items.size(), begin + size);
-  return {items.begin() + begin, items.begin() + end};
+std::vector<T> Part(const std::vector<T>& items,
+                    const std::vector<std::pair<size_t, size_t>>& batches, size_t i) {
+  if (i >= batches.size()) return {};
+  return {items.begin() + batches[i].first, items.begin() + batches[i].second};
+}
+
+template <typename T>
+size_t RecordBytes(const T& record) {
+  return record.ToJson().dump(-1, ' ', false, Json::error_handler_t::replace).size() + 1;
 }
 
 // "[rank=3] text" -> (3, "text"); other lines (the launcher's own) -> (-1, line).
@@ -43,7 +105,8 @@ std::pair<int, std::string> SplitRank(const std::string& line) {
   if (line.rfind("[rank=", 0) == 0) {
     const size_t close = line.find("] ");
     int rank = -1;
-    if (close != std::string::npos && absl::SimpleAtoi(line.substr(6, close - 6), &rank)) {
+    if (close != std::string::npos && absl::SimpleAtoi(line.substr(6, close - 6), &rank) &&
+        rank >= 0) {
       return {rank, line.substr(close + 2)};
     }
   }
@@ -98,7 +161,19 @@ std::string AllocationRun::Prefix() const {
 }
 
 absl::StatusOr<Json> AllocationRun::Post(const std::string& path, const Json& body) {
+  if (!patient_) {
+    absl::StatusOr<Json> r = client_.Post(path, body);
+    if (absl::IsUnavailable(r.status())) MasterAway();
+    return r;
+  }
   return PostPatiently(client_, path, body, clock_, stop_);
+}
+
+void AllocationRun::MasterAway() {
+  away_backoff_ = away_backoff_ == absl::ZeroDuration()
+                      ? kAwayFirstRetry
+                      : std::min(kAwayMaxRetry, away_backoff_ * 2);
+  away_until_ = clock_.Now() + away_backoff_;
 }
 
 void AllocationRun::Fail(const std::string& why) {
@@ -113,6 +188,7 @@ int AllocationRun::Run() {
   int status = 1;
   absl::StatusOr<SubprocessOptions> launch = Prepare();
   if (launch.ok()) {
+    WaitForChiefPort();
     status = StreamUntilExit(*launch);
   } else {
     Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", launch.status().message()));
@@ -153,11 +229,20 @@ absl::StatusOr<SubprocessOptions> AllocationRun::Prepare() {
                  absl::StrCat(action_.nnodes),
                  "--node-rank",
                  absl::StrCat(action_.node_rank),
-                 "--chief-addr",
-                 action_.chief_addr,
                  "--grace-period",
-                 "60",
-                 "--"};
+                 "60"};
+  if (action_.nnodes > 1) {
+    // The other nodes reach node 0's store at the port the master chose, and take it only when
+    // it is this allocation's (--job-id: an earlier launcher may hold the port). One node needs no
+    // agreed port: without --chief-addr the launcher binds a free one on loopback (port 0) and
+    // tells its workers, so no process holding a port (a leftover, another program) can make
+    // the run fail.
+    launch.argv.insert(launch.argv.end(),
+                       {"--chief-addr", action_.chief_addr, "--job-id", action_.allocation});
+  }
+  launch.argv.push_back("--");
+  // The launcher dies with the agent (SIGKILL included) and takes its workers with it.
+  launch.parent_death_signal = SIGKILL;
   launch.argv.insert(launch.argv.end(), entry->begin(), entry->end());
   std::map<std::string, std::string> config_env(cfg->environment_variables.begin(),
                                                 cfg->environment_variables.end());
@@ -201,6 +286,9 @@ std::map<std::string, std::optional<std::string>> AllocationRun::LaunchEnv(
   // several trials run on one agent).
   worker.num_threads = options_.threads_per_worker;
   std::map<std::string, std::optional<std::string>> env(config_env.begin(), config_env.end());
+  // Marks every process of the allocation, for the agent's next run to find (leftovers.h).
+  env[kWorkDirMarker] = options_.work_dir;
+  env[kAllocationMarker] = fs::absolute(dir_).string();
   for (auto& [name, value] : worker.ToEnv()) {
     // A thread count set in the agent's environment or in the config wins.
     if (IsThreadVariable(name) && (std::getenv(name.c_str()) != nullptr || env.count(name))) {
@@ -224,30 +312,32 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     if (control_->mode_) child.Signal(SIGTERM);  // stopped before it started
   }
   StartSampler();
-  std::string partial;
+  LineSplitter lines(kLineBytes);
+  const auto log_line = [this](absl::string_view line) { LogOutputLine(line); };
   absl::Time last_flush = clock_.Now();
+  absl::Time exited_at = absl::InfiniteFuture();  // real time: the launcher is a real process
   bool open = true;
   int status = 1;
   while (true) {
     std::string chunk;
-    if (open) open = child.ReadAvailable(&chunk, absl::Milliseconds(200));
-    partial += chunk;
-    for (size_t nl; (nl = partial.find('\n')) != std::string::npos;) {
-      auto [rank, text] = SplitRank(partial.substr(0, nl));
-      Log(rank, std::move(text));
-      partial.erase(0, nl + 1);
-    }
-    // A line without an end yet: past the limit its start goes now, the rest as a new line.
-    if (partial.size() > wire::kMaxLogLineBytes) {
-      auto [rank, text] = SplitRank(partial);
-      Log(rank, std::move(text));
-      partial.clear();
-    }
+    if (open) open = child.ReadAvailable(&chunk, absl::Milliseconds(200), kReadBytes);
+    lines.Consume(chunk, log_line);
     const std::optional<int> exited = child.Poll();
-    if (pending_logs_.size() >= kLogBatch || clock_.Now() - last_flush >= kFlushEvery ||
-        (exited && !open)) {
+    if (exited && open) {
+      // The launcher is gone but something it left holds its output open: give it a moment to
+      // finish writing, then stop it rather than wait for it.
+      if (exited_at == absl::InfiniteFuture()) exited_at = absl::Now();
+      if (absl::Now() - exited_at > kOutputAfterExit) {
+        StopStragglers();
+        open = false;
+      }
+    }
+    const bool away = clock_.Now() < away_until_;  // the master did not answer: back off
+    if ((exited && !open) ||
+        (!away && (pending_logs_.size() >= kLogBatch || pending_log_bytes_ >= kLogBatchBytes ||
+                   clock_.Now() - last_flush >= kFlushEvery))) {
       if (exited && !open) StopSampler();  // its last period goes with this flush
-      Flush(child);
+      Flush(child, /*last=*/exited && !open);
       last_flush = clock_.Now();
     }
     {
@@ -262,18 +352,79 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     // real time).
     if (!open) absl::SleepFor(absl::Milliseconds(50));
   }
-  if (!partial.empty()) {
-    auto [rank, text] = SplitRank(partial);
-    Log(rank, std::move(text));
-  }
+  EndOutput(lines);
   std::lock_guard<std::mutex> lock(control_->mu_);
   control_->child_ = nullptr;
   return status;
 }
 
-void AllocationRun::Flush(Subprocess& child) {
+void AllocationRun::LogOutputLine(absl::string_view line) {
+  auto [rank, text] = SplitRank(std::string(line));
+  Log(rank, std::move(text));
+}
+
+void AllocationRun::EndOutput(LineSplitter& lines) {
+  lines.Finish([this](absl::string_view line) { LogOutputLine(line); });
+  StopStragglers();
+  if (lines.cut_lines() > 0) {
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", lines.cut_lines(),
+                         " output line(s) longer than ", kLineBytes, " bytes were cut (",
+                         lines.dropped_bytes(), " bytes dropped)"));
+  }
+}
+
+void AllocationRun::WaitForChiefPort() {
+  if (action_.nnodes <= 1 || action_.node_rank != 0) return;
+  absl::StatusOr<net::HostPort> chief = net::ParseHostPort(action_.chief_addr, 0);
+  if (!chief.ok() || chief->port <= 0) return;  // the launcher says what is wrong with it
+  const absl::Time deadline = absl::Now() + kChiefPortWait;
+  bool said = false;
+  while (absl::Now() < deadline && !control_->stopping()) {
+    int bound = 0;
+    absl::StatusOr<int> fd = net::Listen("", chief->port, &bound);
+    if (fd.ok()) {
+      ::close(*fd);
+      return;
+    }
+    const std::vector<int> holders = net::PortHolderPids(chief->port);
+    const auto ours = std::find_if(holders.begin(), holders.end(), [&](int pid) {
+      return CarriesMarker(pid, kWorkDirMarker, options_.work_dir);
+    });
+    if (ours == holders.end()) return;  // not this agent's: the launcher's error names it
+    if (!said) {
+      Log(-1, absl::StrCat("agent ", options_.agent_id, ": waiting up to ",
+                           absl::FormatDuration(kChiefPortWait), " for rendezvous port ",
+                           chief->port, ", held by pid ", *ours,
+                           " of an earlier allocation on this agent that is still stopping"));
+      said = true;
+    }
+    absl::SleepFor(absl::Milliseconds(200));  // a real process's port: real time
+  }
+}
+
+void AllocationRun::StopStragglers() {
+  absl::StatusOr<int> stopped =
+      StopMarked(kAllocationMarker, fs::absolute(dir_).string(), absl::Seconds(5));
+  if (!stopped.ok()) {
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", stopped.status().message()));
+  } else if (*stopped > 0) {
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": stopped ", *stopped,
+                         " process(es) the trial left running after cohort-launch exited"));
+  }
+}
+
+void AllocationRun::Flush(Subprocess& child, bool last) {
+  // While the trial runs, one try per post: a master that is away must not stop the reading of
+  // its output (the trial would block on its writes). After its exit, patiently.
+  patient_ = last;
+  away_until_ = absl::InfinitePast();
   FlushLogs();
-  PostReports();
+  // A flood of records goes kRecordsPerFlush at a time; after the exit, all that is left. While
+  // the master is away, no new records are read (they wait in metrics.jsonl).
+  while ((last || clock_.Now() >= away_until_) && PostReports() && last) {
+  }
+  patient_ = true;
+  if (clock_.Now() >= away_until_) away_backoff_ = absl::ZeroDuration();  // it answered
   if (!master_forgot_) return;
   // The master restarted and no longer knows this allocation: checkpoint and stop.
   std::lock_guard<std::mutex> lock(control_->mu_);
@@ -284,29 +435,57 @@ void AllocationRun::Flush(Subprocess& child) {
 }
 
 void AllocationRun::Log(int rank, std::string line) {
+  if (pending_log_bytes_ >= kMaxPendingBytes) {
+    ++dropped_logs_;  // the master is away and the buffer full
+    return;
+  }
+  if (dropped_logs_ > 0) {
+    const std::string marker =
+        absl::StrCat("agent ", options_.agent_id, ": ", dropped_logs_,
+                     " output line(s) dropped while the master was unreachable");
+    dropped_logs_ = 0;
+    pending_logs_.push_back({-1, marker});
+    pending_log_bytes_ += JsonBytes(pending_logs_.back());
+  }
   pending_logs_.push_back({rank, wire::CleanLogLine(std::move(line))});
+  pending_log_bytes_ += JsonBytes(pending_logs_.back());
 }
 
 void AllocationRun::FlushLogs() {
-  const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/logs");
-  for (size_t begin = 0; begin < pending_logs_.size(); begin += kLogBatch) {
-    const size_t end = std::min(pending_logs_.size(), begin + kLogBatch);
-    wire::LogBatch batch{action_.trial_id,
-                         {pending_logs_.begin() + begin, pending_logs_.begin() + end}};
-    absl::StatusOr<Json> r = Post(path, batch.ToJson());
-    if (absl::IsNotFound(r.status())) {
-      master_forgot_ = true;  // the lines were stored anyway
-    } else if (!r.ok()) {
-      COHORT_LOG(WARNING) << Prefix() << ": " << batch.lines.size() << " log lines of trial "
-                          << action_.trial_id << " not delivered, dropped: " << r.status();
-    }
+  size_t sent = 0;
+  for (const auto& [begin, end] : Batches(pending_logs_, kLogBatch, kLogBatchBytes, JsonBytes)) {
+    if (!PostLogs(begin, end)) break;  // the master is away: the rest waits
+    sent = end;
   }
-  pending_logs_.clear();
+  pending_logs_.erase(pending_logs_.begin(), pending_logs_.begin() + sent);
+  pending_log_bytes_ = 0;
+  for (const wire::LogLine& line : pending_logs_) pending_log_bytes_ += JsonBytes(line);
+}
+
+bool AllocationRun::PostLogs(size_t begin, size_t end) {
+  const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/logs");
+  wire::LogBatch batch{action_.trial_id,
+                       {pending_logs_.begin() + begin, pending_logs_.begin() + end}};
+  absl::StatusOr<Json> r = Post(path, batch.ToJson());
+  if (absl::IsUnavailable(r.status()) && !patient_) return false;  // kept for the next try
+  if (absl::IsNotFound(r.status())) {
+    master_forgot_ = true;  // the lines were stored anyway
+  } else if (absl::IsInvalidArgument(r.status()) && end - begin > 1) {
+    // The master refused the batch (4xx): halves, so that one line it will not take does not
+    // lose the others (at most log2(kLogBatch) levels).
+    const size_t middle = begin + (end - begin) / 2;
+    return PostLogs(begin, middle) && PostLogs(middle, end);
+  } else if (!r.ok()) {
+    COHORT_LOG(WARNING) << Prefix() << ": " << batch.lines.size() << " log line(s) of trial "
+                        << action_.trial_id << " not delivered, dropped: " << r.status();
+  }
+  return true;
 }
 
 std::vector<wire::ReportRecord> AllocationRun::NewRecords() {
   std::vector<wire::ReportRecord> records;
-  for (const Json& line : metrics_.NewLines()) {
+  const uint64_t long_lines = metrics_.long_lines();
+  for (const Json& line : metrics_.NewLines(kRecordsPerFlush)) {
     ++records_seen_;
     absl::StatusOr<wire::ReportRecord> record =
         wire::ParseReportRecord(line, absl::StrCat("metrics.jsonl record ", records_seen_));
@@ -316,6 +495,11 @@ std::vector<wire::ReportRecord> AllocationRun::NewRecords() {
       Log(-1, absl::StrCat("agent ", options_.agent_id,
                            ": skipping a report: ", record.status().message()));
     }
+  }
+  if (metrics_.long_lines() > long_lines) {
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": skipped ",
+                         metrics_.long_lines() - long_lines, " metrics.jsonl line(s) longer than ",
+                         JsonLinesTail::kDefaultMaxLineBytes, " bytes"));
   }
   return records;
 }
@@ -391,7 +575,7 @@ std::vector<wire::StepProfileRecord> AllocationRun::NewStepProfiles() {
   return records;  // no directory yet: nothing profiled so far
 }
 
-void AllocationRun::PostReports() {
+bool AllocationRun::PostReports() {
   std::vector<wire::SystemMetricsRecord> system = TakeSystemRecords();
   std::vector<wire::StepProfileRecord> steps = NewStepProfiles();
   std::vector<wire::ReportRecord> records;
@@ -400,25 +584,54 @@ void AllocationRun::PostReports() {
     records = NewRecords();
     progress = ReadProgress();
   }
-  if (records.empty() && !progress && system.empty() && steps.empty()) return;
-  // As many posts as the larger part needs; the progress and system metrics go with the last.
-  const size_t posts = std::max<size_t>(
-      {1, (records.size() + wire::kMaxReportBatchLines - 1) / wire::kMaxReportBatchLines,
-       (steps.size() + wire::kMaxStepProfilesPerBatch - 1) / wire::kMaxStepProfilesPerBatch});
+  const bool more = records.size() >= kRecordsPerFlush;
+  if (records.empty() && !progress && system.empty() && steps.empty()) return false;
+  // As many posts as the larger part needs, each part below kBatchBytes of JSON; the progress
+  // and system metrics go with the last.
+  const auto record_batches =
+      Batches(records, wire::kMaxReportBatchLines, kBatchBytes, RecordBytes<wire::ReportRecord>);
+  const auto step_batches = Batches(steps, wire::kMaxStepProfilesPerBatch, kBatchBytes,
+                                    RecordBytes<wire::StepProfileRecord>);
+  const size_t posts = std::max<size_t>({1, record_batches.size(), step_batches.size()});
   for (size_t i = 0; i < posts; ++i) {
-    wire::ReportBatch batch{action_.trial_id, Slice(records, i, wire::kMaxReportBatchLines)};
-    batch.step_profiles = Slice(steps, i, wire::kMaxStepProfilesPerBatch);
+    wire::ReportBatch batch{action_.trial_id, Part(records, record_batches, i)};
+    batch.step_profiles = Part(steps, step_batches, i);
     if (i + 1 == posts) {
       batch.progress = progress;  // the latest, with the last records
       batch.system_metrics = std::move(system);
     }
-    PostReportBatch(batch);
+    PostReportBatch(std::move(batch));
+  }
+  return more && clock_.Now() >= away_until_;
+}
+
+void AllocationRun::PostReportBatch(wire::ReportBatch batch) {
+  // In order: what the master missed while it was away goes first.
+  unsent_reports_.push_back(std::move(batch));
+  unsent_bytes_ += RecordBytesOf(unsent_reports_.back());
+  while (!unsent_reports_.empty()) {
+    if (!TryReportBatch(unsent_reports_.front())) break;  // away: kept for the next flush
+    unsent_bytes_ -= RecordBytesOf(unsent_reports_.front());
+    unsent_reports_.pop_front();
+  }
+  while (unsent_bytes_ > kMaxPendingBytes && unsent_reports_.size() > 1) {
+    COHORT_LOG(WARNING) << Prefix() << ": the master is unreachable; dropped "
+                        << unsent_reports_.front().lines.size() << " reports of trial "
+                        << action_.trial_id << " to keep at most " << kMaxPendingBytes
+                        << " bytes of them";
+    unsent_bytes_ -= RecordBytesOf(unsent_reports_.front());
+    unsent_reports_.pop_front();
   }
 }
 
-void AllocationRun::PostReportBatch(const wire::ReportBatch& batch) {
+size_t AllocationRun::RecordBytesOf(const wire::ReportBatch& batch) {
+  return batch.ToJson().dump(-1, ' ', false, Json::error_handler_t::replace).size();
+}
+
+bool AllocationRun::TryReportBatch(const wire::ReportBatch& batch) {
   const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/reports");
   absl::StatusOr<Json> r = Post(path, batch.ToJson());
+  if (absl::IsUnavailable(r.status()) && !patient_) return false;
   if (absl::IsFailedPrecondition(r.status())) {
     // A later allocation of the trial superseded this one: the master takes no more reports.
     if (!reports_refused_) {
@@ -430,6 +643,7 @@ void AllocationRun::PostReportBatch(const wire::ReportBatch& batch) {
                         << batch.step_profiles.size() << " step profiles of trial "
                         << action_.trial_id << " not delivered, dropped: " << r.status();
   }
+  return true;
 }
 
 void AllocationRun::ReportExit(int status) {

@@ -19,6 +19,7 @@
 // poll thread and locks itself.
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,7 @@
 #include "client/master_client.h"
 #include "common/clock.h"
 #include "common/json_lines_tail.h"
+#include "common/line_splitter.h"
 #include "common/subprocess.h"
 #include "sampler/system_sampler.h"
 #include "wire/agent_protocol.h"
@@ -102,12 +104,40 @@ class AllocationRun {
       const std::map<std::string, std::string>& config_env) const;
   // Starts the launcher and streams its output until it exits; returns its exit status.
   int StreamUntilExit(const SubprocessOptions& launch);
+  // Multi-node, node 0: the master chose the rendezvous store's port from this agent's range.
+  // While a process of an earlier allocation of this agent (still stopping) holds it, waits for
+  // it (at most 75 s, said in the trial's log); anything else holding it is left to the
+  // launcher, whose error names the port and its holder. The other nodes' launchers take only
+  // this allocation's store (--job-id), so they wait too.
+  void WaitForChiefPort();
+  // One line of the launcher's output ("[rank=N] text" or its own) to the trial's log.
+  void LogOutputLine(absl::string_view line);
+  // After the launcher's exit: its last partial line, the stragglers stopped, and how many
+  // lines were cut.
+  void EndOutput(LineSplitter& lines);
+  // SIGKILLs what the trial left running once its launcher is gone (processes started by its
+  // workers in the background), found by the allocation's marker (leftovers.h).
+  void StopStragglers();
   // Sends the logs and reports gathered so far; stops the node when the master forgot it.
-  void Flush(Subprocess& child);
+  // `last`: the launcher has exited and its output is closed: every report left goes now.
+  void Flush(Subprocess& child, bool last);
   void Log(int rank, std::string line);
   void FlushLogs();
-  void PostReports();
-  void PostReportBatch(const wire::ReportBatch& batch);
+  // Posts pending_logs_[begin, end); a batch the master refuses (4xx) is split in halves and
+  // each posted again, down to the line it will not take, which alone is dropped (and logged).
+  // False when the master is away and this is not a patient flush: those lines stay pending.
+  bool PostLogs(size_t begin, size_t end);
+  // Posts what is new in the reports; true when more metrics.jsonl records may be waiting (it
+  // read kRecordsPerFlush of them).
+  bool PostReports();
+  // Queues `batch` after those the master missed and posts the queue in order, stopping (the
+  // rest kept, at most kMaxPendingBytes of it) when the master is away.
+  void PostReportBatch(wire::ReportBatch batch);
+  // Posts one batch; false when the master is away and this is not a patient flush.
+  bool TryReportBatch(const wire::ReportBatch& batch);
+  static size_t RecordBytesOf(const wire::ReportBatch& batch);
+  // Notes that the master did not answer: flushes back off (1 s doubling to 8 s).
+  void MasterAway();
   // Profiling: starts measuring this machine (a sampler thread collecting records), and stops.
   void StartSampler();
   void StopSampler();
@@ -115,7 +145,8 @@ class AllocationRun {
   // Profiling: the new lines of this node's ranks' profile/rank-<R>.jsonl files; a line that
   // does not parse is dropped, the first of each file logged.
   std::vector<wire::StepProfileRecord> NewStepProfiles();
-  // The new metrics.jsonl records, those that do not parse logged and dropped.
+  // The new metrics.jsonl records (at most kRecordsPerFlush), those that do not parse and those
+  // longer than JsonLinesTail::kDefaultMaxLineBytes logged and dropped.
   std::vector<wire::ReportRecord> NewRecords();
   std::optional<wire::ProgressRecord> ReadProgress();
   void ReportExit(int status);
@@ -131,6 +162,14 @@ class AllocationRun {
   std::string dir_;
   client::MasterClient client_;  // presents the allocation's token
   std::vector<wire::LogLine> pending_logs_;
+  size_t pending_log_bytes_ = 0;  // their JSON's size, at most about kMaxPendingBytes
+  uint64_t dropped_logs_ = 0;     // lines dropped since the buffer filled, for the marker
+  std::deque<wire::ReportBatch> unsent_reports_;  // the master was away; in order
+  size_t unsent_bytes_ = 0;
+  // Posts are tried once (false) during the run, patiently after it and at its end.
+  bool patient_ = true;
+  absl::Time away_until_ = absl::InfinitePast();  // no flush before, the master was away
+  absl::Duration away_backoff_ = absl::ZeroDuration();
   bool master_forgot_ = false;  // the master answered NotFound: the allocation is gone there
   JsonLinesTail metrics_;
   int64_t records_seen_ = 0;

@@ -4,25 +4,36 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "agent/agent.h"
+#include "agent/leftovers.h"
 #include "client/local_cluster.h"
 #include "client/master_client.h"
 #include "common/subprocess.h"
 
 namespace {
 
+// How long SIGTERM may take: the promise is 10 s (docs/reliability.md). The trials' grace (5 s)
+// and a reachable master's last posts fit well inside it.
+constexpr absl::Duration kHardStop = absl::Seconds(8);
+
 // SIGINT and SIGTERM stop the agent. They are blocked in every thread (trials get an unblocked
 // mask from Subprocess) and taken by this thread with sigwait, because Agent::Stop() locks and
-// wakes sleepers, which a signal handler may not do.
+// wakes sleepers, which a signal handler may not do. A stop that has not ended `hard_stop` after
+// the signal (a master that accepts connections but does not answer holds a poll or a last post
+// for up to its read timeout) ends the process: `on_hard_stop` stops the trials' processes, then
+// the process exits with status 1.
 class SignalStopper {
  public:
   // Call before any other thread starts, so they all inherit the blocked mask.
@@ -34,14 +45,25 @@ class SignalStopper {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     return signals;
   }
-  SignalStopper(sigset_t signals, cohort::agent::Agent& agent)
-      : signals_(signals), thread_([this, &agent] {
+  SignalStopper(sigset_t signals, cohort::agent::Agent& agent, absl::Duration hard_stop,
+                std::function<void()> on_hard_stop)
+      : signals_(signals), thread_([this, &agent, hard_stop, on_hard_stop] {
           int signal = 0;
-          while (sigwait(&signals_, &signal) == 0 && !done_) agent.Stop();
+          if (sigwait(&signals_, &signal) != 0 || done_) return;
+          agent.Stop();
+          const absl::Time deadline = absl::Now() + hard_stop;
+          while (!done_) {
+            const timespec left =
+                absl::ToTimespec(std::max(absl::ZeroDuration(), deadline - absl::Now()));
+            if (sigtimedwait(&signals_, nullptr, &left) >= 0 || errno != EAGAIN) continue;
+            if (done_) return;
+            on_hard_stop();
+            std::_Exit(1);
+          }
         }) {}
   ~SignalStopper() {
     done_ = true;
-    pthread_kill(thread_.native_handle(), SIGTERM);  // blocked, so it ends the sigwait only
+    pthread_kill(thread_.native_handle(), SIGTERM);  // blocked, so it ends the wait only
     thread_.join();
   }
 
@@ -178,7 +200,21 @@ int main(int argc, char** argv) {
   }
   const sigset_t stop_signals = SignalStopper::BlockStopSignals();
   cohort::agent::Agent agent(options);
-  SignalStopper stopper(stop_signals, agent);
+  std::error_code ec;
+  const std::string work_dir =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(options.work_dir), ec).string();
+  SignalStopper stopper(stop_signals, agent, kHardStop, [&] {
+    std::fprintf(stderr,
+                 "cohort-agent %s: still stopping %s after SIGTERM (the master at %s does not "
+                 "answer): stopping its trials' processes and exiting without reporting to it\n",
+                 options.id.c_str(), absl::FormatDuration(kHardStop).c_str(),
+                 options.master_url.c_str());
+    absl::StatusOr<int> stopped =
+        cohort::agent::StopMarked(cohort::agent::kWorkDirMarker, work_dir, absl::Milliseconds(500));
+    if (!stopped.ok()) {
+      std::fprintf(stderr, "cohort-agent: %s\n", std::string(stopped.status().message()).c_str());
+    }
+  });
   std::printf("cohort-agent %s: %d slots, master %s, work dir %s\n", options.id.c_str(),
               options.slots, options.master_url.c_str(), options.work_dir.c_str());
   std::fflush(stdout);

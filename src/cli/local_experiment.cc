@@ -52,6 +52,9 @@ using wire::TrialState;
 
 constexpr int64_t kTestBatches = 10;
 constexpr int kFailureLines = 20;
+// The launcher's output read per look (then written to output.log): a trial that floods it is
+// relayed at this pace, never gathered whole.
+constexpr size_t kReadBytes = 1u << 20;
 
 std::atomic<int> g_interrupts{0};
 void OnInterrupt(int) { g_interrupts.fetch_add(1); }
@@ -320,7 +323,7 @@ class LocalRun {
     while (true) {
       std::string chunk;
       if (open)
-        open = (*child)->ReadAvailable(&chunk, absl::Milliseconds(250));
+        open = (*child)->ReadAvailable(&chunk, absl::Milliseconds(250), kReadBytes);
       else
         absl::SleepFor(absl::Milliseconds(50));
       log << chunk;

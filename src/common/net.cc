@@ -10,6 +10,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -116,8 +121,12 @@ absl::StatusOr<int> Listen(const std::string& host, int port, int* bound_port) {
     int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, 512) != 0) {
+      const int error = errno;
       last = ErrnoStatus(absl::StrCat("cannot listen on ", host.empty() ? "*" : host, ":", port),
-                         errno);
+                         error);
+      if (error == EADDRINUSE) {
+        last = absl::UnavailableError(absl::StrCat(last.message(), PortHolder(port)));
+      }
       ::close(fd);
       continue;
     }
@@ -134,6 +143,75 @@ absl::StatusOr<int> Listen(const std::string& host, int port, int* bound_port) {
   }
   ::freeaddrinfo(result);
   return last;
+}
+
+namespace {
+
+std::string ReadWhole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The inodes of the sockets listening on `port` in /proc/net/tcp and tcp6.
+std::set<std::string> ListeningInodes(int port) {
+  std::set<std::string> inodes;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::istringstream in(ReadWhole(table));
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      std::istringstream fields(line);
+      std::string sl, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      fields >> sl >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+          timeout >> inode;
+      const size_t colon = local.rfind(':');
+      int local_port = 0;
+      if (state != "0A" || colon == std::string::npos ||
+          !absl::SimpleHexAtoi(local.substr(colon + 1), &local_port) || local_port != port) {
+        continue;
+      }
+      inodes.insert(inode);
+    }
+  }
+  return inodes;
+}
+
+}  // namespace
+
+std::vector<int> PortHolderPids(int port) {
+  std::vector<int> pids;
+  const std::set<std::string> inodes = ListeningInodes(port);
+  if (inodes.empty()) return pids;
+  std::error_code ec;
+  for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
+    int pid = 0;
+    // Not this process: it may hold the socket only as one its parent let it inherit.
+    if (!absl::SimpleAtoi(proc.path().filename().string(), &pid) || pid == ::getpid()) continue;
+    std::error_code fd_ec;
+    for (const auto& fd : std::filesystem::directory_iterator(proc.path() / "fd", fd_ec)) {
+      std::error_code link_ec;
+      const std::string target = std::filesystem::read_symlink(fd.path(), link_ec).string();
+      if (target.rfind("socket:[", 0) == 0 && inodes.count(target.substr(8, target.size() - 9))) {
+        pids.push_back(pid);
+        break;
+      }
+    }
+  }
+  return pids;
+}
+
+std::string PortHolder(int port) {
+  if (ListeningInodes(port).empty()) return "";
+  const std::vector<int> pids = PortHolderPids(port);
+  if (pids.empty()) return " (held by a process this user cannot see, or only by this one)";
+  std::string command = ReadWhole(absl::StrCat("/proc/", pids[0], "/cmdline"));
+  for (char& c : command) {
+    if (c == '\0') c = ' ';
+  }
+  while (!command.empty() && command.back() == ' ') command.pop_back();
+  if (command.size() > 160) command = command.substr(0, 160) + "...";
+  return absl::StrCat(" (held by pid ", pids[0], command.empty() ? "" : ": ", command, ")");
 }
 
 absl::StatusOr<int> Connect(const HostPort& address, absl::Time deadline, absl::string_view what) {

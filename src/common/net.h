@@ -5,9 +5,10 @@
 
 #include <cstddef>
 #include <string>
-#include "absl/strings/string_view.h"
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace cohort::net {
@@ -24,7 +25,18 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, int default_port)
 
 // Listens on host:port (port 0: the OS picks one). `host` empty or "0.0.0.0" binds all IPv4
 // interfaces. Returns the listening fd (close-on-exec) and stores the bound port in *bound_port.
+// SO_REUSEADDR only (never SO_REUSEPORT): a port another socket listens on is an error naming
+// the address and, where it can tell, the process holding it (PortHolder).
 absl::StatusOr<int> Listen(const std::string& host, int port, int* bound_port);
+
+// Who listens on TCP `port` on this machine, for an "address in use" error: " (held by pid 123:
+// cohort-master --port 8080)", or " (held by another user's process)" when the socket is there
+// but its process cannot be seen, or "" when nothing listens there. This process is never named
+// (it may hold an inherited copy of the socket). Reads /proc.
+std::string PortHolder(int port);
+// The pids of the processes this user can see that hold a socket listening on TCP `port`, this
+// process aside (empty when none).
+std::vector<int> PortHolderPids(int port);
 
 // Connects to host:port, retrying refused or unreachable attempts until `deadline` (the peer
 // may not be listening yet). The error names the address and what was waited for

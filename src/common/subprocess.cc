@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -47,6 +49,7 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const SubprocessOp
   const std::string exec_failed = absl::StrCat("cannot execute ", options.argv[0], "\n");
   const std::string chdir_failed = absl::StrCat("cannot change to directory ", options.cwd, "\n");
 
+  const pid_t parent = ::getpid();
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return absl::UnavailableError(absl::StrCat("pipe: ", std::strerror(errno)));
@@ -59,6 +62,10 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const SubprocessOp
   }
   if (pid == 0) {
     if (options.new_process_group) ::setpgid(0, 0);
+    if (options.parent_death_signal != 0) {
+      ::prctl(PR_SET_PDEATHSIG, options.parent_death_signal);
+      if (::getppid() != parent) ::_exit(1);  // the parent died before prctl
+    }
     ::dup2(pipe_fds[1], STDOUT_FILENO);
     ::dup2(pipe_fds[1], STDERR_FILENO);
     const int dev_null = ::open("/dev/null", O_RDONLY);
@@ -96,16 +103,17 @@ Subprocess::~Subprocess() {
   }
 }
 
-bool Subprocess::ReadAvailable(std::string* out, absl::Duration timeout) {
+bool Subprocess::ReadAvailable(std::string* out, absl::Duration timeout, size_t max_bytes) {
   if (out_fd_ < 0) return false;
   pollfd fd = {out_fd_, POLLIN, 0};
   const int ms = static_cast<int>(absl::ToInt64Milliseconds(timeout));
   if (::poll(&fd, 1, ms) <= 0) return true;
   char buffer[65536];
-  while (true) {
-    const ssize_t n = ::read(out_fd_, buffer, sizeof(buffer));
+  for (size_t taken = 0; taken < max_bytes;) {
+    const ssize_t n = ::read(out_fd_, buffer, std::min(sizeof(buffer), max_bytes - taken));
     if (n > 0) {
       out->append(buffer, static_cast<size_t>(n));
+      taken += static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -114,6 +122,7 @@ bool Subprocess::ReadAvailable(std::string* out, absl::Duration timeout) {
     out_fd_ = -1;
     return false;
   }
+  return true;  // max_bytes taken: the rest waits in the pipe
 }
 
 void Subprocess::Signal(int signal) {

@@ -29,6 +29,12 @@ struct SubprocessOptions {
   std::string cwd;  // empty: the parent's
   // A new process group (so a signal reaches the child's own children too).
   bool new_process_group = true;
+  // The signal the child gets when the process that started it ends, however it ends (SIGKILL
+  // included): PR_SET_PDEATHSIG. 0: none. A child whose parent is gone before it is set exits
+  // at once, status 1. Kernels differ on whether the starting thread's own exit counts (the
+  // man page says it does; 6.18 did not send it while the process lived on): keep the starting
+  // thread alive while the child runs.
+  int parent_death_signal = 0;
 };
 
 class Subprocess {
@@ -41,9 +47,12 @@ class Subprocess {
   ~Subprocess();
 
   pid_t pid() const { return pid_; }
-  // Appends what the child wrote, waiting at most `timeout` for something to arrive. Returns
-  // false once the output is closed (the child and its children are done writing).
-  bool ReadAvailable(std::string* out, absl::Duration timeout);
+  // Appends what the child wrote, waiting at most `timeout` for something to arrive, and at
+  // most `max_bytes` of it (what is left stays in the pipe for the next call, so a child that
+  // writes faster than its reader cannot make the reader hold without bound). Returns false
+  // once the output is closed (the child and its children are done writing).
+  bool ReadAvailable(std::string* out, absl::Duration timeout,
+                     size_t max_bytes = static_cast<size_t>(-1));
   // Sends `signal` to the child (its group when it has one).
   void Signal(int signal);
   // The exit status once the child has exited: its exit code, or 128 + the signal that killed

@@ -31,6 +31,7 @@ namespace {
 
 // Store keys the launchers of a multi-node job share (workers never touch them).
 constexpr char kAbortKey[] = "cohort/launch/abort";
+constexpr char kJobKey[] = "cohort/launch/job";
 std::string NodeExitKey(int node) { return absl::StrCat("cohort/launch/node/", node, "/exit"); }
 
 // Byte written to the wake pipe when another node asked to abort (signals write their number).
@@ -214,17 +215,7 @@ absl::Status Launcher::SetUpStore() {
 
   // Multi-node: every launcher is a client of the store, to stop the whole job on failure.
   net::HostPort address{o.node_rank == 0 ? "127.0.0.1" : chief_host_, port_};
-  comm::TcpStore::Options store_options;
-  store_options.connect_timeout = o.connect_timeout;
-  auto store = comm::TcpStore::Connect(address, store_options);
-  if (!store.ok()) {
-    return Annotate(store.status(),
-                    absl::StrCat("node ", o.node_rank, " reaching node 0's rendezvous store at ",
-                                 chief_host_, ":", port_,
-                                 " (is node 0's cohort-launch running, and is the address "
-                                 "reachable from here?)"));
-  }
-  store_ = std::move(store).value();
+  COHORT_ASSIGN_OR_RETURN(store_, ConnectToJobStore(address));
   COHORT_ASSIGN_OR_RETURN(
       abort_watcher_,
       comm::FailureWatcher::Start(address, kAbortKey, [this](const std::string& notice) {
@@ -238,6 +229,46 @@ absl::Status Launcher::SetUpStore() {
         (void)ignored;
       }));
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<comm::TcpStore>> Launcher::ConnectToJobStore(
+    const net::HostPort& address) {
+  const LaunchOptions& o = options_;
+  const absl::Time deadline = absl::Now() + o.connect_timeout;
+  bool said = false;
+  while (true) {
+    comm::TcpStore::Options store_options;
+    store_options.connect_timeout = std::max(absl::Seconds(1), deadline - absl::Now());
+    auto store = comm::TcpStore::Connect(address, store_options);
+    if (!store.ok()) {
+      return Annotate(store.status(),
+                      absl::StrCat("node ", o.node_rank, " reaching node 0's rendezvous store at ",
+                                   chief_host_, ":", port_,
+                                   " (is node 0's cohort-launch running, and is the address "
+                                   "reachable from here?)"));
+    }
+    if (o.job_id.empty()) return store;
+    if (o.node_rank == 0) {
+      COHORT_RETURN_IF_ERROR((*store)->Set(kJobKey, o.job_id));
+      return store;
+    }
+    absl::StatusOr<std::string> job = (*store)->Get(kJobKey, absl::Seconds(2));
+    if (job.ok() && *job == o.job_id) return store;
+    const std::string other = job.ok() ? absl::StrCat("job ", *job) : "no job";
+    if (absl::Now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("node ", o.node_rank, ": the rendezvous store at ", chief_host_, ":", port_,
+                       " still belongs to ", other, ", not job ", o.job_id, " after ",
+                       absl::FormatDuration(o.connect_timeout)));
+    }
+    if (!said) {
+      Message(absl::StrCat("the rendezvous store at ", chief_host_, ":", port_, " belongs to ",
+                           other, ", not job ", o.job_id,
+                           " (an earlier job's launcher?); waiting for node 0's"));
+      said = true;
+    }
+    absl::SleepFor(absl::Milliseconds(500));
+  }
 }
 
 Launcher::~Launcher() {
@@ -326,15 +357,20 @@ void Relay(const Stream& stream, const std::string& lines) {
   if (!lines.empty()) WriteLines(stream.out_fd, lines).IgnoreError();
 }
 
-// Reads what `stream` has now (non-blocking) and relays it. Returns false at end of stream.
+// Reads what `stream` has now (non-blocking) and relays it, chunk by chunk (so a flood never
+// gathers here); `until_drained`: until the pipe is empty, at most kMaxDrainBytes (a process the
+// worker left may write for ever). Returns false at end of stream.
+constexpr size_t kMaxDrainBytes = 16u << 20;
 bool Pump(Stream& stream, bool until_drained) {
   char buf[65536];
-  std::string lines;
   bool open = true;
-  while (true) {
+  for (size_t drained = 0; drained < kMaxDrainBytes;) {
     ssize_t n = ::read(stream.fd, buf, sizeof(buf));
     if (n > 0) {
+      std::string lines;
       stream.prefixer.Consume(absl::string_view(buf, static_cast<size_t>(n)), &lines);
+      Relay(stream, lines);
+      drained += static_cast<size_t>(n);
       if (!until_drained) break;
       continue;
     }
@@ -343,9 +379,10 @@ bool Pump(Stream& stream, bool until_drained) {
     open = false;  // EOF or error
     break;
   }
-  if (!open) stream.prefixer.Finish(&lines);
-  Relay(stream, lines);
   if (!open) {
+    std::string lines;
+    stream.prefixer.Finish(&lines);
+    Relay(stream, lines);
     ::close(stream.fd);
     stream.fd = -1;
   }

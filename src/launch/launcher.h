@@ -67,6 +67,10 @@ struct LaunchOptions {
   // for the other nodes to report their exit after its own workers ended.
   absl::Duration connect_timeout = absl::Seconds(120);
   absl::Duration node_exit_timeout = absl::Seconds(60);
+  // Multi-node: names this job's store. Node 0 writes it there; the other nodes take only a
+  // store that holds it, and wait (within connect_timeout) while the port answers with another
+  // (an earlier job's launcher, still stopping, may hold it). Empty: any store.
+  std::string job_id;
   // The worker command: program (a path, or a name looked up in PATH) and its arguments.
   std::vector<std::string> command;
   // Cores to share among the workers; 0: the CPUs this process may run on (sched_getaffinity).
@@ -112,6 +116,9 @@ class Launcher {
   explicit Launcher(LaunchOptions options) : options_(std::move(options)) {}
   absl::Status Prepare();
   absl::Status SetUpStore();
+  // Multi-node: connects to the store at `address`, node 0 writing options_.job_id there, the
+  // others retrying until it holds options_.job_id (see LaunchOptions::job_id).
+  absl::StatusOr<std::unique_ptr<comm::TcpStore>> ConnectToJobStore(const net::HostPort& address);
   std::vector<std::string> WorkerEnvironment(int local_rank) const;
   void Message(const std::string& text) const;
 

@@ -28,7 +28,7 @@ absl::Status WriteAll(int fd, const char* data, size_t size) {
 }  // namespace
 
 LinePrefixer::LinePrefixer(std::string prefix, size_t max_line_bytes)
-    : prefix_(std::move(prefix)), max_line_bytes_(max_line_bytes > 0 ? max_line_bytes : 1) {}
+    : prefix_(std::move(prefix)), lines_(max_line_bytes) {}
 
 void LinePrefixer::EmitLine(absl::string_view line, std::string* out) {
   out->append(prefix_);
@@ -37,39 +37,11 @@ void LinePrefixer::EmitLine(absl::string_view line, std::string* out) {
 }
 
 void LinePrefixer::Consume(absl::string_view data, std::string* out) {
-  while (!data.empty()) {
-    size_t newline = data.find('\n');
-    if (newline == absl::string_view::npos) {
-      pending_.append(data.data(), data.size());
-      while (pending_.size() >= max_line_bytes_) {
-        EmitLine(absl::string_view(pending_).substr(0, max_line_bytes_), out);
-        pending_.erase(0, max_line_bytes_);
-      }
-      return;
-    }
-    absl::string_view head = data.substr(0, newline);
-    data.remove_prefix(newline + 1);
-    if (pending_.empty()) {
-      for (; head.size() > max_line_bytes_; head.remove_prefix(max_line_bytes_)) {
-        EmitLine(head.substr(0, max_line_bytes_), out);
-      }
-      EmitLine(head, out);
-    } else {
-      pending_.append(head.data(), head.size());
-      absl::string_view line(pending_);
-      for (; line.size() > max_line_bytes_; line.remove_prefix(max_line_bytes_)) {
-        EmitLine(line.substr(0, max_line_bytes_), out);
-      }
-      EmitLine(line, out);
-      pending_.clear();
-    }
-  }
+  lines_.Consume(data, [&](absl::string_view line) { EmitLine(line, out); });
 }
 
 void LinePrefixer::Finish(std::string* out) {
-  if (pending_.empty()) return;
-  EmitLine(pending_, out);
-  pending_.clear();
+  lines_.Finish([&](absl::string_view line) { EmitLine(line, out); });
 }
 
 absl::Status WriteLines(int fd, absl::string_view lines) {

@@ -18,14 +18,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "common/line_splitter.h"
 
 namespace cohort::launch {
 
 class LinePrefixer {
  public:
-  // A line longer than `max_line_bytes` (without its newline) is cut into pieces of that size,
-  // each emitted as its own prefixed line: a worker that never writes a newline must not make
-  // the launcher buffer without bound. 1 MiB is far beyond any log line.
+  // A line longer than `max_line_bytes` (without its newline) is cut there, marked
+  // (LineSplitter::CutMarker) and emitted at once; the rest of it up to its newline is dropped:
+  // a worker that never writes a newline must not make the launcher buffer without bound, nor
+  // flood its reader with the pieces. 1 MiB is far beyond any log line.
   static constexpr size_t kDefaultMaxLineBytes = size_t{1} << 20;
 
   explicit LinePrefixer(std::string prefix, size_t max_line_bytes = kDefaultMaxLineBytes);
@@ -37,15 +39,14 @@ class LinePrefixer {
   // At end of stream: appends the pending partial line, if any, with a newline added.
   void Finish(std::string* out);
 
-  // Bytes of the pending partial line.
-  size_t pending() const { return pending_.size(); }
+  // Bytes of the pending partial line (at most max_line_bytes).
+  size_t pending() const { return lines_.pending(); }
 
  private:
   void EmitLine(absl::string_view line, std::string* out);
 
   std::string prefix_;
-  size_t max_line_bytes_;
-  std::string pending_;
+  LineSplitter lines_;
 };
 
 // Writes `lines` (whole newline-terminated lines) to `fd`, one write(2) per batch of whole lines

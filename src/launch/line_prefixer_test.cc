@@ -44,13 +44,15 @@ TEST(LinePrefixerTest, ByteAtATimeGivesTheSameLines) {
   EXPECT_EQ(actual, expected);
 }
 
-TEST(LinePrefixerTest, CutsLinesLongerThanTheLimit) {
+TEST(LinePrefixerTest, CutsLinesLongerThanTheLimitAndDropsTheirRest) {
   LinePrefixer prefixer("> ", 4);
+  const std::string cut = LineSplitter::CutMarker(4);
   std::string out;
-  prefixer.Consume("abcdefghij", &out);  // no newline: cut once the limit is reached
-  EXPECT_EQ(out, "> abcd\n> efgh\n");
-  prefixer.Consume("k\nlmnopqrstu\n", &out);
-  EXPECT_EQ(out, "> abcd\n> efgh\n> ijk\n> lmno\n> pqrs\n> tu\n");
+  prefixer.Consume("abcdefghij", &out);  // no newline: cut once the limit is passed
+  EXPECT_EQ(out, "> abcd" + cut + "\n");
+  EXPECT_EQ(prefixer.pending(), 0u);
+  prefixer.Consume("k\nlmnopqrstu\nvw\n", &out);
+  EXPECT_EQ(out, "> abcd" + cut + "\n> lmno" + cut + "\n> vw\n");
 }
 
 TEST(WriteLinesTest, WritesEverythingInWholeLines) {

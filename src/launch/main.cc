@@ -85,6 +85,9 @@ void AddFlags(CLI::App* app, Flags* flags) {
   app->add_option("--rendezvous-port", flags->rendezvous_port,
                   "Rendezvous store port (overrides the port of --chief-addr; 0: node 0 picks a"
                   " free one and prints it)");
+  app->add_option("--job-id", flags->options.job_id,
+                  "Multi-node: the job's name, written to node 0's store; the other nodes take "
+                  "only a store holding it (an earlier job may still hold the port)");
   app->add_option("--grace-period", flags->grace_seconds,
                   "Seconds between SIGTERM and SIGKILL when stopping workers (default 3)");
 }

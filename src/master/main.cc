@@ -12,7 +12,9 @@
 #include "client/local_cluster.h"
 #include "client/master_client.h"
 #include "cohort/status.h"
+#include "common/directory_lock.h"
 #include "common/env.h"
+#include "common/net.h"
 #include "common/private_file.h"
 #include "master/db/database.h"
 #include "master/http/agent_secret_authenticator.h"
@@ -92,9 +94,11 @@ int Bind(httplib::Server& server, const Flags& f) {
     bound = -1;
   }
   if (bound <= 0) {
-    std::fprintf(stderr,
-                 "cohort-master: cannot listen on %s:%d (in use? pick another with --port)\n",
-                 f.host.c_str(), f.port);
+    const std::string holder = f.port > 0 ? cohort::net::PortHolder(f.port) : "";
+    std::fprintf(stderr, "cohort-master: cannot listen on %s:%d: %s; pick another with --port\n",
+                 f.host.c_str(), f.port,
+                 holder.empty() ? "cannot bind there (is the address one of this machine's?)"
+                                : ("the port is in use" + holder).c_str());
     return -1;
   }
   return bound;
@@ -154,6 +158,13 @@ int main(int argc, char** argv) {
   httplib::Server& server = **made;
   std::error_code ec;
   std::filesystem::create_directories(f.data_dir, ec);
+  // Before the database and the port: a second master on this data directory, or on a port in
+  // use, leaves the running one's state alone.
+  absl::StatusOr<cohort::DirectoryLock> lock = cohort::DirectoryLock::Acquire(
+      f.data_dir, "cohort-master", "stop it first, or give this one another --data-dir");
+  if (!lock.ok()) return Fail(lock.status());
+  const int bound = Bind(server, f);
+  if (bound <= 0) return 1;
   if (f.db_path.empty()) f.db_path = (std::filesystem::path(f.data_dir) / "master.db").string();
   auto db = cohort::master::OpenSqliteDatabase(f.db_path);
   if (!db.ok()) return Fail(db.status());
@@ -178,8 +189,6 @@ int main(int argc, char** argv) {
           **master, *secret, f.secret_file,
           (std::filesystem::path(f.data_dir) / "admin-password").string()),
       cohort::master::http::BrowserGuard(cohort::master::http::IsLoopbackHost(f.host)));
-  const int bound = Bind(server, f);
-  if (bound <= 0) return 1;
   std::printf(
       "cohort-master: agents authenticate with the secret in %s (cohort-agent "
       "--secret-file)\n",

@@ -224,6 +224,19 @@ std::string CleanLogLine(std::string line) {
   const std::string quoted =
       Json(std::move(line)).dump(-1, ' ', false, Json::error_handler_t::replace);
   line = Json::parse(quoted).get<std::string>();
+  // NUL is valid JSON ("\u0000") but ends C strings (terminals, SQLite's text functions).
+  if (line.find('\0') != std::string::npos) {
+    std::string clean;
+    clean.reserve(line.size());
+    for (char c : line) {
+      if (c == '\0') {
+        clean.append("\xEF\xBF\xBD");
+      } else {
+        clean.push_back(c);
+      }
+    }
+    line = std::move(clean);
+  }
   if (line.size() <= kMaxLogLineBytes) return line;
   size_t end = kMaxLogLineBytes - kMark.size();
   // Back up over UTF-8 continuation bytes (10xxxxxx) so no character is split.

@@ -124,8 +124,9 @@ struct LogBatch {
   Json ToJson() const;
 };
 absl::StatusOr<LogBatch> ParseLogBatch(const Json& json);
-// `line` made fit for a LogBatch: invalid UTF-8 replaced by U+FFFD (JSON text must be UTF-8)
-// and cut to kMaxLogLineBytes at a character boundary, marked " [cut]".
+// `line` made fit for a LogBatch: invalid UTF-8 and NUL bytes replaced by U+FFFD (JSON text
+// must be UTF-8; NUL ends C strings) and cut to kMaxLogLineBytes at a character boundary,
+// marked " [cut]".
 std::string CleanLogLine(std::string line);
 
 // New lines of the chief's metrics.jsonl and its latest progress.json.

@@ -194,6 +194,11 @@ TEST(AgentProtocolTest, LongLogLinesAreCutAtACharacterBoundary) {
   EXPECT_NO_THROW(Json(cut).dump());
 }
 
+TEST(AgentProtocolTest, NulInALogLineIsReplaced) {
+  const std::string replacement = "\xef\xbf\xbd";
+  EXPECT_EQ(CleanLogLine(std::string("a\0b\0", 4)), "a" + replacement + "b" + replacement);
+}
+
 TEST(AgentProtocolTest, InvalidUtf8InALogLineIsReplacedSoTheBatchCanBeSent) {
   const std::string clean = CleanLogLine("caf\xe9 \xff!");
   EXPECT_EQ(clean, "caf\xef\xbf\xbd \xef\xbf\xbd!");

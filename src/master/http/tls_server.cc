@@ -2,6 +2,7 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <cstring>
@@ -53,10 +54,24 @@ absl::Status Configure(SSL_CTX& ctx, const TlsFiles& tls) {
   return absl::OkStatus();
 }
 
+// cpp-httplib sets SO_REUSEPORT on its listening socket by default: a second server on a port
+// in use would then bind too and take a share of its connections. SO_REUSEADDR only lets a
+// restarted server bind while old connections are in TIME_WAIT.
+void ExclusiveSocketOptions(socket_t sock) {
+  int yes = 1;
+  ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+}
+
+absl::StatusOr<std::unique_ptr<httplib::Server>> PlainServer() {
+  auto server = std::make_unique<httplib::Server>();
+  server->set_socket_options(ExclusiveSocketOptions);
+  return server;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<httplib::Server>> NewServer(const TlsFiles& tls) {
-  if (!tls.enabled()) return std::make_unique<httplib::Server>();
+  if (!tls.enabled()) return PlainServer();
   if (tls.cert_file.empty() || tls.key_file.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "HTTPS needs both --tls-cert FILE and --tls-key FILE; only ",
@@ -72,6 +87,7 @@ absl::StatusOr<std::unique_ptr<httplib::Server>> NewServer(const TlsFiles& tls) 
   });
   if (!loaded.ok()) return loaded;
   if (!server->is_valid()) return absl::InternalError("OpenSSL could not create a TLS context");
+  server->set_socket_options(ExclusiveSocketOptions);
   return server;
 }
 

@@ -1,0 +1,50 @@
+#include "common/directory_lock.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace cohort {
+namespace {
+
+namespace fs = std::filesystem;
+
+class DirectoryLockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / absl::StrCat("directory_lock_test_", ::getpid());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(DirectoryLockTest, SecondHolderIsRefusedNamingTheFirstAndTheHint) {
+  absl::StatusOr<DirectoryLock> first = DirectoryLock::Acquire(dir_.string(), "tester", "hint");
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<DirectoryLock> second = DirectoryLock::Acquire(dir_.string(), "tester", "hint");
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(second.status()));
+  EXPECT_EQ(
+      second.status().message(),
+      absl::StrCat(dir_.string(), " is in use by another tester (pid ", ::getpid(), "); hint"));
+}
+
+TEST_F(DirectoryLockTest, ReleasedWhenDestroyed) {
+  { ASSERT_TRUE(DirectoryLock::Acquire(dir_.string(), "tester", "hint").ok()); }
+  EXPECT_TRUE(DirectoryLock::Acquire(dir_.string(), "tester", "hint").ok());
+}
+
+TEST_F(DirectoryLockTest, MissingDirectoryIsAnErrorNamingTheFile) {
+  absl::StatusOr<DirectoryLock> lock =
+      DirectoryLock::Acquire((dir_ / "missing").string(), "tester", "hint");
+  ASSERT_FALSE(lock.ok());
+  EXPECT_NE(lock.status().message().find((dir_ / "missing" / ".lock").string()), std::string::npos)
+      << lock.status();
+}
+
+}  // namespace
+}  // namespace cohort

@@ -1,0 +1,607 @@
+// Faults around the agent, its trial processes and Cohort's listeners (issue 16, first part),
+// staged with real processes: a real cohort-master (SQLite in a temp dir), real cohort-agents,
+// trials that are shell scripts run through the real cohort-launch, and the real `cohort` CLI.
+// docs/reliability.md lists the promise each test proves.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "client/master_client.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/launch/launcher_process.h"
+#include "tests/testing/worker_group.h"
+
+namespace cohort {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::BinaryPath;
+using testing::CountOf;
+using testing::LauncherProcess;
+using testing::LaunchResult;
+using testing::RunToCompletion;
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Whether `pid` is a live process (a zombie, dead but not reaped, is not).
+bool Alive(pid_t pid) {
+  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+  const size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// The peak resident memory of `pid` in bytes (VmHWM), 0 when unreadable.
+int64_t PeakRss(pid_t pid) {
+  for (absl::string_view line :
+       absl::StrSplit(ReadFile(absl::StrCat("/proc/", pid, "/status")), '\n')) {
+    if (absl::ConsumePrefix(&line, "VmHWM:")) {
+      int64_t kib = 0;
+      if (absl::SimpleAtoi(absl::StripSuffix(absl::StripAsciiWhitespace(line), " kB"), &kib)) {
+        return kib * 1024;
+      }
+    }
+  }
+  return 0;
+}
+
+// A socket listening on a loopback port the OS chose (no SO_REUSE*), as a foreign process would.
+int ListenOnLoopback() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  EXPECT_EQ(::listen(fd, 1), 0);
+  return fd;
+}
+
+int BoundPort(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  return ntohs(addr.sin_port);
+}
+
+// Whether a socket can listen on all interfaces' `port` now.
+bool CanListen(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok =
+      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 && ::listen(fd, 1) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// A port nothing listens on now (the OS's choice).
+int FreePort() {
+  const int fd = ListenOnLoopback();
+  const int port = BoundPort(fd);
+  ::close(fd);
+  return port;
+}
+
+class FaultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) /
+           absl::StrCat("faults_test_", ::getpid(), "_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "context");
+  }
+  void TearDown() override {
+    agents_.clear();  // SIGKILL: their launchers and workers die with them
+    // A trial's background child outlives a SIGKILLed agent until the agent starts again.
+    for (pid_t pid : Pids()) {
+      if (Alive(pid)) ::kill(pid, SIGKILL);
+    }
+    master_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void StartMaster() {
+    master_ = std::make_unique<LauncherProcess>(
+        std::vector<std::string>{BinaryPath("cohort-master"), "--port", "0", "--data-dir",
+                                 (dir_ / "master").string(), "--agent-timeout", "5"});
+    ASSERT_TRUE(master_->WaitFor(
+        [](const std::string& out, const std::string&) {
+          return out.find("listening on http://") != std::string::npos;
+        },
+        absl::Seconds(30)))
+        << "the master did not say it listens: " << master_->err();
+    const std::string& out = master_->out();
+    const size_t at = out.find("listening on ") + 13;
+    url_ = out.substr(at, out.find(' ', at) - at);
+    port_ = std::stoi(url_.substr(url_.rfind(':') + 1));
+    admin_password_ = client::ReadSecretFile((dir_ / "master" / "admin-password").string()).value();
+  }
+  std::vector<std::string> AgentArgv(const std::string& id, const std::string& work_dir,
+                                     const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {BinaryPath("cohort-agent"),
+                                     "--master",
+                                     url_,
+                                     "--id",
+                                     id,
+                                     "--slots",
+                                     "1",
+                                     "--work-dir",
+                                     work_dir,
+                                     "--secret-file",
+                                     (dir_ / "master" / "agent-secret").string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+  // Starts agent `id` (1 slot, work directory dir_/id) and waits until the master lists it.
+  LauncherProcess& StartAgent(const std::string& id) {
+    agents_.push_back(std::make_unique<LauncherProcess>(AgentArgv(id, (dir_ / id).string())));
+    LauncherProcess& agent = *agents_.back();
+    WaitUntil([&] { return Connected(id); }, "agent " + id + " to connect");
+    if (::testing::Test::HasFailure()) {
+      ADD_FAILURE() << "agent " << id << ": " << agent.err() << "\nagents: " << last_agents_;
+    }
+    return agent;
+  }
+  bool Connected(const std::string& id) {
+    const json list = Json({"agent", "list"});
+    last_agents_ = list.dump();
+    for (const json& a : list["agents"]) {
+      if (a["id"] == id && a["connected"].get<bool>()) return true;
+    }
+    return false;
+  }
+  LaunchResult Cohort(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(60)) {
+    std::vector<std::string> argv = {BinaryPath("cohort"), "-m", url_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunToCompletion(argv,
+                           {{"XDG_CONFIG_HOME", (dir_ / "config").string()},
+                            {"COHORT_USER", "admin"},
+                            {"COHORT_PASSWORD", admin_password_}},
+                           timeout);
+  }
+  json Json(std::vector<std::string> args) {
+    args.push_back("--json");
+    LaunchResult r = Cohort(args);
+    EXPECT_EQ(r.status, 0) << r.err;
+    json parsed = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(parsed.is_discarded()) << r.out;
+    return parsed;
+  }
+  // Reads the processes' output (so none blocks on a full pipe) while waiting for `done`.
+  void WaitUntil(const std::function<bool()>& done, const std::string& what,
+                 absl::Duration timeout = absl::Seconds(60)) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (!done()) {
+      ASSERT_LT(absl::Now(), deadline)
+          << "timed out after " << absl::FormatDuration(timeout) << " waiting for " << what;
+      Drain();
+    }
+  }
+  void Drain() {
+    const auto never = [](const std::string&, const std::string&) { return false; };
+    if (master_ != nullptr) master_->WaitFor(never, absl::Milliseconds(50));
+    for (auto& agent : agents_) agent->WaitFor(never, absl::Milliseconds(50));
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  void Script(const std::string& name, const std::string& body) {
+    const fs::path path = dir_ / "context" / name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    ::chmod(path.c_str(), 0755);
+  }
+  int64_t Create(const std::string& name, const std::string& entrypoint,
+                 const std::string& extra = "") {
+    const fs::path config = dir_ / (name + ".yaml");
+    std::ofstream(config) << "name: " << name << "\nentrypoint: " << entrypoint << "\n"
+                          << "hyperparameters: {global_batch_size: 16}\n"
+                          << "searcher: {name: single, metric: loss, max_length: {batches: 10}}\n"
+                          << extra;
+    LaunchResult r = Cohort({"experiment", "create", config.string(), (dir_ / "context").string()});
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    const size_t at = r.out.find("created experiment ");
+    if (at == std::string::npos) return -1;
+    return std::stoll(r.out.substr(at + 19));
+  }
+  std::string State(int64_t experiment) {
+    return Json({"experiment", "describe", std::to_string(experiment)})["state"];
+  }
+  json Trial(int64_t experiment) {
+    return Json({"experiment", "describe", std::to_string(experiment)})["trials"][0];
+  }
+  // The pids a trial script wrote to dir_/pids, one a line.
+  std::vector<pid_t> Pids() {
+    std::vector<pid_t> pids;
+    for (absl::string_view line : absl::StrSplit(ReadFile(dir_ / "pids"), '\n')) {
+      pid_t pid = 0;
+      if (absl::SimpleAtoi(line, &pid)) pids.push_back(pid);
+    }
+    return pids;
+  }
+  // A trial that writes its launcher's pid, its own and a background child's to dir_/pids,
+  // then waits (ignoring SIGTERM when `stubborn`, its child too).
+  void PidsScript(const std::string& name, bool stubborn) {
+    const std::string pids = (dir_ / "pids").string();
+    Script(name, absl::StrCat(stubborn ? "trap '' TERM\n" : "", "echo $PPID >> ", pids,
+                              "\necho $$ >> ", pids, "\nsleep 600 &\necho $! >> ", pids,
+                              "\necho started\nwait\nsleep 600\n"));
+  }
+
+  fs::path dir_;
+  std::string last_agents_;  // the last `agent list`
+  std::string url_;
+  int port_ = 0;
+  std::string admin_password_;
+  std::unique_ptr<LauncherProcess> master_;
+  std::vector<std::unique_ptr<LauncherProcess>> agents_;
+};
+
+// A trial's output is untrusted bytes: invalid UTF-8, NUL, a 150 MB line without a newline,
+// lines whose JSON is 6 times their size, then a flood of short lines. The trial completes,
+// every other line arrives (none lost to a 413), the long one is cut with a marker, and the
+// agent's memory stays far below the line's size.
+TEST_F(FaultsTest, UntrustedOutputIsCleanedCutAndNeverLosesOtherLines) {
+  StartMaster();
+  LauncherProcess& agent = StartAgent("a1");
+  Script("noisy.sh",
+         // 400 lines of 16,000 control bytes, each 96 KB of JSON (38 MB together), written
+         // at once below: more than the master takes in one body.
+         "i=0; while [ $i -lt 400 ]; do printf 'ctl %d ' $i; head -c 16000 /dev/zero | "
+         "tr '\\000' '\\001'; echo; i=$((i+1)); done > ctl.txt\n"
+         "printf 'before\\n'\n"
+         "printf 'bad \\377 byte\\n'\n"
+         "printf 'nul \\000 byte\\n'\n"
+         "head -c 150000000 /dev/zero\n"  // 150 MB, no newline
+         "printf '\\nafter the long line\\n'\n"
+         "cat ctl.txt\n"
+         "seq 1 20000 | sed 's/^/flood /'\n"
+         "echo done\n");
+  const int64_t id = Create("noisy", "./noisy.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "experiment " + std::to_string(id) + " to end", absl::Seconds(180));
+  LaunchResult logs =
+      Cohort({"trial", "logs", std::to_string(Trial(id)["id"].get<int64_t>())}, absl::Seconds(120));
+  ASSERT_EQ(State(id), "COMPLETED") << logs.out.substr(0, 4000);
+  ASSERT_EQ(logs.status, 0) << logs.err;
+  EXPECT_NE(logs.out.find("before"), std::string::npos);
+  EXPECT_NE(logs.out.find("bad \xEF\xBF\xBD byte"), std::string::npos) << "invalid UTF-8";
+  EXPECT_NE(logs.out.find("nul \xEF\xBF\xBD byte"), std::string::npos) << "NUL";
+  // The long line's first 16 KB, marked cut (its NULs, replaced, grew past the line limit:
+  // wire::CleanLogLine's " [cut]"), and the agent's count of what it dropped.
+  EXPECT_NE(logs.out.find("\xEF\xBF\xBD\xEF\xBF\xBD [cut"), std::string::npos) << "the cut marker";
+  EXPECT_NE(logs.out.find("output line(s) longer than 16320 bytes were cut"), std::string::npos);
+  EXPECT_NE(logs.out.find("after the long line"), std::string::npos);
+  EXPECT_EQ(CountOf(logs.out, "ctl "), 400) << "lines lost to an oversized batch";
+  EXPECT_NE(logs.out.find("flood 1\n"), std::string::npos);
+  EXPECT_NE(logs.out.find("flood 20000\n"), std::string::npos);
+  EXPECT_NE(logs.out.find("done"), std::string::npos);
+  // The 150 MB line was never held whole.
+  EXPECT_LT(PeakRss(agent.pid()), 100 << 20) << "the agent's peak memory";
+  EXPECT_LT(PeakRss(master_->pid()), 300 << 20) << "the master's peak memory";
+}
+
+// The trial's metrics.jsonl is untrusted too: a 150 MB line is skipped without being held (and
+// said so in the trial's log), and a flood of 30,000 records after it all arrive, read a bounded
+// number at a time.
+TEST_F(FaultsTest, MetricsFileIsReadBoundedAndEveryRecordArrives) {
+  StartMaster();
+  LauncherProcess& agent = StartAgent("a1");
+  Script("reports.sh",
+         "m=\"$COHORT_RUN_DIR/metrics.jsonl\"\n"
+         "head -c 150000000 /dev/zero | tr '\\000' x >> \"$m\"\n"
+         "echo >> \"$m\"\n"
+         "seq 1 30000 | sed 's/.*/{\"kind\":\"training\",\"steps_completed\":&,"
+         "\"metrics\":{\"loss\":&}}/' >> \"$m\"\n"
+         "echo wrote the reports\n");
+  const int64_t id = Create("reports", "./reports.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "experiment " + std::to_string(id) + " to end", absl::Seconds(180));
+  const std::string trial = std::to_string(Trial(id)["id"].get<int64_t>());
+  LaunchResult logs = Cohort({"trial", "logs", trial});
+  ASSERT_EQ(State(id), "COMPLETED") << logs.out;
+  EXPECT_NE(logs.out.find("skipped 1 metrics.jsonl line(s) longer than 1048576 bytes"),
+            std::string::npos)
+      << logs.out;
+  // The last of the 30,000 training reports arrived (and so, in order, the ones before it).
+  const json series = Json({"trial", "metrics", trial});
+  json last;
+  for (const json& one : series["series"]) {
+    if (one["name"] == "training/loss" && !one["points"].empty()) last = one["points"].back();
+  }
+  ASSERT_EQ(last.size(), 3u) << series.dump().substr(0, 2000);  // [batch, time, value]
+  EXPECT_EQ(last[0], 30000);
+  EXPECT_EQ(last[2], 30000.0);
+  EXPECT_LT(PeakRss(agent.pid()), 100 << 20) << "the agent's peak memory";
+}
+
+// SIGKILL to an agent mid-trial: its launcher and workers die with it; what they started in
+// the background is stopped when the agent starts again, before it takes work; the next trial
+// on it runs.
+TEST_F(FaultsTest, KilledAgentLeavesNoOrphansAndRunsItsNextTrial) {
+  StartMaster();
+  LauncherProcess* agent = &StartAgent("a1");
+  PidsScript("hold.sh", /*stubborn=*/false);
+  const int64_t first = Create("hold", "./hold.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return Pids().size() == 3; }, "the trial to write its 3 pids");
+  const std::vector<pid_t> pids = Pids();  // launcher, worker, the worker's background child
+  for (pid_t pid : pids) ASSERT_TRUE(Alive(pid)) << pid;
+  ::kill(agent->pid(), SIGKILL);
+  agent->Wait(absl::Seconds(10));
+  WaitUntil([&] { return !Alive(pids[0]) && !Alive(pids[1]); },
+            "cohort-launch (pid " + std::to_string(pids[0]) + ") and its worker (pid " +
+                std::to_string(pids[1]) + ") to die with their agent",
+            absl::Seconds(10));
+  // Started again on the same work directory.
+  agents_.push_back(std::make_unique<LauncherProcess>(AgentArgv("a1", (dir_ / "a1").string())));
+  agent = agents_.back().get();
+  WaitUntil([&] { return !Alive(pids[2]); },
+            "the restarted agent to stop the background child (pid " + std::to_string(pids[2]) +
+                ") its previous run left",
+            absl::Seconds(20));
+  WaitUntil([&] { return State(first) == "ERROR"; }, "the first experiment to end in ERROR");
+  Script("hello.sh", "echo hello after the crash\n");
+  const int64_t second = Create("hello", "./hello.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return State(second) == "COMPLETED" || State(second) == "ERROR"; },
+            "the next experiment to end");
+  EXPECT_EQ(State(second), "COMPLETED");
+  EXPECT_NE(agent->err().find("left running with COHORT_AGENT_WORK_DIR="), std::string::npos)
+      << agent->err();
+}
+
+// A trial that ends leaving a process running in the background (here one that also ignores
+// SIGTERM): the agent stops it once cohort-launch has exited, and says so in the trial's log.
+TEST_F(FaultsTest, ProcessesATrialLeavesRunningAreStoppedWhenItEnds) {
+  StartMaster();
+  StartAgent("a1");
+  Script("leave.sh", absl::StrCat("trap '' TERM\nsleep 600 &\necho $! >> ",
+                                  (dir_ / "pids").string(), "\necho leaving\n"));
+  const int64_t id = Create("leave", "./leave.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "the experiment to end");
+  ASSERT_EQ(Pids().size(), 1u);
+  const pid_t left = Pids()[0];
+  WaitUntil([&] { return !Alive(left); },
+            "the background process (pid " + std::to_string(left) + ") to be stopped",
+            absl::Seconds(10));
+  LaunchResult logs = Cohort({"trial", "logs", std::to_string(Trial(id)["id"].get<int64_t>())});
+  EXPECT_EQ(State(id), "COMPLETED") << logs.out;
+  EXPECT_NE(logs.out.find("stopped 1 process(es) the trial left running"), std::string::npos)
+      << logs.out;
+}
+
+// A master that goes away does not stop a trial: the agent keeps reading its output (holding a
+// bounded amount, retrying the master after a back-off) instead of waiting for the master while
+// the trial blocks on its writes.
+TEST_F(FaultsTest, TrialOutputDoesNotWaitForAnUnreachableMaster) {
+  StartMaster();
+  LauncherProcess& agent = StartAgent("a1");
+  const std::string go = (dir_ / "go").string(), done = (dir_ / "done").string();
+  Script("chatty.sh",
+         absl::StrCat("echo started\nwhile [ ! -e ", go,
+                      " ]; do sleep 0.1; done\n"
+                      "seq 1 200000 | sed 's/^/line /'\n"  // 2.6 MB: more than pipes hold
+                      "touch ",
+                      done, "\nsleep 600 &\necho $! >> ", (dir_ / "pids").string(), "\nwait\n"));
+  const int64_t id = Create("chatty", "./chatty.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return Trial(id)["state"] == "RUNNING"; }, "the trial to run");
+  ::kill(master_->pid(), SIGKILL);
+  master_->Wait(absl::Seconds(10));
+  std::ofstream(go) << "go\n";
+  const absl::Time deadline = absl::Now() + absl::Seconds(15);
+  while (!fs::exists(done) && absl::Now() < deadline) Drain();
+  EXPECT_TRUE(fs::exists(done))
+      << "the trial was still writing its output 15 s after its master went away: " << agent.err();
+  EXPECT_TRUE(Alive(agent.pid()));
+  EXPECT_LT(PeakRss(agent.pid()), 100 << 20) << "the agent's peak memory";
+}
+
+// SIGTERM to an agent whose master is gone (SIGKILLed), running a trial that ignores SIGTERM
+// and has a background child: the agent exits within 10 s, and every process of the trial is
+// gone by then.
+TEST_F(FaultsTest, AgentStopsWithinTenSecondsWhileItsMasterIsDown) {
+  StartMaster();
+  LauncherProcess& agent = StartAgent("a1");
+  PidsScript("stubborn.sh", /*stubborn=*/true);
+  Create("stubborn", "./stubborn.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return Pids().size() == 3; }, "the trial to write its 3 pids");
+  const std::vector<pid_t> pids = Pids();
+  ::kill(master_->pid(), SIGKILL);
+  master_->Wait(absl::Seconds(10));
+  absl::SleepFor(absl::Seconds(1));  // the agent notices: its poll fails
+  const absl::Time asked = absl::Now();
+  ::kill(agent.pid(), SIGTERM);
+  LaunchResult r = agent.Wait(absl::Seconds(30));
+  ASSERT_TRUE(r.exited) << "the agent did not exit within 30 s of SIGTERM: " << r.err;
+  EXPECT_LE(r.end_time - asked, absl::Seconds(10)) << r.err;
+  EXPECT_EQ(r.status, 0) << r.err;
+  for (pid_t pid : pids) EXPECT_FALSE(Alive(pid)) << "pid " << pid << " outlived its agent";
+}
+
+// The same with a master that hangs (SIGSTOP: it accepts connections and never answers, as
+// behind a partition that drops packets): the agent's poll and last posts would wait for their
+// read timeouts; it still exits within 10 s, its trial's processes gone.
+TEST_F(FaultsTest, AgentStopsWithinTenSecondsWhileItsMasterHangs) {
+  StartMaster();
+  LauncherProcess& agent = StartAgent("a1");
+  PidsScript("stubborn.sh", /*stubborn=*/true);
+  Create("stubborn", "./stubborn.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return Pids().size() == 3; }, "the trial to write its 3 pids");
+  const std::vector<pid_t> pids = Pids();
+  ::kill(master_->pid(), SIGSTOP);
+  absl::SleepFor(absl::Seconds(1));
+  const absl::Time asked = absl::Now();
+  ::kill(agent.pid(), SIGTERM);
+  LaunchResult r = agent.Wait(absl::Seconds(30));
+  ::kill(master_->pid(), SIGCONT);
+  ASSERT_TRUE(r.exited) << "the agent did not exit within 30 s of SIGTERM: " << r.err;
+  EXPECT_LE(r.end_time - asked, absl::Seconds(10)) << r.err;
+  for (pid_t pid : pids) EXPECT_FALSE(Alive(pid)) << "pid " << pid << " outlived its agent";
+}
+
+// A port in use: a second cohort-master on the first one's port fails at once, naming the
+// port and the process holding it (cpp-httplib's default SO_REUSEPORT would let it share).
+// cohort-launch's rendezvous store does the same.
+TEST_F(FaultsTest, PortInUseFailsAtOnceNamingThePortAndItsHolder) {
+  StartMaster();
+  const absl::Time start = absl::Now();
+  LaunchResult second =
+      RunToCompletion({BinaryPath("cohort-master"), "--port", std::to_string(port_), "--data-dir",
+                       (dir_ / "master2").string()},
+                      {}, absl::Seconds(20));
+  ASSERT_TRUE(second.exited) << "a second master on port " << port_
+                             << " kept running: " << second.out;
+  EXPECT_NE(second.status, 0);
+  EXPECT_LT(second.end_time - start, absl::Seconds(10));
+  EXPECT_EQ(second.out.find("listening on"), std::string::npos) << second.out;
+  EXPECT_NE(second.err.find(absl::StrCat(":", port_, ": the port is in use")), std::string::npos)
+      << second.err;
+  EXPECT_NE(second.err.find(absl::StrCat("held by pid ", master_->pid())), std::string::npos)
+      << second.err;
+
+  // A socket of this test's on a loopback port, then cohort-launch asked to use it.
+  const int fd = ListenOnLoopback();
+  const int port = BoundPort(fd);
+  LaunchResult launch = RunToCompletion({BinaryPath("cohort-launch"), "--slots", "1",
+                                         "--rendezvous-port", std::to_string(port), "--", "true"},
+                                        {}, absl::Seconds(20));
+  ::close(fd);
+  ASSERT_TRUE(launch.exited);
+  EXPECT_NE(launch.status, 0);
+  EXPECT_NE(launch.err.find(absl::StrCat(":", port)), std::string::npos) << launch.err;
+  EXPECT_NE(launch.err.find(absl::StrCat("held by pid ", ::getpid())), std::string::npos)
+      << launch.err;
+}
+
+// A second cohort-master on a data directory in use, on another port or on the same one, is
+// refused before it touches the database: the running master's trial keeps running, unrestarted.
+TEST_F(FaultsTest, SecondMasterOnADataDirectoryInUseChangesNothing) {
+  StartMaster();
+  StartAgent("a1");
+  PidsScript("hold.sh", /*stubborn=*/false);
+  const int64_t id = Create("hold", "./hold.sh", "max_restarts: 3\n");
+  WaitUntil([&] { return Pids().size() == 3; }, "the trial to write its 3 pids");
+  for (const std::string& port : {std::string("0"), std::to_string(port_)}) {
+    LaunchResult second =
+        RunToCompletion({BinaryPath("cohort-master"), "--port", port, "--data-dir",
+                         (dir_ / "master").string(), "--agent-timeout", "5"},
+                        {}, absl::Seconds(20));
+    ASSERT_TRUE(second.exited) << "a second master on the data directory kept running";
+    EXPECT_NE(second.status, 0);
+    EXPECT_EQ(second.out.find("listening on"), std::string::npos) << second.out;
+    EXPECT_NE(second.err.find(
+                  absl::StrCat("is in use by another cohort-master (pid ", master_->pid(), ")")),
+              std::string::npos)
+        << second.err;
+  }
+  absl::SleepFor(absl::Seconds(6));  // past the agent timeout: a second master's damage shows
+  Drain();
+  EXPECT_EQ(Trial(id)["state"], "RUNNING");
+  for (pid_t pid : Pids()) EXPECT_TRUE(Alive(pid)) << "pid " << pid << " of the trial";
+  LaunchResult logs = Cohort({"trial", "logs", std::to_string(Trial(id)["id"].get<int64_t>())});
+  EXPECT_EQ(CountOf(logs.out, "master: allocation "), 1) << logs.out;
+}
+
+// A one-node trial needs no agreed rendezvous port: another process listening on every port of
+// the agent's --port-range (a leftover, any program) does not make it fail.
+TEST_F(FaultsTest, OneNodeTrialRunsWhileItsAgentsPortsAreTaken) {
+  StartMaster();
+  const int fd = ListenOnLoopback();
+  const int port = BoundPort(fd);
+  agents_.push_back(std::make_unique<LauncherProcess>(
+      AgentArgv("a1", (dir_ / "a1").string(), {"--port-range", absl::StrCat(port, "-", port)})));
+  WaitUntil([&] { return Connected("a1"); }, "agent a1 to connect");
+  Script("hello.sh", "echo hello from port $COHORT_RENDEZVOUS_PORT\n");
+  const int64_t id = Create("hello", "./hello.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "the experiment to end");
+  LaunchResult logs = Cohort({"trial", "logs", std::to_string(Trial(id)["id"].get<int64_t>())});
+  ::close(fd);
+  EXPECT_EQ(State(id), "COMPLETED") << logs.out;
+  EXPECT_NE(logs.out.find("hello from port "), std::string::npos) << logs.out;
+  EXPECT_EQ(logs.out.find(absl::StrCat("hello from port ", port, "\n")), std::string::npos)
+      << logs.out;
+}
+
+// A multi-node trial's rendezvous port is the master's choice from node 0's agent's range. While
+// an earlier allocation of that agent still holds it (a launcher, stopping, whose store answers
+// there), node 0 waits for the port and node 1 waits for the store of its own allocation: the
+// new run neither fails nor talks to the old store.
+TEST_F(FaultsTest, MultiNodeTrialWaitsForItsPortWhileItsAgentsEarlierAllocationStops) {
+  StartMaster();
+  const int port = FreePort();
+  for (const std::string id : {"a1", "a2"}) {
+    agents_.push_back(std::make_unique<LauncherProcess>(
+        AgentArgv(id, (dir_ / id).string(), {"--port-range", absl::StrCat(port, "-", port)})));
+  }
+  WaitUntil([&] { return Connected("a1") && Connected("a2"); }, "agents a1 and a2 to connect");
+  // An earlier allocation of a1 that is still stopping: a launcher marked as a1's, hosting its
+  // store on the port for 4 s.
+  LauncherProcess earlier({BinaryPath("cohort-launch"), "--slots", "1", "--chief-addr",
+                           absl::StrCat("127.0.0.1:", port), "--", "sleep", "4"},
+                          {{"COHORT_AGENT_WORK_DIR", fs::weakly_canonical(dir_ / "a1").string()}});
+  WaitUntil([&] { return !CanListen(port); }, "the earlier allocation to hold the port",
+            absl::Seconds(10));
+  Script("hello.sh", "echo hello from rank $COHORT_RANK on port $COHORT_RENDEZVOUS_PORT\n");
+  const int64_t id =
+      Create("two", "./hello.sh", "resources: {slots_per_trial: 2}\nmax_restarts: 0\n");
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "the experiment to end", absl::Seconds(120));
+  LaunchResult logs = Cohort({"trial", "logs", std::to_string(Trial(id)["id"].get<int64_t>())});
+  EXPECT_EQ(State(id), "COMPLETED") << logs.out;
+  EXPECT_NE(logs.out.find(absl::StrCat("for rendezvous port ", port, ", held by pid ")),
+            std::string::npos)
+      << logs.out;
+  EXPECT_NE(logs.out.find("belongs to no job, not job "), std::string::npos)
+      << "node 1 did not check the store's job: " << logs.out;
+  EXPECT_NE(logs.out.find(absl::StrCat("hello from rank 0 on port ", port)), std::string::npos)
+      << logs.out;
+  EXPECT_NE(logs.out.find(absl::StrCat("hello from rank 1 on port ", port)), std::string::npos)
+      << logs.out;
+}
+
+// An agent id that cannot name it in a URL or a directory is refused at start, once, with the
+// reason; a second agent on a work directory in use is refused too.
+TEST_F(FaultsTest, UnsafeAgentIdAndSharedWorkDirAreRefusedAtStart) {
+  StartMaster();
+  LaunchResult bad =
+      RunToCompletion(AgentArgv("a/b", (dir_ / "bad").string()), {}, absl::Seconds(10));
+  ASSERT_TRUE(bad.exited) << "an agent with id a/b kept running: " << bad.err;
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("\"a/b\""), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir_ / "bad")) << "the refused agent made its work directory";
+  EXPECT_TRUE(Json({"agent", "list"})["agents"].empty());
+
+  LauncherProcess& first = StartAgent("a1");
+  LaunchResult twin =
+      RunToCompletion(AgentArgv("a2", (dir_ / "a1").string()), {}, absl::Seconds(10));
+  ASSERT_TRUE(twin.exited) << "a second agent on a1's work directory kept running: " << twin.err;
+  EXPECT_NE(twin.status, 0);
+  EXPECT_NE(twin.err.find(absl::StrCat("in use by another cohort-agent (pid ", first.pid(), ")")),
+            std::string::npos)
+      << twin.err;
+}
+
+}  // namespace
+}  // namespace cohort
