@@ -126,6 +126,8 @@ absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentS
   COHORT_RETURN_IF_ERROR(db_->SetExperimentState(experiment.id, to));
   experiment.state = to;
   if (wire::IsTerminal(to)) {
+    experiment.ended_ms = absl::ToUnixMillis(options_.clock->Now());
+    COHORT_RETURN_IF_ERROR(db_->SetExperimentEnded(experiment.id, experiment.ended_ms));
     // The state has moved: a GC that cannot finish is logged, and retried by nobody (its
     // checkpoints stay, which loses nothing).
     if (absl::Status gc = CollectCheckpointsLocked(experiment); !gc.ok()) {
@@ -337,7 +339,8 @@ absl::StatusOr<wire::ExperimentList> Master::ListExperiments() {
                                .priority = e.priority,
                                .template_name = e.template_name,
                                .created_ms = e.created_ms,
-                               .owner = e.owner});
+                               .owner = e.owner,
+                               .ended_ms = e.ended_ms});
   }
   return out;
 }
@@ -380,7 +383,8 @@ absl::StatusOr<wire::ExperimentDescription> Master::DescribeExperiment(int64_t i
                                   .priority = e.priority,
                                   .max_restarts = e.max_restarts,
                                   .created_ms = e.created_ms,
-                                  .owner = e.owner};
+                                  .owner = e.owner,
+                                  .ended_ms = e.ended_ms};
   for (const TrialRow& t : trials) out.trials.push_back(TrialBodyLocked(t));
   return out;
 }

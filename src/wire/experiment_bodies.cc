@@ -39,6 +39,7 @@ absl::StatusOr<ExperimentSummary> ParseSummary(const Json& json, const std::stri
   r.Required("priority", &e.priority);
   r.Optional("template", &e.template_name, kMaxNameBytes);
   r.Required("created_ms", &e.created_ms, {.min = 0});
+  r.Optional("ended_ms", &e.ended_ms, {.min = 0});
   r.Optional("owner", &e.owner, kMaxSafeNameBytes);
   COHORT_RETURN_IF_ERROR(r.status());
   return e;
@@ -68,7 +69,8 @@ Json ExperimentList::ToJson() const {
                     {"priority", e.priority},
                     {"template", e.template_name},
                     {"created_ms", e.created_ms},
-                    {"owner", e.owner}});
+                    {"owner", e.owner},
+                    {"ended_ms", e.ended_ms}});
   }
   return {{"experiments", list}};
 }
@@ -93,6 +95,7 @@ Json ExperimentDescription::ToJson() const {
           {"priority", priority},
           {"max_restarts", max_restarts},
           {"created_ms", created_ms},
+          {"ended_ms", ended_ms},
           {"owner", owner},
           {"trials", list}};
 }
@@ -109,6 +112,7 @@ absl::StatusOr<ExperimentDescription> ParseExperimentDescription(const Json& jso
   r.Required("priority", &e.priority);
   r.Required("max_restarts", &e.max_restarts, {.min = 0});
   r.Required("created_ms", &e.created_ms, {.min = 0});
+  r.Optional("ended_ms", &e.ended_ms, {.min = 0});
   r.Optional("owner", &e.owner, kMaxSafeNameBytes);
   r.Array("trials", &e.trials, kMaxTrials, FieldReader::kRequired,
           [](const Json& j, const std::string& where) { return ParseTrialDescription(j, where); });

@@ -42,6 +42,7 @@ struct ExperimentSummary {
   std::string template_name;  // "template"; empty: none
   int64_t created_ms = 0;     // unix milliseconds
   std::string owner;          // the user who created it; empty: from before users existed
+  int64_t ended_ms = 0;       // when it reached a final state; 0: not yet (optional on the wire)
 };
 
 struct ExperimentList {
@@ -60,7 +61,8 @@ struct ExperimentDescription {
   int priority = 42;
   int max_restarts = 0;
   int64_t created_ms = 0;
-  std::string owner;  // as in ExperimentSummary
+  std::string owner;     // as in ExperimentSummary
+  int64_t ended_ms = 0;  // as in ExperimentSummary
   std::vector<TrialDescription> trials;
 
   Json ToJson() const;

@@ -323,6 +323,19 @@ def check_kill(page, cluster, experiment_id):
                f"experiment {experiment_id}'s trials to stop: {trials}", 30)
     print(f"ok: kill from the page stopped experiment {experiment_id}")
     page.shot("experiment_killed")
+    # Its end is recorded, and the list shows how long it ran.
+    ended = cluster.call("GET", f"/api/v1/experiments/{experiment_id}")["ended_ms"]
+    assert ended > 0, f"experiment {experiment_id} has no ended_ms"
+    from selenium.webdriver.common.by import By
+    page.open("/experiments")
+    row = page.find(f"tr[data-experiment-id='{experiment_id}']", "the killed experiment's row")
+    headers = [th.text.strip() for th in
+               row.find_element(By.XPATH, "ancestor::table").find_elements(By.CSS_SELECTOR,
+                                                                            "thead th")]
+    cells = [td.text.strip() for td in row.find_elements(By.CSS_SELECTOR, "td")]
+    duration = cells[[h.split()[0] if h else h for h in headers].index("Duration")]
+    assert duration and duration != "—", f"duration {duration!r} in {cells}"
+    print(f"ok: the list shows the killed experiment's duration ({duration})")
 
 
 def check_sorting_and_narrow(page, ids):

@@ -39,6 +39,7 @@ struct ExperimentRow {
   int max_restarts = 5;
   int64_t created_ms = 0;  // Unix milliseconds
   std::string owner;       // the user who created it; empty: created before users existed
+  int64_t ended_ms = 0;    // when it reached a final state (Unix milliseconds); 0: not yet
 };
 
 struct TrialRow {
@@ -170,6 +171,7 @@ class Database {
 
   virtual absl::StatusOr<int64_t> InsertExperiment(const ExperimentRow& row) = 0;
   virtual absl::Status SetExperimentState(int64_t id, wire::ExperimentState state) = 0;
+  virtual absl::Status SetExperimentEnded(int64_t id, int64_t ended_ms) = 0;  // NotFound
   virtual absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) = 0;
   virtual absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() = 0;  // by id
 

@@ -160,12 +160,17 @@ constexpr absl::string_view kVersion6 = R"sql(
 ALTER TABLE checkpoints ADD COLUMN state TEXT NOT NULL DEFAULT 'ACTIVE';
 )sql";
 
+// Version 7: when an experiment reached its final state (0: not yet, or before version 7).
+constexpr absl::string_view kVersion7 = R"sql(
+ALTER TABLE experiments ADD COLUMN ended_ms INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
-      new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3,
-                                         kVersion4, kVersion5, kVersion6};
+      new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3, kVersion4,
+                                         kVersion5, kVersion6, kVersion7};
   return *migrations;
 }
 

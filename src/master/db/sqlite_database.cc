@@ -45,7 +45,7 @@ absl::Status TrialNotFound(int64_t id) {
 
 constexpr absl::string_view kSelectExperiment =
     "SELECT id, name, state, config_yaml, original_yaml, template_name, context_path, "
-    "slots_per_trial, priority, max_restarts, created_ms, owner FROM experiments";
+    "slots_per_trial, priority, max_restarts, created_ms, owner, ended_ms FROM experiments";
 
 // A state the enum does not know means the file was written by another program (or damaged):
 // an error naming the row, never a default.
@@ -76,6 +76,7 @@ absl::StatusOr<ExperimentRow> ReadExperiment(const Statement& s) {
   row.max_restarts = s.Int(9);
   row.created_ms = s.Int64(10);
   row.owner = s.Text(11);
+  row.ended_ms = s.Int64(12);
   return row;
 }
 
@@ -227,6 +228,19 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertExperiment(const ExperimentRow& ro
   absl::Status status = s.Run();
   if (!status.ok()) return status;
   return sqlite3_last_insert_rowid(db_);
+}
+
+absl::Status SqliteDatabase::SetExperimentEnded(int64_t id, int64_t ended_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "set experiment end",
+              "UPDATE experiments SET ended_ms = ?2 WHERE id = ?1");
+  s.BindInt64(1, id);
+  s.BindInt64(2, ended_ms);
+  COHORT_RETURN_IF_ERROR(s.Run());
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("experiment ", id, " not found"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SqliteDatabase::SetExperimentState(int64_t id, wire::ExperimentState state) {

@@ -74,7 +74,7 @@ function columns(details, refresh, status) {
     { title: 'Owner', cell: (e) => e.owner || '—', sort: (e) => e.owner || null },
     { title: 'Slots', class: 'num', cell: (e) => e.slots_per_trial, sort: (e) => e.slots_per_trial },
     { title: 'Started', cell: (e) => fmtTime(e.created_ms), sort: (e) => e.created_ms },
-    { title: 'Duration', cell: (e) => (kFinalExperimentStates.has(e.state) ? '—' : fmtDuration(Date.now() - e.created_ms)) },
+    { title: 'Duration', cell: (e) => duration(e), sort: (e) => durationMs(e) },
     { title: 'Actions', cell: (e) => experimentActions(e, onDone) },
   ];
 }
@@ -114,4 +114,15 @@ function filterForm(onChange) {
       owner.value = unique.includes(chosen) ? chosen : '';
     },
   };
+}
+
+// From creation to the final state (ended_ms), or to now while it runs; '—' for an experiment
+// that ended before the master recorded end times.
+function durationMs(e) {
+  if (e.ended_ms > 0) return e.ended_ms - e.created_ms;
+  return kFinalExperimentStates.has(e.state) ? null : Date.now() - e.created_ms;
+}
+function duration(e) {
+  const ms = durationMs(e);
+  return ms === null ? '—' : fmtDuration(ms);
 }
