@@ -95,49 +95,53 @@ class SmallTrial : public cohort::runtime::Trial {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The command line: every flag takes a value; false (after saying why) for an unknown one.
+struct Flags {
   cohort::runtime::TrialRunOptions options;
-  options.global_batch_size = 16;
-  options.seed = 1234;
-  options.scheduling_unit = 4;
   SmallTrial trial;
   std::string out, run_dir, profile;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--global-batch")
-      options.global_batch_size = std::stoll(value);
-    else if (flag == "--max-batches")
-      options.max_batches = std::stoll(value);
-    else if (flag == "--validation-period")
-      options.validation_period = std::stoll(value);
-    else if (flag == "--checkpoint-period")
-      options.checkpoint_period = std::stoll(value);
-    else if (flag == "--run-dir")
-      run_dir = value;
-    else if (flag == "--restore")
-      options.restore_from = value;
-    else if (flag == "--step-lr")
-      trial.step_lr = std::stoll(value);
-    else if (flag == "--sigterm-at")
-      trial.sigterm_at = std::stoll(value);
-    else if (flag == "--sigterm-rank")
-      trial.sigterm_rank = std::stoi(value);
-    else if (flag == "--profile")
-      profile = value;  // BEGIN:END, profiling's window
-    else if (flag == "--initial-validation")
-      options.perform_initial_validation = value == "1";
-    else if (flag == "--out")
-      out = value;
-    else {
-      std::fprintf(stderr, "trial_worker: unknown flag %s\n", flag.c_str());
-      return 2;
-    }
+};
+
+// clang-format off
+bool Set(Flags& f, const std::string& flag, const std::string& value) {
+  cohort::runtime::TrialRunOptions& o = f.options;
+  if (flag == "--global-batch") o.global_batch_size = std::stoll(value);
+  else if (flag == "--max-batches") o.max_batches = std::stoll(value);
+  else if (flag == "--validation-period") o.validation_period = std::stoll(value);
+  else if (flag == "--checkpoint-period") o.checkpoint_period = std::stoll(value);
+  else if (flag == "--run-dir") f.run_dir = value;
+  else if (flag == "--restore") o.restore_from = value;
+  else if (flag == "--step-lr") f.trial.step_lr = std::stoll(value);
+  else if (flag == "--sigterm-at") f.trial.sigterm_at = std::stoll(value);
+  else if (flag == "--sigterm-rank") f.trial.sigterm_rank = std::stoi(value);
+  else if (flag == "--profile") f.profile = value;  // BEGIN:END, profiling's window
+  else if (flag == "--initial-validation") o.perform_initial_validation = value == "1";
+  else if (flag == "--out") f.out = value;
+  else {
+    std::fprintf(stderr, "trial_worker: unknown flag %s\n", flag.c_str());
+    return false;
   }
-  if (!profile.empty()) {
-    const size_t colon = profile.find(':');
+  return true;
+}
+// clang-format on
+
+int main(int argc, char** argv) {
+  Flags f;
+  f.options.global_batch_size = 16;
+  f.options.seed = 1234;
+  f.options.scheduling_unit = 4;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!Set(f, argv[i], argv[i + 1])) return 2;
+  }
+  cohort::runtime::TrialRunOptions& options = f.options;
+  SmallTrial& trial = f.trial;
+  const std::string& out = f.out;
+  const std::string& run_dir = f.run_dir;
+  if (!f.profile.empty()) {
+    const size_t colon = f.profile.find(':');
     options.profiling = {.enabled = true,
-                         .begin_on_batch = std::stoll(profile.substr(0, colon)),
-                         .end_after_batch = std::stoll(profile.substr(colon + 1)),
+                         .begin_on_batch = std::stoll(f.profile.substr(0, colon)),
+                         .end_after_batch = std::stoll(f.profile.substr(colon + 1)),
                          .run_dir = run_dir};
   }
   torch::set_num_threads(1);
