@@ -38,20 +38,19 @@ void Master::ScheduleLocked() {
     absl::Time start = absl::Now();
     ~Timer() { times.Add(absl::Now() - start); }
   } timer{scheduling_};
-  absl::StatusOr<std::vector<TrialRow>> trials =
-      db_->ListTrialsInStates({TrialState::kQueued, TrialState::kRunning});
+  absl::StatusOr<std::vector<TrialScheduleRow>> trials = db_->ListTrialsToSchedule();
   if (!trials.ok()) {
     COHORT_LOG(ERROR) << "scheduling: " << trials.status();
     return;
   }
   std::map<int64_t, ExperimentRow> experiments;
   std::map<int64_t, int64_t> active;  // experiment -> trials running or offered to the scheduler
-  for (const TrialRow& t : *trials) {
+  for (const TrialScheduleRow& t : *trials) {
     if (t.state == TrialState::kRunning) ++active[t.experiment_id];
   }
   std::vector<TaskRequest> queue;
   std::map<int64_t, std::string> held;  // trial -> why the experiment holds it back
-  for (const TrialRow& t : *trials) {
+  for (const TrialScheduleRow& t : *trials) {
     if (t.state != TrialState::kQueued) continue;
     if (!experiments.count(t.experiment_id)) {
       absl::StatusOr<ExperimentRow> e = db_->GetExperiment(t.experiment_id);

@@ -158,6 +158,15 @@ struct StepTimingRow {
   int64_t total_us = 0, min_us = 0, max_us = 0;
 };
 
+// What the scheduler needs of a trial: ScheduleLocked reads every queued and running trial on
+// each pass, so it reads these four columns only.
+struct TrialScheduleRow {
+  int64_t id = 0;
+  int64_t experiment_id = 0;
+  wire::TrialState state = wire::TrialState::kQueued;
+  int64_t sequence = 0;
+};
+
 struct AgentRow {
   std::string id;
   int slots = 0;
@@ -186,6 +195,8 @@ class Database {
   // without reading the whole history.
   virtual absl::StatusOr<std::vector<TrialRow>> ListTrialsInStates(
       const std::vector<wire::TrialState>& states) = 0;
+  // The QUEUED and RUNNING trials (by id), as the scheduler needs them.
+  virtual absl::StatusOr<std::vector<TrialScheduleRow>> ListTrialsToSchedule() = 0;
   // How many trials are in each state, across experiments (a state no trial is in is absent).
   virtual absl::StatusOr<std::map<wire::TrialState, int64_t>> CountTrialsByState() = 0;
 

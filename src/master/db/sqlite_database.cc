@@ -340,6 +340,24 @@ absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrialsInStates(
   return ReadAll<TrialRow>(s, ReadTrial);
 }
 
+absl::StatusOr<std::vector<TrialScheduleRow>> SqliteDatabase::ListTrialsToSchedule() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list trials to schedule",
+              "SELECT id, experiment_id, state, sequence FROM trials WHERE state IN (?1, ?2) "
+              "ORDER BY id");
+  s.BindText(1, wire::Name(wire::TrialState::kQueued));
+  s.BindText(2, wire::Name(wire::TrialState::kRunning));
+  std::vector<TrialScheduleRow> rows;
+  for (;;) {
+    COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+    if (!has_row) return rows;
+    TrialScheduleRow row{s.Int64(0), s.Int64(1), wire::TrialState::kQueued, s.Int64(3)};
+    COHORT_ASSIGN_OR_RETURN(
+        row.state, ReadState<wire::TrialState>(wire::ParseTrialState, s.Text(2), "trial", row.id));
+    rows.push_back(row);
+  }
+}
+
 absl::StatusOr<std::map<wire::TrialState, int64_t>> SqliteDatabase::CountTrialsByState() {
   std::lock_guard<std::mutex> lock(mu_);
   Statement s(db_, path_, "count trials by state",

@@ -55,6 +55,7 @@ class SqliteDatabase final : public Database {
   absl::StatusOr<std::vector<TrialRow>> ListTrials(std::optional<int64_t> experiment_id) override;
   absl::StatusOr<std::vector<TrialRow>> ListTrialsInStates(
       const std::vector<wire::TrialState>& states) override;
+  absl::StatusOr<std::vector<TrialScheduleRow>> ListTrialsToSchedule() override;
   // DataLoss when a stored state is one this build does not know.
   absl::StatusOr<std::map<wire::TrialState, int64_t>> CountTrialsByState() override;
 

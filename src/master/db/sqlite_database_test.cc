@@ -381,6 +381,25 @@ TEST_P(DatabaseTest, ListsTrialsInGivenStatesAcrossExperimentsById) {
   ExpectSameRows(db_->ListTrialsInStates({TrialState::kQueued}).value(), {all[0], all[3], all[4]});
 }
 
+TEST_P(DatabaseTest, ListsTheTrialsToScheduleWithTheirStateAndSequence) {
+  const int64_t exp = db_->InsertExperiment(MakeExperiment("exp")).value();
+  for (wire::TrialState state : {wire::TrialState::kQueued, wire::TrialState::kCompleted,
+                                 wire::TrialState::kRunning, wire::TrialState::kPaused}) {
+    TrialRow t = MakeTrial(exp);
+    t.state = state;
+    t.sequence = 40 + static_cast<int>(state);
+    ASSERT_OK(db_->InsertTrial(t).status());
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<TrialScheduleRow> rows, db_->ListTrialsToSchedule());
+  ASSERT_THAT(rows, SizeIs(2));
+  EXPECT_EQ(rows[0].id, 1);
+  EXPECT_EQ(rows[0].state, wire::TrialState::kQueued);
+  EXPECT_EQ(rows[0].experiment_id, exp);
+  EXPECT_EQ(rows[1].id, 3);
+  EXPECT_EQ(rows[1].state, wire::TrialState::kRunning);
+  EXPECT_EQ(rows[1].sequence, 40 + static_cast<int>(wire::TrialState::kRunning));
+}
+
 TEST_P(DatabaseTest, ListsMetricsInInsertionOrderAndFiltersByKind) {
   int64_t trial = AddTrial();
   int64_t other = AddTrial();
