@@ -36,6 +36,7 @@
 #include "client/master_client.h"
 #include "cohort/status.h"
 #include "common/context_archive.h"
+#include "common/sibling_program.h"
 #include "common/subprocess.h"
 #include "wire/agent_protocol.h"
 #include "wire/user_bodies.h"
@@ -332,13 +333,6 @@ class SimAgent {
   std::map<std::string, Allocation> allocations_;
 };
 
-// The program beside this one (build/bin/cohort-master next to build/bin/cohort-bench).
-std::string Beside(const std::string& name) {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return (self.parent_path() / name).string();
-}
-
 absl::StatusOr<std::string> Login(const std::string& url, const std::string& data_dir) {
   COHORT_ASSIGN_OR_RETURN(std::string password,
                           client::ReadSecretFile(data_dir + "/admin-password"));
@@ -472,7 +466,8 @@ absl::Status RunMasterBench(const MasterBenchOptions& o) {
   char tmpl[] = "/tmp/cohort-master-bench-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return absl::UnavailableError("mkdtemp failed");
   const std::string work = tmpl;
-  MasterProcess master(o.master.empty() ? Beside("cohort-master") : o.master, work + "/master");
+  MasterProcess master(o.master.empty() ? SiblingProgram("cohort-master") : o.master,
+                       work + "/master");
   fs::create_directories(work + "/master");
   COHORT_ASSIGN_OR_RETURN(std::string url, master.Start());
   COHORT_ASSIGN_OR_RETURN(std::string token, Login(url, work + "/master"));

@@ -137,37 +137,37 @@ bool ParsePortRange(const std::string& text, cohort::agent::AgentOptions& option
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// The command line: the agent's options and the flags that become them.
+struct Flags {
   cohort::agent::AgentOptions options;
   std::string master, secret_flag, tls_ca;
   int slots = 0, artificial = 0;
   std::string port_range = "29500-29599";
-  char hostname[256] = "agent";
-  ::gethostname(hostname, sizeof(hostname) - 1);
-  options.id = hostname;
-  CLI::App app{
-      "cohort-agent: runs the trials a cohort-master places on this machine, one "
-      "cohort-launch per trial, and streams their logs and metrics to the master."};
-  app.add_option("--master", master, "Master URL (default: $COHORT_MASTER or the local cluster's)");
+};
+
+void AddFlags(CLI::App& app, Flags& f) {
+  cohort::agent::AgentOptions& options = f.options;
+  app.add_option("--master", f.master,
+                 "Master URL (default: $COHORT_MASTER or the local cluster's)");
   auto* slots_opt =
-      app.add_option("--slots", slots,
+      app.add_option("--slots", f.slots,
                      "CPU slots to offer (default: GPUs found by nvidia-smi, else the cores)")
           ->check(CLI::PositiveNumber);
-  app.add_option("--artificial-slots", artificial,
+  app.add_option("--artificial-slots", f.artificial,
                  "Pretend to have this many slots (for tests of the scheduler)")
       ->check(CLI::PositiveNumber)
       ->excludes(slots_opt);
-  app.add_option("--secret-file", secret_flag,
+  app.add_option("--secret-file", f.secret_flag,
                  "File holding the cluster's agent secret (the master prints where it keeps it: "
                  "DATA_DIR/agent-secret); must be private (chmod 600). Default: "
                  "$COHORT_AGENT_SECRET_FILE, else the local cluster's");
-  app.add_option("--tls-ca", tls_ca,
+  app.add_option("--tls-ca", f.tls_ca,
                  "CA certificates (PEM) that an https:// master's certificate must chain to "
                  "(default: $COHORT_TLS_CA, else the system's store)");
   app.add_option("--id", options.id, "Agent id (default: the host name); unique per agent");
   app.add_option("--host", options.host,
                  "Address other machines reach this one at (default 127.0.0.1)");
-  app.add_option("--port-range", port_range,
+  app.add_option("--port-range", f.port_range,
                  "Ports for trial rendezvous stores, LO-HI (default 29500-29599)");
   app.add_option("--work-dir", options.work_dir,
                  "Where contexts and run directories go (default: the data directory)");
@@ -186,18 +186,37 @@ int main(int argc, char** argv) {
       "  cohort-agent --master https://master.example:8080 --tls-ca ca.crt --secret-file "
       "~/.cohort-agent-secret\n"
       "  cohort-agent --id a2 --artificial-slots 8 --port-range 29600-29699");
-  CLI11_PARSE(app, argc, argv);
-  options.master_url = cohort::client::MasterUrl(master);
-  options.tls_ca_file = cohort::client::TlsCaFile(tls_ca);
-  if (!LoadSecret(secret_flag, options)) return 2;
-  options.slots = artificial > 0 ? artificial : slots > 0 ? slots : CountGpus();
+}
+
+// Fills in what the flags left to defaults; false (after saying why) for a bad value.
+bool FinishOptions(Flags& f) {
+  cohort::agent::AgentOptions& options = f.options;
+  options.master_url = cohort::client::MasterUrl(f.master);
+  options.tls_ca_file = cohort::client::TlsCaFile(f.tls_ca);
+  if (!LoadSecret(f.secret_flag, options)) return false;
+  options.slots = f.artificial > 0 ? f.artificial : f.slots > 0 ? f.slots : CountGpus();
   if (options.slots <= 0)
     options.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (!ParsePortRange(port_range, options)) return 2;
+  if (!ParsePortRange(f.port_range, options)) return false;
   if (options.work_dir.empty()) {
     options.work_dir =
         (std::filesystem::path(cohort::client::LocalClusterDir()) / "agents" / options.id).string();
   }
+  return true;
+}
+
+int main(int argc, char** argv) {
+  Flags f;
+  char hostname[256] = "agent";
+  ::gethostname(hostname, sizeof(hostname) - 1);
+  f.options.id = hostname;
+  CLI::App app{
+      "cohort-agent: runs the trials a cohort-master places on this machine, one "
+      "cohort-launch per trial, and streams their logs and metrics to the master."};
+  AddFlags(app, f);
+  CLI11_PARSE(app, argc, argv);
+  if (!FinishOptions(f)) return 2;
+  const cohort::agent::AgentOptions& options = f.options;
   const sigset_t stop_signals = SignalStopper::BlockStopSignals();
   cohort::agent::Agent agent(options);
   std::error_code ec;

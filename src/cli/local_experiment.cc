@@ -493,6 +493,76 @@ class LocalRun {
   std::string launcher_;
 };
 
+// Whether `cfg` can run without a master: what Cohort cannot run at all, and warm starts (their
+// checkpoint is found through a master), are said on `err` naming the config.
+bool RunnableHere(const config::ExperimentConfig& cfg, const std::string& config_path,
+                  std::ostream& err) {
+  if (absl::Status runnable = config::CheckRunnable(cfg); !runnable.ok()) {
+    for (const std::string& line : config::ConfigErrors(runnable)) {
+      err << config_path << ": " << line << "\n";
+    }
+    return false;
+  }
+  if (cfg.searcher.source_trial_id || cfg.searcher.source_checkpoint_uuid) {
+    err << config_path << ": searcher."
+        << (cfg.searcher.source_checkpoint_uuid ? "source_checkpoint_uuid" : "source_trial_id")
+        << ": warm starts find their checkpoint through a master: create the experiment on a "
+           "cluster (without --local), or start from scratch\n";
+    return false;
+  }
+  return true;
+}
+
+// RUNS_DIR/<name>-<stamp>[-test|-N], made, with the effective config.yaml in it.
+std::optional<fs::path> MakeExperimentDir(const CreateLocalArgs& args,
+                                          const config::ExperimentConfig& cfg, std::ostream& err) {
+  std::error_code ec;
+  const std::string stamp = absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::LocalTimeZone());
+  fs::path exp_dir = fs::path(args.runs_dir) / absl::StrCat(cfg.name.value_or("experiment"), "-",
+                                                            stamp, args.test ? "-test" : "");
+  for (int n = 2; fs::exists(exp_dir, ec); ++n) {
+    exp_dir =
+        fs::path(args.runs_dir) / absl::StrCat(cfg.name.value_or("experiment"), "-", stamp, "-", n);
+  }
+  fs::create_directories(exp_dir, ec);
+  if (ec) {
+    err << "cohort: error: cannot create " << exp_dir.string() << ": " << ec.message() << "\n";
+    return std::nullopt;
+  }
+  std::ofstream(exp_dir / "config.yaml") << config::ToYaml(cfg.effective);
+  return exp_dir;
+}
+
+// The trials the searcher creates first, each with its directory under `exp_dir`.
+std::vector<Trial> InitialTrials(searcher::Searcher& search, const fs::path& exp_dir) {
+  std::vector<Trial> trials;
+  for (const searcher::Operation& op : search.Start()) {
+    const searcher::Create& create = std::get<searcher::Create>(op);
+    Trial t;
+    t.id = static_cast<int>(create.trial + 1);
+    t.hparams = create.hparams;
+    t.seed = create.seed;
+    t.dir = exp_dir / absl::StrCat("trial-", t.id);
+    t.index = create.trial;
+    t.ops = create.rungs;
+    trials.push_back(std::move(t));
+  }
+  return trials;
+}
+
+void PrintBrackets(const config::SearcherConfig& searcher, std::ostream& err) {
+  std::vector<std::string> brackets;
+  for (const std::vector<int64_t>& rungs : config::AshaBrackets(searcher)) {
+    brackets.push_back(absl::StrJoin(rungs, ", "));
+  }
+  err << "adaptive_asha: " << brackets.size() << (brackets.size() == 1 ? " bracket" : " brackets")
+      << " with rungs {" << absl::StrJoin(brackets, "}, {")
+      << "}; trials run one at a time, and one not among the best 1/" << searcher.divisor
+      << " of its bracket at a rung stops there"
+      << (searcher.stop_once ? "" : " (it resumes from its checkpoint if later trials promote it)")
+      << "\n";
+}
+
 }  // namespace
 
 int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream& err) {
@@ -500,19 +570,7 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
   std::optional<config::ExperimentConfig> cfg = LoadExperimentConfig(
       {.config_path = args.config_path, .template_path = args.template_path}, err, &exit_code);
   if (!cfg) return exit_code;
-  if (absl::Status runnable = config::CheckRunnable(*cfg); !runnable.ok()) {
-    for (const std::string& line : config::ConfigErrors(runnable)) {
-      err << args.config_path << ": " << line << "\n";
-    }
-    return kExitInvalid;
-  }
-  if (cfg->searcher.source_trial_id || cfg->searcher.source_checkpoint_uuid) {
-    err << args.config_path << ": searcher."
-        << (cfg->searcher.source_checkpoint_uuid ? "source_checkpoint_uuid" : "source_trial_id")
-        << ": warm starts find their checkpoint through a master: create the experiment on a "
-           "cluster (without --local), or start from scratch\n";
-    return kExitInvalid;
-  }
+  if (!RunnableHere(*cfg, args.config_path, err)) return kExitInvalid;
   std::error_code ec;
   if (!fs::is_directory(args.context_dir, ec)) {
     err << "cohort: error: context directory " << args.context_dir
@@ -537,46 +595,11 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
     return kExitInvalid;
   }
 
-  const std::string stamp = absl::FormatTime("%Y%m%d-%H%M%S", absl::Now(), absl::LocalTimeZone());
-  fs::path exp_dir = fs::path(args.runs_dir) / absl::StrCat(cfg->name.value_or("experiment"), "-",
-                                                            stamp, args.test ? "-test" : "");
-  for (int n = 2; fs::exists(exp_dir, ec); ++n) {
-    exp_dir = fs::path(args.runs_dir) /
-              absl::StrCat(cfg->name.value_or("experiment"), "-", stamp, "-", n);
-  }
-  fs::create_directories(exp_dir, ec);
-  if (ec) {
-    err << "cohort: error: cannot create " << exp_dir.string() << ": " << ec.message() << "\n";
-    return kExitUsage;
-  }
-  std::ofstream(exp_dir / "config.yaml") << config::ToYaml(cfg->effective);
-
-  std::vector<Trial> trials;
-  for (const searcher::Operation& op : (*search)->Start()) {
-    const searcher::Create& create = std::get<searcher::Create>(op);
-    Trial t;
-    t.id = static_cast<int>(create.trial + 1);
-    t.hparams = create.hparams;
-    t.seed = create.seed;
-    t.dir = exp_dir / absl::StrCat("trial-", t.id);
-    t.index = create.trial;
-    t.ops = create.rungs;
-    trials.push_back(std::move(t));
-  }
-  if (cfg->searcher.name == "adaptive_asha") {
-    std::vector<std::string> brackets;
-    for (const std::vector<int64_t>& rungs : config::AshaBrackets(cfg->searcher)) {
-      brackets.push_back(absl::StrJoin(rungs, ", "));
-    }
-    err << "adaptive_asha: " << brackets.size() << (brackets.size() == 1 ? " bracket" : " brackets")
-        << " with rungs {" << absl::StrJoin(brackets, "}, {")
-        << "}; trials run one at a time, and one not among the best 1/" << cfg->searcher.divisor
-        << " of its bracket at a rung stops there"
-        << (cfg->searcher.stop_once
-                ? ""
-                : " (it resumes from its checkpoint if later trials promote it)")
-        << "\n";
-  }
+  std::optional<fs::path> made = MakeExperimentDir(args, *cfg, err);
+  if (!made) return kExitUsage;
+  const fs::path exp_dir = *made;
+  std::vector<Trial> trials = InitialTrials(**search, exp_dir);
+  if (cfg->searcher.name == "adaptive_asha") PrintBrackets(cfg->searcher, err);
   err << "experiment " << cfg->name.value_or("experiment") << ": " << trials.size()
       << (trials.size() == 1 ? " trial" : " trials") << " on " << cfg->resources.slots_per_trial
       << (cfg->resources.slots_per_trial == 1 ? " slot" : " slots") << " each, seed "

@@ -258,11 +258,13 @@ class Master {
   absl::StatusOr<std::vector<PointRow>> SystemPointsLocked(
       const TrialRow& trial, const std::vector<wire::SystemMetricsRecord>& records);
   // What the master needs of an experiment's config after creation (parsed once, cached): its
-  // profiling window and slots (to take profiles), its searcher (warm starts).
+  // profiling window and slots (to take profiles), its searcher (warm starts, the GC's metric)
+  // and its checkpoint storage (the GC).
   struct ConfigFacts {
     config::Profiling window;
     int slots = 1;
     config::SearcherConfig searcher;
+    std::optional<config::CheckpointStorage> storage;
   };
   absl::StatusOr<ConfigFacts> ConfigFactsLocked(int64_t experiment_id);
   // Stores the node's step timelines (those of ranks the trial has, inside its experiment's
@@ -337,7 +339,7 @@ class Master {
   std::atomic<int64_t> metric_reports_stored_{0};  // ClusterStats::metric_reports_stored
   PassTimes scheduling_;                           // ScheduleLocked's durations
   std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
-  std::map<int64_t, ConfigFacts> profiling_;       // experiment -> ConfigFactsLocked (cache)
+  std::map<int64_t, ConfigFacts> config_facts_;    // experiment -> ConfigFactsLocked (cache)
   int64_t next_sequence_ = 1;
   int log_followers_ = 0;  // TrialLogs calls waiting for lines
   bool stopping_ = false;

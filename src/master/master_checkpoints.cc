@@ -12,8 +12,6 @@
 #include "cohort/status.h"
 #include "common/json_bounded.h"
 #include "common/logging.h"
-#include "config/config_parser.h"
-#include "config/yaml_json.h"
 #include "master/experiments/checkpoint_gc.h"
 #include "master/master.h"
 #include "wire/limits.h"
@@ -74,16 +72,13 @@ absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const Exper
 }
 
 absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp) {
-  absl::StatusOr<config::Json> tree = config::ParseYaml(exp.config_yaml);
-  absl::StatusOr<config::ExperimentConfig> cfg =
-      tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();
-  if (!cfg.ok()) return cfg.status();
-  if (!cfg->checkpoint_storage) return absl::OkStatus();
-  const config::CheckpointStorage& storage = *cfg->checkpoint_storage;
+  COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(exp.id));
+  if (!facts.storage) return absl::OkStatus();
+  const config::CheckpointStorage& storage = *facts.storage;
   COHORT_ASSIGN_OR_RETURN(std::vector<GcCheckpoint> candidates,
-                          GcCandidatesLocked(exp, cfg->searcher.metric));
+                          GcCandidatesLocked(exp, facts.searcher.metric));
   const GcPolicy policy{storage.save_experiment_best, storage.save_trial_best,
-                        storage.save_trial_latest, cfg->searcher.smaller_is_better};
+                        storage.save_trial_latest, facts.searcher.smaller_is_better};
   const std::string root = StorageRoot(storage);
   for (const std::string& id : CheckpointsToDelete(candidates, policy)) {
     COHORT_ASSIGN_OR_RETURN(CheckpointRow row, db_->GetCheckpoint(id));

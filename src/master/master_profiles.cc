@@ -47,15 +47,16 @@ bool InWindow(const config::Profiling& window, int64_t batch) {
 }  // namespace
 
 absl::StatusOr<Master::ConfigFacts> Master::ConfigFactsLocked(int64_t experiment_id) {
-  auto cached = profiling_.find(experiment_id);
-  if (cached != profiling_.end()) return cached->second;
+  auto cached = config_facts_.find(experiment_id);
+  if (cached != config_facts_.end()) return cached->second;
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(experiment_id));
   absl::StatusOr<config::Json> tree = config::ParseYaml(e.config_yaml);
   absl::StatusOr<config::ExperimentConfig> cfg =
       tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();
   if (!cfg.ok()) return cfg.status();
-  return profiling_
-      .emplace(experiment_id, ConfigFacts{cfg->profiling, e.slots_per_trial, cfg->searcher})
+  return config_facts_
+      .emplace(experiment_id, ConfigFacts{cfg->profiling, e.slots_per_trial, cfg->searcher,
+                                          cfg->checkpoint_storage})
       .first->second;
 }
 
