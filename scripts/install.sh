@@ -10,6 +10,8 @@ PACKAGES=(
   libtorch-dev libgloo-dev libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libcpp-httplib-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev libarchive-dev libsodium-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # log policies' patterns: RE2 (Go's regexp syntax, linear time on untrusted lines)
+  libre2-dev
   # TensorBoard event files: the Event record is a protobuf message
   libprotobuf-dev protobuf-compiler
   # the master's GET /metrics in Prometheus text format (core library)

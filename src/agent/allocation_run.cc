@@ -464,8 +464,9 @@ void AllocationRun::FlushLogs() {
 
 bool AllocationRun::PostLogs(size_t begin, size_t end) {
   const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/logs");
-  wire::LogBatch batch{action_.trial_id,
-                       {pending_logs_.begin() + begin, pending_logs_.begin() + end}};
+  wire::LogBatch batch{.trial_id = action_.trial_id,
+                       .lines = {pending_logs_.begin() + begin, pending_logs_.begin() + end},
+                       .node = action_.node_rank};
   absl::StatusOr<Json> r = Post(path, batch.ToJson());
   if (absl::IsUnavailable(r.status()) && !patient_) return false;  // kept for the next try
   if (absl::IsNotFound(r.status())) {

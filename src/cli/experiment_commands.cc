@@ -10,6 +10,7 @@
 #include "cli/local_experiment.h"
 #include "cli/remote_experiment.h"
 #include "cli/table.h"
+#include "cli/trial_commands.h"
 #include "cli/validate_command.h"
 #include "wire/experiment_bodies.h"
 #include "wire/states.h"
@@ -105,11 +106,10 @@ int ListExperiments(const CommandContext& context) {
                     absl::StrCat(e.priority), EmptyAsDash(e.template_name),
                     FormatTime(e.created_ms)});
   }
-  PrintTable(
-      std::cout,
-      {"id", "name", "owner", "state", "trials done", "slots/trial", "priority", "template",
-       "created"},
-      rows);
+  PrintTable(std::cout,
+             {"id", "name", "owner", "state", "trials done", "slots/trial", "priority", "template",
+              "created"},
+             rows);
   return kExitOk;
 }
 
@@ -130,6 +130,7 @@ void PrintTrials(const std::vector<wire::TrialDescription>& trials) {
     if (t.error_lines) {
       std::cout << "\ntrial " << t.id << " failed; its last log lines:\n" << *t.error_lines << "\n";
     }
+    PrintLogPolicyMatches(std::cout, t);
   }
 }
 

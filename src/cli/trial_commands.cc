@@ -98,6 +98,35 @@ absl::StatusOr<wire::MetricList> AllMetrics(client::MasterClient& client, const 
   }
 }
 
+}  // namespace
+
+namespace {
+
+// At most `max` bytes of `line` (cut at a UTF-8 character boundary, marked "...").
+std::string Shortened(const std::string& line, size_t max) {
+  if (line.size() <= max) return line;
+  size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(line[end]) & 0xC0) == 0x80) --end;
+  return line.substr(0, end) + "...";
+}
+
+}  // namespace
+
+void PrintLogPolicyMatches(std::ostream& out, const wire::TrialDescription& trial) {
+  if (trial.log_policy_matches.empty()) return;
+  std::vector<std::vector<std::string>> rows;
+  for (const wire::LogPolicyMatch& m : trial.log_policy_matches) {
+    const char* action = wire::Name(m.action);
+    rows.push_back({m.policy, *action ? action : "-", m.agent,
+                    m.rank < 0 ? "-" : absl::StrCat(m.rank), FormatTime(m.time_ms), m.allocation,
+                    Shortened(m.line, 100)});
+  }
+  out << "\ntrial " << trial.id << ": log policies matched:\n";
+  PrintTable(out, {"policy", "action", "agent", "rank", "time", "run", "line"}, rows);
+}
+
+namespace {
+
 int DescribeTrial(const CommandContext& context, int64_t trial_id) {
   client::MasterClient client = context.Client();
   const std::string path = absl::StrCat("/api/v1/trials/", trial_id);
@@ -120,6 +149,7 @@ int DescribeTrial(const CommandContext& context, int64_t trial_id) {
   PrintValidations(*m);
   std::cout << "\ncheckpoints:\n";
   PrintCheckpoints(*c);
+  PrintLogPolicyMatches(std::cout, *t);
   return kExitOk;
 }
 

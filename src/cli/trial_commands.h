@@ -4,12 +4,19 @@
 // object per line), `describe ID [--json]` its state, validation metrics and checkpoints.
 // Not thread-safe (CLI setup runs once on the main thread).
 
+#include <ostream>
+
 #include "CLI/CLI.hpp"
 #include "cli/command_context.h"
+#include "wire/trial_bodies.h"
 
 namespace cohort::cli {
 
 // Adds the `trial` command group to `root`; `context` must outlive `root`.
 void AddTrialCommands(CLI::App* root, CommandContext* context);
+
+// The trial's log policy matches as a table under "trial N: log policies matched:" (nothing
+// when there are none), for `trial describe` and `experiment describe`.
+void PrintLogPolicyMatches(std::ostream& out, const wire::TrialDescription& trial);
 
 }  // namespace cohort::cli

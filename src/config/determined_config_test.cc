@@ -206,7 +206,6 @@ TEST(DeterminedConfigTest, Resources) {
 constexpr char kPolicyWhy[] =
     "checkpoint_policy: ignored: the Trial API checkpoints every min_checkpoint_period and at "
     "the end for now";
-constexpr char kLogPoliciesWhy[] = "log_policies: ignored: Cohort does not act on log policies yet";
 
 TEST(DeterminedConfigTest, CheckpointStorageMembers) {
   const char* kS3Why =
@@ -343,16 +342,14 @@ TEST(DeterminedConfigTest, LogPolicies) {
        "log_policies: [{name: OOM, pattern: '.*OOM.*', action: cancel_retries}, "
        "{name: ECC, pattern: ECC, action: exclude_node}, {name: label-only, pattern: x}]\n",
        {},
-       {kLogPoliciesWhy}},
+       {}},
       {"legacy form",
        "log_policies: [{pattern: '.*ECC.*', action: {type: exclude_node}}]\n",
        {},
-       {kLogPoliciesWhy}},
-      {"signal action",
-       "log_policies: [{pattern: x, action: {signal: S}}]\n",
-       {},
-       {kLogPoliciesWhy}},
-      {"an empty list asks for nothing", "log_policies: []\n", {}, {}},
+       {}},
+      {"signal action", "log_policies: [{pattern: x, action: {signal: S}}]\n", {}, {}},
+      {"an empty list keeps the defaults", "log_policies: []\n", {}, {}},
+      {"a default turned off by its name", "log_policies: [{name: CUDA OOM}]\n", {}, {}},
       {"unknown action",
        "log_policies: [{pattern: x, action: restart}]\n",
        {"log_policies[0].action: must be one of cancel_retries, exclude_node, got 'restart'"}},
@@ -362,8 +359,31 @@ TEST(DeterminedConfigTest, LogPolicies) {
       {"a policy needs a name or a pattern",
        "log_policies: [{action: cancel_retries}]\n",
        {"log_policies[0]: needs a name or a pattern"}},
+      {"a legacy policy needs an action",
+       "log_policies: [{pattern: x}]\n",
+       {"log_policies[0]: a policy without a name (the legacy form) needs an action"}},
+      {"names are unique",
+       "log_policies: [{name: a, pattern: x}, {name: b, pattern: y}, {name: a, pattern: z}]\n",
+       {"log_policies[2].name: duplicate name 'a' (also log_policies[0])"}},
+      {"a pattern is a regular expression",
+       "log_policies: [{name: a, pattern: 'out of (memory'}]\n",
+       {"log_policies[0].pattern: not a valid regular expression (RE2 syntax): missing ): out of "
+        "(memory"}},
       {"not a list", "log_policies: {pattern: x}\n", {"log_policies: expected a list, got map"}},
   });
+}
+
+TEST(DeterminedConfigTest, LogPoliciesKeepDeterminedsDefaultsUnlessNamed) {
+  absl::StatusOr<ExperimentConfig> config = ParseCase(
+      "log_policies: [{name: CUDA OOM}, {name: mine, pattern: boom, action: "
+      "cancel_retries}]\n");
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_EQ(config->log_policies.size(), 3u);
+  EXPECT_EQ(config->log_policies[0].name, "CUDA OOM");
+  EXPECT_FALSE(config->log_policies[0].pattern.has_value());  // turned off
+  EXPECT_EQ(config->log_policies[1].action, LogPolicy::Action::kCancelRetries);
+  EXPECT_EQ(config->log_policies[2].name, "ECC Error");
+  EXPECT_EQ(config->effective["log_policies"].size(), 3u);
 }
 
 TEST(DeterminedConfigTest, TopLevelSectionsCohortIgnores) {
@@ -479,7 +499,7 @@ TEST(DeterminedConfigTest, TypedFieldsAreStored) {
   ASSERT_TRUE(config->searcher.max_length.has_value());
   EXPECT_EQ(config->searcher.max_length->unit, Length::Unit::kBatches);
   EXPECT_EQ(config->searcher.max_length->value, 50);
-  ASSERT_EQ(config->log_policies.size(), 2u);
+  ASSERT_EQ(config->log_policies.size(), 4u);
   EXPECT_EQ(config->log_policies[0].action, LogPolicy::Action::kExcludeNode);
   EXPECT_EQ(config->log_policies[1].action, LogPolicy::Action::kCancelRetries);
   using Var = std::pair<std::string, std::string>;

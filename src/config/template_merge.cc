@@ -1,5 +1,6 @@
 #include "config/template_merge.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -62,6 +63,26 @@ bool IsAtomicHyperparameter(const Json& tmpl, const Json& config, const std::str
   return typed(tmpl) || typed(config);
 }
 
+// As Determined merges log policies: the config's, then the template's whose name the config
+// does not use (a policy without a name: unless the config has the same one).
+Json MergeLogPolicies(const Json& tmpl, const Json& config) {
+  Json merged = config;
+  std::set<std::string> names;
+  for (const Json& item : config) {
+    if (item.is_object() && item.contains("name") && item["name"].is_string()) {
+      names.insert(item["name"].get<std::string>());
+    }
+  }
+  for (const Json& item : tmpl) {
+    const bool named = item.is_object() && item.contains("name") && item["name"].is_string();
+    if (named ? names.count(item["name"].get<std::string>()) == 0
+              : std::find(config.begin(), config.end(), item) == config.end()) {
+      merged.push_back(item);
+    }
+  }
+  return merged;
+}
+
 Json Merge(const Json& tmpl, const Json& config, const std::string& path) {
   if (config.is_null()) return tmpl;
   if (IsAtomicHyperparameter(tmpl, config, path)) return config;
@@ -91,6 +112,8 @@ Json Merge(const Json& tmpl, const Json& config, const std::string& path) {
     }
     return merged;
   }
+  if (tmpl.is_array() && config.is_array() && path == "log_policies")
+    return MergeLogPolicies(tmpl, config);
   if (tmpl.is_array() && config.is_array()) {
     Json merged = tmpl;
     for (const Json& item : config) merged.push_back(item);

@@ -28,9 +28,10 @@ TEST(TemplateMergeTest, ConfigScalarsWinAndTemplateScalarsFillGaps) {
 }
 
 TEST(TemplateMergeTest, MapsMergeRecursively) {
-  Json m = Merged("resources: {slots_per_trial: 2, priority: 5}\n"
-                  "data: {a: {x: 1, y: 2}}\n",
-                  "resources: {slots_per_trial: 4}\ndata: {a: {y: 3, z: 4}}\n");
+  Json m = Merged(
+      "resources: {slots_per_trial: 2, priority: 5}\n"
+      "data: {a: {x: 1, y: 2}}\n",
+      "resources: {slots_per_trial: 4}\ndata: {a: {y: 3, z: 4}}\n");
   EXPECT_EQ(m["resources"], Yaml("{slots_per_trial: 4, priority: 5}"));
   EXPECT_EQ(m["data"]["a"], Yaml("{x: 1, y: 3, z: 4}"));
 }
@@ -55,10 +56,28 @@ TEST(TemplateMergeTest, BindMountsWithTheSameContainerPathAreTakenFromTheConfig)
 }
 
 TEST(TemplateMergeTest, DevicesWithTheSameContainerPathAreTakenFromTheConfig) {
-  Json m = Merged("resources: {devices: [{host_path: /dev/a, container_path: /dev/x},"
-                  " '/dev/b:/dev/y']}\n",
-                  "resources: {devices: ['/dev/c:/dev/x:r']}\n");
+  Json m = Merged(
+      "resources: {devices: [{host_path: /dev/a, container_path: /dev/x},"
+      " '/dev/b:/dev/y']}\n",
+      "resources: {devices: ['/dev/c:/dev/x:r']}\n");
   EXPECT_EQ(m["resources"]["devices"], Yaml("['/dev/c:/dev/x:r', '/dev/b:/dev/y']"));
+}
+
+TEST(TemplateMergeTest, LogPoliciesWithTheSameNameAreTakenFromTheConfig) {
+  Json m = Merged(
+      "log_policies:\n"
+      "  - {name: oom, pattern: OOM, action: cancel_retries}\n"
+      "  - {name: ecc, pattern: ECC, action: exclude_node}\n"
+      "  - {pattern: bad, action: {type: exclude_node}}\n"
+      "  - {pattern: worse, action: {type: exclude_node}}\n",
+      "log_policies:\n"
+      "  - {name: oom}\n"
+      "  - {pattern: bad, action: {type: exclude_node}}\n");
+  // Determined's order: the config's policies, then the template's not named (or, without a
+  // name, not equal to one) in the config.
+  EXPECT_EQ(m["log_policies"], Yaml("[{name: oom}, {pattern: bad, action: {type: exclude_node}}, "
+                                    "{name: ecc, pattern: ECC, action: exclude_node}, "
+                                    "{pattern: worse, action: {type: exclude_node}}]"));
 }
 
 TEST(TemplateMergeTest, OtherListsKeepDuplicates) {
@@ -67,12 +86,13 @@ TEST(TemplateMergeTest, OtherListsKeepDuplicates) {
 }
 
 TEST(TemplateMergeTest, AVariantWithADifferentTagIsTakenWhole) {
-  Json m = Merged("checkpoint_storage: {type: shared_fs, host_path: /ckpt}\n"
-                  "searcher: {name: random, max_trials: 4, metric: loss}\n"
-                  "hyperparameters: {lr: {type: double, minval: 0.1, maxval: 1}}\n",
-                  "checkpoint_storage: {type: directory, container_path: /c}\n"
-                  "searcher: {name: single, metric: acc}\n"
-                  "hyperparameters: {lr: {type: categorical, vals: [0.1]}}\n");
+  Json m = Merged(
+      "checkpoint_storage: {type: shared_fs, host_path: /ckpt}\n"
+      "searcher: {name: random, max_trials: 4, metric: loss}\n"
+      "hyperparameters: {lr: {type: double, minval: 0.1, maxval: 1}}\n",
+      "checkpoint_storage: {type: directory, container_path: /c}\n"
+      "searcher: {name: single, metric: acc}\n"
+      "hyperparameters: {lr: {type: categorical, vals: [0.1]}}\n");
   EXPECT_EQ(m["checkpoint_storage"], Yaml("{type: directory, container_path: /c}"));
   EXPECT_EQ(m["searcher"], Yaml("{name: single, metric: acc}"));
   EXPECT_EQ(m["hyperparameters"]["lr"], Yaml("{type: categorical, vals: [0.1]}"));

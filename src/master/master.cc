@@ -173,6 +173,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
                         "checkpoint"}})
             .status());
   }
+  COHORT_RETURN_IF_ERROR(master->LoadLogPolicyMatches());
   master->monitor_ = std::thread([m = master.get()] { m->MonitorAgents(); });
   return master;
 }
@@ -365,6 +366,9 @@ wire::TrialDescription Master::TrialBodyLocked(const TrialRow& t) const {
     for (const auto& [agent, slots] : a->agents) d.agents.push_back({agent, slots});
   }
   if (!t.error_lines.empty()) d.error_lines = t.error_lines;
+  if (auto m = log_policy_matches_.find(t.id); m != log_policy_matches_.end()) {
+    d.log_policy_matches = m->second;
+  }
   return d;
 }
 

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +35,7 @@
 #include "master/experiments/checkpoint_gc.h"
 #include "master/experiments/exit_policy.h"
 #include "master/experiments/lifecycle.h"
+#include "master/experiments/log_policies.h"
 #include "master/scheduler/pass_times.h"
 #include "master/scheduler/scheduler.h"
 #include "master/searcher/searcher.h"
@@ -265,6 +267,7 @@ class Master {
     int slots = 1;
     config::SearcherConfig searcher;
     std::optional<config::CheckpointStorage> storage;
+    std::shared_ptr<const LogPolicyMatcher> log_policies;  // never null
   };
   absl::StatusOr<ConfigFacts> ConfigFactsLocked(int64_t experiment_id);
   // Stores the node's step timelines (those of ranks the trial has, inside its experiment's
@@ -282,8 +285,8 @@ class Master {
   void AppendLogLocked(int64_t trial_id, const std::string& line);
   // The line the master logs about how a run ended (empty: nothing to say); for an ERROR it
   // also keeps the trial's last log lines in `trial.error_lines`.
-  std::string ExitNoteLocked(StopReason stop, const ExperimentRow& exp, TrialRow& trial,
-                             const ExitDecision& decision);
+  std::string ExitNoteLocked(const Allocation& allocation, const ExperimentRow& exp,
+                             TrialRow& trial, const ExitDecision& decision);
   // An experiment's searcher, with what the master needs to carry out its operations.
   struct ExperimentSearch {
     config::SearcherConfig config;
@@ -324,6 +327,18 @@ class Master {
   absl::Time NowLocked() const { return options_.clock->Now(); }
   wire::TrialDescription TrialBodyLocked(const TrialRow& trial) const;
 
+  // Log policies (master_log_policies.cc). Loads the stored matches; called once by Create.
+  absl::Status LoadLogPolicyMatches();
+  // Matches a batch of the allocation's log lines (already stored) against its experiment's
+  // policies and records each policy's first match in the run. Takes mu_ itself; the lines are
+  // matched without it.
+  absl::Status MatchLogPolicies(const std::string& allocation, const wire::LogBatch& batch);
+  // The agents the trial's runs must avoid (exclude_node matches).
+  std::set<std::string> ExcludedAgentsLocked(int64_t trial_id) const;
+  // The first match of a cancel_retries policy in the run `allocation` of the trial, or null.
+  const wire::LogPolicyMatch* CancelRetriesMatchLocked(int64_t trial_id,
+                                                       const std::string& allocation) const;
+
   std::unique_ptr<Database> db_;
   MasterOptions options_;
   std::mutex mu_;
@@ -340,6 +355,9 @@ class Master {
   PassTimes scheduling_;                           // ScheduleLocked's durations
   std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
   std::map<int64_t, ConfigFacts> config_facts_;    // experiment -> ConfigFactsLocked (cache)
+  // trial -> its log policies' matches (at most wire::kMaxLogPolicyMatches, oldest first), as
+  // stored; loaded at start (master_log_policies.cc).
+  std::map<int64_t, std::vector<wire::LogPolicyMatch>> log_policy_matches_;
   int64_t next_sequence_ = 1;
   int log_followers_ = 0;  // TrialLogs calls waiting for lines
   bool stopping_ = false;

@@ -73,7 +73,8 @@ void Master::ScheduleLocked() {
       continue;
     }
     ++active[t.experiment_id];
-    queue.push_back({std::to_string(t.id), e.slots_per_trial, e.priority, t.sequence});
+    queue.push_back({std::to_string(t.id), e.slots_per_trial, e.priority, t.sequence,
+                     ExcludedAgentsLocked(t.id)});
   }
   ScheduleResult result = Schedule(agents_.States(), queue);
   waiting_ = std::move(held);
@@ -168,6 +169,11 @@ absl::Status Master::AllocationLogs(const std::string& allocation, const wire::L
     std::lock_guard<std::mutex> lock(mu_);
     // Lines of a superseded run are still the trial's: kept.
     COHORT_RETURN_IF_ERROR(allocations_.CheckBelongs(allocation, batch.trial_id, /*latest=*/false));
+    const Allocation* a = allocations_.Find(allocation);
+    if (a != nullptr && batch.node >= static_cast<int>(a->agents.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("allocation ", allocation, " has no node ", batch.node));
+    }
   }
   std::vector<std::pair<int, std::string>> lines;
   lines.reserve(batch.lines.size());
@@ -175,6 +181,11 @@ absl::Status Master::AllocationLogs(const std::string& allocation, const wire::L
   COHORT_RETURN_IF_ERROR(db_->AppendLogs(batch.trial_id, lines).status());
   log_lines_stored_ += static_cast<int64_t>(lines.size());
   logs_cv_.notify_all();
+  // The lines are stored: a failure to match them is logged, not returned (the agent would
+  // post them again).
+  if (absl::Status s = MatchLogPolicies(allocation, batch); !s.ok()) {
+    COHORT_LOG(ERROR) << TrialName(batch.trial_id) << ": log policies: " << s;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (allocations_.Find(allocation) == nullptr) {
     return absl::NotFoundError(absl::StrCat("allocation ", allocation, " is not running"));
@@ -284,15 +295,17 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(a.trial_id));
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
   COHORT_ASSIGN_OR_RETURN(ExperimentSearch * search, SearchLocked(exp.id));
-  const ExitDecision decision = DecideAfterExit({.stop = a.stop,
-                                                 .all_exited_ok = a.AllExitedOk(),
-                                                 .experiment = exp.state,
-                                                 .stop_once = search->config.stop_once,
-                                                 .restarts = trial.restarts,
-                                                 .max_restarts = exp.max_restarts});
+  const ExitDecision decision =
+      DecideAfterExit({.stop = a.stop,
+                       .all_exited_ok = a.AllExitedOk(),
+                       .experiment = exp.state,
+                       .stop_once = search->config.stop_once,
+                       .restarts = trial.restarts,
+                       .max_restarts = exp.max_restarts,
+                       .cancel_retries = CancelRetriesMatchLocked(trial.id, a.id) != nullptr});
   COHORT_RETURN_IF_ERROR(Transition(trial.state, decision.next, TrialName(trial.id)));
   if (decision.restart) ++trial.restarts;
-  const std::string note = ExitNoteLocked(a.stop, exp, trial, decision);
+  const std::string note = ExitNoteLocked(a, exp, trial, decision);
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
   if (!note.empty()) AppendLogLocked(a.trial_id, note);
   // A trial stopped by the searcher may already be among the best again.
@@ -303,9 +316,9 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   return absl::OkStatus();
 }
 
-std::string Master::ExitNoteLocked(StopReason stop, const ExperimentRow& exp, TrialRow& trial,
+std::string Master::ExitNoteLocked(const Allocation& a, const ExperimentRow& exp, TrialRow& trial,
                                    const ExitDecision& decision) {
-  if (stop == StopReason::kSearcher && decision.next != TrialState::kCanceled) {
+  if (a.stop == StopReason::kSearcher && decision.next != TrialState::kCanceled) {
     return absl::StrCat("master: ", searcher::StoppedEarlyLine(trial.batches, decision.next));
   }
   if (decision.restart) {
@@ -323,9 +336,14 @@ std::string Master::ExitNoteLocked(StopReason stop, const ExperimentRow& exp, Tr
   } else {
     COHORT_LOG(ERROR) << TrialName(trial.id) << ": reading its last log lines: " << logs.status();
   }
+  const wire::LogPolicyMatch* cancel = CancelRetriesMatchLocked(trial.id, a.id);
   return absl::StrCat(
       "master: the trial failed",
       exp.max_restarts > 0 ? absl::StrCat(" after ", trial.restarts, " restart(s)") : "",
+      cancel != nullptr && trial.restarts < exp.max_restarts
+          ? absl::StrCat(" and is not restarted: its log matched log policy \"", cancel->policy,
+                         "\" (cancel_retries) on agent ", cancel->agent)
+          : "",
       "; it is ERROR");
 }
 

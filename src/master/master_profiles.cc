@@ -54,9 +54,11 @@ absl::StatusOr<Master::ConfigFacts> Master::ConfigFactsLocked(int64_t experiment
   absl::StatusOr<config::ExperimentConfig> cfg =
       tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();
   if (!cfg.ok()) return cfg.status();
+  COHORT_ASSIGN_OR_RETURN(std::shared_ptr<const LogPolicyMatcher> log_policies,
+                          LogPolicyMatcher::Create(cfg->log_policies));
   return config_facts_
       .emplace(experiment_id, ConfigFacts{cfg->profiling, e.slots_per_trial, cfg->searcher,
-                                          cfg->checkpoint_storage})
+                                          cfg->checkpoint_storage, std::move(log_policies)})
       .first->second;
 }
 

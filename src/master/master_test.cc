@@ -206,6 +206,90 @@ TEST_F(MasterTest, AFailedTrialRestartsFromItsLatestCheckpointThenEndsInError) {
   EXPECT_THAT(Logs(trial), HasSubstr("restart 1 of 1 from checkpoint ck-5"));
 }
 
+// Posts `line` as rank 0's output of the run `start`.
+absl::Status PostLine(Master& master, const Json& start, const std::string& line) {
+  return master.AllocationLogs(start["allocation"].get<std::string>(),
+                               {.trial_id = start["trial_id"].get<int64_t>(),
+                                .lines = {{0, "ok so far"}, {0, line}, {0, line + " again"}},
+                                .node = start["node_rank"].get<int>()});
+}
+
+TEST_F(MasterTest, ACancelRetriesLogPolicyMatchEndsTheFailedTrialWithRestartsLeft) {
+  Register("a1", 1);
+  const int64_t exp =
+      Create(Config(1, 3, kSingle) +
+             "log_policies: [{name: bad data, pattern: 'corrupt (record|shard) \\d+', action: "
+             "cancel_retries}]\n");
+  Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  ASSERT_TRUE(PostLine(*master_, start, "ValueError: corrupt shard 17").ok());
+  ASSERT_TRUE(Exit(start, 1).ok());
+  const Json t = Trial(trial);
+  EXPECT_EQ(t["state"], "ERROR");
+  EXPECT_EQ(t["restarts"], 0);
+  ASSERT_EQ(t["log_policy_matches"].size(), 1u) << t.dump();  // the first line of the run
+  EXPECT_EQ(t["log_policy_matches"][0]["policy"], "bad data");
+  EXPECT_EQ(t["log_policy_matches"][0]["action"], "cancel_retries");
+  EXPECT_EQ(t["log_policy_matches"][0]["agent"], "a1");
+  EXPECT_EQ(t["log_policy_matches"][0]["line"], "ValueError: corrupt shard 17");
+  EXPECT_EQ(Experiment(exp)["state"], "ERROR");
+  EXPECT_THAT(Logs(trial), HasSubstr("is not restarted: its log matched log policy \"bad data\""));
+}
+
+TEST_F(MasterTest, WithoutAMatchTheSamePolicyLetsTheTrialRestart) {
+  Register("a1", 1);
+  Create(Config(1, 3, kSingle) +
+         "log_policies: [{name: bad data, pattern: corrupt, action: cancel_retries}]\n");
+  Json start = OnlyStart("a1");
+  ASSERT_TRUE(PostLine(*master_, start, "Segmentation fault").ok());
+  ASSERT_TRUE(Exit(start, 1).ok());
+  EXPECT_EQ(OnlyStart("a1")["trial_id"], start["trial_id"]);
+  EXPECT_EQ(Trial(start["trial_id"])["restarts"], 1);
+}
+
+TEST_F(MasterTest, AnExcludeNodeMatchKeepsTheRestartsOffThatAgentAlsoAfterAMasterRestart) {
+  StartOnFile();
+  Register("a1", 1);
+  Register("a2", 1);
+  Create(Config(1, 3, kSingle) +
+         "log_policies: [{pattern: 'ECC error', action: {type: exclude_node}}]\n");
+  Json first = OnlyStart("a1");
+  const int64_t trial = first["trial_id"];
+  ASSERT_TRUE(PostLine(*master_, first, "uncorrectable ECC error encountered").ok());
+  ASSERT_TRUE(Exit(first, 1).ok());
+  Json second = OnlyStart("a2");  // not a1, although a1 comes first by id
+  EXPECT_EQ(second["trial_id"], trial);
+  ASSERT_TRUE(Exit(second, 1).ok());  // fails again, on a2 without a match
+  // Only a1 is excluded: the third run goes to a2 again.
+  EXPECT_EQ(OnlyStart("a2")["trial_id"], trial);
+  EXPECT_THAT(Actions("a1"), ::testing::IsEmpty());
+
+  // A restarted master remembers the exclusion: with only a1 connected, the trial waits.
+  StartOnFile();
+  Register("a1", 1);
+  EXPECT_THAT(Actions("a1"), ::testing::IsEmpty());
+  const Json t = Trial(trial);
+  EXPECT_EQ(t["state"], "QUEUED");
+  EXPECT_THAT(t["waiting_reason"].get<std::string>(), HasSubstr("(excluded: a1)"));
+  // Determined's default "ECC Error" policy matched the same line: shown, no action.
+  ASSERT_EQ(t["log_policy_matches"].size(), 2u) << t.dump();
+  EXPECT_EQ(t["log_policy_matches"][0]["policy"], "ECC error");
+  EXPECT_EQ(t["log_policy_matches"][0]["action"], "exclude_node");
+  EXPECT_EQ(t["log_policy_matches"][1]["policy"], "ECC Error");
+  EXPECT_EQ(t["log_policy_matches"][1]["action"], "");
+}
+
+TEST_F(MasterTest, ALogBatchFromANodeTheRunDoesNotHaveIsRefused) {
+  Register("a1", 1);
+  Create(Config(1, 0, kSingle));
+  Json start = OnlyStart("a1");
+  absl::Status s = master_->AllocationLogs(start["allocation"].get<std::string>(),
+                                           {.trial_id = start["trial_id"].get<int64_t>(),
+                                            .lines = {{0, "CUDA out of memory"}},
+                                            .node = 3});
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+}
+
 TEST_F(MasterTest, AnAgentSilentPastTheTimeoutIsLostAndItsTrialRestartsElsewhere) {
   Register("a1", 1);
   Register("a2", 1);

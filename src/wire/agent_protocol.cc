@@ -199,13 +199,14 @@ absl::StatusOr<std::vector<absl::StatusOr<Action>>> ParseActionBatch(const Json&
 Json LogBatch::ToJson() const {
   Json list = Json::array();
   for (const LogLine& l : lines) list.push_back({{"rank", l.rank}, {"line", l.line}});
-  return {{"trial_id", trial_id}, {"lines", list}};
+  return {{"trial_id", trial_id}, {"node", node}, {"lines", list}};
 }
 
 absl::StatusOr<LogBatch> ParseLogBatch(const Json& json) {
   FieldReader r(json, "log batch");
   LogBatch b;
   r.RequiredId("trial_id", &b.trial_id);
+  r.Optional("node", &b.node, {.min = 0, .max = kMaxNodes - 1});
   r.Array("lines", &b.lines, kMaxLogBatchLines, FieldReader::kRequired,
           [](const Json& j, const std::string& context) -> absl::StatusOr<LogLine> {
             FieldReader line(j, context);

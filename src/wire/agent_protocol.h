@@ -120,6 +120,7 @@ struct LogLine {
 struct LogBatch {
   int64_t trial_id = 0;
   std::vector<LogLine> lines;  // at most kMaxLogBatchLines
+  int node = 0;  // the node rank of the agent that read the lines (optional; default 0)
 
   Json ToJson() const;
 };

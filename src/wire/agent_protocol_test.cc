@@ -154,10 +154,15 @@ TEST(AgentProtocolTest, OneMalformedActionDoesNotHideTheOthers) {
 }
 
 TEST(AgentProtocolTest, LogBatchRoundTrips) {
-  LogBatch batch{5, {{0, "hello"}, {-1, "launcher line"}}};
+  LogBatch batch{.trial_id = 5, .lines = {{0, "hello"}, {-1, "launcher line"}}, .node = 2};
   absl::StatusOr<LogBatch> back = ParseLogBatch(Wire(batch.ToJson()));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->trial_id, 5);
+  EXPECT_EQ(back->node, 2);
+  // An agent that does not say its node (an older one) posts node 0's lines.
+  Json without = batch.ToJson();
+  without.erase("node");
+  EXPECT_EQ(ParseLogBatch(Wire(without))->node, 0);
   ASSERT_EQ(back->lines.size(), 2u);
   EXPECT_EQ(back->lines[0].rank, 0);
   EXPECT_EQ(back->lines[0].line, "hello");
@@ -202,7 +207,7 @@ TEST(AgentProtocolTest, NulInALogLineIsReplaced) {
 TEST(AgentProtocolTest, InvalidUtf8InALogLineIsReplacedSoTheBatchCanBeSent) {
   const std::string clean = CleanLogLine("caf\xe9 \xff!");
   EXPECT_EQ(clean, "caf\xef\xbf\xbd \xef\xbf\xbd!");
-  LogBatch batch{1, {{0, clean}}};
+  LogBatch batch{.trial_id = 1, .lines = {{0, clean}}};
   EXPECT_NO_THROW(batch.ToJson().dump());
 }
 

@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
+#include "wire/agent_protocol.h"
+#include "wire/limits.h"
 #include "wire/internal/field_reader.h"
 
 namespace cohort::wire {
@@ -15,6 +17,7 @@ constexpr size_t kMaxAgents = 1 << 16;
 constexpr size_t kMaxRows = 1 << 20;  // metrics and checkpoints of one trial
 constexpr size_t kMaxLogPage = 100000;
 constexpr size_t kMaxErrorLines = 1 << 20;
+constexpr size_t kMaxLogPatternBytes = 4096;  // config/limits.h's kMaxLogPatternBytes
 
 Json Number(double value) { return std::isnan(value) ? Json(nullptr) : Json(value); }
 
@@ -40,7 +43,53 @@ Json TrialDescription::ToJson() const {
     j["agents"] = list;
   }
   if (error_lines) j["error_lines"] = *error_lines;
+  if (!log_policy_matches.empty()) {
+    Json list = Json::array();
+    for (const LogPolicyMatch& m : log_policy_matches) list.push_back(m.ToJson());
+    j["log_policy_matches"] = list;
+  }
   return j;
+}
+
+const char* Name(LogPolicyAction action) {
+  switch (action) {
+    case LogPolicyAction::kNone:
+      return "";
+    case LogPolicyAction::kCancelRetries:
+      return "cancel_retries";
+    case LogPolicyAction::kExcludeNode:
+      return "exclude_node";
+  }
+  return "";
+}
+
+absl::StatusOr<LogPolicyAction> ParseLogPolicyAction(absl::string_view text) {
+  for (LogPolicyAction a : {LogPolicyAction::kNone, LogPolicyAction::kCancelRetries,
+                            LogPolicyAction::kExcludeNode}) {
+    if (text == Name(a)) return a;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("expected \"\", \"cancel_retries\" or \"exclude_node\", got \"", text, "\""));
+}
+
+Json LogPolicyMatch::ToJson() const {
+  return {{"policy", policy}, {"action", Name(action)}, {"allocation", allocation},
+          {"agent", agent},   {"rank", rank},           {"line", line},
+          {"time_ms", time_ms}};
+}
+
+absl::StatusOr<LogPolicyMatch> ParseLogPolicyMatch(const Json& json, absl::string_view context) {
+  FieldReader r(json, std::string(context));
+  LogPolicyMatch m;
+  r.Required("policy", &m.policy, kMaxLogPatternBytes);
+  r.Enum("action", &m.action, ParseLogPolicyAction, FieldReader::kRequired);
+  r.Required("allocation", &m.allocation, 256);
+  r.Required("agent", &m.agent, kMaxSafeNameBytes);
+  r.Required("rank", &m.rank, {.min = -1});
+  r.Required("line", &m.line, kMaxLogLineBytes);
+  r.Required("time_ms", &m.time_ms, {.min = 0});
+  COHORT_RETURN_IF_ERROR(r.status());
+  return m;
 }
 
 absl::StatusOr<TrialDescription> ParseTrialDescription(const Json& json,
@@ -69,6 +118,8 @@ absl::StatusOr<TrialDescription> ParseTrialDescription(const Json& json,
             return agent;
           });
   if (r.Has("error_lines")) r.Required("error_lines", &t.error_lines.emplace(), kMaxErrorLines);
+  r.Array("log_policy_matches", &t.log_policy_matches, kMaxLogPolicyMatches,
+          FieldReader::kOptional, ParseLogPolicyMatch);
   COHORT_RETURN_IF_ERROR(r.status());
   return t;
 }

@@ -31,6 +31,30 @@ struct AllocationAgent {
   int slots = 0;
 };
 
+// What a log policy does when its pattern matches (experiment config `log_policies[].action`).
+enum class LogPolicyAction { kNone, kCancelRetries, kExcludeNode };
+// "", "cancel_retries", "exclude_node".
+const char* Name(LogPolicyAction action);
+absl::StatusOr<LogPolicyAction> ParseLogPolicyAction(absl::string_view text);
+
+// The most log policy matches a trial keeps (the first ones).
+inline constexpr size_t kMaxLogPolicyMatches = 200;
+
+// A log line of a trial's run that matched one of its experiment's log policies: the first
+// match of each policy in each run is kept.
+struct LogPolicyMatch {
+  std::string policy;  // the policy's name, or its pattern when it has none
+  LogPolicyAction action = LogPolicyAction::kNone;
+  std::string allocation;  // the run
+  std::string agent;       // where the line was printed
+  int rank = -1;           // the worker that printed it; -1: the launcher or the agent
+  std::string line;        // at most kMaxLogLineBytes
+  int64_t time_ms = 0;
+
+  Json ToJson() const;
+};
+absl::StatusOr<LogPolicyMatch> ParseLogPolicyMatch(const Json& json, absl::string_view context);
+
 struct TrialDescription {
   int64_t id = 0;
   int64_t experiment_id = 0;
@@ -46,6 +70,7 @@ struct TrialDescription {
   std::optional<std::string> allocation;      // while it runs
   std::vector<AllocationAgent> agents;        // with `allocation`: where it runs
   std::optional<std::string> error_lines;     // ERROR: the last lines of its log
+  std::vector<LogPolicyMatch> log_policy_matches;  // oldest first
 
   Json ToJson() const;
 };

@@ -66,6 +66,37 @@ TEST(TrialBodiesTest, AQueuedOrFailedTrialKeepsItsOptionalFieldsAndNullMetric) {
   EXPECT_EQ(back->error_lines, "boom");
 }
 
+TEST(TrialBodiesTest, LogPolicyMatchesRoundTripAndBadOnesNameTheField) {
+  TrialDescription t = SampleTrial();
+  t.log_policy_matches = {{.policy = "CUDA OOM",
+                           .action = LogPolicyAction::kNone,
+                           .allocation = "4.ab.1",
+                           .agent = "agent-1",
+                           .rank = 1,
+                           .line = "CUDA out of memory",
+                           .time_ms = 1700000000000},
+                          {.policy = "ecc",
+                           .action = LogPolicyAction::kExcludeNode,
+                           .allocation = "4.ab.2",
+                           .agent = "agent-2",
+                           .rank = -1,
+                           .line = "ECC",
+                           .time_ms = 5}};
+  absl::StatusOr<TrialDescription> back = ParseTrialDescription(Wire(t.ToJson()));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->log_policy_matches.size(), 2u);
+  EXPECT_EQ(back->log_policy_matches[0].action, LogPolicyAction::kNone);
+  EXPECT_EQ(back->log_policy_matches[0].line, "CUDA out of memory");
+  EXPECT_EQ(back->log_policy_matches[1].action, LogPolicyAction::kExcludeNode);
+  EXPECT_EQ(back->log_policy_matches[1].rank, -1);
+  EXPECT_FALSE(SampleTrial().ToJson().contains("log_policy_matches"));
+
+  Json json = t.ToJson();
+  json["log_policy_matches"][1]["action"] = "reboot";
+  EXPECT_THAT(std::string(ParseTrialDescription(json).status().message()),
+              ::testing::HasSubstr("reboot"));
+}
+
 TEST(TrialBodiesTest, BadTrialsNameTheField) {
   Json json = SampleTrial().ToJson();
   json.erase("state");

@@ -847,6 +847,58 @@ TEST_F(ClusterTest, TrialThatKeepsFailingEndsAsErrorWithItsLastLines) {
   EXPECT_NE(describe.out.find("exited with status 3"), std::string::npos) << describe.out;
 }
 
+// Log policies (docs/design/0003): a cancel_retries match ends the failed trial at once, with
+// restarts left; an exclude_node match keeps its restart off the agent where the line was
+// printed. Both are shown by `experiment describe`.
+TEST_F(ClusterTest, LogPoliciesCancelRetriesAndKeepRestartsOffAnExcludedAgent) {
+  StartMaster();
+  StartAgent("a1", 1, 31100);
+  StartAgent("a2", 1, 31120);
+  // Created first, so its first run goes on a1 (best fit by id). Fails on a1 unless the run is on
+  // a2 (its run directory is under the agent's work dir).
+  Script("ecc.sh",
+         "case \"$COHORT_RUN_DIR\" in */a1/*) echo 'uncorrectable ECC error encountered'; "
+         "exit 4;; esac\necho fine\n");
+  const int64_t moved = Create(
+      Config("ecc",
+             "entrypoint: ./ecc.sh\nmax_restarts: 3\n"
+             "log_policies: [{name: ECC Error, pattern: 'ECC error', action: exclude_node}]\n"));
+  Script("bad_data.sh", "echo 'ValueError: corrupt shard 17'\nexit 3\n");
+  const int64_t canceled =
+      Create(Config("bad-data",
+                    "entrypoint: ./bad_data.sh\nmax_restarts: 3\n"
+                    "log_policies: [{name: bad data, pattern: 'corrupt shard \\d+', action: "
+                    "cancel_retries}]\n"));
+  auto state = [&](int64_t id) {
+    return Json({"experiment", "describe", std::to_string(id)})["state"].get<std::string>();
+  };
+  WaitUntil([&] { return state(canceled) == "ERROR" && state(moved) == "COMPLETED"; },
+            "the bad-data experiment to fail and the ECC one to complete");
+
+  json bad = Json({"experiment", "describe", std::to_string(canceled)})["trials"][0];
+  EXPECT_EQ(bad["restarts"], 0) << "a cancel_retries match means no restart";
+  ASSERT_EQ(bad["log_policy_matches"].size(), 1u) << bad.dump();
+  EXPECT_EQ(bad["log_policy_matches"][0]["policy"], "bad data");
+  EXPECT_EQ(bad["log_policy_matches"][0]["line"], "ValueError: corrupt shard 17");
+
+  json ecc = Json({"experiment", "describe", std::to_string(moved)})["trials"][0];
+  EXPECT_GE(ecc["restarts"], 1);
+  const json& matches = ecc["log_policy_matches"];
+  ASSERT_FALSE(matches.empty()) << ecc.dump();
+  for (const json& m : matches) {
+    EXPECT_EQ(m["agent"], "a1") << "only a1 prints the ECC line";
+    EXPECT_EQ(m["action"], "exclude_node");
+  }
+  EXPECT_EQ(matches.size(), 1u) << "after its first failure on a1, the trial never ran there again";
+  LaunchResult logs = Cohort({"trial", "logs", std::to_string(ecc["id"].get<int64_t>())});
+  EXPECT_NE(logs.out.find("fine"), std::string::npos) << logs.out;
+
+  LaunchResult describe = Cohort({"experiment", "describe", std::to_string(canceled)});
+  EXPECT_NE(describe.out.find("log policies matched"), std::string::npos) << describe.out;
+  EXPECT_NE(describe.out.find("cancel_retries"), std::string::npos) << describe.out;
+  EXPECT_NE(describe.out.find("corrupt shard 17"), std::string::npos) << describe.out;
+}
+
 TEST_F(ClusterTest, BadRequestsGetErrorsNamingTheProblem) {
   StartMaster();
   LaunchResult missing = Cohort({"experiment", "describe", "999"});

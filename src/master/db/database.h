@@ -23,6 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "wire/states.h"
+#include "wire/trial_bodies.h"
 
 namespace cohort::master {
 
@@ -270,6 +271,13 @@ class Database {
   virtual absl::Status DeleteUserTokens(int64_t user_id) = 0;
   // Drops the tokens that expired before `now_ms`; returns how many.
   virtual absl::StatusOr<int64_t> DeleteExpiredTokens(int64_t now_ms) = 0;
+
+  // Log policies' matches: one per (trial, allocation, policy); a second is ignored (OK).
+  // NotFound when the trial does not exist.
+  virtual absl::Status InsertLogPolicyMatch(int64_t trial_id, const wire::LogPolicyMatch& m) = 0;
+  // Every trial's matches, by trial, each trial's in the order they were inserted.
+  virtual absl::StatusOr<std::vector<std::pair<int64_t, wire::LogPolicyMatch>>>
+  ListLogPolicyMatches() = 0;
 
   // The bytes the stored data takes (for monitoring; see the implementation for what counts).
   virtual absl::StatusOr<int64_t> SizeBytes() = 0;

@@ -165,12 +165,28 @@ constexpr absl::string_view kVersion7 = R"sql(
 ALTER TABLE experiments ADD COLUMN ended_ms INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 8: log policies' matches (master/experiments/log_policies.h): the first line of each
+// run that matched each policy; what `exclude_node` keeps trials off and describe shows.
+constexpr absl::string_view kVersion8 = R"sql(
+CREATE TABLE log_policy_matches (
+  trial_id INTEGER NOT NULL REFERENCES trials(id),
+  allocation TEXT NOT NULL,
+  policy TEXT NOT NULL,
+  action TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  rank INTEGER NOT NULL,
+  line TEXT NOT NULL,
+  time_ms INTEGER NOT NULL,
+  PRIMARY KEY (trial_id, allocation, policy)
+);
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
       new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3, kVersion4,
-                                         kVersion5, kVersion6, kVersion7};
+                                         kVersion5, kVersion6, kVersion7, kVersion8};
   return *migrations;
 }
 

@@ -120,6 +120,11 @@ class SqliteDatabase final : public Database {
   absl::Status DeleteUserTokens(int64_t user_id) override;
   absl::StatusOr<int64_t> DeleteExpiredTokens(int64_t now_ms) override;
 
+  // Log policies' matches (sqlite_log_policies.cc).
+  absl::Status InsertLogPolicyMatch(int64_t trial_id, const wire::LogPolicyMatch& m) override;
+  absl::StatusOr<std::vector<std::pair<int64_t, wire::LogPolicyMatch>>> ListLogPolicyMatches()
+      override;
+
   // The database's pages (page_count x page_size): the main file's size, or the memory an
   // in-memory database holds. Pages still only in the write-ahead log (the -wal file, until
   // SQLite's next checkpoint) and free pages inside the file are not told apart from the rest.

@@ -877,5 +877,34 @@ TEST_P(DatabaseTest, StepProfilesAreReadByBatchRangeAndTimingsAccumulate) {
   EXPECT_EQ(db_->CountStepProfiles(trial).value(), 12) << "a refused insert adds nothing";
 }
 
+TEST_P(DatabaseTest, LogPolicyMatchesKeepTheFirstOfEachPolicyInEachRun) {
+  const int64_t trial = AddTrial();
+  wire::LogPolicyMatch first{.policy = "OOM",
+                             .action = wire::LogPolicyAction::kCancelRetries,
+                             .allocation = "1.ab.1",
+                             .agent = "a1",
+                             .rank = 0,
+                             .line = "CUDA out of memory",
+                             .time_ms = 10};
+  ASSERT_OK(db_->InsertLogPolicyMatch(trial, first));
+  wire::LogPolicyMatch again = first;
+  again.line = "CUDA out of memory again";
+  ASSERT_OK(db_->InsertLogPolicyMatch(trial, again));  // the same run and policy: ignored
+  wire::LogPolicyMatch other = first;
+  other.allocation = "1.ab.2";
+  other.action = wire::LogPolicyAction::kExcludeNode;
+  other.time_ms = 20;
+  ASSERT_OK(db_->InsertLogPolicyMatch(trial, other));
+  ASSERT_OK_AND_ASSIGN(auto matches, db_->ListLogPolicyMatches());
+  ASSERT_THAT(matches, SizeIs(2));
+  EXPECT_EQ(matches[0].first, trial);
+  EXPECT_EQ(matches[0].second.line, "CUDA out of memory");
+  EXPECT_EQ(matches[0].second.action, wire::LogPolicyAction::kCancelRetries);
+  EXPECT_EQ(matches[1].second.allocation, "1.ab.2");
+  EXPECT_EQ(matches[1].second.action, wire::LogPolicyAction::kExcludeNode);
+  EXPECT_THAT(db_->InsertLogPolicyMatch(9999, first),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("trial 9999")));
+}
+
 }  // namespace
 }  // namespace cohort::master

@@ -37,7 +37,9 @@ ExitDecision DecideAfterExit(const ExitFacts& facts) {
   }
   if (facts.stop == StopReason::kNone && facts.all_exited_ok)
     return {TrialState::kCompleted, false};
-  if (facts.restarts < facts.max_restarts) return {TrialState::kQueued, true};
+  if (facts.restarts < facts.max_restarts && !facts.cancel_retries) {
+    return {TrialState::kQueued, true};
+  }
   return {TrialState::kError, false};
 }
 

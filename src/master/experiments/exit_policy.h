@@ -10,7 +10,8 @@
 //   stopped by the searcher                COMPLETED with stop_once, else STOPPED
 //   nothing stopped it and all exited 0    COMPLETED
 //   otherwise (a failure, a lost node)     QUEUED with one more restart while restarts <
-//                                          max_restarts, else ERROR
+//                                          max_restarts and no cancel_retries log policy
+//                                          matched in the run, else ERROR
 //
 // Example:
 //   ExitDecision d = DecideAfterExit({.stop = StopReason::kNone, .all_exited_ok = false,
@@ -40,6 +41,7 @@ struct ExitFacts {
   bool stop_once = false;  // searcher.stop_once (adaptive_asha)
   int restarts = 0;        // restarts the trial has had so far
   int max_restarts = 0;
+  bool cancel_retries = false;  // a cancel_retries log policy matched in this run
 };
 
 struct ExitDecision {

@@ -31,6 +31,21 @@ TEST(ExitPolicyTest, AFailureRestartsUntilMaxRestartsThenErrors) {
   EXPECT_EQ(DecideAfterExit(Facts(StopReason::kLost, true)).next, TrialState::kQueued);
 }
 
+TEST(ExitPolicyTest, ACancelRetriesLogPolicyMatchEndsAFailureInErrorWithRestartsLeft) {
+  ExitFacts facts = Facts(StopReason::kFailure, false);
+  facts.cancel_retries = true;
+  ExitDecision d = DecideAfterExit(facts);
+  EXPECT_EQ(d.next, TrialState::kError);
+  EXPECT_FALSE(d.restart);
+  // A run that completes, or is paused, is not a failure: the match changes nothing.
+  ExitFacts ok = Facts(StopReason::kNone, true);
+  ok.cancel_retries = true;
+  EXPECT_EQ(DecideAfterExit(ok).next, TrialState::kCompleted);
+  ExitFacts pause = Facts(StopReason::kPause, false);
+  pause.cancel_retries = true;
+  EXPECT_EQ(DecideAfterExit(pause).next, TrialState::kQueued);
+}
+
 TEST(ExitPolicyTest, KillOrACanceledExperimentCancelsWhateverTheExit) {
   EXPECT_EQ(DecideAfterExit(Facts(StopReason::kKill, true)).next, TrialState::kCanceled);
   ExitFacts facts = Facts(StopReason::kFailure, false);

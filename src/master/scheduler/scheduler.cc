@@ -40,6 +40,11 @@ struct Candidate {
   bool idle() const { return free == agent->slots; }
 };
 
+// Whether `task` may run on `c` (its log policies do not exclude the agent).
+bool Usable(const Candidate& c, const TaskRequest& task) {
+  return task.excluded_agents.empty() || task.excluded_agents.count(c.agent->id) == 0;
+}
+
 // The outcome of trying to place one task whose shape fits the cluster.
 struct Attempt {
   std::optional<Placement> placement;
@@ -80,20 +85,23 @@ class Placer {
     if (task.slots < 1) {
       return absl::StrCat("needs at least 1 slot, asked for ", task.slots);
     }
-    if (task.slots <= largest_) return std::nullopt;  // the largest agent, once it is free
     const std::vector<int> sizes = GroupSizes(task.slots);
+    bool fits = task.slots <= largest_;  // the largest agent, once it is free
     for (int size : sizes) {
       // Disabled agents do not count: waiting for an operator to re-enable one would stall
       // every task behind this one for an unbounded time.
-      if (Enabled(size) >= task.slots / size) return std::nullopt;
+      fits = fits || Enabled(size) >= task.slots / size;
     }
-    return NeverOnWholeAgents(task.slots, sizes);
+    if (!fits) return NeverOnWholeAgents(task.slots, sizes);
+    if (task.excluded_agents.empty() || FitsOnUsable(task, sizes)) return std::nullopt;
+    return absl::StrCat("waiting for agents its log policies do not exclude (excluded: ",
+                        absl::StrJoin(task.excluded_agents, ", "), ")");
   }
 
   // Places a task that WhyNever accepted, or says what it waits for.
   Attempt TryPlace(const TaskRequest& task) {
     if (task.slots <= largest_) {
-      if (Candidate* best = BestFit(task.slots)) {
+      if (Candidate* best = BestFit(task)) {
         best->free -= task.slots;
         return {Placement{task.id, {{best->agent->id, task.slots}}}, ""};
       }
@@ -115,10 +123,27 @@ class Placer {
     return it == disabled_by_size_.end() ? 0 : it->second;
   }
 
-  int Idle(int size) const {
+  // Idle enabled agents of `size` that `task` may use.
+  int Idle(int size, const TaskRequest& task) const {
     return static_cast<int>(
-        std::count_if(candidates_.begin(), candidates_.end(),
-                      [size](const Candidate& c) { return c.agent->slots == size && c.idle(); }));
+        std::count_if(candidates_.begin(), candidates_.end(), [size, &task](const Candidate& c) {
+          return c.agent->slots == size && c.idle() && Usable(c, task);
+        }));
+  }
+
+  // Whether a task with excluded agents could run on the others once they are free: on one
+  // agent, or on whole agents of one of `sizes` (its GroupSizes).
+  bool FitsOnUsable(const TaskRequest& task, const std::vector<int>& sizes) const {
+    std::map<int, int> usable;  // size -> enabled agents the task may use
+    for (const Candidate& c : candidates_) {
+      if (!Usable(c, task)) continue;
+      if (c.agent->slots >= task.slots) return true;
+      ++usable[c.agent->slots];
+    }
+    for (int size : sizes) {
+      if (usable[size] >= task.slots / size) return true;
+    }
+    return false;
   }
 
   // The enabled agent sizes S < slots that divide slots, largest first: the groups (slots / S
@@ -168,22 +193,24 @@ class Placer {
 
   // The enabled agent with the fewest free slots that still fit `slots` (the first, lowest id,
   // of equally good ones), or null when none has room now.
-  Candidate* BestFit(int slots) {
+  Candidate* BestFit(const TaskRequest& task) {
     Candidate* best = nullptr;
     for (Candidate& c : candidates_) {
-      if (c.free >= slots && (best == nullptr || c.free < best->free)) best = &c;
+      if (c.free >= task.slots && Usable(c, task) && (best == nullptr || c.free < best->free)) {
+        best = &c;
+      }
     }
     return best;
   }
 
   // The largest task that could start at once if the `taken` lowest-id idle agents of `size`
-  // were given away: the most free slots on one remaining agent, or S times the remaining idle
-  // agents of a size S, whichever is larger.
-  int CapacityAfter(int size, int taken) const {
+  // that `task` may use were given to it: the most free slots on one remaining agent, or S
+  // times the remaining idle agents of a size S, whichever is larger.
+  int CapacityAfter(int size, int taken, const TaskRequest& task) const {
     int most_free = 0;
     std::map<int, int> idle_slots;  // size -> slots on the remaining idle agents of that size
     for (const Candidate& c : candidates_) {
-      if (taken > 0 && c.agent->slots == size && c.idle()) {
+      if (taken > 0 && c.agent->slots == size && c.idle() && Usable(c, task)) {
         --taken;
         continue;
       }
@@ -201,8 +228,8 @@ class Placer {
     int best_capacity = -1;
     for (int size : GroupSizes(task.slots)) {  // largest first: strict `>` keeps it on ties
       const int needed = task.slots / size;
-      if (Idle(size) < needed) continue;
-      const int capacity = CapacityAfter(size, needed);
+      if (Idle(size, task) < needed) continue;
+      const int capacity = CapacityAfter(size, needed, task);
       if (capacity > best_capacity) {
         best_capacity = capacity;
         best_size = size;
@@ -213,7 +240,7 @@ class Placer {
     int needed = task.slots / best_size;
     for (Candidate& c : candidates_) {
       if (needed == 0) break;
-      if (c.agent->slots != best_size || !c.idle()) continue;
+      if (c.agent->slots != best_size || !c.idle() || !Usable(c, task)) continue;
       c.free = 0;
       placement.agents.emplace_back(c.agent->id, best_size);
       --needed;
@@ -227,14 +254,16 @@ class Placer {
     std::vector<std::pair<std::string, std::string>> ways;  // (what it needs, what there is)
     if (task.slots <= largest_) {
       int most_free = 0;
-      for (const Candidate& c : candidates_) most_free = std::max(most_free, c.free);
+      for (const Candidate& c : candidates_) {
+        if (Usable(c, task)) most_free = std::max(most_free, c.free);
+      }
       ways.emplace_back(
           absl::StrCat(CountOf(task.slots, "free slot", "free slots"), " on one agent"),
           absl::StrCat("the most free on any agent is ", most_free));
     }
     for (int size : GroupSizes(task.slots)) {
       if (Enabled(size) < task.slots / size) continue;
-      const int idle = Idle(size);
+      const int idle = Idle(size, task);
       ways.emplace_back(absl::StrCat(task.slots / size, " idle agents of ", size, " slots"),
                         absl::StrCat(idle, idle == 1 ? " is idle" : " are idle"));
     }

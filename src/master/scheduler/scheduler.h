@@ -25,7 +25,9 @@
 //    for slots that are busy holds back every later task in that order (no overtaking, so big
 //    tasks do not starve); a task that cannot run on the enabled agents however long it waits
 //    (12 slots on 8-slot agents; 16 slots with a single 8-slot agent) holds nobody back;
-//  * disabled agents take no new tasks and do not count towards what a task could ever get.
+//  * disabled agents take no new tasks and do not count towards what a task could ever get;
+//  * a task never goes on an agent in its `excluded_agents` (log policies); when only those
+//    could host it, it waits saying so and holds nobody back.
 //
 // Example:
 //   ScheduleResult r = Schedule(agents, queue);
@@ -34,6 +36,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,6 +56,9 @@ struct TaskRequest {
   int slots = 1;
   int priority = 42;
   int64_t sequence = 0;  // submission order
+  // Agents the task must not run on (its trial's exclude_node log policies matched there).
+  // When only those could host it, it waits saying so and holds nobody back.
+  std::set<std::string> excluded_agents;
 };
 
 struct Placement {

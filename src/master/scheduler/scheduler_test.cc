@@ -1,5 +1,6 @@
 #include "master/scheduler/scheduler.h"
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,39 @@ TEST(SchedulerTest, PlacesOnTheAgentWithTheFewestFreeSlotsThatStillFit) {
       Schedule({Agent("a", 8), Agent("b", 8, 4), Agent("c", 8, 6)}, {Task("t", 3, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 3}})));
   EXPECT_THAT(r.waiting, IsEmpty());
+}
+
+TaskRequest Excluding(TaskRequest task, std::set<std::string> agents) {
+  task.excluded_agents = std::move(agents);
+  return task;
+}
+
+TEST(SchedulerTest, ATaskNeverGoesOnAnAgentItsLogPoliciesExclude) {
+  // Best fit would pick b (fewest free slots that fit); b is excluded, so a.
+  ScheduleResult r =
+      Schedule({Agent("a", 8), Agent("b", 8, 4)}, {Excluding(Task("t", 2, 1), {"b"})});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"a", 2}})));
+  // On whole agents: the excluded idle one is skipped.
+  r = Schedule({Agent("a", 4), Agent("b", 4), Agent("c", 4)}, {Excluding(Task("t", 8, 1), {"a"})});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 4}, {"c", 4}})));
+}
+
+TEST(SchedulerTest, ATaskOnlyExcludedAgentsCouldHostWaitsSayingSoAndHoldsNobodyBack) {
+  ScheduleResult r = Schedule({Agent("a", 4), Agent("b", 2)},
+                              {Excluding(Task("t", 4, 1), {"a"}), Task("u", 2, 2)});
+  EXPECT_THAT(Placed(r), ElementsAre(Pair("u", AgentSlots{{"b", 2}})));
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("t",
+                                          "waiting for agents its log policies do not "
+                                          "exclude (excluded: a)")));
+}
+
+TEST(SchedulerTest, ATaskWithExclusionsWaitsForBusyAgentsItMayUse) {
+  ScheduleResult r =
+      Schedule({Agent("a", 4), Agent("b", 4, 4)}, {Excluding(Task("t", 4, 1), {"a"})});
+  EXPECT_THAT(Placed(r), IsEmpty());
+  EXPECT_THAT(r.waiting, ElementsAre(Pair("t",
+                                          "waiting for 4 free slots on one agent: the most "
+                                          "free on any agent is 0")));
 }
 
 TEST(SchedulerTest, BestFitTiesGoToTheLowerAgentId) {
