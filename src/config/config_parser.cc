@@ -362,15 +362,11 @@ void ParseLifecycle(ObjectReader& r, ExperimentConfig& config, ErrorList* errors
     config.checkpoint_storage =
         internal::ParseCheckpointStorage(*storage, errors, &effective["checkpoint_storage"]);
   }
-  config.checkpoint_policy =
-      r.Ignored(
-           "checkpoint_policy",
-           "the Trial API checkpoints every min_checkpoint_period and at the end for now",
-           [&] {
-             return r.String("checkpoint_policy", "best", {"best", "all", "none"});
-           },
-           Json("best"))
-          .value_or("best");
+  const std::string policy =
+      r.String("checkpoint_policy", "best", {"best", "all", "none"}).value_or("best");
+  config.checkpoint_policy = policy == "all"    ? ExperimentConfig::CheckpointPolicy::kAll
+                             : policy == "none" ? ExperimentConfig::CheckpointPolicy::kNone
+                                                : ExperimentConfig::CheckpointPolicy::kBest;
   for (const char* key : {"min_validation_period", "min_checkpoint_period"}) {
     if (const Json* period = r.Get(key)) {
       auto length =

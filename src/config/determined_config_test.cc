@@ -203,10 +203,6 @@ TEST(DeterminedConfigTest, Resources) {
   });
 }
 
-constexpr char kPolicyWhy[] =
-    "checkpoint_policy: ignored: the Trial API checkpoints every min_checkpoint_period and at "
-    "the end for now";
-
 TEST(DeterminedConfigTest, CheckpointStorageMembers) {
   const char* kS3Why =
       "checkpoint_storage.type: checkpoint storage type s3 is not supported by Cohort: "
@@ -265,7 +261,8 @@ TEST(DeterminedConfigTest, CheckpointStorageMembers) {
        {"checkpoint_storage.type: must be one of shared_fs, directory, s3, gcs, azure, got "
         "'hdfs'"}},
       {"checkpoint_policy best is the default", "checkpoint_policy: best\n", {}, {}},
-      {"checkpoint_policy", "checkpoint_policy: all\n", {}, {kPolicyWhy}},
+      {"checkpoint_policy all", "checkpoint_policy: all\n", {}, {}},
+      {"checkpoint_policy none", "checkpoint_policy: none\n", {}, {}},
       {"save counts other than the defaults (honoured by the checkpoint GC)",
        "checkpoint_storage: {type: directory, container_path: /c, save_experiment_best: 0, "
        "save_trial_best: 3}\n",
@@ -475,7 +472,7 @@ TEST(DeterminedConfigTest, DefaultsAreDetermineds) {
   absl::StatusOr<ExperimentConfig> config = ParseCase("");
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_THAT(config->warnings, IsEmpty());
-  EXPECT_EQ(config->checkpoint_policy, "best");
+  EXPECT_EQ(config->checkpoint_policy, ExperimentConfig::CheckpointPolicy::kBest);
   EXPECT_EQ(config->effective["checkpoint_policy"], "best");
   ASSERT_EQ(config->log_policies.size(), 2u);
   EXPECT_EQ(config->log_policies[0].name, "CUDA OOM");
@@ -627,7 +624,7 @@ scheduling_unit: 2000
 max_restarts: 0
 entrypoint: [python3, -m, determined.launch.deepspeed, --trial, gpt2_trial:GPT2Trial]
 )",
-       {kPolicyWhy, absl::StrCat("environment.image: ", kImageWhy),
+       {absl::StrCat("environment.image: ", kImageWhy),
         absl::StrCat("environment.force_pull_image: ", kImageWhy)}},
   };
   for (const auto& [yaml, warnings] : configs) {

@@ -127,6 +127,8 @@ absl::StatusOr<TrialRunOptions> MakeRunOptions(const Flags& flags, core::Context
   }
   options.data = cfg.data;
   options.searcher_metric = cfg.searcher.metric;
+  options.smaller_is_better = cfg.searcher.smaller_is_better;
+  options.checkpoint_policy = cfg.checkpoint_policy;
   options.perform_initial_validation = cfg.perform_initial_validation;
   options.profiling = {.enabled = cfg.profiling.enabled,
                        .begin_on_batch = cfg.profiling.begin_on_batch,

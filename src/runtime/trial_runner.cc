@@ -190,10 +190,37 @@ class Runner {
         COHORT_RETURN_IF_ERROR(core_.reporter()->ReportCompleted(SearcherMetric(), op.length));
       }
     }
-    if ((options_.checkpoint_period > 0 && done % options_.checkpoint_period == 0) || last) {
+    if ((options_.checkpoint_period > 0 && done % options_.checkpoint_period == 0) || last ||
+        PolicyCheckpoints(done)) {
       COHORT_RETURN_IF_ERROR(Checkpoint(done));
     }
     return absl::OkStatus();
+  }
+
+  // Whether checkpoint_policy asks for a checkpoint after `done` batches: only right after a
+  // validation. Every rank decides the same (the metrics are reduced across ranks).
+  bool PolicyCheckpoints(int64_t done) const {
+    if (last_validation_batches_ != done) return false;
+    switch (options_.checkpoint_policy) {
+      case CheckpointPolicy::kAll:
+        return true;
+      case CheckpointPolicy::kNone:
+        return false;
+      case CheckpointPolicy::kBest:
+        return best_validation_batches_ == done;
+    }
+    return false;
+  }
+
+  // Records whether the validation after `done` batches is the best of this run so far.
+  void TrackBest(int64_t done) {
+    const double metric = SearcherMetric();
+    if (std::isnan(metric)) return;
+    if (!best_metric_ ||
+        (options_.smaller_is_better ? metric < *best_metric_ : metric > *best_metric_)) {
+      best_metric_ = metric;
+      best_validation_batches_ = done;
+    }
   }
 
   // Reports the window's training metrics and timings, prints the progress line (rank 0) and
@@ -325,6 +352,7 @@ class Runner {
     for (const auto& [name, sum] : sums) local[name] = count > 0 ? sum / count : 0;
     COHORT_ASSIGN_OR_RETURN(auto reduced, WeightedAverageMetrics(comm_, local, count));
     result_.validation_metrics = reduced;
+    if (options_.checkpoint_policy == CheckpointPolicy::kBest) TrackBest(done);
     if (core_.reporter() != nullptr) {
       COHORT_RETURN_IF_ERROR(core_.train().ReportValidationMetrics(done, reduced));
       std::string line = absl::StrCat("validation after ", done, " batches:");
@@ -438,6 +466,8 @@ class Runner {
   int64_t scheduler_steps_ = 0;
   int64_t last_checkpoint_batches_ = -1;
   int64_t last_validation_batches_ = -1;
+  std::optional<double> best_metric_;     // the best searcher metric of this run's validations
+  int64_t best_validation_batches_ = -1;  // where it was
   std::unique_ptr<GradientReducer> reducer_;
   TensorDataset train_, validation_;
   std::optional<DistributedSampler> sampler_;  // set by Setup

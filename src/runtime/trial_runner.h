@@ -5,7 +5,8 @@
 // GradientReducer configured from the experiment's `optimizations`, steps the trial's LR
 // scheduler after each optimizer step, validates every `validation_period` batches and at the
 // end (metrics weighted by batch size across workers), checkpoints every `checkpoint_period`
-// batches and at the end (chief only, through core::CheckpointContext), and resumes from a
+// batches, after validations as `checkpoint_policy` says and at the end (chief only, through
+// core::CheckpointContext), and resumes from a
 // checkpoint with the weights, optimizer state, scheduler steps and data position it recorded:
 // a resumed run ends with exactly the weights of an uninterrupted one.
 //
@@ -30,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cohort/config/experiment_config.h"
 #include "cohort/core.h"
 #include "cohort/trial.h"
 #include "nlohmann/json.hpp"
@@ -38,11 +40,21 @@
 
 namespace cohort::runtime {
 
+// Determined's checkpoint_policy: which validations are followed by a checkpoint (besides those
+// every checkpoint_period batches, at the end and on preemption, which every policy takes).
+//   kBest  after a validation whose searcher metric is better than every earlier validation of
+//          this run of the trial (Determined compares with the whole experiment's, which a
+//          trial does not know; a resumed run starts comparing anew)
+//   kAll   after every validation
+//   kNone  never because of a validation
+using CheckpointPolicy = config::ExperimentConfig::CheckpointPolicy;
+
 struct TrialRunOptions {
   int64_t global_batch_size = 0;
   int64_t max_batches = 0;        // searcher length, in global batches
   int64_t validation_period = 0;  // batches; 0: only at the end
-  int64_t checkpoint_period = 0;  // batches; 0: only at the end
+  int64_t checkpoint_period = 0;  // batches; 0: only at the end (and as checkpoint_policy says)
+  CheckpointPolicy checkpoint_policy = CheckpointPolicy::kBest;
   int64_t scheduling_unit = 100;  // training metrics every this many batches
   uint64_t seed = 0;              // trial seed: model init and data order
   GradientReducerOptions optimizations;
@@ -56,6 +68,7 @@ struct TrialRunOptions {
   // The validation metric the searcher optimizes (searcher.metric); a "validation_" prefix may
   // be omitted by the trial's metric names. Empty: the first validation metric.
   std::string searcher_metric;
+  bool smaller_is_better = true;  // searcher.smaller_is_better: for CheckpointPolicy::kBest
   // The searcher's operations before the last one (adaptive_asha's rungs): at each, in batches,
   // the trial validates and reports the operation completed with its length in searcher units.
   // The last operation is max_batches, reported at the end.

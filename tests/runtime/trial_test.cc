@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -129,6 +130,40 @@ TEST_F(TrialTest, ResumedRunEndsWithTheWeightsOfAnUninterruptedRun) {
   EXPECT_EQ(training, 3);
   EXPECT_EQ(validation, 1);
   EXPECT_EQ(checkpoints, 1);
+}
+
+// checkpoint_policy: all checkpoints after every validation, none only at the end, best after
+// each validation whose searcher metric (the loss, smaller better) beats every earlier one.
+TEST_F(TrialTest, CheckpointPolicyDecidesWhichValidationsAreFollowedByACheckpoint) {
+  auto steps_of = [](const std::vector<nlohmann::json>& lines, const std::string& kind) {
+    std::vector<int64_t> steps;
+    for (const auto& line : lines) {
+      if (line["kind"] == kind) steps.push_back(line["steps_completed"].get<int64_t>());
+    }
+    return steps;
+  };
+  std::map<std::string, std::vector<nlohmann::json>> runs;
+  for (const char* policy : {"all", "none", "best"}) {
+    const std::string run_dir = absl::StrCat(dir_, "_", policy);
+    ASSERT_TRUE(Run(2, {"--max-batches", "12", "--validation-period", "2", "--run-dir", run_dir,
+                        "--searcher-metric", "loss", "--checkpoint-policy", policy}));
+    runs[policy] = ReadJsonLines(run_dir + "/metrics.jsonl");
+    EXPECT_EQ(steps_of(runs[policy], "validation"), (std::vector<int64_t>{2, 4, 6, 8, 10, 12}));
+  }
+  EXPECT_EQ(steps_of(runs["all"], "checkpoint"), (std::vector<int64_t>{2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(steps_of(runs["none"], "checkpoint"), (std::vector<int64_t>{12}));
+  // best: the validations that improved on every earlier one, and the end.
+  std::vector<int64_t> expected;
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& line : runs["best"]) {
+    if (line["kind"] != "validation") continue;
+    const double loss = line["metrics"]["loss"].get<double>();
+    const int64_t step = line["steps_completed"].get<int64_t>();
+    if (loss < best || step == 12) expected.push_back(step);
+    best = std::min(best, loss);
+  }
+  EXPECT_EQ(steps_of(runs["best"], "checkpoint"), expected);
+  EXPECT_GE(expected.size(), 2u) << "the loss should improve at least once while learning";
 }
 
 TEST_F(TrialTest, LrSchedulerIsSteppedAndReplayedOnResume) {

@@ -117,7 +117,11 @@ bool Set(Flags& f, const std::string& flag, const std::string& value) {
   else if (flag == "--profile") f.profile = value;  // BEGIN:END, profiling's window
   else if (flag == "--initial-validation") o.perform_initial_validation = value == "1";
   else if (flag == "--out") f.out = value;
-  else {
+  else if (flag == "--searcher-metric") o.searcher_metric = value;
+  else if (flag == "--checkpoint-policy") {  // best | all | none
+    using Policy = cohort::runtime::CheckpointPolicy;
+    o.checkpoint_policy = value == "all" ? Policy::kAll : value == "none" ? Policy::kNone : Policy::kBest;
+  } else {
     std::fprintf(stderr, "trial_worker: unknown flag %s\n", flag.c_str());
     return false;
   }

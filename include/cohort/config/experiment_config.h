@@ -42,11 +42,11 @@ struct Resources {
 struct Hyperparameter {
   enum class Type { kConst, kInt, kDouble, kLog, kCategorical, kGroup };
   Type type = Type::kConst;
-  Json val;                                   // kConst
-  double minval = 0, maxval = 0;              // kInt, kDouble, kLog (kLog: exponents)
-  double base = 10;                           // kLog
-  std::optional<int64_t> count;               // kInt, kDouble, kLog: grid points
-  std::vector<Json> vals;                     // kCategorical
+  Json val;                       // kConst
+  double minval = 0, maxval = 0;  // kInt, kDouble, kLog (kLog: exponents)
+  double base = 10;               // kLog
+  std::optional<int64_t> count;   // kInt, kDouble, kLog: grid points
+  std::vector<Json> vals;         // kCategorical
   std::vector<std::pair<std::string, Hyperparameter>> members;  // kGroup, in config order
 };
 
@@ -144,8 +144,12 @@ struct ExperimentConfig {
   Profiling profiling;
   uint32_t experiment_seed = 0;
   std::optional<CheckpointStorage> checkpoint_storage;
-  std::string checkpoint_policy = "best";  // best | all | none: which checkpoints to keep
-  std::vector<LogPolicy> log_policies;     // Determined's defaults when absent
+  // checkpoint_policy: which validations the Trial API follows with a checkpoint (besides those
+  // every min_checkpoint_period, at the end and on preemption): kBest those better than every
+  // earlier one of the run, kAll every one, kNone none.
+  enum class CheckpointPolicy { kBest, kAll, kNone };
+  CheckpointPolicy checkpoint_policy = CheckpointPolicy::kBest;
+  std::vector<LogPolicy> log_policies;  // Determined's defaults when absent
   std::optional<Length> min_validation_period;
   std::optional<Length> min_checkpoint_period;
   int64_t records_per_epoch = 0;  // 0: unknown
