@@ -24,8 +24,8 @@ constexpr absl::Duration kKillGrace = absl::Seconds(10);
 // When the agent itself stops: its trials' SIGTERM to SIGKILL, short enough that it exits
 // within 10 s whatever they do.
 constexpr absl::Duration kShutdownGrace = absl::Seconds(5);
-constexpr absl::Duration kRetryEvery = absl::Seconds(1);      // registering, polling
-constexpr absl::Duration kComplainEvery = absl::Seconds(30);  // while registering fails
+constexpr absl::Duration kRetryEvery = absl::Seconds(1);        // registering, polling
+constexpr absl::Duration kComplainEvery = absl::Seconds(30);    // while registering fails
 constexpr absl::Duration kLeftoverTimeout = absl::Seconds(10);  // SIGKILLed leftovers to go
 
 // Whether `id` can name an allocation in a URL path: the master's ids are "<trial>.<boot>.<n>".
@@ -142,10 +142,9 @@ absl::Status Agent::DeliverKept() {
                   : kept.status();
     if (absl::IsUnavailable(delivered)) return delivered;  // the master is away: kept
     if (delivered.ok()) {
-      COHORT_LOG(INFO) << "agent " << options_.id << ": delivered the exit (status "
-                       << kept->status << ") of node " << kept->node << " of allocation "
-                       << kept->allocation << " and " << kept->lines.size()
-                       << " log line(s) its previous run kept";
+      COHORT_LOG(INFO) << "agent " << options_.id << ": delivered the exit (status " << kept->status
+                       << ") of node " << kept->node << " of allocation " << kept->allocation
+                       << " and " << kept->lines.size() << " log line(s) its previous run kept";
     } else {
       COHORT_LOG(WARNING) << "agent " << options_.id << ": dropping " << path
                           << ", kept by its previous run: " << delivered.message();
@@ -153,8 +152,8 @@ absl::Status Agent::DeliverKept() {
     std::error_code ec;
     fs::remove(path, ec);
     if (ec) {
-      COHORT_LOG(ERROR) << "agent " << options_.id << ": removing " << path << ": "
-                        << ec.message() << " (it would be delivered again)";
+      COHORT_LOG(ERROR) << "agent " << options_.id << ": removing " << path << ": " << ec.message()
+                        << " (it would be delivered again)";
     }
   }
   return absl::OkStatus();

@@ -117,7 +117,7 @@ class Agent {
   std::atomic<bool> stop_requested_{false};
   absl::Status refusal_;  // the master refused the agent's secret, or TLS failed; Run() returns it
   absl::Notification stop_;  // notified once by Stop(); cuts back-off sleeps and retries short
-  absl::Time last_complaint_ = absl::InfinitePast();  // that registering failed (Run's thread)
+  absl::Time last_complaint_ = absl::InfinitePast();   // that registering failed (Run's thread)
   absl::Time last_registered_ = absl::InfinitePast();  // the last registration taken (Run's)
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<AllocationControl>> running_;  // by allocation id

@@ -692,12 +692,12 @@ void AllocationRun::KeepUndelivered(int status) {
   if (absl::Status s = SaveUndelivered(options_.work_dir, options_.agent_id, std::move(kept));
       !s.ok()) {
     COHORT_LOG(ERROR) << Prefix() << ": the master is unreachable and keeping the exit (status "
-                      << status << ") and " << lines << " log line(s) for the next run failed: "
-                      << s << "; they are lost";
+                      << status << ") and " << lines
+                      << " log line(s) for the next run failed: " << s << "; they are lost";
     return;
   }
-  COHORT_LOG(WARNING) << Prefix() << ": the master is unreachable; kept the exit (status "
-                      << status << ") and the last of " << lines
+  COHORT_LOG(WARNING) << Prefix() << ": the master is unreachable; kept the exit (status " << status
+                      << ") and the last of " << lines
                       << " log line(s) in the work directory, for the agent's next run to deliver";
 }
 

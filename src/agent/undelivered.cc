@@ -43,13 +43,15 @@ void KeepTail(const std::string& agent_id, std::vector<wire::LogLine>& lines) {
 }  // namespace
 
 Json UndeliveredExit::ToJson() const {
-  return {{"exit", {{"allocation", allocation}, {"trial_id", trial_id}, {"token", token},
-                    {"report", wire::ExitReport{node, status}.ToJson()}}},
+  return {{"exit",
+           {{"allocation", allocation},
+            {"trial_id", trial_id},
+            {"token", token},
+            {"report", wire::ExitReport{node, status}.ToJson()}}},
           {"logs", wire::LogBatch{trial_id, lines}.ToJson()}};
 }
 
-absl::StatusOr<UndeliveredExit> ParseUndeliveredExit(const Json& json,
-                                                     const std::string& context) {
+absl::StatusOr<UndeliveredExit> ParseUndeliveredExit(const Json& json, const std::string& context) {
   const auto bad = [&](absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat(context, ": ", what));
   };
@@ -82,7 +84,8 @@ absl::Status SaveUndelivered(const std::string& work_dir, const std::string& age
   const fs::path dir = fs::path(work_dir) / std::string(kDir);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("creating ", dir.string(), ": ", ec.message()));
+  if (ec)
+    return absl::UnavailableError(absl::StrCat("creating ", dir.string(), ": ", ec.message()));
   const std::string path =
       (dir / absl::StrCat(exit.allocation, "-node", exit.node, ".json")).string();
   return WritePrivateFile(path, exit.ToJson().dump(-1, ' ', false, Json::error_handler_t::replace));

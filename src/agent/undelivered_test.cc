@@ -21,17 +21,16 @@ class UndeliveredTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::path(::testing::TempDir()) /
-           absl::StrCat("undelivered_test_", ::testing::UnitTest::GetInstance()
-                                                 ->current_test_info()
-                                                 ->name());
+           absl::StrCat("undelivered_test_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
   UndeliveredExit Exit(int lines) {
-    UndeliveredExit exit{.allocation = "7.beef.1", .token = "secret", .trial_id = 7, .node = 1,
-                         .status = 143};
+    UndeliveredExit exit{
+        .allocation = "7.beef.1", .token = "secret", .trial_id = 7, .node = 1, .status = 143};
     for (int i = 1; i <= lines; ++i) exit.lines.push_back({0, absl::StrCat("line ", i)});
     return exit;
   }

@@ -45,6 +45,12 @@ struct Flags {
   cohort::master::http::TlsFiles tls;
 };
 
+cohort::master::MasterOptions MasterOptionsFrom(const Flags& f) {
+  return {.data_dir = f.data_dir,
+          .agent_timeout = absl::Seconds(f.agent_timeout),
+          .readopt_grace = absl::Seconds(f.readopt_grace > 0 ? f.readopt_grace : f.agent_timeout)};
+}
+
 void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--host", f.host, "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)");
   app.add_option("--port", f.port, "Port (default 8080; 0 picks a free one and prints it)")
@@ -173,11 +179,7 @@ int main(int argc, char** argv) {
   if (f.db_path.empty()) f.db_path = (std::filesystem::path(f.data_dir) / "master.db").string();
   auto db = cohort::master::OpenSqliteDatabase(f.db_path);
   if (!db.ok()) return Fail(db.status());
-  auto master = cohort::master::Master::Create(
-      *std::move(db),
-      {.data_dir = f.data_dir,
-       .agent_timeout = absl::Seconds(f.agent_timeout),
-       .readopt_grace = absl::Seconds(f.readopt_grace > 0 ? f.readopt_grace : f.agent_timeout)});
+  auto master = cohort::master::Master::Create(*std::move(db), MasterOptionsFrom(f));
   if (!master.ok()) return Fail(master.status());
   if (f.secret_file.empty()) {
     f.secret_file = (std::filesystem::path(f.data_dir) / "agent-secret").string();

@@ -34,9 +34,9 @@ absl::Status Master::RegisterAgent(const wire::AgentRegistration& registration) 
   FailAgentRunsLocked(row.id, absl::StrCat("agent ", row.id, " restarted"), keep);
   // An agent that sends only ids (before re-adoption): the ones this master does not know stop.
   for (const std::string& running : registration.running) {
-    const bool claimed = std::any_of(
-        registration.allocations.begin(), registration.allocations.end(),
-        [&](const wire::RunningAllocation& a) { return a.allocation == running; });
+    const bool claimed =
+        std::any_of(registration.allocations.begin(), registration.allocations.end(),
+                    [&](const wire::RunningAllocation& a) { return a.allocation == running; });
     if (!claimed && allocations_.Find(running) == nullptr) {
       PushActionLocked(row.id, wire::StopAction{running, wire::StopMode::kPreempt});
     }
@@ -165,9 +165,10 @@ absl::StatusOr<wire::TaskList> Master::ListTasks() {
     }
     if (const Allocation* a = allocations_.OfTrial(t.id)) {
       if (a->state == AllocationState::kRecovering) {
-        task.reason = absl::StrCat("the master restarted: waiting until ",
-                                   absl::FormatTime("%H:%M:%S", a->recover_by, absl::LocalTimeZone()),
-                                   " for its agents to reclaim allocation ", a->id);
+        task.reason =
+            absl::StrCat("the master restarted: waiting until ",
+                         absl::FormatTime("%H:%M:%S", a->recover_by, absl::LocalTimeZone()),
+                         " for its agents to reclaim allocation ", a->id);
       }
       task.agents.emplace();
       for (const auto& [agent, slots] : a->agents) task.agents->push_back(agent);

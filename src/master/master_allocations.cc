@@ -112,9 +112,9 @@ absl::Status Master::StartLocked(const Placement& placement) {
   const Allocation& allocation =
       allocations_.Add(trial_id, placement, std::move(token), std::move(token_hash));
   // Kept until it ends, so a restarted master can re-adopt it (master_recovery.cc).
-  if (absl::Status stored = db_->InsertAllocation({allocation.id, trial_id, allocation.token_hash,
-                                                   placement.agents,
-                                                   absl::ToUnixMillis(NowLocked())});
+  if (absl::Status stored =
+          db_->InsertAllocation({allocation.id, trial_id, allocation.token_hash, placement.agents,
+                                 absl::ToUnixMillis(NowLocked())});
       !stored.ok()) {
     allocations_.Remove(allocation.id);
     return stored;

@@ -67,8 +67,8 @@ std::vector<std::pair<std::string, int>> Master::ClaimNodesLocked(
       // Not a run of this master's (or not this node of it): it checkpoints and frees the slots.
       if (outcome == ClaimOutcome::kMismatch) {
         COHORT_LOG(WARNING) << "agent " << agent_id << " runs node " << node.node_rank
-                            << " of allocation " << node.allocation << " (trial "
-                            << node.trial_id << "), which does not match what the master "
+                            << " of allocation " << node.allocation << " (trial " << node.trial_id
+                            << "), which does not match what the master "
                             << "placed: telling it to stop";
       }
       agent.actions.push_back(wire::StopAction{node.allocation, wire::StopMode::kPreempt});
@@ -81,15 +81,14 @@ std::vector<std::pair<std::string, int>> Master::ClaimNodesLocked(
       agent.actions.push_back(wire::StopAction{a.id, StopModeFor(a.stop)});
     }
     if (outcome != ClaimOutcome::kAdopted) continue;
-    AppendLogLocked(
-        a.trial_id,
-        absl::StrCat("master: agent ", agent_id, " reclaimed node ", node.node_rank,
-                     " of allocation ", a.id, " (holding ", node.held_log_lines,
-                     " log line(s) and ", node.held_report_batches,
-                     " report batch(es) for the master)",
-                     a.state == AllocationState::kRunning
-                         ? "; the trial runs on, re-adopted"
-                         : "; waiting for the allocation's other agents"));
+    AppendLogLocked(a.trial_id,
+                    absl::StrCat("master: agent ", agent_id, " reclaimed node ", node.node_rank,
+                                 " of allocation ", a.id, " (holding ", node.held_log_lines,
+                                 " log line(s) and ", node.held_report_batches,
+                                 " report batch(es) for the master)",
+                                 a.state == AllocationState::kRunning
+                                     ? "; the trial runs on, re-adopted"
+                                     : "; waiting for the allocation's other agents"));
   }
   return keep;
 }

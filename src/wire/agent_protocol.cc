@@ -56,12 +56,9 @@ absl::StatusOr<RunningAllocation> ParseRunningAllocation(const Json& json,
 Json AgentRegistration::ToJson() const {
   Json list = Json::array();
   for (const RunningAllocation& a : allocations) list.push_back(a.ToJson());
-  return {{"id", id},
-          {"slots", slots},
-          {"host", host},
-          {"port_range", {port_lo, port_hi}},
-          {"running", running},
-          {"allocations", list}};
+  return {{"id", id},           {"slots", slots},
+          {"host", host},       {"port_range", {port_lo, port_hi}},
+          {"running", running}, {"allocations", list}};
 }
 
 absl::StatusOr<AgentRegistration> ParseAgentRegistration(const Json& json) {

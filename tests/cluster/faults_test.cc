@@ -127,9 +127,12 @@ class FaultsTest : public ::testing::Test {
 
   // Starts the master on `port` (0: a free one) over dir_/master, waiting until it listens.
   void StartMaster(int port = 0, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {BinaryPath("cohort-master"),   "--port",
-                                     std::to_string(port),          "--data-dir",
-                                     (dir_ / "master").string(),    "--agent-timeout",
+    std::vector<std::string> argv = {BinaryPath("cohort-master"),
+                                     "--port",
+                                     std::to_string(port),
+                                     "--data-dir",
+                                     (dir_ / "master").string(),
+                                     "--agent-timeout",
                                      "5"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     master_ = std::make_unique<LauncherProcess>(argv);
@@ -657,14 +660,15 @@ TEST_F(FaultsTest, MasterRestartReadoptsRunningTrial) {
   StartMaster();
   StartAgent("a1");
   const std::string d = dir_.string();
-  Script("count.sh", absl::StrCat("echo $$ >> ", d, "/starts\n", "m=\"$COHORT_RUN_DIR/metrics.jsonl\"\n",
-                                  "i=1\nwhile [ $i -le 120 ]; do\n  echo \"line $i\"\n",
-                                  "  echo \"{\\\"kind\\\":\\\"training\\\",\\\"steps_completed\\\":$i,"
-                                  "\\\"metrics\\\":{\\\"loss\\\":$i}}\" >> \"$m\"\n",
-                                  "  [ $i -eq 20 ] && touch ", d, "/at20\n",
-                                  "  [ $i -eq 60 ] && touch ", d, "/at60\n",
-                                  "  while [ $i -eq 60 ] && [ ! -e ", d, "/go ]; do sleep 0.1; done\n",
-                                  "  sleep 0.05\n  i=$((i+1))\ndone\necho finished\n"));
+  Script(
+      "count.sh",
+      absl::StrCat("echo $$ >> ", d, "/starts\n", "m=\"$COHORT_RUN_DIR/metrics.jsonl\"\n",
+                   "i=1\nwhile [ $i -le 120 ]; do\n  echo \"line $i\"\n",
+                   "  echo \"{\\\"kind\\\":\\\"training\\\",\\\"steps_completed\\\":$i,"
+                   "\\\"metrics\\\":{\\\"loss\\\":$i}}\" >> \"$m\"\n",
+                   "  [ $i -eq 20 ] && touch ", d, "/at20\n", "  [ $i -eq 60 ] && touch ", d,
+                   "/at60\n", "  while [ $i -eq 60 ] && [ ! -e ", d, "/go ]; do sleep 0.1; done\n",
+                   "  sleep 0.05\n  i=$((i+1))\ndone\necho finished\n"));
   const int64_t id = Create("count", "./count.sh", "max_restarts: 3\n");
   WaitUntil([&] { return fs::exists(dir_ / "at20"); }, "the trial to print 20 lines");
   const json before = Trial(id);
@@ -705,9 +709,10 @@ TEST_F(FaultsTest, AgentKeepsUndeliveredExitAcrossRestart) {
   StartMaster();
   LauncherProcess* agent = &StartAgent("a1");
   const std::string d = dir_.string();
-  Script("tick.sh", absl::StrCat("trap 'echo got SIGTERM; exit 3' TERM\necho started\n",
-                                 "i=1\nwhile :; do\n  [ -e ", d, "/down ] && echo \"while down $i\"\n",
-                                 "  i=$((i+1))\n  sleep 0.1\ndone\n"));
+  Script("tick.sh",
+         absl::StrCat("trap 'echo got SIGTERM; exit 3' TERM\necho started\n",
+                      "i=1\nwhile :; do\n  [ -e ", d, "/down ] && echo \"while down $i\"\n",
+                      "  i=$((i+1))\n  sleep 0.1\ndone\n"));
   const int64_t id = Create("tick", "./tick.sh", "max_restarts: 0\n");
   WaitUntil([&] { return Trial(id)["state"] == "RUNNING"; }, "the trial to run");
   const int64_t trial = Trial(id)["id"];
@@ -742,6 +747,8 @@ TEST_F(FaultsTest, AgentKeepsUndeliveredExitAcrossRestart) {
   WaitUntil([&] { return agent->err().find("delivered the exit") != std::string::npos; },
             "the agent to say it delivered the kept exit", absl::Seconds(10));
   EXPECT_TRUE(fs::is_empty(kept)) << "delivered, then deleted";
+  std::cout << "[ measured ] the agent exited " << absl::FormatDuration(stopped.end_time - asked)
+            << " after SIGTERM with its master down" << std::endl;
 }
 
 // SIGKILL to one agent of a two-agent trial: the master marks it lost after its timeout, stops
@@ -753,13 +760,14 @@ TEST_F(FaultsTest, AgentKilledMidTrialRestartsFromCheckpoint) {
   StartAgent("a2");
   const std::string d = dir_.string();
   Script("ranks.sh",
-         absl::StrCat("if [ -n \"$COHORT_LATEST_CHECKPOINT\" ]; then\n",
-                      "  echo \"rank $COHORT_RANK resumed from $COHORT_LATEST_CHECKPOINT\"; exit 0\nfi\n",
-                      "if [ \"$COHORT_RANK\" = 0 ]; then\n",
-                      "  echo '{\"kind\":\"checkpoint\",\"storage_id\":\"ck-1\",\"path\":\"ck-1\",",
-                      "\"steps_completed\":5}' >> \"$COHORT_RUN_DIR/metrics.jsonl\"\nfi\n",
-                      "echo \"$COHORT_RANK $$\" >> ", d, "/ranks\n",
-                      "echo \"rank $COHORT_RANK running\"\nexec sleep 600\n"));
+         absl::StrCat(
+             "if [ -n \"$COHORT_LATEST_CHECKPOINT\" ]; then\n",
+             "  echo \"rank $COHORT_RANK resumed from $COHORT_LATEST_CHECKPOINT\"; exit 0\nfi\n",
+             "if [ \"$COHORT_RANK\" = 0 ]; then\n",
+             "  echo '{\"kind\":\"checkpoint\",\"storage_id\":\"ck-1\",\"path\":\"ck-1\",",
+             "\"steps_completed\":5}' >> \"$COHORT_RUN_DIR/metrics.jsonl\"\nfi\n",
+             "echo \"$COHORT_RANK $$\" >> ", d, "/ranks\n",
+             "echo \"rank $COHORT_RANK running\"\nexec sleep 600\n"));
   const int64_t id =
       Create("ranks", "./ranks.sh", "resources: {slots_per_trial: 2}\nmax_restarts: 2\n");
   WaitUntil([&] { return Trial(id)["latest_checkpoint"] == "ck-1"; }, "the checkpoint",

@@ -109,8 +109,8 @@ class Allocations {
   // Every running allocation with a node on `agent` that has not exited yet: marks those nodes
   // as lost (exit -1) and returns the allocations' ids. Nodes in `keep` ((allocation, node)
   // pairs the agent has just claimed) are left alone.
-  std::vector<std::string> MarkAgentLost(
-      const std::string& agent, const std::vector<std::pair<std::string, int>>& keep = {});
+  std::vector<std::string> MarkAgentLost(const std::string& agent,
+                                         const std::vector<std::pair<std::string, int>>& keep = {});
   // Per slot used on `agent`: the (allocation, trial) holding it, in allocation id order.
   std::vector<std::pair<std::string, int64_t>> SlotOwners(const std::string& agent) const;
   const std::map<std::string, Allocation>& running() const { return running_; }

@@ -179,7 +179,7 @@ struct AgentRow {
 struct AllocationRow {
   std::string id;  // "<trial>.<boot>.<n>"
   int64_t trial_id = 0;
-  std::string token_hash;                           // users::TokenHash of its credential
+  std::string token_hash;                          // users::TokenHash of its credential
   std::vector<std::pair<std::string, int>> nodes;  // (agent, slots) in node order
   int64_t created_ms = 0;
 };

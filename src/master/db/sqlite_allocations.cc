@@ -33,9 +33,9 @@ absl::StatusOr<std::vector<std::pair<std::string, int>>> ParseNodes(const std::s
     if (ok) nodes.emplace_back(node[0].get<std::string>(), node[1].get<int>());
   }
   if (!ok) {
-    return absl::DataLossError(absl::StrCat("allocations row '", id,
-                                            "': nodes_json is not [[agent, slots], ...]: ",
-                                            text.substr(0, 200)));
+    return absl::DataLossError(
+        absl::StrCat("allocations row '", id,
+                     "': nodes_json is not [[agent, slots], ...]: ", text.substr(0, 200)));
   }
   return nodes;
 }
