@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/leftovers.h"
+#include "agent/undelivered.h"
 #include "client/master_client.h"
 #include "common/directory_lock.h"
 #include "common/logging.h"
@@ -23,8 +24,8 @@ constexpr absl::Duration kKillGrace = absl::Seconds(10);
 // When the agent itself stops: its trials' SIGTERM to SIGKILL, short enough that it exits
 // within 10 s whatever they do.
 constexpr absl::Duration kShutdownGrace = absl::Seconds(5);
-constexpr absl::Duration kRetryEvery = absl::Seconds(1);      // registering, polling
-constexpr absl::Duration kComplainEvery = absl::Seconds(30);  // while registering fails
+constexpr absl::Duration kRetryEvery = absl::Seconds(1);        // registering, polling
+constexpr absl::Duration kComplainEvery = absl::Seconds(30);    // while registering fails
 constexpr absl::Duration kLeftoverTimeout = absl::Seconds(10);  // SIGKILLed leftovers to go
 
 // Whether `id` can name an allocation in a URL path: the master's ids are "<trial>.<boot>.<n>".
@@ -126,14 +127,44 @@ absl::Status Agent::Register() {
                                        options_.port_lo, options_.port_hi, {}};
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [id, control] : running_) registration.running.push_back(id);
+    for (const auto& [id, control] : running_) {
+      registration.running.push_back(id);
+      registration.allocations.push_back(control->Claim());
+    }
   }
   return client.Post("/api/v1/agents", registration.ToJson()).status();
 }
 
+absl::Status Agent::DeliverKept() {
+  for (auto& [path, kept] : ListUndelivered(options_.work_dir)) {
+    absl::Status delivered =
+        kept.ok() ? DeliverUndelivered(options_.master_url, options_.tls_ca_file, *kept)
+                  : kept.status();
+    if (absl::IsUnavailable(delivered)) return delivered;  // the master is away: kept
+    if (delivered.ok()) {
+      COHORT_LOG(INFO) << "agent " << options_.id << ": delivered the exit (status " << kept->status
+                       << ") of node " << kept->node << " of allocation " << kept->allocation
+                       << " and " << kept->lines.size() << " log line(s) its previous run kept";
+    } else {
+      COHORT_LOG(WARNING) << "agent " << options_.id << ": dropping " << path
+                          << ", kept by its previous run: " << delivered.message();
+    }
+    std::error_code ec;
+    fs::remove(path, ec);
+    if (ec) {
+      COHORT_LOG(ERROR) << "agent " << options_.id << ": removing " << path << ": " << ec.message()
+                        << " (it would be delivered again)";
+    }
+  }
+  return absl::OkStatus();
+}
+
 bool Agent::RegisterPatiently() {
   while (!stop_.HasBeenNotified()) {
-    absl::Status s = Register();
+    // What its previous run could not deliver goes first: the master ends those allocations
+    // with it, before this registration would count their nodes as lost.
+    absl::Status s = DeliverKept();
+    if (s.ok()) s = Register();
     if (absl::IsUnauthenticated(s)) {
       refusal_ = absl::UnauthenticatedError(absl::StrCat(
           "the master at ", options_.master_url, " refused agent ", options_.id, ": ", s.message(),
@@ -275,6 +306,10 @@ AllocationRunOptions Agent::RunOptions() const {
 
 void Agent::Start(wire::StartAction action) {
   auto control = std::make_shared<AllocationControl>(clock_);
+  control->Describe({.allocation = action.allocation,
+                     .trial_id = action.trial_id,
+                     .node_rank = action.node_rank,
+                     .slots = action.slots});
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_[action.allocation] = control;

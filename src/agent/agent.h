@@ -15,7 +15,10 @@
 // Stop() ends all of that within 10 s, master or not: running trials get SIGTERM and, 5 s
 // later, SIGKILL; pending posts are tried once more, not retried.
 // Run() first refuses an unsafe id, takes the work directory's lock and stops what an earlier
-// run of an agent on it left running (leftovers.h).
+// run of an agent on it left running (leftovers.h); before each registration it delivers what
+// an earlier run could not (an exit and its log tail, undelivered.h). Its registration names the
+// allocations it runs, so a restarted master re-adopts them
+// (docs/design/0011-master-restart-readoption.md).
 // Time: every decision (back-off, grace, flush interval) is by AgentOptions::clock, so tests
 // drive it with a FakeClock; sockets and pipes keep real time.
 //
@@ -82,7 +85,12 @@ class Agent {
   void Stop();
 
  private:
+  // Registers with the allocations it runs (wire::RunningAllocation), which a restarted master
+  // re-adopts.
   absl::Status Register();
+  // Delivers what its previous run kept (undelivered.h), deleting each record the master took or
+  // refused for good; Unavailable (the rest kept) when the master does not answer.
+  absl::Status DeliverKept();
   // Registers until the master takes it; false when stopped first, refused for want of the
   // agent secret or failed by TLS (then refusal_ says why).
   bool RegisterPatiently();
@@ -109,7 +117,7 @@ class Agent {
   std::atomic<bool> stop_requested_{false};
   absl::Status refusal_;  // the master refused the agent's secret, or TLS failed; Run() returns it
   absl::Notification stop_;  // notified once by Stop(); cuts back-off sleeps and retries short
-  absl::Time last_complaint_ = absl::InfinitePast();  // that registering failed (Run's thread)
+  absl::Time last_complaint_ = absl::InfinitePast();   // that registering failed (Run's thread)
   absl::Time last_registered_ = absl::InfinitePast();  // the last registration taken (Run's)
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<AllocationControl>> running_;  // by allocation id

@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "agent/leftovers.h"
 #include "agent/retry.h"
+#include "agent/undelivered.h"
 #include "common/context_archive.h"
 #include "common/json_bounded.h"
 #include "common/line_splitter.h"
@@ -140,6 +141,22 @@ bool AllocationControl::stopping() {
   return mode_.has_value();
 }
 
+void AllocationControl::Describe(wire::RunningAllocation node) {
+  std::lock_guard<std::mutex> lock(mu_);
+  node_ = std::move(node);
+}
+
+wire::RunningAllocation AllocationControl::Claim() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return node_;
+}
+
+void AllocationControl::SetHeld(int64_t lines, int64_t report_batches) {
+  std::lock_guard<std::mutex> lock(mu_);
+  node_.held_log_lines = lines;
+  node_.held_report_batches = report_batches;
+}
+
 AllocationRun::AllocationRun(AllocationRunOptions options, wire::StartAction action,
                              std::shared_ptr<AllocationControl> control)
     : options_(std::move(options)),
@@ -181,7 +198,7 @@ void AllocationRun::Fail(const std::string& why) {
     Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", why));
     FlushLogs();
   }
-  ReportExit(1);
+  if (absl::IsUnavailable(ReportExit(1))) KeepUndelivered(1);
 }
 
 int AllocationRun::Run() {
@@ -194,7 +211,7 @@ int AllocationRun::Run() {
     Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", launch.status().message()));
   }
   FlushLogs();
-  ReportExit(status);
+  if (absl::IsUnavailable(ReportExit(status))) KeepUndelivered(status);
   // The unpacked context stays: the trial ran inside it and may have written outputs there,
   // which are the user's. The archive was never written here (unpacked from memory).
   return status;
@@ -424,6 +441,8 @@ void AllocationRun::Flush(Subprocess& child, bool last) {
   while ((last || clock_.Now() >= away_until_) && PostReports() && last) {
   }
   patient_ = true;
+  control_->SetHeld(static_cast<int64_t>(pending_logs_.size()),
+                    static_cast<int64_t>(unsent_reports_.size()));
   if (clock_.Now() >= away_until_) away_backoff_ = absl::ZeroDuration();  // it answered
   if (!master_forgot_) return;
   // The master restarted and no longer knows this allocation: checkpoint and stop.
@@ -468,7 +487,8 @@ bool AllocationRun::PostLogs(size_t begin, size_t end) {
                        .lines = {pending_logs_.begin() + begin, pending_logs_.begin() + end},
                        .node = action_.node_rank};
   absl::StatusOr<Json> r = Post(path, batch.ToJson());
-  if (absl::IsUnavailable(r.status()) && !patient_) return false;  // kept for the next try
+  // Kept for the next try (or, once the run has ended, for the agent's next run: KeepUndelivered).
+  if (absl::IsUnavailable(r.status())) return false;
   if (absl::IsNotFound(r.status())) {
     master_forgot_ = true;  // the lines were stored anyway
   } else if (absl::IsInvalidArgument(r.status()) && end - begin > 1) {
@@ -647,16 +667,39 @@ bool AllocationRun::TryReportBatch(const wire::ReportBatch& batch) {
   return true;
 }
 
-void AllocationRun::ReportExit(int status) {
+absl::Status AllocationRun::ReportExit(int status) {
   const wire::ExitReport exit{action_.node_rank, status};
   absl::StatusOr<Json> r =
       Post(absl::StrCat("/api/v1/allocations/", action_.allocation, "/exit"), exit.ToJson());
-  if (r.ok()) return;
+  if (r.ok()) return absl::OkStatus();
   // NotFound: the master already ended the allocation (it restarted, or lost this agent).
   // Otherwise it counts the node as failed once it stops hearing from it or the agent
   // re-registers, so the trial is not stuck either way.
   COHORT_LOG(WARNING) << Prefix() << ": the exit report (node " << exit.node << ", status "
                       << exit.status << ") was not taken: " << r.status();
+  return r.status();
+}
+
+void AllocationRun::KeepUndelivered(int status) {
+  UndeliveredExit kept{.allocation = action_.allocation,
+                       .token = action_.allocation_token,
+                       .trial_id = action_.trial_id,
+                       .node = action_.node_rank,
+                       .status = status,
+                       .lines = std::move(pending_logs_)};
+  const size_t lines = kept.lines.size();
+  pending_logs_.clear();
+  pending_log_bytes_ = 0;
+  if (absl::Status s = SaveUndelivered(options_.work_dir, options_.agent_id, std::move(kept));
+      !s.ok()) {
+    COHORT_LOG(ERROR) << Prefix() << ": the master is unreachable and keeping the exit (status "
+                      << status << ") and " << lines
+                      << " log line(s) for the next run failed: " << s << "; they are lost";
+    return;
+  }
+  COHORT_LOG(WARNING) << Prefix() << ": the master is unreachable; kept the exit (status " << status
+                      << ") and the last of " << lines
+                      << " log line(s) in the work directory, for the agent's next run to deliver";
 }
 
 }  // namespace cohort::agent

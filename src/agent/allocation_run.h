@@ -50,11 +50,18 @@ class AllocationControl {
   void Stop(wire::StopMode mode, absl::Duration kill_grace);
   // Whether Stop was called.
   bool stopping();
+  // What the agent's registration says of this node: `node` as set at its start, with what the
+  // run holds for the master now (its log lines and report batches not delivered yet).
+  void Describe(wire::RunningAllocation node);
+  wire::RunningAllocation Claim();
 
  private:
   friend class AllocationRun;
+  void SetHeld(int64_t lines, int64_t report_batches);
+
   const Clock& clock_;
   std::mutex mu_;
+  wire::RunningAllocation node_;
   Subprocess* child_ = nullptr;  // while the launcher runs
   std::optional<wire::StopMode> mode_;
   absl::Time kill_at_ = absl::InfiniteFuture();
@@ -83,8 +90,10 @@ class AllocationRun {
                 std::shared_ptr<AllocationControl> control);
 
   // Runs the node to its end and reports its exit to the master (retrying while the master is
-  // away, up to 10 minutes; once the agent stops, one try). Returns the launcher's exit status
-  // (1 when it never started).
+  // away, up to 10 minutes; once the agent stops, one try). What the master did not take for
+  // want of an answer (the exit, the log lines left) is kept in the work directory for the
+  // agent's next run (undelivered.h). Returns the launcher's exit status (1 when it never
+  // started).
   int Run();
   // Reports this node failed without starting it, for a start action the agent could not
   // parse but whose allocation and node it could read: `why` goes to the trial's log (when
@@ -149,7 +158,11 @@ class AllocationRun {
   // longer than JsonLinesTail::kDefaultMaxLineBytes logged and dropped.
   std::vector<wire::ReportRecord> NewRecords();
   std::optional<wire::ProgressRecord> ReadProgress();
-  void ReportExit(int status);
+  // Posts the exit report; Unavailable when the master did not answer (patiently, or once when
+  // the agent stops), any other error its answer.
+  absl::Status ReportExit(int status);
+  // Keeps the exit and the log lines left for the agent's next run (undelivered.h).
+  void KeepUndelivered(int status);
   std::string Prefix() const;  // "agent A: allocation X"
   // PostPatiently, stopping with the agent.
   absl::StatusOr<nlohmann::json> Post(const std::string& path, const nlohmann::json& body);

@@ -145,7 +145,10 @@ int DescribeTrial(const CommandContext& context, int64_t trial_id) {
   }
   std::cout << "trial " << trial_id << " (experiment " << t->experiment_id
             << "): " << wire::Name(t->state) << ", " << t->batches << "/" << t->total_batches
-            << " batches, hyperparameters " << Str(t->hparams) << "\n\nvalidation:\n";
+            << " batches, " << t->restarts << " restart(s), hyperparameters " << Str(t->hparams)
+            << "\n";
+  if (t->waiting_reason) std::cout << "waiting: " << *t->waiting_reason << "\n";
+  std::cout << "\nvalidation:\n";
   PrintValidations(*m);
   std::cout << "\ncheckpoints:\n";
   PrintCheckpoints(*c);

@@ -39,10 +39,17 @@ struct Flags {
       (std::filesystem::path(cohort::client::LocalClusterDir()) / "master").string();
   std::string db_path;
   double agent_timeout = 30;
+  double readopt_grace = 0;  // 0: agent_timeout
   std::string secret_file;
   std::string initial_password_file;
   cohort::master::http::TlsFiles tls;
 };
+
+cohort::master::MasterOptions MasterOptionsFrom(const Flags& f) {
+  return {.data_dir = f.data_dir,
+          .agent_timeout = absl::Seconds(f.agent_timeout),
+          .readopt_grace = absl::Seconds(f.readopt_grace > 0 ? f.readopt_grace : f.agent_timeout)};
+}
 
 void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--host", f.host, "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)");
@@ -54,6 +61,10 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--db", f.db_path, "SQLite database file (default: DATA_DIR/master.db)");
   app.add_option("--agent-timeout", f.agent_timeout,
                  "Seconds without contact after which an agent counts as lost (default 30)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--readopt-grace", f.readopt_grace,
+                 "After a restart, seconds to wait for agents to reclaim the trials that were "
+                 "running before they are queued again (default: --agent-timeout)")
       ->check(CLI::PositiveNumber);
   app.add_option("--agent-secret-file", f.secret_file,
                  "The cluster secret agents must present (cohort-agent --secret-file); created "
@@ -168,8 +179,7 @@ int main(int argc, char** argv) {
   if (f.db_path.empty()) f.db_path = (std::filesystem::path(f.data_dir) / "master.db").string();
   auto db = cohort::master::OpenSqliteDatabase(f.db_path);
   if (!db.ok()) return Fail(db.status());
-  auto master = cohort::master::Master::Create(
-      *std::move(db), {.data_dir = f.data_dir, .agent_timeout = absl::Seconds(f.agent_timeout)});
+  auto master = cohort::master::Master::Create(*std::move(db), MasterOptionsFrom(f));
   if (!master.ok()) return Fail(master.status());
   if (f.secret_file.empty()) {
     f.secret_file = (std::filesystem::path(f.data_dir) / "agent-secret").string();

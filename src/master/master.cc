@@ -156,22 +156,14 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
     }
   }
   std::unique_ptr<Master> master(new Master(std::move(db), std::move(options)));
-  // A restarted master has no live allocations: trials that were running are queued again and
-  // resume from their latest checkpoints once agents reconnect (their old processes are told to
-  // stop, which makes them checkpoint first).
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, master->db_->ListTrials(std::nullopt));
-  for (TrialRow& t : trials) {
+  for (const TrialRow& t : trials) {
     master->next_sequence_ = std::max(master->next_sequence_, t.sequence + 1);
-    if (t.state != TrialState::kRunning) continue;
-    COHORT_RETURN_IF_ERROR(Transition(t.state, TrialState::kQueued, TrialName(t.id)));
-    COHORT_RETURN_IF_ERROR(master->db_->UpdateTrial(t));
-    COHORT_RETURN_IF_ERROR(
-        master->db_
-            ->AppendLogs(
-                t.id, {{-1,
-                        "master: restarted; the trial is queued again and resumes from its latest "
-                        "checkpoint"}})
-            .status());
+  }
+  {
+    // What ran when the master stopped waits for its agents (master_recovery.cc).
+    std::lock_guard<std::mutex> lock(master->mu_);
+    COHORT_RETURN_IF_ERROR(master->RecoverLocked());
   }
   COHORT_RETURN_IF_ERROR(master->LoadLogPolicyMatches());
   master->monitor_ = std::thread([m = master.get()] { m->MonitorAgents(); });

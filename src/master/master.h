@@ -57,6 +57,12 @@ std::string TrialName(int64_t id);
 // searcher.max_length in batches (0: none, or not convertible).
 int64_t TotalBatches(const config::ExperimentConfig& cfg);
 
+// How an allocation stopped for `reason` is told to stop: kill (SIGTERM, SIGKILL after the
+// agent's grace) for a kill and for a lost node, whose trial cannot go on without it (node 0's
+// launcher would otherwise keep its rendezvous store up for 60 s waiting for the lost node's
+// exit); preempt (SIGTERM: the trial checkpoints) otherwise.
+wire::StopMode StopModeFor(StopReason reason);
+
 // Who asks the master for a change (the HTTP layer makes it from the caller's login token).
 // Experiments are changed only by their owner or an admin.
 struct Actor {
@@ -77,6 +83,9 @@ struct SeriesRequest {
 struct MasterOptions {
   std::string data_dir;  // contexts/ and the default checkpoint storage live here
   absl::Duration agent_timeout = absl::Seconds(30);  // silent this long: the agent is lost
+  // After a restart, how long the allocations that ran wait for their agents to claim them
+  // before their trials are queued again (docs/design/0011-master-restart-readoption.md).
+  absl::Duration readopt_grace = absl::Seconds(30);
   // What decides liveness and stamps rows (tests pass a FakeClock); null: RealClock().
   Clock* clock = nullptr;
   // At most this many log follows wait at once; more are answered at once (the client asks
@@ -207,7 +216,9 @@ class Master {
   int WaitingPolls();
 
   // Drops the agents silent for longer than agent_timeout (by the clock) and fails what they
-  // ran; the monitor thread calls it every second, tests call it after moving a FakeClock.
+  // ran, and ends the allocations restored after a restart that no agent claimed within
+  // readopt_grace; the monitor thread calls it every second, tests call it after moving a
+  // FakeClock.
   void ExpireLostAgents();
 
  private:
@@ -321,7 +332,18 @@ class Master {
                                  const searcher::Create& create);
   // Every run with a node on `agent_id` lost that node (the agent restarted or went silent):
   // logs `why` to its trial, stops the rest of it and, once all its nodes are gone, ends it.
-  void FailAgentRunsLocked(const std::string& agent_id, const std::string& why);
+  void FailAgentRunsLocked(const std::string& agent_id, const std::string& why,
+                           const std::vector<std::pair<std::string, int>>& keep = {});
+  // Start-up after a restart (master_recovery.cc): the allocations that ran are restored from the
+  // database to wait readopt_grace for their agents; RUNNING trials without one are queued again.
+  absl::Status RecoverLocked();
+  // The nodes a registering agent says it runs: re-adopted, kept, or told to stop. Returns the
+  // (allocation, node) pairs it keeps running.
+  std::vector<std::pair<std::string, int>> ClaimNodesLocked(
+      AgentLive& agent, const std::vector<wire::RunningAllocation>& nodes);
+  // Ends the restored allocations whose grace has passed: a node never claimed is lost; an
+  // allocation none of whose nodes was heard from is queued again without counting a restart.
+  void ExpireRecoveriesLocked();
   void MonitorAgents();
   void ExpireLostAgentsLocked();
   absl::Time NowLocked() const { return options_.clock->Now(); }

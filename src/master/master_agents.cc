@@ -23,15 +23,22 @@ absl::Status Master::RegisterAgent(const wire::AgentRegistration& registration) 
     if (k.id == row.id) enabled = k.enabled;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  // A re-registration of a known agent means it restarted: what it ran is gone.
-  FailAgentRunsLocked(row.id, absl::StrCat("agent ", row.id, " restarted"));
   AgentLive& live = agents_.Register(row.id, row.slots, row.host, registration.port_lo,
                                      registration.port_hi, enabled);
-  // Processes it still runs for allocations this master does not know (it restarted): stop
-  // them, so they checkpoint and free the slots.
+  // The nodes it says it runs: re-adopted after a master restart, or told to stop
+  // (master_recovery.cc). Its slots hold what runs (or waits for it) on it.
+  const std::vector<std::pair<std::string, int>> keep =
+      ClaimNodesLocked(live, registration.allocations);
+  live.state.used = allocations_.SlotsOn(row.id);
+  // Nodes placed on it that it no longer runs: it restarted, and they are gone.
+  FailAgentRunsLocked(row.id, absl::StrCat("agent ", row.id, " restarted"), keep);
+  // An agent that sends only ids (before re-adoption): the ones this master does not know stop.
   for (const std::string& running : registration.running) {
-    if (allocations_.Find(running) == nullptr) {
-      live.actions.push_back(wire::StopAction{running, wire::StopMode::kPreempt});
+    const bool claimed =
+        std::any_of(registration.allocations.begin(), registration.allocations.end(),
+                    [&](const wire::RunningAllocation& a) { return a.allocation == running; });
+    if (!claimed && allocations_.Find(running) == nullptr) {
+      PushActionLocked(row.id, wire::StopAction{running, wire::StopMode::kPreempt});
     }
   }
   COHORT_LOG(INFO) << "agent " << row.id << " registered: " << row.slots << " slots at "
@@ -41,11 +48,17 @@ absl::Status Master::RegisterAgent(const wire::AgentRegistration& registration) 
   return absl::OkStatus();
 }
 
-void Master::FailAgentRunsLocked(const std::string& agent_id, const std::string& why) {
-  for (const std::string& id : allocations_.MarkAgentLost(agent_id)) {
+void Master::FailAgentRunsLocked(const std::string& agent_id, const std::string& why,
+                                 const std::vector<std::pair<std::string, int>>& keep) {
+  for (const std::string& id : allocations_.MarkAgentLost(agent_id, keep)) {
     Allocation* a = allocations_.Find(id);
     AppendLogLocked(a->trial_id, absl::StrCat("master: ", why));
-    if (a->stop == StopReason::kNone) StopAllocationLocked(*a, StopReason::kLost);
+    // Restored after a restart and never heard from on this master run: the agents came back
+    // without it (the start may never have reached them), which is not counted as a restart.
+    const bool unclaimed = a->state == AllocationState::kRecovering && !a->HeardFrom();
+    if (a->stop == StopReason::kNone) {
+      StopAllocationLocked(*a, unclaimed ? StopReason::kUnclaimed : StopReason::kLost);
+    }
     if (!a->AllExited()) continue;
     if (absl::Status s = FinishAllocationLocked(*a); !s.ok()) {
       COHORT_LOG(ERROR) << why << ": finishing allocation " << id << ": " << s;
@@ -151,6 +164,12 @@ absl::StatusOr<wire::TaskList> Master::ListTasks() {
       task.reason = "the experiment is paused";
     }
     if (const Allocation* a = allocations_.OfTrial(t.id)) {
+      if (a->state == AllocationState::kRecovering) {
+        task.reason =
+            absl::StrCat("the master restarted: waiting until ",
+                         absl::FormatTime("%H:%M:%S", a->recover_by, absl::LocalTimeZone()),
+                         " for its agents to reclaim allocation ", a->id);
+      }
       task.agents.emplace();
       for (const auto& [agent, slots] : a->agents) task.agents->push_back(agent);
     }
@@ -211,6 +230,7 @@ void Master::ExpireLostAgentsLocked() {
     agents_.Remove(id);
     FailAgentRunsLocked(id, why);
   }
+  ExpireRecoveriesLocked();
   if (!lost.empty()) ScheduleLocked();
 }
 

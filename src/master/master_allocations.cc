@@ -31,6 +31,11 @@ constexpr int kErrorLines = 20;  // of a failed trial's log, kept with it
 
 }  // namespace
 
+wire::StopMode StopModeFor(StopReason reason) {
+  return reason == StopReason::kKill || reason == StopReason::kLost ? wire::StopMode::kKill
+                                                                    : wire::StopMode::kPreempt;
+}
+
 void Master::ScheduleLocked() {
   // Timed by the wall clock whatever the master's clock is (a pass's cost, not its schedule).
   struct Timer {
@@ -88,7 +93,7 @@ void Master::ScheduleLocked() {
 
 absl::Status Master::CheckAllocationToken(const std::string& allocation, const std::string& token) {
   std::lock_guard<std::mutex> lock(mu_);
-  return allocations_.CheckToken(allocation, token);
+  return allocations_.CheckToken(allocation, users::TokenHash(token));
 }
 
 absl::Status Master::StartLocked(const Placement& placement) {
@@ -103,7 +108,18 @@ absl::Status Master::StartLocked(const Placement& placement) {
     COHORT_ASSIGN_OR_RETURN(warm_start, WarmStartPath(facts.searcher));
     if (!warm_start.empty()) absl::StrAppend(&ops_note, ", its weights from ", warm_start);
   }
-  const Allocation& allocation = allocations_.Add(trial_id, placement, users::NewToken());
+  std::string token = users::NewToken();
+  std::string token_hash = users::TokenHash(token);
+  const Allocation& allocation =
+      allocations_.Add(trial_id, placement, std::move(token), std::move(token_hash));
+  // Kept until it ends, so a restarted master can re-adopt it (master_recovery.cc).
+  if (absl::Status stored =
+          db_->InsertAllocation({allocation.id, trial_id, allocation.token_hash, placement.agents,
+                                 absl::ToUnixMillis(NowLocked())});
+      !stored.ok()) {
+    allocations_.Remove(allocation.id);
+    return stored;
+  }
   const std::string chief_addr = agents_.NextChiefAddress(*agents_.Find(placement.agents[0].first));
   std::vector<std::string> where;
   for (size_t node = 0; node < placement.agents.size(); ++node) {
@@ -157,10 +173,8 @@ void Master::StopAllocationLocked(Allocation& allocation, StopReason reason) {
   if (allocation.stop == StopReason::kNone) allocation.stop = reason;
   for (size_t node = 0; node < allocation.agents.size(); ++node) {
     if (allocation.exits[node]) continue;
-    PushActionLocked(
-        allocation.agents[node].first,
-        wire::StopAction{allocation.id, reason == StopReason::kKill ? wire::StopMode::kKill
-                                                                    : wire::StopMode::kPreempt});
+    PushActionLocked(allocation.agents[node].first,
+                     wire::StopAction{allocation.id, StopModeFor(reason)});
   }
 }
 
@@ -291,6 +305,10 @@ absl::Status Master::AllocationExit(const std::string& allocation_id,
 absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   const Allocation a = allocation;  // `allocation` is removed below
   allocations_.Remove(a.id);
+  // A row left behind is forgotten by the next start (its trial is no longer RUNNING then).
+  if (absl::Status s = db_->DeleteAllocation(a.id); !s.ok()) {
+    COHORT_LOG(ERROR) << "allocation " << a.id << " ended, but deleting its row: " << s;
+  }
   for (const auto& [agent_id, slots] : a.agents) agents_.Release(agent_id, slots);
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(a.trial_id));
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));

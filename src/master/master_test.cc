@@ -264,9 +264,13 @@ TEST_F(MasterTest, AnExcludeNodeMatchKeepsTheRestartsOffThatAgentAlsoAfterAMaste
   EXPECT_EQ(OnlyStart("a2")["trial_id"], trial);
   EXPECT_THAT(Actions("a1"), ::testing::IsEmpty());
 
-  // A restarted master remembers the exclusion: with only a1 connected, the trial waits.
+  // A restarted master remembers the exclusion: a2 does not come back to reclaim the run, so
+  // after the grace the trial is queued again, and with only a1 connected it waits.
   StartOnFile();
   Register("a1", 1);
+  clock_.Advance(absl::Seconds(31));
+  ASSERT_TRUE(master_->Heartbeat("a1").ok());
+  master_->ExpireLostAgents();
   EXPECT_THAT(Actions("a1"), ::testing::IsEmpty());
   const Json t = Trial(trial);
   EXPECT_EQ(t["state"], "QUEUED");
@@ -443,6 +447,99 @@ TEST_F(MasterTest, ARestartedMasterRebuildsTheSearcherAndItsEarlierDecisionsStan
       << "trial 3's rung metric, ranked with the restored ones, promotes trial 2";
   EXPECT_EQ(Trial(t1["trial_id"])["state"], "COMPLETED");
   EXPECT_EQ(Experiment(exp)["trials"].size(), 4u) << "the restart created no trial twice";
+}
+
+// The registration of an agent that still runs `start`'s node (as after a master restart).
+wire::AgentRegistration Claiming(const std::string& agent, const Json& start) {
+  wire::AgentRegistration r{.id = agent, .slots = 1, .host = "127.0.0.1"};
+  r.allocations.push_back({.allocation = start["allocation"].get<std::string>(),
+                           .trial_id = start["trial_id"].get<int64_t>(),
+                           .node_rank = start["node_rank"].get<int>(),
+                           .slots = start["slots"].get<int>()});
+  return r;
+}
+
+TEST_F(MasterTest, ARestartedMasterReadoptsTheAllocationItsAgentClaims) {
+  StartOnFile();
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  const Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  StartOnFile();  // the master restarts; the trial's processes run on at the agent
+  EXPECT_EQ(Trial(trial)["state"], "RUNNING");
+  EXPECT_TRUE(
+      master_
+          ->CheckAllocationToken(start["allocation"], start["allocation_token"].get<std::string>())
+          .ok())
+      << "the allocation may report before its agent is back";
+  ASSERT_TRUE(master_->RegisterAgent(Claiming("a1", start)).ok());
+  EXPECT_TRUE(Actions("a1").empty()) << "neither a stop nor a second start";
+  clock_.Advance(absl::Minutes(1));  // past the grace: a re-adopted allocation has none
+  ASSERT_TRUE(master_->Heartbeat("a1").ok());
+  master_->ExpireLostAgents();
+  EXPECT_EQ(Trial(trial)["state"], "RUNNING");
+  EXPECT_EQ(Trial(trial)["allocation"], start["allocation"]);
+  EXPECT_THAT(Logs(trial), HasSubstr("the trial runs on, re-adopted"));
+  ASSERT_TRUE(Exit(start, 0).ok());
+  EXPECT_EQ(Trial(trial)["state"], "COMPLETED");
+  EXPECT_EQ(Trial(trial)["restarts"], 0);
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
+}
+
+TEST_F(MasterTest, AnAllocationNoAgentReclaimsWithinTheGraceIsQueuedWithoutARestart) {
+  StartOnFile();
+  Register("a1", 1);
+  Create(Config(1, 0, kSingle));  // max_restarts 0: a counted restart would end it in ERROR
+  const Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  StartOnFile();
+  clock_.Advance(absl::Seconds(29));
+  master_->ExpireLostAgents();
+  EXPECT_EQ(Trial(trial)["state"], "RUNNING") << "within the 30 s grace";
+  clock_.Advance(absl::Seconds(2));
+  master_->ExpireLostAgents();
+  EXPECT_EQ(Trial(trial)["state"], "QUEUED");
+  EXPECT_EQ(Trial(trial)["restarts"], 0);
+  EXPECT_THAT(Logs(trial), HasSubstr("not counted as a restart"));
+  // The agent comes back late, still running the old allocation: told to stop it, then given
+  // the trial again.
+  ASSERT_TRUE(master_->RegisterAgent(Claiming("a1", start)).ok());
+  const Json actions = Actions("a1");
+  ASSERT_EQ(actions.size(), 2u) << actions.dump();
+  EXPECT_EQ(actions[0]["type"], "stop");
+  EXPECT_EQ(actions[0]["allocation"], start["allocation"]);
+  EXPECT_EQ(actions[1]["type"], "start");
+  EXPECT_NE(actions[1]["allocation"], start["allocation"]);
+}
+
+TEST_F(MasterTest, AnAgentBackWithoutTheRestoredAllocationQueuesItWithoutARestart) {
+  StartOnFile();
+  Register("a1", 1);
+  Create(Config(1, 0, kSingle));
+  const Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  StartOnFile();
+  Register("a1", 1);  // claims nothing: the start never reached it, or it restarted
+  EXPECT_EQ(Trial(trial)["restarts"], 0);
+  const Json again = OnlyStart("a1");
+  EXPECT_EQ(again["trial_id"], trial) << "queued again and placed at once";
+  EXPECT_NE(again["allocation"], start["allocation"]);
+}
+
+TEST_F(MasterTest, AKillWhileTheAgentIsAwayReachesItWhenItReclaimsTheAllocation) {
+  StartOnFile();
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  const Json start = OnlyStart("a1");
+  StartOnFile();
+  ASSERT_TRUE(master_->KillExperiment(exp, kRoot).ok());
+  ASSERT_TRUE(master_->RegisterAgent(Claiming("a1", start)).ok());
+  const Json actions = Actions("a1");
+  ASSERT_GE(actions.size(), 1u);
+  EXPECT_EQ(actions[0]["type"], "stop");
+  EXPECT_EQ(actions[0]["mode"], "kill");
+  ASSERT_TRUE(Exit(start, 137).ok());
+  EXPECT_EQ(Trial(start["trial_id"])["state"], "CANCELED");
 }
 
 // Waits (bounded) until `n` long polls wait in the master.

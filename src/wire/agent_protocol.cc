@@ -33,12 +33,32 @@ void ReadHparams(FieldReader& r, const Json& json, Json* out) {
 
 }  // namespace
 
+Json RunningAllocation::ToJson() const {
+  return {{"allocation", allocation},         {"trial_id", trial_id},
+          {"node_rank", node_rank},           {"slots", slots},
+          {"held_log_lines", held_log_lines}, {"held_report_batches", held_report_batches}};
+}
+
+absl::StatusOr<RunningAllocation> ParseRunningAllocation(const Json& json,
+                                                         const std::string& context) {
+  FieldReader r(json, context);
+  RunningAllocation a;
+  r.Required("allocation", &a.allocation, kMaxIdBytes);
+  r.RequiredId("trial_id", &a.trial_id);
+  r.Required("node_rank", &a.node_rank, {.min = 0, .max = kMaxNodes - 1});
+  r.Required("slots", &a.slots, {.min = 1, .max = kMaxSlots});
+  r.Optional("held_log_lines", &a.held_log_lines, {.min = 0});
+  r.Optional("held_report_batches", &a.held_report_batches, {.min = 0});
+  COHORT_RETURN_IF_ERROR(r.status());
+  return a;
+}
+
 Json AgentRegistration::ToJson() const {
-  return {{"id", id},
-          {"slots", slots},
-          {"host", host},
-          {"port_range", {port_lo, port_hi}},
-          {"running", running}};
+  Json list = Json::array();
+  for (const RunningAllocation& a : allocations) list.push_back(a.ToJson());
+  return {{"id", id},           {"slots", slots},
+          {"host", host},       {"port_range", {port_lo, port_hi}},
+          {"running", running}, {"allocations", list}};
 }
 
 absl::StatusOr<AgentRegistration> ParseAgentRegistration(const Json& json) {
@@ -71,6 +91,8 @@ absl::StatusOr<AgentRegistration> ParseAgentRegistration(const Json& json) {
     }
   }
   r.Array("running", &a.running, kMaxRunning, FieldReader::kOptional, internal::ParseStringElement);
+  r.Array("allocations", &a.allocations, kMaxRunning, FieldReader::kOptional,
+          ParseRunningAllocation);
   COHORT_RETURN_IF_ERROR(r.status());
   return a;
 }

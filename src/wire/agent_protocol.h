@@ -39,6 +39,24 @@ inline constexpr size_t kMaxStepProfilesPerBatch = 200;
 inline constexpr size_t kMaxActions = 1000;
 inline constexpr size_t kMaxConfigBytes = 1 << 20;  // an experiment config's YAML text
 
+// A node of an allocation an agent still runs (or ran and has not delivered everything of), as
+// its registration tells a restarted master: the master re-adopts the node when it knows the
+// allocation with this trial and this node on this agent, and tells the agent to stop it
+// otherwise (docs/design/0011-master-restart-readoption.md).
+struct RunningAllocation {
+  std::string allocation;  // "<trial>.<boot>.<n>"
+  int64_t trial_id = 0;
+  int node_rank = 0;
+  int slots = 1;
+  // What the agent holds for the master, delivered once the master answers (for its log).
+  int64_t held_log_lines = 0;
+  int64_t held_report_batches = 0;
+
+  Json ToJson() const;
+};
+absl::StatusOr<RunningAllocation> ParseRunningAllocation(const Json& json,
+                                                         const std::string& context);
+
 // Registration (and re-registration after a master restart).
 struct AgentRegistration {
   std::string id;
@@ -47,6 +65,9 @@ struct AgentRegistration {
   int port_lo = 29500;             // optional "port_range": [lo, hi], 1 <= lo <= hi <= 65535
   int port_hi = 29599;
   std::vector<std::string> running;  // optional: allocations whose processes still run here
+  // optional: the same allocations with their nodes (agents before re-adoption sent only
+  // `running`, whose allocations a restarted master always stopped).
+  std::vector<RunningAllocation> allocations;
 
   Json ToJson() const;
 };

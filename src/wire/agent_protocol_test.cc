@@ -42,6 +42,31 @@ TEST(AgentProtocolTest, RegistrationRoundTrips) {
   EXPECT_EQ(back->running, a.running);
 }
 
+TEST(AgentProtocolTest, RegistrationCarriesTheNodesTheAgentRuns) {
+  AgentRegistration a{.id = "a1", .slots = 2};
+  a.allocations.push_back({.allocation = "7.beef.1",
+                           .trial_id = 7,
+                           .node_rank = 1,
+                           .slots = 2,
+                           .held_log_lines = 40,
+                           .held_report_batches = 3});
+  absl::StatusOr<AgentRegistration> back = ParseAgentRegistration(Wire(a.ToJson()));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->allocations.size(), 1u);
+  const RunningAllocation& node = back->allocations[0];
+  EXPECT_EQ(node.allocation, "7.beef.1");
+  EXPECT_EQ(node.trial_id, 7);
+  EXPECT_EQ(node.node_rank, 1);
+  EXPECT_EQ(node.slots, 2);
+  EXPECT_EQ(node.held_log_lines, 40);
+  EXPECT_EQ(node.held_report_batches, 3);
+  Json bad = a.ToJson();
+  bad["allocations"][0].erase("trial_id");
+  EXPECT_THAT(ParseAgentRegistration(bad).status().message(), HasSubstr("\"allocations\"[0]"));
+  EXPECT_TRUE(ParseAgentRegistration(Json{{"id", "a"}, {"slots", 1}})->allocations.empty())
+      << "an older agent's registration has none";
+}
+
 TEST(AgentProtocolTest, RegistrationDefaultsAndErrors) {
   absl::StatusOr<AgentRegistration> minimal =
       ParseAgentRegistration(Json{{"id", "a"}, {"slots", 1}});

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -124,10 +125,17 @@ class FaultsTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  void StartMaster() {
-    master_ = std::make_unique<LauncherProcess>(
-        std::vector<std::string>{BinaryPath("cohort-master"), "--port", "0", "--data-dir",
-                                 (dir_ / "master").string(), "--agent-timeout", "5"});
+  // Starts the master on `port` (0: a free one) over dir_/master, waiting until it listens.
+  void StartMaster(int port = 0, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> argv = {BinaryPath("cohort-master"),
+                                     "--port",
+                                     std::to_string(port),
+                                     "--data-dir",
+                                     (dir_ / "master").string(),
+                                     "--agent-timeout",
+                                     "5"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    master_ = std::make_unique<LauncherProcess>(argv);
     ASSERT_TRUE(master_->WaitFor(
         [](const std::string& out, const std::string&) {
           return out.find("listening on http://") != std::string::npos;
@@ -230,6 +238,41 @@ class FaultsTest : public ::testing::Test {
   }
   json Trial(int64_t experiment) {
     return Json({"experiment", "describe", std::to_string(experiment)})["trials"][0];
+  }
+  // SIGKILLs the master, then starts it again on the same port and data directory.
+  void KillMaster() {
+    ::kill(master_->pid(), SIGKILL);
+    master_->Wait(absl::Seconds(10));
+  }
+  void RestartMaster() { StartMaster(port_, {"--readopt-grace", "20"}); }
+  std::string Logs(int64_t trial) {
+    LaunchResult r = Cohort({"trial", "logs", std::to_string(trial)}, absl::Seconds(120));
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.out;
+  }
+  // The numbers N of the log's lines that end in "<word> N" (after a space, a ']' or at the
+  // start), in the order the master stored them.
+  static std::vector<int> Numbered(const std::string& logs, const std::string& word) {
+    std::vector<int> numbers;
+    for (absl::string_view line : absl::StrSplit(logs, '\n')) {
+      const size_t at = line.rfind(word + " ");
+      if (at == absl::string_view::npos || (at > 0 && line[at - 1] != ' ' && line[at - 1] != ']')) {
+        continue;
+      }
+      int n = 0;
+      if (absl::SimpleAtoi(line.substr(at + word.size() + 1), &n)) numbers.push_back(n);
+    }
+    return numbers;
+  }
+  // The values of the trial's `series` ("training/loss") by batch, in order.
+  std::vector<int> SeriesBatches(int64_t trial, const std::string& series) {
+    std::vector<int> batches;
+    const json all = Json({"trial", "metrics", std::to_string(trial)});
+    for (const json& one : all["series"]) {
+      if (one["name"] != series) continue;
+      for (const json& point : one["points"]) batches.push_back(point[0].get<int>());
+    }
+    return batches;
   }
   // The pids a trial script wrote to dir_/pids, one a line.
   std::vector<pid_t> Pids() {
@@ -601,6 +644,174 @@ TEST_F(FaultsTest, UnsafeAgentIdAndSharedWorkDirAreRefusedAtStart) {
   EXPECT_NE(twin.err.find(absl::StrCat("in use by another cohort-agent (pid ", first.pid(), ")")),
             std::string::npos)
       << twin.err;
+}
+
+std::vector<int> OneTo(int n) {
+  std::vector<int> all;
+  for (int i = 1; i <= n; ++i) all.push_back(i);
+  return all;
+}
+
+// SIGKILL to the master while a trial runs, then a restart: the trial is re-adopted, not
+// restarted. Its processes run on throughout (it writes its start once), it stays RUNNING on the
+// same allocation with no restart counted, and every log line and metric it printed, those the
+// agent held while the master was down included, arrives exactly once and in order.
+TEST_F(FaultsTest, MasterRestartReadoptsRunningTrial) {
+  StartMaster();
+  StartAgent("a1");
+  const std::string d = dir_.string();
+  Script(
+      "count.sh",
+      absl::StrCat("echo $$ >> ", d, "/starts\n", "m=\"$COHORT_RUN_DIR/metrics.jsonl\"\n",
+                   "i=1\nwhile [ $i -le 120 ]; do\n  echo \"line $i\"\n",
+                   "  echo \"{\\\"kind\\\":\\\"training\\\",\\\"steps_completed\\\":$i,"
+                   "\\\"metrics\\\":{\\\"loss\\\":$i}}\" >> \"$m\"\n",
+                   "  [ $i -eq 20 ] && touch ", d, "/at20\n", "  [ $i -eq 60 ] && touch ", d,
+                   "/at60\n", "  while [ $i -eq 60 ] && [ ! -e ", d, "/go ]; do sleep 0.1; done\n",
+                   "  sleep 0.05\n  i=$((i+1))\ndone\necho finished\n"));
+  const int64_t id = Create("count", "./count.sh", "max_restarts: 3\n");
+  WaitUntil([&] { return fs::exists(dir_ / "at20"); }, "the trial to print 20 lines");
+  const json before = Trial(id);
+  const int64_t trial = before["id"];
+  ASSERT_EQ(before["state"], "RUNNING");
+  const std::string allocation = before["allocation"];
+  KillMaster();
+  // The trial runs on while the master is down: its agent holds its output.
+  WaitUntil([&] { return fs::exists(dir_ / "at60"); }, "the trial to print 60 lines",
+            absl::Seconds(30));
+  const absl::Time restarted = absl::Now();
+  RestartMaster();
+  WaitUntil([&] { return Logs(trial).find("the trial runs on, re-adopted") != std::string::npos; },
+            "the agent to reclaim the allocation", absl::Seconds(30));
+  const absl::Duration readopted = absl::Now() - restarted;
+  const json after = Trial(id);
+  EXPECT_EQ(after["state"], "RUNNING");
+  EXPECT_EQ(after["allocation"], allocation) << "the same allocation, re-adopted";
+  EXPECT_EQ(after["restarts"], 0);
+  std::ofstream(dir_ / "go") << "go\n";
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "the experiment to end", absl::Seconds(120));
+  const std::string logs = Logs(trial);
+  ASSERT_EQ(State(id), "COMPLETED") << logs;
+  EXPECT_EQ(Trial(id)["restarts"], 0) << logs;
+  EXPECT_EQ(CountOf(ReadFile(dir_ / "starts"), "\n"), 1) << "the trial's process started once";
+  EXPECT_EQ(CountOf(logs, "master: allocation "), 1) << "no second allocation: " << logs;
+  EXPECT_EQ(Numbered(logs, "line"), OneTo(120)) << logs;
+  EXPECT_EQ(SeriesBatches(trial, "training/loss"), OneTo(120));
+  std::cout << "[ measured ] the restarted master re-adopted the trial "
+            << absl::FormatDuration(readopted) << " after it was started" << std::endl;
+}
+
+// SIGTERM to an agent whose master is down: it stops its trial within 10 s and keeps the exit
+// status and the tail of the log it could not deliver in its work directory; started again
+// (the master back), it delivers them before it registers and deletes them.
+TEST_F(FaultsTest, AgentKeepsUndeliveredExitAcrossRestart) {
+  StartMaster();
+  LauncherProcess* agent = &StartAgent("a1");
+  const std::string d = dir_.string();
+  Script("tick.sh",
+         absl::StrCat("trap 'echo got SIGTERM; exit 3' TERM\necho started\n",
+                      "i=1\nwhile :; do\n  [ -e ", d, "/down ] && echo \"while down $i\"\n",
+                      "  i=$((i+1))\n  sleep 0.1\ndone\n"));
+  const int64_t id = Create("tick", "./tick.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return Trial(id)["state"] == "RUNNING"; }, "the trial to run");
+  const int64_t trial = Trial(id)["id"];
+  WaitUntil([&] { return Logs(trial).find("started") != std::string::npos; }, "its first line");
+  KillMaster();
+  std::ofstream(dir_ / "down") << "down\n";
+  absl::SleepFor(absl::Seconds(2));  // lines only the agent holds
+  const absl::Time asked = absl::Now();
+  ::kill(agent->pid(), SIGTERM);
+  LaunchResult stopped = agent->Wait(absl::Seconds(30));
+  ASSERT_TRUE(stopped.exited) << stopped.err;
+  EXPECT_LE(stopped.end_time - asked, absl::Seconds(10)) << stopped.err;
+  EXPECT_EQ(stopped.status, 0) << stopped.err;
+  const fs::path kept = dir_ / "a1" / "undelivered";
+  ASSERT_TRUE(fs::exists(kept) && !fs::is_empty(kept)) << stopped.err;
+
+  RestartMaster();
+  agents_.push_back(std::make_unique<LauncherProcess>(AgentArgv("a1", (dir_ / "a1").string())));
+  agent = agents_.back().get();
+  WaitUntil([&] { return State(id) == "ERROR" || State(id) == "COMPLETED"; },
+            "the kept exit to end the trial", absl::Seconds(60));
+  const std::string logs = Logs(trial);
+  EXPECT_EQ(State(id), "ERROR") << "max_restarts 0 and a non-zero exit: " << logs;
+  EXPECT_NE(logs.find("got SIGTERM"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("exited with status "), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("exited with status 0"), std::string::npos) << logs;
+  const std::vector<int> down = Numbered(logs, "while down");
+  ASSERT_FALSE(down.empty()) << logs;
+  for (size_t i = 1; i < down.size(); ++i) {
+    EXPECT_EQ(down[i], down[i - 1] + 1) << "the held lines, in order, none lost or twice: " << logs;
+  }
+  WaitUntil([&] { return agent->err().find("delivered the exit") != std::string::npos; },
+            "the agent to say it delivered the kept exit", absl::Seconds(10));
+  EXPECT_TRUE(fs::is_empty(kept)) << "delivered, then deleted";
+  std::cout << "[ measured ] the agent exited " << absl::FormatDuration(stopped.end_time - asked)
+            << " after SIGTERM with its master down" << std::endl;
+}
+
+// SIGKILL to one agent of a two-agent trial: the master marks it lost after its timeout, stops
+// the rank on the other agent, and queues the trial again (one restart of max_restarts) with the
+// reason it waits; once the capacity is back, the trial resumes from its latest checkpoint.
+TEST_F(FaultsTest, AgentKilledMidTrialRestartsFromCheckpoint) {
+  StartMaster();
+  StartAgent("a1");
+  StartAgent("a2");
+  const std::string d = dir_.string();
+  Script("ranks.sh",
+         absl::StrCat(
+             "if [ -n \"$COHORT_LATEST_CHECKPOINT\" ]; then\n",
+             "  echo \"rank $COHORT_RANK resumed from $COHORT_LATEST_CHECKPOINT\"; exit 0\nfi\n",
+             "if [ \"$COHORT_RANK\" = 0 ]; then\n",
+             "  echo '{\"kind\":\"checkpoint\",\"storage_id\":\"ck-1\",\"path\":\"ck-1\",",
+             "\"steps_completed\":5}' >> \"$COHORT_RUN_DIR/metrics.jsonl\"\nfi\n",
+             "echo \"$COHORT_RANK $$\" >> ", d, "/ranks\n",
+             "echo \"rank $COHORT_RANK running\"\nexec sleep 600\n"));
+  const int64_t id =
+      Create("ranks", "./ranks.sh", "resources: {slots_per_trial: 2}\nmax_restarts: 2\n");
+  WaitUntil([&] { return Trial(id)["latest_checkpoint"] == "ck-1"; }, "the checkpoint",
+            absl::Seconds(60));
+  WaitUntil([&] { return CountOf(ReadFile(dir_ / "ranks"), "\n") == 2; }, "both ranks to run");
+  const json running = Trial(id);
+  const int64_t trial = running["id"];
+  ASSERT_EQ(running["agents"].size(), 2u) << running.dump();
+  const std::string lost = running["agents"][1]["agent"];  // node 1's
+  pid_t rank0 = 0;
+  for (absl::string_view line : absl::StrSplit(ReadFile(dir_ / "ranks"), '\n')) {
+    if (absl::ConsumePrefix(&line, "0 ")) {
+      ASSERT_TRUE(absl::SimpleAtoi(line, &rank0)) << line;
+    }
+  }
+  ASSERT_GT(rank0, 0);
+  const absl::Time killed = absl::Now();
+  ::kill(agents_[lost == "a1" ? 0 : 1]->pid(), SIGKILL);
+  WaitUntil([&] { return Trial(id)["state"] == "QUEUED"; }, "the trial to be queued again",
+            absl::Seconds(60));
+  const absl::Duration queued = absl::Now() - killed;
+  const json waiting = Trial(id);
+  EXPECT_EQ(waiting["restarts"], 1);
+  EXPECT_FALSE(Alive(rank0)) << "the rank on the remaining agent was stopped";
+  const std::string reason = waiting.value("waiting_reason", "");
+  EXPECT_NE(reason.find("needs 2 slots"), std::string::npos) << waiting.dump();
+  LaunchResult described = Cohort({"trial", "describe", std::to_string(trial)});
+  EXPECT_NE(described.out.find("waiting: " + reason), std::string::npos) << described.out;
+  EXPECT_NE(described.out.find("1 restart(s)"), std::string::npos) << described.out;
+  std::string logs = Logs(trial);
+  EXPECT_NE(logs.find("agent " + lost + " lost"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("restart 1 of 2 from checkpoint ck-1"), std::string::npos) << logs;
+
+  agents_.push_back(std::make_unique<LauncherProcess>(AgentArgv(lost, (dir_ / lost).string())));
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "the trial to resume and end", absl::Seconds(60));
+  logs = Logs(trial);
+  EXPECT_EQ(State(id), "COMPLETED") << logs;
+  EXPECT_NE(logs.find("resuming from checkpoint ck-1"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("rank 0 resumed from ck-1"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("rank 1 resumed from ck-1"), std::string::npos) << logs;
+  EXPECT_EQ(Trial(id)["restarts"], 1);
+  std::cout << "[ measured ] the trial was queued again " << absl::FormatDuration(queued)
+            << " after its agent's SIGKILL (agent timeout 5 s)" << std::endl;
 }
 
 }  // namespace

@@ -175,6 +175,16 @@ struct AgentRow {
   bool enabled = true;
 };
 
+// A running allocation, kept so a restarted master can re-adopt it (the live part, who exited
+// and who asked it to stop, is the master's memory only).
+struct AllocationRow {
+  std::string id;  // "<trial>.<boot>.<n>"
+  int64_t trial_id = 0;
+  std::string token_hash;                          // users::TokenHash of its credential
+  std::vector<std::pair<std::string, int>> nodes;  // (agent, slots) in node order
+  int64_t created_ms = 0;
+};
+
 class Database {
  public:
   virtual ~Database() = default;
@@ -235,6 +245,11 @@ class Database {
   virtual absl::Status UpsertAgent(const AgentRow& row) = 0;  // keeps `enabled` of a known id
   virtual absl::Status SetAgentEnabled(const std::string& id, bool enabled) = 0;  // NotFound
   virtual absl::StatusOr<std::vector<AgentRow>> ListAgents() = 0;                 // by id
+
+  // Allocations that run: inserted when one starts, deleted when it ends (OK when already gone).
+  virtual absl::Status InsertAllocation(const AllocationRow& row) = 0;  // AlreadyExists
+  virtual absl::Status DeleteAllocation(const std::string& id) = 0;
+  virtual absl::StatusOr<std::vector<AllocationRow>> ListAllocations() = 0;  // by id
 
   // Time series. InsertPoints: one transaction, series created as needed; NotFound (and
   // nothing written) when the trial does not exist. QueryPoints: by batch, then id.

@@ -165,9 +165,23 @@ constexpr absl::string_view kVersion7 = R"sql(
 ALTER TABLE experiments ADD COLUMN ended_ms INTEGER NOT NULL DEFAULT 0;
 )sql";
 
-// Version 8: log policies' matches (master/experiments/log_policies.h): the first line of each
-// run that matched each policy; what `exclude_node` keeps trials off and describe shows.
+// Version 8: the allocations running when the master stops, so a restarted master can re-adopt
+// them (docs/design/0011-master-restart-readoption.md). A row lives from the allocation's start to
+// its end; `nodes_json` is [[agent, slots], ...] in node order; the token is kept as its SHA-256
+// (users/password.h TokenHash), never in clear.
 constexpr absl::string_view kVersion8 = R"sql(
+CREATE TABLE allocations (
+  id TEXT PRIMARY KEY NOT NULL,
+  trial_id INTEGER NOT NULL REFERENCES trials(id),
+  token_hash TEXT NOT NULL,
+  nodes_json TEXT NOT NULL,
+  created_ms INTEGER NOT NULL
+);
+)sql";
+
+// Version 9: log policies' matches (master/experiments/log_policies.h): the first line of each
+// run that matched each policy; what `exclude_node` keeps trials off and describe shows.
+constexpr absl::string_view kVersion9 = R"sql(
 CREATE TABLE log_policy_matches (
   trial_id INTEGER NOT NULL REFERENCES trials(id),
   allocation TEXT NOT NULL,
@@ -185,8 +199,8 @@ CREATE TABLE log_policy_matches (
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
-      new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3, kVersion4,
-                                         kVersion5, kVersion6, kVersion7, kVersion8};
+      new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3, kVersion4, kVersion5,
+                                         kVersion6, kVersion7, kVersion8, kVersion9};
   return *migrations;
 }
 

@@ -92,6 +92,9 @@ class SqliteDatabase final : public Database {
   absl::Status UpsertAgent(const AgentRow& row) override;
   absl::Status SetAgentEnabled(const std::string& id, bool enabled) override;
   absl::StatusOr<std::vector<AgentRow>> ListAgents() override;
+  absl::Status InsertAllocation(const AllocationRow& row) override;
+  absl::Status DeleteAllocation(const std::string& id) override;
+  absl::StatusOr<std::vector<AllocationRow>> ListAllocations() override;
 
   // Time series (sqlite_series.cc).
   absl::Status InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) override;

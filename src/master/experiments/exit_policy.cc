@@ -19,6 +19,8 @@ const char* Name(StopReason reason) {
       return "failure";
     case StopReason::kLost:
       return "lost";
+    case StopReason::kUnclaimed:
+      return "unclaimed";
   }
   return "unknown";
 }
@@ -27,7 +29,7 @@ ExitDecision DecideAfterExit(const ExitFacts& facts) {
   if (facts.stop == StopReason::kKill || facts.experiment == ExperimentState::kCanceled) {
     return {TrialState::kCanceled, false};
   }
-  if (facts.stop == StopReason::kPause) {
+  if (facts.stop == StopReason::kPause || facts.stop == StopReason::kUnclaimed) {
     return {
         facts.experiment == ExperimentState::kPaused ? TrialState::kPaused : TrialState::kQueued,
         false};

@@ -7,6 +7,8 @@
 //   why the run ended                      next state
 //   killed, or its experiment is CANCELED  CANCELED
 //   preempted for a pause                  PAUSED if the experiment is PAUSED, else QUEUED
+//   no agent reclaimed it after a master   PAUSED if the experiment is PAUSED, else QUEUED,
+//   restart (kUnclaimed)                   without counting a restart: the master's doing
 //   stopped by the searcher                COMPLETED with stop_once, else STOPPED
 //   nothing stopped it and all exited 0    COMPLETED
 //   otherwise (a failure, a lost node)     QUEUED with one more restart while restarts <
@@ -30,6 +32,9 @@ enum class StopReason {
   kSearcher,  // the searcher stopped the trial at a rung: it checkpoints
   kFailure,   // a node failed: the others are stopped
   kLost,      // a node's agent was lost or restarted
+  // Restored after a master restart, and no agent claimed any of its nodes within the grace
+  // (docs/design/0011-master-restart-readoption.md): not counted against max_restarts.
+  kUnclaimed,
 };
 
 const char* Name(StopReason reason);

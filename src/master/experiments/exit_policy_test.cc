@@ -17,6 +17,18 @@ TEST(ExitPolicyTest, ACleanExitNobodyAskedForCompletesTheTrial) {
   EXPECT_EQ(DecideAfterExit(Facts(StopReason::kNone, true)).next, TrialState::kCompleted);
 }
 
+TEST(ExitPolicyTest, AnAllocationNoAgentReclaimedAfterAMasterRestartIsQueuedWithoutARestart) {
+  ExitFacts facts = Facts(StopReason::kUnclaimed, false);
+  facts.restarts = facts.max_restarts;  // even with no restart left
+  ExitDecision d = DecideAfterExit(facts);
+  EXPECT_EQ(d.next, TrialState::kQueued);
+  EXPECT_FALSE(d.restart);
+  facts.experiment = ExperimentState::kPaused;
+  EXPECT_EQ(DecideAfterExit(facts).next, TrialState::kPaused);
+  facts.experiment = ExperimentState::kCanceled;
+  EXPECT_EQ(DecideAfterExit(facts).next, TrialState::kCanceled);
+}
+
 TEST(ExitPolicyTest, AFailureRestartsUntilMaxRestartsThenErrors) {
   ExitFacts facts = Facts(StopReason::kFailure, false);
   ExitDecision first = DecideAfterExit(facts);

@@ -1,0 +1,94 @@
+// SqliteDatabase's running allocations (database.h), kept for a restarted master to re-adopt.
+
+#include <sqlite3.h>
+
+#include "absl/strings/str_cat.h"
+#include "master/db/internal/sqlite_statement.h"
+#include "master/db/sqlite_database.h"
+#include "nlohmann/json.hpp"
+
+namespace cohort::master {
+namespace {
+
+using internal::ReadAll;
+using internal::Statement;
+using Json = nlohmann::json;
+
+std::string NodesJson(const std::vector<std::pair<std::string, int>>& nodes) {
+  Json out = Json::array();
+  for (const auto& [agent, slots] : nodes) out.push_back({agent, slots});
+  return out.dump();
+}
+
+// [[agent, slots], ...]; DataLoss naming the allocation when the text is not that.
+absl::StatusOr<std::vector<std::pair<std::string, int>>> ParseNodes(const std::string& id,
+                                                                    const std::string& text) {
+  const Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  std::vector<std::pair<std::string, int>> nodes;
+  bool ok = json.is_array() && !json.empty();
+  for (size_t i = 0; ok && i < json.size(); ++i) {
+    const Json& node = json[i];
+    ok = node.is_array() && node.size() == 2 && node[0].is_string() &&
+         node[1].is_number_integer() && node[1].get<int64_t>() >= 1;
+    if (ok) nodes.emplace_back(node[0].get<std::string>(), node[1].get<int>());
+  }
+  if (!ok) {
+    return absl::DataLossError(
+        absl::StrCat("allocations row '", id,
+                     "': nodes_json is not [[agent, slots], ...]: ", text.substr(0, 200)));
+  }
+  return nodes;
+}
+
+}  // namespace
+
+absl::Status SqliteDatabase::InsertAllocation(const AllocationRow& row) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "insert allocation",
+              "INSERT INTO allocations (id, trial_id, token_hash, nodes_json, created_ms) "
+              "VALUES (?1, ?2, ?3, ?4, ?5)");
+  s.BindText(1, row.id);
+  s.BindInt64(2, row.trial_id);
+  s.BindText(3, row.token_hash);
+  s.BindText(4, NodesJson(row.nodes));
+  s.BindInt64(5, row.created_ms);
+  absl::Status status = s.Run();
+  if (s.code() == SQLITE_CONSTRAINT_PRIMARYKEY || s.code() == SQLITE_CONSTRAINT_UNIQUE) {
+    return absl::AlreadyExistsError(absl::StrCat("allocation '", row.id, "' already exists"));
+  }
+  return status;
+}
+
+absl::Status SqliteDatabase::DeleteAllocation(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "delete allocation", "DELETE FROM allocations WHERE id = ?1");
+  s.BindText(1, id);
+  return s.Run();
+}
+
+absl::StatusOr<std::vector<AllocationRow>> SqliteDatabase::ListAllocations() {
+  std::vector<std::pair<AllocationRow, std::string>> raw;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Statement s(db_, path_, "list allocations",
+                "SELECT id, trial_id, token_hash, nodes_json, created_ms FROM allocations "
+                "ORDER BY id");
+    COHORT_ASSIGN_OR_RETURN(
+        raw, (ReadAll<std::pair<AllocationRow, std::string>>(s, [](const Statement& r) {
+          AllocationRow row;
+          row.id = r.Text(0);
+          row.trial_id = r.Int64(1);
+          row.token_hash = r.Text(2);
+          row.created_ms = r.Int64(4);
+          return std::make_pair(std::move(row), r.Text(3));
+        })));
+  }
+  std::vector<AllocationRow> rows;
+  for (auto& [row, nodes_json] : raw) {
+    COHORT_ASSIGN_OR_RETURN(row.nodes, ParseNodes(row.id, nodes_json));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace cohort::master
