@@ -34,6 +34,7 @@
 #include "master/experiments/checkpoint_gc.h"
 #include "master/experiments/exit_policy.h"
 #include "master/experiments/lifecycle.h"
+#include "master/log_retention.h"
 #include "master/scheduler/pass_times.h"
 #include "master/scheduler/scheduler.h"
 #include "master/searcher/searcher.h"
@@ -80,6 +81,10 @@ struct MasterOptions {
   // At most this many log follows wait at once; more are answered at once (the client asks
   // again), so followers cannot take the request threads agents need.
   int max_log_followers = 16;
+  // How much of the trials' logs is kept (log_retention.h), checked every
+  // log_retention_period.
+  LogRetentionPolicy log_retention;
+  absl::Duration log_retention_period = absl::Seconds(1);
 };
 
 // What the cluster looks like at one moment, for monitoring (the master's GET /metrics). Agents
@@ -207,6 +212,12 @@ class Master {
   // Drops the agents silent for longer than agent_timeout (by the clock) and fails what they
   // ran; the monitor thread calls it every second, tests call it after moving a FakeClock.
   void ExpireLostAgents();
+
+  // Shutting down: every long poll waiting now or later (log and series follows, agents'
+  // action polls) answers at once, so the HTTP server can stop within a request's time;
+  // follows answer Unavailable ("the master is shutting down"). Idempotent; the destructor
+  // calls it.
+  void BeginShutdown();
 
  private:
   Master(std::unique_ptr<Database> db, MasterOptions options);
@@ -344,6 +355,7 @@ class Master {
   int log_followers_ = 0;  // TrialLogs calls waiting for lines
   bool stopping_ = false;
   std::thread monitor_;
+  std::unique_ptr<LogRetention> log_retention_;  // its thread runs from Create to the destructor
 };
 
 }  // namespace cohort::master
