@@ -59,8 +59,9 @@ absl::StatusOr<int64_t> LogRetention::TrimOnce() {
       if (trial.lines == 0) continue;
       // As many lines as the excess takes at this trial's mean line size (at least one).
       const int64_t mean = std::max<int64_t>(1, trial.bytes / trial.lines);
-      const int64_t lines = std::clamp<int64_t>((total - policy_.total_bytes) / mean + 1, 1,
-                                                std::min(trial.lines, kBatchLines));
+      const int64_t excess = total - policy_.total_bytes;
+      const int64_t lines =
+          std::clamp<int64_t>((excess + mean - 1) / mean, 1, std::min(trial.lines, kBatchLines));
       COHORT_ASSIGN_OR_RETURN(dropped, db_.DropLogLines(trial.trial_id, 0, lines, total_reason_));
       break;
     }
