@@ -18,11 +18,18 @@ std::string TrialReason(const LogRetentionPolicy& policy) {
       policy.lines_per_trial);
 }
 
+// "4.0 GiB", "512.0 MiB", "15000 bytes".
+std::string Size(int64_t bytes) {
+  if (bytes >= (int64_t{1} << 30)) return absl::StrFormat("%.1f GiB", bytes / double{1 << 30});
+  if (bytes >= (int64_t{1} << 20)) return absl::StrFormat("%.1f MiB", bytes / double{1 << 20});
+  return absl::StrFormat("%d bytes", bytes);
+}
+
 std::string TotalReason(const LogRetentionPolicy& policy) {
   return absl::StrFormat(
-      "the master keeps at most %.1f MiB of log text, dropping the oldest trials' logs first "
+      "the master keeps at most %s of log text, dropping the oldest trials' logs first "
       "(cohort-master --log-retention-total-bytes %d)",
-      static_cast<double>(policy.total_bytes) / (1 << 20), policy.total_bytes);
+      Size(policy.total_bytes), policy.total_bytes);
 }
 
 }  // namespace

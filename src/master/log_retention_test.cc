@@ -114,8 +114,8 @@ TEST_F(LogRetentionTest, TheTotalLimitDropsTheOldestTrialsLogsFirst) {
   LogRetention retention(*db_, {.lines_per_trial = 0, .total_bytes = 15000});
   ASSERT_EQ(retention.Trim().value(), 150);
   EXPECT_THAT(Lines(oldest),
-              ElementsAre("[cohort-master: 100 lines dropped here; the master keeps at most 0.0 "
-                          "MiB of log text, dropping the oldest trials' logs first "
+              ElementsAre("[cohort-master: 100 lines dropped here; the master keeps at most 15000 "
+                          "bytes of log text, dropping the oldest trials' logs first "
                           "(cohort-master --log-retention-total-bytes 15000)]"));
   std::vector<std::string> lines = Lines(middle);
   ASSERT_THAT(lines, SizeIs(51));

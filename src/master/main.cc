@@ -254,6 +254,26 @@ void StopOnSignal(sigset_t set, cohort::master::Master& master, httplib::Server&
   }
 }
 
+// Serves until SIGINT or SIGTERM, then stops the master: its threads joined, its database
+// closed (which checkpoints the WAL).
+int Serve(httplib::Server& server, std::unique_ptr<cohort::master::Master> master,
+          sigset_t stop_signals, const Flags& f, int bound) {
+  std::atomic<bool> served{false};
+  std::thread stopper(StopOnSignal, stop_signals, std::ref(*master), std::ref(server),
+                      std::cref(served));
+  std::printf("cohort-master: listening on %s://%s:%d (database %s)\n",
+              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound, f.db_path.c_str());
+  std::printf("cohort-master: web interface at %s://%s:%d/ (log in as a user of this master)\n",
+              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound);
+  std::fflush(stdout);
+  server.listen_after_bind();
+  served = true;
+  stopper.join();
+  master.reset();
+  std::printf("cohort-master: stopped\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -308,18 +328,5 @@ int main(int argc, char** argv) {
       "cohort-master: agents authenticate with the secret in %s (cohort-agent "
       "--secret-file)\n",
       f.secret_file.c_str());
-  std::atomic<bool> served{false};
-  std::thread stopper(StopOnSignal, stop_signals, std::ref(**master), std::ref(server),
-                      std::cref(served));
-  std::printf("cohort-master: listening on %s://%s:%d (database %s)\n",
-              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound, f.db_path.c_str());
-  std::printf("cohort-master: web interface at %s://%s:%d/ (log in as a user of this master)\n",
-              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound);
-  std::fflush(stdout);
-  server.listen_after_bind();
-  served = true;
-  stopper.join();
-  master->reset();  // joins the master's threads; closing the database checkpoints its WAL
-  std::printf("cohort-master: stopped\n");
-  return 0;
+  return Serve(server, *std::move(master), stop_signals, f, bound);
 }

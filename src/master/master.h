@@ -108,6 +108,8 @@ struct ClusterStats {
   // (training or validation rows, one step each) stored.
   int64_t log_lines_stored = 0;
   int64_t metric_reports_stored = 0;
+  // Since this master started: log lines its log retention dropped (LogRetention).
+  int64_t log_lines_dropped = 0;
   PassTimes::Summary scheduling;  // the scheduler's passes since the master started
 };
 

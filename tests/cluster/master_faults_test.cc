@@ -77,8 +77,9 @@ class MasterFaultsTest : public ::testing::Test {
 
   std::vector<std::string> MasterArgv(const std::string& data_dir,
                                       const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {BinaryPath("cohort-master"), "--port", "0", "--data-dir",
-                                     (dir_ / data_dir).string(), "--agent-timeout", "5"};
+    std::vector<std::string> argv = {
+        BinaryPath("cohort-master"), "--port",          "0", "--data-dir",
+        (dir_ / data_dir).string(),  "--agent-timeout", "5"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
@@ -205,9 +206,9 @@ TEST_F(MasterFaultsTest, MasterRefusesAForeignOrDamagedDatabaseAndLeavesItAsItWa
   fs::create_directories(dir_ / "foreign");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open((dir_ / "foreign" / "master.db").c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE invoices (id INTEGER, total REAL)", nullptr, nullptr,
-                         nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "CREATE TABLE invoices (id INTEGER, total REAL)", nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(db);
   const std::string foreign = ReadFile(dir_ / "foreign" / "master.db");
   ExpectRefused("foreign", " is an SQLite database but not Cohort's: it has the tables invoices");
@@ -258,9 +259,9 @@ TEST_F(MasterFaultsTest, BackupWhileTheMasterWritesOpensAsTheSameCluster) {
   LaunchResult made = RunToCompletion(argv, {}, absl::Seconds(120));
   ASSERT_EQ(made.status, 0) << made.out << made.err;
   EXPECT_NE(made.out.find("pages (100%)"), std::string::npos) << made.out;
-  EXPECT_NE(made.out.find("backed up " + (dir_ / "master" / "master.db").string() + " to " +
-                          backup),
-            std::string::npos)
+  EXPECT_NE(
+      made.out.find("backed up " + (dir_ / "master" / "master.db").string() + " to " + backup),
+      std::string::npos)
       << made.out;
   const std::string copy = ReadFile(backup);
 
@@ -309,19 +310,40 @@ TEST_F(MasterFaultsTest, AMillionLineFloodKeepsItsBeginningAndEndInBoundedMemory
   EXPECT_EQ(logs.out.find("[rank=0] flood 500000\n"), std::string::npos);
   EXPECT_NE(logs.out.find("[rank=0] flood 1000000\n"), std::string::npos);
   EXPECT_NE(logs.out.find("[rank=0] done\n"), std::string::npos);
-  EXPECT_EQ(CountOf(logs.out, "lines dropped here; a trial's log keeps its first 10000 and its "
-                              "newest 90000 lines (cohort-master "
-                              "--log-retention-lines-per-trial 100000)]\n"),
+  EXPECT_EQ(CountOf(logs.out,
+                    "lines dropped here; a trial's log keeps its first 10000 and its "
+                    "newest 90000 lines (cohort-master "
+                    "--log-retention-lines-per-trial 100000)]\n"),
             1)
       << logs.out.substr(0, 2000);
   const size_t marker = logs.out.find("[cohort-master: ");
   ASSERT_NE(marker, std::string::npos);
   EXPECT_EQ(CountOf(logs.out.substr(0, marker), "\n"), 10000) << "lines before the marker";
+  // Every line arrived: those kept and those the marker counts make the million and more (the
+  // launcher's, the agent's and the master's own lines).
+  int64_t dropped = 0;
+  const size_t count_at = marker + std::string("[cohort-master: ").size();
+  ASSERT_TRUE(absl::SimpleAtoi(logs.out.substr(count_at, logs.out.find(' ', count_at) - count_at),
+                               &dropped));
+  EXPECT_GE(dropped + 100000, 1000001);
+  EXPECT_LT(dropped + 100000, 1000100);
+  client::MasterClient raw(url_);
+  absl::StatusOr<json> login =
+      raw.Post("/api/v1/auth/login", {{"username", "admin"}, {"password", admin_password_}});
+  ASSERT_TRUE(login.ok()) << login.status();
+  raw.set_bearer_token((*login)["token"].get<std::string>());
+  absl::StatusOr<std::string> metrics = raw.GetBytes("/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_NE(metrics->find(absl::StrCat("cohort_log_lines_dropped_total ", dropped, "\n")),
+            std::string::npos)
+      << *metrics;
   const int64_t peak = PeakRss(master_->pid());
   EXPECT_LT(peak, 200 << 20) << "the master's peak memory";
-  std::printf("flood of 1,000,000 lines: %.1f s to complete, master peak %.0f MB, database %.0f MB\n",
-              absl::ToDoubleSeconds(took), peak / 1e6,
-              static_cast<double>(fs::file_size(dir_ / "master" / "master.db")) / 1e6);
+  std::printf(
+      "flood of 1,000,000 lines: %.1f s to complete, %lld dropped, master peak %.0f MB, "
+      "database %.0f MB\n",
+      absl::ToDoubleSeconds(took), static_cast<long long>(dropped), peak / 1e6,
+      static_cast<double>(fs::file_size(dir_ / "master" / "master.db")) / 1e6);
 }
 
 // SIGTERM stops the master within a few seconds while an agent's action poll, a CLI following
@@ -348,15 +370,15 @@ TEST_F(MasterFaultsTest, MasterStopsWithinSecondsWhileFollowsAreOpen) {
   raw.set_bearer_token((*login)["token"].get<std::string>());
   absl::StatusOr<json> long_follow;
   std::thread long_follower([&] {
-    long_follow = raw.Get(absl::StrCat("/api/v1/trials/", trial, "/logs?after=1000000000&follow=1"
+    long_follow = raw.Get(absl::StrCat("/api/v1/trials/", trial,
+                                       "/logs?after=1000000000&follow=1"
                                        "&timeout=60"),
                           absl::Seconds(90));
   });
-  ASSERT_TRUE(follower.WaitFor(
-      [](const std::string& out, const std::string&) {
-        return out.find("started") != std::string::npos;
-      },
-      absl::Seconds(30)));
+  ASSERT_TRUE(
+      follower.WaitFor([](const std::string& out,
+                          const std::string&) { return out.find("started") != std::string::npos; },
+                       absl::Seconds(30)));
   absl::SleepFor(absl::Seconds(1));  // the follower's next request waits in the master
 
   const absl::Time asked = absl::Now();

@@ -99,10 +99,10 @@ TEST_F(SqliteCheckTest, RefusesADamagedFileNamingItAndTheWayOut) {
   for (size_t i = 0; i < 4 * 4096; ++i) bytes[at + i] = static_cast<char>((i * 37) % 251);
   WriteBytes(path_, bytes);
   absl::Status status = OpenSqliteDatabase(path_).status();
-  EXPECT_THAT(status, StatusIs(absl::StatusCode::kDataLoss,
-                               AllOf(HasSubstr(path_ + " is damaged"),
-                                     HasSubstr("will not start on it"),
-                                     HasSubstr("Restore the file from a backup"))));
+  EXPECT_THAT(status,
+              StatusIs(absl::StatusCode::kDataLoss,
+                       AllOf(HasSubstr(path_ + " is damaged"), HasSubstr("will not start on it"),
+                             HasSubstr("Restore the file from a backup"))));
   EXPECT_EQ(ReadBytes(path_), bytes) << "the damaged file was changed";
 }
 
@@ -158,12 +158,14 @@ TEST_F(SqliteCheckTest, BackupIsConsistentWhileAnotherConnectionWrites) {
   });
   std::vector<std::pair<int64_t, int64_t>> progress;
   const std::string copy = dir_.path() + "/backup.db";
-  absl::StatusOr<BackupResult> done = BackupSqliteDatabase(
-      path_, copy, {.progress = [&](int64_t copied, int64_t total) {
-                      progress.emplace_back(copied, total);
-                      if (batches < 5) absl::SleepFor(absl::Milliseconds(1));
-                    },
-                    .pages_per_step = 8});
+  absl::StatusOr<BackupResult> done =
+      BackupSqliteDatabase(path_, copy,
+                           {.progress =
+                                [&](int64_t copied, int64_t total) {
+                                  progress.emplace_back(copied, total);
+                                  if (batches < 5) absl::SleepFor(absl::Milliseconds(1));
+                                },
+                            .pages_per_step = 8});
   stop = true;
   writer.join();
   ASSERT_OK(done);
