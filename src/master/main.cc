@@ -1,7 +1,10 @@
 // cohort-master: the cluster's REST API, database and scheduler (docs/design/0006-cluster.md).
 
 #include <signal.h>
+#include <time.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +20,8 @@
 #include "common/net.h"
 #include "common/private_file.h"
 #include "master/db/database.h"
+#include "master/db/sqlite_backup.h"
+#include "master/db/sqlite_database.h"
 #include "master/http/agent_secret_authenticator.h"
 #include "master/http/cluster_authenticator.h"
 #include "master/http/routes.h"
@@ -25,12 +30,6 @@
 #include "master/users/password.h"
 
 namespace {
-
-httplib::Server* g_server = nullptr;
-
-void OnSignal(int) {
-  if (g_server != nullptr) g_server->stop();
-}
 
 struct Flags {
   std::string host = "127.0.0.1";
@@ -43,12 +42,40 @@ struct Flags {
   std::string secret_file;
   std::string initial_password_file;
   cohort::master::http::TlsFiles tls;
+  cohort::master::LogRetentionPolicy log_retention;
+  double db_check_seconds = 60;
+  std::string backup_file;
+  bool overwrite = false;
 };
 
 cohort::master::MasterOptions MasterOptionsFrom(const Flags& f) {
   return {.data_dir = f.data_dir,
           .agent_timeout = absl::Seconds(f.agent_timeout),
-          .readopt_grace = absl::Seconds(f.readopt_grace > 0 ? f.readopt_grace : f.agent_timeout)};
+          .readopt_grace = absl::Seconds(f.readopt_grace > 0 ? f.readopt_grace : f.agent_timeout),
+          .log_retention = f.log_retention};
+}
+
+// The database's flags: log retention, the check at start, backups (docs/reliability.md).
+void AddStorageFlags(CLI::App& app, Flags& f) {
+  app.add_option("--log-retention-lines-per-trial", f.log_retention.lines_per_trial,
+                 "Lines of log kept per trial (default 1000000; 0: all). Past it a trial keeps "
+                 "its first tenth and its newest nine tenths, and one line says how many were "
+                 "dropped between them")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--log-retention-total-bytes", f.log_retention.total_bytes,
+                 "Bytes of log text kept across all trials (default 4294967296, 4 GiB; 0: no "
+                 "limit). Past it the oldest trials' logs are dropped first, never the newest "
+                 "trial's")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--db-check-seconds", f.db_check_seconds,
+                 "At start, check the database's pages for damage for at most this long "
+                 "(default 60; 0: skip). A damaged database is refused")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--backup", f.backup_file,
+                 "Instead of serving: copy the database (of --data-dir, or --db) to this file and "
+                 "exit. Safe while a master runs on it; the copy is checked, and is a database "
+                 "to start a master on (--db FILE)");
+  app.add_flag("--overwrite", f.overwrite, "With --backup: replace the file if it exists");
 }
 
 void AddFlags(CLI::App& app, Flags& f) {
@@ -78,11 +105,13 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "--tls-key. Clients verify it: cohort --tls-ca, cohort-agent --tls-ca");
   app.add_option("--tls-key", f.tls.key_file,
                  "The private key of --tls-cert (PEM, unencrypted; keep it chmod 600)");
+  AddStorageFlags(app, f);
   app.footer(
       "Example:\n  cohort-master --port 8080 --data-dir /var/lib/cohort\n"
       "  cohort-agent --master http://127.0.0.1:8080 --slots 2 "
       "--secret-file /var/lib/cohort/agent-secret\n"
-      "  cohort-master --host 0.0.0.0 --tls-cert master.crt --tls-key master.key");
+      "  cohort-master --host 0.0.0.0 --tls-cert master.crt --tls-key master.key\n"
+      "  cohort-master --data-dir /var/lib/cohort --backup /backups/cohort-$(date +%F).db");
 }
 
 // Says what a master listening beyond loopback exposes (without TLS: everything on the wire).
@@ -154,6 +183,109 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
+std::string DatabasePath(const Flags& f) {
+  if (!f.db_path.empty()) return f.db_path;
+  return (std::filesystem::path(f.data_dir) / "master.db").string();
+}
+
+// `cohort-master --backup FILE`: copies the database, saying how far it got every second.
+int RunBackup(const Flags& f) {
+  const std::string from = DatabasePath(f);
+  absl::Time last_report = absl::Now();
+  cohort::master::BackupOptions options;
+  options.overwrite = f.overwrite;
+  options.progress = [&](int64_t copied, int64_t total) {
+    if (copied < total && absl::Now() - last_report < absl::Seconds(1)) return;
+    last_report = absl::Now();
+    std::printf(
+        "cohort-master: backup: %lld of %lld pages (%.0f%%)\n", static_cast<long long>(copied),
+        static_cast<long long>(total),
+        total > 0 ? 100.0 * static_cast<double>(copied) / static_cast<double>(total) : 100.0);
+    std::fflush(stdout);
+  };
+  absl::StatusOr<cohort::master::BackupResult> done =
+      cohort::master::BackupSqliteDatabase(from, f.backup_file, options);
+  if (!done.ok()) return Fail(done.status());
+  std::printf("cohort-master: backed up %s to %s (%lld bytes, checked%s)\n", from.c_str(),
+              f.backup_file.c_str(), static_cast<long long>(done->bytes),
+              done->check == cohort::master::IntegrityCheck::kPassed ? "" : " in part");
+  return 0;
+}
+
+// Opens the database, refusing a foreign or damaged file (SqliteDatabase::Open), and says how
+// its check went.
+absl::StatusOr<std::unique_ptr<cohort::master::Database>> OpenDatabase(const Flags& f) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::unique_ptr<cohort::master::SqliteDatabase>> db =
+      cohort::master::SqliteDatabase::Open(f.db_path,
+                                           {.check_time_limit = absl::Seconds(f.db_check_seconds)});
+  if (!db.ok()) return db.status();
+  const double took = absl::ToDoubleSeconds(absl::Now() - start);
+  switch ((*db)->integrity_check()) {
+    case cohort::master::IntegrityCheck::kPassed:
+      std::printf("cohort-master: checked the database in %.1f s: no damage found\n", took);
+      break;
+    case cohort::master::IntegrityCheck::kCutShort:
+      std::printf(
+          "cohort-master: warning: the database check stopped after --db-check-seconds %g with "
+          "no damage found so far; the rest of the file was not checked\n",
+          f.db_check_seconds);
+      break;
+    case cohort::master::IntegrityCheck::kSkipped:
+      break;
+  }
+  return std::unique_ptr<cohort::master::Database>(std::move(*db));
+}
+
+// SIGINT and SIGTERM are taken by one thread (StopOnSignal), never by a handler: stopping the
+// master's long polls takes its lock, which a signal handler must not. Call before any thread
+// starts, so every thread inherits the mask.
+sigset_t BlockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+// Waits for SIGINT or SIGTERM, then ends every long poll and stops the server: the master
+// exits within a request's time whatever follows are open (docs/reliability.md). Returns
+// without stopping anything once `done` is set (checked five times a second).
+void StopOnSignal(sigset_t set, cohort::master::Master& master, httplib::Server& server,
+                  const std::atomic<bool>& done) {
+  const timespec period{0, 200 * 1000 * 1000};
+  while (!done) {
+    const int signal = sigtimedwait(&set, nullptr, &period);
+    if (signal < 0) continue;  // the period passed (EAGAIN) or a stray interruption (EINTR)
+    std::printf("cohort-master: stopping (%s)\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
+    std::fflush(stdout);
+    master.BeginShutdown();
+    server.stop();
+    return;
+  }
+}
+
+// Serves until SIGINT or SIGTERM, then stops the master: its threads joined, its database
+// closed (which checkpoints the WAL).
+int Serve(httplib::Server& server, std::unique_ptr<cohort::master::Master> master,
+          sigset_t stop_signals, const Flags& f, int bound) {
+  std::atomic<bool> served{false};
+  std::thread stopper(StopOnSignal, stop_signals, std::ref(*master), std::ref(server),
+                      std::cref(served));
+  std::printf("cohort-master: listening on %s://%s:%d (database %s)\n",
+              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound, f.db_path.c_str());
+  std::printf("cohort-master: web interface at %s://%s:%d/ (log in as a user of this master)\n",
+              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound);
+  std::fflush(stdout);
+  server.listen_after_bind();
+  served = true;
+  stopper.join();
+  master.reset();
+  std::printf("cohort-master: stopped\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -163,6 +295,8 @@ int main(int argc, char** argv) {
       "gang scheduler. Agents (cohort-agent) connect to it; the cohort CLI talks to it."};
   AddFlags(app, f);
   CLI11_PARSE(app, argc, argv);
+  if (!f.backup_file.empty()) return RunBackup(f);
+  const sigset_t stop_signals = BlockStopSignals();
   // Before anything else, so a bad certificate or key is reported before any file is created.
   absl::StatusOr<std::unique_ptr<httplib::Server>> made = cohort::master::http::NewServer(f.tls);
   if (!made.ok()) return Fail(made.status());
@@ -176,8 +310,8 @@ int main(int argc, char** argv) {
   if (!lock.ok()) return Fail(lock.status());
   const int bound = Bind(server, f);
   if (bound <= 0) return 1;
-  if (f.db_path.empty()) f.db_path = (std::filesystem::path(f.data_dir) / "master.db").string();
-  auto db = cohort::master::OpenSqliteDatabase(f.db_path);
+  f.db_path = DatabasePath(f);
+  auto db = OpenDatabase(f);
   if (!db.ok()) return Fail(db.status());
   auto master = cohort::master::Master::Create(*std::move(db), MasterOptionsFrom(f));
   if (!master.ok()) return Fail(master.status());
@@ -203,15 +337,5 @@ int main(int argc, char** argv) {
       "cohort-master: agents authenticate with the secret in %s (cohort-agent "
       "--secret-file)\n",
       f.secret_file.c_str());
-  g_server = &server;
-  signal(SIGINT, OnSignal);
-  signal(SIGTERM, OnSignal);
-  std::printf("cohort-master: listening on %s://%s:%d (database %s)\n",
-              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound, f.db_path.c_str());
-  std::printf("cohort-master: web interface at %s://%s:%d/ (log in as a user of this master)\n",
-              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound);
-  std::fflush(stdout);
-  server.listen_after_bind();
-  std::printf("cohort-master: stopped\n");
-  return 0;
+  return Serve(server, *std::move(master), stop_signals, f, bound);
 }

@@ -167,17 +167,25 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
   }
   COHORT_RETURN_IF_ERROR(master->LoadLogPolicyMatches());
   master->monitor_ = std::thread([m = master.get()] { m->MonitorAgents(); });
+  master->log_retention_ =
+      std::make_unique<LogRetention>(*master->db_, master->options_.log_retention);
+  master->log_retention_->Start(master->options_.log_retention_period);
   return master;
 }
 
 Master::~Master() {
+  BeginShutdown();
+  if (log_retention_ != nullptr) log_retention_->Stop();
+  if (monitor_.joinable()) monitor_.join();
+}
+
+void Master::BeginShutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
   actions_cv_.notify_all();
   logs_cv_.notify_all();
-  if (monitor_.joinable()) monitor_.join();
 }
 
 // Part 1: experiments, trials, templates (part 2, master_cluster.cc: agents, scheduling,
@@ -506,6 +514,7 @@ absl::Status Master::FollowUntil(absl::Duration wait,
     COHORT_ASSIGN_OR_RETURN(bool done, poll(absl::Now() >= deadline));
     if (done) return absl::OkStatus();
     std::unique_lock<std::mutex> lock(mu_);
+    if (stopping_) return absl::UnavailableError("the master is shutting down");
     logs_cv_.wait_until(lock,
                         absl::ToChronoTime(std::min(deadline, absl::Now() + absl::Seconds(1))));
     if (stopping_) return absl::UnavailableError("the master is shutting down");

@@ -36,6 +36,7 @@
 #include "master/experiments/exit_policy.h"
 #include "master/experiments/lifecycle.h"
 #include "master/experiments/log_policies.h"
+#include "master/log_retention.h"
 #include "master/scheduler/pass_times.h"
 #include "master/scheduler/scheduler.h"
 #include "master/searcher/searcher.h"
@@ -91,6 +92,10 @@ struct MasterOptions {
   // At most this many log follows wait at once; more are answered at once (the client asks
   // again), so followers cannot take the request threads agents need.
   int max_log_followers = 16;
+  // How much of the trials' logs is kept (log_retention.h), checked every
+  // log_retention_period.
+  LogRetentionPolicy log_retention;
+  absl::Duration log_retention_period = absl::Seconds(1);
 };
 
 // What the cluster looks like at one moment, for monitoring (the master's GET /metrics). Agents
@@ -114,6 +119,8 @@ struct ClusterStats {
   // (training or validation rows, one step each) stored.
   int64_t log_lines_stored = 0;
   int64_t metric_reports_stored = 0;
+  // Since this master started: log lines its log retention dropped (LogRetention).
+  int64_t log_lines_dropped = 0;
   PassTimes::Summary scheduling;  // the scheduler's passes since the master started
 };
 
@@ -220,6 +227,12 @@ class Master {
   // readopt_grace; the monitor thread calls it every second, tests call it after moving a
   // FakeClock.
   void ExpireLostAgents();
+
+  // Shutting down: every long poll waiting now or later (log and series follows, agents'
+  // action polls) answers at once, so the HTTP server can stop within a request's time;
+  // follows answer Unavailable ("the master is shutting down"). Idempotent; the destructor
+  // calls it.
+  void BeginShutdown();
 
  private:
   Master(std::unique_ptr<Database> db, MasterOptions options);
@@ -384,6 +397,7 @@ class Master {
   int log_followers_ = 0;  // TrialLogs calls waiting for lines
   bool stopping_ = false;
   std::thread monitor_;
+  std::unique_ptr<LogRetention> log_retention_;  // its thread runs from Create to the destructor
 };
 
 }  // namespace cohort::master

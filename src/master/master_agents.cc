@@ -185,6 +185,7 @@ absl::StatusOr<ClusterStats> Master::Stats() {
   for (TrialState state : wire::AllTrialStates()) stats.trials[state] = counts[state];
   COHORT_ASSIGN_OR_RETURN(stats.database_bytes, db_->SizeBytes());
   stats.log_lines_stored = log_lines_stored_.load();
+  stats.log_lines_dropped = log_retention_ != nullptr ? log_retention_->lines_dropped() : 0;
   stats.scheduling = scheduling_.Get();
   stats.metric_reports_stored = metric_reports_stored_.load();
   std::lock_guard<std::mutex> lock(mu_);

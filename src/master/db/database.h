@@ -83,6 +83,15 @@ struct LogRow {
   std::string line;
 };
 
+// How much of a trial's log is stored (kept by AppendLogs and DropLogLines, so reading it never
+// counts lines): what the master's log retention decides from.
+struct LogStatsRow {
+  int64_t trial_id = 0;
+  int64_t lines = 0;    // lines stored, the drop marker not counted
+  int64_t bytes = 0;    // the bytes of their text
+  int64_t dropped = 0;  // lines DropLogLines has dropped from this trial so far
+};
+
 struct TemplateRow {
   std::string name;
   std::string yaml;
@@ -236,6 +245,19 @@ class Database {
   // The newest `limit` lines of a trial, oldest first, read from the end (however many the
   // trial has).
   virtual absl::StatusOr<std::vector<LogRow>> ListLastLogs(int64_t trial_id, int limit) = 0;
+  // Every trial that has had log lines, by id (one row per trial: cheap however long the logs).
+  virtual absl::StatusOr<std::vector<LogStatsRow>> ListLogStats() = 0;
+  // Drops up to `count` of the trial's lines, oldest first, after its first `keep_first`
+  // lines, in one transaction (a range of seqs, not line by line); returns how many it dropped
+  // (0 when there is nothing past keep_first, or the trial has no lines).
+  // The first drop puts one marker line (rank -1) in the place of the first line dropped, and
+  // each drop rewrites it: "[cohort-master: N lines dropped here; <reason>]", N the trial's
+  // total. Later drops with keep_first > 0 continue right after the marker (the kept beginning
+  // is fixed by the first drop); keep_first 0 drops the oldest lines wherever they are. The
+  // marker itself is never dropped, nor counted in LogStatsRow::lines.
+  // InvalidArgument for a negative keep_first or count.
+  virtual absl::StatusOr<int64_t> DropLogLines(int64_t trial_id, int64_t keep_first, int64_t count,
+                                               const std::string& reason) = 0;
 
   virtual absl::Status PutTemplate(const TemplateRow& row) = 0;  // insert or replace
   virtual absl::StatusOr<TemplateRow> GetTemplate(const std::string& name) = 0;
@@ -301,7 +323,8 @@ class Database {
 // Opens (creating if needed) the SQLite database at `path` and applies the forward-only
 // migrations it has not seen (a `schema_version` table records them). ":memory:" for tests.
 // A file written by a newer Cohort (a schema version this build does not know) is
-// FailedPrecondition saying so.
+// FailedPrecondition saying so; so is a file that is not SQLite or another program's
+// database; a damaged file is DataLoss (SqliteDatabase::Open says more, and takes options).
 absl::StatusOr<std::unique_ptr<Database>> OpenSqliteDatabase(const std::string& path);
 
 }  // namespace cohort::master

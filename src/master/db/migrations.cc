@@ -195,12 +195,27 @@ CREATE TABLE log_policy_matches (
 );
 )sql";
 
+// Version 10: each trial's stored log lines, their text bytes, how many were dropped and the
+// seq of the line that says so (0: none), for log retention (database.h: DropLogLines). Kept
+// by the transactions that append and drop lines; filled here from the logs already stored.
+constexpr absl::string_view kVersion10 = R"sql(
+CREATE TABLE log_stats (
+  trial_id INTEGER PRIMARY KEY REFERENCES trials(id),
+  lines INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  dropped INTEGER NOT NULL,
+  marker_seq INTEGER NOT NULL
+);
+INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq)
+  SELECT trial_id, COUNT(*), SUM(LENGTH(CAST(line AS BLOB))), 0, 0 FROM logs GROUP BY trial_id;
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
       new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3, kVersion4, kVersion5,
-                                         kVersion6, kVersion7, kVersion8, kVersion9};
+                                         kVersion6, kVersion7, kVersion8, kVersion9, kVersion10};
   return *migrations;
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "cohort/status.h"
+#include "master/db/internal/sqlite_check.h"
 #include "master/db/internal/sqlite_statement.h"
 #include "master/db/migrations.h"
 
@@ -127,7 +128,8 @@ TemplateRow ReadTemplate(const Statement& s) { return TemplateRow{s.Text(0), s.T
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::string& path,
+                                                                     const SqliteOptions& options) {
   // FULLMUTEX (SQLite's own lock per call) is redundant under mu_ and costs little; it keeps
   // the connection safe even if a future method forgot mu_.
   sqlite3* db = nullptr;
@@ -140,7 +142,11 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
     return status;
   }
   std::unique_ptr<SqliteDatabase> database(new SqliteDatabase(db, path));
-  absl::Status status = database->Configure();
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  absl::Status status = database->Check(options);
+  if (!status.ok()) return status;
+  status = database->Configure();
   if (!status.ok()) return status;
   status = database->Migrate();
   if (!status.ok()) return status;
@@ -151,9 +157,16 @@ SqliteDatabase::SqliteDatabase(sqlite3* db, std::string path) : db_(db), path_(s
 
 SqliteDatabase::~SqliteDatabase() { sqlite3_close_v2(db_); }
 
+absl::Status SqliteDatabase::Check(const SqliteOptions& options) {
+  if (path_ == ":memory:" || path_.empty()) return absl::OkStatus();
+  COHORT_ASSIGN_OR_RETURN(internal::DatabaseContent content, internal::CheckIdentity(db_, path_));
+  if (content == internal::DatabaseContent::kEmpty) return absl::OkStatus();
+  COHORT_ASSIGN_OR_RETURN(integrity_check_,
+                          internal::CheckIntegrity(db_, path_, options.check_time_limit));
+  return absl::OkStatus();
+}
+
 absl::Status SqliteDatabase::Configure() {
-  sqlite3_extended_result_codes(db_, 1);
-  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
   // WAL lets readers (the sqlite3 shell, a backup) run beside the master's writes; an
   // in-memory database has no journal file to speak of.
   if (path_ != ":memory:" && !path_.empty()) {
@@ -473,72 +486,6 @@ absl::Status SqliteDatabase::MarkCheckpointDeleted(const std::string& storage_id
     return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, " not found"));
   }
   return absl::OkStatus();
-}
-
-// The batch is one transaction with one prepared statement reused for every line: the commit
-// (a WAL append) is paid once per batch, not once per line.
-absl::StatusOr<int64_t> SqliteDatabase::AppendLogs(
-    int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) {
-  if (rank_and_line.empty()) return 0;
-  std::lock_guard<std::mutex> lock(mu_);
-  Transaction transaction(db_, path_);
-  absl::Status status = transaction.Begin();
-  if (!status.ok()) return status;
-  Statement s(db_, path_, "append logs",
-              "INSERT INTO logs (trial_id, rank, line) VALUES (?1, ?2, ?3)");
-  s.BindInt64(1, trial_id);
-  for (const auto& [rank, line] : rank_and_line) {
-    s.BindInt64(2, rank);
-    s.BindText(3, line);
-    status = s.Run();
-    if (IsForeignKeyViolation(s)) return TrialNotFound(trial_id);
-    if (!status.ok()) return status;
-  }
-  const int64_t last_seq = sqlite3_last_insert_rowid(db_);
-  status = transaction.Commit();
-  if (!status.ok()) return status;
-  return last_seq;
-}
-
-absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLogs(int64_t trial_id, int64_t after_seq,
-                                                             std::optional<int> rank, int limit) {
-  if (limit < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list logs",
-              "SELECT seq, trial_id, rank, line FROM logs "
-              "WHERE trial_id = ?1 AND seq > ?2 AND (?3 IS NULL OR rank = ?3) "
-              "ORDER BY seq LIMIT ?4");
-  s.BindInt64(1, trial_id);
-  s.BindInt64(2, after_seq);
-  if (rank.has_value()) {
-    s.BindInt64(3, *rank);
-  } else {
-    s.BindNull(3);
-  }
-  s.BindInt64(4, limit);
-  return ReadAll<LogRow>(s, [](const Statement& r) {
-    return LogRow{r.Int64(0), r.Int64(1), r.Int(2), r.Text(3)};
-  });
-}
-
-absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLastLogs(int64_t trial_id, int limit) {
-  if (limit < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  // Backwards along logs_by_trial (trial_id, seq): `limit` index steps, not the whole log.
-  Statement s(db_, path_, "list last logs",
-              "SELECT seq, trial_id, rank, line FROM logs WHERE trial_id = ?1 "
-              "ORDER BY seq DESC LIMIT ?2");
-  s.BindInt64(1, trial_id);
-  s.BindInt64(2, limit);
-  COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, ReadAll<LogRow>(s, [](const Statement& r) {
-                            return LogRow{r.Int64(0), r.Int64(1), r.Int(2), r.Text(3)};
-                          }));
-  std::reverse(rows.begin(), rows.end());
-  return rows;
 }
 
 absl::Status SqliteDatabase::PutTemplate(const TemplateRow& row) {

@@ -25,18 +25,38 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "master/db/database.h"
 
 struct sqlite3;
 
 namespace cohort::master {
 
+// How the integrity check of an existing file went when it was opened.
+enum class IntegrityCheck {
+  kPassed,    // PRAGMA quick_check read the whole file and found nothing wrong
+  kCutShort,  // stopped at SqliteOptions::check_time_limit with nothing found so far
+  kSkipped,   // a new (empty) or in-memory database, or a zero time limit
+};
+
+struct SqliteOptions {
+  // How long opening an existing file may spend checking its pages (PRAGMA quick_check reads
+  // all of them: about a second per GB on a local SSD). Past it the check stops and the file is
+  // used (IntegrityCheck::kCutShort); zero skips it.
+  absl::Duration check_time_limit = absl::Seconds(60);
+};
+
 class SqliteDatabase final : public Database {
  public:
   // Opens (creating if needed) the database at `path` (":memory:": a private in-memory one)
-  // and applies the migrations it has not seen. A path that cannot be opened is Unavailable
-  // naming it and SQLite's reason; a schema newer than this build knows is FailedPrecondition.
-  static absl::StatusOr<std::unique_ptr<SqliteDatabase>> Open(const std::string& path);
+  // and applies the migrations it has not seen. Before it writes anything it checks that the
+  // file is an empty database or Cohort's, and undamaged (internal/sqlite_check.h): a file
+  // that is not SQLite, or another program's database, is FailedPrecondition; a damaged one
+  // is DataLoss; each names the file and the way out, and the file is left as it was. A path
+  // that cannot be opened is Unavailable naming it and SQLite's reason; a schema newer than
+  // this build knows is FailedPrecondition.
+  static absl::StatusOr<std::unique_ptr<SqliteDatabase>> Open(const std::string& path,
+                                                              const SqliteOptions& options = {});
   ~SqliteDatabase() override;
 
   SqliteDatabase(const SqliteDatabase&) = delete;
@@ -74,13 +94,17 @@ class SqliteDatabase final : public Database {
   absl::StatusOr<CheckpointRow> GetCheckpoint(const std::string& storage_id) override;
   absl::Status MarkCheckpointDeleted(const std::string& storage_id) override;
 
-  // NotFound (and nothing written) when the trial does not exist.
+  // Logs (sqlite_logs.cc). AppendLogs: NotFound (and nothing written) when the trial does not
+  // exist.
   absl::StatusOr<int64_t> AppendLogs(
       int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) override;
   // InvalidArgument for a negative limit; limit 0 returns nothing.
   absl::StatusOr<std::vector<LogRow>> ListLogs(int64_t trial_id, int64_t after_seq,
                                                std::optional<int> rank, int limit) override;
   absl::StatusOr<std::vector<LogRow>> ListLastLogs(int64_t trial_id, int limit) override;
+  absl::StatusOr<std::vector<LogStatsRow>> ListLogStats() override;
+  absl::StatusOr<int64_t> DropLogLines(int64_t trial_id, int64_t keep_first, int64_t count,
+                                       const std::string& reason) override;
 
   absl::Status PutTemplate(const TemplateRow& row) override;
   absl::StatusOr<TemplateRow> GetTemplate(const std::string& name) override;
@@ -133,12 +157,31 @@ class SqliteDatabase final : public Database {
   // SQLite's next checkpoint) and free pages inside the file are not told apart from the rest.
   absl::StatusOr<int64_t> SizeBytes() override;
 
+  // How Open's integrity check went (for the master to report).
+  IntegrityCheck integrity_check() const { return integrity_check_; }
+
  private:
   SqliteDatabase(sqlite3* db, std::string path);
+
+  // Refuses a file that is not an empty database or Cohort's, or that is damaged; sets
+  // integrity_check_. Called once by Open, before Configure.
+  absl::Status Check(const SqliteOptions& options);
 
   // Sets the connection's pragmas and brings the schema up to date. Called once by Open.
   absl::Status Configure();
   absl::Status Migrate();
+
+  // Log drops (sqlite_logs.cc), under mu_ inside DropLogLines' transaction. DropStartLocked:
+  // the seq after which lines are dropped (none: nothing lies past keep_first).
+  // DropRangeLocked: the `count` oldest lines after `after` but the marker.
+  struct DropRange {
+    int64_t first = 0, last = 0;  // seqs
+    int64_t lines = 0, bytes = 0;
+  };
+  absl::StatusOr<std::optional<int64_t>> DropStartLocked(int64_t trial_id, int64_t keep_first,
+                                                         int64_t marker_seq);
+  absl::StatusOr<DropRange> DropRangeLocked(int64_t trial_id, int64_t after, int64_t marker_seq,
+                                            int64_t count);
 
   // The id of the series (trial, name, label), created when missing; call under mu_ inside a
   // transaction.
@@ -149,6 +192,7 @@ class SqliteDatabase final : public Database {
   std::mutex mu_;
   sqlite3* const db_;  // owned; used only under mu_ once Open has returned
   const std::string path_;
+  IntegrityCheck integrity_check_ = IntegrityCheck::kSkipped;
 };
 
 }  // namespace cohort::master

@@ -65,6 +65,14 @@ void AddStorageMetrics(const ClusterStats& stats, prometheus::Registry& registry
       .Add({})
       .Increment(static_cast<double>(stats.log_lines_stored));
   prometheus::BuildCounter()
+      .Name("cohort_log_lines_dropped_total")
+      .Help(
+          "Trial log lines the master's log retention dropped since it started "
+          "(--log-retention-lines-per-trial, --log-retention-total-bytes)")
+      .Register(registry)
+      .Add({})
+      .Increment(static_cast<double>(stats.log_lines_dropped));
+  prometheus::BuildCounter()
       .Name("cohort_metric_reports_stored_total")
       .Help(
           "Training and validation metric reports (one step each) the master stored since it "

@@ -348,6 +348,7 @@ TEST_F(MetricsRouteTest, GaugesAgreeWithSlotAndTaskListsAndRequestsAreCountedByR
   EXPECT_EQ(Value(*e, "cohort_queue_longest_wait_seconds"), 10);
   EXPECT_GT(Value(*e, "cohort_database_size_bytes"), 0);
   EXPECT_EQ(Value(*e, "cohort_log_lines_stored_total"), 3);
+  EXPECT_EQ(Value(*e, "cohort_log_lines_dropped_total"), 0) << "3 lines are within the limits";
   EXPECT_EQ(Value(*e, "cohort_metric_reports_stored_total"), 2);
   // Every registration and creation ran a scheduling pass, each timed.
   EXPECT_GE(Value(*e, "cohort_scheduling_passes_total"), 4);

@@ -1,0 +1,20 @@
+#pragma once
+// The SQL of SqliteDatabase's log reads (sqlite_logs.cc), shared with its tests, which check
+// the plan SQLite makes for them (sqlite_database_test.cc: the tail of a trial's log is read
+// from the index, not the whole log). Thread-safe (constants).
+
+namespace cohort::master::internal {
+
+// ?1 trial, ?2 after seq, ?3 rank or NULL, ?4 limit: a range of logs_by_trial (trial_id, seq).
+inline constexpr char kListLogsSql[] =
+    "SELECT seq, trial_id, rank, line FROM logs "
+    "WHERE trial_id = ?1 AND seq > ?2 AND (?3 IS NULL OR rank = ?3) "
+    "ORDER BY seq LIMIT ?4";
+
+// ?1 trial, ?2 limit: backwards along logs_by_trial (trial_id, seq), `limit` index steps
+// however long the trial's log is.
+inline constexpr char kListLastLogsSql[] =
+    "SELECT seq, trial_id, rank, line FROM logs WHERE trial_id = ?1 "
+    "ORDER BY seq DESC LIMIT ?2";
+
+}  // namespace cohort::master::internal

@@ -1,0 +1,188 @@
+// SqliteDatabase's trial logs (database.h): appending, reading and dropping lines. Each
+// trial's line count, text bytes and drop marker are kept in log_stats by the same
+// transactions that change its lines, so retention never counts a log.
+
+#include <sqlite3.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cohort/status.h"
+#include "master/db/internal/log_sql.h"
+#include "master/db/internal/sqlite_statement.h"
+#include "master/db/sqlite_database.h"
+
+namespace cohort::master {
+namespace {
+
+using internal::ReadAll;
+using internal::Statement;
+using internal::Transaction;
+
+LogRow ReadLog(const Statement& r) { return LogRow{r.Int64(0), r.Int64(1), r.Int(2), r.Text(3)}; }
+
+}  // namespace
+
+// The batch is one transaction with one prepared statement reused for every line: the commit
+// (a WAL append) is paid once per batch, not once per line.
+absl::StatusOr<int64_t> SqliteDatabase::AppendLogs(
+    int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) {
+  if (rank_and_line.empty()) return 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction transaction(db_, path_);
+  COHORT_RETURN_IF_ERROR(transaction.Begin());
+  Statement s(db_, path_, "append logs",
+              "INSERT INTO logs (trial_id, rank, line) VALUES (?1, ?2, ?3)");
+  s.BindInt64(1, trial_id);
+  int64_t bytes = 0;
+  for (const auto& [rank, line] : rank_and_line) {
+    s.BindInt64(2, rank);
+    s.BindText(3, line);
+    absl::Status status = s.Run();
+    if (s.code() == SQLITE_CONSTRAINT_FOREIGNKEY) {
+      return absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"));
+    }
+    COHORT_RETURN_IF_ERROR(status);
+    bytes += static_cast<int64_t>(line.size());
+  }
+  const int64_t last_seq = sqlite3_last_insert_rowid(db_);
+  Statement count(db_, path_, "count logs",
+                  "INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq) "
+                  "VALUES (?1, ?2, ?3, 0, 0) ON CONFLICT (trial_id) DO UPDATE SET "
+                  "lines = lines + excluded.lines, bytes = bytes + excluded.bytes");
+  count.BindInt64(1, trial_id);
+  count.BindInt64(2, static_cast<int64_t>(rank_and_line.size()));
+  count.BindInt64(3, bytes);
+  COHORT_RETURN_IF_ERROR(count.Run());
+  COHORT_RETURN_IF_ERROR(transaction.Commit());
+  return last_seq;
+}
+
+absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLogs(int64_t trial_id, int64_t after_seq,
+                                                             std::optional<int> rank, int limit) {
+  if (limit < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list logs", internal::kListLogsSql);
+  s.BindInt64(1, trial_id);
+  s.BindInt64(2, after_seq);
+  if (rank.has_value()) {
+    s.BindInt64(3, *rank);
+  } else {
+    s.BindNull(3);
+  }
+  s.BindInt64(4, limit);
+  return ReadAll<LogRow>(s, ReadLog);
+}
+
+absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLastLogs(int64_t trial_id, int limit) {
+  if (limit < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list last logs", internal::kListLastLogsSql);
+  s.BindInt64(1, trial_id);
+  s.BindInt64(2, limit);
+  COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, ReadAll<LogRow>(s, ReadLog));
+  std::reverse(rows.begin(), rows.end());
+  return rows;
+}
+
+absl::StatusOr<std::vector<LogStatsRow>> SqliteDatabase::ListLogStats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(db_, path_, "list log stats",
+              "SELECT trial_id, lines, bytes, dropped FROM log_stats ORDER BY trial_id");
+  return ReadAll<LogStatsRow>(s, [](const Statement& r) {
+    return LogStatsRow{r.Int64(0), r.Int64(1), r.Int64(2), r.Int64(3)};
+  });
+}
+
+absl::StatusOr<int64_t> SqliteDatabase::DropLogLines(int64_t trial_id, int64_t keep_first,
+                                                     int64_t count, const std::string& reason) {
+  if (keep_first < 0 || count < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dropping log lines needs keep_first >= 0 and count >= 0, got ", keep_first,
+                     " and ", count));
+  }
+  if (count == 0) return 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction transaction(db_, path_);
+  COHORT_RETURN_IF_ERROR(transaction.Begin());
+  Statement stats(db_, path_, "read log stats",
+                  "SELECT dropped, marker_seq FROM log_stats WHERE trial_id = ?1");
+  stats.BindInt64(1, trial_id);
+  COHORT_ASSIGN_OR_RETURN(bool has_stats, stats.Step());
+  if (!has_stats) return 0;
+  const int64_t dropped = stats.Int64(0);
+  int64_t marker_seq = stats.Int64(1);
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> after,
+                          DropStartLocked(trial_id, keep_first, marker_seq));
+  if (!after.has_value()) return 0;
+  COHORT_ASSIGN_OR_RETURN(DropRange range, DropRangeLocked(trial_id, *after, marker_seq, count));
+  if (range.lines == 0) return 0;
+  Statement drop(db_, path_, "drop log lines",
+                 "DELETE FROM logs WHERE trial_id = ?1 AND seq BETWEEN ?2 AND ?3 AND seq != ?4");
+  drop.BindInt64(1, trial_id);
+  drop.BindInt64(2, range.first);
+  drop.BindInt64(3, range.last);
+  drop.BindInt64(4, marker_seq);
+  COHORT_RETURN_IF_ERROR(drop.Run());
+  const std::string marker =
+      absl::StrFormat("[cohort-master: %d lines dropped here; %s]", dropped + range.lines, reason);
+  if (marker_seq == 0) marker_seq = range.first;  // the first dropped line's place, now free
+  Statement mark(db_, path_, "mark dropped log lines",
+                 "INSERT INTO logs (seq, trial_id, rank, line) VALUES (?1, ?2, -1, ?3) "
+                 "ON CONFLICT (seq) DO UPDATE SET line = excluded.line");
+  mark.BindInt64(1, marker_seq);
+  mark.BindInt64(2, trial_id);
+  mark.BindText(3, marker);
+  COHORT_RETURN_IF_ERROR(mark.Run());
+  Statement update(db_, path_, "count dropped log lines",
+                   "UPDATE log_stats SET lines = lines - ?2, bytes = bytes - ?3, "
+                   "dropped = dropped + ?2, marker_seq = ?4 WHERE trial_id = ?1");
+  update.BindInt64(1, trial_id);
+  update.BindInt64(2, range.lines);
+  update.BindInt64(3, range.bytes);
+  update.BindInt64(4, marker_seq);
+  COHORT_RETURN_IF_ERROR(update.Run());
+  COHORT_RETURN_IF_ERROR(transaction.Commit());
+  return range.lines;
+}
+
+absl::StatusOr<std::optional<int64_t>> SqliteDatabase::DropStartLocked(int64_t trial_id,
+                                                                       int64_t keep_first,
+                                                                       int64_t marker_seq) {
+  if (keep_first == 0) return std::optional<int64_t>(0);
+  if (marker_seq > 0) return std::optional<int64_t>(marker_seq);
+  // The seq of the keep_first-th line: keep_first index steps, once per trial (later drops
+  // start after the marker).
+  Statement s(db_, path_, "find the kept beginning of a log",
+              "SELECT seq FROM logs WHERE trial_id = ?1 ORDER BY seq LIMIT 1 OFFSET ?2");
+  s.BindInt64(1, trial_id);
+  s.BindInt64(2, keep_first - 1);
+  COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+  if (!has_row) return std::optional<int64_t>();
+  return std::optional<int64_t>(s.Int64(0));
+}
+
+absl::StatusOr<SqliteDatabase::DropRange> SqliteDatabase::DropRangeLocked(int64_t trial_id,
+                                                                          int64_t after,
+                                                                          int64_t marker_seq,
+                                                                          int64_t count) {
+  // `count` steps along logs_by_trial (trial_id, seq) from `after`, reading each line's size.
+  Statement s(db_, path_, "measure log lines to drop",
+              "SELECT MIN(seq), MAX(seq), COUNT(*), TOTAL(LENGTH(CAST(line AS BLOB))) FROM "
+              "(SELECT seq, line FROM logs WHERE trial_id = ?1 AND seq > ?2 AND seq != ?3 "
+              "ORDER BY seq LIMIT ?4)");
+  s.BindInt64(1, trial_id);
+  s.BindInt64(2, after);
+  s.BindInt64(3, marker_seq);
+  s.BindInt64(4, count);
+  COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+  if (!has_row) return DropRange{};
+  return DropRange{s.Int64(0), s.Int64(1), s.Int64(2), static_cast<int64_t>(s.Double(3))};
+}
+
+}  // namespace cohort::master
