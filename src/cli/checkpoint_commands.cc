@@ -1,20 +1,30 @@
 #include "cli/checkpoint_commands.h"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
 #include "cohort/status.h"
+#include "common/context_archive.h"
 #include "wire/experiment_bodies.h"
 #include "wire/states.h"
 #include "wire/trial_bodies.h"
 
 namespace cohort::cli {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct ListArgs {
   int64_t experiment_id = 0;
@@ -75,10 +85,112 @@ int ListCheckpoints(const CommandContext& context, const ListArgs& args) {
   return kExitOk;
 }
 
+struct DownloadArgs {
+  std::string storage_id;
+  std::string dir;
+};
+
+// "12.3 MB".
+std::string Megabytes(int64_t bytes) {
+  return absl::StrFormat("%.1f MB", static_cast<double>(bytes) / 1e6);
+}
+
+int64_t HeaderInt(const std::map<std::string, std::string>& headers, const std::string& name) {
+  int64_t value = 0;
+  auto it = headers.find(name);
+  return it != headers.end() && absl::SimpleAtoi(it->second, &value) ? value : -1;
+}
+
+// Fetches the checkpoint's archive into `archive` with a progress line on a terminal; its
+// headers.
+absl::StatusOr<std::map<std::string, std::string>> Fetch(const CommandContext& context,
+                                                         const std::string& storage_id,
+                                                         const std::string& archive) {
+  client::MasterClient client = context.Client();
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  absl::Time shown = absl::InfinitePast();
+  auto progress = [&](int64_t received) {
+    if (!tty || absl::Now() - shown < absl::Milliseconds(200)) return;
+    shown = absl::Now();
+    std::cerr << "\rdownloading checkpoint " << storage_id << ": " << Megabytes(received)
+              << std::flush;
+  };
+  auto headers = client.Download(absl::StrCat("/api/v1/checkpoints/", storage_id, "/download"),
+                                 archive, progress);
+  if (tty && shown != absl::InfinitePast()) std::cerr << "\n";
+  return headers;
+}
+
+// The archive unpacked into a new directory `partial`, then renamed to `dest`: `dest` never
+// holds part of a checkpoint.
+absl::Status Unpack(const std::string& archive, const fs::path& partial, const fs::path& dest,
+                    int64_t announced_bytes) {
+  std::error_code ec;
+  fs::create_directories(partial, ec);
+  if (ec) return absl::PermissionDeniedError(absl::StrCat(partial.string(), ": ", ec.message()));
+  ContextArchiveLimits limits;
+  // No more than the master said it sends (a checkpoint does not change once written).
+  if (announced_bytes >= 0) limits.max_unpacked_bytes = announced_bytes;
+  COHORT_RETURN_IF_ERROR(ExtractContextFile(archive, partial.string(), limits));
+  if (fs::exists(dest, ec)) fs::remove(dest, ec);  // an empty directory (checked before)
+  fs::rename(partial, dest, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("moving the checkpoint into ", dest.string(), ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+int DownloadCheckpoint(const CommandContext& context, const DownloadArgs& args) {
+  const fs::path dest = fs::absolute(args.dir);
+  std::error_code ec;
+  if (fs::exists(dest, ec) && !(fs::is_directory(dest, ec) && fs::is_empty(dest, ec))) {
+    return Fail(absl::AlreadyExistsError(absl::StrCat(
+        args.dir,
+        " exists and is not an empty directory: name a new one (the checkpoint's files "
+        "go directly into it)")));
+  }
+  fs::create_directories(dest.parent_path(), ec);
+  const std::string tag = absl::StrCat(".cohort-download-", args.storage_id, "-", ::getpid());
+  const fs::path partial = dest.parent_path() / tag;
+  const std::string archive = partial.string() + ".tar.gz";
+  absl::StatusOr<std::map<std::string, std::string>> headers =
+      Fetch(context, args.storage_id, archive);
+  absl::Status unpacked = headers.ok() ? Unpack(archive, partial, dest,
+                                                HeaderInt(*headers, "X-Cohort-Checkpoint-Bytes"))
+                                       : headers.status();
+  fs::remove(archive, ec);
+  if (!unpacked.ok()) {
+    fs::remove_all(partial, ec);
+    return Fail(unpacked);
+  }
+  std::cout << "checkpoint " << args.storage_id << " (trial "
+            << HeaderInt(*headers, "X-Cohort-Checkpoint-Trial") << ", batch "
+            << HeaderInt(*headers, "X-Cohort-Checkpoint-Batch")
+            << "): " << HeaderInt(*headers, "X-Cohort-Checkpoint-Files") << " files, "
+            << Megabytes(HeaderInt(*headers, "X-Cohort-Checkpoint-Bytes")) << " in "
+            << dest.string() << "\n";
+  return kExitOk;
+}
+
+void AddDownload(CLI::App* group, CommandContext* context) {
+  auto args = std::make_shared<DownloadArgs>();
+  CLI::App* download = group->add_subcommand(
+      "download", "Copy a checkpoint's files from the master into a new directory");
+  download->add_option("uuid", args->storage_id, "Checkpoint id (`cohort checkpoint list`)")
+      ->required();
+  download->add_option("dir", args->dir, "Directory to create (or an empty one)")->required();
+  download->footer(
+      "Example:\n  cohort checkpoint download 5f0c...e1 ./best-model\n"
+      "The files arrive as the trial wrote them (model.pt, metadata.json, ...); the directory "
+      "is filled only once the whole checkpoint has arrived.");
+  context->OnRun(download, [context, args] { return DownloadCheckpoint(*context, *args); });
+}
+
 }  // namespace
 
 void AddCheckpointCommands(CLI::App* root, CommandContext* context) {
-  CLI::App* group = root->add_subcommand("checkpoint", "Checkpoints: list");
+  CLI::App* group = root->add_subcommand("checkpoint", "Checkpoints: list, download");
   group->alias("c");
   group->require_subcommand(1);
   auto args = std::make_shared<ListArgs>();
@@ -89,6 +201,7 @@ void AddCheckpointCommands(CLI::App* root, CommandContext* context) {
   context->AddJsonFlag(list);
   list->footer("Examples:\n  cohort checkpoint list 3\n  cohort checkpoint list --trial 7 --json");
   context->OnRun(list, [context, args] { return ListCheckpoints(*context, *args); });
+  AddDownload(group, context);
 }
 
 }  // namespace cohort::cli

@@ -2,7 +2,9 @@
 // Registers `cohort checkpoint|c list EXPERIMENT [--json]` and `cohort checkpoint list --trial
 // ID [--json]`: an experiment's (or one trial's) checkpoints with their trial, batch, the
 // searcher metric of the validation at that batch, state (ACTIVE, or DELETED by the checkpoint
-// GC when the experiment ended) and storage path, in an aligned table.
+// GC when the experiment ended) and storage path, in an aligned table; and `cohort checkpoint
+// download UUID DIR`: the checkpoint's files from the master into DIR (new or empty), which is
+// filled only once the whole checkpoint has arrived.
 // Not thread-safe (CLI setup runs once on the main thread).
 
 #include "CLI/CLI.hpp"

@@ -129,23 +129,27 @@ absl::Status MasterClient::NoAnswer(const httplib::Client& client, const std::st
 absl::StatusOr<Json> MasterClient::Interpret(const httplib::Client& client, const std::string& what,
                                              const httplib::Result& result) const {
   if (!result) return NoAnswer(client, what, result);
+  return InterpretAnswer(what, result->status, result->body);
+}
+
+absl::StatusOr<Json> MasterClient::InterpretAnswer(const std::string& what, int status,
+                                                   const std::string& raw) const {
   // The answer is outside input too: its nesting is bounded before nlohmann's parser recurses.
-  if (absl::Status depth = CheckJsonDepth(result->body); !depth.ok()) {
+  if (absl::Status depth = CheckJsonDepth(raw); !depth.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("the answer from the master at ", url_, " (",
                                                    what, ") is refused: ", depth.message()));
   }
-  Json body = Json::parse(result->body, nullptr, /*allow_exceptions=*/false);
-  if (result->status >= 200 && result->status < 300) {
+  Json body = Json::parse(raw, nullptr, /*allow_exceptions=*/false);
+  if (status >= 200 && status < 300) {
     if (body.is_discarded()) return Json::object();
     return body;
   }
-  const std::string message = ErrorMessage(result->body, body);
-  if (result->status == 401) return absl::UnauthenticatedError(message);
-  if (result->status == 404) return absl::NotFoundError(message);
-  if (result->status == 409) return absl::FailedPreconditionError(message);
-  if (result->status >= 400 && result->status < 500) return absl::InvalidArgumentError(message);
-  return absl::InternalError(
-      absl::StrCat("the master failed (HTTP ", result->status, "): ", message));
+  const std::string message = ErrorMessage(raw, body);
+  if (status == 401) return absl::UnauthenticatedError(message);
+  if (status == 404) return absl::NotFoundError(message);
+  if (status == 409) return absl::FailedPreconditionError(message);
+  if (status >= 400 && status < 500) return absl::InvalidArgumentError(message);
+  return absl::InternalError(absl::StrCat("the master failed (HTTP ", status, "): ", message));
 }
 
 MasterClient::MasterClient(std::string url, absl::Duration timeout)
@@ -220,6 +224,55 @@ absl::StatusOr<std::string> MasterClient::GetBytes(const std::string& path) {
     return absl::InternalError(absl::StrCat("GET ", path, ": HTTP ", result->status));
   }
   return result->body;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> MasterClient::Download(
+    const std::string& path, const std::string& file, const Progress& progress) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write ", file, ": ", std::strerror(errno)));
+  }
+  httplib::Client client(url_);
+  Prepare(client, timeout_);  // a read timeout per chunk, not for the whole body
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  std::string error_body;  // the body of an error answer, kept to say what went wrong
+  int64_t received = 0;
+  httplib::Result result = client.Get(
+      path,
+      [&](const httplib::Response& r) {
+        status = r.status;
+        for (const auto& [name, value] : r.headers) headers[name] = value;
+        return true;
+      },
+      [&](const char* data, size_t size) {
+        if (status != 200) {
+          if (error_body.size() < (1u << 20)) error_body.append(data, size);
+          return true;
+        }
+        out.write(data, static_cast<std::streamsize>(size));
+        received += static_cast<int64_t>(size);
+        if (progress) progress(received);
+        return static_cast<bool>(out);
+      });
+  if (!out) return absl::ResourceExhaustedError(absl::StrCat("writing ", file, " failed"));
+  if (!result) {
+    if (received > 0) {
+      return absl::UnavailableError(
+          absl::StrCat("the download of ", path, " broke off after ", received, " bytes (",
+                       httplib::to_string(result.error()), "); try again"));
+    }
+    return NoAnswer(client, "GET " + path, result);
+  }
+  if (status != 200) {
+    absl::StatusOr<Json> error = InterpretAnswer("GET " + path, status, error_body);
+    return error.ok() ? absl::InternalError(absl::StrCat("GET ", path, ": HTTP ", status))
+                      : error.status();
+  }
+  out.close();
+  if (!out) return absl::ResourceExhaustedError(absl::StrCat("writing ", file, " failed"));
+  return headers;
 }
 
 absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {

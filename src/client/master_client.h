@@ -18,6 +18,7 @@
 // Thread-compatible: one client per thread (cheap to create).
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +61,14 @@ class MasterClient {
   absl::StatusOr<Json> PostForm(const std::string& path, const std::vector<FormPart>& parts);
   // The raw body of a GET (the context archive).
   absl::StatusOr<std::string> GetBytes(const std::string& path);
+  // Streams the body of a GET into the file `file` (created or truncated), calling `progress`
+  // with the bytes received so far after each chunk; the response's headers are returned. An
+  // error answer is turned into a Status as Get's are (nothing useful is left in `file`); a
+  // connection that breaks off mid-body is Unavailable.
+  using Progress = std::function<void(int64_t received)>;
+  absl::StatusOr<std::map<std::string, std::string>> Download(const std::string& path,
+                                                              const std::string& file,
+                                                              const Progress& progress);
 
   const std::string& url() const { return url_; }
   // Sends `Authorization: Bearer TOKEN` on every later request (a user's login token, the
@@ -93,6 +102,9 @@ class MasterClient {
   // The request's answer as JSON, or the error the class comment lists.
   absl::StatusOr<Json> Interpret(const httplib::Client& client, const std::string& what,
                                  const httplib::Result& result) const;
+  // Interpret of an answer that came: its HTTP status and body.
+  absl::StatusOr<Json> InterpretAnswer(const std::string& what, int status,
+                                       const std::string& body) const;
   // Why the request `what` got no answer (`result` holds no response).
   absl::Status NoAnswer(const httplib::Client& client, const std::string& what,
                         const httplib::Result& result) const;

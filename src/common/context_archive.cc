@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "cohort/status.h"
 
 namespace cohort {
 namespace {
@@ -31,8 +32,14 @@ std::string ArchiveError(archive* a) {
   return message == nullptr ? "unknown libarchive error" : message;
 }
 
-la_ssize_t AppendToString(archive*, void* client, const void* buffer, size_t length) {
-  static_cast<std::string*>(client)->append(static_cast<const char*>(buffer), length);
+// libarchive's write callback: hands each block to the ArchiveWriter; -1 (an error libarchive
+// reports) when it refuses the bytes.
+la_ssize_t WriteToCallback(archive* a, void* client, const void* buffer, size_t length) {
+  const ArchiveWriter& write = *static_cast<const ArchiveWriter*>(client);
+  if (!write(static_cast<const char*>(buffer), length)) {
+    archive_set_error(a, EPIPE, "the receiver stopped taking the archive");
+    return -1;
+  }
   return static_cast<la_ssize_t>(length);
 }
 
@@ -164,11 +171,15 @@ class EntryRules {
   std::set<std::string> links_;
 };
 
-absl::StatusOr<ArchivePtr> OpenReader(absl::string_view bytes) {
+// A reader of the archive in `bytes`, or (with `from_file`) in the file named by `bytes`.
+absl::StatusOr<ArchivePtr> OpenReader(absl::string_view bytes, bool from_file = false) {
   ArchivePtr a(archive_read_new(), archive_read_free);
   archive_read_support_filter_gzip(a.get());
   archive_read_support_format_tar(a.get());
-  if (archive_read_open_memory(a.get(), bytes.data(), bytes.size()) != ARCHIVE_OK) {
+  const int r = from_file
+                    ? archive_read_open_filename(a.get(), std::string(bytes).c_str(), kCopyChunk)
+                    : archive_read_open_memory(a.get(), bytes.data(), bytes.size());
+  if (r != ARCHIVE_OK) {
     return absl::InvalidArgumentError(
         absl::StrCat("context: not a valid tar.gz archive (", ArchiveError(a.get()), ")"));
   }
@@ -220,10 +231,22 @@ absl::Status NoEntries() {
 absl::StatusOr<std::string> PackContext(const std::string& dir,
                                         const std::vector<std::string>& entries) {
   std::string out;
+  COHORT_RETURN_IF_ERROR(StreamPackedDirectory(dir, entries, [&out](const char* data, size_t n) {
+    out.append(data, n);
+    return true;
+  }));
+  return out;
+}
+
+absl::Status StreamPackedDirectory(const std::string& dir, const std::vector<std::string>& entries,
+                                   const ArchiveWriter& write) {
   ArchivePtr a(archive_write_new(), archive_write_free);
+  // Blocks of kCopyChunk: a receiver sees the archive as it is made, not all at the end.
+  archive_write_set_bytes_per_block(a.get(), static_cast<int>(kCopyChunk));
   if (archive_write_add_filter_gzip(a.get()) != ARCHIVE_OK ||
       archive_write_set_format_pax_restricted(a.get()) != ARCHIVE_OK ||
-      archive_write_open(a.get(), &out, nullptr, AppendToString, nullptr) != ARCHIVE_OK) {
+      archive_write_open(a.get(), const_cast<ArchiveWriter*>(&write), nullptr, WriteToCallback,
+                         nullptr) != ARCHIVE_OK) {
     return absl::InternalError(
         absl::StrCat("packing ", dir, ": cannot start the archive: ", ArchiveError(a.get())));
   }
@@ -237,7 +260,7 @@ absl::StatusOr<std::string> PackContext(const std::string& dir,
     return absl::InternalError(
         absl::StrCat("packing ", dir, ": finishing the archive: ", ArchiveError(a.get())));
   }
-  return out;
+  return absl::OkStatus();
 }
 
 absl::Status CheckContext(absl::string_view bytes, const ContextArchiveLimits& limits,
@@ -259,8 +282,12 @@ absl::Status CheckContext(absl::string_view bytes, const ContextArchiveLimits& l
   return rules.entries() == 0 ? NoEntries() : absl::OkStatus();
 }
 
-absl::Status ExtractContext(absl::string_view bytes, const std::string& dest_dir,
-                            const ContextArchiveLimits& limits) {
+namespace {
+
+// ExtractContext's body, from the archive in memory (`source` is the bytes) or in a file
+// (`source` is its name).
+absl::Status Extract(absl::string_view source, bool from_file, const std::string& dest_dir,
+                     const ContextArchiveLimits& limits) {
   // Entries are written at absolute paths under the canonical destination (no link in it), so
   // extraction never changes the working directory; libarchive's NOABSOLUTEPATHS cannot be set
   // for that reason, and EntryRules refuses absolute entry paths before they are prefixed.
@@ -270,7 +297,7 @@ absl::Status ExtractContext(absl::string_view bytes, const std::string& dest_dir
     return absl::FailedPreconditionError(
         absl::StrCat("unpacking the context: ", dest_dir, " is not a directory"));
   }
-  absl::StatusOr<ArchivePtr> reader = OpenReader(bytes);
+  absl::StatusOr<ArchivePtr> reader = OpenReader(source, from_file);
   if (!reader.ok()) return reader.status();
   ArchivePtr writer(archive_write_disk_new(), archive_write_free);
   archive_write_disk_set_options(writer.get(), ARCHIVE_EXTRACT_TIME |
@@ -305,6 +332,18 @@ absl::Status ExtractContext(absl::string_view bytes, const std::string& dest_dir
                                             ": finishing: ", ArchiveError(writer.get())));
   }
   return rules.entries() == 0 ? NoEntries() : absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ExtractContext(absl::string_view bytes, const std::string& dest_dir,
+                            const ContextArchiveLimits& limits) {
+  return Extract(bytes, /*from_file=*/false, dest_dir, limits);
+}
+
+absl::Status ExtractContextFile(const std::string& archive_path, const std::string& dest_dir,
+                                const ContextArchiveLimits& limits) {
+  return Extract(archive_path, /*from_file=*/true, dest_dir, limits);
 }
 
 }  // namespace cohort

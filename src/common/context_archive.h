@@ -14,7 +14,9 @@
 #ifndef COHORT_COMMON_CONTEXT_ARCHIVE_H_
 #define COHORT_COMMON_CONTEXT_ARCHIVE_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,16 @@ struct ContextArchiveLimits {
 absl::StatusOr<std::string> PackContext(const std::string& dir,
                                         const std::vector<std::string>& entries);
 
+// Receives an archive block by block; returns false to stop the packing (the receiver went
+// away).
+using ArchiveWriter = std::function<bool(const char* data, size_t size)>;
+
+// PackContext's archive handed to `write` block by block (64 KiB blocks) as it is made, so a
+// large directory (a checkpoint) is streamed in bounded memory. Errors as PackContext's; when
+// `write` returns false, Internal saying the receiver stopped taking the archive.
+absl::Status StreamPackedDirectory(const std::string& dir, const std::vector<std::string>& entries,
+                                   const ArchiveWriter& write);
+
 // Reads `bytes` without writing anything: OK when they are a gzip'd tar archive holding at
 // least one entry, every entry passes the rules above, and the archive stays within `limits`.
 // Otherwise InvalidArgument naming the entry and the rule ("context entry '../evil': '..' is
@@ -56,6 +68,10 @@ absl::Status CheckContext(absl::string_view bytes, const ContextArchiveLimits& l
 // and the entries before the refused one stay in `dest_dir`; nothing is written outside it.
 absl::Status ExtractContext(absl::string_view bytes, const std::string& dest_dir,
                             const ContextArchiveLimits& limits = {});
+// ExtractContext of the archive in the file `archive_path`, read as it is unpacked (a large
+// archive never is in memory whole).
+absl::Status ExtractContextFile(const std::string& archive_path, const std::string& dest_dir,
+                                const ContextArchiveLimits& limits = {});
 
 }  // namespace cohort
 

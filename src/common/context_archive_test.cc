@@ -153,6 +153,42 @@ TEST_F(ContextArchiveTest, APackedContextChecksAndExtractsToTheSameFilesWithLink
   EXPECT_TRUE(fs::is_empty(outside()));
 }
 
+TEST_F(ContextArchiveTest, AStreamedArchiveComesInBlocksAndExtractsFromAFile) {
+  const fs::path src = root_ / "src";
+  fs::create_directories(src);
+  std::string big;
+  for (int i = 0; big.size() < (3u << 20); ++i) absl::StrAppend(&big, "weight ", i, "\n");
+  std::ofstream(src / "model.pt") << big;
+  std::ofstream(src / "metadata.json") << "{\"steps_completed\": 5}";
+  std::string streamed;
+  int blocks = 0;
+  ASSERT_TRUE(StreamPackedDirectory(src.string(), {"metadata.json", "model.pt"},
+                                    [&](const char* data, size_t n) {
+                                      EXPECT_LE(n, 64u << 10);
+                                      streamed.append(data, n);
+                                      ++blocks;
+                                      return true;
+                                    })
+                  .ok());
+  EXPECT_GT(blocks, 1) << "handed over as it is made, not at the end";
+  const fs::path file = root_ / "checkpoint.tar.gz";
+  std::ofstream(file, std::ios::binary) << streamed;
+  ASSERT_TRUE(ExtractContextFile(file.string(), dest().string()).ok());
+  EXPECT_EQ(Read(dest() / "model.pt"), big);
+  EXPECT_EQ(Read(dest() / "metadata.json"), "{\"steps_completed\": 5}");
+  // A receiver that goes away stops the packing with an error.
+  absl::Status stopped =
+      StreamPackedDirectory(src.string(), {"model.pt"}, [](const char*, size_t) { return false; });
+  EXPECT_FALSE(stopped.ok());
+  EXPECT_THAT(stopped.message(), HasSubstr("stopped taking the archive"));
+  // A cut archive (a download that broke off) is refused, not half-extracted silently.
+  std::ofstream(file, std::ios::binary | std::ios::trunc)
+      << streamed.substr(0, streamed.size() / 2);
+  fs::remove_all(dest());
+  fs::create_directories(dest());
+  EXPECT_FALSE(ExtractContextFile(file.string(), dest().string()).ok());
+}
+
 TEST_F(ContextArchiveTest, AnEmptyContextDirectoryPacksToAnArchiveThatChecks) {
   absl::StatusOr<std::string> packed = PackContext(outside().string(), {});
   ASSERT_TRUE(packed.ok()) << packed.status();

@@ -154,6 +154,20 @@ class Master {
   absl::StatusOr<wire::MetricList> TrialMetrics(int64_t id, std::optional<wire::MetricKind> kind,
                                                 int64_t after, int limit);
   absl::StatusOr<wire::CheckpointList> TrialCheckpoints(int64_t id);
+  // A checkpoint's files, for `cohort checkpoint download` (master_checkpoints.cc).
+  struct CheckpointFiles {
+    std::string storage_id;
+    int64_t trial_id = 0;
+    int64_t steps_completed = 0;
+    std::string dir;                   // <the storage's directory>/<storage id>
+    std::vector<std::string> entries;  // paths relative to dir, each directory before its files
+    int64_t bytes = 0;                 // the files' sizes together
+  };
+  // NotFound for an unknown checkpoint; FailedPrecondition, saying why and what to do, for one
+  // the checkpoint GC deleted, one stored outside its experiment's checkpoint storage (the path
+  // came from an agent: only <storage>/<storage id> is ever read), or one this master cannot
+  // see (a storage on the agents' hosts only). Lists the directory without the master's lock.
+  absl::StatusOr<CheckpointFiles> CheckpointFilesFor(const std::string& storage_id);
   // Lines after `after` (of one rank when given); waits up to `wait` for new ones unless
   // max_log_followers already wait (then it answers at once). "done": the trial has ended and every
   // line was returned.

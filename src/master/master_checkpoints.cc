@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
+#include "common/context_archive.h"
 #include "common/json_bounded.h"
 #include "common/logging.h"
 #include "master/experiments/checkpoint_gc.h"
@@ -50,7 +51,81 @@ std::map<int64_t, double> MetricByBatch(const std::vector<MetricRow>& rows,
   return out;
 }
 
+// The checkpoint directory `row` names, when it is its storage's own <root>/<storage id>.
+std::optional<fs::path> CheckpointDir(const std::string& root, const CheckpointRow& row) {
+  const fs::path expected = (fs::path(root) / row.storage_id).lexically_normal();
+  if (root.empty() || !wire::IsSafeName(row.storage_id) ||
+      fs::path(row.path).lexically_normal() != expected) {
+    return std::nullopt;
+  }
+  return expected;
+}
+
+// Every entry under `dir` (not following links), each directory before its contents, with the
+// files' bytes; refused past the archive limits a client unpacks.
+absl::Status ListFiles(const fs::path& dir, Master::CheckpointFiles& files) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    files.entries.push_back(it->path().lexically_relative(dir).string());
+    if (it->is_regular_file(ec) && !it->is_symlink(ec)) files.bytes += it->file_size(ec);
+    if (files.entries.size() > static_cast<size_t>(kMaxContextEntries)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("checkpoint ", files.storage_id, " has more than ", kMaxContextEntries,
+                       " files; copy ", dir.string(), " directly"));
+    }
+  }
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat("reading checkpoint ", files.storage_id, " at ",
+                                               dir.string(), ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<Master::CheckpointFiles> Master::CheckpointFilesFor(const std::string& storage_id) {
+  CheckpointFiles files{.storage_id = storage_id};
+  fs::path dir;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    absl::StatusOr<CheckpointRow> row = db_->GetCheckpoint(storage_id);
+    if (absl::IsNotFound(row.status())) {
+      return absl::NotFoundError(absl::StrCat("no checkpoint ", storage_id,
+                                              " (`cohort checkpoint list EXPERIMENT` lists them)"));
+    }
+    COHORT_RETURN_IF_ERROR(row.status());
+    if (row->state == wire::CheckpointState::kDeleted) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("checkpoint ", storage_id,
+                       " was deleted by the checkpoint GC (checkpoint_storage's "
+                       "save_* counts keep more)"));
+    }
+    COHORT_ASSIGN_OR_RETURN(const TrialRow trial, db_->GetTrial(row->trial_id));
+    COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(trial.experiment_id));
+    const std::string root = facts.storage ? StorageRoot(*facts.storage) : "";
+    std::optional<fs::path> found = CheckpointDir(root, *row);
+    if (!found) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("checkpoint ", storage_id, " is at ", row->path,
+                       ", outside its experiment's checkpoint "
+                       "storage (",
+                       root.empty() ? "none the master can read" : root, "): copy it from there"));
+    }
+    dir = *found;
+    files.trial_id = row->trial_id;
+    files.steps_completed = row->steps_completed;
+  }
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "checkpoint ", storage_id, " is stored at ", dir.string(),
+        ", which this master cannot see (a storage on the agents' hosts only?): copy it from "
+        "there, or use a checkpoint_storage the master shares (shared_fs)"));
+  }
+  files.dir = dir.string();
+  COHORT_RETURN_IF_ERROR(ListFiles(dir, files));
+  return files;
+}
 
 absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const ExperimentRow& exp,
                                                                      const std::string& metric) {
@@ -91,13 +166,13 @@ void Master::DeleteCheckpointLocked(const std::string& root, const CheckpointRow
   const std::string what = absl::StrCat("master: checkpoint GC: checkpoint ", row.storage_id,
                                         " (batch ", row.steps_completed, ")");
   // The path came from an agent: only the storage's own <root>/<storage id> is ever removed.
-  const fs::path expected = (fs::path(root) / row.storage_id).lexically_normal();
-  if (root.empty() || !wire::IsSafeName(row.storage_id) ||
-      fs::path(row.path).lexically_normal() != expected) {
+  const std::optional<fs::path> dir = CheckpointDir(root, row);
+  if (!dir) {
     AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: its path ", row.path,
                                                " is not in the checkpoint storage ", root));
     return;
   }
+  const fs::path& expected = *dir;
   std::error_code ec;
   if (!fs::exists(expected, ec)) {
     AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", expected.string(),

@@ -602,6 +602,80 @@ TEST_F(ClusterTest, TemplatesMergeAndTheStoredConfigDoesNotChangeLater) {
   EXPECT_NE(Cohort({"template", "describe", "team"}).status, 0);
 }
 
+// Checkpoint GC over a 3-trial experiment with known metrics, then `cohort checkpoint download`.
+// Each trial (the Core API tutorial's stage 2) validates x = its step and checkpoints every 10
+// steps to 100; smaller x is better, so a trial's best checkpoint is step 10 and its latest step
+// 100: with save_trial_best 1, save_trial_latest 1, save_experiment_best 0 each keeps those two.
+TEST_F(ClusterTest, CheckpointGcKeepsEachTrialsBestAndLatestAndDownloadCopiesOne) {
+  StartMaster();
+  StartAgent("a1", 2, 30900);
+  Script("ck.sh", absl::StrCat("exec ", BinaryPath("core_api_2_checkpoints"),
+                               " --config \"$COHORT_CONFIG\"\n"));
+  const fs::path storage = dir_ / "ckpt";
+  const fs::path config = dir_ / "gc.yaml";
+  std::ofstream(config) << "name: gc\nentrypoint: ./ck.sh\n"
+                           "hyperparameters: {global_batch_size: 1, lr: {type: double, minval: "
+                           "0.1, maxval: 1}}\n"
+                           "searcher: {name: random, metric: x, smaller_is_better: true, "
+                           "max_trials: 3, max_length: {batches: 100}}\n"
+                           "checkpoint_storage: {type: shared_fs, host_path: "
+                        << storage.string()
+                        << ", save_trial_best: 1, save_trial_latest: 1, save_experiment_best: 0}\n";
+  const int64_t id = Create(config.string());
+  WaitUntil(
+      [&] {
+        const std::string state = Json({"experiment", "describe", std::to_string(id)})["state"];
+        return state == "COMPLETED" || state == "ERROR";
+      },
+      "the experiment to end", absl::Seconds(120));
+  json list = Json({"checkpoint", "list", std::to_string(id)})["checkpoints"];
+  std::map<int64_t, std::vector<int64_t>> kept;  // trial -> batches of its ACTIVE checkpoints
+  int deleted = 0;
+  std::string best_of_first;
+  for (const json& c : list) {
+    if (c["state"] == "DELETED") {
+      ++deleted;
+      EXPECT_FALSE(fs::exists(storage / c["storage_id"].get<std::string>())) << c.dump();
+      continue;
+    }
+    kept[c["trial_id"]].push_back(c["steps_completed"]);
+    EXPECT_TRUE(fs::exists(storage / c["storage_id"].get<std::string>())) << c.dump();
+    if (c["steps_completed"] == 10 && best_of_first.empty()) best_of_first = c["storage_id"];
+  }
+  ASSERT_EQ(kept.size(), 3u) << list.dump(2);
+  for (auto& [trial, batches] : kept) {
+    std::sort(batches.begin(), batches.end());
+    EXPECT_EQ(batches, (std::vector<int64_t>{10, 100})) << "trial " << trial;
+  }
+  EXPECT_EQ(deleted, 24) << "8 of each trial's 10 checkpoints";
+
+  // Download the best one into a new directory: the file the trial wrote, as it wrote it.
+  const fs::path into = dir_ / "downloaded";
+  LaunchResult got = Cohort({"checkpoint", "download", best_of_first, into.string()});
+  ASSERT_EQ(got.status, 0) << got.out << got.err;
+  EXPECT_NE(got.out.find("batch 10"), std::string::npos) << got.out;
+  std::ifstream state(into / "state");
+  std::string x, steps;
+  state >> x >> steps;
+  EXPECT_EQ(x + " " + steps, "10 10");
+  // Refusals name the problem: a directory with files, a deleted checkpoint, an unknown one.
+  LaunchResult again = Cohort({"checkpoint", "download", best_of_first, into.string()});
+  EXPECT_NE(again.status, 0);
+  EXPECT_NE(again.err.find("is not an empty directory"), std::string::npos) << again.err;
+  for (const json& c : list) {
+    if (c["state"] != "DELETED") continue;
+    LaunchResult gone =
+        Cohort({"checkpoint", "download", c["storage_id"], (dir_ / "gone").string()});
+    EXPECT_NE(gone.status, 0);
+    EXPECT_NE(gone.err.find("deleted by the checkpoint GC"), std::string::npos) << gone.err;
+    EXPECT_FALSE(fs::exists(dir_ / "gone")) << "nothing is left of a refused download";
+    break;
+  }
+  LaunchResult unknown = Cohort({"checkpoint", "download", "no-such-id", (dir_ / "x").string()});
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_NE(unknown.err.find("no checkpoint no-such-id"), std::string::npos) << unknown.err;
+}
+
 TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {
   StartMaster();
   StartAgent("a1", 2, 30800);

@@ -92,6 +92,16 @@ void Serve(const Handler& handler, size_t max_body, Require require, Authenticat
   if (!reply.ok()) return WriteError(reply.status(), res);
   res.status = reply->code;
   for (auto& [name, value] : reply->headers) res.set_header(name, value);
+  if (reply->stream) {
+    res.set_chunked_content_provider(
+        reply->content_type,
+        [stream = std::move(reply->stream)](size_t /*offset*/, httplib::DataSink& sink) {
+          if (!stream(sink)) return false;
+          sink.done();
+          return true;
+        });
+    return;
+  }
   res.set_content(std::move(reply->body), reply->content_type);
 }
 

@@ -130,6 +130,11 @@ struct Reply {
   std::string body;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;  // more response headers
+  // When set, the body: written chunk by chunk (HTTP chunked encoding) after the handler has
+  // returned, so it runs outside every lock the handler took and holds at most a chunk in
+  // memory. It returns false to break the connection off (the answer is then incomplete, which
+  // the client sees); `body` is ignored.
+  std::function<bool(httplib::DataSink& sink)> stream;
   static Reply Ok(const Json& json, int code = 200) { return {code, json.dump()}; }
   static Reply Done() { return Ok(wire::OkBody()); }
   static Reply Bytes(std::string bytes, std::string type) {

@@ -2,7 +2,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
+#include "common/context_archive.h"
+#include "common/logging.h"
 #include "master/http/routes.h"
+#include "wire/limits.h"
 
 namespace cohort::master::http {
 namespace {
@@ -24,9 +27,40 @@ absl::StatusOr<Reply> Logs(Master& master, const Request& req) {
   return Reply::Ok(logs.ToJson());
 }
 
+// A checkpoint's directory as a tar.gz, streamed as it is packed (`cohort checkpoint download`).
+// The headers say what comes: X-Cohort-Checkpoint-Files and -Bytes (before compression).
+absl::StatusOr<Reply> CheckpointDownload(Master& master, const Request& req) {
+  const std::string id = req.PathPart(1);
+  if (!wire::IsSafeName(id)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", id, "' is not a checkpoint id"));
+  }
+  COHORT_ASSIGN_OR_RETURN(Master::CheckpointFiles files, master.CheckpointFilesFor(id));
+  Reply reply;
+  reply.content_type = "application/gzip";
+  reply.headers = {
+      {"Content-Disposition", absl::StrCat("attachment; filename=\"", id, ".tar.gz\"")},
+      {"X-Cohort-Checkpoint-Files", absl::StrCat(files.entries.size())},
+      {"X-Cohort-Checkpoint-Bytes", absl::StrCat(files.bytes)},
+      {"X-Cohort-Checkpoint-Trial", absl::StrCat(files.trial_id)},
+      {"X-Cohort-Checkpoint-Batch", absl::StrCat(files.steps_completed)}};
+  reply.stream = [files = std::move(files)](httplib::DataSink& sink) {
+    absl::Status sent = StreamPackedDirectory(
+        files.dir, files.entries,
+        [&sink](const char* data, size_t size) { return sink.write(data, size); });
+    if (!sent.ok()) {
+      COHORT_LOG(WARNING) << "download of checkpoint " << files.storage_id
+                          << " broke off: " << sent;
+    }
+    return sent.ok();
+  };
+  return reply;
+}
+
 }  // namespace
 
 void AddTrialRoutes(Router& router, Master& master) {
+  router.Get(R"(/api/v1/checkpoints/([^/]+)/download)",
+             [&](const Request& req) { return CheckpointDownload(master, req); });
   router.Get(R"(/api/v1/trials/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
     COHORT_ASSIGN_OR_RETURN(auto trial, master.DescribeTrial(id));
