@@ -159,17 +159,19 @@ int Follow(client::MasterClient client, int64_t id) {
 }
 
 // Checks a config that validates without a template before it is uploaded: prints its
-// warnings (the fields the cluster will ignore) and returns false after printing why when Cohort
-// cannot run it (config::CheckRunnable, as the master would answer). A config with a template,
-// or an invalid one, is left to the master, which holds the templates and reports every error.
+// warnings (the fields the cluster will ignore; *warned is then true) and returns false after
+// printing why when Cohort cannot run it (config::CheckRunnable, as the master would answer). A
+// config with a template, or an invalid one, is left to the master, which holds the templates,
+// reports every error and sends the merged config's warnings back.
 bool CheckBeforeUpload(const std::string& config_path, const std::string& text,
-                       const std::string& template_name) {
+                       const std::string& template_name, bool* warned) {
   if (!template_name.empty()) return true;
   absl::StatusOr<Json> tree = config::ParseYaml(text);
   if (!tree.ok() || !tree->is_object() || tree->contains("template")) return true;
   absl::StatusOr<config::ExperimentConfig> parsed =
       config::ParseExperimentConfig(*tree, {.seed_if_absent = 0});
   if (!parsed.ok()) return true;
+  *warned = true;
   for (const std::string& warning : parsed->warnings) {
     std::cerr << config_path << ": warning: " << warning << "\n";
   }
@@ -191,7 +193,8 @@ int RunCreateRemote(const CommandContext& command, const std::string& config_pat
   }
   std::stringstream config;
   config << in.rdbuf();
-  if (!CheckBeforeUpload(config_path, config.str(), template_name)) return kExitInvalid;
+  bool warned = false;
+  if (!CheckBeforeUpload(config_path, config.str(), template_name, &warned)) return kExitInvalid;
   absl::StatusOr<std::string> context = PackContext(context_dir);
   if (!context.ok()) {
     std::cerr << "cohort: error: " << context.status().message() << "\n";
@@ -210,6 +213,11 @@ int RunCreateRemote(const CommandContext& command, const std::string& config_pat
   absl::StatusOr<wire::CreatedExperiment> created =
       ParseAnswer("POST /api/v1/experiments", r, wire::ParseCreatedExperiment);
   if (!created.ok()) return Fail(created.status());
+  if (!warned) {  // merged with a template on the master: its warnings are the master's
+    for (const std::string& w : created->warnings) {
+      std::cerr << config_path << ": warning: " << w << "\n";
+    }
+  }
   std::cout << "created experiment " << created->id << "\n";
   if (!follow) return kExitOk;
   return Follow(command.Client(), created->id);

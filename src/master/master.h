@@ -136,6 +136,9 @@ class Master {
   absl::StatusOr<int64_t> CreateExperiment(const std::string& config_yaml,
                                            const std::string& template_name, std::string context,
                                            const Actor& owner);
+  // The experiment's config warnings (fields Cohort accepts but ignores), as `experiment
+  // create` shows them after the master merged the config with its template.
+  absl::StatusOr<std::vector<std::string>> ExperimentWarnings(int64_t id);
   absl::StatusOr<wire::ExperimentList> ListExperiments();
   // The experiment with its effective config; for a `viewer` who is neither its owner nor an
   // admin, the values of `environment_variables` are hidden (they may hold secrets).
@@ -306,6 +309,7 @@ class Master {
     config::SearcherConfig searcher;
     std::optional<config::CheckpointStorage> storage;
     std::shared_ptr<const LogPolicyMatcher> log_policies;  // never null
+    std::vector<std::string> warnings;                     // config::ExperimentConfig::warnings
   };
   absl::StatusOr<ConfigFacts> ConfigFactsLocked(int64_t experiment_id);
   // Stores the node's step timelines (those of ranks the trial has, inside its experiment's

@@ -57,9 +57,16 @@ absl::StatusOr<Master::ConfigFacts> Master::ConfigFactsLocked(int64_t experiment
   COHORT_ASSIGN_OR_RETURN(std::shared_ptr<const LogPolicyMatcher> log_policies,
                           LogPolicyMatcher::Create(cfg->log_policies));
   return config_facts_
-      .emplace(experiment_id, ConfigFacts{cfg->profiling, e.slots_per_trial, cfg->searcher,
-                                          cfg->checkpoint_storage, std::move(log_policies)})
+      .emplace(experiment_id,
+               ConfigFacts{cfg->profiling, e.slots_per_trial, cfg->searcher,
+                           cfg->checkpoint_storage, std::move(log_policies), cfg->warnings})
       .first->second;
+}
+
+absl::StatusOr<std::vector<std::string>> Master::ExperimentWarnings(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(id));
+  return facts.warnings;
 }
 
 absl::Status Master::StoreStepProfilesLocked(const TrialRow& trial,

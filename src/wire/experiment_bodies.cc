@@ -47,12 +47,17 @@ absl::StatusOr<ExperimentSummary> ParseSummary(const Json& json, const std::stri
 
 }  // namespace
 
-Json CreatedExperiment::ToJson() const { return {{"id", id}}; }
+Json CreatedExperiment::ToJson() const { return {{"id", id}, {"warnings", warnings}}; }
 
 absl::StatusOr<CreatedExperiment> ParseCreatedExperiment(const Json& json) {
   FieldReader r(json, "created experiment");
   CreatedExperiment c;
   r.Required("id", &c.id, {.min = 1});
+  r.Array("warnings", &c.warnings, 1000, FieldReader::kOptional,
+          [](const Json& j, const std::string& where) -> absl::StatusOr<std::string> {
+            if (!j.is_string()) return absl::InvalidArgumentError(where + ": expected a string");
+            return j.get<std::string>();
+          });
   COHORT_RETURN_IF_ERROR(r.status());
   return c;
 }

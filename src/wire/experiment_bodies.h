@@ -26,6 +26,9 @@ using Json = nlohmann::json;
 
 struct CreatedExperiment {
   int64_t id = 0;
+  // The config's warnings as the master merged it (a field Cohort accepts but ignores:
+  // "environment.image: ignored: ..."); optional, at most 1,000.
+  std::vector<std::string> warnings;
   Json ToJson() const;
 };
 absl::StatusOr<CreatedExperiment> ParseCreatedExperiment(const Json& json);

@@ -39,6 +39,13 @@ TEST(ExperimentBodiesTest, CreatedExperimentRoundTripsAndNamesBadFields) {
   EXPECT_THAT(ParseCreatedExperiment(Json{{"id", "12"}}).status().message(),
               HasSubstr("\"id\" must be an integer >= 1"));
   EXPECT_THAT(ParseCreatedExperiment(Json{{"id", 0}}).status().message(), HasSubstr("got 0"));
+  absl::StatusOr<CreatedExperiment> warned = ParseCreatedExperiment(
+      Wire(CreatedExperiment{3, {"environment.image: ignored: no containers"}}.ToJson()));
+  ASSERT_TRUE(warned.ok()) << warned.status();
+  EXPECT_EQ(warned->warnings,
+            std::vector<std::string>{"environment.image: ignored: no containers"});
+  EXPECT_THAT(ParseCreatedExperiment(Json{{"id", 3}, {"warnings", {1}}}).status().message(),
+              HasSubstr("expected a string"));
 }
 
 TEST(ExperimentBodiesTest, ExperimentListRoundTripsAndNamesBadFields) {

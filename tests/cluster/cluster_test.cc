@@ -575,13 +575,21 @@ TEST_F(ClusterTest, TemplatesMergeAndTheStoredConfigDoesNotChangeLater) {
   Script("hello.sh", "echo \"$GREETING from rank $COHORT_RANK\"\n");
   const fs::path tmpl = dir_ / "team.yaml";
   std::ofstream(tmpl) << "resources: {slots_per_trial: 2}\n"
-                         "environment: {environment_variables: [GREETING=hi, OTHER=1]}\n";
+                         "environment: {environment_variables: [GREETING=hi, OTHER=1], image: "
+                         "team/pytorch:2.1}\n";
   ASSERT_EQ(Cohort({"template", "set", "team", tmpl.string()}).status, 0);
   EXPECT_EQ(Json({"template", "list"})["templates"][0]["name"], "team");
-  const int64_t id = Create(Config("greet",
-                                   "entrypoint: ./hello.sh\n"
-                                   "environment: {environment_variables: [GREETING=hello]}\n"),
-                            {"--template", "team"});
+  const std::string config = Config("greet",
+                                    "entrypoint: ./hello.sh\n"
+                                    "environment: {environment_variables: [GREETING=hello]}\n");
+  LaunchResult created =
+      Cohort({"experiment", "create", config, (dir_ / "context").string(), "--template", "team"});
+  ASSERT_EQ(created.status, 0) << created.err;
+  const int64_t id = std::stoll(created.out.substr(created.out.find("created experiment ") + 19));
+  // The template's image is ignored (no containers): the master's warning about the merged
+  // config reaches the user.
+  EXPECT_NE(created.err.find("warning: environment.image: ignored"), std::string::npos)
+      << created.err;
   WaitUntil(
       [&] {
         return Json({"experiment", "describe", std::to_string(id)})["state"] == "COMPLETED";

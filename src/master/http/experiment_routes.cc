@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
+#include "common/logging.h"
 #include "master/http/routes.h"
 #include "wire/limits.h"
 
@@ -24,7 +25,16 @@ absl::StatusOr<Reply> CreateExperiment(Master& master, const Request& req) {
   COHORT_ASSIGN_OR_RETURN(int64_t id,
                           master.CreateExperiment(*config, req.FormPart("template").value_or(""),
                                                   std::move(context), ActorOf(req.caller())));
-  return Reply::Ok(wire::CreatedExperiment{id}.ToJson(), 201);
+  wire::CreatedExperiment created{id};
+  absl::StatusOr<std::vector<std::string>> warnings = master.ExperimentWarnings(id);
+  // The experiment exists: warnings that cannot be read are logged, not an error.
+  if (warnings.ok()) {
+    created.warnings = *std::move(warnings);
+  } else {
+    COHORT_LOG(WARNING) << "experiment " << id
+                        << ": reading its config's warnings: " << warnings.status();
+  }
+  return Reply::Ok(created.ToJson(), 201);
 }
 
 absl::StatusOr<Reply> Context(Master& master, const Request& req) {
