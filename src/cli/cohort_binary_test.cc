@@ -82,7 +82,7 @@ TEST_F(CohortBinaryTest, InvalidConfigExitsOneWithEveryErrorOnStderr) {
   Result r = Run("experiment validate " + path);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, path + ": resources.slots_per_trial: must be >= 1, got -2\n" + path +
+  EXPECT_EQ(r.err, path + ": resources.slots_per_trial: must be >= 0, got -2\n" + path +
                        ": optimizations.mixed_precison: unknown field; did you mean "
                        "mixed_precision?\n");
 }

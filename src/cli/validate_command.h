@@ -20,7 +20,7 @@ struct ValidateArgs {
 // "exp.yaml: warning: environment.image: ignored: ...") and the effective config (defaults
 // filled, template merged, experiment seed recorded) as YAML to `out`, and returns kExitOk.
 // Otherwise writes every error to `err`, one per line, prefixed by the file it concerns ("exp.yaml:
-// resources.slots_per_trial: must be >= 1, got -2"), and returns kExitInvalid (invalid YAML or
+// resources.slots_per_trial: must be >= 0, got -2"), and returns kExitInvalid (invalid YAML or
 // config) or kExitUsage (unreadable file).
 int RunValidate(const ValidateArgs& args, std::ostream& out, std::ostream& err);
 

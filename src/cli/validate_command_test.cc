@@ -81,7 +81,7 @@ TEST_F(ValidateCommandTest, PrefixesEveryErrorWithTheFileName) {
                            "resources: {slots_per_trial: -2, slot_per_trial: 1}\n");
   EXPECT_EQ(Run({path, std::nullopt}), kExitInvalid);
   EXPECT_EQ(out_.str(), "");
-  EXPECT_EQ(err_.str(), path + ": resources.slots_per_trial: must be >= 1, got -2\n" + path +
+  EXPECT_EQ(err_.str(), path + ": resources.slots_per_trial: must be >= 0, got -2\n" + path +
                             ": resources.slot_per_trial: unknown field; did you mean "
                             "slots_per_trial?\n");
 }

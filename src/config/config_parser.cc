@@ -135,7 +135,15 @@ void CheckShmSize(ObjectReader& r) {
 Resources ParseResources(const Json& node, ErrorList* errors, Json* effective) {
   Resources res;
   ObjectReader r(node, "resources", errors, effective);
-  res.slots_per_trial = r.Int("slots_per_trial", 1, Between(1, kMaxSlotsPerTrial)).value_or(1);
+  // Determined's minimum is 0: a trial that takes no GPU. A Cohort slot is a GPU or a share of
+  // an agent's cores, so such a trial runs on one slot (said once, as a warning).
+  res.slots_per_trial = r.Int("slots_per_trial", 1, Between(0, kMaxSlotsPerTrial)).value_or(1);
+  if (res.slots_per_trial == 0) {
+    r.errors()->AddWarning(r.PathOf("slots_per_trial"),
+                           "0 (in Determined a trial that takes no GPU) runs on 1 slot: a Cohort "
+                           "slot is a GPU or a share of an agent's cores");
+    res.slots_per_trial = 1;
+  }
   res.max_slots = r.Ignored("max_slots", "Cohort does not cap an experiment's slots yet", [&] {
     return r.Int("max_slots", std::nullopt, Between(1, kMaxSlotsPerTrial));
   });

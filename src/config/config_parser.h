@@ -5,7 +5,7 @@
 //
 // Every problem is reported at once: the InvalidArgument status lists one error per line,
 // each naming the field path and the rule, e.g.
-//   resources.slots_per_trial: must be >= 1, got -2
+//   resources.slots_per_trial: must be >= 0, got -2
 //   optimizations.mixed_precision: expected a string, got integer 3
 //   resources.slot_per_trial: unknown field; did you mean slots_per_trial?
 // ConfigErrors(status) (config/error_list.h) splits it back into the list.

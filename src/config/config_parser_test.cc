@@ -87,7 +87,9 @@ TEST(ConfigParserTest, ProfilingHasDeterminedsDefaultsAndChecksItsWindow) {
   EXPECT_FALSE(config->profiling.end_after_batch.has_value());
   EXPECT_TRUE(config->profiling.sync_timings);
   const Json& e = config->effective["profiling"];
-  EXPECT_EQ(e, (Json{{"enabled", false}, {"begin_on_batch", 0}, {"end_after_batch", nullptr},
+  EXPECT_EQ(e, (Json{{"enabled", false},
+                     {"begin_on_batch", 0},
+                     {"end_after_batch", nullptr},
                      {"sync_timings", true}}));
 
   auto on = Parse(absl::StrCat(
@@ -97,9 +99,9 @@ TEST(ConfigParserTest, ProfilingHasDeterminedsDefaultsAndChecksItsWindow) {
   EXPECT_EQ(on->profiling.begin_on_batch, 10);
   EXPECT_EQ(on->profiling.end_after_batch, 20);
 
-  EXPECT_THAT(Errors(absl::StrCat(kMinimal,
-                                  "profiling: {begin_on_batch: 10, end_after_batch: 5}\n")),
-              ElementsAre("profiling.end_after_batch: must be >= begin_on_batch (10), got 5"));
+  EXPECT_THAT(
+      Errors(absl::StrCat(kMinimal, "profiling: {begin_on_batch: 10, end_after_batch: 5}\n")),
+      ElementsAre("profiling.end_after_batch: must be >= begin_on_batch (10), got 5"));
   EXPECT_THAT(Errors(absl::StrCat(kMinimal, "profiling: {begin_on_batch: -1, enable: true}\n")),
               ElementsAre(HasSubstr("profiling.begin_on_batch: must be >= 0"),
                           HasSubstr("profiling.enable: unknown field")));
@@ -209,7 +211,7 @@ TEST(ConfigParserTest, AcceptsEachSearcher) {
 
 TEST(ConfigParserTest, OutOfRangeValueNamesPathAndRule) {
   EXPECT_THAT(Errors(absl::StrCat(kMinimal, "resources: {slots_per_trial: -2}\n")),
-              ElementsAre("resources.slots_per_trial: must be >= 1, got -2"));
+              ElementsAre("resources.slots_per_trial: must be >= 0, got -2"));
   EXPECT_THAT(Errors(absl::StrCat(kMinimal, "resources: {priority: 100}\n")),
               ElementsAre("resources.priority: must be <= 99, got 100"));
   EXPECT_THAT(Errors(absl::StrCat(kMinimal, "max_restarts: -1\n")),
@@ -299,7 +301,7 @@ environment: {environment_variables: [NOEQUALS]}
   EXPECT_THAT(errors,
               UnorderedElementsAre(
                   "entrypoint: required field is missing",
-                  "resources.slots_per_trial: must be >= 1, got -2",
+                  "resources.slots_per_trial: must be >= 0, got -2",
                   "resources.slot_per_trial: unknown field; did you mean slots_per_trial?",
                   "searcher.max_trials: required field is missing",
                   "optimizations.mixed_precision: expected a string, got integer 3",

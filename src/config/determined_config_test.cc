@@ -178,6 +178,11 @@ TEST(DeterminedConfigTest, Resources) {
        {},
        {"resources.native_parallel: ignored: Determined's native parallelism has no meaning in "
         "Cohort"}},
+      {"slots_per_trial 0 runs on one slot",
+       "resources: {slots_per_trial: 0}\n",
+       {},
+       {"resources.slots_per_trial: 0 (in Determined a trial that takes no GPU) runs on "
+        "1 slot: a Cohort slot is a GPU or a share of an agent's cores"}},
       {"max_slots",
        "resources: {max_slots: 8}\n",
        {},

@@ -86,8 +86,8 @@ TEST(HparamSamplerTest, RandomIsDeterministicInTheExperimentSeed) {
 }
 
 TEST(HparamSamplerTest, AdaptiveAshaSamplesMaxTrialsLikeRandom) {
-  ExperimentConfig asha = Config(
-      "{name: adaptive_asha, metric: loss, max_trials: 8, max_length: {batches: 100}}");
+  ExperimentConfig asha =
+      Config("{name: adaptive_asha, metric: loss, max_trials: 8, max_length: {batches: 100}}");
   ExperimentConfig random = Config("{name: random, metric: loss, max_trials: 8}");
   EXPECT_EQ(Samples(asha, 3), Samples(random, 3));
   EXPECT_EQ(Samples(asha, 3).size(), 8u);
@@ -113,15 +113,14 @@ TEST(HparamSamplerTest, GridIsTheCartesianProductOfTheAxes) {
 }
 
 TEST(HparamSamplerTest, GridAxesHandleCountOneAndSmallIntRanges) {
-  std::vector<Json> samples = Samples(
-      Config("{name: grid, metric: loss}", R"(
+  std::vector<Json> samples = Samples(Config("{name: grid, metric: loss}", R"(
 entrypoint: x
 hyperparameters:
   global_batch_size: 8
   a: {type: int, minval: 0, maxval: 2, count: 10}
   b: {type: double, minval: 1, maxval: 3, count: 1}
 )"),
-      1);
+                                      1);
   ASSERT_EQ(samples.size(), 3u);
   EXPECT_EQ(samples[0]["a"], 0);
   EXPECT_EQ(samples[2]["a"], 2);
