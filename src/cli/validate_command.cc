@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "cli/exit_codes.h"
 #include "config/config_parser.h"
 #include "config/error_list.h"
@@ -23,6 +24,23 @@ int Report(const absl::Status& status, const std::string& file, std::ostream& er
     err << file << ": " << line << "\n";
   }
   return kExitInvalid;
+}
+
+// Determined's "eventually required" fields: a config without them is incomplete rather than
+// wrong, and a template may complete it. Says so once, after the errors, when no template was
+// given and some error is such a missing field.
+void SayIfIncomplete(const absl::Status& status, const ValidateArgs& args, std::ostream& err) {
+  if (args.template_path.has_value()) return;
+  int missing = 0;
+  for (const std::string& line : config::ConfigErrors(status)) {
+    if (absl::StrContains(line, ": required field is missing")) ++missing;
+  }
+  if (missing == 0) return;
+  err << args.config_path << ": incomplete: " << missing << " required field"
+      << (missing == 1 ? " is" : "s are")
+      << " missing; a template may provide them (cohort experiment validate " << args.config_path
+      << " --template TEMPLATE.yaml; cohort experiment create --template "
+      << "NAME)\n";
 }
 
 }  // namespace
@@ -51,6 +69,7 @@ std::optional<config::ExperimentConfig> LoadExperimentConfig(const ValidateArgs&
   absl::StatusOr<config::ExperimentConfig> parsed = config::ParseExperimentConfig(*merged);
   if (!parsed.ok()) {
     *exit_code = Report(parsed.status(), args.config_path, err);
+    SayIfIncomplete(parsed.status(), args, err);
     return std::nullopt;
   }
   for (const std::string& warning : parsed->warnings) {

@@ -86,6 +86,25 @@ TEST_F(ValidateCommandTest, PrefixesEveryErrorWithTheFileName) {
                             "slots_per_trial?\n");
 }
 
+// Determined's "eventually required": a config missing fields a template could provide is
+// incomplete; with the template that provides them it validates.
+TEST_F(ValidateCommandTest, AConfigMissingRequiredFieldsIsIncompleteAndATemplateCompletesIt) {
+  std::string path = Write("partial.yaml", "name: partial\nsearcher: {name: single}\n");
+  EXPECT_EQ(Run({path, std::nullopt}), kExitInvalid);
+  EXPECT_EQ(err_.str(), path + ": entrypoint: required field is missing\n" + path +
+                            ": searcher.metric: required field is missing (the name of a "
+                            "validation metric the trial reports, for example validation_loss)\n" +
+                            path +
+                            ": incomplete: 2 required fields are missing; a template may provide "
+                            "them (cohort experiment validate " +
+                            path +
+                            " --template TEMPLATE.yaml; cohort experiment create --template "
+                            "NAME)\n");
+  std::string tmpl = Write("team.yaml", "entrypoint: ./train\nsearcher: {metric: loss}\n");
+  err_.str("");
+  EXPECT_EQ(Run({path, tmpl}), kExitOk) << err_.str();
+}
+
 TEST_F(ValidateCommandTest, MergesTheTemplateUnderTheConfig) {
   std::string tmpl = Write("tmpl.yaml",
                            "max_restarts: 1\n"
