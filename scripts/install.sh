@@ -24,6 +24,8 @@ PACKAGES=(
   python3 python3-torch python3-numpy
   # multi-process and multi-host tests: ps, kill, ip netns
   procps iproute2
+  # the emulated cluster network's link measurement (bench/netcluster --measure-link)
+  iperf3
   # TLS tests: the certificates are made with the openssl command
   openssl
   # the web interface's browser test (tests/web): headless chromium driven by selenium
