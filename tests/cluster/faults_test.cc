@@ -6,10 +6,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -46,6 +50,7 @@ using testing::OneTo;
 using testing::PeakRss;
 using testing::ReadFile;
 using testing::RunToCompletion;
+using testing::WriteFile;
 
 // A socket listening on a loopback port the OS chose (no SO_REUSE*), as a foreign process would.
 int ListenOnLoopback() {
@@ -595,6 +600,156 @@ TEST_F(FaultsTest, AgentKilledMidTrialRestartsFromCheckpoint) {
   EXPECT_EQ(Trial(id)["restarts"], 1);
   std::cout << "[ measured ] the trial was queued again " << absl::FormatDuration(queued)
             << " after its agent's SIGKILL (agent timeout 5 s)" << std::endl;
+}
+
+// While its master is away, the agent holds at most 32 MiB (of JSON) of a trial's output lines:
+// a trial that prints 3,000,000 lines (117 MB of JSON) during a master outage leaves the agent's
+// memory bounded. Once the master is back, the lines held arrive in order, then one line counting
+// those dropped (although the trial prints nothing more); none is lost without being counted.
+TEST_F(FaultsTest, HeldOutputIsBoundedWhileTheMasterIsAwayAndTheDropIsCounted) {
+  constexpr int kLines = 3000000;
+  StartMaster();
+  LauncherProcess& agent = StartAgent("a1");
+  const std::string d = dir_.string();
+  Script("flood.sh",
+         absl::StrCat("echo started\nwhile [ ! -e ", d,
+                      "/down ]; do sleep 0.1; done\n"
+                      "seq 1 ",
+                      kLines, " | sed 's/^/flood /'\ntouch ", d, "/flooded\nwhile [ ! -e ", d,
+                      "/back ]; do sleep 0.1; done\n"));
+  const int64_t id = Create("flood", "./flood.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return Trial(id)["state"] == "RUNNING"; }, "the trial to run");
+  const int64_t trial = Trial(id)["id"];
+  WaitUntil([&] { return Logs(trial).find("started") != std::string::npos; }, "its first line");
+  const int64_t peak_before = PeakRss(agent.pid());
+  KillMaster();
+  std::ofstream(dir_ / "down") << "down\n";
+  const absl::Time flood_start = absl::Now();
+  WaitUntil([&] { return fs::exists(dir_ / "flooded"); }, "the trial to print its flood",
+            absl::Seconds(180));
+  const absl::Duration flood_took = absl::Now() - flood_start;
+  absl::SleepFor(absl::Seconds(2));  // the agent reads the flood's end
+  Drain();
+  const int64_t peak = PeakRss(agent.pid());
+  RestartMaster();
+  WaitUntil([&] { return Logs(trial).find("the trial runs on, re-adopted") != std::string::npos; },
+            "the agent to reclaim the allocation", absl::Seconds(60));
+  std::ofstream(dir_ / "back") << "back\n";
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "the experiment to end", absl::Seconds(180));
+  const std::string logs = Logs(trial);
+  ASSERT_EQ(State(id), "COMPLETED") << logs.substr(logs.size() > 4000 ? logs.size() - 4000 : 0);
+  const std::vector<int> held = Numbered(logs, "flood");
+  ASSERT_FALSE(held.empty());
+  EXPECT_EQ(held, OneTo(static_cast<int>(held.size()))) << "the lines held, in order, none twice";
+  EXPECT_LT(held.size(), static_cast<size_t>(kLines)) << "nothing was dropped";
+  const std::string said = " output line(s) dropped while the master was unreachable";
+  const size_t marker = logs.find(said);
+  ASSERT_NE(marker, std::string::npos) << logs.substr(logs.size() > 4000 ? logs.size() - 4000 : 0);
+  EXPECT_EQ(CountOf(logs, said), 1);
+  const size_t count_at = logs.rfind("agent a1: ", marker) + 10;
+  int64_t dropped = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(logs.substr(count_at, marker - count_at), &dropped))
+      << logs.substr(count_at, marker - count_at);
+  EXPECT_EQ(static_cast<int64_t>(held.size()) + dropped, kLines) << "every line held or counted";
+  EXPECT_LT(logs.find(absl::StrCat("flood ", held.size(), "\n")), marker);
+  // Said although the trial printed nothing more: with the trial's exit at the latest.
+  EXPECT_GT(logs.find("exited with status 0"), marker);
+  EXPECT_LT(peak, 150 << 20) << "the agent's peak memory while it held the flood";
+  std::printf(
+      "flood of %d lines during a master outage (%.1f s): %zu held, %lld dropped and counted; "
+      "agent peak memory %.0f MB before the outage, %.0f MB after the flood\n",
+      kLines, absl::ToDoubleSeconds(flood_took), held.size(), static_cast<long long>(dropped),
+      peak_before / 1e6, peak / 1e6);
+}
+
+// Mounts a tmpfs of `size` on `dir` for the life of this object (unmounted, lazily, whatever
+// happened); ok() says whether it is mounted, why() why not.
+class Tmpfs {
+ public:
+  Tmpfs(const fs::path& dir, const std::string& size) : dir_(dir) {
+    fs::create_directories(dir);
+    if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, ("size=" + size).c_str()) ==
+        0) {
+      mounted_ = true;
+    } else {
+      why_ = absl::StrCat("mounting a tmpfs on ", dir.string(), ": ", std::strerror(errno),
+                          " (the test needs root)");
+    }
+  }
+  ~Tmpfs() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  bool ok() const { return mounted_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  fs::path dir_;
+  bool mounted_ = false;
+  std::string why_;
+};
+
+// The checkpoint storage fills while a trial checkpoints: a 2 MiB tmpfs, 1 MiB of it taken by
+// another file, and checkpoints of 600 KiB: the second does not fit. The trial fails with an
+// error naming the file and "No space left on device"; the partial checkpoint is neither
+// reported nor left behind, the first stays whole and latest. Once the space is freed, the
+// restart (max_restarts) resumes from the first checkpoint and completes.
+TEST_F(FaultsTest, StorageFullWhileCheckpointingKeepsThePreviousCheckpoint) {
+  const fs::path storage = dir_ / "storage";
+  Tmpfs tmpfs(storage, "2m");
+  if (!tmpfs.ok()) GTEST_SKIP() << tmpfs.why();
+  const fs::path filler = storage / "filler";
+  WriteFile(filler, std::string(1 << 20, 'f'));
+  StartMaster();
+  StartAgent("a1");
+  Script("ckpt.sh", absl::StrCat("if [ -n \"$COHORT_LATEST_CHECKPOINT\" ]; then\n", "  while [ -e ",
+                                 filler.string(), " ]; do sleep 0.1; done\nfi\n", "exec ",
+                                 BinaryPath("checkpoint_trial"), " --steps 2 --bytes 614400\n"));
+  const int64_t id =
+      Create("full", "./ckpt.sh",
+             absl::StrCat("checkpoint_storage: {type: shared_fs, host_path: ", storage.string(),
+                          "}\nmax_restarts: 1\n"));
+  WaitUntil([&] { return Trial(id).value("restarts", 0) == 1; },
+            "the trial to fail on the full storage and be queued again", absl::Seconds(60));
+  const int64_t trial = Trial(id)["id"];
+  std::string logs = Logs(trial);
+  const std::string first = Trial(id)["latest_checkpoint"];
+  ASSERT_FALSE(first.empty()) << logs;
+  EXPECT_NE(logs.find("stored checkpoint " + first + " at step 1"), std::string::npos) << logs;
+  EXPECT_EQ(CountOf(logs, "stored checkpoint "), 1) << logs;
+  // The error names the file it could not write and why.
+  const size_t error = logs.find("No space left on device");
+  ASSERT_NE(error, std::string::npos) << logs;
+  const size_t line = logs.rfind('\n', error) + 1;
+  EXPECT_NE(logs.substr(line, error - line).find("checkpoint_trial: UNAVAILABLE: checkpoint "),
+            std::string::npos)
+      << logs;
+  EXPECT_NE(logs.substr(line, error - line).find("writing " + storage.string() + "/."),
+            std::string::npos)
+      << logs;
+  // Nothing but the filler and the first checkpoint, whole (and the chief's TensorBoard files).
+  std::vector<std::string> entries;
+  for (const auto& e : fs::directory_iterator(storage)) {
+    if (e.path().filename() != "tensorboard") entries.push_back(e.path().filename().string());
+  }
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries, (std::vector<std::string>{first, "filler"}));
+  EXPECT_EQ(fs::file_size(storage / first / "state"), 614400u);
+  EXPECT_TRUE(fs::exists(storage / first / "metadata.json"));
+
+  const absl::Time freed = absl::Now();
+  fs::remove(filler);
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "the restart to resume and complete", absl::Seconds(60));
+  logs = Logs(trial);
+  EXPECT_EQ(State(id), "COMPLETED") << logs;
+  EXPECT_NE(logs.find("resumed from " + first + " at step 1"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("at step 2"), std::string::npos) << logs;
+  const json done = Trial(id);
+  EXPECT_EQ(done["restarts"], 1);
+  EXPECT_NE(done["latest_checkpoint"], first);
+  std::printf("the restart completed %.1f s after the space was freed\n",
+              absl::ToDoubleSeconds(absl::Now() - freed));
 }
 
 }  // namespace
