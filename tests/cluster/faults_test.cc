@@ -611,12 +611,11 @@ TEST_F(FaultsTest, HeldOutputIsBoundedWhileTheMasterIsAwayAndTheDropIsCounted) {
   StartMaster();
   LauncherProcess& agent = StartAgent("a1");
   const std::string d = dir_.string();
-  Script("flood.sh",
-         absl::StrCat("echo started\nwhile [ ! -e ", d,
-                      "/down ]; do sleep 0.1; done\n"
-                      "seq 1 ",
-                      kLines, " | sed 's/^/flood /'\ntouch ", d, "/flooded\nwhile [ ! -e ", d,
-                      "/back ]; do sleep 0.1; done\n"));
+  Script("flood.sh", absl::StrCat("echo started\nwhile [ ! -e ", d,
+                                  "/down ]; do sleep 0.1; done\n"
+                                  "seq 1 ",
+                                  kLines, " | sed 's/^/flood /'\ntouch ", d,
+                                  "/flooded\nwhile [ ! -e ", d, "/back ]; do sleep 0.1; done\n"));
   const int64_t id = Create("flood", "./flood.sh", "max_restarts: 0\n");
   WaitUntil([&] { return Trial(id)["state"] == "RUNNING"; }, "the trial to run");
   const int64_t trial = Trial(id)["id"];

@@ -168,7 +168,8 @@ TEST_F(PartitionTest, ALongPartitionRestartsTheTrialElsewhereAndFencesTheOldRun)
             "the new run to report");
   pid_t run1 = 0;
   ASSERT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFile(dir_ / "run1")), &run1));
-  const bool old_ran_on = Alive(run1);  // behind the partition, nobody could stop it
+  const bool old_ran_on = Alive(run1);
+  EXPECT_TRUE(old_ran_on) << "behind the partition nothing can stop the old run";
 
   const absl::Time healed = absl::Now();
   Link(true);
