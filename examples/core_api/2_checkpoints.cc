@@ -27,7 +27,9 @@ struct State {
 absl::StatusOr<std::string> Save(cohort::core::Context& ctx, const State& state) {
   COHORT_ASSIGN_OR_RETURN(auto checkpoint,
                           ctx.checkpoint().StorePath({{"steps_completed", state.steps}}));
-  std::ofstream(checkpoint.path() + "/state") << state.x << " " << state.steps << "\n";
+  // WriteFile checks every write: a full disk fails the checkpoint, never half-stores it.
+  COHORT_RETURN_IF_ERROR(
+      checkpoint.WriteFile("state", std::to_string(state.x) + " " + std::to_string(state.steps)));
   return checkpoint.Commit();
 }
 
@@ -49,7 +51,8 @@ absl::Status Train(const std::string& config, std::string restore) {
   State state;
   if (!restore.empty()) {
     COHORT_ASSIGN_OR_RETURN(state, Load(*ctx, restore));
-    if (chief) std::printf("resumed from %s at step %d, x = %d\n", restore.c_str(), state.steps, state.x);
+    if (chief)
+      std::printf("resumed from %s at step %d, x = %d\n", restore.c_str(), state.steps, state.x);
   }
   while (state.steps < 100) {
     state.x += 1;

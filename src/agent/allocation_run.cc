@@ -458,27 +458,39 @@ void AllocationRun::Log(int rank, std::string line) {
     ++dropped_logs_;  // the master is away and the buffer full
     return;
   }
-  if (dropped_logs_ > 0) {
-    const std::string marker =
-        absl::StrCat("agent ", options_.agent_id, ": ", dropped_logs_,
-                     " output line(s) dropped while the master was unreachable");
-    dropped_logs_ = 0;
-    pending_logs_.push_back({-1, marker});
-    pending_log_bytes_ += JsonBytes(pending_logs_.back());
-  }
+  AddDropMarker();
   pending_logs_.push_back({rank, wire::CleanLogLine(std::move(line))});
   pending_log_bytes_ += JsonBytes(pending_logs_.back());
 }
 
+void AllocationRun::AddDropMarker() {
+  if (dropped_logs_ == 0) return;
+  const std::string marker =
+      absl::StrCat("agent ", options_.agent_id, ": ", dropped_logs_,
+                   " output line(s) dropped while the master was unreachable (the agent holds at "
+                   "most ",
+                   kMaxPendingBytes >> 20, " MiB of them)");
+  dropped_logs_ = 0;
+  pending_logs_.push_back({-1, marker});
+  pending_log_bytes_ += JsonBytes(pending_logs_.back());
+}
+
 void AllocationRun::FlushLogs() {
-  size_t sent = 0;
-  for (const auto& [begin, end] : Batches(pending_logs_, kLogBatch, kLogBatchBytes, JsonBytes)) {
-    if (!PostLogs(begin, end)) break;  // the master is away: the rest waits
-    sent = end;
+  // Two rounds when the buffer was full and lines were dropped: once what it held has gone, the
+  // line counting the drop goes at once, not only before the trial's next line (a trial that
+  // prints nothing more, or has ended, would never say it).
+  for (int round = 0; round < 2; ++round) {
+    if (pending_log_bytes_ < kMaxPendingBytes) AddDropMarker();
+    size_t sent = 0;
+    for (const auto& [begin, end] : Batches(pending_logs_, kLogBatch, kLogBatchBytes, JsonBytes)) {
+      if (!PostLogs(begin, end)) break;  // the master is away: the rest waits
+      sent = end;
+    }
+    pending_logs_.erase(pending_logs_.begin(), pending_logs_.begin() + sent);
+    pending_log_bytes_ = 0;
+    for (const wire::LogLine& line : pending_logs_) pending_log_bytes_ += JsonBytes(line);
+    if (dropped_logs_ == 0 || pending_log_bytes_ >= kMaxPendingBytes) break;
   }
-  pending_logs_.erase(pending_logs_.begin(), pending_logs_.begin() + sent);
-  pending_log_bytes_ = 0;
-  for (const wire::LogLine& line : pending_logs_) pending_log_bytes_ += JsonBytes(line);
 }
 
 bool AllocationRun::PostLogs(size_t begin, size_t end) {

@@ -131,6 +131,8 @@ class AllocationRun {
   // `last`: the launcher has exited and its output is closed: every report left goes now.
   void Flush(Subprocess& child, bool last);
   void Log(int rank, std::string line);
+  // Queues the line counting the output lines dropped while the buffer was full, if any were.
+  void AddDropMarker();
   void FlushLogs();
   // Posts pending_logs_[begin, end); a batch the master refuses (4xx) is split in halves and
   // each posted again, down to the line it will not take, which alone is dropped (and logged).

@@ -1,6 +1,12 @@
 #include "cohort/core/checkpoint_context.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -21,9 +27,50 @@ namespace fs = std::filesystem;
 absl::Status CheckStorageId(const std::string& id) {
   if (id.empty() || id[0] == '.' || id.find('/') != std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", id, "' is not a checkpoint storage id (a name like 3f2b8c1e-9a4d-4e6f-b1a2-7c8d9e0f1a2b)"));
+        "'", id,
+        "' is not a checkpoint storage id (a name like 3f2b8c1e-9a4d-4e6f-b1a2-7c8d9e0f1a2b)"));
   }
   return absl::OkStatus();
+}
+
+// Why writing `path` failed, with the way out when the storage is full.
+absl::Status WriteError(const std::string& storage_id, const std::string& what,
+                        const std::string& path, int error, const std::string& storage_dir) {
+  std::string message =
+      absl::StrCat("checkpoint ", storage_id, ": ", what, " ", path, ": ", std::strerror(error));
+  if (error == ENOSPC || error == EDQUOT) {
+    absl::StrAppend(&message, " (the checkpoint storage ", storage_dir,
+                    " is full: the checkpoint was dropped and the latest one before it is kept; "
+                    "free space there or give checkpoint_storage more room)");
+  }
+  return absl::UnavailableError(message);
+}
+
+// Writes `bytes` to `path` (created or replaced) and closes it; the errno of what failed.
+int WriteAll(const std::string& path, const std::string& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = n < 0 ? errno : EIO;
+      ::close(fd);
+      return error;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return ::close(fd) == 0 ? 0 : errno;
+}
+
+// fsync of the file or directory `path`; the errno of what failed.
+int Sync(const std::string& path, bool directory) {
+  const int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDONLY) | O_CLOEXEC);
+  if (fd < 0) return errno;
+  const int error = ::fsync(fd) == 0 ? 0 : errno;
+  ::close(fd);
+  return error == EINVAL ? 0 : error;  // a file system that cannot sync has nothing pending
 }
 
 }  // namespace
@@ -60,30 +107,67 @@ CheckpointContext::Writer::~Writer() {
   fs::remove_all(tmp_path_, ec);
 }
 
+absl::Status CheckpointContext::Writer::WriteFile(const std::string& name,
+                                                  const std::string& bytes) {
+  if (done_) return absl::FailedPreconditionError("checkpoint already committed");
+  const fs::path relative(name);
+  if (name.empty() || relative.is_absolute() ||
+      std::any_of(relative.begin(), relative.end(), [](const fs::path& p) { return p == ".."; })) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint ", storage_id_, ": '", name, "' is not a relative path inside the checkpoint"));
+  }
+  const fs::path path = fs::path(tmp_path_) / relative;
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) {
+    return WriteError(storage_id_, "creating", path.parent_path().string(), ec.value(),
+                      owner_->storage_dir_);
+  }
+  if (const int error = WriteAll(path.string(), bytes); error != 0) {
+    return WriteError(storage_id_, "writing", path.string(), error, owner_->storage_dir_);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckpointContext::Writer::SyncAll() const {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(tmp_path_, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const bool directory = it->is_directory(ec);
+    if (!directory && !it->is_regular_file(ec)) continue;
+    if (const int error = Sync(it->path().string(), directory); error != 0) {
+      return WriteError(storage_id_, "syncing", it->path().string(), error, owner_->storage_dir_);
+    }
+  }
+  if (ec) {
+    return WriteError(storage_id_, "listing", tmp_path_, ec.value(), owner_->storage_dir_);
+  }
+  if (const int error = Sync(tmp_path_, /*directory=*/true); error != 0) {
+    return WriteError(storage_id_, "syncing", tmp_path_, error, owner_->storage_dir_);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> CheckpointContext::Writer::Commit() {
   if (done_) return absl::FailedPreconditionError("checkpoint already committed");
   nlohmann::json metadata = metadata_;
   metadata["storage_id"] = storage_id_;
-  const fs::path meta_path = fs::path(tmp_path_) / "metadata.json";
-  {
-    std::ofstream out(meta_path);
-    out << metadata.dump(2) << "\n";
-    if (!out) {
-      return absl::UnavailableError(
-          absl::StrCat("checkpoint ", storage_id_, ": writing ", meta_path.string(), " failed"));
-    }
-  }
+  if (absl::Status s = WriteFile("metadata.json", metadata.dump(2) + "\n"); !s.ok()) return s;
+  if (absl::Status s = SyncAll(); !s.ok()) return s;
   const fs::path final_path = fs::path(owner_->storage_dir_) / storage_id_;
   std::error_code ec;
   fs::rename(tmp_path_, final_path, ec);
   if (ec) {
-    return absl::UnavailableError(absl::StrCat("checkpoint ", storage_id_, ": renaming ",
-                                               tmp_path_, " to ", final_path.string(), ": ",
-                                               ec.message()));
+    return absl::UnavailableError(absl::StrCat("checkpoint ", storage_id_, ": renaming ", tmp_path_,
+                                               " to ", final_path.string(), ": ", ec.message()));
   }
   done_ = true;
-  if (absl::Status s = owner_->reporter_->ReportCheckpoint(storage_id_, final_path.string(),
-                                                           metadata);
+  // The rename itself, made durable before the checkpoint is reported.
+  if (const int error = Sync(owner_->storage_dir_, /*directory=*/true); error != 0) {
+    return WriteError(storage_id_, "syncing", owner_->storage_dir_, error, owner_->storage_dir_);
+  }
+  if (absl::Status s =
+          owner_->reporter_->ReportCheckpoint(storage_id_, final_path.string(), metadata);
       !s.ok()) {
     return s;
   }
@@ -102,9 +186,8 @@ absl::StatusOr<CheckpointContext::Writer> CheckpointContext::StorePath(
   std::error_code ec;
   fs::create_directories(tmp, ec);
   if (ec) {
-    return absl::UnavailableError(absl::StrCat("checkpoint storage ", storage_dir_,
-                                               ": cannot create ", tmp.string(), ": ",
-                                               ec.message()));
+    return absl::UnavailableError(absl::StrCat(
+        "checkpoint storage ", storage_dir_, ": cannot create ", tmp.string(), ": ", ec.message()));
   }
   return Writer(this, std::move(id), tmp.string(), metadata);
 }

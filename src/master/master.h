@@ -227,7 +227,9 @@ class Master {
   // does not run (it ended, or this master restarted); Unauthenticated otherwise.
   absl::Status CheckAllocationToken(const std::string& allocation, const std::string& token);
 
-  // From agents, about an allocation.
+  // From agents, about an allocation. The output (logs, reports) of a node whose end the master
+  // has recorded, one it declared lost above all, is refused with NotFound: a run fenced off
+  // (its agent, back from a partition, stops it) is never counted.
   absl::Status AllocationLogs(const std::string& allocation, const wire::LogBatch& batch);
   absl::Status AllocationReports(const std::string& allocation, const wire::ReportBatch& batch);
   absl::Status AllocationExit(const std::string& allocation, const wire::ExitReport& exit);
@@ -295,6 +297,9 @@ class Master {
   // it finished as (length, metric). True when series points were stored.
   absl::StatusOr<bool> StoreRecords(const wire::ReportBatch& batch, TrialRow& trial,
                                     std::vector<std::pair<double, double>>* completed);
+  // OK while `node` of `allocation` has not ended; NotFound (naming it and its agent) once it
+  // has: it exited, or the master declared its agent lost.
+  absl::Status CheckNodeRunsLocked(const Allocation& allocation, int node) const;
   // The points of `records` (a node's system metrics) that fall inside the profiling window of
   // the trial's experiment, at the trial's current batch, labelled by agent ("<agent>/<uuid>"
   // for a GPU's); none when profiling is off.

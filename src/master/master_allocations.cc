@@ -188,6 +188,7 @@ absl::Status Master::AllocationLogs(const std::string& allocation, const wire::L
       return absl::InvalidArgumentError(
           absl::StrCat("allocation ", allocation, " has no node ", batch.node));
     }
+    if (a != nullptr) COHORT_RETURN_IF_ERROR(CheckNodeRunsLocked(*a, batch.node));
   }
   std::vector<std::pair<int, std::string>> lines;
   lines.reserve(batch.lines.size());
@@ -205,6 +206,19 @@ absl::Status Master::AllocationLogs(const std::string& allocation, const wire::L
     return absl::NotFoundError(absl::StrCat("allocation ", allocation, " is not running"));
   }
   return absl::OkStatus();
+}
+
+absl::Status Master::CheckNodeRunsLocked(const Allocation& allocation, int node) const {
+  if (node < 0 || node >= static_cast<int>(allocation.exits.size()) || !allocation.exits[node]) {
+    return absl::OkStatus();
+  }
+  // An agent posts a node's output before its exit, so this is a node the master has given up
+  // on (its agent was lost, e.g. behind a partition that has healed): fenced, never counted.
+  return absl::NotFoundError(
+      absl::StrCat("node ", node, " of allocation ", allocation.id, " has ended (agent ",
+                   allocation.agents[node].first,
+                   *allocation.exits[node] == -1 ? " was lost" : " reported its exit",
+                   "): its output is refused; stop it"));
 }
 
 absl::StatusOr<bool> Master::StoreRecords(const wire::ReportBatch& batch, TrialRow& trial,
@@ -249,6 +263,10 @@ absl::Status Master::AllocationReports(const std::string& allocation,
   {
     std::lock_guard<std::mutex> lock(mu_);
     COHORT_RETURN_IF_ERROR(allocations_.CheckBelongs(allocation, trial_id, /*latest=*/true));
+    // Reports come from node 0 only.
+    if (const Allocation* a = allocations_.Find(allocation)) {
+      COHORT_RETURN_IF_ERROR(CheckNodeRunsLocked(*a, 0));
+    }
   }
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
   std::vector<std::pair<double, double>> completed;  // (length, searcher metric)

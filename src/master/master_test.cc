@@ -313,6 +313,47 @@ TEST_F(MasterTest, AnAgentSilentPastTheTimeoutIsLostAndItsTrialRestartsElsewhere
   EXPECT_TRUE(absl::IsNotFound(master_->Heartbeat("a1"))) << "a lost agent must register again";
 }
 
+// A two-node run whose node-0 agent is lost (behind a partition, say) while node 1 is still being
+// stopped: the lost node's logs and reports, arriving once the partition heals, are refused and
+// never counted; the other node's lines are still taken.
+TEST_F(MasterTest, TheOutputOfANodeWhoseAgentWasLostIsRefused) {
+  Register("a1", 1);
+  Register("a2", 1);
+  Create(Config(2, 2, kSingle));
+  Json node0 = OnlyStart("a1");
+  Json node1 = OnlyStart("a2");
+  ASSERT_EQ(node0["node_rank"], 0);
+  const int64_t trial = node0["trial_id"];
+  const std::string allocation = node0["allocation"];
+  ASSERT_TRUE(master_->Heartbeat("a1").ok());
+  ASSERT_TRUE(master_->Heartbeat("a2").ok());
+  clock_.Advance(absl::Seconds(20));
+  ASSERT_TRUE(master_->Heartbeat("a2").ok());
+  clock_.Advance(absl::Seconds(11));  // a1: 31 s silent
+  master_->ExpireLostAgents();
+  ASSERT_EQ(Trial(trial)["state"], "RUNNING") << "node 1 is still being stopped";
+  absl::Status logs = master_->AllocationLogs(
+      allocation, {.trial_id = trial, .lines = {{0, "printed behind the partition"}}, .node = 0});
+  EXPECT_TRUE(absl::IsNotFound(logs)) << logs;
+  EXPECT_THAT(logs.message(), HasSubstr("agent a1 was lost"));
+  wire::ReportRecord checkpoint{.kind = wire::ReportKind::kCheckpoint,
+                                .steps_completed = 9,
+                                .storage_id = "ck-stale",
+                                .path = "ck-stale"};
+  absl::Status reports =
+      master_->AllocationReports(allocation, {.trial_id = trial, .lines = {checkpoint}});
+  EXPECT_TRUE(absl::IsNotFound(reports)) << reports;
+  ASSERT_TRUE(master_
+                  ->AllocationLogs(
+                      allocation, {.trial_id = trial, .lines = {{1, "node 1 stopping"}}, .node = 1})
+                  .ok());
+  ASSERT_TRUE(Exit(node1, 137).ok());
+  EXPECT_EQ(Trial(trial)["restarts"], 1);
+  EXPECT_EQ(Trial(trial).value("latest_checkpoint", ""), "") << "the fenced checkpoint counted";
+  EXPECT_THAT(Logs(trial), ::testing::Not(HasSubstr("printed behind the partition")));
+  EXPECT_THAT(Logs(trial), HasSubstr("node 1 stopping"));
+}
+
 TEST_F(MasterTest, PausePreemptsTheRunningTrialAndActivateQueuesItAgain) {
   Register("a1", 1);
   const int64_t exp = Create(Config(1, 0, kSingle));

@@ -6,10 +6,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -29,6 +33,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/launch/launcher_process.h"
+#include "tests/testing/cluster_fixture.h"
 #include "tests/testing/worker_group.h"
 
 namespace cohort {
@@ -36,37 +41,16 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::Alive;
 using testing::BinaryPath;
 using testing::CountOf;
 using testing::LauncherProcess;
 using testing::LaunchResult;
+using testing::OneTo;
+using testing::PeakRss;
+using testing::ReadFile;
 using testing::RunToCompletion;
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// Whether `pid` is a live process (a zombie, dead but not reaped, is not).
-bool Alive(pid_t pid) {
-  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
-  const size_t close = stat.rfind(')');
-  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
-}
-
-// The peak resident memory of `pid` in bytes (VmHWM), 0 when unreadable.
-int64_t PeakRss(pid_t pid) {
-  for (absl::string_view line :
-       absl::StrSplit(ReadFile(absl::StrCat("/proc/", pid, "/status")), '\n')) {
-    if (absl::ConsumePrefix(&line, "VmHWM:")) {
-      int64_t kib = 0;
-      if (absl::SimpleAtoi(absl::StripSuffix(absl::StripAsciiWhitespace(line), " kB"), &kib)) {
-        return kib * 1024;
-      }
-    }
-  }
-  return 0;
-}
+using testing::WriteFile;
 
 // A socket listening on a loopback port the OS chose (no SO_REUSE*), as a foreign process would.
 int ListenOnLoopback() {
@@ -106,199 +90,9 @@ int FreePort() {
   return port;
 }
 
-class FaultsTest : public ::testing::Test {
+class FaultsTest : public testing::ClusterFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           absl::StrCat("faults_test_", ::getpid(), "_",
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "context");
-  }
-  void TearDown() override {
-    agents_.clear();  // SIGKILL: their launchers and workers die with them
-    // A trial's background child outlives a SIGKILLed agent until the agent starts again.
-    for (pid_t pid : Pids()) {
-      if (Alive(pid)) ::kill(pid, SIGKILL);
-    }
-    master_.reset();
-    fs::remove_all(dir_);
-  }
-
-  // Starts the master on `port` (0: a free one) over dir_/master, waiting until it listens.
-  void StartMaster(int port = 0, const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {BinaryPath("cohort-master"),
-                                     "--port",
-                                     std::to_string(port),
-                                     "--data-dir",
-                                     (dir_ / "master").string(),
-                                     "--agent-timeout",
-                                     "5"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    master_ = std::make_unique<LauncherProcess>(argv);
-    ASSERT_TRUE(master_->WaitFor(
-        [](const std::string& out, const std::string&) {
-          return out.find("listening on http://") != std::string::npos;
-        },
-        absl::Seconds(30)))
-        << "the master did not say it listens: " << master_->err();
-    const std::string& out = master_->out();
-    const size_t at = out.find("listening on ") + 13;
-    url_ = out.substr(at, out.find(' ', at) - at);
-    port_ = std::stoi(url_.substr(url_.rfind(':') + 1));
-    admin_password_ = client::ReadSecretFile((dir_ / "master" / "admin-password").string()).value();
-  }
-  std::vector<std::string> AgentArgv(const std::string& id, const std::string& work_dir,
-                                     const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {BinaryPath("cohort-agent"),
-                                     "--master",
-                                     url_,
-                                     "--id",
-                                     id,
-                                     "--slots",
-                                     "1",
-                                     "--work-dir",
-                                     work_dir,
-                                     "--secret-file",
-                                     (dir_ / "master" / "agent-secret").string()};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return argv;
-  }
-  // Starts agent `id` (1 slot, work directory dir_/id) and waits until the master lists it.
-  LauncherProcess& StartAgent(const std::string& id) {
-    agents_.push_back(std::make_unique<LauncherProcess>(AgentArgv(id, (dir_ / id).string())));
-    LauncherProcess& agent = *agents_.back();
-    WaitUntil([&] { return Connected(id); }, "agent " + id + " to connect");
-    if (::testing::Test::HasFailure()) {
-      ADD_FAILURE() << "agent " << id << ": " << agent.err() << "\nagents: " << last_agents_;
-    }
-    return agent;
-  }
-  bool Connected(const std::string& id) {
-    const json list = Json({"agent", "list"});
-    last_agents_ = list.dump();
-    for (const json& a : list["agents"]) {
-      if (a["id"] == id && a["connected"].get<bool>()) return true;
-    }
-    return false;
-  }
-  LaunchResult Cohort(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(60)) {
-    std::vector<std::string> argv = {BinaryPath("cohort"), "-m", url_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return RunToCompletion(argv,
-                           {{"XDG_CONFIG_HOME", (dir_ / "config").string()},
-                            {"COHORT_USER", "admin"},
-                            {"COHORT_PASSWORD", admin_password_}},
-                           timeout);
-  }
-  json Json(std::vector<std::string> args) {
-    args.push_back("--json");
-    LaunchResult r = Cohort(args);
-    EXPECT_EQ(r.status, 0) << r.err;
-    json parsed = json::parse(r.out, nullptr, false);
-    EXPECT_FALSE(parsed.is_discarded()) << r.out;
-    return parsed;
-  }
-  // Reads the processes' output (so none blocks on a full pipe) while waiting for `done`.
-  void WaitUntil(const std::function<bool()>& done, const std::string& what,
-                 absl::Duration timeout = absl::Seconds(60)) {
-    const absl::Time deadline = absl::Now() + timeout;
-    while (!done()) {
-      ASSERT_LT(absl::Now(), deadline)
-          << "timed out after " << absl::FormatDuration(timeout) << " waiting for " << what;
-      Drain();
-    }
-  }
-  void Drain() {
-    const auto never = [](const std::string&, const std::string&) { return false; };
-    if (master_ != nullptr) master_->WaitFor(never, absl::Milliseconds(50));
-    for (auto& agent : agents_) agent->WaitFor(never, absl::Milliseconds(50));
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-  void Script(const std::string& name, const std::string& body) {
-    const fs::path path = dir_ / "context" / name;
-    std::ofstream(path) << "#!/bin/sh\n" << body;
-    ::chmod(path.c_str(), 0755);
-  }
-  int64_t Create(const std::string& name, const std::string& entrypoint,
-                 const std::string& extra = "") {
-    const fs::path config = dir_ / (name + ".yaml");
-    std::ofstream(config) << "name: " << name << "\nentrypoint: " << entrypoint << "\n"
-                          << "hyperparameters: {global_batch_size: 16}\n"
-                          << "searcher: {name: single, metric: loss, max_length: {batches: 10}}\n"
-                          << extra;
-    LaunchResult r = Cohort({"experiment", "create", config.string(), (dir_ / "context").string()});
-    EXPECT_EQ(r.status, 0) << r.out << r.err;
-    const size_t at = r.out.find("created experiment ");
-    if (at == std::string::npos) return -1;
-    return std::stoll(r.out.substr(at + 19));
-  }
-  std::string State(int64_t experiment) {
-    return Json({"experiment", "describe", std::to_string(experiment)})["state"];
-  }
-  json Trial(int64_t experiment) {
-    return Json({"experiment", "describe", std::to_string(experiment)})["trials"][0];
-  }
-  // SIGKILLs the master, then starts it again on the same port and data directory.
-  void KillMaster() {
-    ::kill(master_->pid(), SIGKILL);
-    master_->Wait(absl::Seconds(10));
-  }
-  void RestartMaster() { StartMaster(port_, {"--readopt-grace", "20"}); }
-  std::string Logs(int64_t trial) {
-    LaunchResult r = Cohort({"trial", "logs", std::to_string(trial)}, absl::Seconds(120));
-    EXPECT_EQ(r.status, 0) << r.err;
-    return r.out;
-  }
-  // The numbers N of the log's lines that end in "<word> N" (after a space, a ']' or at the
-  // start), in the order the master stored them.
-  static std::vector<int> Numbered(const std::string& logs, const std::string& word) {
-    std::vector<int> numbers;
-    for (absl::string_view line : absl::StrSplit(logs, '\n')) {
-      const size_t at = line.rfind(word + " ");
-      if (at == absl::string_view::npos || (at > 0 && line[at - 1] != ' ' && line[at - 1] != ']')) {
-        continue;
-      }
-      int n = 0;
-      if (absl::SimpleAtoi(line.substr(at + word.size() + 1), &n)) numbers.push_back(n);
-    }
-    return numbers;
-  }
-  // The values of the trial's `series` ("training/loss") by batch, in order.
-  std::vector<int> SeriesBatches(int64_t trial, const std::string& series) {
-    std::vector<int> batches;
-    const json all = Json({"trial", "metrics", std::to_string(trial)});
-    for (const json& one : all["series"]) {
-      if (one["name"] != series) continue;
-      for (const json& point : one["points"]) batches.push_back(point[0].get<int>());
-    }
-    return batches;
-  }
-  // The pids a trial script wrote to dir_/pids, one a line.
-  std::vector<pid_t> Pids() {
-    std::vector<pid_t> pids;
-    for (absl::string_view line : absl::StrSplit(ReadFile(dir_ / "pids"), '\n')) {
-      pid_t pid = 0;
-      if (absl::SimpleAtoi(line, &pid)) pids.push_back(pid);
-    }
-    return pids;
-  }
-  // A trial that writes its launcher's pid, its own and a background child's to dir_/pids,
-  // then waits (ignoring SIGTERM when `stubborn`, its child too).
-  void PidsScript(const std::string& name, bool stubborn) {
-    const std::string pids = (dir_ / "pids").string();
-    Script(name, absl::StrCat(stubborn ? "trap '' TERM\n" : "", "echo $PPID >> ", pids,
-                              "\necho $$ >> ", pids, "\nsleep 600 &\necho $! >> ", pids,
-                              "\necho started\nwait\nsleep 600\n"));
-  }
-
-  fs::path dir_;
-  std::string last_agents_;  // the last `agent list`
-  std::string url_;
-  int port_ = 0;
-  std::string admin_password_;
-  std::unique_ptr<LauncherProcess> master_;
-  std::vector<std::unique_ptr<LauncherProcess>> agents_;
+  FaultsTest() : ClusterFixture("faults_test") {}
 };
 
 // A trial's output is untrusted bytes: invalid UTF-8, NUL, a 150 MB line without a newline,
@@ -646,12 +440,6 @@ TEST_F(FaultsTest, UnsafeAgentIdAndSharedWorkDirAreRefusedAtStart) {
       << twin.err;
 }
 
-std::vector<int> OneTo(int n) {
-  std::vector<int> all;
-  for (int i = 1; i <= n; ++i) all.push_back(i);
-  return all;
-}
-
 // SIGKILL to the master while a trial runs, then a restart: the trial is re-adopted, not
 // restarted. Its processes run on throughout (it writes its start once), it stays RUNNING on the
 // same allocation with no restart counted, and every log line and metric it printed, those the
@@ -812,6 +600,155 @@ TEST_F(FaultsTest, AgentKilledMidTrialRestartsFromCheckpoint) {
   EXPECT_EQ(Trial(id)["restarts"], 1);
   std::cout << "[ measured ] the trial was queued again " << absl::FormatDuration(queued)
             << " after its agent's SIGKILL (agent timeout 5 s)" << std::endl;
+}
+
+// While its master is away, the agent holds at most 32 MiB (of JSON) of a trial's output lines:
+// a trial that prints 3,000,000 lines (117 MB of JSON) during a master outage leaves the agent's
+// memory bounded. Once the master is back, the lines held arrive in order, then one line counting
+// those dropped (although the trial prints nothing more); none is lost without being counted.
+TEST_F(FaultsTest, HeldOutputIsBoundedWhileTheMasterIsAwayAndTheDropIsCounted) {
+  constexpr int kLines = 3000000;
+  StartMaster();
+  LauncherProcess& agent = StartAgent("a1");
+  const std::string d = dir_.string();
+  Script("flood.sh", absl::StrCat("echo started\nwhile [ ! -e ", d,
+                                  "/down ]; do sleep 0.1; done\n"
+                                  "seq 1 ",
+                                  kLines, " | sed 's/^/flood /'\ntouch ", d,
+                                  "/flooded\nwhile [ ! -e ", d, "/back ]; do sleep 0.1; done\n"));
+  const int64_t id = Create("flood", "./flood.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return Trial(id)["state"] == "RUNNING"; }, "the trial to run");
+  const int64_t trial = Trial(id)["id"];
+  WaitUntil([&] { return Logs(trial).find("started") != std::string::npos; }, "its first line");
+  const int64_t peak_before = PeakRss(agent.pid());
+  KillMaster();
+  std::ofstream(dir_ / "down") << "down\n";
+  const absl::Time flood_start = absl::Now();
+  WaitUntil([&] { return fs::exists(dir_ / "flooded"); }, "the trial to print its flood",
+            absl::Seconds(180));
+  const absl::Duration flood_took = absl::Now() - flood_start;
+  absl::SleepFor(absl::Seconds(2));  // the agent reads the flood's end
+  Drain();
+  const int64_t peak = PeakRss(agent.pid());
+  RestartMaster();
+  WaitUntil([&] { return Logs(trial).find("the trial runs on, re-adopted") != std::string::npos; },
+            "the agent to reclaim the allocation", absl::Seconds(60));
+  std::ofstream(dir_ / "back") << "back\n";
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "the experiment to end", absl::Seconds(180));
+  const std::string logs = Logs(trial);
+  ASSERT_EQ(State(id), "COMPLETED") << logs.substr(logs.size() > 4000 ? logs.size() - 4000 : 0);
+  const std::vector<int> held = Numbered(logs, "flood");
+  ASSERT_FALSE(held.empty());
+  EXPECT_EQ(held, OneTo(static_cast<int>(held.size()))) << "the lines held, in order, none twice";
+  EXPECT_LT(held.size(), static_cast<size_t>(kLines)) << "nothing was dropped";
+  const std::string said = " output line(s) dropped while the master was unreachable";
+  const size_t marker = logs.find(said);
+  ASSERT_NE(marker, std::string::npos) << logs.substr(logs.size() > 4000 ? logs.size() - 4000 : 0);
+  EXPECT_EQ(CountOf(logs, said), 1);
+  const size_t count_at = logs.rfind("agent a1: ", marker) + 10;
+  int64_t dropped = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(logs.substr(count_at, marker - count_at), &dropped))
+      << logs.substr(count_at, marker - count_at);
+  EXPECT_EQ(static_cast<int64_t>(held.size()) + dropped, kLines) << "every line held or counted";
+  EXPECT_LT(logs.find(absl::StrCat("flood ", held.size(), "\n")), marker);
+  // Said although the trial printed nothing more: with the trial's exit at the latest.
+  EXPECT_GT(logs.find("exited with status 0"), marker);
+  EXPECT_LT(peak, 150 << 20) << "the agent's peak memory while it held the flood";
+  std::printf(
+      "flood of %d lines during a master outage (%.1f s): %zu held, %lld dropped and counted; "
+      "agent peak memory %.0f MB before the outage, %.0f MB after the flood\n",
+      kLines, absl::ToDoubleSeconds(flood_took), held.size(), static_cast<long long>(dropped),
+      peak_before / 1e6, peak / 1e6);
+}
+
+// Mounts a tmpfs of `size` on `dir` for the life of this object (unmounted, lazily, whatever
+// happened); ok() says whether it is mounted, why() why not.
+class Tmpfs {
+ public:
+  Tmpfs(const fs::path& dir, const std::string& size) : dir_(dir) {
+    fs::create_directories(dir);
+    if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, ("size=" + size).c_str()) ==
+        0) {
+      mounted_ = true;
+    } else {
+      why_ = absl::StrCat("mounting a tmpfs on ", dir.string(), ": ", std::strerror(errno),
+                          " (the test needs root)");
+    }
+  }
+  ~Tmpfs() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  bool ok() const { return mounted_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  fs::path dir_;
+  bool mounted_ = false;
+  std::string why_;
+};
+
+// The checkpoint storage fills while a trial checkpoints: a 2 MiB tmpfs, 1 MiB of it taken by
+// another file, and checkpoints of 600 KiB: the second does not fit. The trial fails with an
+// error naming the file and "No space left on device"; the partial checkpoint is neither
+// reported nor left behind, the first stays whole and latest. Once the space is freed, the
+// restart (max_restarts) resumes from the first checkpoint and completes.
+TEST_F(FaultsTest, StorageFullWhileCheckpointingKeepsThePreviousCheckpoint) {
+  const fs::path storage = dir_ / "storage";
+  Tmpfs tmpfs(storage, "2m");
+  if (!tmpfs.ok()) GTEST_SKIP() << tmpfs.why();
+  const fs::path filler = storage / "filler";
+  WriteFile(filler, std::string(1 << 20, 'f'));
+  StartMaster();
+  StartAgent("a1");
+  Script("ckpt.sh", absl::StrCat("if [ -n \"$COHORT_LATEST_CHECKPOINT\" ]; then\n", "  while [ -e ",
+                                 filler.string(), " ]; do sleep 0.1; done\nfi\n", "exec ",
+                                 BinaryPath("checkpoint_trial"), " --steps 2 --bytes 614400\n"));
+  const int64_t id =
+      Create("full", "./ckpt.sh",
+             absl::StrCat("checkpoint_storage: {type: shared_fs, host_path: ", storage.string(),
+                          "}\nmax_restarts: 1\n"));
+  WaitUntil([&] { return Trial(id).value("restarts", 0) == 1; },
+            "the trial to fail on the full storage and be queued again", absl::Seconds(60));
+  const int64_t trial = Trial(id)["id"];
+  std::string logs = Logs(trial);
+  const std::string first = Trial(id)["latest_checkpoint"];
+  ASSERT_FALSE(first.empty()) << logs;
+  EXPECT_NE(logs.find("stored checkpoint " + first + " at step 1"), std::string::npos) << logs;
+  EXPECT_EQ(CountOf(logs, "stored checkpoint "), 1) << logs;
+  // The error names the file it could not write and why.
+  const size_t error = logs.find("No space left on device");
+  ASSERT_NE(error, std::string::npos) << logs;
+  const size_t line = logs.rfind('\n', error) + 1;
+  EXPECT_NE(logs.substr(line, error - line).find("checkpoint_trial: UNAVAILABLE: checkpoint "),
+            std::string::npos)
+      << logs;
+  EXPECT_NE(logs.substr(line, error - line).find("writing " + storage.string() + "/."),
+            std::string::npos)
+      << logs;
+  // Nothing but the filler and the first checkpoint, whole (and the chief's TensorBoard files).
+  std::vector<std::string> entries;
+  for (const auto& e : fs::directory_iterator(storage)) {
+    if (e.path().filename() != "tensorboard") entries.push_back(e.path().filename().string());
+  }
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries, (std::vector<std::string>{first, "filler"}));
+  EXPECT_EQ(fs::file_size(storage / first / "state"), 614400u);
+  EXPECT_TRUE(fs::exists(storage / first / "metadata.json"));
+
+  const absl::Time freed = absl::Now();
+  fs::remove(filler);
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "the restart to resume and complete", absl::Seconds(60));
+  logs = Logs(trial);
+  EXPECT_EQ(State(id), "COMPLETED") << logs;
+  EXPECT_NE(logs.find("resumed from " + first + " at step 1"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("at step 2"), std::string::npos) << logs;
+  const json done = Trial(id);
+  EXPECT_EQ(done["restarts"], 1);
+  EXPECT_NE(done["latest_checkpoint"], first);
+  std::printf("the restart completed %.1f s after the space was freed\n",
+              absl::ToDoubleSeconds(absl::Now() - freed));
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/launch/launcher_process.h"
+#include "tests/testing/cluster_fixture.h"
 #include "tests/testing/worker_group.h"
 
 namespace cohort {
@@ -35,148 +36,21 @@ using testing::BinaryPath;
 using testing::CountOf;
 using testing::LauncherProcess;
 using testing::LaunchResult;
+using testing::PeakRss;
+using testing::ReadFile;
 using testing::RunToCompletion;
+using testing::WriteFile;
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-void WriteFile(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
-
-// The peak resident memory of `pid` in bytes (VmHWM), 0 when unreadable.
-int64_t PeakRss(pid_t pid) {
-  for (absl::string_view line :
-       absl::StrSplit(ReadFile(absl::StrCat("/proc/", pid, "/status")), '\n')) {
-    if (absl::ConsumePrefix(&line, "VmHWM:")) {
-      int64_t kib = 0;
-      if (absl::SimpleAtoi(absl::StripSuffix(absl::StripAsciiWhitespace(line), " kB"), &kib)) {
-        return kib * 1024;
-      }
-    }
-  }
-  return 0;
-}
-
-class MasterFaultsTest : public ::testing::Test {
+class MasterFaultsTest : public testing::ClusterFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) /
-           absl::StrCat("master_faults_test_", ::getpid(), "_",
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "context");
-  }
-  void TearDown() override {
-    agents_.clear();
-    master_.reset();
-    fs::remove_all(dir_);
-  }
+  MasterFaultsTest() : ClusterFixture("master_faults_test") {}
 
-  std::vector<std::string> MasterArgv(const std::string& data_dir,
-                                      const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> argv = {
-        BinaryPath("cohort-master"), "--port",          "0", "--data-dir",
-        (dir_ / data_dir).string(),  "--agent-timeout", "5"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return argv;
-  }
-  // Starts a master on dir_/`data_dir` and waits until it listens.
-  void StartMaster(const std::string& data_dir = "master",
-                   const std::vector<std::string>& extra = {}) {
-    master_ = std::make_unique<LauncherProcess>(MasterArgv(data_dir, extra));
-    ASSERT_TRUE(master_->WaitFor(
-        [](const std::string& out, const std::string&) {
-          return out.find("listening on http://") != std::string::npos;
-        },
-        absl::Seconds(60)))
-        << "the master did not say it listens: " << master_->err();
-    const std::string& out = master_->out();
-    const size_t at = out.find("listening on ") + 13;
-    url_ = out.substr(at, out.find(' ', at) - at);
-    admin_password_ = client::ReadSecretFile((dir_ / "master" / "admin-password").string()).value();
-  }
   // Stops the master with SIGTERM and waits for it.
   LaunchResult StopMaster() {
     ::kill(master_->pid(), SIGTERM);
     LaunchResult r = master_->Wait(absl::Seconds(60));
     master_.reset();
     return r;
-  }
-  void StartAgent(const std::string& id) {
-    agents_.push_back(std::make_unique<LauncherProcess>(std::vector<std::string>{
-        BinaryPath("cohort-agent"), "--master", url_, "--id", id, "--slots", "1", "--work-dir",
-        (dir_ / id).string(), "--secret-file", (dir_ / "master" / "agent-secret").string()}));
-    WaitUntil([&] { return Connected(id); }, "agent " + id + " to connect");
-    if (::testing::Test::HasFailure()) {
-      ADD_FAILURE() << "agent " << id << ": " << agents_.back()->err();
-    }
-  }
-  bool Connected(const std::string& id) {
-    const json list = Json({"agent", "list"});
-    for (const json& a : list["agents"]) {
-      if (a["id"] == id && a["connected"].get<bool>()) return true;
-    }
-    return false;
-  }
-  std::vector<std::string> CohortArgv(std::vector<std::string> args) {
-    std::vector<std::string> argv = {BinaryPath("cohort"), "-m", url_};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return argv;
-  }
-  std::map<std::string, std::optional<std::string>> CohortEnv() {
-    return {{"XDG_CONFIG_HOME", (dir_ / "config").string()},
-            {"COHORT_USER", "admin"},
-            {"COHORT_PASSWORD", admin_password_}};
-  }
-  LaunchResult Cohort(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(120)) {
-    return RunToCompletion(CohortArgv(std::move(args)), CohortEnv(), timeout);
-  }
-  json Json(std::vector<std::string> args) {
-    args.push_back("--json");
-    LaunchResult r = Cohort(args);
-    EXPECT_EQ(r.status, 0) << r.err;
-    json parsed = json::parse(r.out, nullptr, false);
-    EXPECT_FALSE(parsed.is_discarded()) << r.out;
-    return parsed;
-  }
-  // Reads the processes' output (so none blocks on a full pipe) while waiting for `done`.
-  void WaitUntil(const std::function<bool()>& done, const std::string& what,
-                 absl::Duration timeout = absl::Seconds(60)) {
-    const absl::Time deadline = absl::Now() + timeout;
-    while (!done()) {
-      ASSERT_LT(absl::Now(), deadline)
-          << "timed out after " << absl::FormatDuration(timeout) << " waiting for " << what;
-      const auto never = [](const std::string&, const std::string&) { return false; };
-      if (master_ != nullptr) master_->WaitFor(never, absl::Milliseconds(50));
-      for (auto& agent : agents_) agent->WaitFor(never, absl::Milliseconds(50));
-      absl::SleepFor(absl::Milliseconds(200));
-    }
-  }
-  void Script(const std::string& name, const std::string& body) {
-    const fs::path path = dir_ / "context" / name;
-    std::ofstream(path) << "#!/bin/sh\n" << body;
-    ::chmod(path.c_str(), 0755);
-  }
-  int64_t Create(const std::string& name, const std::string& entrypoint) {
-    const fs::path config = dir_ / (name + ".yaml");
-    std::ofstream(config) << "name: " << name << "\nentrypoint: " << entrypoint << "\n"
-                          << "hyperparameters: {global_batch_size: 16}\n"
-                          << "searcher: {name: single, metric: loss, max_length: {batches: 10}}\n"
-                          << "max_restarts: 0\n";
-    LaunchResult r = Cohort({"experiment", "create", config.string(), (dir_ / "context").string()});
-    EXPECT_EQ(r.status, 0) << r.out << r.err;
-    const size_t at = r.out.find("created experiment ");
-    if (at == std::string::npos) return -1;
-    return std::stoll(r.out.substr(at + 19));
-  }
-  json Trial(int64_t experiment) {
-    return Json({"experiment", "describe", std::to_string(experiment)})["trials"][0];
-  }
-  std::string TrialId(int64_t experiment) {
-    return std::to_string(Trial(experiment)["id"].get<int64_t>());
   }
   // cohort-master on dir_/`data_dir` must exit 1 within 30 s, never listening, saying `why`.
   void ExpectRefused(const std::string& data_dir, const std::string& why) {
@@ -187,12 +61,6 @@ class MasterFaultsTest : public ::testing::Test {
     EXPECT_NE(r.err.find((dir_ / data_dir / "master.db").string() + why), std::string::npos)
         << r.err;
   }
-
-  fs::path dir_;
-  std::string url_;
-  std::string admin_password_;
-  std::unique_ptr<LauncherProcess> master_;
-  std::vector<std::unique_ptr<LauncherProcess>> agents_;
 };
 
 // A database file that is not Cohort's, or is damaged, stops cohort-master at start with an
@@ -217,7 +85,7 @@ TEST_F(MasterFaultsTest, MasterRefusesAForeignOrDamagedDatabaseAndLeavesItAsItWa
   // Cohort's own database, with an experiment, then damaged in the middle and cut short.
   StartMaster();
   Script("t.sh", "echo hi\n");
-  ASSERT_EQ(Create("kept", "./t.sh"), 1);
+  ASSERT_EQ(Create("kept", "./t.sh", "max_restarts: 0\n"), 1);
   ASSERT_EQ(StopMaster().status, 0);
   const fs::path file = dir_ / "master" / "master.db";
   const std::string good = ReadFile(file);
@@ -245,7 +113,7 @@ TEST_F(MasterFaultsTest, BackupWhileTheMasterWritesOpensAsTheSameCluster) {
   Script("ticker.sh",
          "seq 1 20000 | sed 's/^/flood /'\n"
          "i=0; while true; do echo \"tick $i\"; i=$((i+1)); sleep 0.01; done\n");
-  const int64_t id = Create("ticker", "./ticker.sh");
+  const int64_t id = Create("ticker", "./ticker.sh", "max_restarts: 0\n");
   WaitUntil(
       [&] {
         return Trial(id)["state"] == "RUNNING" &&
@@ -277,7 +145,7 @@ TEST_F(MasterFaultsTest, BackupWhileTheMasterWritesOpensAsTheSameCluster) {
   EXPECT_EQ(Trial(id)["state"], "RUNNING");
   agents_.clear();
   StopMaster();
-  StartMaster("restored", {"--db", backup});
+  StartMaster({"--db", backup}, "restored");
   EXPECT_NE(master_->out().find("checked the database in"), std::string::npos) << master_->out();
   EXPECT_EQ(Json({"experiment", "list"})["experiments"][0]["name"], "ticker");
   LaunchResult logs = Cohort({"trial", "logs", TrialId(id)});
@@ -290,10 +158,10 @@ TEST_F(MasterFaultsTest, BackupWhileTheMasterWritesOpensAsTheSameCluster) {
 // keeps its first 10,000 and its newest 90,000 lines with one marker between them counting the
 // rest, and its memory stays bounded while it takes the flood.
 TEST_F(MasterFaultsTest, AMillionLineFloodKeepsItsBeginningAndEndInBoundedMemory) {
-  StartMaster("master", {"--log-retention-lines-per-trial", "100000"});
+  StartMaster({"--log-retention-lines-per-trial", "100000"});
   StartAgent("a1");
   Script("flood.sh", "seq 1 1000000 | sed 's/^/flood /'\necho done\n");
-  const int64_t id = Create("flood", "./flood.sh");
+  const int64_t id = Create("flood", "./flood.sh", "max_restarts: 0\n");
   const absl::Time start = absl::Now();
   WaitUntil([&] { return Trial(id)["state"] == "COMPLETED"; }, "the flood to end",
             absl::Seconds(600));
@@ -354,7 +222,7 @@ TEST_F(MasterFaultsTest, MasterStopsWithinSecondsWhileFollowsAreOpen) {
   StartMaster();
   StartAgent("a1");
   Script("quiet.sh", "echo started\nsleep 600\n");
-  const int64_t id = Create("quiet", "./quiet.sh");
+  const int64_t id = Create("quiet", "./quiet.sh", "max_restarts: 0\n");
   const std::string trial = TrialId(id);
   WaitUntil(
       [&] {

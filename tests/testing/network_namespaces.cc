@@ -54,6 +54,12 @@ std::string NetworkNamespaces::Setup() {
   return "";
 }
 
+std::string NetworkNamespaces::SetLink(int node, bool up) const {
+  std::string why;
+  if (Ip({"-n", ns_[node], "link", "set", veth_[node], up ? "up" : "down"}, &why)) return "";
+  return why;
+}
+
 std::vector<std::string> NetworkNamespaces::Exec(int node) const {
   return {ip_, "netns", "exec", ns_[node]};
 }

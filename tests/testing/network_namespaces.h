@@ -29,6 +29,11 @@ class NetworkNamespaces {
   // Creates both namespaces and the link; empty when done, else why not (for a skip message).
   std::string Setup();
 
+  // Takes node `node`'s end of the link down (a partition: that node's packets to the other go
+  // nowhere, its connections fail with "Network is unreachable", the other side hears nothing)
+  // or up again. Empty when done, else what `ip` said.
+  std::string SetLink(int node, bool up) const;
+
   std::vector<std::string> Exec(int node) const;  // {"ip", "netns", "exec", NS}
   std::string address(int node) const;            // "10.<subnet>.0.<node + 1>"
   const std::string& interface(int node) const { return veth_[node]; }

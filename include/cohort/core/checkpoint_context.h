@@ -7,13 +7,18 @@
 //
 // Only the chief stores (StorePath on another rank is FailedPrecondition); every rank may
 // restore. A stored checkpoint appears atomically: files are written under a hidden temporary
-// name and renamed by Commit, so a reader (or a resumed run) never sees half of one.
+// name and renamed by Commit, so a reader (or a resumed run) never sees half of one. A write
+// that fails (the storage full, say) fails the checkpoint: its temporary directory is removed,
+// nothing is reported, and the latest checkpoint stays the one before. Files written through
+// Writer::WriteFile are checked write by write; Commit syncs every file before the rename, which
+// catches what a file system reports late (ENOSPC at fsync on NFS or delayed allocation), but a
+// program that writes files itself must check its own writes.
 // Thread-compatible.
 //
 // Example:
 //   if (ctx.distributed().is_chief()) {
 //     COHORT_ASSIGN_OR_RETURN(auto ckpt, ctx.checkpoint().StorePath({{"steps_completed", n}}));
-//     WriteState(ckpt.path() + "/state");
+//     COHORT_RETURN_IF_ERROR(ckpt.WriteFile("state", SerializeState()));
 //     COHORT_ASSIGN_OR_RETURN(std::string id, ckpt.Commit());
 //   }
 //   ...
@@ -21,6 +26,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cohort/core/reporter.h"
 #include "nlohmann/json.hpp"
@@ -38,14 +44,21 @@ class CheckpointContext {
     // Where to write the checkpoint's files (exists, empty at first).
     const std::string& path() const { return tmp_path_; }
     const std::string& storage_id() const { return storage_id_; }
-    // Writes metadata.json, publishes the directory under its storage id and reports it.
-    // Returns the storage id. Errors name the directory and what failed.
+    // Writes `bytes` to the file `name` (a relative path, its folders created) in the
+    // checkpoint. Unavailable names the file and the system's reason ("No space left on
+    // device"); the checkpoint is then best dropped (not committed).
+    absl::Status WriteFile(const std::string& name, const std::string& bytes);
+    // Writes metadata.json, syncs every file, publishes the directory under its storage id and
+    // reports it. Returns the storage id. Errors (Unavailable) name the file and what failed;
+    // after one nothing was published or reported, and dropping the Writer removes the files.
     absl::StatusOr<std::string> Commit();
 
    private:
     friend class CheckpointContext;
     Writer(CheckpointContext* owner, std::string storage_id, std::string tmp_path,
            nlohmann::json metadata);
+    // fsync of every file and folder under path(); Unavailable names the one that failed.
+    absl::Status SyncAll() const;
     CheckpointContext* owner_;
     std::string storage_id_;
     std::string tmp_path_;
