@@ -159,6 +159,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
     // What ran when the master stopped waits for its agents (master_recovery.cc).
     std::lock_guard<std::mutex> lock(master->mu_);
     COHORT_RETURN_IF_ERROR(master->RecoverLocked());
+    master->RestoreSearchersLocked();
     master->RequestPassLocked();
   }
   COHORT_RETURN_IF_ERROR(master->LoadLogPolicyMatches());

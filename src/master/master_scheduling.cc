@@ -3,6 +3,7 @@
 // the lock, computes Schedule() (a pure function) without it, and starts the placements under
 // it again, in batches, checking each against what changed meanwhile.
 #include <algorithm>
+#include <set>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -35,36 +36,57 @@ void Master::RequestPassLocked() {
   inline_pass_ = false;
 }
 
+Master::Offer Master::OfferLocked(int64_t experiment_id) {
+  Offer offer;
+  absl::StatusOr<ExperimentSearch*> search = SearchLocked(experiment_id);
+  if (!search.ok()) {
+    offer.held = absl::StrCat("its experiment's searcher cannot run: ", search.status().message(),
+                              " (kill the experiment and create it again from a config that "
+                              "`cohort experiment validate` accepts)");
+    return offer;
+  }
+  offer.active = queue_.RunningOf(experiment_id);
+  offer.limit = (*search)->config.max_concurrent_trials;
+  return offer;
+}
+
 Master::PassInput Master::SnapshotLocked() {
   PassInput in;
   in.agents = agents_.States();
   in.queue.reserve(static_cast<size_t>(queue_.queued()));
-  std::map<int64_t, int64_t> active;  // experiment -> trials running or offered to Schedule()
+  std::map<int64_t, Offer> offers;  // experiment -> what it offers this pass
   for (const auto& [id, t] : queue_.trials()) {
     if (t.state != TrialState::kQueued) continue;
     const TrialQueue::Experiment* e = queue_.FindExperiment(t.experiment_id);
     if (e == nullptr || e->state != ExperimentState::kActive) continue;
-    absl::StatusOr<ExperimentSearch*> search = SearchLocked(t.experiment_id);
-    if (!search.ok()) {
-      in.held[id] =
-          absl::StrCat("its experiment's searcher cannot run: ", search.status().message(),
-                       " (kill the experiment and create it again from a config that "
-                       "`cohort experiment validate` accepts)");
+    auto [it, first] = offers.try_emplace(t.experiment_id);
+    Offer& offer = it->second;
+    if (first) offer = OfferLocked(t.experiment_id);
+    if (!offer.held.empty()) {
+      in.held[id] = offer.held;
       continue;
     }
-    auto [count, first] = active.try_emplace(t.experiment_id, 0);
-    if (first) count->second = queue_.RunningOf(t.experiment_id);
-    const int64_t limit = (*search)->config.max_concurrent_trials;
-    if (limit > 0 && count->second >= limit) {
+    if (offer.limit > 0 && offer.active >= offer.limit) {
       in.held[id] = absl::StrCat("the experiment already runs searcher.max_concurrent_trials (",
-                                 limit, ") trials");
+                                 offer.limit, ") trials");
       continue;
     }
-    ++count->second;
+    ++offer.active;
     in.queue.push_back(
         {std::to_string(id), e->slots, e->priority, t.sequence, ExcludedAgentsLocked(id)});
   }
   return in;
+}
+
+void Master::RestoreSearchersLocked() {
+  std::set<int64_t> experiments;
+  for (const auto& [id, t] : queue_.trials()) experiments.insert(t.experiment_id);
+  for (int64_t experiment_id : experiments) {
+    // A searcher that cannot be restored holds its trials back; the passes say why.
+    if (absl::StatusOr<ExperimentSearch*> search = SearchLocked(experiment_id); !search.ok()) {
+      COHORT_LOG(WARNING) << "experiment " << experiment_id << ": " << search.status();
+    }
+  }
 }
 
 void Master::SetWaitingLocked(PassInput& input, const ScheduleResult& result) {
