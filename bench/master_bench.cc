@@ -156,6 +156,9 @@ struct Shared {
   Acked acked;
   std::atomic<bool> stop{false};
   std::atomic<int64_t> allocations{0}, exits{0};
+  std::atomic<int64_t> running{0};  // allocations the agents hold now (started, not exited)
+  std::atomic<int64_t> stops{0};    // stop actions received (after a restart: not re-adopted)
+  int64_t stops_before_kill = 0;    // stops when the master was killed (RunLoad's thread only)
 };
 
 // Runs `request` and records its latency under `route`.
@@ -201,9 +204,18 @@ class SimAgent {
     return client;
   }
 
+  // Registers, claiming what it runs as cohort-agent does (a restarted master re-adopts it).
   bool Register() {
     wire::AgentRegistration r{id_, shared_.options.slots, "127.0.0.1", 29500, 29599, {}};
-    for (const auto& [id, a] : allocations_) r.running.push_back(id);
+    for (const auto& [id, a] : allocations_) {
+      r.running.push_back(id);
+      r.allocations.push_back({.allocation = id,
+                               .trial_id = a.start.trial_id,
+                               .node_rank = a.start.node_rank,
+                               .slots = a.start.slots,
+                               .held_log_lines = static_cast<int64_t>(a.lines.size()),
+                               .held_report_batches = a.reports.empty() ? 0 : 1});
+    }
     client::MasterClient client = Client(shared_.secret);
     return Timed(shared_, "POST /agents", [&] { return client.Post("/api/v1/agents", r.ToJson()); })
         .ok();
@@ -230,7 +242,9 @@ class SimAgent {
       if (const auto* start = std::get_if<wire::StartAction>(&*action)) {
         allocations_[start->allocation] = Allocation{*start, absl::Now()};
         ++shared_.allocations;
+        ++shared_.running;
       } else if (const auto* stop = std::get_if<wire::StopAction>(&*action)) {
+        ++shared_.stops;
         if (auto it = allocations_.find(stop->allocation); it != allocations_.end()) {
           it->second.done = it->second.stopped = true;
         }
@@ -251,7 +265,12 @@ class SimAgent {
       a.lines_due += dt * shared_.options.log_lines_per_second / share;
       a.reports_due += dt * shared_.options.metric_reports_per_second / share;
       Generate(a, now);
-      it = Deliver(a) ? std::next(it) : allocations_.erase(it);
+      if (Deliver(a)) {
+        ++it;
+      } else {
+        --shared_.running;
+        it = allocations_.erase(it);
+      }
     }
   }
 
@@ -419,11 +438,15 @@ absl::StatusOr<absl::Duration> RunLoad(Shared& shared, MasterProcess& master) {
     if (!restarted && absl::Now() - start >= absl::Seconds(o.seconds / 2)) {
       restarted = true;
       const absl::Time killed = absl::Now();
+      const int64_t running = shared.running;
+      const int64_t stops = shared.stops;
       master.Kill();
       COHORT_RETURN_IF_ERROR(master.Start().status());
       downtime = absl::Now() - killed;
-      std::printf("master killed (SIGKILL) and restarted: down %.2f s\n",
-                  absl::ToDoubleSeconds(downtime));
+      std::printf(
+          "master killed (SIGKILL) with %lld allocations running and restarted: down %.2f s\n",
+          static_cast<long long>(running), absl::ToDoubleSeconds(downtime));
+      shared.stops_before_kill = stops;
     }
     if (absl::Now() - last_print >= absl::Seconds(5)) {
       const auto [lines, reports] = shared.acked.Totals();
@@ -449,6 +472,19 @@ void PrintSummary(const Shared& shared, const std::string& metrics, double secon
               1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.5\"}"),
               1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.99\"}"),
               1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"1\"}"));
+  std::printf(
+      "  longest hold of the master's lock per pass: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+      1e3 * Sample(metrics, "cohort_scheduling_pass_lock_seconds{quantile=\"0.5\"}"),
+      1e3 * Sample(metrics, "cohort_scheduling_pass_lock_seconds{quantile=\"0.99\"}"),
+      1e3 * Sample(metrics, "cohort_scheduling_pass_lock_seconds{quantile=\"1\"}"));
+  std::printf(
+      "stop actions after the restart: %lld (allocations not re-adopted); trials ERROR: %.0f, "
+      "QUEUED: %.0f, RUNNING: %.0f, COMPLETED: %.0f\n",
+      static_cast<long long>(shared.stops - shared.stops_before_kill),
+      Sample(metrics, "cohort_trials{state=\"ERROR\"}"),
+      Sample(metrics, "cohort_trials{state=\"QUEUED\"}"),
+      Sample(metrics, "cohort_trials{state=\"RUNNING\"}"),
+      Sample(metrics, "cohort_trials{state=\"COMPLETED\"}"));
   std::printf(
       "acknowledged: %lld log lines (%.0f/s), %lld metric reports (%.0f/s); "
       "allocations started %lld, exited %lld\n",

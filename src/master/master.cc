@@ -112,12 +112,9 @@ std::string TrialName(int64_t id) { return absl::StrCat("trial ", id); }
 
 absl::Status Master::MoveTrialLocked(TrialRow& trial, TrialState to) {
   COHORT_RETURN_IF_ERROR(Transition(trial.state, to, TrialName(trial.id)));
-  if (to == TrialState::kQueued) {
-    queued_since_[trial.id] = NowLocked();
-  } else {
-    queued_since_.erase(trial.id);
-  }
-  return db_->UpdateTrial(trial);
+  COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
+  TrialStoredLocked(trial);
+  return absl::OkStatus();
 }
 
 absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to) {
@@ -125,6 +122,7 @@ absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentS
       Transition(experiment.state, to, absl::StrCat("experiment ", experiment.id)));
   COHORT_RETURN_IF_ERROR(db_->SetExperimentState(experiment.id, to));
   experiment.state = to;
+  queue_.SetExperimentState(experiment.id, to);
   if (wire::IsTerminal(to)) {
     experiment.ended_ms = absl::ToUnixMillis(options_.clock->Now());
     COHORT_RETURN_IF_ERROR(db_->SetExperimentEnded(experiment.id, experiment.ended_ms));
@@ -156,17 +154,19 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
     }
   }
   std::unique_ptr<Master> master(new Master(std::move(db), std::move(options)));
-  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, master->db_->ListTrials(std::nullopt));
-  for (const TrialRow& t : trials) {
-    master->next_sequence_ = std::max(master->next_sequence_, t.sequence + 1);
-  }
+  COHORT_RETURN_IF_ERROR(master->LoadQueue());
   {
     // What ran when the master stopped waits for its agents (master_recovery.cc).
     std::lock_guard<std::mutex> lock(master->mu_);
     COHORT_RETURN_IF_ERROR(master->RecoverLocked());
+    master->RestoreSearchersLocked();
+    master->RequestPassLocked();
   }
   COHORT_RETURN_IF_ERROR(master->LoadLogPolicyMatches());
   master->monitor_ = std::thread([m = master.get()] { m->MonitorAgents(); });
+  if (master->options_.scheduling == SchedulingMode::kBackground) {
+    master->scheduler_ = std::thread([m = master.get()] { m->RunScheduler(); });
+  }
   master->log_retention_ =
       std::make_unique<LogRetention>(*master->db_, master->options_.log_retention);
   master->log_retention_->Start(master->options_.log_retention_period);
@@ -177,6 +177,7 @@ Master::~Master() {
   BeginShutdown();
   if (log_retention_ != nullptr) log_retention_->Stop();
   if (monitor_.joinable()) monitor_.join();
+  if (scheduler_.joinable()) scheduler_.join();
 }
 
 void Master::BeginShutdown() {
@@ -186,6 +187,23 @@ void Master::BeginShutdown() {
   }
   actions_cv_.notify_all();
   logs_cv_.notify_all();
+  pass_cv_.notify_all();
+  idle_cv_.notify_all();
+}
+
+absl::Status Master::LoadQueue() {
+  COHORT_ASSIGN_OR_RETURN(std::vector<ExperimentRow> experiments, db_->ListExperiments());
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialScheduleRow> trials, db_->ListTrialsToSchedule());
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> all, db_->ListTrials(std::nullopt));
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const TrialRow& t : all) next_sequence_ = std::max(next_sequence_, t.sequence + 1);
+  for (const ExperimentRow& e : experiments) {
+    queue_.SetExperiment(e.id, e.state, e.slots_per_trial, e.priority);
+  }
+  for (const TrialScheduleRow& t : trials) {
+    queue_.SetTrial(t.id, t.experiment_id, t.state, t.sequence);
+  }
+  return absl::OkStatus();
 }
 
 // Part 1: experiments, trials, templates (part 2, master_cluster.cc: agents, scheduling,
@@ -309,6 +327,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   row.created_ms = absl::ToUnixMillis(options_.clock->Now());
   row.owner = owner.user;
   COHORT_ASSIGN_OR_RETURN(int64_t id, db_->InsertExperiment(row));
+  queue_.SetExperiment(id, row.state, row.slots_per_trial, row.priority);
   ExperimentSearch& stored =
       searchers_
           .emplace(id, ExperimentSearch{cfg.searcher, *std::move(search), {}, TotalBatches(cfg)})
@@ -316,7 +335,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   for (const searcher::Operation& op : creates) {
     COHORT_RETURN_IF_ERROR(InsertTrialLocked(id, stored, std::get<searcher::Create>(op)));
   }
-  ScheduleLocked();
+  RequestPassLocked();
   return id;
 }
 
@@ -421,7 +440,7 @@ absl::Status Master::ActivateExperiment(int64_t id, const Actor& actor) {
     if (t.state == TrialState::kPaused)
       COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kQueued));
   }
-  ScheduleLocked();
+  RequestPassLocked();
   return absl::OkStatus();
 }
 
@@ -441,7 +460,7 @@ absl::Status Master::KillExperiment(int64_t id, const Actor& actor) {
   }
   searchers_.erase(id);  // nothing of the experiment runs again: its searcher has no say
   waiting_.clear();
-  ScheduleLocked();
+  RequestPassLocked();
   logs_cv_.notify_all();
   return absl::OkStatus();
 }

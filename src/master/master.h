@@ -7,9 +7,12 @@
 // allocation (SIGTERM: the trial checkpoints) and the trial waits or ends.
 // The HTTP layer (http/) only translates requests into these calls.
 //
-// Thread-safe: one mutex guards the live state; long polls wait on condition variables without
-// holding it. Errors are Statuses whose code the HTTP layer maps (InvalidArgument 400, NotFound
-// 404, FailedPrecondition 409).
+// Thread-safe: one mutex guards the live state (agents, allocations, the in-memory queue of
+// trials); long polls wait on condition variables without holding it. Scheduling passes run on
+// the master's scheduler thread (SchedulingMode), which holds the mutex only to read the agents
+// and the queue and to start what it placed, not while it computes the placements. Errors are
+// Statuses whose code the HTTP layer maps (InvalidArgument 400, NotFound 404, FailedPrecondition
+// 409).
 
 #include <atomic>
 #include <condition_variable>
@@ -39,6 +42,7 @@
 #include "master/log_retention.h"
 #include "master/scheduler/pass_times.h"
 #include "master/scheduler/scheduler.h"
+#include "master/scheduler/trial_queue.h"
 #include "master/searcher/searcher.h"
 #include "master/users/users.h"
 #include "nlohmann/json.hpp"
@@ -81,6 +85,20 @@ struct SeriesRequest {
   int64_t after = 0;      // only points newer than this id (following)
 };
 
+// Where the master's scheduling passes run (docs/design/0012-scheduling-off-the-request-path.md).
+enum class SchedulingMode {
+  // cohort-master: a request that may let a trial start only marks that a pass is needed (at
+  // most one pending: requests meanwhile share it) and the master's scheduler thread runs it,
+  // holding the state lock only to read the agents and the queue and to start the placements.
+  kBackground,
+  // Tests of the lifecycles: the pass runs inside the request, under the lock, before it
+  // returns (so a trial is placed when RegisterAgent or AllocationExit returns).
+  kInline,
+  // Tests of the scheduler thread's pass: requests mark a pass pending and nothing runs it
+  // until the test calls Master::RunPendingPass().
+  kManual,
+};
+
 struct MasterOptions {
   std::string data_dir;  // contexts/ and the default checkpoint storage live here
   absl::Duration agent_timeout = absl::Seconds(30);  // silent this long: the agent is lost
@@ -96,6 +114,10 @@ struct MasterOptions {
   // log_retention_period.
   LogRetentionPolicy log_retention;
   absl::Duration log_retention_period = absl::Seconds(1);
+  SchedulingMode scheduling = SchedulingMode::kBackground;
+  // Tests: called on the pass's thread while it computes the placements, without the lock
+  // (kBackground and kManual passes only).
+  std::function<void()> during_schedule;
 };
 
 // What the cluster looks like at one moment, for monitoring (the master's GET /metrics). Agents
@@ -122,6 +144,9 @@ struct ClusterStats {
   // Since this master started: log lines its log retention dropped (LogRetention).
   int64_t log_lines_dropped = 0;
   PassTimes::Summary scheduling;  // the scheduler's passes since the master started
+  // Per pass, the longest time it held the master's state lock at once (what a request may
+  // have waited for it).
+  PassTimes::Summary scheduling_lock;
 };
 
 class Master {
@@ -247,6 +272,13 @@ class Master {
   // FakeClock.
   void ExpireLostAgents();
 
+  // kManual: runs the pending scheduling pass on the caller's thread, as the scheduler thread
+  // would (the lock is free while it computes); false when none was pending (or one runs).
+  bool RunPendingPass();
+  // kBackground: waits until no scheduling pass is pending or running; false when `timeout`
+  // passed first (or, in kManual, a pass is pending that nobody runs).
+  bool WaitForScheduling(absl::Duration timeout);
+
   // Shutting down: every long poll waiting now or later (log and series follows, agents'
   // action polls) answers at once, so the HTTP server can stop within a request's time;
   // follows answer Unavailable ("the master is shutting down"). Idempotent; the destructor
@@ -285,8 +317,46 @@ class Master {
   // an illegal move changes nothing and is FailedPrecondition naming both states.
   absl::Status MoveTrialLocked(TrialRow& trial, TrialState to);
   absl::Status MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to);
-  // Places queued trials; call with mu_ held.
-  void ScheduleLocked();
+  // Scheduling passes (master_scheduling.cc). A change that may let a trial start (a trial
+  // queued, slots freed, an agent registered or enabled) calls RequestPassLocked: in kInline
+  // the pass runs now, otherwise it is marked pending (one pending pass covers every request
+  // made before it starts) for the scheduler thread or RunPendingPass.
+  void RequestPassLocked();
+  // What a pass reads under the lock: the agents and the queue as Schedule() takes them, and the
+  // queued trials their experiment holds back (trial -> why).
+  struct PassInput {
+    std::vector<AgentState> agents;
+    std::vector<TaskRequest> queue;
+    std::map<int64_t, std::string> held;
+  };
+  PassInput SnapshotLocked();
+  // What an experiment offers a pass: the trials it runs and its max_concurrent_trials (0: no
+  // limit), or why it holds every queued trial back (its searcher cannot run).
+  struct Offer {
+    int64_t active = 0;  // running, then also offered to this pass
+    int64_t limit = 0;
+    std::string held;
+  };
+  Offer OfferLocked(int64_t experiment_id);
+  // Start-up: the searchers of the experiments with trials queued or running are rebuilt from the
+  // database now, before the master serves, rather than inside the first pass that needs them
+  // (at 10,000 trials that held the lock for a third of a second after a restart).
+  void RestoreSearchersLocked();
+  // One pass with the lock released while Schedule() computes and between batches of starts;
+  // `lock` holds mu_ on entry and on return.
+  void RunPass(std::unique_lock<std::mutex>& lock);
+  // One pass wholly under the lock (kInline).
+  void RunPassLocked();
+  // Stores the pass's waiting reasons, for trials still queued.
+  void SetWaitingLocked(PassInput& input, const ScheduleResult& result);
+  // Starts placements [*next, *next + count); a placement whose trial is no longer queued is
+  // skipped, and one whose agents changed meanwhile (gone, disabled, slots taken, excluded)
+  // ends the batch and the pass. Either marks another pass pending. False when none are left.
+  bool StartPlacementsLocked(const std::vector<Placement>& placements, size_t* next, size_t count);
+  bool PlacementFitsLocked(const Placement& placement, int64_t trial_id);
+  void RunScheduler();  // the scheduler thread (kBackground)
+  // The trial's state was stored: the queue and queued_since_ follow it.
+  void TrialStoredLocked(const TrialRow& trial);
   absl::Status StartLocked(const Placement& placement);
   void StopAllocationLocked(Allocation& allocation, StopReason reason);
   absl::Status FinishAllocationLocked(Allocation& allocation);
@@ -370,6 +440,8 @@ class Master {
   // logs `why` to its trial, stops the rest of it and, once all its nodes are gone, ends it.
   void FailAgentRunsLocked(const std::string& agent_id, const std::string& why,
                            const std::vector<std::pair<std::string, int>>& keep = {});
+  // Start-up: the queue (queue_) and the next submission sequence, from the database.
+  absl::Status LoadQueue();
   // Start-up after a restart (master_recovery.cc): the allocations that ran are restored from the
   // database to wait readopt_grace for their agents; RUNNING trials without one are queued again.
   absl::Status RecoverLocked();
@@ -410,7 +482,15 @@ class Master {
   absl::Time started_;                             // when this master was made (its clock)
   std::atomic<int64_t> log_lines_stored_{0};       // ClusterStats::log_lines_stored
   std::atomic<int64_t> metric_reports_stored_{0};  // ClusterStats::metric_reports_stored
-  PassTimes scheduling_;                           // ScheduleLocked's durations
+  PassTimes scheduling_;                           // the passes' durations
+  PassTimes scheduling_lock_;                      // their longest holds of mu_
+  TrialQueue queue_;                 // QUEUED and RUNNING trials, mirrored from the database
+  bool pass_pending_ = false;        // a scheduling pass was requested and has not started
+  bool pass_running_ = false;        // a pass runs (on the scheduler thread or RunPendingPass)
+  bool inline_pass_ = false;         // kInline: a pass runs on this stack (requests join its loop)
+  std::condition_variable pass_cv_;  // a pass is requested, or the master stops
+  std::condition_variable idle_cv_;  // a pass ended
+  std::thread scheduler_;            // RunScheduler (kBackground)
   std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
   std::map<int64_t, ConfigFacts> config_facts_;    // experiment -> ConfigFactsLocked (cache)
   // trial -> its log policies' matches (at most wire::kMaxLogPolicyMatches, oldest first), as

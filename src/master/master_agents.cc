@@ -43,7 +43,7 @@ absl::Status Master::RegisterAgent(const wire::AgentRegistration& registration) 
   }
   COHORT_LOG(INFO) << "agent " << row.id << " registered: " << row.slots << " slots at "
                    << row.host;
-  ScheduleLocked();
+  RequestPassLocked();
   actions_cv_.notify_all();
   return absl::OkStatus();
 }
@@ -91,7 +91,7 @@ absl::Status Master::SetAgentEnabled(const std::string& agent_id, bool enabled) 
   COHORT_RETURN_IF_ERROR(db_->SetAgentEnabled(agent_id, enabled));
   std::lock_guard<std::mutex> lock(mu_);
   if (AgentLive* live = agents_.Find(agent_id)) live->state.enabled = enabled;
-  ScheduleLocked();
+  RequestPassLocked();
   return absl::OkStatus();
 }
 
@@ -187,6 +187,7 @@ absl::StatusOr<ClusterStats> Master::Stats() {
   stats.log_lines_stored = log_lines_stored_.load();
   stats.log_lines_dropped = log_retention_ != nullptr ? log_retention_->lines_dropped() : 0;
   stats.scheduling = scheduling_.Get();
+  stats.scheduling_lock = scheduling_lock_.Get();
   stats.metric_reports_stored = metric_reports_stored_.load();
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [id, agent] : agents_.agents()) {
@@ -195,13 +196,12 @@ absl::StatusOr<ClusterStats> Master::Stats() {
                             .used = agent.state.used,
                             .enabled = agent.state.enabled});
   }
-  // Read under the lock, so queued_since_ knows every trial the database says is QUEUED.
-  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> queued,
-                          db_->ListTrialsInStates({TrialState::kQueued}));
-  stats.queued = static_cast<int64_t>(queued.size());
+  // From the in-memory queue, which mirrors the database's QUEUED trials.
+  stats.queued = queue_.queued();
   const absl::Time now = NowLocked();
-  for (const TrialRow& t : queued) {
-    const auto since = queued_since_.find(t.id);
+  for (const auto& [id, t] : queue_.trials()) {
+    if (t.state != TrialState::kQueued) continue;
+    const auto since = queued_since_.find(id);
     const absl::Time from = since != queued_since_.end() ? since->second : started_;
     stats.longest_queued_wait = std::max(stats.longest_queued_wait, now - from);
   }
@@ -232,7 +232,7 @@ void Master::ExpireLostAgentsLocked() {
     FailAgentRunsLocked(id, why);
   }
   ExpireRecoveriesLocked();
-  if (!lost.empty()) ScheduleLocked();
+  if (!lost.empty()) RequestPassLocked();
 }
 
 }  // namespace cohort::master

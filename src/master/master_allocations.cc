@@ -1,5 +1,5 @@
-// Master: scheduling passes, allocations, and what agents report about them (logs, reports,
-// exits), up to what becomes of a trial when its run ends.
+// Master: allocations (started by the scheduling passes of master_scheduling.cc) and what agents
+// report about them (logs, reports, exits), up to what becomes of a trial when its run ends.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -34,61 +34,6 @@ constexpr int kErrorLines = 20;  // of a failed trial's log, kept with it
 wire::StopMode StopModeFor(StopReason reason) {
   return reason == StopReason::kKill || reason == StopReason::kLost ? wire::StopMode::kKill
                                                                     : wire::StopMode::kPreempt;
-}
-
-void Master::ScheduleLocked() {
-  // Timed by the wall clock whatever the master's clock is (a pass's cost, not its schedule).
-  struct Timer {
-    PassTimes& times;
-    absl::Time start = absl::Now();
-    ~Timer() { times.Add(absl::Now() - start); }
-  } timer{scheduling_};
-  absl::StatusOr<std::vector<TrialScheduleRow>> trials = db_->ListTrialsToSchedule();
-  if (!trials.ok()) {
-    COHORT_LOG(ERROR) << "scheduling: " << trials.status();
-    return;
-  }
-  std::map<int64_t, ExperimentRow> experiments;
-  std::map<int64_t, int64_t> active;  // experiment -> trials running or offered to the scheduler
-  for (const TrialScheduleRow& t : *trials) {
-    if (t.state == TrialState::kRunning) ++active[t.experiment_id];
-  }
-  std::vector<TaskRequest> queue;
-  std::map<int64_t, std::string> held;  // trial -> why the experiment holds it back
-  for (const TrialScheduleRow& t : *trials) {
-    if (t.state != TrialState::kQueued) continue;
-    if (!experiments.count(t.experiment_id)) {
-      absl::StatusOr<ExperimentRow> e = db_->GetExperiment(t.experiment_id);
-      if (!e.ok()) continue;
-      experiments[t.experiment_id] = *e;
-    }
-    const ExperimentRow& e = experiments[t.experiment_id];
-    if (e.state != ExperimentState::kActive) continue;
-    absl::StatusOr<ExperimentSearch*> search = SearchLocked(e.id);
-    if (!search.ok()) {
-      held[t.id] = absl::StrCat("its experiment's searcher cannot run: ", search.status().message(),
-                                " (kill the experiment and create it again from a config that "
-                                "`cohort experiment validate` accepts)");
-      continue;
-    }
-    const int64_t limit = (*search)->config.max_concurrent_trials;
-    if (limit > 0 && active[t.experiment_id] >= limit) {
-      held[t.id] = absl::StrCat("the experiment already runs searcher.max_concurrent_trials (",
-                                limit, ") trials");
-      continue;
-    }
-    ++active[t.experiment_id];
-    queue.push_back({std::to_string(t.id), e.slots_per_trial, e.priority, t.sequence,
-                     ExcludedAgentsLocked(t.id)});
-  }
-  ScheduleResult result = Schedule(agents_.States(), queue);
-  waiting_ = std::move(held);
-  for (const auto& [task, reason] : result.waiting) waiting_[std::stoll(task)] = reason;
-  for (const Placement& p : result.placements) {
-    if (absl::Status s = StartLocked(p); !s.ok()) {
-      COHORT_LOG(ERROR) << "starting trial " << p.task_id << ": " << s;
-    }
-  }
 }
 
 absl::Status Master::CheckAllocationToken(const std::string& allocation, const std::string& token) {
@@ -343,12 +288,13 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   if (decision.restart) ++trial.restarts;
   const std::string note = ExitNoteLocked(a, exp, trial, decision);
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
+  TrialStoredLocked(trial);
   if (!note.empty()) AppendLogLocked(a.trial_id, note);
   // A trial stopped by the searcher may already be among the best again.
   COHORT_RETURN_IF_ERROR(TrialEndedLocked(trial));
   COHORT_RETURN_IF_ERROR(UpdateExperimentStateLocked(trial.experiment_id));
   logs_cv_.notify_all();
-  ScheduleLocked();
+  RequestPassLocked();
   return absl::OkStatus();
 }
 
@@ -384,6 +330,8 @@ std::string Master::ExitNoteLocked(const Allocation& a, const ExperimentRow& exp
 }
 
 absl::Status Master::UpdateExperimentStateLocked(int64_t experiment_id) {
+  // A trial still queued or running: the experiment goes on (no need to read its trials).
+  if (queue_.ActiveOf(experiment_id) > 0) return absl::OkStatus();
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(experiment_id));
   if (exp.state != ExperimentState::kActive) return absl::OkStatus();
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(experiment_id));

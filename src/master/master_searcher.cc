@@ -119,7 +119,7 @@ absl::Status Master::ApplySearchLocked(int64_t experiment_id, ExperimentSearch& 
     schedule = schedule || queued;
   }
   if (!ops.empty()) logs_cv_.notify_all();
-  if (schedule) ScheduleLocked();
+  if (schedule) RequestPassLocked();
   return absl::OkStatus();
 }
 
@@ -166,7 +166,8 @@ absl::Status Master::InsertTrialLocked(int64_t experiment_id, ExperimentSearch& 
   trial.sequence = next_sequence_++;
   COHORT_ASSIGN_OR_RETURN(int64_t id, db_->InsertTrial(trial));
   search.trial_ids.push_back(id);
-  queued_since_[id] = NowLocked();
+  trial.id = id;
+  TrialStoredLocked(trial);
   return absl::OkStatus();
 }
 

@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -56,13 +58,19 @@ class MasterTest : public ::testing::Test {
     Start(":memory:");
   }
   // (Re)starts the master on the SQLite database `db_path` (":memory:" or a file in dir_).
-  void Start(const std::string& db_path, int max_log_followers = 16) {
+  // Passes run inside each request (kInline) unless `scheduling` says otherwise; `during_schedule`
+  // runs while a kManual or kBackground pass computes.
+  void Start(const std::string& db_path, int max_log_followers = 16,
+             SchedulingMode scheduling = SchedulingMode::kInline,
+             std::function<void()> during_schedule = nullptr) {
     master_.reset();
     master_ = Master::Create(OpenSqliteDatabase(db_path).value(),
                              {.data_dir = dir_.string(),
                               .agent_timeout = absl::Seconds(30),
                               .clock = &clock_,
-                              .max_log_followers = max_log_followers})
+                              .max_log_followers = max_log_followers,
+                              .scheduling = scheduling,
+                              .during_schedule = std::move(during_schedule)})
                   .value();
   }
   // A master on a database file in dir_, so a test can restart it.
@@ -118,6 +126,99 @@ class MasterTest : public ::testing::Test {
   fs::path dir_;
   std::unique_ptr<Master> master_;
 };
+
+// --- scheduling passes off the request path (docs/design/0012) ----------------------------------
+
+TEST_F(MasterTest, ManyRequestsShareOnePendingSchedulingPass) {
+  Start(":memory:", 16, SchedulingMode::kManual);
+  Register("a1", 1);
+  Register("a2", 1);
+  Create(Config(1, 0, kSingle));
+  Create(Config(1, 0, kSingle));
+  EXPECT_TRUE(Actions("a1").empty()) << "requests only mark a pass pending";
+  EXPECT_EQ(master_->Stats()->scheduling.passes, 0);
+  EXPECT_TRUE(master_->RunPendingPass());
+  EXPECT_FALSE(master_->RunPendingPass()) << "five requests, one pass";
+  EXPECT_EQ(master_->Stats()->scheduling.passes, 1);
+  const Json on_a1 = OnlyStart("a1");
+  const Json on_a2 = OnlyStart("a2");
+  EXPECT_NE(on_a1["trial_id"], on_a2["trial_id"]);
+  EXPECT_EQ(Trial(on_a1["trial_id"])["state"], "RUNNING");
+  EXPECT_EQ(master_->Stats()->queued, 0);
+}
+
+TEST_F(MasterTest, ARequestCompletesWhileAPassComputes) {
+  std::optional<bool> answered;  // set while the pass computes
+  Start(":memory:", 16, SchedulingMode::kManual, [&] {
+    if (answered) return;
+    std::future<absl::StatusOr<wire::AgentList>> list =
+        std::async(std::launch::async, [&] { return master_->ListAgents(); });
+    // Only a deadline for a failure: with the lock held the request could not finish at all.
+    answered = list.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  });
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  ASSERT_TRUE(master_->RunPendingPass());
+  ASSERT_TRUE(answered.has_value());
+  EXPECT_TRUE(*answered) << "the state lock is free while Schedule() computes";
+  EXPECT_EQ(Experiment(exp)["trials"][0]["state"], "RUNNING");
+}
+
+TEST_F(MasterTest, APassStartsNothingOnAnAgentDisabledWhileItComputed) {
+  bool disable = true;
+  Start(":memory:", 16, SchedulingMode::kManual, [&] {
+    if (!disable) return;
+    disable = false;
+    EXPECT_TRUE(master_->SetAgentEnabled("a1", false).ok());
+  });
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  ASSERT_TRUE(master_->RunPendingPass());
+  EXPECT_TRUE(Actions("a1").empty()) << "placed on a1 before it was disabled: not started";
+  EXPECT_EQ(Experiment(exp)["trials"][0]["state"], "QUEUED");
+  ASSERT_TRUE(master_->SetAgentEnabled("a1", true).ok());
+  ASSERT_TRUE(master_->RunPendingPass());
+  OnlyStart("a1");
+  EXPECT_EQ(Experiment(exp)["trials"][0]["state"], "RUNNING");
+}
+
+TEST_F(MasterTest, APassStartsNoTrialPausedWhileItComputed) {
+  int64_t exp = 0;
+  bool pause = true;
+  Start(":memory:", 16, SchedulingMode::kManual, [&] {
+    if (!pause) return;
+    pause = false;
+    EXPECT_TRUE(master_->PauseExperiment(exp, kRoot).ok());
+  });
+  Register("a1", 1);
+  exp = Create(Config(1, 0, kSingle));
+  ASSERT_TRUE(master_->RunPendingPass());
+  EXPECT_TRUE(Actions("a1").empty());
+  EXPECT_EQ(Experiment(exp)["trials"][0]["state"], "PAUSED");
+}
+
+TEST_F(MasterTest, TheSchedulerThreadPlacesWhatRequestsQueue) {
+  Start(":memory:", 16, SchedulingMode::kBackground);
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  ASSERT_TRUE(master_->WaitForScheduling(absl::Seconds(30)));
+  const Json start = OnlyStart("a1");
+  ASSERT_TRUE(Exit(start, 0).ok());
+  ASSERT_TRUE(master_->WaitForScheduling(absl::Seconds(30)));
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
+  master_.reset();  // the scheduler thread stops with the master
+}
+
+TEST_F(MasterTest, ARestartedMasterSchedulesFromTheQueueItLoads) {
+  StartOnFile();
+  const int64_t exp = Create(Config(1, 0, kSingle));  // no agent yet: it waits
+  Start((dir_ / "master.db").string(), 16, SchedulingMode::kManual);
+  Register("a1", 1);
+  EXPECT_EQ(master_->Stats()->queued, 1) << "loaded from the database";
+  ASSERT_TRUE(master_->RunPendingPass());
+  OnlyStart("a1");
+  EXPECT_EQ(Experiment(exp)["trials"][0]["state"], "RUNNING");
+}
 
 TEST_F(MasterTest, ATrialRunsOnAFreeAgentAndCompletesWhenEveryNodeExitsZero) {
   Register("a1", 2);

@@ -100,6 +100,13 @@ void AddSchedulingMetrics(const ClusterStats& stats, prometheus::Registry& regis
   pass.Add({{"quantile", "0.5"}}).Set(stats.scheduling.p50_seconds);
   pass.Add({{"quantile", "0.99"}}).Set(stats.scheduling.p99_seconds);
   pass.Add({{"quantile", "1"}}).Set(stats.scheduling.max_seconds);
+  auto& lock =
+      Gauges(registry, "cohort_scheduling_pass_lock_seconds",
+             "The longest time a scheduling pass held the master's state lock at once "
+             "(requests wait for it), over the last 1000 passes, by quantile (1: the max)");
+  lock.Add({{"quantile", "0.5"}}).Set(stats.scheduling_lock.p50_seconds);
+  lock.Add({{"quantile", "0.99"}}).Set(stats.scheduling_lock.p99_seconds);
+  lock.Add({{"quantile", "1"}}).Set(stats.scheduling_lock.max_seconds);
 }
 
 // The exposition text of `stats` and the requests counted so far.

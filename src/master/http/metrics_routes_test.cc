@@ -356,6 +356,7 @@ TEST_F(MetricsRouteTest, GaugesAgreeWithSlotAndTaskListsAndRequestsAreCountedByR
   EXPECT_GT(Value(*e, "cohort_scheduling_pass_seconds", {{"quantile", "1"}}), 0);
   EXPECT_LE(Value(*e, "cohort_scheduling_pass_seconds", {{"quantile", "0.5"}}),
             Value(*e, "cohort_scheduling_pass_seconds", {{"quantile", "1"}}));
+  EXPECT_GT(Value(*e, "cohort_scheduling_pass_lock_seconds", {{"quantile", "1"}}), 0);
 
   auto requests = [&](const char* method, const std::string& route, int code) {
     return Value(*e, "cohort_http_requests_total",

@@ -1,5 +1,5 @@
 #pragma once
-// PassTimes: how long the scheduler's passes take (Master::ScheduleLocked), for monitoring
+// PassTimes: how long the scheduler's passes take (master_scheduling.cc), for monitoring
 // (/metrics) and the master's load benchmark: every pass counted and summed, and the durations
 // of the last kWindow passes kept for their quantiles. No clock of its own: the caller times.
 // Thread-safe.

@@ -28,7 +28,8 @@ std::string ReadFileBytes(const std::string& path) {
 
 MasterServer::MasterServer(const std::string& data_dir, Options options) {
   absl::StatusOr<std::unique_ptr<Master>> master = Master::Create(
-      OpenSqliteDatabase(":memory:").value(), {.data_dir = data_dir, .clock = &clock_});
+      OpenSqliteDatabase(":memory:").value(),
+      {.data_dir = data_dir, .clock = &clock_, .scheduling = SchedulingMode::kInline});
   EXPECT_TRUE(master.ok()) << master.status();
   if (!master.ok()) return;
   master_ = *std::move(master);

@@ -1,0 +1,224 @@
+// Master: scheduling passes (docs/design/0012-scheduling-off-the-request-path.md). Requests
+// only mark a pass pending; the scheduler thread reads the agents and the in-memory queue under
+// the lock, computes Schedule() (a pure function) without it, and starts the placements under
+// it again, in batches, checking each against what changed meanwhile.
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/logging.h"
+#include "master/master.h"
+
+namespace cohort::master {
+namespace {
+
+// Placements started per hold of the lock: each writes a few rows (its allocation, its trial, a
+// log line), about a millisecond on SQLite, so a burst of hundreds of starts (a cluster's
+// agents registering at once) lets waiting requests in between batches.
+constexpr size_t kStartsPerHold = 16;
+
+}  // namespace
+
+void Master::RequestPassLocked() {
+  pass_pending_ = true;
+  if (options_.scheduling != SchedulingMode::kInline) {
+    pass_cv_.notify_all();
+    return;
+  }
+  if (inline_pass_) return;  // a pass on this stack runs again when it ends
+  inline_pass_ = true;
+  while (pass_pending_ && !stopping_) {
+    pass_pending_ = false;
+    RunPassLocked();
+  }
+  inline_pass_ = false;
+}
+
+Master::Offer Master::OfferLocked(int64_t experiment_id) {
+  Offer offer;
+  absl::StatusOr<ExperimentSearch*> search = SearchLocked(experiment_id);
+  if (!search.ok()) {
+    offer.held = absl::StrCat("its experiment's searcher cannot run: ", search.status().message(),
+                              " (kill the experiment and create it again from a config that "
+                              "`cohort experiment validate` accepts)");
+    return offer;
+  }
+  offer.active = queue_.RunningOf(experiment_id);
+  offer.limit = (*search)->config.max_concurrent_trials;
+  return offer;
+}
+
+Master::PassInput Master::SnapshotLocked() {
+  PassInput in;
+  in.agents = agents_.States();
+  in.queue.reserve(static_cast<size_t>(queue_.queued()));
+  std::map<int64_t, Offer> offers;  // experiment -> what it offers this pass
+  for (const auto& [id, t] : queue_.trials()) {
+    if (t.state != TrialState::kQueued) continue;
+    const TrialQueue::Experiment* e = queue_.FindExperiment(t.experiment_id);
+    if (e == nullptr || e->state != ExperimentState::kActive) continue;
+    auto [it, first] = offers.try_emplace(t.experiment_id);
+    Offer& offer = it->second;
+    if (first) offer = OfferLocked(t.experiment_id);
+    if (!offer.held.empty()) {
+      in.held[id] = offer.held;
+      continue;
+    }
+    if (offer.limit > 0 && offer.active >= offer.limit) {
+      in.held[id] = absl::StrCat("the experiment already runs searcher.max_concurrent_trials (",
+                                 offer.limit, ") trials");
+      continue;
+    }
+    ++offer.active;
+    in.queue.push_back(
+        {std::to_string(id), e->slots, e->priority, t.sequence, ExcludedAgentsLocked(id)});
+  }
+  return in;
+}
+
+void Master::RestoreSearchersLocked() {
+  std::set<int64_t> experiments;
+  for (const auto& [id, t] : queue_.trials()) experiments.insert(t.experiment_id);
+  for (int64_t experiment_id : experiments) {
+    // A searcher that cannot be restored holds its trials back; the passes say why.
+    if (absl::StatusOr<ExperimentSearch*> search = SearchLocked(experiment_id); !search.ok()) {
+      COHORT_LOG(WARNING) << "experiment " << experiment_id << ": " << search.status();
+    }
+  }
+}
+
+void Master::SetWaitingLocked(PassInput& input, const ScheduleResult& result) {
+  waiting_ = std::move(input.held);
+  for (const auto& [task, reason] : result.waiting) {
+    const int64_t id = std::stoll(task);
+    if (queue_.IsQueued(id)) waiting_[id] = reason;
+  }
+}
+
+bool Master::PlacementFitsLocked(const Placement& placement, int64_t trial_id) {
+  const std::set<std::string> excluded = ExcludedAgentsLocked(trial_id);
+  for (const auto& [agent_id, slots] : placement.agents) {
+    const AgentLive* agent = agents_.Find(agent_id);
+    if (agent == nullptr || !agent->state.enabled || excluded.count(agent_id) > 0 ||
+        agent->state.slots - agent->state.used < slots) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Master::StartPlacementsLocked(const std::vector<Placement>& placements, size_t* next,
+                                   size_t count) {
+  const size_t end = std::min(placements.size(), *next + count);
+  for (; *next < end; ++*next) {
+    const Placement& p = placements[*next];
+    const int64_t trial_id = std::stoll(p.task_id);
+    const TrialQueue::Trial* queued = nullptr;
+    if (auto it = queue_.trials().find(trial_id); it != queue_.trials().end()) queued = &it->second;
+    const TrialQueue::Experiment* e =
+        queued != nullptr ? queue_.FindExperiment(queued->experiment_id) : nullptr;
+    if (queued == nullptr || queued->state != TrialState::kQueued || e == nullptr ||
+        e->state != ExperimentState::kActive) {
+      pass_pending_ = true;  // paused, killed or placed meanwhile: its slots may serve another
+      continue;
+    }
+    if (!PlacementFitsLocked(p, trial_id)) {
+      // The agents changed while the pass computed: what follows was placed on a cluster that
+      // is gone, so the next pass places it again (in order, without overtaking).
+      pass_pending_ = true;
+      *next = placements.size();
+      return false;
+    }
+    if (absl::Status s = StartLocked(p); !s.ok()) {
+      COHORT_LOG(ERROR) << "starting trial " << p.task_id << ": " << s;
+    }
+  }
+  return *next < placements.size();
+}
+
+void Master::RunPassLocked() {
+  const absl::Time start = absl::Now();  // wall clock whatever the master's clock is
+  PassInput in = SnapshotLocked();
+  const ScheduleResult result = Schedule(in.agents, in.queue);
+  SetWaitingLocked(in, result);
+  size_t next = 0;
+  StartPlacementsLocked(result.placements, &next, result.placements.size());
+  scheduling_.Add(absl::Now() - start);
+  scheduling_lock_.Add(absl::Now() - start);
+}
+
+void Master::RunPass(std::unique_lock<std::mutex>& lock) {
+  absl::Time held_from = absl::Now();
+  PassInput in = SnapshotLocked();
+  absl::Duration spent = absl::Now() - held_from;
+  absl::Duration longest_hold = spent;
+  lock.unlock();
+  const absl::Time computing = absl::Now();
+  if (options_.during_schedule) options_.during_schedule();
+  const ScheduleResult result = Schedule(in.agents, in.queue);
+  spent += absl::Now() - computing;
+  lock.lock();
+  size_t next = 0;
+  for (bool first = true;; first = false) {
+    held_from = absl::Now();
+    if (first) SetWaitingLocked(in, result);
+    const bool more = !stopping_ && StartPlacementsLocked(result.placements, &next, kStartsPerHold);
+    const absl::Duration held = absl::Now() - held_from;
+    spent += held;
+    longest_hold = std::max(longest_hold, held);
+    if (!more) break;
+    lock.unlock();
+    std::this_thread::yield();  // the requests that waited go first
+    lock.lock();
+  }
+  scheduling_.Add(spent);
+  scheduling_lock_.Add(longest_hold);
+}
+
+void Master::RunScheduler() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    if (!pass_pending_ || pass_running_) {
+      // Woken by a request or shutdown; the deadline only bounds a wait nobody ends.
+      pass_cv_.wait_for(lock, std::chrono::seconds(1));
+      continue;
+    }
+    pass_pending_ = false;
+    pass_running_ = true;
+    RunPass(lock);
+    pass_running_ = false;
+    idle_cv_.notify_all();
+  }
+  idle_cv_.notify_all();
+}
+
+bool Master::RunPendingPass() {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!pass_pending_ || pass_running_ || stopping_) return false;
+  pass_pending_ = false;
+  pass_running_ = true;
+  RunPass(lock);
+  pass_running_ = false;
+  idle_cv_.notify_all();
+  pass_cv_.notify_all();  // another request may have marked a pass meanwhile
+  return true;
+}
+
+bool Master::WaitForScheduling(absl::Duration timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_cv_.wait_until(lock, absl::ToChronoTime(absl::Now() + timeout),
+                             [this] { return stopping_ || (!pass_pending_ && !pass_running_); });
+}
+
+void Master::TrialStoredLocked(const TrialRow& trial) {
+  if (trial.state == TrialState::kQueued) {
+    if (!queue_.IsQueued(trial.id)) queued_since_[trial.id] = NowLocked();
+  } else {
+    queued_since_.erase(trial.id);
+  }
+  queue_.SetTrial(trial.id, trial.experiment_id, trial.state, trial.sequence);
+}
+
+}  // namespace cohort::master
