@@ -46,6 +46,7 @@ struct Flags {
   double db_check_seconds = 60;
   std::string backup_file;
   bool overwrite = false;
+  int http_threads = 1024;
 };
 
 cohort::master::MasterOptions MasterOptionsFrom(const Flags& f) {
@@ -93,6 +94,10 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "After a restart, seconds to wait for agents to reclaim the trials that were "
                  "running before they are queued again (default: --agent-timeout)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--http-threads", f.http_threads,
+                 "Threads serving requests (default 1024). Every agent holds one with its long "
+                 "poll: keep it above the agents by a few hundred")
+      ->check(CLI::Range(16, 65536));
   app.add_option("--agent-secret-file", f.secret_file,
                  "The cluster secret agents must present (cohort-agent --secret-file); created "
                  "with mode 0600 when missing (default: DATA_DIR/agent-secret)");
@@ -323,9 +328,12 @@ int main(int argc, char** argv) {
   if (absl::Status admin = CreateFirstAdmin((*master)->users(), f); !admin.ok()) {
     return Fail(admin);
   }
-  // Long polls hold threads: log follows are capped (MasterOptions::max_log_followers) and each
-  // agent holds at most one, so this many leaves room for every other request.
-  server.new_task_queue = [] { return new httplib::ThreadPool(128); };
+  // Long polls hold threads: each agent holds one (its action poll) and log follows are capped
+  // (MasterOptions::max_log_followers), so the pool must exceed the agents by a margin or the
+  // other requests queue behind the polls (at 200 agents and 128 threads: a p99 of ~1 s).
+  server.new_task_queue = [n = f.http_threads] {
+    return new httplib::ThreadPool(static_cast<size_t>(n));
+  };
   WarnIfExposed(f);
   cohort::master::http::RegisterRoutes(
       server, **master,
