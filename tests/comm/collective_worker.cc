@@ -124,6 +124,12 @@ int Correctness(Communicator& comm, size_t large_bytes) {
     if (int rc = CheckAllreduce(comm, DataType::kFloat32, large_bytes / 4, ReduceOp::kSum)) {
       return rc;
     }
+    // Half the bytes in float64 plus an odd tail: a last chunk shorter than the others (the
+    // hierarchical transport pipelines large buffers in chunks).
+    if (int rc = CheckAllreduce(comm, DataType::kFloat64, large_bytes / 16 + 12345,
+                                ReduceOp::kAverage)) {
+      return rc;
+    }
   }
   // Repeated small allreduces catch slot-reuse races in pipelined transports.
   for (int iter = 0; iter < 200; ++iter) {
