@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+"""Training across an emulated cluster network: Cohort's `cohort-bench train` vs PyTorch DDP.
+
+On a bench/netcluster network (namespaces joined by shaped links, issue 18), one rank per
+machine, trains each model with both implementations exactly as bench/train_vs_ddp.py does on
+one host (Fashion-MNIST, SGD lr 0.01 momentum 0.9, one compute thread per rank, the same data
+order; DDP on Gloo), on 1 machine and on N machines: samples/s, weak-scaling efficiency
+thr(N)/(N*thr(1)), and Cohort / DDP. Extra Cohort variants (--variants) measure the seed's
+levers on the network: fp16 compression, no overlap.
+
+  /usr/bin/python3 bench/netcluster_train.py --bin-dir build/bin --rate 5gbit \\
+      --machines 2 --models cnn,mlp --variants compression
+
+Needs root (network namespaces), iproute2 and Debian's python3-torch.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NETCLUSTER = os.path.join(HERE, "netcluster")
+DDP = os.path.join(HERE, "train_vs_ddp.py")
+PORT = 29512
+
+
+def machine_main(args):
+    machine = int(os.environ["NETCLUSTER_MACHINE"])
+    machines = int(os.environ["NETCLUSTER_MACHINES"])
+    chief = os.environ["NETCLUSTER_CHIEF"]
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               GLOO_SOCKET_IFNAME="eth0")
+    if args.impl == "ddp":
+        env.update(MASTER_ADDR=chief, MASTER_PORT=str(PORT), RANK=str(machine),
+                   WORLD_SIZE=str(machines), LOCAL_RANK="0")
+        return subprocess.call([sys.executable, DDP, "--ddp-worker", args.model,
+                                str(args.per_slot_batch), str(args.steps), str(args.warmup), "1"],
+                               env=env)
+    cmd = [os.path.join(args.bin_dir, "cohort-launch"), "--slots", "1", "--nnodes",
+           str(machines), "--node-rank", str(machine), "--chief-addr", chief, "--job-id", "tr",
+           "--", os.path.join(args.bin_dir, "cohort-bench"), "train", "--model", args.model,
+           "--per-slot-batch", str(args.per_slot_batch), "--steps", str(args.steps),
+           "--warmup", str(args.warmup)]
+    if args.impl == "cohort-compression":
+        cmd.append("--compression")
+    if args.impl == "cohort-no-overlap":
+        cmd.append("--no-overlap")
+    return subprocess.call(cmd, env=env)
+
+
+def run(args, machines, impl, model):
+    cmd = [NETCLUSTER, "--machines", str(machines), "--rate", args.rate, "--timeout", "600",
+           "--", sys.executable, os.path.abspath(__file__), "--impl", impl, "--model", model,
+           "--per-slot-batch", str(args.per_slot_batch), "--steps", str(args.steps),
+           "--warmup", str(args.warmup), "--bin-dir", args.bin_dir]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=700)
+    if r.returncode != 0:
+        raise RuntimeError(f"{impl} {model} on {machines} failed ({r.returncode}): "
+                           f"{(r.stdout + r.stderr)[-2000:]}")
+    for line in (r.stdout + r.stderr).splitlines():
+        at = line.find("{")
+        if at >= 0 and "samples_per_s" in line:
+            return json.loads(line[at:])
+    raise RuntimeError(f"{impl}: no result line in {r.stdout[-1500:]}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin-dir", default=os.path.join(HERE, "..", "build", "bin"))
+    parser.add_argument("--rate", default="5gbit")
+    parser.add_argument("--machines", type=int, default=2)
+    parser.add_argument("--models", default="cnn,mlp")
+    parser.add_argument("--variants", default="", help="extra Cohort runs: compression,no-overlap")
+    parser.add_argument("--per-slot-batch", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--impl", help=argparse.SUPPRESS)
+    parser.add_argument("--model", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    args.bin_dir = os.path.abspath(args.bin_dir)
+    if args.impl:
+        return machine_main(args)
+    impls = ["cohort", "ddp"] + [f"cohort-{v}" for v in args.variants.split(",") if v]
+    print(f"{args.rate} links, 1 rank per machine, per-slot batch {args.per_slot_batch}, "
+          f"{args.steps} timed steps")
+    print(f"{'model':>5} {'impl':>19} {'1 machine':>10} {f'{args.machines} machines':>11} "
+          f"{'efficiency':>10} {'vs DDP':>7}")
+    for model in args.models.split(","):
+        single = {impl: run(args, 1, impl, model)["samples_per_s"] for impl in ("cohort", "ddp")}
+        multi = {impl: run(args, args.machines, impl, model)["samples_per_s"] for impl in impls}
+        for impl in impls:
+            one = single.get(impl, single["cohort"])
+            eff = multi[impl] / (args.machines * one)
+            print(f"{model:>5} {impl:>19} {one:10.0f} {multi[impl]:11.0f} {eff:10.2f} "
+                  f"{multi[impl] / multi['ddp']:7.2f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main() or 0)
