@@ -82,12 +82,14 @@ def run_cohort(args, ranks, nbytes):
 
 # --- torch.distributed (Gloo) -----------------------------------------------------------------
 
-def torch_worker(rank, ranks, port, nbytes, iters, warmup, dtype):
+def torch_worker(rank, ranks, port, nbytes, iters, warmup, dtype, host="127.0.0.1"):
+    """One rank of torch.distributed's Gloo allreduce; rank 0 prints {"time_s": median}. Also
+    used by bench/netcluster_allreduce.py, whose ranks meet at machine 0's address (`host`)."""
     import torch
     import torch.distributed as dist
 
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+    dist.init_process_group("gloo", init_method=f"tcp://{host}:{port}", rank=rank,
                             world_size=ranks)
     torch_dtype = torch.float16 if dtype == "fp16" else torch.float32
     element = 2 if dtype == "fp16" else 4

@@ -18,10 +18,8 @@ Needs root (network namespaces), iproute2, iperf3 and Debian's python3-torch.
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NETCLUSTER = os.path.join(HERE, "netcluster")
@@ -35,27 +33,6 @@ def parse_size(text):
 
 
 # --- inside a machine (run by bench/netcluster) -------------------------------------------------
-
-def torch_rank(rank, world, chief, nbytes, iters, warmup):
-    import torch
-    import torch.distributed as dist
-
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://{chief}:{PORT}", rank=rank,
-                            world_size=world)
-    tensor = torch.ones(nbytes // 4, dtype=torch.float32)
-    dist.barrier()
-    times = []
-    for i in range(warmup + iters):
-        start = time.perf_counter()
-        dist.all_reduce(tensor)
-        if i >= warmup:
-            times.append(time.perf_counter() - start)
-    dist.barrier()
-    if rank == 0:
-        print(json.dumps({"op": "torch", "time_s": statistics.median(times)}), flush=True)
-    dist.destroy_process_group()
-
 
 def machine_main(args):
     machine = int(os.environ["NETCLUSTER_MACHINE"])
@@ -91,7 +68,7 @@ def netcluster(args, machines, what, ranks, nbytes):
                            f"{(r.stdout + r.stderr)[-2000:]}")
     for line in r.stdout.splitlines():
         at = line.find("{")
-        if at >= 0 and ('"op":"allreduce"' in line or '"op": "torch"' in line):
+        if at >= 0 and ('"op":"allreduce"' in line or '"time_s"' in line):
             record = json.loads(line[at:])
             return record["time_ms"] / 1e3 if "time_ms" in record else record["time_s"]
     raise RuntimeError(f"{what}: no result in {r.stdout[-1000:]}")
@@ -124,7 +101,10 @@ def main():
     parser.add_argument("--bytes", type=int, default=0, help=argparse.SUPPRESS)
     if len(sys.argv) > 1 and sys.argv[1] == "--torch-rank":
         a = sys.argv[2:]
-        return torch_rank(int(a[0]), int(a[1]), a[2], int(a[3]), int(a[4]), int(a[5]))
+        sys.path.insert(0, HERE)
+        from allreduce_vs_torch import torch_worker  # the one-host benchmark's rank
+        return torch_worker(int(a[0]), int(a[1]), PORT, int(a[3]), int(a[4]), int(a[5]), "fp32",
+                            host=a[2])
     args = parser.parse_args()
     args.bin_dir = os.path.abspath(args.bin_dir)
     if args.machine:

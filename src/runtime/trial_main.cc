@@ -73,6 +73,39 @@ absl::Status AddSearcherOperations(const Flags& flags, core::Context& ctx,
   return absl::OkStatus();
 }
 
+// The lengths of the run in batches: the searcher's (--max-batches overrides), its operations,
+// and the validation and checkpoint periods.
+absl::Status AddLengths(const Flags& flags, core::Context& ctx, TrialRunOptions* options) {
+  const config::ExperimentConfig& cfg = *ctx.info().config;
+  COHORT_ASSIGN_OR_RETURN(
+      options->max_batches,
+      config::LengthInBatches(*cfg.searcher.max_length, cfg, "searcher.max_length"));
+  if (flags.max_batches >= 0) options->max_batches = flags.max_batches;
+  COHORT_RETURN_IF_ERROR(AddSearcherOperations(flags, ctx, options));
+  if (cfg.min_validation_period) {
+    COHORT_ASSIGN_OR_RETURN(
+        options->validation_period,
+        config::LengthInBatches(*cfg.min_validation_period, cfg, "min_validation_period"));
+  }
+  if (cfg.min_checkpoint_period) {
+    COHORT_ASSIGN_OR_RETURN(
+        options->checkpoint_period,
+        config::LengthInBatches(*cfg.min_checkpoint_period, cfg, "min_checkpoint_period"));
+  }
+  options->scheduling_unit = cfg.scheduling_unit;
+  return absl::OkStatus();
+}
+
+// The experiment's `optimizations` for the gradient reducer and the training metrics.
+void AddOptimizations(const config::Optimizations& o, TrialRunOptions* options) {
+  options->optimizations.aggregation_frequency = static_cast<int>(o.aggregation_frequency);
+  options->optimizations.average_aggregated_gradients = o.average_aggregated_gradients;
+  options->optimizations.compression = o.gradient_compression;
+  options->optimizations.auto_tune = o.auto_tune_tensor_fusion;
+  options->optimizations.fusion_threshold_mb = static_cast<double>(o.tensor_fusion_threshold);
+  options->average_training_metrics = o.average_training_metrics;
+}
+
 // The trial's run from the experiment config and the trial's info, overridden by
 // --max-batches, --hparams and --restore. InvalidArgument when the config has no
 // searcher.max_length or --hparams is not a JSON object.
@@ -92,28 +125,8 @@ absl::StatusOr<TrialRunOptions> MakeRunOptions(const Flags& flags, core::Context
     return absl::InvalidArgumentError(
         absl::StrCat(flags.config, ": searcher.max_length is needed"));
   }
-  COHORT_ASSIGN_OR_RETURN(options.max_batches, config::LengthInBatches(*cfg.searcher.max_length,
-                                                                       cfg, "searcher.max_length"));
-  if (flags.max_batches >= 0) options.max_batches = flags.max_batches;
-  COHORT_RETURN_IF_ERROR(AddSearcherOperations(flags, ctx, &options));
-  if (cfg.min_validation_period) {
-    COHORT_ASSIGN_OR_RETURN(
-        options.validation_period,
-        config::LengthInBatches(*cfg.min_validation_period, cfg, "min_validation_period"));
-  }
-  if (cfg.min_checkpoint_period) {
-    COHORT_ASSIGN_OR_RETURN(
-        options.checkpoint_period,
-        config::LengthInBatches(*cfg.min_checkpoint_period, cfg, "min_checkpoint_period"));
-  }
-  options.scheduling_unit = cfg.scheduling_unit;
-  const auto& o = cfg.optimizations;
-  options.optimizations.aggregation_frequency = static_cast<int>(o.aggregation_frequency);
-  options.optimizations.average_aggregated_gradients = o.average_aggregated_gradients;
-  options.optimizations.compression = o.gradient_compression;
-  options.optimizations.auto_tune = o.auto_tune_tensor_fusion;
-  options.optimizations.fusion_threshold_mb = static_cast<double>(o.tensor_fusion_threshold);
-  options.average_training_metrics = o.average_training_metrics;
+  COHORT_RETURN_IF_ERROR(AddLengths(flags, ctx, &options));
+  AddOptimizations(cfg.optimizations, &options);
   options.seed = info.trial_seed;
   options.hparams = info.hparams;
   if (!flags.hparams.empty()) {

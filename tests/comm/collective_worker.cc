@@ -79,25 +79,45 @@ int CheckAllreduce(Communicator& comm, DataType dtype, size_t count, ReduceOp op
   for (size_t i = 0; i < count; ++i) {
     double v = Input(comm.rank(), i);
     switch (dtype) {
-      case DataType::kFloat32: reinterpret_cast<float*>(buf.data())[i] = v; break;
-      case DataType::kFloat64: reinterpret_cast<double*>(buf.data())[i] = v; break;
-      case DataType::kFloat16: reinterpret_cast<uint16_t*>(buf.data())[i] = FloatToHalf(v); break;
-      case DataType::kInt32: reinterpret_cast<int32_t*>(buf.data())[i] = v; break;
-      case DataType::kInt64: reinterpret_cast<int64_t*>(buf.data())[i] = v; break;
+      case DataType::kFloat32:
+        reinterpret_cast<float*>(buf.data())[i] = v;
+        break;
+      case DataType::kFloat64:
+        reinterpret_cast<double*>(buf.data())[i] = v;
+        break;
+      case DataType::kFloat16:
+        reinterpret_cast<uint16_t*>(buf.data())[i] = FloatToHalf(v);
+        break;
+      case DataType::kInt32:
+        reinterpret_cast<int32_t*>(buf.data())[i] = v;
+        break;
+      case DataType::kInt64:
+        reinterpret_cast<int64_t*>(buf.data())[i] = v;
+        break;
     }
   }
   absl::Status s = comm.Allreduce(buf.data(), count, dtype, op);
-  std::string what = absl::StrCat("allreduce ", cohort::comm::DataTypeName(dtype), " count ",
-                                  count, op == ReduceOp::kSum ? " sum" : " avg");
+  std::string what = absl::StrCat("allreduce ", cohort::comm::DataTypeName(dtype), " count ", count,
+                                  op == ReduceOp::kSum ? " sum" : " avg");
   if (!s.ok()) return Fail(absl::StrCat(what, ": ", s.ToString()));
   for (size_t i = 0; i < count; ++i) {
     double got = 0;
     switch (dtype) {
-      case DataType::kFloat32: got = reinterpret_cast<float*>(buf.data())[i]; break;
-      case DataType::kFloat64: got = reinterpret_cast<double*>(buf.data())[i]; break;
-      case DataType::kFloat16: got = HalfToFloat(reinterpret_cast<uint16_t*>(buf.data())[i]); break;
-      case DataType::kInt32: got = reinterpret_cast<int32_t*>(buf.data())[i]; break;
-      case DataType::kInt64: got = reinterpret_cast<int64_t*>(buf.data())[i]; break;
+      case DataType::kFloat32:
+        got = reinterpret_cast<float*>(buf.data())[i];
+        break;
+      case DataType::kFloat64:
+        got = reinterpret_cast<double*>(buf.data())[i];
+        break;
+      case DataType::kFloat16:
+        got = HalfToFloat(reinterpret_cast<uint16_t*>(buf.data())[i]);
+        break;
+      case DataType::kInt32:
+        got = reinterpret_cast<int32_t*>(buf.data())[i];
+        break;
+      case DataType::kInt64:
+        got = reinterpret_cast<int64_t*>(buf.data())[i];
+        break;
     }
     double want = expected(i);
     double tol = dtype == DataType::kFloat16 ? 1e-3 * std::abs(want) : 1e-6 * std::abs(want);
@@ -106,6 +126,17 @@ int CheckAllreduce(Communicator& comm, DataType dtype, size_t count, ReduceOp op
     }
   }
   return 0;
+}
+
+// Allreduces of `large_bytes` (none when 0): float32, then half the bytes in float64 plus an odd
+// tail, so a last chunk is shorter than the others (the hierarchical transport pipelines large
+// buffers in chunks).
+int CheckLarge(Communicator& comm, size_t large_bytes) {
+  if (large_bytes == 0) return 0;
+  if (int rc = CheckAllreduce(comm, DataType::kFloat32, large_bytes / 4, ReduceOp::kSum)) {
+    return rc;
+  }
+  return CheckAllreduce(comm, DataType::kFloat64, large_bytes / 16 + 12345, ReduceOp::kAverage);
 }
 
 int Correctness(Communicator& comm, size_t large_bytes) {
@@ -120,17 +151,7 @@ int Correctness(Communicator& comm, size_t large_bytes) {
       }
     }
   }
-  if (large_bytes > 0) {
-    if (int rc = CheckAllreduce(comm, DataType::kFloat32, large_bytes / 4, ReduceOp::kSum)) {
-      return rc;
-    }
-    // Half the bytes in float64 plus an odd tail: a last chunk shorter than the others (the
-    // hierarchical transport pipelines large buffers in chunks).
-    if (int rc = CheckAllreduce(comm, DataType::kFloat64, large_bytes / 16 + 12345,
-                                ReduceOp::kAverage)) {
-      return rc;
-    }
-  }
+  if (int rc = CheckLarge(comm, large_bytes)) return rc;
   // Repeated small allreduces catch slot-reuse races in pipelined transports.
   for (int iter = 0; iter < 200; ++iter) {
     if (int rc = CheckAllreduce(comm, DataType::kFloat32, 3 + iter % 5, ReduceOp::kSum)) {
@@ -141,7 +162,8 @@ int Correctness(Communicator& comm, size_t large_bytes) {
   for (int root = 0; root < n; ++root) {
     for (size_t bytes : {size_t{0}, size_t{1}, size_t{4097}, large_bytes}) {
       std::vector<char> buf(bytes);
-      for (size_t i = 0; i < bytes; ++i) buf[i] = static_cast<char>(r == root ? (i * 7 + root) : 0x5a);
+      for (size_t i = 0; i < bytes; ++i)
+        buf[i] = static_cast<char>(r == root ? (i * 7 + root) : 0x5a);
       absl::Status s = comm.Broadcast(buf.data(), bytes, root);
       if (!s.ok()) return Fail(absl::StrCat("broadcast root ", root, ": ", s.ToString()));
       for (size_t i = 0; i < bytes; ++i) {
@@ -154,7 +176,8 @@ int Correctness(Communicator& comm, size_t large_bytes) {
   // Allgather and Gather of strings of different lengths (rank 0's is empty).
   auto mine = [](int rank) {
     std::string s;
-    for (int i = 0; i < rank * 1000 + (rank % 2) * 3; ++i) s.push_back(static_cast<char>('a' + (i + rank) % 26));
+    for (int i = 0; i < rank * 1000 + (rank % 2) * 3; ++i)
+      s.push_back(static_cast<char>('a' + (i + rank) % 26));
     return s;
   };
   for (int repeat = 0; repeat < 3; ++repeat) {
@@ -219,10 +242,14 @@ int main(int argc, char** argv) {
   size_t large_bytes = 64u << 20;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--transport") transport = value;
-    else if (flag == "--scenario") scenario = value;
-    else if (flag == "--victim") victim = std::stoi(value);
-    else if (flag == "--large-bytes") large_bytes = std::stoull(value);
+    if (flag == "--transport")
+      transport = value;
+    else if (flag == "--scenario")
+      scenario = value;
+    else if (flag == "--victim")
+      victim = std::stoi(value);
+    else if (flag == "--large-bytes")
+      large_bytes = std::stoull(value);
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
