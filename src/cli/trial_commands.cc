@@ -79,9 +79,9 @@ void PrintValidations(const wire::MetricList& validations) {
 void PrintCheckpoints(const wire::CheckpointList& checkpoints) {
   std::vector<std::vector<std::string>> rows;
   for (const wire::CheckpointEntry& c : checkpoints.checkpoints) {
-    rows.push_back({c.storage_id, absl::StrCat(c.steps_completed), c.path});
+    rows.push_back({c.storage_id, absl::StrCat(c.steps_completed), wire::Name(c.state), c.path});
   }
-  PrintTable(std::cout, {"storage id", "batches", "path"}, rows);
+  PrintTable(std::cout, {"storage id", "batches", "state", "path"}, rows);
 }
 
 // Every metric row of `path` (".../metrics?kind=K"), page after page.
