@@ -24,8 +24,9 @@ PACKAGES=(
   python3 python3-torch python3-numpy
   # multi-process and multi-host tests: ps, kill, ip netns
   procps iproute2
-  # the emulated cluster network's link measurement (bench/netcluster --measure-link)
-  iperf3
+  # the emulated cluster network's link measurement (bench/netcluster --measure-link) and
+  # OpenMPI, the collectives' peer in bench/netcluster_allreduce.py
+  iperf3 openmpi-bin libopenmpi-dev
   # TLS tests: the certificates are made with the openssl command
   openssl
   # the web interface's browser test (tests/web): headless chromium driven by selenium
