@@ -128,7 +128,7 @@ absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentS
     COHORT_RETURN_IF_ERROR(db_->SetExperimentEnded(experiment.id, experiment.ended_ms));
     // The state has moved: a GC that cannot finish is logged, and retried by nobody (its
     // checkpoints stay, which loses nothing).
-    if (absl::Status gc = CollectCheckpointsLocked(experiment); !gc.ok()) {
+    if (absl::Status gc = CollectCheckpointsLocked(experiment, std::nullopt); !gc.ok()) {
       COHORT_LOG(ERROR) << "experiment " << experiment.id << ": checkpoint GC: " << gc;
     }
   }

@@ -295,7 +295,12 @@ class Master {
   };
   // Checkpoint GC (master_checkpoints.cc), when an experiment ends: deletes what its storage's
   // save_* counts let go (only <storage>/<id> directories the master can see) and marks them.
-  absl::Status CollectCheckpointsLocked(const ExperimentRow& exp);
+  // With `ended_trial`, only that trial's checkpoints (it has ended for good): those the save_*
+  // counts let go now can never be kept later (a later checkpoint only pushes one further from
+  // the experiment's best), so they go at once; the rest waits for the experiment's end
+  // (nullopt: every trial's).
+  absl::Status CollectCheckpointsLocked(const ExperimentRow& exp,
+                                        std::optional<int64_t> ended_trial);
   absl::StatusOr<std::vector<GcCheckpoint>> GcCandidatesLocked(const ExperimentRow& exp,
                                                                const std::string& metric);
   void DeleteCheckpointLocked(const std::string& root, const CheckpointRow& row);

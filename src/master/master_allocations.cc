@@ -292,6 +292,13 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   if (!note.empty()) AppendLogLocked(a.trial_id, note);
   // A trial stopped by the searcher may already be among the best again.
   COHORT_RETURN_IF_ERROR(TrialEndedLocked(trial));
+  // A trial that ended for good (not STOPPED: the searcher may resume it from its latest
+  // checkpoint) gives up at once what the checkpoint storage's save_* counts let go.
+  if (wire::IsTerminal(trial.state) && trial.state != TrialState::kStopped) {
+    if (absl::Status gc = CollectCheckpointsLocked(exp, trial.id); !gc.ok()) {
+      COHORT_LOG(ERROR) << TrialName(trial.id) << ": checkpoint GC: " << gc;
+    }
+  }
   COHORT_RETURN_IF_ERROR(UpdateExperimentStateLocked(trial.experiment_id));
   logs_cv_.notify_all();
   RequestPassLocked();

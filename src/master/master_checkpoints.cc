@@ -146,7 +146,8 @@ absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const Exper
   return out;
 }
 
-absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp) {
+absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp,
+                                              std::optional<int64_t> ended_trial) {
   COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(exp.id));
   if (!facts.storage) return absl::OkStatus();
   const config::CheckpointStorage& storage = *facts.storage;
@@ -157,6 +158,7 @@ absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp) {
   const std::string root = StorageRoot(storage);
   for (const std::string& id : CheckpointsToDelete(candidates, policy)) {
     COHORT_ASSIGN_OR_RETURN(CheckpointRow row, db_->GetCheckpoint(id));
+    if (ended_trial && row.trial_id != *ended_trial) continue;
     DeleteCheckpointLocked(root, row);
   }
   return absl::OkStatus();

@@ -278,6 +278,52 @@ TEST_F(MasterTest, CheckpointGcDeletesWhatTheSaveCountsLetGoWhenTheExperimentEnd
   EXPECT_THAT(Logs(trial), HasSubstr("ck-6 (batch 6) kept: its path"));
 }
 
+// A trial that ends gives up what the save_* counts let go at once, while the experiment still
+// runs; what the experiment's best might still need waits for the experiment's end.
+TEST_F(MasterTest, CheckpointGcCollectsATrialsCheckpointsWhenTheTrialEnds) {
+  Register("a1", 2);
+  const fs::path storage = dir_ / "storage";
+  Create(Config(1, 0, "{name: grid, metric: loss, max_length: {batches: 10}}",
+                "{global_batch_size: 8, x: {type: categorical, vals: [1, 2]}}") +
+         "checkpoint_storage: {type: shared_fs, host_path: " + storage.string() +
+         ", save_experiment_best: 1, save_trial_best: 0, save_trial_latest: 1}\n");
+  const Json actions = Actions("a1");
+  ASSERT_EQ(actions.size(), 2u) << actions.dump();
+  // Each trial: checkpoints at batches 2 (loss 0.1 for the first trial, 0.3 for the second),
+  // 4 and 6 (loss 0.5).
+  auto report = [&](const Json& start, double first_loss) {
+    std::vector<wire::ReportRecord> lines;
+    for (int64_t batch : {2, 4, 6}) {
+      const std::string id = absl::StrCat("t", start["trial_id"].get<int64_t>(), "-", batch);
+      fs::create_directories(storage / id);
+      lines.push_back({.kind = wire::ReportKind::kValidation,
+                       .steps_completed = batch,
+                       .metrics = {{"loss", batch == 2 ? first_loss : 0.5}}});
+      lines.push_back({.kind = wire::ReportKind::kCheckpoint,
+                       .steps_completed = batch,
+                       .storage_id = id,
+                       .path = (storage / id).string()});
+    }
+    return master_->AllocationReports(start["allocation"],
+                                      {.trial_id = start["trial_id"], .lines = lines});
+  };
+  const int64_t first = actions[0]["trial_id"], second = actions[1]["trial_id"];
+  ASSERT_TRUE(report(actions[1], 0.3).ok());
+  ASSERT_TRUE(Exit(actions[1], 0).ok());  // the second trial ends; the first still runs
+  // Its batch-4 checkpoint is neither its latest nor the experiment's best: gone at once. Its
+  // batch-2 one is the experiment's best so far (0.3): kept, as the running trial may or may not
+  // do better.
+  EXPECT_FALSE(fs::exists(storage / absl::StrCat("t", second, "-4")));
+  EXPECT_TRUE(fs::exists(storage / absl::StrCat("t", second, "-2")));
+  EXPECT_TRUE(fs::exists(storage / absl::StrCat("t", second, "-6"))) << "its latest";
+  ASSERT_TRUE(report(actions[0], 0.1).ok());  // the first trial does better
+  EXPECT_TRUE(fs::exists(storage / absl::StrCat("t", first, "-4"))) << "a running trial's";
+  ASSERT_TRUE(Exit(actions[0], 0).ok());  // the experiment ends: the final pass
+  EXPECT_FALSE(fs::exists(storage / absl::StrCat("t", second, "-2"))) << "no longer the best";
+  EXPECT_TRUE(fs::exists(storage / absl::StrCat("t", first, "-2"))) << "the experiment's best";
+  EXPECT_FALSE(fs::exists(storage / absl::StrCat("t", first, "-4")));
+}
+
 TEST_F(MasterTest, AFailedTrialRestartsFromItsLatestCheckpointThenEndsInError) {
   Register("a1", 1);
   const int64_t exp = Create(Config(1, 1, kSingle));
