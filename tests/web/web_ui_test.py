@@ -380,6 +380,10 @@ def check_many_lines(page, cluster, experiment_id):
     print(f"ok: a 100,000-line log reached its end in {took:.1f} s, the newest {shown} lines in "
           f"the page ({count!r})")
     page.shot("trial_100k_lines")
+    # The experiment's log policy matched the last line once: the summary shows it.
+    matches = page.find("#log-policy-matches", "the log policies matched").text
+    assert "the last line" in matches and "log line 100000" in matches, matches
+    print("ok: the trial's log policy match is shown in its summary")
 
 
 def check_asha(page, cluster, context):

@@ -4,7 +4,7 @@
 
 import { api, describeError } from '../api.js';
 import { recordsPerEpoch } from '../experiment_summary.js';
-import { el, errorBox, fill, fmtNum, kFinalTrialStates, progressBar, stateBadge } from '../util.js';
+import { el, errorBox, fill, fmtNum, fmtTime, kFinalTrialStates, progressBar, stateBadge, table } from '../util.js';
 import { tabView } from '../tabs.js';
 import { where } from './experiment.js';
 import { MetricsTab } from '../trial/metrics_tab.js';
@@ -66,7 +66,22 @@ function summaryList(t) {
     item('Searcher metric', fmtNum(t.searcher_metric)),
     item('Restarts', t.restarts),
     item('Where / why waiting', where(t)),
-    t.error_lines ? item('Error', el('pre', { class: 'error-lines' }, t.error_lines)) : null);
+    t.error_lines ? item('Error', el('pre', { class: 'error-lines' }, t.error_lines)) : null,
+    t.log_policy_matches && t.log_policy_matches.length
+      ? item('Log policies matched', logPolicyMatches(t.log_policy_matches)) : null);
+}
+
+// The first line of each run that matched each of the experiment's log policies, and what the
+// policy did (cancel_retries: no restart; exclude_node: later runs avoid the agent).
+function logPolicyMatches(matches) {
+  return el('div', { id: 'log-policy-matches' }, table([
+    { title: 'Policy', cell: (m) => m.policy },
+    { title: 'Action', cell: (m) => m.action || '—' },
+    { title: 'Agent', cell: (m) => m.agent },
+    { title: 'Rank', class: 'num', cell: (m) => (m.rank < 0 ? '—' : m.rank) },
+    { title: 'When', cell: (m) => fmtTime(m.time_ms) },
+    { title: 'Line', cell: (m) => el('code', {}, m.line) },
+  ], matches, { caption: 'Log policies matched' }));
 }
 
 // Offers epochs on the metrics' x axis when the experiment's config says how many records an
