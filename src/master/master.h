@@ -498,6 +498,12 @@ class Master {
   std::thread scheduler_;            // RunScheduler (kBackground)
   std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
   std::map<int64_t, ConfigFacts> config_facts_;    // experiment -> ConfigFactsLocked (cache)
+  // Checkpoint directories the GC renamed out of the way (DeleteCheckpointLocked) and the monitor
+  // thread removes without mu_ (a checkpoint may be gigabytes); what is left at the destructor
+  // is removed there.
+  std::vector<std::string> doomed_dirs_;
+  // Removes `dirs` (without mu_); a failure is logged.
+  static void RemoveDirectories(const std::vector<std::string>& dirs);
   // trial -> its log policies' matches (at most wire::kMaxLogPolicyMatches, oldest first), as
   // stored; loaded at start (master_log_policies.cc).
   std::map<int64_t, std::vector<wire::LogPolicyMatch>> log_policy_matches_;

@@ -214,6 +214,13 @@ void Master::MonitorAgents() {
     logs_cv_.wait_for(lock, std::chrono::seconds(1));
     if (stopping_) break;
     ExpireLostAgentsLocked();
+    if (!doomed_dirs_.empty()) {
+      std::vector<std::string> dirs;
+      dirs.swap(doomed_dirs_);
+      lock.unlock();
+      RemoveDirectories(dirs);
+      lock.lock();
+    }
   }
 }
 

@@ -146,6 +146,14 @@ absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const Exper
   return out;
 }
 
+void Master::RemoveDirectories(const std::vector<std::string>& dirs) {
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (ec) COHORT_LOG(ERROR) << "checkpoint GC: removing " << dir << ": " << ec.message();
+  }
+}
+
 absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp,
                                               std::optional<int64_t> ended_trial) {
   COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(exp.id));
@@ -182,12 +190,16 @@ void Master::DeleteCheckpointLocked(const std::string& root, const CheckpointRow
                                                "the agents only?); delete it there"));
     return;
   }
-  fs::remove_all(expected, ec);
+  // Renamed out of the way at once (same directory: cheap), removed by the monitor thread
+  // without the master's lock.
+  const fs::path doomed = expected.parent_path() / absl::StrCat(".deleted-", row.storage_id);
+  fs::rename(expected, doomed, ec);
   if (ec) {
     AppendLogLocked(row.trial_id,
                     absl::StrCat(what, " kept: removing ", expected.string(), ": ", ec.message()));
     return;
   }
+  doomed_dirs_.push_back(doomed.string());
   if (absl::Status s = db_->MarkCheckpointDeleted(row.storage_id); !s.ok()) {
     COHORT_LOG(ERROR) << what << ": deleted, but not marked: " << s;
   }

@@ -276,6 +276,11 @@ TEST_F(MasterTest, CheckpointGcDeletesWhatTheSaveCountsLetGoWhenTheExperimentEnd
   EXPECT_TRUE(fs::exists(outside / "ck-6"));
   EXPECT_THAT(Logs(trial), HasSubstr("checkpoint ck-2 (batch 2) deleted"));
   EXPECT_THAT(Logs(trial), HasSubstr("ck-6 (batch 6) kept: its path"));
+  // The files go without the master's lock (renamed aside, removed by its monitor thread); by
+  // the time the master has stopped nothing is left of them.
+  master_.reset();
+  EXPECT_FALSE(fs::exists(storage / ".deleted-ck-2"));
+  EXPECT_TRUE(fs::exists(storage / "ck-4"));
 }
 
 // A trial that ends gives up what the save_* counts let go at once, while the experiment still
