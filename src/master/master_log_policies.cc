@@ -70,8 +70,16 @@ absl::Status Master::MatchLogPolicies(const std::string& allocation, const wire:
           absl::StrCat("allocation ", allocation, " has no node ", batch.node));
     }
     base.agent = a->agents[batch.node].first;
-    COHORT_ASSIGN_OR_RETURN(const TrialRow trial, db_->GetTrial(a->trial_id));
-    COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(trial.experiment_id));
+    // A running trial is in the in-memory queue: no database read per batch of lines.
+    auto queued = queue_.trials().find(a->trial_id);
+    int64_t experiment_id = 0;
+    if (queued != queue_.trials().end()) {
+      experiment_id = queued->second.experiment_id;
+    } else {
+      COHORT_ASSIGN_OR_RETURN(const TrialRow trial, db_->GetTrial(a->trial_id));
+      experiment_id = trial.experiment_id;
+    }
+    COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(experiment_id));
     matcher = facts.log_policies;
     if (auto it = log_policy_matches_.find(a->trial_id); it != log_policy_matches_.end()) {
       for (const wire::LogPolicyMatch& m : it->second) {
