@@ -36,12 +36,18 @@ def parse_size(text):
 
 # --- inside a machine (run by bench/netcluster) -------------------------------------------------
 
-def machine_main(args):
-    machine = int(os.environ["NETCLUSTER_MACHINE"])
-    machines = int(os.environ["NETCLUSTER_MACHINES"])
-    chief = os.environ["NETCLUSTER_CHIEF"]
+def machine_env():
+    """Inside a bench/netcluster machine: (its index, the machines, machine 0's address, the
+    environment for its ranks: one compute thread each, Gloo on the machine's interface).
+    bench/netcluster_train.py uses it too."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               GLOO_SOCKET_IFNAME="eth0")
+               GLOO_SOCKET_IFNAME=os.environ.get("NETCLUSTER_IFACE", "eth0"))
+    return (int(os.environ["NETCLUSTER_MACHINE"]), int(os.environ["NETCLUSTER_MACHINES"]),
+            os.environ["NETCLUSTER_CHIEF"], env)
+
+
+def machine_main(args):
+    machine, machines, chief, env = machine_env()
     if args.machine == "openmpi":
         if machine != 0:
             return 0  # mpirun on machine 0 starts every rank (through bench/netcluster_rsh)

@@ -27,11 +27,9 @@ PORT = 29512
 
 
 def machine_main(args):
-    machine = int(os.environ["NETCLUSTER_MACHINE"])
-    machines = int(os.environ["NETCLUSTER_MACHINES"])
-    chief = os.environ["NETCLUSTER_CHIEF"]
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               GLOO_SOCKET_IFNAME="eth0")
+    sys.path.insert(0, HERE)
+    from netcluster_allreduce import machine_env  # one definition of a machine's setup
+    machine, machines, chief, env = machine_env()
     if args.impl == "ddp":
         env.update(MASTER_ADDR=chief, MASTER_PORT=str(PORT), RANK=str(machine),
                    WORLD_SIZE=str(machines), LOCAL_RANK="0")
