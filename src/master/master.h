@@ -216,7 +216,7 @@ class Master {
   // The profiler's step timelines (master_profiles.cc). Each rank's timing per step phase over
   // the profiled batches stored; and the trace of batches [min_batch, max_batch] (default: the
   // first profiled batch and the kTraceBatches after it; at most kMaxTraceSteps timelines, the
-  // document says when it stops short) as a Trace Event Format document (trace_events.h).
+  // document says when it stops short) as a Trace Event Format document (wire/trace_events.h).
   static constexpr int64_t kTraceBatches = 100;
   static constexpr int kMaxTraceSteps = 5000;
   // A trial keeps at most this many step timelines (all ranks); later batches still count in

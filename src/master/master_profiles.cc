@@ -12,7 +12,7 @@
 #include "config/config_parser.h"
 #include "config/yaml_json.h"
 #include "master/master.h"
-#include "master/trace_events.h"
+#include "wire/trace_events.h"
 
 namespace cohort::master {
 namespace {
@@ -142,7 +142,7 @@ absl::StatusOr<nlohmann::json> Master::TrialTrace(int64_t id, std::optional<int6
     absl::StatusOr<wire::StepProfileRecord> r = wire::ParseStepProfileRecord(*json);
     if (r.ok()) records.push_back(*std::move(r));
   }
-  return TraceEvents(id, records, truncated);
+  return wire::TraceEvents(id, records, truncated);
 }
 
 }  // namespace cohort::master

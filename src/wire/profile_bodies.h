@@ -7,7 +7,7 @@
 //   {"trial_id":3,"profiled_steps":400,
 //    "ranks":[{"rank":0,"phases":[{"name":"backward","count":200,"mean_ms":22.9,
 //                                  "min_ms":20.1,"max_ms":31.0}, ...]}, ...]}
-// GET /api/v1/trials/{id}/trace answers a Trace Event Format document (master/trace_events.h),
+// GET /api/v1/trials/{id}/trace answers a Trace Event Format document (wire/trace_events.h),
 // not a type of this folder: its readers are Perfetto and chrome://tracing.
 // Thread-compatible value types; the functions are thread-safe.
 

@@ -1,4 +1,4 @@
-#include "master/trace_events.h"
+#include "wire/trace_events.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace cohort::master {
+namespace cohort::wire {
 namespace {
 
 using Json = nlohmann::json;
@@ -31,14 +31,14 @@ void AddRankMetadata(int rank, Json& events) {
 }
 
 // The record's spans as complete ("X") events, `offset_us` after the document's start.
-void AddRecord(const wire::StepProfileRecord& r, int64_t offset_us, Json& events) {
-  std::vector<const wire::PhaseSpan*> phases;
-  for (const wire::PhaseSpan& p : r.phases) phases.push_back(&p);
+void AddRecord(const StepProfileRecord& r, int64_t offset_us, Json& events) {
+  std::vector<const PhaseSpan*> phases;
+  for (const PhaseSpan& p : r.phases) phases.push_back(&p);
   // A parent before its children: by start, the longer first.
   std::stable_sort(phases.begin(), phases.end(), [](const auto* a, const auto* b) {
     return a->start_us != b->start_us ? a->start_us < b->start_us : a->duration_us > b->duration_us;
   });
-  for (const wire::PhaseSpan* p : phases) {
+  for (const PhaseSpan* p : phases) {
     events.push_back({{"ph", "X"},
                       {"name", p->name},
                       {"cat", "step"},
@@ -48,7 +48,7 @@ void AddRecord(const wire::StepProfileRecord& r, int64_t offset_us, Json& events
                       {"dur", p->duration_us},
                       {"args", {{"batch", r.batch}}}});
   }
-  for (const wire::BucketSpan& b : r.buckets) {
+  for (const BucketSpan& b : r.buckets) {
     events.push_back({{"ph", "X"},
                       {"name", absl::StrCat("bucket ", b.bucket)},
                       {"cat", "gradients"},
@@ -62,7 +62,7 @@ void AddRecord(const wire::StepProfileRecord& r, int64_t offset_us, Json& events
 
 }  // namespace
 
-Json TraceEvents(int64_t trial_id, const std::vector<wire::StepProfileRecord>& records,
+Json TraceEvents(int64_t trial_id, const std::vector<StepProfileRecord>& records,
                  bool truncated) {
   double start = 0;
   if (!records.empty()) {
@@ -72,9 +72,9 @@ Json TraceEvents(int64_t trial_id, const std::vector<wire::StepProfileRecord>& r
   }
   Json events = Json::array();
   std::set<int> ranks;
-  for (const wire::StepProfileRecord& r : records) ranks.insert(r.rank);
+  for (const StepProfileRecord& r : records) ranks.insert(r.rank);
   for (int rank : ranks) AddRankMetadata(rank, events);
-  for (const wire::StepProfileRecord& r : records) {
+  for (const StepProfileRecord& r : records) {
     AddRecord(r, std::llround((r.time - start) * 1e6), events);
   }
   return {{"displayTimeUnit", "ms"},
@@ -83,4 +83,4 @@ Json TraceEvents(int64_t trial_id, const std::vector<wire::StepProfileRecord>& r
           {"traceEvents", std::move(events)}};
 }
 
-}  // namespace cohort::master
+}  // namespace cohort::wire

@@ -1,5 +1,5 @@
 #pragma once
-// TraceEvents: a trial's step timelines (wire::StepProfileRecord, one per rank and profiled
+// TraceEvents: a trial's step timelines (StepProfileRecord, one per rank and profiled
 // batch) as a Trace Event Format document, the JSON that Perfetto (ui.perfetto.dev) and
 // chrome://tracing open (Google's "Trace Event Format" specification; Horovod's timeline is
 // the same kind of file):
@@ -27,10 +27,10 @@
 #include "nlohmann/json.hpp"
 #include "wire/step_profile.h"
 
-namespace cohort::master {
+namespace cohort::wire {
 
 // `truncated`: the records stop short of what was asked for (otherData says so).
-nlohmann::json TraceEvents(int64_t trial_id, const std::vector<wire::StepProfileRecord>& records,
+nlohmann::json TraceEvents(int64_t trial_id, const std::vector<StepProfileRecord>& records,
                            bool truncated);
 
-}  // namespace cohort::master
+}  // namespace cohort::wire
