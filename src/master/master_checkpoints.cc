@@ -150,7 +150,9 @@ void Master::RemoveDirectories(const std::vector<std::string>& dirs) {
   for (const std::string& dir : dirs) {
     std::error_code ec;
     fs::remove_all(dir, ec);
-    if (ec) COHORT_LOG(ERROR) << "checkpoint GC: removing " << dir << ": " << ec.message();
+    if (ec) {
+      COHORT_LOG(ERROR) << "checkpoint GC: removing " << dir << ": " << ec.message();
+    }
   }
 }
 

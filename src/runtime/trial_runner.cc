@@ -413,7 +413,9 @@ class Runner {
     torch::serialize::InputArchive archive;
     archive.load_from(model.string());
     model_->load(archive);
-    if (comm_.rank() == 0) COHORT_LOG(INFO) << "warm start: the model's weights from " << dir;
+    if (comm_.rank() == 0) {
+      COHORT_LOG(INFO) << "warm start: the model's weights from " << dir;
+    }
     return absl::OkStatus();
   }
 
