@@ -3,7 +3,6 @@
 // the storage and marked DELETED; each deletion is a line in its trial's log.
 
 #include <filesystem>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,23 +31,16 @@ std::string StorageRoot(const config::CheckpointStorage& s) {
   return "";
 }
 
-// The searcher metric of the validation at each batch of `rows` (the name, or the name without
-// its "validation_" prefix, as the Trial API reads it).
-std::map<int64_t, double> MetricByBatch(const std::vector<MetricRow>& rows,
-                                        const std::string& metric) {
-  std::map<int64_t, double> out;
+// The searcher metric in a validation's metrics (the name, or the name without its
+// "validation_" prefix, as the Trial API reads it); absent when it has none.
+std::optional<double> SearcherMetric(const std::string& metrics_json, const std::string& metric) {
+  absl::StatusOr<nlohmann::json> json = ParseJsonBounded(metrics_json);
+  if (!json.ok() || !json->is_object()) return std::nullopt;
   const std::string bare = metric.rfind("validation_", 0) == 0 ? metric.substr(11) : metric;
-  for (const MetricRow& m : rows) {
-    absl::StatusOr<nlohmann::json> json = ParseJsonBounded(m.metrics_json);
-    if (!json.ok() || !json->is_object()) continue;
-    for (const std::string& name : {metric, bare}) {
-      if (json->contains(name) && (*json)[name].is_number()) {
-        out[m.steps_completed] = (*json)[name].get<double>();
-        break;
-      }
-    }
+  for (const std::string& name : {metric, bare}) {
+    if (json->contains(name) && (*json)[name].is_number()) return (*json)[name].get<double>();
   }
-  return out;
+  return std::nullopt;
 }
 
 // The checkpoint directory `row` names, when it is its storage's own <root>/<storage id>.
@@ -129,19 +121,15 @@ absl::StatusOr<Master::CheckpointFiles> Master::CheckpointFilesFor(const std::st
 
 absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const ExperimentRow& exp,
                                                                      const std::string& metric) {
-  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(exp.id));
+  COHORT_ASSIGN_OR_RETURN(std::vector<GcCheckpointRow> rows, db_->ListActiveCheckpoints(exp.id));
   std::vector<GcCheckpoint> out;
-  for (const TrialRow& t : trials) {
-    COHORT_ASSIGN_OR_RETURN(std::vector<CheckpointRow> rows, db_->ListCheckpoints(t.id));
-    COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> validations,
-                            db_->ListMetrics(t.id, std::string("validation")));
-    const std::map<int64_t, double> by_batch = MetricByBatch(validations, metric);
-    for (const CheckpointRow& c : rows) {
-      if (c.state != wire::CheckpointState::kActive) continue;
-      auto m = by_batch.find(c.steps_completed);
-      out.push_back({c.storage_id, t.id, c.steps_completed,
-                     m == by_batch.end() ? std::nullopt : std::optional<double>(m->second)});
-    }
+  out.reserve(rows.size());
+  for (const GcCheckpointRow& row : rows) {
+    const CheckpointRow& c = row.checkpoint;
+    out.push_back({c.storage_id, c.trial_id, c.steps_completed,
+                   row.validation_metrics_json
+                       ? SearcherMetric(*row.validation_metrics_json, metric)
+                       : std::nullopt});
   }
   return out;
 }

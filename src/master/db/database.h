@@ -76,6 +76,13 @@ struct CheckpointRow {
   wire::CheckpointState state = wire::CheckpointState::kActive;
 };
 
+// An ACTIVE checkpoint with what the GC weighs it by: the metrics of its trial's validation
+// at the checkpoint's batch (the last one there), absent when that batch had none.
+struct GcCheckpointRow {
+  CheckpointRow checkpoint;
+  std::optional<std::string> validation_metrics_json;
+};
+
 struct LogRow {
   int64_t seq = 0;  // assigned by AppendLogs, increasing per database
   int64_t trial_id = 0;
@@ -231,6 +238,11 @@ class Database {
   // AlreadyExists for a storage id seen before.
   virtual absl::Status InsertCheckpoint(const CheckpointRow& row) = 0;
   virtual absl::StatusOr<std::vector<CheckpointRow>> ListCheckpoints(int64_t trial_id) = 0;
+  // The ACTIVE checkpoints of an experiment's trials (by trial, then batch), each with its
+  // validation metrics: one indexed query, so its cost follows the checkpoints kept, not the
+  // trials or their metrics (the GC runs it whenever a trial ends).
+  virtual absl::StatusOr<std::vector<GcCheckpointRow>> ListActiveCheckpoints(
+      int64_t experiment_id) = 0;
   // NotFound naming `storage_id` when no checkpoint has it.
   virtual absl::StatusOr<CheckpointRow> GetCheckpoint(const std::string& storage_id) = 0;
   // Marks it DELETED (the GC removed its files); NotFound when no checkpoint has it.

@@ -210,12 +210,19 @@ INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq)
   SELECT trial_id, COUNT(*), SUM(LENGTH(CAST(line AS BLOB))), 0, 0 FROM logs GROUP BY trial_id;
 )sql";
 
+// Version 11: a trial's validation metrics at a batch found by index, for the checkpoint GC
+// (database.h: ListActiveCheckpoints), which runs whenever a trial ends.
+constexpr absl::string_view kVersion11 = R"sql(
+CREATE INDEX metrics_by_trial_kind_batch ON metrics(trial_id, kind, steps_completed);
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
       new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3, kVersion4, kVersion5,
-                                         kVersion6, kVersion7, kVersion8, kVersion9, kVersion10};
+                                         kVersion6, kVersion7, kVersion8, kVersion9, kVersion10,
+                                         kVersion11};
   return *migrations;
 }
 

@@ -44,7 +44,7 @@ absl::StatusOr<std::vector<std::pair<std::string, int>>> ParseNodes(const std::s
 
 absl::Status SqliteDatabase::InsertAllocation(const AllocationRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "insert allocation",
+  Statement s(*statements_, path_, "insert allocation",
               "INSERT INTO allocations (id, trial_id, token_hash, nodes_json, created_ms) "
               "VALUES (?1, ?2, ?3, ?4, ?5)");
   s.BindText(1, row.id);
@@ -61,7 +61,7 @@ absl::Status SqliteDatabase::InsertAllocation(const AllocationRow& row) {
 
 absl::Status SqliteDatabase::DeleteAllocation(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "delete allocation", "DELETE FROM allocations WHERE id = ?1");
+  Statement s(*statements_, path_, "delete allocation", "DELETE FROM allocations WHERE id = ?1");
   s.BindText(1, id);
   return s.Run();
 }
@@ -70,7 +70,7 @@ absl::StatusOr<std::vector<AllocationRow>> SqliteDatabase::ListAllocations() {
   std::vector<std::pair<AllocationRow, std::string>> raw;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    Statement s(db_, path_, "list allocations",
+    Statement s(*statements_, path_, "list allocations",
                 "SELECT id, trial_id, token_hash, nodes_json, created_ms FROM allocations "
                 "ORDER BY id");
     COHORT_ASSIGN_OR_RETURN(

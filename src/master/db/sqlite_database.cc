@@ -153,9 +153,13 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
   return database;
 }
 
-SqliteDatabase::SqliteDatabase(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+SqliteDatabase::SqliteDatabase(sqlite3* db, std::string path)
+    : db_(db), path_(std::move(path)), statements_(std::make_unique<internal::StatementCache>(db)) {}
 
-SqliteDatabase::~SqliteDatabase() { sqlite3_close_v2(db_); }
+SqliteDatabase::~SqliteDatabase() {
+  statements_->Clear();  // finalized before their connection closes
+  sqlite3_close_v2(db_);
+}
 
 absl::Status SqliteDatabase::Check(const SqliteOptions& options) {
   if (path_ == ":memory:" || path_.empty()) return absl::OkStatus();
@@ -184,7 +188,7 @@ absl::Status SqliteDatabase::Migrate() {
   // One transaction per migration; the version is read inside it, so two processes opening
   // the same new file at once apply each migration once.
   for (;;) {
-    Transaction transaction(db_, path_);
+    Transaction transaction(*statements_, path_);
     absl::Status status = transaction.Begin();
     if (!status.ok()) return status;
     status = Exec(db_, path_, "create schema_version",
@@ -193,7 +197,7 @@ absl::Status SqliteDatabase::Migrate() {
 
     int64_t version = 0;
     {
-      Statement query(db_, path_, "read schema_version",
+      Statement query(*statements_, path_, "read schema_version",
                       "SELECT COALESCE(MAX(version), 0) FROM schema_version");
       absl::StatusOr<bool> has_row = query.Step();
       if (!has_row.ok()) return has_row.status();
@@ -211,7 +215,7 @@ absl::Status SqliteDatabase::Migrate() {
     std::string script(migrations[version]);
     status = Exec(db_, path_, absl::StrCat("migrate to schema version ", next), script.c_str());
     if (!status.ok()) return status;
-    Statement record(db_, path_, "record schema_version",
+    Statement record(*statements_, path_, "record schema_version",
                      "INSERT INTO schema_version (version) VALUES (?1)");
     record.BindInt64(1, next);
     status = record.Run();
@@ -223,7 +227,7 @@ absl::Status SqliteDatabase::Migrate() {
 
 absl::StatusOr<int64_t> SqliteDatabase::InsertExperiment(const ExperimentRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "insert experiment",
+  Statement s(*statements_, path_, "insert experiment",
               "INSERT INTO experiments (name, state, config_yaml, original_yaml, template_name, "
               "context_path, slots_per_trial, priority, max_restarts, created_ms, owner) "
               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
@@ -245,7 +249,7 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertExperiment(const ExperimentRow& ro
 
 absl::Status SqliteDatabase::SetExperimentEnded(int64_t id, int64_t ended_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "set experiment end",
+  Statement s(*statements_, path_, "set experiment end",
               "UPDATE experiments SET ended_ms = ?2 WHERE id = ?1");
   s.BindInt64(1, id);
   s.BindInt64(2, ended_ms);
@@ -258,7 +262,7 @@ absl::Status SqliteDatabase::SetExperimentEnded(int64_t id, int64_t ended_ms) {
 
 absl::Status SqliteDatabase::SetExperimentState(int64_t id, wire::ExperimentState state) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "set experiment state",
+  Statement s(*statements_, path_, "set experiment state",
               "UPDATE experiments SET state = ?2 WHERE id = ?1");
   s.BindInt64(1, id);
   s.BindText(2, wire::Name(state));
@@ -272,7 +276,7 @@ absl::Status SqliteDatabase::SetExperimentState(int64_t id, wire::ExperimentStat
 
 absl::StatusOr<ExperimentRow> SqliteDatabase::GetExperiment(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "get experiment", absl::StrCat(kSelectExperiment, " WHERE id = ?1"));
+  Statement s(*statements_, path_, "get experiment", absl::StrCat(kSelectExperiment, " WHERE id = ?1"));
   s.BindInt64(1, id);
   absl::StatusOr<bool> has_row = s.Step();
   if (!has_row.ok()) return has_row.status();
@@ -282,13 +286,13 @@ absl::StatusOr<ExperimentRow> SqliteDatabase::GetExperiment(int64_t id) {
 
 absl::StatusOr<std::vector<ExperimentRow>> SqliteDatabase::ListExperiments() {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list experiments", absl::StrCat(kSelectExperiment, " ORDER BY id"));
+  Statement s(*statements_, path_, "list experiments", absl::StrCat(kSelectExperiment, " ORDER BY id"));
   return ReadAll<ExperimentRow>(s, ReadExperiment);
 }
 
 absl::StatusOr<int64_t> SqliteDatabase::InsertTrial(const TrialRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "insert trial",
+  Statement s(*statements_, path_, "insert trial",
               "INSERT INTO trials (experiment_id, hparams_json, seed, state, restarts, batches, "
               "total_batches, searcher_metric, latest_checkpoint, error_lines, sequence) "
               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
@@ -304,7 +308,7 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertTrial(const TrialRow& row) {
 
 absl::Status SqliteDatabase::UpdateTrial(const TrialRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "update trial",
+  Statement s(*statements_, path_, "update trial",
               "UPDATE trials SET hparams_json = ?2, seed = ?3, state = ?4, restarts = ?5, "
               "batches = ?6, total_batches = ?7, searcher_metric = ?8, latest_checkpoint = ?9, "
               "error_lines = ?10, sequence = ?11 WHERE id = ?1");
@@ -318,7 +322,7 @@ absl::Status SqliteDatabase::UpdateTrial(const TrialRow& row) {
 
 absl::StatusOr<TrialRow> SqliteDatabase::GetTrial(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "get trial", absl::StrCat(kSelectTrial, " WHERE id = ?1"));
+  Statement s(*statements_, path_, "get trial", absl::StrCat(kSelectTrial, " WHERE id = ?1"));
   s.BindInt64(1, id);
   absl::StatusOr<bool> has_row = s.Step();
   if (!has_row.ok()) return has_row.status();
@@ -330,10 +334,10 @@ absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrials(
     std::optional<int64_t> experiment_id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!experiment_id.has_value()) {
-    Statement s(db_, path_, "list trials", absl::StrCat(kSelectTrial, " ORDER BY id"));
+    Statement s(*statements_, path_, "list trials", absl::StrCat(kSelectTrial, " ORDER BY id"));
     return ReadAll<TrialRow>(s, ReadTrial);
   }
-  Statement s(db_, path_, "list trials of an experiment",
+  Statement s(*statements_, path_, "list trials of an experiment",
               absl::StrCat(kSelectTrial, " WHERE experiment_id = ?1 ORDER BY id"));
   s.BindInt64(1, *experiment_id);
   return ReadAll<TrialRow>(s, ReadTrial);
@@ -345,7 +349,7 @@ absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrialsInStates(
   std::vector<std::string> params;
   for (size_t i = 0; i < states.size(); ++i) params.push_back(absl::StrCat("?", i + 1));
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list trials by state",
+  Statement s(*statements_, path_, "list trials by state",
               absl::StrCat(kSelectTrial, " WHERE state IN (", absl::StrJoin(params, ", "),
                            ") ORDER BY id"));
   for (size_t i = 0; i < states.size(); ++i)
@@ -355,7 +359,7 @@ absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrialsInStates(
 
 absl::StatusOr<std::vector<TrialScheduleRow>> SqliteDatabase::ListTrialsToSchedule() {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list trials to schedule",
+  Statement s(*statements_, path_, "list trials to schedule",
               "SELECT id, experiment_id, state, sequence FROM trials WHERE state IN (?1, ?2) "
               "ORDER BY id");
   s.BindText(1, wire::Name(wire::TrialState::kQueued));
@@ -373,7 +377,7 @@ absl::StatusOr<std::vector<TrialScheduleRow>> SqliteDatabase::ListTrialsToSchedu
 
 absl::StatusOr<std::map<wire::TrialState, int64_t>> SqliteDatabase::CountTrialsByState() {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "count trials by state",
+  Statement s(*statements_, path_, "count trials by state",
               "SELECT state, COUNT(*) FROM trials GROUP BY state");
   std::map<wire::TrialState, int64_t> counts;
   for (;;) {
@@ -391,10 +395,10 @@ absl::StatusOr<std::map<wire::TrialState, int64_t>> SqliteDatabase::CountTrialsB
 absl::Status SqliteDatabase::InsertMetrics(const std::vector<MetricRow>& rows) {
   if (rows.empty()) return absl::OkStatus();
   std::lock_guard<std::mutex> lock(mu_);
-  Transaction transaction(db_, path_);
+  Transaction transaction(*statements_, path_);
   absl::Status status = transaction.Begin();
   if (!status.ok()) return status;
-  Statement s(db_, path_, "insert metrics",
+  Statement s(*statements_, path_, "insert metrics",
               "INSERT INTO metrics (trial_id, kind, steps_completed, metrics_json, time) "
               "VALUES (?1, ?2, ?3, ?4, ?5)");
   for (const MetricRow& row : rows) {
@@ -419,7 +423,7 @@ absl::StatusOr<std::vector<MetricRow>> SqliteDatabase::ListMetricsPage(
     int64_t trial_id, std::optional<std::string> kind, int64_t after_id, int limit) {
   if (limit < 0) return absl::InvalidArgumentError("a page of metrics needs a limit >= 0");
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list metrics",
+  Statement s(*statements_, path_, "list metrics",
               "SELECT id, trial_id, kind, steps_completed, metrics_json, time FROM metrics "
               "WHERE trial_id = ?1 AND (?2 IS NULL OR kind = ?2) AND id > ?3 ORDER BY id "
               "LIMIT ?4");
@@ -438,7 +442,7 @@ absl::StatusOr<std::vector<MetricRow>> SqliteDatabase::ListMetricsPage(
 
 absl::Status SqliteDatabase::InsertCheckpoint(const CheckpointRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "insert checkpoint",
+  Statement s(*statements_, path_, "insert checkpoint",
               "INSERT INTO checkpoints (storage_id, trial_id, steps_completed, path, "
               "metadata_json) VALUES (?1, ?2, ?3, ?4, ?5)");
   s.BindText(1, row.storage_id);
@@ -457,16 +461,35 @@ absl::Status SqliteDatabase::InsertCheckpoint(const CheckpointRow& row) {
 
 absl::StatusOr<std::vector<CheckpointRow>> SqliteDatabase::ListCheckpoints(int64_t trial_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list checkpoints",
+  Statement s(*statements_, path_, "list checkpoints",
               "SELECT storage_id, trial_id, steps_completed, path, metadata_json, state "
               "FROM checkpoints WHERE trial_id = ?1 ORDER BY rowid");
   s.BindInt64(1, trial_id);
   return ReadAll<CheckpointRow>(s, ReadCheckpoint);
 }
 
+absl::StatusOr<std::vector<GcCheckpointRow>> SqliteDatabase::ListActiveCheckpoints(
+    int64_t experiment_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // trials_by_experiment, checkpoints_by_trial and metrics_by_trial_kind_batch (version 11)
+  // make each step an index lookup.
+  Statement s(*statements_, path_, "list active checkpoints",
+              "SELECT c.storage_id, c.trial_id, c.steps_completed, c.path, c.metadata_json, "
+              "c.state, (SELECT m.metrics_json FROM metrics m WHERE m.trial_id = c.trial_id AND "
+              "m.kind = 'validation' AND m.steps_completed = c.steps_completed ORDER BY m.id DESC "
+              "LIMIT 1) FROM trials t JOIN checkpoints c ON c.trial_id = t.id "
+              "WHERE t.experiment_id = ?1 AND c.state = ?2 ORDER BY c.trial_id, c.steps_completed");
+  s.BindInt64(1, experiment_id);
+  s.BindText(2, wire::Name(wire::CheckpointState::kActive));
+  return ReadAll<GcCheckpointRow>(s, [](const Statement& r) {
+    return GcCheckpointRow{ReadCheckpoint(r),
+                           r.IsNull(6) ? std::nullopt : std::optional<std::string>(r.Text(6))};
+  });
+}
+
 absl::StatusOr<CheckpointRow> SqliteDatabase::GetCheckpoint(const std::string& storage_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "get checkpoint",
+  Statement s(*statements_, path_, "get checkpoint",
               "SELECT storage_id, trial_id, steps_completed, path, metadata_json, state "
               "FROM checkpoints WHERE storage_id = ?1");
   s.BindText(1, storage_id);
@@ -477,7 +500,7 @@ absl::StatusOr<CheckpointRow> SqliteDatabase::GetCheckpoint(const std::string& s
 
 absl::Status SqliteDatabase::MarkCheckpointDeleted(const std::string& storage_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "mark checkpoint deleted",
+  Statement s(*statements_, path_, "mark checkpoint deleted",
               "UPDATE checkpoints SET state = ?2 WHERE storage_id = ?1");
   s.BindText(1, storage_id);
   s.BindText(2, wire::Name(wire::CheckpointState::kDeleted));
@@ -490,7 +513,7 @@ absl::Status SqliteDatabase::MarkCheckpointDeleted(const std::string& storage_id
 
 absl::Status SqliteDatabase::PutTemplate(const TemplateRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "put template",
+  Statement s(*statements_, path_, "put template",
               "INSERT INTO templates (name, yaml) VALUES (?1, ?2) "
               "ON CONFLICT (name) DO UPDATE SET yaml = excluded.yaml");
   s.BindText(1, row.name);
@@ -500,7 +523,7 @@ absl::Status SqliteDatabase::PutTemplate(const TemplateRow& row) {
 
 absl::StatusOr<TemplateRow> SqliteDatabase::GetTemplate(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "get template", absl::StrCat(kSelectTemplate, " WHERE name = ?1"));
+  Statement s(*statements_, path_, "get template", absl::StrCat(kSelectTemplate, " WHERE name = ?1"));
   s.BindText(1, name);
   absl::StatusOr<bool> has_row = s.Step();
   if (!has_row.ok()) return has_row.status();
@@ -510,13 +533,13 @@ absl::StatusOr<TemplateRow> SqliteDatabase::GetTemplate(const std::string& name)
 
 absl::StatusOr<std::vector<TemplateRow>> SqliteDatabase::ListTemplates() {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list templates", absl::StrCat(kSelectTemplate, " ORDER BY name"));
+  Statement s(*statements_, path_, "list templates", absl::StrCat(kSelectTemplate, " ORDER BY name"));
   return ReadAll<TemplateRow>(s, ReadTemplate);
 }
 
 absl::Status SqliteDatabase::DeleteTemplate(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "delete template", "DELETE FROM templates WHERE name = ?1");
+  Statement s(*statements_, path_, "delete template", "DELETE FROM templates WHERE name = ?1");
   s.BindText(1, name);
   absl::Status status = s.Run();
   if (!status.ok()) return status;
@@ -528,7 +551,7 @@ absl::Status SqliteDatabase::DeleteTemplate(const std::string& name) {
 
 absl::Status SqliteDatabase::UpsertAgent(const AgentRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "upsert agent",
+  Statement s(*statements_, path_, "upsert agent",
               "INSERT INTO agents (id, slots, host, enabled) VALUES (?1, ?2, ?3, ?4) "
               "ON CONFLICT (id) DO UPDATE SET slots = excluded.slots, host = excluded.host");
   s.BindText(1, row.id);
@@ -540,7 +563,7 @@ absl::Status SqliteDatabase::UpsertAgent(const AgentRow& row) {
 
 absl::Status SqliteDatabase::SetAgentEnabled(const std::string& id, bool enabled) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "set agent enabled", "UPDATE agents SET enabled = ?2 WHERE id = ?1");
+  Statement s(*statements_, path_, "set agent enabled", "UPDATE agents SET enabled = ?2 WHERE id = ?1");
   s.BindText(1, id);
   s.BindInt64(2, enabled ? 1 : 0);
   absl::Status status = s.Run();
@@ -553,7 +576,7 @@ absl::Status SqliteDatabase::SetAgentEnabled(const std::string& id, bool enabled
 
 absl::StatusOr<std::vector<AgentRow>> SqliteDatabase::ListAgents() {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list agents", "SELECT id, slots, host, enabled FROM agents ORDER BY id");
+  Statement s(*statements_, path_, "list agents", "SELECT id, slots, host, enabled FROM agents ORDER BY id");
   return ReadAll<AgentRow>(s, [](const Statement& r) {
     return AgentRow{r.Text(0), r.Int(1), r.Text(2), r.Int64(3) != 0};
   });
@@ -561,7 +584,7 @@ absl::StatusOr<std::vector<AgentRow>> SqliteDatabase::ListAgents() {
 
 absl::StatusOr<int64_t> SqliteDatabase::SizeBytes() {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "database size",
+  Statement s(*statements_, path_, "database size",
               "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()");
   COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
   if (!has_row) return absl::InternalError(absl::StrCat(path_, ": the page count is missing"));

@@ -31,6 +31,9 @@
 struct sqlite3;
 
 namespace cohort::master {
+namespace internal {
+class StatementCache;
+}  // namespace internal
 
 // How the integrity check of an existing file went when it was opened.
 enum class IntegrityCheck {
@@ -91,6 +94,8 @@ class SqliteDatabase final : public Database {
   // NotFound when the row's trial does not exist. ListCheckpoints: in insertion order.
   absl::Status InsertCheckpoint(const CheckpointRow& row) override;
   absl::StatusOr<std::vector<CheckpointRow>> ListCheckpoints(int64_t trial_id) override;
+  absl::StatusOr<std::vector<GcCheckpointRow>> ListActiveCheckpoints(
+      int64_t experiment_id) override;
   absl::StatusOr<CheckpointRow> GetCheckpoint(const std::string& storage_id) override;
   absl::Status MarkCheckpointDeleted(const std::string& storage_id) override;
 
@@ -192,6 +197,8 @@ class SqliteDatabase final : public Database {
   std::mutex mu_;
   sqlite3* const db_;  // owned; used only under mu_ once Open has returned
   const std::string path_;
+  // db_'s prepared statements, used under mu_ (internal/sqlite_statement.h).
+  const std::unique_ptr<internal::StatementCache> statements_;
   IntegrityCheck integrity_check_ = IntegrityCheck::kSkipped;
 };
 

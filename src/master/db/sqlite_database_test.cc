@@ -327,6 +327,37 @@ TEST_P(DatabaseTest, ListsCheckpointsOfATrialInInsertionOrder) {
   ExpectSameRows(db_->ListCheckpoints(other).value(), {rows[2]});
 }
 
+TEST_P(DatabaseTest, ListsAnExperimentsActiveCheckpointsWithTheirValidationMetrics) {
+  const int64_t experiment = db_->InsertExperiment(MakeExperiment("exp")).value();
+  const int64_t trial = db_->InsertTrial(MakeTrial(experiment)).value();
+  const int64_t sibling = db_->InsertTrial(MakeTrial(experiment)).value();
+  const int64_t stranger = AddTrial();  // another experiment's
+  ASSERT_OK(db_->InsertMetrics({{trial, "validation", 100, R"({"loss": 0.5})", 1.0},
+                                {trial, "training", 200, R"({"loss": 9})", 2.0},
+                                {trial, "validation", 100, R"({"loss": 0.4})", 3.0},
+                                {sibling, "validation", 50, R"({"loss": 0.7})", 4.0}}));
+  const std::vector<CheckpointRow> rows = {{"b", trial, 200, "/ckpt/b", "{}"},
+                                           {"a", trial, 100, "/ckpt/a", "{}"},
+                                           {"c", sibling, 50, "/ckpt/c", "{}"},
+                                           {"d", sibling, 60, "/ckpt/d", "{}"},
+                                           {"e", stranger, 100, "/ckpt/e", "{}"}};
+  for (const CheckpointRow& row : rows) ASSERT_OK(db_->InsertCheckpoint(row));
+  ASSERT_OK(db_->MarkCheckpointDeleted("d"));
+
+  ASSERT_OK_AND_ASSIGN(std::vector<GcCheckpointRow> active,
+                       db_->ListActiveCheckpoints(experiment));
+  ASSERT_EQ(active.size(), 3u);
+  // By trial, then batch; the last validation at a checkpoint's batch; none at batch 200.
+  EXPECT_EQ(active[0].checkpoint.storage_id, "a");
+  EXPECT_EQ(active[0].validation_metrics_json, R"({"loss": 0.4})");
+  EXPECT_EQ(active[1].checkpoint.storage_id, "b");
+  EXPECT_EQ(active[1].validation_metrics_json, std::nullopt);
+  EXPECT_EQ(active[2].checkpoint.storage_id, "c");
+  EXPECT_EQ(active[2].checkpoint.trial_id, sibling);
+  EXPECT_EQ(active[2].validation_metrics_json, R"({"loss": 0.7})");
+  EXPECT_THAT(db_->ListActiveCheckpoints(experiment + 100).value(), IsEmpty());
+}
+
 TEST_P(DatabaseTest, RefusesADuplicateCheckpointStorageIdAndKeepsTheFirst) {
   int64_t trial = AddTrial();
   CheckpointRow first = {"uuid-1", trial, 100, "/ckpt/a", "{}"};

@@ -30,9 +30,9 @@ absl::StatusOr<int64_t> SqliteDatabase::AppendLogs(
     int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) {
   if (rank_and_line.empty()) return 0;
   std::lock_guard<std::mutex> lock(mu_);
-  Transaction transaction(db_, path_);
+  Transaction transaction(*statements_, path_);
   COHORT_RETURN_IF_ERROR(transaction.Begin());
-  Statement s(db_, path_, "append logs",
+  Statement s(*statements_, path_, "append logs",
               "INSERT INTO logs (trial_id, rank, line) VALUES (?1, ?2, ?3)");
   s.BindInt64(1, trial_id);
   int64_t bytes = 0;
@@ -47,7 +47,7 @@ absl::StatusOr<int64_t> SqliteDatabase::AppendLogs(
     bytes += static_cast<int64_t>(line.size());
   }
   const int64_t last_seq = sqlite3_last_insert_rowid(db_);
-  Statement count(db_, path_, "count logs",
+  Statement count(*statements_, path_, "count logs",
                   "INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq) "
                   "VALUES (?1, ?2, ?3, 0, 0) ON CONFLICT (trial_id) DO UPDATE SET "
                   "lines = lines + excluded.lines, bytes = bytes + excluded.bytes");
@@ -65,7 +65,7 @@ absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLogs(int64_t trial_id, i
     return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list logs", internal::kListLogsSql);
+  Statement s(*statements_, path_, "list logs", internal::kListLogsSql);
   s.BindInt64(1, trial_id);
   s.BindInt64(2, after_seq);
   if (rank.has_value()) {
@@ -82,7 +82,7 @@ absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLastLogs(int64_t trial_i
     return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list last logs", internal::kListLastLogsSql);
+  Statement s(*statements_, path_, "list last logs", internal::kListLastLogsSql);
   s.BindInt64(1, trial_id);
   s.BindInt64(2, limit);
   COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, ReadAll<LogRow>(s, ReadLog));
@@ -92,7 +92,7 @@ absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLastLogs(int64_t trial_i
 
 absl::StatusOr<std::vector<LogStatsRow>> SqliteDatabase::ListLogStats() {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list log stats",
+  Statement s(*statements_, path_, "list log stats",
               "SELECT trial_id, lines, bytes, dropped FROM log_stats ORDER BY trial_id");
   return ReadAll<LogStatsRow>(s, [](const Statement& r) {
     return LogStatsRow{r.Int64(0), r.Int64(1), r.Int64(2), r.Int64(3)};
@@ -108,9 +108,9 @@ absl::StatusOr<int64_t> SqliteDatabase::DropLogLines(int64_t trial_id, int64_t k
   }
   if (count == 0) return 0;
   std::lock_guard<std::mutex> lock(mu_);
-  Transaction transaction(db_, path_);
+  Transaction transaction(*statements_, path_);
   COHORT_RETURN_IF_ERROR(transaction.Begin());
-  Statement stats(db_, path_, "read log stats",
+  Statement stats(*statements_, path_, "read log stats",
                   "SELECT dropped, marker_seq FROM log_stats WHERE trial_id = ?1");
   stats.BindInt64(1, trial_id);
   COHORT_ASSIGN_OR_RETURN(bool has_stats, stats.Step());
@@ -122,7 +122,7 @@ absl::StatusOr<int64_t> SqliteDatabase::DropLogLines(int64_t trial_id, int64_t k
   if (!after.has_value()) return 0;
   COHORT_ASSIGN_OR_RETURN(DropRange range, DropRangeLocked(trial_id, *after, marker_seq, count));
   if (range.lines == 0) return 0;
-  Statement drop(db_, path_, "drop log lines",
+  Statement drop(*statements_, path_, "drop log lines",
                  "DELETE FROM logs WHERE trial_id = ?1 AND seq BETWEEN ?2 AND ?3 AND seq != ?4");
   drop.BindInt64(1, trial_id);
   drop.BindInt64(2, range.first);
@@ -132,14 +132,14 @@ absl::StatusOr<int64_t> SqliteDatabase::DropLogLines(int64_t trial_id, int64_t k
   const std::string marker =
       absl::StrFormat("[cohort-master: %d lines dropped here; %s]", dropped + range.lines, reason);
   if (marker_seq == 0) marker_seq = range.first;  // the first dropped line's place, now free
-  Statement mark(db_, path_, "mark dropped log lines",
+  Statement mark(*statements_, path_, "mark dropped log lines",
                  "INSERT INTO logs (seq, trial_id, rank, line) VALUES (?1, ?2, -1, ?3) "
                  "ON CONFLICT (seq) DO UPDATE SET line = excluded.line");
   mark.BindInt64(1, marker_seq);
   mark.BindInt64(2, trial_id);
   mark.BindText(3, marker);
   COHORT_RETURN_IF_ERROR(mark.Run());
-  Statement update(db_, path_, "count dropped log lines",
+  Statement update(*statements_, path_, "count dropped log lines",
                    "UPDATE log_stats SET lines = lines - ?2, bytes = bytes - ?3, "
                    "dropped = dropped + ?2, marker_seq = ?4 WHERE trial_id = ?1");
   update.BindInt64(1, trial_id);
@@ -158,7 +158,7 @@ absl::StatusOr<std::optional<int64_t>> SqliteDatabase::DropStartLocked(int64_t t
   if (marker_seq > 0) return std::optional<int64_t>(marker_seq);
   // The seq of the keep_first-th line: keep_first index steps, once per trial (later drops
   // start after the marker).
-  Statement s(db_, path_, "find the kept beginning of a log",
+  Statement s(*statements_, path_, "find the kept beginning of a log",
               "SELECT seq FROM logs WHERE trial_id = ?1 ORDER BY seq LIMIT 1 OFFSET ?2");
   s.BindInt64(1, trial_id);
   s.BindInt64(2, keep_first - 1);
@@ -172,7 +172,7 @@ absl::StatusOr<SqliteDatabase::DropRange> SqliteDatabase::DropRangeLocked(int64_
                                                                           int64_t marker_seq,
                                                                           int64_t count) {
   // `count` steps along logs_by_trial (trial_id, seq) from `after`, reading each line's size.
-  Statement s(db_, path_, "measure log lines to drop",
+  Statement s(*statements_, path_, "measure log lines to drop",
               "SELECT MIN(seq), MAX(seq), COUNT(*), TOTAL(LENGTH(CAST(line AS BLOB))) FROM "
               "(SELECT seq, line FROM logs WHERE trial_id = ?1 AND seq > ?2 AND seq != ?3 "
               "ORDER BY seq LIMIT ?4)");

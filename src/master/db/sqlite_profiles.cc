@@ -20,12 +20,12 @@ absl::Status SqliteDatabase::InsertStepProfiles(int64_t trial_id,
                                                 const std::vector<StepTimingRow>& timings) {
   if (rows.empty() && timings.empty()) return absl::OkStatus();
   std::lock_guard<std::mutex> lock(mu_);
-  Transaction transaction(db_, path_);
+  Transaction transaction(*statements_, path_);
   COHORT_RETURN_IF_ERROR(transaction.Begin());
-  Statement insert(db_, path_, "insert step profile",
+  Statement insert(*statements_, path_, "insert step profile",
                    "INSERT INTO step_profiles (trial_id, rank, batch, time, record_json) "
                    "VALUES (?1, ?2, ?3, ?4, ?5)");
-  Statement add(db_, path_, "add step timings",
+  Statement add(*statements_, path_, "add step timings",
                 "INSERT INTO step_timings (trial_id, rank, phase, count, total_us, min_us, max_us) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (trial_id, rank, phase) DO UPDATE "
                 "SET count = count + excluded.count, total_us = total_us + excluded.total_us, "
@@ -62,7 +62,7 @@ absl::Status SqliteDatabase::InsertStepProfiles(int64_t trial_id,
 
 absl::StatusOr<int64_t> SqliteDatabase::CountStepProfiles(int64_t trial_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "count step profiles",
+  Statement s(*statements_, path_, "count step profiles",
               "SELECT COUNT(*) FROM step_profiles WHERE trial_id = ?1");
   s.BindInt64(1, trial_id);
   COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
@@ -75,7 +75,7 @@ absl::StatusOr<std::vector<StepProfileRow>> SqliteDatabase::ListStepProfiles(int
                                                                              int limit) {
   if (limit < 0) return absl::InvalidArgumentError(absl::StrCat("limit ", limit, " < 0"));
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list step profiles",
+  Statement s(*statements_, path_, "list step profiles",
               "SELECT rank, batch, time, record_json FROM step_profiles WHERE trial_id = ?1 AND "
               "batch BETWEEN ?2 AND ?3 ORDER BY batch, rank, id LIMIT ?4");
   s.BindInt64(1, trial_id);
@@ -89,7 +89,7 @@ absl::StatusOr<std::vector<StepProfileRow>> SqliteDatabase::ListStepProfiles(int
 
 absl::StatusOr<std::vector<StepTimingRow>> SqliteDatabase::ListStepTimings(int64_t trial_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list step timings",
+  Statement s(*statements_, path_, "list step timings",
               "SELECT rank, phase, count, total_us, min_us, max_us FROM step_timings "
               "WHERE trial_id = ?1 ORDER BY rank, phase");
   s.BindInt64(1, trial_id);

@@ -71,10 +71,11 @@ class Bucket {
 };
 
 // The id of the series (trial, name, label); nullopt when it does not exist.
-absl::StatusOr<std::optional<int64_t>> FindSeries(sqlite3* db, const std::string& path,
+absl::StatusOr<std::optional<int64_t>> FindSeries(internal::StatementCache& statements,
+                                                  const std::string& path,
                                                   int64_t trial_id, const std::string& name,
                                                   const std::string& label) {
-  Statement find(db, path, "find series",
+  Statement find(statements, path, "find series",
                  "SELECT id FROM series WHERE trial_id = ?1 AND name = ?2 AND label = ?3");
   find.BindInt64(1, trial_id);
   find.BindText(2, name);
@@ -88,7 +89,7 @@ absl::StatusOr<std::optional<int64_t>> FindSeries(sqlite3* db, const std::string
 
 absl::StatusOr<int64_t> SqliteDatabase::SeriesIdLocked(int64_t trial_id, const std::string& name,
                                                        const std::string& label) {
-  Statement insert(db_, path_, "create series",
+  Statement insert(*statements_, path_, "create series",
                    "INSERT INTO series (trial_id, name, label) VALUES (?1, ?2, ?3) "
                    "ON CONFLICT (trial_id, name, label) DO NOTHING");
   insert.BindInt64(1, trial_id);
@@ -99,7 +100,7 @@ absl::StatusOr<int64_t> SqliteDatabase::SeriesIdLocked(int64_t trial_id, const s
     return absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"));
   }
   COHORT_RETURN_IF_ERROR(created);
-  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindSeries(db_, path_, trial_id, name, label));
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindSeries(*statements_, path_, trial_id, name, label));
   if (!id) return absl::InternalError(absl::StrCat("series ", name, " vanished"));
   return *id;
 }
@@ -107,10 +108,10 @@ absl::StatusOr<int64_t> SqliteDatabase::SeriesIdLocked(int64_t trial_id, const s
 absl::Status SqliteDatabase::InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) {
   if (points.empty()) return absl::OkStatus();
   std::lock_guard<std::mutex> lock(mu_);
-  Transaction transaction(db_, path_);
+  Transaction transaction(*statements_, path_);
   COHORT_RETURN_IF_ERROR(transaction.Begin());
   std::map<std::pair<std::string, std::string>, int64_t> ids;
-  Statement s(db_, path_, "insert points",
+  Statement s(*statements_, path_, "insert points",
               "INSERT INTO series_points (series_id, batch, time, value) VALUES (?1, ?2, ?3, ?4)");
   for (const PointRow& p : points) {
     auto [it, added] = ids.try_emplace({p.name, p.label}, 0);
@@ -128,7 +129,7 @@ absl::Status SqliteDatabase::InsertPoints(int64_t trial_id, const std::vector<Po
 
 absl::StatusOr<std::vector<SeriesRow>> SqliteDatabase::ListSeries(int64_t trial_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list series",
+  Statement s(*statements_, path_, "list series",
               "SELECT s.name, s.label, COUNT(p.id), COALESCE(MIN(p.batch), 0), "
               "COALESCE(MAX(p.batch), 0), COALESCE(MAX(p.time), 0), "
               "COALESCE((SELECT value FROM series_points WHERE series_id = s.id "
@@ -150,11 +151,11 @@ absl::StatusOr<std::vector<PointRow>> SqliteDatabase::QueryPoints(const PointQue
   }
   std::lock_guard<std::mutex> lock(mu_);
   COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> found,
-                          FindSeries(db_, path_, q.trial_id, q.name, q.label));
+                          FindSeries(*statements_, path_, q.trial_id, q.name, q.label));
   if (!found) return std::vector<PointRow>{};
   const int64_t series_id = *found;
 
-  Statement extent(db_, path_, "measure points",
+  Statement extent(*statements_, path_, "measure points",
                    absl::StrCat("SELECT COUNT(*), MIN(batch), MAX(batch) FROM series_points "
                                 "WHERE ",
                                 kInRange));
@@ -162,7 +163,7 @@ absl::StatusOr<std::vector<PointRow>> SqliteDatabase::QueryPoints(const PointQue
   COHORT_ASSIGN_OR_RETURN(bool has_row, extent.Step());
   const int64_t count = has_row ? extent.Int64(0) : 0;
   if (count <= q.max_points) {
-    Statement all(db_, path_, "read points",
+    Statement all(*statements_, path_, "read points",
                   absl::StrCat("SELECT id, batch, time, value FROM series_points WHERE ", kInRange,
                                " ORDER BY batch, id"));
     BindRange(all, series_id, q);
@@ -174,7 +175,7 @@ absl::StatusOr<std::vector<PointRow>> SqliteDatabase::QueryPoints(const PointQue
   // SQLite would need (series_bench).
   const int64_t lo = extent.Int64(1), hi = extent.Int64(2);
   const double buckets = static_cast<double>(q.max_points / 4);
-  Statement s(db_, path_, "downsample points",
+  Statement s(*statements_, path_, "downsample points",
               absl::StrCat("SELECT id, batch, time, value FROM series_points WHERE ", kInRange,
                            " ORDER BY batch, id"));
   BindRange(s, series_id, q);

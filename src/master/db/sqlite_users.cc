@@ -30,7 +30,7 @@ absl::StatusOr<UserRow> OneUser(Statement& s, const std::string& what) {
 
 absl::StatusOr<int64_t> SqliteDatabase::InsertUser(const UserRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "insert user",
+  Statement s(*statements_, path_, "insert user",
               "INSERT INTO users (name, password_hash, admin, active, created_ms) "
               "VALUES (?1, ?2, ?3, ?4, ?5)");
   s.BindText(1, row.name);
@@ -48,27 +48,27 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertUser(const UserRow& row) {
 
 absl::StatusOr<UserRow> SqliteDatabase::GetUser(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "get user", absl::StrCat(kSelectUser, " WHERE id = ?1"));
+  Statement s(*statements_, path_, "get user", absl::StrCat(kSelectUser, " WHERE id = ?1"));
   s.BindInt64(1, id);
   return OneUser(s, absl::StrCat("user ", id));
 }
 
 absl::StatusOr<UserRow> SqliteDatabase::GetUserByName(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "get user", absl::StrCat(kSelectUser, " WHERE name = ?1"));
+  Statement s(*statements_, path_, "get user", absl::StrCat(kSelectUser, " WHERE name = ?1"));
   s.BindText(1, name);
   return OneUser(s, absl::StrCat("user '", name, "'"));
 }
 
 absl::StatusOr<std::vector<UserRow>> SqliteDatabase::ListUsers() {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "list users", absl::StrCat(kSelectUser, " ORDER BY id"));
+  Statement s(*statements_, path_, "list users", absl::StrCat(kSelectUser, " ORDER BY id"));
   return ReadAll<UserRow>(s, ReadUser);
 }
 
 absl::Status SqliteDatabase::UpdateUser(const UserRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "update user",
+  Statement s(*statements_, path_, "update user",
               "UPDATE users SET password_hash = ?2, admin = ?3, active = ?4 WHERE id = ?1");
   s.BindInt64(1, row.id);
   s.BindText(2, row.password_hash);
@@ -83,7 +83,7 @@ absl::Status SqliteDatabase::UpdateUser(const UserRow& row) {
 
 absl::Status SqliteDatabase::InsertToken(const TokenRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "insert token",
+  Statement s(*statements_, path_, "insert token",
               "INSERT INTO tokens (hash, user_id, created_ms, expires_ms) VALUES (?1, ?2, ?3, ?4)");
   s.BindText(1, row.hash);
   s.BindInt64(2, row.user_id);
@@ -98,7 +98,7 @@ absl::Status SqliteDatabase::InsertToken(const TokenRow& row) {
 
 absl::StatusOr<TokenRow> SqliteDatabase::GetToken(const std::string& hash) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "get token",
+  Statement s(*statements_, path_, "get token",
               "SELECT hash, user_id, created_ms, expires_ms FROM tokens WHERE hash = ?1");
   s.BindText(1, hash);
   COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
@@ -108,21 +108,21 @@ absl::StatusOr<TokenRow> SqliteDatabase::GetToken(const std::string& hash) {
 
 absl::Status SqliteDatabase::DeleteToken(const std::string& hash) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "delete token", "DELETE FROM tokens WHERE hash = ?1");
+  Statement s(*statements_, path_, "delete token", "DELETE FROM tokens WHERE hash = ?1");
   s.BindText(1, hash);
   return s.Run();
 }
 
 absl::Status SqliteDatabase::DeleteUserTokens(int64_t user_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "delete user tokens", "DELETE FROM tokens WHERE user_id = ?1");
+  Statement s(*statements_, path_, "delete user tokens", "DELETE FROM tokens WHERE user_id = ?1");
   s.BindInt64(1, user_id);
   return s.Run();
 }
 
 absl::StatusOr<int64_t> SqliteDatabase::DeleteExpiredTokens(int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement s(db_, path_, "delete expired tokens", "DELETE FROM tokens WHERE expires_ms <= ?1");
+  Statement s(*statements_, path_, "delete expired tokens", "DELETE FROM tokens WHERE expires_ms <= ?1");
   s.BindInt64(1, now_ms);
   COHORT_RETURN_IF_ERROR(s.Run());
   return static_cast<int64_t>(sqlite3_changes(db_));

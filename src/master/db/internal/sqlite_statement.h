@@ -1,14 +1,16 @@
 #pragma once
 // SQLite plumbing shared by the files of SqliteDatabase (sqlite_database.cc, sqlite_users.cc):
 // errors as Statuses naming the file and the operation, prepared statements that keep their
-// first error, write transactions that roll back unless committed, and reading every row of a
-// query. Not thread-safe: callers hold SqliteDatabase's mutex.
+// first error (and are prepared once per connection: StatementCache), write transactions that
+// roll back unless committed, and reading every row of a query. Not thread-safe: callers hold
+// SqliteDatabase's mutex.
 
 #include <sqlite3.h>
 
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -47,17 +49,83 @@ inline absl::Status Exec(sqlite3* db, const std::string& path, absl::string_view
   return absl::OkStatus();
 }
 
+// A connection's prepared statements, kept for reuse by their SQL text: compiling SQL costs
+// more than running most of the master's statements (a log post, a report, a token check), and
+// the master runs the same few dozen texts thousands of times a second under load. A statement
+// is taken out while in use (so the same text may run nested) and given back reset, with its
+// bindings cleared; at most kMaxFree wait, any beyond are finalized. Owned by SqliteDatabase;
+// Clear() before the connection closes.
+class StatementCache {
+ public:
+  static constexpr size_t kMaxFree = 256;
+
+  explicit StatementCache(sqlite3* db) : db_(db) {}
+  ~StatementCache() { Clear(); }
+  StatementCache(const StatementCache&) = delete;
+  StatementCache& operator=(const StatementCache&) = delete;
+
+  sqlite3* db() const { return db_; }
+  // A statement for `sql`: a cached one, else newly prepared (SQLite's result code in *rc,
+  // nullptr on failure).
+  sqlite3_stmt* Take(absl::string_view sql, int* rc) {
+    *rc = SQLITE_OK;
+    auto it = free_.find(std::string(sql));
+    if (it != free_.end()) {
+      sqlite3_stmt* stmt = it->second;
+      free_.erase(it);
+      return stmt;
+    }
+    sqlite3_stmt* stmt = nullptr;
+    *rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                             SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+    return *rc == SQLITE_OK ? stmt : nullptr;
+  }
+  // Takes `stmt` (of `sql`) back for reuse.
+  void Give(absl::string_view sql, sqlite3_stmt* stmt) {
+    if (stmt == nullptr) return;
+    sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);
+    if (free_.size() >= kMaxFree) {
+      sqlite3_finalize(stmt);
+      return;
+    }
+    free_.emplace(std::string(sql), stmt);
+  }
+  void Clear() {
+    for (auto& [sql, stmt] : free_) sqlite3_finalize(stmt);
+    free_.clear();
+  }
+
+ private:
+  sqlite3* const db_;
+  std::unordered_multimap<std::string, sqlite3_stmt*> free_;
+};
+
 // One prepared statement. A failure to prepare or to bind is kept and returned by the next
 // Step, so a caller checks once per statement. Column and parameter indexes follow SQLite:
 // parameters from 1 (?1, ?2, ...), columns from 0.
 class Statement {
  public:
+  // Prepared for this use only (the integrity check, tests).
   Statement(sqlite3* db, const std::string& path, absl::string_view what, absl::string_view sql)
       : db_(db), path_(path), what_(what) {
     rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
     if (rc_ != SQLITE_OK) error_ = SqliteError(db_, path_, what_, rc_);
   }
-  ~Statement() { sqlite3_finalize(stmt_); }
+  // Taken from `cache` and given back to it when done.
+  Statement(StatementCache& cache, const std::string& path, absl::string_view what,
+            absl::string_view sql)
+      : db_(cache.db()), path_(path), what_(what), cache_(&cache), sql_(sql) {
+    stmt_ = cache.Take(sql, &rc_);
+    if (rc_ != SQLITE_OK) error_ = SqliteError(db_, path_, what_, rc_);
+  }
+  ~Statement() {
+    if (cache_ != nullptr) {
+      cache_->Give(sql_, stmt_);
+    } else {
+      sqlite3_finalize(stmt_);
+    }
+  }
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
@@ -119,6 +187,8 @@ class Statement {
   sqlite3* const db_;
   const std::string& path_;
   const std::string what_;
+  StatementCache* const cache_ = nullptr;  // null: finalized when done
+  const std::string sql_;                  // the cache's key (copied: some texts are built)
   sqlite3_stmt* stmt_ = nullptr;
   int rc_ = SQLITE_OK;
   absl::Status error_;
@@ -129,26 +199,26 @@ class Statement {
 // unless Commit succeeded.
 class Transaction {
  public:
-  Transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {}
+  Transaction(StatementCache& cache, const std::string& path) : cache_(cache), path_(path) {}
   ~Transaction() {
-    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    if (open_) sqlite3_exec(cache_.db(), "ROLLBACK", nullptr, nullptr, nullptr);
   }
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
 
   absl::Status Begin() {
-    absl::Status status = Exec(db_, path_, "begin transaction", "BEGIN IMMEDIATE");
+    absl::Status status = Statement(cache_, path_, "begin transaction", "BEGIN IMMEDIATE").Run();
     open_ = status.ok();
     return status;
   }
   absl::Status Commit() {
-    absl::Status status = Exec(db_, path_, "commit", "COMMIT");
+    absl::Status status = Statement(cache_, path_, "commit", "COMMIT").Run();
     if (status.ok()) open_ = false;
     return status;
   }
 
  private:
-  sqlite3* const db_;
+  StatementCache& cache_;
   const std::string& path_;
   bool open_ = false;
 };
