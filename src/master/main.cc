@@ -132,12 +132,7 @@ void WarnIfExposed(const Flags& f) {
 
 // Binds the server as the flags say; the port bound, or -1 (with the error printed).
 int Bind(httplib::Server& server, const Flags& f) {
-  int bound = f.port;
-  if (f.port == 0) {
-    bound = server.bind_to_any_port(f.host);
-  } else if (!server.bind_to_port(f.host, f.port)) {
-    bound = -1;
-  }
+  const int bound = cohort::master::http::BindServer(server, f.host, f.port);
   if (bound <= 0) {
     const std::string holder = f.port > 0 ? cohort::net::PortHolder(f.port) : "";
     std::fprintf(stderr, "cohort-master: cannot listen on %s:%d: %s; pick another with --port\n",

@@ -91,4 +91,20 @@ absl::StatusOr<std::unique_ptr<httplib::Server>> NewServer(const TlsFiles& tls) 
   return server;
 }
 
+int BindServer(httplib::Server& server, const std::string& host, int port) {
+  socket_t bound_socket = INVALID_SOCKET;
+  // Called inside bind_to_port, on this thread, with the socket it binds and then listens on.
+  server.set_socket_options([&bound_socket](socket_t sock) {
+    ExclusiveSocketOptions(sock);
+    bound_socket = sock;
+  });
+  const int bound = port == 0 ? server.bind_to_any_port(host)
+                              : (server.bind_to_port(host, port) ? port : -1);
+  server.set_socket_options(ExclusiveSocketOptions);  // the capture above ends here
+  // listen() again on a listening socket only resizes its queue. Should it fail, the server
+  // still works, with cpp-httplib's short queue.
+  if (bound > 0 && bound_socket != INVALID_SOCKET) ::listen(bound_socket, kListenBacklog);
+  return bound;
+}
+
 }  // namespace cohort::master::http

@@ -35,4 +35,13 @@ struct TlsFiles {
 // the key does not load (OpenSSL's reason included), or the key is not the certificate's.
 absl::StatusOr<std::unique_ptr<httplib::Server>> NewServer(const TlsFiles& tls);
 
+// The listen queue BindServer asks for (the kernel caps it at net.core.somaxconn).
+inline constexpr int kListenBacklog = 4096;
+
+// Binds `server` (made by NewServer) to host:port (port 0: any free one) and widens its listen
+// queue to kListenBacklog. cpp-httplib listens with a queue of 5: a burst of connections (200
+// agents posting at once) overflows it, the kernel drops the SYNs, and each client waits a 1 s
+// retransmission. Returns the port bound, or -1 when it cannot bind there.
+int BindServer(httplib::Server& server, const std::string& host, int port);
+
 }  // namespace cohort::master::http

@@ -4,7 +4,13 @@
 // mismatch are refused with errors that say what to pass; NewServer names a bad file.
 #include "master/http/tls_server.h"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <memory>
@@ -171,6 +177,49 @@ TEST_F(TlsTest, NewServerRefusesAKeyThatIsNotTheCertificates) {
               HasSubstr("--tls-key " + certs_->elsewhere_key_file +
                         ": not the unencrypted PEM private key of the certificate in " +
                         certs_->cert_file));
+}
+
+// Whether a non-blocking connection to 127.0.0.1:port completes within `timeout_ms` (the kernel
+// queues it for accept), closing it either way.
+bool ConnectsWithin(int port, int timeout_ms) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool connected = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  if (!connected && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    int error = 0;
+    socklen_t length = sizeof(error);
+    connected = ::poll(&p, 1, timeout_ms) == 1 &&
+                ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0;
+  }
+  ::close(fd);
+  return connected;
+}
+
+// cpp-httplib listens with a queue of 5; with it, the 7th connection of a burst waits for a SYN
+// retransmission (1 s) while nothing is accepted. BindServer's queue takes the whole burst.
+TEST(BindServerTest, QueuesABurstOfConnectionsWhileNoneIsAccepted) {
+  absl::StatusOr<std::unique_ptr<httplib::Server>> server = NewServer({});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = BindServer(**server, "127.0.0.1", 0);
+  ASSERT_GT(port, 0);
+  // No accept loop runs: every connection stays in the listen queue.
+  int queued = 0;
+  for (int i = 0; i < 200; ++i) queued += ConnectsWithin(port, 300) ? 1 : 0;
+  EXPECT_EQ(queued, 200);
+}
+
+TEST(BindServerTest, FailsOnAPortInUse) {
+  absl::StatusOr<std::unique_ptr<httplib::Server>> first = NewServer({});
+  absl::StatusOr<std::unique_ptr<httplib::Server>> second = NewServer({});
+  ASSERT_TRUE(first.ok() && second.ok());
+  const int port = BindServer(**first, "127.0.0.1", 0);
+  ASSERT_GT(port, 0);
+  EXPECT_EQ(BindServer(**second, "127.0.0.1", port), -1);
 }
 
 }  // namespace

@@ -43,9 +43,7 @@ MasterServer::MasterServer(const std::string& data_dir, Options options) {
   std::unique_ptr<Authenticator> authenticator =
       options.authenticator ? options.authenticator(*master_) : std::make_unique<AllowEveryone>();
   RegisterRoutes(*server_, *master_, std::move(authenticator));
-  port_ = options.port == 0
-              ? server_->bind_to_any_port("127.0.0.1")
-              : (server_->bind_to_port("127.0.0.1", options.port) ? options.port : -1);
+  port_ = BindServer(*server_, "127.0.0.1", options.port);
   EXPECT_GT(port_, 0) << "cannot listen on 127.0.0.1:" << options.port;
   if (port_ <= 0) return;
   // The socket listens once bound: clients may connect before the accept loop starts.
