@@ -185,8 +185,8 @@ void Master::BeginShutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
+    agents_.WakeAll();  // every agent's long poll answers now
   }
-  actions_cv_.notify_all();
   logs_cv_.notify_all();
   pass_cv_.notify_all();
   idle_cv_.notify_all();

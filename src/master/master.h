@@ -477,7 +477,6 @@ class Master {
   std::unique_ptr<Database> db_;
   MasterOptions options_;
   std::mutex mu_;
-  std::condition_variable actions_cv_;
   std::condition_variable logs_cv_;  // new log lines or series points
   AgentRegistry agents_;
   Allocations allocations_;

@@ -44,7 +44,6 @@ absl::Status Master::RegisterAgent(const wire::AgentRegistration& registration) 
   COHORT_LOG(INFO) << "agent " << row.id << " registered: " << row.slots << " slots at "
                    << row.host;
   RequestPassLocked();
-  actions_cv_.notify_all();
   return absl::OkStatus();
 }
 
@@ -100,8 +99,9 @@ absl::StatusOr<wire::ActionBatch> Master::WaitForActions(const std::string& agen
   std::unique_lock<std::mutex> lock(mu_);
   const auto deadline = absl::ToChronoTime(absl::Now() + wait);
   COHORT_RETURN_IF_ERROR(agents_.Touch(agent_id));
-  const int64_t generation = ++agents_.Find(agent_id)->poll_generation;
-  actions_cv_.notify_all();  // an older poll of this agent ends
+  AgentLive& polled = *agents_.Find(agent_id);
+  const int64_t generation = ++polled.poll_generation;
+  polled.wakeup->notify_all();  // an older poll of this agent ends
   while (true) {
     COHORT_RETURN_IF_ERROR(agents_.Touch(agent_id));
     AgentLive& agent = *agents_.Find(agent_id);
@@ -110,7 +110,9 @@ absl::StatusOr<wire::ActionBatch> Master::WaitForActions(const std::string& agen
       return agents_.TakeActions(agent);
     }
     ++agent.polling;
-    actions_cv_.wait_until(lock, deadline);
+    // Its own reference: the agent may re-register or be removed while this waits.
+    const std::shared_ptr<std::condition_variable> wakeup = agent.wakeup;
+    wakeup->wait_until(lock, deadline);
     // The agent may have re-registered (or been dropped) while this poll waited.
     if (AgentLive* again = agents_.Find(agent_id); again != nullptr && again->polling > 0) {
       --again->polling;

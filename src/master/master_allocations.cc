@@ -111,7 +111,7 @@ void Master::AppendLogLocked(int64_t trial_id, const std::string& line) {
 }
 
 void Master::PushActionLocked(const std::string& agent_id, wire::Action action) {
-  if (agents_.Push(agent_id, std::move(action))) actions_cv_.notify_all();
+  agents_.Push(agent_id, std::move(action));  // wakes the agent's poll; gone: nothing to tell
 }
 
 void Master::StopAllocationLocked(Allocation& allocation, StopReason reason) {

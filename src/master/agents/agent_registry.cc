@@ -9,7 +9,10 @@ namespace cohort::master {
 AgentLive& AgentRegistry::Register(const std::string& id, int slots, const std::string& host,
                                    int port_lo, int port_hi, bool enabled) {
   AgentLive& live = agents_[id];
+  const std::shared_ptr<std::condition_variable> wakeup = live.wakeup;  // a poll may wait on it
   live = AgentLive{};
+  live.wakeup = wakeup;
+  live.wakeup->notify_all();  // the poll of the agent's previous registration ends
   live.state = {id, slots, 0, enabled};
   live.host = host;
   live.port_lo = port_lo;
@@ -37,7 +40,19 @@ bool AgentRegistry::Push(const std::string& id, wire::Action action) {
   AgentLive* agent = Find(id);
   if (agent == nullptr) return false;
   agent->actions.push_back(std::move(action));
+  agent->wakeup->notify_all();
   return true;
+}
+
+void AgentRegistry::Remove(const std::string& id) {
+  auto it = agents_.find(id);
+  if (it == agents_.end()) return;
+  it->second.wakeup->notify_all();
+  agents_.erase(it);
+}
+
+void AgentRegistry::WakeAll() {
+  for (auto& [id, agent] : agents_) agent.wakeup->notify_all();
 }
 
 wire::ActionBatch AgentRegistry::TakeActions(AgentLive& agent) {

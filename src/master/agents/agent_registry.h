@@ -5,11 +5,14 @@
 // Registration and enabling are stored in the database by the master; this is the live part,
 // rebuilt as agents (re)register after a master restart.
 //
-// Not thread-safe: the Master owns it and calls it under its state lock (the long poll's
-// condition variable lives with that lock, in Master).
+// Not thread-safe: the Master owns it and calls it under its state lock; each agent's long poll
+// waits under that lock on the agent's own condition variable (`wakeup`), so an action queued
+// for one agent wakes that agent's poll only, not every agent's.
 
+#include <condition_variable>
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +32,10 @@ struct AgentLive {
   int polling = 0;              // long polls in progress: the agent is there while it waits
   int64_t poll_generation = 0;  // the newest poll; an older one that sees a newer one ends
   std::deque<wire::Action> actions;
+  // Notified when an action is queued, a newer poll supersedes the one waiting, the agent
+  // registers again or is removed. Shared, so a waiting poll keeps its own reference through a
+  // re-registration or a removal.
+  std::shared_ptr<std::condition_variable> wakeup = std::make_shared<std::condition_variable>();
 };
 
 class AgentRegistry {
@@ -42,7 +49,8 @@ class AgentRegistry {
   AgentLive* Find(const std::string& id);
   // Marks the agent as heard from now; NotFound ("agent a1 is not registered") otherwise.
   absl::Status Touch(const std::string& id);
-  // Queues an action for the agent's next poll; false when the agent is not connected.
+  // Queues an action for the agent's next poll and wakes its waiting poll; false when the agent
+  // is not connected.
   bool Push(const std::string& id, wire::Action action);
   // The agent's queued actions, emptied.
   wire::ActionBatch TakeActions(AgentLive& agent);
@@ -52,7 +60,10 @@ class AgentRegistry {
   void Release(const std::string& id, int slots);
   // Agents silent for longer than the timeout that are not in a long poll right now.
   std::vector<std::string> Expired() const;
-  void Remove(const std::string& id) { agents_.erase(id); }
+  // Forgets the agent, waking its waiting poll (which then finds it gone).
+  void Remove(const std::string& id);
+  // Wakes every agent's waiting poll (the master is stopping).
+  void WakeAll();
 
   // What the scheduler sees: every connected agent, enabled or not.
   std::vector<AgentState> States() const;
