@@ -58,9 +58,9 @@ absl::Status CudaStatus(absl::string_view call, cudaError_t error) {
 absl::Status NcclStatus(absl::string_view call, ncclResult_t result, ncclComm_t comm) {
   if (result == ncclSuccess) return absl::OkStatus();
   const char* last = ncclGetLastError(comm);
-  std::string message = absl::StrCat(call, " failed: ", ncclGetErrorString(result),
-                                     last != nullptr && *last != '\0' ? absl::StrCat(" (", last, ")")
-                                                                      : std::string());
+  const std::string detail =
+      last != nullptr && *last != '\0' ? absl::StrCat(" (", last, ")") : std::string();
+  std::string message = absl::StrCat(call, " failed: ", ncclGetErrorString(result), detail);
   if (result == ncclInvalidArgument || result == ncclInvalidUsage) {
     return absl::InternalError(message);
   }
@@ -159,7 +159,9 @@ class NcclCommunicator::Impl {
 
   // InvalidArgument unless `data` is device (or managed) memory of this communicator's device.
   absl::Status CheckDeviceBuffer(absl::string_view op, const void* data) const {
-    if (data == nullptr) return absl::InvalidArgumentError(absl::StrCat(Name(op), ": data is null"));
+    if (data == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(Name(op), ": data is null"));
+    }
     cudaPointerAttributes attributes;
     if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
       cudaGetLastError();  // not sticky; clear it

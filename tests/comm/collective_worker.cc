@@ -8,9 +8,10 @@
 //
 // Built twice: collective_worker passes host buffers; nccl_collective_worker (COHORT_CUDA
 // builds, compiled with COHORT_TEST_DEVICE_BUFFERS) binds each rank to CUDA device
-// local_rank % devices (--device auto: leaves the choice to the factory), asks for device buffers (CommunicatorOptions::device_buffers: "auto"
-// means nccl) and stages every Allreduce and Broadcast buffer through device memory, so the
-// same scenarios and checks run against the NCCL transport.
+// local_rank % devices (--device auto: leaves the choice to the factory), asks for device
+// buffers (CommunicatorOptions::device_buffers: "auto" means nccl) and stages every Allreduce
+// and Broadcast buffer through device memory, so the same scenarios and checks run against the
+// NCCL transport.
 
 #include <signal.h>
 #include <unistd.h>
