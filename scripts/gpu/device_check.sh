@@ -50,8 +50,12 @@ step() {
 
 describe_machine() {
   say "machine"
-  { nvidia-smi -L || echo "nvidia-smi: not found"
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  { if command -v nvidia-smi >/dev/null; then
+      nvidia-smi -L
+      nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    else
+      echo "nvidia-smi: not found"
+    fi
     for tool in cmake ninja make g++ c++ nvcc; do
       printf '%-6s %s\n' "$tool" "$(command -v $tool >/dev/null && $tool --version | head -1 || echo missing)"
     done
@@ -84,7 +88,7 @@ run_tests() {
   # The NCCL suite (one rank per GPU), the GPU-slot launcher test, and the CPU suite's shm
   # cases on this machine as a control.
   step nccl_test 300 ctest --test-dir "$build" -R '^nccl_collectives_test$' -V
-  grep -E "^\[ +(OK|SKIPPED|FAILED) +\]|needs [0-9]|PASS rank" "$logs/nccl_test.log" | head -40
+  grep -E "\[ +(OK|SKIPPED|FAILED) +\] [A-Z]|PASS rank|tests passed" "$logs/nccl_test.log" | head -40
   step launch_gpus 120 env COHORT_BIN_DIR="$build/bin" COHORT_TEST_BIN_DIR="$build/tests" \
     "$build/tests/launch_test" --gtest_filter='*Gpu*:*BadArguments*'
   step cpu_control 300 env COHORT_BIN_DIR="$build/bin" COHORT_TEST_BIN_DIR="$build/tests" \
