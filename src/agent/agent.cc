@@ -71,7 +71,8 @@ std::optional<wire::StartAction> ReadableStart(const Json& raw) {
 
 Agent::Agent(AgentOptions options)
     : options_(std::move(options)),
-      clock_(options_.clock != nullptr ? *options_.clock : RealClock()) {
+      clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
+      gpu_pool_(options_.gpus) {
   if (options_.launcher.empty()) options_.launcher = SiblingProgram("cohort-launch");
 }
 
@@ -285,7 +286,7 @@ void Agent::RefuseStart(const Json& raw, const absl::Status& why) {
   });
 }
 
-AllocationRunOptions Agent::RunOptions() const {
+AllocationRunOptions Agent::RunOptions(std::vector<int> gpus) const {
   // The agent's slots share its machine: each worker gets cores / slots compute threads.
   const unsigned cpus = options_.cpus > 0 ? static_cast<unsigned>(options_.cpus)
                                           : std::thread::hardware_concurrency();
@@ -298,6 +299,7 @@ AllocationRunOptions Agent::RunOptions() const {
   run_options.work_dir = options_.work_dir;
   run_options.threads_per_worker =
       static_cast<int>(std::max(1u, cpus / static_cast<unsigned>(std::max(1, options_.slots))));
+  run_options.gpus = std::move(gpus);
   run_options.kill_grace = kKillGrace;
   run_options.clock = &clock_;
   run_options.stop = &stop_;
@@ -330,7 +332,17 @@ void Agent::StopAllocation(const wire::StopAction& action) {
 
 void Agent::RunAllocation(std::shared_ptr<AllocationControl> control, wire::StartAction action) {
   const std::string id = action.allocation;
-  AllocationRun(RunOptions(), std::move(action), std::move(control)).Run();
+  absl::StatusOr<std::vector<int>> gpus = gpu_pool_.Take(id, action.slots);
+  if (gpus.ok()) {
+    AllocationRunOptions run_options = RunOptions(*std::move(gpus));
+    run_options.on_launcher_exit = [this, id] { gpu_pool_.Release(id); };
+    AllocationRun(std::move(run_options), std::move(action), std::move(control)).Run();
+  } else {
+    COHORT_LOG(ERROR) << "agent " << options_.id << ": " << gpus.status().message();
+    AllocationRun(RunOptions(), std::move(action), std::move(control))
+        .Fail(absl::StrCat("agent ", options_.id, ": ", gpus.status().message()));
+  }
+  gpu_pool_.Release(id);
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_.erase(id);

@@ -38,6 +38,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "agent/allocation_run.h"
+#include "agent/gpu_pool.h"
 #include "common/clock.h"
 #include "nlohmann/json.hpp"
 #include "wire/agent_protocol.h"
@@ -54,6 +55,10 @@ struct AgentOptions {
   std::string tls_ca_file;
   std::string id;
   int slots = 1;
+  // GPU slots: this machine's GPUs (nvidia-smi's ids), one per slot; each allocation gets as
+  // many free ones as it has slots, passed to its launcher (cohort-launch --gpus, one
+  // CUDA_VISIBLE_DEVICES per worker). Empty: CPU slots.
+  std::vector<int> gpus;
   std::string host = "127.0.0.1";  // how other agents reach this one (the trial's chief)
   int port_lo = 29500, port_hi = 29599;
   std::string work_dir;
@@ -105,7 +110,8 @@ class Agent {
   void RefuseStart(const nlohmann::json& raw, const absl::Status& why);
   void StopAllocation(const wire::StopAction& action);
   void RunAllocation(std::shared_ptr<AllocationControl> control, wire::StartAction action);
-  AllocationRunOptions RunOptions() const;
+  // `gpus`: the allocation's GPU slots (empty: CPU slots).
+  AllocationRunOptions RunOptions(std::vector<int> gpus = {}) const;
   // Runs `work` on a thread of its own, joined by JoinFinished or StopAndJoinAll.
   void Spawn(std::function<void()> work);
   void JoinFinished();
@@ -114,6 +120,7 @@ class Agent {
 
   AgentOptions options_;
   Clock& clock_;
+  GpuPool gpu_pool_;  // options_.gpus and which allocation holds each
   std::atomic<bool> stop_requested_{false};
   absl::Status refusal_;  // the master refused the agent's secret, or TLS failed; Run() returns it
   absl::Notification stop_;  // notified once by Stop(); cuts back-off sleeps and retries short

@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
@@ -102,11 +103,14 @@ class AgentTest : public ::testing::Test {
     master_ = ServeMaster(dir_ / "master", port, std::move(intercept));
     ASSERT_GT(master_->port(), 0);
   }
-  void StartAgent(const std::string& secret = kSecret) {
+  // `gpus`: GPU slots (their number is the agent's slots); none: one CPU slot.
+  void StartAgent(const std::string& secret = kSecret, std::vector<int> gpus = {}) {
+    const int slots = gpus.empty() ? 1 : static_cast<int>(gpus.size());
     agent_ = std::make_unique<Agent>(AgentOptions{.master_url = master_->url(),
                                                   .secret = secret,
                                                   .id = "a1",
-                                                  .slots = 1,
+                                                  .slots = slots,
+                                                  .gpus = std::move(gpus),
                                                   .work_dir = (dir_ / "a1").string(),
                                                   .launcher = (dir_ / "launcher.sh").string(),
                                                   .clock = &clock_,
@@ -226,6 +230,30 @@ TEST_F(AgentTest, AKilledTrialThatIgnoresSigtermGetsSigkillWhenTheGraceHasPassed
   ASSERT_TRUE(WaitUntil([&] { return Trial(trial).state == TrialState::kCanceled; },
                         "the killed trial to end"));
   EXPECT_THAT(Logs(trial), HasSubstr("node 0 (agent a1) exited with status 137"));
+  EXPECT_TRUE(StopAgent());
+}
+
+TEST_F(AgentTest, AnAgentWithGpuSlotsGivesEachAllocationFreeGpusThroughTheLaunchersGpusFlag) {
+  // Plays cohort-launch: prints its arguments and ends at once.
+  const fs::path launcher = dir_ / "launcher.sh";
+  std::ofstream(launcher, std::ios::trunc) << "#!/bin/sh\necho \"launched: $*\"\n";
+  ::chmod(launcher.c_str(), 0755);
+  StartMaster();
+  StartAgent(kSecret, /*gpus=*/{5, 3});
+  ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
+  const int64_t first = CreateTrial(/*max_restarts=*/0);
+  auto ended = [&](int64_t trial) {
+    return Logs(trial).find("exited with status 0") != std::string::npos;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return ended(first); }, "the first trial's exit",
+                        [&] { clock_.Advance(absl::Milliseconds(500)); }));
+  EXPECT_THAT(Logs(first), HasSubstr("launched: --slots 1 --nnodes 1 --node-rank 0 --grace-period "
+                                     "60 --gpus 3 -- "));
+  // Its GPU went back to the pool: the next trial gets the lowest free one again.
+  const int64_t second = CreateTrial(/*max_restarts=*/0);
+  ASSERT_TRUE(WaitUntil([&] { return ended(second); }, "the second trial's exit",
+                        [&] { clock_.Advance(absl::Milliseconds(500)); }));
+  EXPECT_THAT(Logs(second), HasSubstr("--gpus 3 -- "));
   EXPECT_TRUE(StopAgent());
 }
 

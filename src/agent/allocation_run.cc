@@ -25,6 +25,7 @@
 #include "config/yaml_json.h"
 #include "sampler/proc_counter_source.h"
 #include "wire/limits.h"
+#include "wire/launch_env.h"
 #include "wire/worker_env.h"
 
 namespace cohort::agent {
@@ -207,6 +208,7 @@ int AllocationRun::Run() {
   if (launch.ok()) {
     WaitForChiefPort();
     status = StreamUntilExit(*launch);
+    if (options_.on_launcher_exit) options_.on_launcher_exit();
   } else {
     Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", launch.status().message()));
   }
@@ -256,6 +258,9 @@ absl::StatusOr<SubprocessOptions> AllocationRun::Prepare() {
     // the run fail.
     launch.argv.insert(launch.argv.end(),
                        {"--chief-addr", action_.chief_addr, "--job-id", action_.allocation});
+  }
+  if (!options_.gpus.empty()) {
+    launch.argv.insert(launch.argv.end(), {"--gpus", wire::FormatGpuList(options_.gpus)});
   }
   launch.argv.push_back("--");
   // The launcher dies with the agent (SIGKILL included) and takes its workers with it.

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,6 +76,12 @@ struct AllocationRunOptions {
   std::string launcher;  // cohort-launch
   std::string work_dir;  // the allocation gets <work_dir>/alloc-<id>/
   int threads_per_worker = 1;
+  // This node's GPU slots, one per slot, given to the launcher as --gpus; empty: CPU slots.
+  std::vector<int> gpus;
+  // Run calls it once the launcher has exited (its workers are gone), before the exit is
+  // reported: the agent frees the GPUs there, so the next allocation the master places on
+  // them after the exit finds them free. Null: nothing.
+  std::function<void()> on_launcher_exit;
   absl::Duration kill_grace = absl::Seconds(10);
   // What flush intervals, the kill's deadline and retries are read by; null: RealClock().
   // Must outlive the run (and be the clock the AllocationControl was made with).

@@ -21,6 +21,7 @@
 #include "client/local_cluster.h"
 #include "client/master_client.h"
 #include "common/subprocess.h"
+#include "wire/launch_env.h"
 
 namespace {
 
@@ -73,17 +74,21 @@ class SignalStopper {
   std::thread thread_;
 };
 
-// GPUs through nvidia-smi, when it is there; 0 otherwise.
-int CountGpus() {
+// The ids of this machine's GPUs through nvidia-smi ("GPU 0: NVIDIA H100 ... (UUID: ...)"),
+// when it is there; none otherwise.
+std::vector<int> ListGpus() {
   auto child = cohort::Subprocess::Start({.argv = {"nvidia-smi", "--list-gpus"}});
-  if (!child.ok()) return 0;
+  if (!child.ok()) return {};
   std::string out;
   while ((*child)->ReadAvailable(&out, absl::Milliseconds(200))) {
   }
-  if ((*child)->Wait(absl::Seconds(10)).value_or(1) != 0) return 0;
-  int gpus = 0;
+  if ((*child)->Wait(absl::Seconds(10)).value_or(1) != 0) return {};
+  std::vector<int> gpus;
   for (absl::string_view line : absl::StrSplit(out, '\n')) {
-    if (line.rfind("GPU ", 0) == 0) ++gpus;
+    if (line.rfind("GPU ", 0) != 0) continue;
+    int id = -1;
+    absl::string_view number = line.substr(4, line.find(':') - 4);
+    if (absl::SimpleAtoi(number, &id) && id >= 0) gpus.push_back(id);
   }
   return gpus;
 }
@@ -142,6 +147,7 @@ struct Flags {
   cohort::agent::AgentOptions options;
   std::string master, secret_flag, tls_ca;
   int slots = 0, artificial = 0;
+  std::string gpus;
   std::string port_range = "29500-29599";
 };
 
@@ -153,10 +159,16 @@ void AddFlags(CLI::App& app, Flags& f) {
       app.add_option("--slots", f.slots,
                      "CPU slots to offer (default: GPUs found by nvidia-smi, else the cores)")
           ->check(CLI::PositiveNumber);
-  app.add_option("--artificial-slots", f.artificial,
-                 "Pretend to have this many slots (for tests of the scheduler)")
-      ->check(CLI::PositiveNumber)
-      ->excludes(slots_opt);
+  auto* artificial_opt =
+      app.add_option("--artificial-slots", f.artificial,
+                     "Pretend to have this many slots (for tests of the scheduler)")
+          ->check(CLI::PositiveNumber)
+          ->excludes(slots_opt);
+  app.add_option("--gpus", f.gpus,
+                 "GPUs to offer as slots, e.g. 0,1 (default: those nvidia-smi lists, unless "
+                 "--slots is given); each worker of a trial gets one as CUDA_VISIBLE_DEVICES")
+      ->excludes(slots_opt)
+      ->excludes(artificial_opt);
   app.add_option("--secret-file", f.secret_flag,
                  "File holding the cluster's agent secret (the master prints where it keeps it: "
                  "DATA_DIR/agent-secret); must be private (chmod 600). Default: "
@@ -188,13 +200,32 @@ void AddFlags(CLI::App& app, Flags& f) {
       "  cohort-agent --id a2 --artificial-slots 8 --port-range 29600-29699");
 }
 
+// GPU slots: --gpus, else (no --slots or --artificial-slots) the GPUs nvidia-smi lists. False,
+// after saying why, for a bad --gpus.
+bool FinishGpus(Flags& f) {
+  if (!f.gpus.empty()) {
+    absl::StatusOr<std::vector<int>> gpus = cohort::wire::ParseGpuList("--gpus", f.gpus);
+    if (!gpus.ok()) {
+      std::fprintf(stderr, "cohort-agent: %s\n", std::string(gpus.status().message()).c_str());
+      return false;
+    }
+    f.options.gpus = *std::move(gpus);
+  } else if (f.slots == 0 && f.artificial == 0) {
+    f.options.gpus = ListGpus();
+  }
+  return true;
+}
+
 // Fills in what the flags left to defaults; false (after saying why) for a bad value.
 bool FinishOptions(Flags& f) {
   cohort::agent::AgentOptions& options = f.options;
   options.master_url = cohort::client::MasterUrl(f.master);
   options.tls_ca_file = cohort::client::TlsCaFile(f.tls_ca);
   if (!LoadSecret(f.secret_flag, options)) return false;
-  options.slots = f.artificial > 0 ? f.artificial : f.slots > 0 ? f.slots : CountGpus();
+  if (!FinishGpus(f)) return false;
+  options.slots = f.artificial > 0 ? f.artificial
+                  : f.slots > 0    ? f.slots
+                                   : static_cast<int>(options.gpus.size());
   if (options.slots <= 0)
     options.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!ParsePortRange(f.port_range, options)) return false;
@@ -234,8 +265,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "cohort-agent: %s\n", std::string(stopped.status().message()).c_str());
     }
   });
-  std::printf("cohort-agent %s: %d slots, master %s, work dir %s\n", options.id.c_str(),
-              options.slots, options.master_url.c_str(), options.work_dir.c_str());
+  std::printf("cohort-agent %s: %d %s slots, master %s, work dir %s\n", options.id.c_str(),
+              options.slots, options.gpus.empty() ? "CPU" : "GPU", options.master_url.c_str(),
+              options.work_dir.c_str());
   std::fflush(stdout);
   absl::Status status = agent.Run();
   if (!status.ok()) {

@@ -10,6 +10,9 @@
 #include "comm/rendezvous.h"
 #include "comm/shm_communicator.h"
 #include "common/env.h"
+#ifdef COHORT_WITH_CUDA
+#include "comm/nccl_communicator.h"
+#endif
 
 namespace cohort::comm {
 
@@ -19,27 +22,70 @@ absl::string_view TransportName(Transport transport) {
     case Transport::kShm: return "shm";
     case Transport::kGloo: return "gloo";
     case Transport::kHierarchical: return "hierarchical";
+    case Transport::kNccl: return "nccl";
   }
   return "?";
 }
 
 absl::StatusOr<Transport> ParseTransport(absl::string_view name) {
   for (Transport t : {Transport::kAuto, Transport::kShm, Transport::kGloo,
-                      Transport::kHierarchical}) {
+                      Transport::kHierarchical, Transport::kNccl}) {
     if (TransportName(t) == name) return t;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown transport '", name, "': expected auto, shm, gloo or hierarchical"));
+      "unknown transport '", name, "': expected auto, shm, gloo, hierarchical or nccl"));
 }
+
+bool HaveNccl() {
+#ifdef COHORT_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+// The transport the options and COHORT_TRANSPORT ask for (kAuto: choose from the topology).
+absl::StatusOr<Transport> RequestedTransport(const CommunicatorOptions& options) {
+  if (options.device_buffers) {
+    if (options.transport == Transport::kAuto || options.transport == Transport::kNccl) {
+      return Transport::kNccl;
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "transport '", TransportName(options.transport),
+        "' takes host buffers, but the caller's are on the GPU (device_buffers): use 'nccl' "
+        "(or 'auto')"));
+  }
+  if (options.transport != Transport::kAuto) return options.transport;
+  return ParseTransport(env::GetOr("COHORT_TRANSPORT", "auto"));
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> CreateNccl(Group world, int cuda_device) {
+#ifdef COHORT_WITH_CUDA
+  const Topology& t = world.rendezvous->topology();
+  NcclCommunicator::Options nccl;
+  nccl.init_timeout = t.rendezvous_timeout;
+  nccl.timeout = t.collective_timeout;
+  if (cuda_device >= 0) {
+    nccl.device = cuda_device;
+  } else {
+    COHORT_ASSIGN_OR_RETURN(nccl.device, NcclCommunicator::DefaultDevice(t));
+  }
+  return NcclCommunicator::Create(std::move(world), nccl);
+#else
+  return absl::FailedPreconditionError(
+      "transport 'nccl' needs a GPU build of Cohort (cmake -DCOHORT_CUDA=ON, "
+      "docs/design/0013-gpus.md); this one is CPU-only");
+#endif
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
     std::shared_ptr<Rendezvous> rendezvous, const CommunicatorOptions& options) {
   const Topology& t = rendezvous->topology();
-  Transport transport = options.transport;
-  if (transport == Transport::kAuto) {
-    std::string forced = env::GetOr("COHORT_TRANSPORT", "auto");
-    COHORT_ASSIGN_OR_RETURN(transport, ParseTransport(forced));
-  }
+  COHORT_ASSIGN_OR_RETURN(Transport transport, RequestedTransport(options));
   if (transport == Transport::kAuto) {
     if (t.cross_size == 1) {
       transport = Transport::kShm;
@@ -68,6 +114,8 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
       return GlooCommunicator::Create(std::move(world), t.collective_timeout);
     case Transport::kHierarchical:
       return HierarchicalCommunicator::Create(rendezvous, options.name, t.collective_timeout);
+    case Transport::kNccl:
+      return CreateNccl(std::move(world), options.cuda_device);
     case Transport::kAuto:
       break;
   }

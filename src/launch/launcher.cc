@@ -91,6 +91,17 @@ absl::Status CheckExecutable(const std::string& path, const std::string& shown) 
 
 // Resolves `name` the way execvp would: a name with a slash is a path, others are looked up in
 // PATH. Returns the path to execute.
+// --gpus: none (CPU slots), or one distinct GPU id per slot.
+absl::Status CheckGpus(const std::vector<int>& gpus, int slots) {
+  if (gpus.empty()) return absl::OkStatus();
+  if (static_cast<int>(gpus.size()) != slots) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--gpus names ", gpus.size(), " GPU(s) for --slots ", slots,
+        ": give one GPU id per slot, e.g. --slots 2 --gpus 0,1"));
+  }
+  return wire::ParseGpuList("--gpus", wire::FormatGpuList(gpus)).status();  // distinct, >= 0
+}
+
 absl::StatusOr<std::string> ResolveExecutable(const std::string& name) {
   if (name.empty()) return absl::InvalidArgumentError("the command is an empty string");
   if (name.find('/') != std::string::npos) {
@@ -162,6 +173,7 @@ absl::Status Launcher::Prepare() {
   if (o.grace_period < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--grace-period must not be negative");
   }
+  COHORT_RETURN_IF_ERROR(CheckGpus(o.gpus, o.slots));
   if (o.command.empty()) {
     return absl::InvalidArgumentError(
         "no command given: put the worker command after '--', e.g. "
@@ -312,9 +324,11 @@ std::vector<std::string> Launcher::WorkerEnvironment(int local_rank) const {
   launch.chief_addr = chief_host_;
   launch.rendezvous_port = port_;
   launch.launcher = true;
-  // The fields left unset (network interface, timeouts, host-store flag) are absent from
-  // ToEnv, so the values the user gave the launcher pass through with the rest of its
-  // environment.
+  // A GPU slot: the worker sees its GPU only, as CUDA device 0.
+  if (!o.gpus.empty()) launch.cuda_visible_devices = wire::FormatGpuList({o.gpus[local_rank]});
+  // The fields left unset (network interface, timeouts, host-store flag, CUDA_VISIBLE_DEVICES
+  // without --gpus) are absent from ToEnv, so the values the user gave the launcher pass
+  // through with the rest of its environment.
   for (const auto& [name, value] : launch.ToEnv()) {
     if (value) {
       env[name] = *value;

@@ -1,7 +1,8 @@
 #pragma once
 // Launcher: the engine of cohort-launch. Starts this machine's share of a job's workers with the
 // worker environment of ARCHITECTURE.md §3 (COHORT_RANK, COHORT_SIZE, COHORT_LOCAL_*,
-// COHORT_CROSS_*, COHORT_CHIEF_ADDR, COHORT_RENDEZVOUS_PORT, thread counts), prefixes every
+// COHORT_CROSS_*, COHORT_CHIEF_ADDR, COHORT_RENDEZVOUS_PORT, thread counts; with GPU slots
+// CUDA_VISIBLE_DEVICES, one GPU per worker), prefixes every
 // line they write with "[rank=K] ", and supervises them fail-fast:
 //
 //   * a worker that exits non-zero or dies of a signal stops the job: the other workers get
@@ -75,6 +76,10 @@ struct LaunchOptions {
   std::vector<std::string> command;
   // Cores to share among the workers; 0: the CPUs this process may run on (sched_getaffinity).
   int cores = 0;
+  // GPU slots: one distinct GPU id per slot; the worker of local rank i gets
+  // CUDA_VISIBLE_DEVICES=gpus[i] (its GPU is then its device 0). Empty: CPU slots, and
+  // CUDA_VISIBLE_DEVICES passes through from the launcher's environment.
+  std::vector<int> gpus;
   // Where the prefixed worker output and the launcher's own messages go. Not owned.
   int stdout_fd = STDOUT_FILENO;
   int stderr_fd = STDERR_FILENO;

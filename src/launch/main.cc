@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/net.h"
 #include "launch/launcher.h"
+#include "wire/launch_env.h"
 
 namespace {
 
@@ -35,6 +36,9 @@ constexpr char kExamples[] =
     "  # 2 machines with 8 workers each (16 ranks); node 0 is 10.0.0.5:\n"
     "  node0$ cohort-launch --slots 8 --nnodes 2 --node-rank 0 --chief-addr 10.0.0.5 -- ./t\n"
     "  node1$ cohort-launch --slots 8 --nnodes 2 --node-rank 1 --chief-addr 10.0.0.5 -- ./t\n"
+    "\n"
+    "  # 2 workers on GPUs 0 and 1 (each sees its GPU only, as device 0):\n"
+    "  cohort-launch --slots 2 --gpus 0,1 -- ./my_trial\n"
     "\n"
     "Exit status: 0 when every worker exits 0; a failed worker's status; 128+N when stopped by\n"
     "signal N; 2 for bad arguments.";
@@ -71,6 +75,7 @@ struct Flags {
   std::string chief_addr;
   int rendezvous_port = -1;
   double grace_seconds = 3.0;
+  std::string gpus;
 };
 
 void AddFlags(CLI::App* app, Flags* flags) {
@@ -88,14 +93,18 @@ void AddFlags(CLI::App* app, Flags* flags) {
   app->add_option("--job-id", flags->options.job_id,
                   "Multi-node: the job's name, written to node 0's store; the other nodes take "
                   "only a store holding it (an earlier job may still hold the port)");
+  app->add_option("--gpus", flags->gpus,
+                  "GPU slots: one GPU id per slot, e.g. 0,1; the worker of local rank i gets "
+                  "CUDA_VISIBLE_DEVICES=<i-th id> (default: CPU slots, CUDA_VISIBLE_DEVICES "
+                  "passed through)");
   app->add_option("--grace-period", flags->grace_seconds,
                   "Seconds between SIGTERM and SIGKILL when stopping workers (default 3)");
 }
 
-// Sets the chief host, rendezvous port and grace period of flags->options from --chief-addr,
-// --rendezvous-port and --grace-period. InvalidArgument (the message for the user) when
-// --chief-addr does not parse, names another port than --rendezvous-port, or the grace period
-// is negative.
+// Sets the chief host, rendezvous port, grace period and GPUs of flags->options from
+// --chief-addr, --rendezvous-port, --grace-period and --gpus. InvalidArgument (the message for
+// the user) when --chief-addr does not parse, names another port than --rendezvous-port, the
+// grace period is negative or --gpus is not a list of distinct ids.
 absl::Status FinishOptions(Flags* flags) {
   int rendezvous_port = flags->rendezvous_port;
   if (!flags->chief_addr.empty()) {
@@ -114,6 +123,9 @@ absl::Status FinishOptions(Flags* flags) {
   if (flags->grace_seconds < 0) {
     return absl::InvalidArgumentError("--grace-period must not be negative");
   }
+  absl::StatusOr<std::vector<int>> gpus = cohort::wire::ParseGpuList("--gpus", flags->gpus);
+  if (!gpus.ok()) return gpus.status();
+  flags->options.gpus = *std::move(gpus);
   flags->options.rendezvous_port = rendezvous_port;
   flags->options.grace_period = absl::Seconds(flags->grace_seconds);
   return absl::OkStatus();

@@ -1,10 +1,13 @@
 #include "wire/launch_env.h"
 
 #include <cctype>
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "cohort/status.h"
 #include "common/env.h"
 
@@ -13,6 +16,7 @@ namespace {
 
 constexpr size_t kShownBytes = 200;
 constexpr int kMaxRankValue = 1 << 24;
+constexpr int kMaxGpuId = 4095;
 
 std::string Shown(const std::string& value) { return value.substr(0, kShownBytes); }
 
@@ -121,6 +125,24 @@ absl::StatusOr<std::optional<WorkerRanks>> ReadRanks(const RankVariables& names,
   return std::optional<WorkerRanks>(r);
 }
 
+std::string FormatGpuList(const std::vector<int>& gpus) { return absl::StrJoin(gpus, ","); }
+
+absl::StatusOr<std::vector<int>> ParseGpuList(absl::string_view what, absl::string_view text) {
+  std::vector<int> gpus;
+  if (text.empty()) return gpus;
+  for (absl::string_view piece : absl::StrSplit(text, ',')) {
+    int id = -1;
+    if (!absl::SimpleAtoi(piece, &id) || id < 0 || id > kMaxGpuId ||
+        std::find(gpus.begin(), gpus.end(), id) != gpus.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " must be distinct GPU ids separated by commas (e.g. 0,1), got '",
+                       Shown(std::string(text)), "'"));
+    }
+    gpus.push_back(id);
+  }
+  return gpus;
+}
+
 std::map<std::string, std::optional<std::string>> LaunchEnv::ToEnv() const {
   std::map<std::string, std::optional<std::string>> env;
   if (ranks) {
@@ -142,6 +164,7 @@ std::map<std::string, std::optional<std::string>> LaunchEnv::ToEnv() const {
   if (rendezvous_timeout) {
     env["COHORT_RENDEZVOUS_TIMEOUT"] = absl::StrCat(absl::ToDoubleSeconds(*rendezvous_timeout));
   }
+  if (!cuda_visible_devices.empty()) env["CUDA_VISIBLE_DEVICES"] = cuda_visible_devices;
   return env;
 }
 
@@ -155,6 +178,7 @@ absl::StatusOr<LaunchEnv> LaunchEnv::FromEnv(const EnvLookup& lookup) {
   COHORT_ASSIGN_OR_RETURN(env.host_store, ReadFlag(lookup, "COHORT_HOST_STORE"));
   COHORT_ASSIGN_OR_RETURN(env.collective_timeout, ReadSeconds(lookup, "COHORT_COLLECTIVE_TIMEOUT"));
   COHORT_ASSIGN_OR_RETURN(env.rendezvous_timeout, ReadSeconds(lookup, "COHORT_RENDEZVOUS_TIMEOUT"));
+  env.cuda_visible_devices = Get(lookup, "CUDA_VISIBLE_DEVICES");
   return env;
 }
 

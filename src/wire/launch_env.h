@@ -15,6 +15,8 @@
 //                                         cohort-launch (for a launcher that does not host it)
 //   COHORT_COLLECTIVE_TIMEOUT             deadline of every collective, seconds
 //   COHORT_RENDEZVOUS_TIMEOUT             deadline for finding the peers at start, seconds
+//   CUDA_VISIBLE_DEVICES                  the worker's GPU when its slot is one (cohort-launch
+//                                         --gpus): CUDA then shows it as device 0
 //
 // The trial-level variables (config, hyperparameters, seed, ...) and the thread counts are
 // WorkerEnv's (wire/worker_env.h). The foreign launchers' equivalents (torchrun's RANK and
@@ -41,8 +43,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace cohort::wire {
@@ -109,6 +113,13 @@ inline constexpr RankVariables kSlurmRankVariables{"slurm",
 absl::StatusOr<std::optional<WorkerRanks>> ReadRanks(const RankVariables& names,
                                                      const EnvLookup& lookup);
 
+// A list of GPU ids as cohort-launch's --gpus and CUDA_VISIBLE_DEVICES take it: "0,1,3".
+std::string FormatGpuList(const std::vector<int>& gpus);
+// The inverse: distinct integers in [0, 4095] separated by commas (an empty text is no GPUs).
+// Otherwise InvalidArgument naming `what` (a flag or variable) and the text, e.g.
+// "--gpus must be distinct GPU ids separated by commas (e.g. 0,1), got '0,0'".
+absl::StatusOr<std::vector<int>> ParseGpuList(absl::string_view what, absl::string_view text);
+
 struct LaunchEnv {
   std::optional<WorkerRanks> ranks;    // COHORT_RANK ... COHORT_CROSS_SIZE; nullopt: not set
   std::string chief_addr;              // COHORT_CHIEF_ADDR; empty: not set
@@ -118,6 +129,8 @@ struct LaunchEnv {
   bool host_store = false;             // COHORT_HOST_STORE=1
   std::optional<absl::Duration> collective_timeout;  // COHORT_COLLECTIVE_TIMEOUT
   std::optional<absl::Duration> rendezvous_timeout;  // COHORT_RENDEZVOUS_TIMEOUT
+  // CUDA_VISIBLE_DEVICES, as given (CUDA also takes UUIDs there); empty: not set.
+  std::string cuda_visible_devices;
 
   // The variables that are set, as SubprocessOptions::env takes them (every value present).
   // What is unset is left out, so the starter's own value (if any) passes through; launcher

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -38,6 +39,7 @@ TEST(LaunchEnvTest, EveryFieldRoundTripsThroughTheEnvironment) {
   env.host_store = true;
   env.collective_timeout = absl::Milliseconds(2500);
   env.rendezvous_timeout = absl::Seconds(90);
+  env.cuda_visible_devices = "3";
   const Vars vars = env.ToEnv();
   EXPECT_EQ(vars.at("COHORT_RANK"), "5");
   EXPECT_EQ(vars.at("COHORT_CROSS_SIZE"), "2");
@@ -59,6 +61,30 @@ TEST(LaunchEnvTest, EveryFieldRoundTripsThroughTheEnvironment) {
   EXPECT_TRUE(back->host_store);
   EXPECT_EQ(back->collective_timeout, env.collective_timeout);
   EXPECT_EQ(back->rendezvous_timeout, env.rendezvous_timeout);
+  EXPECT_EQ(vars.at("CUDA_VISIBLE_DEVICES"), "3");
+  EXPECT_EQ(back->cuda_visible_devices, "3");
+}
+
+TEST(GpuListTest, FormatsAndParsesCommaSeparatedIds) {
+  EXPECT_EQ(FormatGpuList({0, 2, 7}), "0,2,7");
+  EXPECT_EQ(FormatGpuList({}), "");
+  absl::StatusOr<std::vector<int>> gpus = ParseGpuList("--gpus", "0,2,7");
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_EQ(*gpus, (std::vector<int>{0, 2, 7}));
+  gpus = ParseGpuList("--gpus", "");
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_TRUE(gpus->empty());
+}
+
+TEST(GpuListTest, RefusesDuplicatesNegativesAndGarbageNamingTheFlag) {
+  for (const char* text : {"0,0", "-1", "a", "0,,1", "1,", "4096"}) {
+    absl::StatusOr<std::vector<int>> gpus = ParseGpuList("--gpus", text);
+    ASSERT_FALSE(gpus.ok()) << text;
+    EXPECT_EQ(gpus.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(gpus.status().message(), HasSubstr(absl::StrCat("--gpus must be distinct GPU ids")))
+        << text;
+    EXPECT_THAT(gpus.status().message(), HasSubstr(absl::StrCat("'", text, "'")));
+  }
 }
 
 TEST(LaunchEnvTest, UnsetFieldsAreLeftOutSoTheStartersValuesPassThrough) {

@@ -5,18 +5,29 @@
 //                 are inside a collective; survivors print "FAILED-AS-EXPECTED: <error>"
 //   stall         like die, but the victim stops responding (sleeps) instead of dying
 // Exit codes: 0 pass, 1 wrong result, 2 setup error, 3 collective error (expected in die/stall).
+//
+// Built twice: collective_worker passes host buffers; nccl_collective_worker (COHORT_CUDA
+// builds, compiled with COHORT_TEST_DEVICE_BUFFERS) binds each rank to CUDA device
+// local_rank % devices (--device auto: leaves the choice to the factory), asks for device
+// buffers (CommunicatorOptions::device_buffers: "auto" means nccl) and stages every Allreduce
+// and Broadcast buffer through device memory, so the same scenarios and checks run against the
+// NCCL transport.
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cohort/comm/comm_factory.h"
+#ifdef COHORT_TEST_DEVICE_BUFFERS
+#include <cuda_runtime_api.h>
+#endif
 
 namespace {
 
@@ -48,6 +59,68 @@ float HalfToFloat(uint16_t h) {
   float f;
   std::memcpy(&f, &x, 4);
   return f;
+}
+
+#ifdef COHORT_TEST_DEVICE_BUFFERS
+constexpr bool kDeviceBuffers = true;
+
+absl::Status Cuda(const char* call, cudaError_t error) {
+  if (error == cudaSuccess) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(call, ": ", cudaGetErrorString(error)));
+}
+
+// Runs `op` on a device copy of the `bytes` at `host`, then copies the result back.
+template <typename Op>
+absl::Status InPlace(void* host, size_t bytes, Op&& op) {
+  void* device = nullptr;
+  if (absl::Status s = Cuda("cudaMalloc", cudaMalloc(&device, bytes == 0 ? 1 : bytes)); !s.ok()) {
+    return s;
+  }
+  absl::Status status = Cuda("cudaMemcpy", cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
+  if (status.ok()) status = op(device);
+  if (status.ok()) {
+    status = Cuda("cudaMemcpy", cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
+  }
+  cudaFree(device);
+  return status;
+}
+
+// Binds this rank to its GPU: device local_rank % devices. The device, or -1 with the reason.
+int BindDevice(std::string* why) {
+  int count = 0;
+  cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess || count == 0) {
+    *why = absl::StrCat("no CUDA device: cudaGetDeviceCount: ", cudaGetErrorString(error));
+    return -1;
+  }
+  const char* local = std::getenv("COHORT_LOCAL_RANK");
+  const int device = (local != nullptr ? std::atoi(local) : 0) % count;
+  error = cudaSetDevice(device);
+  if (error != cudaSuccess) {
+    *why = absl::StrCat("cudaSetDevice(", device, "): ", cudaGetErrorString(error));
+    return -1;
+  }
+  return device;
+}
+#else
+constexpr bool kDeviceBuffers = false;
+
+template <typename Op>
+absl::Status InPlace(void* host, size_t bytes, Op&& op) {
+  return op(host);
+}
+
+int BindDevice(std::string* why) { return -1; }
+#endif
+
+absl::Status AllreduceOf(Communicator& comm, void* data, size_t count, DataType dtype,
+                         ReduceOp op) {
+  return InPlace(data, count * cohort::comm::DataTypeSize(dtype),
+                 [&](void* buffer) { return comm.Allreduce(buffer, count, dtype, op); });
+}
+
+absl::Status BroadcastOf(Communicator& comm, void* data, size_t bytes, int root) {
+  return InPlace(data, bytes, [&](void* buffer) { return comm.Broadcast(buffer, bytes, root); });
 }
 
 // Element i of rank r holds (r + 1) * (i % 13 + 1): small integers, exact in every dtype.
@@ -96,7 +169,7 @@ int CheckAllreduce(Communicator& comm, DataType dtype, size_t count, ReduceOp op
         break;
     }
   }
-  absl::Status s = comm.Allreduce(buf.data(), count, dtype, op);
+  absl::Status s = AllreduceOf(comm, buf.data(), count, dtype, op);
   std::string what = absl::StrCat("allreduce ", cohort::comm::DataTypeName(dtype), " count ", count,
                                   op == ReduceOp::kSum ? " sum" : " avg");
   if (!s.ok()) return Fail(absl::StrCat(what, ": ", s.ToString()));
@@ -121,6 +194,11 @@ int CheckAllreduce(Communicator& comm, DataType dtype, size_t count, ReduceOp op
     }
     double want = expected(i);
     double tol = dtype == DataType::kFloat16 ? 1e-3 * std::abs(want) : 1e-6 * std::abs(want);
+    // NCCL averages fp16 by multiplying each rank's value by 1/n in fp16 before the sum: one
+    // rounding per term (2^-11 each) and per addition.
+    if (kDeviceBuffers && dtype == DataType::kFloat16 && op == ReduceOp::kAverage) {
+      tol = std::ldexp(1.0, -11) * (n + 1) * std::abs(want);
+    }
     if (std::abs(got - want) > tol) {
       return Fail(absl::StrCat(what, ": element ", i, " is ", got, ", expected ", want));
     }
@@ -164,7 +242,7 @@ int Correctness(Communicator& comm, size_t large_bytes) {
       std::vector<char> buf(bytes);
       for (size_t i = 0; i < bytes; ++i)
         buf[i] = static_cast<char>(r == root ? (i * 7 + root) : 0x5a);
-      absl::Status s = comm.Broadcast(buf.data(), bytes, root);
+      absl::Status s = BroadcastOf(comm, buf.data(), bytes, root);
       if (!s.ok()) return Fail(absl::StrCat("broadcast root ", root, ": ", s.ToString()));
       for (size_t i = 0; i < bytes; ++i) {
         if (buf[i] != static_cast<char>(i * 7 + root)) {
@@ -222,7 +300,7 @@ int Fault(Communicator& comm, bool die, int victim, size_t bytes) {
       if (die) ::kill(::getpid(), SIGKILL);
       absl::SleepFor(absl::Hours(1));
     }
-    absl::Status s = comm.Allreduce(buf.data(), buf.size(), DataType::kFloat32, ReduceOp::kSum);
+    absl::Status s = AllreduceOf(comm, buf.data(), buf.size(), DataType::kFloat32, ReduceOp::kSum);
     if (!s.ok()) {
       std::printf("FAILED-AS-EXPECTED at %.3f: %s\n",
                   absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()), s.ToString().c_str());
@@ -237,7 +315,7 @@ int Fault(Communicator& comm, bool die, int victim, size_t bytes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string transport = "auto", scenario = "correctness";
+  std::string transport = "auto", scenario = "correctness", device = "bind";
   int victim = 1;
   size_t large_bytes = 64u << 20;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -248,6 +326,8 @@ int main(int argc, char** argv) {
       scenario = value;
     else if (flag == "--victim")
       victim = std::stoi(value);
+    else if (flag == "--device")
+      device = value;
     else if (flag == "--large-bytes")
       large_bytes = std::stoull(value);
     else {
@@ -262,6 +342,16 @@ int main(int argc, char** argv) {
   }
   cohort::comm::CommunicatorOptions options;
   options.transport = *parsed;
+  if (kDeviceBuffers) {
+    std::string why;
+    options.device_buffers = true;
+    // "auto": the factory picks the device (NcclCommunicator::DefaultDevice).
+    options.cuda_device = device == "auto" ? -1 : BindDevice(&why);
+    if (device != "auto" && options.cuda_device < 0) {
+      std::printf("SETUP-ERROR: %s\n", why.c_str());
+      return 2;
+    }
+  }
   auto comm = cohort::comm::CreateCommunicatorFromEnv(options);
   if (!comm.ok()) {
     std::printf("SETUP-ERROR: %s\n", comm.status().ToString().c_str());

@@ -183,6 +183,29 @@ TEST(LaunchTest, SigtermToTheLauncherReachesEveryWorker) {
   EXPECT_TRUE(absl::StrContains(r.err, "received SIGTERM; forwarding it to 3 workers")) << r.err;
 }
 
+// GPU slots (--gpus): each worker sees its own GPU only; without --gpus the launcher's
+// CUDA_VISIBLE_DEVICES reaches every worker unchanged.
+TEST(LaunchTest, GivesEachWorkerItsGpuWithGpusAndPassesCudaVisibleDevicesOtherwise) {
+  LaunchResult r = RunToCompletion(Launch({"--slots", "3", "--gpus", "4,0,2"}, {Worker(), "env"}),
+                                   {{"CUDA_VISIBLE_DEVICES", "0,1,2,3,4"}});
+  ASSERT_TRUE(r.exited);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::string> expected = {"4", "0", "2"};
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_EQ(EnvOf(r.out, rank)["CUDA_VISIBLE_DEVICES"], expected[rank]) << r.out;
+  }
+  LaunchResult cpu = RunToCompletion(Launch({"--slots", "2"}, {Worker(), "env"}),
+                                     {{"CUDA_VISIBLE_DEVICES", "1,3"}});
+  ASSERT_EQ(cpu.status, 0) << cpu.err;
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(EnvOf(cpu.out, rank)["CUDA_VISIBLE_DEVICES"], "1,3") << cpu.out;
+  }
+  LaunchResult none = RunToCompletion(Launch({"--slots", "1"}, {Worker(), "env"}),
+                                      {{"CUDA_VISIBLE_DEVICES", std::nullopt}});
+  ASSERT_EQ(none.status, 0) << none.err;
+  EXPECT_EQ(EnvOf(none.out, 0).count("CUDA_VISIBLE_DEVICES"), 0u) << none.out;
+}
+
 TEST(LaunchTest, SplitsCoresAmongWorkersUnlessTheUserChose) {
   const std::string expected = absl::StrCat(std::max(1, CoresAvailable() / 2));
   LaunchResult r = RunToCompletion(Launch({"--slots", "2"}, {Worker(), "env"}),
@@ -235,6 +258,9 @@ TEST(LaunchTest, BadArgumentsExitWithStatus2AndSayWhatIsWrong) {
       {{"--slots", "1", "--", "no-such-command-cohort"}, "not found in PATH"},
       {{"--slots", "1", "--", not_executable}, "chmod +x"},
       {{"--slots", "1", "--chief-addr", "h:99999", "--", "true"}, "bad port"},
+      {{"--slots", "2", "--gpus", "0", "--", "true"}, "--gpus names 1 GPU(s) for --slots 2"},
+      {{"--slots", "2", "--gpus", "1,1", "--", "true"}, "--gpus must be distinct GPU ids"},
+      {{"--slots", "1", "--gpus", "x", "--", "true"}, "--gpus must be distinct GPU ids"},
   };
   for (const BadArguments& c : cases) {
     std::vector<std::string> argv = {Launcher()};

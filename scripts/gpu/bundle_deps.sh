@@ -1,0 +1,43 @@
+#!/bin/bash
+# Bundles the Debian 12 libraries that the GPU build's COHORT_COMM_ONLY configuration needs
+# (Abseil, Gloo and what libgloo0 loads, nlohmann-json, CLI11, GoogleTest) into
+# .gpu-deps/ at the repository root (git-ignored), for a GPU machine that has CUDA, NCCL and
+# PyTorch but no package registry. The folder travels with the working tree (the device tool's
+# `carry`, at most 64 MiB in all); scripts/gpu/device_check.sh finds it there.
+#
+# How: `apt-get download` of each package (no installation; a few packages named here, nothing
+# looked up in bulk), `dpkg -x` into .gpu-deps/, then debug symbols and documentation removed and
+# the one absolute path Debian's Gloo config holds (/usr/lib/libgloo.so.0.5.0) made relative.
+# Run on a Debian 12 (bookworm) machine with network access. Prints the bundle's size.
+#
+# Usage: scripts/gpu/bundle_deps.sh [DEST]   (default: .gpu-deps)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+dest=${1:-$root/.gpu-deps}
+packages=(
+  libabsl-dev libabsl20220623         # Abseil: headers, CMake config, shared libraries
+  libgloo-dev libgloo0                # Gloo (its config points at /usr/lib, fixed below)
+  libhiredis0.14 libibverbs1          # what libgloo.so.0 is linked against
+  libnl-3-200 libnl-route-3-200       # what libibverbs.so.1 is linked against
+  nlohmann-json3-dev libcli11-dev     # header-only
+  libgtest-dev libgmock-dev           # GoogleTest (static libraries and CMake config)
+)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+rm -rf "$dest"
+mkdir -p "$dest"
+(cd "$work" && apt-get download "${packages[@]}" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+for deb in "$work"/*.deb; do
+  dpkg -x "$deb" "$dest"
+done
+rm -rf "$dest/usr/share/doc" "$dest/usr/share/lintian" "$dest/usr/share/man" \
+       "$dest/usr/lib/debug"
+# Shared libraries carry no debug sections worth their weight here.
+find "$dest" -name '*.so*' -type f -exec strip --strip-debug {} + 2>/dev/null || true
+# Debian's Gloo config names its library by an absolute path: make it relative to the prefix.
+sed -i 's|"/usr/lib/libgloo.so.0.5.0"|"${_IMPORT_PREFIX}/lib/libgloo.so.0.5.0"|' \
+  "$dest"/usr/share/cmake/Gloo/GlooTargets-*.cmake
+du -sh "$dest"
+echo "bundle_deps: ${#packages[@]} packages in $dest (pass it to the device tool's carry)"

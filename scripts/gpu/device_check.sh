@@ -1,0 +1,107 @@
+#!/bin/bash
+# The GPU session's one-shot check (docs/design/0013-gpus.md): configure the comm-only GPU build
+# (COHORT_CUDA=ON, COHORT_COMM_ONLY=ON: no LibTorch needed), build only what the NCCL conformance
+# test and the GPU-slot launcher test need, run them, and print a summary. Prepared on a machine
+# without a GPU; meant to run in one go within a few minutes of a 15-minute GPU lease.
+#
+# Finds: CUDA's runtime and NCCL through cmake/cohort_cuda.cmake (a toolkit, else pip's wheels
+# under PyTorch's Python, default /opt/torch/.venv); Abseil, Gloo, nlohmann-json, CLI11 and
+# GoogleTest installed, else in .gpu-deps/ (scripts/gpu/bundle_deps.sh, carried with the tree).
+# Needs cmake >= 3.25, a C++17 compiler and ninja or make on the machine: it says which is missing.
+#
+# Usage: scripts/gpu/device_check.sh [-j N] [--build-dir DIR]
+#   Results: printed, and under $OUT (when set) as device_check/*.log.
+# Exit status: 0 when everything built and the tests passed (or skipped saying why), else 1.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+jobs=16
+build=$root/build-device
+while [ $# -gt 0 ]; do
+  case $1 in
+    -j) jobs=$2; shift 2 ;;
+    --build-dir) build=$2; shift 2 ;;
+    *) echo "device_check: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+logs=${OUT:-$build}/device_check
+mkdir -p "$logs"
+deps=$root/.gpu-deps
+python=${COHORT_PYTHON:-/opt/torch/.venv/bin/python3}
+[ -x "$python" ] || python=$(command -v python3 || true)
+started=$(date +%s)
+failures=()
+
+say() { echo "== device_check [$(( $(date +%s) - started ))s] $*"; }
+
+# Runs a step with a time limit, its output in $logs/<name>.log (its tail printed on failure).
+step() {
+  local name=$1 limit=$2; shift 2
+  say "$name: $*"
+  if timeout "$limit" "$@" >"$logs/$name.log" 2>&1; then
+    return 0
+  fi
+  local rc=$?
+  say "$name FAILED (exit $rc$([ $rc = 124 ] && echo ", after ${limit}s")); last lines:"
+  tail -40 "$logs/$name.log"
+  failures+=("$name")
+  return 1
+}
+
+describe_machine() {
+  say "machine"
+  { if command -v nvidia-smi >/dev/null; then
+      nvidia-smi -L
+      nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+    else
+      echo "nvidia-smi: not found"
+    fi
+    for tool in cmake ninja make g++ c++ nvcc; do
+      printf '%-6s %s\n' "$tool" "$(command -v $tool >/dev/null && $tool --version | head -1 || echo missing)"
+    done
+    [ -n "$python" ] && "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device_count())' 2>&1
+    echo ".gpu-deps: $([ -d "$deps" ] && du -sh "$deps" | cut -f1 || echo absent)"
+  } 2>&1 | tee "$logs/machine.log"
+}
+
+configure() {
+  local generator=Ninja prefix="" libs=""
+  command -v ninja >/dev/null || generator="Unix Makefiles"
+  if [ -d "$deps/usr" ]; then
+    prefix="$deps/usr"
+    libs="$deps/usr/lib:$deps/usr/lib/x86_64-linux-gnu"
+    export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+  step configure 300 cmake -S "$root" -B "$build" -G "$generator" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOHORT_CUDA=ON -DCOHORT_COMM_ONLY=ON \
+    ${prefix:+-DCMAKE_PREFIX_PATH=$prefix} ${python:+-DCOHORT_PYTHON=$python}
+  grep -E "CUDA|NCCL" "$logs/configure.log"
+}
+
+build_targets() {
+  step build 420 cmake --build "$build" -j "$jobs" --target \
+    nccl_collectives_test nccl_collective_worker collectives_test collective_worker \
+    launch_test cohort-launch launch_test_worker
+}
+
+run_tests() {
+  # The NCCL suite (one rank per GPU), the GPU-slot launcher test, and the CPU suite's shm
+  # cases on this machine as a control.
+  step nccl_test 300 ctest --test-dir "$build" -R '^nccl_collectives_test$' -V
+  grep -E "\[ +(OK|SKIPPED|FAILED) +\] [A-Z]|PASS rank|tests passed" "$logs/nccl_test.log" | head -40
+  step launch_gpus 120 env COHORT_BIN_DIR="$build/bin" COHORT_TEST_BIN_DIR="$build/tests" \
+    "$build/tests/launch_test" --gtest_filter='*Gpu*:*BadArguments*'
+  step cpu_control 300 env COHORT_BIN_DIR="$build/bin" COHORT_TEST_BIN_DIR="$build/tests" \
+    "$build/tests/collectives_test" --gtest_filter='Shm/*EveryCollective*'
+}
+
+describe_machine
+if configure && build_targets; then
+  run_tests
+fi
+say "done in $(( $(date +%s) - started ))s; logs in $logs"
+if [ ${#failures[@]} -gt 0 ]; then
+  say "FAILED: ${failures[*]}"
+  exit 1
+fi
+say "all steps passed"
