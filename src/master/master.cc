@@ -188,6 +188,7 @@ void Master::BeginShutdown() {
     agents_.WakeAll();  // every agent's long poll answers now
   }
   logs_cv_.notify_all();
+  monitor_cv_.notify_all();
   pass_cv_.notify_all();
   idle_cv_.notify_all();
 }

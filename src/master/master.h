@@ -478,6 +478,10 @@ class Master {
   MasterOptions options_;
   std::mutex mu_;
   std::condition_variable logs_cv_;  // new log lines or series points
+  // Wakes the monitor thread (shutdown, directories to remove); it also checks every second.
+  // Not logs_cv_: that one is notified on every log post, and each wake of the monitor walks
+  // every agent and running allocation under mu_.
+  std::condition_variable monitor_cv_;
   AgentRegistry agents_;
   Allocations allocations_;
   users::Users users_;

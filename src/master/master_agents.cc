@@ -213,7 +213,7 @@ absl::StatusOr<ClusterStats> Master::Stats() {
 void Master::MonitorAgents() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    logs_cv_.wait_for(lock, std::chrono::seconds(1));
+    monitor_cv_.wait_for(lock, std::chrono::seconds(1));
     if (stopping_) break;
     ExpireLostAgentsLocked();
     if (!doomed_dirs_.empty()) {

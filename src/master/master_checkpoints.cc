@@ -190,6 +190,7 @@ void Master::DeleteCheckpointLocked(const std::string& root, const CheckpointRow
     return;
   }
   doomed_dirs_.push_back(doomed.string());
+  monitor_cv_.notify_all();  // the monitor thread removes it, without the lock
   if (absl::Status s = db_->MarkCheckpointDeleted(row.storage_id); !s.ok()) {
     COHORT_LOG(ERROR) << what << ": deleted, but not marked: " << s;
   }
