@@ -43,6 +43,12 @@ struct TrainOptions {
   std::string optimizer = "fused";
   uint64_t seed = 0;
   std::string data_dir;
+  // Non-empty: after the timed steps, profile_steps more steps are profiled (each rank's
+  // phases and gradient buckets, runtime/step_profiler.h) and rank 0 writes the step timeline
+  // of every rank to PROFILE_DIR/trace.json (Trace Event Format) and prints how much of the
+  // buckets' communication overlapped the backward pass.
+  std::string profile_dir;
+  int profile_steps = 3;
 };
 
 CLI::App* AddTrainCommand(CLI::App& app, TrainOptions& options);
@@ -55,11 +61,13 @@ struct MasterBenchOptions {
   int experiments = 10;
   int trials_per_experiment = 100;         // random searcher trials, 1 slot each
   double trial_seconds = 10;               // how long a simulated trial runs
+  double trial_seconds_jitter = 0;         // each runs trial_seconds x (1 +- this), uniformly
   double log_lines_per_second = 2000;      // all running trials together
   double metric_reports_per_second = 500;  // all running trials together
   double seconds = 30;                     // the load's duration
   int flush_ms = 500;                      // how often a simulated agent posts (as cohort-agent)
   bool kill_restart = true;  // SIGKILL the master halfway, restart it, count what was lost
+  double warmup_seconds = 10;  // latencies are also shown for the requests begun after it
   std::string master;        // cohort-master; default: beside this program
 };
 

@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -26,10 +29,12 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "bench/bench_commands.h"
@@ -47,33 +52,51 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-// Latency samples per route, from every agent thread.
+// Latency samples per route, from every agent thread, each with when it began.
 class Latencies {
  public:
-  void Add(const std::string& route, absl::Duration d, bool ok) {
+  void Add(const std::string& route, absl::Time start, absl::Duration d, bool ok) {
     std::lock_guard<std::mutex> lock(mu_);
     Route& r = routes_[route];
-    r.ms.push_back(absl::ToDoubleMilliseconds(d));
+    r.samples.push_back({start, absl::ToDoubleMilliseconds(d)});
     if (!ok) ++r.errors;
   }
-  void Print() const {
+  // Every route's percentiles over the whole run, and over the requests begun at `steady` or
+  // later (after the start's burst: every agent registering, the first placements).
+  void Print(absl::Time steady, double warmup_seconds) const {
     std::lock_guard<std::mutex> lock(mu_);
-    std::printf("\n%-34s %9s %9s %9s %9s %7s\n", "route (as the agents saw it)", "requests",
-                "p50 ms", "p99 ms", "max ms", "errors");
+    std::printf("\n%-34s %9s %9s %9s %9s %7s %19s\n", "route (as the agents saw it)",
+                "requests", "p50 ms", "p99 ms", "max ms", "errors",
+                absl::StrFormat("after %.0f s: p50/p99", warmup_seconds).c_str());
     for (const auto& [route, r] : routes_) {
-      std::vector<double> ms = r.ms;
-      std::sort(ms.begin(), ms.end());
-      auto at = [&](double q) { return ms[std::min(ms.size() - 1, size_t(q * ms.size()))]; };
-      std::printf("%-34s %9zu %9.1f %9.1f %9.1f %7lld\n", route.c_str(), ms.size(), at(0.5),
-                  at(0.99), ms.back(), static_cast<long long>(r.errors));
+      std::vector<double> all, later;
+      for (const Sample& s : r.samples) {
+        all.push_back(s.ms);
+        if (s.start >= steady) later.push_back(s.ms);
+      }
+      const auto [p50, p99, max] = Percentiles(all);
+      const auto [later50, later99, later_max] = Percentiles(later);
+      std::printf("%-34s %9zu %9.1f %9.1f %9.1f %7lld %9.1f/%9.1f\n", route.c_str(), all.size(),
+                  p50, p99, max, static_cast<long long>(r.errors), later50, later99);
     }
   }
 
  private:
+  struct Sample {
+    absl::Time start;
+    double ms;
+  };
   struct Route {
-    std::vector<double> ms;
+    std::vector<Sample> samples;
     int64_t errors = 0;
   };
+  // p50, p99 and max of `ms` (zeros when empty).
+  static std::tuple<double, double, double> Percentiles(std::vector<double> ms) {
+    if (ms.empty()) return {0, 0, 0};
+    std::sort(ms.begin(), ms.end());
+    auto at = [&](double q) { return ms[std::min(ms.size() - 1, size_t(q * ms.size()))]; };
+    return {at(0.5), at(0.99), ms.back()};
+  }
   mutable std::mutex mu_;
   std::map<std::string, Route> routes_;
 };
@@ -159,6 +182,7 @@ struct Shared {
   std::atomic<int64_t> running{0};  // allocations the agents hold now (started, not exited)
   std::atomic<int64_t> stops{0};    // stop actions received (after a restart: not re-adopted)
   int64_t stops_before_kill = 0;    // stops when the master was killed (RunLoad's thread only)
+  absl::Time load_start = absl::Now();  // when the agents start
 };
 
 // Runs `request` and records its latency under `route`.
@@ -166,7 +190,7 @@ template <typename F>
 auto Timed(Shared& shared, const std::string& route, F request) -> decltype(request()) {
   const absl::Time start = absl::Now();
   auto result = request();
-  shared.latencies.Add(route, absl::Now() - start, result.ok());
+  shared.latencies.Add(route, start, absl::Now() - start, result.ok());
   return result;
 }
 
@@ -190,6 +214,7 @@ class SimAgent {
   struct Allocation {
     wire::StartAction start;
     absl::Time started;
+    absl::Duration length;  // how long it runs: trial_seconds, spread by trial_seconds_jitter
     double lines_due = 0, reports_due = 0;
     int64_t steps = 0;
     std::vector<wire::LogLine> lines;         // not acknowledged yet
@@ -240,7 +265,10 @@ class SimAgent {
     for (const absl::StatusOr<wire::Action>& action : *actions) {
       if (!action.ok()) continue;
       if (const auto* start = std::get_if<wire::StartAction>(&*action)) {
-        allocations_[start->allocation] = Allocation{*start, absl::Now()};
+        std::uniform_real_distribution<double> spread(-shared_.options.trial_seconds_jitter,
+                                                      shared_.options.trial_seconds_jitter);
+        allocations_[start->allocation] = Allocation{
+            *start, absl::Now(), absl::Seconds(shared_.options.trial_seconds * (1 + spread(rng_)))};
         ++shared_.allocations;
         ++shared_.running;
       } else if (const auto* stop = std::get_if<wire::StopAction>(&*action)) {
@@ -256,7 +284,10 @@ class SimAgent {
   // is up and everything went out) its exit. An allocation the master no longer knows (it was
   // restarted and requeued the trial) is dropped with what it had not delivered.
   void Flush() {
-    const double share = static_cast<double>(shared_.options.agents * shared_.options.slots);
+    // The rates are the cluster's (--log-lines-per-second: all running trials together), so
+    // each running allocation offers its share of them; slots idle between one trial's exit and
+    // the next's start offer nothing, so dividing by the slots would fall short of the rate.
+    const double share = static_cast<double>(std::max<int64_t>(1, shared_.running.load()));
     const absl::Time now = absl::Now();
     const double dt = absl::ToDoubleSeconds(now - last_flush_);
     last_flush_ = now;
@@ -288,7 +319,7 @@ class SimAgent {
       r.metrics = {{"loss", loss(rng_)}, {"samples_per_second", 1000}};
       a.reports.push_back(std::move(r));
     }
-    if (!a.done && now - a.started >= absl::Seconds(shared_.options.trial_seconds)) {
+    if (!a.done && now - a.started >= a.length) {
       wire::ReportRecord r;
       r.kind = wire::ReportKind::kCompleted;
       r.searcher_metric = loss(rng_);
@@ -466,7 +497,8 @@ absl::StatusOr<absl::Duration> RunLoad(Shared& shared, MasterProcess& master) {
 void PrintSummary(const Shared& shared, const std::string& metrics, double seconds,
                   std::pair<int64_t, int64_t> lost) {
   const auto [lines, reports] = shared.acked.Totals();
-  shared.latencies.Print();
+  const double warmup = shared.options.warmup_seconds;
+  shared.latencies.Print(shared.load_start + absl::Seconds(warmup), warmup);
   std::printf("\nscheduling passes: %.0f, p50 %.2f ms, p99 %.2f ms, max %.2f ms (last 1000)\n",
               Sample(metrics, "cohort_scheduling_passes_total"),
               1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.5\"}"),
@@ -499,8 +531,14 @@ void PrintSummary(const Shared& shared, const std::string& metrics, double secon
 }
 
 absl::Status RunMasterBench(const MasterBenchOptions& o) {
-  char tmpl[] = "/tmp/cohort-master-bench-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) return absl::UnavailableError("mkdtemp failed");
+  // $TMPDIR (else /tmp) holds the master's data directory: its disk is part of what is measured.
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string tmpl = absl::StrCat(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp",
+                                  "/cohort-master-bench-XXXXXX");
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot make a directory ", tmpl, ": ",
+                                               std::strerror(errno), " (set TMPDIR)"));
+  }
   const std::string work = tmpl;
   MasterProcess master(o.master.empty() ? SiblingProgram("cohort-master") : o.master,
                        work + "/master");
@@ -545,6 +583,11 @@ CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& o) {
       ->capture_default_str();
   cmd->add_option("--trial-seconds", o.trial_seconds, "How long a simulated trial runs")
       ->capture_default_str();
+  cmd->add_option("--trial-seconds-jitter", o.trial_seconds_jitter,
+                  "Each trial runs trial-seconds x (1 +- up to this fraction): 0 starts and ends "
+                  "all of the first wave's trials together, in waves")
+      ->check(CLI::Range(0.0, 0.99))
+      ->capture_default_str();
   cmd->add_option("--log-lines-per-second", o.log_lines_per_second,
                   "Log lines all running trials send together")
       ->capture_default_str();
@@ -553,6 +596,10 @@ CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& o) {
       ->capture_default_str();
   cmd->add_option("--seconds", o.seconds, "How long the load runs")->capture_default_str();
   cmd->add_option("--flush-ms", o.flush_ms, "How often each agent posts")->capture_default_str();
+  cmd->add_option("--warmup-seconds", o.warmup_seconds,
+                  "Latencies are also shown for the requests begun after this (the start's "
+                  "burst of registrations and placements excluded)")
+      ->capture_default_str();
   cmd->add_flag("!--no-kill-restart", o.kill_restart,
                 "Do not SIGKILL and restart the master halfway");
   cmd->add_option("--master", o.master, "cohort-master (default: beside cohort-bench)");
