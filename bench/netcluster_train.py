@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NETCLUSTER = os.path.join(HERE, "netcluster")
 DDP = os.path.join(HERE, "train_vs_ddp.py")
 PORT = 29512
+PROFILE_ROOT = "/tmp/netcluster-profile"
 
 
 def machine_main(args):
@@ -41,11 +42,23 @@ def machine_main(args):
            "--", os.path.join(args.bin_dir, "cohort-bench"), "train", "--model", args.model,
            "--per-slot-batch", str(args.per_slot_batch), "--steps", str(args.steps),
            "--warmup", str(args.warmup)]
-    if args.impl == "cohort-compression":
-        cmd.append("--compression")
-    if args.impl == "cohort-no-overlap":
-        cmd.append("--no-overlap")
+    cmd += variant_args(args.impl.removeprefix("cohort").removeprefix("-"), args.model)
     return subprocess.call(cmd, env=env)
+
+
+def variant_args(variant, model):
+    """cohort-bench train's flags for a Cohort variant ("" is the plain run)."""
+    fixed = {"": [], "compression": ["--compression"], "no-overlap": ["--no-overlap"],
+             "auto-tune": ["--auto-tune"],
+             "profile": ["--profile-dir", os.path.join(PROFILE_ROOT, model)]}
+    if variant in fixed:
+        return fixed[variant]
+    if variant.startswith("agg") and variant[3:].isdigit():
+        return ["--aggregation-frequency", variant[3:]]
+    if variant.startswith("fusion") and variant[6:].replace(".", "", 1).isdigit():
+        return ["--fusion-mb", variant[6:]]
+    raise ValueError(f"unknown variant {variant!r}: expected one of {sorted(fixed)}, aggK "
+                     "(aggregation_frequency K) or fusionMB (tensor fusion threshold)")
 
 
 def run(args, machines, impl, model):
@@ -70,7 +83,10 @@ def main():
     parser.add_argument("--rate", default="5gbit")
     parser.add_argument("--machines", type=int, default=2)
     parser.add_argument("--models", default="cnn,mlp")
-    parser.add_argument("--variants", default="", help="extra Cohort runs: compression,no-overlap")
+    parser.add_argument("--variants", default="",
+                        help="extra Cohort runs: compression, no-overlap, auto-tune, aggK "
+                        "(aggregation_frequency K), fusionMB (fusion threshold), profile (the "
+                        f"step timeline, written to {PROFILE_ROOT}/MODEL/trace.json)")
     parser.add_argument("--per-slot-batch", type=int, default=64)
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=5)
@@ -80,19 +96,34 @@ def main():
     args.bin_dir = os.path.abspath(args.bin_dir)
     if args.impl:
         return machine_main(args)
-    impls = ["cohort", "ddp"] + [f"cohort-{v}" for v in args.variants.split(",") if v]
+    variants = [v for v in args.variants.split(",") if v]
+    for v in variants:
+        variant_args(v, "mlp")  # an unknown variant fails before any run
+    impls = ["cohort", "ddp"] + [f"cohort-{v}" for v in variants]
     print(f"{args.rate} links, 1 rank per machine, per-slot batch {args.per_slot_batch}, "
           f"{args.steps} timed steps")
     print(f"{'model':>5} {'impl':>19} {'1 machine':>10} {f'{args.machines} machines':>11} "
-          f"{'efficiency':>10} {'vs DDP':>7}")
+          f"{'efficiency':>10} {'vs DDP':>7} {'fusion MB':>9} {'overlap':>7}")
     for model in args.models.split(","):
         single = {impl: run(args, 1, impl, model)["samples_per_s"] for impl in ("cohort", "ddp")}
-        multi = {impl: run(args, args.machines, impl, model)["samples_per_s"] for impl in impls}
+        multi = {impl: run(args, args.machines, impl, model) for impl in impls}
         for impl in impls:
             one = single.get(impl, single["cohort"])
-            eff = multi[impl] / (args.machines * one)
-            print(f"{model:>5} {impl:>19} {one:10.0f} {multi[impl]:11.0f} {eff:10.2f} "
-                  f"{multi[impl] / multi['ddp']:7.2f}", flush=True)
+            thr = multi[impl]["samples_per_s"]
+            fusion = multi[impl].get("fusion_mb")
+            overlap = multi[impl].get("overlap_fraction")
+            print(f"{model:>5} {impl:>19} {one:10.0f} {thr:11.0f} "
+                  f"{thr / (args.machines * one):10.2f} "
+                  f"{thr / multi['ddp']['samples_per_s']:7.2f} "
+                  f"{'' if fusion is None else f'{fusion:g}':>9} "
+                  f"{'' if overlap is None else f'{overlap:.2f}':>7}", flush=True)
+            if overlap is not None:
+                r = multi[impl]
+                print(f"{'':>25} profiled step: backward {r['profiled_backward_ms']:.1f} ms, "
+                      f"buckets' communication {r['bucket_comm_ms']:.1f} ms of which "
+                      f"{r['bucket_comm_in_backward_ms']:.1f} ms inside the backward pass, "
+                      f"then a wait of {r['profiled_gradient_wait_ms']:.1f} ms; trace: "
+                      f"{os.path.join(PROFILE_ROOT, model, 'trace.json')}", flush=True)
     return 0
 
 

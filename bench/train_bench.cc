@@ -10,10 +10,15 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "bench/bench_commands.h"
 #include "bench/models.h"
@@ -23,6 +28,9 @@
 #include "cohort/status.h"
 #include "runtime/gradient_reducer.h"
 #include "runtime/process_setup.h"
+#include "runtime/step_profiler.h"
+#include "wire/step_profile.h"
+#include "wire/trace_events.h"
 
 namespace cohort::bench {
 namespace {
@@ -32,6 +40,109 @@ struct Timings {
 };
 
 double MsSince(absl::Time start) { return absl::ToDoubleMilliseconds(absl::Now() - start); }
+
+// Rank 0's profiled steps summarized: per step, the buckets' communication time and how much
+// of it fell inside the backward pass (the overlap the reducer exists for).
+struct OverlapSummary {
+  int steps = 0;
+  double backward_ms = 0, communication_ms = 0, overlapped_ms = 0, gradient_wait_ms = 0;
+};
+
+OverlapSummary Summarize(const std::vector<wire::StepProfileRecord>& records) {
+  OverlapSummary sum;
+  for (const wire::StepProfileRecord& r : records) {
+    if (r.rank != 0) continue;
+    int64_t b0 = 0, b1 = 0;
+    for (const wire::PhaseSpan& p : r.phases) {
+      if (p.name == "backward") b0 = p.start_us, b1 = p.start_us + p.duration_us;
+      if (p.name == "gradient_wait") sum.gradient_wait_ms += p.duration_us / 1e3;
+    }
+    sum.backward_ms += (b1 - b0) / 1e3;
+    for (const wire::BucketSpan& b : r.buckets) {
+      sum.communication_ms += b.duration_us / 1e3;
+      const int64_t inside = std::min(b1, b.start_us + b.duration_us) - std::max(b0, b.start_us);
+      sum.overlapped_ms += std::max<int64_t>(0, inside) / 1e3;
+    }
+    ++sum.steps;
+  }
+  return sum;
+}
+
+// Every rank's profile file gathered on rank 0, which writes DIR/trace.json and returns the
+// records; other ranks return none.
+absl::StatusOr<std::vector<wire::StepProfileRecord>> GatherProfiles(
+    comm::Communicator& comm, const runtime::StepProfiler& profiler, const std::string& dir) {
+  std::ifstream in(profiler.path());
+  std::stringstream text;
+  text << in.rdbuf();
+  COHORT_ASSIGN_OR_RETURN(std::vector<std::string> files, comm.Gather(text.str(), 0));
+  std::vector<wire::StepProfileRecord> records;
+  for (size_t rank = 0; rank < files.size(); ++rank) {
+    int line_number = 0;
+    for (absl::string_view line : absl::StrSplit(files[rank], '\n', absl::SkipEmpty())) {
+      const std::string context = absl::StrFormat("rank %d's profile line %d", rank, ++line_number);
+      const auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+      COHORT_ASSIGN_OR_RETURN(wire::StepProfileRecord r,
+                              wire::ParseStepProfileRecord(json, context));
+      records.push_back(std::move(r));
+    }
+  }
+  if (comm.rank() != 0) return records;
+  const std::string trace = (std::filesystem::path(dir) / "trace.json").string();
+  std::ofstream out(trace);
+  out << wire::TraceEvents(/*trial_id=*/0, records, /*truncated=*/false).dump() << '\n';
+  if (!out) return absl::UnavailableError(absl::StrCat("cannot write ", trace));
+  return records;
+}
+
+struct Result {
+  int ranks = 0;
+  double seconds = 0;
+  double fusion_mb = 0;
+  size_t buckets = 0;
+  float last_loss = 0;
+  Timings timings;  // sums over the timed steps
+  std::string transport;
+};
+
+void PrintResult(const TrainOptions& o, const Result& r, const OverlapSummary* overlap) {
+  const double per = 1.0 / o.steps;
+  std::string profile;
+  if (overlap != nullptr && overlap->steps > 0) {
+    const double n = overlap->steps;
+    profile = absl::StrFormat(
+        ",\"profiled_steps\":%d,\"profiled_backward_ms\":%.3f,\"bucket_comm_ms\":%.3f,"
+        "\"bucket_comm_in_backward_ms\":%.3f,\"overlap_fraction\":%.3f,"
+        "\"profiled_gradient_wait_ms\":%.3f",
+        overlap->steps, overlap->backward_ms / n, overlap->communication_ms / n,
+        overlap->overlapped_ms / n,
+        overlap->communication_ms > 0 ? overlap->overlapped_ms / overlap->communication_ms : 0,
+        overlap->gradient_wait_ms / n);
+  }
+  std::printf(
+      "{\"impl\":\"cohort\",\"model\":\"%s\",\"ranks\":%d,\"per_slot_batch\":%d,\"steps\":%d,"
+      "\"warmup\":%d,\"aggregation_frequency\":%d,\"compression\":%s,\"auto_tune\":%s,"
+      "\"overlap\":%s,\"transport\":\"%s\",\"optimizer\":\"%s\",\"fusion_mb\":%g,"
+      "\"buckets\":%zu,\"samples_per_s\":%.2f,\"step_ms\":%.3f,\"final_loss\":%.6f,"
+      "\"forward_ms\":%.3f,\"backward_ms\":%.3f,\"sync_ms\":%.3f,\"optimizer_ms\":%.3f%s}\n",
+      o.model.c_str(), r.ranks, o.per_slot_batch, o.steps, o.warmup, o.aggregation_frequency,
+      o.compression ? "true" : "false", o.auto_tune ? "true" : "false",
+      o.overlap ? "true" : "false", r.transport.c_str(), o.optimizer.c_str(), r.fusion_mb,
+      r.buckets, static_cast<double>(r.ranks) * o.per_slot_batch * o.steps / r.seconds,
+      r.seconds * 1000 / o.steps, r.last_loss, r.timings.forward_ms * per,
+      r.timings.backward_ms * per, r.timings.sync_ms * per, r.timings.optimizer_ms * per,
+      profile.c_str());
+  std::fflush(stdout);
+}
+
+absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(const TrainOptions& o,
+                                                                       BenchModel& model) {
+  const auto sgd_options = torch::optim::SGDOptions(o.lr).momentum(0.9);
+  if (o.optimizer == "fused") {
+    return std::make_unique<runtime::optim::FusedSGD>(model.parameters(), sgd_options);
+  }
+  return std::make_unique<torch::optim::SGD>(model.parameters(), sgd_options);
+}
 
 absl::Status Train(const TrainOptions& o) {
   runtime::PrepareTrainingProcess();
@@ -57,40 +168,57 @@ absl::Status Train(const TrainOptions& o) {
   reducer_options.overlap = o.overlap;
   COHORT_ASSIGN_OR_RETURN(auto reducer,
                           runtime::GradientReducer::Create(*model, comm.get(), reducer_options));
-  const auto sgd_options = torch::optim::SGDOptions(o.lr).momentum(0.9);
-  std::unique_ptr<torch::optim::Optimizer> optimizer;
-  if (o.optimizer == "fused") {
-    optimizer = std::make_unique<runtime::optim::FusedSGD>(model->parameters(), sgd_options);
-  } else {
-    optimizer = std::make_unique<torch::optim::SGD>(model->parameters(), sgd_options);
+  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<torch::optim::Optimizer> optimizer,
+                          MakeOptimizer(o, *model));
+  // The profiled steps follow the timed ones, so profiling never changes the throughput.
+  const int64_t timed_end = o.warmup + o.steps;
+  runtime::StepProfiler profiler({.enabled = !o.profile_dir.empty(),
+                                  .begin_on_batch = timed_end + 1,
+                                  .end_after_batch = timed_end + o.profile_steps,
+                                  .rank = rank,
+                                  .run_dir = o.profile_dir});
+  if (!o.profile_dir.empty()) {
+    std::error_code ignored;  // absent is fine; the profiler appends, so an old run's lines go
+    std::filesystem::remove(profiler.path(), ignored);
   }
 
   const int64_t n = data.images.size(0);
   torch::Tensor perm = torch::randperm(n, at::detail::createCPUGenerator(0),
                                        torch::TensorOptions().dtype(torch::kInt64));
   torch::Tensor within = torch::arange(o.per_slot_batch, torch::kInt64);
-  Timings t;
-  float last_loss = 0;
+  Result result{.ranks = ranks, .transport = std::string(comm->transport())};
+  Timings& t = result.timings;
+  // Ends phase `name` begun at `start`: adds it to `total_ms` and to the profile.
+  auto phase = [&](const char* name, absl::Time start, double& total_ms) {
+    const absl::Time end = absl::Now();
+    total_ms += absl::ToDoubleMilliseconds(end - start);
+    profiler.Phase(name, start, end);
+    return end;
+  };
   auto step = [&](int64_t s) -> absl::Status {
     const int64_t base = (s * ranks * o.per_slot_batch + rank * o.per_slot_batch) % n;
     torch::Tensor idx = perm.index_select(0, (within + base).remainder(n));
     torch::Tensor x = data.images.index_select(0, idx);
     torch::Tensor y = data.labels.index_select(0, idx);
-    absl::Time start = absl::Now();
+    const absl::Time step_start = absl::Now();
+    profiler.Begin(s, step_start);
+    reducer->set_record_bucket_timings(profiler.active());
     torch::Tensor loss = model->Loss(model->Forward(x), y);
-    t.forward_ms += MsSince(start);
-    start = absl::Now();
+    absl::Time start = phase("forward", step_start, t.forward_ms);
     loss.backward();
-    t.backward_ms += MsSince(start);
-    start = absl::Now();
+    start = phase("backward", start, t.backward_ms);
     COHORT_ASSIGN_OR_RETURN(bool apply, reducer->Synchronize());
-    t.sync_ms += MsSince(start);
+    start = phase("gradient_wait", start, t.sync_ms);
     if (apply) {
-      start = absl::Now();
       runtime::optim::StepAndZeroGrad(*optimizer);
-      t.optimizer_ms += MsSince(start);
+      phase("optimizer_step", start, t.optimizer_ms);
     }
-    last_loss = loss.item<float>();
+    result.last_loss = loss.item<float>();
+    if (profiler.active()) {
+      profiler.Phase("step", step_start, absl::Now());
+      profiler.Buckets(reducer->TakeBucketTimings());
+      profiler.End();
+    }
     return absl::OkStatus();
   };
   int64_t s = 0;
@@ -98,25 +226,22 @@ absl::Status Train(const TrainOptions& o) {
   t = Timings{};
   COHORT_RETURN_IF_ERROR(comm->Barrier());
   const absl::Time start = absl::Now();
-  for (; s < o.warmup + o.steps; ++s) COHORT_RETURN_IF_ERROR(step(s));
+  for (; s < timed_end; ++s) COHORT_RETURN_IF_ERROR(step(s));
   COHORT_RETURN_IF_ERROR(comm->Barrier());
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  if (rank == 0) {
-    const double per = 1.0 / o.steps;
-    std::printf(
-        "{\"impl\":\"cohort\",\"model\":\"%s\",\"ranks\":%d,\"per_slot_batch\":%d,\"steps\":%d,"
-        "\"warmup\":%d,\"aggregation_frequency\":%d,\"compression\":%s,\"transport\":\"%s\","
-        "\"optimizer\":\"%s\",\"fusion_mb\":%g,\"buckets\":%zu,\"samples_per_s\":%.2f,"
-        "\"step_ms\":%.3f,\"final_loss\":%.6f,\"forward_ms\":%.3f,\"backward_ms\":%.3f,\"sync_ms\":"
-        "%.3f,"
-        "\"optimizer_ms\":%.3f}\n",
-        o.model.c_str(), ranks, o.per_slot_batch, o.steps, o.warmup, o.aggregation_frequency,
-        o.compression ? "true" : "false", std::string(comm->transport()).c_str(),
-        o.optimizer.c_str(), reducer->fusion_threshold_mb(), reducer->BucketNames().size(),
-        static_cast<double>(ranks) * o.per_slot_batch * o.steps / seconds, seconds * 1000 / o.steps,
-        last_loss, t.forward_ms * per, t.backward_ms * per, t.sync_ms * per, t.optimizer_ms * per);
-    std::fflush(stdout);
+  result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  result.fusion_mb = reducer->fusion_threshold_mb();
+  result.buckets = reducer->BucketNames().size();
+  if (o.profile_dir.empty()) {
+    if (rank == 0) PrintResult(o, result, nullptr);
+    return absl::OkStatus();
   }
+  const Timings timed = t;
+  for (; s < timed_end + o.profile_steps; ++s) COHORT_RETURN_IF_ERROR(step(s));
+  result.timings = timed;
+  COHORT_ASSIGN_OR_RETURN(std::vector<wire::StepProfileRecord> records,
+                          GatherProfiles(*comm, profiler, o.profile_dir));
+  const OverlapSummary overlap = Summarize(records);
+  if (rank == 0) PrintResult(o, result, &overlap);
   return absl::OkStatus();
 }
 
@@ -166,6 +291,13 @@ CLI::App* AddTrainCommand(CLI::App& app, TrainOptions& options) {
   cmd->add_option("--data-dir", options.data_dir,
                   "Fashion-MNIST directory (default: $COHORT_DATA_DIR or "
                   "/usr/share/datasets/fashion-mnist)");
+  cmd->add_option("--profile-dir", options.profile_dir,
+                  "Profile --profile-steps more steps after the timed ones: every rank's phases "
+                  "and gradient buckets; rank 0 writes DIR/trace.json (open in ui.perfetto.dev) "
+                  "and adds the buckets' overlap with the backward pass to its line");
+  cmd->add_option("--profile-steps", options.profile_steps, "Steps profiled with --profile-dir")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   return cmd;
 }
 
