@@ -144,105 +144,138 @@ absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(const Tra
   return std::make_unique<torch::optim::SGD>(model.parameters(), sgd_options);
 }
 
-absl::Status Train(const TrainOptions& o) {
-  runtime::PrepareTrainingProcess();
-  torch::set_num_threads(o.threads);
-  torch::manual_seed(o.seed);
-  COHORT_ASSIGN_OR_RETURN(comm::Transport transport, comm::ParseTransport(o.transport));
-  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<comm::Communicator> comm,
-                          comm::CreateCommunicatorFromEnv({.transport = transport}));
-  const int rank = comm->rank(), ranks = comm->size();
-  COHORT_ASSIGN_OR_RETURN(
-      runtime::FashionMnist data,
-      runtime::LoadFashionMnist(o.data_dir.empty() ? runtime::FashionMnistDir() : o.data_dir,
-                                /*train=*/true));
-  std::shared_ptr<BenchModel> model = MakeBenchModel(o.model);
-  if (model == nullptr) return absl::InvalidArgumentError("--model: expected cnn or mlp");
-  model->train();
-  COHORT_RETURN_IF_ERROR(runtime::BroadcastModule(*model, *comm, 0));
-  runtime::GradientReducerOptions reducer_options;
-  reducer_options.fusion_threshold_mb = o.fusion_mb;
-  reducer_options.aggregation_frequency = o.aggregation_frequency;
-  reducer_options.compression = o.compression;
-  reducer_options.auto_tune = o.auto_tune;
-  reducer_options.overlap = o.overlap;
-  COHORT_ASSIGN_OR_RETURN(auto reducer,
-                          runtime::GradientReducer::Create(*model, comm.get(), reducer_options));
-  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<torch::optim::Optimizer> optimizer,
-                          MakeOptimizer(o, *model));
-  // The profiled steps follow the timed ones, so profiling never changes the throughput.
-  const int64_t timed_end = o.warmup + o.steps;
-  runtime::StepProfiler profiler({.enabled = !o.profile_dir.empty(),
-                                  .begin_on_batch = timed_end + 1,
-                                  .end_after_batch = timed_end + o.profile_steps,
-                                  .rank = rank,
-                                  .run_dir = o.profile_dir});
-  if (!o.profile_dir.empty()) {
-    std::error_code ignored;  // absent is fine; the profiler appends, so an old run's lines go
-    std::filesystem::remove(profiler.path(), ignored);
+// One rank's training run: what it trains with, one step, and the timed and profiled loops.
+class Trainer {
+ public:
+  static absl::StatusOr<std::unique_ptr<Trainer>> Create(const TrainOptions& o) {
+    runtime::PrepareTrainingProcess();
+    torch::set_num_threads(o.threads);
+    torch::manual_seed(o.seed);
+    auto t = std::unique_ptr<Trainer>(new Trainer(o));
+    COHORT_ASSIGN_OR_RETURN(comm::Transport transport, comm::ParseTransport(o.transport));
+    COHORT_ASSIGN_OR_RETURN(t->comm_, comm::CreateCommunicatorFromEnv({.transport = transport}));
+    COHORT_ASSIGN_OR_RETURN(
+        t->data_,
+        runtime::LoadFashionMnist(o.data_dir.empty() ? runtime::FashionMnistDir() : o.data_dir,
+                                  /*train=*/true));
+    t->perm_ = torch::randperm(t->data_.images.size(0), at::detail::createCPUGenerator(0),
+                               torch::TensorOptions().dtype(torch::kInt64));
+    t->model_ = MakeBenchModel(o.model);
+    if (t->model_ == nullptr) return absl::InvalidArgumentError("--model: expected cnn or mlp");
+    t->model_->train();
+    COHORT_RETURN_IF_ERROR(runtime::BroadcastModule(*t->model_, *t->comm_, 0));
+    runtime::GradientReducerOptions reducer;
+    reducer.fusion_threshold_mb = o.fusion_mb;
+    reducer.aggregation_frequency = o.aggregation_frequency;
+    reducer.compression = o.compression;
+    reducer.auto_tune = o.auto_tune;
+    reducer.overlap = o.overlap;
+    COHORT_ASSIGN_OR_RETURN(t->reducer_,
+                            runtime::GradientReducer::Create(*t->model_, t->comm_.get(), reducer));
+    COHORT_ASSIGN_OR_RETURN(t->optimizer_, MakeOptimizer(o, *t->model_));
+    t->StartProfiler();
+    return t;
   }
 
-  const int64_t n = data.images.size(0);
-  torch::Tensor perm = torch::randperm(n, at::detail::createCPUGenerator(0),
-                                       torch::TensorOptions().dtype(torch::kInt64));
-  torch::Tensor within = torch::arange(o.per_slot_batch, torch::kInt64);
-  Result result{.ranks = ranks, .transport = std::string(comm->transport())};
-  Timings& t = result.timings;
-  // Ends phase `name` begun at `start`: adds it to `total_ms` and to the profile.
-  auto phase = [&](const char* name, absl::Time start, double& total_ms) {
-    const absl::Time end = absl::Now();
-    total_ms += absl::ToDoubleMilliseconds(end - start);
-    profiler.Phase(name, start, end);
-    return end;
-  };
-  auto step = [&](int64_t s) -> absl::Status {
-    const int64_t base = (s * ranks * o.per_slot_batch + rank * o.per_slot_batch) % n;
-    torch::Tensor idx = perm.index_select(0, (within + base).remainder(n));
-    torch::Tensor x = data.images.index_select(0, idx);
-    torch::Tensor y = data.labels.index_select(0, idx);
-    const absl::Time step_start = absl::Now();
-    profiler.Begin(s, step_start);
-    reducer->set_record_bucket_timings(profiler.active());
-    torch::Tensor loss = model->Loss(model->Forward(x), y);
-    absl::Time start = phase("forward", step_start, t.forward_ms);
-    loss.backward();
-    start = phase("backward", start, t.backward_ms);
-    COHORT_ASSIGN_OR_RETURN(bool apply, reducer->Synchronize());
-    start = phase("gradient_wait", start, t.sync_ms);
-    if (apply) {
-      runtime::optim::StepAndZeroGrad(*optimizer);
-      phase("optimizer_step", start, t.optimizer_ms);
+  // Warm-up, the timed steps, then (with --profile-dir) the profiled ones; rank 0 prints.
+  absl::Status Run() {
+    int64_t s = 0;
+    for (; s < o_.warmup; ++s) COHORT_RETURN_IF_ERROR(Step(s));
+    result_.timings = Timings{};
+    COHORT_RETURN_IF_ERROR(comm_->Barrier());
+    const absl::Time start = absl::Now();
+    for (; s < timed_end(); ++s) COHORT_RETURN_IF_ERROR(Step(s));
+    COHORT_RETURN_IF_ERROR(comm_->Barrier());
+    result_.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    result_.ranks = comm_->size();
+    result_.transport = std::string(comm_->transport());
+    result_.fusion_mb = reducer_->fusion_threshold_mb();
+    result_.buckets = reducer_->BucketNames().size();
+    if (o_.profile_dir.empty()) {
+      if (comm_->rank() == 0) PrintResult(o_, result_, nullptr);
+      return absl::OkStatus();
     }
-    result.last_loss = loss.item<float>();
-    if (profiler.active()) {
-      profiler.Phase("step", step_start, absl::Now());
-      profiler.Buckets(reducer->TakeBucketTimings());
-      profiler.End();
-    }
-    return absl::OkStatus();
-  };
-  int64_t s = 0;
-  for (; s < o.warmup; ++s) COHORT_RETURN_IF_ERROR(step(s));
-  t = Timings{};
-  COHORT_RETURN_IF_ERROR(comm->Barrier());
-  const absl::Time start = absl::Now();
-  for (; s < timed_end; ++s) COHORT_RETURN_IF_ERROR(step(s));
-  COHORT_RETURN_IF_ERROR(comm->Barrier());
-  result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  result.fusion_mb = reducer->fusion_threshold_mb();
-  result.buckets = reducer->BucketNames().size();
-  if (o.profile_dir.empty()) {
-    if (rank == 0) PrintResult(o, result, nullptr);
+    const Timings timed = result_.timings;
+    for (; s < timed_end() + o_.profile_steps; ++s) COHORT_RETURN_IF_ERROR(Step(s));
+    result_.timings = timed;
+    COHORT_ASSIGN_OR_RETURN(std::vector<wire::StepProfileRecord> records,
+                            GatherProfiles(*comm_, *profiler_, o_.profile_dir));
+    const OverlapSummary overlap = Summarize(records);
+    if (comm_->rank() == 0) PrintResult(o_, result_, &overlap);
     return absl::OkStatus();
   }
-  const Timings timed = t;
-  for (; s < timed_end + o.profile_steps; ++s) COHORT_RETURN_IF_ERROR(step(s));
-  result.timings = timed;
-  COHORT_ASSIGN_OR_RETURN(std::vector<wire::StepProfileRecord> records,
-                          GatherProfiles(*comm, profiler, o.profile_dir));
-  const OverlapSummary overlap = Summarize(records);
-  if (rank == 0) PrintResult(o, result, &overlap);
-  return absl::OkStatus();
+
+ private:
+  explicit Trainer(const TrainOptions& o) : o_(o) {}
+  int64_t timed_end() const { return o_.warmup + o_.steps; }
+
+  // The profiled steps follow the timed ones, so profiling never changes the throughput.
+  void StartProfiler() {
+    profiler_ = std::make_unique<runtime::StepProfiler>(
+        runtime::StepProfilerOptions{.enabled = !o_.profile_dir.empty(),
+                                     .begin_on_batch = timed_end() + 1,
+                                     .end_after_batch = timed_end() + o_.profile_steps,
+                                     .rank = comm_->rank(),
+                                     .run_dir = o_.profile_dir});
+    if (o_.profile_dir.empty()) return;
+    std::error_code ignored;  // absent is fine; the profiler appends, so an old run's lines go
+    std::filesystem::remove(profiler_->path(), ignored);
+  }
+
+  // Ends phase `name` begun at `start`: adds it to `total_ms` and to the profile.
+  absl::Time Phase(const char* name, absl::Time start, double& total_ms) {
+    const absl::Time end = absl::Now();
+    total_ms += absl::ToDoubleMilliseconds(end - start);
+    profiler_->Phase(name, start, end);
+    return end;
+  }
+
+  // Step s trains on global batch indices (s*N*B + i) mod n of the fixed permutation; rank r
+  // takes [r*B, (r+1)*B).
+  absl::Status Step(int64_t s) {
+    const int64_t n = data_.images.size(0), b = o_.per_slot_batch;
+    const int64_t base = (s * comm_->size() * b + comm_->rank() * b) % n;
+    torch::Tensor idx = perm_.index_select(0, (within_ + base).remainder(n));
+    torch::Tensor x = data_.images.index_select(0, idx);
+    torch::Tensor y = data_.labels.index_select(0, idx);
+    Timings& t = result_.timings;
+    const absl::Time step_start = absl::Now();
+    profiler_->Begin(s, step_start);
+    reducer_->set_record_bucket_timings(profiler_->active());
+    torch::Tensor loss = model_->Loss(model_->Forward(x), y);
+    absl::Time start = Phase("forward", step_start, t.forward_ms);
+    loss.backward();
+    start = Phase("backward", start, t.backward_ms);
+    COHORT_ASSIGN_OR_RETURN(bool apply, reducer_->Synchronize());
+    start = Phase("gradient_wait", start, t.sync_ms);
+    if (apply) {
+      runtime::optim::StepAndZeroGrad(*optimizer_);
+      Phase("optimizer_step", start, t.optimizer_ms);
+    }
+    result_.last_loss = loss.item<float>();
+    if (profiler_->active()) {
+      profiler_->Phase("step", step_start, absl::Now());
+      profiler_->Buckets(reducer_->TakeBucketTimings());
+      profiler_->End();
+    }
+    return absl::OkStatus();
+  }
+
+  const TrainOptions& o_;
+  std::unique_ptr<comm::Communicator> comm_;
+  runtime::FashionMnist data_;
+  std::shared_ptr<BenchModel> model_;
+  std::unique_ptr<runtime::GradientReducer> reducer_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<runtime::StepProfiler> profiler_;
+  torch::Tensor perm_;  // the data order: a fixed permutation (seed 0) of the training set
+  torch::Tensor within_ = torch::arange(o_.per_slot_batch, torch::kInt64);
+  Result result_;
+};
+
+absl::Status Train(const TrainOptions& o) {
+  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<Trainer> trainer, Trainer::Create(o));
+  return trainer->Run();
 }
 
 }  // namespace
