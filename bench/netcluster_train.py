@@ -47,7 +47,9 @@ def machine_main(args):
 
 
 def variant_args(variant, model):
-    """cohort-bench train's flags for a Cohort variant ("" is the plain run)."""
+    """cohort-bench train's flags for a Cohort variant ("" is the plain run; "a+b" both)."""
+    if "+" in variant:
+        return [arg for part in variant.split("+") for arg in variant_args(part, model)]
     fixed = {"": [], "compression": ["--compression"], "no-overlap": ["--no-overlap"],
              "auto-tune": ["--auto-tune"],
              "profile": ["--profile-dir", os.path.join(PROFILE_ROOT, model)]}
@@ -86,7 +88,8 @@ def main():
     parser.add_argument("--variants", default="",
                         help="extra Cohort runs: compression, no-overlap, auto-tune, aggK "
                         "(aggregation_frequency K), fusionMB (fusion threshold), profile (the "
-                        f"step timeline, written to {PROFILE_ROOT}/MODEL/trace.json)")
+                        f"step timeline, written to {PROFILE_ROOT}/MODEL/trace.json); a+b "
+                        "combines two, e.g. compression+profile")
     parser.add_argument("--per-slot-batch", type=int, default=64)
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=5)
