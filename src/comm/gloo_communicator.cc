@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cohort/status.h"
+#include "comm/internal/failure_causes.h"
 #include "comm/internal/gloo_store_adapter.h"
 #include "comm/internal/gloo_transport.h"
 #include "comm/internal/reduce_kernels.h"
@@ -29,34 +30,8 @@
 namespace cohort::comm {
 namespace {
 
-// How long a rank whose connection broke waits for the reason: the rendezvous failure notice
-// (a dead rank, normally known within milliseconds) or the cause a live peer that gave up
-// left in the store. Only then does it blame the broken connection itself.
-constexpr absl::Duration kCauseWait = absl::Seconds(1);
-constexpr absl::Duration kCausePoll = absl::Milliseconds(50);
-
-// Store keys under the group's prefix. The first rank to break publishes why (the claim
-// counter makes the first one win); "timeout/<op>/<rank>" marks the ranks that timed out in
-// collective number <op>, so that the others can tell which ranks never arrived.
-constexpr char kCauseKey[] = "gloo/cause";
-constexpr char kCauseClaimKey[] = "gloo/cause_claims";
-
 std::chrono::milliseconds ToMillis(absl::Duration d) {
   return std::chrono::milliseconds(absl::ToInt64Milliseconds(d));
-}
-
-std::string EncodeCause(const absl::Status& status) {
-  return absl::StrCat(static_cast<int>(status.code()), ":", status.message());
-}
-
-absl::Status DecodeCause(absl::string_view text) {
-  size_t colon = text.find(':');
-  int code = 0;
-  if (colon == absl::string_view::npos || !absl::SimpleAtoi(text.substr(0, colon), &code) ||
-      code <= 0) {
-    return absl::UnavailableError(text);
-  }
-  return absl::Status(static_cast<absl::StatusCode>(code), text.substr(colon + 1));
 }
 
 // What the rendezvous failure callback (watcher thread) shares with the communicator. Held by
@@ -83,6 +58,7 @@ class GlooCommunicator::Impl {
       : group_(std::move(group)),
         timeout_(timeout),
         store_(group_.store()),
+        causes_(group_, "gloo"),
         shared_(std::make_shared<GlooShared>()) {}
 
   // The failure callback may still run later: leave it nothing to shut down once the
@@ -171,7 +147,7 @@ class GlooCommunicator::Impl {
   void Abort(const absl::Status& cause) {
     if (!error_.ok() || cause.ok()) return;
     error_ = cause;
-    PublishCause(cause);
+    causes_.Publish(cause);
     shared_->ShutDown();
   }
 
@@ -187,12 +163,13 @@ class GlooCommunicator::Impl {
       // connections so that a peer that has not timed out yet stops waiting.
       status = absl::DeadlineExceededError(
           absl::StrCat(Where(op), " (collective #", op_number_, ") timed out after ",
-                       absl::FormatDuration(timeout_), MissingRanks(), " [gloo: ", what, "]"));
-      PublishCause(status);
+                       absl::FormatDuration(timeout_), causes_.MissingMembers(op_number_),
+                       " [gloo: ", what, "]"));
+      causes_.Publish(status);
       shared_->ShutDown();
     } else {
       shared_->ShutDown();
-      absl::Status cause = AwaitCause();
+      absl::Status cause = causes_.Await();
       if (cause.code() == absl::StatusCode::kUnavailable && !group_.rendezvous->failure().ok()) {
         status = absl::UnavailableError(absl::StrCat(Where(op), ": ", cause.message()));
       } else if (!cause.ok()) {
@@ -206,61 +183,14 @@ class GlooCommunicator::Impl {
         group_.rendezvous->ReportFailure(absl::StrCat(
             peer_name, " is unreachable (", group_.Name(rank()), " lost its Gloo connection in ",
             op, "): the process died, hung up or the network failed"));
-        PublishCause(status);
+        causes_.Publish(status);
       } else {
         status = absl::InternalError(absl::StrCat(Where(op), ": ", what));
-        PublishCause(status);
+        causes_.Publish(status);
       }
     }
     error_ = status;
     return status;
-  }
-
-  // Waits up to kCauseWait for the reason a connection broke. OK when none is known.
-  absl::Status AwaitCause() {
-    const absl::Time deadline = absl::Now() + kCauseWait;
-    while (true) {
-      absl::Status notice = group_.rendezvous->failure();
-      if (!notice.ok()) return notice;
-      absl::StatusOr<std::string> cause = store_->Get(kCauseKey, kCausePoll);
-      if (cause.ok()) return DecodeCause(*cause);
-      if (cause.status().code() != absl::StatusCode::kDeadlineExceeded || absl::Now() >= deadline) {
-        return absl::OkStatus();
-      }
-    }
-  }
-
-  // After a timeout: "; waiting for rank 3" naming the members that did not time out in the
-  // same collective within kCauseWait (they never reached it or are not responding).
-  std::string MissingRanks() {
-    const std::string prefix = absl::StrCat("timeout/", op_number_, "/");
-    if (!store_->Set(absl::StrCat(prefix, rank()), "").ok()) return "";
-    std::vector<std::string> keys;
-    for (int i = 0; i < size(); ++i) {
-      if (i != rank()) keys.push_back(absl::StrCat(prefix, i));
-    }
-    if (store_->Wait(keys, kCauseWait).ok()) {
-      return "; every member timed out in it (network trouble, or a member that is slow "
-             "inside it)";
-    }
-    std::vector<std::string> missing;
-    for (int i = 0; i < size(); ++i) {
-      if (i == rank()) continue;
-      if (!store_->Get(absl::StrCat(prefix, i), absl::Milliseconds(1)).ok()) {
-        missing.push_back(group_.Name(i));
-      }
-    }
-    if (missing.empty()) return "";
-    return absl::StrCat("; waiting for ", absl::StrJoin(missing, ", "),
-                        " (not in this collective or not responding)");
-  }
-
-  // Best effort: this rank fails with `status` either way, and when the store cannot take the
-  // cause the other ranks stop waiting for it after kCauseWait (AwaitCause) and report what
-  // they saw themselves.
-  void PublishCause(const absl::Status& status) {
-    absl::StatusOr<int64_t> claims = store_->Add(kCauseClaimKey, 1);
-    if (claims.ok() && *claims == 1) store_->Set(kCauseKey, EncodeCause(status)).IgnoreError();
   }
 
   // The group rank whose address appears in Gloo's message, or -1.
@@ -274,6 +204,9 @@ class GlooCommunicator::Impl {
   Group group_;
   absl::Duration timeout_;
   std::shared_ptr<Store> store_;
+  // Why a collective failed, told between the members (a rank whose connection broke waits
+  // for it before blaming the connection itself).
+  internal::FailureCauses causes_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::shared_ptr<GlooShared> shared_;
   std::vector<std::string> peer_addresses_;

@@ -13,15 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cohort/status.h"
+#include "comm/internal/failure_causes.h"
 #include "common/logging.h"
 
 namespace cohort::comm {
 namespace {
 
-// How long a rank that failed waits for its cause (the rendezvous failure notice or the cause
-// the first rank that failed left in the store), as GlooCommunicator does.
-constexpr absl::Duration kCauseWait = absl::Seconds(1);
-constexpr absl::Duration kCausePoll = absl::Milliseconds(50);
 // Polling: the first polls spin (a small allreduce takes tens of microseconds), then the sleep
 // between polls doubles up to kMaxPollSleep, which bounds what a long wait costs in latency.
 constexpr int kSpinPolls = 200;
@@ -33,16 +30,19 @@ constexpr absl::Duration kFinalizeWait = absl::Seconds(10);
 // Store keys under the group's prefix.
 constexpr char kIdKey[] = "nccl/id";
 constexpr char kJoinedKey[] = "nccl/joined/";  // + rank: set before NCCL's set-up
-constexpr char kCauseKey[] = "nccl/cause";
-constexpr char kCauseClaimKey[] = "nccl/cause_claims";
 
 ncclDataType_t ToNccl(DataType dtype) {
   switch (dtype) {
-    case DataType::kFloat32: return ncclFloat32;
-    case DataType::kFloat16: return ncclFloat16;
-    case DataType::kFloat64: return ncclFloat64;
-    case DataType::kInt32: return ncclInt32;
-    case DataType::kInt64: return ncclInt64;
+    case DataType::kFloat32:
+      return ncclFloat32;
+    case DataType::kFloat16:
+      return ncclFloat16;
+    case DataType::kFloat64:
+      return ncclFloat64;
+    case DataType::kInt32:
+      return ncclInt32;
+    case DataType::kInt64:
+      return ncclInt64;
   }
   return ncclFloat32;
 }
@@ -65,20 +65,6 @@ absl::Status NcclStatus(absl::string_view call, ncclResult_t result, ncclComm_t 
     return absl::InternalError(message);
   }
   return absl::UnavailableError(message);
-}
-
-std::string EncodeCause(const absl::Status& status) {
-  return absl::StrCat(static_cast<int>(status.code()), ":", status.message());
-}
-
-absl::Status DecodeCause(absl::string_view text) {
-  size_t colon = text.find(':');
-  int code = 0;
-  if (colon == absl::string_view::npos || !absl::SimpleAtoi(text.substr(0, colon), &code) ||
-      code <= 0) {
-    return absl::UnavailableError(text);
-  }
-  return absl::Status(static_cast<absl::StatusCode>(code), text.substr(colon + 1));
 }
 
 // The sleep before each poll: none at first, then growing (see kSpinPolls).
@@ -106,7 +92,10 @@ using Probe = std::optional<absl::Status>;
 class NcclCommunicator::Impl {
  public:
   Impl(Group group, const Options& options)
-      : group_(std::move(group)), options_(options), store_(group_.store()) {}
+      : group_(std::move(group)),
+        options_(options),
+        store_(group_.store()),
+        causes_(group_, "nccl") {}
 
   ~Impl() {
     if (comm_ != nullptr) {
@@ -129,10 +118,11 @@ class NcclCommunicator::Impl {
 
   absl::Status Init() {
     COHORT_RETURN_IF_ERROR(SelectDevice());
-    COHORT_RETURN_IF_ERROR(Where("set-up", CudaStatus("cudaStreamCreateWithFlags",
-        cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking))));
-    COHORT_RETURN_IF_ERROR(Where("set-up", CudaStatus("cudaMalloc (scratch)",
-        cudaMalloc(&scratch_, ScratchBytes()))));
+    COHORT_RETURN_IF_ERROR(
+        Where("set-up", CudaStatus("cudaStreamCreateWithFlags",
+                                   cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking))));
+    COHORT_RETURN_IF_ERROR(
+        Where("set-up", CudaStatus("cudaMalloc (scratch)", cudaMalloc(&scratch_, ScratchBytes()))));
     UseNetworkInterface();
     ncclUniqueId id;
     COHORT_RETURN_IF_ERROR(ExchangeId(&id));
@@ -152,8 +142,8 @@ class NcclCommunicator::Impl {
   absl::Status Check(absl::string_view op) {
     if (!error_.ok()) return error_;
     absl::Status notice = group_.rendezvous->failure();
-    if (!notice.ok()) return Fail(absl::UnavailableError(absl::StrCat(Name(op), ": ",
-                                                                      notice.message())));
+    if (!notice.ok())
+      return Fail(absl::UnavailableError(absl::StrCat(Name(op), ": ", notice.message())));
     return Where(op, CudaStatus("cudaSetDevice", cudaSetDevice(options_.device)));
   }
 
@@ -215,8 +205,8 @@ class NcclCommunicator::Impl {
   absl::Status CopyAsync(absl::string_view op, void* to, const void* from, size_t bytes,
                          cudaMemcpyKind kind) {
     if (bytes == 0) return absl::OkStatus();
-    return Fail(Where(op, CudaStatus("cudaMemcpyAsync",
-                                     cudaMemcpyAsync(to, from, bytes, kind, stream_))));
+    return Fail(
+        Where(op, CudaStatus("cudaMemcpyAsync", cudaMemcpyAsync(to, from, bytes, kind, stream_))));
   }
 
   // A device buffer of at least `bytes` for staged collectives (kept and grown).
@@ -225,8 +215,8 @@ class NcclCommunicator::Impl {
       if (staging_ != nullptr) cudaFree(staging_);
       staging_ = nullptr;
       staging_bytes_ = 0;
-      COHORT_RETURN_IF_ERROR(Fail(Where(op, CudaStatus("cudaMalloc (staging)",
-                                                        cudaMalloc(&staging_, bytes)))));
+      COHORT_RETURN_IF_ERROR(
+          Fail(Where(op, CudaStatus("cudaMalloc (staging)", cudaMalloc(&staging_, bytes)))));
       staging_bytes_ = bytes;
     }
     return static_cast<char*>(staging_);
@@ -240,7 +230,7 @@ class NcclCommunicator::Impl {
   absl::Status Fail(absl::Status status) {
     if (status.ok() || !error_.ok()) return error_.ok() ? status : error_;
     error_ = status;
-    PublishCause(status);
+    causes_.Publish(status);
     if (comm_ != nullptr) {
       ncclResult_t aborted = ncclCommAbort(comm_);
       if (aborted != ncclSuccess) {
@@ -265,13 +255,15 @@ class NcclCommunicator::Impl {
 
   absl::Status SelectDevice() {
     int count = 0;
-    COHORT_RETURN_IF_ERROR(Where("set-up", CudaStatus("cudaGetDeviceCount",
-                                                      cudaGetDeviceCount(&count))));
+    COHORT_RETURN_IF_ERROR(
+        Where("set-up", CudaStatus("cudaGetDeviceCount", cudaGetDeviceCount(&count))));
     if (options_.device < 0 || options_.device >= count) {
       return absl::InvalidArgumentError(absl::StrCat(
           Name("set-up"), ": CUDA device ", options_.device, " does not exist: ", count,
-          " visible (CUDA_VISIBLE_DEVICES=", std::getenv("CUDA_VISIBLE_DEVICES") != nullptr
-              ? std::getenv("CUDA_VISIBLE_DEVICES") : "unset", ")"));
+          " visible (CUDA_VISIBLE_DEVICES=",
+          std::getenv("CUDA_VISIBLE_DEVICES") != nullptr ? std::getenv("CUDA_VISIBLE_DEVICES")
+                                                         : "unset",
+          ")"));
     }
     return Where("set-up", CudaStatus("cudaSetDevice", cudaSetDevice(options_.device)));
   }
@@ -285,8 +277,8 @@ class NcclCommunicator::Impl {
   absl::Status ExchangeId(ncclUniqueId* id) {
     const absl::Duration wait = options_.init_timeout;
     if (rank() == 0) {
-      COHORT_RETURN_IF_ERROR(Where("set-up", NcclStatus("ncclGetUniqueId", ncclGetUniqueId(id),
-                                                        nullptr)));
+      COHORT_RETURN_IF_ERROR(
+          Where("set-up", NcclStatus("ncclGetUniqueId", ncclGetUniqueId(id), nullptr)));
       return store_->Set(kIdKey, absl::string_view(id->internal, sizeof(id->internal)));
     }
     absl::StatusOr<std::string> value = store_->Get(kIdKey, wait);
@@ -294,9 +286,8 @@ class NcclCommunicator::Impl {
       return Annotate(value.status(), absl::StrCat(Name("set-up"), ": waiting for rank 0's id"));
     }
     if (value->size() != sizeof(id->internal)) {
-      return absl::InternalError(absl::StrCat(Name("set-up"), ": rank 0's id has ",
-                                              value->size(), " bytes, expected ",
-                                              sizeof(id->internal)));
+      return absl::InternalError(absl::StrCat(Name("set-up"), ": rank 0's id has ", value->size(),
+                                              " bytes, expected ", sizeof(id->internal)));
     }
     std::memcpy(id->internal, value->data(), value->size());
     return absl::OkStatus();
@@ -345,9 +336,10 @@ class NcclCommunicator::Impl {
         return Fail(absl::UnavailableError(absl::StrCat(Name(op), ": ", notice.message())));
       }
       if (absl::Now() >= deadline) {
-        return Fail(absl::DeadlineExceededError(absl::StrCat(
-            Name(op), " (collective #", op_number_, ") timed out after ",
-            absl::FormatDuration(timeout), " waiting for its ", stage, MissingRanks())));
+        return Fail(absl::DeadlineExceededError(
+            absl::StrCat(Name(op), " (collective #", op_number_, ") timed out after ",
+                         absl::FormatDuration(timeout), " waiting for its ", stage,
+                         causes_.MissingMembers(op_number_))));
       }
       backoff.Wait();
     }
@@ -355,55 +347,12 @@ class NcclCommunicator::Impl {
 
   // NCCL's own error, with the cause a peer left (the rank that failed first says why).
   absl::Status Explain(absl::string_view op, const absl::Status& error) {
-    absl::Status cause = AwaitCause();
+    absl::Status cause = causes_.Await();
     if (!cause.ok()) {
       return absl::Status(cause.code(), absl::StrCat(Name(op), " abandoned because ",
                                                      cause.message(), " [", error.message(), "]"));
     }
     return Where(op, error);
-  }
-
-  // Waits up to kCauseWait for the reason the peers gave up. OK when none is known.
-  absl::Status AwaitCause() {
-    const absl::Time deadline = absl::Now() + kCauseWait;
-    while (true) {
-      absl::Status notice = group_.rendezvous->failure();
-      if (!notice.ok()) return notice;
-      absl::StatusOr<std::string> cause = store_->Get(kCauseKey, kCausePoll);
-      if (cause.ok()) return DecodeCause(*cause);
-      if (!absl::IsDeadlineExceeded(cause.status()) || absl::Now() >= deadline) {
-        return absl::OkStatus();
-      }
-    }
-  }
-
-  // After a timeout: the members that did not time out in the same collective within
-  // kCauseWait (not in it, or not responding).
-  std::string MissingRanks() {
-    const std::string prefix = absl::StrCat("nccl/timeout/", op_number_, "/");
-    if (!store_->Set(absl::StrCat(prefix, rank()), "").ok()) return "";
-    std::vector<std::string> keys;
-    for (int r = 0; r < size(); ++r) {
-      if (r != rank()) keys.push_back(absl::StrCat(prefix, r));
-    }
-    if (store_->Wait(keys, kCauseWait).ok()) {
-      return "; every member timed out in it (network trouble, or a member slow inside it)";
-    }
-    std::vector<std::string> missing;
-    for (int r = 0; r < size(); ++r) {
-      if (r != rank() && !store_->Get(absl::StrCat(prefix, r), absl::Milliseconds(1)).ok()) {
-        missing.push_back(group_.Name(r));
-      }
-    }
-    if (missing.empty()) return "";
-    return absl::StrCat("; waiting for ", absl::StrJoin(missing, ", "),
-                        " (not in this collective or not responding)");
-  }
-
-  // Best effort, as for Gloo: the first rank to fail leaves its cause for the others.
-  void PublishCause(const absl::Status& status) {
-    absl::StatusOr<int64_t> claims = store_->Add(kCauseClaimKey, 1);
-    if (claims.ok() && *claims == 1) store_->Set(kCauseKey, EncodeCause(status)).IgnoreError();
   }
 
   void Finalize() {
@@ -424,6 +373,7 @@ class NcclCommunicator::Impl {
   Group group_;
   Options options_;
   std::shared_ptr<Store> store_;
+  internal::FailureCauses causes_;  // why a collective failed, told between the members
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
   void* scratch_ = nullptr;
@@ -441,13 +391,14 @@ absl::StatusOr<int> NcclCommunicator::DefaultDevice(const Topology& topology) {
   if (topology.local_rank < count) return topology.local_rank;
   return absl::FailedPreconditionError(absl::StrCat(
       "rank ", topology.rank, " is local rank ", topology.local_rank, " of ", topology.local_size,
-      " on this machine, but ", count, " CUDA devices are visible (CUDA_VISIBLE_DEVICES=",
-      visible != nullptr ? visible : "unset", "): the nccl transport needs a GPU per worker "
+      " on this machine, but ", count,
+      " CUDA devices are visible (CUDA_VISIBLE_DEVICES=", visible != nullptr ? visible : "unset",
+      "): the nccl transport needs a GPU per worker "
       "(cohort-launch --gpus gives each worker its own)"));
 }
 
-absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Create(
-    Group group, const Options& options) {
+absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Create(Group group,
+                                                                           const Options& options) {
   if (group.size < 1 || group.rank < 0 || group.rank >= group.size) {
     return absl::InvalidArgumentError(
         absl::StrCat("nccl group '", group.prefix, "': rank ", group.rank, " of ", group.size));
@@ -474,8 +425,7 @@ absl::Status NcclCommunicator::AllreduceAsync(void* data, size_t count, DataType
   COHORT_RETURN_IF_ERROR(impl_->CheckDeviceBuffer("allreduce", data));
   const ncclRedOp_t nccl_op = op == ReduceOp::kSum ? ncclSum : ncclAvg;  // ints: toward zero
   return impl_->Enqueue("allreduce", [&] {
-    return ncclAllReduce(data, data, count, ToNccl(dtype), nccl_op, impl_->comm(),
-                         impl_->stream());
+    return ncclAllReduce(data, data, count, ToNccl(dtype), nccl_op, impl_->comm(), impl_->stream());
   });
 }
 
@@ -515,11 +465,10 @@ absl::StatusOr<std::vector<std::string>> NcclCommunicator::Allgather(absl::strin
                          impl_->stream());
   }));
   COHORT_RETURN_IF_ERROR(impl_->AwaitStream("allgather (lengths)"));
-  COHORT_RETURN_IF_ERROR(impl_->CopyAsync("allgather", lengths.data(), slots, 8 * n,
-                                          cudaMemcpyDeviceToHost));
+  COHORT_RETURN_IF_ERROR(
+      impl_->CopyAsync("allgather", lengths.data(), slots, 8 * n, cudaMemcpyDeviceToHost));
   COHORT_RETURN_IF_ERROR(impl_->AwaitStream("allgather (lengths)"));
-  const size_t longest =
-      static_cast<size_t>(*std::max_element(lengths.begin(), lengths.end()));
+  const size_t longest = static_cast<size_t>(*std::max_element(lengths.begin(), lengths.end()));
   std::vector<char> all(longest * n);
   if (longest > 0) {
     COHORT_ASSIGN_OR_RETURN(char* staging, impl_->Staging("allgather", longest * n));
@@ -544,8 +493,8 @@ absl::StatusOr<std::vector<std::string>> NcclCommunicator::Gather(absl::string_v
                                                                   int root) {
   COHORT_RETURN_IF_ERROR(impl_->Check("gather"));
   if (root < 0 || root >= impl_->size()) {
-    return absl::InvalidArgumentError(absl::StrCat(impl_->Name("gather"), ": root ", root,
-                                                   " is not a rank of ", impl_->size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(impl_->Name("gather"), ": root ", root, " is not a rank of ", impl_->size()));
   }
   COHORT_ASSIGN_OR_RETURN(std::vector<std::string> all, Allgather(bytes));
   if (impl_->rank() != root) all.clear();
@@ -556,8 +505,8 @@ absl::Status NcclCommunicator::Barrier() {
   COHORT_RETURN_IF_ERROR(impl_->Check("barrier"));
   if (impl_->size() == 1) return absl::OkStatus();
   COHORT_RETURN_IF_ERROR(impl_->Enqueue("barrier", [&] {
-    return ncclAllReduce(impl_->scratch(), impl_->scratch(), 1, ncclInt32, ncclSum,
-                         impl_->comm(), impl_->stream());
+    return ncclAllReduce(impl_->scratch(), impl_->scratch(), 1, ncclInt32, ncclSum, impl_->comm(),
+                         impl_->stream());
   }));
   return impl_->AwaitStream("barrier");
 }
