@@ -427,6 +427,53 @@ double Sample(const std::string& text, const std::string& series) {
   return std::nan("");
 }
 
+// The master's own view of each route's latency (cohort_http_request_duration_seconds, from
+// its routing to its answer): beside the agents' view, it tells time spent in a handler from
+// time spent before one (the listen queue, a free server thread, the cores). Percentiles are
+// the upper bounds of the histogram's buckets.
+void PrintServerLatencies(const std::string& text) {
+  const std::string prefix = "cohort_http_request_duration_seconds_bucket{";
+  std::map<std::string, std::vector<std::pair<double, double>>> buckets;  // route: (le, count)
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StartsWith(line, prefix)) continue;
+    const size_t route_at = line.find("route=\"");
+    const size_t le_at = line.find("le=\"");
+    const size_t close = line.find("} ");
+    if (route_at == line.npos || le_at == line.npos || close == line.npos) continue;
+    const size_t route_end = line.find('"', route_at + 7);
+    const std::string route(line.substr(route_at + 7, route_end - route_at - 7));
+    const std::string le(line.substr(le_at + 4, line.find('"', le_at + 4) - le_at - 4));
+    buckets[route].push_back({le == "+Inf" ? INFINITY : std::strtod(le.c_str(), nullptr),
+                              std::strtod(std::string(line.substr(close + 2)).c_str(), nullptr)});
+  }
+  std::printf("\n%-34s %9s %11s %11s %11s\n", "route (as the master timed it)", "requests",
+              "<= 5 ms", "<= 50 ms", "p99 <=");
+  for (auto& [route, b] : buckets) {
+    std::sort(b.begin(), b.end());
+    const double total = b.back().second;
+    const bool agents_route =
+        absl::StrContains(route, "/agents") || absl::StrContains(route, "/allocations");
+    if (total <= 0 || !agents_route) {
+      continue;
+    }
+    auto share = [&](double le) {
+      for (const auto& [bound, count] : b) {
+        if (bound >= le) return 100 * count / total;
+      }
+      return 100.0;
+    };
+    double p99 = INFINITY;
+    for (const auto& [bound, count] : b) {
+      if (count >= 0.99 * total) {
+        p99 = bound;
+        break;
+      }
+    }
+    std::printf("%-34s %9.0f %10.1f%% %10.1f%% %8.0f ms\n", route.c_str(), total, share(0.005),
+                share(0.05), 1e3 * p99);
+  }
+}
+
 // Acknowledged records the master no longer has: per trial, its rank-0 log lines (paged) and
 // its training reports (the points of training/loss).
 std::pair<int64_t, int64_t> CountLost(client::MasterClient& admin, const Acked& acked) {
@@ -499,6 +546,7 @@ void PrintSummary(const Shared& shared, const std::string& metrics, double secon
   const auto [lines, reports] = shared.acked.Totals();
   const double warmup = shared.options.warmup_seconds;
   shared.latencies.Print(shared.load_start + absl::Seconds(warmup), warmup);
+  PrintServerLatencies(metrics);
   std::printf("\nscheduling passes: %.0f, p50 %.2f ms, p99 %.2f ms, max %.2f ms (last 1000)\n",
               Sample(metrics, "cohort_scheduling_passes_total"),
               1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.5\"}"),

@@ -379,8 +379,8 @@ wire::TrialDescription Master::TrialBodyLocked(const TrialRow& t) const {
   d.restarts = t.restarts;
   d.latest_checkpoint = t.latest_checkpoint;
   d.searcher_metric = t.searcher_metric;
-  if (auto w = waiting_.find(t.id); w != waiting_.end() && t.state == TrialState::kQueued) {
-    d.waiting_reason = w->second;
+  if (t.state == TrialState::kQueued) {
+    if (std::optional<std::string> reason = WaitingReasonLocked(t.id)) d.waiting_reason = *reason;
   }
   if (const Allocation* a = allocations_.OfTrial(t.id)) {
     d.allocation = a->id;
@@ -462,6 +462,7 @@ absl::Status Master::KillExperiment(int64_t id, const Actor& actor) {
   }
   searchers_.erase(id);  // nothing of the experiment runs again: its searcher has no say
   waiting_.clear();
+  blocker_.reset();
   RequestPassLocked();
   logs_cv_.notify_all();
   return absl::OkStatus();

@@ -335,6 +335,9 @@ class Master {
     std::map<int64_t, std::string> held;
   };
   PassInput SnapshotLocked();
+  // Why the queued trial waits, as the last pass found (its own reason, or behind the pass's
+  // blocker); nullopt when the last pass did not consider it.
+  std::optional<std::string> WaitingReasonLocked(int64_t trial_id) const;
   // What an experiment offers a pass: the trials it runs and its max_concurrent_trials (0: no
   // limit), or why it holds every queued trial back (its searcher cannot run).
   struct Offer {
@@ -485,7 +488,10 @@ class Master {
   AgentRegistry agents_;
   Allocations allocations_;
   users::Users users_;
-  std::map<int64_t, std::string> waiting_;         // queued trial -> reason
+  // Why queued trials wait, as the last pass found: each trial with a reason of its own, and
+  // the pass's blocker, behind which every later queued trial waits (WaitingReasonLocked).
+  std::map<int64_t, std::string> waiting_;
+  std::optional<Blocker> blocker_;
   std::map<int64_t, absl::Time> queued_since_;     // QUEUED trial -> when it was queued
   absl::Time started_;                             // when this master was made (its clock)
   std::atomic<int64_t> log_lines_stored_{0};       // ClusterStats::log_lines_stored

@@ -160,8 +160,10 @@ absl::StatusOr<wire::TaskList> Master::ListTasks() {
                          .slots = e.slots_per_trial,
                          .priority = e.priority,
                          .state = t.state};
-    if (auto w = waiting_.find(t.id); w != waiting_.end() && t.state == TrialState::kQueued) {
-      task.reason = w->second;
+    std::optional<std::string> waiting;
+    if (t.state == TrialState::kQueued) waiting = WaitingReasonLocked(t.id);
+    if (waiting) {
+      task.reason = *waiting;
     } else if (t.state == TrialState::kPaused) {
       task.reason = "the experiment is paused";
     }

@@ -95,6 +95,20 @@ void Master::SetWaitingLocked(PassInput& input, const ScheduleResult& result) {
     const int64_t id = std::stoll(task);
     if (queue_.IsQueued(id)) waiting_[id] = reason;
   }
+  blocker_ = result.blocker;
+}
+
+std::optional<std::string> Master::WaitingReasonLocked(int64_t trial_id) const {
+  if (auto w = waiting_.find(trial_id); w != waiting_.end()) return w->second;
+  if (!blocker_) return std::nullopt;
+  const auto t = queue_.trials().find(trial_id);
+  if (t == queue_.trials().end() || t->second.state != TrialState::kQueued) return std::nullopt;
+  const TrialQueue::Experiment* e = queue_.FindExperiment(t->second.experiment_id);
+  if (e == nullptr || e->state != ExperimentState::kActive ||
+      !IsBehind(*blocker_, e->priority, t->second.sequence)) {
+    return std::nullopt;  // not in the last pass: the next one says
+  }
+  return QueuedBehindReason(*blocker_);
 }
 
 bool Master::PlacementFitsLocked(const Placement& placement, int64_t trial_id) {

@@ -561,12 +561,21 @@ TEST_F(MasterTest, ATaskLargerThanTheFreeSlotsWaitsAndSaysWhy) {
   const int64_t exp = Create(Config(2, 0, kSingle));
   Json first = OnlyStart("a1");
   const int64_t second_exp = Create(Config(1, 0, kSingle));
+  const int64_t third_exp = Create(Config(1, 0, kSingle));
   Json tasks = master_->ListTasks().value().ToJson()["tasks"];
-  ASSERT_EQ(tasks.size(), 2u) << tasks.dump();
+  ASSERT_EQ(tasks.size(), 3u) << tasks.dump();
   EXPECT_EQ(tasks[1]["state"], "QUEUED");
   EXPECT_THAT(tasks[1]["reason"].get<std::string>(), HasSubstr("waiting for 1 free slot"));
+  // Every later task waits behind the first that waits (the pass records it once).
+  const std::string behind = absl::StrCat("queued behind task ", tasks[1]["trial_id"].get<int64_t>(),
+                                          " (priority 42)");
+  EXPECT_EQ(tasks[2]["reason"], behind);
+  EXPECT_EQ(Trial(tasks[2]["trial_id"])["waiting_reason"], behind);
   ASSERT_TRUE(Exit(first, 0).ok());
-  EXPECT_EQ(OnlyStart("a1")["experiment_id"], second_exp);
+  Json started = Actions("a1");  // both 1-slot tasks fit on the 2 free slots now
+  ASSERT_EQ(started.size(), 2u) << started.dump();
+  EXPECT_EQ(started[0]["experiment_id"], second_exp);
+  EXPECT_EQ(started[1]["experiment_id"], third_exp);
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
 }
 

@@ -74,7 +74,8 @@ absl::StatusOr<std::string> LoadOrCreateAgentSecret(const std::string& path) {
 AgentSecretAuthenticator::AgentSecretAuthenticator(std::string secret, std::string secret_file)
     : secret_(std::move(secret)), secret_file_(std::move(secret_file)) {}
 
-absl::StatusOr<Caller> AgentSecretAuthenticator::Authenticate(const httplib::Request& request) {
+absl::StatusOr<Caller> AgentSecretAuthenticator::Authenticate(const httplib::Request& request,
+                                                              Require /*require*/) {
   constexpr absl::string_view kBearer = "Bearer ";
   const std::string header = request.get_header_value("Authorization");
   if (!secret_.empty() && absl::StartsWith(header, kBearer) &&

@@ -33,7 +33,7 @@ class AgentSecretAuthenticator : public Authenticator {
 
   // A caller with `Authorization: Bearer SECRET` is Caller::Kind::kAgent; any other caller
   // (no header, another scheme, a wrong secret) is anonymous. Never refuses.
-  absl::StatusOr<Caller> Authenticate(const httplib::Request& request) override;
+  absl::StatusOr<Caller> Authenticate(const httplib::Request& request, Require require) override;
   // Refuses a non-agent caller on an agent route: Unauthenticated naming the route, the flag
   // and the file to pass. Other routes: Authenticator::Admit.
   absl::Status Admit(const Caller& caller, Require require,

@@ -33,9 +33,11 @@ ClusterAuthenticator::ClusterAuthenticator(std::string agent_secret, std::string
       allocation_check_(std::move(allocation_check)),
       admin_password_file_(std::move(admin_password_file)) {}
 
-absl::StatusOr<Caller> ClusterAuthenticator::Authenticate(const httplib::Request& request) {
-  absl::StatusOr<Caller> agent = AgentSecretAuthenticator::Authenticate(request);
+absl::StatusOr<Caller> ClusterAuthenticator::Authenticate(const httplib::Request& request,
+                                                          Require require) {
+  absl::StatusOr<Caller> agent = AgentSecretAuthenticator::Authenticate(request, require);
   if (!agent.ok() || agent->kind == Caller::Kind::kAgent) return agent;
+  if (require == Require::kAllocation) return Caller{};
   const std::string credential = BearerCredential(request);
   if (credential.empty()) return Caller{};
   absl::StatusOr<users::Identity> user = users_->Authenticate(credential);

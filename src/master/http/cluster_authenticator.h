@@ -38,7 +38,10 @@ class ClusterAuthenticator : public AgentSecretAuthenticator {
   ClusterAuthenticator(std::string agent_secret, std::string secret_file, users::Users* users,
                        AllocationTokenCheck allocation_check, std::string admin_password_file = "");
 
-  absl::StatusOr<Caller> Authenticate(const httplib::Request& request) override;
+  // An agent (the secret), a user (a login token), or anonymous. On an allocation's route
+  // (Require::kAllocation), which admits no user, a bearer token is not looked up among users'
+  // (a database read per post of every trial): Admit checks it as the allocation's.
+  absl::StatusOr<Caller> Authenticate(const httplib::Request& request, Require require) override;
   absl::Status Admit(const Caller& caller, Require require,
                      const httplib::Request& request) override;
 

@@ -8,7 +8,7 @@ namespace cohort::master::http {
 
 const std::vector<double>& RequestDurationBuckets() {
   static const auto* buckets =
-      new std::vector<double>{0.001, 0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60};
+      new std::vector<double>{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30, 60};
   return *buckets;
 }
 

@@ -83,7 +83,7 @@ void Serve(const Handler& handler, size_t max_body, Require require, Authenticat
             "the request body is ", size, " bytes; this endpoint takes at most ", max_body)),
         res);
   }
-  absl::StatusOr<Caller> caller = auth.Authenticate(raw);
+  absl::StatusOr<Caller> caller = auth.Authenticate(raw, require);
   if (!caller.ok()) return WriteError(caller.status(), res);
   if (absl::Status admitted = auth.Admit(*caller, require, raw); !admitted.ok()) {
     return WriteError(admitted, res);

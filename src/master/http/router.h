@@ -79,7 +79,10 @@ enum class Require {
 class Authenticator {
  public:
   virtual ~Authenticator() = default;
-  virtual absl::StatusOr<Caller> Authenticate(const httplib::Request& request) = 0;
+  // Who the caller is. `require` is the route's: an authenticator may skip what cannot matter
+  // to it (a user's token on an allocation's route, which admits no user, is not looked up).
+  virtual absl::StatusOr<Caller> Authenticate(const httplib::Request& request,
+                                              Require require) = 0;
   // OK when `caller` meets `require`; else Unauthenticated naming the route (PermissionDenied
   // for a user on an admin's route). This base admits users, admins and agents by their Caller
   // and no allocation (it cannot check allocation tokens).
@@ -91,7 +94,7 @@ class Authenticator {
 // layers).
 class AllowEveryone : public Authenticator {
  public:
-  absl::StatusOr<Caller> Authenticate(const httplib::Request&) override {
+  absl::StatusOr<Caller> Authenticate(const httplib::Request&, Require) override {
     return Caller{.kind = Caller::Kind::kUser, .name = "admin", .admin = true};
   }
   absl::Status Admit(const Caller&, Require, const httplib::Request&) override {

@@ -18,7 +18,7 @@ using ::testing::HasSubstr;
 // Refuses every request without the header `X-Test-Caller`; names the caller otherwise.
 class HeaderAuthenticator : public Authenticator {
  public:
-  absl::StatusOr<Caller> Authenticate(const httplib::Request& request) override {
+  absl::StatusOr<Caller> Authenticate(const httplib::Request& request, Require) override {
     if (!request.has_header("X-Test-Caller")) {
       return absl::UnauthenticatedError("no X-Test-Caller header");
     }

@@ -309,20 +309,25 @@ ScheduleResult Schedule(const std::vector<AgentState>& agents,
       result.waiting[task->id] = *std::move(never);
       continue;
     }
-    if (blocker != nullptr) {
-      result.waiting[task->id] =
-          absl::StrCat("queued behind task ", blocker->id, " (priority ", blocker->priority, ")");
-      continue;
-    }
+    if (blocker != nullptr) continue;  // queued behind it: result.blocker says so
     Attempt attempt = placer.TryPlace(*task);
     if (attempt.placement) {
       result.placements.push_back(*std::move(attempt.placement));
     } else {
       result.waiting[task->id] = std::move(attempt.reason);
       blocker = task;
+      result.blocker = Blocker{task->id, task->priority, task->sequence};
     }
   }
   return result;
+}
+
+bool IsBehind(const Blocker& blocker, int priority, int64_t sequence) {
+  return std::make_pair(priority, sequence) > std::make_pair(blocker.priority, blocker.sequence);
+}
+
+std::string QueuedBehindReason(const Blocker& blocker) {
+  return absl::StrCat("queued behind task ", blocker.id, " (priority ", blocker.priority, ")");
 }
 
 absl::Status Feasible(const std::vector<AgentState>& agents, int slots) {

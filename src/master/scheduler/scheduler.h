@@ -33,9 +33,11 @@
 //   ScheduleResult r = Schedule(agents, queue);
 //   for (const Placement& p : r.placements) Start(p);
 //   for (const auto& [task, reason] : r.waiting) Describe(task, reason);
+//   if (r.blocker) DescribeTheRest(QueuedBehindReason(*r.blocker));
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -67,15 +69,34 @@ struct Placement {
   std::vector<std::pair<std::string, int>> agents;
 };
 
+// The first task in the scheduler's order that waits for busy slots.
+struct Blocker {
+  std::string id;
+  int priority = 42;
+  int64_t sequence = 0;
+};
+
 struct ScheduleResult {
   std::vector<Placement> placements;
-  // Task id -> why it waits, in plain words. Waiting for busy slots: "waiting for 8 free slots on
+  // Task id -> why it waits, in plain words; every task that waits is here except those queued
+  // behind `blocker` (see there). Waiting for busy slots: "waiting for 8 free slots on
   // one agent: the most free on any agent is 4", "waiting for 3 idle agents of 4 slots: 1 is
   // idle" (several ways: "waiting for A (...) or B (...)"). Never runs as the agents are: "needs
   // 12 slots: not a multiple of the 8 slots per agent", "needs 12 slots: no agent size divides
   // it: agents have 8 or 5 slots", "needs 24 slots: 3 agents of 8, the cluster has 2".
   std::map<std::string, std::string> waiting;
+  // Set when a task waits for busy slots: every later task in order that could run otherwise
+  // waits behind it (no overtaking) and is left out of `waiting`, which would otherwise hold one
+  // sentence per queued task, thousands per pass in a long queue. IsBehind and
+  // QueuedBehindReason describe those tasks.
+  std::optional<Blocker> blocker;
 };
+
+// Whether a task of `priority` and `sequence` comes after `blocker` in the scheduler's order
+// (priority, then sequence).
+bool IsBehind(const Blocker& blocker, int priority, int64_t sequence);
+// Why a task behind `blocker` waits: "queued behind task big (priority 42)".
+std::string QueuedBehindReason(const Blocker& blocker);
 
 // Places what can start now. `agents` includes disabled ones (they take no new tasks).
 ScheduleResult Schedule(const std::vector<AgentState>& agents,

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -36,9 +37,41 @@ std::vector<std::pair<std::string, AgentSlots>> Placed(const ScheduleResult& res
   return placed;
 }
 
+// Schedule, with the tasks queued behind the blocker also listed in `waiting` (as the master
+// describes them), so that each test states every waiting task's reason.
+ScheduleResult ScheduleListingAll(const std::vector<AgentState>& agents,
+                                  const std::vector<TaskRequest>& queue) {
+  ScheduleResult r = Schedule(agents, queue);
+  if (!r.blocker) return r;
+  std::set<std::string> placed;
+  for (const Placement& p : r.placements) placed.insert(p.task_id);
+  for (const TaskRequest& t : queue) {
+    if (t.id == r.blocker->id || placed.count(t.id) > 0 || r.waiting.count(t.id) > 0) continue;
+    EXPECT_TRUE(IsBehind(*r.blocker, t.priority, t.sequence)) << t.id;
+    r.waiting[t.id] = QueuedBehindReason(*r.blocker);
+  }
+  return r;
+}
+
+TEST(SchedulerTest, TasksBehindTheBlockerAreNotListedOneByOne) {
+  std::vector<TaskRequest> queue = {Task("big", 16, 1)};
+  for (int i = 0; i < 1000; ++i) queue.push_back(Task(absl::StrCat("small", i), 1, 2 + i));
+  const ScheduleResult r = Schedule({Agent("a", 8, 4), Agent("b", 8)}, queue);
+  EXPECT_THAT(Placed(r), IsEmpty());
+  EXPECT_THAT(r.waiting,
+              ElementsAre(Pair("big", "waiting for 2 idle agents of 8 slots: 1 is idle")));
+  ASSERT_TRUE(r.blocker.has_value());
+  EXPECT_EQ(r.blocker->id, "big");
+  EXPECT_TRUE(IsBehind(*r.blocker, 42, 2));
+  EXPECT_FALSE(IsBehind(*r.blocker, 42, 1));
+  EXPECT_FALSE(IsBehind(*r.blocker, 41, 500));  // a higher priority comes first
+  EXPECT_TRUE(IsBehind(*r.blocker, 43, 0));
+  EXPECT_EQ(QueuedBehindReason(*r.blocker), "queued behind task big (priority 42)");
+}
+
 TEST(SchedulerTest, PlacesOnTheAgentWithTheFewestFreeSlotsThatStillFit) {
   ScheduleResult r =
-      Schedule({Agent("a", 8), Agent("b", 8, 4), Agent("c", 8, 6)}, {Task("t", 3, 1)});
+      ScheduleListingAll({Agent("a", 8), Agent("b", 8, 4), Agent("c", 8, 6)}, {Task("t", 3, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 3}})));
   EXPECT_THAT(r.waiting, IsEmpty());
 }
@@ -51,15 +84,15 @@ TaskRequest Excluding(TaskRequest task, std::set<std::string> agents) {
 TEST(SchedulerTest, ATaskNeverGoesOnAnAgentItsLogPoliciesExclude) {
   // Best fit would pick b (fewest free slots that fit); b is excluded, so a.
   ScheduleResult r =
-      Schedule({Agent("a", 8), Agent("b", 8, 4)}, {Excluding(Task("t", 2, 1), {"b"})});
+      ScheduleListingAll({Agent("a", 8), Agent("b", 8, 4)}, {Excluding(Task("t", 2, 1), {"b"})});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"a", 2}})));
   // On whole agents: the excluded idle one is skipped.
-  r = Schedule({Agent("a", 4), Agent("b", 4), Agent("c", 4)}, {Excluding(Task("t", 8, 1), {"a"})});
+  r = ScheduleListingAll({Agent("a", 4), Agent("b", 4), Agent("c", 4)}, {Excluding(Task("t", 8, 1), {"a"})});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 4}, {"c", 4}})));
 }
 
 TEST(SchedulerTest, ATaskOnlyExcludedAgentsCouldHostWaitsSayingSoAndHoldsNobodyBack) {
-  ScheduleResult r = Schedule({Agent("a", 4), Agent("b", 2)},
+  ScheduleResult r = ScheduleListingAll({Agent("a", 4), Agent("b", 2)},
                               {Excluding(Task("t", 4, 1), {"a"}), Task("u", 2, 2)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("u", AgentSlots{{"b", 2}})));
   EXPECT_THAT(r.waiting, ElementsAre(Pair("t",
@@ -69,7 +102,7 @@ TEST(SchedulerTest, ATaskOnlyExcludedAgentsCouldHostWaitsSayingSoAndHoldsNobodyB
 
 TEST(SchedulerTest, ATaskWithExclusionsWaitsForBusyAgentsItMayUse) {
   ScheduleResult r =
-      Schedule({Agent("a", 4), Agent("b", 4, 4)}, {Excluding(Task("t", 4, 1), {"a"})});
+      ScheduleListingAll({Agent("a", 4), Agent("b", 4, 4)}, {Excluding(Task("t", 4, 1), {"a"})});
   EXPECT_THAT(Placed(r), IsEmpty());
   EXPECT_THAT(r.waiting, ElementsAre(Pair("t",
                                           "waiting for 4 free slots on one agent: the most "
@@ -77,32 +110,32 @@ TEST(SchedulerTest, ATaskWithExclusionsWaitsForBusyAgentsItMayUse) {
 }
 
 TEST(SchedulerTest, BestFitTiesGoToTheLowerAgentId) {
-  ScheduleResult r = Schedule({Agent("b", 8), Agent("c", 8), Agent("a", 8)}, {Task("t", 2, 1)});
+  ScheduleResult r = ScheduleListingAll({Agent("b", 8), Agent("c", 8), Agent("a", 8)}, {Task("t", 2, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"a", 2}})));
 }
 
 TEST(SchedulerTest, TwoFourSlotTasksShareOneEightSlotAgent) {
-  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 8)}, {Task("t1", 4, 1), Task("t2", 4, 2)});
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8), Agent("b", 8)}, {Task("t1", 4, 1), Task("t2", 4, 2)});
   EXPECT_THAT(Placed(r),
               ElementsAre(Pair("t1", AgentSlots{{"a", 4}}), Pair("t2", AgentSlots{{"a", 4}})));
   EXPECT_THAT(r.waiting, IsEmpty());
 }
 
 TEST(SchedulerTest, SixteenSlotTaskTakesBothIdleEightSlotAgentsInIdOrder) {
-  ScheduleResult r = Schedule({Agent("b", 8), Agent("a", 8)}, {Task("big", 16, 1)});
+  ScheduleResult r = ScheduleListingAll({Agent("b", 8), Agent("a", 8)}, {Task("big", 16, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("big", AgentSlots{{"a", 8}, {"b", 8}})));
   EXPECT_THAT(r.waiting, IsEmpty());
 }
 
 TEST(SchedulerTest, MultiAgentTaskTakesTheLowestIdIdleAgentsAndSkipsBusyOnes) {
-  ScheduleResult r = Schedule({Agent("a", 8, 1), Agent("d", 8), Agent("c", 8), Agent("b", 8)},
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8, 1), Agent("d", 8), Agent("c", 8), Agent("b", 8)},
                               {Task("big", 16, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("big", AgentSlots{{"b", 8}, {"c", 8}})));
 }
 
 TEST(SchedulerTest, TwelveSlotTaskOnEightSlotAgentsWaitsAsNotAMultipleAndHoldsNobodyBack) {
   ScheduleResult r =
-      Schedule({Agent("a", 8), Agent("b", 8)}, {Task("odd", 12, 1), Task("small", 4, 2)});
+      ScheduleListingAll({Agent("a", 8), Agent("b", 8)}, {Task("odd", 12, 1), Task("small", 4, 2)});
   EXPECT_THAT(r.waiting,
               ElementsAre(Pair("odd", "needs 12 slots: not a multiple of the 8 slots per agent")));
   EXPECT_THAT(Placed(r), ElementsAre(Pair("small", AgentSlots{{"a", 4}})));
@@ -110,7 +143,7 @@ TEST(SchedulerTest, TwelveSlotTaskOnEightSlotAgentsWaitsAsNotAMultipleAndHoldsNo
 
 TEST(SchedulerTest, TaskNeedingMoreAgentsThanTheClusterHasWaitsAndHoldsNobodyBack) {
   ScheduleResult r =
-      Schedule({Agent("a", 8, 8), Agent("b", 8)}, {Task("huge", 24, 1), Task("small", 4, 2)});
+      ScheduleListingAll({Agent("a", 8, 8), Agent("b", 8)}, {Task("huge", 24, 1), Task("small", 4, 2)});
   EXPECT_THAT(r.waiting,
               ElementsAre(Pair("huge", "needs 24 slots: 3 agents of 8, the cluster has 2")));
   EXPECT_THAT(Placed(r), ElementsAre(Pair("small", AgentSlots{{"b", 4}})));
@@ -118,7 +151,7 @@ TEST(SchedulerTest, TaskNeedingMoreAgentsThanTheClusterHasWaitsAndHoldsNobodyBac
 
 TEST(SchedulerTest, WaitingSixteenSlotTaskHoldsBackALaterFourSlotTaskOfTheSamePriority) {
   ScheduleResult r =
-      Schedule({Agent("a", 8, 4), Agent("b", 8)}, {Task("big", 16, 1), Task("small", 4, 2)});
+      ScheduleListingAll({Agent("a", 8, 4), Agent("b", 8)}, {Task("big", 16, 1), Task("small", 4, 2)});
   EXPECT_THAT(Placed(r), IsEmpty());
   EXPECT_THAT(r.waiting,
               UnorderedElementsAre(Pair("big", "waiting for 2 idle agents of 8 slots: 1 is idle"),
@@ -126,7 +159,7 @@ TEST(SchedulerTest, WaitingSixteenSlotTaskHoldsBackALaterFourSlotTaskOfTheSamePr
 }
 
 TEST(SchedulerTest, WaitingSingleAgentTaskHoldsBackEveryLaterTask) {
-  ScheduleResult r = Schedule({Agent("a", 8, 6), Agent("b", 4, 3)},
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8, 6), Agent("b", 4, 3)},
                               {Task("four", 4, 1), Task("one", 1, 2, /*priority=*/50)});
   EXPECT_THAT(Placed(r), IsEmpty());
   EXPECT_THAT(
@@ -137,7 +170,7 @@ TEST(SchedulerTest, WaitingSingleAgentTaskHoldsBackEveryLaterTask) {
 }
 
 TEST(SchedulerTest, OneSlotWaitReasonUsesTheSingular) {
-  ScheduleResult r = Schedule({Agent("a", 2, 2)}, {Task("t", 1, 1)});
+  ScheduleResult r = ScheduleListingAll({Agent("a", 2, 2)}, {Task("t", 1, 1)});
   EXPECT_THAT(r.waiting,
               ElementsAre(Pair("t",
                                "waiting for 1 free slot on one agent: the most free on any "
@@ -145,20 +178,20 @@ TEST(SchedulerTest, OneSlotWaitReasonUsesTheSingular) {
 }
 
 TEST(SchedulerTest, NoIdleAgentsReasonUsesThePlural) {
-  ScheduleResult r = Schedule({Agent("a", 4, 1), Agent("b", 4, 1)}, {Task("t", 8, 1)});
+  ScheduleResult r = ScheduleListingAll({Agent("a", 4, 1), Agent("b", 4, 1)}, {Task("t", 8, 1)});
   EXPECT_THAT(r.waiting,
               ElementsAre(Pair("t", "waiting for 2 idle agents of 4 slots: 0 are idle")));
 }
 
 TEST(SchedulerTest, LowerPriorityNumberIsPlacedFirstWhateverTheSubmissionOrder) {
-  ScheduleResult r = Schedule({Agent("a", 8)}, {Task("late-urgent", 8, 2, /*priority=*/10),
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8)}, {Task("late-urgent", 8, 2, /*priority=*/10),
                                                 Task("early-normal", 8, 1, /*priority=*/42)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("late-urgent", AgentSlots{{"a", 8}})));
   EXPECT_THAT(r.waiting, ElementsAre(Pair("early-normal", HasSubstr("waiting for 8 free slots"))));
 }
 
 TEST(SchedulerTest, TasksOfEqualPriorityArePlacedInSubmissionOrder) {
-  ScheduleResult r = Schedule({Agent("a", 4), Agent("b", 4)},
+  ScheduleResult r = ScheduleListingAll({Agent("a", 4), Agent("b", 4)},
                               {Task("third", 4, 30), Task("first", 4, 10), Task("second", 4, 20)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("first", AgentSlots{{"a", 4}}),
                                      Pair("second", AgentSlots{{"b", 4}})));
@@ -166,7 +199,7 @@ TEST(SchedulerTest, TasksOfEqualPriorityArePlacedInSubmissionOrder) {
 }
 
 TEST(SchedulerTest, WaitingHighPriorityTaskHoldsBackLowerPriorityTasksThatWouldFit) {
-  ScheduleResult r = Schedule(
+  ScheduleResult r = ScheduleListingAll(
       {Agent("a", 8, 4)}, {Task("low", 2, 1, /*priority=*/50), Task("high", 8, 2, /*priority=*/1)});
   EXPECT_THAT(Placed(r), IsEmpty());
   EXPECT_THAT(r.waiting, UnorderedElementsAre(Pair("high", HasSubstr("waiting for 8 free slots")),
@@ -175,7 +208,7 @@ TEST(SchedulerTest, WaitingHighPriorityTaskHoldsBackLowerPriorityTasksThatWouldF
 
 TEST(SchedulerTest, DisabledAgentsTakeNoTasks) {
   ScheduleResult r =
-      Schedule({Disabled("a", 8), Agent("b", 8, 4)}, {Task("t1", 4, 1), Task("t2", 4, 2)});
+      ScheduleListingAll({Disabled("a", 8), Agent("b", 8, 4)}, {Task("t1", 4, 1), Task("t2", 4, 2)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t1", AgentSlots{{"b", 4}})));
   EXPECT_THAT(r.waiting, ElementsAre(Pair("t2",
                                           "waiting for 4 free slots on one agent: the most free on "
@@ -184,7 +217,7 @@ TEST(SchedulerTest, DisabledAgentsTakeNoTasks) {
 
 TEST(SchedulerTest, DisabledAgentsDoNotCountTowardsAMultiAgentTask) {
   ScheduleResult r =
-      Schedule({Agent("a", 8), Disabled("b", 8)}, {Task("big", 16, 1), Task("small", 2, 2)});
+      ScheduleListingAll({Agent("a", 8), Disabled("b", 8)}, {Task("big", 16, 1), Task("small", 2, 2)});
   EXPECT_THAT(r.waiting, ElementsAre(Pair("big",
                                           "needs 16 slots: 2 agents of 8, the cluster has "
                                           "1 enabled (1 more disabled)")));
@@ -192,13 +225,13 @@ TEST(SchedulerTest, DisabledAgentsDoNotCountTowardsAMultiAgentTask) {
 }
 
 TEST(SchedulerTest, EveryTaskWaitsWhenAllAgentsAreDisabled) {
-  ScheduleResult r = Schedule({Disabled("a", 8)}, {Task("t", 1, 1)});
+  ScheduleResult r = ScheduleListingAll({Disabled("a", 8)}, {Task("t", 1, 1)});
   EXPECT_THAT(Placed(r), IsEmpty());
   EXPECT_THAT(r.waiting, ElementsAre(Pair("t", "no agents are connected (or all are disabled)")));
 }
 
 TEST(SchedulerTest, EveryTaskWaitsWhenNoAgentsAreConnected) {
-  ScheduleResult r = Schedule({}, {Task("t1", 1, 1), Task("t2", 16, 2)});
+  ScheduleResult r = ScheduleListingAll({}, {Task("t1", 1, 1), Task("t2", 16, 2)});
   EXPECT_THAT(Placed(r), IsEmpty());
   EXPECT_THAT(r.waiting,
               UnorderedElementsAre(Pair("t1", "no agents are connected (or all are disabled)"),
@@ -206,13 +239,13 @@ TEST(SchedulerTest, EveryTaskWaitsWhenNoAgentsAreConnected) {
 }
 
 TEST(SchedulerTest, AnEmptyQueuePlacesNothing) {
-  ScheduleResult r = Schedule({Agent("a", 8)}, {});
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8)}, {});
   EXPECT_THAT(Placed(r), IsEmpty());
   EXPECT_THAT(r.waiting, IsEmpty());
 }
 
 TEST(SchedulerTest, PlacementsEarlierInACallReduceFreeSlotsForLaterTasks) {
-  ScheduleResult r = Schedule({Agent("a", 8)}, {Task("six", 6, 1), Task("four", 4, 2)});
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8)}, {Task("six", 6, 1), Task("four", 4, 2)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("six", AgentSlots{{"a", 6}})));
   EXPECT_THAT(r.waiting, ElementsAre(Pair("four",
                                           "waiting for 4 free slots on one agent: the most free on "
@@ -221,14 +254,14 @@ TEST(SchedulerTest, PlacementsEarlierInACallReduceFreeSlotsForLaterTasks) {
 
 TEST(SchedulerTest, SmallTaskPlacedEarlierInACallLeavesItsAgentNoLongerIdle) {
   ScheduleResult r =
-      Schedule({Agent("a", 8), Agent("b", 8)}, {Task("small", 1, 1), Task("big", 16, 2)});
+      ScheduleListingAll({Agent("a", 8), Agent("b", 8)}, {Task("small", 1, 1), Task("big", 16, 2)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("small", AgentSlots{{"a", 1}})));
   EXPECT_THAT(r.waiting,
               ElementsAre(Pair("big", "waiting for 2 idle agents of 8 slots: 1 is idle")));
 }
 
 TEST(SchedulerTest, WholeAgentsTakenEarlierInACallAreNotGivenAgain) {
-  ScheduleResult r = Schedule({Agent("a", 4), Agent("b", 4), Agent("c", 4)},
+  ScheduleResult r = ScheduleListingAll({Agent("a", 4), Agent("b", 4), Agent("c", 4)},
                               {Task("first", 8, 1), Task("second", 8, 2)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("first", AgentSlots{{"a", 4}, {"b", 4}})));
   EXPECT_THAT(r.waiting,
@@ -236,17 +269,17 @@ TEST(SchedulerTest, WholeAgentsTakenEarlierInACallAreNotGivenAgain) {
 }
 
 TEST(SchedulerTest, SingleAgentTaskOnMixedSizesTakesTheSmallerAgentThatFits) {
-  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 4)}, {Task("t", 4, 1)});
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8), Agent("b", 4)}, {Task("t", 4, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 4}})));
 }
 
 TEST(SchedulerTest, MultiAgentTaskOnMixedSizesUsesTheSizeThatHasEnoughAgents) {
-  ScheduleResult r = Schedule({Agent("a", 4), Agent("b", 8), Agent("c", 8)}, {Task("t", 16, 1)});
+  ScheduleResult r = ScheduleListingAll({Agent("a", 4), Agent("b", 8), Agent("c", 8)}, {Task("t", 16, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 8}, {"c", 8}})));
 }
 
 TEST(SchedulerTest, MixedSizesReasonNamesEveryAgentSizeThatDividesTheTask) {
-  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 4), Agent("c", 4)},
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8), Agent("b", 4), Agent("c", 4)},
                               {Task("odd", 12, 1), Task("two", 16, 2)});
   EXPECT_THAT(Placed(r), IsEmpty());
   EXPECT_THAT(r.waiting,
@@ -260,14 +293,14 @@ TEST(SchedulerTest, MixedSizesReasonNamesEveryAgentSizeThatDividesTheTask) {
 }
 
 TEST(SchedulerTest, TwelveSlotTaskRunsOnThreeIdleFourSlotAgentsBesideAnEightSlotOne) {
-  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 4), Agent("c", 4), Agent("d", 4)},
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8), Agent("b", 4), Agent("c", 4), Agent("d", 4)},
                               {Task("twelve", 12, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("twelve", AgentSlots{{"b", 4}, {"c", 4}, {"d", 4}})));
   EXPECT_THAT(r.waiting, IsEmpty());
 }
 
 TEST(SchedulerTest, SixteenSlotTaskRunsOnFourFourSlotAgentsWhenOnlyOneEightSlotAgentIsEnabled) {
-  ScheduleResult r = Schedule(
+  ScheduleResult r = ScheduleListingAll(
       {Agent("a", 8), Disabled("b", 8), Agent("c", 4), Agent("d", 4), Agent("e", 4), Agent("f", 4)},
       {Task("sixteen", 16, 1)});
   EXPECT_THAT(Placed(r),
@@ -275,7 +308,7 @@ TEST(SchedulerTest, SixteenSlotTaskRunsOnFourFourSlotAgentsWhenOnlyOneEightSlotA
 }
 
 TEST(SchedulerTest, GroupTakesTheLowestIdIdleAgentsOfItsSize) {
-  ScheduleResult r = Schedule(
+  ScheduleResult r = ScheduleListingAll(
       {Agent("x", 8), Agent("d", 4), Agent("c", 4, 1), Agent("b", 4), Agent("a", 4), Agent("e", 4)},
       {Task("twelve", 12, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("twelve", AgentSlots{{"a", 4}, {"b", 4}, {"d", 4}})));
@@ -283,7 +316,7 @@ TEST(SchedulerTest, GroupTakesTheLowestIdIdleAgentsOfItsSize) {
 
 TEST(SchedulerTest, GroupChoiceKeepsTheLargestTaskThatCouldStartNextAsLargeAsPossible) {
   // Two 8s would leave 8 + four 4s (16 placeable); four 4s leave three 8s (24 placeable).
-  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 8), Agent("c", 8), Agent("d", 4),
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8), Agent("b", 8), Agent("c", 8), Agent("d", 4),
                                Agent("e", 4), Agent("f", 4), Agent("g", 4)},
                               {Task("sixteen", 16, 1)});
   EXPECT_THAT(Placed(r),
@@ -292,7 +325,7 @@ TEST(SchedulerTest, GroupChoiceKeepsTheLargestTaskThatCouldStartNextAsLargeAsPos
 
 TEST(SchedulerTest, GroupChoiceTakesLargerAgentsWhenThatLeavesMoreCapacity) {
   // Two 8s leave six 4s (24 placeable); four 4s would leave two 8s (16).
-  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 8), Agent("c", 4), Agent("d", 4),
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8), Agent("b", 8), Agent("c", 4), Agent("d", 4),
                                Agent("e", 4), Agent("f", 4), Agent("g", 4), Agent("h", 4)},
                               {Task("sixteen", 16, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("sixteen", AgentSlots{{"a", 8}, {"b", 8}})));
@@ -300,24 +333,24 @@ TEST(SchedulerTest, GroupChoiceTakesLargerAgentsWhenThatLeavesMoreCapacity) {
 
 TEST(SchedulerTest, GroupChoiceTakesFewerAgentsWhenTheCapacityLeftIsEqual) {
   // Either way 16 slots stay placeable (two 8s or four 4s): the two 8s are fewer agents.
-  ScheduleResult r = Schedule(
+  ScheduleResult r = ScheduleListingAll(
       {Agent("a", 8), Agent("b", 8), Agent("c", 4), Agent("d", 4), Agent("e", 4), Agent("f", 4)},
       {Task("sixteen", 16, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("sixteen", AgentSlots{{"a", 8}, {"b", 8}})));
 }
 
 TEST(SchedulerTest, TaskThatFitsOneAgentTakesItRatherThanAGroup) {
-  ScheduleResult r = Schedule({Agent("a", 4), Agent("b", 4), Agent("c", 8)}, {Task("t", 8, 1)});
+  ScheduleResult r = ScheduleListingAll({Agent("a", 4), Agent("b", 4), Agent("c", 8)}, {Task("t", 8, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"c", 8}})));
 }
 
 TEST(SchedulerTest, TaskThatFitsNoAgentNowRunsOnIdleSmallerAgents) {
-  ScheduleResult r = Schedule({Agent("a", 8, 1), Agent("b", 4), Agent("c", 4)}, {Task("t", 8, 1)});
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8, 1), Agent("b", 4), Agent("c", 4)}, {Task("t", 8, 1)});
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"b", 4}, {"c", 4}})));
 }
 
 TEST(SchedulerTest, TaskNoAgentSizeDividesSaysSoAndHoldsNobodyBack) {
-  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 5), Agent("c", 5)},
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8), Agent("b", 5), Agent("c", 5)},
                               {Task("odd", 12, 1), Task("t", 5, 2)});
   EXPECT_THAT(r.waiting, ElementsAre(Pair("odd",
                                           "needs 12 slots: no agent size divides it: agents "
@@ -326,7 +359,7 @@ TEST(SchedulerTest, TaskNoAgentSizeDividesSaysSoAndHoldsNobodyBack) {
 }
 
 TEST(SchedulerTest, TaskWaitingForIdleAgentsOfOneSizeSaysHowManyAreIdle) {
-  ScheduleResult r = Schedule({Agent("a", 8), Agent("b", 4), Agent("c", 4, 1), Agent("d", 4, 2)},
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8), Agent("b", 4), Agent("c", 4, 1), Agent("d", 4, 2)},
                               {Task("twelve", 12, 1), Task("small", 1, 2)});
   EXPECT_THAT(Placed(r), IsEmpty());
   EXPECT_THAT(r.waiting, UnorderedElementsAre(
@@ -335,7 +368,7 @@ TEST(SchedulerTest, TaskWaitingForIdleAgentsOfOneSizeSaysHowManyAreIdle) {
 }
 
 TEST(SchedulerTest, TaskWaitingForEitherOfTwoGroupsNamesBoth) {
-  ScheduleResult r = Schedule({Agent("a", 8, 1), Agent("b", 8), Agent("c", 4, 1), Agent("d", 4),
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8, 1), Agent("b", 8), Agent("c", 4, 1), Agent("d", 4),
                                Agent("e", 4), Agent("f", 4)},
                               {Task("sixteen", 16, 1)});
   EXPECT_THAT(r.waiting, ElementsAre(Pair("sixteen",
@@ -345,7 +378,7 @@ TEST(SchedulerTest, TaskWaitingForEitherOfTwoGroupsNamesBoth) {
 
 TEST(SchedulerTest, TaskWaitingForOneAgentOrAGroupNamesBoth) {
   ScheduleResult r =
-      Schedule({Agent("a", 8, 4), Agent("b", 4), Agent("c", 4, 1)}, {Task("eight", 8, 1)});
+      ScheduleListingAll({Agent("a", 8, 4), Agent("b", 4), Agent("c", 4, 1)}, {Task("eight", 8, 1)});
   EXPECT_THAT(r.waiting, ElementsAre(Pair("eight",
                                           "waiting for 8 free slots on one agent (the most free "
                                           "on any agent is 4) or 2 idle agents of 4 slots (1 "
@@ -353,7 +386,7 @@ TEST(SchedulerTest, TaskWaitingForOneAgentOrAGroupNamesBoth) {
 }
 
 TEST(SchedulerTest, MixedSizesReasonCountsDisabledAgentsPerSize) {
-  ScheduleResult r = Schedule({Agent("a", 8), Disabled("b", 8), Agent("c", 4), Agent("d", 4)},
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8), Disabled("b", 8), Agent("c", 4), Agent("d", 4)},
                               {Task("sixteen", 16, 1)});
   EXPECT_THAT(r.waiting, ElementsAre(Pair("sixteen",
                                           "needs 16 slots: 2 agents of 8 or 4 agents of 4, the "
@@ -362,7 +395,7 @@ TEST(SchedulerTest, MixedSizesReasonCountsDisabledAgentsPerSize) {
 }
 
 TEST(SchedulerTest, TaskThatCanNeverRunGivesItsOwnReasonEvenBehindAWaitingTask) {
-  ScheduleResult r = Schedule({Agent("a", 8, 8), Agent("b", 8)},
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8, 8), Agent("b", 8)},
                               {Task("big", 16, 1), Task("odd", 12, 2), Task("small", 1, 3)});
   EXPECT_THAT(Placed(r), IsEmpty());
   EXPECT_THAT(r.waiting,
@@ -372,13 +405,13 @@ TEST(SchedulerTest, TaskThatCanNeverRunGivesItsOwnReasonEvenBehindAWaitingTask) 
 }
 
 TEST(SchedulerTest, TaskAskingForNoSlotsWaitsAndHoldsNobodyBack) {
-  ScheduleResult r = Schedule({Agent("a", 8)}, {Task("zero", 0, 1), Task("t", 8, 2)});
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8)}, {Task("zero", 0, 1), Task("t", 8, 2)});
   EXPECT_THAT(r.waiting, ElementsAre(Pair("zero", "needs at least 1 slot, asked for 0")));
   EXPECT_THAT(Placed(r), ElementsAre(Pair("t", AgentSlots{{"a", 8}})));
 }
 
 TEST(SchedulerTest, AgentUsingMoreThanItsSlotsCountsAsFull) {
-  ScheduleResult r = Schedule({Agent("a", 8, 10)}, {Task("t", 1, 1)});
+  ScheduleResult r = ScheduleListingAll({Agent("a", 8, 10)}, {Task("t", 1, 1)});
   EXPECT_THAT(Placed(r), IsEmpty());
   EXPECT_THAT(r.waiting, ElementsAre(Pair("t", HasSubstr("the most free on any agent is 0"))));
 }
