@@ -467,10 +467,23 @@ class Master {
 
   // Log policies (master_log_policies.cc). Loads the stored matches; called once by Create.
   absl::Status LoadLogPolicyMatches();
-  // Matches a batch of the allocation's log lines (already stored) against its experiment's
-  // policies and records each policy's first match in the run. Takes mu_ itself; the lines are
-  // matched without it.
-  absl::Status MatchLogPolicies(const std::string& allocation, const wire::LogBatch& batch);
+  // Matching a batch of an allocation's log lines against its experiment's policies, in three
+  // steps so that the lines are matched without mu_ and a post takes mu_ no more often than
+  // its checks need: what the matching needs (under mu_, with the post's checks); the first
+  // line matching each policy not yet matched in the run (without mu_); and recording those
+  // matches (under mu_, after the lines are stored).
+  struct LogPolicyContext {
+    std::shared_ptr<const LogPolicyMatcher> matcher;
+    std::set<std::string> seen;  // policies that matched in this run already
+    wire::LogPolicyMatch base;   // allocation and agent
+  };
+  // `batch.node` must be a node of `a`.
+  absl::StatusOr<LogPolicyContext> LogPolicyContextLocked(const Allocation& a,
+                                                          const wire::LogBatch& batch);
+  static std::vector<wire::LogPolicyMatch> MatchLogPolicies(LogPolicyContext context,
+                                                            const wire::LogBatch& batch);
+  absl::Status RecordLogPolicyMatchesLocked(const wire::LogBatch& batch,
+                                            std::vector<wire::LogPolicyMatch> found);
   // The agents the trial's runs must avoid (exclude_node matches).
   std::set<std::string> ExcludedAgentsLocked(int64_t trial_id) const;
   // The first match of a cancel_retries policy in the run `allocation` of the trial, or null.

@@ -124,6 +124,7 @@ void Master::StopAllocationLocked(Allocation& allocation, StopReason reason) {
 }
 
 absl::Status Master::AllocationLogs(const std::string& allocation, const wire::LogBatch& batch) {
+  absl::StatusOr<LogPolicyContext> policies;  // none: the run has ended, its exit is decided
   {
     std::lock_guard<std::mutex> lock(mu_);
     // Lines of a superseded run are still the trial's: kept.
@@ -134,6 +135,7 @@ absl::Status Master::AllocationLogs(const std::string& allocation, const wire::L
           absl::StrCat("allocation ", allocation, " has no node ", batch.node));
     }
     if (a != nullptr) COHORT_RETURN_IF_ERROR(CheckNodeRunsLocked(*a, batch.node));
+    policies = a != nullptr ? LogPolicyContextLocked(*a, batch) : LogPolicyContext{};
   }
   std::vector<std::pair<int, std::string>> lines;
   lines.reserve(batch.lines.size());
@@ -143,12 +145,18 @@ absl::Status Master::AllocationLogs(const std::string& allocation, const wire::L
   logs_cv_.notify_all();
   // The lines are stored: a failure to match them is logged, not returned (the agent would
   // post them again).
-  if (absl::Status s = MatchLogPolicies(allocation, batch); !s.ok()) {
-    COHORT_LOG(ERROR) << TrialName(batch.trial_id) << ": log policies: " << s;
+  std::vector<wire::LogPolicyMatch> found;
+  if (policies.ok()) found = MatchLogPolicies(*std::move(policies), batch);
+  if (!policies.ok()) {
+    COHORT_LOG(ERROR) << TrialName(batch.trial_id) << ": log policies: " << policies.status();
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (allocations_.Find(allocation) == nullptr) {
+    // Ended meanwhile: its exit is decided, so its matches no longer count.
     return absl::NotFoundError(absl::StrCat("allocation ", allocation, " is not running"));
+  }
+  if (absl::Status s = RecordLogPolicyMatchesLocked(batch, std::move(found)); !s.ok()) {
+    COHORT_LOG(ERROR) << TrialName(batch.trial_id) << ": log policies: " << s;
   }
   return absl::OkStatus();
 }

@@ -57,40 +57,39 @@ std::string Describe(const wire::LogPolicyMatch& m) {
 
 }  // namespace
 
-absl::Status Master::MatchLogPolicies(const std::string& allocation, const wire::LogBatch& batch) {
-  std::shared_ptr<const LogPolicyMatcher> matcher;
-  std::set<std::string> seen;  // policies that matched in this run already
-  wire::LogPolicyMatch base{.allocation = allocation};
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const Allocation* a = allocations_.Find(allocation);
-    if (a == nullptr) return absl::OkStatus();  // the run has ended: its exit is decided
-    if (batch.node >= static_cast<int>(a->agents.size())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("allocation ", allocation, " has no node ", batch.node));
-    }
-    base.agent = a->agents[batch.node].first;
-    // A running trial is in the in-memory queue: no database read per batch of lines.
-    auto queued = queue_.trials().find(a->trial_id);
-    int64_t experiment_id = 0;
-    if (queued != queue_.trials().end()) {
-      experiment_id = queued->second.experiment_id;
-    } else {
-      COHORT_ASSIGN_OR_RETURN(const TrialRow trial, db_->GetTrial(a->trial_id));
-      experiment_id = trial.experiment_id;
-    }
-    COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(experiment_id));
-    matcher = facts.log_policies;
-    if (auto it = log_policy_matches_.find(a->trial_id); it != log_policy_matches_.end()) {
-      for (const wire::LogPolicyMatch& m : it->second) {
-        if (m.allocation == allocation) seen.insert(m.policy);
-      }
+absl::StatusOr<Master::LogPolicyContext> Master::LogPolicyContextLocked(
+    const Allocation& a, const wire::LogBatch& batch) {
+  LogPolicyContext context;
+  context.base.allocation = a.id;
+  context.base.agent = a.agents[batch.node].first;
+  // A running trial is in the in-memory queue: no database read per batch of lines.
+  auto queued = queue_.trials().find(a.trial_id);
+  int64_t experiment_id = 0;
+  if (queued != queue_.trials().end()) {
+    experiment_id = queued->second.experiment_id;
+  } else {
+    COHORT_ASSIGN_OR_RETURN(const TrialRow trial, db_->GetTrial(a.trial_id));
+    experiment_id = trial.experiment_id;
+  }
+  COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(experiment_id));
+  context.matcher = facts.log_policies;
+  if (auto it = log_policy_matches_.find(a.trial_id); it != log_policy_matches_.end()) {
+    for (const wire::LogPolicyMatch& m : it->second) {
+      if (m.allocation == a.id) context.seen.insert(m.policy);
     }
   }
-  if (matcher->empty()) return absl::OkStatus();
-  std::vector<wire::LogPolicyMatch> found = NewMatches(*matcher, batch, std::move(seen), base);
+  return context;
+}
+
+std::vector<wire::LogPolicyMatch> Master::MatchLogPolicies(LogPolicyContext context,
+                                                           const wire::LogBatch& batch) {
+  if (context.matcher == nullptr || context.matcher->empty()) return {};
+  return NewMatches(*context.matcher, batch, std::move(context.seen), context.base);
+}
+
+absl::Status Master::RecordLogPolicyMatchesLocked(const wire::LogBatch& batch,
+                                                  std::vector<wire::LogPolicyMatch> found) {
   if (found.empty()) return absl::OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
   std::vector<wire::LogPolicyMatch>& list = log_policy_matches_[batch.trial_id];
   for (wire::LogPolicyMatch& m : found) {
     // Bounded: a trial keeps its first kMaxLogPolicyMatches (one per policy and run).
