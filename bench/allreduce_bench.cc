@@ -9,9 +9,11 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "bench/bench_commands.h"
 #include "cohort/comm/comm_factory.h"
+#include "comm/half_allreduce.h"
 #include "comm/internal/reduce_kernels.h"
 
 namespace cohort::bench {
@@ -53,6 +55,15 @@ CLI::App* AddAllreduceCommand(CLI::App& app, AllreduceOptions& options) {
       ->capture_default_str()
       ->check(CLI::IsMember({"fp32", "fp16"}));
   cmd->add_flag("--check", options.check, "Verify the result of the last iteration");
+  cmd->add_flag("--compress", options.compress,
+                "fp32 buffers with fp16 on the wire, as the gradient reducer's "
+                "gradient_compression sends them (conversions included in the time; bytes and "
+                "bandwidth count the fp32 buffer)");
+  cmd->add_option("--chunk-elements", options.chunk_elements,
+                  "With --compress: elements per pipelined chunk (at least the buffer's: one "
+                  "piece, no overlap of the conversions)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   return cmd;
 }
 
@@ -62,6 +73,11 @@ int RunAllreduceCommand(const AllreduceOptions& options) {
   if (!transport.ok() || !dtype.ok()) {
     std::fprintf(stderr, "cohort-bench allreduce: %s\n",
                  (!transport.ok() ? transport.status() : dtype.status()).ToString().c_str());
+    return 2;
+  }
+  if (options.compress && *dtype != DataType::kFloat32) {
+    std::fprintf(stderr, "cohort-bench allreduce: --compress sends fp32 buffers as fp16: drop "
+                         "--dtype fp16\n");
     return 2;
   }
   comm::CommunicatorOptions comm_options;
@@ -77,6 +93,7 @@ int RunAllreduceCommand(const AllreduceOptions& options) {
   const size_t count = options.bytes / esize;
   const size_t bytes = count * esize;
   std::vector<char> buf(bytes);
+  std::vector<uint16_t> wire;  // --compress
   Fill(buf, *dtype, c.rank());
 
   // Times are rank 0's. An allreduce cannot finish on any rank before every rank has
@@ -87,7 +104,10 @@ int RunAllreduceCommand(const AllreduceOptions& options) {
   for (int i = 0; status.ok() && i < options.warmup + options.iters; ++i) {
     if (options.check) Fill(buf, *dtype, c.rank());
     const absl::Time start = absl::Now();
-    status = c.Allreduce(buf.data(), count, *dtype, comm::ReduceOp::kSum);
+    status = options.compress
+                 ? comm::AllreduceAsHalf(c, reinterpret_cast<float*>(buf.data()), count, 1.0f,
+                                         &wire, options.chunk_elements)
+                 : c.Allreduce(buf.data(), count, *dtype, comm::ReduceOp::kSum);
     if (i >= options.warmup) seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
   }
   if (!status.ok()) {
@@ -118,10 +138,14 @@ int RunAllreduceCommand(const AllreduceOptions& options) {
     const double busbw = algbw * 2.0 * (n - 1) / n;
     std::printf(
         "{\"op\":\"allreduce\",\"ranks\":%d,\"bytes\":%zu,\"transport\":\"%s\",\"dtype\":\"%s\","
-        "\"iters\":%d,\"time_ms\":%.4f,\"time_stat\":\"median\",\"algbw_GBps\":%.3f,"
+        "%s\"iters\":%d,\"time_ms\":%.4f,\"time_stat\":\"median\",\"algbw_GBps\":%.3f,"
         "\"busbw_GBps\":%.3f}\n",
-        n, bytes, std::string(c.transport()).c_str(), options.dtype.c_str(), options.iters,
-        median * 1e3, algbw, busbw);
+        n, bytes, std::string(c.transport()).c_str(), options.dtype.c_str(),
+        options.compress
+            ? absl::StrCat("\"compress\":\"fp16\",\"chunk_elements\":", options.chunk_elements, ",")
+                  .c_str()
+            : "",
+        options.iters, median * 1e3, algbw, busbw);
     std::fflush(stdout);
   }
   // Keep rank 0's store (if it hosts one) alive until everyone is done.

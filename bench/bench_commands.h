@@ -20,6 +20,10 @@ struct AllreduceOptions {
   std::string transport = "auto";
   std::string dtype = "fp32";
   bool check = false;
+  // fp32 buffers sent as fp16 (comm::AllreduceAsHalf, the gradient reducer's compression), in
+  // pipelined chunks of this many elements.
+  bool compress = false;
+  size_t chunk_elements = 2u << 20;
 };
 
 CLI::App* AddAllreduceCommand(CLI::App& app, AllreduceOptions& options);

@@ -39,7 +39,6 @@ struct Timings {
   double forward_ms = 0, backward_ms = 0, sync_ms = 0, optimizer_ms = 0;
 };
 
-double MsSince(absl::Time start) { return absl::ToDoubleMilliseconds(absl::Now() - start); }
 
 // Rank 0's profiled steps summarized: per step, the buckets' communication time and how much
 // of it fell inside the backward pass (the overlap the reducer exists for).

@@ -1,13 +1,13 @@
 #include "comm/hierarchical_communicator.h"
 
 #include <algorithm>
-#include <future>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
+#include "comm/internal/chunk_pipeline.h"
 #include "comm/internal/reduce_kernels.h"
 
 namespace cohort::comm {
@@ -124,10 +124,9 @@ absl::Status HierarchicalCommunicator::Allreduce(void* data, size_t count, DataT
   char* bytes = static_cast<char*>(data);
   std::vector<std::pair<size_t, size_t>> chunks;  // (first element, count)
   for (size_t at = 0; at < count; at += chunk) chunks.emplace_back(at, std::min(chunk, count - at));
-  // The cross-machine allreduce of each chunk runs on `network`, one chunk at a time and in
-  // order on every rank; the shared-memory phases stay on this thread, in the same order on
-  // every local rank.
-  std::future<absl::Status> network;
+  // The cross-machine allreduce of each chunk runs on the pipeline's thread, one chunk at a
+  // time and in order on every rank; the shared-memory phases stay on this thread, in the same
+  // order on every local rank.
   auto cross = [&](size_t i) {
     const auto [first, n] = chunks[i];
     const size_t begin = ShmCommunicator::SliceBegin(n, topology_.local_size, topology_.local_rank);
@@ -136,30 +135,15 @@ absl::Status HierarchicalCommunicator::Allreduce(void* data, size_t count, DataT
     // Ranks with the same local rank hold the same slice: allreduce it across machines.
     return cross_->Allreduce(bytes + (first + begin) * element, end - begin, dtype, ReduceOp::kSum);
   };
-  absl::Status status;
-  if (chunks.size() == 1) {  // nothing to overlap: no thread
-    status = local_->ReduceScatter(data, count, dtype);
-    if (status.ok()) status = cross(0);
-    if (status.ok()) status = local_->AllgatherSlices(data, count, dtype);
-    chunks.clear();
-  }
-  for (size_t i = 0; i <= chunks.size() && !chunks.empty() && status.ok(); ++i) {
-    if (i < chunks.size())
-      status = local_->ReduceScatter(bytes + chunks[i].first * element, chunks[i].second, dtype);
-    if (network.valid()) {  // chunk i - 1's network phase
-      const absl::Status crossed = network.get();
-      if (status.ok()) status = crossed;
-    }
-    if (status.ok() && i < chunks.size()) network = std::async(std::launch::async, cross, i);
-    if (status.ok() && i > 0) {
-      status = local_->AllgatherSlices(bytes + chunks[i - 1].first * element, chunks[i - 1].second,
-                                       dtype);
-    }
-  }
-  if (network.valid()) {
-    const absl::Status crossed = network.get();
-    if (status.ok()) status = crossed;
-  }
+  absl::Status status = internal::RunChunkPipeline(
+      chunks.size(),
+      [&](size_t i) {
+        return local_->ReduceScatter(bytes + chunks[i].first * element, chunks[i].second, dtype);
+      },
+      cross,
+      [&](size_t i) {
+        return local_->AllgatherSlices(bytes + chunks[i].first * element, chunks[i].second, dtype);
+      });
   if (!status.ok()) return Fail(status);
   if (op == ReduceOp::kAverage) internal::Divide(data, count, dtype, size());
   return absl::OkStatus();

@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "comm/half_allreduce.h"
 #include "comm/tcp_store.h"
 #include "gtest/gtest.h"
 
@@ -142,6 +143,25 @@ TEST_F(ShmCommunicatorTest, StalledPeerFailsAtTheDeadlineNamingItAndStaysBroken)
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "rank 1")) << s;
   EXPECT_EQ((*comm)->Barrier(), s);
+}
+
+// AllreduceAsHalf over shared memory with 3 ranks, in one piece and in pipelined chunks (the
+// last one short): values exact in fp16 come back as the exact scaled sum, identical either way.
+TEST_F(ShmCommunicatorTest, HalfAllreduceInChunksGivesTheExactScaledSumOfEveryElement) {
+  constexpr size_t kCount = 10'007;
+  for (size_t chunk : {size_t{1'000}, kHalfAllreduceChunkElements}) {
+    RunRanks(3, [&](int rank, ShmCommunicator& comm) {
+      std::vector<float> data(kCount);
+      for (size_t i = 0; i < kCount; ++i) data[i] = (rank + 1) * 0.25f * static_cast<float>(i % 64);
+      std::vector<uint16_t> wire;
+      ASSERT_TRUE(AllreduceAsHalf(comm, data.data(), kCount, 1.0f / 3, &wire, chunk).ok());
+      for (size_t i = 0; i < kCount; ++i) {
+        // (1 + 2 + 3) * 0.25 * (i % 64) / 3
+        ASSERT_FLOAT_EQ(data[i], 0.5f * static_cast<float>(i % 64)) << "element " << i
+                                                                     << ", chunk " << chunk;
+      }
+    });
+  }
 }
 
 }  // namespace

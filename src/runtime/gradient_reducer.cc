@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cohort/status.h"
+#include "comm/half_allreduce.h"
 #include "comm/vector_kernels.h"
 #include "common/logging.h"
 #include "runtime/bucket_layout.h"
@@ -336,14 +337,9 @@ class GradientReducer::Impl {
     void* data = bucket.flat.data_ptr();
     absl::Status status;
     if (options_.compression && bucket.dtype == comm::DataType::kFloat32) {
-      bucket.wire.resize(n);
-      comm::FloatToHalf(static_cast<const float*>(data), bucket.wire.data(), n);
-      status =
-          comm_->Allreduce(bucket.wire.data(), n, comm::DataType::kFloat16, comm::ReduceOp::kSum);
-      if (status.ok()) {
-        comm::HalfToFloat(bucket.wire.data(), static_cast<float*>(data), n,
-                          static_cast<float>(aggregation_scale_ / comm_->size()));
-      }
+      status = comm::AllreduceAsHalf(*comm_, static_cast<float*>(data), n,
+                                     static_cast<float>(aggregation_scale_ / comm_->size()),
+                                     &bucket.wire);
     } else {
       // kAverage divides by N inside the transport, while the reduced piece is still in
       // cache (the shared-memory path); only the aggregation factor needs a pass of its own.

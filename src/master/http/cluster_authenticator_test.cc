@@ -212,7 +212,7 @@ TEST_F(AuthRoutesTest, EveryUsersRouteWithoutAValidTokenIs401SayingWhatToDo) {
 TEST_F(AuthRoutesTest, AdminsRoutesRefuseOtherUsersWith403) {
   const std::string alice = NewUser("alice");
   EXPECT_TRUE(Client(alice).Get("/api/v1/experiments").ok());
-  for (const std::string& path :
+  for (const char* path :
        {"/api/v1/users", "/api/v1/agents/a1/disable", "/api/v1/users/admin/deactivate"}) {
     absl::Status status =
         Client(alice).Post(path, wire::NewUser{"x", "long-enough"}.ToJson()).status();
