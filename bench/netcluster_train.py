@@ -2,7 +2,7 @@
 """Training across an emulated cluster network: Cohort's `cohort-bench train` vs PyTorch DDP.
 
 On a bench/netcluster network (namespaces joined by shaped links, issue 18), one rank per
-machine, trains each model with both implementations exactly as bench/train_vs_ddp.py does on
+machine (or --ranks-per-machine), trains each model with both implementations exactly as bench/train_vs_ddp.py does on
 one host (Fashion-MNIST, SGD lr 0.01 momentum 0.9, one compute thread per rank, the same data
 order; DDP on Gloo), on 1 machine and on N machines: samples/s, weak-scaling efficiency
 thr(N)/(N*thr(1)), and Cohort / DDP. Extra Cohort variants (--variants) measure the seed's
@@ -31,13 +31,18 @@ def machine_main(args):
     sys.path.insert(0, HERE)
     from netcluster_allreduce import machine_env  # one definition of a machine's setup
     machine, machines, chief, env = machine_env()
+    ranks = args.ranks_per_machine
     if args.impl == "ddp":
-        env.update(MASTER_ADDR=chief, MASTER_PORT=str(PORT), RANK=str(machine),
-                   WORLD_SIZE=str(machines), LOCAL_RANK="0")
-        return subprocess.call([sys.executable, DDP, "--ddp-worker", args.model,
-                                str(args.per_slot_batch), str(args.steps), str(args.warmup), "1"],
-                               env=env)
-    cmd = [os.path.join(args.bin_dir, "cohort-launch"), "--slots", "1", "--nnodes",
+        procs = []
+        for local in range(ranks):
+            rank_env = dict(env, MASTER_ADDR=chief, MASTER_PORT=str(PORT),
+                            RANK=str(machine * ranks + local), WORLD_SIZE=str(machines * ranks),
+                            LOCAL_RANK=str(local))
+            procs.append(subprocess.Popen(
+                [sys.executable, DDP, "--ddp-worker", args.model, str(args.per_slot_batch),
+                 str(args.steps), str(args.warmup), "1"], env=rank_env))
+        return max(p.wait() for p in procs)
+    cmd = [os.path.join(args.bin_dir, "cohort-launch"), "--slots", str(ranks), "--nnodes",
            str(machines), "--node-rank", str(machine), "--chief-addr", chief, "--job-id", "tr",
            "--", os.path.join(args.bin_dir, "cohort-bench"), "train", "--model", args.model,
            "--per-slot-batch", str(args.per_slot_batch), "--steps", str(args.steps),
@@ -67,7 +72,8 @@ def run(args, machines, impl, model):
     cmd = [NETCLUSTER, "--machines", str(machines), "--rate", args.rate, "--timeout", "600",
            "--", sys.executable, os.path.abspath(__file__), "--impl", impl, "--model", model,
            "--per-slot-batch", str(args.per_slot_batch), "--steps", str(args.steps),
-           "--warmup", str(args.warmup), "--bin-dir", args.bin_dir]
+           "--warmup", str(args.warmup), "--bin-dir", args.bin_dir,
+           "--ranks-per-machine", str(args.ranks_per_machine)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=700)
     if r.returncode != 0:
         raise RuntimeError(f"{impl} {model} on {machines} failed ({r.returncode}): "
@@ -90,6 +96,9 @@ def main():
                         "(aggregation_frequency K), fusionMB (fusion threshold), profile (the "
                         f"step timeline, written to {PROFILE_ROOT}/MODEL/trace.json); a+b "
                         "combines two, e.g. compression+profile")
+    parser.add_argument("--ranks-per-machine", type=int, default=1,
+                        help="ranks on each machine: Cohort's hierarchical exchange (shared "
+                        "memory inside a machine) against DDP's flat Gloo ring")
     parser.add_argument("--per-slot-batch", type=int, default=64)
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=5)
@@ -103,8 +112,9 @@ def main():
     for v in variants:
         variant_args(v, "mlp")  # an unknown variant fails before any run
     impls = ["cohort", "ddp"] + [f"cohort-{v}" for v in variants]
-    print(f"{args.rate} links, 1 rank per machine, per-slot batch {args.per_slot_batch}, "
-          f"{args.steps} timed steps")
+    print(f"{args.rate} links, {args.ranks_per_machine} rank(s) per machine, per-slot batch "
+          f"{args.per_slot_batch}, {args.steps} timed steps (efficiency against 1 machine with "
+          f"as many ranks)")
     print(f"{'model':>5} {'impl':>19} {'1 machine':>10} {f'{args.machines} machines':>11} "
           f"{'efficiency':>10} {'vs DDP':>7} {'fusion MB':>9} {'overlap':>7}")
     for model in args.models.split(","):
