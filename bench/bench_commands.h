@@ -31,6 +31,9 @@ int RunAllreduceCommand(const AllreduceOptions& options);
 
 struct TrainOptions {
   std::string model = "cnn";
+  // "cpu", or "cuda" / "cuda:N" with a CUDA build of LibTorch (one rank there: the gradient
+  // reducer is CPU-only so far).
+  std::string device = "cpu";
   int per_slot_batch = 64;
   int steps = 50;
   int warmup = 5;

@@ -53,11 +53,79 @@ class Mlp : public BenchModel {
   nn::Linear fc1_{nullptr}, fc2_{nullptr}, fc3_{nullptr};
 };
 
+// torchvision's BasicBlock: two 3x3 convolutions with batch norm, and a 1x1 projection of the
+// input when the block changes the resolution or the width.
+class BasicBlock : public nn::Module {
+ public:
+  BasicBlock(int64_t in, int64_t out, int64_t stride) {
+    conv1_ = register_module(
+        "conv1", nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false)));
+    bn1_ = register_module("bn1", nn::BatchNorm2d(out));
+    conv2_ = register_module(
+        "conv2", nn::Conv2d(nn::Conv2dOptions(out, out, 3).padding(1).bias(false)));
+    bn2_ = register_module("bn2", nn::BatchNorm2d(out));
+    if (stride != 1 || in != out) {
+      downsample_ = register_module(
+          "downsample",
+          nn::Sequential(nn::Conv2d(nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)),
+                         nn::BatchNorm2d(out)));
+    }
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    torch::Tensor y = torch::relu(bn1_->forward(conv1_->forward(x)));
+    y = bn2_->forward(conv2_->forward(y));
+    return torch::relu(y + (downsample_ ? downsample_->forward(x) : x));
+  }
+
+ private:
+  nn::Conv2d conv1_{nullptr}, conv2_{nullptr};
+  nn::BatchNorm2d bn1_{nullptr}, bn2_{nullptr};
+  nn::Sequential downsample_{nullptr};
+};
+
+class ResNet18 : public BenchModel {
+ public:
+  ResNet18() {
+    conv1_ = register_module(
+        "conv1", nn::Conv2d(nn::Conv2dOptions(3, 64, 7).stride(2).padding(3).bias(false)));
+    bn1_ = register_module("bn1", nn::BatchNorm2d(64));
+    int64_t in = 64;
+    for (int stage = 0; stage < 4; ++stage) {  // torchvision's names: layer1.0.conv1.weight
+      const int64_t out = int64_t{64} << stage;
+      nn::Sequential layer;
+      for (int block = 0; block < 2; ++block) {
+        layer->push_back(std::make_shared<BasicBlock>(in, out, stage > 0 && block == 0 ? 2 : 1));
+        in = out;
+      }
+      layers_.push_back(register_module("layer" + std::to_string(stage + 1), layer));
+    }
+    fc_ = register_module("fc", nn::Linear(512, 1000));
+  }
+  torch::Tensor Forward(const torch::Tensor& images) override {
+    torch::Tensor x = torch::relu(bn1_->forward(conv1_->forward(images)));
+    x = torch::max_pool2d(x, 3, 2, 1);
+    for (nn::Sequential& layer : layers_) x = layer->forward(x);
+    return fc_->forward(torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1));
+  }
+  torch::Tensor Loss(const torch::Tensor& output, const torch::Tensor& labels) override {
+    return torch::cross_entropy_loss(output, labels);
+  }
+  std::vector<int64_t> SampleShape() const override { return {3, 224, 224}; }
+  int64_t Classes() const override { return 1000; }
+
+ private:
+  nn::Conv2d conv1_{nullptr};
+  nn::BatchNorm2d bn1_{nullptr};
+  std::vector<nn::Sequential> layers_;
+  nn::Linear fc_{nullptr};
+};
+
 }  // namespace
 
 std::shared_ptr<BenchModel> MakeBenchModel(const std::string& name) {
   if (name == "cnn") return std::make_shared<Cnn>();
   if (name == "mlp") return std::make_shared<Mlp>();
+  if (name == "resnet18") return std::make_shared<ResNet18>();
   return nullptr;
 }
 

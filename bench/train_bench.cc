@@ -1,5 +1,6 @@
 // cohort-bench train: data-parallel training throughput on Fashion-MNIST (the same models,
-// data order and optimizer as bench/train_vs_ddp.py builds for PyTorch DDP).
+// data order and optimizer as bench/train_vs_ddp.py builds for PyTorch DDP), or on synthetic
+// images for the larger resnet18 (bench/models.h), on the CPU or (one rank) a GPU.
 //
 // Step s (counting warm-up steps from 0) trains on global batch indices
 // (s*N*B + i) mod 60000 of a fixed permutation (seed 0); rank r takes [r*B, (r+1)*B).
@@ -17,6 +18,7 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -100,6 +102,8 @@ struct Result {
   double fusion_mb = 0;
   size_t buckets = 0;
   float last_loss = 0;
+  int64_t parameters = 0;  // the model's
+  std::string device;
   Timings timings;  // sums over the timed steps
   std::string transport;
 };
@@ -123,14 +127,15 @@ void PrintResult(const TrainOptions& o, const Result& r, const OverlapSummary* o
       "\"warmup\":%d,\"aggregation_frequency\":%d,\"compression\":%s,\"auto_tune\":%s,"
       "\"overlap\":%s,\"transport\":\"%s\",\"optimizer\":\"%s\",\"fusion_mb\":%g,"
       "\"buckets\":%zu,\"samples_per_s\":%.2f,\"step_ms\":%.3f,\"final_loss\":%.6f,"
-      "\"forward_ms\":%.3f,\"backward_ms\":%.3f,\"sync_ms\":%.3f,\"optimizer_ms\":%.3f%s}\n",
+      "\"forward_ms\":%.3f,\"backward_ms\":%.3f,\"sync_ms\":%.3f,\"optimizer_ms\":%.3f,"
+      "\"parameters\":%lld,\"device\":\"%s\"%s}\n",
       o.model.c_str(), r.ranks, o.per_slot_batch, o.steps, o.warmup, o.aggregation_frequency,
       o.compression ? "true" : "false", o.auto_tune ? "true" : "false",
       o.overlap ? "true" : "false", r.transport.c_str(), o.optimizer.c_str(), r.fusion_mb,
       r.buckets, static_cast<double>(r.ranks) * o.per_slot_batch * o.steps / r.seconds,
       r.seconds * 1000 / o.steps, r.last_loss, r.timings.forward_ms * per,
       r.timings.backward_ms * per, r.timings.sync_ms * per, r.timings.optimizer_ms * per,
-      profile.c_str());
+      static_cast<long long>(r.parameters), r.device.c_str(), profile.c_str());
   std::fflush(stdout);
 }
 
@@ -160,8 +165,28 @@ class Trainer {
     t->perm_ = torch::randperm(t->data_.images.size(0), at::detail::createCPUGenerator(0),
                                torch::TensorOptions().dtype(torch::kInt64));
     t->model_ = MakeBenchModel(o.model);
-    if (t->model_ == nullptr) return absl::InvalidArgumentError("--model: expected cnn or mlp");
+    if (t->model_ == nullptr) {
+      return absl::InvalidArgumentError("--model: expected cnn, mlp or resnet18");
+    }
+    COHORT_ASSIGN_OR_RETURN(t->device_, ParseDevice(o.device));
+    t->model_->to(t->device_);
     t->model_->train();
+    t->MakeSyntheticBatch();
+    // One rank with nothing to accumulate has nothing for a reducer to do, and a reducer would
+    // cost it: gradients that live in bucket views are accumulated into (copied) by autograd
+    // instead of being handed over (mlp on this VM: backward 134 -> 94 ms without one).
+    const bool exchange = t->comm_->size() > 1 || o.aggregation_frequency > 1;
+    if (exchange && !t->device_.is_cpu()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "--device ", o.device, " with ", t->comm_->size(), " ranks (aggregation frequency ",
+          o.aggregation_frequency, "): the gradient reducer works on CPU tensors only so far; "
+          "train one rank"));
+    }
+    if (!exchange) {
+      COHORT_ASSIGN_OR_RETURN(t->optimizer_, MakeOptimizer(o, *t->model_));
+      t->StartProfiler();
+      return t;
+    }
     COHORT_RETURN_IF_ERROR(runtime::BroadcastModule(*t->model_, *t->comm_, 0));
     runtime::GradientReducerOptions reducer;
     reducer.fusion_threshold_mb = o.fusion_mb;
@@ -184,12 +209,15 @@ class Trainer {
     COHORT_RETURN_IF_ERROR(comm_->Barrier());
     const absl::Time start = absl::Now();
     for (; s < timed_end(); ++s) COHORT_RETURN_IF_ERROR(Step(s));
+    result_.last_loss = last_loss_.item<float>();  // waits for a GPU's queued work
     COHORT_RETURN_IF_ERROR(comm_->Barrier());
     result_.seconds = absl::ToDoubleSeconds(absl::Now() - start);
     result_.ranks = comm_->size();
     result_.transport = std::string(comm_->transport());
-    result_.fusion_mb = reducer_->fusion_threshold_mb();
-    result_.buckets = reducer_->BucketNames().size();
+    result_.fusion_mb = reducer_ ? reducer_->fusion_threshold_mb() : 0;
+    result_.buckets = reducer_ ? reducer_->BucketNames().size() : 0;
+    result_.device = device_.str();
+    for (const torch::Tensor& p : model_->parameters()) result_.parameters += p.numel();
     if (o_.profile_dir.empty()) {
       if (comm_->rank() == 0) PrintResult(o_, result_, nullptr);
       return absl::OkStatus();
@@ -207,6 +235,35 @@ class Trainer {
  private:
   explicit Trainer(const TrainOptions& o) : o_(o) {}
   int64_t timed_end() const { return o_.warmup + o_.steps; }
+
+  static absl::StatusOr<torch::Device> ParseDevice(const std::string& name) {
+    try {
+      torch::Device device(name);
+      if (device.is_cuda() && !torch::cuda::is_available()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "--device ", name, ": this LibTorch sees no CUDA device (a CPU-only build, or no "
+            "GPU here); build against a CUDA LibTorch (README, \"GPUs\") or use --device cpu"));
+      }
+      return device;
+    } catch (const c10::Error& e) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--device ", name, ": expected cpu, cuda or cuda:N (", e.what_without_backtrace(), ")"));
+    }
+  }
+
+  // Models not of Fashion-MNIST's shape train on one fixed batch of random images and labels
+  // (seeded by rank), made once on the device: the step measures the model, not a data loader.
+  void MakeSyntheticBatch() {
+    const std::vector<int64_t> shape = model_->SampleShape();
+    if (shape == std::vector<int64_t>{1, 28, 28}) return;
+    std::vector<int64_t> batch = {o_.per_slot_batch};
+    batch.insert(batch.end(), shape.begin(), shape.end());
+    auto generator = at::detail::createCPUGenerator(1000 + comm_->rank());
+    synthetic_images_ = torch::randn(batch, generator).to(device_);
+    synthetic_labels_ =
+        torch::randint(model_->Classes(), {o_.per_slot_batch}, generator, torch::kInt64)
+            .to(device_);
+  }
 
   // The profiled steps follow the timed ones, so profiling never changes the throughput.
   void StartProfiler() {
@@ -232,29 +289,35 @@ class Trainer {
   // Step s trains on global batch indices (s*N*B + i) mod n of the fixed permutation; rank r
   // takes [r*B, (r+1)*B).
   absl::Status Step(int64_t s) {
-    const int64_t n = data_.images.size(0), b = o_.per_slot_batch;
-    const int64_t base = (s * comm_->size() * b + comm_->rank() * b) % n;
-    torch::Tensor idx = perm_.index_select(0, (within_ + base).remainder(n));
-    torch::Tensor x = data_.images.index_select(0, idx);
-    torch::Tensor y = data_.labels.index_select(0, idx);
+    torch::Tensor x = synthetic_images_, y = synthetic_labels_;
+    if (!x.defined()) {
+      const int64_t n = data_.images.size(0), b = o_.per_slot_batch;
+      const int64_t base = (s * comm_->size() * b + comm_->rank() * b) % n;
+      torch::Tensor idx = perm_.index_select(0, (within_ + base).remainder(n));
+      x = data_.images.index_select(0, idx).to(device_);
+      y = data_.labels.index_select(0, idx).to(device_);
+    }
     Timings& t = result_.timings;
     const absl::Time step_start = absl::Now();
     profiler_->Begin(s, step_start);
-    reducer_->set_record_bucket_timings(profiler_->active());
+    if (reducer_) reducer_->set_record_bucket_timings(profiler_->active());
     torch::Tensor loss = model_->Loss(model_->Forward(x), y);
     absl::Time start = Phase("forward", step_start, t.forward_ms);
     loss.backward();
     start = Phase("backward", start, t.backward_ms);
-    COHORT_ASSIGN_OR_RETURN(bool apply, reducer_->Synchronize());
+    bool apply = true;  // one rank on a GPU: no reducer, every step applies
+    if (reducer_) {
+      COHORT_ASSIGN_OR_RETURN(apply, reducer_->Synchronize());
+    }
     start = Phase("gradient_wait", start, t.sync_ms);
     if (apply) {
       runtime::optim::StepAndZeroGrad(*optimizer_);
       Phase("optimizer_step", start, t.optimizer_ms);
     }
-    result_.last_loss = loss.item<float>();
+    last_loss_ = loss.detach();  // read once at the end: no device sync per step
     if (profiler_->active()) {
       profiler_->Phase("step", step_start, absl::Now());
-      profiler_->Buckets(reducer_->TakeBucketTimings());
+      if (reducer_) profiler_->Buckets(reducer_->TakeBucketTimings());
       profiler_->End();
     }
     return absl::OkStatus();
@@ -267,6 +330,9 @@ class Trainer {
   std::unique_ptr<runtime::GradientReducer> reducer_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<runtime::StepProfiler> profiler_;
+  torch::Device device_{torch::kCPU};
+  torch::Tensor synthetic_images_, synthetic_labels_;  // resnet18's fixed batch, on device_
+  torch::Tensor last_loss_;
   torch::Tensor perm_;  // the data order: a fixed permutation (seed 0) of the training set
   torch::Tensor within_ = torch::arange(o_.per_slot_batch, torch::kInt64);
   Result result_;
@@ -285,9 +351,15 @@ CLI::App* AddTrainCommand(CLI::App& app, TrainOptions& options) {
       "Data-parallel training throughput on Fashion-MNIST. Rank 0 prints one JSON line: "
       "samples_per_s over all ranks, step_ms, final_loss, and rank 0's mean time per step in "
       "forward, backward, gradient synchronization and the optimizer.");
-  cmd->add_option("--model", options.model, "cnn (1.2 M parameters) or mlp (20 M)")
+  cmd->add_option("--model", options.model,
+                  "cnn (1.2 M parameters) or mlp (20 M) on Fashion-MNIST, or resnet18 (11.7 M) on "
+                  "synthetic 224x224 images")
       ->capture_default_str()
-      ->check(CLI::IsMember({"cnn", "mlp"}));
+      ->check(CLI::IsMember({"cnn", "mlp", "resnet18"}));
+  cmd->add_option("--device", options.device,
+                  "cpu, or cuda / cuda:N with a CUDA build of LibTorch (one rank: the gradient "
+                  "reducer is CPU-only so far)")
+      ->capture_default_str();
   cmd->add_option("--per-slot-batch", options.per_slot_batch, "Samples per rank per step")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));

@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""One process training: Cohort's `cohort-bench train` vs the same model in PyTorch, side by side.
+
+Both train one model on one device with the same per-step batch, optimizer (SGD lr 0.01,
+momentum 0.9), warm-up and timed steps, and the same number of compute threads; the table
+gives samples/s for each and Cohort / PyTorch. Models (bench/models.h builds the same ones in
+C++): cnn and mlp on Fashion-MNIST in the same data order as cohort-bench train; resnet18
+(torchvision's ResNet-18 layout, 11.7 M parameters) on one fixed synthetic batch of 224x224
+images, made once on the device, so both measure the model and not a data loader.
+
+  /usr/bin/python3 bench/train_vs_torch.py --bin-dir build/bin --models cnn,mlp,resnet18 \\
+      --batch 64 [--device cuda]
+
+On the CPU it needs Debian's python3-torch; --device cuda needs a CUDA build of both (issue 17:
+cohort-bench built with -DCOHORT_CUDA=ON against the PyTorch install's LibTorch).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from train_vs_ddp import build_model, load_fashion_mnist  # one definition of cnn, mlp, data
+
+
+def build_resnet18():
+    """torchvision.models.resnet18() without torchvision (not on every machine): the same
+    modules, names and parameter count (11,689,512)."""
+    import torch.nn as nn
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.downsample = None
+            if stride != 1 or cin != cout:
+                self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                                nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = self.bn1(self.conv1(x)).relu()
+            y = self.bn2(self.conv2(y))
+            return (y + (x if self.downsample is None else self.downsample(x))).relu()
+
+    class ResNet18(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+            self.bn1 = nn.BatchNorm2d(64)
+            self.maxpool = nn.MaxPool2d(3, 2, 1)
+            cin = 64
+            for stage in range(4):
+                cout = 64 << stage
+                blocks = [BasicBlock(cin, cout, 2 if stage else 1), BasicBlock(cout, cout, 1)]
+                cin = cout
+                setattr(self, f"layer{stage + 1}", nn.Sequential(*blocks))
+            self.avgpool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(512, 1000)
+
+        def forward(self, x):
+            x = self.maxpool(self.bn1(self.conv1(x)).relu())
+            for stage in range(4):
+                x = getattr(self, f"layer{stage + 1}")(x)
+            return self.fc(self.avgpool(x).flatten(1))
+
+    return ResNet18()
+
+
+def torch_run(model_name, device, batch, steps, warmup, threads):
+    """The PyTorch side: samples/s over the timed steps (the loss read once, at the end)."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    model = (build_resnet18() if model_name == "resnet18" else build_model(model_name)).to(device)
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = F.nll_loss if model_name == "cnn" else F.cross_entropy
+    if model_name == "resnet18":
+        gen = torch.Generator().manual_seed(1000)
+        fixed = (torch.randn(batch, 3, 224, 224, generator=gen).to(device),
+                 torch.randint(1000, (batch,), generator=gen).to(device))
+    else:
+        images, labels = load_fashion_mnist()
+        perm = torch.randperm(len(images), generator=torch.Generator().manual_seed(0))
+        offsets = torch.arange(batch)
+    loss = None
+    for step in range(warmup + steps):
+        if step == warmup:
+            if loss is not None:
+                loss.item()  # the warm-up's queued work is done before the clock starts
+            start = time.perf_counter()
+        if model_name == "resnet18":
+            x, y = fixed
+        else:
+            idx = perm[(step * batch + offsets) % len(images)]
+            x, y = images[idx].to(device), labels[idx].to(device)
+        loss = loss_fn(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    final = loss.item()
+    elapsed = time.perf_counter() - start
+    return {"impl": "pytorch", "model": model_name, "device": device, "per_slot_batch": batch,
+            "steps": steps, "samples_per_s": batch * steps / elapsed,
+            "step_ms": elapsed / steps * 1e3, "final_loss": final,
+            "parameters": sum(p.numel() for p in model.parameters())}
+
+
+def cohort_run(args, model_name):
+    cmd = [os.path.join(args.bin_dir, "cohort-bench"), "train", "--model", model_name,
+           "--device", args.device, "--per-slot-batch", str(args.batch), "--steps",
+           str(args.steps), "--warmup", str(args.warmup), "--threads", str(args.threads),
+           "--optimizer", "torch"]
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
+               OPENBLAS_NUM_THREADS=str(args.threads))
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(f"cohort-bench train --model {model_name} failed ({r.returncode}): "
+                           f"{(r.stdout + r.stderr)[-1500:]}")
+    for line in r.stdout.splitlines():
+        if line.startswith("{") and '"samples_per_s"' in line:
+            return json.loads(line)
+    raise RuntimeError(f"cohort-bench train printed no result: {r.stdout[-1000:]}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bin-dir", default=os.path.join(HERE, "..", "build", "bin"))
+    parser.add_argument("--models", default="cnn,mlp,resnet18")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    parser.add_argument("--batch", type=int, default=64, help="samples per step")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1, help="compute threads, both sides")
+    args = parser.parse_args()
+    args.bin_dir = os.path.abspath(args.bin_dir)
+    print(f"device {args.device}, batch {args.batch}, {args.steps} timed steps after "
+          f"{args.warmup}, {args.threads} compute thread(s)")
+    print(f"{'model':>8} {'parameters':>11} {'PyTorch samples/s':>18} {'Cohort samples/s':>17} "
+          f"{'Cohort / PyTorch':>16}")
+    for model_name in args.models.split(","):
+        theirs = torch_run(model_name, args.device, args.batch, args.steps, args.warmup,
+                           args.threads)
+        ours = cohort_run(args, model_name)
+        if ours.get("parameters") != theirs["parameters"]:
+            raise RuntimeError(f"{model_name}: Cohort's model has {ours.get('parameters')} "
+                               f"parameters, PyTorch's {theirs['parameters']}: not the same model")
+        print(f"{model_name:>8} {theirs['parameters']:>11,} {theirs['samples_per_s']:18.1f} "
+              f"{ours['samples_per_s']:17.1f} "
+              f"{ours['samples_per_s'] / theirs['samples_per_s']:16.2f}", flush=True)
+        print(json.dumps({"pytorch": theirs, "cohort": ours}), file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
