@@ -115,14 +115,32 @@ def torch_run(model_name, device, batch, steps, warmup, threads):
             "parameters": sum(p.numel() for p in model.parameters())}
 
 
+def thread_env(threads):
+    """Both sides' environment: OpenBLAS (Debian's LibTorch multiplies with it) and OpenMP
+    limited to the compute threads, set before either loads torch (torch.set_num_threads alone
+    leaves OpenBLAS at one thread per core, which would hand PyTorch's matrix products the
+    whole machine)."""
+    return dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+
+
+def pytorch_run(args, model_name):
+    """torch_run in a process of its own, under thread_env."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", model_name, args.device,
+           str(args.batch), str(args.steps), str(args.warmup), str(args.threads)]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=thread_env(args.threads),
+                       timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(f"PyTorch {model_name} failed ({r.returncode}): {r.stderr[-1500:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def cohort_run(args, model_name):
     cmd = [os.path.join(args.bin_dir, "cohort-bench"), "train", "--model", model_name,
            "--device", args.device, "--per-slot-batch", str(args.batch), "--steps",
            str(args.steps), "--warmup", str(args.warmup), "--threads", str(args.threads),
            "--optimizer", "torch"]
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
-               OPENBLAS_NUM_THREADS=str(args.threads))
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=thread_env(args.threads),
+                       timeout=3600)
     if r.returncode != 0:
         raise RuntimeError(f"cohort-bench train --model {model_name} failed ({r.returncode}): "
                            f"{(r.stdout + r.stderr)[-1500:]}")
@@ -133,6 +151,11 @@ def cohort_run(args, model_name):
 
 
 def main():
+    if len(sys.argv) == 8 and sys.argv[1] == "--torch-worker":
+        model_name, device = sys.argv[2], sys.argv[3]
+        batch, steps, warmup, threads = (int(a) for a in sys.argv[4:8])
+        print(json.dumps(torch_run(model_name, device, batch, steps, warmup, threads)))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin-dir", default=os.path.join(HERE, "..", "build", "bin"))
     parser.add_argument("--models", default="cnn,mlp,resnet18")
@@ -148,8 +171,7 @@ def main():
     print(f"{'model':>8} {'parameters':>11} {'PyTorch samples/s':>18} {'Cohort samples/s':>17} "
           f"{'Cohort / PyTorch':>16}")
     for model_name in args.models.split(","):
-        theirs = torch_run(model_name, args.device, args.batch, args.steps, args.warmup,
-                           args.threads)
+        theirs = pytorch_run(args, model_name)
         ours = cohort_run(args, model_name)
         if ours.get("parameters") != theirs["parameters"]:
             raise RuntimeError(f"{model_name}: Cohort's model has {ours.get('parameters')} "
