@@ -148,6 +148,13 @@ class GradientReducer::Impl {
     }
     COHORT_RETURN_IF_ERROR(
         CheckSameOnAllRanks(*comm_, Describe(named), "creating the gradient reducer"));
+    // One rank, one backward pass per step: nothing to do (see the header).
+    passthrough_ = comm_->size() == 1 && options_.aggregation_frequency == 1 &&
+                   !options_.error_on_unused_parameters;
+    if (passthrough_) {
+      threshold_mb_ = options_.fusion_threshold_mb;
+      return absl::OkStatus();
+    }
     for (auto& [name, tensor] : named) {
       Param p;
       p.name = name;
@@ -185,6 +192,10 @@ class GradientReducer::Impl {
   }
 
   absl::StatusOr<bool> Synchronize() {
+    if (passthrough_) {
+      ++steps_;
+      return true;
+    }
     if (!error_.ok()) return error_;
     if (!hook_error_.ok()) return Fail(hook_error_);
     const int k = options_.aggregation_frequency;
@@ -423,6 +434,7 @@ class GradientReducer::Impl {
   size_t next_submit_ = 0;
   int micro_step_ = 0;
   int64_t steps_ = 0;
+  bool passthrough_ = false;  // one rank, aggregation 1: no buckets, no hooks
   bool record_order_ = false;
   absl::Time last_step_end_;
   bool record_timings_ = false;

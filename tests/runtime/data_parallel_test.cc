@@ -101,6 +101,19 @@ TEST_F(DataParallelTest, TwoAndFourWorkersMatchOneWorkerWithTheWholeBatch) {
   }
 }
 
+// One rank stepping every batch needs no buckets (its gradients stay where autograd puts them);
+// aggregation, or a second rank, makes them. The equivalence tests above compare the first with
+// the others numerically.
+TEST_F(DataParallelTest, OneRankWithoutAggregationTrainsWithoutBuckets) {
+  ASSERT_FALSE(Train(1, {"--global-batch", "16", "--steps", "2"}).empty());
+  EXPECT_NE(last_output_.find("BUCKETS 0\n"), std::string::npos) << last_output_;
+  ASSERT_FALSE(Train(1, {"--global-batch", "16", "--steps", "2", "--aggregation", "2"}).empty());
+  EXPECT_EQ(last_output_.find("BUCKETS 0\n"), std::string::npos) << last_output_;
+  EXPECT_NE(last_output_.find("BUCKETS "), std::string::npos) << last_output_;
+  ASSERT_FALSE(Train(2, {"--global-batch", "16", "--steps", "2"}).empty());
+  EXPECT_EQ(last_output_.find("BUCKETS 0\n"), std::string::npos) << last_output_;
+}
+
 TEST_F(DataParallelTest, AggregationFrequencyFourOnTwoWorkersMatchesOneWorkerWithEightTimesTheBatch) {
   std::vector<float> single = Train(1, {"--global-batch", "64", "--steps", "20"});
   std::vector<float> aggregated =

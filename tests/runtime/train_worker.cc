@@ -121,6 +121,8 @@ absl::Status Run(const Flags& f) {
       }
     }
   }
+  std::printf("BUCKETS %zu\n", reducer->BucketNames().size());
+  std::fflush(stdout);
   std::ofstream out(f.out + ".rank" + std::to_string(rank) + ".bin", std::ios::binary);
   for (const torch::Tensor& p : net->parameters()) {
     torch::Tensor c = p.detach().contiguous();
