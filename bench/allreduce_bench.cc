@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -30,6 +32,45 @@ void Fill(std::vector<char>& buf, DataType dtype, int rank) {
     auto* p = reinterpret_cast<float*>(buf.data());
     std::fill(p, p + buf.size() / 4, static_cast<float>(rank + 1));
   }
+}
+
+// The first element of the reduced `buf` that is not the sum of every rank's Fill (rank r
+// contributes r + 1, fp16 ranks (r + 1) / 8), as an error naming it; OK when all are.
+absl::Status CheckSum(const std::vector<char>& buf, size_t count, DataType dtype, int ranks) {
+  const double want =
+      dtype == DataType::kFloat16 ? ranks * (ranks + 1) / 16.0 : ranks * (ranks + 1) / 2.0;
+  for (size_t i = 0; i < count; ++i) {
+    const double got =
+        dtype == DataType::kFloat16
+            ? comm::internal::HalfToFloat(reinterpret_cast<const uint16_t*>(buf.data())[i])
+            : reinterpret_cast<const float*>(buf.data())[i];
+    if (std::abs(got - want) > 1e-3 * want) {
+      return absl::DataLossError(absl::StrCat("element ", i, " is ", got, ", expected ", want));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Rank 0's JSON line: the median of `seconds` (sorted here) and the bandwidths of `bytes`.
+void PrintResult(const AllreduceOptions& options, const comm::Communicator& c, size_t bytes,
+                 std::vector<double> seconds) {
+  std::sort(seconds.begin(), seconds.end());
+  const size_t m = seconds.size();
+  const double median = m % 2 ? seconds[m / 2] : (seconds[m / 2 - 1] + seconds[m / 2]) / 2;
+  const int n = c.size();
+  const double algbw = bytes / median / 1e9;
+  const double busbw = algbw * 2.0 * (n - 1) / n;
+  const std::string compress =
+      options.compress
+          ? absl::StrCat("\"compress\":\"fp16\",\"chunk_elements\":", options.chunk_elements, ",")
+          : "";
+  std::printf(
+      "{\"op\":\"allreduce\",\"ranks\":%d,\"bytes\":%zu,\"transport\":\"%s\",\"dtype\":\"%s\","
+      "%s\"iters\":%d,\"time_ms\":%.4f,\"time_stat\":\"median\",\"algbw_GBps\":%.3f,"
+      "\"busbw_GBps\":%.3f}\n",
+      n, bytes, std::string(c.transport()).c_str(), options.dtype.c_str(), compress.c_str(),
+      options.iters, median * 1e3, algbw, busbw);
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -115,39 +156,14 @@ int RunAllreduceCommand(const AllreduceOptions& options) {
                  status.ToString().c_str());
     return 3;
   }
-  if (options.check && count > 0) {
-    const int n = c.size();
-    const double want = *dtype == DataType::kFloat16 ? n * (n + 1) / 16.0 : n * (n + 1) / 2.0;
-    for (size_t i = 0; i < count; ++i) {
-      double got = *dtype == DataType::kFloat16
-                       ? comm::internal::HalfToFloat(reinterpret_cast<uint16_t*>(buf.data())[i])
-                       : reinterpret_cast<float*>(buf.data())[i];
-      if (std::abs(got - want) > 1e-3 * want) {
-        std::fprintf(stderr, "cohort-bench allreduce: rank %d: element %zu is %g, expected %g\n",
-                     c.rank(), i, got, want);
-        return 1;
-      }
+  if (options.check) {
+    if (absl::Status sum = CheckSum(buf, count, *dtype, c.size()); !sum.ok()) {
+      std::fprintf(stderr, "cohort-bench allreduce: rank %d: %s\n", c.rank(),
+                   std::string(sum.message()).c_str());
+      return 1;
     }
   }
-  if (c.rank() == 0) {
-    std::sort(seconds.begin(), seconds.end());
-    const size_t m = seconds.size();
-    const double median = m % 2 ? seconds[m / 2] : (seconds[m / 2 - 1] + seconds[m / 2]) / 2;
-    const int n = c.size();
-    const double algbw = bytes / median / 1e9;
-    const double busbw = algbw * 2.0 * (n - 1) / n;
-    std::printf(
-        "{\"op\":\"allreduce\",\"ranks\":%d,\"bytes\":%zu,\"transport\":\"%s\",\"dtype\":\"%s\","
-        "%s\"iters\":%d,\"time_ms\":%.4f,\"time_stat\":\"median\",\"algbw_GBps\":%.3f,"
-        "\"busbw_GBps\":%.3f}\n",
-        n, bytes, std::string(c.transport()).c_str(), options.dtype.c_str(),
-        options.compress
-            ? absl::StrCat("\"compress\":\"fp16\",\"chunk_elements\":", options.chunk_elements, ",")
-                  .c_str()
-            : "",
-        options.iters, median * 1e3, algbw, busbw);
-    std::fflush(stdout);
-  }
+  if (c.rank() == 0) PrintResult(options, c, bytes, std::move(seconds));
   // Keep rank 0's store (if it hosts one) alive until everyone is done.
   status = c.Barrier();
   return status.ok() ? 0 : 3;

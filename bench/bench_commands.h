@@ -10,6 +10,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "comm/half_allreduce.h"
 
 namespace cohort::bench {
 
@@ -23,7 +24,7 @@ struct AllreduceOptions {
   // fp32 buffers sent as fp16 (comm::AllreduceAsHalf, the gradient reducer's compression), in
   // pipelined chunks of this many elements.
   bool compress = false;
-  size_t chunk_elements = 2u << 20;
+  size_t chunk_elements = comm::kHalfAllreduceChunkElements;
 };
 
 CLI::App* AddAllreduceCommand(CLI::App& app, AllreduceOptions& options);

@@ -440,20 +440,27 @@ double Sample(const std::string& text, const std::string& series) {
 // its routing to its answer): beside the agents' view, it tells time spent in a handler from
 // time spent before one (the listen queue, a free server thread, the cores). Percentiles are
 // the upper bounds of the histogram's buckets.
+// The value of label `name` in a Prometheus sample line (name{a="x",b="y"} value); empty when
+// absent.
+std::string LabelValue(absl::string_view line, absl::string_view name) {
+  const std::string key = absl::StrCat(name, "=\"");
+  const size_t at = line.find(key);
+  if (at == line.npos) return "";
+  const size_t begin = at + key.size();
+  return std::string(line.substr(begin, line.find('"', begin) - begin));
+}
+
 void PrintServerLatencies(const std::string& text) {
   const std::string prefix = "cohort_http_request_duration_seconds_bucket{";
   std::map<std::string, std::vector<std::pair<double, double>>> buckets;  // route: (le, count)
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    if (!absl::StartsWith(line, prefix)) continue;
-    const size_t route_at = line.find("route=\"");
-    const size_t le_at = line.find("le=\"");
-    const size_t close = line.find("} ");
-    if (route_at == line.npos || le_at == line.npos || close == line.npos) continue;
-    const size_t route_end = line.find('"', route_at + 7);
-    const std::string route(line.substr(route_at + 7, route_end - route_at - 7));
-    const std::string le(line.substr(le_at + 4, line.find('"', le_at + 4) - le_at - 4));
+    const size_t value_at = line.rfind(' ');
+    const std::string route = LabelValue(line, "route"), le = LabelValue(line, "le");
+    if (!absl::StartsWith(line, prefix) || value_at == line.npos || route.empty() || le.empty()) {
+      continue;
+    }
     buckets[route].push_back({le == "+Inf" ? INFINITY : std::strtod(le.c_str(), nullptr),
-                              std::strtod(std::string(line.substr(close + 2)).c_str(), nullptr)});
+                              std::strtod(std::string(line.substr(value_at + 1)).c_str(), nullptr)});
   }
   std::printf("\n%-34s %9s %11s %11s %11s\n", "route (as the master timed it)", "requests",
               "<= 5 ms", "<= 50 ms", "p99 <=");

@@ -19,14 +19,17 @@
 
 namespace cohort::bench {
 
+// One Fashion-MNIST image: what cnn and mlp take.
+inline const std::vector<int64_t> kFashionMnistSampleShape = {1, 28, 28};
+
 class BenchModel : public torch::nn::Module {
  public:
   virtual torch::Tensor Forward(const torch::Tensor& images) = 0;
   // Mean loss of the model's output against labels.
   virtual torch::Tensor Loss(const torch::Tensor& output, const torch::Tensor& labels) = 0;
-  // One sample's shape and the number of classes: {1, 28, 28} and 10 for Fashion-MNIST's
-  // models; the others train on synthetic data of their shape.
-  virtual std::vector<int64_t> SampleShape() const { return {1, 28, 28}; }
+  // One sample's shape and the number of classes: Fashion-MNIST's and 10 for the models that
+  // train on it; the others train on synthetic data of their shape.
+  virtual std::vector<int64_t> SampleShape() const { return kFashionMnistSampleShape; }
   virtual int64_t Classes() const { return 10; }
 };
 

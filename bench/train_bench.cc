@@ -158,12 +158,6 @@ class Trainer {
     auto t = std::unique_ptr<Trainer>(new Trainer(o));
     COHORT_ASSIGN_OR_RETURN(comm::Transport transport, comm::ParseTransport(o.transport));
     COHORT_ASSIGN_OR_RETURN(t->comm_, comm::CreateCommunicatorFromEnv({.transport = transport}));
-    COHORT_ASSIGN_OR_RETURN(
-        t->data_,
-        runtime::LoadFashionMnist(o.data_dir.empty() ? runtime::FashionMnistDir() : o.data_dir,
-                                  /*train=*/true));
-    t->perm_ = torch::randperm(t->data_.images.size(0), at::detail::createCPUGenerator(0),
-                               torch::TensorOptions().dtype(torch::kInt64));
     t->model_ = MakeBenchModel(o.model);
     if (t->model_ == nullptr) {
       return absl::InvalidArgumentError("--model: expected cnn, mlp or resnet18");
@@ -171,7 +165,11 @@ class Trainer {
     COHORT_ASSIGN_OR_RETURN(t->device_, ParseDevice(o.device));
     t->model_->to(t->device_);
     t->model_->train();
-    t->MakeSyntheticBatch();
+    if (t->model_->SampleShape() == kFashionMnistSampleShape) {
+      COHORT_RETURN_IF_ERROR(t->LoadData());
+    } else {
+      t->MakeSyntheticBatch();
+    }
     COHORT_RETURN_IF_ERROR(runtime::BroadcastModule(*t->model_, *t->comm_, 0));
     runtime::GradientReducerOptions reducer;
     reducer.fusion_threshold_mb = o.fusion_mb;
@@ -231,16 +229,25 @@ class Trainer {
       }
       return device;
     } catch (const c10::Error& e) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--device ", name, ": expected cpu, cuda or cuda:N (", e.what_without_backtrace(), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--device ", name, ": expected cpu, cuda or cuda:N (", e.what_without_backtrace(), ")"));
     }
+  }
+
+  // Fashion-MNIST's training set and the data order over it.
+  absl::Status LoadData() {
+    COHORT_ASSIGN_OR_RETURN(
+        data_, runtime::LoadFashionMnist(
+                   o_.data_dir.empty() ? runtime::FashionMnistDir() : o_.data_dir, /*train=*/true));
+    perm_ = torch::randperm(data_.images.size(0), at::detail::createCPUGenerator(0),
+                            torch::TensorOptions().dtype(torch::kInt64));
+    return absl::OkStatus();
   }
 
   // Models not of Fashion-MNIST's shape train on one fixed batch of random images and labels
   // (seeded by rank), made once on the device: the step measures the model, not a data loader.
   void MakeSyntheticBatch() {
     const std::vector<int64_t> shape = model_->SampleShape();
-    if (shape == std::vector<int64_t>{1, 28, 28}) return;
     std::vector<int64_t> batch = {o_.per_slot_batch};
     batch.insert(batch.end(), shape.begin(), shape.end());
     auto generator = at::detail::createCPUGenerator(1000 + comm_->rank());

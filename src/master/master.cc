@@ -379,9 +379,7 @@ wire::TrialDescription Master::TrialBodyLocked(const TrialRow& t) const {
   d.restarts = t.restarts;
   d.latest_checkpoint = t.latest_checkpoint;
   d.searcher_metric = t.searcher_metric;
-  if (t.state == TrialState::kQueued) {
-    if (std::optional<std::string> reason = WaitingReasonLocked(t.id)) d.waiting_reason = *reason;
-  }
+  if (std::optional<std::string> reason = WaitingReasonLocked(t)) d.waiting_reason = *reason;
   if (const Allocation* a = allocations_.OfTrial(t.id)) {
     d.allocation = a->id;
     for (const auto& [agent, slots] : a->agents) d.agents.push_back({agent, slots});

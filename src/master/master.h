@@ -335,9 +335,9 @@ class Master {
     std::map<int64_t, std::string> held;
   };
   PassInput SnapshotLocked();
-  // Why the queued trial waits, as the last pass found (its own reason, or behind the pass's
-  // blocker); nullopt when the last pass did not consider it.
-  std::optional<std::string> WaitingReasonLocked(int64_t trial_id) const;
+  // Why `trial` waits, as the last pass found (its own reason, or behind the pass's blocker);
+  // nullopt when it is not queued or the last pass did not consider it.
+  std::optional<std::string> WaitingReasonLocked(const TrialRow& trial) const;
   // What an experiment offers a pass: the trials it runs and its max_concurrent_trials (0: no
   // limit), or why it holds every queued trial back (its searcher cannot run).
   struct Offer {

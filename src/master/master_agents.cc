@@ -160,9 +160,7 @@ absl::StatusOr<wire::TaskList> Master::ListTasks() {
                          .slots = e.slots_per_trial,
                          .priority = e.priority,
                          .state = t.state};
-    std::optional<std::string> waiting;
-    if (t.state == TrialState::kQueued) waiting = WaitingReasonLocked(t.id);
-    if (waiting) {
+    if (std::optional<std::string> waiting = WaitingReasonLocked(t)) {
       task.reason = *waiting;
     } else if (t.state == TrialState::kPaused) {
       task.reason = "the experiment is paused";

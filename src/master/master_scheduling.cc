@@ -98,10 +98,11 @@ void Master::SetWaitingLocked(PassInput& input, const ScheduleResult& result) {
   blocker_ = result.blocker;
 }
 
-std::optional<std::string> Master::WaitingReasonLocked(int64_t trial_id) const {
-  if (auto w = waiting_.find(trial_id); w != waiting_.end()) return w->second;
+std::optional<std::string> Master::WaitingReasonLocked(const TrialRow& trial) const {
+  if (trial.state != TrialState::kQueued) return std::nullopt;
+  if (auto w = waiting_.find(trial.id); w != waiting_.end()) return w->second;
   if (!blocker_) return std::nullopt;
-  const auto t = queue_.trials().find(trial_id);
+  const auto t = queue_.trials().find(trial.id);
   if (t == queue_.trials().end() || t->second.state != TrialState::kQueued) return std::nullopt;
   const TrialQueue::Experiment* e = queue_.FindExperiment(t->second.experiment_id);
   if (e == nullptr || e->state != ExperimentState::kActive ||

@@ -1114,7 +1114,9 @@ TEST_F(MasterTest, StepProfilesInsideTheWindowMakeTimingsAndATraceOfBothRanks) {
   EXPECT_EQ(trace["otherData"]["start_unix_seconds"], 1003.0);
   const Json one = master_->TrialTrace(trial, 3, 3).value();
   for (const Json& e : one["traceEvents"]) {
-    if (e["ph"] == "X") EXPECT_EQ(e["args"]["batch"], 3) << e;
+    if (e["ph"] == "X") {
+      EXPECT_EQ(e["args"]["batch"], 3) << e;
+    }
   }
 }
 

@@ -301,7 +301,6 @@ ScheduleResult Schedule(const std::vector<AgentState>& agents,
   // The first task that waits for busy slots; every later task queues behind it, so a big task
   // is not starved by a stream of small ones that fit into the gaps. The cost is idle slots
   // while it waits (no backfilling: it would need task durations, which we do not know).
-  const TaskRequest* blocker = nullptr;
   for (const TaskRequest* task : order) {
     // A task that can never run says so even behind a blocker: "queued behind" would suggest
     // that waiting helps.
@@ -309,13 +308,12 @@ ScheduleResult Schedule(const std::vector<AgentState>& agents,
       result.waiting[task->id] = *std::move(never);
       continue;
     }
-    if (blocker != nullptr) continue;  // queued behind it: result.blocker says so
+    if (result.blocker) continue;  // queued behind it: result.blocker says so
     Attempt attempt = placer.TryPlace(*task);
     if (attempt.placement) {
       result.placements.push_back(*std::move(attempt.placement));
     } else {
       result.waiting[task->id] = std::move(attempt.reason);
-      blocker = task;
       result.blocker = Blocker{task->id, task->priority, task->sequence};
     }
   }
