@@ -74,9 +74,11 @@ struct MasterBenchOptions {
   double metric_reports_per_second = 500;  // all running trials together
   double seconds = 30;                     // the load's duration
   int flush_ms = 500;                      // how often a simulated agent posts (as cohort-agent)
+  int agents_nice = 0;  // the simulated agents' threads' nice value (the master keeps 0)
   bool kill_restart = true;  // SIGKILL the master halfway, restart it, count what was lost
   double warmup_seconds = 10;  // latencies are also shown for the requests begun after it
   std::string master;        // cohort-master; default: beside this program
+  std::vector<std::string> master_args;  // more of cohort-master's flags
 };
 
 CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& options);

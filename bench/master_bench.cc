@@ -11,6 +11,7 @@
 // zero).
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -132,15 +133,18 @@ class Acked {
 // goes to DATA_DIR/master.log (through sh, so no pipe can fill up and stall it).
 class MasterProcess {
  public:
-  MasterProcess(std::string binary, std::string data_dir)
-      : binary_(std::move(binary)), data_dir_(std::move(data_dir)) {}
+  MasterProcess(std::string binary, std::string data_dir, std::vector<std::string> args)
+      : binary_(std::move(binary)), data_dir_(std::move(data_dir)), args_(std::move(args)) {}
 
   // Starts it (the first time on any free port, after a kill on the same one); the URL.
   absl::StatusOr<std::string> Start() {
     const std::string log = data_dir_ + "/master.log";
     const size_t offset = fs::exists(log) ? fs::file_size(log) : 0;
-    const std::string command = absl::StrCat("exec '", binary_, "' --port ", port_, " --data-dir '",
-                                             data_dir_, "' --agent-timeout 60 >> '", log, "' 2>&1");
+    std::string extra;
+    for (const std::string& arg : args_) absl::StrAppend(&extra, " '", arg, "'");
+    const std::string command =
+        absl::StrCat("exec '", binary_, "' --port ", port_, " --data-dir '", data_dir_,
+                     "' --agent-timeout 60", extra, " >> '", log, "' 2>&1");
     COHORT_ASSIGN_OR_RETURN(child_, Subprocess::Start({.argv = {"/bin/sh", "-c", command}}));
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
     for (;;) {
@@ -167,6 +171,7 @@ class MasterProcess {
 
  private:
   std::string binary_, data_dir_, url_;
+  std::vector<std::string> args_;
   int port_ = 0;
   std::unique_ptr<Subprocess> child_;
 };
@@ -605,7 +610,7 @@ absl::Status RunMasterBench(const MasterBenchOptions& o) {
   }
   const std::string work = tmpl;
   MasterProcess master(o.master.empty() ? SiblingProgram("cohort-master") : o.master,
-                       work + "/master");
+                       work + "/master", o.master_args);
   fs::create_directories(work + "/master");
   COHORT_ASSIGN_OR_RETURN(std::string url, master.Start());
   COHORT_ASSIGN_OR_RETURN(std::string token, Login(url, work + "/master"));
@@ -619,7 +624,14 @@ absl::Status RunMasterBench(const MasterBenchOptions& o) {
   Shared shared{.options = o, .url = url, .secret = secret};
   std::vector<std::thread> threads;
   for (int i = 0; i < o.agents; ++i) {
-    threads.emplace_back([&shared, i] { SimAgent(i, shared).Run(); });
+    threads.emplace_back([&shared, i] {
+      // Per thread on Linux: the master (started and restarted by this thread) keeps its own.
+      if (shared.options.agents_nice != 0 &&
+          ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), shared.options.agents_nice) != 0) {
+        std::fprintf(stderr, "agent %d: setpriority: %s\n", i, std::strerror(errno));
+      }
+      SimAgent(i, shared).Run();
+    });
   }
   std::printf("%d agents of %d slots running for %.0f s\n", o.agents, o.slots, o.seconds);
   absl::StatusOr<absl::Duration> load = RunLoad(shared, master);
@@ -667,6 +679,14 @@ CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& o) {
   cmd->add_flag("!--no-kill-restart", o.kill_restart,
                 "Do not SIGKILL and restart the master halfway");
   cmd->add_option("--master", o.master, "cohort-master (default: beside cohort-bench)");
+  cmd->add_option("--agents-nice", o.agents_nice,
+                  "Nice value of the simulated agents' threads (0-19): they stand in for other "
+                  "machines, so with 19 they take the cores only when the master leaves them idle")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
+  cmd->add_option("--master-arg", o.master_args,
+                  "A flag for cohort-master (repeat it; e.g. --master-arg=--concurrent-handlers=4)")
+      ->allow_extra_args(false);
   cmd->footer(
       "Example (the issue's target scale):\n  cohort-bench master --agents 200 --slots 8 "
       "--experiments 100 --trials-per-experiment 100 --seconds 60");

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -47,6 +48,8 @@ struct Flags {
   std::string backup_file;
   bool overwrite = false;
   int http_threads = 1024;
+  // Two per core: measured best at 200 agents on 2 cores (docs/performance.md).
+  int concurrent_handlers = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()) * 2);
 };
 
 cohort::master::MasterOptions MasterOptionsFrom(const Flags& f) {
@@ -98,6 +101,11 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "Threads serving requests (default 1024). Every agent holds one with its long "
                  "poll: keep it above the agents by a few hundred")
       ->check(CLI::Range(16, 65536));
+  app.add_option("--concurrent-handlers", f.concurrent_handlers,
+                 "At most this many requests run their handlers at once, the others wait their "
+                 "turn in arrival order (long polls and follows excepted; default: two per "
+                 "core); 0: no limit")
+      ->check(CLI::Range(0, 65536));
   app.add_option("--agent-secret-file", f.secret_file,
                  "The cluster secret agents must present (cohort-agent --secret-file); created "
                  "with mode 0600 when missing (default: DATA_DIR/agent-secret)");
@@ -335,7 +343,8 @@ int main(int argc, char** argv) {
       cohort::master::http::MakeClusterAuthenticator(
           **master, *secret, f.secret_file,
           (std::filesystem::path(f.data_dir) / "admin-password").string()),
-      cohort::master::http::BrowserGuard(cohort::master::http::IsLoopbackHost(f.host)));
+      cohort::master::http::BrowserGuard(cohort::master::http::IsLoopbackHost(f.host)),
+      f.concurrent_handlers);
   std::printf(
       "cohort-master: agents authenticate with the secret in %s (cohort-agent "
       "--secret-file)\n",

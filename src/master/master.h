@@ -351,8 +351,8 @@ class Master {
   // (at 10,000 trials that held the lock for a third of a second after a restart).
   void RestoreSearchersLocked();
   // One pass with the lock released while Schedule() computes and between batches of starts;
-  // `lock` holds mu_ on entry and on return.
-  void RunPass(std::unique_lock<std::mutex>& lock);
+  // `lock` holds mu_ on entry and on return. The time it worked (not waiting for the lock).
+  absl::Duration RunPass(std::unique_lock<std::mutex>& lock);
   // One pass wholly under the lock (kInline).
   void RunPassLocked();
   // Stores the pass's waiting reasons, for trials still queued.

@@ -40,7 +40,7 @@ void AddAgentRoutes(Router& router, Master& master) {
                COHORT_ASSIGN_OR_RETURN(auto actions, master.WaitForActions(req.PathPart(1), wait));
                return Reply::Ok(actions.ToJson());
              },
-             kAgentOnly);
+             {.require = Require::kAgent, .waits = true});  // a long poll
   router.Get("/api/v1/slots", [&](const Request&) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(auto slots, master.ListSlots());
     return Reply::Ok(slots.ToJson());

@@ -167,11 +167,13 @@ std::optional<std::string> Request::FormPart(const char* name) const {
 }
 
 Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator,
-               BrowserGuard guard)
+               BrowserGuard guard, int concurrent_handlers)
     : server_(server),
       authenticator_(std::move(authenticator)),
       guard_(guard),
-      metrics_(std::make_shared<RequestMetrics>()) {
+      metrics_(std::make_shared<RequestMetrics>()),
+      gate_(concurrent_handlers > 0 ? std::make_shared<AdmissionGate>(concurrent_handlers)
+                                    : nullptr) {
   // httplib refuses anything larger before reading it; each route then applies its own limit.
   server_.set_payload_max_length(wire::kMaxContextBytes + (1u << 20));
   server_.set_error_handler(
@@ -232,10 +234,13 @@ absl::Status Authenticator::Admit(const Caller& caller, Require require,
 httplib::Server::Handler Router::Wrap(Handler handler, RouteOptions options,
                                       RouteTimer timer) const {
   const size_t max_body = options.max_body.value_or(wire::kMaxJsonBodyBytes);
+  std::shared_ptr<AdmissionGate> gate = options.waits ? nullptr : gate_;
   return [handler = std::move(handler), max_body, require = options.require, auth = authenticator_,
-          guard = guard_, timer = std::move(timer),
+          guard = guard_, timer = std::move(timer), gate = std::move(gate),
           metrics = metrics_](const httplib::Request& raw, httplib::Response& res) {
-    RecordOnExit record(timer, res);
+    RecordOnExit record(timer, res);  // the time at the gate counts: the caller waits it too
+    std::optional<AdmissionGate::Ticket> ticket;
+    if (gate != nullptr) ticket.emplace(*gate);
     Serve(handler, max_body, require, *auth, guard, raw, res);
   };
 }

@@ -45,6 +45,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "master/http/admission_gate.h"
 #include "master/http/browser_guard.h"
 #include "master/http/request_metrics.h"
 #include "nlohmann/json.hpp"
@@ -151,6 +152,9 @@ using Handler = std::function<absl::StatusOr<Reply>(const Request&)>;
 struct RouteOptions {
   Require require = Require::kUser;
   std::optional<size_t> max_body;  // default: wire::kMaxJsonBodyBytes
+  // The handler may wait for events (a long poll, a follow): it bypasses the router's
+  // AdmissionGate, where it would hold a slot while what it waits for queues behind it.
+  bool waits = false;
 };
 
 class Router {
@@ -158,8 +162,10 @@ class Router {
   // Installs the chain on `server` (error handler, exception handler, payload limit). The
   // server and the authenticator must outlive the router's use.
   // `guard` runs first (browser protections; BrowserGuard(false) checks only Origin).
+  // `concurrent_handlers` > 0: at most that many handlers of routes that do not wait run at
+  // once, the others queue in arrival order (AdmissionGate); 0: no limit.
   Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator,
-         BrowserGuard guard = BrowserGuard(false));
+         BrowserGuard guard = BrowserGuard(false), int concurrent_handlers = 0);
 
   void Get(const std::string& pattern, Handler handler, RouteOptions options = {});
   void Post(const std::string& pattern, Handler handler, RouteOptions options = {});
@@ -177,6 +183,7 @@ class Router {
   std::shared_ptr<Authenticator> authenticator_;
   BrowserGuard guard_;
   std::shared_ptr<RequestMetrics> metrics_;
+  std::shared_ptr<AdmissionGate> gate_;  // null: no limit
 };
 
 // The HTTP status and {"error", "errors"} body for a failed Status (see the header comment).

@@ -2,6 +2,9 @@
 
 #include <httplib.h>
 
+#include <condition_variable>
+#include <future>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -172,6 +175,63 @@ TEST_F(RouterTest, ARequestFromAnotherOriginIsRefusedAndTheSameOriginIsNot) {
                                      "application/json");
   ASSERT_TRUE(same);
   EXPECT_EQ(same->status, 201);
+}
+
+// A router admitting one handler at a time: a route that waits (a long poll) does not hold the
+// slot, one that works does, and the next request waits for it.
+TEST(RouterGateTest, OneHandlerAtATimeExceptRoutesThatWait) {
+  httplib::Server server;
+  Router router(server, std::make_unique<AllowEveryone>(), BrowserGuard(false),
+                /*concurrent_handlers=*/1);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release_poll = false, release_work = false;
+  int entered = 0;  // handlers of /poll and /work that have started
+  const auto hold = [&](bool* release) {
+    std::unique_lock<std::mutex> lock(mu);
+    ++entered;
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(20), [&] { return *release; });
+    return Reply::Ok(Json{{"released", *release}});
+  };
+  const auto wait_entered = [&](int n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(10), [&] { return entered >= n; });
+  };
+  router.Get("/poll", [&](const Request&) { return hold(&release_poll); }, {.waits = true});
+  router.Get("/work", [&](const Request&) { return hold(&release_work); });
+  router.Get("/quick", [](const Request&) -> absl::StatusOr<Reply> { return Reply::Done(); });
+  const int port = server.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serving([&] { server.listen_after_bind(); });
+  const auto get = [port](const char* path) {
+    httplib::Client client("127.0.0.1", port);
+    httplib::Result r = client.Get(path);
+    return r ? r->status : -1;
+  };
+
+  std::future<int> poll = std::async(std::launch::async, get, "/poll");
+  EXPECT_TRUE(wait_entered(1));
+  std::future<int> beside_poll = std::async(std::launch::async, get, "/quick");
+  EXPECT_EQ(beside_poll.wait_for(std::chrono::seconds(5)), std::future_status::ready)
+      << "a waiting long poll must not hold the gate's only slot";
+
+  std::future<int> work = std::async(std::launch::async, get, "/work");
+  EXPECT_TRUE(wait_entered(2));  // /work holds the slot now
+  std::future<int> queued = std::async(std::launch::async, get, "/quick");
+  EXPECT_EQ(queued.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
+      << "a second handler ran while the only slot was held";
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release_work = release_poll = true;
+  }
+  cv.notify_all();
+  EXPECT_EQ(work.get(), 200);
+  EXPECT_EQ(queued.get(), 200);
+  EXPECT_EQ(poll.get(), 200);
+  EXPECT_EQ(beside_poll.get(), 200);
+  server.stop();
+  serving.join();
 }
 
 TEST(BrowserGuardTest, LoopbackNamesAreRecognised) {

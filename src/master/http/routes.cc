@@ -5,8 +5,9 @@
 namespace cohort::master::http {
 
 void RegisterRoutes(httplib::Server& server, Master& master,
-                    std::unique_ptr<Authenticator> authenticator, BrowserGuard guard) {
-  Router router(server, std::move(authenticator), guard);
+                    std::unique_ptr<Authenticator> authenticator, BrowserGuard guard,
+                    int concurrent_handlers) {
+  Router router(server, std::move(authenticator), guard, concurrent_handlers);
   AddExperimentRoutes(router, master);
   AddTrialRoutes(router, master);
   AddTemplateRoutes(router, master);

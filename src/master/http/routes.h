@@ -28,9 +28,9 @@ void AddMetricsRoutes(Router& router, Master& master);
 // The caller of a user's route as the master's Actor.
 inline Actor ActorOf(const Caller& caller) { return Actor{caller.name, caller.admin}; }
 
-// Every route above on `server`, behind `authenticator`.
+// Every route above on `server`, behind `authenticator`; `concurrent_handlers` as Router's.
 void RegisterRoutes(httplib::Server& server, Master& master,
                     std::unique_ptr<Authenticator> authenticator,
-                    BrowserGuard guard = BrowserGuard(false));
+                    BrowserGuard guard = BrowserGuard(false), int concurrent_handlers = 0);
 
 }  // namespace cohort::master::http

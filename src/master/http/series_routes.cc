@@ -66,7 +66,8 @@ void AddSeriesRoutes(Router& router, Master& master) {
     return Reply::Ok(list.ToJson());
   });
   router.Get(R"(/api/v1/trials/(\d+)/series/data)",
-             [&](const Request& req) { return TrialSeriesData(master, req); });
+             [&](const Request& req) { return TrialSeriesData(master, req); },
+             {.waits = true});  // with ?follow
   router.Get(R"(/api/v1/trials/(\d+)/profile/timings)",
              [&](const Request& req) -> absl::StatusOr<Reply> {
                COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());

@@ -92,7 +92,8 @@ void AddTrialRoutes(Router& router, Master& master) {
                COHORT_ASSIGN_OR_RETURN(auto checkpoints, master.TrialCheckpoints(id));
                return Reply::Ok(checkpoints.ToJson());
              });
-  router.Get(R"(/api/v1/trials/(\d+)/logs)", [&](const Request& req) { return Logs(master, req); });
+  router.Get(R"(/api/v1/trials/(\d+)/logs)", [&](const Request& req) { return Logs(master, req); },
+             {.waits = true});  // with ?follow
 }
 
 }  // namespace cohort::master::http

@@ -1,0 +1,67 @@
+#pragma once
+// AdmissionGate: at most `slots` requests run their handlers at once; the others wait in
+// arrival order (FIFO), each on a condition variable of its own (one wake-up per hand-over).
+//
+// Why: cpp-httplib serves every connection on a thread of its own (a thousand at 200 agents),
+// and on a machine with a few cores hundreds of handlers then share the CPU and queue on the
+// master's lock and the database's, each hand-off a context switch. A request that waits at the
+// gate costs nothing; one admitted runs with a core and the locks nearly to itself, so a
+// handler's time is its own work rather than everyone's (docs/design/0012, "The gate").
+//
+// Routes that wait for events (long polls, follows) must not pass the gate: a waiting handler
+// would hold a slot while the requests it waits for queue behind it (RouteOptions::waits).
+//
+// Thread-safe.
+//
+// Example:
+//   AdmissionGate gate(4);
+//   {
+//     AdmissionGate::Ticket ticket(gate);  // waits for a slot
+//     ...                                  // the handler
+//   }                                      // the slot passes to the longest waiter
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <condition_variable>
+
+namespace cohort::master::http {
+
+class AdmissionGate {
+ public:
+  explicit AdmissionGate(int slots);
+  AdmissionGate(const AdmissionGate&) = delete;
+  AdmissionGate& operator=(const AdmissionGate&) = delete;
+
+  // Holds a slot from construction (waiting for one) to destruction.
+  class Ticket {
+   public:
+    explicit Ticket(AdmissionGate& gate) : gate_(gate) { gate_.Enter(); }
+    ~Ticket() { gate_.Leave(); }
+    Ticket(const Ticket&) = delete;
+    Ticket& operator=(const Ticket&) = delete;
+
+   private:
+    AdmissionGate& gate_;
+  };
+
+  int slots() const { return slots_; }
+  // Requests waiting for a slot now (for the master's metrics and tests).
+  int64_t waiting() const;
+
+ private:
+  void Enter();
+  void Leave();
+
+  struct Waiter {
+    std::condition_variable wakeup;
+    bool admitted = false;  // guarded by mu_
+  };
+
+  const int slots_;
+  mutable std::mutex mu_;
+  int running_ = 0;               // guarded by mu_
+  std::deque<Waiter*> waiters_;   // guarded by mu_; oldest first
+};
+
+}  // namespace cohort::master::http
