@@ -11,28 +11,40 @@ int64_t AdmissionGate::waiting() const {
   return static_cast<int64_t>(waiters_.size());
 }
 
+// Each thread parks on a Parker of its own that lives as long as the thread, so Leave may wake it
+// after releasing every lock (the woken thread does not wake into a held one) and a waiter that
+// returns at once cannot take the Parker's memory with it.
 void AdmissionGate::Enter() {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (running_ < slots_) {
-    ++running_;
-    return;
+  thread_local Parker parker;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running_ < slots_) {
+      ++running_;
+      return;
+    }
+    waiters_.push_back(&parker);
   }
-  Waiter me;
-  waiters_.push_back(&me);
-  // Leave hands its slot over (running_ stays counted) and sets `admitted` under mu_, so `me`
-  // outlives every use Leave makes of it.
-  me.wakeup.wait(lock, [&me] { return me.admitted; });
+  // Leave hands its slot over: running_ stays counted.
+  std::unique_lock<std::mutex> lock(parker.mu);
+  parker.wakeup.wait(lock, [] { return parker.admitted; });
+  parker.admitted = false;
 }
 
 void AdmissionGate::Leave() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (waiters_.empty()) {
-    --running_;
-    return;
+  Parker* next = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (waiters_.empty()) {
+      --running_;
+      return;
+    }
+    next = waiters_.front();
+    waiters_.pop_front();
   }
-  Waiter* next = waiters_.front();
-  waiters_.pop_front();
-  next->admitted = true;
+  {
+    std::lock_guard<std::mutex> lock(next->mu);
+    next->admitted = true;
+  }
   next->wakeup.notify_one();
 }
 

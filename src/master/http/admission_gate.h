@@ -1,6 +1,7 @@
 #pragma once
 // AdmissionGate: at most `slots` requests run their handlers at once; the others wait in
-// arrival order (FIFO), each on a condition variable of its own (one wake-up per hand-over).
+// arrival order (FIFO), each parked on its thread's own condition variable: a slot is handed to
+// the longest waiter with one wake-up, given after the gate's lock is released.
 //
 // Why: cpp-httplib serves every connection on a thread of its own (a thousand at 200 agents),
 // and on a machine with a few cores hundreds of handlers then share the CPU and queue on the
@@ -53,15 +54,17 @@ class AdmissionGate {
   void Enter();
   void Leave();
 
-  struct Waiter {
+  // Where one thread waits for its slot (one per thread, thread_local: see the .cc).
+  struct Parker {
+    std::mutex mu;
     std::condition_variable wakeup;
-    bool admitted = false;  // guarded by mu_
+    bool admitted = false;  // guarded by mu
   };
 
   const int slots_;
   mutable std::mutex mu_;
   int running_ = 0;               // guarded by mu_
-  std::deque<Waiter*> waiters_;   // guarded by mu_; oldest first
+  std::deque<Parker*> waiters_;   // guarded by mu_; oldest first
 };
 
 }  // namespace cohort::master::http
