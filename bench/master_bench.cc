@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -525,6 +526,20 @@ std::pair<int64_t, int64_t> CountLost(client::MasterClient& admin, const Acked& 
 
 // Runs the load for options.seconds, killing and restarting the master halfway if asked;
 // prints the rates every 5 s. Returns the master's downtime.
+// The machine's CPU time stolen by the hypervisor so far (/proc/stat's "steal"), in seconds;
+// nullopt where it cannot be read.
+std::optional<double> StolenCpuSeconds() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  uint64_t fields[8] = {};
+  if (!(stat >> cpu) || cpu != "cpu") return std::nullopt;
+  for (uint64_t& field : fields) {
+    if (!(stat >> field)) return std::nullopt;
+  }
+  const long ticks = ::sysconf(_SC_CLK_TCK);
+  return ticks > 0 ? static_cast<double>(fields[7]) / static_cast<double>(ticks) : 0.0;
+}
+
 absl::StatusOr<absl::Duration> RunLoad(Shared& shared, MasterProcess& master) {
   const MasterBenchOptions& o = shared.options;
   const absl::Time start = absl::Now();
@@ -634,10 +649,18 @@ absl::Status RunMasterBench(const MasterBenchOptions& o) {
     });
   }
   std::printf("%d agents of %d slots running for %.0f s\n", o.agents, o.slots, o.seconds);
+  const std::optional<double> stolen_before = StolenCpuSeconds();
   absl::StatusOr<absl::Duration> load = RunLoad(shared, master);
+  const std::optional<double> stolen_after = StolenCpuSeconds();
   shared.stop = true;
   for (std::thread& t : threads) t.join();
   COHORT_RETURN_IF_ERROR(load.status());
+  if (stolen_before && stolen_after) {
+    // A virtual machine's neighbours: runs with seconds stolen are not comparable with runs
+    // without (the 200-agent latencies' p99 doubles).
+    std::printf("CPU time the hypervisor gave to others during the load (steal): %.1f s\n",
+                *stolen_after - *stolen_before);
+  }
   COHORT_ASSIGN_OR_RETURN(std::string metrics, admin.GetBytes("/metrics"));
   PrintSummary(shared, metrics, o.seconds, CountLost(admin, shared.acked));
   master.Kill();
