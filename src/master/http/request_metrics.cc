@@ -47,7 +47,18 @@ void RequestMetrics::Count(const std::string& method, const std::string& route, 
   requests_.Add({{"method", method}, {"route", route}, {"code", std::to_string(code)}}).Increment();
 }
 
+void RequestMetrics::WatchGate(std::shared_ptr<const AdmissionGate> gate) {
+  gate_ = std::move(gate);
+  waiting_ = &prometheus::BuildGauge()
+                  .Name("cohort_http_requests_waiting")
+                  .Help("Requests waiting for one of the master's handler slots "
+                        "(cohort-master --concurrent-handlers)")
+                  .Register(*registry_)
+                  .Add({});
+}
+
 std::vector<prometheus::MetricFamily> RequestMetrics::Collect() const {
+  if (gate_ != nullptr) waiting_->Set(static_cast<double>(gate_->waiting()));
   return registry_->Collect();
 }
 

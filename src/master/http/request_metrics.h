@@ -4,6 +4,8 @@
 //
 //   cohort_http_requests_total{method, route, code}          counter
 //   cohort_http_request_duration_seconds{method, route}      histogram
+//   cohort_http_requests_waiting                              gauge (with an AdmissionGate:
+//                                                             requests waiting for a handler)
 //
 // `route` is the pattern a route was registered with (e.g. "/api/v1/trials/(\d+)"), never the
 // requested path, so the label takes as many values as there are routes; a request no route
@@ -24,8 +26,10 @@
 #include <string>
 #include <vector>
 
+#include "master/http/admission_gate.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
+#include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
@@ -76,6 +80,8 @@ class RequestMetrics {
   // Counts a request no route answered (route="unmatched"; a method other than the standard
   // HTTP ones counts as "other"); not timed.
   void RecordUnmatched(const std::string& method, int code);
+  // Reports how many requests wait at `gate` (read when collected).
+  void WatchGate(std::shared_ptr<const AdmissionGate> gate);
   // Every family above, for a TextSerializer.
   std::vector<prometheus::MetricFamily> Collect() const;
 
@@ -86,6 +92,8 @@ class RequestMetrics {
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Histogram>& durations_;
+  std::shared_ptr<const AdmissionGate> gate_;  // set before serving; null: no gauge
+  prometheus::Gauge* waiting_ = nullptr;
 };
 
 }  // namespace cohort::master::http

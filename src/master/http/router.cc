@@ -174,6 +174,7 @@ Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authentic
       metrics_(std::make_shared<RequestMetrics>()),
       gate_(concurrent_handlers > 0 ? std::make_shared<AdmissionGate>(concurrent_handlers)
                                     : nullptr) {
+  if (gate_ != nullptr) metrics_->WatchGate(gate_);
   // httplib refuses anything larger before reading it; each route then applies its own limit.
   server_.set_payload_max_length(wire::kMaxContextBytes + (1u << 20));
   server_.set_error_handler(

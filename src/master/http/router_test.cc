@@ -221,6 +221,11 @@ TEST(RouterGateTest, OneHandlerAtATimeExceptRoutesThatWait) {
   std::future<int> queued = std::async(std::launch::async, get, "/quick");
   EXPECT_EQ(queued.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout)
       << "a second handler ran while the only slot was held";
+  double waiting = -1;
+  for (const prometheus::MetricFamily& family : router.request_metrics()->Collect()) {
+    if (family.name == "cohort_http_requests_waiting") waiting = family.metric.at(0).gauge.value;
+  }
+  EXPECT_EQ(waiting, 1) << "/metrics counts the request waiting for the slot";
   {
     std::lock_guard<std::mutex> lock(mu);
     release_work = release_poll = true;
