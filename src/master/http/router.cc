@@ -172,9 +172,21 @@ Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authentic
       authenticator_(std::move(authenticator)),
       guard_(guard),
       metrics_(std::make_shared<RequestMetrics>()),
+      table_(std::make_shared<Table>()),
       gate_(concurrent_handlers > 0 ? std::make_shared<AdmissionGate>(concurrent_handlers)
                                     : nullptr) {
   if (gate_ != nullptr) metrics_->WatchGate(gate_);
+  // cpp-httplib matches nothing itself: each method's one handler takes every path to the
+  // table. Its Request is its own non-const object passed as const (it sets `matches` itself
+  // before a handler), so setting `matches` here is what it would do.
+  const auto dispatch = [table = table_](const httplib::Request& request,
+                                         httplib::Response& response) {
+    table->Dispatch(const_cast<httplib::Request&>(request), response);
+  };
+  server_.Get(".*", dispatch);  // GET and HEAD
+  server_.Post(".*", dispatch);
+  server_.Put(".*", dispatch);
+  server_.Delete(".*", dispatch);
   // httplib refuses anything larger before reading it; each route then applies its own limit.
   server_.set_payload_max_length(wire::kMaxContextBytes + (1u << 20));
   server_.set_error_handler(
@@ -246,20 +258,38 @@ httplib::Server::Handler Router::Wrap(Handler handler, RouteOptions options,
   };
 }
 
+void Router::Add(const char* method, const std::string& pattern, Handler handler,
+                 RouteOptions options) {
+  table_->routes_.push_back({method, std::regex(pattern),
+                             Wrap(std::move(handler), options, metrics_->ForRoute(method, pattern))});
+}
+
 void Router::Get(const std::string& pattern, Handler handler, RouteOptions options) {
-  server_.Get(pattern, Wrap(std::move(handler), options, metrics_->ForRoute("GET", pattern)));
+  Add("GET", pattern, std::move(handler), options);
 }
 
 void Router::Post(const std::string& pattern, Handler handler, RouteOptions options) {
-  server_.Post(pattern, Wrap(std::move(handler), options, metrics_->ForRoute("POST", pattern)));
+  Add("POST", pattern, std::move(handler), options);
 }
 
 void Router::Put(const std::string& pattern, Handler handler, RouteOptions options) {
-  server_.Put(pattern, Wrap(std::move(handler), options, metrics_->ForRoute("PUT", pattern)));
+  Add("PUT", pattern, std::move(handler), options);
 }
 
 void Router::Delete(const std::string& pattern, Handler handler, RouteOptions options) {
-  server_.Delete(pattern, Wrap(std::move(handler), options, metrics_->ForRoute("DELETE", pattern)));
+  Add("DELETE", pattern, std::move(handler), options);
+}
+
+void Router::Table::Dispatch(httplib::Request& request, httplib::Response& response) const {
+  static const std::string* const kGet = new std::string("GET");
+  const std::string& method = request.method == "HEAD" ? *kGet : request.method;
+  for (const Route& route : routes_) {
+    if (route.method == method && std::regex_match(request.path, request.matches, route.pattern)) {
+      route.handler(request, response);
+      return;
+    }
+  }
+  response.status = 404;
 }
 
 }  // namespace cohort::master::http

@@ -39,6 +39,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -176,13 +177,35 @@ class Router {
   // routes that record into it.
   const std::shared_ptr<RequestMetrics>& request_metrics() const { return metrics_; }
 
+  // The routes, matched by the router itself so that the HTTP engine only parses and answers:
+  // cpp-httplib's server hands every GET, HEAD, POST, PUT and DELETE to Dispatch (a route per
+  // method matching any path), and another engine would do the same with the request it built.
+  class Table {
+   public:
+    // The first route added whose method and pattern match the request (GET routes answer
+    // HEAD too) serves it, with `request.matches` set from its pattern; when none matches,
+    // 404 with no body, which the server's error handler words ("no such endpoint").
+    void Dispatch(httplib::Request& request, httplib::Response& response) const;
+
+   private:
+    friend class Router;
+    struct Route {
+      std::string method;
+      std::regex pattern;
+      httplib::Server::Handler handler;
+    };
+    std::vector<Route> routes_;  // in the order added; not changed once serving starts
+  };
+
  private:
   httplib::Server::Handler Wrap(Handler handler, RouteOptions options, RouteTimer timer) const;
+  void Add(const char* method, const std::string& pattern, Handler handler, RouteOptions options);
 
   httplib::Server& server_;
   std::shared_ptr<Authenticator> authenticator_;
   BrowserGuard guard_;
   std::shared_ptr<RequestMetrics> metrics_;
+  std::shared_ptr<Table> table_;  // shared with the server's handlers: outlives the Router
   std::shared_ptr<AdmissionGate> gate_;  // null: no limit
 };
 

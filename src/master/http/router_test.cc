@@ -142,6 +142,16 @@ TEST_F(RouterTest, BadBodiesAndQueryParametersAreNamed) {
   EXPECT_EQ(Body(clamped)["seconds"], 60);
 }
 
+TEST_F(RouterTest, HeadIsServedByTheGetRouteWithoutABody) {
+  httplib::Result r = Client().Head("/item/7");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_TRUE(r->body.empty());
+  httplib::Result unknown = Client().Head("/nothing/here");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+}
+
 TEST_F(RouterTest, UnknownEndpointsSayWhichOne) {
   httplib::Result r = Client().Get("/nope");
   ASSERT_TRUE(r);
