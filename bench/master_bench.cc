@@ -442,10 +442,6 @@ double Sample(const std::string& text, const std::string& series) {
   return std::nan("");
 }
 
-// The master's own view of each route's latency (cohort_http_request_duration_seconds, from
-// its routing to its answer): beside the agents' view, it tells time spent in a handler from
-// time spent before one (the listen queue, a free server thread, the cores). Percentiles are
-// the upper bounds of the histogram's buckets.
 // The value of label `name` in a Prometheus sample line (name{a="x",b="y"} value); empty when
 // absent.
 std::string LabelValue(absl::string_view line, absl::string_view name) {
@@ -456,19 +452,25 @@ std::string LabelValue(absl::string_view line, absl::string_view name) {
   return std::string(line.substr(begin, line.find('"', begin) - begin));
 }
 
+// The master's own view of each route's latency (cohort_http_request_duration_seconds, from
+// its routing to its answer): beside the agents' view, it tells time spent in a handler from
+// time spent before one (the listen queue, a free server thread, the cores). Percentiles are
+// the upper bounds of the histogram's buckets.
 void PrintServerLatencies(const std::string& text) {
   const std::string prefix = "cohort_http_request_duration_seconds_bucket{";
-  std::map<std::string, std::vector<std::pair<double, double>>> buckets;  // route: (le, count)
+  // "METHOD route": (le, count); one histogram per method and route (GET and POST /agents differ).
+  std::map<std::string, std::vector<std::pair<double, double>>> buckets;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     const size_t value_at = line.rfind(' ');
     const std::string route = LabelValue(line, "route"), le = LabelValue(line, "le");
     if (!absl::StartsWith(line, prefix) || value_at == line.npos || route.empty() || le.empty()) {
       continue;
     }
-    buckets[route].push_back({le == "+Inf" ? INFINITY : std::strtod(le.c_str(), nullptr),
-                              std::strtod(std::string(line.substr(value_at + 1)).c_str(), nullptr)});
+    const std::string key = absl::StrCat(LabelValue(line, "method"), " ", route);
+    buckets[key].push_back({le == "+Inf" ? INFINITY : std::strtod(le.c_str(), nullptr),
+                            std::strtod(std::string(line.substr(value_at + 1)).c_str(), nullptr)});
   }
-  std::printf("\n%-34s %9s %11s %11s %11s\n", "route (as the master timed it)", "requests",
+  std::printf("\n%-40s %9s %11s %11s %11s\n", "route (as the master timed it)", "requests",
               "<= 5 ms", "<= 50 ms", "p99 <=");
   for (auto& [route, b] : buckets) {
     std::sort(b.begin(), b.end());
@@ -491,7 +493,7 @@ void PrintServerLatencies(const std::string& text) {
         break;
       }
     }
-    std::printf("%-34s %9.0f %10.1f%% %10.1f%% %8.0f ms\n", route.c_str(), total, share(0.005),
+    std::printf("%-40s %9.0f %10.1f%% %10.1f%% %8.0f ms\n", route.c_str(), total, share(0.005),
                 share(0.05), 1e3 * p99);
   }
 }
