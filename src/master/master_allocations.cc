@@ -204,8 +204,7 @@ absl::StatusOr<bool> Master::StoreRecords(const wire::ReportBatch& batch, TrialR
         break;
     }
   }
-  COHORT_RETURN_IF_ERROR(db_->InsertMetrics(metrics));
-  COHORT_RETURN_IF_ERROR(db_->InsertPoints(trial.id, points));
+  COHORT_RETURN_IF_ERROR(db_->InsertMetricsAndPoints(trial.id, metrics, points));
   metric_reports_stored_ += static_cast<int64_t>(metrics.size());
   return !points.empty();
 }

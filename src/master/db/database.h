@@ -288,6 +288,11 @@ class Database {
   // Time series. InsertPoints: one transaction, series created as needed; NotFound (and
   // nothing written) when the trial does not exist. QueryPoints: by batch, then id.
   virtual absl::Status InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) = 0;
+  // A report's metrics and their points in one transaction (one commit instead of two): all or
+  // nothing; NotFound when the trial does not exist.
+  virtual absl::Status InsertMetricsAndPoints(int64_t trial_id,
+                                              const std::vector<MetricRow>& metrics,
+                                              const std::vector<PointRow>& points) = 0;
   virtual absl::StatusOr<std::vector<SeriesRow>> ListSeries(int64_t trial_id) = 0;  // by name
   virtual absl::StatusOr<std::vector<PointRow>> QueryPoints(const PointQuery& query) = 0;
 

@@ -396,8 +396,12 @@ absl::Status SqliteDatabase::InsertMetrics(const std::vector<MetricRow>& rows) {
   if (rows.empty()) return absl::OkStatus();
   std::lock_guard<std::mutex> lock(mu_);
   Transaction transaction(*statements_, path_);
-  absl::Status status = transaction.Begin();
-  if (!status.ok()) return status;
+  COHORT_RETURN_IF_ERROR(transaction.Begin());
+  COHORT_RETURN_IF_ERROR(InsertMetricsLocked(rows));
+  return transaction.Commit();
+}
+
+absl::Status SqliteDatabase::InsertMetricsLocked(const std::vector<MetricRow>& rows) {
   Statement s(*statements_, path_, "insert metrics",
               "INSERT INTO metrics (trial_id, kind, steps_completed, metrics_json, time) "
               "VALUES (?1, ?2, ?3, ?4, ?5)");
@@ -407,11 +411,11 @@ absl::Status SqliteDatabase::InsertMetrics(const std::vector<MetricRow>& rows) {
     s.BindInt64(3, row.steps_completed);
     s.BindText(4, row.metrics_json);
     s.BindDouble(5, row.time);
-    status = s.Run();
+    absl::Status status = s.Run();
     if (IsForeignKeyViolation(s)) return TrialNotFound(row.trial_id);
-    if (!status.ok()) return status;
+    COHORT_RETURN_IF_ERROR(status);
   }
-  return transaction.Commit();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<MetricRow>> SqliteDatabase::ListMetrics(

@@ -127,6 +127,8 @@ class SqliteDatabase final : public Database {
 
   // Time series (sqlite_series.cc).
   absl::Status InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) override;
+  absl::Status InsertMetricsAndPoints(int64_t trial_id, const std::vector<MetricRow>& metrics,
+                                      const std::vector<PointRow>& points) override;
   absl::StatusOr<std::vector<SeriesRow>> ListSeries(int64_t trial_id) override;
   absl::StatusOr<std::vector<PointRow>> QueryPoints(const PointQuery& query) override;
 
@@ -190,6 +192,9 @@ class SqliteDatabase final : public Database {
 
   // The id of the series (trial, name, label), created when missing; call under mu_ inside a
   // transaction.
+  // The bodies of InsertMetrics and InsertPoints: mu_ held, inside the caller's transaction.
+  absl::Status InsertMetricsLocked(const std::vector<MetricRow>& rows);
+  absl::Status InsertPointsLocked(int64_t trial_id, const std::vector<PointRow>& points);
   absl::StatusOr<int64_t> SeriesIdLocked(int64_t trial_id, const std::string& name,
                                          const std::string& label);
 

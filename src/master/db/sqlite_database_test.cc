@@ -724,6 +724,23 @@ TEST_P(DatabaseTest, SeriesKeepTheirPointsApartAndRangesSelect) {
   EXPECT_THAT(db_->ListSeries(trial).value(), SizeIs(2)) << "a refused insert adds nothing";
 }
 
+TEST_P(DatabaseTest, AReportsMetricsAndPointsAreStoredTogetherOrNotAtAll) {
+  const int64_t trial = AddTrial();
+  ASSERT_OK(db_->InsertMetricsAndPoints(
+      trial, {{trial, "training", 10, R"({"loss":0.5})", 1.5}},
+      {{"training/loss", "", 10, 1.5, 0.5}, {"training/acc", "", 10, 1.5, 0.9}}));
+  EXPECT_THAT(db_->ListMetrics(trial, "training").value(), SizeIs(1));
+  EXPECT_THAT(db_->ListSeries(trial).value(), SizeIs(2));
+  // A point of a trial that does not exist fails the whole write: the metric goes too.
+  const int64_t other = AddTrial();
+  EXPECT_THAT(db_->InsertMetricsAndPoints(9999, {{other, "training", 1, R"({"loss":1})", 2}},
+                                          {{"training/loss", "", 1, 2, 1}}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("trial 9999")));
+  EXPECT_THAT(db_->ListMetrics(other, std::nullopt).value(), IsEmpty())
+      << "the metric of a refused report was kept";
+  ASSERT_OK(db_->InsertMetricsAndPoints(trial, {}, {}));
+}
+
 TEST_P(DatabaseTest, DownsamplingKeepsTheFirstLastLowestAndHighestPoints) {
   const int64_t trial = AddTrial();
   std::vector<PointRow> points;

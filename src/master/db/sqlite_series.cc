@@ -110,6 +110,24 @@ absl::Status SqliteDatabase::InsertPoints(int64_t trial_id, const std::vector<Po
   std::lock_guard<std::mutex> lock(mu_);
   Transaction transaction(*statements_, path_);
   COHORT_RETURN_IF_ERROR(transaction.Begin());
+  COHORT_RETURN_IF_ERROR(InsertPointsLocked(trial_id, points));
+  return transaction.Commit();
+}
+
+absl::Status SqliteDatabase::InsertMetricsAndPoints(int64_t trial_id,
+                                                    const std::vector<MetricRow>& metrics,
+                                                    const std::vector<PointRow>& points) {
+  if (metrics.empty() && points.empty()) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction transaction(*statements_, path_);
+  COHORT_RETURN_IF_ERROR(transaction.Begin());
+  COHORT_RETURN_IF_ERROR(InsertMetricsLocked(metrics));
+  COHORT_RETURN_IF_ERROR(InsertPointsLocked(trial_id, points));
+  return transaction.Commit();
+}
+
+absl::Status SqliteDatabase::InsertPointsLocked(int64_t trial_id,
+                                                const std::vector<PointRow>& points) {
   std::map<std::pair<std::string, std::string>, int64_t> ids;
   Statement s(*statements_, path_, "insert points",
               "INSERT INTO series_points (series_id, batch, time, value) VALUES (?1, ?2, ?3, ?4)");
@@ -124,7 +142,7 @@ absl::Status SqliteDatabase::InsertPoints(int64_t trial_id, const std::vector<Po
     s.BindDouble(4, p.value);
     COHORT_RETURN_IF_ERROR(s.Run());
   }
-  return transaction.Commit();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<SeriesRow>> SqliteDatabase::ListSeries(int64_t trial_id) {
