@@ -713,8 +713,10 @@ CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& o) {
                   "A flag for cohort-master (repeat it; e.g. --master-arg=--concurrent-handlers=4)")
       ->allow_extra_args(false);
   cmd->footer(
-      "Example (the issue's target scale):\n  cohort-bench master --agents 200 --slots 8 "
-      "--experiments 100 --trials-per-experiment 100 --seconds 60");
+      "Example (the issue's target scale, trials ending spread out, the agents yielding the cores "
+      "to the master as other machines would; docs/performance.md):\n  cohort-bench master "
+      "--agents 200 --slots 8 --experiments 100 --trials-per-experiment 100 --seconds 40 \\\n"
+      "    --trial-seconds-jitter 0.5 --agents-nice 19");
   return cmd;
 }
 
