@@ -7,10 +7,13 @@
 // and on a machine with a few cores hundreds of handlers then share the CPU and queue on the
 // master's lock and the database's, each hand-off a context switch. A request that waits at the
 // gate costs nothing; one admitted runs with a core and the locks nearly to itself, so a
-// handler's time is its own work rather than everyone's (docs/design/0012, "The gate").
+// handler's time is its own work rather than everyone's (docs/design/0012, "a gate before the
+// handlers").
 //
 // Routes that wait for events (long polls, follows) must not pass the gate: a waiting handler
-// would hold a slot while the requests it waits for queue behind it (RouteOptions::waits).
+// would hold a slot while the requests it waits for queue behind it (RouteOptions::waits). So
+// the wait at the gate needs no deadline of its own: every admitted handler ends without waiting
+// for anything but locks and the database, and a waiter waits for the handlers ahead of it.
 //
 // Thread-safe.
 //
@@ -21,10 +24,10 @@
 //     ...                                  // the handler
 //   }                                      // the slot passes to the longest waiter
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <mutex>
-#include <condition_variable>
 
 namespace cohort::master::http {
 
