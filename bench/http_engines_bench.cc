@@ -19,13 +19,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "bench/proc_stat.h"
 
 namespace {
 
@@ -149,44 +150,31 @@ Load RunClients(int port, bool keep_alive, const Options& o) {
   return load;
 }
 
-double CpuSecondsOf(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string field;
-  double ticks = 0;
-  for (int i = 1; i <= 15 && stat >> field; ++i) {
-    if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
-  }
-  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
-}
-
-// The machine's busy and stolen CPU seconds so far (/proc/stat's first line).
-std::pair<double, double> MachineSeconds() {
-  std::ifstream stat("/proc/stat");
-  std::string cpu;
-  double f[8] = {};
-  stat >> cpu;
-  for (double& v : f) stat >> v;
-  const double hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  return {(f[0] + f[1] + f[2] + f[5] + f[6]) / hz, f[7] / hz};
-}
-
 struct Row {
   std::string name;
   Load load;
-  double server_cpu = 0, busy = 0, steal = 0, requests = 0;
+  double server_cpu = 0, steal = 0, requests = 0;  // requests: offered, the untimed first 3 s too
 };
 
-Row RunOne(const std::string& engine, bool keep_alive, int port, const Options& o) {
+// Runs one engine in a child process under the clients' load; its row of the table. Fails
+// when the server did not start (the port taken, libmicrohttpd refusing its options).
+std::optional<Row> RunOne(const std::string& engine, bool keep_alive, int port, const Options& o) {
   const pid_t child = ::fork();
   if (child == 0) engine == "httplib" ? ServeHttplib(port, o) : ServeMhd(port, o);
   std::this_thread::sleep_for(std::chrono::seconds(1));
-  const auto [busy0, steal0] = MachineSeconds();
+  int status = 0;
+  if (::waitpid(child, &status, WNOHANG) == child) {
+    std::fprintf(stderr,
+                 "the %s server on port %d exited at start (status %d): is the port free?\n",
+                 engine.c_str(), port, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return std::nullopt;
+  }
+  const std::optional<cohort::bench::MachineCpu> before = cohort::bench::ReadMachineCpu();
   Row row{engine + (keep_alive ? ", keep-alive" : ", a connection per request")};
   row.load = RunClients(port, keep_alive, o);
-  const auto [busy1, steal1] = MachineSeconds();
-  row.server_cpu = CpuSecondsOf(child);
-  row.busy = busy1 - busy0;
-  row.steal = steal1 - steal0;
+  const std::optional<cohort::bench::MachineCpu> after = cohort::bench::ReadMachineCpu();
+  row.server_cpu = cohort::bench::ProcessCpuSeconds(child).value_or(0);
+  if (before && after) row.steal = after->steal - before->steal;
   row.requests = o.rate * o.clients * o.seconds;
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
@@ -219,7 +207,9 @@ int main(int argc, char** argv) {
       std::printf("%s, keep-alive %s: %d clients x %.0f/s for %.0f s...\n", engine,
                   keep_alive ? "on" : "off", o.clients, o.rate, o.seconds);
       std::fflush(stdout);
-      rows.push_back(RunOne(engine, keep_alive, base_port + n++, o));
+      std::optional<Row> row = RunOne(engine, keep_alive, base_port + n++, o);
+      if (!row) return 1;
+      rows.push_back(*std::move(row));
     }
   }
   const double work = o.work_us * 1e-6;
@@ -234,6 +224,7 @@ int main(int argc, char** argv) {
                 r.load.latencies_ms.empty() ? 0 : r.load.latencies_ms.back(), r.server_cpu,
                 overhead * 1e6, overhead / base, r.steal);
   }
-  std::printf("(overhead/req: the server's CPU per request less the --work-us it was asked to do)\n");
+  std::printf(
+      "(overhead/req: the server's CPU per request less the --work-us it was asked to do)\n");
   return 0;
 }

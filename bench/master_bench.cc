@@ -37,10 +37,12 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "bench/bench_commands.h"
+#include "bench/proc_stat.h"
 #include "client/master_client.h"
 #include "cohort/status.h"
 #include "common/context_archive.h"
@@ -142,7 +144,10 @@ class MasterProcess {
     const std::string log = data_dir_ + "/master.log";
     const size_t offset = fs::exists(log) ? fs::file_size(log) : 0;
     std::string extra;
-    for (const std::string& arg : args_) absl::StrAppend(&extra, " '", arg, "'");
+    // Each single-quoted for sh (a quote inside closes the quoting, is escaped, and reopens it).
+    for (const std::string& arg : args_) {
+      absl::StrAppend(&extra, " '", absl::StrReplaceAll(arg, {{"'", "'\\''"}}), "'");
+    }
     const std::string command =
         absl::StrCat("exec '", binary_, "' --port ", port_, " --data-dir '", data_dir_,
                      "' --agent-timeout 60", extra, " >> '", log, "' 2>&1");
@@ -528,20 +533,6 @@ std::pair<int64_t, int64_t> CountLost(client::MasterClient& admin, const Acked& 
 
 // Runs the load for options.seconds, killing and restarting the master halfway if asked;
 // prints the rates every 5 s. Returns the master's downtime.
-// The machine's CPU time stolen by the hypervisor so far (/proc/stat's "steal"), in seconds;
-// nullopt where it cannot be read.
-std::optional<double> StolenCpuSeconds() {
-  std::ifstream stat("/proc/stat");
-  std::string cpu;
-  uint64_t fields[8] = {};
-  if (!(stat >> cpu) || cpu != "cpu") return std::nullopt;
-  for (uint64_t& field : fields) {
-    if (!(stat >> field)) return std::nullopt;
-  }
-  const long ticks = ::sysconf(_SC_CLK_TCK);
-  return ticks > 0 ? static_cast<double>(fields[7]) / static_cast<double>(ticks) : 0.0;
-}
-
 absl::StatusOr<absl::Duration> RunLoad(Shared& shared, MasterProcess& master) {
   const MasterBenchOptions& o = shared.options;
   const absl::Time start = absl::Now();
@@ -643,25 +634,25 @@ absl::Status RunMasterBench(const MasterBenchOptions& o) {
   for (int i = 0; i < o.agents; ++i) {
     threads.emplace_back([&shared, i] {
       // Per thread on Linux: the master (started and restarted by this thread) keeps its own.
-      if (shared.options.agents_nice != 0 &&
-          ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), shared.options.agents_nice) != 0) {
+      const int nice = shared.options.agents_nice;
+      if (nice != 0 && ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) != 0) {
         std::fprintf(stderr, "agent %d: setpriority: %s\n", i, std::strerror(errno));
       }
       SimAgent(i, shared).Run();
     });
   }
   std::printf("%d agents of %d slots running for %.0f s\n", o.agents, o.slots, o.seconds);
-  const std::optional<double> stolen_before = StolenCpuSeconds();
+  const std::optional<MachineCpu> cpu_before = ReadMachineCpu();
   absl::StatusOr<absl::Duration> load = RunLoad(shared, master);
-  const std::optional<double> stolen_after = StolenCpuSeconds();
+  const std::optional<MachineCpu> cpu_after = ReadMachineCpu();
   shared.stop = true;
   for (std::thread& t : threads) t.join();
   COHORT_RETURN_IF_ERROR(load.status());
-  if (stolen_before && stolen_after) {
+  if (cpu_before && cpu_after) {
     // A virtual machine's neighbours: runs with seconds stolen are not comparable with runs
     // without (the 200-agent latencies' p99 doubles).
     std::printf("CPU time the hypervisor gave to others during the load (steal): %.1f s\n",
-                *stolen_after - *stolen_before);
+                cpu_after->steal - cpu_before->steal);
   }
   COHORT_ASSIGN_OR_RETURN(std::string metrics, admin.GetBytes("/metrics"));
   PrintSummary(shared, metrics, o.seconds, CountLost(admin, shared.acked));

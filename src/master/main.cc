@@ -48,7 +48,9 @@ struct Flags {
   std::string backup_file;
   bool overwrite = false;
   int http_threads = 1024;
-  // Two per core: measured best at 200 agents on 2 cores (docs/performance.md).
+  // Two per core: at 200 agents on 2 cores (docs/performance.md, "a fourth time") 4 gave the
+  // master's own tail the most posts within 50 ms; 8-16 did as well where the load generator
+  // competed for the cores, 2 no better than 4.
   int concurrent_handlers = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()) * 2);
 };
 

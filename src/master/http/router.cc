@@ -7,6 +7,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/json_bounded.h"
@@ -168,8 +169,7 @@ std::optional<std::string> Request::FormPart(const char* name) const {
 
 Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator,
                BrowserGuard guard, int concurrent_handlers)
-    : server_(server),
-      authenticator_(std::move(authenticator)),
+    : authenticator_(std::move(authenticator)),
       guard_(guard),
       metrics_(std::make_shared<RequestMetrics>()),
       table_(std::make_shared<Table>()),
@@ -183,13 +183,13 @@ Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authentic
                                          httplib::Response& response) {
     table->Dispatch(const_cast<httplib::Request&>(request), response);
   };
-  server_.Get(".*", dispatch);  // GET and HEAD
-  server_.Post(".*", dispatch);
-  server_.Put(".*", dispatch);
-  server_.Delete(".*", dispatch);
+  server.Get(".*", dispatch);  // GET and HEAD
+  server.Post(".*", dispatch);
+  server.Put(".*", dispatch);
+  server.Delete(".*", dispatch);
   // httplib refuses anything larger before reading it; each route then applies its own limit.
-  server_.set_payload_max_length(wire::kMaxContextBytes + (1u << 20));
-  server_.set_error_handler(
+  server.set_payload_max_length(wire::kMaxContextBytes + (1u << 20));
+  server.set_error_handler(
       [metrics = metrics_](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return;  // a route's answer (counted by its route)
         metrics->RecordUnmatched(req.method, res.status);
@@ -204,7 +204,7 @@ Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authentic
             {}};
         res.set_content(error.ToJson().dump(), "application/json");
       });
-  server_.set_exception_handler(
+  server.set_exception_handler(
       [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown exception";
         try {
@@ -249,8 +249,8 @@ httplib::Server::Handler Router::Wrap(Handler handler, RouteOptions options,
   const size_t max_body = options.max_body.value_or(wire::kMaxJsonBodyBytes);
   std::shared_ptr<AdmissionGate> gate = options.waits ? nullptr : gate_;
   return [handler = std::move(handler), max_body, require = options.require, auth = authenticator_,
-          guard = guard_, timer = std::move(timer), gate = std::move(gate),
-          metrics = metrics_](const httplib::Request& raw, httplib::Response& res) {
+          guard = guard_, timer = std::move(timer),
+          gate = std::move(gate)](const httplib::Request& raw, httplib::Response& res) {
     RecordOnExit record(timer, res);  // the time at the gate counts: the caller waits it too
     std::optional<AdmissionGate::Ticket> ticket;
     if (gate != nullptr) ticket.emplace(*gate);
@@ -260,8 +260,9 @@ httplib::Server::Handler Router::Wrap(Handler handler, RouteOptions options,
 
 void Router::Add(const char* method, const std::string& pattern, Handler handler,
                  RouteOptions options) {
-  table_->routes_.push_back({method, std::regex(pattern),
-                             Wrap(std::move(handler), options, metrics_->ForRoute(method, pattern))});
+  RouteTimer timer = metrics_->ForRoute(method, pattern);
+  table_->routes_.push_back(
+      {method, std::regex(pattern), Wrap(std::move(handler), options, std::move(timer))});
 }
 
 void Router::Get(const std::string& pattern, Handler handler, RouteOptions options) {
@@ -281,8 +282,8 @@ void Router::Delete(const std::string& pattern, Handler handler, RouteOptions op
 }
 
 void Router::Table::Dispatch(httplib::Request& request, httplib::Response& response) const {
-  static const std::string* const kGet = new std::string("GET");
-  const std::string& method = request.method == "HEAD" ? *kGet : request.method;
+  const absl::string_view method =
+      request.method == "HEAD" ? absl::string_view("GET") : absl::string_view(request.method);
   for (const Route& route : routes_) {
     if (route.method == method && std::regex_match(request.path, request.matches, route.pattern)) {
       route.handler(request, response);

@@ -160,8 +160,9 @@ struct RouteOptions {
 
 class Router {
  public:
-  // Installs the chain on `server` (error handler, exception handler, payload limit). The
-  // server and the authenticator must outlive the router's use.
+  // Installs the chain on `server` (one handler per method that hands every request to the
+  // route table, the error handler, the exception handler, the payload limit); the server keeps
+  // what it needs (the table, the authenticator), so the Router may go once the routes are added.
   // `guard` runs first (browser protections; BrowserGuard(false) checks only Origin).
   // `concurrent_handlers` > 0: at most that many handlers of routes that do not wait run at
   // once, the others queue in arrival order (AdmissionGate); 0: no limit.
@@ -201,7 +202,6 @@ class Router {
   httplib::Server::Handler Wrap(Handler handler, RouteOptions options, RouteTimer timer) const;
   void Add(const char* method, const std::string& pattern, Handler handler, RouteOptions options);
 
-  httplib::Server& server_;
   std::shared_ptr<Authenticator> authenticator_;
   BrowserGuard guard_;
   std::shared_ptr<RequestMetrics> metrics_;
