@@ -94,11 +94,17 @@ void Completed(void*, MHD_Connection*, void** state, MHD_RequestTerminationCode)
   *state = nullptr;
 }
 
-[[noreturn]] void ServeMhd(int port, const Options& o) {
+// libmicrohttpd with a pool of epoll threads, or (`per_connection`) a thread per connection
+// blocked in poll() between requests.
+[[noreturn]] void ServeMhd(int port, const Options& o, bool per_connection) {
+  const unsigned flags = per_connection ? MHD_USE_THREAD_PER_CONNECTION |
+                                              MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL
+                                        : MHD_USE_EPOLL_INTERNAL_THREAD;
+  const unsigned pool = per_connection ? 0u : static_cast<unsigned>(o.mhd_threads);
   MHD_Daemon* daemon = MHD_start_daemon(
-      MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, static_cast<uint16_t>(port), nullptr,
-      nullptr, &Access, const_cast<Options*>(&o), MHD_OPTION_THREAD_POOL_SIZE,
-      static_cast<unsigned>(o.mhd_threads), MHD_OPTION_CONNECTION_LIMIT, 20000u,
+      flags | MHD_USE_ERROR_LOG, static_cast<uint16_t>(port), nullptr, nullptr, &Access,
+      const_cast<Options*>(&o), MHD_OPTION_THREAD_POOL_SIZE, pool, MHD_OPTION_CONNECTION_LIMIT,
+      20000u,
       MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096u,
       MHD_OPTION_NOTIFY_COMPLETED, &Completed, nullptr, MHD_OPTION_END);
   if (daemon == nullptr) _exit(2);
@@ -160,7 +166,10 @@ struct Row {
 // when the server did not start (the port taken, libmicrohttpd refusing its options).
 std::optional<Row> RunOne(const std::string& engine, bool keep_alive, int port, const Options& o) {
   const pid_t child = ::fork();
-  if (child == 0) engine == "httplib" ? ServeHttplib(port, o) : ServeMhd(port, o);
+  if (child == 0) {
+    if (engine == "httplib") ServeHttplib(port, o);
+    ServeMhd(port, o, engine == "mhd-per-connection");
+  }
   std::this_thread::sleep_for(std::chrono::seconds(1));
   int status = 0;
   if (::waitpid(child, &status, WNOHANG) == child) {
@@ -202,7 +211,7 @@ int main(int argc, char** argv) {
   const int base_port = 20000 + static_cast<int>(::getpid() % 20000);
   std::vector<Row> rows;
   int n = 0;
-  for (const char* engine : {"httplib", "mhd"}) {
+  for (const char* engine : {"httplib", "mhd", "mhd-per-connection"}) {
     for (bool keep_alive : {false, true}) {
       std::printf("%s, keep-alive %s: %d clients x %.0f/s for %.0f s...\n", engine,
                   keep_alive ? "on" : "off", o.clients, o.rate, o.seconds);

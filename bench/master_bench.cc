@@ -211,7 +211,10 @@ auto Timed(Shared& shared, const std::string& route, F request) -> decltype(requ
 class SimAgent {
  public:
   SimAgent(int index, Shared& shared)
-      : shared_(shared), id_(absl::StrCat("sim-", index)), rng_(index) {}
+      : shared_(shared),
+        id_(absl::StrCat("sim-", index)),
+        rng_(index),
+        agent_client_(Client(shared.secret)) {}
 
   void Run() {
     while (!shared_.stop) {
@@ -233,6 +236,8 @@ class SimAgent {
     std::vector<wire::ReportRecord> reports;  // not acknowledged yet
     bool done = false;                        // completed: only the exit is left
     bool stopped = false;                     // the master stopped it: exit 143 (SIGTERM)
+    // Its own connection, kept for its life, with its token (as cohort-agent's AllocationRun).
+    std::shared_ptr<client::MasterClient> client;
   };
 
   client::MasterClient Client(const std::string& token) const {
@@ -253,16 +258,15 @@ class SimAgent {
                                .held_log_lines = static_cast<int64_t>(a.lines.size()),
                                .held_report_batches = a.reports.empty() ? 0 : 1});
     }
-    client::MasterClient client = Client(shared_.secret);
-    return Timed(shared_, "POST /agents", [&] { return client.Post("/api/v1/agents", r.ToJson()); })
+    return Timed(shared_, "POST /agents",
+                 [&] { return agent_client_.Post("/api/v1/agents", r.ToJson()); })
         .ok();
   }
 
   void Poll() {
-    client::MasterClient client = Client(shared_.secret);
     const absl::Duration wait = absl::Milliseconds(shared_.options.flush_ms);
     absl::StatusOr<Json> batch = Timed(shared_, "GET /agents/{id}/actions (long poll)", [&] {
-      return client.Get(
+      return agent_client_.Get(
           absl::StrCat("/api/v1/agents/", id_, "/actions?timeout=", absl::ToDoubleSeconds(wait)),
           wait + absl::Seconds(30));
     });
@@ -285,6 +289,7 @@ class SimAgent {
         // are offered whole (1,600 trials ending every 10 s would drop ~0.5 report each).
         a.lines_due = std::exchange(carried_lines_, 0.0);
         a.reports_due = std::exchange(carried_reports_, 0.0);
+        a.client = std::make_shared<client::MasterClient>(Client(start->allocation_token));
         allocations_[start->allocation] = std::move(a);
         ++shared_.allocations;
         ++shared_.running;
@@ -351,7 +356,7 @@ class SimAgent {
   // Posts the allocation's lines, reports and (when done) exit; false once it is finished or
   // gone.
   bool Deliver(Allocation& a) {
-    client::MasterClient client = Client(a.start.allocation_token);
+    client::MasterClient& client = *a.client;
     const std::string base = absl::StrCat("/api/v1/allocations/", a.start.allocation);
     auto gone = [](const absl::Status& s) {
       return absl::IsNotFound(s) || absl::IsFailedPrecondition(s);
@@ -397,6 +402,7 @@ class SimAgent {
   Shared& shared_;
   const std::string id_;
   std::mt19937_64 rng_;
+  client::MasterClient agent_client_;  // the agent's own connection (registration, polls), kept
   bool registered_ = false;
   absl::Time last_flush_ = absl::Now();
   std::map<std::string, Allocation> allocations_;

@@ -9,7 +9,7 @@ PACKAGES=(
   # libraries Cohort builds against
   libtorch-dev libgloo-dev libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libcpp-httplib-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev libarchive-dev libsodium-dev
-  # the master's next HTTP engine, measured against cpp-httplib's (bench/http_engines_bench)
+  # the master's HTTP engine (src/master/http/http_server.h)
   libmicrohttpd-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   # log policies' patterns: RE2 (Go's regexp syntax, linear time on untrusted lines)

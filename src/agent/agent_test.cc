@@ -43,7 +43,7 @@ constexpr char kSecret[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123
 // kSecret; `intercept` may add routes that answer before the master's.
 std::unique_ptr<master::http::MasterServer> ServeMaster(
     const fs::path& data_dir, int port,
-    std::function<void(httplib::Server&, master::Master&)> intercept = {}) {
+    std::function<void(master::http::Router&, master::Master&)> intercept = {}) {
   return std::make_unique<master::http::MasterServer>(
       data_dir.string(),
       master::http::MasterServer::Options{.authenticator =
@@ -99,7 +99,7 @@ class AgentTest : public ::testing::Test {
   }
 
   void StartMaster(int port = 0,
-                   std::function<void(httplib::Server&, master::Master&)> intercept = {}) {
+                   std::function<void(master::http::Router&, master::Master&)> intercept = {}) {
     master_ = ServeMaster(dir_ / "master", port, std::move(intercept));
     ASSERT_GT(master_->port(), 0);
   }
@@ -259,23 +259,21 @@ TEST_F(AgentTest, AnAgentWithGpuSlotsGivesEachAllocationFreeGpusThroughTheLaunch
 
 TEST_F(AgentTest, AStartActionThatDoesNotParseIsReportedAsExitStatusOneSoTheTrialRestarts) {
   // The master's real actions, with every start's "slots" spoiled on the way to the agent.
-  StartMaster(0, [](httplib::Server& server, master::Master& master) {
-    server.Get(R"(/api/v1/agents/([^/]+)/actions)", [&master](const httplib::Request& req,
-                                                              httplib::Response& res) {
-      const double wait = std::atof(req.get_param_value("timeout").c_str());
-      absl::StatusOr<wire::ActionBatch> batch =
-          master.WaitForActions(req.matches[1].str(), absl::Seconds(wait));
-      if (!batch.ok()) {
-        res.status = 404;
-        res.set_content(Json{{"error", batch.status().message()}}.dump(), "application/json");
-        return;
-      }
-      Json body = batch->ToJson();
-      for (Json& action : body["actions"]) {
-        if (action["type"] == "start") action["slots"] = "two";
-      }
-      res.set_content(body.dump(), "application/json");
-    });
+  StartMaster(0, [](master::http::Router& router, master::Master& master) {
+    router.Get(
+        R"(/api/v1/agents/([^/]+)/actions)",
+        [&master](const master::http::Request& req) -> absl::StatusOr<master::http::Reply> {
+          const double wait = std::atof(req.raw().get_param_value("timeout").c_str());
+          absl::StatusOr<wire::ActionBatch> batch =
+              master.WaitForActions(req.PathPart(1), absl::Seconds(wait));
+          if (!batch.ok()) return absl::NotFoundError(batch.status().message());
+          Json body = batch->ToJson();
+          for (Json& action : body["actions"]) {
+            if (action["type"] == "start") action["slots"] = "two";
+          }
+          return master::http::Reply::Ok(body);
+        },
+        {.require = master::http::Require::kAgent, .waits = true});
   });
   StartAgent();
   ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
@@ -305,11 +303,13 @@ TEST_F(AgentTest, AContextWithAnUnsafeEntryIsNotUnpackedAndTheReasonIsInTheTrial
   fs::remove(evil);
   std::ifstream in(dir_ / "evil.tar.gz", std::ios::binary);
   const std::string archive((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  StartMaster(0, [archive](httplib::Server& server, master::Master&) {
-    server.Get(R"(/api/v1/experiments/(\d+)/context)",
-               [archive](const httplib::Request&, httplib::Response& res) {
-                 res.set_content(archive, "application/gzip");
-               });
+  StartMaster(0, [archive](master::http::Router& router, master::Master&) {
+    router.Get(
+        R"(/api/v1/experiments/(\d+)/context)",
+        [archive](const master::http::Request&) -> absl::StatusOr<master::http::Reply> {
+          return master::http::Reply::Bytes(archive, "application/gzip");
+        },
+        {.require = master::http::Require::kAnyone});
   });
   StartAgent();
   ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));

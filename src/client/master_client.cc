@@ -68,6 +68,18 @@ std::string UrlHost(const std::string& url) {
   return rest.substr(0, rest.find(':'));
 }
 
+// Whether `https_url` (https://HOST:PORT) answers plain HTTP: a master started without
+// --tls-cert. Its answer to a TLS hello varies (a 400 in plain text, which OpenSSL reports as
+// "wrong version number", or a closed connection), so an unclear handshake failure asks once.
+bool AnswersPlainHttp(const std::string& https_url) {
+  if (!absl::StartsWith(https_url, "https://")) return false;
+  httplib::Client plain("http://" + https_url.substr(8));
+  plain.set_connection_timeout(std::chrono::seconds(2));
+  plain.set_read_timeout(std::chrono::seconds(2));
+  const httplib::Result answer = plain.Get("/api/v1/master");
+  return static_cast<bool>(answer);
+}
+
 }  // namespace
 
 absl::Status MasterClient::TlsError(const httplib::Client& client, const std::string& what,
@@ -101,8 +113,8 @@ absl::Status MasterClient::TlsError(const httplib::Client& client, const std::st
       "the TLS handshake with the master at ", url_, " failed (", what, ": ",
       reason.empty() ? "the connection closed" : reason,
       "): does it serve HTTPS? A master started without --tls-cert serves http:// URLs");
-  // "wrong version number": the master answered in plain HTTP, which retrying cannot fix.
-  if (reason == "wrong version number") return TlsFailure(message);
+  // The master answers plain HTTP, which retrying cannot fix.
+  if (reason == "wrong version number" || AnswersPlainHttp(url_)) return TlsFailure(message);
   return absl::UnavailableError(message);
 }
 
@@ -158,10 +170,24 @@ MasterClient::MasterClient(std::string url, absl::Duration timeout)
 }
 
 MasterClient::~MasterClient() = default;
+MasterClient::MasterClient(MasterClient&&) noexcept = default;
+MasterClient& MasterClient::operator=(MasterClient&&) noexcept = default;
+
+httplib::Client& MasterClient::Connection(absl::Duration timeout) {
+  if (connection_ == nullptr) {
+    connection_ = std::make_unique<httplib::Client>(url_);
+    connection_->set_keep_alive(true);
+    // A request is written as headers, then body: without it, Nagle's algorithm holds the body
+    // back until the master's delayed ACK (~40 ms).
+    connection_->set_tcp_nodelay(true);
+  }
+  Prepare(*connection_, timeout);
+  return *connection_;
+}
 
 void MasterClient::Prepare(httplib::Client& client, absl::Duration timeout) const {
   SetTimeout(client, timeout);
-  if (!bearer_token_.empty()) client.set_bearer_token_auth(bearer_token_);
+  client.set_bearer_token_auth(bearer_token_);  // empty: none (a kept client forgets the last)
   // Verification is on (cpp-httplib's default); the CA file replaces the system's store.
   client.enable_server_certificate_verification(true);
   if (!tls_ca_file_.empty()) client.set_ca_cert_path(tls_ca_file_);
@@ -172,16 +198,14 @@ absl::StatusOr<Json> MasterClient::Get(const std::string& path) { return Get(pat
 
 absl::StatusOr<Json> MasterClient::Get(const std::string& path, absl::Duration timeout) {
   return WithRelogin([&] {
-    httplib::Client client(url_);
-    Prepare(client, timeout);
+    httplib::Client& client = Connection(timeout);
     return Interpret(client, "GET " + path, client.Get(path));
   });
 }
 
 absl::StatusOr<Json> MasterClient::Post(const std::string& path, const Json& body) {
   return WithRelogin([&] {
-    httplib::Client client(url_);
-    Prepare(client, timeout_);
+    httplib::Client& client = Connection(timeout_);
     return Interpret(client, "POST " + path, client.Post(path, body.dump(), "application/json"));
   });
 }
@@ -189,16 +213,14 @@ absl::StatusOr<Json> MasterClient::Post(const std::string& path, const Json& bod
 absl::StatusOr<Json> MasterClient::Put(const std::string& path, const std::string& body,
                                        const std::string& content_type) {
   return WithRelogin([&] {
-    httplib::Client client(url_);
-    Prepare(client, timeout_);
+    httplib::Client& client = Connection(timeout_);
     return Interpret(client, "PUT " + path, client.Put(path, body, content_type));
   });
 }
 
 absl::StatusOr<Json> MasterClient::Delete(const std::string& path) {
   return WithRelogin([&] {
-    httplib::Client client(url_);
-    Prepare(client, timeout_);
+    httplib::Client& client = Connection(timeout_);
     return Interpret(client, "DELETE " + path, client.Delete(path));
   });
 }
@@ -208,15 +230,13 @@ absl::StatusOr<Json> MasterClient::PostForm(const std::string& path,
   httplib::MultipartFormDataItems items;
   for (const FormPart& p : parts) items.push_back({p.name, p.content, p.filename, p.content_type});
   return WithRelogin([&] {
-    httplib::Client client(url_);
-    Prepare(client, timeout_);
+    httplib::Client& client = Connection(timeout_);
     return Interpret(client, "POST " + path, client.Post(path, items));
   });
 }
 
 absl::StatusOr<std::string> MasterClient::GetBytes(const std::string& path) {
-  httplib::Client client(url_);
-  Prepare(client, timeout_);
+  httplib::Client& client = Connection(timeout_);
   httplib::Result result = client.Get(path);
   if (!result || result->status != 200) {
     absl::StatusOr<Json> error = Interpret(client, "GET " + path, result);
@@ -233,8 +253,7 @@ absl::StatusOr<std::map<std::string, std::string>> MasterClient::Download(
     return absl::PermissionDeniedError(
         absl::StrCat("cannot write ", file, ": ", std::strerror(errno)));
   }
-  httplib::Client client(url_);
-  Prepare(client, timeout_);  // a read timeout per chunk, not for the whole body
+  httplib::Client& client = Connection(timeout_);  // a read timeout per chunk, not the body
   int status = 0;
   std::map<std::string, std::string> headers;
   std::string error_body;  // the body of an error answer, kept to say what went wrong

@@ -97,7 +97,7 @@ void TuneSocket(int fd) {
   ::fcntl(fd, F_SETFD, FD_CLOEXEC);
 }
 
-absl::StatusOr<int> Listen(const std::string& host, int port, int* bound_port) {
+absl::StatusOr<int> Listen(const std::string& host, int port, int* bound_port, int backlog) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -120,7 +120,7 @@ absl::StatusOr<int> Listen(const std::string& host, int port, int* bound_port) {
     }
     int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, 512) != 0) {
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, backlog) != 0) {
       const int error = errno;
       last = ErrnoStatus(absl::StrCat("cannot listen on ", host.empty() ? "*" : host, ":", port),
                          error);

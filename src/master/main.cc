@@ -1,10 +1,8 @@
 // cohort-master: the cluster's REST API, database and scheduler (docs/design/0006-cluster.md).
 
 #include <signal.h>
-#include <time.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +23,7 @@
 #include "master/db/sqlite_database.h"
 #include "master/http/agent_secret_authenticator.h"
 #include "master/http/cluster_authenticator.h"
+#include "master/http/http_server.h"
 #include "master/http/routes.h"
 #include "master/http/tls_server.h"
 #include "master/master.h"
@@ -47,7 +46,7 @@ struct Flags {
   double db_check_seconds = 60;
   std::string backup_file;
   bool overwrite = false;
-  int http_threads = 1024;
+  int http_connections = 4096;
   // Two per core: at 200 agents on 2 cores (docs/performance.md, "a fourth time") 4 gave the
   // master's own tail the most posts within 50 ms; 8-16 did as well where the load generator
   // competed for the cores, 2 no better than 4.
@@ -99,9 +98,9 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "After a restart, seconds to wait for agents to reclaim the trials that were "
                  "running before they are queued again (default: --agent-timeout)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--http-threads", f.http_threads,
-                 "Threads serving requests (default 1024). Every agent holds one with its long "
-                 "poll: keep it above the agents by a few hundred")
+  app.add_option("--http-connections,--http-threads", f.http_connections,
+                 "Connections served at once, a thread each (default 4096; more wait in the "
+                 "listen queue). An agent keeps one per running trial and one for its poll")
       ->check(CLI::Range(16, 65536));
   app.add_option("--concurrent-handlers", f.concurrent_handlers,
                  "At most this many requests run their handlers at once, the others wait their "
@@ -140,18 +139,24 @@ void WarnIfExposed(const Flags& f) {
                f.host.c_str());
 }
 
-// Binds the server as the flags say; the port bound, or -1 (with the error printed).
-int Bind(httplib::Server& server, const Flags& f) {
-  const int bound = cohort::master::http::BindServer(server, f.host, f.port);
-  if (bound <= 0) {
-    const std::string holder = f.port > 0 ? cohort::net::PortHolder(f.port) : "";
-    std::fprintf(stderr, "cohort-master: cannot listen on %s:%d: %s; pick another with --port\n",
-                 f.host.c_str(), f.port,
-                 holder.empty() ? "cannot bind there (is the address one of this machine's?)"
-                                : ("the port is in use" + holder).c_str());
-    return -1;
+// Binds the port as the flags say (the TLS files too); the error printed says what to change.
+std::unique_ptr<cohort::master::http::HttpServer> Bind(const Flags& f) {
+  absl::StatusOr<std::unique_ptr<cohort::master::http::HttpServer>> server =
+      cohort::master::http::HttpServer::Bind({.host = f.host,
+                                              .port = f.port,
+                                              .tls = f.tls,
+                                              .max_connections = f.http_connections});
+  if (server.ok()) return *std::move(server);
+  if (server.status().code() == absl::StatusCode::kInvalidArgument) {  // a TLS file
+    std::fprintf(stderr, "cohort-master: %s\n", server.status().ToString().c_str());
+    return nullptr;
   }
-  return bound;
+  const std::string holder = f.port > 0 ? cohort::net::PortHolder(f.port) : "";
+  std::fprintf(stderr, "cohort-master: cannot listen on %s:%d: %s; pick another with --port\n",
+               f.host.c_str(), f.port,
+               holder.empty() ? "cannot bind there (is the address one of this machine's?)"
+                              : ("the port is in use" + holder).c_str());
+  return nullptr;
 }
 
 // The first admin's password, from the flag's file or $COHORT_INITIAL_PASSWORD; empty when
@@ -247,9 +252,9 @@ absl::StatusOr<std::unique_ptr<cohort::master::Database>> OpenDatabase(const Fla
   return std::unique_ptr<cohort::master::Database>(std::move(*db));
 }
 
-// SIGINT and SIGTERM are taken by one thread (StopOnSignal), never by a handler: stopping the
-// master's long polls takes its lock, which a signal handler must not. Call before any thread
-// starts, so every thread inherits the mask.
+// SIGINT and SIGTERM are taken by the main thread (Serve waits for them), never by a handler:
+// stopping the master's long polls takes its lock, which a signal handler must not. Call before
+// any thread starts, so every thread inherits the mask.
 sigset_t BlockStopSignals() {
   sigset_t set;
   sigemptyset(&set);
@@ -259,38 +264,24 @@ sigset_t BlockStopSignals() {
   return set;
 }
 
-// Waits for SIGINT or SIGTERM, then ends every long poll and stops the server: the master
-// exits within a request's time whatever follows are open (docs/reliability.md). Returns
-// without stopping anything once `done` is set (checked five times a second).
-void StopOnSignal(sigset_t set, cohort::master::Master& master, httplib::Server& server,
-                  const std::atomic<bool>& done) {
-  const timespec period{0, 200 * 1000 * 1000};
-  while (!done) {
-    const int signal = sigtimedwait(&set, nullptr, &period);
-    if (signal < 0) continue;  // the period passed (EAGAIN) or a stray interruption (EINTR)
-    std::printf("cohort-master: stopping (%s)\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
-    std::fflush(stdout);
-    master.BeginShutdown();
-    server.stop();
-    return;
-  }
-}
-
-// Serves until SIGINT or SIGTERM, then stops the master: its threads joined, its database
-// closed (which checkpoints the WAL).
-int Serve(httplib::Server& server, std::unique_ptr<cohort::master::Master> master,
-          sigset_t stop_signals, const Flags& f, int bound) {
-  std::atomic<bool> served{false};
-  std::thread stopper(StopOnSignal, stop_signals, std::ref(*master), std::ref(server),
-                      std::cref(served));
-  std::printf("cohort-master: listening on %s://%s:%d (database %s)\n",
-              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound, f.db_path.c_str());
+// Serves until SIGINT or SIGTERM, then ends every long poll and stops the server (the master
+// exits within a request's time whatever follows are open: docs/reliability.md) and the master:
+// its threads joined, its database closed (which checkpoints the WAL).
+int Serve(cohort::master::http::HttpServer& server, cohort::master::http::Router& router,
+          std::unique_ptr<cohort::master::Master> master, sigset_t stop_signals, const Flags& f) {
+  if (absl::Status serving = server.Serve(router.table()); !serving.ok()) return Fail(serving);
+  const char* scheme = server.https() ? "https" : "http";
+  std::printf("cohort-master: listening on %s://%s:%d (database %s)\n", scheme, f.host.c_str(),
+              server.port(), f.db_path.c_str());
   std::printf("cohort-master: web interface at %s://%s:%d/ (log in as a user of this master)\n",
-              f.tls.enabled() ? "https" : "http", f.host.c_str(), bound);
+              scheme, f.host.c_str(), server.port());
   std::fflush(stdout);
-  server.listen_after_bind();
-  served = true;
-  stopper.join();
+  int signal = -1;
+  while (signal < 0) signal = sigwaitinfo(&stop_signals, nullptr);  // EINTR: wait again
+  std::printf("cohort-master: stopping (%s)\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
+  std::fflush(stdout);
+  master->BeginShutdown();
+  server.Stop();
   master.reset();
   std::printf("cohort-master: stopped\n");
   return 0;
@@ -308,9 +299,10 @@ int main(int argc, char** argv) {
   if (!f.backup_file.empty()) return RunBackup(f);
   const sigset_t stop_signals = BlockStopSignals();
   // Before anything else, so a bad certificate or key is reported before any file is created.
-  absl::StatusOr<std::unique_ptr<httplib::Server>> made = cohort::master::http::NewServer(f.tls);
-  if (!made.ok()) return Fail(made.status());
-  httplib::Server& server = **made;
+  if (absl::StatusOr<cohort::master::http::TlsPem> tls = cohort::master::http::LoadTls(f.tls);
+      !tls.ok()) {
+    return Fail(tls.status());
+  }
   std::error_code ec;
   std::filesystem::create_directories(f.data_dir, ec);
   // Before the database and the port: a second master on this data directory, or on a port in
@@ -318,8 +310,8 @@ int main(int argc, char** argv) {
   absl::StatusOr<cohort::DirectoryLock> lock = cohort::DirectoryLock::Acquire(
       f.data_dir, "cohort-master", "stop it first, or give this one another --data-dir");
   if (!lock.ok()) return Fail(lock.status());
-  const int bound = Bind(server, f);
-  if (bound <= 0) return 1;
+  std::unique_ptr<cohort::master::http::HttpServer> server = Bind(f);
+  if (server == nullptr) return 1;
   f.db_path = DatabasePath(f);
   auto db = OpenDatabase(f);
   if (!db.ok()) return Fail(db.status());
@@ -333,23 +325,17 @@ int main(int argc, char** argv) {
   if (absl::Status admin = CreateFirstAdmin((*master)->users(), f); !admin.ok()) {
     return Fail(admin);
   }
-  // Long polls hold threads: each agent holds one (its action poll) and log follows are capped
-  // (MasterOptions::max_log_followers), so the pool must exceed the agents by a margin or the
-  // other requests queue behind the polls (at 200 agents and 128 threads: a p99 of ~1 s).
-  server.new_task_queue = [n = f.http_threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(n));
-  };
   WarnIfExposed(f);
-  cohort::master::http::RegisterRoutes(
-      server, **master,
+  cohort::master::http::Router router(
       cohort::master::http::MakeClusterAuthenticator(
           **master, *secret, f.secret_file,
           (std::filesystem::path(f.data_dir) / "admin-password").string()),
       cohort::master::http::BrowserGuard(cohort::master::http::IsLoopbackHost(f.host)),
       f.concurrent_handlers);
+  cohort::master::http::RegisterRoutes(router, **master);
   std::printf(
       "cohort-master: agents authenticate with the secret in %s (cohort-agent "
       "--secret-file)\n",
       f.secret_file.c_str());
-  return Serve(server, *std::move(master), stop_signals, f, bound);
+  return Serve(*server, router, *std::move(master), stop_signals, f);
 }

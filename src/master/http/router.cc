@@ -5,6 +5,7 @@
 #include <exception>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/string_view.h"
@@ -51,66 +52,28 @@ size_t BodySize(const httplib::Request& req) {
   return size;
 }
 
-// Records one request of a route when its handler is left: with the status answered, or 500
-// when an exception escapes (the server's exception handler then answers 500).
-class RecordOnExit {
- public:
-  RecordOnExit(const RouteTimer& timer, const httplib::Response& res)
-      : timer_(timer),
-        res_(res),
-        exceptions_(std::uncaught_exceptions()),
-        start_(std::chrono::steady_clock::now()) {}
-  RecordOnExit(const RecordOnExit&) = delete;
-  RecordOnExit& operator=(const RecordOnExit&) = delete;
-  ~RecordOnExit() {
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
-    timer_.Record(std::uncaught_exceptions() > exceptions_ ? 500 : res_.status, took.count());
-  }
-
- private:
-  const RouteTimer& timer_;
-  const httplib::Response& res_;
-  const int exceptions_;
-  const std::chrono::steady_clock::time_point start_;
-};
-
 // The chain of one request up to and through its route (see router.h).
-void Serve(const Handler& handler, size_t max_body, Require require, Authenticator& auth,
-           const BrowserGuard& guard, const httplib::Request& raw, httplib::Response& res) {
-  if (absl::Status allowed = guard.Check(raw); !allowed.ok()) return WriteError(allowed, res);
+Reply Serve(const Handler& handler, size_t max_body, Require require, Authenticator& auth,
+            const BrowserGuard& guard, const httplib::Request& raw) {
+  if (absl::Status allowed = guard.Check(raw); !allowed.ok()) return ErrorReply(allowed);
   if (const size_t size = BodySize(raw); size > max_body) {
-    return WriteError(
-        absl::ResourceExhaustedError(absl::StrCat(
-            "the request body is ", size, " bytes; this endpoint takes at most ", max_body)),
-        res);
+    return ErrorReply(absl::ResourceExhaustedError(absl::StrCat(
+        "the request body is ", size, " bytes; this endpoint takes at most ", max_body)));
   }
   absl::StatusOr<Caller> caller = auth.Authenticate(raw, require);
-  if (!caller.ok()) return WriteError(caller.status(), res);
+  if (!caller.ok()) return ErrorReply(caller.status());
   if (absl::Status admitted = auth.Admit(*caller, require, raw); !admitted.ok()) {
-    return WriteError(admitted, res);
+    return ErrorReply(admitted);
   }
   absl::StatusOr<Reply> reply = handler(Request(raw, *std::move(caller)));
-  if (!reply.ok()) return WriteError(reply.status(), res);
-  res.status = reply->code;
-  for (auto& [name, value] : reply->headers) res.set_header(name, value);
-  if (reply->stream) {
-    res.set_chunked_content_provider(
-        reply->content_type,
-        [stream = std::move(reply->stream)](size_t /*offset*/, httplib::DataSink& sink) {
-          if (!stream(sink)) return false;
-          sink.done();
-          return true;
-        });
-    return;
-  }
-  res.set_content(std::move(reply->body), reply->content_type);
+  if (!reply.ok()) return ErrorReply(reply.status());
+  return *std::move(reply);
 }
 
 }  // namespace
 
-void WriteError(const absl::Status& status, httplib::Response& res) {
-  res.status = HttpCode(status);
-  res.set_content(wire::ErrorBody::FromStatus(status).ToJson().dump(), "application/json");
+Reply ErrorReply(const absl::Status& status) {
+  return {HttpCode(status), wire::ErrorBody::FromStatus(status).ToJson().dump()};
 }
 
 absl::Status TooManyRequests(absl::string_view message) {
@@ -167,57 +130,16 @@ std::optional<std::string> Request::FormPart(const char* name) const {
   return raw_.get_file_value(name).content;
 }
 
-Router::Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator,
-               BrowserGuard guard, int concurrent_handlers)
+Router::Router(std::unique_ptr<Authenticator> authenticator, BrowserGuard guard,
+               int concurrent_handlers)
     : authenticator_(std::move(authenticator)),
       guard_(guard),
       metrics_(std::make_shared<RequestMetrics>()),
       table_(std::make_shared<Table>()),
       gate_(concurrent_handlers > 0 ? std::make_shared<AdmissionGate>(concurrent_handlers)
                                     : nullptr) {
+  table_->metrics_ = metrics_;
   if (gate_ != nullptr) metrics_->WatchGate(gate_);
-  // cpp-httplib matches nothing itself: each method's one handler takes every path to the
-  // table. Its Request is its own non-const object passed as const (it sets `matches` itself
-  // before a handler), so setting `matches` here is what it would do.
-  const auto dispatch = [table = table_](const httplib::Request& request,
-                                         httplib::Response& response) {
-    table->Dispatch(const_cast<httplib::Request&>(request), response);
-  };
-  server.Get(".*", dispatch);  // GET and HEAD
-  server.Post(".*", dispatch);
-  server.Put(".*", dispatch);
-  server.Delete(".*", dispatch);
-  // httplib refuses anything larger before reading it; each route then applies its own limit.
-  server.set_payload_max_length(wire::kMaxContextBytes + (1u << 20));
-  server.set_error_handler(
-      [metrics = metrics_](const httplib::Request& req, httplib::Response& res) {
-        if (!res.body.empty()) return;  // a route's answer (counted by its route)
-        metrics->RecordUnmatched(req.method, res.status);
-        if (res.status == 413) {
-          return WriteError(absl::ResourceExhaustedError("the request body is too large"), res);
-        }
-        wire::ErrorBody error{
-            res.status == 404
-                ? absl::StrCat("no such endpoint: ", req.method, " ", req.path)
-                : absl::StrCat(req.method, " ", req.path, " failed: HTTP ", res.status,
-                               " (a malformed request? a POST must say its Content-Length)"),
-            {}};
-        res.set_content(error.ToJson().dump(), "application/json");
-      });
-  server.set_exception_handler(
-      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "unknown exception";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        COHORT_LOG(ERROR) << req.method << " " << req.path << ": " << what;
-        WriteError(absl::InternalError(absl::StrCat(req.method, " ", req.path,
-                                                    " failed inside the master: ", what)),
-                   res);
-      });
 }
 
 absl::Status Authenticator::Admit(const Caller& caller, Require require,
@@ -244,17 +166,25 @@ absl::Status Authenticator::Admit(const Caller& caller, Require require,
   return absl::UnauthenticatedError(absl::StrCat(route, " is for its allocation"));
 }
 
-httplib::Server::Handler Router::Wrap(Handler handler, RouteOptions options,
-                                      RouteTimer timer) const {
+Router::Table::Serving Router::Wrap(Handler handler, RouteOptions options,
+                                   RouteTimer timer) const {
   const size_t max_body = options.max_body.value_or(wire::kMaxJsonBodyBytes);
   std::shared_ptr<AdmissionGate> gate = options.waits ? nullptr : gate_;
   return [handler = std::move(handler), max_body, require = options.require, auth = authenticator_,
           guard = guard_, timer = std::move(timer),
-          gate = std::move(gate)](const httplib::Request& raw, httplib::Response& res) {
-    RecordOnExit record(timer, res);  // the time at the gate counts: the caller waits it too
+          gate = std::move(gate)](const httplib::Request& raw) -> Reply {
+    // The time at the gate counts: the caller waits it too. An exception leaves as a 500.
+    const auto start = std::chrono::steady_clock::now();
+    int status = 500;
+    absl::Cleanup record = [&] {
+      timer.Record(status, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                               .count());
+    };
     std::optional<AdmissionGate::Ticket> ticket;
     if (gate != nullptr) ticket.emplace(*gate);
-    Serve(handler, max_body, require, *auth, guard, raw, res);
+    Reply reply = Serve(handler, max_body, require, *auth, guard, raw);
+    status = reply.code;
+    return reply;
   };
 }
 
@@ -281,16 +211,35 @@ void Router::Delete(const std::string& pattern, Handler handler, RouteOptions op
   Add("DELETE", pattern, std::move(handler), options);
 }
 
-void Router::Table::Dispatch(httplib::Request& request, httplib::Response& response) const {
+Reply Router::Table::Dispatch(httplib::Request& request) const {
   const absl::string_view method =
       request.method == "HEAD" ? absl::string_view("GET") : absl::string_view(request.method);
   for (const Route& route : routes_) {
     if (route.method == method && std::regex_match(request.path, request.matches, route.pattern)) {
-      route.handler(request, response);
-      return;
+      return route.serve(request);
     }
   }
-  response.status = 404;
+  return Refuse(request, absl::NotFoundError(
+                             absl::StrCat("no such endpoint: ", request.method, " ", request.path)));
+}
+
+Reply Router::Table::Serve(httplib::Request& request) const {
+  std::string what = "unknown exception";
+  try {
+    return Dispatch(request);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  COHORT_LOG(ERROR) << request.method << " " << request.path << ": " << what;
+  return ErrorReply(absl::InternalError(
+      absl::StrCat(request.method, " ", request.path, " failed inside the master: ", what)));
+}
+
+Reply Router::Table::Refuse(const httplib::Request& request, const absl::Status& why) const {
+  Reply reply = ErrorReply(why);
+  metrics_->RecordUnmatched(request.method, reply.code);
+  return reply;
 }
 
 }  // namespace cohort::master::http

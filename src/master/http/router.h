@@ -23,15 +23,19 @@
 //     (TooManyRequests' -> 429), Unavailable -> 503, anything else -> 500. An exception a route
 //     lets escape (a bug) is 500 naming the route, never a crash of the master.
 //
-// Thread-safe after the routes are added (httplib serves each request on a pool thread).
+// The Router knows no HTTP engine: it fills a Table of routes, and an engine (HttpServer,
+// http_server.h) parses each request into an httplib::Request (cpp-httplib's request type, the
+// one the routes read), hands it to Table::Serve and writes the Reply it returns.
+// Thread-safe after the routes are added (the engine serves requests on many threads).
 //
 // Example:
-//   Router router(server, std::make_unique<AllowEveryone>());
+//   Router router(std::make_unique<AllowEveryone>());
 //   router.Get(R"(/api/v1/trials/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
 //     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId(1));
 //     COHORT_ASSIGN_OR_RETURN(Json body, master.DescribeTrial(id));
 //     return Reply::Ok(body);
 //   });
+//   COHORT_RETURN_IF_ERROR(server.Serve(router.table()));
 
 #include <httplib.h>
 
@@ -136,9 +140,10 @@ struct Reply {
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;  // more response headers
   // When set, the body: written chunk by chunk (HTTP chunked encoding) after the handler has
-  // returned, so it runs outside every lock the handler took and holds at most a chunk in
-  // memory. It returns false to break the connection off (the answer is then incomplete, which
-  // the client sees); `body` is ignored.
+  // returned, so it runs outside every lock the handler took; the engine holds at most a few
+  // chunks of it in memory (sink.write waits while the client is slow, and returns false once
+  // the client is gone). It returns false to break the connection off (the answer is then
+  // incomplete, which the client sees); `body` is ignored.
   std::function<bool(httplib::DataSink& sink)> stream;
   static Reply Ok(const Json& json, int code = 200) { return {code, json.dump()}; }
   static Reply Done() { return Ok(wire::OkBody()); }
@@ -160,14 +165,11 @@ struct RouteOptions {
 
 class Router {
  public:
-  // Installs the chain on `server` (one handler per method that hands every request to the
-  // route table, the error handler, the exception handler, the payload limit); the server keeps
-  // what it needs (the table, the authenticator), so the Router may go once the routes are added.
   // `guard` runs first (browser protections; BrowserGuard(false) checks only Origin).
   // `concurrent_handlers` > 0: at most that many handlers of routes that do not wait run at
   // once, the others queue in arrival order (AdmissionGate); 0: no limit.
-  Router(httplib::Server& server, std::unique_ptr<Authenticator> authenticator,
-         BrowserGuard guard = BrowserGuard(false), int concurrent_handlers = 0);
+  explicit Router(std::unique_ptr<Authenticator> authenticator,
+                  BrowserGuard guard = BrowserGuard(false), int concurrent_handlers = 0);
 
   void Get(const std::string& pattern, Handler handler, RouteOptions options = {});
   void Post(const std::string& pattern, Handler handler, RouteOptions options = {});
@@ -178,39 +180,47 @@ class Router {
   // routes that record into it.
   const std::shared_ptr<RequestMetrics>& request_metrics() const { return metrics_; }
 
-  // The routes, matched by the router itself so that the HTTP engine only parses and answers:
-  // cpp-httplib's server hands every GET, HEAD, POST, PUT and DELETE to Dispatch (a route per
-  // method matching any path), and another engine would do the same with the request it built.
+  // The routes as an engine serves them: the engine parses a request, Serve answers it.
   class Table {
    public:
-    // The first route added whose method and pattern match the request (GET routes answer
-    // HEAD too) serves it, with `request.matches` set from its pattern; when none matches,
-    // 404 with no body, which the server's error handler words ("no such endpoint").
-    void Dispatch(httplib::Request& request, httplib::Response& response) const;
+    // The answer to `request`: the first route added whose method and pattern match it (GET
+    // routes answer HEAD too) serves it, with `request.matches` set from its pattern; when
+    // none matches, 404 "no such endpoint: METHOD PATH". An exception that escapes a route is
+    // 500 naming the route (and logged). Never throws.
+    Reply Serve(httplib::Request& request) const;
+    // The answer to a request the engine refused before any route (a body over its limit, a
+    // malformed request): ErrorReply(why), counted as unmatched by its status.
+    Reply Refuse(const httplib::Request& request, const absl::Status& why) const;
 
    private:
     friend class Router;
+    using Serving = std::function<Reply(const httplib::Request&)>;
     struct Route {
       std::string method;
       std::regex pattern;
-      httplib::Server::Handler handler;
+      Serving serve;
     };
+    Reply Dispatch(httplib::Request& request) const;
+
     std::vector<Route> routes_;  // in the order added; not changed once serving starts
+    std::shared_ptr<RequestMetrics> metrics_;
   };
+  // The table the routes go in, shared: an engine may serve it after the Router is gone.
+  std::shared_ptr<const Table> table() const { return table_; }
 
  private:
-  httplib::Server::Handler Wrap(Handler handler, RouteOptions options, RouteTimer timer) const;
+  Table::Serving Wrap(Handler handler, RouteOptions options, RouteTimer timer) const;
   void Add(const char* method, const std::string& pattern, Handler handler, RouteOptions options);
 
   std::shared_ptr<Authenticator> authenticator_;
   BrowserGuard guard_;
   std::shared_ptr<RequestMetrics> metrics_;
-  std::shared_ptr<Table> table_;  // shared with the server's handlers: outlives the Router
+  std::shared_ptr<Table> table_;
   std::shared_ptr<AdmissionGate> gate_;  // null: no limit
 };
 
 // The HTTP status and {"error", "errors"} body for a failed Status (see the header comment).
-void WriteError(const absl::Status& status, httplib::Response& response);
+Reply ErrorReply(const absl::Status& status);
 
 // ResourceExhausted answered with HTTP 429 Too Many Requests (throttled logins).
 absl::Status TooManyRequests(absl::string_view message);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "master/http/http_server.h"
 #include "wire/limits.h"
 
 namespace cohort::master::http {
@@ -33,7 +34,7 @@ class HeaderAuthenticator : public Authenticator {
 class RouterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Router router(server_, std::make_unique<HeaderAuthenticator>(), BrowserGuard(true));
+    Router router(std::make_unique<HeaderAuthenticator>(), BrowserGuard(true));
     router.Get(R"(/item/(\d+))", [](const Request& req) -> absl::StatusOr<Reply> {
       absl::StatusOr<int64_t> id = req.PathId();
       if (!id.ok()) return id.status();
@@ -52,14 +53,11 @@ class RouterTest : public ::testing::Test {
       if (!wait.ok()) return wait.status();
       return Reply::Ok(Json{{"seconds", absl::ToDoubleSeconds(*wait)}});
     });
-    port_ = server_.bind_to_any_port("127.0.0.1");
-    ASSERT_GT(port_, 0);
-    // The socket listens once bound: clients may connect before the accept loop starts.
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-  }
-  void TearDown() override {
-    server_.stop();
-    if (thread_.joinable()) thread_.join();
+    absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Bind({});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    ASSERT_TRUE(server_->Serve(router.table()).ok());
+    port_ = server_->port();
   }
   httplib::Client Client() {
     httplib::Client client("127.0.0.1", port_);
@@ -68,9 +66,8 @@ class RouterTest : public ::testing::Test {
   }
   static Json Body(const httplib::Result& r) { return Json::parse(r->body, nullptr, false); }
 
-  httplib::Server server_;
+  std::unique_ptr<HttpServer> server_;
   int port_ = 0;
-  std::thread thread_;
 };
 
 TEST_F(RouterTest, ARouteSeesItsCallerAndAnswersJson) {
@@ -190,8 +187,7 @@ TEST_F(RouterTest, ARequestFromAnotherOriginIsRefusedAndTheSameOriginIsNot) {
 // A router admitting one handler at a time: a route that waits (a long poll) does not hold the
 // slot, one that works does, and the next request waits for it.
 TEST(RouterGateTest, OneHandlerAtATimeExceptRoutesThatWait) {
-  httplib::Server server;
-  Router router(server, std::make_unique<AllowEveryone>(), BrowserGuard(false),
+  Router router(std::make_unique<AllowEveryone>(), BrowserGuard(false),
                 /*concurrent_handlers=*/1);
   std::mutex mu;
   std::condition_variable cv;
@@ -211,9 +207,10 @@ TEST(RouterGateTest, OneHandlerAtATimeExceptRoutesThatWait) {
   router.Get("/poll", [&](const Request&) { return hold(&release_poll); }, {.waits = true});
   router.Get("/work", [&](const Request&) { return hold(&release_work); });
   router.Get("/quick", [](const Request&) -> absl::StatusOr<Reply> { return Reply::Done(); });
-  const int port = server.bind_to_any_port("127.0.0.1");
-  ASSERT_GT(port, 0);
-  std::thread serving([&] { server.listen_after_bind(); });
+  absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Bind({});
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_TRUE((*server)->Serve(router.table()).ok());
+  const int port = (*server)->port();
   const auto get = [port](const char* path) {
     httplib::Client client("127.0.0.1", port);
     httplib::Result r = client.Get(path);
@@ -245,8 +242,6 @@ TEST(RouterGateTest, OneHandlerAtATimeExceptRoutesThatWait) {
   EXPECT_EQ(queued.get(), 200);
   EXPECT_EQ(poll.get(), 200);
   EXPECT_EQ(beside_poll.get(), 200);
-  server.stop();
-  serving.join();
 }
 
 TEST(BrowserGuardTest, LoopbackNamesAreRecognised) {

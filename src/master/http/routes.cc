@@ -4,10 +4,7 @@
 
 namespace cohort::master::http {
 
-void RegisterRoutes(httplib::Server& server, Master& master,
-                    std::unique_ptr<Authenticator> authenticator, BrowserGuard guard,
-                    int concurrent_handlers) {
-  Router router(server, std::move(authenticator), guard, concurrent_handlers);
+void RegisterRoutes(Router& router, Master& master) {
   AddExperimentRoutes(router, master);
   AddTrialRoutes(router, master);
   AddTemplateRoutes(router, master);

@@ -4,10 +4,6 @@
 // request passes the Router's chain (limits, authentication, error mapping). Thread-safe as
 // Master is.
 
-#include <httplib.h>
-
-#include <memory>
-
 #include "master/http/router.h"
 #include "master/master.h"
 
@@ -28,9 +24,8 @@ void AddMetricsRoutes(Router& router, Master& master);
 // The caller of a user's route as the master's Actor.
 inline Actor ActorOf(const Caller& caller) { return Actor{caller.name, caller.admin}; }
 
-// Every route above on `server`, behind `authenticator`; `concurrent_handlers` as Router's.
-void RegisterRoutes(httplib::Server& server, Master& master,
-                    std::unique_ptr<Authenticator> authenticator,
-                    BrowserGuard guard = BrowserGuard(false), int concurrent_handlers = 0);
+// Every route above on `router`, after any it has already (which answer first where they
+// match), the web interface's catch-all last.
+void RegisterRoutes(Router& router, Master& master);
 
 }  // namespace cohort::master::http

@@ -33,33 +33,26 @@ MasterServer::MasterServer(const std::string& data_dir, Options options) {
   EXPECT_TRUE(master.ok()) << master.status();
   if (!master.ok()) return;
   master_ = *std::move(master);
-  absl::StatusOr<std::unique_ptr<httplib::Server>> server = NewServer(options.tls);
+  absl::StatusOr<std::unique_ptr<HttpServer>> server =
+      HttpServer::Bind({.host = "127.0.0.1", .port = options.port, .tls = options.tls});
   EXPECT_TRUE(server.ok()) << server.status();
   if (!server.ok()) return;
   server_ = *std::move(server);
-  https_ = options.tls.enabled();
-  server_->new_task_queue = [] { return new httplib::ThreadPool(16); };
-  if (options.intercept) options.intercept(*server_, *master_);
+  https_ = server_->https();
   std::unique_ptr<Authenticator> authenticator =
       options.authenticator ? options.authenticator(*master_) : std::make_unique<AllowEveryone>();
-  RegisterRoutes(*server_, *master_, std::move(authenticator));
-  port_ = BindServer(*server_, "127.0.0.1", options.port);
-  EXPECT_GT(port_, 0) << "cannot listen on 127.0.0.1:" << options.port;
-  if (port_ <= 0) return;
-  // The socket listens once bound: clients may connect before the accept loop starts.
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  Router router(std::move(authenticator));
+  if (options.intercept) options.intercept(router, *master_);
+  RegisterRoutes(router, *master_);
+  const absl::Status serving = server_->Serve(router.table());
+  EXPECT_TRUE(serving.ok()) << serving;
+  if (serving.ok()) port_ = server_->port();
 }
 
 MasterServer::~MasterServer() {
-  if (thread_.joinable()) {
-    // stop() does nothing until the accept loop runs, which it does within moments of start.
-    const absl::Time deadline = absl::Now() + absl::Seconds(10);
-    while (!server_->is_running() && absl::Now() < deadline) {
-      absl::SleepFor(absl::Milliseconds(1));
-    }
-    EXPECT_TRUE(server_->is_running()) << "the test master's accept loop never started";
-    server_->stop();
-    thread_.join();
+  if (server_ != nullptr) {
+    master_->BeginShutdown();  // ends long polls, which the server's stop waits for
+    server_->Stop();
   }
   master_.reset();  // after the server: its handlers call the master
 }

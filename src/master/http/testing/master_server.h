@@ -16,9 +16,9 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "common/clock.h"
+#include "master/http/http_server.h"
 #include "master/http/router.h"
 #include "master/http/tls_server.h"
 #include "master/master.h"
@@ -38,7 +38,7 @@ class MasterServer {
     std::function<std::unique_ptr<Authenticator>(Master&)> authenticator;
     int port = 0;  // 0: any free port
     // Adds routes before the master's; they answer first where they match.
-    std::function<void(httplib::Server&, Master&)> intercept;
+    std::function<void(Router&, Master&)> intercept;
     // Certificate and key files: serve HTTPS (tls_server.h); none: plain HTTP.
     TlsFiles tls;
   };
@@ -56,10 +56,9 @@ class MasterServer {
  private:
   FakeClock clock_;
   std::unique_ptr<Master> master_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<HttpServer> server_;
   bool https_ = false;
   int port_ = -1;
-  std::thread thread_;
 };
 
 }  // namespace cohort::master::http

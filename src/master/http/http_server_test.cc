@@ -1,0 +1,202 @@
+// HttpServer (libmicrohttpd) under a Router, on a loopback port, with cpp-httplib's client and
+// raw sockets: keep-alive, multipart forms, streamed answers, the engine's own limits, query
+// parameters and the client's address as the routes see them, and a stop that does not wait
+// for idle connections. The Router's chain itself is router_test.cc's.
+#include "master/http/http_server.h"
+
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cohort::master::http {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr size_t kStreamBytes = 3 << 20;
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Router router(std::make_unique<AllowEveryone>());
+    router.Get("/who", [](const Request& req) -> absl::StatusOr<Reply> {
+      return Reply::Ok(Json{{"addr", req.raw().remote_addr}, {"port", req.raw().remote_port}});
+    });
+    router.Get("/params", [](const Request& req) -> absl::StatusOr<Reply> {
+      Json names = Json::array();
+      for (size_t i = 0; i < req.raw().get_param_value_count("name"); ++i) {
+        names.push_back(req.raw().get_param_value("name", i));
+      }
+      return Reply::Ok(Json{{"names", names}, {"follow", req.raw().has_param("follow")}});
+    });
+    router.Post(
+        "/form",
+        [](const Request& req) -> absl::StatusOr<Reply> {
+          Json parts = Json::object();
+          for (const auto& [name, part] : req.raw().files) {
+            parts[name] = Json{{"bytes", part.content.size()},
+                               {"filename", part.filename},
+                               {"nuls", std::count(part.content.begin(), part.content.end(), '\0')}};
+          }
+          return Reply::Ok(parts);
+        },
+        {.max_body = 4 << 20});
+    router.Get("/stream", [this](const Request&) -> absl::StatusOr<Reply> {
+      Reply reply;
+      reply.content_type = "application/octet-stream";
+      reply.stream = [this](httplib::DataSink& sink) {
+        const std::string chunk(64 << 10, 'x');
+        for (size_t sent = 0; sent < kStreamBytes; sent += chunk.size()) {
+          if (!sink.write(chunk.data(), chunk.size())) {
+            refused_write_ = true;
+            return false;
+          }
+        }
+        return true;
+      };
+      return reply;
+    });
+    absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Bind({});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    ASSERT_TRUE(server_->Serve(router.table()).ok());
+  }
+
+  // Sends `raw` on a new connection and returns what comes back until the server closes it or
+  // 5 s pass.
+  std::string RawExchange(const std::string& raw) const {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval timeout{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+    std::string answer;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+        ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(raw.size())) {
+      char buffer[4096];
+      ssize_t n = 0;
+      while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
+    }
+    ::close(fd);
+    return answer;
+  }
+  httplib::Client Client() const { return httplib::Client("127.0.0.1", server_->port()); }
+
+  std::unique_ptr<HttpServer> server_;
+  std::atomic<bool> refused_write_{false};
+};
+
+Json Body(const httplib::Result& r) { return Json::parse(r->body, nullptr, false); }
+
+TEST_F(HttpServerTest, AKeptAliveConnectionServesRequestAfterRequest) {
+  httplib::Client client = Client();
+  client.set_keep_alive(true);
+  std::set<int> ports;
+  for (int i = 0; i < 50; ++i) {
+    httplib::Result r = client.Get("/who");
+    ASSERT_TRUE(r) << "request " << i;
+    ASSERT_EQ(r->status, 200);
+    EXPECT_EQ(Body(r)["addr"], "127.0.0.1");
+    ports.insert(Body(r)["port"].get<int>());
+  }
+  EXPECT_EQ(ports.size(), 1u) << "every request came over the one connection";
+}
+
+TEST_F(HttpServerTest, QueryParametersAreDecodedAndRepeatsKept) {
+  httplib::Result r = Client().Get("/params?name=loss&name=val%20acc&follow");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(Body(r)["names"], Json::array({"loss", "val acc"}));
+  EXPECT_EQ(Body(r)["follow"], true);
+}
+
+TEST_F(HttpServerTest, MultipartPartsReachTheRouteWithTheirBytes) {
+  std::string binary(300 << 10, 'a');
+  for (size_t i = 0; i < binary.size(); i += 1000) binary[i] = '\0';
+  httplib::MultipartFormDataItems items = {
+      {"config", "name: x\n", "", "text/yaml"},
+      {"context", binary, "context.tar.gz", "application/gzip"}};
+  httplib::Result r = Client().Post("/form", items);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(Body(r)["config"]["bytes"], 8);
+  EXPECT_EQ(Body(r)["context"]["bytes"], binary.size());
+  EXPECT_EQ(Body(r)["context"]["filename"], "context.tar.gz");
+  EXPECT_EQ(Body(r)["context"]["nuls"], (binary.size() + 999) / 1000);
+}
+
+TEST_F(HttpServerTest, AStreamedAnswerArrivesWhole) {
+  size_t received = 0;
+  bool all_x = true;
+  httplib::Result r = Client().Get("/stream", [&](const char* data, size_t size) {
+    received += size;
+    all_x = all_x && std::string(data, size).find_first_not_of('x') == std::string::npos;
+    return true;
+  });
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(received, kStreamBytes);
+  EXPECT_TRUE(all_x);
+}
+
+TEST_F(HttpServerTest, AClientThatLeavesAStreamStopsItsProducer) {
+  httplib::Result r =
+      Client().Get("/stream", [&](const char*, size_t) { return false; });  // leaves at once
+  EXPECT_FALSE(r);
+  // The connection is closed: the producer's next write, once the buffer is full, fails.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!refused_write_ && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(refused_write_) << "the producer still writes for a client that left";
+}
+
+TEST_F(HttpServerTest, ABodyOverTheEnginesLimitIsRefusedBeforeItIsRead) {
+  const std::string answer = RawExchange(
+      "POST /form HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Content-Length: 999999999999\r\n\r\n{");
+  EXPECT_THAT(answer, HasSubstr("HTTP/1.1 413"));
+  EXPECT_THAT(answer, HasSubstr("the request body is 999999999999 bytes or more; the master "
+                                "takes at most"));
+  httplib::Result after = Client().Get("/who");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200);
+}
+
+TEST_F(HttpServerTest, AnOversizedHeadOrAGarbledRequestIsRefusedAndTheServerLivesOn) {
+  const std::string big_head = RawExchange(absl::StrCat(
+      "GET /who HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ", std::string(100 << 10, 'b'), "\r\n\r\n"));
+  EXPECT_THAT(big_head, ::testing::ContainsRegex("^HTTP/1.1 4[0-9][0-9] "));
+  const std::string garbled = RawExchange(std::string("\x16\x03\x01\x02\x00\n\x01\r\n\r\n", 11));
+  EXPECT_THAT(garbled, ::testing::Not(HasSubstr("HTTP/1.1 200")));
+  httplib::Result after = Client().Get("/who");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200);
+}
+
+TEST_F(HttpServerTest, StopDoesNotWaitForIdleKeptAliveConnections) {
+  httplib::Client client = Client();
+  client.set_keep_alive(true);
+  ASSERT_TRUE(client.Get("/who"));
+  const auto start = std::chrono::steady_clock::now();
+  server_->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5))
+      << "Stop waited for a connection with nothing to do";
+  EXPECT_FALSE(Client().Get("/who")) << "a stopped server answered";
+}
+
+}  // namespace
+}  // namespace cohort::master::http
