@@ -66,6 +66,13 @@ class Latencies {
     r.samples.push_back({start, absl::ToDoubleMilliseconds(d)});
     if (!ok) ++r.errors;
   }
+  // Requests timed so far, every route's.
+  size_t Count() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t n = 0;
+    for (const auto& [route, r] : routes_) n += r.samples.size();
+    return n;
+  }
   // Every route's percentiles over the whole run, and over the requests begun at `steady` or
   // later (after the start's burst: every agent registering, the first placements).
   void Print(absl::Time steady, double warmup_seconds) const {
@@ -169,7 +176,12 @@ class MasterProcess {
       absl::SleepFor(absl::Milliseconds(50));
     }
   }
+  // The CPU seconds (user and system) its processes used so far, a killed one's included.
+  double CpuSeconds() const {
+    return spent_ + (child_ != nullptr ? ProcessCpuSeconds(child_->pid()).value_or(0) : 0);
+  }
   void Kill() {
+    spent_ += ProcessCpuSeconds(child_->pid()).value_or(0);
     child_->Signal(SIGKILL);
     // Killed on purpose: its status says nothing; a master that will not die shows in Start.
     child_->Wait(absl::Seconds(10)).IgnoreError();
@@ -180,6 +192,7 @@ class MasterProcess {
   std::vector<std::string> args_;
   int port_ = 0;
   std::unique_ptr<Subprocess> child_;
+  double spent_ = 0;  // by processes killed before this one
 };
 
 // What every simulated agent shares.
@@ -649,8 +662,10 @@ absl::Status RunMasterBench(const MasterBenchOptions& o) {
   }
   std::printf("%d agents of %d slots running for %.0f s\n", o.agents, o.slots, o.seconds);
   const std::optional<MachineCpu> cpu_before = ReadMachineCpu();
+  const double master_cpu_before = master.CpuSeconds();
   absl::StatusOr<absl::Duration> load = RunLoad(shared, master);
   const std::optional<MachineCpu> cpu_after = ReadMachineCpu();
+  const double master_cpu = master.CpuSeconds() - master_cpu_before;
   shared.stop = true;
   for (std::thread& t : threads) t.join();
   COHORT_RETURN_IF_ERROR(load.status());
@@ -660,6 +675,12 @@ absl::Status RunMasterBench(const MasterBenchOptions& o) {
     std::printf("CPU time the hypervisor gave to others during the load (steal): %.1f s\n",
                 cpu_after->steal - cpu_before->steal);
   }
+  // Not stolen time: what the master's work cost, comparable across runs that steal differs.
+  const size_t requests = shared.latencies.Count();
+  std::printf("the master's CPU during the load: %.1f s (%.0f%% of a core), %.0f us per request "
+              "(%zu requests)\n",
+              master_cpu, 100 * master_cpu / o.seconds,
+              requests > 0 ? 1e6 * master_cpu / static_cast<double>(requests) : 0.0, requests);
   COHORT_ASSIGN_OR_RETURN(std::string metrics, admin.GetBytes("/metrics"));
   PrintSummary(shared, metrics, o.seconds, CountLost(admin, shared.acked));
   master.Kill();

@@ -340,6 +340,7 @@ absl::Status HttpServer::Serve(std::shared_ptr<const Router::Table> table) {
   unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                    MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
   std::vector<MHD_OptionItem> items = {
+      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&Log), nullptr},  // first: all go
       {MHD_OPTION_LISTEN_SOCKET, listen_fd_, nullptr},
       {MHD_OPTION_CONNECTION_LIMIT, options_.max_connections, nullptr},
       {MHD_OPTION_CONNECTION_TIMEOUT,
@@ -347,7 +348,6 @@ absl::Status HttpServer::Serve(std::shared_ptr<const Router::Table> table) {
        nullptr},
       {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(kMemoryPerConnection), nullptr},
       {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&Completed), serving_.get()},
-      {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&Log), nullptr},
   };
   if (https()) {
     flags |= MHD_USE_TLS;
