@@ -76,6 +76,9 @@ struct MasterBenchOptions {
   int flush_ms = 500;                      // how often a simulated agent posts (as cohort-agent)
   int agents_nice = 0;  // the simulated agents' threads' nice value (the master keeps 0)
   bool kill_restart = true;  // SIGKILL the master halfway, restart it, count what was lost
+  // One post per agent and flush with every allocation's output (POST /agents/{id}/outputs,
+  // design 0014's way 2) instead of one per allocation and kind.
+  bool agent_wide_posts = false;
   double warmup_seconds = 10;  // latencies are also shown for the requests begun after it
   std::string master;        // cohort-master; default: beside this program
   std::vector<std::string> master_args;  // more of cohort-master's flags

@@ -15,19 +15,19 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -37,8 +37,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "bench/bench_commands.h"
@@ -77,8 +77,8 @@ class Latencies {
   // later (after the start's burst: every agent registering, the first placements).
   void Print(absl::Time steady, double warmup_seconds) const {
     std::lock_guard<std::mutex> lock(mu_);
-    std::printf("\n%-34s %9s %9s %9s %9s %7s %19s\n", "route (as the agents saw it)",
-                "requests", "p50 ms", "p99 ms", "max ms", "errors",
+    std::printf("\n%-34s %9s %9s %9s %9s %7s %19s\n", "route (as the agents saw it)", "requests",
+                "p50 ms", "p99 ms", "max ms", "errors",
                 absl::StrFormat("after %.0f s: p50/p99", warmup_seconds).c_str());
     for (const auto& [route, r] : routes_) {
       std::vector<double> all, later;
@@ -204,9 +204,9 @@ struct Shared {
   Acked acked;
   std::atomic<bool> stop{false};
   std::atomic<int64_t> allocations{0}, exits{0};
-  std::atomic<int64_t> running{0};  // allocations the agents hold now (started, not exited)
-  std::atomic<int64_t> stops{0};    // stop actions received (after a restart: not re-adopted)
-  int64_t stops_before_kill = 0;    // stops when the master was killed (RunLoad's thread only)
+  std::atomic<int64_t> running{0};      // allocations the agents hold now (started, not exited)
+  std::atomic<int64_t> stops{0};        // stop actions received (after a restart: not re-adopted)
+  int64_t stops_before_kill = 0;        // stops when the master was killed (RunLoad's thread only)
   absl::Time load_start = absl::Now();  // when the agents start
 };
 
@@ -331,15 +331,75 @@ class SimAgent {
       a.lines_due += dt * shared_.options.log_lines_per_second / share;
       a.reports_due += dt * shared_.options.metric_reports_per_second / share;
       Generate(a, now);
-      if (Deliver(a)) {
+      if (shared_.options.agent_wide_posts || Deliver(a)) {
         ++it;
       } else {
-        carried_lines_ += a.lines_due;
-        carried_reports_ += a.reports_due;
-        --shared_.running;
-        it = allocations_.erase(it);
+        it = Drop(it);
       }
     }
+    if (shared_.options.agent_wide_posts) DeliverTogether();
+  }
+
+  // An allocation that exited or that the master no longer knows: what it had accrued goes on
+  // with the agent's next one.
+  std::map<std::string, Allocation>::iterator Drop(std::map<std::string, Allocation>::iterator it) {
+    carried_lines_ += it->second.lines_due;
+    carried_reports_ += it->second.reports_due;
+    --shared_.running;
+    return allocations_.erase(it);
+  }
+
+  static wire::ReportBatch Reports(const Allocation& a) {
+    wire::ReportBatch batch{a.start.trial_id, a.reports};
+    batch.progress = wire::ProgressRecord{};
+    batch.progress->completed = static_cast<double>(a.steps);
+    batch.progress->total = 100;
+    batch.progress->unit = "batches";
+    return batch;
+  }
+
+  // --agent-wide-posts: every allocation's lines, reports and (when done) exit in one post; each
+  // item's result is read as Deliver reads its three answers. Nothing is acknowledged when the
+  // post itself fails: all of it goes again at the next flush.
+  void DeliverTogether() {
+    wire::OutputBatch batch;
+    for (auto& [id, a] : allocations_) {
+      wire::AllocationOutput item{.allocation = id, .token = a.start.allocation_token};
+      if (!a.lines.empty()) item.logs = wire::LogBatch{a.start.trial_id, a.lines};
+      if (!a.reports.empty()) item.reports = Reports(a);
+      if (a.done) item.exit = wire::ExitReport{a.start.node_rank, a.stopped ? 143 : 0};
+      if (item.logs || item.reports || item.exit) batch.items.push_back(std::move(item));
+    }
+    if (batch.items.empty()) return;
+    absl::StatusOr<Json> answer = Timed(shared_, "POST /agents/{id}/outputs", [&] {
+      return agent_client_.Post(absl::StrCat("/api/v1/agents/", id_, "/outputs"), batch.ToJson());
+    });
+    if (!answer.ok()) return;
+    absl::StatusOr<wire::OutputResults> results = wire::ParseOutputResults(*answer);
+    if (!results.ok() || results->results.size() != batch.items.size()) return;
+    for (size_t i = 0; i < batch.items.size(); ++i) Settle(batch.items[i], results->results[i]);
+  }
+
+  // What the master did with one allocation's item: its stored parts acknowledged; the
+  // allocation dropped once its exit is stored or the master no longer knows it.
+  void Settle(const wire::AllocationOutput& item, const wire::OutputResult& result) {
+    auto it = allocations_.find(item.allocation);
+    if (it == allocations_.end()) return;
+    Allocation& a = it->second;
+    const bool ok = result.code == 200;
+    if (item.logs && (ok || result.part == "reports" || result.part == "exit")) {
+      shared_.acked.Add(a.start.trial_id, static_cast<int64_t>(a.lines.size()), 0);
+      a.lines.clear();
+    }
+    if (item.reports && (ok || result.part == "exit")) {
+      shared_.acked.Add(a.start.trial_id, 0,
+                        std::count_if(a.reports.begin(), a.reports.end(), [](const auto& r) {
+                          return r.kind == wire::ReportKind::kTraining;
+                        }));
+      a.reports.clear();
+    }
+    if (item.exit && ok) ++shared_.exits;
+    if ((item.exit && ok) || result.code == 404 || result.code == 409) Drop(it);
   }
 
   void Generate(Allocation& a, absl::Time now) {
@@ -386,11 +446,7 @@ class SimAgent {
       }
     }
     if (!a.reports.empty()) {
-      wire::ReportBatch batch{a.start.trial_id, a.reports};
-      batch.progress = wire::ProgressRecord{};
-      batch.progress->completed = static_cast<double>(a.steps);
-      batch.progress->total = 100;
-      batch.progress->unit = "batches";
+      const wire::ReportBatch batch = Reports(a);
       absl::Status s = Timed(shared_, "POST /allocations/{a}/reports", [&] {
                          return client.Post(base + "/reports", batch.ToJson());
                        }).status();
@@ -677,10 +733,11 @@ absl::Status RunMasterBench(const MasterBenchOptions& o) {
   }
   // Not stolen time: what the master's work cost, comparable across runs that steal differs.
   const size_t requests = shared.latencies.Count();
-  std::printf("the master's CPU during the load: %.1f s (%.0f%% of a core), %.0f us per request "
-              "(%zu requests)\n",
-              master_cpu, 100 * master_cpu / o.seconds,
-              requests > 0 ? 1e6 * master_cpu / static_cast<double>(requests) : 0.0, requests);
+  std::printf(
+      "the master's CPU during the load: %.1f s (%.0f%% of a core), %.0f us per request "
+      "(%zu requests)\n",
+      master_cpu, 100 * master_cpu / o.seconds,
+      requests > 0 ? 1e6 * master_cpu / static_cast<double>(requests) : 0.0, requests);
   COHORT_ASSIGN_OR_RETURN(std::string metrics, admin.GetBytes("/metrics"));
   PrintSummary(shared, metrics, o.seconds, CountLost(admin, shared.acked));
   master.Kill();
@@ -722,6 +779,10 @@ CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& o) {
   cmd->add_flag("!--no-kill-restart", o.kill_restart,
                 "Do not SIGKILL and restart the master halfway");
   cmd->add_option("--master", o.master, "cohort-master (default: beside cohort-bench)");
+  cmd->add_flag("--agent-wide-posts", o.agent_wide_posts,
+                "Each agent posts all its allocations' output in one request per flush (POST "
+                "/agents/{id}/outputs) instead of one per allocation and kind; cohort-agent does "
+                "not yet");
   cmd->add_option("--agents-nice", o.agents_nice,
                   "Nice value of the simulated agents' threads (0-19): they stand in for other "
                   "machines, so with 19 they take the cores only when the master leaves them idle")

@@ -319,4 +319,95 @@ absl::StatusOr<ExitReport> ParseExitReport(const Json& json) {
   return e;
 }
 
+Json AllocationOutput::ToJson() const {
+  Json json = {{"allocation", allocation}, {"token", token}};
+  if (logs) json["logs"] = logs->ToJson();
+  if (reports) json["reports"] = reports->ToJson();
+  if (exit) json["exit"] = exit->ToJson();
+  return json;
+}
+
+Json OutputBatch::ToJson() const {
+  Json list = Json::array();
+  for (const AllocationOutput& item : items) list.push_back(item.ToJson());
+  return {{"outputs", std::move(list)}};
+}
+
+namespace {
+
+// `parse` of `json[key]` when present, its error prefixed with the item's context.
+template <typename T>
+absl::Status ParsePart(const Json& json, const char* key, const std::string& context,
+                       absl::StatusOr<T> (*parse)(const Json&), std::optional<T>* out) {
+  if (!json.contains(key)) return absl::OkStatus();
+  absl::StatusOr<T> part = parse(json[key]);
+  if (!part.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(context, ".", key, ": ", part.status().message()));
+  }
+  *out = *std::move(part);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<AllocationOutput> ParseAllocationOutput(const Json& json, std::string context) {
+  FieldReader r(json, context);
+  AllocationOutput item;
+  r.Required("allocation", &item.allocation, kMaxSafeNameBytes);
+  r.Required("token", &item.token, 256);
+  COHORT_RETURN_IF_ERROR(r.status());
+  if (!IsSafeName(item.allocation)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(context, ": '", item.allocation, "' is not an allocation id"));
+  }
+  absl::StrAppend(&context, " (allocation ", item.allocation, ")");
+  COHORT_RETURN_IF_ERROR(ParsePart(json, "logs", context, &ParseLogBatch, &item.logs));
+  COHORT_RETURN_IF_ERROR(ParsePart(json, "reports", context, &ParseReportBatch, &item.reports));
+  COHORT_RETURN_IF_ERROR(ParsePart(json, "exit", context, &ParseExitReport, &item.exit));
+  return item;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<absl::StatusOr<AllocationOutput>>> ParseOutputBatch(const Json& json) {
+  FieldReader r(json, "output batch");
+  std::vector<Json> raw;
+  r.Array("outputs", &raw, kMaxOutputItems, FieldReader::kRequired,
+          [](const Json& j, const std::string&) -> absl::StatusOr<Json> { return j; });
+  COHORT_RETURN_IF_ERROR(r.status());
+  std::vector<absl::StatusOr<AllocationOutput>> items;
+  items.reserve(raw.size());
+  for (size_t i = 0; i < raw.size(); ++i) {
+    items.push_back(ParseAllocationOutput(raw[i], r.ElementContext("outputs", i)));
+  }
+  return items;
+}
+
+Json OutputResults::ToJson() const {
+  Json list = Json::array();
+  for (const OutputResult& result : results) {
+    Json item = {{"code", result.code}};
+    if (!result.part.empty()) item["part"] = result.part;
+    if (!result.error.empty()) item["error"] = result.error;
+    list.push_back(std::move(item));
+  }
+  return {{"results", std::move(list)}};
+}
+
+absl::StatusOr<OutputResults> ParseOutputResults(const Json& json) {
+  FieldReader r(json, "output results");
+  OutputResults out;
+  r.Array("results", &out.results, kMaxOutputItems, FieldReader::kRequired,
+          [](const Json& j, const std::string& context) -> absl::StatusOr<OutputResult> {
+            FieldReader item(j, context);
+            OutputResult result;
+            item.Required("code", &result.code, {.min = 100, .max = 599});
+            item.Optional("part", &result.part, 16);
+            item.Optional("error", &result.error);
+            COHORT_RETURN_IF_ERROR(item.status());
+            return result;
+          });
+  COHORT_RETURN_IF_ERROR(r.status());
+  return out;
+}
+
 }  // namespace cohort::wire

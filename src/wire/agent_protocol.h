@@ -37,6 +37,7 @@ inline constexpr size_t kMaxReportBatchLines = 1000;
 // A step profile holds up to kMaxStepBuckets spans: fewer per batch keep a body small.
 inline constexpr size_t kMaxStepProfilesPerBatch = 200;
 inline constexpr size_t kMaxActions = 1000;
+inline constexpr size_t kMaxOutputItems = 4096;  // allocations in one agent's OutputBatch
 inline constexpr size_t kMaxConfigBytes = 1 << 20;  // an experiment config's YAML text
 
 // A node of an allocation an agent still runs (or ran and has not delivered everything of), as
@@ -175,5 +176,50 @@ struct ExitReport {
   Json ToJson() const;
 };
 absl::StatusOr<ExitReport> ParseExitReport(const Json& json);
+
+// One allocation's output in an agent's combined post: its new log lines, its report batch and
+// its node's exit, any of them, stored in that order (as its own posts to /logs, /reports and
+// /exit would be).
+struct AllocationOutput {
+  std::string allocation;  // a safe name (IsSafeName)
+  std::string token;       // the allocation's own token (its start action's), checked per item
+  std::optional<LogBatch> logs;
+  std::optional<ReportBatch> reports;
+  std::optional<ExitReport> exit;
+
+  Json ToJson() const;
+};
+
+// POST /api/v1/agents/{id}/outputs: what an agent's allocations produced since its last flush,
+// in one request instead of one per allocation and kind (docs/design/0014, way 2). The request
+// carries the agent's credential, each item its allocation's token: an item with a wrong token
+// is refused (401) as its own post would be.
+struct OutputBatch {
+  std::vector<AllocationOutput> items;  // at most kMaxOutputItems
+
+  Json ToJson() const;
+};
+// Each item parsed on its own, so one malformed item fails only itself (its error names it:
+// "outputs[2] (allocation a-7): ..."); the outer error is for a body that is not
+// {"outputs": [...]} at all.
+absl::StatusOr<std::vector<absl::StatusOr<AllocationOutput>>> ParseOutputBatch(const Json& json);
+
+// What became of one item. Its parts are stored in order (logs, reports, exit) and the first
+// that fails ends the item: `part` names it ("logs", "reports", "exit"; empty when the item did
+// not parse), `code` is the HTTP status its own post would have had (400 malformed, 404 the
+// allocation or its node has ended, 409, 503...) and `error` says why. The parts before it were
+// stored, those after it were not tried. All stored: code 200.
+struct OutputResult {
+  int code = 200;
+  std::string part;
+  std::string error;
+};
+// The answer to an OutputBatch: {"results": [{"code", "error"}...]}, one per item, in order.
+struct OutputResults {
+  std::vector<OutputResult> results;
+
+  Json ToJson() const;
+};
+absl::StatusOr<OutputResults> ParseOutputResults(const Json& json);
 
 }  // namespace cohort::wire

@@ -323,5 +323,43 @@ TEST(AgentProtocolTest, ProgressInAReportBatchIsRangeChecked) {
       HasSubstr("report batch: \"progress\": \"completed\" must be a number <= 1e+15"));
 }
 
+TEST(AgentProtocolTest, OutputBatchRoundTripsAndEachItemFailsOnItsOwn) {
+  OutputBatch batch;
+  batch.items.push_back({.allocation = "a-1",
+                         .token = "t1",
+                         .logs = LogBatch{.trial_id = 3, .lines = {{0, "hello"}}, .node = 0},
+                         .exit = ExitReport{0, 1}});
+  batch.items.push_back(
+      {.allocation = "a-2", .token = "t2", .reports = ReportBatch{.trial_id = 4}});
+  Json json = batch.ToJson();
+  json["outputs"].push_back({{"allocation", "../etc"}, {"token", "t"}});
+  json["outputs"].push_back({{"allocation", "a-4"}, {"token", "t"}, {"exit", {{"node", -1}}}});
+  absl::StatusOr<std::vector<absl::StatusOr<AllocationOutput>>> items = ParseOutputBatch(json);
+  ASSERT_TRUE(items.ok()) << items.status();
+  ASSERT_EQ(items->size(), 4u);
+  ASSERT_TRUE((*items)[0].ok()) << (*items)[0].status();
+  EXPECT_EQ((*items)[0]->token, "t1");
+  EXPECT_EQ((*items)[0]->logs->lines.at(0).line, "hello");
+  EXPECT_EQ((*items)[0]->exit->status, 1);
+  EXPECT_FALSE((*items)[0]->reports.has_value());
+  ASSERT_TRUE((*items)[1].ok());
+  EXPECT_EQ((*items)[1]->reports->trial_id, 4);
+  EXPECT_THAT((*items)[2].status().message(), HasSubstr("'../etc' is not an allocation id"));
+  EXPECT_THAT((*items)[3].status().message(), HasSubstr("[3] (allocation a-4).exit: "));
+  EXPECT_THAT(ParseOutputBatch(Json{{"outputs", 7}}).status().message(), HasSubstr("outputs"));
+}
+
+TEST(AgentProtocolTest, OutputResultsRoundTrip) {
+  OutputResults results{{{}, {404, "logs", "allocation a-2 is not running"}}};
+  absl::StatusOr<OutputResults> parsed = ParseOutputResults(results.ToJson());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_EQ(parsed->results.size(), 2u);
+  EXPECT_EQ(parsed->results[0].code, 200);
+  EXPECT_EQ(parsed->results[1].code, 404);
+  EXPECT_EQ(parsed->results[1].part, "logs");
+  EXPECT_EQ(parsed->results[1].error, "allocation a-2 is not running");
+  EXPECT_FALSE(ParseOutputResults(Json{{"results", {{{"code", 42}}}}}).ok());
+}
+
 }  // namespace
 }  // namespace cohort::wire

@@ -333,5 +333,43 @@ TEST_F(AuthRoutesTest, AnAllocationsTokenPostsOnlyForItselfAndOnlyWhileItRuns) {
   EXPECT_EQ(FirstTrial(second).state, wire::TrialState::kRunning);
 }
 
+TEST_F(AuthRoutesTest, AnAgentPostsItsAllocationsOutputInOneRequestEachItemWithItsToken) {
+  ASSERT_TRUE(Register(secret_, /*slots=*/2).ok());
+  const int64_t first = CreateExperiment(admin_);
+  const int64_t second = CreateExperiment(admin_);
+  absl::StatusOr<Json> actions = Client(secret_).Get("/api/v1/agents/a1/actions?timeout=5");
+  ASSERT_TRUE(actions.ok()) << actions.status();
+  const std::vector<absl::StatusOr<wire::Action>> batch = wire::ParseActionBatch(*actions).value();
+  ASSERT_EQ(batch.size(), 2u) << actions->dump();
+  const auto a = std::get<wire::StartAction>(batch[0].value());
+  const auto b = std::get<wire::StartAction>(batch[1].value());
+  wire::OutputBatch outputs;
+  outputs.items.push_back({.allocation = a.allocation,
+                           .token = a.allocation_token,
+                           .logs = wire::LogBatch{.trial_id = a.trial_id, .lines = {{0, "x"}}},
+                           .exit = wire::ExitReport{0, 0}});
+  outputs.items.push_back({.allocation = b.allocation,
+                           .token = a.allocation_token,  // not b's
+                           .exit = wire::ExitReport{0, 0}});
+  const std::string path = "/api/v1/agents/a1/outputs";
+  ExpectAgentRefusal(Client(admin_).Post(path, outputs.ToJson()).status());
+  ExpectAgentRefusal(Client(a.allocation_token).Post(path, outputs.ToJson()).status());
+  absl::StatusOr<Json> answer = Client(secret_).Post(path, outputs.ToJson());
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  const wire::OutputResults results = wire::ParseOutputResults(*answer).value();
+  ASSERT_EQ(results.results.size(), 2u) << answer->dump();
+  EXPECT_EQ(results.results[0].code, 200) << results.results[0].error;
+  EXPECT_EQ(results.results[1].code, 401);
+  EXPECT_THAT(results.results[1].error, HasSubstr("without its token"));
+  EXPECT_NE(FirstTrial(first).state, wire::TrialState::kRunning) << "a's exit was stored";
+  EXPECT_EQ(FirstTrial(second).state, wire::TrialState::kRunning) << "b's exit was refused";
+  // After its exit, a's output is refused as its own post would be, naming the part.
+  outputs.items.resize(1);
+  const wire::OutputResults late =
+      wire::ParseOutputResults(Client(secret_).Post(path, outputs.ToJson()).value()).value();
+  ASSERT_EQ(late.results.size(), 1u);
+  EXPECT_EQ(late.results[0].code, 404) << late.results[0].error;
+}
+
 }  // namespace
 }  // namespace cohort::master::http

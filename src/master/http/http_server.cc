@@ -20,9 +20,9 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cohort/status.h"
 #include "common/logging.h"
 #include "common/net.h"
-#include "cohort/status.h"
 #include "wire/limits.h"
 
 namespace cohort::master::http {
@@ -136,9 +136,9 @@ namespace {
 // One request while it is received: libmicrohttpd's per-request state.
 struct Exchange {
   httplib::Request request;
-  size_t received = 0;   // body bytes so far
-  bool refused = false;  // answered before its body was read
-  MHD_PostProcessor* form = nullptr;  // a multipart body's parser, into request.files
+  size_t received = 0;                           // body bytes so far
+  bool refused = false;                          // answered before its body was read
+  MHD_PostProcessor* form = nullptr;             // a multipart body's parser, into request.files
   httplib::MultipartFormDataMap::iterator part;  // the form part being received
   bool in_part = false;
   ~Exchange() {
@@ -337,8 +337,8 @@ absl::Status HttpServer::Serve(std::shared_ptr<const Router::Table> table) {
   }
   serving_ = std::make_unique<Serving>();
   serving_->table = std::move(table);
-  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                   MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+                   MHD_USE_ITC | MHD_USE_ERROR_LOG;
   std::vector<MHD_OptionItem> items = {
       {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&Log), nullptr},  // first: all go
       {MHD_OPTION_LISTEN_SOCKET, listen_fd_, nullptr},
@@ -356,8 +356,8 @@ absl::Status HttpServer::Serve(std::shared_ptr<const Router::Table> table) {
     items.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(kTlsPriorities)});
   }
   items.push_back({MHD_OPTION_END, 0, nullptr});
-  daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &Access, serving_.get(),
-                             MHD_OPTION_ARRAY, items.data(), MHD_OPTION_END);
+  daemon_ = MHD_start_daemon(flags, 0, nullptr, nullptr, &Access, serving_.get(), MHD_OPTION_ARRAY,
+                             items.data(), MHD_OPTION_END);
   if (daemon_ == nullptr) {
     return absl::InternalError(absl::StrCat("the HTTP server on port ", port_,
                                             " did not start (its reason is logged above)"));

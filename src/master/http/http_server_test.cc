@@ -13,8 +13,8 @@
 #include <atomic>
 #include <chrono>
 #include <set>
-#include <thread>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -41,18 +41,18 @@ class HttpServerTest : public ::testing::Test {
       }
       return Reply::Ok(Json{{"names", names}, {"follow", req.raw().has_param("follow")}});
     });
-    router.Post(
-        "/form",
-        [](const Request& req) -> absl::StatusOr<Reply> {
-          Json parts = Json::object();
-          for (const auto& [name, part] : req.raw().files) {
-            parts[name] = Json{{"bytes", part.content.size()},
-                               {"filename", part.filename},
-                               {"nuls", std::count(part.content.begin(), part.content.end(), '\0')}};
-          }
-          return Reply::Ok(parts);
-        },
-        {.max_body = 4 << 20});
+    router.Post("/form",
+                [](const Request& req) -> absl::StatusOr<Reply> {
+                  Json parts = Json::object();
+                  for (const auto& [name, part] : req.raw().files) {
+                    parts[name] =
+                        Json{{"bytes", part.content.size()},
+                             {"filename", part.filename},
+                             {"nuls", std::count(part.content.begin(), part.content.end(), '\0')}};
+                  }
+                  return Reply::Ok(parts);
+                },
+                {.max_body = 4 << 20});
     router.Get("/stream", [this](const Request&) -> absl::StatusOr<Reply> {
       Reply reply;
       reply.content_type = "application/octet-stream";

@@ -18,14 +18,13 @@ std::unique_ptr<MasterServer> Serve(const std::string& dir, int port = 0) {
   return std::make_unique<MasterServer>(
       dir, MasterServer::Options{
                .port = port, .intercept = [](Router& router, Master&) {
-                 router.Get(
-                     "/api/v1/test/peer",
-                     [](const Request& req) -> absl::StatusOr<Reply> {
-                       return Reply::Ok(
-                           Json{{"port", req.raw().remote_port},
-                                {"authorization", req.raw().get_header_value("Authorization")}});
-                     },
-                     {.require = Require::kAnyone});
+                 router.Get("/api/v1/test/peer",
+                            [](const Request& req) -> absl::StatusOr<Reply> {
+                              return Reply::Ok(Json{
+                                  {"port", req.raw().remote_port},
+                                  {"authorization", req.raw().get_header_value("Authorization")}});
+                            },
+                            {.require = Require::kAnyone});
                }});
 }
 

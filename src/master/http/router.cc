@@ -8,9 +8,9 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/string_view.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "common/json_bounded.h"
 #include "common/logging.h"
 #include "wire/limits.h"
@@ -166,8 +166,7 @@ absl::Status Authenticator::Admit(const Caller& caller, Require require,
   return absl::UnauthenticatedError(absl::StrCat(route, " is for its allocation"));
 }
 
-Router::Table::Serving Router::Wrap(Handler handler, RouteOptions options,
-                                   RouteTimer timer) const {
+Router::Table::Serving Router::Wrap(Handler handler, RouteOptions options, RouteTimer timer) const {
   const size_t max_body = options.max_body.value_or(wire::kMaxJsonBodyBytes);
   std::shared_ptr<AdmissionGate> gate = options.waits ? nullptr : gate_;
   return [handler = std::move(handler), max_body, require = options.require, auth = authenticator_,
@@ -177,8 +176,8 @@ Router::Table::Serving Router::Wrap(Handler handler, RouteOptions options,
     const auto start = std::chrono::steady_clock::now();
     int status = 500;
     absl::Cleanup record = [&] {
-      timer.Record(status, std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                               .count());
+      timer.Record(status,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     };
     std::optional<AdmissionGate::Ticket> ticket;
     if (gate != nullptr) ticket.emplace(*gate);
@@ -219,8 +218,8 @@ Reply Router::Table::Dispatch(httplib::Request& request) const {
       return route.serve(request);
     }
   }
-  return Refuse(request, absl::NotFoundError(
-                             absl::StrCat("no such endpoint: ", request.method, " ", request.path)));
+  return Refuse(request, absl::NotFoundError(absl::StrCat("no such endpoint: ", request.method, " ",
+                                                          request.path)));
 }
 
 Reply Router::Table::Serve(httplib::Request& request) const {
