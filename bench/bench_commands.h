@@ -79,6 +79,9 @@ struct MasterBenchOptions {
   // One post per agent and flush with every allocation's output (POST /agents/{id}/outputs,
   // design 0014's way 2) instead of one per allocation and kind.
   bool agent_wide_posts = false;
+  // > 0: each agent long-polls on a thread of its own for up to this long (as cohort-agent,
+  // whose poll waits 5 s unless an action comes); 0: one poll of flush_ms per flush.
+  double poll_seconds = 0;
   double warmup_seconds = 10;  // latencies are also shown for the requests begun after it
   std::string master;        // cohort-master; default: beside this program
   std::vector<std::string> master_args;  // more of cohort-master's flags

@@ -230,6 +230,7 @@ class SimAgent {
         agent_client_(Client(shared.secret)) {}
 
   void Run() {
+    if (shared_.options.poll_seconds > 0) return RunWithPoller();
     while (!shared_.stop) {
       if (!registered_) registered_ = Register();
       if (registered_) Poll();
@@ -276,41 +277,90 @@ class SimAgent {
         .ok();
   }
 
-  void Poll() {
-    const absl::Duration wait = absl::Milliseconds(shared_.options.flush_ms);
+  // --poll-seconds: as cohort-agent, a thread of its own long-polls (answered at once when an
+  // action comes, else after poll_seconds) and hands the actions over; this thread registers,
+  // applies them and flushes every flush_ms.
+  void RunWithPoller() {
+    client::MasterClient poll_client = Client(shared_.secret);
+    std::thread poller([&] {
+      const absl::Duration wait = absl::Seconds(shared_.options.poll_seconds);
+      while (!shared_.stop) {
+        if (!registered_) {
+          absl::SleepFor(absl::Milliseconds(20));
+          continue;
+        }
+        std::optional<std::vector<wire::Action>> actions = FetchActions(poll_client, wait);
+        std::lock_guard<std::mutex> lock(handed_mu_);
+        if (!actions) registered_ = false;  // forgotten or away: register again
+        if (actions) handed_.insert(handed_.end(), actions->begin(), actions->end());
+      }
+    });
+    const absl::Duration period = absl::Milliseconds(shared_.options.flush_ms);
+    // Agents on 200 machines do not flush in step: each starts at its own phase of the period
+    // (in step, all 200 posts would arrive at once every period and queue behind each other).
+    absl::SleepFor(period * std::uniform_real_distribution<double>(0, 1)(rng_));
+    while (!shared_.stop) {
+      const absl::Time next = absl::Now() + period;
+      if (!registered_) registered_ = Register();
+      std::vector<wire::Action> actions;
+      {
+        std::lock_guard<std::mutex> lock(handed_mu_);
+        actions.swap(handed_);
+      }
+      for (const wire::Action& action : actions) Apply(action);
+      Flush();
+      absl::SleepFor(next - absl::Now());
+    }
+    poller.join();
+  }
+
+  // The actions a long poll of `wait` brought (perhaps none); nullopt when it failed.
+  std::optional<std::vector<wire::Action>> FetchActions(client::MasterClient& client,
+                                                        absl::Duration wait) {
     absl::StatusOr<Json> batch = Timed(shared_, "GET /agents/{id}/actions (long poll)", [&] {
-      return agent_client_.Get(
+      return client.Get(
           absl::StrCat("/api/v1/agents/", id_, "/actions?timeout=", absl::ToDoubleSeconds(wait)),
           wait + absl::Seconds(30));
     });
-    if (!batch.ok()) {
-      // The master restarted and forgot us, or is away: register again once it answers.
-      registered_ = false;
-      return;
-    }
-    absl::StatusOr<std::vector<absl::StatusOr<wire::Action>>> actions =
+    if (!batch.ok()) return std::nullopt;
+    std::vector<wire::Action> actions;
+    absl::StatusOr<std::vector<absl::StatusOr<wire::Action>>> parsed =
         wire::ParseActionBatch(*batch);
-    if (!actions.ok()) return;
-    for (const absl::StatusOr<wire::Action>& action : *actions) {
-      if (!action.ok()) continue;
-      if (const auto* start = std::get_if<wire::StartAction>(&*action)) {
-        std::uniform_real_distribution<double> spread(-shared_.options.trial_seconds_jitter,
-                                                      shared_.options.trial_seconds_jitter);
-        Allocation a{*start, absl::Now(),
-                     absl::Seconds(shared_.options.trial_seconds * (1 + spread(rng_)))};
-        // What the agent's ended trials had accrued but not sent goes on here, so the rates
-        // are offered whole (1,600 trials ending every 10 s would drop ~0.5 report each).
-        a.lines_due = std::exchange(carried_lines_, 0.0);
-        a.reports_due = std::exchange(carried_reports_, 0.0);
-        a.client = std::make_shared<client::MasterClient>(Client(start->allocation_token));
-        allocations_[start->allocation] = std::move(a);
-        ++shared_.allocations;
-        ++shared_.running;
-      } else if (const auto* stop = std::get_if<wire::StopAction>(&*action)) {
-        ++shared_.stops;
-        if (auto it = allocations_.find(stop->allocation); it != allocations_.end()) {
-          it->second.done = it->second.stopped = true;
-        }
+    if (!parsed.ok()) return actions;
+    for (absl::StatusOr<wire::Action>& action : *parsed) {
+      if (action.ok()) actions.push_back(*std::move(action));
+    }
+    return actions;
+  }
+
+  void Poll() {
+    std::optional<std::vector<wire::Action>> actions =
+        FetchActions(agent_client_, absl::Milliseconds(shared_.options.flush_ms));
+    // The master restarted and forgot us, or is away: register again once it answers.
+    if (!actions) registered_ = false;
+    if (actions) {
+      for (const wire::Action& action : *actions) Apply(action);
+    }
+  }
+
+  void Apply(const wire::Action& action) {
+    if (const auto* start = std::get_if<wire::StartAction>(&action)) {
+      std::uniform_real_distribution<double> spread(-shared_.options.trial_seconds_jitter,
+                                                    shared_.options.trial_seconds_jitter);
+      Allocation a{*start, absl::Now(),
+                   absl::Seconds(shared_.options.trial_seconds * (1 + spread(rng_)))};
+      // What the agent's ended trials had accrued but not sent goes on here, so the rates
+      // are offered whole (1,600 trials ending every 10 s would drop ~0.5 report each).
+      a.lines_due = std::exchange(carried_lines_, 0.0);
+      a.reports_due = std::exchange(carried_reports_, 0.0);
+      a.client = std::make_shared<client::MasterClient>(Client(start->allocation_token));
+      allocations_[start->allocation] = std::move(a);
+      ++shared_.allocations;
+      ++shared_.running;
+    } else if (const auto* stop = std::get_if<wire::StopAction>(&action)) {
+      ++shared_.stops;
+      if (auto it = allocations_.find(stop->allocation); it != allocations_.end()) {
+        it->second.done = it->second.stopped = true;
       }
     }
   }
@@ -472,7 +522,9 @@ class SimAgent {
   const std::string id_;
   std::mt19937_64 rng_;
   client::MasterClient agent_client_;  // the agent's own connection (registration, polls), kept
-  bool registered_ = false;
+  std::atomic<bool> registered_{false};
+  std::mutex handed_mu_;
+  std::vector<wire::Action> handed_;  // --poll-seconds: what the poller brought, not yet applied
   absl::Time last_flush_ = absl::Now();
   std::map<std::string, Allocation> allocations_;
   double carried_lines_ = 0, carried_reports_ = 0;  // accrued by ended trials, not yet sent
@@ -783,6 +835,12 @@ CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& o) {
                 "Each agent posts all its allocations' output in one request per flush (POST "
                 "/agents/{id}/outputs) instead of one per allocation and kind; cohort-agent does "
                 "not yet");
+  cmd->add_option("--poll-seconds", o.poll_seconds,
+                  "Each agent long-polls on a thread of its own for up to this long, as "
+                  "cohort-agent does (its default: 5); 0: one poll of --flush-ms per flush, the "
+                  "earlier tables' protocol")
+      ->check(CLI::Range(0.0, 60.0))
+      ->capture_default_str();
   cmd->add_option("--agents-nice", o.agents_nice,
                   "Nice value of the simulated agents' threads (0-19): they stand in for other "
                   "machines, so with 19 they take the cores only when the master leaves them idle")
