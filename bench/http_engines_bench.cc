@@ -1,12 +1,13 @@
 // http_engines_bench: the master's HTTP engine candidates side by side (docs/design/0014).
 //
-// cpp-httplib's server (a thread per connection, what cohort-master serves with) against
-// libmicrohttpd's (epoll, a pool of a few threads), each with clients that open a connection per
-// request (as Cohort's clients do today) and with keep-alive clients (TCP_NODELAY: a request is
-// written as headers then body, and without it Nagle's algorithm holds the body back for the
-// server's delayed ACK, ~40 ms). Each server runs in a child process, so its CPU time is its
-// own; every request does --work-us of busy work in the server, standing in for a handler.
-// Prints a table with each engine's HTTP overhead per request relative to cpp-httplib's.
+// cpp-httplib's server (a thread per connection from a pool, what cohort-master served with
+// before) against libmicrohttpd's, with a pool of epoll threads and with a thread per
+// connection (what cohort-master serves with now), each with clients that open a connection per
+// request and with keep-alive clients (TCP_NODELAY: a request is written as headers then body,
+// and without it Nagle's algorithm holds the body back for the server's delayed ACK, ~40 ms).
+// Each server runs in a child process, so its CPU time is its own; every request does
+// --work-us of busy work in the server, standing in for a handler. Prints a table with each
+// engine's HTTP overhead per request relative to cpp-httplib's.
 //
 //   build/bench/http_engines_bench --clients 200 --rate 12 --seconds 15
 #include <httplib.h>

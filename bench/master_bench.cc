@@ -301,13 +301,14 @@ class SimAgent {
     absl::SleepFor(period * std::uniform_real_distribution<double>(0, 1)(rng_));
     while (!shared_.stop) {
       const absl::Time next = absl::Now() + period;
-      if (!registered_) registered_ = Register();
       std::vector<wire::Action> actions;
       {
         std::lock_guard<std::mutex> lock(handed_mu_);
         actions.swap(handed_);
       }
+      // Before registering: a registration claims what the agent runs, these starts included.
       for (const wire::Action& action : actions) Apply(action);
+      if (!registered_) registered_ = Register();
       Flush();
       absl::SleepFor(next - absl::Now());
     }
