@@ -134,6 +134,24 @@ class AuthRoutesTest : public ::testing::Test {
         master_->DescribeExperiment(experiment, Actor{"admin", true}).value().trials.at(0).id;
     return master_->DescribeTrial(trial).value();
   }
+  // Two experiments' trials started on agent a1 (2 slots): the experiments and the start
+  // actions, in the order the master sent them.
+  struct TwoStarts {
+    int64_t first = 0, second = 0;
+    wire::StartAction a, b;
+  };
+  void StartTwoTrials(TwoStarts* out) {
+    ASSERT_TRUE(Register(secret_, /*slots=*/2).ok());
+    out->first = CreateExperiment(admin_);
+    out->second = CreateExperiment(admin_);
+    absl::StatusOr<Json> actions = Client(secret_).Get("/api/v1/agents/a1/actions?timeout=5");
+    ASSERT_TRUE(actions.ok()) << actions.status();
+    const std::vector<absl::StatusOr<wire::Action>> batch =
+        wire::ParseActionBatch(*actions).value();
+    ASSERT_EQ(batch.size(), 2u) << actions->dump();
+    out->a = std::get<wire::StartAction>(batch[0].value());
+    out->b = std::get<wire::StartAction>(batch[1].value());
+  }
   // Expects `status` to be the agents' refusal that names the secret file.
   void ExpectAgentRefusal(const absl::Status& status) {
     EXPECT_TRUE(absl::IsUnauthenticated(status)) << status;
@@ -296,15 +314,9 @@ TEST_F(AuthRoutesTest, AgentRoutesNeedTheClusterSecret) {
 }
 
 TEST_F(AuthRoutesTest, AnAllocationsTokenPostsOnlyForItselfAndOnlyWhileItRuns) {
-  ASSERT_TRUE(Register(secret_, /*slots=*/2).ok());
-  const int64_t first = CreateExperiment(admin_);
-  const int64_t second = CreateExperiment(admin_);
-  absl::StatusOr<Json> actions = Client(secret_).Get("/api/v1/agents/a1/actions?timeout=5");
-  ASSERT_TRUE(actions.ok()) << actions.status();
-  const std::vector<absl::StatusOr<wire::Action>> batch = wire::ParseActionBatch(*actions).value();
-  ASSERT_EQ(batch.size(), 2u) << actions->dump();
-  const auto a = std::get<wire::StartAction>(batch[0].value());
-  const auto b = std::get<wire::StartAction>(batch[1].value());
+  TwoStarts started;
+  ASSERT_NO_FATAL_FAILURE(StartTwoTrials(&started));
+  const auto& [first, second, a, b] = started;
   ASSERT_NE(a.allocation_token, b.allocation_token);
   const std::string a_path = "/api/v1/allocations/" + a.allocation;
   const Json exit = wire::ExitReport{0, 0}.ToJson();
@@ -334,15 +346,9 @@ TEST_F(AuthRoutesTest, AnAllocationsTokenPostsOnlyForItselfAndOnlyWhileItRuns) {
 }
 
 TEST_F(AuthRoutesTest, AnAgentPostsItsAllocationsOutputInOneRequestEachItemWithItsToken) {
-  ASSERT_TRUE(Register(secret_, /*slots=*/2).ok());
-  const int64_t first = CreateExperiment(admin_);
-  const int64_t second = CreateExperiment(admin_);
-  absl::StatusOr<Json> actions = Client(secret_).Get("/api/v1/agents/a1/actions?timeout=5");
-  ASSERT_TRUE(actions.ok()) << actions.status();
-  const std::vector<absl::StatusOr<wire::Action>> batch = wire::ParseActionBatch(*actions).value();
-  ASSERT_EQ(batch.size(), 2u) << actions->dump();
-  const auto a = std::get<wire::StartAction>(batch[0].value());
-  const auto b = std::get<wire::StartAction>(batch[1].value());
+  TwoStarts started;
+  ASSERT_NO_FATAL_FAILURE(StartTwoTrials(&started));
+  const auto& [first, second, a, b] = started;
   wire::OutputBatch outputs;
   outputs.items.push_back({.allocation = a.allocation,
                            .token = a.allocation_token,
