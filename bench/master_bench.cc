@@ -251,7 +251,7 @@ class SimAgent {
     bool done = false;                        // completed: only the exit is left
     bool stopped = false;                     // the master stopped it: exit 143 (SIGTERM)
     // Its own connection, kept for its life, with its token (as cohort-agent's AllocationRun).
-    std::shared_ptr<client::MasterClient> client;
+    std::unique_ptr<client::MasterClient> client;
   };
 
   client::MasterClient Client(const std::string& token) const {
@@ -354,7 +354,7 @@ class SimAgent {
       // are offered whole (1,600 trials ending every 10 s would drop ~0.5 report each).
       a.lines_due = std::exchange(carried_lines_, 0.0);
       a.reports_due = std::exchange(carried_reports_, 0.0);
-      a.client = std::make_shared<client::MasterClient>(Client(start->allocation_token));
+      a.client = std::make_unique<client::MasterClient>(Client(start->allocation_token));
       allocations_[start->allocation] = std::move(a);
       ++shared_.allocations;
       ++shared_.running;
@@ -400,6 +400,22 @@ class SimAgent {
     return allocations_.erase(it);
   }
 
+  // The master stored them: counted as acknowledged, no longer held.
+  void AckLines(Allocation& a) {
+    shared_.acked.Add(a.start.trial_id, static_cast<int64_t>(a.lines.size()), 0);
+    a.lines.clear();
+  }
+  void AckReports(Allocation& a) {
+    const auto training = std::count_if(a.reports.begin(), a.reports.end(), [](const auto& r) {
+      return r.kind == wire::ReportKind::kTraining;
+    });
+    shared_.acked.Add(a.start.trial_id, 0, training);
+    a.reports.clear();
+  }
+  static wire::ExitReport ExitOf(const Allocation& a) {
+    return {a.start.node_rank, a.stopped ? 143 : 0};  // stopped: SIGTERM
+  }
+
   static wire::ReportBatch Reports(const Allocation& a) {
     wire::ReportBatch batch{a.start.trial_id, a.reports};
     batch.progress = wire::ProgressRecord{};
@@ -418,7 +434,7 @@ class SimAgent {
       wire::AllocationOutput item{.allocation = id, .token = a.start.allocation_token};
       if (!a.lines.empty()) item.logs = wire::LogBatch{a.start.trial_id, a.lines};
       if (!a.reports.empty()) item.reports = Reports(a);
-      if (a.done) item.exit = wire::ExitReport{a.start.node_rank, a.stopped ? 143 : 0};
+      if (a.done) item.exit = ExitOf(a);
       if (item.logs || item.reports || item.exit) batch.items.push_back(std::move(item));
     }
     if (batch.items.empty()) return;
@@ -438,17 +454,8 @@ class SimAgent {
     if (it == allocations_.end()) return;
     Allocation& a = it->second;
     const bool ok = result.code == 200;
-    if (item.logs && (ok || result.part == "reports" || result.part == "exit")) {
-      shared_.acked.Add(a.start.trial_id, static_cast<int64_t>(a.lines.size()), 0);
-      a.lines.clear();
-    }
-    if (item.reports && (ok || result.part == "exit")) {
-      shared_.acked.Add(a.start.trial_id, 0,
-                        std::count_if(a.reports.begin(), a.reports.end(), [](const auto& r) {
-                          return r.kind == wire::ReportKind::kTraining;
-                        }));
-      a.reports.clear();
-    }
+    if (item.logs && (ok || result.part == "reports" || result.part == "exit")) AckLines(a);
+    if (item.reports && (ok || result.part == "exit")) AckReports(a);
     if (item.exit && ok) ++shared_.exits;
     if ((item.exit && ok) || result.code == 404 || result.code == 409) Drop(it);
   }
@@ -491,10 +498,7 @@ class SimAgent {
                          return client.Post(base + "/logs", batch.ToJson());
                        }).status();
       if (gone(s)) return false;
-      if (s.ok()) {
-        shared_.acked.Add(a.start.trial_id, static_cast<int64_t>(a.lines.size()), 0);
-        a.lines.clear();
-      }
+      if (s.ok()) AckLines(a);
     }
     if (!a.reports.empty()) {
       const wire::ReportBatch batch = Reports(a);
@@ -502,18 +506,11 @@ class SimAgent {
                          return client.Post(base + "/reports", batch.ToJson());
                        }).status();
       if (gone(s)) return false;
-      if (s.ok()) {
-        const auto training = std::count_if(a.reports.begin(), a.reports.end(), [](const auto& r) {
-          return r.kind == wire::ReportKind::kTraining;
-        });
-        shared_.acked.Add(a.start.trial_id, 0, training);
-        a.reports.clear();
-      }
+      if (s.ok()) AckReports(a);
     }
     if (!a.done || !a.lines.empty() || !a.reports.empty()) return true;
     absl::Status s = Timed(shared_, "POST /allocations/{a}/exit", [&] {
-                       const wire::ExitReport exit{a.start.node_rank, a.stopped ? 143 : 0};
-                       return client.Post(base + "/exit", exit.ToJson());
+                       return client.Post(base + "/exit", ExitOf(a).ToJson());
                      }).status();
     if (s.ok()) ++shared_.exits;
     return !s.ok() && !gone(s);

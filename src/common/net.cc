@@ -122,10 +122,16 @@ absl::StatusOr<int> Listen(const std::string& host, int port, int* bound_port, i
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, backlog) != 0) {
       const int error = errno;
-      last = ErrnoStatus(absl::StrCat("cannot listen on ", host.empty() ? "*" : host, ":", port),
-                         error);
+      const std::string where =
+          absl::StrCat("cannot listen on ", host.empty() ? "*" : host, ":", port);
       if (error == EADDRINUSE) {
-        last = absl::UnavailableError(absl::StrCat(last.message(), PortHolder(port)));
+        last =
+            absl::UnavailableError(absl::StrCat(where, ": the port is in use", PortHolder(port)));
+      } else if (error == EADDRNOTAVAIL) {
+        last = absl::UnavailableError(
+            absl::StrCat(where, ": no interface of this machine has that address"));
+      } else {
+        last = ErrnoStatus(where, error);
       }
       ::close(fd);
       continue;

@@ -26,8 +26,9 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view text, int default_port)
 // Listens on host:port (port 0: the OS picks one). `host` empty or "0.0.0.0" binds all IPv4
 // interfaces. Returns the listening fd (close-on-exec) and stores the bound port in *bound_port.
 // `backlog`: the listen queue asked for (the kernel caps it at net.core.somaxconn).
-// SO_REUSEADDR only (never SO_REUSEPORT): a port another socket listens on is an error naming
-// the address and, where it can tell, the process holding it (PortHolder).
+// SO_REUSEADDR only (never SO_REUSEPORT): a port another socket listens on is Unavailable
+// "cannot listen on HOST:PORT: the port is in use" and, where it can tell, the process holding
+// it (PortHolder).
 absl::StatusOr<int> Listen(const std::string& host, int port, int* bound_port, int backlog = 512);
 
 // Who listens on TCP `port` on this machine, for an "address in use" error: " (held by pid 123:

@@ -16,7 +16,6 @@
 #include "cohort/status.h"
 #include "common/directory_lock.h"
 #include "common/env.h"
-#include "common/net.h"
 #include "common/private_file.h"
 #include "master/db/database.h"
 #include "master/db/sqlite_backup.h"
@@ -139,23 +138,16 @@ void WarnIfExposed(const Flags& f) {
                f.host.c_str());
 }
 
-// Binds the port as the flags say (the TLS files too); the error printed says what to change.
+// Binds the port as the flags say (the TLS files too); null, with the error printed, when it
+// cannot: a port in use names its holder (net::Listen).
 std::unique_ptr<cohort::master::http::HttpServer> Bind(const Flags& f) {
   absl::StatusOr<std::unique_ptr<cohort::master::http::HttpServer>> server =
-      cohort::master::http::HttpServer::Bind({.host = f.host,
-                                              .port = f.port,
-                                              .tls = f.tls,
-                                              .max_connections = f.http_connections});
+      cohort::master::http::HttpServer::Bind(
+          {.host = f.host, .port = f.port, .tls = f.tls, .max_connections = f.http_connections});
   if (server.ok()) return *std::move(server);
-  if (server.status().code() == absl::StatusCode::kInvalidArgument) {  // a TLS file
-    std::fprintf(stderr, "cohort-master: %s\n", server.status().ToString().c_str());
-    return nullptr;
-  }
-  const std::string holder = f.port > 0 ? cohort::net::PortHolder(f.port) : "";
-  std::fprintf(stderr, "cohort-master: cannot listen on %s:%d: %s; pick another with --port\n",
-               f.host.c_str(), f.port,
-               holder.empty() ? "cannot bind there (is the address one of this machine's?)"
-                              : ("the port is in use" + holder).c_str());
+  const bool port = server.status().code() != absl::StatusCode::kInvalidArgument;  // not TLS
+  std::fprintf(stderr, "cohort-master: %s%s\n", std::string(server.status().message()).c_str(),
+               port ? "; pick another --port (or --host)" : "");
   return nullptr;
 }
 

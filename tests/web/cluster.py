@@ -42,7 +42,7 @@ def wait_until(predicate, what, timeout=30.0, interval=0.2, retry_on=()):
 def free_port_range(width, taken=()):
     """A base port whose `width` successors were free a moment ago, below the kernel's
     ephemeral range (where the many client connections of a test would take them: a trial's
-    rendezvous store then fails with "Address already in use")."""
+    rendezvous store then fails with "the port is in use")."""
     with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
         ephemeral_low = int(f.read().split()[0])
     rng = random.Random()

@@ -392,13 +392,17 @@ absl::StatusOr<std::map<wire::TrialState, int64_t>> SqliteDatabase::CountTrialsB
   }
 }
 
-absl::Status SqliteDatabase::InsertMetrics(const std::vector<MetricRow>& rows) {
-  if (rows.empty()) return absl::OkStatus();
+absl::Status SqliteDatabase::WriteTransaction(absl::FunctionRef<absl::Status()> body) {
   std::lock_guard<std::mutex> lock(mu_);
   Transaction transaction(*statements_, path_);
   COHORT_RETURN_IF_ERROR(transaction.Begin());
-  COHORT_RETURN_IF_ERROR(InsertMetricsLocked(rows));
+  COHORT_RETURN_IF_ERROR(body());
   return transaction.Commit();
+}
+
+absl::Status SqliteDatabase::InsertMetrics(const std::vector<MetricRow>& rows) {
+  if (rows.empty()) return absl::OkStatus();
+  return WriteTransaction([&] { return InsertMetricsLocked(rows); });
 }
 
 absl::Status SqliteDatabase::InsertMetricsLocked(const std::vector<MetricRow>& rows) {

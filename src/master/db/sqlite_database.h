@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -190,11 +191,14 @@ class SqliteDatabase final : public Database {
   absl::StatusOr<DropRange> DropRangeLocked(int64_t trial_id, int64_t after, int64_t marker_seq,
                                             int64_t count);
 
-  // The id of the series (trial, name, label), created when missing; call under mu_ inside a
-  // transaction.
+  // Runs `body` with mu_ held inside one transaction: committed when it returns OK, rolled
+  // back otherwise (its error returned).
+  absl::Status WriteTransaction(absl::FunctionRef<absl::Status()> body);
   // The bodies of InsertMetrics and InsertPoints: mu_ held, inside the caller's transaction.
   absl::Status InsertMetricsLocked(const std::vector<MetricRow>& rows);
   absl::Status InsertPointsLocked(int64_t trial_id, const std::vector<PointRow>& points);
+  // The id of the series (trial, name, label), created when missing; call under mu_ inside a
+  // transaction.
   absl::StatusOr<int64_t> SeriesIdLocked(int64_t trial_id, const std::string& name,
                                          const std::string& label);
 

@@ -19,7 +19,6 @@ namespace {
 
 using internal::ReadAll;
 using internal::Statement;
-using internal::Transaction;
 
 // The points of one series within a query's ranges: ?1 series, ?2..?3 batches, ?4..?5 times,
 // ?6 the id to follow after.
@@ -72,8 +71,8 @@ class Bucket {
 
 // The id of the series (trial, name, label); nullopt when it does not exist.
 absl::StatusOr<std::optional<int64_t>> FindSeries(internal::StatementCache& statements,
-                                                  const std::string& path,
-                                                  int64_t trial_id, const std::string& name,
+                                                  const std::string& path, int64_t trial_id,
+                                                  const std::string& name,
                                                   const std::string& label) {
   Statement find(statements, path, "find series",
                  "SELECT id FROM series WHERE trial_id = ?1 AND name = ?2 AND label = ?3");
@@ -100,30 +99,25 @@ absl::StatusOr<int64_t> SqliteDatabase::SeriesIdLocked(int64_t trial_id, const s
     return absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"));
   }
   COHORT_RETURN_IF_ERROR(created);
-  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindSeries(*statements_, path_, trial_id, name, label));
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> id,
+                          FindSeries(*statements_, path_, trial_id, name, label));
   if (!id) return absl::InternalError(absl::StrCat("series ", name, " vanished"));
   return *id;
 }
 
 absl::Status SqliteDatabase::InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) {
   if (points.empty()) return absl::OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
-  Transaction transaction(*statements_, path_);
-  COHORT_RETURN_IF_ERROR(transaction.Begin());
-  COHORT_RETURN_IF_ERROR(InsertPointsLocked(trial_id, points));
-  return transaction.Commit();
+  return WriteTransaction([&] { return InsertPointsLocked(trial_id, points); });
 }
 
 absl::Status SqliteDatabase::InsertMetricsAndPoints(int64_t trial_id,
                                                     const std::vector<MetricRow>& metrics,
                                                     const std::vector<PointRow>& points) {
   if (metrics.empty() && points.empty()) return absl::OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
-  Transaction transaction(*statements_, path_);
-  COHORT_RETURN_IF_ERROR(transaction.Begin());
-  COHORT_RETURN_IF_ERROR(InsertMetricsLocked(metrics));
-  COHORT_RETURN_IF_ERROR(InsertPointsLocked(trial_id, points));
-  return transaction.Commit();
+  return WriteTransaction([&] {
+    COHORT_RETURN_IF_ERROR(InsertMetricsLocked(metrics));
+    return InsertPointsLocked(trial_id, points);
+  });
 }
 
 absl::Status SqliteDatabase::InsertPointsLocked(int64_t trial_id,

@@ -146,12 +146,11 @@ struct Exchange {
   }
 };
 
-MHD_Result AddHeader(void* headers, MHD_ValueKind, const char* key, const char* value) {
-  static_cast<httplib::Headers*>(headers)->emplace(key, value != nullptr ? value : "");
-  return MHD_YES;
-}
-MHD_Result AddParam(void* params, MHD_ValueKind, const char* key, const char* value) {
-  static_cast<httplib::Params*>(params)->emplace(key, value != nullptr ? value : "");
+// One header or query parameter into `Map` (httplib::Headers or httplib::Params); a parameter
+// without a value ("?follow") is "".
+template <typename Map>
+MHD_Result AddValue(void* map, MHD_ValueKind, const char* key, const char* value) {
+  static_cast<Map*>(map)->emplace(key, value != nullptr ? value : "");
   return MHD_YES;
 }
 
@@ -228,8 +227,9 @@ MHD_Result Begin(const Router::Table& table, MHD_Connection* connection, const c
   req.method = method;
   req.path = url;
   req.version = version;
-  MHD_get_connection_values(connection, MHD_HEADER_KIND, &AddHeader, &req.headers);
-  MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &AddParam, &req.params);
+  MHD_get_connection_values(connection, MHD_HEADER_KIND, &AddValue<httplib::Headers>, &req.headers);
+  MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &AddValue<httplib::Params>,
+                            &req.params);
   SetRemote(connection, req);
   uint64_t declared = 0;
   if (absl::SimpleAtoi(req.get_header_value("Content-Length"), &declared) &&
