@@ -13,13 +13,16 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "agent/allocation_run.h"
 #include "common/clock.h"
+#include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/http/cluster_authenticator.h"
@@ -399,6 +402,51 @@ TEST_F(AgentTest, AProfiledTrialsMachineIsSampledAndItsSeriesReachTheMaster) {
   ASSERT_TRUE(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}).ok());
   ASSERT_TRUE(WaitUntil([&] { return wire::IsTerminal(Trial(trial).state); }, "the kill",
                         [&] { clock_.Advance(absl::Seconds(1)); }));
+}
+
+// cohort-launch takes a second SIGTERM as "kill the workers now", which would cut a checkpoint
+// short: however many stops reach one allocation (the master's stop action and the run's own
+// "the master forgot it", say), its launcher gets one SIGTERM; a kill after a preempt only
+// brings the SIGKILL nearer. A real process that counts its SIGTERMs plays the launcher.
+TEST(AllocationControlTest, OnlyTheFirstStopSignalsTheLauncherAndALaterKillSetsTheGrace) {
+  const fs::path dir = fs::temp_directory_path() / absl::StrCat("cohort-control-test-", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Start(
+      {.argv = {"/bin/sh", "-c",
+                "trap 'echo term >> terms' TERM; touch ready; while :; do sleep 0.05; done"},
+       .cwd = dir.string()});
+  ASSERT_TRUE(child.ok()) << child.status();
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!fs::exists(dir / "ready") && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_TRUE(fs::exists(dir / "ready")) << "the stand-in launcher did not start";
+
+  FakeClock clock;
+  AllocationControl control(clock);
+  control.Stop(wire::StopMode::kPreempt, absl::Seconds(10));  // before the start
+  control.Attach(child->get());                               // SIGTERM now
+  // Apart, so that signals sent would not merge into one pending signal.
+  absl::SleepFor(absl::Milliseconds(300));
+  control.Stop(wire::StopMode::kKill, absl::Seconds(10));
+  absl::SleepFor(absl::Milliseconds(300));
+  control.Stop(wire::StopMode::kPreempt, absl::Seconds(10));
+  absl::SleepFor(absl::Milliseconds(300));  // a trap for it would have run by now
+  std::ifstream terms(dir / "terms");
+  std::string all((std::istreambuf_iterator<char>(terms)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all, "term\n") << "one SIGTERM, not one per stop";
+
+  clock.Advance(absl::Milliseconds(9900));
+  control.KillIfDue();
+  EXPECT_FALSE((*child)->Poll().has_value()) << "killed before the kill's grace had passed";
+  clock.Advance(absl::Milliseconds(100));
+  control.KillIfDue();
+  absl::StatusOr<int> status = (*child)->Wait(absl::Seconds(10));
+  control.Attach(nullptr);
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(*status, 128 + SIGKILL);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -24,8 +24,8 @@
 #include "config/entrypoint.h"
 #include "config/yaml_json.h"
 #include "sampler/proc_counter_source.h"
-#include "wire/limits.h"
 #include "wire/launch_env.h"
+#include "wire/limits.h"
 #include "wire/worker_env.h"
 
 namespace cohort::agent {
@@ -132,9 +132,21 @@ bool IsThreadVariable(const std::string& name) {
 
 void AllocationControl::Stop(wire::StopMode mode, absl::Duration kill_grace) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!mode_) mode_ = mode;
   if (mode == wire::StopMode::kKill) kill_at_ = std::min(kill_at_, clock_.Now() + kill_grace);
+  if (mode_) return;  // signalled already (or will be at its start)
+  mode_ = mode;
   if (child_ != nullptr) child_->Signal(SIGTERM);
+}
+
+void AllocationControl::Attach(Subprocess* child) {
+  std::lock_guard<std::mutex> lock(mu_);
+  child_ = child;
+  if (child_ != nullptr && mode_) child_->Signal(SIGTERM);  // stopped before it started
+}
+
+void AllocationControl::KillIfDue() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (child_ != nullptr && clock_.Now() >= kill_at_) child_->Signal(SIGKILL);
 }
 
 bool AllocationControl::stopping() {
@@ -328,11 +340,7 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     return 1;
   }
   Subprocess& child = **started;
-  {
-    std::lock_guard<std::mutex> lock(control_->mu_);
-    control_->child_ = &child;
-    if (control_->mode_) child.Signal(SIGTERM);  // stopped before it started
-  }
+  control_->Attach(&child);
   StartSampler();
   LineSplitter lines(kLineBytes);
   const auto log_line = [this](absl::string_view line) { LogOutputLine(line); };
@@ -359,13 +367,10 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
         (!away && (pending_logs_.size() >= kLogBatch || pending_log_bytes_ >= kLogBatchBytes ||
                    clock_.Now() - last_flush >= kFlushEvery))) {
       if (exited && !open) StopSampler();  // its last period goes with this flush
-      Flush(child, /*last=*/exited && !open);
+      Flush(/*last=*/exited && !open);
       last_flush = clock_.Now();
     }
-    {
-      std::lock_guard<std::mutex> lock(control_->mu_);
-      if (clock_.Now() >= control_->kill_at_) child.Signal(SIGKILL);
-    }
+    control_->KillIfDue();
     if (exited && !open) {
       status = *exited;
       break;
@@ -375,8 +380,7 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     if (!open) absl::SleepFor(absl::Milliseconds(50));
   }
   EndOutput(lines);
-  std::lock_guard<std::mutex> lock(control_->mu_);
-  control_->child_ = nullptr;
+  control_->Attach(nullptr);
   return status;
 }
 
@@ -435,7 +439,7 @@ void AllocationRun::StopStragglers() {
   }
 }
 
-void AllocationRun::Flush(Subprocess& child, bool last) {
+void AllocationRun::Flush(bool last) {
   // While the trial runs, one try per post: a master that is away must not stop the reading of
   // its output (the trial would block on its writes). After its exit, patiently.
   patient_ = last;
@@ -449,13 +453,8 @@ void AllocationRun::Flush(Subprocess& child, bool last) {
   control_->SetHeld(static_cast<int64_t>(pending_logs_.size()),
                     static_cast<int64_t>(unsent_reports_.size()));
   if (clock_.Now() >= away_until_) away_backoff_ = absl::ZeroDuration();  // it answered
-  if (!master_forgot_) return;
   // The master restarted and no longer knows this allocation: checkpoint and stop.
-  std::lock_guard<std::mutex> lock(control_->mu_);
-  if (!control_->mode_) {
-    control_->mode_ = wire::StopMode::kPreempt;
-    child.Signal(SIGTERM);
-  }
+  if (master_forgot_) control_->Stop(wire::StopMode::kPreempt, options_.kill_grace);
 }
 
 void AllocationRun::Log(int rank, std::string line) {

@@ -47,17 +47,24 @@ class AllocationControl {
   // `clock` (which must outlive this) times the kill's grace.
   explicit AllocationControl(const Clock& clock = RealClock()) : clock_(clock) {}
   // Stops the node: SIGTERM now, or as soon as the launcher starts; kill: SIGKILL
-  // `kill_grace` later if it has not exited by then. The first mode asked for stays.
+  // `kill_grace` later if it has not exited by then. The first mode asked for stays, and only
+  // the first call signals: cohort-launch takes a second SIGTERM as "kill the workers now",
+  // which would cut a checkpoint short (a kill after a preempt only brings the SIGKILL nearer).
   void Stop(wire::StopMode mode, absl::Duration kill_grace);
   // Whether Stop was called.
   bool stopping();
+  // The launcher started (`child`; it gets its SIGTERM now if Stop came first) or, nullptr,
+  // exited. The child must outlive its attachment.
+  void Attach(Subprocess* child);
+  // SIGKILLs the attached launcher if a kill's grace has passed.
+  void KillIfDue();
   // What the agent's registration says of this node: `node` as set at its start, with what the
   // run holds for the master now (its log lines and report batches not delivered yet).
   void Describe(wire::RunningAllocation node);
   wire::RunningAllocation Claim();
 
  private:
-  friend class AllocationRun;
+  friend class AllocationRun;  // SetHeld
   void SetHeld(int64_t lines, int64_t report_batches);
 
   const Clock& clock_;
@@ -136,7 +143,7 @@ class AllocationRun {
   void StopStragglers();
   // Sends the logs and reports gathered so far; stops the node when the master forgot it.
   // `last`: the launcher has exited and its output is closed: every report left goes now.
-  void Flush(Subprocess& child, bool last);
+  void Flush(bool last);
   void Log(int rank, std::string line);
   // Queues the line counting the output lines dropped while the buffer was full, if any were.
   void AddDropMarker();
