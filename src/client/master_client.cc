@@ -161,6 +161,12 @@ absl::StatusOr<Json> MasterClient::InterpretAnswer(const std::string& what, int 
   if (status == 404) return absl::NotFoundError(message);
   if (status == 409) return absl::FailedPreconditionError(message);
   if (status >= 400 && status < 500) return absl::InvalidArgumentError(message);
+  // It cannot answer now (shutting down, too many logins at once): a retry may succeed, so
+  // what an agent holds for it is kept, as when it is unreachable.
+  if (status == 503) {
+    return absl::UnavailableError(
+        absl::StrCat("the master at ", url_, " cannot answer now (HTTP 503): ", message));
+  }
   return absl::InternalError(absl::StrCat("the master failed (HTTP ", status, "): ", message));
 }
 

@@ -8,7 +8,9 @@
 //   a 401 answer           -> Unauthenticated with the master's text (which says what to pass)
 //   another 4xx answer     -> InvalidArgument / NotFound / FailedPrecondition with the master's
 //                              {"error": ...} text (and its "errors" list, one per line)
-//   a 5xx answer           -> Internal with the master's text
+//   a 503 answer           -> Unavailable with the master's text (it cannot answer now:
+//                              shutting down, say; a retry may succeed)
+//   another 5xx answer     -> Internal with the master's text
 //   a TLS failure          -> FailedPrecondition saying what to fix, marked so that
 //                              IsTlsFailure() is true: the certificate is not trusted or does
 //                              not name the host, the CA file cannot be loaded, or the master

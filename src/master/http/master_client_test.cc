@@ -1,6 +1,6 @@
 // MasterClient's kept connection against the master's real server (MasterServer): one
 // connection for a client's requests, replaced when the master restarts, and nothing of one
-// request's credentials left on it for the next.
+// request's credentials left on it for the next; and how its answers' codes become Statuses.
 #include "client/master_client.h"
 
 #include <memory>
@@ -23,6 +23,16 @@ std::unique_ptr<MasterServer> Serve(const std::string& dir, int port = 0) {
                               return Reply::Ok(Json{
                                   {"port", req.raw().remote_port},
                                   {"authorization", req.raw().get_header_value("Authorization")}});
+                            },
+                            {.require = Require::kAnyone});
+                 router.Get("/api/v1/test/busy",
+                            [](const Request&) -> absl::StatusOr<Reply> {
+                              return absl::UnavailableError("the master is shutting down");
+                            },
+                            {.require = Require::kAnyone});
+                 router.Get("/api/v1/test/broken",
+                            [](const Request&) -> absl::StatusOr<Reply> {
+                              return absl::DataLossError("the database is corrupt");
                             },
                             {.require = Require::kAnyone});
                }});
@@ -66,6 +76,19 @@ TEST(MasterClientTest, ATokenClearedIsNotSentOnTheKeptConnection) {
   absl::StatusOr<Json> without = client.Get("/api/v1/test/peer");
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_EQ((*without)["authorization"], "");
+}
+
+// A 503 (the master cannot answer now) is Unavailable, as no answer is: an agent keeps what it
+// posted and tries again. Another 5xx is Internal: retrying would not help.
+TEST(MasterClientTest, A503IsUnavailableAndAnother5xxIsInternal) {
+  auto server = Serve(MakeTempDir("client_503"));
+  client::MasterClient client(server->url(), absl::Seconds(10));
+  const absl::Status busy = client.Get("/api/v1/test/busy").status();
+  EXPECT_EQ(busy.code(), absl::StatusCode::kUnavailable) << busy;
+  EXPECT_NE(busy.message().find("the master is shutting down"), absl::string_view::npos) << busy;
+  const absl::Status broken = client.Get("/api/v1/test/broken").status();
+  EXPECT_EQ(broken.code(), absl::StatusCode::kInternal) << broken;
+  EXPECT_NE(broken.message().find("the database is corrupt"), absl::string_view::npos) << broken;
 }
 
 }  // namespace
