@@ -77,11 +77,11 @@ struct MasterBenchOptions {
   int agents_nice = 0;  // the simulated agents' threads' nice value (the master keeps 0)
   bool kill_restart = true;  // SIGKILL the master halfway, restart it, count what was lost
   // One post per agent and flush with every allocation's output (POST /agents/{id}/outputs,
-  // design 0014's way 2) instead of one per allocation and kind.
-  bool agent_wide_posts = false;
+  // design 0014's way 2), as cohort-agent, instead of one per allocation and kind.
+  bool agent_wide_posts = true;
   // > 0: each agent long-polls on a thread of its own for up to this long (as cohort-agent,
   // whose poll waits 5 s unless an action comes); 0: one poll of flush_ms per flush.
-  double poll_seconds = 0;
+  double poll_seconds = 5;
   double warmup_seconds = 10;  // latencies are also shown for the requests begun after it
   std::string master;        // cohort-master; default: beside this program
   std::vector<std::string> master_args;  // more of cohort-master's flags

@@ -829,14 +829,15 @@ CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& o) {
   cmd->add_flag("!--no-kill-restart", o.kill_restart,
                 "Do not SIGKILL and restart the master halfway");
   cmd->add_option("--master", o.master, "cohort-master (default: beside cohort-bench)");
-  cmd->add_flag("--agent-wide-posts", o.agent_wide_posts,
-                "Each agent posts all its allocations' output in one request per flush (POST "
-                "/agents/{id}/outputs) instead of one per allocation and kind; cohort-agent does "
-                "not yet");
+  cmd->add_flag("!--per-allocation-posts", o.agent_wide_posts,
+                "Each allocation posts its logs, reports and exit on its own (the protocol of "
+                "the tables before the sixth) instead of each agent posting all its allocations' "
+                "output in one request per flush (POST /agents/{id}/outputs), as cohort-agent "
+                "does");
   cmd->add_option("--poll-seconds", o.poll_seconds,
                   "Each agent long-polls on a thread of its own for up to this long, as "
-                  "cohort-agent does (its default: 5); 0: one poll of --flush-ms per flush, the "
-                  "earlier tables' protocol")
+                  "cohort-agent does; 0: one poll of --flush-ms per flush, the protocol of the "
+                  "tables before the sixth")
       ->check(CLI::Range(0.0, 60.0))
       ->capture_default_str();
   cmd->add_option("--agents-nice", o.agents_nice,

@@ -72,7 +72,14 @@ std::optional<wire::StartAction> ReadableStart(const Json& raw) {
 Agent::Agent(AgentOptions options)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : RealClock()),
-      gpu_pool_(options_.gpus) {
+      gpu_pool_(options_.gpus),
+      shipper_({.master_url = options_.master_url,
+                .agent_id = options_.id,
+                .secret = options_.secret,
+                .tls_ca_file = options_.tls_ca_file}),
+      // Stable for an agent, different between agents: their flushes do not all reach the
+      // master at the same moment.
+      flush_phase_(absl::Milliseconds(std::hash<std::string>{}(options_.id) % 500)) {
   if (options_.launcher.empty()) options_.launcher = SiblingProgram("cohort-launch");
 }
 
@@ -286,7 +293,7 @@ void Agent::RefuseStart(const Json& raw, const absl::Status& why) {
   });
 }
 
-AllocationRunOptions Agent::RunOptions(std::vector<int> gpus) const {
+AllocationRunOptions Agent::RunOptions(std::vector<int> gpus) {
   // The agent's slots share its machine: each worker gets cores / slots compute threads.
   const unsigned cpus = options_.cpus > 0 ? static_cast<unsigned>(options_.cpus)
                                           : std::thread::hardware_concurrency();
@@ -303,6 +310,8 @@ AllocationRunOptions Agent::RunOptions(std::vector<int> gpus) const {
   run_options.kill_grace = kKillGrace;
   run_options.clock = &clock_;
   run_options.stop = &stop_;
+  run_options.shipper = &shipper_;
+  run_options.flush_phase = flush_phase_;
   return run_options;
 }
 

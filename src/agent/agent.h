@@ -39,6 +39,7 @@
 #include "absl/time/time.h"
 #include "agent/allocation_run.h"
 #include "agent/gpu_pool.h"
+#include "agent/output_shipper.h"
 #include "common/clock.h"
 #include "nlohmann/json.hpp"
 #include "wire/agent_protocol.h"
@@ -111,7 +112,7 @@ class Agent {
   void StopAllocation(const wire::StopAction& action);
   void RunAllocation(std::shared_ptr<AllocationControl> control, wire::StartAction action);
   // `gpus`: the allocation's GPU slots (empty: CPU slots).
-  AllocationRunOptions RunOptions(std::vector<int> gpus = {}) const;
+  AllocationRunOptions RunOptions(std::vector<int> gpus = {});
   // Runs `work` on a thread of its own, joined by JoinFinished or StopAndJoinAll.
   void Spawn(std::function<void()> work);
   void JoinFinished();
@@ -121,6 +122,9 @@ class Agent {
   AgentOptions options_;
   Clock& clock_;
   GpuPool gpu_pool_;  // options_.gpus and which allocation holds each
+  // Every allocation's logs, reports and exit, in one post per flush (the runs' threads use it).
+  OutputShipper shipper_;
+  absl::Duration flush_phase_;  // this agent's offset on the runs' flush grid, from its id
   std::atomic<bool> stop_requested_{false};
   absl::Status refusal_;  // the master refused the agent's secret, or TLS failed; Run() returns it
   absl::Notification stop_;  // notified once by Stop(); cuts back-off sleeps and retries short

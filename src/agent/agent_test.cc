@@ -404,6 +404,36 @@ TEST_F(AgentTest, AProfiledTrialsMachineIsSampledAndItsSeriesReachTheMaster) {
                         [&] { clock_.Advance(absl::Seconds(1)); }));
 }
 
+// An agent's runs send their output through its combined post (POST /agents/{id}/outputs,
+// output_shipper.h): the allocations' own routes, replaced here by ones that count and fail,
+// are never used, and the trial's lines and exit still reach the master.
+TEST_F(AgentTest, ARunsLogsAndExitGoInTheAgentsCombinedPostNotItsOwnRoutes) {
+  auto own_posts = std::make_shared<std::atomic<int>>(0);
+  StartMaster(0, [own_posts](master::http::Router& router, master::Master&) {
+    for (const char* part : {"logs", "reports", "exit"}) {
+      router.Post(absl::StrCat(R"(/api/v1/allocations/([^/]+)/)", part),
+                  [own_posts](const master::http::Request&)
+                      -> absl::StatusOr<master::http::Reply> {
+                    ++*own_posts;
+                    return absl::InternalError("posted on its own route");
+                  },
+                  {.require = master::http::Require::kAnyone});
+    }
+  });
+  StartAgent();
+  ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
+  const int64_t trial = CreateTrial(/*max_restarts=*/0);
+  ASSERT_TRUE(WaitUntil([&] { return Logs(trial).find("started") != std::string::npos; },
+                        "the trial to start", [&] { clock_.Advance(absl::Milliseconds(500)); }));
+  ASSERT_TRUE(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}).ok());
+  // The stand-in launcher ignores SIGTERM: the kill's grace passes on the agent's clock.
+  ASSERT_TRUE(WaitUntil([&] { return Trial(trial).state == TrialState::kCanceled; },
+                        "the killed trial to end", [&] { clock_.Advance(absl::Seconds(1)); }));
+  EXPECT_THAT(Logs(trial), HasSubstr("got SIGTERM, ignoring it"));
+  EXPECT_THAT(Logs(trial), HasSubstr("node 0 (agent a1) exited with status 137"));
+  EXPECT_EQ(own_posts->load(), 0);
+}
+
 // cohort-launch takes a second SIGTERM as "kill the workers now", which would cut a checkpoint
 // short: however many stops reach one allocation (the master's stop action and the run's own
 // "the master forgot it", say), its launcher gets one SIGTERM; a kill after a preempt only

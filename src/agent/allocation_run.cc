@@ -15,6 +15,7 @@
 #include "agent/leftovers.h"
 #include "agent/retry.h"
 #include "agent/undelivered.h"
+#include "cohort/status.h"
 #include "common/context_archive.h"
 #include "common/json_bounded.h"
 #include "common/line_splitter.h"
@@ -121,6 +122,12 @@ const absl::Notification& Never() {
   return *never;
 }
 
+// The first point of the flush grid (every kFlushEvery, offset by `phase`) after `t`.
+absl::Time NextFlush(absl::Time t, absl::Duration phase) {
+  const absl::Time origin = absl::UnixEpoch() + phase;
+  return origin + absl::Floor(t - origin, kFlushEvery) + kFlushEvery;
+}
+
 bool IsThreadVariable(const std::string& name) {
   for (const char* var : wire::kThreadVariables) {
     if (name == var) return true;
@@ -186,17 +193,38 @@ AllocationRun::AllocationRun(AllocationRunOptions options, wire::StartAction act
   client_.set_tls_ca_file(options_.tls_ca_file);
 }
 
+wire::AllocationOutput AllocationRun::Item() const {
+  return wire::AllocationOutput{.allocation = action_.allocation,
+                                .token = action_.allocation_token};
+}
+
 std::string AllocationRun::Prefix() const {
   return absl::StrCat("agent ", options_.agent_id, ": allocation ", action_.allocation);
 }
 
-absl::StatusOr<Json> AllocationRun::Post(const std::string& path, const Json& body) {
+absl::Status AllocationRun::Send(const wire::AllocationOutput& item, size_t bytes) {
+  const auto once = [&]() -> absl::StatusOr<Json> {
+    if (options_.shipper != nullptr) {
+      absl::Status s = options_.shipper->Ship(item, bytes);
+      if (!absl::IsUnimplemented(s)) return s.ok() ? absl::StatusOr<Json>(Json::object()) : s;
+    }
+    COHORT_RETURN_IF_ERROR(PostOwn(item));
+    return Json::object();
+  };
   if (!patient_) {
-    absl::StatusOr<Json> r = client_.Post(path, body);
-    if (absl::IsUnavailable(r.status())) MasterAway();
-    return r;
+    absl::Status s = once().status();
+    if (absl::IsUnavailable(s)) MasterAway();
+    return s;
   }
-  return PostPatiently(client_, path, body, clock_, stop_);
+  return RetryWhileUnavailable(once, clock_, stop_).status();
+}
+
+absl::Status AllocationRun::PostOwn(const wire::AllocationOutput& item) {
+  const std::string base = absl::StrCat("/api/v1/allocations/", action_.allocation);
+  if (item.logs) return client_.Post(base + "/logs", item.logs->ToJson()).status();
+  if (item.reports) return client_.Post(base + "/reports", item.reports->ToJson()).status();
+  if (item.exit) return client_.Post(base + "/exit", item.exit->ToJson()).status();
+  return absl::OkStatus();  // nothing to send
 }
 
 void AllocationRun::MasterAway() {
@@ -344,7 +372,7 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
   StartSampler();
   LineSplitter lines(kLineBytes);
   const auto log_line = [this](absl::string_view line) { LogOutputLine(line); };
-  absl::Time last_flush = clock_.Now();
+  absl::Time next_flush = NextFlush(clock_.Now(), options_.flush_phase);
   absl::Time exited_at = absl::InfiniteFuture();  // real time: the launcher is a real process
   bool open = true;
   int status = 1;
@@ -365,10 +393,10 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     const bool away = clock_.Now() < away_until_;  // the master did not answer: back off
     if ((exited && !open) ||
         (!away && (pending_logs_.size() >= kLogBatch || pending_log_bytes_ >= kLogBatchBytes ||
-                   clock_.Now() - last_flush >= kFlushEvery))) {
+                   clock_.Now() >= next_flush))) {
       if (exited && !open) StopSampler();  // its last period goes with this flush
       Flush(/*last=*/exited && !open);
-      last_flush = clock_.Now();
+      next_flush = NextFlush(clock_.Now(), options_.flush_phase);
     }
     control_->KillIfDue();
     if (exited && !open) {
@@ -498,23 +526,26 @@ void AllocationRun::FlushLogs() {
 }
 
 bool AllocationRun::PostLogs(size_t begin, size_t end) {
-  const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/logs");
-  wire::LogBatch batch{.trial_id = action_.trial_id,
-                       .lines = {pending_logs_.begin() + begin, pending_logs_.begin() + end},
-                       .node = action_.node_rank};
-  absl::StatusOr<Json> r = Post(path, batch.ToJson());
+  wire::AllocationOutput item = Item();
+  item.logs = wire::LogBatch{.trial_id = action_.trial_id,
+                             .lines = {pending_logs_.begin() + begin, pending_logs_.begin() + end},
+                             .node = action_.node_rank};
+  size_t bytes = 0;
+  for (const wire::LogLine& line : item.logs->lines) bytes += JsonBytes(line);
+  const absl::Status r = Send(item, bytes);
+  const wire::LogBatch& batch = *item.logs;
   // Kept for the next try (or, once the run has ended, for the agent's next run: KeepUndelivered).
-  if (absl::IsUnavailable(r.status())) return false;
-  if (absl::IsNotFound(r.status())) {
+  if (absl::IsUnavailable(r)) return false;
+  if (absl::IsNotFound(r)) {
     master_forgot_ = true;  // the lines were stored anyway
-  } else if (absl::IsInvalidArgument(r.status()) && end - begin > 1) {
+  } else if (absl::IsInvalidArgument(r) && end - begin > 1) {
     // The master refused the batch (4xx): halves, so that one line it will not take does not
     // lose the others (at most log2(kLogBatch) levels).
     const size_t middle = begin + (end - begin) / 2;
     return PostLogs(begin, middle) && PostLogs(middle, end);
   } else if (!r.ok()) {
     COHORT_LOG(WARNING) << Prefix() << ": " << batch.lines.size() << " log line(s) of trial "
-                        << action_.trial_id << " not delivered, dropped: " << r.status();
+                        << action_.trial_id << " not delivered, dropped: " << r;
   }
   return true;
 }
@@ -644,19 +675,21 @@ bool AllocationRun::PostReports() {
 
 void AllocationRun::PostReportBatch(wire::ReportBatch batch) {
   // In order: what the master missed while it was away goes first.
-  unsent_reports_.push_back(std::move(batch));
-  unsent_bytes_ += RecordBytesOf(unsent_reports_.back());
+  const size_t bytes = RecordBytesOf(batch);
+  unsent_reports_.push_back({std::move(batch), bytes});
+  unsent_bytes_ += bytes;
   while (!unsent_reports_.empty()) {
-    if (!TryReportBatch(unsent_reports_.front())) break;  // away: kept for the next flush
-    unsent_bytes_ -= RecordBytesOf(unsent_reports_.front());
+    const UnsentReports& front = unsent_reports_.front();
+    if (!TryReportBatch(front.batch, front.bytes)) break;  // away: kept for the next flush
+    unsent_bytes_ -= front.bytes;
     unsent_reports_.pop_front();
   }
   while (unsent_bytes_ > kMaxPendingBytes && unsent_reports_.size() > 1) {
     COHORT_LOG(WARNING) << Prefix() << ": the master is unreachable; dropped "
-                        << unsent_reports_.front().lines.size() << " reports of trial "
+                        << unsent_reports_.front().batch.lines.size() << " reports of trial "
                         << action_.trial_id << " to keep at most " << kMaxPendingBytes
                         << " bytes of them";
-    unsent_bytes_ -= RecordBytesOf(unsent_reports_.front());
+    unsent_bytes_ -= unsent_reports_.front().bytes;
     unsent_reports_.pop_front();
   }
 }
@@ -665,35 +698,37 @@ size_t AllocationRun::RecordBytesOf(const wire::ReportBatch& batch) {
   return batch.ToJson().dump(-1, ' ', false, Json::error_handler_t::replace).size();
 }
 
-bool AllocationRun::TryReportBatch(const wire::ReportBatch& batch) {
-  const std::string path = absl::StrCat("/api/v1/allocations/", action_.allocation, "/reports");
-  absl::StatusOr<Json> r = Post(path, batch.ToJson());
-  if (absl::IsUnavailable(r.status()) && !patient_) return false;
-  if (absl::IsFailedPrecondition(r.status())) {
+bool AllocationRun::TryReportBatch(const wire::ReportBatch& batch, size_t bytes) {
+  wire::AllocationOutput item = Item();
+  item.reports = batch;
+  const absl::Status r = Send(item, bytes);
+  if (absl::IsUnavailable(r) && !patient_) return false;
+  if (absl::IsFailedPrecondition(r)) {
     // A later allocation of the trial superseded this one: the master takes no more reports.
     if (!reports_refused_) {
-      COHORT_LOG(WARNING) << Prefix() << ": " << r.status().message();
+      COHORT_LOG(WARNING) << Prefix() << ": " << r.message();
       reports_refused_ = true;
     }
-  } else if (!r.ok() && !absl::IsNotFound(r.status())) {
+  } else if (!r.ok() && !absl::IsNotFound(r)) {
     COHORT_LOG(WARNING) << Prefix() << ": " << batch.lines.size() << " reports and "
                         << batch.step_profiles.size() << " step profiles of trial "
-                        << action_.trial_id << " not delivered, dropped: " << r.status();
+                        << action_.trial_id << " not delivered, dropped: " << r;
   }
   return true;
 }
 
 absl::Status AllocationRun::ReportExit(int status) {
   const wire::ExitReport exit{action_.node_rank, status};
-  absl::StatusOr<Json> r =
-      Post(absl::StrCat("/api/v1/allocations/", action_.allocation, "/exit"), exit.ToJson());
+  wire::AllocationOutput item = Item();
+  item.exit = exit;
+  const absl::Status r = Send(item, 64);
   if (r.ok()) return absl::OkStatus();
   // NotFound: the master already ended the allocation (it restarted, or lost this agent).
   // Otherwise it counts the node as failed once it stops hearing from it or the agent
   // re-registers, so the trial is not stuck either way.
   COHORT_LOG(WARNING) << Prefix() << ": the exit report (node " << exit.node << ", status "
-                      << exit.status << ") was not taken: " << r.status();
-  return r.status();
+                      << exit.status << ") was not taken: " << r;
+  return r;
 }
 
 void AllocationRun::KeepUndelivered(int status) {

@@ -37,6 +37,7 @@
 #include "common/json_lines_tail.h"
 #include "common/line_splitter.h"
 #include "common/subprocess.h"
+#include "agent/output_shipper.h"
 #include "sampler/system_sampler.h"
 #include "wire/agent_protocol.h"
 
@@ -96,6 +97,12 @@ struct AllocationRunOptions {
   // The agent's shutdown: once notified, posts to the master are tried once, not retried for
   // up to 10 minutes. Null: never. Must outlive the run.
   const absl::Notification* stop = nullptr;
+  // The agent's one post for all its allocations' output (output_shipper.h); null, or a master
+  // without that route: the run posts to its allocation's own routes. Must outlive the run.
+  OutputShipper* shipper = nullptr;
+  // The run flushes at flush_phase + k * 500 ms of its clock: an agent's runs flush together
+  // (and share a post), different agents' at different moments.
+  absl::Duration flush_phase = absl::ZeroDuration();
 };
 
 class AllocationRun {
@@ -159,7 +166,7 @@ class AllocationRun {
   // rest kept, at most kMaxPendingBytes of it) when the master is away.
   void PostReportBatch(wire::ReportBatch batch);
   // Posts one batch; false when the master is away and this is not a patient flush.
-  bool TryReportBatch(const wire::ReportBatch& batch);
+  bool TryReportBatch(const wire::ReportBatch& batch, size_t bytes);
   static size_t RecordBytesOf(const wire::ReportBatch& batch);
   // Notes that the master did not answer: flushes back off (1 s doubling to 8 s).
   void MasterAway();
@@ -180,8 +187,14 @@ class AllocationRun {
   // Keeps the exit and the log lines left for the agent's next run (undelivered.h).
   void KeepUndelivered(int status);
   std::string Prefix() const;  // "agent A: allocation X"
-  // PostPatiently, stopping with the agent.
-  absl::StatusOr<nlohmann::json> Post(const std::string& path, const nlohmann::json& body);
+  wire::AllocationOutput Item() const;  // this allocation's, with its token and no parts yet
+  // Sends one part of this node's output (`item` holds one of logs, reports, exit; about
+  // `bytes` of JSON) through the agent's shipper, else to the allocation's own route: once
+  // while the trial runs (Unavailable: the master is away, MasterAway), patiently after it
+  // (RetryWhileUnavailable, stopping with the agent). Returns the answer's Status.
+  absl::Status Send(const wire::AllocationOutput& item, size_t bytes);
+  // Posts `item` to the allocation's own route for its part, once.
+  absl::Status PostOwn(const wire::AllocationOutput& item);
 
   AllocationRunOptions options_;
   const Clock& clock_;
@@ -193,7 +206,11 @@ class AllocationRun {
   std::vector<wire::LogLine> pending_logs_;
   size_t pending_log_bytes_ = 0;  // their JSON's size, at most about kMaxPendingBytes
   uint64_t dropped_logs_ = 0;     // lines dropped since the buffer filled, for the marker
-  std::deque<wire::ReportBatch> unsent_reports_;  // the master was away; in order
+  struct UnsentReports {
+    wire::ReportBatch batch;
+    size_t bytes = 0;  // of its JSON
+  };
+  std::deque<UnsentReports> unsent_reports_;  // the master was away; in order
   size_t unsent_bytes_ = 0;
   // Posts are tried once (false) during the run, patiently after it and at its end.
   bool patient_ = true;

@@ -156,18 +156,22 @@ absl::StatusOr<Json> MasterClient::InterpretAnswer(const std::string& what, int 
     if (body.is_discarded()) return Json::object();
     return body;
   }
-  const std::string message = ErrorMessage(raw, body);
-  if (status == 401) return absl::UnauthenticatedError(message);
-  if (status == 404) return absl::NotFoundError(message);
-  if (status == 409) return absl::FailedPreconditionError(message);
-  if (status >= 400 && status < 500) return absl::InvalidArgumentError(message);
+  return AnswerStatus(url_, status, ErrorMessage(raw, body));
+}
+
+absl::Status AnswerStatus(const std::string& url, int code, const std::string& message) {
+  if (code >= 200 && code < 300) return absl::OkStatus();
+  if (code == 401) return absl::UnauthenticatedError(message);
+  if (code == 404) return absl::NotFoundError(message);
+  if (code == 409) return absl::FailedPreconditionError(message);
+  if (code >= 400 && code < 500) return absl::InvalidArgumentError(message);
   // It cannot answer now (shutting down, too many logins at once): a retry may succeed, so
   // what an agent holds for it is kept, as when it is unreachable.
-  if (status == 503) {
+  if (code == 503) {
     return absl::UnavailableError(
-        absl::StrCat("the master at ", url_, " cannot answer now (HTTP 503): ", message));
+        absl::StrCat("the master at ", url, " cannot answer now (HTTP 503): ", message));
   }
-  return absl::InternalError(absl::StrCat("the master failed (HTTP ", status, "): ", message));
+  return absl::InternalError(absl::StrCat("the master failed (HTTP ", code, "): ", message));
 }
 
 MasterClient::MasterClient(std::string url, absl::Duration timeout)

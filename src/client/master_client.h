@@ -50,6 +50,11 @@ struct FormPart {
   std::string content_type;  // e.g. application/gzip
 };
 
+// The Status of the master's answer `code` with its error text `message` (the table above;
+// OK for a 2xx). For answers that arrive inside another's body (an agent's combined post's
+// per-item codes).
+absl::Status AnswerStatus(const std::string& url, int code, const std::string& message);
+
 class MasterClient {
  public:
   // `url`: http://HOST:PORT or https://HOST:PORT. `timeout`: per request (a long poll passes its

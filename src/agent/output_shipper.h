@@ -1,0 +1,89 @@
+#pragma once
+// OutputShipper: an agent's allocations' output in one post to the master instead of one per
+// allocation and kind (POST /api/v1/agents/{id}/outputs, wire::OutputBatch; docs/design/0014,
+// "way 2"). Each allocation run hands in an item (its log lines, its reports or its exit, with
+// its allocation's token) and waits for that item's answer. Group commit: a caller that finds
+// no post on its way posts everything queued and answers each item in it; items handed in
+// meanwhile go together in the next post. There is no timer: an agent with one allocation posts
+// as often as before, and the runs of a busy agent, which flush on one grid
+// (AllocationRunOptions::flush_phase), share a post or two per flush.
+//
+// An item's answer is the Status its own post would have had: OK, the master's refusal of the
+// first part that failed (its HTTP code mapped as MasterClient maps codes: 404 NotFound, 409
+// FailedPrecondition, 400 InvalidArgument...), Unavailable when the post did not reach the
+// master or it answered 503 (nothing of the item was stored), Unimplemented when the master has
+// no such route (an older master: the run posts to its own routes, and so does every later
+// Ship). One post holds at most wire::kMaxOutputItems items and about kMaxPostBytes of JSON; a
+// bigger queue goes in several.
+// Thread-safe; every wait is bounded by the post's timeout.
+//
+// Example:
+//   OutputShipper shipper({.master_url = url, .agent_id = "a1", .secret = secret});
+//   absl::Status s = shipper.Ship(wire::AllocationOutput{.allocation = id, .token = token,
+//                                                        .logs = batch}, bytes);
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "client/master_client.h"
+#include "wire/agent_protocol.h"
+
+namespace cohort::agent {
+
+struct OutputShipperOptions {
+  std::string master_url;
+  std::string agent_id;
+  std::string secret;                          // the cluster's agent secret: the route's credential
+  std::string tls_ca_file;                     // AgentOptions::tls_ca_file
+  absl::Duration timeout = absl::Seconds(30);  // per post
+};
+
+class OutputShipper {
+ public:
+  // A post's body stays about this small (far below the master's JSON body limit); an item
+  // larger on its own goes alone.
+  static constexpr size_t kMaxPostBytes = 8u << 20;
+
+  explicit OutputShipper(OutputShipperOptions options);
+  OutputShipper(const OutputShipper&) = delete;
+  OutputShipper& operator=(const OutputShipper&) = delete;
+
+  // Posts `item` (about `bytes` of JSON) with what other runs hand in meanwhile and returns its
+  // answer (see above).
+  absl::Status Ship(wire::AllocationOutput item, size_t bytes);
+  // Whether the master took the route so far (false after an Unimplemented answer).
+  bool supported() const;
+  // Posts made so far (each with one or more items), and items waiting for the next.
+  int64_t posts() const;
+  size_t queued() const;
+
+ private:
+  struct Pending {
+    wire::AllocationOutput item;
+    size_t bytes = 0;
+    std::optional<absl::Status> answer;
+  };
+  // Takes the items of the next post from the front of the queue.
+  std::vector<Pending*> TakeBatchLocked();
+  // Posts `batch` (no lock held) and returns one answer per item, in order.
+  std::vector<absl::Status> Post(const std::vector<Pending*>& batch);
+
+  const OutputShipperOptions options_;
+  const std::string path_;
+  client::MasterClient client_;  // used by the caller that posts (posting_), one at a time
+  mutable std::mutex mu_;
+  std::condition_variable answered_;
+  std::deque<Pending*> queue_;  // the callers' own Pending, which outlive their wait
+  bool posting_ = false;
+  bool supported_ = true;
+  int64_t posts_ = 0;
+};
+
+}  // namespace cohort::agent
