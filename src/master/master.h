@@ -454,9 +454,16 @@ class Master {
   // database to wait readopt_grace for their agents; RUNNING trials without one are queued again.
   absl::Status RecoverLocked();
   // The nodes a registering agent says it runs: re-adopted, kept, or told to stop. Returns the
-  // (allocation, node) pairs it keeps running.
+  // (allocation, node) pairs it keeps running; the trials' log lines saying so are added to
+  // `notes` (trial, line), for the caller to store once the lock is released.
   std::vector<std::pair<std::string, int>> ClaimNodesLocked(
-      AgentLive& agent, const std::vector<wire::RunningAllocation>& nodes);
+      AgentLive& agent, const std::vector<wire::RunningAllocation>& nodes,
+      std::vector<std::pair<int64_t, std::string>>* notes);
+  // RegisterAgent's part under mu_: the live agent, its claimed nodes (their log lines added to
+  // `notes`), the runs it no longer has, and the stop actions for what this master does not
+  // know.
+  void RegisterAgentLocked(const wire::AgentRegistration& registration, const AgentRow& row,
+                           bool enabled, std::vector<std::pair<int64_t, std::string>>* notes);
   // Ends the restored allocations whose grace has passed: a node never claimed is lost; an
   // allocation none of whose nodes was heard from is queued again without counting a restart.
   void ExpireRecoveriesLocked();

@@ -22,13 +22,30 @@ absl::Status Master::RegisterAgent(const wire::AgentRegistration& registration) 
   for (const AgentRow& k : known) {
     if (k.id == row.id) enabled = k.enabled;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  // The trials' log lines saying what was re-adopted: written after the master's lock is
+  // released, in one transaction (after a restart every agent registers at once, each with
+  // its allocations: a transaction per line under the lock queued them all behind each other).
+  std::vector<std::pair<int64_t, std::string>> notes;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RegisterAgentLocked(registration, row, enabled, &notes);
+  }
+  if (absl::Status s = db_->AppendMasterLines(notes); !s.ok()) {
+    COHORT_LOG(ERROR) << "agent " << row.id << " registered: storing " << notes.size()
+                      << " log line(s) of the trials it runs: " << s;
+  }
+  return absl::OkStatus();
+}
+
+void Master::RegisterAgentLocked(const wire::AgentRegistration& registration, const AgentRow& row,
+                                 bool enabled,
+                                 std::vector<std::pair<int64_t, std::string>>* notes) {
   AgentLive& live = agents_.Register(row.id, row.slots, row.host, registration.port_lo,
                                      registration.port_hi, enabled);
   // The nodes it says it runs: re-adopted after a master restart, or told to stop
   // (master_recovery.cc). Its slots hold what runs (or waits for it) on it.
   const std::vector<std::pair<std::string, int>> keep =
-      ClaimNodesLocked(live, registration.allocations);
+      ClaimNodesLocked(live, registration.allocations, notes);
   live.state.used = allocations_.SlotsOn(row.id);
   // Nodes placed on it that it no longer runs: it restarted, and they are gone.
   FailAgentRunsLocked(row.id, absl::StrCat("agent ", row.id, " restarted"), keep);
@@ -44,7 +61,6 @@ absl::Status Master::RegisterAgent(const wire::AgentRegistration& registration) 
   COHORT_LOG(INFO) << "agent " << row.id << " registered: " << row.slots << " slots at "
                    << row.host;
   RequestPassLocked();
-  return absl::OkStatus();
 }
 
 void Master::FailAgentRunsLocked(const std::string& agent_id, const std::string& why,

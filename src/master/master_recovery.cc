@@ -58,7 +58,8 @@ absl::Status Master::RecoverLocked() {
 }
 
 std::vector<std::pair<std::string, int>> Master::ClaimNodesLocked(
-    AgentLive& agent, const std::vector<wire::RunningAllocation>& nodes) {
+    AgentLive& agent, const std::vector<wire::RunningAllocation>& nodes,
+    std::vector<std::pair<int64_t, std::string>>* notes) {
   const std::string& agent_id = agent.state.id;
   std::vector<std::pair<std::string, int>> keep;
   for (const wire::RunningAllocation& node : nodes) {
@@ -81,14 +82,14 @@ std::vector<std::pair<std::string, int>> Master::ClaimNodesLocked(
       agent.actions.push_back(wire::StopAction{a.id, StopModeFor(a.stop)});
     }
     if (outcome != ClaimOutcome::kAdopted) continue;
-    AppendLogLocked(a.trial_id,
-                    absl::StrCat("master: agent ", agent_id, " reclaimed node ", node.node_rank,
-                                 " of allocation ", a.id, " (holding ", node.held_log_lines,
-                                 " log line(s) and ", node.held_report_batches,
-                                 " report batch(es) for the master)",
-                                 a.state == AllocationState::kRunning
-                                     ? "; the trial runs on, re-adopted"
-                                     : "; waiting for the allocation's other agents"));
+    notes->emplace_back(a.trial_id,
+                        absl::StrCat("master: agent ", agent_id, " reclaimed node ", node.node_rank,
+                                     " of allocation ", a.id, " (holding ", node.held_log_lines,
+                                     " log line(s) and ", node.held_report_batches,
+                                     " report batch(es) for the master)",
+                                     a.state == AllocationState::kRunning
+                                         ? "; the trial runs on, re-adopted"
+                                         : "; waiting for the allocation's other agents"));
   }
   return keep;
 }

@@ -251,6 +251,10 @@ class Database {
   // Appends lines in one transaction; returns the seq of the last one (0 when `lines` is empty).
   virtual absl::StatusOr<int64_t> AppendLogs(
       int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) = 0;
+  // The master's own lines (rank -1) for several trials, each (trial, line), in one
+  // transaction, in order; nothing written when one trial does not exist (NotFound).
+  virtual absl::Status AppendMasterLines(
+      const std::vector<std::pair<int64_t, std::string>>& trial_and_line) = 0;
   // Lines of a trial with seq > after_seq (of one rank when given), oldest first, at most limit.
   virtual absl::StatusOr<std::vector<LogRow>> ListLogs(int64_t trial_id, int64_t after_seq,
                                                        std::optional<int> rank, int limit) = 0;

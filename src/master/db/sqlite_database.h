@@ -104,6 +104,8 @@ class SqliteDatabase final : public Database {
   // exist.
   absl::StatusOr<int64_t> AppendLogs(
       int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) override;
+  absl::Status AppendMasterLines(
+      const std::vector<std::pair<int64_t, std::string>>& trial_and_line) override;
   // InvalidArgument for a negative limit; limit 0 returns nothing.
   absl::StatusOr<std::vector<LogRow>> ListLogs(int64_t trial_id, int64_t after_seq,
                                                std::optional<int> rank, int limit) override;
@@ -195,6 +197,9 @@ class SqliteDatabase final : public Database {
   // back otherwise (its error returned).
   absl::Status WriteTransaction(absl::FunctionRef<absl::Status()> body);
   // The bodies of InsertMetrics and InsertPoints: mu_ held, inside the caller's transaction.
+  // AppendLogs' body: mu_ held, inside the caller's transaction.
+  absl::StatusOr<int64_t> AppendLogsLocked(
+      int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line);
   absl::Status InsertMetricsLocked(const std::vector<MetricRow>& rows);
   absl::Status InsertPointsLocked(int64_t trial_id, const std::vector<PointRow>& points);
   // The id of the series (trial, name, label), created when missing; call under mu_ inside a

@@ -29,9 +29,27 @@ LogRow ReadLog(const Statement& r) { return LogRow{r.Int64(0), r.Int64(1), r.Int
 absl::StatusOr<int64_t> SqliteDatabase::AppendLogs(
     int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) {
   if (rank_and_line.empty()) return 0;
-  std::lock_guard<std::mutex> lock(mu_);
-  Transaction transaction(*statements_, path_);
-  COHORT_RETURN_IF_ERROR(transaction.Begin());
+  int64_t last_seq = 0;
+  COHORT_RETURN_IF_ERROR(WriteTransaction([&]() -> absl::Status {
+    COHORT_ASSIGN_OR_RETURN(last_seq, AppendLogsLocked(trial_id, rank_and_line));
+    return absl::OkStatus();
+  }));
+  return last_seq;
+}
+
+absl::Status SqliteDatabase::AppendMasterLines(
+    const std::vector<std::pair<int64_t, std::string>>& trial_and_line) {
+  if (trial_and_line.empty()) return absl::OkStatus();
+  return WriteTransaction([&]() -> absl::Status {
+    for (const auto& [trial_id, line] : trial_and_line) {
+      COHORT_RETURN_IF_ERROR(AppendLogsLocked(trial_id, {{-1, line}}).status());
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<int64_t> SqliteDatabase::AppendLogsLocked(
+    int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) {
   Statement s(*statements_, path_, "append logs",
               "INSERT INTO logs (trial_id, rank, line) VALUES (?1, ?2, ?3)");
   s.BindInt64(1, trial_id);
@@ -55,7 +73,6 @@ absl::StatusOr<int64_t> SqliteDatabase::AppendLogs(
   count.BindInt64(2, static_cast<int64_t>(rank_and_line.size()));
   count.BindInt64(3, bytes);
   COHORT_RETURN_IF_ERROR(count.Run());
-  COHORT_RETURN_IF_ERROR(transaction.Commit());
   return last_seq;
 }
 

@@ -68,6 +68,26 @@ TEST_F(SqliteLogsTest, StatsCountEachTrialsLinesAndTextBytes) {
   EXPECT_EQ(stats[1].dropped, 0);
 }
 
+// The master's own lines for several trials go in one transaction: in order, rank -1, each
+// trial's counts kept; an unknown trial among them writes none of them.
+TEST_F(SqliteLogsTest, MasterLinesForSeveralTrialsAreAppendedTogetherOrNotAtAll) {
+  const int64_t a = AddTrial();
+  const int64_t b = AddTrial();
+  ASSERT_OK(db_->AppendMasterLines({{a, "master: one"}, {b, "master: two"}, {a, "master: 3"}}));
+  EXPECT_THAT(AllLines(a), ElementsAre("master: one", "master: 3"));
+  EXPECT_THAT(AllLines(b), ElementsAre("master: two"));
+  ASSERT_OK_AND_ASSIGN(std::vector<LogRow> rows, db_->ListLogs(a, 0, -1, 10));
+  EXPECT_THAT(rows, SizeIs(2)) << "the master's lines are rank -1";
+  ASSERT_OK_AND_ASSIGN(std::vector<LogStatsRow> stats, db_->ListLogStats());
+  ASSERT_THAT(stats, SizeIs(2));
+  EXPECT_EQ(stats[0].lines, 2);
+
+  const absl::Status unknown = db_->AppendMasterLines({{b, "master: kept?"}, {a + 100, "x"}});
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound) << unknown;
+  EXPECT_THAT(AllLines(b), ElementsAre("master: two")) << "rolled back with the unknown trial";
+  EXPECT_TRUE(db_->AppendMasterLines({}).ok());
+}
+
 TEST_F(SqliteLogsTest, DropKeepsTheBeginningAndOneMarkerCountsTheGap) {
   const int64_t trial = AddTrial();
   const int64_t other = AddTrial();
