@@ -434,6 +434,37 @@ TEST_F(AgentTest, ARunsLogsAndExitGoInTheAgentsCombinedPostNotItsOwnRoutes) {
   EXPECT_EQ(own_posts->load(), 0);
 }
 
+// A trial's progress.json is its own output: one of 4 GiB (sparse, so the test writes nothing)
+// is refused before it is read, said once in the trial's log, and the trial runs on.
+TEST_F(AgentTest, AHugeProgressFileIsRefusedUnreadAndSaidOnce) {
+  StartMaster();
+  StartAgent();
+  ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
+  const int64_t trial = CreateTrial(/*max_restarts=*/0);
+  ASSERT_TRUE(WaitUntil([&] { return Logs(trial).find("started") != std::string::npos; },
+                        "the trial to start", [&] { clock_.Advance(absl::Milliseconds(500)); }));
+  const fs::path progress = AllocationDir(trial) / "run" / "progress.json";
+  fs::create_directories(progress.parent_path());
+  {
+    std::ofstream create(progress);
+  }
+  fs::resize_file(progress, uintmax_t{4} << 30);
+  const std::string said = "progress.json holds more than 65536 bytes";
+  ASSERT_TRUE(WaitUntil([&] { return Logs(trial).find(said) != std::string::npos; },
+                        "the refusal in the trial's log",
+                        [&] { clock_.Advance(absl::Milliseconds(500)); }));
+  for (int i = 0; i < 4; ++i) {  // more flushes read it again, and say nothing new
+    clock_.Advance(absl::Milliseconds(500));
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(CountOf(Logs(trial), said), 1) << Logs(trial);
+  EXPECT_EQ(Trial(trial).state, TrialState::kRunning);
+  fs::remove(progress);
+  ASSERT_TRUE(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}).ok());
+  ASSERT_TRUE(WaitUntil([&] { return wire::IsTerminal(Trial(trial).state); }, "the kill",
+                        [&] { clock_.Advance(absl::Seconds(1)); }));
+}
+
 // cohort-launch takes a second SIGTERM as "kill the workers now", which would cut a checkpoint
 // short: however many stops reach one allocation (the master's stop action and the run's own
 // "the master forgot it", say), its launcher gets one SIGTERM; a kill after a preempt only

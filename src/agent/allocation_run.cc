@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -19,6 +18,7 @@
 #include "common/context_archive.h"
 #include "common/json_bounded.h"
 #include "common/line_splitter.h"
+#include "common/small_file.h"
 #include "common/logging.h"
 #include "common/net.h"
 #include "config/config_parser.h"
@@ -573,10 +573,10 @@ std::vector<wire::ReportRecord> AllocationRun::NewRecords() {
 }
 
 std::optional<wire::ProgressRecord> AllocationRun::ReadProgress() {
-  std::ifstream in(fs::path(dir_) / "run" / "progress.json");
-  if (!in) return std::nullopt;  // nothing reported yet
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  absl::StatusOr<Json> json = ParseJsonBounded<Json>(text);
+  absl::StatusOr<std::string> text = ReadSmallFile(
+      (fs::path(dir_) / "run" / "progress.json").string(), wire::kMaxProgressFileBytes);
+  if (absl::IsNotFound(text.status())) return std::nullopt;  // nothing reported yet
+  absl::StatusOr<Json> json = text.ok() ? ParseJsonBounded<Json>(*text) : text.status();
   absl::StatusOr<wire::ProgressRecord> progress =
       json.ok()
           ? wire::ParseProgressRecord(*json, "progress.json")

@@ -27,6 +27,7 @@
 #include "common/json_bounded.h"
 #include "common/json_lines_tail.h"
 #include "common/sibling_program.h"
+#include "common/small_file.h"
 #include "common/subprocess.h"
 #include "config/asha.h"
 #include "config/config_parser.h"
@@ -38,6 +39,7 @@
 #include "master/experiments/exit_policy.h"
 #include "master/experiments/lifecycle.h"
 #include "master/searcher/searcher.h"
+#include "wire/limits.h"
 #include "wire/reports.h"
 #include "wire/states.h"
 #include "wire/worker_env.h"
@@ -428,13 +430,12 @@ class LocalRun {
   }
 
   // The counts of the trial's progress.json (wire::ProgressRecord); nullopt while it has none,
-  // or when the file is missing or does not parse (the next poll reads it again).
+  // or when the file is missing, too large or does not parse (the next poll reads it again).
   static std::optional<ProgressSnapshot> ReadProgress(const fs::path& path) {
-    std::ifstream in(path);
-    if (!in) return std::nullopt;
-    // Written by the trial's process: outside input, so its nesting is bounded.
-    absl::StatusOr<Json> json =
-        ParseJsonBounded<Json>(std::string(std::istreambuf_iterator<char>(in), {}));
+    // Written by the trial's process: outside input, so its size and nesting are bounded.
+    absl::StatusOr<std::string> text = ReadSmallFile(path.string(), wire::kMaxProgressFileBytes);
+    if (!text.ok()) return std::nullopt;
+    absl::StatusOr<Json> json = ParseJsonBounded<Json>(*text);
     if (!json.ok()) return std::nullopt;
     absl::StatusOr<wire::ProgressRecord> p = wire::ParseProgressRecord(*json, path.string());
     if (!p.ok() || p->unit.empty()) return std::nullopt;

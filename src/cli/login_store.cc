@@ -3,26 +3,25 @@
 #include <sys/stat.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "cli/command_context.h"
 #include "common/env.h"
 #include "common/json_bounded.h"
 #include "common/private_file.h"
+#include "common/small_file.h"
 
 namespace cohort::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The file's JSON; an empty object when it is missing or not a JSON object.
+// The file's JSON; an empty object when it is missing, over 1 MiB (a token per master is a
+// few hundred bytes) or not a JSON object.
 Json ReadLogins() {
-  std::ifstream in(LoginFilePath());
-  if (!in) return Json::object();
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  absl::StatusOr<Json> json = ParseJsonBounded<Json>(text);
+  absl::StatusOr<std::string> text = ReadSmallFile(LoginFilePath(), 1u << 20);
+  if (!text.ok()) return Json::object();
+  absl::StatusOr<Json> json = ParseJsonBounded<Json>(*text);
   if (!json.ok() || !json->is_object()) return Json::object();
   return *json;
 }

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/cord.h"
@@ -20,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "client/local_cluster.h"
 #include "common/json_bounded.h"
+#include "common/small_file.h"
 #include "wire/cluster_bodies.h"
 
 namespace cohort::client {
@@ -318,12 +318,13 @@ absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
                      absl::StrFormat("%04o", info.st_mode & 07777),
                      "): make it private with `chmod 600 ", path, "`"));
   }
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) {
-    return absl::InvalidArgumentError(absl::StrCat("secret file ", path, " cannot be read"));
+  // A secret is a line of 64 hex digits; anything much larger is not one.
+  absl::StatusOr<std::string> text = ReadSmallFile(path, 64u << 10);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("secret file ", path, " cannot be read: ", text.status().message()));
   }
-  const std::string secret(absl::StripAsciiWhitespace(text));
+  const std::string secret(absl::StripAsciiWhitespace(*text));
   if (secret.empty())
     return absl::InvalidArgumentError(absl::StrCat("secret file ", path, " is empty"));
   return secret;

@@ -7,12 +7,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/logging.h"
+#include "common/small_file.h"
 
 namespace cohort {
 
@@ -32,8 +31,8 @@ absl::StatusOr<DirectoryLock> DirectoryLock::Acquire(const std::string& dir,
       return absl::FailedPreconditionError(
           absl::StrCat("cannot lock ", path, ": ", std::strerror(error)));
     }
-    std::ifstream in(path);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // The holder's pid, for the message; a lock file that holds anything else says nothing.
+    const std::string text = ReadSmallFile(path, 64).value_or("");
     const absl::string_view pid = absl::StripAsciiWhitespace(text);
     return absl::FailedPreconditionError(
         absl::StrCat(dir, " is in use by another ", holder,

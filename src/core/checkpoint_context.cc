@@ -8,8 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <system_error>
 
@@ -17,6 +15,8 @@
 #include "absl/strings/str_format.h"
 #include "cohort/core/train_context.h"
 #include "common/json_bounded.h"
+#include "common/small_file.h"
+#include "wire/limits.h"
 
 namespace cohort::core {
 namespace {
@@ -208,10 +208,14 @@ absl::StatusOr<nlohmann::json> CheckpointContext::GetMetadata(const std::string&
   absl::StatusOr<std::string> dir = RestorePath(storage_id);
   if (!dir.ok()) return dir.status();
   const std::string path = (fs::path(*dir) / "metadata.json").string();
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, ": no ", path));
-  absl::StatusOr<nlohmann::json> metadata =
-      ParseJsonBounded(std::string(std::istreambuf_iterator<char>(in), {}));
+  // The metadata a user stored (or a checkpoint from elsewhere): bounded like any outside JSON.
+  absl::StatusOr<std::string> text = ReadSmallFile(path, wire::kMaxJsonBodyBytes);
+  if (absl::IsNotFound(text.status())) {
+    return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, ": no ", path));
+  }
+  if (!text.ok()) return absl::DataLossError(absl::StrCat("checkpoint ", storage_id, ": ",
+                                                          text.status().message()));
+  absl::StatusOr<nlohmann::json> metadata = ParseJsonBounded(*text);
   if (!metadata.ok()) {
     return absl::DataLossError(
         absl::StrCat("checkpoint ", storage_id, ": ", path, ": ", metadata.status().message()));

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,6 +17,7 @@
 #include "cohort/status.h"
 #include "common/json_bounded.h"
 #include "common/logging.h"
+#include "common/small_file.h"
 #include "common/split_mix64.h"
 #include "runtime/distributed_sampler.h"
 #include "runtime/metrics.h"
@@ -27,6 +27,9 @@ namespace cohort::runtime {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A checkpoint's state.json (a few counts and the trial's user state) is read at most this big.
+constexpr size_t kMaxStateJsonBytes = 16u << 20;
 
 // The seed of batch b on `rank`: one SplitMix64 step of (seed, rank, b) mixed together.
 uint64_t BatchSeed(uint64_t seed, int rank, int64_t b) {
@@ -421,11 +424,12 @@ class Runner {
 
   // Loads weights and optimizer state (every rank reads the same files); returns batches done.
   absl::StatusOr<int64_t> Restore(const std::string& dir) {
-    std::ifstream state_file(fs::path(dir) / "state.json");
-    if (!state_file) return Error(absl::StrCat("restore: ", dir, "/state.json: cannot open"));
-    const std::string text{std::istreambuf_iterator<char>(state_file), {}};
-    // A checkpoint may come from elsewhere: its nesting is bounded like any outside JSON.
-    absl::StatusOr<nlohmann::json> parsed = ParseJsonBounded(text);
+    // A checkpoint may come from elsewhere: its size and nesting are bounded like any outside
+    // JSON's.
+    absl::StatusOr<std::string> text =
+        ReadSmallFile((fs::path(dir) / "state.json").string(), kMaxStateJsonBytes);
+    if (!text.ok()) return Error(absl::StrCat("restore: ", text.status().message()));
+    absl::StatusOr<nlohmann::json> parsed = ParseJsonBounded(*text);
     if (!parsed.ok()) {
       return Error(absl::StrCat("restore: ", dir, "/state.json: ", parsed.status().message()));
     }

@@ -17,6 +17,10 @@ inline constexpr size_t kMaxContextBytes = 96u << 20;
 // Any other request body (JSON): log batches, reports, registrations, templates.
 inline constexpr size_t kMaxJsonBodyBytes = 16u << 20;
 
+// A trial's progress.json (wire::ProgressRecord, a few counts), as the agent and the local
+// runner read it: a larger one is refused, not read.
+inline constexpr size_t kMaxProgressFileBytes = 64u << 10;
+
 // The largest count or length a client may send as a double (progress completed/total, an
 // operation's length): exact in a double and far inside int64, so converting is safe.
 inline constexpr double kMaxCount = 1e15;

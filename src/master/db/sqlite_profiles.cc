@@ -13,51 +13,50 @@ namespace cohort::master {
 
 using internal::ReadAll;
 using internal::Statement;
-using internal::Transaction;
 
 absl::Status SqliteDatabase::InsertStepProfiles(int64_t trial_id,
                                                 const std::vector<StepProfileRow>& rows,
                                                 const std::vector<StepTimingRow>& timings) {
   if (rows.empty() && timings.empty()) return absl::OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
-  Transaction transaction(*statements_, path_);
-  COHORT_RETURN_IF_ERROR(transaction.Begin());
-  Statement insert(*statements_, path_, "insert step profile",
-                   "INSERT INTO step_profiles (trial_id, rank, batch, time, record_json) "
-                   "VALUES (?1, ?2, ?3, ?4, ?5)");
-  Statement add(*statements_, path_, "add step timings",
-                "INSERT INTO step_timings (trial_id, rank, phase, count, total_us, min_us, max_us) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (trial_id, rank, phase) DO UPDATE "
-                "SET count = count + excluded.count, total_us = total_us + excluded.total_us, "
-                "min_us = MIN(min_us, excluded.min_us), max_us = MAX(max_us, excluded.max_us)");
-  auto not_found = [&](const Statement& s) {
-    return s.code() == SQLITE_CONSTRAINT_FOREIGNKEY
-               ? absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"))
-               : absl::OkStatus();
-  };
-  for (const StepProfileRow& r : rows) {
-    insert.BindInt64(1, trial_id);
-    insert.BindInt64(2, r.rank);
-    insert.BindInt64(3, r.batch);
-    insert.BindDouble(4, r.time);
-    insert.BindText(5, r.record_json);
-    absl::Status s = insert.Run();
-    COHORT_RETURN_IF_ERROR(not_found(insert));
-    COHORT_RETURN_IF_ERROR(s);
-  }
-  for (const StepTimingRow& t : timings) {
-    add.BindInt64(1, trial_id);
-    add.BindInt64(2, t.rank);
-    add.BindText(3, t.phase);
-    add.BindInt64(4, t.count);
-    add.BindInt64(5, t.total_us);
-    add.BindInt64(6, t.min_us);
-    add.BindInt64(7, t.max_us);
-    absl::Status s = add.Run();
-    COHORT_RETURN_IF_ERROR(not_found(add));
-    COHORT_RETURN_IF_ERROR(s);
-  }
-  return transaction.Commit();
+  return WriteTransaction([&]() -> absl::Status {
+    Statement insert(*statements_, path_, "insert step profile",
+                     "INSERT INTO step_profiles (trial_id, rank, batch, time, record_json) "
+                     "VALUES (?1, ?2, ?3, ?4, ?5)");
+    Statement add(
+        *statements_, path_, "add step timings",
+        "INSERT INTO step_timings (trial_id, rank, phase, count, total_us, min_us, max_us) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (trial_id, rank, phase) DO UPDATE "
+        "SET count = count + excluded.count, total_us = total_us + excluded.total_us, "
+        "min_us = MIN(min_us, excluded.min_us), max_us = MAX(max_us, excluded.max_us)");
+    auto not_found = [&](const Statement& s) {
+      return s.code() == SQLITE_CONSTRAINT_FOREIGNKEY
+                 ? absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"))
+                 : absl::OkStatus();
+    };
+    for (const StepProfileRow& r : rows) {
+      insert.BindInt64(1, trial_id);
+      insert.BindInt64(2, r.rank);
+      insert.BindInt64(3, r.batch);
+      insert.BindDouble(4, r.time);
+      insert.BindText(5, r.record_json);
+      absl::Status s = insert.Run();
+      COHORT_RETURN_IF_ERROR(not_found(insert));
+      COHORT_RETURN_IF_ERROR(s);
+    }
+    for (const StepTimingRow& t : timings) {
+      add.BindInt64(1, trial_id);
+      add.BindInt64(2, t.rank);
+      add.BindText(3, t.phase);
+      add.BindInt64(4, t.count);
+      add.BindInt64(5, t.total_us);
+      add.BindInt64(6, t.min_us);
+      add.BindInt64(7, t.max_us);
+      absl::Status s = add.Run();
+      COHORT_RETURN_IF_ERROR(not_found(add));
+      COHORT_RETURN_IF_ERROR(s);
+    }
+    return absl::OkStatus();
+  });
 }
 
 absl::StatusOr<int64_t> SqliteDatabase::CountStepProfiles(int64_t trial_id) {
