@@ -1,5 +1,6 @@
 #include "agent/output_shipper.h"
 
+#include <exception>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -45,7 +46,7 @@ absl::Status OutputShipper::Ship(wire::AllocationOutput item, size_t bytes) {
     posting_ = true;
     const std::vector<Pending*> batch = TakeBatchLocked();
     lock.unlock();
-    std::vector<absl::Status> answers = Post(batch);
+    std::vector<absl::Status> answers = PostNoThrow(batch);
     lock.lock();
     for (size_t i = 0; i < batch.size(); ++i) batch[i]->answer = std::move(answers[i]);
     posting_ = false;
@@ -66,6 +67,16 @@ std::vector<OutputShipper::Pending*> OutputShipper::TakeBatchLocked() {
     queue_.pop_front();
   }
   return batch;
+}
+
+std::vector<absl::Status> OutputShipper::PostNoThrow(const std::vector<Pending*>& batch) {
+  // An exception here would leave posting_ set and every other run waiting for good.
+  try {
+    return Post(batch);
+  } catch (const std::exception& e) {
+    return std::vector<absl::Status>(
+        batch.size(), absl::InternalError(absl::StrCat("posting the agent's output: ", e.what())));
+  }
 }
 
 std::vector<absl::Status> OutputShipper::Post(const std::vector<Pending*>& batch) {

@@ -72,8 +72,10 @@ class OutputShipper {
   };
   // Takes the items of the next post from the front of the queue.
   std::vector<Pending*> TakeBatchLocked();
-  // Posts `batch` (no lock held) and returns one answer per item, in order.
+  // Posts `batch` (no lock held) and returns one answer per item, in order; PostNoThrow turns
+  // an exception (out of memory) into an Internal answer for each.
   std::vector<absl::Status> Post(const std::vector<Pending*>& batch);
+  std::vector<absl::Status> PostNoThrow(const std::vector<Pending*>& batch);
 
   const OutputShipperOptions options_;
   const std::string path_;

@@ -216,7 +216,10 @@ absl::StatusOr<Json> MasterClient::Get(const std::string& path, absl::Duration t
 absl::StatusOr<Json> MasterClient::Post(const std::string& path, const Json& body) {
   return WithRelogin([&] {
     httplib::Client& client = Connection(timeout_);
-    return Interpret(client, "POST " + path, client.Post(path, body.dump(), "application/json"));
+    // Bytes that are not UTF-8 (a trial's output the agent forwards) go as U+FFFD rather than
+    // throwing: no body makes a request fail before it is sent.
+    const std::string text = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+    return Interpret(client, "POST " + path, client.Post(path, text, "application/json"));
   });
 }
 

@@ -25,6 +25,13 @@ std::unique_ptr<MasterServer> Serve(const std::string& dir, int port = 0) {
                                   {"authorization", req.raw().get_header_value("Authorization")}});
                             },
                             {.require = Require::kAnyone});
+                 router.Post("/api/v1/test/echo",
+                             [](const Request& req) -> absl::StatusOr<Reply> {
+                               absl::StatusOr<Json> body = req.JsonBody();
+                               if (!body.ok()) return body.status();
+                               return Reply::Ok(*body);
+                             },
+                             {.require = Require::kAnyone});
                  router.Get("/api/v1/test/busy",
                             [](const Request&) -> absl::StatusOr<Reply> {
                               return absl::UnavailableError("the master is shutting down");
@@ -76,6 +83,16 @@ TEST(MasterClientTest, ATokenClearedIsNotSentOnTheKeptConnection) {
   absl::StatusOr<Json> without = client.Get("/api/v1/test/peer");
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_EQ((*without)["authorization"], "");
+}
+
+// A body with bytes that are not UTF-8 (a trial's output forwarded) is sent with U+FFFD in
+// their place instead of throwing before the request leaves.
+TEST(MasterClientTest, ABodyThatIsNotUtf8IsSentWithReplacementCharacters) {
+  auto server = Serve(MakeTempDir("client_utf8"));
+  client::MasterClient client(server->url(), absl::Seconds(10));
+  absl::StatusOr<Json> echoed = client.Post("/api/v1/test/echo", Json{{"text", "bad \xff!"}});
+  ASSERT_TRUE(echoed.ok()) << echoed.status();
+  EXPECT_EQ((*echoed)["text"], "bad \xEF\xBF\xBD!");
 }
 
 // A 503 (the master cannot answer now) is Unavailable, as no answer is: an agent keeps what it
