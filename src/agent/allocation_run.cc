@@ -52,6 +52,8 @@ constexpr size_t kReadBytes = 256u << 10;
 // Room for LineSplitter's marker within wire::kMaxLogLineBytes.
 constexpr size_t kLineBytes = wire::kMaxLogLineBytes - 64;
 constexpr absl::Duration kFlushEvery = absl::Milliseconds(500);
+// The longest a look at the launcher's output waits for something to arrive.
+constexpr absl::Duration kReadWait = absl::Milliseconds(200);
 // While the master is unreachable (a post failed Unavailable), the reading loop does not wait
 // for it: it tries again after a back-off (1 s, doubling up to 8 s) and meanwhile keeps at most
 // this much: output lines beyond it are dropped and counted, the oldest report batches beyond
@@ -378,7 +380,13 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
   int status = 1;
   while (true) {
     std::string chunk;
-    if (open) open = child.ReadAvailable(&chunk, absl::Milliseconds(200), kReadBytes);
+    // Awake at the flush's moment, not up to a read's wait after it: an agent's runs then flush
+    // together and share the shipper's posts.
+    const absl::Duration to_flush = next_flush - clock_.Now();
+    const absl::Duration wait = to_flush > absl::ZeroDuration()
+                                    ? std::min(kReadWait, to_flush)
+                                    : kReadWait;  // away: the flush waits for the back-off
+    if (open) open = child.ReadAvailable(&chunk, wait, kReadBytes);
     lines.Consume(chunk, log_line);
     const std::optional<int> exited = child.Poll();
     if (exited && open) {
