@@ -383,8 +383,9 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
     // Awake at the flush's moment, not up to a read's wait after it: an agent's runs then flush
     // together and share the shipper's posts.
     const absl::Duration to_flush = next_flush - clock_.Now();
+    // (At least 1 ms: a clock that stands still just before the moment must not spin.)
     const absl::Duration wait = to_flush > absl::ZeroDuration()
-                                    ? std::min(kReadWait, to_flush)
+                                    ? std::clamp(to_flush, absl::Milliseconds(1), kReadWait)
                                     : kReadWait;  // away: the flush waits for the back-off
     if (open) open = child.ReadAvailable(&chunk, wait, kReadBytes);
     lines.Consume(chunk, log_line);
