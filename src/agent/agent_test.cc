@@ -177,6 +177,17 @@ class AgentTest : public ::testing::Test {
         .trials.at(0)
         .id;
   }
+  // CreateTrial, then waits until the trial's first line ("started") has reached the master,
+  // moving the agent's clock by its flush interval; -1 (the test failed) when it never does.
+  int64_t StartedTrial(int max_restarts = 0) {
+    const int64_t trial = CreateTrial(max_restarts);
+    // Its output reaches the master at the agent's flush interval (0.5 s of its clock).
+    if (!WaitUntil([&] { return Logs(trial).find("started") != std::string::npos; },
+                   "the trial to start", [&] { clock_.Advance(absl::Milliseconds(500)); })) {
+      return -1;
+    }
+    return trial;
+  }
   wire::TrialDescription Trial(int64_t id) { return master_->master().DescribeTrial(id).value(); }
   std::string Logs(int64_t trial) {
     wire::LogsPage page =
@@ -204,10 +215,8 @@ TEST_F(AgentTest, AKilledTrialThatIgnoresSigtermGetsSigkillWhenTheGraceHasPassed
   StartMaster();
   StartAgent();
   ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
-  const int64_t trial = CreateTrial(/*max_restarts=*/0);
-  // Its output reaches the master at the agent's flush interval (0.5 s of its clock).
-  ASSERT_TRUE(WaitUntil([&] { return Logs(trial).find("started") != std::string::npos; },
-                        "the trial to start", [&] { clock_.Advance(absl::Milliseconds(500)); }));
+  const int64_t trial = StartedTrial(/*max_restarts=*/0);
+  ASSERT_GT(trial, 0);
   const fs::path marker = AllocationDir(trial) / "context" / "got-sigterm";
 
   ASSERT_TRUE(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}).ok());
@@ -422,9 +431,8 @@ TEST_F(AgentTest, ARunsLogsAndExitGoInTheAgentsCombinedPostNotItsOwnRoutes) {
   });
   StartAgent();
   ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
-  const int64_t trial = CreateTrial(/*max_restarts=*/0);
-  ASSERT_TRUE(WaitUntil([&] { return Logs(trial).find("started") != std::string::npos; },
-                        "the trial to start", [&] { clock_.Advance(absl::Milliseconds(500)); }));
+  const int64_t trial = StartedTrial(/*max_restarts=*/0);
+  ASSERT_GT(trial, 0);
   ASSERT_TRUE(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}).ok());
   // The stand-in launcher ignores SIGTERM: the kill's grace passes on the agent's clock.
   ASSERT_TRUE(WaitUntil([&] { return Trial(trial).state == TrialState::kCanceled; },
@@ -440,9 +448,8 @@ TEST_F(AgentTest, AHugeProgressFileIsRefusedUnreadAndSaidOnce) {
   StartMaster();
   StartAgent();
   ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
-  const int64_t trial = CreateTrial(/*max_restarts=*/0);
-  ASSERT_TRUE(WaitUntil([&] { return Logs(trial).find("started") != std::string::npos; },
-                        "the trial to start", [&] { clock_.Advance(absl::Milliseconds(500)); }));
+  const int64_t trial = StartedTrial(/*max_restarts=*/0);
+  ASSERT_GT(trial, 0);
   const fs::path progress = AllocationDir(trial) / "run" / "progress.json";
   fs::create_directories(progress.parent_path());
   {
