@@ -76,7 +76,8 @@ Agent::Agent(AgentOptions options)
       shipper_({.master_url = options_.master_url,
                 .agent_id = options_.id,
                 .secret = options_.secret,
-                .tls_ca_file = options_.tls_ca_file}),
+                .tls_ca_file = options_.tls_ca_file,
+                .stop = &stop_}),
       // Stable for an agent, different between agents: their flushes do not all reach the
       // master at the same moment.
       flush_phase_(absl::Milliseconds(std::hash<std::string>{}(options_.id) % 500)) {
@@ -89,7 +90,13 @@ Agent::~Agent() {
 }
 
 void Agent::Stop() {
-  if (!stop_requested_.exchange(true)) stop_.Notify();
+  if (stop_requested_.exchange(true)) return;
+  stop_.Notify();
+  // Requests on their way end now: behind a partition they would wait out their timeouts
+  // (a long poll's 40 s, a post's 30 s); later ones wait at most 2 s (OutputShipperOptions).
+  shipper_.Abort();
+  std::lock_guard<std::mutex> lock(poll_mu_);
+  if (poll_client_ != nullptr) poll_client_->Abort();
 }
 
 void Agent::Spawn(std::function<void()> work) {
@@ -240,9 +247,18 @@ bool Agent::PollActions() {
   client::MasterClient client(options_.master_url, options_.poll_wait + absl::Seconds(35));
   client.set_bearer_token(options_.secret);
   client.set_tls_ca_file(options_.tls_ca_file);
+  {
+    std::lock_guard<std::mutex> lock(poll_mu_);
+    if (stop_.HasBeenNotified()) return false;
+    poll_client_ = &client;  // Stop() aborts the poll
+  }
   absl::StatusOr<Json> r =
       client.Get(absl::StrCat("/api/v1/agents/", options_.id,
                               "/actions?timeout=", absl::ToDoubleSeconds(options_.poll_wait)));
+  {
+    std::lock_guard<std::mutex> lock(poll_mu_);
+    poll_client_ = nullptr;
+  }
   if (!r.ok()) {
     // Not found: the master restarted and forgot this agent: register again at once. Anything
     // else (unreachable, an error), or forgotten again within a second of registering: a

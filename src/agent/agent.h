@@ -132,6 +132,8 @@ class Agent {
   absl::Time last_registered_ = absl::InfinitePast();  // the last registration taken (Run's)
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<AllocationControl>> running_;  // by allocation id
+  std::mutex poll_mu_;
+  client::MasterClient* poll_client_ = nullptr;  // the poll in flight (poll_mu_), for Stop()
   std::mutex prune_mu_;                                                // one PruneWorkDir at a time
   // One thread per allocation (or refused start); touched by the thread in Run() only.
   struct Worker {

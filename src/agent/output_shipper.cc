@@ -16,6 +16,8 @@ OutputShipper::OutputShipper(OutputShipperOptions options)
   client_.set_tls_ca_file(options_.tls_ca_file);
 }
 
+void OutputShipper::Abort() { client_.Abort(); }
+
 bool OutputShipper::supported() const {
   std::lock_guard<std::mutex> lock(mu_);
   return supported_;
@@ -83,6 +85,8 @@ std::vector<absl::Status> OutputShipper::Post(const std::vector<Pending*>& batch
   wire::OutputBatch body;
   body.items.reserve(batch.size());
   for (const Pending* p : batch) body.items.push_back(p->item);
+  const bool stopping = options_.stop != nullptr && options_.stop->HasBeenNotified();
+  client_.set_timeout(stopping ? options_.stopping_timeout : options_.timeout);
   absl::StatusOr<nlohmann::json> r = client_.Post(path_, body.ToJson());
   absl::StatusOr<wire::OutputResults> results =
       r.ok() ? wire::ParseOutputResults(*r) : absl::StatusOr<wire::OutputResults>(r.status());

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "client/master_client.h"
 #include "wire/agent_protocol.h"
@@ -43,6 +44,10 @@ struct OutputShipperOptions {
   std::string secret;                          // the cluster's agent secret: the route's credential
   std::string tls_ca_file;                     // AgentOptions::tls_ca_file
   absl::Duration timeout = absl::Seconds(30);  // per post
+  // The agent's shutdown: once notified, a post waits at most stopping_timeout (what it could
+  // not deliver, the runs keep for the agent's next start). Null: never.
+  const absl::Notification* stop = nullptr;
+  absl::Duration stopping_timeout = absl::Seconds(2);
 };
 
 class OutputShipper {
@@ -58,6 +63,10 @@ class OutputShipper {
   // Posts `item` (about `bytes` of JSON) with what other runs hand in meanwhile and returns its
   // answer (see above).
   absl::Status Ship(wire::AllocationOutput item, size_t bytes);
+  // Ends the post in flight now (its items are answered Unavailable); later posts go as ever.
+  // Thread-safe: for the agent's shutdown, whose runs would otherwise wait out a post's
+  // timeout behind a partition.
+  void Abort();
   // Whether the master took the route so far (false after an Unimplemented answer).
   bool supported() const;
   // Posts made so far (each with one or more items), and items waiting for the next.

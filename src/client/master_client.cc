@@ -5,6 +5,7 @@
 #include <openssl/x509.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -27,7 +28,9 @@ namespace {
 
 void SetTimeout(httplib::Client& client, absl::Duration timeout) {
   const auto us = std::chrono::microseconds(absl::ToInt64Microseconds(timeout));
-  client.set_connection_timeout(std::chrono::seconds(5));
+  // A connection is made within 5 s, or within the request's own shorter timeout.
+  const absl::Duration connect = std::min(timeout, absl::Seconds(5));
+  client.set_connection_timeout(std::chrono::microseconds(absl::ToInt64Microseconds(connect)));
   client.set_read_timeout(us);
   client.set_write_timeout(us);
 }
@@ -190,9 +193,15 @@ httplib::Client& MasterClient::Connection(absl::Duration timeout) {
     // A request is written as headers, then body: without it, Nagle's algorithm holds the body
     // back until the master's delayed ACK (~40 ms).
     connection_->set_tcp_nodelay(true);
+    live_->store(connection_.get());
   }
   Prepare(*connection_, timeout);
   return *connection_;
+}
+
+void MasterClient::Abort() {
+  // cpp-httplib's stop() only shuts the socket down while a request uses it: thread-safe.
+  if (httplib::Client* client = live_->load()) client->stop();
 }
 
 void MasterClient::Prepare(httplib::Client& client, absl::Duration timeout) const {

@@ -23,6 +23,7 @@
 // used and replaced; a request the master never answered is Unavailable, as ever.
 // Thread-compatible: one client per thread (cheap to create; its connection opens at first use).
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -84,6 +85,12 @@ class MasterClient {
                                                               const Progress& progress);
 
   const std::string& url() const { return url_; }
+  // The per-request timeout of later requests (a long poll passes its own).
+  void set_timeout(absl::Duration timeout) { timeout_ = timeout; }
+  // Ends the request in flight now: it fails Unavailable (a later request opens a new
+  // connection). The one method another thread may call, while the client lives; nothing in
+  // flight: nothing happens.
+  void Abort();
   // Sends `Authorization: Bearer TOKEN` on every later request (a user's login token, the
   // agents' cluster secret, an allocation's token); empty: none.
   void set_bearer_token(std::string token) { bearer_token_ = std::move(token); }
@@ -134,6 +141,9 @@ class MasterClient {
   bool relogged_ = false;  // at most one login per client
   std::string tls_ca_file_;
   std::unique_ptr<httplib::Client> connection_;
+  // connection_ once made, for Abort from another thread (a pointer: the client stays movable).
+  std::unique_ptr<std::atomic<httplib::Client*>> live_ =
+      std::make_unique<std::atomic<httplib::Client*>>(nullptr);
 };
 
 // Whether `status` (from a MasterClient) is a TLS failure: the master's certificate is not

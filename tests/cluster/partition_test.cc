@@ -5,6 +5,7 @@
 // LibTorch. docs/reliability.md lists the promise each test proves. Needs root (CAP_NET_ADMIN);
 // skipped without it.
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -118,6 +119,38 @@ TEST_F(PartitionTest, AShortPartitionIsRiddenOutWithoutARestartOrADuplicate) {
   ASSERT_GT(lines.size(), 60u) << "the trial printed through the partition: " << logs;
   EXPECT_EQ(lines, OneTo(static_cast<int>(lines.size()))) << logs;
   EXPECT_EQ(SeriesBatches(trial, "training/loss"), lines) << "each metric once, in order";
+}
+
+// An agent asked to stop (SIGTERM) while a partition hides its master, with its posts on their
+// way into the black hole (no answer, no refusal): it stops its trial and exits within 10 s,
+// keeping the exit it could not deliver in its work directory for its next run.
+TEST_F(PartitionTest, AnAgentStoppedBehindAPartitionExitsWithinTenSecondsAndKeepsTheExit) {
+  if (std::string why = SetUpNetwork(); !why.empty()) GTEST_SKIP() << why;
+  agent_timeout_ = 30;  // the master does not give up on it during the test
+  StartMaster();
+  StartAgent("a1");
+  Script("chatty.sh", "i=1\nwhile :; do echo \"line $i\"; i=$((i+1)); sleep 0.05; done\n");
+  const int64_t id = Create("chatty", "./chatty.sh");
+  WaitUntil([&] { return Trial(id)["state"] == "RUNNING"; }, "the trial to run");
+  const int64_t trial = Trial(id)["id"];
+  WaitUntil([&] { return Logs(trial).find("line 20\n") != std::string::npos; }, "20 lines");
+  Link(false);
+  absl::SleepFor(absl::Seconds(2));  // a flush's post is on its way, unanswered
+  const absl::Time asked = absl::Now();
+  ASSERT_EQ(::kill(agents_[0]->pid(), SIGTERM), 0);
+  const LaunchResult exited = agents_[0]->Wait(absl::Seconds(60));
+  const absl::Duration took = absl::Now() - asked;
+  EXPECT_EQ(exited.status, 0) << exited.err;
+  EXPECT_LT(took, absl::Seconds(10)) << exited.err;
+  EXPECT_TRUE(fs::exists(dir_ / "a1" / "undelivered")) << exited.err;
+  bool kept = false;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_ / "a1" / "undelivered", ec)) {
+    kept = kept || entry.is_regular_file();
+  }
+  EXPECT_TRUE(kept) << "no exit kept for the next run: " << exited.err;
+  std::cout << "[ measured ] stopped behind the partition in " << absl::FormatDuration(took)
+            << std::endl;
 }
 
 // A partition longer than the agent timeout (4 s): the master marks agent a1 lost and the trial

@@ -6,7 +6,10 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "master/http/testing/master_server.h"
 
@@ -32,6 +35,12 @@ std::unique_ptr<MasterServer> Serve(const std::string& dir, int port = 0) {
                                return Reply::Ok(*body);
                              },
                              {.require = Require::kAnyone});
+                 router.Get("/api/v1/test/slow",
+                            [](const Request&) -> absl::StatusOr<Reply> {
+                              absl::SleepFor(absl::Seconds(3));
+                              return Reply::Ok(Json::object());
+                            },
+                            {.require = Require::kAnyone});
                  router.Get("/api/v1/test/busy",
                             [](const Request&) -> absl::StatusOr<Reply> {
                               return absl::UnavailableError("the master is shutting down");
@@ -93,6 +102,30 @@ TEST(MasterClientTest, ABodyThatIsNotUtf8IsSentWithReplacementCharacters) {
   absl::StatusOr<Json> echoed = client.Post("/api/v1/test/echo", Json{{"text", "bad \xff!"}});
   ASSERT_TRUE(echoed.ok()) << echoed.status();
   EXPECT_EQ((*echoed)["text"], "bad \xEF\xBF\xBD!");
+}
+
+// Abort, from another thread, ends the request in flight at once (Unavailable), and the client
+// works on: its next request opens a new connection.
+TEST(MasterClientTest, AbortEndsTheRequestInFlightAndTheClientWorksOn) {
+  auto server = Serve(MakeTempDir("client_abort"));
+  client::MasterClient client(server->url(), absl::Seconds(10));
+  client.Abort();  // nothing in flight, no connection yet: nothing happens
+  ASSERT_TRUE(client.Get("/api/v1/test/peer").ok());
+  absl::Notification begun;
+  std::thread aborter([&] {
+    begun.WaitForNotification();
+    absl::SleepFor(absl::Milliseconds(300));
+    client.Abort();
+  });
+  const absl::Time start = absl::Now();
+  begun.Notify();
+  const absl::Status slow = client.Get("/api/v1/test/slow").status();
+  const absl::Duration took = absl::Now() - start;
+  aborter.join();
+  EXPECT_EQ(slow.code(), absl::StatusCode::kUnavailable) << slow;
+  EXPECT_LT(took, absl::Seconds(2)) << "the abort did not end the request";
+  absl::StatusOr<Json> after = client.Get("/api/v1/test/peer");
+  EXPECT_TRUE(after.ok()) << after.status();
 }
 
 // A 503 (the master cannot answer now) is Unavailable, as no answer is: an agent keeps what it
