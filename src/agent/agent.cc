@@ -77,10 +77,7 @@ Agent::Agent(AgentOptions options)
                 .agent_id = options_.id,
                 .secret = options_.secret,
                 .tls_ca_file = options_.tls_ca_file,
-                .stop = &stop_}),
-      // Stable for an agent, different between agents: their flushes do not all reach the
-      // master at the same moment.
-      flush_phase_(absl::Milliseconds(std::hash<std::string>{}(options_.id) % 500)) {
+                .stop = &stop_}) {
   if (options_.launcher.empty()) options_.launcher = SiblingProgram("cohort-launch");
 }
 
@@ -327,7 +324,9 @@ AllocationRunOptions Agent::RunOptions(std::vector<int> gpus) {
   run_options.clock = &clock_;
   run_options.stop = &stop_;
   run_options.shipper = &shipper_;
-  run_options.flush_phase = flush_phase_;
+  // Stable for an agent, different between agents: their flushes do not all reach the master
+  // at the same moment.
+  run_options.flush_phase = absl::Milliseconds(std::hash<std::string>{}(options_.id) % 500);
   return run_options;
 }
 

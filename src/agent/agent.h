@@ -124,7 +124,6 @@ class Agent {
   GpuPool gpu_pool_;  // options_.gpus and which allocation holds each
   // Every allocation's logs, reports and exit, in one post per flush (the runs' threads use it).
   OutputShipper shipper_;
-  absl::Duration flush_phase_;  // this agent's offset on the runs' flush grid, from its id
   std::atomic<bool> stop_requested_{false};
   absl::Status refusal_;  // the master refused the agent's secret, or TLS failed; Run() returns it
   absl::Notification stop_;  // notified once by Stop(); cuts back-off sleeps and retries short

@@ -16,9 +16,7 @@
 #include "agent/undelivered.h"
 #include "cohort/status.h"
 #include "common/context_archive.h"
-#include "common/json_bounded.h"
 #include "common/line_splitter.h"
-#include "common/small_file.h"
 #include "common/logging.h"
 #include "common/net.h"
 #include "config/config_parser.h"
@@ -52,6 +50,10 @@ constexpr size_t kReadBytes = 256u << 10;
 // Room for LineSplitter's marker within wire::kMaxLogLineBytes.
 constexpr size_t kLineBytes = wire::kMaxLogLineBytes - 64;
 constexpr absl::Duration kFlushEvery = absl::Milliseconds(500);
+// A post's timeout on the allocation's own routes (RequestTimeout: shorter once stopping).
+constexpr absl::Duration kPostTimeout = absl::Seconds(30);
+// About what an exit item's JSON takes (its size only bounds how many share a post).
+constexpr size_t kExitItemBytes = 64;
 // The longest a look at the launcher's output waits for something to arrive.
 constexpr absl::Duration kReadWait = absl::Milliseconds(200);
 // While the master is unreachable (a post failed Unavailable), the reading loop does not wait
@@ -187,7 +189,7 @@ AllocationRun::AllocationRun(AllocationRunOptions options, wire::StartAction act
       action_(std::move(action)),
       control_(std::move(control)),
       dir_((fs::path(options_.work_dir) / absl::StrCat("alloc-", action_.allocation)).string()),
-      client_(options_.master_url, absl::Seconds(30)),
+      client_(options_.master_url, kPostTimeout),
       metrics_((fs::path(dir_) / "run" / "metrics.jsonl").string()) {
   // The allocation speaks for itself: its logs, reports and exit carry its own token, which
   // the master accepts for this allocation only, while it runs.
@@ -223,6 +225,7 @@ absl::Status AllocationRun::Send(const wire::AllocationOutput& item, size_t byte
 
 absl::Status AllocationRun::PostOwn(const wire::AllocationOutput& item) {
   const std::string base = absl::StrCat("/api/v1/allocations/", action_.allocation);
+  client_.set_timeout(RequestTimeout(kPostTimeout, &stop_));
   if (item.logs) return client_.Post(base + "/logs", item.logs->ToJson()).status();
   if (item.reports) return client_.Post(base + "/reports", item.reports->ToJson()).status();
   if (item.exit) return client_.Post(base + "/exit", item.exit->ToJson()).status();
@@ -582,14 +585,9 @@ std::vector<wire::ReportRecord> AllocationRun::NewRecords() {
 }
 
 std::optional<wire::ProgressRecord> AllocationRun::ReadProgress() {
-  absl::StatusOr<std::string> text = ReadSmallFile(
-      (fs::path(dir_) / "run" / "progress.json").string(), wire::kMaxProgressFileBytes);
-  if (absl::IsNotFound(text.status())) return std::nullopt;  // nothing reported yet
-  absl::StatusOr<Json> json = text.ok() ? ParseJsonBounded<Json>(*text) : text.status();
   absl::StatusOr<wire::ProgressRecord> progress =
-      json.ok()
-          ? wire::ParseProgressRecord(*json, "progress.json")
-          : absl::InvalidArgumentError(absl::StrCat("progress.json: ", json.status().message()));
+      wire::ReadProgressFile((fs::path(dir_) / "run" / "progress.json").string());
+  if (absl::IsNotFound(progress.status())) return std::nullopt;  // nothing reported yet
   if (progress.ok()) return *std::move(progress);
   // Said once per distinct error: the file is read every flush.
   if (progress.status().message() != last_progress_error_) {
@@ -730,7 +728,7 @@ absl::Status AllocationRun::ReportExit(int status) {
   const wire::ExitReport exit{action_.node_rank, status};
   wire::AllocationOutput item = Item();
   item.exit = exit;
-  const absl::Status r = Send(item, 64);
+  const absl::Status r = Send(item, kExitItemBytes);
   if (r.ok()) return absl::OkStatus();
   // NotFound: the master already ended the allocation (it restarted, or lost this agent).
   // Otherwise it counts the node as failed once it stops hearing from it or the agent

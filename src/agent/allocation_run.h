@@ -32,12 +32,12 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "agent/output_shipper.h"
 #include "client/master_client.h"
 #include "common/clock.h"
 #include "common/json_lines_tail.h"
 #include "common/line_splitter.h"
 #include "common/subprocess.h"
-#include "agent/output_shipper.h"
 #include "sampler/system_sampler.h"
 #include "wire/agent_protocol.h"
 
@@ -186,7 +186,7 @@ class AllocationRun {
   absl::Status ReportExit(int status);
   // Keeps the exit and the log lines left for the agent's next run (undelivered.h).
   void KeepUndelivered(int status);
-  std::string Prefix() const;  // "agent A: allocation X"
+  std::string Prefix() const;           // "agent A: allocation X"
   wire::AllocationOutput Item() const;  // this allocation's, with its token and no parts yet
   // Sends one part of this node's output (`item` holds one of logs, reports, exit; about
   // `bytes` of JSON) through the agent's shipper, else to the allocation's own route: once

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "agent/retry.h"
 #include "common/logging.h"
 
 namespace cohort::agent {
@@ -85,8 +86,7 @@ std::vector<absl::Status> OutputShipper::Post(const std::vector<Pending*>& batch
   wire::OutputBatch body;
   body.items.reserve(batch.size());
   for (const Pending* p : batch) body.items.push_back(p->item);
-  const bool stopping = options_.stop != nullptr && options_.stop->HasBeenNotified();
-  client_.set_timeout(stopping ? options_.stopping_timeout : options_.timeout);
+  client_.set_timeout(RequestTimeout(options_.timeout, options_.stop));
   absl::StatusOr<nlohmann::json> r = client_.Post(path_, body.ToJson());
   absl::StatusOr<wire::OutputResults> results =
       r.ok() ? wire::ParseOutputResults(*r) : absl::StatusOr<wire::OutputResults>(r.status());

@@ -44,10 +44,9 @@ struct OutputShipperOptions {
   std::string secret;                          // the cluster's agent secret: the route's credential
   std::string tls_ca_file;                     // AgentOptions::tls_ca_file
   absl::Duration timeout = absl::Seconds(30);  // per post
-  // The agent's shutdown: once notified, a post waits at most stopping_timeout (what it could
-  // not deliver, the runs keep for the agent's next start). Null: never.
+  // The agent's shutdown: once notified, a post waits at most retry.h's kStoppingTimeout (what
+  // it could not deliver, the runs keep for the agent's next start). Null: never.
   const absl::Notification* stop = nullptr;
-  absl::Duration stopping_timeout = absl::Seconds(2);
 };
 
 class OutputShipper {

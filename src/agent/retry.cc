@@ -1,5 +1,7 @@
 #include "agent/retry.h"
 
+#include <algorithm>
+
 namespace cohort::agent {
 
 absl::StatusOr<nlohmann::json> RetryWhileUnavailable(
@@ -13,10 +15,9 @@ absl::StatusOr<nlohmann::json> RetryWhileUnavailable(
   }
 }
 
-absl::StatusOr<nlohmann::json> PostPatiently(client::MasterClient& client, const std::string& path,
-                                             const nlohmann::json& body, const Clock& clock,
-                                             const absl::Notification& stop, RetryPolicy policy) {
-  return RetryWhileUnavailable([&] { return client.Post(path, body); }, clock, stop, policy);
+absl::Duration RequestTimeout(absl::Duration normal, const absl::Notification* stop) {
+  if (stop == nullptr || !stop->HasBeenNotified()) return normal;
+  return std::min(normal, kStoppingTimeout);
 }
 
 }  // namespace cohort::agent

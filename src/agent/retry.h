@@ -6,8 +6,13 @@
 // when the master is gone.
 // Thread-safe: the functions keep no state.
 //
+// A request made once the agent is stopping waits at most kStoppingTimeout (RequestTimeout):
+// behind a partition it would otherwise wait out its whole timeout.
+//
 // Example:
-//   absl::StatusOr<Json> r = PostPatiently(client, path, body, clock, stop);
+//   client.set_timeout(RequestTimeout(absl::Seconds(30), &stop));
+//   absl::StatusOr<Json> r =
+//       RetryWhileUnavailable([&] { return client.Post(path, body); }, clock, stop);
 //   if (absl::IsUnavailable(r.status())) ...  // away for 10 minutes, or the agent is stopping
 
 #include <functional>
@@ -16,7 +21,6 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "client/master_client.h"
 #include "common/clock.h"
 #include "nlohmann/json.hpp"
 
@@ -33,10 +37,8 @@ absl::StatusOr<nlohmann::json> RetryWhileUnavailable(
     const std::function<absl::StatusOr<nlohmann::json>()>& attempt, const Clock& clock,
     const absl::Notification& stop, RetryPolicy policy = {});
 
-// POSTs `body` to `path` through RetryWhileUnavailable.
-absl::StatusOr<nlohmann::json> PostPatiently(client::MasterClient& client, const std::string& path,
-                                             const nlohmann::json& body, const Clock& clock,
-                                             const absl::Notification& stop,
-                                             RetryPolicy policy = {});
+// `normal`, or at most kStoppingTimeout once `stop` (may be null: never) is notified.
+inline constexpr absl::Duration kStoppingTimeout = absl::Seconds(2);
+absl::Duration RequestTimeout(absl::Duration normal, const absl::Notification* stop);
 
 }  // namespace cohort::agent

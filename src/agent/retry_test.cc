@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "client/master_client.h"
 #include "gtest/gtest.h"
 
 namespace cohort::agent {
@@ -156,7 +157,7 @@ class RefusingPort {
   int port_ = 0;
 };
 
-TEST(RetryTest, PostPatientlyToAMasterThatIsNotThereGivesUpAfterItsPatience) {
+TEST(RetryTest, APostToAMasterThatIsNotThereGivesUpAfterItsPatience) {
   RefusingPort refusing;
   ASSERT_NE(refusing.port(), 0);
   client::MasterClient client(absl::StrCat("http://127.0.0.1:", refusing.port()));
@@ -164,8 +165,11 @@ TEST(RetryTest, PostPatientlyToAMasterThatIsNotThereGivesUpAfterItsPatience) {
   absl::Notification stop;
   const absl::Time start = clock.Now();
   auto result = std::async(std::launch::async, [&] {
-    return PostPatiently(client, "/api/v1/allocations/1.1.1/exit", Json{{"node", 0}}, clock, stop,
-                         {.patience = absl::Seconds(30), .interval = absl::Seconds(1)});
+    return RetryWhileUnavailable(
+        [&] {
+          return client.Post("/api/v1/allocations/1.1.1/exit", Json{{"node", 0}});
+        },
+        clock, stop, {.patience = absl::Seconds(30), .interval = absl::Seconds(1)});
   });
   // Each second of the clock is one more refused attempt.
   while (result.wait_for(std::chrono::milliseconds(1)) != std::future_status::ready) {

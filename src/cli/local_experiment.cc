@@ -24,10 +24,8 @@
 #include "cli/exit_codes.h"
 #include "cli/progress_meter.h"
 #include "cli/validate_command.h"
-#include "common/json_bounded.h"
 #include "common/json_lines_tail.h"
 #include "common/sibling_program.h"
-#include "common/small_file.h"
 #include "common/subprocess.h"
 #include "config/asha.h"
 #include "config/config_parser.h"
@@ -39,7 +37,6 @@
 #include "master/experiments/exit_policy.h"
 #include "master/experiments/lifecycle.h"
 #include "master/searcher/searcher.h"
-#include "wire/limits.h"
 #include "wire/reports.h"
 #include "wire/states.h"
 #include "wire/worker_env.h"
@@ -432,12 +429,7 @@ class LocalRun {
   // The counts of the trial's progress.json (wire::ProgressRecord); nullopt while it has none,
   // or when the file is missing, too large or does not parse (the next poll reads it again).
   static std::optional<ProgressSnapshot> ReadProgress(const fs::path& path) {
-    // Written by the trial's process: outside input, so its size and nesting are bounded.
-    absl::StatusOr<std::string> text = ReadSmallFile(path.string(), wire::kMaxProgressFileBytes);
-    if (!text.ok()) return std::nullopt;
-    absl::StatusOr<Json> json = ParseJsonBounded<Json>(*text);
-    if (!json.ok()) return std::nullopt;
-    absl::StatusOr<wire::ProgressRecord> p = wire::ParseProgressRecord(*json, path.string());
+    absl::StatusOr<wire::ProgressRecord> p = wire::ReadProgressFile(path.string());
     if (!p.ok() || p->unit.empty()) return std::nullopt;
     return ProgressSnapshot{.completed = p->completed, .total = p->total, .unit = p->unit};
   }

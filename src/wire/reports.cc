@@ -5,6 +5,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
+#include "common/json_bounded.h"
+#include "common/small_file.h"
 #include "wire/internal/field_reader.h"
 #include "wire/limits.h"
 
@@ -167,6 +169,23 @@ Json ProgressRecord::ToJson() const {
   if (preempted) j["preempted"] = true;
   j["time"] = time;
   return j;
+}
+
+absl::StatusOr<ProgressRecord> ReadProgressFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadSmallFile(path, kMaxProgressFileBytes);
+  if (absl::IsNotFound(text.status())) return text.status();
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "progress.json: ", text.status().message(),
+        absl::IsResourceExhausted(text.status())
+            ? " (it holds one progress record, rewritten each time: is the trial appending to it?)"
+            : ""));
+  }
+  absl::StatusOr<Json> json = ParseJsonBounded<Json>(*text);
+  if (!json.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("progress.json: ", json.status().message()));
+  }
+  return ParseProgressRecord(*json, "progress.json");
 }
 
 absl::StatusOr<ProgressRecord> ParseProgressRecord(const Json& json, absl::string_view context) {

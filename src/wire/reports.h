@@ -97,5 +97,10 @@ struct ProgressRecord {
 // "completed" without "total" is an error; "unit" defaults to "batches" when counts are there.
 absl::StatusOr<ProgressRecord> ParseProgressRecord(const Json& json,
                                                    absl::string_view context = "progress");
+// A trial's progress.json (rewritten whole by the runtime; read by the agent and by
+// `cohort experiment create --local`), outside input: NotFound while there is none; else its
+// record, or an error starting "progress.json: " that says what is wrong (larger than
+// kMaxProgressFileBytes, not JSON or nested too deep, not a progress record).
+absl::StatusOr<ProgressRecord> ReadProgressFile(const std::string& path);
 
 }  // namespace cohort::wire

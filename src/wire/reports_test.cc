@@ -1,11 +1,16 @@
 #include "wire/reports.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "wire/limits.h"
 
 namespace cohort::wire {
 namespace {
@@ -151,6 +156,28 @@ TEST(ReportsTest, BadProgressNamesTheField) {
               HasSubstr("\"completed\" must be a number"));
   EXPECT_THAT(ParseProgressRecord(Json{{"completed", -3}, {"total", 4}}).status().message(),
               HasSubstr("\"completed\" must be >= 0"));
+}
+
+// progress.json as the agent and `--local` read it: missing is NotFound; whole, its record; too
+// large, not JSON or not a record, an error that starts "progress.json: " and says which.
+TEST(ReportsTest, AProgressFileIsReadBoundedAndItsErrorsNameIt) {
+  const std::string path =
+      absl::StrCat(::testing::TempDir(), "/progress-", ::getpid(), "/progress.json");
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  EXPECT_EQ(ReadProgressFile(path).status().code(), absl::StatusCode::kNotFound);
+  std::ofstream(path) << R"({"completed": 3, "total": 10})";
+  absl::StatusOr<ProgressRecord> read = ReadProgressFile(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->completed, 3);
+  std::ofstream(path) << "{";
+  EXPECT_THAT(std::string(ReadProgressFile(path).status().message()),
+              ::testing::StartsWith("progress.json: "));
+  std::ofstream(path) << R"({"completed": 3})";
+  EXPECT_EQ(ReadProgressFile(path).status().message(), "progress.json: missing \"total\"");
+  std::ofstream(path) << std::string(kMaxProgressFileBytes + 1, ' ');
+  EXPECT_THAT(ReadProgressFile(path).status().message(),
+              ::testing::AllOf(HasSubstr("holds more than 65536 bytes"), HasSubstr("appending")));
+  std::filesystem::remove_all(std::filesystem::path(path).parent_path());
 }
 
 TEST(ReportsTest, ProgressCountsAreFiniteAndBoundedSoTheyConvertToInt64) {
