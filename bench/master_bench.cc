@@ -73,6 +73,18 @@ class Latencies {
     for (const auto& [route, r] : routes_) n += r.samples.size();
     return n;
   }
+  // p99 of the output posts (every POST but registration) begun in [from, to); 0 when none.
+  double OutputsP99(absl::Time from, absl::Time to) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<double> ms;
+    for (const auto& [route, r] : routes_) {
+      if (!absl::StartsWith(route, "POST /") || route == "POST /agents") continue;
+      for (const Sample& s : r.samples) {
+        if (s.start >= from && s.start < to) ms.push_back(s.ms);
+      }
+    }
+    return std::get<1>(Percentiles(std::move(ms)));
+  }
   // Every route's percentiles over the whole run, and over the requests begun at `steady` or
   // later (after the start's burst: every agent registering, the first placements).
   void Print(absl::Time steady, double warmup_seconds) const {
@@ -206,6 +218,11 @@ struct Shared {
   std::atomic<int64_t> allocations{0}, exits{0};
   std::atomic<int64_t> running{0};      // allocations the agents hold now (started, not exited)
   std::atomic<int64_t> stops{0};        // stop actions received (after a restart: not re-adopted)
+  // Stop actions for allocations whose exit went in a post that got no answer (the master was
+  // killed meanwhile): the old master stored the exit, so the new one does not know them.
+  std::atomic<int64_t> stops_after_exit{0};
+  std::mutex mu;
+  std::vector<int64_t> trials_stopped_after_exit;  // checked at the end: COMPLETED, not requeued
   int64_t stops_before_kill = 0;        // stops when the master was killed (RunLoad's thread only)
   absl::Time load_start = absl::Now();  // when the agents start
 };
@@ -250,6 +267,7 @@ class SimAgent {
     std::vector<wire::ReportRecord> reports;  // not acknowledged yet
     bool done = false;                        // completed: only the exit is left
     bool stopped = false;                     // the master stopped it: exit 143 (SIGTERM)
+    bool exit_unanswered = false;             // its exit went in a post that got no answer
     // Its own connection, kept for its life, with its token (as cohort-agent's AllocationRun).
     std::unique_ptr<client::MasterClient> client;
   };
@@ -359,10 +377,14 @@ class SimAgent {
       ++shared_.allocations;
       ++shared_.running;
     } else if (const auto* stop = std::get_if<wire::StopAction>(&action)) {
-      ++shared_.stops;
-      if (auto it = allocations_.find(stop->allocation); it != allocations_.end()) {
-        it->second.done = it->second.stopped = true;
+      auto it = allocations_.find(stop->allocation);
+      const bool after_exit = it != allocations_.end() && it->second.exit_unanswered;
+      ++(after_exit ? shared_.stops_after_exit : shared_.stops);
+      if (after_exit) {
+        std::lock_guard<std::mutex> lock(shared_.mu);
+        shared_.trials_stopped_after_exit.push_back(it->second.start.trial_id);
       }
+      if (it != allocations_.end()) it->second.done = it->second.stopped = true;
     }
   }
 
@@ -441,7 +463,13 @@ class SimAgent {
     absl::StatusOr<Json> answer = Timed(shared_, "POST /agents/{id}/outputs", [&] {
       return agent_client_.Post(absl::StrCat("/api/v1/agents/", id_, "/outputs"), batch.ToJson());
     });
-    if (!answer.ok()) return;
+    if (!answer.ok()) {
+      for (const wire::AllocationOutput& item : batch.items) {
+        auto it = allocations_.find(item.allocation);
+        if (item.exit && it != allocations_.end()) it->second.exit_unanswered = true;
+      }
+      return;
+    }
     absl::StatusOr<wire::OutputResults> results = wire::ParseOutputResults(*answer);
     if (!results.ok() || results->results.size() != batch.items.size()) return;
     for (size_t i = 0; i < batch.items.size(); ++i) Settle(batch.items[i], results->results[i]);
@@ -513,6 +541,7 @@ class SimAgent {
                        return client.Post(base + "/exit", ExitOf(a).ToJson());
                      }).status();
     if (s.ok()) ++shared_.exits;
+    if (!s.ok() && !gone(s)) a.exit_unanswered = true;
     return !s.ok() && !gone(s);
   }
 
@@ -683,9 +712,12 @@ absl::StatusOr<absl::Duration> RunLoad(Shared& shared, MasterProcess& master) {
     if (absl::Now() - last_print >= absl::Seconds(5)) {
       const auto [lines, reports] = shared.acked.Totals();
       const double dt = absl::ToDoubleSeconds(absl::Now() - last_print);
-      std::printf("t=%3.0f s  log lines %7.0f/s  metric reports %6.0f/s  allocations %lld\n",
-                  absl::ToDoubleSeconds(absl::Now() - start), (lines - last_lines) / dt,
-                  (reports - last_reports) / dt, static_cast<long long>(shared.allocations));
+      std::printf(
+          "t=%3.0f s  log lines %7.0f/s  metric reports %6.0f/s  allocations %5lld  "
+          "output posts p99 %6.1f ms\n",
+          absl::ToDoubleSeconds(absl::Now() - start), (lines - last_lines) / dt,
+          (reports - last_reports) / dt, static_cast<long long>(shared.allocations),
+          shared.latencies.OutputsP99(last_print, absl::Now()));
       std::fflush(stdout);
       last_lines = lines;
       last_reports = reports;
@@ -693,6 +725,18 @@ absl::StatusOr<absl::Duration> RunLoad(Shared& shared, MasterProcess& master) {
     }
   }
   return downtime;
+}
+
+// Of the trials whose allocation was told to stop after a restart because its exit had reached
+// the old master unanswered: how many are not COMPLETED (their exit was lost after all).
+int64_t CountNotCompleted(client::MasterClient& admin, Shared& shared) {
+  std::lock_guard<std::mutex> lock(shared.mu);
+  int64_t not_completed = 0;
+  for (int64_t trial : shared.trials_stopped_after_exit) {
+    absl::StatusOr<Json> got = admin.Get(absl::StrCat("/api/v1/trials/", trial));
+    if (!got.ok() || got->value("state", "") != "COMPLETED") ++not_completed;
+  }
+  return not_completed;
 }
 
 void PrintSummary(const Shared& shared, const std::string& metrics, double seconds,
@@ -712,9 +756,11 @@ void PrintSummary(const Shared& shared, const std::string& metrics, double secon
       1e3 * Sample(metrics, "cohort_scheduling_pass_lock_seconds{quantile=\"0.99\"}"),
       1e3 * Sample(metrics, "cohort_scheduling_pass_lock_seconds{quantile=\"1\"}"));
   std::printf(
-      "stop actions after the restart: %lld (allocations not re-adopted); trials ERROR: %.0f, "
+      "stop actions after the restart: %lld (allocations not re-adopted), %lld more for "
+      "allocations whose exit the old master took unanswered; trials ERROR: %.0f, "
       "QUEUED: %.0f, RUNNING: %.0f, COMPLETED: %.0f\n",
       static_cast<long long>(shared.stops - shared.stops_before_kill),
+      static_cast<long long>(shared.stops_after_exit.load()),
       Sample(metrics, "cohort_trials{state=\"ERROR\"}"),
       Sample(metrics, "cohort_trials{state=\"QUEUED\"}"),
       Sample(metrics, "cohort_trials{state=\"RUNNING\"}"),
@@ -790,6 +836,10 @@ absl::Status RunMasterBench(const MasterBenchOptions& o) {
       requests > 0 ? 1e6 * master_cpu / static_cast<double>(requests) : 0.0, requests);
   COHORT_ASSIGN_OR_RETURN(std::string metrics, admin.GetBytes("/metrics"));
   PrintSummary(shared, metrics, o.seconds, CountLost(admin, shared.acked));
+  if (!shared.trials_stopped_after_exit.empty()) {
+    std::printf("of the trials whose exit the old master took unanswered, not COMPLETED: %lld\n",
+                static_cast<long long>(CountNotCompleted(admin, shared)));
+  }
   master.Kill();
   std::error_code ec;
   fs::remove_all(work, ec);
