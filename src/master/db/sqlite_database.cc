@@ -12,6 +12,7 @@
 #include "cohort/status.h"
 #include "master/db/internal/sqlite_check.h"
 #include "master/db/internal/sqlite_statement.h"
+#include "master/db/internal/wal_checkpointer.h"
 #include "master/db/migrations.h"
 
 namespace cohort::master {
@@ -150,6 +151,9 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
   if (!status.ok()) return status;
   status = database->Migrate();
   if (!status.ok()) return status;
+  if (database->InWal()) {
+    COHORT_ASSIGN_OR_RETURN(database->checkpointer_, internal::WalCheckpointer::Start(db, path));
+  }
   return database;
 }
 
@@ -157,6 +161,7 @@ SqliteDatabase::SqliteDatabase(sqlite3* db, std::string path)
     : db_(db), path_(std::move(path)), statements_(std::make_unique<internal::StatementCache>(db)) {}
 
 SqliteDatabase::~SqliteDatabase() {
+  checkpointer_.reset();  // its connection closes first: db_'s close does the last checkpoint
   statements_->Clear();  // finalized before their connection closes
   sqlite3_close_v2(db_);
 }
@@ -173,7 +178,7 @@ absl::Status SqliteDatabase::Check(const SqliteOptions& options) {
 absl::Status SqliteDatabase::Configure() {
   // WAL lets readers (the sqlite3 shell, a backup) run beside the master's writes; an
   // in-memory database has no journal file to speak of.
-  if (path_ != ":memory:" && !path_.empty()) {
+  if (InWal()) {
     absl::Status status = Exec(db_, path_, "set journal_mode", "PRAGMA journal_mode=WAL");
     if (!status.ok()) return status;
   }

@@ -7,7 +7,8 @@
 // Storage notes:
 //  * File databases use WAL with synchronous=NORMAL: a commit survives a crash of the master;
 //    a power loss may drop the last commits but never corrupts the file. FULL would sync the
-//    disk on every log batch.
+//    disk on every log batch. Their checkpoints run on a thread of their own
+//    (internal/wal_checkpointer.h), not inside a caller's commit under the mutex.
 //  * SQLite stores a NaN as NULL, so a NaN searcher_metric reads back as absent.
 //
 // Example:
@@ -34,6 +35,7 @@ struct sqlite3;
 namespace cohort::master {
 namespace internal {
 class StatementCache;
+class WalCheckpointer;
 }  // namespace internal
 
 // How the integrity check of an existing file went when it was opened.
@@ -179,6 +181,8 @@ class SqliteDatabase final : public Database {
 
   // Sets the connection's pragmas and brings the schema up to date. Called once by Open.
   absl::Status Configure();
+  // A file database (WAL); ":memory:" and "" (SQLite's temporary one) have no WAL.
+  bool InWal() const { return path_ != ":memory:" && !path_.empty(); }
   absl::Status Migrate();
 
   // Log drops (sqlite_logs.cc), under mu_ inside DropLogLines' transaction. DropStartLocked:
@@ -213,6 +217,8 @@ class SqliteDatabase final : public Database {
   const std::string path_;
   // db_'s prepared statements, used under mu_ (internal/sqlite_statement.h).
   const std::unique_ptr<internal::StatementCache> statements_;
+  // A file database's checkpoints, off db_'s callers' path (internal/wal_checkpointer.h).
+  std::unique_ptr<internal::WalCheckpointer> checkpointer_;
   IntegrityCheck integrity_check_ = IntegrityCheck::kSkipped;
 };
 

@@ -1,0 +1,80 @@
+#pragma once
+// WalCheckpointer: keeps a WAL database's checkpoints off its writer's path.
+//
+// SQLite checkpoints in the committing call once the WAL passes 1000 pages (~4 MB): it copies
+// the WAL's pages into the database file and syncs both. Under SqliteDatabase's one mutex that
+// stalled every other call of the master for the copy and the syncs (at 200 agents: ~11
+// checkpoints a second, median 7 ms, up to 84 ms; the main cause of the combined posts' p99).
+// The checkpointer turns that off on the writer's connection and runs PASSIVE checkpoints on a
+// connection and a thread of its own; in WAL mode a checkpoint never blocks the writer nor the
+// writer the checkpoint, and the writer starts the WAL over once a checkpoint has copied all
+// of it. Under a steady stream of commits some land during each background checkpoint, so the
+// WAL seldom starts over by itself; past `writer_pages` the writer checkpoints itself (cheap:
+// all but the newest pages are copied by then), which bounds the WAL whatever happens, a
+// stalled disk included.
+//
+// Contract: Start after the database is in WAL mode; the writer connection outlives the
+// checkpointer; destroying it stops the thread (within its wait's deadline: 1 s) and closes
+// its connection before the writer's, whose close then does the last checkpoint.
+//
+// Example (SqliteDatabase::Open):
+//   COHORT_ASSIGN_OR_RETURN(checkpointer_, WalCheckpointer::Start(db_, path_));
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+
+struct sqlite3;
+
+namespace cohort::master::internal {
+
+struct WalCheckpointerOptions {
+  int wake_pages = 1000;     // new WAL pages that wake the checkpointer (SQLite's 1000: ~4 MB)
+  int writer_pages = 16000;  // past this (~64 MB) the writer checkpoints itself, as SQLite did
+};
+
+class WalCheckpointer {
+ public:
+  // Opens the checkpointer's own connection to `path` and starts its thread; replaces the
+  // writer's automatic checkpoint (its WAL hook). Unavailable when the connection cannot open.
+  static absl::StatusOr<std::unique_ptr<WalCheckpointer>> Start(
+      sqlite3* writer, const std::string& path, const WalCheckpointerOptions& options = {});
+  ~WalCheckpointer();
+
+  WalCheckpointer(const WalCheckpointer&) = delete;
+  WalCheckpointer& operator=(const WalCheckpointer&) = delete;
+
+  struct Counts {
+    int64_t background = 0;  // checkpoints run on the checkpointer's thread
+    int64_t on_writer = 0;   // run by the writer because the WAL passed writer_pages
+  };
+  Counts counts() const;
+
+ private:
+  WalCheckpointer(sqlite3* writer, sqlite3* own, std::string path, WalCheckpointerOptions o);
+  // The writer's WAL hook: after each commit, with the WAL's size in pages.
+  static int OnCommit(void* self, sqlite3* db, const char* schema, int pages);
+  void Run();
+  // One PASSIVE checkpoint on `db`; a failure is logged when it differs from the last one.
+  void Checkpoint(sqlite3* db, const char* who);
+
+  sqlite3* const writer_;
+  sqlite3* const own_;  // owned: the checkpointer's connection, used on its thread only
+  const std::string path_;
+  const WalCheckpointerOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  int woken_at_ = 0;     // the WAL's pages when the hook last woke the thread (hook only)
+  bool wanted_ = false;  // the hook asked for a checkpoint the thread has not begun
+  bool stopping_ = false;
+  Counts counts_;
+  int last_error_ = 0;  // SQLite's result code of the last failed checkpoint (0: none)
+  std::thread thread_;
+};
+
+}  // namespace cohort::master::internal
