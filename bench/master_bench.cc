@@ -221,6 +221,10 @@ struct Shared {
   // Stop actions for allocations whose exit went in a post that got no answer (the master was
   // killed meanwhile): the old master stored the exit, so the new one does not know them.
   std::atomic<int64_t> stops_after_exit{0};
+  // Stop actions for allocations the agent does not hold: after a restart, starts the old master
+  // had queued but not delivered (the new one cannot re-send them: it keeps only the tokens'
+  // hashes), which it gives up after its re-adoption grace and queues again.
+  std::atomic<int64_t> stops_unknown{0};
   std::mutex mu;
   std::vector<int64_t> trials_stopped_after_exit;  // checked at the end: COMPLETED, not requeued
   int64_t stops_before_kill = 0;        // stops when the master was killed (RunLoad's thread only)
@@ -379,7 +383,9 @@ class SimAgent {
     } else if (const auto* stop = std::get_if<wire::StopAction>(&action)) {
       auto it = allocations_.find(stop->allocation);
       const bool after_exit = it != allocations_.end() && it->second.exit_unanswered;
-      ++(after_exit ? shared_.stops_after_exit : shared_.stops);
+      ++(it == allocations_.end() ? shared_.stops_unknown
+         : after_exit             ? shared_.stops_after_exit
+                                  : shared_.stops);
       if (after_exit) {
         std::lock_guard<std::mutex> lock(shared_.mu);
         shared_.trials_stopped_after_exit.push_back(it->second.start.trial_id);
@@ -756,11 +762,12 @@ void PrintSummary(const Shared& shared, const std::string& metrics, double secon
       1e3 * Sample(metrics, "cohort_scheduling_pass_lock_seconds{quantile=\"0.99\"}"),
       1e3 * Sample(metrics, "cohort_scheduling_pass_lock_seconds{quantile=\"1\"}"));
   std::printf(
-      "stop actions after the restart: %lld (allocations not re-adopted), %lld more for "
-      "allocations whose exit the old master took unanswered; trials ERROR: %.0f, "
-      "QUEUED: %.0f, RUNNING: %.0f, COMPLETED: %.0f\n",
+      "stop actions after the restart: %lld (allocations not re-adopted); more for allocations "
+      "whose exit the old master took unanswered: %lld, for starts it had not delivered: %lld\n"
+      "trials ERROR: %.0f, QUEUED: %.0f, RUNNING: %.0f, COMPLETED: %.0f\n",
       static_cast<long long>(shared.stops - shared.stops_before_kill),
       static_cast<long long>(shared.stops_after_exit.load()),
+      static_cast<long long>(shared.stops_unknown.load()),
       Sample(metrics, "cohort_trials{state=\"ERROR\"}"),
       Sample(metrics, "cohort_trials{state=\"QUEUED\"}"),
       Sample(metrics, "cohort_trials{state=\"RUNNING\"}"),
