@@ -259,6 +259,27 @@ class Master {
   absl::Status AllocationReports(const std::string& allocation, const wire::ReportBatch& batch);
   absl::Status AllocationExit(const std::string& allocation, const wire::ExitReport& exit);
 
+  // One allocation's output in an agent's combined post (wire::AllocationOutput), by pointer:
+  // the parts present, and the token to check (none: the caller checked the credential).
+  struct OutputParts {
+    std::string allocation;
+    const std::string* token = nullptr;
+    const wire::LogBatch* logs = nullptr;
+    const wire::ReportBatch* reports = nullptr;
+    const wire::ExitReport* exit = nullptr;
+  };
+  // What became of one: OK, or the first failure and the part it ended ("" for the token).
+  struct OutputStored {
+    absl::Status status;
+    std::string part;
+  };
+  // Stores each item as its own posts would be (its token, then its logs, reports and exit,
+  // as AllocationLogs, AllocationReports and AllocationExit; an item's first failure ends it)
+  // in three steps whatever the number of items (master_outputs.cc): every check under one
+  // hold of the lock, every item's rows in one database transaction, then the trials' updates
+  // and the exits under a second hold. The three calls above are this with one item.
+  std::vector<OutputStored> StoreOutputs(const std::vector<OutputParts>& items);
+
   // The master's users and their login tokens (users/users.h); thread-safe on its own.
   users::Users& users() { return users_; }
 
@@ -370,11 +391,29 @@ class Master {
   absl::Status FinishAllocationLocked(Allocation& allocation);
   absl::Status UpdateExperimentStateLocked(int64_t experiment_id);
   void PushActionLocked(const std::string& agent_id, wire::Action action);
-  // Stores a report batch's metric rows (and their series points) and checkpoints, updating
-  // `trial`'s latest checkpoint and searcher metric; `completed` gets the searcher operations
-  // it finished as (length, metric). True when series points were stored.
-  absl::StatusOr<bool> StoreRecords(const wire::ReportBatch& batch, TrialRow& trial,
-                                    std::vector<std::pair<double, double>>* completed);
+  // StoreOutputs' steps (master_outputs.cc); OutputWork is one item's progress through them.
+  struct OutputWork;
+  void CheckOutputLocked(const OutputParts& parts, OutputWork& work);
+  void StoredOutput(const OutputRowsWritten& written, OutputWork& work);
+  void FinishOutputLocked(OutputWork& work);
+  // The checks of AllocationReports (and of AllocationLogs, CheckLogsLocked below), under mu_.
+  absl::Status CheckReportsLocked(const std::string& allocation, const wire::ReportBatch& batch);
+  // What a report batch changes in its trial's row beside the rows it adds.
+  struct ReportChanges {
+    std::optional<std::string> latest_checkpoint;
+    std::optional<double> searcher_metric;
+    std::optional<std::pair<int64_t, int64_t>> batches;  // (completed, total)
+    std::vector<std::pair<double, double>> completed;    // searcher ops: (length, metric)
+  };
+  // A report batch's rows (checkpoints, metrics and their series points) and changes.
+  static OutputRows RowsOfReports(const wire::ReportBatch& batch, ReportChanges* changes);
+  // After the lines or the reports are stored, under mu_: policy matches; the trial's row,
+  // system metrics, step profiles and rungs.
+  absl::Status LogsStoredLocked(const std::string& allocation, const wire::LogBatch& batch,
+                                std::vector<wire::LogPolicyMatch> found);
+  absl::Status ReportsStoredLocked(const std::string& allocation, const wire::ReportBatch& batch,
+                                   const ReportChanges& changes, bool stored_points);
+  absl::Status AllocationExitLocked(const std::string& allocation, const wire::ExitReport& exit);
   // OK while `node` of `allocation` has not ended; NotFound (naming it and its agent) once it
   // has: it exited, or the master declared its agent lost.
   absl::Status CheckNodeRunsLocked(const Allocation& allocation, int node) const;
@@ -491,6 +530,9 @@ class Master {
                                                             const wire::LogBatch& batch);
   absl::Status RecordLogPolicyMatchesLocked(const wire::LogBatch& batch,
                                             std::vector<wire::LogPolicyMatch> found);
+  // AllocationLogs' checks, under mu_; `policies` gets what the policies' matching needs.
+  absl::Status CheckLogsLocked(const std::string& allocation, const wire::LogBatch& batch,
+                               absl::StatusOr<LogPolicyContext>* policies);
   // The agents the trial's runs must avoid (exclude_node matches).
   std::set<std::string> ExcludedAgentsLocked(int64_t trial_id) const;
   // The first match of a cancel_retries policy in the run `allocation` of the trial, or null.

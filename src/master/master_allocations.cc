@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -124,37 +125,42 @@ void Master::StopAllocationLocked(Allocation& allocation, StopReason reason) {
 }
 
 absl::Status Master::AllocationLogs(const std::string& allocation, const wire::LogBatch& batch) {
-  absl::StatusOr<LogPolicyContext> policies;  // none: the run has ended, its exit is decided
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    // Lines of a superseded run are still the trial's: kept.
-    COHORT_RETURN_IF_ERROR(allocations_.CheckBelongs(allocation, batch.trial_id, /*latest=*/false));
-    const Allocation* a = allocations_.Find(allocation);
-    if (a != nullptr && batch.node >= static_cast<int>(a->agents.size())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("allocation ", allocation, " has no node ", batch.node));
-    }
-    if (a != nullptr) COHORT_RETURN_IF_ERROR(CheckNodeRunsLocked(*a, batch.node));
-    policies = a != nullptr ? LogPolicyContextLocked(*a, batch) : LogPolicyContext{};
-  }
-  std::vector<std::pair<int, std::string>> lines;
-  lines.reserve(batch.lines.size());
-  for (const wire::LogLine& l : batch.lines) lines.emplace_back(l.rank, l.line);
-  COHORT_RETURN_IF_ERROR(db_->AppendLogs(batch.trial_id, lines).status());
-  log_lines_stored_ += static_cast<int64_t>(lines.size());
-  logs_cv_.notify_all();
-  // The lines are stored: a failure to match them is logged, not returned (the agent would
-  // post them again).
-  std::vector<wire::LogPolicyMatch> found;
-  if (policies.ok()) found = MatchLogPolicies(*std::move(policies), batch);
-  if (!policies.ok()) {
-    COHORT_LOG(ERROR) << TrialName(batch.trial_id) << ": log policies: " << policies.status();
-  }
+  return StoreOutputs({{.allocation = allocation, .logs = &batch}})[0].status;
+}
+
+absl::Status Master::AllocationReports(const std::string& allocation,
+                                       const wire::ReportBatch& batch) {
+  return StoreOutputs({{.allocation = allocation, .reports = &batch}})[0].status;
+}
+
+absl::Status Master::AllocationExit(const std::string& allocation, const wire::ExitReport& exit) {
   std::lock_guard<std::mutex> lock(mu_);
+  return AllocationExitLocked(allocation, exit);
+}
+
+absl::Status Master::CheckLogsLocked(const std::string& allocation, const wire::LogBatch& batch,
+                                     absl::StatusOr<LogPolicyContext>* policies) {
+  // Lines of a superseded run are still the trial's: kept.
+  COHORT_RETURN_IF_ERROR(allocations_.CheckBelongs(allocation, batch.trial_id, /*latest=*/false));
+  const Allocation* a = allocations_.Find(allocation);
+  if (a != nullptr && batch.node >= static_cast<int>(a->agents.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("allocation ", allocation, " has no node ", batch.node));
+  }
+  if (a != nullptr) COHORT_RETURN_IF_ERROR(CheckNodeRunsLocked(*a, batch.node));
+  // None when the run has ended: its exit is decided.
+  *policies = a != nullptr ? LogPolicyContextLocked(*a, batch) : LogPolicyContext{};
+  return absl::OkStatus();
+}
+
+absl::Status Master::LogsStoredLocked(const std::string& allocation, const wire::LogBatch& batch,
+                                      std::vector<wire::LogPolicyMatch> found) {
   if (allocations_.Find(allocation) == nullptr) {
     // Ended meanwhile: its exit is decided, so its matches no longer count.
     return absl::NotFoundError(absl::StrCat("allocation ", allocation, " is not running"));
   }
+  // The lines are stored: a failure to record a match is logged, not returned (the agent would
+  // post them again).
   if (absl::Status s = RecordLogPolicyMatchesLocked(batch, std::move(found)); !s.ok()) {
     COHORT_LOG(ERROR) << TrialName(batch.trial_id) << ": log policies: " << s;
   }
@@ -174,66 +180,58 @@ absl::Status Master::CheckNodeRunsLocked(const Allocation& allocation, int node)
                    "): its output is refused; stop it"));
 }
 
-absl::StatusOr<bool> Master::StoreRecords(const wire::ReportBatch& batch, TrialRow& trial,
-                                          std::vector<std::pair<double, double>>* completed) {
-  std::vector<MetricRow> metrics;
-  std::vector<PointRow> points;  // the same metrics as time series
+absl::Status Master::CheckReportsLocked(const std::string& allocation,
+                                        const wire::ReportBatch& batch) {
+  COHORT_RETURN_IF_ERROR(allocations_.CheckBelongs(allocation, batch.trial_id, /*latest=*/true));
+  // Reports come from node 0 only.
+  if (const Allocation* a = allocations_.Find(allocation)) {
+    COHORT_RETURN_IF_ERROR(CheckNodeRunsLocked(*a, 0));
+  }
+  return absl::OkStatus();
+}
+
+OutputRows Master::RowsOfReports(const wire::ReportBatch& batch, ReportChanges* changes) {
+  OutputRows rows{.trial_id = batch.trial_id, .reports = true};
   for (const wire::ReportRecord& line : batch.lines) {
     const int64_t steps = line.steps_completed.value_or(0);
     switch (line.kind) {
       case wire::ReportKind::kTraining:
       case wire::ReportKind::kValidation:
-        metrics.push_back({trial.id, wire::Name(line.kind), steps, line.metrics.dump(), line.time});
+        rows.metrics.push_back(
+            {batch.trial_id, wire::Name(line.kind), steps, line.metrics.dump(), line.time});
         for (const auto& [name, value] : wire::MetricSeries(wire::Name(line.kind), line.metrics)) {
-          points.push_back({name, "", steps, line.time, value});
+          rows.points.push_back({name, "", steps, line.time, value});  // the same, as series
         }
         break;
-      case wire::ReportKind::kCheckpoint: {
-        absl::Status s = db_->InsertCheckpoint(
-            {line.storage_id, trial.id, steps, line.path, line.metadata.dump()});
-        if (!s.ok() && !absl::IsAlreadyExists(s)) return s;
-        trial.latest_checkpoint = line.storage_id;
+      case wire::ReportKind::kCheckpoint:
+        rows.checkpoints.push_back(
+            {line.storage_id, batch.trial_id, steps, line.path, line.metadata.dump()});
+        changes->latest_checkpoint = line.storage_id;
         break;
-      }
       case wire::ReportKind::kCompleted:
         // NaN: the trial had no searcher metric (null on the wire).
-        if (!std::isnan(line.searcher_metric)) trial.searcher_metric = line.searcher_metric;
-        if (line.length) completed->emplace_back(*line.length, line.searcher_metric);
+        if (!std::isnan(line.searcher_metric)) changes->searcher_metric = line.searcher_metric;
+        if (line.length) changes->completed.emplace_back(*line.length, line.searcher_metric);
         break;
       case wire::ReportKind::kPreempted:
         break;
     }
   }
-  COHORT_RETURN_IF_ERROR(db_->InsertMetricsAndPoints(trial.id, metrics, points));
-  metric_reports_stored_ += static_cast<int64_t>(metrics.size());
-  return !points.empty();
+  if (batch.progress && batch.progress->has_counts() && batch.progress->unit == "batches") {
+    changes->batches = {BatchCount(batch.progress->completed), BatchCount(batch.progress->total)};
+  }
+  return rows;
 }
 
-absl::Status Master::AllocationReports(const std::string& allocation,
-                                       const wire::ReportBatch& batch) {
+absl::Status Master::ReportsStoredLocked(const std::string& allocation,
+                                         const wire::ReportBatch& batch,
+                                         const ReportChanges& changes, bool stored_points) {
   const int64_t trial_id = batch.trial_id;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    COHORT_RETURN_IF_ERROR(allocations_.CheckBelongs(allocation, trial_id, /*latest=*/true));
-    // Reports come from node 0 only.
-    if (const Allocation* a = allocations_.Find(allocation)) {
-      COHORT_RETURN_IF_ERROR(CheckNodeRunsLocked(*a, 0));
-    }
-  }
-  COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));
-  std::vector<std::pair<double, double>> completed;  // (length, searcher metric)
-  COHORT_ASSIGN_OR_RETURN(bool stored_points, StoreRecords(batch, trial, &completed));
-  if (batch.progress && batch.progress->has_counts() && batch.progress->unit == "batches") {
-    trial.batches = BatchCount(batch.progress->completed);
-    trial.total_batches = BatchCount(batch.progress->total);
-  }
-  std::lock_guard<std::mutex> lock(mu_);
   // Keep the state the master decided; only the report fields change here.
   COHORT_ASSIGN_OR_RETURN(TrialRow current, db_->GetTrial(trial_id));
-  current.latest_checkpoint = trial.latest_checkpoint;
-  current.searcher_metric = trial.searcher_metric;
-  current.batches = trial.batches;
-  current.total_batches = trial.total_batches;
+  if (changes.latest_checkpoint) current.latest_checkpoint = *changes.latest_checkpoint;
+  if (changes.searcher_metric) current.searcher_metric = *changes.searcher_metric;
+  if (changes.batches) std::tie(current.batches, current.total_batches) = *changes.batches;
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(current));
   if (!batch.system_metrics.empty()) {
     COHORT_ASSIGN_OR_RETURN(std::vector<PointRow> system,
@@ -243,17 +241,16 @@ absl::Status Master::AllocationReports(const std::string& allocation,
   }
   COHORT_RETURN_IF_ERROR(StoreStepProfilesLocked(current, batch.step_profiles));
   if (stored_points) logs_cv_.notify_all();  // series followers wait on it too
-  for (const auto& [length, metric] : completed) {
+  for (const auto& [length, metric] : changes.completed) {
     COHORT_RETURN_IF_ERROR(RungReportedLocked(current, length, metric, allocation));
   }
   return absl::OkStatus();
 }
 
-absl::Status Master::AllocationExit(const std::string& allocation_id,
-                                    const wire::ExitReport& exit) {
+absl::Status Master::AllocationExitLocked(const std::string& allocation_id,
+                                          const wire::ExitReport& exit) {
   const int node = exit.node;
   const int status = exit.status;
-  std::lock_guard<std::mutex> lock(mu_);
   Allocation* found = allocations_.Find(allocation_id);
   if (found == nullptr) {
     return absl::NotFoundError(absl::StrCat("allocation ", allocation_id, " is not running"));

@@ -506,6 +506,71 @@ TEST_F(MasterTest, TheOutputOfANodeWhoseAgentWasLostIsRefused) {
   EXPECT_THAT(Logs(trial), HasSubstr("node 1 stopping"));
 }
 
+// An agent's combined post, stored in three steps: each item ends up as its own posts would
+// have (a refused part ends its item, the parts before it stay stored), whatever the others do.
+TEST_F(MasterTest, ACombinedPostStoresEachItemAsItsOwnPostsWould) {
+  Register("a1", 3);
+  Create(Config(1, 0, "{name: random, metric: loss, max_length: {batches: 10}, max_trials: 3}"));
+  Json actions = Actions("a1");
+  ASSERT_EQ(actions.size(), 3u) << actions.dump();
+  const std::string a = actions[0]["allocation"], b = actions[1]["allocation"],
+                    c = actions[2]["allocation"];
+  const int64_t ta = actions[0]["trial_id"], tb = actions[1]["trial_id"],
+                tc = actions[2]["trial_id"];
+  const std::string token_a = actions[0]["allocation_token"], token_b =
+                                                                  actions[1]["allocation_token"];
+  const wire::LogBatch lines_a{.trial_id = ta, .lines = {{0, "a: step 1"}}};
+  wire::ReportBatch reports_a{.trial_id = ta,
+                              .lines = {{.kind = wire::ReportKind::kTraining,
+                                         .steps_completed = 4,
+                                         .metrics = {{"loss", 0.5}}},
+                                        {.kind = wire::ReportKind::kCheckpoint,
+                                         .steps_completed = 4,
+                                         .storage_id = "ck-a",
+                                         .path = "ck-a"}}};
+  reports_a.progress = wire::ProgressRecord{.completed = 4, .total = 10, .unit = "batches"};
+  const wire::LogBatch lines_b{.trial_id = tb, .lines = {{0, "b: kept"}}};
+  const wire::ReportBatch reports_b{.trial_id = ta};  // a's trial, not b's: refused
+  const wire::ExitReport exit_b{.node = 0, .status = 0};
+  const wire::LogBatch lines_c{.trial_id = tc, .lines = {{0, "c: no token"}}};
+  const wire::ExitReport exit_c{.node = 0, .status = 0};
+  const std::string wrong = "not-a-token";
+  const std::vector<Master::OutputStored> stored = master_->StoreOutputs(
+      {{.allocation = a, .token = &token_a, .logs = &lines_a, .reports = &reports_a},
+       {.allocation = b, .token = &token_b, .logs = &lines_b, .reports = &reports_b,
+        .exit = &exit_b},
+       {.allocation = c, .token = &wrong, .logs = &lines_c, .exit = &exit_c},
+       {.allocation = "no-such-allocation", .logs = &lines_c}});
+  ASSERT_EQ(stored.size(), 4u);
+  EXPECT_TRUE(stored[0].status.ok()) << stored[0].status;
+  EXPECT_EQ(stored[1].part, "reports") << stored[1].status;
+  EXPECT_FALSE(stored[1].status.ok());
+  EXPECT_TRUE(absl::IsUnauthenticated(stored[2].status)) << stored[2].status;
+  EXPECT_EQ(stored[2].part, "");
+  EXPECT_TRUE(absl::IsInvalidArgument(stored[3].status)) << stored[3].status;
+  EXPECT_EQ(stored[3].part, "logs");
+
+  EXPECT_THAT(Logs(ta), HasSubstr("a: step 1"));
+  const Json trial_a = Trial(ta);
+  EXPECT_EQ(trial_a["batches"], 4);
+  EXPECT_EQ(trial_a["total_batches"], 10);
+  EXPECT_EQ(trial_a["latest_checkpoint"], "ck-a");
+  EXPECT_EQ(master_->TrialMetrics(ta, std::nullopt, 0, 100).value().metrics.size(), 1u);
+  EXPECT_EQ(master_->TrialCheckpoints(ta).value().checkpoints.size(), 1u);
+  EXPECT_THAT(Logs(tb), HasSubstr("b: kept")) << "the lines before the refused reports";
+  EXPECT_EQ(Trial(tb)["state"], "RUNNING") << "b's exit came after its refused reports";
+  EXPECT_THAT(Logs(tc), ::testing::Not(HasSubstr("c: no token")))
+      << "neither with the wrong token nor from an allocation not of its trial";
+  EXPECT_EQ(Trial(tc)["state"], "RUNNING");
+  // The same reports again (an agent whose answer was lost): the checkpoint is not doubled.
+  EXPECT_TRUE(master_->AllocationReports(a, reports_a).ok());
+  EXPECT_EQ(master_->TrialCheckpoints(ta).value().checkpoints.size(), 1u);
+  // b's exit alone, as the agent sends it again: stored.
+  EXPECT_TRUE(master_->StoreOutputs({{.allocation = b, .token = &token_b, .exit = &exit_b}})[0]
+                  .status.ok());
+  EXPECT_EQ(Trial(tb)["state"], "COMPLETED");
+}
+
 TEST_F(MasterTest, PausePreemptsTheRunningTrialAndActivateQueuesItAgain) {
   Register("a1", 1);
   const int64_t exp = Create(Config(1, 0, kSingle));

@@ -134,6 +134,23 @@ struct PointRow {
   int64_t id = 0;    // assigned by InsertPoints, increasing (read back, not written)
 };
 
+// One allocation's output from an agent's combined post, as rows (Database::WriteOutputs):
+// its log lines, then its report's checkpoints, metrics and time-series points.
+struct OutputRows {
+  int64_t trial_id = 0;
+  std::vector<std::pair<int, std::string>> lines;  // (rank, line); none: no logs part
+  bool reports = false;                            // whether it has a reports part
+  std::vector<CheckpointRow> checkpoints;          // one stored already is not an error
+  std::vector<MetricRow> metrics;
+  std::vector<PointRow> points;
+};
+// What WriteOutputs did with one item: each part OK (or absent), or why not.
+struct OutputRowsWritten {
+  absl::Status logs;
+  absl::Status reports;  // not attempted (and not OK) when the logs failed
+  int64_t last_seq = 0;  // of the item's last line stored
+};
+
 // A trial's series and the extent of its points.
 struct SeriesRow {
   std::string name;
@@ -297,6 +314,11 @@ class Database {
   virtual absl::Status InsertMetricsAndPoints(int64_t trial_id,
                                               const std::vector<MetricRow>& metrics,
                                               const std::vector<PointRow>& points) = 0;
+  // Several allocations' output in one transaction (one commit for an agent's whole post):
+  // each item's logs, then its reports, all-or-nothing on their own, so one part's failure
+  // (its trial gone: NotFound) leaves every other part stored. A failure of the transaction
+  // itself (the disk) is every part's error.
+  virtual std::vector<OutputRowsWritten> WriteOutputs(const std::vector<OutputRows>& items) = 0;
   virtual absl::StatusOr<std::vector<SeriesRow>> ListSeries(int64_t trial_id) = 0;  // by name
   virtual absl::StatusOr<std::vector<PointRow>> QueryPoints(const PointQuery& query) = 0;
 

@@ -455,6 +455,10 @@ absl::StatusOr<std::vector<MetricRow>> SqliteDatabase::ListMetricsPage(
 
 absl::Status SqliteDatabase::InsertCheckpoint(const CheckpointRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
+  return InsertCheckpointLocked(row);
+}
+
+absl::Status SqliteDatabase::InsertCheckpointLocked(const CheckpointRow& row) {
   Statement s(*statements_, path_, "insert checkpoint",
               "INSERT INTO checkpoints (storage_id, trial_id, steps_completed, path, "
               "metadata_json) VALUES (?1, ?2, ?3, ?4, ?5)");

@@ -134,6 +134,7 @@ class SqliteDatabase final : public Database {
   absl::Status InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) override;
   absl::Status InsertMetricsAndPoints(int64_t trial_id, const std::vector<MetricRow>& metrics,
                                       const std::vector<PointRow>& points) override;
+  std::vector<OutputRowsWritten> WriteOutputs(const std::vector<OutputRows>& items) override;
   absl::StatusOr<std::vector<SeriesRow>> ListSeries(int64_t trial_id) override;
   absl::StatusOr<std::vector<PointRow>> QueryPoints(const PointQuery& query) override;
 
@@ -205,6 +206,11 @@ class SqliteDatabase final : public Database {
   absl::StatusOr<int64_t> AppendLogsLocked(
       int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line);
   absl::Status InsertMetricsLocked(const std::vector<MetricRow>& rows);
+  absl::Status InsertCheckpointLocked(const CheckpointRow& row);
+  // WriteOutputs' parts (sqlite_outputs.cc), mu_ held inside its transaction. An error
+  // returned means the transaction itself failed; the part's own result is *part.
+  absl::Status WriteOutputLocked(const OutputRows& item, OutputRowsWritten& written);
+  absl::Status InSavepointLocked(absl::FunctionRef<absl::Status()> body, absl::Status* part);
   absl::Status InsertPointsLocked(int64_t trial_id, const std::vector<PointRow>& points);
   // The id of the series (trial, name, label), created when missing; call under mu_ inside a
   // transaction.

@@ -741,6 +741,50 @@ TEST_P(DatabaseTest, AReportsMetricsAndPointsAreStoredTogetherOrNotAtAll) {
   ASSERT_OK(db_->InsertMetricsAndPoints(trial, {}, {}));
 }
 
+// An agent's combined post: one transaction, each item's logs and reports all-or-nothing on
+// their own, so an item of a trial that is gone takes nothing of the others with it.
+TEST_P(DatabaseTest, WriteOutputsStoresEachPartOnItsOwnInOneTransaction) {
+  const int64_t trial = AddTrial();
+  const int64_t other = AddTrial();
+  ASSERT_OK(db_->InsertCheckpoint({"ck-sent-before", trial, 2, "p", "{}"}));
+  std::vector<OutputRows> items(4);
+  items[0] = {.trial_id = trial,
+              .lines = {{0, "a"}, {1, "b"}},
+              .reports = true,
+              .checkpoints = {{"ck-sent-before", trial, 2, "p", "{}"}, {"ck-new", trial, 4, "q"}},
+              .metrics = {{trial, "training", 4, R"({"loss":0.5})", 1.5}},
+              .points = {{"training/loss", "", 4, 1.5, 0.5}}};
+  items[1] = {.trial_id = 9999, .lines = {{0, "lost"}}, .reports = true,
+              .metrics = {{9999, "training", 1, R"({"loss":1})", 2}}};
+  // Its lines are fine; its report names a trial that does not exist: only the report goes.
+  items[2] = {.trial_id = other, .lines = {{0, "kept"}}, .reports = true,
+              .metrics = {{other, "training", 1, R"({"loss":1})", 2},
+                          {9999, "training", 1, R"({"loss":1})", 2}}};
+  items[3] = {.trial_id = other, .reports = true,
+              .metrics = {{other, "validation", 5, R"({"acc":0.9})", 3}}};
+  const std::vector<OutputRowsWritten> written = db_->WriteOutputs(items);
+  ASSERT_THAT(written, SizeIs(4));
+  EXPECT_TRUE(written[0].logs.ok());
+  EXPECT_TRUE(written[0].reports.ok()) << "a checkpoint stored before is not an error";
+  EXPECT_GT(written[0].last_seq, 0);
+  EXPECT_THAT(written[1].logs, StatusIs(absl::StatusCode::kNotFound, HasSubstr("trial 9999")));
+  EXPECT_THAT(written[1].reports, StatusIs(absl::StatusCode::kAborted, HasSubstr("log lines before it")));
+  EXPECT_TRUE(written[2].logs.ok());
+  EXPECT_THAT(written[2].reports, StatusIs(absl::StatusCode::kNotFound, HasSubstr("trial 9999")));
+  EXPECT_TRUE(written[3].logs.ok()) << "no lines: nothing to fail";
+  EXPECT_TRUE(written[3].reports.ok());
+
+  EXPECT_THAT(db_->ListLogs(trial, 0, std::nullopt, 10).value(), SizeIs(2));
+  EXPECT_THAT(db_->ListCheckpoints(trial).value(), SizeIs(2));
+  EXPECT_THAT(db_->ListMetrics(trial, std::nullopt).value(), SizeIs(1));
+  EXPECT_THAT(db_->ListSeries(trial).value(), SizeIs(1));
+  EXPECT_THAT(db_->ListLogs(other, 0, std::nullopt, 10).value(), SizeIs(1));
+  ASSERT_OK_AND_ASSIGN(std::vector<MetricRow> metrics, db_->ListMetrics(other, std::nullopt));
+  ASSERT_THAT(metrics, SizeIs(1)) << "item 2's refused report left nothing; item 3's is kept";
+  EXPECT_EQ(metrics[0].kind, "validation");
+  EXPECT_THAT(db_->WriteOutputs({}), IsEmpty());
+}
+
 TEST_P(DatabaseTest, DownsamplingKeepsTheFirstLastLowestAndHighestPoints) {
   const int64_t trial = AddTrial();
   std::vector<PointRow> points;

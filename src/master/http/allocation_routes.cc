@@ -12,46 +12,32 @@ absl::StatusOr<Reply> Exit(Master& master, const Request& req) {
   return Reply::Done();
 }
 
-// One item of an agent's combined post: its token checked, then its parts in the order their
-// own posts would come; the first failure ends it (wire::OutputResult).
-wire::OutputResult StoreOutput(Master& master, const wire::AllocationOutput& item) {
-  const auto failed = [](const char* part, const absl::Status& status) {
-    return wire::OutputResult{ErrorReply(status).code, part, std::string(status.message())};
-  };
-  if (absl::Status s = master.CheckAllocationToken(item.allocation, item.token); !s.ok()) {
-    return failed("", absl::IsUnauthenticated(s)
-                          ? absl::UnauthenticatedError(
-                                absl::StrCat("output of allocation ", item.allocation,
-                                             " without its token (the agent's start action's)"))
-                          : s);
-  }
-  if (item.logs) {
-    if (absl::Status s = master.AllocationLogs(item.allocation, *item.logs); !s.ok()) {
-      return failed("logs", s);
-    }
-  }
-  if (item.reports) {
-    if (absl::Status s = master.AllocationReports(item.allocation, *item.reports); !s.ok()) {
-      return failed("reports", s);
-    }
-  }
-  if (item.exit) {
-    if (absl::Status s = master.AllocationExit(item.allocation, *item.exit); !s.ok()) {
-      return failed("exit", s);
-    }
-  }
-  return {};
-}
-
 absl::StatusOr<Reply> Outputs(Master& master, const Request& req) {
   COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
   COHORT_ASSIGN_OR_RETURN(auto items, wire::ParseOutputBatch(body));
+  std::vector<Master::OutputParts> parts;
+  parts.reserve(items.size());
+  for (const absl::StatusOr<wire::AllocationOutput>& item : items) {
+    if (!item.ok()) continue;
+    parts.push_back({.allocation = item->allocation,
+                     .token = &item->token,
+                     .logs = item->logs ? &*item->logs : nullptr,
+                     .reports = item->reports ? &*item->reports : nullptr,
+                     .exit = item->exit ? &*item->exit : nullptr});
+  }
+  const std::vector<Master::OutputStored> stored = master.StoreOutputs(parts);
   wire::OutputResults answer;
   answer.results.reserve(items.size());
+  size_t next = 0;
   for (const absl::StatusOr<wire::AllocationOutput>& item : items) {
-    answer.results.push_back(
-        item.ok() ? StoreOutput(master, *item)
-                  : wire::OutputResult{400, "", std::string(item.status().message())});
+    if (!item.ok()) {
+      answer.results.push_back({400, "", std::string(item.status().message())});
+      continue;
+    }
+    const Master::OutputStored& s = stored[next++];
+    answer.results.push_back(s.status.ok() ? wire::OutputResult{}
+                                           : wire::OutputResult{ErrorReply(s.status).code, s.part,
+                                                                std::string(s.status.message())});
   }
   return Reply::Ok(answer.ToJson());
 }
