@@ -314,10 +314,11 @@ class Database {
   virtual absl::Status InsertMetricsAndPoints(int64_t trial_id,
                                               const std::vector<MetricRow>& metrics,
                                               const std::vector<PointRow>& points) = 0;
-  // Several allocations' output in one transaction (one commit for an agent's whole post):
-  // each item's logs, then its reports, all-or-nothing on their own, so one part's failure
-  // (its trial gone: NotFound) leaves every other part stored. A failure of the transaction
-  // itself (the disk) is every part's error.
+  // Several allocations' output in one transaction (one commit for an agent's whole post; a
+  // post of more than a few thousand rows is cut between items into a few, so that no
+  // transaction holds the database long): each item's logs, then its reports, all-or-nothing
+  // on their own, so one part's failure (its trial gone: NotFound) leaves every other part
+  // stored. A failure of a transaction itself (the disk) is the error of its items' parts.
   virtual std::vector<OutputRowsWritten> WriteOutputs(const std::vector<OutputRows>& items) = 0;
   virtual absl::StatusOr<std::vector<SeriesRow>> ListSeries(int64_t trial_id) = 0;  // by name
   virtual absl::StatusOr<std::vector<PointRow>> QueryPoints(const PointQuery& query) = 0;

@@ -785,6 +785,23 @@ TEST_P(DatabaseTest, WriteOutputsStoresEachPartOnItsOwnInOneTransaction) {
   EXPECT_THAT(db_->WriteOutputs({}), IsEmpty());
 }
 
+// A big post (an agent back after a partition) is written in a few transactions, cut between
+// items: everything is stored, and an item that fails in a later one fails alone.
+TEST_P(DatabaseTest, WriteOutputsOfABigPostStoresEveryItem) {
+  const int64_t trial = AddTrial();
+  std::vector<OutputRows> items(300);
+  for (int i = 0; i < 300; ++i) {
+    items[i].trial_id = i == 250 ? 9999 : trial;
+    for (int l = 0; l < 10; ++l) items[i].lines.emplace_back(0, absl::StrCat(i, ".", l));
+  }
+  const std::vector<OutputRowsWritten> written = db_->WriteOutputs(items);
+  ASSERT_THAT(written, SizeIs(300));
+  for (int i = 0; i < 300; ++i) {
+    EXPECT_EQ(written[i].logs.ok(), i != 250) << i << ": " << written[i].logs;
+  }
+  EXPECT_THAT(db_->ListLogs(trial, 0, std::nullopt, 10000).value(), SizeIs(2990));
+}
+
 TEST_P(DatabaseTest, DownsamplingKeepsTheFirstLastLowestAndHighestPoints) {
   const int64_t trial = AddTrial();
   std::vector<PointRow> points;
