@@ -17,10 +17,14 @@ int main(int argc, char** argv) {
   CLI::App* allreduce_cmd = cohort::bench::AddAllreduceCommand(app, allreduce);
   cohort::bench::TrainOptions train;
   CLI::App* train_cmd = cohort::bench::AddTrainCommand(app, train);
+#ifndef COHORT_BENCH_TRAIN_ONLY  // a COHORT_TRAIN_ONLY build has no client to drive a master
   cohort::bench::MasterBenchOptions master;
   CLI::App* master_cmd = cohort::bench::AddMasterCommand(app, master);
+#endif
   CLI11_PARSE(app, argc, argv);
+#ifndef COHORT_BENCH_TRAIN_ONLY
   if (master_cmd->parsed()) return cohort::bench::RunMasterCommand(master);
+#endif
   if (allreduce_cmd->parsed()) return cohort::bench::RunAllreduceCommand(allreduce);
   if (train_cmd->parsed()) return cohort::bench::RunTrainCommand(train);
   return 2;
