@@ -32,7 +32,8 @@ import sys
 import tempfile
 import time
 
-DATA_DIR = "/usr/share/datasets/fashion-mnist"
+# Where Fashion-MNIST is: COHORT_DATA_DIR, as the C++ side reads it (src/runtime/fashion_mnist.cc).
+DATA_DIR = os.environ.get("COHORT_DATA_DIR", "/usr/share/datasets/fashion-mnist")
 MEAN, STD = 0.2860, 0.3530
 # Targets for Cohort: (minimum weak-scaling efficiency, minimum 2-worker throughput ratio vs DDP).
 TARGETS = {"cnn": (0.95, 1.10), "mlp": (0.90, 1.25)}

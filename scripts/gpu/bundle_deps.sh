@@ -10,10 +10,16 @@
 # the one absolute path Debian's Gloo config holds (/usr/lib/libgloo.so.0.5.0) made relative.
 # Run on a Debian 12 (bookworm) machine with network access. Prints the bundle's size.
 #
-# Usage: scripts/gpu/bundle_deps.sh [DEST]   (default: .gpu-deps)
+# Usage: scripts/gpu/bundle_deps.sh [--train] [DEST]   (default: .gpu-deps)
+#   --train: also what COHORT_TRAIN_ONLY needs (yaml-cpp, RE2, protobuf with protoc, zlib).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
+train=0
+if [ "${1:-}" = --train ]; then
+  train=1
+  shift
+fi
 dest=${1:-$root/.gpu-deps}
 packages=(
   libabsl-dev libabsl20220623         # Abseil: headers, CMake config, shared libraries
@@ -23,6 +29,15 @@ packages=(
   nlohmann-json3-dev libcli11-dev     # header-only
   libgtest-dev libgmock-dev           # GoogleTest (static libraries and CMake config)
 )
+if [ $train = 1 ]; then
+  packages+=(
+    libyaml-cpp-dev libyaml-cpp0.7    # experiment configs
+    libre2-dev libre2-9               # log policies' patterns (config)
+    libprotobuf-dev libprotobuf32     # TensorBoard's event records (core)
+    protobuf-compiler libprotoc32     # protoc, run at build time
+    zlib1g-dev                        # the datasets' gzip files
+  )
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -34,6 +49,10 @@ for deb in "$work"/*.deb; do
 done
 rm -rf "$dest/usr/share/doc" "$dest/usr/share/lintian" "$dest/usr/share/man" \
        "$dest/usr/lib/debug"
+# A static library beside its shared one is never linked (CMake's configs name the .so).
+for a in $(find "$dest" -name '*.a'); do
+  if [ -e "${a%.a}.so" ]; then rm -f "$a"; fi
+done
 # Shared libraries carry no debug sections worth their weight here.
 find "$dest" -name '*.so*' -type f -exec strip --strip-debug {} + 2>/dev/null || true
 # Debian's Gloo config names its library by an absolute path: make it relative to the prefix.

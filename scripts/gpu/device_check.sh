@@ -9,7 +9,13 @@
 # GoogleTest installed, else in .gpu-deps/ (scripts/gpu/bundle_deps.sh, carried with the tree).
 # Needs cmake >= 3.25, a C++17 compiler and ninja or make on the machine: it says which is missing.
 #
-# Usage: scripts/gpu/device_check.sh [-j N] [--build-dir DIR]
+# --train: the training build instead (COHORT_TRAIN_ONLY=ON with COHORT_CUDA=ON, against the
+# LibTorch of PyTorch's install; the bundle made with bundle_deps.sh --train), building
+# cohort-bench, cohort-launch and the Fashion-MNIST trial, then the side-by-side of
+# bench/train_vs_torch.py on the GPU: resnet18 always (synthetic data), cnn and mlp when the
+# Fashion-MNIST files are there (COHORT_DATA_DIR, else /usr/share/datasets/fashion-mnist).
+#
+# Usage: scripts/gpu/device_check.sh [--train] [-j N] [--build-dir DIR]
 #   Results: printed, and under $OUT (when set) as device_check/*.log.
 # Exit status: 0 when everything built and the tests passed (or skipped saying why), else 1.
 set -uo pipefail
@@ -17,8 +23,10 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 jobs=16
 build=$root/build-device
+train=0
 while [ $# -gt 0 ]; do
   case $1 in
+    --train) train=1; build=$root/build-device-train; shift ;;
     -j) jobs=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     *) echo "device_check: unknown argument $1" >&2; exit 2 ;;
@@ -72,19 +80,45 @@ configure() {
     libs="$deps/usr/lib:$deps/usr/lib/x86_64-linux-gnu"
     export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   fi
+  local only=-DCOHORT_COMM_ONLY=ON
+  if [ $train = 1 ]; then
+    only=-DCOHORT_TRAIN_ONLY=ON
+    # LibTorch from PyTorch's install (its CUDA build), after the bundle's prefix.
+    local torch_prefix
+    torch_prefix=$("$python" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
+    prefix="${prefix:+$prefix;}$torch_prefix"
+  fi
   step configure 300 cmake -S "$root" -B "$build" -G "$generator" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOHORT_CUDA=ON -DCOHORT_COMM_ONLY=ON \
-    ${prefix:+-DCMAKE_PREFIX_PATH=$prefix} ${python:+-DCOHORT_PYTHON=$python}
-  grep -E "CUDA|NCCL" "$logs/configure.log"
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOHORT_CUDA=ON $only \
+    ${prefix:+"-DCMAKE_PREFIX_PATH=$prefix"} ${python:+-DCOHORT_PYTHON=$python}
+  grep -E "CUDA|NCCL|Torch" "$logs/configure.log"
 }
 
 build_targets() {
+  if [ $train = 1 ]; then
+    step build 480 cmake --build "$build" -j "$jobs" --target cohort-bench cohort-launch \
+      fashion_mnist_trial
+    return
+  fi
   step build 420 cmake --build "$build" -j "$jobs" --target \
     nccl_collectives_test nccl_collective_worker collectives_test collective_worker \
     launch_test cohort-launch launch_test_worker
 }
 
+# Cohort vs PyTorch on one GPU, same process layout and batch (docs/performance.md).
+run_train() {
+  local models=resnet18 data=${COHORT_DATA_DIR:-/usr/share/datasets/fashion-mnist}
+  [ -d "$data" ] && models=cnn,mlp,resnet18
+  step train_vs_torch 400 "$python" "$root/bench/train_vs_torch.py" --bin-dir "$build/bin" \
+    --device cuda --models "$models" --batch 64
+  cat "$logs/train_vs_torch.log" | tail -20
+}
+
 run_tests() {
+  if [ $train = 1 ]; then
+    run_train
+    return
+  fi
   # The NCCL suite (one rank per GPU), the GPU-slot launcher test, and the CPU suite's shm
   # cases on this machine as a control.
   step nccl_test 300 ctest --test-dir "$build" -R '^nccl_collectives_test$' -V
