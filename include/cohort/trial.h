@@ -58,13 +58,14 @@ struct TrainResult {
 class TrialContext {
  public:
   TrialContext(core::Context& core, int64_t global_batch_size, uint64_t seed,
-               nlohmann::json hparams, nlohmann::json data)
+               nlohmann::json hparams, nlohmann::json data, torch::Device device = torch::kCPU)
       : core_(core),
         comm_(core.distributed().communicator()),
         global_batch_size_(global_batch_size),
         seed_(seed),
         hparams_(std::move(hparams)),
-        data_(std::move(data)) {}
+        data_(std::move(data)),
+        device_(device) {}
 
   int rank() const { return comm_.rank(); }
   int size() const { return comm_.size(); }
@@ -80,6 +81,10 @@ class TrialContext {
   comm::Communicator& communicator() { return comm_; }
   // The Core API contexts of the run (object collectives, extra metrics, cluster info).
   core::Context& core() { return core_; }
+  // Where the model and the batches are: cuda:0 on a GPU slot (cohort-launch --gpus gives each
+  // worker one, as its CUDA device 0), else the CPU. A tensor the trial makes in TrainBatch or
+  // EvaluateBatch belongs here too (torch::zeros(..., ctx.device())).
+  torch::Device device() const { return device_; }
 
  private:
   core::Context& core_;
@@ -88,6 +93,7 @@ class TrialContext {
   uint64_t seed_;
   nlohmann::json hparams_;
   nlohmann::json data_;
+  torch::Device device_;
 };
 
 class Trial {

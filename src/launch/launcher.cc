@@ -325,7 +325,10 @@ std::vector<std::string> Launcher::WorkerEnvironment(int local_rank) const {
   launch.rendezvous_port = port_;
   launch.launcher = true;
   // A GPU slot: the worker sees its GPU only, as CUDA device 0.
-  if (!o.gpus.empty()) launch.cuda_visible_devices = wire::FormatGpuList({o.gpus[local_rank]});
+  if (!o.gpus.empty()) {
+    launch.cuda_visible_devices = wire::FormatGpuList({o.gpus[local_rank]});
+    launch.gpu_slot = true;
+  }
   // The fields left unset (network interface, timeouts, host-store flag, CUDA_VISIBLE_DEVICES
   // without --gpus) are absent from ToEnv, so the values the user gave the launcher pass
   // through with the rest of its environment.

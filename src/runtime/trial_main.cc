@@ -17,6 +17,7 @@
 #include "config/length.h"
 #include "runtime/process_setup.h"
 #include "runtime/trial_runner.h"
+#include "wire/launch_env.h"
 #include "wire/worker_env.h"
 
 namespace cohort::runtime {
@@ -143,6 +144,8 @@ absl::StatusOr<TrialRunOptions> MakeRunOptions(const Flags& flags, core::Context
   options.smaller_is_better = cfg.searcher.smaller_is_better;
   options.checkpoint_policy = cfg.checkpoint_policy;
   options.perform_initial_validation = cfg.perform_initial_validation;
+  COHORT_ASSIGN_OR_RETURN(const wire::LaunchEnv launch, wire::LaunchEnv::FromProcessEnv());
+  options.gpu = launch.gpu_slot;
   options.profiling = {.enabled = cfg.profiling.enabled,
                        .begin_on_batch = cfg.profiling.begin_on_batch,
                        .end_after_batch = cfg.profiling.end_after_batch,

@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "cohort/optim/fused_sgd.h"
 #include "cohort/status.h"
+#include "common/env.h"
 #include "common/json_bounded.h"
 #include "common/logging.h"
 #include "common/small_file.h"
@@ -55,7 +56,8 @@ class Runner {
         options_(options),
         core_(core),
         comm_(core.distributed().communicator()),
-        ctx_(core, options.global_batch_size, options.seed, options.hparams, options.data),
+        device_(options.gpu ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU)),
+        ctx_(core, options.global_batch_size, options.seed, options.hparams, options.data, device_),
         profiler_(ProfilerOptions(options, comm_.rank())) {}
 
   absl::StatusOr<TrialRunResult> Run() {
@@ -96,6 +98,7 @@ class Runner {
     torch::manual_seed(options_.seed);
     model_ = trial_.BuildModel(ctx_);
     if (model_ == nullptr) return Error("BuildModel returned no model");
+    model_->to(device_);  // before the optimizer takes its parameters
     optimizer_ = trial_.BuildOptimizer(ctx_, *model_);
     if (optimizer_ == nullptr) return Error("BuildOptimizer returned no optimizer");
     scheduler_ = trial_.BuildLRScheduler(ctx_, *optimizer_);
@@ -134,7 +137,8 @@ class Runner {
     absl::Time t = step_start;
     Batch batch = Select(train_, sampler_->Batch(b));
     t = Time("dataloader_next", t);
-    t = Time("to_device", t);  // CPU: the batch is already where the model is
+    batch = ToDevice(std::move(batch));  // CPU: nothing moves
+    t = Time("to_device", t);
     const absl::Time train_start = t;
     model_->train();
     TrainResult result = trial_.TrainBatch(ctx_, *model_, batch);
@@ -161,6 +165,36 @@ class Runner {
     profiler_.Phase("step", step_start, t);
     ++in_window_;
     return step;
+  }
+
+  // A GPU slot needs a LibTorch that sees CUDA, and (until the gradient reducer works on the
+  // device) a trial of one slot: the CPU communicators read gradients from host memory.
+  absl::Status CheckDevice() const {
+    if (!device_.is_cuda()) return absl::OkStatus();
+    const std::string where = absl::StrCat("rank ", comm_.rank(),
+                                           ": this worker's slot is a GPU (COHORT_GPU_SLOT=1, "
+                                           "CUDA_VISIBLE_DEVICES=",
+                                           env::GetOr("CUDA_VISIBLE_DEVICES", ""), ")");
+    if (!torch::cuda::is_available()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(where,
+                       " but this LibTorch sees no CUDA device: build the trial against a CUDA "
+                       "LibTorch (cmake -DCOHORT_CUDA=ON, docs/design/0013-gpus.md) or give it CPU "
+                       "slots (cohort-launch without --gpus)"));
+    }
+    if (comm_.size() > 1) {
+      return absl::UnimplementedError(absl::StrCat(
+          where, ": training on ", comm_.size(),
+          " GPUs needs the gradient reducer on the device, "
+          "not built yet (issue 17); train on one GPU (slots_per_trial: 1) or on CPU slots"));
+    }
+    return absl::OkStatus();
+  }
+
+  Batch ToDevice(Batch batch) const {
+    if (device_.is_cpu()) return batch;
+    return {batch.inputs.to(device_, /*non_blocking=*/true),
+            batch.targets.to(device_, /*non_blocking=*/true)};
   }
 
   // Adds the phase that began at `start` and ends now (or at `end`) to the report window's
@@ -279,6 +313,7 @@ class Runner {
 
   absl::Status CheckOptions() {
     const int64_t slots = comm_.size();
+    COHORT_RETURN_IF_ERROR(CheckDevice());
     if (options_.global_batch_size < slots) {
       return absl::InvalidArgumentError(absl::StrCat(
           "global_batch_size ", options_.global_batch_size, " is smaller than the ", slots,
@@ -339,7 +374,7 @@ class Runner {
     for (size_t at = 0; at < mine.size(); at += static_cast<size_t>(per_batch)) {
       std::vector<int64_t> indices(mine.begin() + at,
                                    mine.begin() + std::min(mine.size(), at + per_batch));
-      Batch batch = Select(validation_, indices);
+      Batch batch = ToDevice(Select(validation_, indices));
       for (const auto& [name, value] : trial_.EvaluateBatch(ctx_, *model_, batch)) {
         sums[name] += value * static_cast<double>(indices.size());
       }
@@ -348,7 +383,7 @@ class Runner {
     // Ranks without samples still take part, with weight 0 and the same metric names.
     if (count == 0) {
       if (n == 0) return Error("the validation dataset is empty");
-      Batch probe = Select(validation_, {0});
+      Batch probe = ToDevice(Select(validation_, {0}));
       for (const auto& [name, value] : trial_.EvaluateBatch(ctx_, *model_, probe)) sums[name] = 0;
     }
     std::map<std::string, double> local;
@@ -414,7 +449,7 @@ class Runner {
                                 "with this machine?)"));
     }
     torch::serialize::InputArchive archive;
-    archive.load_from(model.string());
+    archive.load_from(model.string(), device_);
     model_->load(archive);
     if (comm_.rank() == 0) {
       COHORT_LOG(INFO) << "warm start: the model's weights from " << dir;
@@ -443,10 +478,10 @@ class Runner {
                                 options_.global_batch_size));
     }
     torch::serialize::InputArchive model_archive;
-    model_archive.load_from((fs::path(dir) / "model.pt").string());
+    model_archive.load_from((fs::path(dir) / "model.pt").string(), device_);
     model_->load(model_archive);
     torch::serialize::InputArchive optimizer_archive;
-    optimizer_archive.load_from((fs::path(dir) / "optimizer.pt").string());
+    optimizer_archive.load_from((fs::path(dir) / "optimizer.pt").string(), device_);
     optimizer_->load(optimizer_archive);
     // LibTorch's optimizer archive keeps no learning rates: replaying the scheduler's steps on
     // the initial rates restores them exactly.
@@ -465,6 +500,7 @@ class Runner {
   const TrialRunOptions& options_;
   core::Context& core_;
   comm::Communicator& comm_;
+  const torch::Device device_;  // cuda:0 on a GPU slot (options.gpu), else the CPU
   TrialContext ctx_;
   std::shared_ptr<torch::nn::Module> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;

@@ -85,6 +85,10 @@ struct TrialRunOptions {
   // perform_initial_validation: validate once before the first batch of a fresh start (not on
   // resuming from a checkpoint), reported at steps_completed 0.
   bool perform_initial_validation = false;
+  // The worker's slot is a GPU (wire::LaunchEnv::gpu_slot): the model, the batches and the
+  // checkpoints' tensors on cuda:0. FailedPrecondition when this LibTorch sees no CUDA device;
+  // Unimplemented with more than one rank (the gradient reducer on the device: issue 17).
+  bool gpu = false;
 };
 
 struct TrialRunResult {

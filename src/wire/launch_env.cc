@@ -165,6 +165,7 @@ std::map<std::string, std::optional<std::string>> LaunchEnv::ToEnv() const {
     env["COHORT_RENDEZVOUS_TIMEOUT"] = absl::StrCat(absl::ToDoubleSeconds(*rendezvous_timeout));
   }
   if (!cuda_visible_devices.empty()) env["CUDA_VISIBLE_DEVICES"] = cuda_visible_devices;
+  if (gpu_slot) env["COHORT_GPU_SLOT"] = "1";
   return env;
 }
 
@@ -179,6 +180,7 @@ absl::StatusOr<LaunchEnv> LaunchEnv::FromEnv(const EnvLookup& lookup) {
   COHORT_ASSIGN_OR_RETURN(env.collective_timeout, ReadSeconds(lookup, "COHORT_COLLECTIVE_TIMEOUT"));
   COHORT_ASSIGN_OR_RETURN(env.rendezvous_timeout, ReadSeconds(lookup, "COHORT_RENDEZVOUS_TIMEOUT"));
   env.cuda_visible_devices = Get(lookup, "CUDA_VISIBLE_DEVICES");
+  COHORT_ASSIGN_OR_RETURN(env.gpu_slot, ReadFlag(lookup, "COHORT_GPU_SLOT"));
   return env;
 }
 

@@ -17,6 +17,9 @@
 //   COHORT_RENDEZVOUS_TIMEOUT             deadline for finding the peers at start, seconds
 //   CUDA_VISIBLE_DEVICES                  the worker's GPU when its slot is one (cohort-launch
 //                                         --gpus): CUDA then shows it as device 0
+//   COHORT_GPU_SLOT                       "1": the slot is that GPU (the Trial API trains on
+//                                         cuda:0); unset: a CPU slot, whatever
+//                                         CUDA_VISIBLE_DEVICES passes through
 //
 // The trial-level variables (config, hyperparameters, seed, ...) and the thread counts are
 // WorkerEnv's (wire/worker_env.h). The foreign launchers' equivalents (torchrun's RANK and
@@ -131,6 +134,7 @@ struct LaunchEnv {
   std::optional<absl::Duration> rendezvous_timeout;  // COHORT_RENDEZVOUS_TIMEOUT
   // CUDA_VISIBLE_DEVICES, as given (CUDA also takes UUIDs there); empty: not set.
   std::string cuda_visible_devices;
+  bool gpu_slot = false;  // COHORT_GPU_SLOT=1: the worker's slot is its CUDA device 0
 
   // The variables that are set, as SubprocessOptions::env takes them (every value present).
   // What is unset is left out, so the starter's own value (if any) passes through; launcher

@@ -40,6 +40,7 @@ TEST(LaunchEnvTest, EveryFieldRoundTripsThroughTheEnvironment) {
   env.collective_timeout = absl::Milliseconds(2500);
   env.rendezvous_timeout = absl::Seconds(90);
   env.cuda_visible_devices = "3";
+  env.gpu_slot = true;
   const Vars vars = env.ToEnv();
   EXPECT_EQ(vars.at("COHORT_RANK"), "5");
   EXPECT_EQ(vars.at("COHORT_CROSS_SIZE"), "2");
@@ -63,6 +64,8 @@ TEST(LaunchEnvTest, EveryFieldRoundTripsThroughTheEnvironment) {
   EXPECT_EQ(back->rendezvous_timeout, env.rendezvous_timeout);
   EXPECT_EQ(vars.at("CUDA_VISIBLE_DEVICES"), "3");
   EXPECT_EQ(back->cuda_visible_devices, "3");
+  EXPECT_EQ(vars.at("COHORT_GPU_SLOT"), "1");
+  EXPECT_TRUE(back->gpu_slot);
 }
 
 TEST(GpuListTest, FormatsAndParsesCommaSeparatedIds) {

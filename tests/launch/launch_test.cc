@@ -193,12 +193,14 @@ TEST(LaunchTest, GivesEachWorkerItsGpuWithGpusAndPassesCudaVisibleDevicesOtherwi
   const std::vector<std::string> expected = {"4", "0", "2"};
   for (int rank = 0; rank < 3; ++rank) {
     EXPECT_EQ(EnvOf(r.out, rank)["CUDA_VISIBLE_DEVICES"], expected[rank]) << r.out;
+    EXPECT_EQ(EnvOf(r.out, rank)["COHORT_GPU_SLOT"], "1") << r.out;
   }
   LaunchResult cpu = RunToCompletion(Launch({"--slots", "2"}, {Worker(), "env"}),
                                      {{"CUDA_VISIBLE_DEVICES", "1,3"}});
   ASSERT_EQ(cpu.status, 0) << cpu.err;
   for (int rank = 0; rank < 2; ++rank) {
     EXPECT_EQ(EnvOf(cpu.out, rank)["CUDA_VISIBLE_DEVICES"], "1,3") << cpu.out;
+    EXPECT_EQ(EnvOf(cpu.out, rank).count("COHORT_GPU_SLOT"), 0u) << "a CPU slot: " << cpu.out;
   }
   LaunchResult none = RunToCompletion(Launch({"--slots", "1"}, {Worker(), "env"}),
                                       {{"CUDA_VISIBLE_DEVICES", std::nullopt}});

@@ -54,7 +54,7 @@ int Env() {
        {"COHORT_RANK", "COHORT_SIZE", "COHORT_LOCAL_RANK", "COHORT_LOCAL_SIZE",
         "COHORT_CROSS_RANK", "COHORT_CROSS_SIZE", "COHORT_CHIEF_ADDR", "COHORT_RENDEZVOUS_PORT",
         "COHORT_NETWORK_INTERFACE", "COHORT_LAUNCHER", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-        "MKL_NUM_THREADS", "COHORT_NUM_THREADS", "CUDA_VISIBLE_DEVICES"}) {
+        "MKL_NUM_THREADS", "COHORT_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "COHORT_GPU_SLOT"}) {
     const char* value = std::getenv(name);
     Say(value ? absl::StrCat(name, "=", value) : absl::StrCat(name, " unset"));
   }

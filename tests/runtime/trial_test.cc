@@ -257,6 +257,27 @@ TEST_F(TrialTest, FashionMnistExampleRunsFromItsConfigUnderTheLauncher) {
   EXPECT_TRUE(std::filesystem::exists(checkpoint + "/model.pt")) << log;
 }
 
+// A GPU slot (cohort-launch --gpus) puts the model and batches on cuda:0; a trial built against
+// a CPU-only LibTorch (this machine's) says so, naming the slot and the two ways out, before it
+// builds anything.
+TEST_F(TrialTest, AGpuSlotWithACpuOnlyLibTorchSaysWhatToBuildOrChoose) {
+  if (std::filesystem::exists("/dev/nvidia0")) GTEST_SKIP() << "a GPU here: the slot would train";
+  const std::string run_dir = dir_ + "_gpu";
+  const std::string config =
+      std::string(COHORT_SOURCE_DIR) + "/examples/fashion_mnist/distributed.yaml";
+  const std::string command = absl::StrCat(
+      BinaryPath("cohort-launch"), " --slots 1 --gpus 3 -- ", BinaryPath("fashion_mnist_trial"),
+      " --config ", config, " --run-dir ", run_dir, " --max-batches 2 > ", run_dir, ".log 2>&1");
+  EXPECT_NE(std::system(command.c_str()), 0);
+  const std::string log = ReadFile(run_dir + ".log");
+  EXPECT_NE(log.find("slot is a GPU (COHORT_GPU_SLOT=1, CUDA_VISIBLE_DEVICES=3) but this LibTorch "
+                     "sees no CUDA device"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("-DCOHORT_CUDA=ON"), std::string::npos) << log;
+  EXPECT_EQ(log.find("[batch 1/2]"), std::string::npos) << "it trained anyway: " << log;
+}
+
 // global_batch_size is optional in a config (Core API programs need none) and required by the
 // Trial API, which says so before it builds anything.
 // perform_initial_validation: a validation at steps_completed 0 before any training (an
