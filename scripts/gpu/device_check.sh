@@ -111,7 +111,14 @@ run_train() {
   [ -d "$data" ] && models=cnn,mlp,resnet18
   step train_vs_torch 400 "$python" "$root/bench/train_vs_torch.py" --bin-dir "$build/bin" \
     --device cuda --models "$models" --batch 64
-  cat "$logs/train_vs_torch.log" | tail -20
+  tail -20 "$logs/train_vs_torch.log"
+  # The Fashion-MNIST example on one GPU slot through cohort-launch (needs the data).
+  if [ -d "$data" ]; then
+    step fashion_mnist_gpu 300 env COHORT_DATA_DIR="$data" "$build/bin/cohort-launch" --slots 1 \
+      --gpus 0 -- "$build/bin/fashion_mnist_trial" --config "$root/examples/fashion_mnist/const.yaml" \
+      --run-dir "$build/fashion_mnist_gpu"
+    grep -E "validation|accuracy|batch .*/" "$logs/fashion_mnist_gpu.log" | tail -5
+  fi
 }
 
 run_tests() {
