@@ -180,7 +180,7 @@ class Runner {
           absl::StrCat(where,
                        " but this LibTorch sees no CUDA device: build the trial against a CUDA "
                        "LibTorch (cmake -DCOHORT_CUDA=ON, docs/design/0013-gpus.md) or give it CPU "
-                       "slots (cohort-launch without --gpus)"));
+                       "slots (cohort-launch without --gpus; cohort-agent --slots N)"));
     }
     if (comm_.size() > 1) {
       return absl::UnimplementedError(absl::StrCat(
