@@ -362,6 +362,14 @@ class Database {
 
   // The bytes the stored data takes (for monitoring; see the implementation for what counts).
   virtual absl::StatusOr<int64_t> SizeBytes() = 0;
+  // Write-ahead-log checkpoints since the database was opened (for monitoring): run in the
+  // background, and run by a writer because the log had grown past its bound. Zeros for a
+  // database without a write-ahead log.
+  struct WalCheckpoints {
+    int64_t background = 0;
+    int64_t by_writer = 0;
+  };
+  virtual WalCheckpoints CountWalCheckpoints() = 0;
 };
 
 // Opens (creating if needed) the SQLite database at `path` and applies the forward-only

@@ -599,6 +599,12 @@ absl::StatusOr<std::vector<AgentRow>> SqliteDatabase::ListAgents() {
   });
 }
 
+Database::WalCheckpoints SqliteDatabase::CountWalCheckpoints() {
+  if (checkpointer_ == nullptr) return {};
+  const internal::WalCheckpointer::Counts counts = checkpointer_->counts();
+  return {.background = counts.background, .by_writer = counts.on_writer};
+}
+
 absl::StatusOr<int64_t> SqliteDatabase::SizeBytes() {
   std::lock_guard<std::mutex> lock(mu_);
   Statement s(*statements_, path_, "database size",

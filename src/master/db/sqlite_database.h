@@ -169,6 +169,7 @@ class SqliteDatabase final : public Database {
   // in-memory database holds. Pages still only in the write-ahead log (the -wal file, until
   // SQLite's next checkpoint) and free pages inside the file are not told apart from the rest.
   absl::StatusOr<int64_t> SizeBytes() override;
+  WalCheckpoints CountWalCheckpoints() override;
 
   // How Open's integrity check went (for the master to report).
   IntegrityCheck integrity_check() const { return integrity_check_; }

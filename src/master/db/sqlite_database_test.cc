@@ -599,6 +599,24 @@ TEST_F(SqliteFileTest, UsesTheWriteAheadLog) {
   EXPECT_THAT(QueryFile(path_, "PRAGMA journal_mode"), ElementsAre("wal"));
 }
 
+// The log is copied back into the file by the checkpointer's thread, not by the writes (in the
+// commit that passed 1000 pages, every other call would wait for the copy and its syncs).
+TEST_F(SqliteFileTest, CheckpointsRunBesideTheWritesNotInThem) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, OpenSqliteDatabase(path_));
+  ASSERT_OK_AND_ASSIGN(int64_t exp, db->InsertExperiment(MakeExperiment("wal")));
+  ASSERT_OK_AND_ASSIGN(int64_t trial, db->InsertTrial(MakeTrial(exp)));
+  const std::string line(4096, 'x');  // a page or more of log per commit
+  for (int i = 0; i < 1500; ++i) ASSERT_OK(db->AppendLogs(trial, {{0, line}}).status());
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (db->CountWalCheckpoints().background == 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_GE(db->CountWalCheckpoints().background, 1) << "none within 20 s of 1,500 commits";
+  EXPECT_EQ(db->CountWalCheckpoints().by_writer, 0);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> memory, OpenSqliteDatabase(":memory:"));
+  EXPECT_EQ(memory->CountWalCheckpoints().background, 0) << "no log in memory";
+}
+
 TEST_F(SqliteFileTest, RefusesASchemaVersionNewerThanThisBuild) {
   ASSERT_OK(OpenSqliteDatabase(path_).status());
   const int latest = internal::LatestSqliteSchemaVersion();

@@ -58,6 +58,18 @@ void AddStorageMetrics(const ClusterStats& stats, prometheus::Registry& registry
   Gauges(registry, "cohort_database_size_bytes", "Size of the master's database")
       .Add({})
       .Set(static_cast<double>(stats.database_bytes));
+  auto& checkpoints =
+      prometheus::BuildCounter()
+          .Name("cohort_database_wal_checkpoints_total")
+          .Help(
+              "Checkpoints of the database's write-ahead log since the master started: by the "
+              "checkpointer's thread, or by a writer once the log passed its bound (a disk too "
+              "slow for the checkpointer)")
+          .Register(registry);
+  checkpoints.Add({{"by", "checkpointer"}})
+      .Increment(static_cast<double>(stats.wal_checkpoints.background));
+  checkpoints.Add({{"by", "writer"}})
+      .Increment(static_cast<double>(stats.wal_checkpoints.by_writer));
   prometheus::BuildCounter()
       .Name("cohort_log_lines_stored_total")
       .Help("Trial log lines from agents the master stored since it started")
