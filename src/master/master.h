@@ -137,7 +137,8 @@ struct ClusterStats {
   // last queued, or since this master started for one queued before a restart. Zero when none.
   absl::Duration longest_queued_wait;
   int64_t database_bytes = 0;  // Database::SizeBytes
-  Database::WalCheckpoints wal_checkpoints;  // Database::CountWalCheckpoints
+  // Database::CountWalCheckpoints
+  Database::WalCheckpoints wal_checkpoints;
   // Since this master started: log lines agents sent that were stored, and metric reports
   // (training or validation rows, one step each) stored.
   int64_t log_lines_stored = 0;
@@ -392,10 +393,12 @@ class Master {
   absl::Status FinishAllocationLocked(Allocation& allocation);
   absl::Status UpdateExperimentStateLocked(int64_t experiment_id);
   void PushActionLocked(const std::string& agent_id, wire::Action action);
+  absl::Status CheckAllocationTokenLocked(const std::string& allocation,
+                                          const std::string& token) const;
   // StoreOutputs' steps (master_outputs.cc); OutputWork is one item's progress through them.
   struct OutputWork;
   void CheckOutputLocked(const OutputParts& parts, OutputWork& work);
-  void StoredOutput(const OutputRowsWritten& written, OutputWork& work);
+  void StoredOutput(const OutputRows& rows, const OutputRowsWritten& written, OutputWork& work);
   void FinishOutputLocked(OutputWork& work);
   // The checks of AllocationReports (and of AllocationLogs, CheckLogsLocked below), under mu_.
   absl::Status CheckReportsLocked(const std::string& allocation, const wire::ReportBatch& batch);

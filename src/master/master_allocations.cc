@@ -39,6 +39,11 @@ wire::StopMode StopModeFor(StopReason reason) {
 
 absl::Status Master::CheckAllocationToken(const std::string& allocation, const std::string& token) {
   std::lock_guard<std::mutex> lock(mu_);
+  return CheckAllocationTokenLocked(allocation, token);
+}
+
+absl::Status Master::CheckAllocationTokenLocked(const std::string& allocation,
+                                                const std::string& token) const {
   return allocations_.CheckToken(allocation, users::TokenHash(token));
 }
 

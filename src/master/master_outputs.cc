@@ -7,9 +7,30 @@
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "master/master.h"
-#include "master/users/password.h"
 
 namespace cohort::master {
+
+namespace {
+
+// An item's parts in the order its own posts would come (the token first).
+enum class Part { kToken, kLogs, kReports, kExit };
+
+// wire::OutputResult's names of the parts ("" for the token).
+const char* PartName(Part part) {
+  switch (part) {
+    case Part::kToken:
+      return "";
+    case Part::kLogs:
+      return "logs";
+    case Part::kReports:
+      return "reports";
+    case Part::kExit:
+      return "exit";
+  }
+  return "";
+}
+
+}  // namespace
 
 // One item on its way through StoreOutputs. Each part still to do is set; the first failure
 // is kept (`stored.part` names it) and clears its part and every part after it.
@@ -22,11 +43,10 @@ struct Master::OutputWork {
   ReportChanges changes;
   bool stored_points = false;
 
-  void Fail(const char* part, absl::Status status) {
-    stored = {std::move(status), part};
-    const std::string_view p = part;
-    if (p == "" || p == "logs") logs = false;
-    if (p != "exit") reports = false;
+  void Fail(Part part, absl::Status status) {
+    stored = {std::move(status), PartName(part)};
+    logs = logs && part > Part::kLogs;
+    reports = reports && part > Part::kReports;
     exit = false;
   }
 };
@@ -50,10 +70,7 @@ std::vector<Master::OutputStored> Master::StoreOutputs(const std::vector<OutputP
   }
   if (any_rows) {
     const std::vector<OutputRowsWritten> written = db_->WriteOutputs(rows);
-    for (size_t i = 0; i < items.size(); ++i) {
-      work[i].stored_points = !rows[i].points.empty();
-      StoredOutput(written[i], work[i]);
-    }
+    for (size_t i = 0; i < items.size(); ++i) StoredOutput(rows[i], written[i], work[i]);
     logs_cv_.notify_all();
   }
   std::vector<OutputStored> stored;
@@ -74,28 +91,28 @@ void Master::CheckOutputLocked(const OutputParts& parts, OutputWork& w) {
   w.reports = parts.reports != nullptr;
   w.exit = parts.exit != nullptr;
   if (parts.token != nullptr) {
-    absl::Status s = allocations_.CheckToken(parts.allocation, users::TokenHash(*parts.token));
+    absl::Status s = CheckAllocationTokenLocked(parts.allocation, *parts.token);
     if (absl::IsUnauthenticated(s)) {
       s = absl::UnauthenticatedError(absl::StrCat("output of allocation ", parts.allocation,
                                                   " without its token (the agent's start "
                                                   "action's)"));
     }
-    if (!s.ok()) return w.Fail("", std::move(s));
+    if (!s.ok()) return w.Fail(Part::kToken, std::move(s));
   }
   if (w.logs) {
     if (absl::Status s = CheckLogsLocked(parts.allocation, *parts.logs, &w.policies); !s.ok()) {
-      return w.Fail("logs", std::move(s));
+      return w.Fail(Part::kLogs, std::move(s));
     }
   }
   if (w.reports) {
     if (absl::Status s = CheckReportsLocked(parts.allocation, *parts.reports); !s.ok()) {
-      w.Fail("reports", std::move(s));  // its lines, checked, are still stored
+      w.Fail(Part::kReports, std::move(s));  // its lines, checked, are still stored
     }
   }
 }
 
-void Master::StoredOutput(const OutputRowsWritten& written, OutputWork& w) {
-  if (w.logs && !written.logs.ok()) w.Fail("logs", written.logs);
+void Master::StoredOutput(const OutputRows& rows, const OutputRowsWritten& written, OutputWork& w) {
+  if (w.logs && !written.logs.ok()) w.Fail(Part::kLogs, written.logs);
   if (w.logs) {
     log_lines_stored_ += static_cast<int64_t>(w.parts->logs->lines.size());
     if (w.policies.ok()) w.found = MatchLogPolicies(*std::move(w.policies), *w.parts->logs);
@@ -104,15 +121,10 @@ void Master::StoredOutput(const OutputRowsWritten& written, OutputWork& w) {
                         << ": log policies: " << w.policies.status();
     }
   }
-  if (w.reports && !written.reports.ok()) w.Fail("reports", written.reports);
+  if (w.reports && !written.reports.ok()) w.Fail(Part::kReports, written.reports);
   if (w.reports) {
-    int64_t metrics = 0;
-    for (const wire::ReportRecord& r : w.parts->reports->lines) {
-      metrics += r.kind == wire::ReportKind::kTraining || r.kind == wire::ReportKind::kValidation;
-    }
-    metric_reports_stored_ += metrics;
-  } else {
-    w.stored_points = false;
+    metric_reports_stored_ += static_cast<int64_t>(rows.metrics.size());
+    w.stored_points = !rows.points.empty();
   }
 }
 
@@ -120,16 +132,16 @@ void Master::FinishOutputLocked(OutputWork& w) {
   const OutputParts& parts = *w.parts;
   if (w.logs) {
     absl::Status s = LogsStoredLocked(parts.allocation, *parts.logs, std::move(w.found));
-    if (!s.ok()) w.Fail("logs", std::move(s));
+    if (!s.ok()) w.Fail(Part::kLogs, std::move(s));
   }
   if (w.reports) {
     absl::Status s =
         ReportsStoredLocked(parts.allocation, *parts.reports, w.changes, w.stored_points);
-    if (!s.ok()) w.Fail("reports", std::move(s));
+    if (!s.ok()) w.Fail(Part::kReports, std::move(s));
   }
   if (w.exit) {
     absl::Status s = AllocationExitLocked(parts.allocation, *parts.exit);
-    if (!s.ok()) w.Fail("exit", std::move(s));
+    if (!s.ok()) w.Fail(Part::kExit, std::move(s));
   }
 }
 

@@ -15,7 +15,6 @@
 #include "absl/time/clock.h"
 #include "cohort/optim/fused_sgd.h"
 #include "cohort/status.h"
-#include "common/env.h"
 #include "common/json_bounded.h"
 #include "common/logging.h"
 #include "common/small_file.h"
@@ -171,10 +170,9 @@ class Runner {
   // device) a trial of one slot: the CPU communicators read gradients from host memory.
   absl::Status CheckDevice() const {
     if (!device_.is_cuda()) return absl::OkStatus();
-    const std::string where = absl::StrCat("rank ", comm_.rank(),
-                                           ": this worker's slot is a GPU (COHORT_GPU_SLOT=1, "
-                                           "CUDA_VISIBLE_DEVICES=",
-                                           env::GetOr("CUDA_VISIBLE_DEVICES", ""), ")");
+    const std::string where =
+        absl::StrCat("rank ", comm_.rank(), ": this worker's slot is a GPU (COHORT_GPU_SLOT=1, ",
+                     "CUDA_VISIBLE_DEVICES=", options_.gpu.value_or(""), ")");
     if (!torch::cuda::is_available()) {
       return absl::FailedPreconditionError(
           absl::StrCat(where,
@@ -191,10 +189,9 @@ class Runner {
     return absl::OkStatus();
   }
 
+  // Tensor::to returns the tensor itself when it is there already (the CPU's case).
   Batch ToDevice(Batch batch) const {
-    if (device_.is_cpu()) return batch;
-    return {batch.inputs.to(device_, /*non_blocking=*/true),
-            batch.targets.to(device_, /*non_blocking=*/true)};
+    return {batch.inputs.to(device_), batch.targets.to(device_)};
   }
 
   // Adds the phase that began at `start` and ends now (or at `end`) to the report window's

@@ -26,6 +26,7 @@
 // GradientReducer::Synchronize for what backward did not overlap) and optimizer_step.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,10 +86,11 @@ struct TrialRunOptions {
   // perform_initial_validation: validate once before the first batch of a fresh start (not on
   // resuming from a checkpoint), reported at steps_completed 0.
   bool perform_initial_validation = false;
-  // The worker's slot is a GPU (wire::LaunchEnv::gpu_slot): the model, the batches and the
-  // checkpoints' tensors on cuda:0. FailedPrecondition when this LibTorch sees no CUDA device;
-  // Unimplemented with more than one rank (the gradient reducer on the device: issue 17).
-  bool gpu = false;
+  // Set when the worker's slot is a GPU (wire::LaunchEnv::gpu_slot), to its
+  // CUDA_VISIBLE_DEVICES (for messages): the model, the batches and the checkpoints' tensors
+  // on cuda:0. FailedPrecondition when this LibTorch sees no CUDA device; Unimplemented with
+  // more than one rank (the gradient reducer on the device: issue 17).
+  std::optional<std::string> gpu;
 };
 
 struct TrialRunResult {

@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -68,6 +69,20 @@ class TrialTest : public ::testing::Test {
     outputs_.clear();
     for (const auto& r : results) outputs_.push_back(r.output);
     return true;
+  }
+  // The Fashion-MNIST example's distributed.yaml through `cohort-launch <launch_flags>`, cut to
+  // `batches`, its run directory `run_dir`: the exit status and what it printed.
+  static std::pair<int, std::string> RunExampleUnderLauncher(const std::string& launch_flags,
+                                                             const std::string& run_dir,
+                                                             int batches) {
+    const std::string config =
+        std::string(COHORT_SOURCE_DIR) + "/examples/fashion_mnist/distributed.yaml";
+    const std::string command = absl::StrCat(
+        BinaryPath("cohort-launch"), " ", launch_flags, " -- ", BinaryPath("fashion_mnist_trial"),
+        " --config ", config, " --run-dir ", run_dir, " --max-batches ", batches, " > ", run_dir,
+        ".log 2>&1");
+    const int status = std::system(command.c_str());
+    return {status, ReadFile(run_dir + ".log")};
   }
   // The checkpoint directory a run's chief reported last in its metrics.
   static std::string LatestCheckpoint(const std::string& run_dir) {
@@ -232,13 +247,7 @@ TEST_F(TrialTest, ValidationMetricsAreTheSameOnOneAndThreeWorkers) {
 TEST_F(TrialTest, FashionMnistExampleRunsFromItsConfigUnderTheLauncher) {
   // The example's distributed.yaml on 2 slots through cohort-launch, cut to 30 batches.
   const std::string run_dir = dir_ + "_example";
-  const std::string config =
-      std::string(COHORT_SOURCE_DIR) + "/examples/fashion_mnist/distributed.yaml";
-  const std::string command = absl::StrCat(
-      BinaryPath("cohort-launch"), " --slots 2 -- ", BinaryPath("fashion_mnist_trial"),
-      " --config ", config, " --run-dir ", run_dir, " --max-batches 30 > ", run_dir, ".log 2>&1");
-  const int status = std::system(command.c_str());
-  const std::string log = ReadFile(run_dir + ".log");
+  const auto [status, log] = RunExampleUnderLauncher("--slots 2", run_dir, 30);
   ASSERT_EQ(status, 0) << log;
   EXPECT_NE(log.find("[rank=0] [batch 30/30] loss"), std::string::npos) << log;
   std::vector<nlohmann::json> lines = ReadJsonLines(run_dir + "/metrics.jsonl");
@@ -262,14 +271,8 @@ TEST_F(TrialTest, FashionMnistExampleRunsFromItsConfigUnderTheLauncher) {
 // builds anything.
 TEST_F(TrialTest, AGpuSlotWithACpuOnlyLibTorchSaysWhatToBuildOrChoose) {
   if (std::filesystem::exists("/dev/nvidia0")) GTEST_SKIP() << "a GPU here: the slot would train";
-  const std::string run_dir = dir_ + "_gpu";
-  const std::string config =
-      std::string(COHORT_SOURCE_DIR) + "/examples/fashion_mnist/distributed.yaml";
-  const std::string command = absl::StrCat(
-      BinaryPath("cohort-launch"), " --slots 1 --gpus 3 -- ", BinaryPath("fashion_mnist_trial"),
-      " --config ", config, " --run-dir ", run_dir, " --max-batches 2 > ", run_dir, ".log 2>&1");
-  EXPECT_NE(std::system(command.c_str()), 0);
-  const std::string log = ReadFile(run_dir + ".log");
+  const auto [status, log] = RunExampleUnderLauncher("--slots 1 --gpus 3", dir_ + "_gpu", 2);
+  EXPECT_NE(status, 0);
   EXPECT_NE(log.find("slot is a GPU (COHORT_GPU_SLOT=1, CUDA_VISIBLE_DEVICES=3) but this LibTorch "
                      "sees no CUDA device"),
             std::string::npos)

@@ -161,7 +161,8 @@ SqliteDatabase::SqliteDatabase(sqlite3* db, std::string path)
     : db_(db), path_(std::move(path)), statements_(std::make_unique<internal::StatementCache>(db)) {}
 
 SqliteDatabase::~SqliteDatabase() {
-  checkpointer_.reset();  // its connection closes first: db_'s close does the last checkpoint
+  // The checkpointer's connection closes first: db_'s close does the last checkpoint.
+  checkpointer_.reset();
   statements_->Clear();  // finalized before their connection closes
   sqlite3_close_v2(db_);
 }
@@ -600,9 +601,7 @@ absl::StatusOr<std::vector<AgentRow>> SqliteDatabase::ListAgents() {
 }
 
 Database::WalCheckpoints SqliteDatabase::CountWalCheckpoints() {
-  if (checkpointer_ == nullptr) return {};
-  const internal::WalCheckpointer::Counts counts = checkpointer_->counts();
-  return {.background = counts.background, .by_writer = counts.on_writer};
+  return checkpointer_ != nullptr ? checkpointer_->counts() : WalCheckpoints{};
 }
 
 absl::StatusOr<int64_t> SqliteDatabase::SizeBytes() {

@@ -107,7 +107,7 @@ void WalCheckpointer::Checkpoint(sqlite3* db, const char* who) {
   const int rc =
       sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
   std::lock_guard<std::mutex> lock(mu_);
-  ++(db == own_ ? counts_.background : counts_.on_writer);
+  ++(db == own_ ? counts_.background : counts_.by_writer);
   if (rc == SQLITE_OK || rc == SQLITE_BUSY) {  // BUSY: another checkpoint was running
     if (last_error_ != 0) {
       COHORT_LOG(INFO) << path_ << ": WAL checkpoints succeed again";

@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "master/db/database.h"
 
 struct sqlite3;
 
@@ -49,10 +50,9 @@ class WalCheckpointer {
   WalCheckpointer(const WalCheckpointer&) = delete;
   WalCheckpointer& operator=(const WalCheckpointer&) = delete;
 
-  struct Counts {
-    int64_t background = 0;  // checkpoints run on the checkpointer's thread
-    int64_t on_writer = 0;   // run by the writer because the WAL passed writer_pages
-  };
+  // Checkpoints run on the checkpointer's thread (background), and by the writer because the
+  // WAL passed writer_pages (by_writer): what Database::CountWalCheckpoints reports.
+  using Counts = Database::WalCheckpoints;
   Counts counts() const;
 
  private:

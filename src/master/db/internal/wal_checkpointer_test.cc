@@ -74,7 +74,7 @@ TEST_F(WalCheckpointerTest, CommitsPastWakePagesAreCheckpointedOnItsThreadNotInT
   }
   const WalCheckpointer::Counts counts = checkpointer->counts();
   EXPECT_GE(counts.background, 1) << "no checkpoint on the checkpointer's thread within 20 s";
-  EXPECT_EQ(counts.on_writer, 0);
+  EXPECT_EQ(counts.by_writer, 0);
   // In WAL mode only a checkpoint writes the database file: the rows reached it.
   EXPECT_GT(Size(path_), file_before + 50 * 4096);
   sqlite3_stmt* count = nullptr;
@@ -93,7 +93,7 @@ TEST_F(WalCheckpointerTest, PastWriterPagesTheWriterCheckpointsAndTheWalStartsOv
                                                                .writer_pages = 40}));
   Commit(600);  // ~600 pages of WAL without a checkpoint: ~2.5 MB
   const WalCheckpointer::Counts counts = checkpointer->counts();
-  EXPECT_GE(counts.on_writer, 600 / 45);
+  EXPECT_GE(counts.by_writer, 600 / 45);
   EXPECT_EQ(counts.background, 0);
   // The WAL file keeps its high-water mark: about writer_pages frames (4 KiB + 24 B each).
   EXPECT_LT(Size(path_ + "-wal"), 60 * (4096 + 24)) << "the WAL did not start over";
