@@ -39,3 +39,17 @@ endif()
 
 find_package(NCCL REQUIRED)
 message(STATUS "NCCL ${NCCL_VERSION}: ${NCCL_LIBRARY} (headers: ${NCCL_INCLUDE_DIR})")
+
+# PyTorch's pip wheels load CUDA's libraries (cuBLAS, cuDNN, NCCL, ...) from the nvidia/*/lib
+# folders beside them, through their own RUNPATH. Linking an executable against such a LibTorch
+# makes the linker look for those libraries too: name the folders for it (link time only; at run
+# time the wheels' RUNPATH finds them as it does for Python).
+cohort_python_site_dirs(_cohort_sites)
+foreach(site IN LISTS _cohort_sites)
+  file(GLOB _cohort_nvidia_libs LIST_DIRECTORIES true ${site}/nvidia/*/lib ${site}/torch/lib)
+  foreach(dir IN LISTS _cohort_nvidia_libs)
+    if(IS_DIRECTORY ${dir})
+      string(APPEND CMAKE_EXE_LINKER_FLAGS " -Wl,-rpath-link,${dir}")
+    endif()
+  endforeach()
+endforeach()

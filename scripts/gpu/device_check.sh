@@ -15,7 +15,9 @@
 # bench/train_vs_torch.py on the GPU: resnet18 always (synthetic data), cnn and mlp when the
 # Fashion-MNIST files are there (COHORT_DATA_DIR, else /usr/share/datasets/fashion-mnist).
 #
-# Usage: scripts/gpu/device_check.sh [--train] [-j N] [--build-dir DIR]
+# Usage: scripts/gpu/device_check.sh [--train] [-j N] [--build-dir DIR] [--no-build|--no-tests]
+#   --no-tests: configure and build only; --no-build: run the tests of an earlier build (so a
+#   session can build both configurations at once and run the GPU steps one after the other).
 #   Results: printed, and under $OUT (when set) as device_check/*.log.
 # Exit status: 0 when everything built and the tests passed (or skipped saying why), else 1.
 set -uo pipefail
@@ -24,11 +26,15 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 jobs=16
 build=$root/build-device
 train=0
+do_build=1
+do_tests=1
 while [ $# -gt 0 ]; do
   case $1 in
     --train) train=1; build=$root/build-device-train; shift ;;
     -j) jobs=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
+    --no-build) do_build=0; shift ;;
+    --no-tests) do_tests=0; shift ;;
     *) echo "device_check: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -39,6 +45,11 @@ python=${COHORT_PYTHON:-/opt/torch/.venv/bin/python3}
 [ -x "$python" ] || python=$(command -v python3 || true)
 started=$(date +%s)
 failures=()
+
+# The bundle's libraries are loaded by what is built against them (tests too, --no-build).
+if [ -d "$deps/usr" ]; then
+  export LD_LIBRARY_PATH="$deps/usr/lib:$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 
 say() { echo "== device_check [$(( $(date +%s) - started ))s] $*"; }
 
@@ -68,6 +79,14 @@ describe_machine() {
       printf '%-6s %s\n' "$tool" "$(command -v $tool >/dev/null && $tool --version | head -1 || echo missing)"
     done
     [ -n "$python" ] && "$python" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device_count())' 2>&1
+    # Does PyTorch's LibTorch export Gloo's or protobuf's symbols (a clash with Debian's)?
+    [ $train = 1 ] && "$python" -c 'import torch, os; print(os.path.dirname(torch.__file__))' \
+      2>/dev/null | while read -r t; do
+        ls "$t/lib" | head -30
+        echo "exported gloo symbols: $(nm -D --defined-only "$t/lib/libtorch_cpu.so" | grep -c gloo)"
+        echo "exported protobuf symbols: $(nm -D --defined-only "$t/lib/libtorch_cpu.so" \
+          | grep -c google.*protobuf)"
+      done
     echo ".gpu-deps: $([ -d "$deps" ] && du -sh "$deps" | cut -f1 || echo absent)"
   } 2>&1 | tee "$logs/machine.log"
 }
@@ -75,11 +94,7 @@ describe_machine() {
 configure() {
   local generator=Ninja prefix="" libs=""
   command -v ninja >/dev/null || generator="Unix Makefiles"
-  if [ -d "$deps/usr" ]; then
-    prefix="$deps/usr"
-    libs="$deps/usr/lib:$deps/usr/lib/x86_64-linux-gnu"
-    export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  fi
+  [ -d "$deps/usr" ] && prefix="$deps/usr"
   local only=-DCOHORT_COMM_ONLY=ON
   if [ $train = 1 ]; then
     only=-DCOHORT_TRAIN_ONLY=ON
@@ -109,15 +124,21 @@ build_targets() {
 run_train() {
   local models=resnet18 data=${COHORT_DATA_DIR:-/usr/share/datasets/fashion-mnist}
   [ -d "$data" ] && models=cnn,mlp,resnet18
-  step train_vs_torch 400 "$python" "$root/bench/train_vs_torch.py" --bin-dir "$build/bin" \
-    --device cuda --models "$models" --batch 64
-  tail -20 "$logs/train_vs_torch.log"
-  # The Fashion-MNIST example on one GPU slot through cohort-launch (needs the data).
+  step train_vs_torch 300 "$python" "$root/bench/train_vs_torch.py" --bin-dir "$build/bin" \
+    --device cuda --models "$models" --batch 64 --steps 100 --warmup 10
+  tail -12 "$logs/train_vs_torch.log"
+  # The larger model at a batch that keeps the GPU busy: near its compute-bound throughput.
+  step train_vs_torch_256 200 "$python" "$root/bench/train_vs_torch.py" --bin-dir "$build/bin" \
+    --device cuda --models resnet18 --batch 256 --steps 50 --warmup 10
+  tail -8 "$logs/train_vs_torch_256.log"
+  # The Fashion-MNIST example on one GPU slot through cohort-launch (needs the data), with the
+  # config and seed of the CPU run it is compared with (docs/performance.md).
   if [ -d "$data" ]; then
-    step fashion_mnist_gpu 300 env COHORT_DATA_DIR="$data" "$build/bin/cohort-launch" --slots 1 \
-      --gpus 0 -- "$build/bin/fashion_mnist_trial" --config "$root/examples/fashion_mnist/const.yaml" \
-      --run-dir "$build/fashion_mnist_gpu"
-    grep -E "validation|accuracy|batch .*/" "$logs/fashion_mnist_gpu.log" | tail -5
+    step fashion_mnist_gpu 300 env COHORT_DATA_DIR="$data" COHORT_TRIAL_SEED=20261128 \
+      "$build/bin/cohort-launch" --slots 1 --gpus 0 -- "$build/bin/fashion_mnist_trial" \
+      --config "$root/examples/fashion_mnist/distributed.yaml" --run-dir "$build/fashion_mnist_gpu"
+    tail -8 "$logs/fashion_mnist_gpu.log"
+    grep -h validation "$build/fashion_mnist_gpu/metrics.jsonl" 2>/dev/null | tail -4
   fi
 }
 
@@ -136,8 +157,11 @@ run_tests() {
     "$build/tests/collectives_test" --gtest_filter='Shm/*EveryCollective*'
 }
 
-describe_machine
-if configure && build_targets; then
+if [ $do_build = 1 ]; then
+  describe_machine
+  configure && build_targets || do_tests=0
+fi
+if [ $do_tests = 1 ]; then
   run_tests
 fi
 say "done in $(( $(date +%s) - started ))s; logs in $logs"
