@@ -123,6 +123,13 @@ def thread_env(threads):
     return dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
 
 
+def cohort_optimizer(device):
+    """Each side's own SGD as its users get it. On the CPU PyTorch's SGD updates one parameter at
+    a time, as LibTorch's torch::optim::SGD does; on a GPU it takes its multi-tensor (foreach)
+    path by default, as Cohort's FusedSGD does there (both the same arithmetic as SGD)."""
+    return "torch" if device == "cpu" else "fused"
+
+
 def pytorch_run(args, model_name):
     """torch_run in a process of its own, under thread_env."""
     cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", model_name, args.device,
@@ -135,10 +142,11 @@ def pytorch_run(args, model_name):
 
 
 def cohort_run(args, model_name):
+    """cohort-bench train under thread_env; its JSON result line."""
     cmd = [os.path.join(args.bin_dir, "cohort-bench"), "train", "--model", model_name,
            "--device", args.device, "--per-slot-batch", str(args.batch), "--steps",
            str(args.steps), "--warmup", str(args.warmup), "--threads", str(args.threads),
-           "--optimizer", "torch"]
+           "--optimizer", cohort_optimizer(args.device)]
     r = subprocess.run(cmd, capture_output=True, text=True, env=thread_env(args.threads),
                        timeout=3600)
     if r.returncode != 0:

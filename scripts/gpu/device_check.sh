@@ -111,8 +111,9 @@ configure() {
 
 build_targets() {
   if [ $train = 1 ]; then
+    # -k 0: every compile error in one go (a LibTorch of another version than Debian's).
     step build 480 cmake --build "$build" -j "$jobs" --target cohort-bench cohort-launch \
-      fashion_mnist_trial
+      fashion_mnist_trial optim_test -- $([ -f "$build/build.ninja" ] && echo -k 0 || echo -k)
     return
   fi
   step build 420 cmake --build "$build" -j "$jobs" --target \
@@ -123,6 +124,9 @@ build_targets() {
 # Cohort vs PyTorch on one GPU, same process layout and batch (docs/performance.md).
 run_train() {
   local models=resnet18 data=${COHORT_DATA_DIR:-/usr/share/datasets/fashion-mnist}
+  # FusedSGD's multi-tensor path on the GPU against LibTorch's SGD (and the CPU cases).
+  step optim_test 120 "$build/tests/optim_test" --gtest_filter='FusedSgdTest.*'
+  grep -E "^\[ +(OK|SKIPPED|FAILED) +\]|max abs diff" "$logs/optim_test.log" | head -12
   [ -d "$data" ] && models=cnn,mlp,resnet18
   step train_vs_torch 300 "$python" "$root/bench/train_vs_torch.py" --bin-dir "$build/bin" \
     --device cuda --models "$models" --batch 64 --steps 100 --warmup 10

@@ -3,10 +3,12 @@
 // first and second moment estimates, saved and loaded with the optimizer (torch::save/load).
 // Thread-compatible.
 
-#include <cstdint>
-
 #include <torch/optim/optimizer.h>
 #include <torch/optim/serialize.h>
+
+#include <cstdint>
+
+#include "cohort/optim/param_state_key.h"
 
 namespace cohort::runtime::optim {
 
@@ -20,10 +22,7 @@ struct MomentState : public torch::optim::OptimizerCloneableParamState<MomentSta
   void serialize(torch::serialize::OutputArchive& archive) const override;
 
   // The state of `param` in `optimizer_state`, created with zero moments on first use.
-  static MomentState& For(
-      const torch::Tensor& param,
-      ska::flat_hash_map<std::string, std::unique_ptr<torch::optim::OptimizerParamState>>&
-          optimizer_state);
+  static MomentState& For(const torch::Tensor& param, ParamStateMap& optimizer_state);
 };
 
 }  // namespace cohort::runtime::optim

@@ -3,8 +3,11 @@
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "cohort/optim/param_state_key.h"
 #include "runtime/optim/closure.h"
 #include "runtime/optim/sgd_kernel.h"
 
@@ -20,6 +23,87 @@ bool Fusable(const torch::Tensor& t) {
          t.layout() == torch::kStrided && t.is_contiguous();
 }
 
+// One parameter's update by the runtime's one-pass kernel (fp32, contiguous, CPU).
+void KernelStep(torch::Tensor& p, SgdKernelParams k, ParamStateMap& state) {
+  torch::Tensor grad = p.grad();
+  torch::Tensor buf;
+  k.first = false;
+  if (k.momentum != 0) {
+    const ParamStateKey key = ParamKey(p);
+    auto it = state.find(key);
+    if (it == state.end()) {
+      buf = torch::empty_like(p, torch::MemoryFormat::Contiguous);
+      auto fresh = std::make_unique<torch::optim::SGDParamState>();
+      fresh->momentum_buffer(buf);
+      state[key] = std::move(fresh);
+      k.first = true;
+    } else {
+      buf = static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer();
+    }
+  }
+  float* pp = p.data_ptr<float>();
+  float* gp = grad.data_ptr<float>();
+  float* bp = buf.defined() ? buf.data_ptr<float>() : nullptr;
+  at::parallel_for(0, p.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    SgdUpdate(pp + begin, gp + begin, bp == nullptr ? nullptr : bp + begin, end - begin, k);
+  });
+  // The tensors were written through raw pointers: tell autograd they changed (a tensor
+  // saved for backward before this step would otherwise be used silently).
+  p.unsafeGetTensorImpl()->bump_version();
+  if (k.zero_grad) grad.unsafeGetTensorImpl()->bump_version();
+}
+
+// Each parameter's momentum buffer after this step's update: a copy of the gradient on a
+// parameter's first step (as SGD::step), else buf * momentum + grad * (1 - dampening).
+std::vector<torch::Tensor> MomentumBuffers(const std::vector<torch::Tensor>& params,
+                                           const std::vector<torch::Tensor>& grads,
+                                           const torch::optim::SGDOptions& options,
+                                           ParamStateMap& state) {
+  std::vector<torch::Tensor> bufs(params.size()), old_bufs, old_grads;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParamStateKey key = ParamKey(params[i]);
+    auto it = state.find(key);
+    if (it == state.end()) {
+      bufs[i] = torch::clone(grads[i]).detach();
+      auto fresh = std::make_unique<torch::optim::SGDParamState>();
+      fresh->momentum_buffer(bufs[i]);
+      state[key] = std::move(fresh);
+    } else {
+      bufs[i] = static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer();
+      old_bufs.push_back(bufs[i]);
+      old_grads.push_back(grads[i]);
+    }
+  }
+  if (!old_bufs.empty()) {
+    at::_foreach_mul_(old_bufs, options.momentum());
+    at::_foreach_add_(old_bufs, old_grads, 1 - options.dampening());
+  }
+  return bufs;
+}
+
+// LibTorch's SGD::step, operation for operation (so bit for bit), on lists of tensors.
+void MultiTensorStep(std::vector<torch::optim::OptimizerParamGroup>& groups, ParamStateMap& state) {
+  for (auto& group : groups) {
+    const auto& options = static_cast<const torch::optim::SGDOptions&>(group.options());
+    std::vector<torch::Tensor> params, grads;
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      params.push_back(p);
+      grads.push_back(p.grad());
+    }
+    if (params.empty()) continue;
+    if (options.weight_decay() != 0) {
+      grads = at::_foreach_add(grads, params, options.weight_decay());
+    }
+    std::vector<torch::Tensor> steps = grads;  // d_p of SGD::step
+    if (options.momentum() != 0) {
+      steps = MomentumBuffers(params, grads, options, state);
+      if (options.nesterov()) steps = at::_foreach_add(grads, steps, options.momentum());
+    }
+    at::_foreach_add_(params, steps, -1 * options.lr());
+  }
+}
+
 }  // namespace
 
 torch::Tensor FusedSGD::step(LossClosure closure) { return Step(closure, /*zero_grad=*/false); }
@@ -28,29 +112,42 @@ torch::Tensor FusedSGD::StepAndZeroGrad(LossClosure closure) {
   return Step(closure, /*zero_grad=*/true);
 }
 
-torch::Tensor FusedSGD::Step(const LossClosure& closure, bool zero_grad) {
-  bool fusable = true;
+FusedSGD::Path FusedSGD::ChoosePath() {
+  bool fusable = true, multi_tensor = true;
   for (auto& group : param_groups_) {
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      auto it = state_.find(c10::guts::to_string(p.unsafeGetTensorImpl()));
-      const bool buffer_ok =
-          it == state_.end() ||
-          Fusable(static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer());
+      auto it = state_.find(ParamKey(p));
+      const torch::Tensor buf =
+          it == state_.end()
+              ? torch::Tensor()
+              : static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer();
       // A gradient with a graph (backward with create_graph) takes LibTorch's path, whose
-      // zero_grad also detaches it.
+      // zero_grad also detaches it; so does a sparse one.
+      const bool plain = !p.grad().requires_grad() && p.grad().layout() == torch::kStrided &&
+                         p.layout() == torch::kStrided;
       fusable =
-          fusable && Fusable(p) && Fusable(p.grad()) && !p.grad().requires_grad() && buffer_ok;
+          fusable && plain && Fusable(p) && Fusable(p.grad()) && (!buf.defined() || Fusable(buf));
+      multi_tensor = multi_tensor && plain;
     }
   }
-  if (!fusable) {
+  return fusable ? Path::kFusedKernel : multi_tensor ? Path::kMultiTensor : Path::kLibTorch;
+}
+
+torch::Tensor FusedSGD::Step(const LossClosure& closure, bool zero_grad) {
+  last_path_ = ChoosePath();
+  if (last_path_ == Path::kLibTorch) {
     torch::Tensor loss = SGD::step(closure);
     if (zero_grad) this->zero_grad();
     return loss;
   }
-
   torch::NoGradGuard no_grad;
   torch::Tensor loss = EvaluateClosure(closure);
+  if (last_path_ == Path::kMultiTensor) {
+    MultiTensorStep(param_groups_, state_);
+    if (zero_grad) this->zero_grad();
+    return loss;
+  }
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const torch::optim::SGDOptions&>(group.options());
     SgdKernelParams k;
@@ -62,33 +159,7 @@ torch::Tensor FusedSGD::Step(const LossClosure& closure, bool zero_grad) {
     k.nesterov = options.nesterov();
     k.zero_grad = zero_grad;
     for (auto& p : group.params()) {
-      if (!p.grad().defined()) continue;
-      torch::Tensor grad = p.grad();
-      torch::Tensor buf;
-      k.first = false;
-      if (options.momentum() != 0) {
-        const std::string key = c10::guts::to_string(p.unsafeGetTensorImpl());
-        auto it = state_.find(key);
-        if (it == state_.end()) {
-          buf = torch::empty_like(p, torch::MemoryFormat::Contiguous);
-          auto state = std::make_unique<torch::optim::SGDParamState>();
-          state->momentum_buffer(buf);
-          state_[key] = std::move(state);
-          k.first = true;
-        } else {
-          buf = static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer();
-        }
-      }
-      float* pp = p.data_ptr<float>();
-      float* gp = grad.data_ptr<float>();
-      float* bp = buf.defined() ? buf.data_ptr<float>() : nullptr;
-      at::parallel_for(0, p.numel(), kGrain, [&](int64_t begin, int64_t end) {
-        SgdUpdate(pp + begin, gp + begin, bp == nullptr ? nullptr : bp + begin, end - begin, k);
-      });
-      // The tensors were written through raw pointers: tell autograd they changed (a tensor
-      // saved for backward before this step would otherwise be used silently).
-      p.unsafeGetTensorImpl()->bump_version();
-      if (zero_grad) grad.unsafeGetTensorImpl()->bump_version();
+      if (p.grad().defined()) KernelStep(p, k, state_);
     }
   }
   return loss;

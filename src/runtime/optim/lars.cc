@@ -2,6 +2,7 @@
 
 #include <torch/torch.h>
 
+#include "cohort/optim/param_state_key.h"
 #include "runtime/optim/closure.h"
 
 namespace cohort::runtime::optim {
@@ -56,7 +57,7 @@ torch::Tensor Lars::step(LossClosure closure) {
       torch::Tensor update = p.grad().clone();
       if (options.weight_decay() != 0) update.add_(p, options.weight_decay());
       update.mul_(options.lr() * local_lr);
-      auto key = c10::guts::to_string(p.unsafeGetTensorImpl());
+      const ParamStateKey key = ParamKey(p);
       auto it = state_.find(key);
       if (it == state_.end()) {
         auto fresh = std::make_unique<LarsParamState>();

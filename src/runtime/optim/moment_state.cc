@@ -19,11 +19,8 @@ void MomentState::serialize(torch::serialize::InputArchive& archive) {
   _TORCH_OPTIM_DESERIALIZE_TORCH_ARG(torch::Tensor, exp_avg_sq);
 }
 
-MomentState& MomentState::For(
-    const torch::Tensor& param,
-    ska::flat_hash_map<std::string, std::unique_ptr<torch::optim::OptimizerParamState>>&
-        optimizer_state) {
-  const std::string key = c10::guts::to_string(param.unsafeGetTensorImpl());
+MomentState& MomentState::For(const torch::Tensor& param, ParamStateMap& optimizer_state) {
+  const ParamStateKey key = ParamKey(param);
   auto it = optimizer_state.find(key);
   if (it == optimizer_state.end()) {
     auto fresh = std::make_unique<MomentState>();
