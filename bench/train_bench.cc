@@ -28,6 +28,7 @@
 #include "cohort/fashion_mnist.h"
 #include "cohort/optim/fused_sgd.h"
 #include "cohort/status.h"
+#include "comm/rendezvous.h"
 #include "runtime/gradient_reducer.h"
 #include "runtime/process_setup.h"
 #include "runtime/step_profiler.h"
@@ -157,7 +158,11 @@ class Trainer {
     torch::manual_seed(o.seed);
     auto t = std::unique_ptr<Trainer>(new Trainer(o));
     COHORT_ASSIGN_OR_RETURN(comm::Transport transport, comm::ParseTransport(o.transport));
-    COHORT_ASSIGN_OR_RETURN(t->comm_, comm::CreateCommunicatorFromEnv({.transport = transport}));
+    COHORT_ASSIGN_OR_RETURN(comm::Topology topology, comm::TopologyFromEnv());
+    COHORT_ASSIGN_OR_RETURN(std::shared_ptr<comm::Rendezvous> rendezvous,
+                            comm::Rendezvous::Join(topology));
+    COHORT_ASSIGN_OR_RETURN(t->comm_,
+                            comm::CreateCommunicator(rendezvous, {.transport = transport}));
     t->model_ = MakeBenchModel(o.model);
     if (t->model_ == nullptr) {
       return absl::InvalidArgumentError("--model: expected cnn, mlp or resnet18");
@@ -170,15 +175,26 @@ class Trainer {
     } else {
       t->MakeSyntheticBatch();
     }
-    COHORT_RETURN_IF_ERROR(runtime::BroadcastModule(*t->model_, *t->comm_, 0));
     runtime::GradientReducerOptions reducer;
     reducer.fusion_threshold_mb = o.fusion_mb;
     reducer.aggregation_frequency = o.aggregation_frequency;
     reducer.compression = o.compression;
     reducer.auto_tune = o.auto_tune;
     reducer.overlap = o.overlap;
+    // Weights and gradients on GPUs that move between ranks go through NCCL; the host
+    // communicator keeps the barriers and the result.
+    comm::Communicator* weights = t->comm_.get();
+    if (t->device_.is_cuda() &&
+        runtime::GradientReducer::MovesGradients(t->comm_->size(), reducer)) {
+      COHORT_ASSIGN_OR_RETURN(t->device_comm_, comm::CreateCommunicator(
+                                                   rendezvous, {.transport = comm::Transport::kNccl,
+                                                                .device_buffers = true,
+                                                                .name = "bench-device"}));
+      weights = t->device_comm_.get();
+    }
+    COHORT_RETURN_IF_ERROR(runtime::BroadcastModule(*t->model_, *weights, 0));
     COHORT_ASSIGN_OR_RETURN(t->reducer_,
-                            runtime::GradientReducer::Create(*t->model_, t->comm_.get(), reducer));
+                            runtime::GradientReducer::Create(*t->model_, weights, reducer));
     COHORT_ASSIGN_OR_RETURN(t->optimizer_, MakeOptimizer(o, *t->model_));
     t->StartProfiler();
     return t;
@@ -314,6 +330,7 @@ class Trainer {
 
   const TrainOptions& o_;
   std::unique_ptr<comm::Communicator> comm_;
+  std::unique_ptr<comm::Communicator> device_comm_;  // NCCL, for a GPU model over several ranks
   runtime::FashionMnist data_;
   std::shared_ptr<BenchModel> model_;
   std::unique_ptr<runtime::GradientReducer> reducer_;
@@ -346,8 +363,8 @@ CLI::App* AddTrainCommand(CLI::App& app, TrainOptions& options) {
       ->capture_default_str()
       ->check(CLI::IsMember({"cnn", "mlp", "resnet18"}));
   cmd->add_option("--device", options.device,
-                  "cpu, or cuda / cuda:N with a CUDA build of LibTorch (one rank: the gradient "
-                  "reducer is CPU-only so far)")
+                  "cpu, or cuda / cuda:N with a CUDA build of LibTorch and Cohort "
+                  "(-DCOHORT_CUDA=ON; several ranks reduce gradients with NCCL, one GPU each)")
       ->capture_default_str();
   cmd->add_option("--per-slot-batch", options.per_slot_batch, "Samples per rank per step")
       ->capture_default_str()

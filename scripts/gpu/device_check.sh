@@ -113,7 +113,7 @@ build_targets() {
   if [ $train = 1 ]; then
     # -k 0: every compile error in one go (a LibTorch of another version than Debian's).
     step build 480 cmake --build "$build" -j "$jobs" --target cohort-bench cohort-launch \
-      fashion_mnist_trial optim_test -- $([ -f "$build/build.ninja" ] && echo -k 0 || echo -k)
+      fashion_mnist_trial optim_test data_parallel_test train_worker -- $([ -f "$build/build.ninja" ] && echo -k 0 || echo -k)
     return
   fi
   step build 420 cmake --build "$build" -j "$jobs" --target \
@@ -127,6 +127,14 @@ run_train() {
   # FusedSGD's multi-tensor path on the GPU against LibTorch's SGD (and the CPU cases).
   step optim_test 120 "$build/tests/optim_test" --gtest_filter='FusedSgdTest.*'
   grep -E "^\[ +(OK|SKIPPED|FAILED) +\]|max abs diff" "$logs/optim_test.log" | head -12
+  # The gradient reducer on the GPU (device buckets, NCCL), then two CPU ranks over Gloo in this
+  # build: PyTorch's libtorch_cpu exports Gloo's symbols beside Debian's libgloo.
+  step reducer_gpu 300 env COHORT_BIN_DIR="$build/bin" COHORT_TEST_BIN_DIR="$build/tests" \
+    COHORT_DATA_DIR="$data" "$build/tests/data_parallel_test" --gtest_filter='*Gpu*'
+  grep -E "^\[ +(OK|SKIPPED|FAILED) +\]|fp16|Failure|diff" "$logs/reducer_gpu.log" | head -12
+  step gloo_cpu 120 "$build/bin/cohort-launch" --slots 2 -- "$build/bin/cohort-bench" train \
+    --model resnet18 --per-slot-batch 2 --steps 3 --warmup 1 --transport gloo --device cpu
+  tail -2 "$logs/gloo_cpu.log"
   [ -d "$data" ] && models=cnn,mlp,resnet18
   step train_vs_torch 300 "$python" "$root/bench/train_vs_torch.py" --bin-dir "$build/bin" \
     --device cuda --models "$models" --batch 64 --steps 100 --warmup 10

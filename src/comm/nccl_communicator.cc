@@ -106,6 +106,7 @@ class NcclCommunicator::Impl {
         ncclCommAbort(comm_);
       }
     }
+    if (compute_done_ != nullptr) cudaEventDestroy(compute_done_);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
     if (scratch_ != nullptr) cudaFree(scratch_);
     if (staging_ != nullptr) cudaFree(staging_);
@@ -115,12 +116,16 @@ class NcclCommunicator::Impl {
   int size() const { return group_.size; }
   int device() const { return options_.device; }
   cudaStream_t stream() const { return stream_; }
+  cudaEvent_t compute_done() const { return compute_done_; }
 
   absl::Status Init() {
     COHORT_RETURN_IF_ERROR(SelectDevice());
     COHORT_RETURN_IF_ERROR(
         Where("set-up", CudaStatus("cudaStreamCreateWithFlags",
                                    cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking))));
+    COHORT_RETURN_IF_ERROR(Where(
+        "set-up", CudaStatus("cudaEventCreateWithFlags",
+                             cudaEventCreateWithFlags(&compute_done_, cudaEventDisableTiming))));
     COHORT_RETURN_IF_ERROR(
         Where("set-up", CudaStatus("cudaMalloc (scratch)", cudaMalloc(&scratch_, ScratchBytes()))));
     UseNetworkInterface();
@@ -376,6 +381,7 @@ class NcclCommunicator::Impl {
   internal::FailureCauses causes_;  // why a collective failed, told between the members
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t compute_done_ = nullptr;  // FollowComputeStream's mark on the default stream
   void* scratch_ = nullptr;
   void* staging_ = nullptr;
   size_t staging_bytes_ = 0;
@@ -430,6 +436,7 @@ absl::Status NcclCommunicator::AllreduceAsync(void* data, size_t count, DataType
 }
 
 absl::Status NcclCommunicator::Allreduce(void* data, size_t count, DataType dtype, ReduceOp op) {
+  COHORT_RETURN_IF_ERROR(FollowComputeStream());
   COHORT_RETURN_IF_ERROR(AllreduceAsync(data, count, dtype, op));
   if (count == 0) return absl::OkStatus();
   return impl_->AwaitStream("allreduce");
@@ -443,6 +450,7 @@ absl::Status NcclCommunicator::Broadcast(void* data, size_t bytes, int root) {
   }
   if (bytes == 0) return absl::OkStatus();
   COHORT_RETURN_IF_ERROR(impl_->CheckDeviceBuffer("broadcast", data));
+  COHORT_RETURN_IF_ERROR(FollowComputeStream());
   COHORT_RETURN_IF_ERROR(impl_->Enqueue("broadcast", [&] {
     return ncclBroadcast(data, data, bytes, ncclUint8, root, impl_->comm(), impl_->stream());
   }));
@@ -515,6 +523,15 @@ absl::Status NcclCommunicator::WaitForEvent(cudaEvent_t event) {
   COHORT_RETURN_IF_ERROR(impl_->Check("wait for event"));
   return impl_->Fail(
       CudaStatus("cudaStreamWaitEvent", cudaStreamWaitEvent(impl_->stream(), event, 0)));
+}
+
+absl::Status NcclCommunicator::FollowComputeStream() {
+  COHORT_RETURN_IF_ERROR(impl_->Check("follow the compute stream"));
+  COHORT_RETURN_IF_ERROR(
+      impl_->Fail(CudaStatus("cudaEventRecord (default stream)",
+                             cudaEventRecord(impl_->compute_done(), cudaStreamLegacy))));
+  return impl_->Fail(CudaStatus("cudaStreamWaitEvent",
+                                cudaStreamWaitEvent(impl_->stream(), impl_->compute_done(), 0)));
 }
 
 absl::Status NcclCommunicator::RecordEvent(cudaEvent_t event) {

@@ -6,10 +6,12 @@
 // communicator serves every placement that the CPU transports split into shm/gloo/hierarchical.
 //
 // Buffers: Allreduce and Broadcast take device memory (cudaMalloc'd on this communicator's
-// device, or managed memory); a host pointer is InvalidArgument. The byte-string collectives
-// (Allgather, Gather) take host strings and stage them through device memory. Each
-// synchronous call returns once its work on stream() has completed; the *Async calls below only
-// enqueue, for the gradient reducer, which orders them after its compute with events.
+// device, or managed memory); a host pointer is InvalidArgument. Both first make the
+// communicator's stream wait for the device's compute stream (FollowComputeStream), so they see
+// what LibTorch's kernels wrote before the call, as torch.distributed's NCCL collectives do. The
+// byte-string collectives (Allgather, Gather) take host strings and stage them through device
+// memory. Each synchronous call returns once its work on stream() has completed; the *Async calls
+// below only enqueue, for the gradient reducer, which orders them after its compute with events.
 //
 // Set-up: rank 0 creates the ncclUniqueId and passes it through the group's rendezvous store;
 // every rank then creates its NCCL communicator in NCCL's nonblocking mode and polls it, so that
@@ -73,6 +75,9 @@ class NcclCommunicator : public Communicator {
   // collectives are small; a rooted NCCL gather would need n point-to-point calls).
   absl::StatusOr<std::vector<std::string>> Gather(absl::string_view bytes, int root) override;
   absl::Status Barrier() override;
+  bool device_buffers() const override { return true; }
+  // An event recorded on the legacy default stream, waited for by stream().
+  absl::Status FollowComputeStream() override;
 
   // The stream every collective of this communicator runs on (owned by it, non-blocking with
   // respect to the legacy default stream).

@@ -76,6 +76,20 @@ absl::StatusOr<comm::Communicator*> DistributedContext::Local() {
   return local_.get();
 }
 
+absl::StatusOr<comm::Communicator*> DistributedContext::DeviceCommunicator() {
+  if (device_ == nullptr) {
+    if (rendezvous_ == nullptr) {
+      return absl::FailedPreconditionError(
+          "the device communicator needs the trial's rendezvous, which this context lacks");
+    }
+    COHORT_ASSIGN_OR_RETURN(
+        device_, comm::CreateCommunicator(rendezvous_, {.transport = comm::Transport::kNccl,
+                                                        .device_buffers = true,
+                                                        .name = "core-device"}));
+  }
+  return device_.get();
+}
+
 absl::StatusOr<std::vector<nlohmann::json>> DistributedContext::AllgatherJson(
     const nlohmann::json& value) {
   return AllgatherValues(*world_, value);

@@ -25,11 +25,22 @@ namespace {
 
 constexpr double kMiB = 1 << 20;
 
-absl::StatusOr<comm::DataType> CommType(const std::string& name, const torch::Tensor& t) {
-  if (t.is_sparse() || !t.device().is_cpu()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("parameter '", name, "' is ", t.is_sparse() ? "sparse" : t.device().str(),
-                     ": data parallelism supports dense CPU parameters"));
+// The parameter's element type on the wire; InvalidArgument unless it is dense, fp32 or fp64,
+// and where `comm` reads it (host memory, or the GPU for a device communicator).
+absl::StatusOr<comm::DataType> CommType(const std::string& name, const torch::Tensor& t,
+                                        const comm::Communicator& comm) {
+  if (t.is_sparse()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parameter '", name, "' is sparse: data parallelism supports dense parameters"));
+  }
+  if (t.device().is_cpu() == comm.device_buffers()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "parameter '", name, "' is on ", t.device().str(), " but the communicator (",
+        comm.transport(), ") reduces ", comm.device_buffers() ? "GPU" : "host", " memory",
+        comm.device_buffers()
+            ? ": move the model to its GPU (cuda:0) before creating the reducer"
+            : ": a model on a GPU needs the device communicator (NCCL, a -DCOHORT_CUDA=ON build: "
+              "core::DistributedContext::DeviceCommunicator)"));
   }
   switch (t.scalar_type()) {
     case torch::kFloat32:
@@ -108,7 +119,8 @@ class GradientReducer::Impl {
     std::vector<int> params;
     comm::DataType dtype;
     torch::Tensor flat;
-    std::vector<uint16_t> wire;  // fp16 copy when compressing
+    std::vector<uint16_t> wire;  // fp16 copy when compressing (host memory)
+    torch::Tensor device_wire;   // fp16 copy when compressing on the GPU
     int pending = 0;             // gradients not yet ready in this cycle
   };
 
@@ -149,8 +161,7 @@ class GradientReducer::Impl {
     COHORT_RETURN_IF_ERROR(
         CheckSameOnAllRanks(*comm_, Describe(named), "creating the gradient reducer"));
     // One rank, one backward pass per step: nothing to do (see the header).
-    passthrough_ = comm_->size() == 1 && options_.aggregation_frequency == 1 &&
-                   !options_.error_on_unused_parameters;
+    passthrough_ = !GradientReducer::MovesGradients(comm_->size(), options_);
     if (passthrough_) {
       threshold_mb_ = options_.fusion_threshold_mb;
       return absl::OkStatus();
@@ -159,7 +170,7 @@ class GradientReducer::Impl {
       Param p;
       p.name = name;
       p.tensor = tensor;
-      COHORT_ASSIGN_OR_RETURN(p.dtype, CommType(name, tensor));
+      COHORT_ASSIGN_OR_RETURN(p.dtype, CommType(name, tensor, *comm_));
       params_.push_back(std::move(p));
     }
     for (int i = 0; i < static_cast<int>(params_.size()); ++i) {
@@ -347,7 +358,9 @@ class GradientReducer::Impl {
     const size_t n = static_cast<size_t>(bucket.flat.numel());
     void* data = bucket.flat.data_ptr();
     absl::Status status;
-    if (options_.compression && bucket.dtype == comm::DataType::kFloat32) {
+    if (comm_->device_buffers()) {
+      status = AllreduceOnDevice(bucket);
+    } else if (options_.compression && bucket.dtype == comm::DataType::kFloat32) {
       status = comm::AllreduceAsHalf(*comm_, static_cast<float*>(data), n,
                                      static_cast<float>(aggregation_scale_ / comm_->size()),
                                      &bucket.wire);
@@ -366,6 +379,32 @@ class GradientReducer::Impl {
             params_[bucket.params.front()].name,
             static_cast<double>(n * comm::DataTypeSize(bucket.dtype)) / kMiB,
             options_.compression ? ", fp16 on the wire" : ""));
+  }
+
+  // A bucket in GPU memory, on the communication thread. LibTorch's kernels issued here (the
+  // fp16 conversions, the aggregation scale) go to the device's default stream, where the
+  // backward pass's kernels run: the communicator's collective waits for them there
+  // (FollowComputeStream, inside Allreduce) and returns once the reduction is done, so what is
+  // issued after it, and the optimizer step after Synchronize, sees reduced gradients.
+  absl::Status AllreduceOnDevice(Bucket& bucket) {
+    try {
+      torch::NoGradGuard no_grad;
+      const size_t n = static_cast<size_t>(bucket.flat.numel());
+      absl::Status status;
+      if (bucket.device_wire.defined()) {
+        bucket.device_wire.copy_(bucket.flat);
+        status = comm_->Allreduce(bucket.device_wire.data_ptr(), n, comm::DataType::kFloat16,
+                                  comm::ReduceOp::kAverage);
+        if (status.ok()) bucket.flat.copy_(bucket.device_wire);
+      } else {
+        status =
+            comm_->Allreduce(bucket.flat.data_ptr(), n, bucket.dtype, comm::ReduceOp::kAverage);
+      }
+      if (status.ok() && aggregation_scale_ != 1.0) bucket.flat.mul_(aggregation_scale_);
+      return status;
+    } catch (const std::exception& e) {  // LibTorch throws c10::Error
+      return absl::InternalError(FirstLine(e.what()));
+    }
   }
 
   // Completes this rank's observed order with the parameters that got no gradient, then
@@ -407,6 +446,10 @@ class GradientReducer::Impl {
       for (int i : bucket.params) total += params_[i].tensor.numel();
       bucket.flat = torch::empty(
           {total}, params_[bucket.params.front()].tensor.options().requires_grad(false));
+      if (comm_->device_buffers() && options_.compression &&
+          bucket.dtype == comm::DataType::kFloat32) {
+        bucket.device_wire = torch::empty({total}, bucket.flat.options().dtype(torch::kHalf));
+      }
       bucket.pending = static_cast<int>(bucket.params.size());
       int64_t offset = 0;
       for (int i : bucket.params) {
@@ -468,6 +511,10 @@ absl::StatusOr<bool> GradientReducer::Synchronize() {
         absl::StrCat("rank ", impl_->rank(), ": synchronizing gradients: ", FirstLine(e.what())));
   }
 }
+bool GradientReducer::MovesGradients(int ranks, const GradientReducerOptions& options) {
+  return ranks > 1 || options.aggregation_frequency > 1 || options.error_on_unused_parameters;
+}
+
 std::vector<std::vector<std::string>> GradientReducer::BucketNames() const {
   return impl_->BucketNames();
 }

@@ -12,6 +12,13 @@
 // Buckets are reduced in the same order on every rank. Synchronize() sends what is left (a
 // parameter that got no gradient counts as zeros), waits for what is in flight, and returns.
 //
+// On GPUs the buckets are GPU memory and the communicator is NCCL (comm->device_buffers()):
+// each bucket's collective waits, on the device, for the backward pass's kernels that filled it
+// (an event on the default stream: Communicator::FollowComputeStream) and runs on NCCL's own
+// stream, so the reduction overlaps the rest of the backward pass as on the CPU; fp16
+// compression converts on the device. Synchronize returns once every bucket is reduced, so the
+// optimizer's kernels, issued after it on the default stream, read reduced gradients.
+//
 // Options mirror Determined's `optimizations`: tensor_fusion_threshold, aggregation_frequency,
 // average_aggregated_gradients, gradient_compression (fp16 on the wire, vectorized conversion
 // and reduction), auto_tune_tensor_fusion. The bucket layout is rebuilt once, after the first
@@ -92,13 +99,20 @@ class GradientReducer {
  public:
   // Registers gradient hooks on every parameter of `module` that requires a gradient and gives
   // each a .grad view into its bucket (existing .grad values are kept). Parameters must be
-  // dense fp32 or fp64 CPU tensors (InvalidArgument naming the parameter otherwise); fp16
+  // dense fp32 or fp64 tensors where `comm` reduces: host memory, or the GPU for a device
+  // communicator (comm->device_buffers(), NCCL; its buckets are then GPU memory and fp16
+  // compression converts there) — InvalidArgument naming the parameter otherwise. fp16
   // compression applies to fp32 buckets. `comm` must outlive the reducer. Every rank must build
   // its reducer over the same architecture.
   static absl::StatusOr<std::unique_ptr<GradientReducer>> Create(torch::nn::Module& module,
                                                                  comm::Communicator* comm,
                                                                  GradientReducerOptions options);
   ~GradientReducer();
+
+  // Whether a reducer over `ranks` ranks with `options` exchanges or accumulates gradients at
+  // all: false for one rank stepping every batch (the reducer then only counts steps, and its
+  // communicator is never used).
+  static bool MovesGradients(int ranks, const GradientReducerOptions& options);
 
   // Call once after each backward pass. Returns false for the first aggregation_frequency - 1
   // passes of a cycle (the gradients accumulate locally: do not step or zero them), true when

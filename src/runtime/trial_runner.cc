@@ -117,10 +117,26 @@ class Runner {
     } else if (!options_.warm_start_from.empty()) {
       COHORT_RETURN_IF_ERROR(WarmStart(options_.warm_start_from));
     }
-    COHORT_RETURN_IF_ERROR(BroadcastModule(*model_, comm_, 0));
+    COHORT_ASSIGN_OR_RETURN(comm::Communicator * weights, WeightsCommunicator());
+    COHORT_RETURN_IF_ERROR(BroadcastModule(*model_, *weights, 0));
     COHORT_ASSIGN_OR_RETURN(reducer_,
-                            GradientReducer::Create(*model_, &comm_, options_.optimizations));
+                            GradientReducer::Create(*model_, weights, options_.optimizations));
     return start;
+  }
+
+  // The communicator of the model's weights and gradients: the world's (host memory), unless
+  // they are on a GPU and move between ranks; then the device communicator (NCCL), formed here.
+  absl::StatusOr<comm::Communicator*> WeightsCommunicator() {
+    if (!device_.is_cuda() ||
+        !GradientReducer::MovesGradients(comm_.size(), options_.optimizations)) {
+      return &comm_;
+    }
+    absl::StatusOr<comm::Communicator*> device = core_.distributed().DeviceCommunicator();
+    if (!device.ok()) {
+      return Annotate(device.status(),
+                      absl::StrCat("rank ", comm_.rank(), ": the GPU slots' communicator"));
+    }
+    return device;
   }
 
   // Forward, backward, gradient exchange and (when the aggregation cycle completes) the
@@ -166,8 +182,8 @@ class Runner {
     return step;
   }
 
-  // A GPU slot needs a LibTorch that sees CUDA, and (until the gradient reducer works on the
-  // device) a trial of one slot: the CPU communicators read gradients from host memory.
+  // A GPU slot needs a LibTorch that sees CUDA (and, for more than one slot, a build with NCCL:
+  // WeightsCommunicator says so).
   absl::Status CheckDevice() const {
     if (!device_.is_cuda()) return absl::OkStatus();
     const std::string where =
@@ -179,12 +195,6 @@ class Runner {
                        " but this LibTorch sees no CUDA device: build the trial against a CUDA "
                        "LibTorch (cmake -DCOHORT_CUDA=ON, docs/design/0013-gpus.md) or give it CPU "
                        "slots (cohort-launch without --gpus; cohort-agent --slots N)"));
-    }
-    if (comm_.size() > 1) {
-      return absl::UnimplementedError(absl::StrCat(
-          where, ": training on ", comm_.size(),
-          " GPUs needs the gradient reducer on the device, "
-          "not built yet (issue 17); train on one GPU (slots_per_trial: 1) or on CPU slots"));
     }
     return absl::OkStatus();
   }

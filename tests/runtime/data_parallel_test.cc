@@ -63,6 +63,19 @@ class DataParallelTest : public ::testing::Test {
   }
   std::string last_output_;
 
+  // Whether train_worker can train on `gpus` GPUs here (a CUDA build on a machine with them):
+  // one worker with --steps 0 and --min-gpus, which exits 4 (NO-GPU) when it cannot.
+  bool HaveGpus(int gpus) {
+    WorkerGroupOptions options;
+    options.size = 1;
+    WorkerGroup probe(
+        {BinaryPath("train_worker"), "--device", "cuda", "--min-gpus", std::to_string(gpus),
+         "--steps", "0", "--out", absl::StrCat(::testing::TempDir(), "/probe_", ::getpid())},
+        options);
+    auto results = probe.Wait(absl::Seconds(120));
+    return results.size() == 1 && results[0].exited && results[0].exit_code == 0;
+  }
+
  private:
   int counter_ = 0;
 };
@@ -129,6 +142,45 @@ TEST_F(DataParallelTest, Fp16CompressionStaysWithinOneThousandthOfTheUncompresse
   std::printf("fp16 compression after 20 steps: ||w16 - w32|| / ||w32|| = %g\n", rel);
   EXPECT_LE(rel, 1e-3);
   EXPECT_GT(rel, 0) << "compression changed nothing: were gradients really sent as fp16?";
+}
+
+// On a GPU (the GPU build, a machine with one; skipped elsewhere): buckets in device memory,
+// reduced through NCCL on its own stream after the backward pass's kernels. One rank with
+// aggregation 2 takes that whole path (two passes accumulate, one NCCL allreduce of one rank,
+// the 1/2 scale on the device) and must match one pass on twice the batch; cuDNN's backward
+// sums in a different order for another batch size, hence a tolerance.
+TEST_F(DataParallelTest, OnAGpuAggregationTwoMatchesOnePassOnTwiceTheBatch) {
+  if (!HaveGpus(1)) GTEST_SKIP() << "no GPU for train_worker --device cuda here";
+  std::vector<float> single =
+      Train(1, {"--device", "cuda", "--global-batch", "32", "--steps", "10"});
+  std::vector<float> aggregated =
+      Train(1, {"--device", "cuda", "--global-batch", "16", "--aggregation", "2", "--steps", "10"});
+  EXPECT_EQ(last_output_.find("BUCKETS 0\n"), std::string::npos) << last_output_;
+  ASSERT_FALSE(single.empty());
+  ASSERT_FALSE(aggregated.empty());
+  EXPECT_LE(MaxAbsDiff(aggregated, single), 1e-4);
+  // And the CPU's run of the same: the same training, to within the two devices' rounding.
+  EXPECT_LE(MaxAbsDiff(single, Train(1, {"--global-batch", "32", "--steps", "10"})), 1e-3);
+  std::vector<float> compressed =
+      Train(1, {"--device", "cuda", "--global-batch", "16", "--aggregation", "2", "--steps", "10",
+                "--compression"});
+  const double rel = RelativeDiff(compressed, aggregated);
+  std::printf("fp16 compression on the GPU after 10 steps: ||w16 - w32|| / ||w32|| = %g\n", rel);
+  EXPECT_LE(rel, 1e-3);
+  EXPECT_GT(rel, 0) << "compression changed nothing: were the buckets really sent as fp16?";
+}
+
+// Two GPUs (skipped on machines with fewer): two workers on b samples each match one on 2b.
+TEST_F(DataParallelTest, TwoGpusMatchOneGpuWithTheWholeBatch) {
+  if (!HaveGpus(2)) GTEST_SKIP() << "fewer than 2 GPUs for train_worker --device cuda here";
+  std::vector<float> single =
+      Train(1, {"--device", "cuda", "--global-batch", "32", "--steps", "10"});
+  std::vector<float> multi =
+      Train(2, {"--device", "cuda", "--global-batch", "32", "--steps", "10", "--fusion-mb", "0.02",
+                "--first-bucket-mb", "0.005", "--min-gpus", "2"});
+  ASSERT_FALSE(single.empty());
+  ASSERT_FALSE(multi.empty());
+  EXPECT_LE(MaxAbsDiff(multi, single), 1e-4);
 }
 
 TEST_F(DataParallelTest, TwoIdenticalRunsGiveBitIdenticalWeights) {

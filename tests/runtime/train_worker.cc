@@ -6,12 +6,16 @@
 // [(s*K + m)*G + r*b, ... + b) with G = --global-batch and b = G / ranks, so a run with N ranks
 // and K micro-steps sees exactly the samples a 1-rank run with G*K per step sees.
 //
-// Exit codes: 0 done, 2 usage, 3 a collective failed (prints FAILED-AS-EXPECTED at <time>).
+// With --device cuda the model, its batches, the gradient buckets and the weights' broadcast are
+// on the GPU (the local rank's, or the only one visible) and go through the NCCL communicator;
+// metrics through the host one.
+//
+// Exit codes: 0 done, 2 usage, 3 a collective failed (prints FAILED-AS-EXPECTED at <time>),
+// 4 --device cuda without the GPUs it needs (prints NO-GPU and why).
 
 #include <signal.h>
-#include <unistd.h>
-
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -23,8 +27,10 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cohort/comm/comm_factory.h"
+#include "cohort/comm/topology.h"
 #include "cohort/fashion_mnist.h"
 #include "cohort/status.h"
+#include "comm/rendezvous.h"
 #include "runtime/gradient_reducer.h"
 #include "runtime/metrics.h"
 
@@ -63,25 +69,67 @@ struct Flags {
   int die_rank = -1;
   int die_step = -1;
   std::string transport = "auto";
+  std::string device = "cpu";  // or cuda
+  int min_gpus = 1;            // with --device cuda: exit 4 when fewer are visible
   std::string out;
 };
+
+constexpr int kNoGpuExit = 4;
+
+// The worker's communicators: the host one, and for a GPU model the device one (NCCL) over the
+// same rendezvous, which carries the weights and gradients.
+struct Comms {
+  std::unique_ptr<cohort::comm::Communicator> host, device;
+  cohort::comm::Communicator& weights() { return device ? *device : *host; }
+};
+
+absl::StatusOr<Comms> Connect(const Flags& f, const cohort::comm::Topology& topology) {
+  COHORT_ASSIGN_OR_RETURN(cohort::comm::Transport transport,
+                          cohort::comm::ParseTransport(f.transport));
+  COHORT_ASSIGN_OR_RETURN(auto rendezvous, cohort::comm::Rendezvous::Join(topology));
+  Comms comms;
+  COHORT_ASSIGN_OR_RETURN(comms.host,
+                          cohort::comm::CreateCommunicator(rendezvous, {.transport = transport}));
+  if (f.device == "cuda") {
+    COHORT_ASSIGN_OR_RETURN(
+        comms.device,
+        cohort::comm::CreateCommunicator(rendezvous, {.transport = cohort::comm::Transport::kNccl,
+                                                      .device_buffers = true,
+                                                      .name = "device"}));
+  }
+  return comms;
+}
+
+// cuda:0 when one GPU is visible, else the local rank's; exits kNoGpuExit without enough GPUs.
+torch::Device ChooseDevice(const Flags& f, int local_rank) {
+  if (f.device != "cuda") return torch::kCPU;
+  const int64_t gpus = torch::cuda::is_available() ? torch::cuda::device_count() : 0;
+  if (gpus < f.min_gpus) {
+    std::printf("NO-GPU: needs %d GPU(s), this LibTorch sees %lld\n", f.min_gpus,
+                static_cast<long long>(gpus));
+    std::fflush(stdout);
+    std::_Exit(kNoGpuExit);
+  }
+  return torch::Device(torch::kCUDA, gpus == 1 ? 0 : local_rank);
+}
 
 double Now() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()); }
 
 absl::Status Run(const Flags& f) {
   torch::set_num_threads(1);
   torch::manual_seed(7);
-  COHORT_ASSIGN_OR_RETURN(cohort::comm::Transport transport,
-                          cohort::comm::ParseTransport(f.transport));
-  COHORT_ASSIGN_OR_RETURN(auto comm,
-                          cohort::comm::CreateCommunicatorFromEnv({.transport = transport}));
+  COHORT_ASSIGN_OR_RETURN(cohort::comm::Topology topology, cohort::comm::TopologyFromEnv());
+  const torch::Device device = ChooseDevice(f, topology.local_rank);
+  COHORT_ASSIGN_OR_RETURN(Comms comms, Connect(f, topology));
+  cohort::comm::Communicator* comm = comms.host.get();
   const int rank = comm->rank(), ranks = comm->size();
   if (f.global_batch % ranks != 0) return absl::InvalidArgumentError("global batch % ranks != 0");
   const int b = f.global_batch / ranks;
   COHORT_ASSIGN_OR_RETURN(auto data, cohort::runtime::LoadFashionMnist(
                                          cohort::runtime::FashionMnistDir(), /*train=*/false));
   auto net = std::make_shared<Net>(f.unused_layer);
-  COHORT_RETURN_IF_ERROR(cohort::runtime::BroadcastModule(*net, *comm, 0));
+  net->to(device);
+  COHORT_RETURN_IF_ERROR(cohort::runtime::BroadcastModule(*net, comms.weights(), 0));
   GradientReducerOptions options;
   options.aggregation_frequency = f.aggregation;
   options.compression = f.compression;
@@ -90,7 +138,7 @@ absl::Status Run(const Flags& f) {
   options.auto_tune = f.auto_tune;
   if (!f.candidates_mb.empty()) options.auto_tune_candidates_mb = f.candidates_mb;
   options.error_on_unused_parameters = f.error_on_unused;
-  COHORT_ASSIGN_OR_RETURN(auto reducer, GradientReducer::Create(*net, comm.get(), options));
+  COHORT_ASSIGN_OR_RETURN(auto reducer, GradientReducer::Create(*net, &comms.weights(), options));
   torch::optim::SGD sgd(net->parameters(), torch::optim::SGDOptions(f.lr).momentum(0.9));
   const int64_t n = data.images.size(0);
   for (int s = 0; s < f.steps; ++s) {
@@ -98,8 +146,9 @@ absl::Status Run(const Flags& f) {
       const int64_t offset = (static_cast<int64_t>(s) * f.aggregation + m) * f.global_batch +
                              static_cast<int64_t>(rank) * b;
       torch::Tensor idx = torch::arange(offset, offset + b, torch::kInt64).remainder(n);
-      torch::Tensor loss = torch::cross_entropy_loss(
-          net->forward(data.images.index_select(0, idx)), data.labels.index_select(0, idx));
+      torch::Tensor loss =
+          torch::cross_entropy_loss(net->forward(data.images.index_select(0, idx).to(device)),
+                                    data.labels.index_select(0, idx).to(device));
       if (rank == f.die_rank && s == f.die_step) {
         std::printf("VICTIM dying at %.3f\n", Now());
         std::fflush(stdout);
@@ -125,7 +174,7 @@ absl::Status Run(const Flags& f) {
   std::fflush(stdout);
   std::ofstream out(f.out + ".rank" + std::to_string(rank) + ".bin", std::ios::binary);
   for (const torch::Tensor& p : net->parameters()) {
-    torch::Tensor c = p.detach().contiguous();
+    torch::Tensor c = p.detach().to(torch::kCPU).contiguous();
     out.write(static_cast<const char*>(c.data_ptr()), c.numel() * sizeof(float));
   }
   if (!out) return absl::DataLossError("writing " + f.out);
@@ -165,6 +214,10 @@ int main(int argc, char** argv) {
     else if (flag == "--die-rank") f.die_rank = std::stoi(value());
     else if (flag == "--die-step") f.die_step = std::stoi(value());
     else if (flag == "--transport") f.transport = value();
+    else if (flag == "--device")
+      f.device = value();
+    else if (flag == "--min-gpus")
+      f.min_gpus = std::stoi(value());
     else if (flag == "--out") f.out = value();
     else {
       std::fprintf(stderr, "train_worker: unknown flag %s\n", flag.c_str());

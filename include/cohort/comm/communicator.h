@@ -64,6 +64,17 @@ class Communicator {
   // Returns once every rank has entered Barrier.
   virtual absl::Status Barrier() = 0;
 
+  // Whether Allreduce and Broadcast take device (GPU) memory (the "nccl" transport) rather than
+  // host memory (every other transport).
+  virtual bool device_buffers() const { return false; }
+
+  // Device transports: makes this communicator's later collectives wait, on the device, for the
+  // work enqueued so far on the device's compute stream (CUDA's legacy default stream, LibTorch's
+  // default), e.g. the kernels that wrote a gradient bucket; the host does not wait. Allreduce
+  // and Broadcast do this themselves first; it is for callers that enqueue work of their own
+  // between. Host transports: nothing to order, OK.
+  virtual absl::Status FollowComputeStream() { return absl::OkStatus(); }
+
  protected:
   explicit Communicator(Topology topology) : topology_(std::move(topology)) {}
   Topology topology_;

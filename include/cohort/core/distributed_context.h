@@ -81,8 +81,16 @@ class DistributedContext {
     return ConvertOne<T>(BroadcastLocalJson(nlohmann::json(value)));
   }
 
-  // The trial's communicator, for raw-buffer collectives (gradients, tensors).
+  // The trial's communicator, for raw-buffer collectives in host memory (gradients and
+  // tensors on the CPU).
   comm::Communicator& communicator() { return *world_; }
+
+  // The job's communicator for GPU memory (NCCL: every rank's buffers on its own GPU), formed
+  // over the trial's rendezvous the first time it is asked for; for gradients and model
+  // weights on the device (the world communicator above carries host memory). Every rank must
+  // ask. FailedPrecondition in a CPU-only build (naming -DCOHORT_CUDA=ON) or without the
+  // trial's rendezvous; Unavailable when CUDA or NCCL fail.
+  absl::StatusOr<comm::Communicator*> DeviceCommunicator();
 
  private:
   // The per-machine communicator: the world itself on a single machine, else formed once.
@@ -115,6 +123,7 @@ class DistributedContext {
   std::shared_ptr<comm::Communicator> world_;
   std::shared_ptr<comm::Rendezvous> rendezvous_;
   std::unique_ptr<comm::Communicator> local_;
+  std::unique_ptr<comm::Communicator> device_;
 };
 
 }  // namespace cohort::core
