@@ -111,7 +111,9 @@ class Trial {
   }
   virtual absl::StatusOr<TensorDataset> BuildTrainingData(TrialContext& ctx) = 0;
   virtual absl::StatusOr<TensorDataset> BuildValidationData(TrialContext& ctx) = 0;
-  // Forward pass and loss on this worker's slice of one global batch.
+  // Forward pass and loss on this worker's slice of one global batch. With
+  // optimizations.mixed_precision on a GPU slot it runs under CUDA autocast (fp16 where safe);
+  // return the loss as computed: the runtime scales it for backward.
   virtual TrainResult TrainBatch(TrialContext& ctx, torch::nn::Module& model,
                                  const Batch& batch) = 0;
   // Metrics of one validation batch, each a mean over the batch; the runtime weights them by

@@ -151,6 +151,20 @@ run_train() {
       --config "$root/examples/fashion_mnist/distributed.yaml" --run-dir "$build/fashion_mnist_gpu"
     tail -8 "$logs/fashion_mnist_gpu.log"
     grep -h validation "$build/fashion_mnist_gpu/metrics.jsonl" 2>/dev/null | tail -4
+    # The same with mixed precision (fp16 autocast, loss scaling), then with aggregation 2 (the
+    # gradient reducer's device buckets on one GPU).
+    sed 's/^optimizations:$/optimizations:\n  mixed_precision: O1/' \
+      "$root/examples/fashion_mnist/distributed.yaml" >"$build/amp.yaml"
+    sed 's/^optimizations:$/optimizations:\n  aggregation_frequency: 2/' \
+      "$root/examples/fashion_mnist/distributed.yaml" >"$build/aggregation.yaml"
+    local variant
+    for variant in amp aggregation; do
+      step "fashion_mnist_$variant" 300 env COHORT_DATA_DIR="$data" COHORT_TRIAL_SEED=20261128 \
+        "$build/bin/cohort-launch" --slots 1 --gpus 0 -- "$build/bin/fashion_mnist_trial" \
+        --config "$build/$variant.yaml" --run-dir "$build/fashion_mnist_$variant"
+      grep -E "mixed precision|batch 2000/|validation after" "$logs/fashion_mnist_$variant.log" \
+        | tail -6
+    done
   fi
 }
 

@@ -104,6 +104,7 @@ void AddOptimizations(const config::Optimizations& o, TrialRunOptions* options) 
   options->optimizations.compression = o.gradient_compression;
   options->optimizations.auto_tune = o.auto_tune_tensor_fusion;
   options->optimizations.fusion_threshold_mb = static_cast<double>(o.tensor_fusion_threshold);
+  options->mixed_precision = o.mixed_precision != "O0";
   options->average_training_metrics = o.average_training_metrics;
 }
 
@@ -166,9 +167,13 @@ void PrintPlan(core::Context& ctx, const TrialRunOptions& options) {
   const core::ClusterInfo& info = ctx.info();
   const config::ExperimentConfig& cfg = *info.config;
   const auto& o = cfg.optimizations;
-  if (o.mixed_precision != "O0") {
+  if (o.mixed_precision != "O0" && !options.gpu) {
     COHORT_LOG(WARNING) << "optimizations.mixed_precision " << o.mixed_precision
                         << ": automatic mixed precision needs a GPU; this CPU trial trains in fp32";
+  } else if (o.mixed_precision != "O0") {
+    COHORT_LOG(INFO) << "optimizations.mixed_precision " << o.mixed_precision
+                     << ": fp16 autocast in TrainBatch with dynamic loss scaling (fp32 weights; "
+                        "O1, O2 and O3 alike)";
   }
   if (o.tensor_fusion_cycle_time != 1) {
     COHORT_LOG(INFO) << "optimizations.tensor_fusion_cycle_time " << o.tensor_fusion_cycle_time

@@ -21,6 +21,7 @@
 #include "common/split_mix64.h"
 #include "runtime/distributed_sampler.h"
 #include "runtime/metrics.h"
+#include "runtime/mixed_precision.h"
 #include "runtime/step_profiler.h"
 
 namespace cohort::runtime {
@@ -117,6 +118,7 @@ class Runner {
     } else if (!options_.warm_start_from.empty()) {
       COHORT_RETURN_IF_ERROR(WarmStart(options_.warm_start_from));
     }
+    if (options_.mixed_precision && device_.is_cuda()) scaler_.emplace();
     COHORT_ASSIGN_OR_RETURN(comm::Communicator * weights, WeightsCommunicator());
     COHORT_RETURN_IF_ERROR(BroadcastModule(*model_, *weights, 0));
     COHORT_ASSIGN_OR_RETURN(reducer_,
@@ -156,17 +158,20 @@ class Runner {
     t = Time("to_device", t);
     const absl::Time train_start = t;
     model_->train();
-    TrainResult result = trial_.TrainBatch(ctx_, *model_, batch);
+    TrainResult result;
+    {
+      CudaAutocast autocast(scaler_.has_value());  // mixed precision: the forward pass only
+      result = trial_.TrainBatch(ctx_, *model_, batch);
+    }
     if (!result.loss.defined()) return Error("TrainBatch returned no loss");
     t = Time("forward", t);
-    result.loss.backward();  // gradients travel from here, overlapping the rest of backward
+    // Gradients travel from here, overlapping the rest of backward.
+    (scaler_ ? scaler_->Scale(result.loss) : result.loss).backward();
     t = Time("backward", t);
     COHORT_ASSIGN_OR_RETURN(bool step, reducer_->Synchronize());
     t = Time("gradient_wait", t);
     if (profiler_.active()) profiler_.Buckets(reducer_->TakeBucketTimings());
-    if (step) {
-      optim::StepAndZeroGrad(*optimizer_);
-    }
+    if (step) OptimizerStep(b);
     t = Time("optimizer_step", t);
     Time("train_batch", train_start, t);
     if (step && scheduler_ != nullptr) {
@@ -180,6 +185,27 @@ class Runner {
     profiler_.Phase("step", step_start, t);
     ++in_window_;
     return step;
+  }
+
+  // The optimizer's step and the gradients zeroed; with mixed precision the gradients are
+  // unscaled first, and a step whose gradients overflowed is skipped (the scale then halves).
+  void OptimizerStep(int64_t b) {
+    if (!scaler_) {
+      optim::StepAndZeroGrad(*optimizer_);
+      return;
+    }
+    const bool finite = scaler_->UnscaleGradients(*optimizer_);
+    if (finite) {
+      optim::StepAndZeroGrad(*optimizer_);
+    } else {
+      optimizer_->zero_grad();
+    }
+    scaler_->Update(finite);
+    if (!finite && comm_.rank() == 0 && scaler_->skipped_steps() <= 10) {
+      COHORT_LOG(INFO) << "mixed precision: batch " << b + 1
+                       << ": inf/NaN gradients, step skipped; loss scale now " << scaler_->scale()
+                       << (scaler_->skipped_steps() == 10 ? " (further skips not logged)" : "");
+    }
   }
 
   // A GPU slot needs a LibTorch that sees CUDA (and, for more than one slot, a build with NCCL:
@@ -518,6 +544,9 @@ class Runner {
   std::optional<double> best_metric_;     // the best searcher metric of this run's validations
   int64_t best_validation_batches_ = -1;  // where it was
   std::unique_ptr<GradientReducer> reducer_;
+  // Mixed precision's loss scaler (optimizations.mixed_precision on a GPU slot); its presence
+  // also turns on autocast for TrainBatch.
+  std::optional<GradScaler> scaler_;
   TensorDataset train_, validation_;
   std::optional<DistributedSampler> sampler_;  // set by Setup
   TrialRunResult result_;

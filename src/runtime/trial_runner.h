@@ -59,6 +59,9 @@ struct TrialRunOptions {
   int64_t scheduling_unit = 100;  // training metrics every this many batches
   uint64_t seed = 0;              // trial seed: model init and data order
   GradientReducerOptions optimizations;
+  // optimizations.mixed_precision other than O0: on a GPU slot, TrainBatch under CUDA autocast
+  // (fp16) with dynamic loss scaling (runtime/mixed_precision.h); a CPU slot trains in fp32.
+  bool mixed_precision = false;
   bool average_training_metrics = true;
   nlohmann::json hparams = nlohmann::json::object();
   nlohmann::json data = nlohmann::json::object();
