@@ -10,16 +10,22 @@
 # the one absolute path Debian's Gloo config holds (/usr/lib/libgloo.so.0.5.0) made relative.
 # Run on a Debian 12 (bookworm) machine with network access. Prints the bundle's size.
 #
-# Usage: scripts/gpu/bundle_deps.sh [--train] [DEST]   (default: .gpu-deps)
+# Usage: scripts/gpu/bundle_deps.sh [--train] [--pack] [DEST]   (default: .gpu-deps)
 #   --train: also what COHORT_TRAIN_ONLY needs (yaml-cpp, RE2, protobuf with protoc, zlib).
+#   --pack: also DEST.tar.xz (about a third of the size; device_check.sh unpacks it when DEST is
+#   absent), so the bundle, Fashion-MNIST and the cluster's programs fit the tool's 64 MiB.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 train=0
-if [ "${1:-}" = --train ]; then
-  train=1
-  shift
-fi
+pack=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --train) train=1; shift ;;
+    --pack) pack=1; shift ;;
+    *) break ;;
+  esac
+done
 dest=${1:-$root/.gpu-deps}
 packages=(
   libabsl-dev libabsl20220623         # Abseil: headers, CMake config, shared libraries
@@ -59,4 +65,8 @@ find "$dest" -name '*.so*' -type f -exec strip --strip-debug {} + 2>/dev/null ||
 sed -i 's|"/usr/lib/libgloo.so.0.5.0"|"${_IMPORT_PREFIX}/lib/libgloo.so.0.5.0"|' \
   "$dest"/usr/share/cmake/Gloo/GlooTargets-*.cmake
 du -sh "$dest"
+if [ $pack = 1 ]; then
+  tar -C "$(dirname "$dest")" -cJf "$dest.tar.xz" "$(basename "$dest")"
+  du -h "$dest.tar.xz"
+fi
 echo "bundle_deps: ${#packages[@]} packages in $dest (pass it to the device tool's carry)"

@@ -46,6 +46,10 @@ python=${COHORT_PYTHON:-/opt/torch/.venv/bin/python3}
 started=$(date +%s)
 failures=()
 
+# The bundle, packed (bundle_deps.sh --pack) when it travelled that way.
+if [ ! -d "$deps" ] && [ -f "$deps.tar.xz" ]; then
+  tar -C "$root" -xJf "$deps.tar.xz"
+fi
 # The bundle's libraries are loaded by what is built against them (tests too, --no-build).
 if [ -d "$deps/usr" ]; then
   export LD_LIBRARY_PATH="$deps/usr/lib:$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"

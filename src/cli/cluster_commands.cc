@@ -107,20 +107,30 @@ std::optional<int> CheckRunningCluster(const fs::path& record) {
   return kExitInvalid;
 }
 
-// Starts `agents` agents of `slots` slots each against the master at `url`; their pids.
+// Starts `agents` agents of `slots` CPU slots each against the master at `url` (slots 0: each
+// offers what it finds itself, the GPUs nvidia-smi lists, else its cores); their pids.
 std::vector<pid_t> SpawnAgents(int agents, int slots, const std::string& url, const fs::path& dir) {
   std::vector<pid_t> pids;
   for (int i = 1; i <= agents; ++i) {
     const std::string id = absl::StrCat("agent-", i);
     const int lo = 29500 + 100 * (i - 1);
-    pids.push_back(SpawnDaemon({SiblingProgram("cohort-agent"), "--master", url, "--id", id,
-                                "--slots", std::to_string(slots), "--cpus",
-                                std::to_string(std::max(1u, std::thread::hardware_concurrency() /
-                                                                static_cast<unsigned>(agents))),
-                                "--port-range", absl::StrCat(lo, "-", lo + 99), "--work-dir",
-                                (dir / "agents" / id).string(), "--secret-file",
-                                (dir / "master" / "agent-secret").string()},
-                               dir / "logs" / (id + ".log")));
+    std::vector<std::string> argv = {
+        SiblingProgram("cohort-agent"),
+        "--master",
+        url,
+        "--id",
+        id,
+        "--cpus",
+        std::to_string(
+            std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(agents))),
+        "--port-range",
+        absl::StrCat(lo, "-", lo + 99),
+        "--work-dir",
+        (dir / "agents" / id).string(),
+        "--secret-file",
+        (dir / "master" / "agent-secret").string()};
+    if (slots > 0) argv.insert(argv.end(), {"--slots", std::to_string(slots)});
+    pids.push_back(SpawnDaemon(argv, dir / "logs" / (id + ".log")));
   }
   return pids;
 }
@@ -145,7 +155,13 @@ bool WaitForAgents(client::MasterClient& client, int agents, absl::Time deadline
   }
 }
 
+// slots 0: the agents' own GPUs (--gpus).
 int Up(int agents, int slots, int port) {
+  if (slots == 0 && agents > 1) {
+    std::cerr << "cohort: error: --gpus gives an agent every GPU of this machine, so it starts "
+                 "one agent: drop --agents, or run cohort-agent --gpus LIST yourself per agent\n";
+    return kExitInvalid;
+  }
   const fs::path dir = client::LocalClusterDir();
   const fs::path record = dir / "cluster.json";
   if (std::optional<int> running = CheckRunningCluster(record)) return *running;
@@ -177,9 +193,11 @@ int Up(int agents, int slots, int port) {
   } else if (!WaitForAgents(client, agents, deadline, dir)) {
     return kExitInvalid;
   }
-  std::cout << "cluster up: master " << url << ", " << agents << " agent(s) of " << slots
-            << " slot(s); data and logs in " << dir.string()
-            << (login.ok() ? "; logged in as admin" : "") << "\n"
+  std::cout << "cluster up: master " << url << ", " << agents << " agent(s) of "
+            << (slots > 0 ? absl::StrCat(slots, " slot(s)")
+                          : std::string("its GPUs as slots (nvidia-smi; its cores if none)"))
+            << "; data and logs in " << dir.string() << (login.ok() ? "; logged in as admin" : "")
+            << "\n"
             << "cluster up: web interface at " << url << "/ (user admin, password "
             << (fs::exists(dir / "master" / "admin-password")
                     ? "in " + (dir / "master" / "admin-password").string()
@@ -222,9 +240,15 @@ void AddClusterCommands(CLI::App* root, CommandContext* context) {
   auto port = std::make_shared<int>(8080);
   CLI::App* up = cluster->add_subcommand("up", "Start a master and agents in the background");
   up->add_option("--agents", *agents, "Agents to start (default 1)")->check(CLI::Range(1, 64));
-  up->add_option("--slots", *slots, "Slots per agent (default 2)")->check(CLI::Range(1, 1024));
+  auto gpus = std::make_shared<bool>(false);
+  CLI::Option* slots_opt = up->add_option("--slots", *slots, "CPU slots per agent (default 2)")
+                               ->check(CLI::Range(1, 1024));
+  up->add_flag("--gpus", *gpus,
+               "The agent offers this machine's GPUs as slots (those nvidia-smi lists; its cores "
+               "if none), one per worker, instead of --slots CPU slots")
+      ->excludes(slots_opt);
   up->add_option("--port", *port, "The master's port (default 8080)")->check(CLI::Range(1, 65535));
-  context->OnRun(up, [=] { return Up(*agents, *slots, *port); });
+  context->OnRun(up, [=] { return Up(*agents, *gpus ? 0 : *slots, *port); });
   CLI::App* down = cluster->add_subcommand("down", "Stop the local master and agents");
   context->OnRun(down, [] { return Down(); });
 }

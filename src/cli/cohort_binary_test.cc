@@ -119,4 +119,16 @@ TEST_F(CohortBinaryTest, UsageErrorsExitTwoAndHelpIsUseful) {
   EXPECT_THAT(validate_help.out, HasSubstr("effective config"));
 }
 
+// GPU slots for a local cluster: the agent's own (nvidia-smi), so neither CPU slots nor several
+// agents (each would offer every GPU) go with --gpus; both refused before anything starts.
+TEST_F(CohortBinaryTest, ClusterUpWithGpusRefusesSlotsAndSeveralAgents) {
+  Result with_slots = Run("cluster up --gpus --slots 2");
+  EXPECT_EQ(with_slots.exit_code, 2);
+  EXPECT_THAT(with_slots.err, HasSubstr("--slots excludes --gpus"));
+  Result two_agents = Run("cluster up --gpus --agents 2");
+  EXPECT_EQ(two_agents.exit_code, 1);
+  EXPECT_THAT(two_agents.err, HasSubstr("--gpus gives an agent every GPU of this machine"));
+  EXPECT_THAT(Run("cluster up --help").out, HasSubstr("nvidia-smi"));
+}
+
 }  // namespace

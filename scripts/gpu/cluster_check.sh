@@ -1,0 +1,44 @@
+#!/bin/bash
+# The Fashion-MNIST example through a one-agent cluster on the GPU machine (issue 17): the
+# cluster's programs from .gpu-cluster.tar.xz (scripts/gpu/bundle_cluster.sh, made on Debian),
+# the trial from the training build there (device_check.sh --train). `cohort cluster up --gpus`
+# starts a master and one agent that finds the GPU with nvidia-smi; the experiment (the example
+# on one slot, the config's seed) runs to the end and its validations are printed.
+#
+# Usage: scripts/gpu/cluster_check.sh [TRAIN_BUILD_DIR]   (default: build-device-train)
+#   COHORT_DATA_DIR: Fashion-MNIST (default /usr/share/datasets/fashion-mnist).
+#   Logs: $OUT/cluster_check (when OUT is set), else TRAIN_BUILD_DIR/cluster_check.
+# Exit status: that of `cohort experiment create --follow` (0: the trial completed).
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build-device-train}
+logs=${OUT:-$build}/cluster_check
+mkdir -p "$logs"
+work=$(mktemp -d /tmp/cohort-cluster.XXXXXX)
+if ! tar -xJf "$root/.gpu-cluster.tar.xz" -C "$work"; then
+  echo "cluster_check: no .gpu-cluster.tar.xz: run scripts/gpu/bundle_cluster.sh where it builds"
+  exit 1
+fi
+deps=$root/.gpu-deps/usr
+export LD_LIBRARY_PATH="$work/lib:$deps/lib:$deps/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export XDG_DATA_HOME=$work/data XDG_CONFIG_HOME=$work/config  # the cluster's files, the login
+export COHORT_DATA_DIR=${COHORT_DATA_DIR:-/usr/share/datasets/fashion-mnist}
+mkdir -p "$work/context"
+cp "$build/bin/fashion_mnist_trial" "$work/context/"
+sed 's/^  slots_per_trial: .*/  slots_per_trial: 1/' "$root/examples/fashion_mnist/distributed.yaml" \
+  >"$work/one_gpu.yaml"
+cli=$work/bin/cohort
+echo "== cluster_check: cohort cluster up --gpus"
+timeout 90 "$cli" cluster up --gpus --port 18080 2>&1 | tee "$logs/up.log"
+echo "== cluster_check: cohort experiment create --follow (the example on one GPU slot)"
+timeout 420 "$cli" experiment create --follow "$work/one_gpu.yaml" "$work/context" \
+  >"$logs/experiment.log" 2>&1
+rc=$?
+tail -15 "$logs/experiment.log"
+"$cli" trial logs 1 >"$logs/trial.log" 2>&1
+grep -E "trial:|CUDA_VISIBLE|GPU|validation after" "$logs/trial.log" | tail -8
+"$cli" cluster down
+cp "$work"/data/cohort/logs/*.log "$logs/" 2>/dev/null
+echo "== cluster_check: experiment exit $rc; logs in $logs"
+exit $rc
