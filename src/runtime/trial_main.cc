@@ -147,6 +147,7 @@ absl::StatusOr<TrialRunOptions> MakeRunOptions(const Flags& flags, core::Context
   options.perform_initial_validation = cfg.perform_initial_validation;
   COHORT_ASSIGN_OR_RETURN(const wire::LaunchEnv launch, wire::LaunchEnv::FromProcessEnv());
   if (launch.gpu_slot) options.gpu = launch.cuda_visible_devices;
+  options.sync_timings = cfg.profiling.sync_timings;
   options.profiling = {.enabled = cfg.profiling.enabled,
                        .begin_on_batch = cfg.profiling.begin_on_batch,
                        .end_after_batch = cfg.profiling.end_after_batch,

@@ -234,7 +234,15 @@ class Runner {
   // timings and the step profile; returns its end, the next phase's start.
   absl::Time Time(absl::string_view phase, absl::Time start,
                   absl::Time end = absl::InfinitePast()) {
-    if (end == absl::InfinitePast()) end = absl::Now();
+    if (end == absl::InfinitePast()) {
+      // On a GPU the host runs ahead of the device, so a phase would be timed as the launches
+      // of its kernels: while the profiler records this batch (with profiling.sync_timings),
+      // wait for the device, so each phase gets its own time, as Determined's profiler does.
+      if (options_.sync_timings && device_.is_cuda() && profiler_.active()) {
+        torch::cuda::synchronize();
+      }
+      end = absl::Now();
+    }
     timings_[std::string(phase)] += absl::ToDoubleMilliseconds(end - start);
     profiler_.Phase(phase, start, end);
     return end;

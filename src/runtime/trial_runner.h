@@ -86,6 +86,9 @@ struct TrialRunOptions {
   // of every profiled batch to RUN_DIR/profile/rank-<R>.jsonl (step_profiler.h; the rank is
   // filled in by RunTrial). Off by default.
   StepProfilerOptions profiling;
+  // profiling.sync_timings: on a GPU slot, the profiled batches wait for the device at each phase
+  // boundary, so the timeline's phases are the device's time, not the kernel launches'.
+  bool sync_timings = true;
   // perform_initial_validation: validate once before the first batch of a fresh start (not on
   // resuming from a checkpoint), reported at steps_completed 0.
   bool perform_initial_validation = false;
