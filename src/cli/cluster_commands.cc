@@ -107,9 +107,10 @@ std::optional<int> CheckRunningCluster(const fs::path& record) {
   return kExitInvalid;
 }
 
-// Starts `agents` agents of `slots` CPU slots each against the master at `url` (slots 0: each
+// Starts `agents` agents of `slots` CPU slots each against the master at `url` (nullopt: each
 // offers what it finds itself, the GPUs nvidia-smi lists, else its cores); their pids.
-std::vector<pid_t> SpawnAgents(int agents, int slots, const std::string& url, const fs::path& dir) {
+std::vector<pid_t> SpawnAgents(int agents, std::optional<int> slots, const std::string& url,
+                               const fs::path& dir) {
   std::vector<pid_t> pids;
   for (int i = 1; i <= agents; ++i) {
     const std::string id = absl::StrCat("agent-", i);
@@ -129,7 +130,7 @@ std::vector<pid_t> SpawnAgents(int agents, int slots, const std::string& url, co
         (dir / "agents" / id).string(),
         "--secret-file",
         (dir / "master" / "agent-secret").string()};
-    if (slots > 0) argv.insert(argv.end(), {"--slots", std::to_string(slots)});
+    if (slots) argv.insert(argv.end(), {"--slots", std::to_string(*slots)});
     pids.push_back(SpawnDaemon(argv, dir / "logs" / (id + ".log")));
   }
   return pids;
@@ -155,9 +156,9 @@ bool WaitForAgents(client::MasterClient& client, int agents, absl::Time deadline
   }
 }
 
-// slots 0: the agents' own GPUs (--gpus).
-int Up(int agents, int slots, int port) {
-  if (slots == 0 && agents > 1) {
+// slots nullopt: the agent's own GPUs (--gpus).
+int Up(int agents, std::optional<int> slots, int port) {
+  if (!slots && agents > 1) {
     std::cerr << "cohort: error: --gpus gives an agent every GPU of this machine, so it starts "
                  "one agent: drop --agents, or run cohort-agent --gpus LIST yourself per agent\n";
     return kExitInvalid;
@@ -194,8 +195,8 @@ int Up(int agents, int slots, int port) {
     return kExitInvalid;
   }
   std::cout << "cluster up: master " << url << ", " << agents << " agent(s) of "
-            << (slots > 0 ? absl::StrCat(slots, " slot(s)")
-                          : std::string("its GPUs as slots (nvidia-smi; its cores if none)"))
+            << (slots ? absl::StrCat(*slots, " slot(s)")
+                      : std::string("its GPUs as slots (nvidia-smi; its cores if none)"))
             << "; data and logs in " << dir.string() << (login.ok() ? "; logged in as admin" : "")
             << "\n"
             << "cluster up: web interface at " << url << "/ (user admin, password "
@@ -248,7 +249,8 @@ void AddClusterCommands(CLI::App* root, CommandContext* context) {
                "if none), one per worker, instead of --slots CPU slots")
       ->excludes(slots_opt);
   up->add_option("--port", *port, "The master's port (default 8080)")->check(CLI::Range(1, 65535));
-  context->OnRun(up, [=] { return Up(*agents, *gpus ? 0 : *slots, *port); });
+  context->OnRun(
+      up, [=] { return Up(*agents, *gpus ? std::nullopt : std::optional<int>(*slots), *port); });
   CLI::App* down = cluster->add_subcommand("down", "Stop the local master and agents");
   context->OnRun(down, [] { return Down(); });
 }

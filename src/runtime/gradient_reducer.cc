@@ -356,10 +356,10 @@ class GradientReducer::Impl {
   absl::Status AllreduceBucket(int b) {
     Bucket& bucket = buckets_[b];
     const size_t n = static_cast<size_t>(bucket.flat.numel());
-    void* data = bucket.flat.data_ptr();
+    void* data = bucket.flat.data_ptr();  // host memory, or the GPU's for AllreduceOnDevice
     absl::Status status;
     if (comm_->device_buffers()) {
-      status = AllreduceOnDevice(bucket);
+      status = AllreduceOnDevice(bucket, data, n);
     } else if (options_.compression && bucket.dtype == comm::DataType::kFloat32) {
       status = comm::AllreduceAsHalf(*comm_, static_cast<float*>(data), n,
                                      static_cast<float>(aggregation_scale_ / comm_->size()),
@@ -386,10 +386,9 @@ class GradientReducer::Impl {
   // backward pass's kernels run: the communicator's collective waits for them there
   // (FollowComputeStream, inside Allreduce) and returns once the reduction is done, so what is
   // issued after it, and the optimizer step after Synchronize, sees reduced gradients.
-  absl::Status AllreduceOnDevice(Bucket& bucket) {
+  absl::Status AllreduceOnDevice(Bucket& bucket, void* data, size_t n) {
     try {
       torch::NoGradGuard no_grad;
-      const size_t n = static_cast<size_t>(bucket.flat.numel());
       absl::Status status;
       if (bucket.device_wire.defined()) {
         bucket.device_wire.copy_(bucket.flat);
@@ -397,8 +396,7 @@ class GradientReducer::Impl {
                                   comm::ReduceOp::kAverage);
         if (status.ok()) bucket.flat.copy_(bucket.device_wire);
       } else {
-        status =
-            comm_->Allreduce(bucket.flat.data_ptr(), n, bucket.dtype, comm::ReduceOp::kAverage);
+        status = comm_->Allreduce(data, n, bucket.dtype, comm::ReduceOp::kAverage);
       }
       if (status.ok() && aggregation_scale_ != 1.0) bucket.flat.mul_(aggregation_scale_);
       return status;

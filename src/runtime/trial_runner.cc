@@ -238,14 +238,22 @@ class Runner {
       // On a GPU the host runs ahead of the device, so a phase would be timed as the launches
       // of its kernels: while the profiler records this batch (with profiling.sync_timings),
       // wait for the device, so each phase gets its own time, as Determined's profiler does.
-      if (options_.sync_timings && device_.is_cuda() && profiler_.active()) {
-        torch::cuda::synchronize();
-      }
+      if (options_.sync_timings && device_.is_cuda() && profiler_.active()) WaitForCompute();
       end = absl::Now();
     }
     timings_[std::string(phase)] += absl::ToDoubleMilliseconds(end - start);
     profiler_.Phase(phase, start, end);
     return end;
+  }
+
+  // Waits for the kernels issued so far on this thread's stream (LibTorch's default, where the
+  // trial computes): reading a scalar back synchronizes that stream alone. Not the whole device
+  // (torch::cuda::synchronize): the gradient reducer's NCCL stream, still reducing during the
+  // backward phase, would be timed as backward, and a collective stuck on a dead peer would
+  // hold this thread beyond the communicator's own deadline.
+  void WaitForCompute() {
+    if (!compute_marker_.defined()) compute_marker_ = torch::zeros({1}, device_);
+    compute_marker_.item<float>();
   }
 
   // What follows `done` batches: progress, the training report window, validation, searcher
@@ -555,6 +563,7 @@ class Runner {
   // Mixed precision's loss scaler (optimizations.mixed_precision on a GPU slot); its presence
   // also turns on autocast for TrainBatch.
   std::optional<GradScaler> scaler_;
+  torch::Tensor compute_marker_;  // WaitForCompute's one-element tensor on the GPU
   TensorDataset train_, validation_;
   std::optional<DistributedSampler> sampler_;  // set by Setup
   TrialRunResult result_;

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cohort/optim/param_state_key.h"
@@ -23,22 +24,32 @@ bool Fusable(const torch::Tensor& t) {
          t.layout() == torch::kStrided && t.is_contiguous();
 }
 
+// The momentum buffer SGD keeps under `key`; undefined before the parameter's first step.
+torch::Tensor MomentumBuffer(const ParamStateMap& state, const ParamStateKey& key) {
+  auto it = state.find(key);
+  if (it == state.end()) return torch::Tensor();
+  return static_cast<const torch::optim::SGDParamState&>(*it->second).momentum_buffer();
+}
+
+// Starts the parameter's state with `buf` as its momentum buffer (SGDParamState, as SGD's).
+void AddMomentumBuffer(ParamStateMap& state, ParamStateKey key, torch::Tensor buf) {
+  auto fresh = std::make_unique<torch::optim::SGDParamState>();
+  fresh->momentum_buffer(std::move(buf));
+  state[std::move(key)] = std::move(fresh);
+}
+
 // One parameter's update by the runtime's one-pass kernel (fp32, contiguous, CPU).
 void KernelStep(torch::Tensor& p, SgdKernelParams k, ParamStateMap& state) {
   torch::Tensor grad = p.grad();
   torch::Tensor buf;
   k.first = false;
   if (k.momentum != 0) {
-    const ParamStateKey key = ParamKey(p);
-    auto it = state.find(key);
-    if (it == state.end()) {
+    ParamStateKey key = ParamKey(p);
+    buf = MomentumBuffer(state, key);
+    if (!buf.defined()) {
       buf = torch::empty_like(p, torch::MemoryFormat::Contiguous);
-      auto fresh = std::make_unique<torch::optim::SGDParamState>();
-      fresh->momentum_buffer(buf);
-      state[key] = std::move(fresh);
+      AddMomentumBuffer(state, std::move(key), buf);
       k.first = true;
-    } else {
-      buf = static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer();
     }
   }
   float* pp = p.data_ptr<float>();
@@ -61,15 +72,12 @@ std::vector<torch::Tensor> MomentumBuffers(const std::vector<torch::Tensor>& par
                                            ParamStateMap& state) {
   std::vector<torch::Tensor> bufs(params.size()), old_bufs, old_grads;
   for (size_t i = 0; i < params.size(); ++i) {
-    const ParamStateKey key = ParamKey(params[i]);
-    auto it = state.find(key);
-    if (it == state.end()) {
+    ParamStateKey key = ParamKey(params[i]);
+    bufs[i] = MomentumBuffer(state, key);
+    if (!bufs[i].defined()) {
       bufs[i] = torch::clone(grads[i]).detach();
-      auto fresh = std::make_unique<torch::optim::SGDParamState>();
-      fresh->momentum_buffer(bufs[i]);
-      state[key] = std::move(fresh);
+      AddMomentumBuffer(state, std::move(key), bufs[i]);
     } else {
-      bufs[i] = static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer();
       old_bufs.push_back(bufs[i]);
       old_grads.push_back(grads[i]);
     }
@@ -117,11 +125,7 @@ FusedSGD::Path FusedSGD::ChoosePath() {
   for (auto& group : param_groups_) {
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      auto it = state_.find(ParamKey(p));
-      const torch::Tensor buf =
-          it == state_.end()
-              ? torch::Tensor()
-              : static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer();
+      const torch::Tensor buf = MomentumBuffer(state_, ParamKey(p));
       // A gradient with a graph (backward with create_graph) takes LibTorch's path, whose
       // zero_grad also detaches it; so does a sparse one.
       const bool plain = !p.grad().requires_grad() && p.grad().layout() == torch::kStrided &&
