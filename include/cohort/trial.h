@@ -117,7 +117,7 @@ class Trial {
   virtual TrainResult TrainBatch(TrialContext& ctx, torch::nn::Module& model,
                                  const Batch& batch) = 0;
   // Metrics of one validation batch, each a mean over the batch; the runtime weights them by
-  // batch size across batches and workers.
+  // batch size across batches and workers. Under CUDA autocast too with mixed precision.
   virtual std::map<std::string, double> EvaluateBatch(TrialContext& ctx,
                                                       torch::nn::Module& model,
                                                       const Batch& batch) = 0;

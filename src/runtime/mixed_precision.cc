@@ -4,7 +4,10 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <cmath>
 #include <vector>
+
+#include "absl/strings/str_cat.h"
 
 namespace cohort::runtime {
 namespace {
@@ -81,6 +84,30 @@ void GradScaler::Update(bool finite) {
     scale_ *= options_.growth_factor;
     growth_tracker_ = 0;
   }
+}
+
+nlohmann::json GradScaler::ToJson() const {
+  return {{"scale", scale_}, {"growth_tracker", growth_tracker_}};
+}
+
+absl::Status GradScaler::FromJson(const nlohmann::json& state) {
+  const auto scale = state.is_object() ? state.find("scale") : state.end();
+  if (scale == state.end() || !scale->is_number() || !std::isfinite(scale->get<double>()) ||
+      scale->get<double>() <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("grad_scaler.scale: expected a finite positive number, got ",
+                     scale == state.end() ? "nothing" : scale->dump()));
+  }
+  const auto tracker = state.find("growth_tracker");
+  if (tracker == state.end() || !tracker->is_number_integer() || tracker->get<int64_t>() < 0 ||
+      tracker->get<int64_t>() >= options_.growth_interval) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "grad_scaler.growth_tracker: expected an integer in [0, ", options_.growth_interval,
+        "), got ", tracker == state.end() ? "nothing" : tracker->dump()));
+  }
+  scale_ = scale->get<double>();
+  growth_tracker_ = tracker->get<int64_t>();
+  return absl::OkStatus();
 }
 
 }  // namespace cohort::runtime

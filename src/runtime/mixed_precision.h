@@ -12,7 +12,9 @@
 // gradients do not flush to zero; UnscaleGradients divides every gradient of the optimizer's
 // parameters by the scale and says whether all are finite (one host sync per step, as PyTorch's
 // GradScaler.step); Update(finite) halves the scale after a step with inf/NaN gradients (that
-// step must be skipped) and doubles it after growth_interval finite steps in a row.
+// step must be skipped) and doubles it after growth_interval finite steps in a row. ToJson/
+// FromJson carry the scale and the count of finite steps through a checkpoint (as PyTorch's
+// GradScaler.state_dict), so a resumed trial goes on where it stopped instead of at init_scale.
 // Thread-compatible.
 //
 // Example (one training step):
@@ -28,6 +30,9 @@
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
+
+#include "absl/status/status.h"
+#include "nlohmann/json.hpp"
 
 namespace cohort::runtime {
 
@@ -61,6 +66,12 @@ class GradScaler {
   bool UnscaleGradients(torch::optim::Optimizer& optimizer) const;
   // After each optimizer step (taken when `finite`, skipped otherwise).
   void Update(bool finite);
+
+  // {"scale": S, "growth_tracker": N}: what a checkpoint keeps (skipped_steps is this run's).
+  nlohmann::json ToJson() const;
+  // Takes a checkpoint's state; InvalidArgument naming the field when it is missing, not a
+  // finite positive scale, or a count outside [0, growth_interval). Unchanged on error.
+  absl::Status FromJson(const nlohmann::json& state);
 
   double scale() const { return scale_; }
   int64_t skipped_steps() const { return skipped_; }

@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -63,6 +65,41 @@ TEST(GradScalerTest, TheScaleGrowsAfterGrowthIntervalFiniteStepsInARow) {
   scaler.Update(true);
   EXPECT_EQ(scaler.scale(), 8.0);
   EXPECT_EQ(scaler.skipped_steps(), 1);
+}
+
+TEST(GradScalerTest, ACheckpointedScalerGoesOnWhereItStopped) {
+  GradScaler scaler({.init_scale = 8, .growth_interval = 3});
+  scaler.Update(false);  // 4
+  scaler.Update(true);
+  scaler.Update(true);  // one finite step short of growing
+  const nlohmann::json saved = nlohmann::json::parse(scaler.ToJson().dump());
+  GradScaler resumed({.init_scale = 8, .growth_interval = 3});
+  ASSERT_TRUE(resumed.FromJson(saved).ok());
+  EXPECT_EQ(resumed.scale(), 4.0);
+  resumed.Update(true);
+  EXPECT_EQ(resumed.scale(), 8.0);  // the step that grows it is the same one as without a restart
+}
+
+TEST(GradScalerTest, ABadCheckpointedStateIsRefusedByFieldAndLeavesTheScalerAlone) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"([])", "grad_scaler.scale"},
+      {R"({"growth_tracker": 1})", "grad_scaler.scale"},
+      {R"({"scale": 0, "growth_tracker": 1})", "grad_scaler.scale"},
+      {R"({"scale": -2, "growth_tracker": 1})", "grad_scaler.scale"},
+      {R"({"scale": "big", "growth_tracker": 1})", "grad_scaler.scale"},
+      {R"({"scale": null, "growth_tracker": 1})", "grad_scaler.scale"},
+      {R"({"scale": 4})", "grad_scaler.growth_tracker"},
+      {R"({"scale": 4, "growth_tracker": -1})", "grad_scaler.growth_tracker"},
+      {R"({"scale": 4, "growth_tracker": 3})", "grad_scaler.growth_tracker"},
+      {R"({"scale": 4, "growth_tracker": 1.5})", "grad_scaler.growth_tracker"},
+  };
+  for (const auto& [text, field] : bad) {
+    GradScaler scaler({.init_scale = 8, .growth_interval = 3});
+    const absl::Status status = scaler.FromJson(nlohmann::json::parse(text));
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(status.message().find(field), std::string::npos) << text << ": " << status;
+    EXPECT_EQ(scaler.scale(), 8.0) << text;
+  }
 }
 
 TEST(MixedPrecisionGpuTest, AutocastRunsMatmulsInFp16AndTheScalerUnscalesOnTheDevice) {

@@ -173,8 +173,8 @@ void PrintPlan(core::Context& ctx, const TrialRunOptions& options) {
                         << ": automatic mixed precision needs a GPU; this CPU trial trains in fp32";
   } else if (o.mixed_precision != "O0") {
     COHORT_LOG(INFO) << "optimizations.mixed_precision " << o.mixed_precision
-                     << ": fp16 autocast in TrainBatch with dynamic loss scaling (fp32 weights; "
-                        "O1, O2 and O3 alike)";
+                     << ": fp16 autocast in TrainBatch and EvaluateBatch with dynamic loss scaling "
+                        "(fp32 weights; O1, O2 and O3 alike)";
   }
   if (o.tensor_fusion_cycle_time != 1) {
     COHORT_LOG(INFO) << "optimizations.tensor_fusion_cycle_time " << o.tensor_fusion_cycle_time

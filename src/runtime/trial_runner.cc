@@ -112,13 +112,14 @@ class Runner {
                                     .size = comm_.size(),
                                     .seed = options_.seed}));
     sampler_.emplace(std::move(sampler));
+    // Before a restore, which gives it the checkpoint's loss scale.
+    if (options_.mixed_precision && device_.is_cuda()) scaler_.emplace();
     int64_t start = 0;
     if (!options_.restore_from.empty()) {
       COHORT_ASSIGN_OR_RETURN(start, Restore(options_.restore_from));
     } else if (!options_.warm_start_from.empty()) {
       COHORT_RETURN_IF_ERROR(WarmStart(options_.warm_start_from));
     }
-    if (options_.mixed_precision && device_.is_cuda()) scaler_.emplace();
     COHORT_ASSIGN_OR_RETURN(comm::Communicator * weights, WeightsCommunicator());
     COHORT_RETURN_IF_ERROR(BroadcastModule(*model_, *weights, 0));
     COHORT_ASSIGN_OR_RETURN(reducer_,
@@ -424,7 +425,7 @@ class Runner {
       std::vector<int64_t> indices(mine.begin() + at,
                                    mine.begin() + std::min(mine.size(), at + per_batch));
       Batch batch = ToDevice(Select(validation_, indices));
-      for (const auto& [name, value] : trial_.EvaluateBatch(ctx_, *model_, batch)) {
+      for (const auto& [name, value] : Evaluate(batch)) {
         sums[name] += value * static_cast<double>(indices.size());
       }
       count += static_cast<double>(indices.size());
@@ -433,7 +434,7 @@ class Runner {
     if (count == 0) {
       if (n == 0) return Error("the validation dataset is empty");
       Batch probe = ToDevice(Select(validation_, {0}));
-      for (const auto& [name, value] : trial_.EvaluateBatch(ctx_, *model_, probe)) sums[name] = 0;
+      for (const auto& [name, value] : Evaluate(probe)) sums[name] = 0;
     }
     std::map<std::string, double> local;
     for (const auto& [name, sum] : sums) local[name] = count > 0 ? sum / count : 0;
@@ -447,6 +448,12 @@ class Runner {
       COHORT_LOG(INFO) << line;
     }
     return absl::OkStatus();
+  }
+
+  // EvaluateBatch, under autocast with mixed precision (as Determined's use_amp evaluates).
+  std::map<std::string, double> Evaluate(const Batch& batch) {
+    CudaAutocast autocast(scaler_.has_value());
+    return trial_.EvaluateBatch(ctx_, *model_, batch);
   }
 
   absl::Status Checkpoint(int64_t done) {
@@ -474,13 +481,14 @@ class Runner {
     torch::serialize::OutputArchive optimizer_archive;
     optimizer_->save(optimizer_archive);
     optimizer_archive.save_to((dir / "optimizer.pt").string());
+    nlohmann::json fields = {{"batches", done},
+                             {"seed", options_.seed},
+                             {"global_batch_size", options_.global_batch_size},
+                             {"ranks", comm_.size()},
+                             {"lr_scheduler_steps", scheduler_steps_}};
+    if (scaler_) fields["grad_scaler"] = scaler_->ToJson();
     std::ofstream state(dir / "state.json");
-    state << nlohmann::json{{"batches", done},
-                            {"seed", options_.seed},
-                            {"global_batch_size", options_.global_batch_size},
-                            {"ranks", comm_.size()},
-                            {"lr_scheduler_steps", scheduler_steps_}}
-                 .dump(2);
+    state << fields.dump(2);
     state.close();
     if (!state) return Error(absl::StrCat("checkpoint: writing ", (dir / "state.json").string()));
     COHORT_ASSIGN_OR_RETURN(std::string id, writer.Commit());
@@ -541,8 +549,21 @@ class Runner {
     }
     for (int64_t i = 0; i < scheduler_steps; ++i) scheduler_->step();
     scheduler_steps_ = scheduler_steps;
+    COHORT_RETURN_IF_ERROR(RestoreScaler(dir, state));
     last_checkpoint_batches_ = state["batches"].get<int64_t>();
     return state["batches"].get<int64_t>();
+  }
+
+  // The loss scale a mixed-precision run had reached. A checkpoint without one (fp32, or
+  // written before scales were kept) starts the scaler afresh; one with a scale resumed without
+  // mixed precision leaves it unused.
+  absl::Status RestoreScaler(const std::string& dir, const nlohmann::json& state) {
+    if (!scaler_ || !state.contains("grad_scaler")) return absl::OkStatus();
+    const absl::Status restored = scaler_->FromJson(state["grad_scaler"]);
+    if (!restored.ok()) {
+      return Error(absl::StrCat("restore: ", dir, "/state.json: ", restored.message()));
+    }
+    return absl::OkStatus();
   }
 
   Trial& trial_;
