@@ -19,6 +19,7 @@
 #include "common/logging.h"
 #include "common/small_file.h"
 #include "common/split_mix64.h"
+#include "runtime/device_wait.h"
 #include "runtime/distributed_sampler.h"
 #include "runtime/metrics.h"
 #include "runtime/mixed_precision.h"
@@ -165,6 +166,10 @@ class Runner {
       result = trial_.TrainBatch(ctx_, *model_, batch);
     }
     if (!result.loss.defined()) return Error("TrainBatch returned no loss");
+    if (result.loss.numel() != 1) {
+      return Error(absl::StrCat("TrainBatch returned a loss of ", result.loss.numel(),
+                                " elements; return one number (reduce it, e.g. with .mean())"));
+    }
     t = Time("forward", t);
     // Gradients travel from here, overlapping the rest of backward.
     (scaler_ ? scaler_->Scale(result.loss) : result.loss).backward();
@@ -180,11 +185,12 @@ class Runner {
       ++scheduler_steps_;
     }
     t = Time("step_lr_schedulers", t);
-    sums_["loss"] += result.loss.item<double>();
+    AddLoss(result.loss);
     for (const auto& [name, value] : result.metrics) sums_[name] += value;
     t = Time("from_device", t);
     profiler_.Phase("step", step_start, t);
     ++in_window_;
+    COHORT_RETURN_IF_ERROR(device_wait_);  // a profiled phase's wait that ran out
     return step;
   }
 
@@ -239,7 +245,9 @@ class Runner {
       // On a GPU the host runs ahead of the device, so a phase would be timed as the launches
       // of its kernels: while the profiler records this batch (with profiling.sync_timings),
       // wait for the device, so each phase gets its own time, as Determined's profiler does.
-      if (options_.sync_timings && device_.is_cuda() && profiler_.active()) WaitForCompute();
+      if (options_.sync_timings && device_.is_cuda() && profiler_.active() && device_wait_.ok()) {
+        device_wait_ = WaitForCompute(phase);
+      }
       end = absl::Now();
     }
     timings_[std::string(phase)] += absl::ToDoubleMilliseconds(end - start);
@@ -248,13 +256,30 @@ class Runner {
   }
 
   // Waits for the kernels issued so far on this thread's stream (LibTorch's default, where the
-  // trial computes): reading a scalar back synchronizes that stream alone. Not the whole device
-  // (torch::cuda::synchronize): the gradient reducer's NCCL stream, still reducing during the
-  // backward phase, would be timed as backward, and a collective stuck on a dead peer would
-  // hold this thread beyond the communicator's own deadline.
-  void WaitForCompute() {
-    if (!compute_marker_.defined()) compute_marker_ = torch::zeros({1}, device_);
-    compute_marker_.item<float>();
+  // trial computes), with the collectives' deadline. Not the whole device: the gradient
+  // reducer's NCCL stream, still reducing during the backward phase, would be timed as backward.
+  absl::Status WaitForCompute(absl::string_view what) {
+    const absl::Status done = WaitForDevice(device_, comm_.topology().collective_timeout, what);
+    if (done.ok()) return done;
+    return Error(absl::StrCat(done.message(), " (the deadline is COHORT_COLLECTIVE_TIMEOUT's)"));
+  }
+
+  // The batch's loss joins the report window's sum where it was computed: on a GPU, reading
+  // it back each batch would make the host wait for the device once a batch.
+  void AddLoss(const torch::Tensor& loss) {
+    if (!loss_sum_.defined()) {
+      loss_sum_ = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device_));
+    }
+    loss_sum_.add_(loss.detach().reshape({}).to(torch::kFloat64));
+  }
+
+  // The report window's summed loss, read back (its kernels awaited with a deadline first).
+  absl::StatusOr<double> TakeLossSum() {
+    if (!loss_sum_.defined()) return 0.0;
+    COHORT_RETURN_IF_ERROR(WaitForCompute("the training window's losses"));
+    const double sum = loss_sum_.item<double>();
+    loss_sum_.zero_();
+    return sum;
   }
 
   // What follows `done` batches: progress, the training report window, validation, searcher
@@ -313,6 +338,8 @@ class Runner {
   // Reports the window's training metrics and timings, prints the progress line (rank 0) and
   // starts a new window.
   absl::Status CloseWindow(int64_t done) {
+    // First, so that on a GPU the window's time includes the work still queued on the device.
+    COHORT_ASSIGN_OR_RETURN(sums_["loss"], TakeLossSum());
     const double seconds = absl::ToDoubleSeconds(absl::Now() - window_start_);
     const double rate = in_window_ * options_.global_batch_size / std::max(seconds, 1e-9);
     sums_["samples_per_second"] = rate * in_window_;  // a sum, as ReportTraining takes means
@@ -584,7 +611,8 @@ class Runner {
   // Mixed precision's loss scaler (optimizations.mixed_precision on a GPU slot); its presence
   // also turns on autocast for TrainBatch.
   std::optional<GradScaler> scaler_;
-  torch::Tensor compute_marker_;  // WaitForCompute's one-element tensor on the GPU
+  torch::Tensor loss_sum_;    // the report window's losses, summed on the device (fp64)
+  absl::Status device_wait_;  // the first profiled phase whose device wait ran out
   TensorDataset train_, validation_;
   std::optional<DistributedSampler> sampler_;  // set by Setup
   TrialRunResult result_;

@@ -323,6 +323,20 @@ TEST_F(TrialTest, TrialApiWithoutGlobalBatchSizeSaysItIsNeeded) {
       << log;
 }
 
+TEST_F(TrialTest, ALossOfManyElementsIsRefusedWithTheFix) {
+  WorkerGroupOptions options;
+  options.size = 1;
+  WorkerGroup group({BinaryPath("trial_worker"), "--max-batches", "2", "--global-batch", "16",
+                     "--run-dir", dir_, "--unreduced-loss", "1"},
+                    options);
+  const auto results = group.Wait(absl::Seconds(120));
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].exited && results[0].exit_code != 0) << Describe(results);
+  EXPECT_NE(results[0].output.find("TrainBatch returned a loss of 16 elements; return one number"),
+            std::string::npos)
+      << results[0].output;
+}
+
 TEST_F(TrialTest, TrialApiValidatesAndReportsAtEverySearcherOperation) {
   // adaptive_asha's rungs as the master passes them: the loop validates at batch 10 and reports
   // that operation completed (with its length) before going on to 20.

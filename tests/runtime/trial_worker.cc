@@ -3,8 +3,9 @@
 // rank 0 writes the latest checkpoint's weights there (raw fp32, module order). With
 // --step-lr N, a StepLR (gamma 0.5) halves the rate every N optimizer steps. With
 // --sigterm-at B --sigterm-rank R, rank R sends itself SIGTERM while training batch B (a
-// preemption request from outside). Prints "DONE rank R batches N preempted P checkpoint ID".
-// Exit 0 done, 1 error, 2 usage.
+// preemption request from outside). With --unreduced-loss 1, TrainBatch returns each sample's
+// loss instead of their mean (a mistake the runtime must name). Prints "DONE rank R batches N
+// preempted P checkpoint ID". Exit 0 done, 1 error, 2 usage.
 
 #include <signal.h>
 #include <torch/torch.h>
@@ -45,6 +46,7 @@ class SmallTrial : public cohort::runtime::Trial {
   int64_t step_lr = 0;
   int64_t sigterm_at = -1;
   int sigterm_rank = 0;
+  bool unreduced_loss = false;  // TrainBatch returns each sample's loss (a trial's mistake)
 
   std::unique_ptr<torch::optim::LRScheduler> BuildLRScheduler(
       TrialContext&, torch::optim::Optimizer& optimizer) override {
@@ -71,7 +73,9 @@ class SmallTrial : public cohort::runtime::Trial {
   TrainResult TrainBatch(TrialContext& ctx, torch::nn::Module& model, const Batch& batch) override {
     if (batches_++ == sigterm_at && ctx.rank() == sigterm_rank) ::raise(SIGTERM);
     auto& net = static_cast<Net&>(model);
-    return {torch::cross_entropy_loss(net.forward(batch.inputs), batch.targets), {}};
+    return {torch::cross_entropy_loss(net.forward(batch.inputs), batch.targets, {},
+                                      unreduced_loss ? at::Reduction::None : at::Reduction::Mean),
+            {}};
   }
   std::map<std::string, double> EvaluateBatch(TrialContext&, torch::nn::Module& model,
                                               const Batch& batch) override {
@@ -114,6 +118,7 @@ bool Set(Flags& f, const std::string& flag, const std::string& value) {
   else if (flag == "--step-lr") f.trial.step_lr = std::stoll(value);
   else if (flag == "--sigterm-at") f.trial.sigterm_at = std::stoll(value);
   else if (flag == "--sigterm-rank") f.trial.sigterm_rank = std::stoi(value);
+  else if (flag == "--unreduced-loss") f.trial.unreduced_loss = value == "1";
   else if (flag == "--profile") f.profile = value;  // BEGIN:END, profiling's window
   else if (flag == "--initial-validation") o.perform_initial_validation = value == "1";
   else if (flag == "--out") f.out = value;
