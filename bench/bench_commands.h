@@ -57,6 +57,10 @@ struct TrainOptions {
   // buckets' communication overlapped the backward pass.
   std::string profile_dir;
   int profile_steps = 3;
+  // Non-empty: profile_steps more steps (after the timed and --profile-dir ones) under
+  // LibTorch's own profiler; rank 0 writes its operators and, on a GPU, kernels to this Chrome
+  // trace (bench/op_trace.h), to compare with torch.profiler's (bench/compare_traces.py).
+  std::string op_trace;
 };
 
 CLI::App* AddTrainCommand(CLI::App& app, TrainOptions& options);

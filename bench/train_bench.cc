@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -24,11 +26,14 @@
 #include "absl/time/clock.h"
 #include "bench/bench_commands.h"
 #include "bench/models.h"
+#include "bench/op_trace.h"
 #include "cohort/comm/comm_factory.h"
 #include "cohort/fashion_mnist.h"
 #include "cohort/optim/fused_sgd.h"
 #include "cohort/status.h"
 #include "comm/rendezvous.h"
+#include "nlohmann/json.hpp"
+#include "runtime/device_wait.h"
 #include "runtime/gradient_reducer.h"
 #include "runtime/process_setup.h"
 #include "runtime/step_profiler.h"
@@ -109,12 +114,34 @@ struct Result {
   std::string transport;
 };
 
+// The GPU libraries this process has loaded (from /proc/self/maps): two sides that load
+// different cuDNN or cuBLAS builds choose different kernels, which is worth seeing in a
+// side-by-side. An empty list on the CPU.
+std::set<std::string> LoadedGpuLibraries() {
+  std::set<std::string> found;
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    const size_t slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string path = line.substr(slash);
+    for (const char* stem : {"libcudnn", "libcublas", "libcudart", "libnccl", "libtorch_cuda"}) {
+      if (path.find(stem) != std::string::npos) found.insert(path);
+    }
+  }
+  return found;
+}
+
 void PrintResult(const TrainOptions& o, const Result& r, const OverlapSummary* overlap) {
   const double per = 1.0 / o.steps;
   std::string profile;
+  if (r.device.rfind("cuda", 0) == 0) {
+    absl::StrAppend(&profile, ",\"gpu_libraries\":", nlohmann::json(LoadedGpuLibraries()).dump());
+  }
   if (overlap != nullptr && overlap->steps > 0) {
     const double n = overlap->steps;
-    profile = absl::StrFormat(
+    absl::StrAppendFormat(
+        &profile,
         ",\"profiled_steps\":%d,\"profiled_backward_ms\":%.3f,\"bucket_comm_ms\":%.3f,"
         "\"bucket_comm_in_backward_ms\":%.3f,\"overlap_fraction\":%.3f,"
         "\"profiled_gradient_wait_ms\":%.3f",
@@ -200,7 +227,8 @@ class Trainer {
     return t;
   }
 
-  // Warm-up, the timed steps, then (with --profile-dir) the profiled ones; rank 0 prints.
+  // Warm-up, the timed steps, then (with --profile-dir, --op-trace) the profiled ones; rank 0
+  // prints.
   absl::Status Run() {
     int64_t s = 0;
     for (; s < o_.warmup; ++s) COHORT_RETURN_IF_ERROR(Step(s));
@@ -217,18 +245,36 @@ class Trainer {
     result_.buckets = reducer_->BucketNames().size();
     result_.device = device_.str();
     for (const torch::Tensor& p : model_->parameters()) result_.parameters += p.numel();
-    if (o_.profile_dir.empty()) {
-      if (comm_->rank() == 0) PrintResult(o_, result_, nullptr);
-      return absl::OkStatus();
+    std::optional<OverlapSummary> overlap;
+    if (!o_.profile_dir.empty()) {
+      const Timings timed = result_.timings;
+      for (; s < timed_end() + o_.profile_steps; ++s) COHORT_RETURN_IF_ERROR(Step(s));
+      result_.timings = timed;
+      COHORT_ASSIGN_OR_RETURN(std::vector<wire::StepProfileRecord> records,
+                              GatherProfiles(*comm_, *profiler_, o_.profile_dir));
+      overlap = Summarize(records);
     }
-    const Timings timed = result_.timings;
-    for (; s < timed_end() + o_.profile_steps; ++s) COHORT_RETURN_IF_ERROR(Step(s));
-    result_.timings = timed;
-    COHORT_ASSIGN_OR_RETURN(std::vector<wire::StepProfileRecord> records,
-                            GatherProfiles(*comm_, *profiler_, o_.profile_dir));
-    const OverlapSummary overlap = Summarize(records);
-    if (comm_->rank() == 0) PrintResult(o_, result_, &overlap);
+    if (!o_.op_trace.empty()) COHORT_RETURN_IF_ERROR(TraceOps(s));
+    if (comm_->rank() == 0) PrintResult(o_, result_, overlap ? &*overlap : nullptr);
     return absl::OkStatus();
+  }
+
+  // --op-trace: profile_steps steps from `s` under LibTorch's profiler on rank 0 (the others
+  // train alongside, unprofiled); the device's work is done before the profiler stops.
+  absl::Status TraceOps(int64_t s) {
+    const Timings timed = result_.timings;
+    std::unique_ptr<OpTrace> trace;
+    if (comm_->rank() == 0) {
+      COHORT_ASSIGN_OR_RETURN(trace, OpTrace::Start(device_.is_cuda()));
+    }
+    for (const int64_t end = s + o_.profile_steps; s < end; ++s) {
+      COHORT_RETURN_IF_ERROR(Step(s));
+    }
+    result_.timings = timed;
+    if (trace == nullptr) return absl::OkStatus();
+    COHORT_RETURN_IF_ERROR(
+        runtime::WaitForDevice(device_, absl::Minutes(5), "the traced steps' kernels"));
+    return trace->StopAndSave(o_.op_trace);
   }
 
  private:
@@ -405,7 +451,13 @@ CLI::App* AddTrainCommand(CLI::App& app, TrainOptions& options) {
                   "Profile --profile-steps more steps after the timed ones: every rank's phases "
                   "and gradient buckets; rank 0 writes DIR/trace.json (open in ui.perfetto.dev) "
                   "and adds the buckets' overlap with the backward pass to its line");
-  cmd->add_option("--profile-steps", options.profile_steps, "Steps profiled with --profile-dir")
+  cmd->add_option("--op-trace", options.op_trace,
+                  "After the timed (and --profile-dir) steps, --profile-steps more under "
+                  "LibTorch's profiler: rank 0 writes every operator and, on a GPU, every kernel "
+                  "to this Chrome trace, as torch.profiler does (bench/compare_traces.py compares "
+                  "two)");
+  cmd->add_option("--profile-steps", options.profile_steps,
+                  "Steps profiled with --profile-dir, and again with --op-trace")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   return cmd;

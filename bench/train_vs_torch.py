@@ -9,7 +9,11 @@ C++): cnn and mlp on Fashion-MNIST in the same data order as cohort-bench train;
 images, made once on the device, so both measure the model and not a data loader.
 
   /usr/bin/python3 bench/train_vs_torch.py --bin-dir build/bin --models cnn,mlp,resnet18 \\
-      --batch 64 [--device cuda]
+      --batch 64 [--device cuda] [--trace-dir DIR]
+
+With --trace-dir, each side then runs --trace-steps more steps under LibTorch's profiler
+(torch.profiler; cohort-bench train --op-trace) and the two traces are compared kernel by kernel
+and operator by operator (bench/compare_traces.py).
 
 On the CPU it needs Debian's python3-torch; --device cuda needs a CUDA build of both (issue 17:
 cohort-bench built with -DCOHORT_CUDA=ON against the PyTorch install's LibTorch).
@@ -73,8 +77,53 @@ def build_resnet18():
     return ResNet18()
 
 
-def torch_run(model_name, device, batch, steps, warmup, threads):
-    """The PyTorch side: samples/s over the timed steps (the loss read once, at the end)."""
+def write_trace(events, path):
+    """torch.profiler's events as the Chrome trace cohort-bench --op-trace writes ("kernel" for
+    the device's events, "cpu_op" for the host's; bench/compare_traces.py reads both)."""
+    from torch.autograd import DeviceType
+
+    out = []
+    for e in events:
+        device = e.device_type != DeviceType.CPU
+        out.append({"name": e.name, "cat": "kernel" if device else "cpu_op", "ph": "X",
+                    "ts": e.time_range.start, "dur": e.time_range.elapsed_us(),
+                    "pid": 1 if device else 0, "tid": 0 if device else 1})
+    if not any(o["cat"] == "kernel" for o in out):  # kernels kept only under their operators
+        for e in events:
+            for k in getattr(e, "kernels", []):
+                out.append({"name": k.name, "cat": "kernel", "ph": "X", "ts": e.time_range.start,
+                            "dur": k.duration, "pid": 1, "tid": 0})
+    with open(path, "w") as f:
+        json.dump({"traceEvents": out, "displayTimeUnit": "ms"}, f)
+
+
+GPU_LIBRARY_STEMS = ("libcudnn", "libcublas", "libcudart", "libnccl", "libtorch_cuda")
+
+
+def loaded_gpu_libraries():
+    """The GPU libraries this process has loaded, as cohort-bench reports its own."""
+    found = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line[line.find("/"):].strip() if "/" in line else ""
+            if any(stem in path for stem in GPU_LIBRARY_STEMS):
+                found.add(path)
+    return sorted(found)
+
+
+def compare_gpu_libraries(theirs, ours):
+    """A line naming the GPU libraries one side loads and the other does not (by file name and
+    folder), or None when they load the same."""
+    a, b = set(theirs.get("gpu_libraries", [])), set(ours.get("gpu_libraries", []))
+    if a == b:
+        return None
+    return (f"different GPU libraries loaded: PyTorch only {sorted(a - b)}, "
+            f"Cohort only {sorted(b - a)}")
+
+
+def torch_run(model_name, device, batch, steps, warmup, threads, trace=None, trace_steps=0):
+    """The PyTorch side: samples/s over the timed steps (the loss read once, at the end); with
+    `trace`, then trace_steps more steps under torch.profiler, written there (write_trace)."""
     import torch
     import torch.nn.functional as F
 
@@ -109,10 +158,26 @@ def torch_run(model_name, device, batch, steps, warmup, threads):
         opt.step()
     final = loss.item()
     elapsed = time.perf_counter() - start
-    return {"impl": "pytorch", "model": model_name, "device": device, "per_slot_batch": batch,
-            "steps": steps, "samples_per_s": batch * steps / elapsed,
-            "step_ms": elapsed / steps * 1e3, "final_loss": final,
-            "parameters": sum(p.numel() for p in model.parameters())}
+    if trace:
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if device.startswith("cuda"):
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        with torch.profiler.profile(activities=activities) as prof:
+            for step in range(trace_steps):
+                x, y = fixed if model_name == "resnet18" else (x, y)
+                loss_fn(model(x), y).backward()
+                opt.step()
+                opt.zero_grad()
+            if device.startswith("cuda"):
+                torch.cuda.synchronize()
+        write_trace(prof.events(), trace)
+    result = {"impl": "pytorch", "model": model_name, "device": device, "per_slot_batch": batch,
+              "steps": steps, "samples_per_s": batch * steps / elapsed,
+              "step_ms": elapsed / steps * 1e3, "final_loss": final,
+              "parameters": sum(p.numel() for p in model.parameters())}
+    if device.startswith("cuda"):
+        result["gpu_libraries"] = loaded_gpu_libraries()
+    return result
 
 
 def thread_env(threads):
@@ -134,6 +199,8 @@ def pytorch_run(args, model_name):
     """torch_run in a process of its own, under thread_env."""
     cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", model_name, args.device,
            str(args.batch), str(args.steps), str(args.warmup), str(args.threads)]
+    if args.trace_dir:
+        cmd += [trace_path(args, "pytorch", model_name), str(args.trace_steps)]
     r = subprocess.run(cmd, capture_output=True, text=True, env=thread_env(args.threads),
                        timeout=3600)
     if r.returncode != 0:
@@ -147,6 +214,9 @@ def cohort_run(args, model_name):
            "--device", args.device, "--per-slot-batch", str(args.batch), "--steps",
            str(args.steps), "--warmup", str(args.warmup), "--threads", str(args.threads),
            "--optimizer", cohort_optimizer(args.device)]
+    if args.trace_dir:
+        cmd += ["--op-trace", trace_path(args, "cohort", model_name), "--profile-steps",
+                str(args.trace_steps)]
     r = subprocess.run(cmd, capture_output=True, text=True, env=thread_env(args.threads),
                        timeout=3600)
     if r.returncode != 0:
@@ -158,11 +228,17 @@ def cohort_run(args, model_name):
     raise RuntimeError(f"cohort-bench train printed no result: {r.stdout[-1000:]}")
 
 
+def trace_path(args, side, model_name):
+    return os.path.join(args.trace_dir, f"{side}-{model_name}.json")
+
+
 def main():
-    if len(sys.argv) == 8 and sys.argv[1] == "--torch-worker":
+    if len(sys.argv) in (8, 10) and sys.argv[1] == "--torch-worker":
         model_name, device = sys.argv[2], sys.argv[3]
         batch, steps, warmup, threads = (int(a) for a in sys.argv[4:8])
-        print(json.dumps(torch_run(model_name, device, batch, steps, warmup, threads)))
+        trace, trace_steps = (sys.argv[8], int(sys.argv[9])) if len(sys.argv) == 10 else (None, 0)
+        print(json.dumps(torch_run(model_name, device, batch, steps, warmup, threads, trace,
+                                   trace_steps)))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin-dir", default=os.path.join(HERE, "..", "build", "bin"))
@@ -172,8 +248,15 @@ def main():
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1, help="compute threads, both sides")
+    parser.add_argument("--trace-dir", help="after the timed steps, --trace-steps more on each "
+                        "side under LibTorch's profiler; their traces are written here "
+                        "(pytorch-MODEL.json, cohort-MODEL.json) and compared "
+                        "(bench/compare_traces.py)")
+    parser.add_argument("--trace-steps", type=int, default=3)
     args = parser.parse_args()
     args.bin_dir = os.path.abspath(args.bin_dir)
+    if args.trace_dir:
+        os.makedirs(args.trace_dir, exist_ok=True)
     print(f"device {args.device}, batch {args.batch}, {args.steps} timed steps after "
           f"{args.warmup}, {args.threads} compute thread(s)")
     print(f"{'model':>8} {'parameters':>11} {'PyTorch samples/s':>18} {'Cohort samples/s':>17} "
@@ -188,6 +271,17 @@ def main():
               f"{ours['samples_per_s']:17.1f} "
               f"{ours['samples_per_s'] / theirs['samples_per_s']:16.2f}", flush=True)
         print(json.dumps({"pytorch": theirs, "cohort": ours}), file=sys.stderr, flush=True)
+        libraries = compare_gpu_libraries(theirs, ours)
+        if libraries:
+            print(f"{model_name}: {libraries}", flush=True)
+        if args.trace_dir:
+            import compare_traces
+            print(f"\n{model_name}: {args.trace_steps} traced steps, PyTorch vs Cohort")
+            compare_traces.compare(
+                "pytorch", compare_traces.load(trace_path(args, "pytorch", model_name)),
+                "cohort", compare_traces.load(trace_path(args, "cohort", model_name)),
+                args.trace_steps, 25)
+            print(flush=True)
     return 0
 
 

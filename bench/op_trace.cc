@@ -1,0 +1,76 @@
+#include "bench/op_trace.h"
+
+#include <torch/csrc/autograd/profiler_kineto.h>
+
+#include <fstream>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace cohort::bench {
+namespace {
+
+namespace profiler = torch::autograd::profiler;
+using torch::profiler::impl::ActivityType;
+using torch::profiler::impl::ProfilerConfig;
+using torch::profiler::impl::ProfilerState;
+
+// The events as Chrome trace "X" events: "cat" is "kernel" for the device's (kernels, copies,
+// memsets), "cpu_op" for the host's. Written here rather than by ProfilerResult::save, which
+// needs a LibTorch built with Kineto (Debian's is not).
+absl::Status WriteTrace(const std::vector<profiler::KinetoEvent>& events, const std::string& path) {
+  nlohmann::json trace = {{"traceEvents", nlohmann::json::array()}, {"displayTimeUnit", "ms"}};
+  nlohmann::json& out = trace["traceEvents"];
+  for (const profiler::KinetoEvent& e : events) {
+    const bool device = e.deviceType() != c10::DeviceType::CPU;
+    nlohmann::json event = {{"name", e.name()},
+                            {"cat", device ? "kernel" : "cpu_op"},
+                            {"ph", "X"},
+                            {"ts", e.startUs()},
+                            {"dur", e.durationUs()},
+                            {"pid", device ? 1 : 0},
+                            {"tid", device ? 0 : 1}};
+    if (e.hasShapes()) event["args"]["Input Dims"] = e.shapes().vec();
+    out.push_back(std::move(event));
+  }
+  std::ofstream file(path);
+  file << trace.dump();
+  file.close();
+  if (!file) return absl::UnavailableError(absl::StrCat("--op-trace: could not write ", path));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<OpTrace>> OpTrace::Start(bool cuda) {
+  std::set<ActivityType> activities = {ActivityType::CPU};
+  if (cuda) activities.insert(ActivityType::CUDA);
+  const ProfilerConfig config(ProfilerState::KINETO, /*report_input_shapes=*/true);
+  try {
+    profiler::prepareProfiler(config, activities);
+    profiler::enableProfiler(config, activities);
+  } catch (const c10::Error& e) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--op-trace: LibTorch's profiler would not start: ", e.what_without_backtrace()));
+  }
+  return std::unique_ptr<OpTrace>(new OpTrace());
+}
+
+absl::Status OpTrace::StopAndSave(const std::string& path) {
+  if (!active_)
+    return absl::FailedPreconditionError("--op-trace: the profiler was stopped already");
+  active_ = false;
+  try {
+    std::unique_ptr<profiler::ProfilerResult> result = profiler::disableProfiler();
+    if (result == nullptr) return absl::InternalError("--op-trace: the profiler kept no result");
+    return WriteTrace(result->events(), path);
+  } catch (const c10::Error& e) {
+    return absl::InternalError(
+        absl::StrCat("--op-trace: stopping LibTorch's profiler: ", e.what_without_backtrace()));
+  }
+}
+
+}  // namespace cohort::bench
