@@ -33,7 +33,6 @@ absl::Status WriteTrace(const std::vector<profiler::KinetoEvent>& events, const 
                             {"dur", e.durationUs()},
                             {"pid", device ? 1 : 0},
                             {"tid", device ? 0 : 1}};
-    if (e.hasShapes()) event["args"]["Input Dims"] = e.shapes().vec();
     out.push_back(std::move(event));
   }
   std::ofstream file(path);
@@ -48,7 +47,7 @@ absl::Status WriteTrace(const std::vector<profiler::KinetoEvent>& events, const 
 absl::StatusOr<std::unique_ptr<OpTrace>> OpTrace::Start(bool cuda) {
   std::set<ActivityType> activities = {ActivityType::CPU};
   if (cuda) activities.insert(ActivityType::CUDA);
-  const ProfilerConfig config(ProfilerState::KINETO, /*report_input_shapes=*/true);
+  const ProfilerConfig config(ProfilerState::KINETO);
   try {
     profiler::prepareProfiler(config, activities);
     profiler::enableProfiler(config, activities);
