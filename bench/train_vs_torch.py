@@ -22,6 +22,7 @@ cohort-bench built with -DCOHORT_CUDA=ON against the PyTorch install's LibTorch)
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -195,11 +196,11 @@ def cohort_optimizer(device):
     return "torch" if device == "cpu" else "fused"
 
 
-def pytorch_run(args, model_name):
-    """torch_run in a process of its own, under thread_env."""
+def pytorch_run(args, model_name, trace_dir=None):
+    """torch_run in a process of its own, under thread_env (traced into trace_dir if set)."""
     cmd = [sys.executable, os.path.abspath(__file__), "--torch-worker", model_name, args.device,
            str(args.batch), str(args.steps), str(args.warmup), str(args.threads)]
-    if args.trace_dir:
+    if trace_dir:
         cmd += [trace_path(args, "pytorch", model_name), str(args.trace_steps)]
     r = subprocess.run(cmd, capture_output=True, text=True, env=thread_env(args.threads),
                        timeout=3600)
@@ -208,13 +209,13 @@ def pytorch_run(args, model_name):
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def cohort_run(args, model_name):
-    """cohort-bench train under thread_env; its JSON result line."""
+def cohort_run(args, model_name, trace_dir=None):
+    """cohort-bench train under thread_env (traced into trace_dir if set); its JSON line."""
     cmd = [os.path.join(args.bin_dir, "cohort-bench"), "train", "--model", model_name,
            "--device", args.device, "--per-slot-batch", str(args.batch), "--steps",
            str(args.steps), "--warmup", str(args.warmup), "--threads", str(args.threads),
            "--optimizer", cohort_optimizer(args.device)]
-    if args.trace_dir:
+    if trace_dir:
         cmd += ["--op-trace", trace_path(args, "cohort", model_name), "--profile-steps",
                 str(args.trace_steps)]
     r = subprocess.run(cmd, capture_output=True, text=True, env=thread_env(args.threads),
@@ -226,6 +227,44 @@ def cohort_run(args, model_name):
         if line.startswith("{") and '"samples_per_s"' in line:
             return json.loads(line)
     raise RuntimeError(f"cohort-bench train printed no result: {r.stdout[-1000:]}")
+
+
+def run_model(args, model_name):
+    """--repeats rounds of both sides, the order alternating (PyTorch first in even rounds), so
+    neither always runs on a GPU the other has just warmed; prints the medians' row (and each
+    round's ratio), the GPU libraries if they differ, and with --trace-dir the traces' comparison
+    (traced in the first round)."""
+    rounds = []
+    for r in range(args.repeats):
+        traced = args.trace_dir if r == 0 else None
+        sides = [("pytorch", pytorch_run), ("cohort", cohort_run)]
+        order = sides if r % 2 == 0 else sides[::-1]
+        results = {name: run(args, model_name, traced) for name, run in order}
+        rounds.append((results["pytorch"], results["cohort"]))
+    theirs, ours = rounds[0]
+    if ours.get("parameters") != theirs["parameters"]:
+        raise RuntimeError(f"{model_name}: Cohort's model has {ours.get('parameters')} "
+                           f"parameters, PyTorch's {theirs['parameters']}: not the same model")
+    t = statistics.median(p["samples_per_s"] for p, _ in rounds)
+    c = statistics.median(o["samples_per_s"] for _, o in rounds)
+    print(f"{model_name:>8} {theirs['parameters']:>11,} {t:18.1f} {c:17.1f} {c / t:16.2f}",
+          flush=True)
+    if args.repeats > 1:
+        ratios = ", ".join(f"{o['samples_per_s'] / p['samples_per_s']:.3f}" for p, o in rounds)
+        print(f"{'':>8} rounds (Cohort / PyTorch, PyTorch first in rounds 1, 3, ...): {ratios}")
+    for p, o in rounds:
+        print(json.dumps({"pytorch": p, "cohort": o}), file=sys.stderr, flush=True)
+    libraries = compare_gpu_libraries(theirs, ours)
+    if libraries:
+        print(f"{model_name}: {libraries}", flush=True)
+    if args.trace_dir:
+        import compare_traces
+        print(f"\n{model_name}: {args.trace_steps} traced steps, PyTorch vs Cohort")
+        compare_traces.compare(
+            "pytorch", compare_traces.load(trace_path(args, "pytorch", model_name)),
+            "cohort", compare_traces.load(trace_path(args, "cohort", model_name)),
+            args.trace_steps, 25)
+        print(flush=True)
 
 
 def trace_path(args, side, model_name):
@@ -253,6 +292,8 @@ def main():
                         "(pytorch-MODEL.json, cohort-MODEL.json) and compared "
                         "(bench/compare_traces.py)")
     parser.add_argument("--trace-steps", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="rounds of both sides, alternating which goes first; the medians")
     args = parser.parse_args()
     args.bin_dir = os.path.abspath(args.bin_dir)
     if args.trace_dir:
@@ -262,26 +303,7 @@ def main():
     print(f"{'model':>8} {'parameters':>11} {'PyTorch samples/s':>18} {'Cohort samples/s':>17} "
           f"{'Cohort / PyTorch':>16}")
     for model_name in args.models.split(","):
-        theirs = pytorch_run(args, model_name)
-        ours = cohort_run(args, model_name)
-        if ours.get("parameters") != theirs["parameters"]:
-            raise RuntimeError(f"{model_name}: Cohort's model has {ours.get('parameters')} "
-                               f"parameters, PyTorch's {theirs['parameters']}: not the same model")
-        print(f"{model_name:>8} {theirs['parameters']:>11,} {theirs['samples_per_s']:18.1f} "
-              f"{ours['samples_per_s']:17.1f} "
-              f"{ours['samples_per_s'] / theirs['samples_per_s']:16.2f}", flush=True)
-        print(json.dumps({"pytorch": theirs, "cohort": ours}), file=sys.stderr, flush=True)
-        libraries = compare_gpu_libraries(theirs, ours)
-        if libraries:
-            print(f"{model_name}: {libraries}", flush=True)
-        if args.trace_dir:
-            import compare_traces
-            print(f"\n{model_name}: {args.trace_steps} traced steps, PyTorch vs Cohort")
-            compare_traces.compare(
-                "pytorch", compare_traces.load(trace_path(args, "pytorch", model_name)),
-                "cohort", compare_traces.load(trace_path(args, "cohort", model_name)),
-                args.trace_steps, 25)
-            print(flush=True)
+        run_model(args, model_name)
     return 0
 
 

@@ -149,10 +149,11 @@ run_train() {
     --device cuda --models "$models" --batch 64 --steps 100 --warmup 10
   tail -12 "$logs/train_vs_torch.log"
   # The larger model at a batch that keeps the GPU busy: near its compute-bound throughput;
-  # then 3 steps of each side under LibTorch's profiler, compared kernel by kernel (why Cohort's
-  # resnet18 was 3-5 % short on 2026-11-28), and which cuDNN/cuBLAS each side loaded.
+  # three rounds, alternating which side runs first on a warm GPU; then 3 steps of each side
+  # under LibTorch's profiler, compared kernel by kernel (why Cohort's resnet18 was 3-5 % short
+  # on 2026-11-28), and which cuDNN/cuBLAS each side loaded.
   step train_vs_torch_256 240 "$python" "$root/bench/train_vs_torch.py" --bin-dir "$build/bin" \
-    --device cuda --models resnet18 --batch 256 --steps 50 --warmup 10 \
+    --device cuda --models resnet18 --batch 256 --steps 50 --warmup 10 --repeats 3 \
     --trace-dir "$logs/traces" --trace-steps 3
   tail -45 "$logs/train_vs_torch_256.log"
   # The Fashion-MNIST example on one GPU slot through cohort-launch (needs the data), with the
