@@ -233,8 +233,16 @@ class Runner {
   }
 
   // Tensor::to returns the tensor itself when it is there already (the CPU's case).
-  Batch ToDevice(Batch batch) const {
-    return {batch.inputs.to(device_), batch.targets.to(device_)};
+  Batch ToDevice(Batch batch) const { return {ToDevice(batch.inputs), ToDevice(batch.targets)}; }
+
+  // To a GPU a host tensor goes through pinned memory, copied asynchronously on the compute
+  // stream: a copy from pageable memory first waits for the device to finish everything queued
+  // (the previous batch), so the host could not select and send the next batch while the
+  // device computes. LibTorch's pinned-memory cache keeps the buffer until the copy is done.
+  torch::Tensor ToDevice(const torch::Tensor& t) const {
+    if (!device_.is_cuda() || !t.defined() || !t.is_cpu()) return t.to(device_);
+    const torch::Tensor pinned = t.is_pinned() ? t : t.pin_memory();
+    return pinned.to(torch::TensorOptions().device(device_), /*non_blocking=*/true);
   }
 
   // Adds the phase that began at `start` and ends now (or at `end`) to the report window's
