@@ -138,16 +138,18 @@ void WarnIfExposed(const Flags& f) {
                f.host.c_str());
 }
 
-// Binds the port as the flags say (the TLS files too); null, with the error printed, when it
-// cannot: a port in use names its holder (net::Listen).
-std::unique_ptr<cohort::master::http::HttpServer> Bind(const Flags& f) {
+// Binds the port as the flags say, serving `tls` (LoadTls's result); null, with the error
+// printed, when it cannot: a port in use names its holder (net::Listen).
+std::unique_ptr<cohort::master::http::HttpServer> Bind(const Flags& f,
+                                                       cohort::master::http::TlsPem tls) {
   absl::StatusOr<std::unique_ptr<cohort::master::http::HttpServer>> server =
-      cohort::master::http::HttpServer::Bind(
-          {.host = f.host, .port = f.port, .tls = f.tls, .max_connections = f.http_connections});
+      cohort::master::http::HttpServer::Bind({.host = f.host,
+                                              .port = f.port,
+                                              .tls = std::move(tls),
+                                              .max_connections = f.http_connections});
   if (server.ok()) return *std::move(server);
-  const bool port = server.status().code() != absl::StatusCode::kInvalidArgument;  // not TLS
-  std::fprintf(stderr, "cohort-master: %s%s\n", std::string(server.status().message()).c_str(),
-               port ? "; pick another --port (or --host)" : "");
+  std::fprintf(stderr, "cohort-master: %s; pick another --port (or --host)\n",
+               std::string(server.status().message()).c_str());
   return nullptr;
 }
 
@@ -290,11 +292,10 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (!f.backup_file.empty()) return RunBackup(f);
   const sigset_t stop_signals = BlockStopSignals();
-  // Before anything else, so a bad certificate or key is reported before any file is created.
-  if (absl::StatusOr<cohort::master::http::TlsPem> tls = cohort::master::http::LoadTls(f.tls);
-      !tls.ok()) {
-    return Fail(tls.status());
-  }
+  // Before anything else, so a bad certificate or key is reported before any file is created;
+  // read once: what is checked here is what the server serves.
+  absl::StatusOr<cohort::master::http::TlsPem> tls = cohort::master::http::LoadTls(f.tls);
+  if (!tls.ok()) return Fail(tls.status());
   std::error_code ec;
   std::filesystem::create_directories(f.data_dir, ec);
   // Before the database and the port: a second master on this data directory, or on a port in
@@ -302,7 +303,7 @@ int main(int argc, char** argv) {
   absl::StatusOr<cohort::DirectoryLock> lock = cohort::DirectoryLock::Acquire(
       f.data_dir, "cohort-master", "stop it first, or give this one another --data-dir");
   if (!lock.ok()) return Fail(lock.status());
-  std::unique_ptr<cohort::master::http::HttpServer> server = Bind(f);
+  std::unique_ptr<cohort::master::http::HttpServer> server = Bind(f, *std::move(tls));
   if (server == nullptr) return 1;
   f.db_path = DatabasePath(f);
   auto db = OpenDatabase(f);

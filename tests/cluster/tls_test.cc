@@ -88,6 +88,21 @@ TEST_F(TlsClusterTest, AnAgentTrustingTheMastersCaRegistersOverHttps) {
       << agent.out() << agent.err();
 }
 
+// The files are read and checked once, before anything is created; the server serves what was
+// checked.
+TEST_F(TlsClusterTest, AMasterGivenAnotherCertificatesKeyExitsBeforeCreatingAnything) {
+  const fs::path data = dir_ / "refused";
+  LaunchResult master =
+      RunToCompletion({BinaryPath("cohort-master"), "--port", "0", "--data-dir", data.string(),
+                       "--tls-cert", certs_.cert_file, "--tls-key", certs_.elsewhere_key_file},
+                      {}, absl::Seconds(20));
+  ASSERT_TRUE(master.exited) << master.err;
+  EXPECT_EQ(master.status, 1) << master.err;
+  EXPECT_NE(master.err.find("--tls-key " + certs_.elsewhere_key_file), std::string::npos)
+      << master.err;
+  EXPECT_FALSE(fs::exists(data)) << "the refused master created its data directory";
+}
+
 TEST_F(TlsClusterTest, AnAgentWithAnotherCaExitsSayingWhichCaToPass) {
   const absl::Time start = absl::Now();
   LaunchResult agent =

@@ -319,16 +319,15 @@ void Log(void*, const char* format, va_list args) {
 
 }  // namespace
 
-HttpServer::HttpServer(HttpServerOptions options, int listen_fd, int port, TlsPem tls)
-    : options_(std::move(options)), listen_fd_(listen_fd), port_(port), tls_(std::move(tls)) {}
+HttpServer::HttpServer(HttpServerOptions options, int listen_fd, int port)
+    : options_(std::move(options)), listen_fd_(listen_fd), port_(port) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Bind(HttpServerOptions options) {
-  COHORT_ASSIGN_OR_RETURN(TlsPem pem, LoadTls(options.tls));
   int port = 0;
   COHORT_ASSIGN_OR_RETURN(int fd, net::Listen(options.host, options.port, &port, kListenBacklog));
-  return std::unique_ptr<HttpServer>(new HttpServer(std::move(options), fd, port, std::move(pem)));
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(options), fd, port));
 }
 
 absl::Status HttpServer::Serve(std::shared_ptr<const Router::Table> table) {
@@ -351,8 +350,8 @@ absl::Status HttpServer::Serve(std::shared_ptr<const Router::Table> table) {
   };
   if (https()) {
     flags |= MHD_USE_TLS;
-    items.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, tls_.cert_pem.data()});
-    items.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, tls_.key_pem.data()});
+    items.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, options_.tls.cert_pem.data()});
+    items.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, options_.tls.key_pem.data()});
     items.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(kTlsPriorities)});
   }
   items.push_back({MHD_OPTION_END, 0, nullptr});

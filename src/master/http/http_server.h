@@ -1,7 +1,8 @@
 #pragma once
 // HttpServer: the master's HTTP engine. libmicrohttpd parses each request, the Router's table
 // (router.h) answers it, libmicrohttpd writes the answer; plain HTTP, or HTTPS (GnuTLS) with
-// the certificate and key that LoadTls (tls_server.h) checked.
+// the certificate and key that LoadTls (tls_server.h) read and checked (the files are read once,
+// by the caller, so what was checked is what is served).
 //
 // A thread per connection, and HTTP/1.1 keep-alive: a client that keeps its connection (the
 // agents, MasterClient) costs no accept, no thread start and no TCP handshake per request, and
@@ -9,8 +10,8 @@
 // why this engine and this mode). A handler may block (the Router's AdmissionGate, a long
 // poll): it holds only its own connection's thread.
 //
-// Life: Bind (the TLS files checked, the port bound and listening, so connections queue in the
-// kernel until the routes are added), then Serve, then Stop or the destructor.
+// Life: Bind (the port bound and listening, so connections queue in the kernel until the routes
+// are added), then Serve, then Stop or the destructor.
 // Limits: at most `max_connections` connections at once (more wait in the listen queue); a
 // request's head (line and headers) within 64 KiB, else 431; a body over kMaxBodyBytes is 413
 // before it is read when its Content-Length says so, else the connection is closed once that
@@ -18,8 +19,9 @@
 // Thread-safe: Serve and Stop from any one thread; the routes run on the connections' threads.
 //
 // Example:
+//   COHORT_ASSIGN_OR_RETURN(TlsPem tls, LoadTls(flags.tls));
 //   absl::StatusOr<std::unique_ptr<HttpServer>> server =
-//       HttpServer::Bind({.host = "0.0.0.0", .port = 8080, .tls = flags.tls});
+//       HttpServer::Bind({.host = "0.0.0.0", .port = 8080, .tls = std::move(tls)});
 //   if (!server.ok()) return Fail(server.status());
 //   Router router(std::move(authenticator));
 //   RegisterRoutes(router, master);
@@ -42,7 +44,7 @@ namespace cohort::master::http {
 struct HttpServerOptions {
   std::string host = "127.0.0.1";  // "0.0.0.0": every IPv4 interface
   int port = 0;                    // 0: any free port (port() says which)
-  TlsFiles tls;                    // none: plain HTTP
+  TlsPem tls;                      // LoadTls's result; empty: plain HTTP
   // Connections open at once, a thread each while open (idle keep-alive ones too).
   int max_connections = 4096;
   absl::Duration idle_timeout = absl::Seconds(60);
@@ -54,9 +56,8 @@ class HttpServer {
   // own limit.
   static const size_t kMaxBodyBytes;
 
-  // Checks options.tls (LoadTls's errors) and listens on host:port (queue kListenBacklog;
-  // never SO_REUSEPORT): a port in use is Unavailable naming it and, where it can tell, the
-  // process holding it. Nothing is answered until Serve.
+  // Listens on host:port (queue kListenBacklog; never SO_REUSEPORT): a port in use is Unavailable
+  // naming it and, where it can tell, the process holding it. Nothing is answered until Serve.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Bind(HttpServerOptions options);
   ~HttpServer();  // Stop()
   HttpServer(const HttpServer&) = delete;
@@ -71,17 +72,17 @@ class HttpServer {
   void Stop();
 
   int port() const { return port_; }
-  bool https() const { return !tls_.cert_pem.empty(); }
+  bool https() const { return !options_.tls.cert_pem.empty(); }
 
- struct Serving;  // the callbacks' state (http_server.cc)
+  struct Serving;  // the callbacks' state (http_server.cc)
 
  private:
-  HttpServer(HttpServerOptions options, int listen_fd, int port, TlsPem tls);
+  HttpServer(HttpServerOptions options, int listen_fd, int port);
 
+  // Its tls strings: libmicrohttpd keeps pointers into them while it serves.
   HttpServerOptions options_;
   int listen_fd_;  // ours until Serve hands it to libmicrohttpd; -1 after
   int port_;
-  TlsPem tls_;     // libmicrohttpd keeps pointers into these strings while it serves
   std::unique_ptr<Serving> serving_;  // what the callbacks share; outlives the daemon
   MHD_Daemon* daemon_ = nullptr;
   bool stopped_ = false;

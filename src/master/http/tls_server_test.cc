@@ -179,14 +179,6 @@ TEST_F(TlsTest, LoadTlsRefusesAKeyThatIsNotTheCertificates) {
                         certs_->cert_file));
 }
 
-TEST_F(TlsTest, HttpServerBindChecksTheFilesBeforeListening) {
-  absl::StatusOr<std::unique_ptr<HttpServer>> server =
-      HttpServer::Bind({.tls = {certs_->cert_file, certs_->elsewhere_key_file}});
-  ASSERT_FALSE(server.ok());
-  EXPECT_EQ(server.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(server.status().message(), HasSubstr("--tls-key " + certs_->elsewhere_key_file));
-}
-
 // Whether a non-blocking connection to 127.0.0.1:port completes within `timeout_ms` (the kernel
 // queues it for accept), closing it either way.
 bool ConnectsWithin(int port, int timeout_ms) {

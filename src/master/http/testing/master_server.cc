@@ -33,8 +33,11 @@ MasterServer::MasterServer(const std::string& data_dir, Options options) {
   EXPECT_TRUE(master.ok()) << master.status();
   if (!master.ok()) return;
   master_ = *std::move(master);
+  absl::StatusOr<TlsPem> tls = LoadTls(options.tls);
+  EXPECT_TRUE(tls.ok()) << tls.status();
+  if (!tls.ok()) return;
   absl::StatusOr<std::unique_ptr<HttpServer>> server =
-      HttpServer::Bind({.host = "127.0.0.1", .port = options.port, .tls = options.tls});
+      HttpServer::Bind({.host = "127.0.0.1", .port = options.port, .tls = *std::move(tls)});
   EXPECT_TRUE(server.ok()) << server.status();
   if (!server.ok()) return;
   server_ = *std::move(server);
