@@ -58,6 +58,15 @@ absl::StatusOr<std::unique_ptr<OpTrace>> OpTrace::Start(bool cuda) {
   return std::unique_ptr<OpTrace>(new OpTrace());
 }
 
+OpTrace::~OpTrace() {
+  if (!active_) return;
+  try {
+    profiler::disableProfiler();
+  } catch (const c10::Error&) {
+    // Stopping is all that is left to do; a profiler that will not stop ends with the process.
+  }
+}
+
 absl::Status OpTrace::StopAndSave(const std::string& path) {
   if (!active_)
     return absl::FailedPreconditionError("--op-trace: the profiler was stopped already");

@@ -6,8 +6,9 @@
 // event by event (bench/compare_traces.py).
 //
 // Start() turns the profiler on for this process; StopAndSave() turns it off and writes the
-// trace. Errors (a LibTorch built without the profiler, an unwritable path) are Statuses naming
-// the path. One OpTrace at a time per process; not thread-safe.
+// trace (an OpTrace destroyed without it turns the profiler off, writing nothing). Errors (a
+// LibTorch built without the profiler, an unwritable path) are Statuses naming the path. One
+// OpTrace at a time per process; not thread-safe.
 //
 // Example:
 //   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<OpTrace> trace, OpTrace::Start(/*cuda=*/true));
@@ -27,6 +28,9 @@ class OpTrace {
   // cuda: record the GPU's kernels and copies too.
   static absl::StatusOr<std::unique_ptr<OpTrace>> Start(bool cuda);
   absl::Status StopAndSave(const std::string& path);
+  ~OpTrace();
+  OpTrace(const OpTrace&) = delete;
+  OpTrace& operator=(const OpTrace&) = delete;
 
  private:
   OpTrace() = default;

@@ -272,8 +272,8 @@ class Trainer {
     }
     result_.timings = timed;
     if (trace == nullptr) return absl::OkStatus();
-    COHORT_RETURN_IF_ERROR(
-        runtime::WaitForDevice(device_, absl::Minutes(5), "the traced steps' kernels"));
+    COHORT_RETURN_IF_ERROR(runtime::WaitForDevice(device_, comm_->topology().collective_timeout,
+                                                  "the traced steps' kernels"));
     return trace->StopAndSave(o_.op_trace);
   }
 

@@ -11,7 +11,7 @@
 namespace cohort::runtime {
 namespace {
 
-constexpr int kSpins = 2000;  // polls before the first sleep: tens of microseconds
+constexpr int kSpins = 2000;  // polls before the first sleep: a millisecond or two
 constexpr absl::Duration kFirstPause = absl::Microseconds(10);
 constexpr absl::Duration kLongestPause = absl::Microseconds(200);
 

@@ -5,8 +5,8 @@
 //
 // Why not Tensor::item() or torch::cuda::synchronize(): both block for ever on a kernel that never
 // ends (a collective on a dead peer, a hung device). This records an event and polls it: spins
-// briefly (a short wait is timed to the microsecond, as the profiler needs), then sleeps up to
-// 200 us between polls.
+// for a millisecond or two (a short wait is timed to the microsecond, as the profiler needs),
+// then sleeps up to 200 us between polls.
 //
 // A CPU device returns OK at once: LibTorch's CPU operations are done when they return.
 // DeadlineExceeded after `timeout`, naming the device, `what` was waited for and how long.

@@ -254,7 +254,7 @@ class Runner {
       // of its kernels: while the profiler records this batch (with profiling.sync_timings),
       // wait for the device, so each phase gets its own time, as Determined's profiler does.
       if (options_.sync_timings && device_.is_cuda() && profiler_.active() && device_wait_.ok()) {
-        device_wait_ = WaitForCompute(phase);
+        device_wait_ = WaitForCompute(absl::StrCat("the batch's ", phase, " kernels"));
       }
       end = absl::Now();
     }
@@ -266,10 +266,14 @@ class Runner {
   // Waits for the kernels issued so far on this thread's stream (LibTorch's default, where the
   // trial computes), with the collectives' deadline. Not the whole device: the gradient
   // reducer's NCCL stream, still reducing during the backward phase, would be timed as backward.
+  // DeadlineExceeded, as WaitForDevice's, with this rank and the setting to raise.
   absl::Status WaitForCompute(absl::string_view what) {
     const absl::Status done = WaitForDevice(device_, comm_.topology().collective_timeout, what);
     if (done.ok()) return done;
-    return Error(absl::StrCat(done.message(), " (the deadline is COHORT_COLLECTIVE_TIMEOUT's)"));
+    return absl::Status(done.code(),
+                        absl::StrCat("rank ", comm_.rank(), ": trial: ", done.message(),
+                                     "; if the work is only slow, raise "
+                                     "COHORT_COLLECTIVE_TIMEOUT (seconds)"));
   }
 
   // The batch's loss joins the report window's sum where it was computed: on a GPU, reading
