@@ -155,9 +155,9 @@ class Runner {
     if (in_window_ == 0) window_start_ = step_start;
     absl::Time t = step_start;
     Batch batch = Select(train_, sampler_->Batch(b));
-    t = Time("dataloader_next", t);
+    COHORT_ASSIGN_OR_RETURN(t, EndPhase("dataloader_next", t));
     batch = ToDevice(std::move(batch));  // CPU: nothing moves
-    t = Time("to_device", t);
+    COHORT_ASSIGN_OR_RETURN(t, EndPhase("to_device", t));
     const absl::Time train_start = t;
     model_->train();
     TrainResult result;
@@ -170,27 +170,26 @@ class Runner {
       return Error(absl::StrCat("TrainBatch returned a loss of ", result.loss.numel(),
                                 " elements; return one number (reduce it, e.g. with .mean())"));
     }
-    t = Time("forward", t);
+    COHORT_ASSIGN_OR_RETURN(t, EndPhase("forward", t));
     // Gradients travel from here, overlapping the rest of backward.
     (scaler_ ? scaler_->Scale(result.loss) : result.loss).backward();
-    t = Time("backward", t);
+    COHORT_ASSIGN_OR_RETURN(t, EndPhase("backward", t));
     COHORT_ASSIGN_OR_RETURN(bool step, reducer_->Synchronize());
-    t = Time("gradient_wait", t);
+    COHORT_ASSIGN_OR_RETURN(t, EndPhase("gradient_wait", t));
     if (profiler_.active()) profiler_.Buckets(reducer_->TakeBucketTimings());
     if (step) OptimizerStep(b);
-    t = Time("optimizer_step", t);
-    Time("train_batch", train_start, t);
+    COHORT_ASSIGN_OR_RETURN(t, EndPhase("optimizer_step", t));
+    Record("train_batch", train_start, t);
     if (step && scheduler_ != nullptr) {
       scheduler_->step();
       ++scheduler_steps_;
     }
-    t = Time("step_lr_schedulers", t);
+    COHORT_ASSIGN_OR_RETURN(t, EndPhase("step_lr_schedulers", t));
     AddLoss(result.loss);
     for (const auto& [name, value] : result.metrics) sums_[name] += value;
-    t = Time("from_device", t);
+    COHORT_ASSIGN_OR_RETURN(t, EndPhase("from_device", t));
     profiler_.Phase("step", step_start, t);
     ++in_window_;
-    COHORT_RETURN_IF_ERROR(device_wait_);  // a profiled phase's wait that ran out
     return step;
   }
 
@@ -245,22 +244,24 @@ class Runner {
     return pinned.to(torch::TensorOptions().device(device_), /*non_blocking=*/true);
   }
 
-  // Adds the phase that began at `start` and ends now (or at `end`) to the report window's
-  // timings and the step profile; returns its end, the next phase's start.
-  absl::Time Time(absl::string_view phase, absl::Time start,
-                  absl::Time end = absl::InfinitePast()) {
-    if (end == absl::InfinitePast()) {
-      // On a GPU the host runs ahead of the device, so a phase would be timed as the launches
-      // of its kernels: while the profiler records this batch (with profiling.sync_timings),
-      // wait for the device, so each phase gets its own time, as Determined's profiler does.
-      if (options_.sync_timings && device_.is_cuda() && profiler_.active() && device_wait_.ok()) {
-        device_wait_ = WaitForCompute(absl::StrCat("the batch's ", phase, " kernels"));
-      }
-      end = absl::Now();
+  // Ends the phase that began at `start` now: adds it to the report window's timings and the
+  // step profile and returns its end, the next phase's start. On a GPU the host runs ahead of
+  // the device, so a phase would be timed as the launches of its kernels: while the profiler
+  // records this batch (with profiling.sync_timings), it first waits for the device, so each
+  // phase gets its own time, as Determined's profiler does. That wait running out is the error.
+  absl::StatusOr<absl::Time> EndPhase(absl::string_view phase, absl::Time start) {
+    if (options_.sync_timings && device_.is_cuda() && profiler_.active()) {
+      COHORT_RETURN_IF_ERROR(WaitForCompute(absl::StrCat("the batch's ", phase, " kernels")));
     }
+    const absl::Time end = absl::Now();
+    Record(phase, start, end);
+    return end;
+  }
+
+  // Adds the phase [start, end) to the report window's timings and the step profile.
+  void Record(absl::string_view phase, absl::Time start, absl::Time end) {
     timings_[std::string(phase)] += absl::ToDoubleMilliseconds(end - start);
     profiler_.Phase(phase, start, end);
-    return end;
   }
 
   // Waits for the kernels issued so far on this thread's stream (LibTorch's default, where the
@@ -623,8 +624,7 @@ class Runner {
   // Mixed precision's loss scaler (optimizations.mixed_precision on a GPU slot); its presence
   // also turns on autocast for TrainBatch.
   std::optional<GradScaler> scaler_;
-  torch::Tensor loss_sum_;    // the report window's losses, summed on the device (fp64)
-  absl::Status device_wait_;  // the first profiled phase whose device wait ran out
+  torch::Tensor loss_sum_;  // the report window's losses, summed on the device (fp64)
   TensorDataset train_, validation_;
   std::optional<DistributedSampler> sampler_;  // set by Setup
   TrialRunResult result_;
