@@ -213,10 +213,8 @@ class Trainer {
     comm::Communicator* weights = t->comm_.get();
     if (t->device_.is_cuda() &&
         runtime::GradientReducer::MovesGradients(t->comm_->size(), reducer)) {
-      COHORT_ASSIGN_OR_RETURN(t->device_comm_, comm::CreateCommunicator(
-                                                   rendezvous, {.transport = comm::Transport::kNccl,
-                                                                .device_buffers = true,
-                                                                .name = "bench-device"}));
+      COHORT_ASSIGN_OR_RETURN(t->device_comm_,
+                              comm::CreateDeviceCommunicator(rendezvous, "bench-device"));
       weights = t->device_comm_.get();
     }
     COHORT_RETURN_IF_ERROR(runtime::BroadcastModule(*t->model_, *weights, 0));

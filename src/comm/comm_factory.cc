@@ -122,6 +122,12 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
   return absl::InternalError("no transport chosen");
 }
 
+absl::StatusOr<std::unique_ptr<Communicator>> CreateDeviceCommunicator(
+    std::shared_ptr<Rendezvous> rendezvous, const std::string& name) {
+  return CreateCommunicator(std::move(rendezvous),
+                            {.transport = Transport::kNccl, .device_buffers = true, .name = name});
+}
+
 absl::StatusOr<std::unique_ptr<Communicator>> CreateLocalCommunicator(
     std::shared_ptr<Rendezvous> rendezvous, const std::string& name) {
   const Topology& t = rendezvous->topology();

@@ -82,10 +82,7 @@ absl::StatusOr<comm::Communicator*> DistributedContext::DeviceCommunicator() {
       return absl::FailedPreconditionError(
           "the device communicator needs the trial's rendezvous, which this context lacks");
     }
-    COHORT_ASSIGN_OR_RETURN(
-        device_, comm::CreateCommunicator(rendezvous_, {.transport = comm::Transport::kNccl,
-                                                        .device_buffers = true,
-                                                        .name = "core-device"}));
+    COHORT_ASSIGN_OR_RETURN(device_, comm::CreateDeviceCommunicator(rendezvous_, "core-device"));
   }
   return device_.get();
 }

@@ -91,11 +91,8 @@ absl::StatusOr<Comms> Connect(const Flags& f, const cohort::comm::Topology& topo
   COHORT_ASSIGN_OR_RETURN(comms.host,
                           cohort::comm::CreateCommunicator(rendezvous, {.transport = transport}));
   if (f.device == "cuda") {
-    COHORT_ASSIGN_OR_RETURN(
-        comms.device,
-        cohort::comm::CreateCommunicator(rendezvous, {.transport = cohort::comm::Transport::kNccl,
-                                                      .device_buffers = true,
-                                                      .name = "device"}));
+    COHORT_ASSIGN_OR_RETURN(comms.device,
+                            cohort::comm::CreateDeviceCommunicator(rendezvous, "device"));
   }
   return comms;
 }

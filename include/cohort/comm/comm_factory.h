@@ -61,6 +61,12 @@ struct CommunicatorOptions {
 absl::StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(
     std::shared_ptr<Rendezvous> rendezvous, const CommunicatorOptions& options);
 
+// CreateCommunicator for CUDA device buffers (transport "nccl"), named `name`: the
+// communicator of weights and gradients that live on the workers' GPUs. FailedPrecondition in a
+// CPU-only build.
+absl::StatusOr<std::unique_ptr<Communicator>> CreateDeviceCommunicator(
+    std::shared_ptr<Rendezvous> rendezvous, const std::string& name);
+
 // A shared-memory communicator over the ranks of this machine (rank = local rank), for the
 // Core API's per-machine collectives. Every rank on the machine must call it with the same
 // `name`, which must differ from the names of the job's other communicators.
