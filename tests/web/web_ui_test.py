@@ -370,8 +370,9 @@ def check_many_lines(page, cluster, experiment_id):
     trial_id = state["trials"][0]["id"]
     start = time.monotonic()
     page.open(f"/trials/{trial_id}?tab=logs")
-    # The browser's work (the master answers the 100 pages in about 0.5 s): 12-15 s on an idle
-    # 2-core machine, up to 46 s beside two CPU-bound processes; the deadline catches worse.
+    # The master answers the 100 pages in about 0.5 s and the tab adds their lines to the page
+    # at most every 300 ms: 2-3.4 s on a 2-core machine (10.6 s when each page was laid out as
+    # it came); the deadline is for a machine under load and catches a tab that never gets there.
     wait_until(lambda: page.js("return [...document.querySelectorAll('#log-lines .log-line')]"
                                ".some((l) => l.textContent.endsWith('log line 100000'))"),
                "the log tab to reach line 100,000", 120)

@@ -7,6 +7,10 @@ import { api, describeError, saveBlob } from '../api.js';
 import { el, errorBox, fill } from '../util.js';
 
 const kKeep = 5000;
+// While pages arrive back to back (a long log read from the start), the lines in the page are
+// redrawn at most this often: the browser's layout of the 5,000 lines takes about 100 ms on a
+// 2-core machine, so one redraw per 1,000-line page made reading 100,000 lines take 15 s.
+const kRedrawEveryMs = 300;
 // A line's level, by the words loggers write (glog's and Cohort's "ERROR file.cc:12]", Python's
 // "ERROR:root:", "Traceback", "W1124 ..." glog prefixes).
 const kLevels = {
@@ -42,10 +46,17 @@ export class LogsTab {
         el('label', { class: 'check' }, this.follow, 'Follow'), download),
       this.message, this.count, this.lines);
     this.entries = [];
+    this.pending = []; // lines received but not yet in the page (at most kKeep, the newest)
+    this.redrawTimer = null;
+    this.lastRedraw = -Infinity;
     this.ranks = new Set();
     this.generation = 0;
     this.started = false;
-    ctx.onCleanup(() => { this.generation++; if (this.abort) this.abort.abort(); });
+    ctx.onCleanup(() => {
+      this.generation++;
+      if (this.abort) this.abort.abort();
+      clearTimeout(this.redrawTimer);
+    });
   }
 
   show() {
@@ -58,6 +69,7 @@ export class LogsTab {
     this.generation++;
     if (this.abort) this.abort.abort();
     this.entries = [];
+    this.pending = [];
     this.total = 0;
     this.draw();
     this.loop(this.generation);
@@ -98,13 +110,32 @@ export class LogsTab {
       if (l.rank >= 0 && !this.ranks.has(l.rank)) { this.ranks.add(l.rank); newRank = true; }
     }
     if (newRank) this.updateRanks();
+    this.pending.push(...logs);
+    if (this.pending.length > kKeep) this.pending.splice(0, this.pending.length - kKeep);
+    this.scheduleRedraw();
+  }
+
+  // Shows the pending lines now if the last redraw was kRedrawEveryMs ago, else then.
+  scheduleRedraw() {
+    if (this.redrawTimer !== null) return;
+    const wait = Math.max(0, this.lastRedraw + kRedrawEveryMs - performance.now());
+    this.redrawTimer = setTimeout(() => {
+      this.redrawTimer = null;
+      this.lastRedraw = performance.now();
+      this.showPending();
+    }, wait);
+  }
+
+  showPending() {
+    if (this.pending.length === 0) return;
     if (this.search.value || this.level.value) {
       this.draw();
       return;
     }
-    // Without a search the new lines are appended and the oldest dropped: no redraw of the rest.
+    // Without a filter the new lines are appended and the oldest dropped: no redraw of the rest.
     const stick = this.atBottom();
-    this.lines.append(...logs.slice(-kKeep).map(lineNode));
+    this.lines.append(...this.pending.map(lineNode));
+    this.pending = [];
     while (this.lines.childElementCount > kKeep) this.lines.firstElementChild.remove();
     this.updateCount(this.entries.length, '');
     if (stick || this.follow.checked) this.lines.scrollTop = this.lines.scrollHeight;
@@ -128,7 +159,9 @@ export class LogsTab {
     this.rank.value = chosen;
   }
 
+  // Redraws every kept line that passes the filters.
   draw() {
+    this.pending = [];
     const text = this.search.value.toLowerCase();
     const level = kLevels[this.level.value];
     const shown = text || level
