@@ -106,6 +106,20 @@ TEST_F(CohortBinaryTest, DeeplyNestedOrOversizedYamlIsAnInvalidConfigNamingTheLi
   EXPECT_THAT(large.err, HasSubstr(big + ": the file is longer than the limit of 1048576 bytes"));
 }
 
+TEST_F(CohortBinaryTest, AConfigThatIsADirectoryOrMissingIsNamedBeforeAnythingElse) {
+  // A directory used to read as an empty file: "the config is empty".
+  Result dir = Run("experiment validate " + dir_);
+  EXPECT_EQ(dir.exit_code, 1);
+  EXPECT_THAT(dir.err, HasSubstr(dir_ + ": is a directory; expected a YAML file"));
+  // create reads the config before it packs the context or calls a master (none here).
+  Result create = Run("experiment create " + dir_ + " " + dir_);
+  EXPECT_EQ(create.exit_code, 1);
+  EXPECT_THAT(create.err, HasSubstr("the config: " + dir_ + ": is a directory"));
+  Result missing = Run("experiment create " + dir_ + "/none.yaml " + dir_);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.err, HasSubstr(dir_ + "/none.yaml: cannot open: No such file or directory"));
+}
+
 TEST_F(CohortBinaryTest, UsageErrorsExitTwoAndHelpIsUseful) {
   EXPECT_EQ(Run("experiment validate").exit_code, 2);
   EXPECT_EQ(Run("experiment frobnicate x").exit_code, 2);

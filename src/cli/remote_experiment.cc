@@ -4,11 +4,9 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -186,22 +184,20 @@ bool CheckBeforeUpload(const std::string& config_path, const std::string& text,
 
 int RunCreateRemote(const CommandContext& command, const std::string& config_path,
                     const std::string& context_dir, const std::string& template_name, bool follow) {
-  std::ifstream in(config_path);
-  if (!in) {
-    std::cerr << "cohort: error: cannot read the config " << config_path << "\n";
-    return kExitUsage;
+  absl::StatusOr<std::string> text = config::ReadYamlText(config_path);
+  if (!text.ok()) {
+    std::cerr << "cohort: error: the config: " << text.status().message() << "\n";
+    return absl::IsInvalidArgument(text.status()) ? kExitInvalid : kExitUsage;
   }
-  std::stringstream config;
-  config << in.rdbuf();
   bool warned = false;
-  if (!CheckBeforeUpload(config_path, config.str(), template_name, &warned)) return kExitInvalid;
+  if (!CheckBeforeUpload(config_path, *text, template_name, &warned)) return kExitInvalid;
   absl::StatusOr<std::string> context = PackContext(context_dir);
   if (!context.ok()) {
     std::cerr << "cohort: error: " << context.status().message() << "\n";
     return kExitUsage;
   }
   std::vector<client::FormPart> parts = {
-      {"config", config.str(), "config.yaml", "application/yaml"},
+      {"config", *text, "config.yaml", "application/yaml"},
       {"context", *context, "context.tar.gz", "application/gzip"}};
   if (!template_name.empty()) parts.push_back({"template", template_name, "", "text/plain"});
   client::MasterClient client = command.Client(absl::Seconds(120));

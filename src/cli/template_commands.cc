@@ -1,27 +1,18 @@
 #include "cli/template_commands.h"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
+#include "config/yaml_json.h"
 #include "wire/experiment_bodies.h"
 
 namespace cohort::cli {
 namespace {
-
-// The file's text (empty when it cannot be read: CLI11 checked that it exists).
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string TemplatePath(const std::string& name) {
   return absl::StrCat("/api/v1/templates/", name);
@@ -46,8 +37,12 @@ int ListTemplates(const CommandContext& context, bool details) {
 }
 
 int SetTemplate(const CommandContext& context, const std::string& name, const std::string& file) {
-  absl::StatusOr<Json> r =
-      context.Client().Put(TemplatePath(name), ReadFile(file), "application/yaml");
+  absl::StatusOr<std::string> text = config::ReadYamlText(file);
+  if (!text.ok()) {
+    std::cerr << "cohort: error: the template: " << text.status().message() << "\n";
+    return absl::IsInvalidArgument(text.status()) ? kExitInvalid : kExitUsage;
+  }
+  absl::StatusOr<Json> r = context.Client().Put(TemplatePath(name), *text, "application/yaml");
   if (!r.ok()) return Fail(r.status());
   std::cout << "template " << name << " set\n";
   return kExitOk;

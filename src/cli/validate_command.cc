@@ -43,24 +43,36 @@ void SayIfIncomplete(const absl::Status& status, const ValidateArgs& args, std::
       << "NAME)\n";
 }
 
+// Reads and parses a YAML file: a file that cannot be read is named in one line (missing or
+// unreadable: a usage error, as a bad argument); the YAML's errors are listed under its path.
+std::optional<Json> LoadYaml(const std::string& path, std::ostream& err, int* exit_code) {
+  absl::StatusOr<std::string> text = config::ReadYamlText(path);
+  if (!text.ok()) {
+    err << "cohort: error: " << text.status().message() << "\n";
+    const bool usage = absl::IsNotFound(text.status()) || absl::IsPermissionDenied(text.status());
+    *exit_code = usage ? kExitUsage : kExitInvalid;
+    return std::nullopt;
+  }
+  absl::StatusOr<Json> tree = config::ParseYaml(*text);
+  if (!tree.ok()) {
+    *exit_code = Report(tree.status(), path, err);
+    return std::nullopt;
+  }
+  return *std::move(tree);
+}
+
 }  // namespace
 
 std::optional<config::ExperimentConfig> LoadExperimentConfig(const ValidateArgs& args,
                                                              std::ostream& err, int* exit_code) {
   Json tmpl;
   if (args.template_path.has_value()) {
-    absl::StatusOr<Json> loaded = config::LoadYamlFile(*args.template_path);
-    if (!loaded.ok()) {
-      *exit_code = Report(loaded.status(), *args.template_path, err);
-      return std::nullopt;
-    }
+    std::optional<Json> loaded = LoadYaml(*args.template_path, err, exit_code);
+    if (!loaded.has_value()) return std::nullopt;
     tmpl = *std::move(loaded);
   }
-  absl::StatusOr<Json> tree = config::LoadYamlFile(args.config_path);
-  if (!tree.ok()) {
-    *exit_code = Report(tree.status(), args.config_path, err);
-    return std::nullopt;
-  }
+  std::optional<Json> tree = LoadYaml(args.config_path, err, exit_code);
+  if (!tree.has_value()) return std::nullopt;
   absl::StatusOr<Json> merged = config::MergeTemplate(tmpl, *tree);
   if (!merged.ok()) {
     *exit_code = Report(merged.status(), args.template_path.value_or(""), err);

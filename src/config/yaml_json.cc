@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cohort/status.h"
 #include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/yaml.h"
 
@@ -296,8 +298,12 @@ absl::StatusOr<Json> ParseYaml(absl::string_view text) {
   return FromNode(root, walk);
 }
 
-absl::StatusOr<Json> LoadYamlFile(const std::string& path) {
-  std::ifstream in(path);
+absl::StatusOr<std::string> ReadYamlText(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory; expected a YAML file"));
+  }
+  std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;
     std::string message = absl::StrCat(path, ": cannot open: ", std::strerror(err));
@@ -306,12 +312,23 @@ absl::StatusOr<Json> LoadYamlFile(const std::string& path) {
   }
   std::string text(kMaxYamlBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read: ", std::strerror(errno)));
+  }
   text.resize(static_cast<size_t>(in.gcount()));
   if (text.size() > kMaxYamlBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the file is longer than the limit of ", kMaxYamlBytes, " bytes for YAML"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": the file is longer than the limit of ",
+                                                   kMaxYamlBytes, " bytes for YAML"));
   }
-  return ParseYaml(text);
+  return text;
+}
+
+absl::StatusOr<Json> LoadYamlFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadYamlText(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<Json> tree = ParseYaml(*text);
+  if (!tree.ok()) return Annotate(tree.status(), path);
+  return tree;
 }
 
 std::string ToYaml(const Json& tree) {

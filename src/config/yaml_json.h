@@ -43,9 +43,13 @@ inline constexpr size_t kMaxYamlExpandedBytes = size_t{64} << 20;
 // column of the anchored node: yaml-cpp keeps no alias names).
 absl::StatusOr<Json> ParseYaml(absl::string_view text);
 
-// Reads and parses a YAML file. Unreadable: NotFound/PermissionDenied naming the path. Longer
-// than kMaxYamlBytes: InvalidArgument naming the limit. Otherwise as ParseYaml (whose errors, like
-// this one, leave naming the file to the caller).
+// Reads a YAML file's text, unparsed (what the CLI uploads as a config or template). Every error
+// names the path: missing or unreadable, NotFound/PermissionDenied with the system's reason; a
+// directory, or longer than kMaxYamlBytes (it stops reading there), InvalidArgument.
+absl::StatusOr<std::string> ReadYamlText(const std::string& path);
+
+// ReadYamlText, then ParseYaml; ParseYaml's errors are prefixed with the path too ("PATH: line
+// 3, column 1: ..."), keeping their code.
 absl::StatusOr<Json> LoadYamlFile(const std::string& path);
 
 // Block-style YAML for `tree`, ending in a newline. Strings that would read back as another type

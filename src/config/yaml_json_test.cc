@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -165,6 +166,39 @@ TEST(YamlJsonTest, RefusesTextLongerThanTheLimitNamingIt) {
   auto tree = ParseYaml("a: " + std::string(kMaxYamlBytes, 'x'));
   EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(tree.status().message(), HasSubstr("more than the limit of 1048576 bytes"));
+}
+
+// A file under the test's temporary directory holding `text`.
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/yaml_json_test_" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+TEST(YamlJsonTest, ReadYamlTextNamesThePathOfEveryFileItCannotTake) {
+  const std::string missing = ::testing::TempDir() + "/yaml_json_test_no_such.yaml";
+  absl::StatusOr<std::string> r = ReadYamlText(missing);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(r.status().message(), HasSubstr(missing + ": cannot open: No such file"));
+  // A directory opens like a file on Linux and reads as nothing; it was "the config is empty".
+  r = ReadYamlText(::testing::TempDir());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr(": is a directory; expected a YAML file"));
+  const std::string big = WriteFile("big.yaml", "a: " + std::string(kMaxYamlBytes, 'x'));
+  r = ReadYamlText(big);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr(big + ": the file is longer than the limit of 1048576 bytes"));
+  const std::string ok = WriteFile("ok.yaml", "a: 1\n");
+  EXPECT_EQ(ReadYamlText(ok).value_or(""), "a: 1\n");
+}
+
+TEST(YamlJsonTest, LoadYamlFileNamesThePathInAParseError) {
+  const std::string path = WriteFile("broken.yaml", "a: [1\n");
+  absl::StatusOr<Json> tree = LoadYamlFile(path);
+  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(tree.status().message(), HasSubstr(path + ": line 2, column 1: "));
+  EXPECT_EQ(LoadYamlFile(WriteFile("fine.yaml", "a: 1\n")).value_or(Json()), Json({{"a", 1}}));
 }
 
 TEST(YamlJsonTest, ToYamlRoundTripsTypes) {
