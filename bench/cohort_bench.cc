@@ -9,6 +9,7 @@
 
 #include "CLI/CLI.hpp"
 #include "bench/bench_commands.h"
+#include "common/command_line.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"cohort-bench: Cohort benchmarks (run one process per rank under a launcher)"};
@@ -21,11 +22,13 @@ int main(int argc, char** argv) {
   cohort::bench::MasterBenchOptions master;
   CLI::App* master_cmd = cohort::bench::AddMasterCommand(app, master);
 #endif
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> exit = cohort::ParseCommandLine(app, "cohort-bench", argc, argv)) {
+    return *exit;
+  }
 #ifndef COHORT_BENCH_TRAIN_ONLY
   if (master_cmd->parsed()) return cohort::bench::RunMasterCommand(master);
 #endif
   if (allreduce_cmd->parsed()) return cohort::bench::RunAllreduceCommand(allreduce);
   if (train_cmd->parsed()) return cohort::bench::RunTrainCommand(train);
-  return 2;
+  return cohort::kUsageExit;
 }

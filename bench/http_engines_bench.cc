@@ -28,6 +28,7 @@
 
 #include "CLI/CLI.hpp"
 #include "bench/proc_stat.h"
+#include "common/command_line.h"
 
 namespace {
 
@@ -208,7 +209,9 @@ int main(int argc, char** argv) {
   app.add_option("--work-us", o.work_us, "Busy work per request in the server, microseconds")
       ->capture_default_str();
   app.add_option("--mhd-threads", o.mhd_threads, "libmicrohttpd's pool")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> exit = cohort::ParseCommandLine(app, "http_engines_bench", argc, argv)) {
+    return *exit;
+  }
   const int base_port = 20000 + static_cast<int>(::getpid() % 20000);
   std::vector<Row> rows;
   int n = 0;

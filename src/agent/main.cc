@@ -20,6 +20,7 @@
 #include "agent/leftovers.h"
 #include "client/local_cluster.h"
 #include "client/master_client.h"
+#include "common/command_line.h"
 #include "common/subprocess.h"
 #include "wire/launch_env.h"
 
@@ -158,11 +159,11 @@ void AddFlags(CLI::App& app, Flags& f) {
   auto* slots_opt =
       app.add_option("--slots", f.slots,
                      "CPU slots to offer (default: GPUs found by nvidia-smi, else the cores)")
-          ->check(CLI::PositiveNumber);
+          ->check(cohort::PositiveNumber());
   auto* artificial_opt =
       app.add_option("--artificial-slots", f.artificial,
                      "Pretend to have this many slots (for tests of the scheduler)")
-          ->check(CLI::PositiveNumber)
+          ->check(cohort::PositiveNumber())
           ->excludes(slots_opt);
   app.add_option("--gpus", f.gpus,
                  "GPUs to offer as slots, e.g. 0,1 (default: those nvidia-smi lists, unless "
@@ -187,11 +188,11 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "Cores this agent's trials share (default: all of this machine's); each worker "
                  "gets cpus/slots compute threads. Give each agent its share when several run "
                  "on one machine")
-      ->check(CLI::PositiveNumber);
+      ->check(cohort::PositiveNumber());
   app.add_option("--keep-allocations", options.keep_allocations,
                  "Finished allocation directories to keep in the work directory, newest first "
                  "(default 20; checkpoints are in checkpoint storage, not there)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cohort::NonNegativeNumber());
   app.footer(
       "Example:\n  cohort-agent --master http://10.0.0.5:8080 --slots 8 --secret-file "
       "~/.cohort-agent-secret\n"
@@ -245,8 +246,10 @@ int main(int argc, char** argv) {
       "cohort-agent: runs the trials a cohort-master places on this machine, one "
       "cohort-launch per trial, and streams their logs and metrics to the master."};
   AddFlags(app, f);
-  CLI11_PARSE(app, argc, argv);
-  if (!FinishOptions(f)) return 2;
+  if (std::optional<int> exit = cohort::ParseCommandLine(app, "cohort-agent", argc, argv)) {
+    return *exit;
+  }
+  if (!FinishOptions(f)) return cohort::kUsageExit;
   const cohort::agent::AgentOptions& options = f.options;
   const sigset_t stop_signals = SignalStopper::BlockStopSignals();
   cohort::agent::Agent agent(options);

@@ -2,10 +2,12 @@
 
 #include <sys/wait.h>
 
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -118,6 +120,26 @@ TEST_F(CohortBinaryTest, AConfigThatIsADirectoryOrMissingIsNamedBeforeAnythingEl
   Result missing = Run("experiment create " + dir_ + "/none.yaml " + dir_);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.err, HasSubstr(dir_ + "/none.yaml: cannot open: No such file or directory"));
+}
+
+TEST_F(CohortBinaryTest, EveryProgramsBadArgumentExitsTwoNamingTheProgramAndTheRule) {
+  // The master and the agent exited 105-109 (CLI11's own codes) with bare messages, and the
+  // agent's --slots -1 named a range up to 1.79e308.
+  const std::string bin_dir = std::getenv("COHORT_BIN_DIR");
+  const std::string out = dir_ + "/out";
+  for (const auto& [program, args, says] : std::vector<std::array<std::string, 3>>{
+           {"cohort-master", "--port 99999", "--port: Value 99999 not in range 0 to 65535"},
+           {"cohort-master", "--agent-timeout 0", "--agent-timeout: must be a positive number"},
+           {"cohort-agent", "--slots -1", "--slots: must be a positive number, got -1"},
+           {"cohort-agent", "--bogus", "The following argument was not expected: --bogus"},
+           {"cohort-launch", "--slots 0 -- true", "--slots must be at least 1, got 0"}}) {
+    const int status =
+        std::system((bin_dir + "/" + program + " " + args + " >" + out + " 2>&1").c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << program << " " << args;
+    const std::string text = ReadFile(out);
+    EXPECT_THAT(text, HasSubstr(program + ": error: " + says)) << program << " " << args;
+    EXPECT_THAT(text, HasSubstr("Run '" + program + " --help' for usage.")) << text;
+  }
 }
 
 TEST_F(CohortBinaryTest, UsageErrorsExitTwoAndHelpIsUseful) {

@@ -16,6 +16,7 @@
 #include "cli/template_commands.h"
 #include "cli/trial_commands.h"
 #include "cli/user_commands.h"
+#include "common/command_line.h"
 
 namespace {
 
@@ -63,15 +64,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s", app.help().c_str());
     return cohort::cli::kExitUsage;
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "cohort: error: %s\nRun 'cohort --help' for usage.\n", e.what());
-    return cohort::cli::kExitUsage;
-  }
+  if (std::optional<int> exit = cohort::ParseCommandLine(app, "cohort", argc, argv)) return *exit;
   return exit_code;
 }

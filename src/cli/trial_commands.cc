@@ -17,6 +17,7 @@
 #include "cli/exit_codes.h"
 #include "cli/profile_command.h"
 #include "cli/table.h"
+#include "common/command_line.h"
 #include "wire/series_bodies.h"
 #include "wire/states.h"
 #include "wire/trial_bodies.h"
@@ -201,8 +202,7 @@ void AddTrialCommands(CLI::App* root, CommandContext* context) {
   auto logs_args = std::make_shared<LogsArgs>();
   CLI::App* logs = trial->add_subcommand("logs", "Print a trial's log lines (every rank, or one)");
   logs->add_option("id", logs_args->trial_id, "Trial id")->required();
-  logs->add_option("--rank", logs_args->rank, "Only this rank's lines")
-      ->check(CLI::NonNegativeNumber);
+  logs->add_option("--rank", logs_args->rank, "Only this rank's lines")->check(NonNegativeNumber());
   logs->add_flag("-f,--follow", logs_args->follow, "Keep printing new lines until the trial ends");
   context->AddJsonFlag(logs, "One JSON object per line: {seq, rank, line}");
   logs->footer("Examples:\n  cohort trial logs 3\n  cohort trial logs 3 --rank 1 --follow");

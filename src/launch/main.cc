@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "common/command_line.h"
 #include "common/net.h"
 #include "launch/launcher.h"
 #include "wire/launch_env.h"
@@ -43,11 +44,7 @@ constexpr char kExamples[] =
     "Exit status: 0 when every worker exits 0; a failed worker's status; 128+N when stopped by\n"
     "signal N; 2 for bad arguments.";
 
-int UsageError(const std::string& message) {
-  std::fprintf(stderr, "cohort-launch: error: %s\nRun 'cohort-launch --help' for usage.\n",
-               message.c_str());
-  return 2;
-}
+int UsageError(const std::string& message) { return cohort::UsageError("cohort-launch", message); }
 
 // The command line split at the first "--": everything after it is the worker command, taken
 // verbatim.

@@ -14,6 +14,7 @@
 #include "client/local_cluster.h"
 #include "client/master_client.h"
 #include "cohort/status.h"
+#include "common/command_line.h"
 #include "common/directory_lock.h"
 #include "common/env.h"
 #include "common/private_file.h"
@@ -65,16 +66,16 @@ void AddStorageFlags(CLI::App& app, Flags& f) {
                  "Lines of log kept per trial (default 1000000; 0: all). Past it a trial keeps "
                  "its first tenth and its newest nine tenths, and one line says how many were "
                  "dropped between them")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cohort::NonNegativeNumber());
   app.add_option("--log-retention-total-bytes", f.log_retention.total_bytes,
                  "Bytes of log text kept across all trials (default 4294967296, 4 GiB; 0: no "
                  "limit). Past it the oldest trials' logs are dropped first, never the newest "
                  "trial's")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cohort::NonNegativeNumber());
   app.add_option("--db-check-seconds", f.db_check_seconds,
                  "At start, check the database's pages for damage for at most this long "
                  "(default 60; 0: skip). A damaged database is refused")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cohort::NonNegativeNumber());
   app.add_option("--backup", f.backup_file,
                  "Instead of serving: copy the database (of --data-dir, or --db) to this file and "
                  "exit. Safe while a master runs on it; the copy is checked, and is a database "
@@ -92,11 +93,11 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--db", f.db_path, "SQLite database file (default: DATA_DIR/master.db)");
   app.add_option("--agent-timeout", f.agent_timeout,
                  "Seconds without contact after which an agent counts as lost (default 30)")
-      ->check(CLI::PositiveNumber);
+      ->check(cohort::PositiveNumber());
   app.add_option("--readopt-grace", f.readopt_grace,
                  "After a restart, seconds to wait for agents to reclaim the trials that were "
                  "running before they are queued again (default: --agent-timeout)")
-      ->check(CLI::PositiveNumber);
+      ->check(cohort::PositiveNumber());
   app.add_option("--http-connections,--http-threads", f.http_connections,
                  "Connections served at once, a thread each (default 4096; more wait in the "
                  "listen queue). An agent keeps one per running trial and one for its poll")
@@ -289,7 +290,9 @@ int main(int argc, char** argv) {
       "cohort-master: the Cohort cluster's REST API (/api/v1), database (SQLite) and "
       "gang scheduler. Agents (cohort-agent) connect to it; the cohort CLI talks to it."};
   AddFlags(app, f);
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> exit = cohort::ParseCommandLine(app, "cohort-master", argc, argv)) {
+    return *exit;
+  }
   if (!f.backup_file.empty()) return RunBackup(f);
   const sigset_t stop_signals = BlockStopSignals();
   // Before anything else, so a bad certificate or key is reported before any file is created;

@@ -12,6 +12,7 @@
 #include "cohort/comm/comm_factory.h"
 #include "cohort/core.h"
 #include "cohort/status.h"
+#include "common/command_line.h"
 #include "common/json_bounded.h"
 #include "common/logging.h"
 #include "config/length.h"
@@ -241,7 +242,8 @@ int TrialMain(int argc, char** argv, Trial& trial) {
   app.footer(
       "Example:\n  cohort-launch --slots 2 -- fashion_mnist_trial --config "
       "examples/fashion_mnist/distributed.yaml");
-  CLI11_PARSE(app, argc, argv);
+  const std::string program = std::filesystem::path(argv[0]).filename().string();
+  if (std::optional<int> exit = ParseCommandLine(app, program, argc, argv)) return *exit;
   absl::Status status = Run(flags, trial);
   if (!status.ok()) {
     std::fprintf(stderr, "trial: %s\n", status.ToString().c_str());
