@@ -15,6 +15,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/agent.h"
 #include "agent/leftovers.h"
@@ -120,8 +121,7 @@ bool LoadSecret(const std::string& flag, cohort::agent::AgentOptions& options) {
   }
   absl::StatusOr<std::string> secret = cohort::client::ReadSecretFile(secret_file);
   if (!secret.ok()) {
-    std::fprintf(stderr, "cohort-agent: --secret-file: %s\n",
-                 std::string(secret.status().message()).c_str());
+    cohort::UsageError("cohort-agent", absl::StrCat("--secret-file: ", secret.status().message()));
     return false;
   }
   options.secret = *std::move(secret);
@@ -134,8 +134,8 @@ bool ParsePortRange(const std::string& text, cohort::agent::AgentOptions& option
   if (range.size() != 2 || !absl::SimpleAtoi(range[0], &options.port_lo) ||
       !absl::SimpleAtoi(range[1], &options.port_hi) || options.port_lo < 1 ||
       options.port_hi < options.port_lo || options.port_hi > 65535) {
-    std::fprintf(stderr, "cohort-agent: --port-range %s: expected LO-HI, e.g. 29500-29599\n",
-                 text.c_str());
+    cohort::UsageError("cohort-agent",
+                       absl::StrCat("--port-range ", text, ": expected LO-HI, e.g. 29500-29599"));
     return false;
   }
   return true;
@@ -207,7 +207,7 @@ bool FinishGpus(Flags& f) {
   if (!f.gpus.empty()) {
     absl::StatusOr<std::vector<int>> gpus = cohort::wire::ParseGpuList("--gpus", f.gpus);
     if (!gpus.ok()) {
-      std::fprintf(stderr, "cohort-agent: %s\n", std::string(gpus.status().message()).c_str());
+      cohort::UsageError("cohort-agent", std::string(gpus.status().message()));
       return false;
     }
     f.options.gpus = *std::move(gpus);
