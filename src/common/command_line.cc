@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -20,6 +21,33 @@ CLI::Validator NumberRule(bool (*ok)(double), const char* rule, const char* desc
       description);
 }
 
+// The option named `name` in `app` or the subcommands parsed so far (the deepest wins).
+const CLI::Option* FindParsedOption(CLI::App& app, const std::string& name) {
+  const CLI::Option* found = app.get_option_no_throw(name);
+  for (CLI::App* sub : app.get_subcommands()) {
+    if (const CLI::Option* deeper = FindParsedOption(*sub, name)) found = deeper;
+  }
+  return found;
+}
+
+// CLI11's "Could not convert: id = abc" as "id: expected an integer, got abc"; other
+// messages unchanged.
+std::string DescribeParseError(CLI::App& app, const CLI::ParseError& e) {
+  const std::string what = e.what();
+  constexpr absl::string_view kPrefix = "Could not convert: ";
+  const size_t equals = what.find(" = ");
+  if (!absl::StartsWith(what, kPrefix) || equals == std::string::npos) return what;
+  const std::string name = what.substr(kPrefix.size(), equals - kPrefix.size());
+  const std::string value = what.substr(equals + 3);
+  const CLI::Option* option = FindParsedOption(app, name);
+  const std::string type = option != nullptr ? option->get_type_name() : "";
+  const char* expected = type == "INT"     ? "an integer"
+                         : type == "UINT"  ? "an integer >= 0"
+                         : type == "FLOAT" ? "a number"
+                                           : "a valid value";
+  return absl::StrCat(name, ": expected ", expected, ", got ", value);
+}
+
 }  // namespace
 
 std::optional<int> ParseCommandLine(CLI::App& app, const std::string& program, int argc,
@@ -31,7 +59,7 @@ std::optional<int> ParseCommandLine(CLI::App& app, const std::string& program, i
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return UsageError(program, e.what());
+    return UsageError(program, DescribeParseError(app, e));
   }
   return std::nullopt;
 }

@@ -56,6 +56,28 @@ TEST(CommandLineTest, ABadArgumentIsAUsageErrorNamingTheProgramAndTheRule) {
   EXPECT_THAT(p.err, HasSubstr("prog: error: The following argument was not expected: --bogus"));
 }
 
+TEST(CommandLineTest, AValueOfTheWrongTypeNamesTheTypeExpected) {
+  // CLI11 says "Could not convert: --count = abc" (a value its validators, if any, passed).
+  CLI::App app{"test"};
+  int count = 0;
+  double rate = 0;
+  int64_t id = 0;
+  app.add_option("--count", count, "count");
+  app.add_option("--rate", rate, "rate");
+  app.add_subcommand("logs", "logs")->add_option("id", id, "trial id");
+  const auto parse = [&app](std::vector<const char*> args) {
+    args.insert(args.begin(), "prog");
+    ::testing::internal::CaptureStderr();
+    EXPECT_THAT(ParseCommandLine(app, "prog", static_cast<int>(args.size()), args.data()),
+                Optional(kUsageExit));
+    return ::testing::internal::GetCapturedStderr();
+  };
+  EXPECT_THAT(parse({"--count", "abc"}), HasSubstr("prog: error: --count: expected an integer, "
+                                                   "got abc\n"));
+  EXPECT_THAT(parse({"--rate", "1x"}), HasSubstr("--rate: expected a number, got 1x"));
+  EXPECT_THAT(parse({"logs", "abc"}), HasSubstr("prog: error: id: expected an integer, got abc"));
+}
+
 TEST(CommandLineTest, HelpExitsZero) {
   int slots = 0;
   double keep = 0;
