@@ -51,7 +51,9 @@ struct Batch {
 
 struct TrainResult {
   torch::Tensor loss;                      // the runtime calls backward on it
-  std::map<std::string, double> metrics;   // reported with the loss (averaged across workers)
+  // Reported with the loss (averaged across workers). The names "loss" and
+  // "samples_per_second" are the runtime's own: a metric so named is replaced by its value.
+  std::map<std::string, double> metrics;
 };
 
 // What a trial sees of its run. Owned by the runtime.
