@@ -119,7 +119,7 @@ TEST_F(CohortBinaryTest, AConfigThatIsADirectoryOrMissingIsNamedBeforeAnythingEl
   EXPECT_THAT(create.err, HasSubstr("the config: " + dir_ + ": is a directory"));
   Result missing = Run("experiment create " + dir_ + "/none.yaml " + dir_);
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_THAT(missing.err, HasSubstr(dir_ + "/none.yaml: cannot open: No such file or directory"));
+  EXPECT_THAT(missing.err, HasSubstr(dir_ + "/none.yaml does not exist"));
 }
 
 TEST_F(CohortBinaryTest, EveryProgramsBadArgumentExitsTwoNamingTheProgramAndTheRule) {

@@ -43,14 +43,14 @@ void SayIfIncomplete(const absl::Status& status, const ValidateArgs& args, std::
       << "NAME)\n";
 }
 
-// Reads and parses a YAML file: a file that cannot be read is named in one line (missing or
-// unreadable: a usage error, as a bad argument); the YAML's errors are listed under its path.
+// Reads and parses a YAML file: a file that cannot be taken is named in one line (missing or
+// unreadable: a usage error, as a bad argument; a directory or too long: invalid); the YAML's
+// errors are listed under its path.
 std::optional<Json> LoadYaml(const std::string& path, std::ostream& err, int* exit_code) {
   absl::StatusOr<std::string> text = config::ReadYamlText(path);
   if (!text.ok()) {
     err << "cohort: error: " << text.status().message() << "\n";
-    const bool usage = absl::IsNotFound(text.status()) || absl::IsPermissionDenied(text.status());
-    *exit_code = usage ? kExitUsage : kExitInvalid;
+    *exit_code = absl::IsInvalidArgument(text.status()) ? kExitInvalid : kExitUsage;
     return std::nullopt;
   }
   absl::StatusOr<Json> tree = config::ParseYaml(*text);

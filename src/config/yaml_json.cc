@@ -1,12 +1,10 @@
 #include "config/yaml_json.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <vector>
 
@@ -14,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
+#include "common/small_file.h"
 #include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/yaml.h"
 
@@ -303,20 +302,8 @@ absl::StatusOr<std::string> ReadYamlText(const std::string& path) {
   if (std::filesystem::is_directory(path, ec)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory; expected a YAML file"));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int err = errno;
-    std::string message = absl::StrCat(path, ": cannot open: ", std::strerror(err));
-    if (err == EACCES) return absl::PermissionDeniedError(message);
-    return absl::NotFoundError(message);
-  }
-  std::string text(kMaxYamlBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot read: ", std::strerror(errno)));
-  }
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxYamlBytes) {
+  absl::StatusOr<std::string> text = ReadSmallFile(path, kMaxYamlBytes);
+  if (absl::IsResourceExhausted(text.status())) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": the file is longer than the limit of ",
                                                    kMaxYamlBytes, " bytes for YAML"));
   }

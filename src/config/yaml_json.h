@@ -43,9 +43,10 @@ inline constexpr size_t kMaxYamlExpandedBytes = size_t{64} << 20;
 // column of the anchored node: yaml-cpp keeps no alias names).
 absl::StatusOr<Json> ParseYaml(absl::string_view text);
 
-// Reads a YAML file's text, unparsed (what the CLI uploads as a config or template). Every error
-// names the path: missing or unreadable, NotFound/PermissionDenied with the system's reason; a
-// directory, or longer than kMaxYamlBytes (it stops reading there), InvalidArgument.
+// Reads a YAML file's text, unparsed (what the CLI uploads as a config or template), with
+// ReadSmallFile's bound. Every error names the path: missing, NotFound; unreadable (no
+// permission, an I/O error), FailedPrecondition with the system's reason; a directory, or longer
+// than kMaxYamlBytes (it stops reading there), InvalidArgument.
 absl::StatusOr<std::string> ReadYamlText(const std::string& path);
 
 // ReadYamlText, then ParseYaml; ParseYaml's errors are prefixed with the path too ("PATH: line
