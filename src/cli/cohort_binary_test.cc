@@ -142,6 +142,17 @@ TEST_F(CohortBinaryTest, EveryProgramsBadArgumentExitsTwoNamingTheProgramAndTheR
   }
 }
 
+TEST_F(CohortBinaryTest, AMasterUrlWithoutItsSchemeIsNamedWhenNothingAnswers) {
+  // Port 1 on this machine: refused at once, no DNS involved.
+  Result bare = Run("experiment list --master 127.0.0.1:1");
+  EXPECT_EQ(bare.exit_code, 1);
+  EXPECT_THAT(bare.err, HasSubstr("cannot reach the master at 127.0.0.1:1"));
+  EXPECT_THAT(bare.err, HasSubstr("a master URL starts with http:// or https://"));
+  Result full = Run("experiment list --master http://127.0.0.1:1");
+  EXPECT_EQ(full.exit_code, 1);
+  EXPECT_THAT(full.err, HasSubstr("is cohort-master running?"));
+}
+
 TEST_F(CohortBinaryTest, UsageErrorsExitTwoAndHelpIsUseful) {
   EXPECT_EQ(Run("experiment validate").exit_code, 2);
   EXPECT_EQ(Run("experiment frobnicate x").exit_code, 2);

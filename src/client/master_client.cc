@@ -135,10 +135,15 @@ absl::Status MasterClient::NoAnswer(const httplib::Client& client, const std::st
         " (if it serves HTTPS, started with --tls-cert, use https://",
         url_.substr(std::strlen("http://")), "; else it stopped or restarted)"));
   }
+  // A URL without its scheme ("nowhere:8080") reaches a master only as plain HTTP on a host
+  // that resolves: when it does not, the URL is the likelier mistake than the master.
+  const bool has_scheme = absl::StartsWith(url_, "http://") || absl::StartsWith(url_, "https://");
   return absl::UnavailableError(absl::StrCat(
-      "cannot reach the master at ", url_, " (", what, ": ", httplib::to_string(error),
-      "): is cohort-master running? (`cohort cluster up` starts a local one; --master or "
-      "$COHORT_MASTER names another)"));
+      "cannot reach the master at ", url_, " (", what, ": ", httplib::to_string(error), "): ",
+      has_scheme ? "is cohort-master running? (`cohort cluster up` starts a local one; "
+                   "--master or $COHORT_MASTER names another)"
+                 : "a master URL starts with http:// or https://, e.g. http://10.0.0.5:8080 "
+                   "(--master or $COHORT_MASTER)"));
 }
 
 absl::StatusOr<Json> MasterClient::Interpret(const httplib::Client& client, const std::string& what,
