@@ -21,6 +21,7 @@
 #include "agent/leftovers.h"
 #include "client/local_cluster.h"
 #include "client/master_client.h"
+#include "cohort/status.h"
 #include "common/command_line.h"
 #include "common/subprocess.h"
 #include "wire/launch_env.h"
@@ -109,36 +110,32 @@ std::string SecretFile(const std::string& flag) {
 }
 
 // The agent secret into `options` (a missing file only warns: the master will refuse the
-// agent and say so). False, with the error printed, for a file that cannot be used.
-bool LoadSecret(const std::string& flag, cohort::agent::AgentOptions& options) {
+// agent and say so); an error naming the flag for a file that cannot be used.
+absl::Status LoadSecret(const std::string& flag, cohort::agent::AgentOptions& options) {
   const std::string secret_file = SecretFile(flag);
   if (secret_file.empty()) {
     std::fprintf(stderr,
                  "cohort-agent: warning: no --secret-file (or $COHORT_AGENT_SECRET_FILE): the "
                  "master will refuse this agent; copy the master's agent-secret file here "
                  "(chmod 600) and pass it\n");
-    return true;
+    return absl::OkStatus();
   }
   absl::StatusOr<std::string> secret = cohort::client::ReadSecretFile(secret_file);
-  if (!secret.ok()) {
-    cohort::UsageError("cohort-agent", absl::StrCat("--secret-file: ", secret.status().message()));
-    return false;
-  }
+  if (!secret.ok()) return cohort::Annotate(secret.status(), "--secret-file");
   options.secret = *std::move(secret);
-  return true;
+  return absl::OkStatus();
 }
 
-// "LO-HI" into the options' port range; false, with the error printed, otherwise.
-bool ParsePortRange(const std::string& text, cohort::agent::AgentOptions& options) {
+// "LO-HI" into the options' port range; InvalidArgument saying the form otherwise.
+absl::Status ParsePortRange(const std::string& text, cohort::agent::AgentOptions& options) {
   std::vector<std::string> range = absl::StrSplit(text, '-');
   if (range.size() != 2 || !absl::SimpleAtoi(range[0], &options.port_lo) ||
       !absl::SimpleAtoi(range[1], &options.port_hi) || options.port_lo < 1 ||
       options.port_hi < options.port_lo || options.port_hi > 65535) {
-    cohort::UsageError("cohort-agent",
-                       absl::StrCat("--port-range ", text, ": expected LO-HI, e.g. 29500-29599"));
-    return false;
+    return absl::InvalidArgumentError(
+        absl::StrCat("--port-range ", text, ": expected LO-HI, e.g. 29500-29599"));
   }
-  return true;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -201,40 +198,35 @@ void AddFlags(CLI::App& app, Flags& f) {
       "  cohort-agent --id a2 --artificial-slots 8 --port-range 29600-29699");
 }
 
-// GPU slots: --gpus, else (no --slots or --artificial-slots) the GPUs nvidia-smi lists. False,
-// after saying why, for a bad --gpus.
-bool FinishGpus(Flags& f) {
+// GPU slots: --gpus, else (no --slots or --artificial-slots) the GPUs nvidia-smi lists. An
+// error saying why for a bad --gpus.
+absl::Status FinishGpus(Flags& f) {
   if (!f.gpus.empty()) {
-    absl::StatusOr<std::vector<int>> gpus = cohort::wire::ParseGpuList("--gpus", f.gpus);
-    if (!gpus.ok()) {
-      cohort::UsageError("cohort-agent", std::string(gpus.status().message()));
-      return false;
-    }
-    f.options.gpus = *std::move(gpus);
+    COHORT_ASSIGN_OR_RETURN(f.options.gpus, cohort::wire::ParseGpuList("--gpus", f.gpus));
   } else if (f.slots == 0 && f.artificial == 0) {
     f.options.gpus = ListGpus();
   }
-  return true;
+  return absl::OkStatus();
 }
 
-// Fills in what the flags left to defaults; false (after saying why) for a bad value.
-bool FinishOptions(Flags& f) {
+// Fills in what the flags left to defaults; an error naming the flag for a bad value.
+absl::Status FinishOptions(Flags& f) {
   cohort::agent::AgentOptions& options = f.options;
   options.master_url = cohort::client::MasterUrl(f.master);
   options.tls_ca_file = cohort::client::TlsCaFile(f.tls_ca);
-  if (!LoadSecret(f.secret_flag, options)) return false;
-  if (!FinishGpus(f)) return false;
+  COHORT_RETURN_IF_ERROR(LoadSecret(f.secret_flag, options));
+  COHORT_RETURN_IF_ERROR(FinishGpus(f));
   options.slots = f.artificial > 0 ? f.artificial
                   : f.slots > 0    ? f.slots
                                    : static_cast<int>(options.gpus.size());
   if (options.slots <= 0)
     options.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (!ParsePortRange(f.port_range, options)) return false;
+  COHORT_RETURN_IF_ERROR(ParsePortRange(f.port_range, options));
   if (options.work_dir.empty()) {
     options.work_dir =
         (std::filesystem::path(cohort::client::LocalClusterDir()) / "agents" / options.id).string();
   }
-  return true;
+  return absl::OkStatus();
 }
 
 int main(int argc, char** argv) {
@@ -249,7 +241,9 @@ int main(int argc, char** argv) {
   if (std::optional<int> exit = cohort::ParseCommandLine(app, "cohort-agent", argc, argv)) {
     return *exit;
   }
-  if (!FinishOptions(f)) return cohort::kUsageExit;
+  if (absl::Status finished = FinishOptions(f); !finished.ok()) {
+    return cohort::UsageError("cohort-agent", std::string(finished.message()));
+  }
   const cohort::agent::AgentOptions& options = f.options;
   const sigset_t stop_signals = SignalStopper::BlockStopSignals();
   cohort::agent::Agent agent(options);

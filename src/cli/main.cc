@@ -18,6 +18,8 @@
 #include "cli/user_commands.h"
 #include "common/command_line.h"
 
+static_assert(cohort::cli::kExitUsage == cohort::kUsageExit, "one usage-error status everywhere");
+
 namespace {
 
 constexpr char kDescription[] =

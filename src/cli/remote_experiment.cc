@@ -185,10 +185,7 @@ bool CheckBeforeUpload(const std::string& config_path, const std::string& text,
 int RunCreateRemote(const CommandContext& command, const std::string& config_path,
                     const std::string& context_dir, const std::string& template_name, bool follow) {
   absl::StatusOr<std::string> text = config::ReadYamlText(config_path);
-  if (!text.ok()) {
-    std::cerr << "cohort: error: the config: " << text.status().message() << "\n";
-    return absl::IsInvalidArgument(text.status()) ? kExitInvalid : kExitUsage;
-  }
+  if (!text.ok()) return FailReading(text.status(), "the config");
   bool warned = false;
   if (!CheckBeforeUpload(config_path, *text, template_name, &warned)) return kExitInvalid;
   absl::StatusOr<std::string> context = PackContext(context_dir);

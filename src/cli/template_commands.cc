@@ -38,10 +38,7 @@ int ListTemplates(const CommandContext& context, bool details) {
 
 int SetTemplate(const CommandContext& context, const std::string& name, const std::string& file) {
   absl::StatusOr<std::string> text = config::ReadYamlText(file);
-  if (!text.ok()) {
-    std::cerr << "cohort: error: the template: " << text.status().message() << "\n";
-    return absl::IsInvalidArgument(text.status()) ? kExitInvalid : kExitUsage;
-  }
+  if (!text.ok()) return FailReading(text.status(), "the template");
   absl::StatusOr<Json> r = context.Client().Put(TemplatePath(name), *text, "application/yaml");
   if (!r.ok()) return Fail(r.status());
   std::cout << "template " << name << " set\n";

@@ -14,12 +14,9 @@ namespace {
 
 using config::Json;
 
-// Prints each error of `status` prefixed by `file`; returns the exit status it deserves.
+// Prints each error of `status` (a config's: InvalidArgument, one per line) prefixed by
+// `file`; returns kExitInvalid.
 int Report(const absl::Status& status, const std::string& file, std::ostream& err) {
-  if (absl::IsNotFound(status) || absl::IsPermissionDenied(status)) {
-    err << "cohort: error: " << status.message() << "\n";
-    return kExitUsage;
-  }
   for (const std::string& line : config::ConfigErrors(status)) {
     err << file << ": " << line << "\n";
   }
@@ -49,8 +46,7 @@ void SayIfIncomplete(const absl::Status& status, const ValidateArgs& args, std::
 std::optional<Json> LoadYaml(const std::string& path, std::ostream& err, int* exit_code) {
   absl::StatusOr<std::string> text = config::ReadYamlText(path);
   if (!text.ok()) {
-    err << "cohort: error: " << text.status().message() << "\n";
-    *exit_code = absl::IsInvalidArgument(text.status()) ? kExitInvalid : kExitUsage;
+    *exit_code = FailReading(text.status(), "", err);
     return std::nullopt;
   }
   absl::StatusOr<Json> tree = config::ParseYaml(*text);
