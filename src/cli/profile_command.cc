@@ -164,17 +164,6 @@ void PrintTimingTable(const TimingTable& t) {
   for (size_t i = 0; i < t.ranks.size(); ++i) PrintOverlap(t, i);
 }
 
-// The unit of a profiler series (Determined's names), for the profile table.
-std::string UnitOf(const std::string& name) {
-  if (name == "cpu_util_simple" || name == "gpu_util") return "%";
-  if (name == "memory_free" || name == "gpu_free_memory") return "bytes";
-  if (name == "disk_iops") return "1/s";
-  if (absl::StartsWith(name, "net_throughput") || absl::StartsWith(name, "disk_throughput")) {
-    return "bytes/s";
-  }
-  return "";
-}
-
 // The profiler's series of `list` (everything but the training and validation metrics).
 wire::SeriesList ProfileSeries(const wire::SeriesList& list) {
   wire::SeriesList profile;
@@ -195,13 +184,13 @@ void PrintSystemTable(int64_t trial_id, const wire::SeriesList& profile) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const wire::SeriesSummary& s : profile.series) {
-    rows.push_back(
-        {s.name, s.label, EmptyAsDash(UnitOf(s.name)), absl::StrCat(s.points),
-         absl::StrCat(s.first_batch, "-", s.last_batch), Cell(std::optional<double>(s.min_value)),
-         Cell(std::optional<double>(s.mean_value)), Cell(std::optional<double>(s.max_value))});
+    const wire::SeriesUnit unit = wire::SystemSeriesUnit(s.name);
+    rows.push_back({s.name, s.label, absl::StrCat(s.points),
+                    absl::StrCat(s.first_batch, "-", s.last_batch),
+                    FormatQuantity(s.min_value, unit), FormatQuantity(s.mean_value, unit),
+                    FormatQuantity(s.max_value, unit)});
   }
-  PrintTable(std::cout, {"series", "machine", "unit", "samples", "batches", "min", "mean", "max"},
-             rows);
+  PrintTable(std::cout, {"series", "machine", "samples", "batches", "min", "mean", "max"}, rows);
 }
 
 // What `trial profile` shows once: the trial, its system series, its step timings.

@@ -179,10 +179,10 @@ int PrintSeries(const CommandContext& context, int64_t trial_id) {
   }
   std::vector<std::vector<std::string>> rows;
   for (const wire::SeriesSummary& s : list->series) {
+    const wire::SeriesUnit unit = wire::SystemSeriesUnit(s.name);
     rows.push_back({s.name, EmptyAsDash(s.label), absl::StrCat(s.points),
-                    absl::StrCat(s.last_batch), Cell(std::optional<double>(s.last_value)),
-                    Cell(std::optional<double>(s.min_value)),
-                    Cell(std::optional<double>(s.max_value))});
+                    absl::StrCat(s.last_batch), FormatQuantity(s.last_value, unit),
+                    FormatQuantity(s.min_value, unit), FormatQuantity(s.max_value, unit)});
   }
   if (rows.empty()) {
     std::cout << "trial " << trial_id << " has reported no metrics yet\n";

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "wire/internal/field_reader.h"
@@ -80,6 +81,16 @@ absl::StatusOr<SystemMetricsRecord> ParseSystemMetricsRecord(const Json& json,
   }
   COHORT_RETURN_IF_ERROR(r.status());
   return rec;
+}
+
+SeriesUnit SystemSeriesUnit(absl::string_view name) {
+  if (name == "cpu_util_simple" || name == "gpu_util") return SeriesUnit::kPercent;
+  if (name == "memory_free" || name == "gpu_free_memory") return SeriesUnit::kBytes;
+  if (name == "disk_iops") return SeriesUnit::kPerSecond;
+  if (absl::StartsWith(name, "net_throughput_") || absl::StartsWith(name, "disk_throughput_")) {
+    return SeriesUnit::kBytesPerSecond;
+  }
+  return SeriesUnit::kNone;
 }
 
 }  // namespace cohort::wire

@@ -54,4 +54,9 @@ struct SystemMetricsRecord {
 absl::StatusOr<SystemMetricsRecord> ParseSystemMetricsRecord(
     const Json& json, absl::string_view context = "system metrics");
 
+// The unit of a system series (Determined's names, as sampler/system_metrics.h measures them),
+// for showing its values; kNone for any other series (training and validation metrics).
+enum class SeriesUnit { kNone, kPercent, kBytes, kBytesPerSecond, kPerSecond };
+SeriesUnit SystemSeriesUnit(absl::string_view name);
+
 }  // namespace cohort::wire

@@ -112,5 +112,19 @@ TEST(SystemMetricsTest, TheContextNamesTheRecord) {
             "system metrics 3: missing \"agent\"");
 }
 
+TEST(SystemMetricsTest, EverySystemSeriesHasItsUnitAndOtherSeriesNone) {
+  EXPECT_EQ(SystemSeriesUnit("cpu_util_simple"), SeriesUnit::kPercent);
+  EXPECT_EQ(SystemSeriesUnit("gpu_util"), SeriesUnit::kPercent);
+  EXPECT_EQ(SystemSeriesUnit("memory_free"), SeriesUnit::kBytes);
+  EXPECT_EQ(SystemSeriesUnit("gpu_free_memory"), SeriesUnit::kBytes);
+  EXPECT_EQ(SystemSeriesUnit("disk_iops"), SeriesUnit::kPerSecond);
+  for (const char* name : {"net_throughput_sent", "net_throughput_recv", "disk_throughput_read",
+                           "disk_throughput_write"}) {
+    EXPECT_EQ(SystemSeriesUnit(name), SeriesUnit::kBytesPerSecond) << name;
+  }
+  EXPECT_EQ(SystemSeriesUnit("training/loss"), SeriesUnit::kNone);
+  EXPECT_EQ(SystemSeriesUnit("memory_free_ratio"), SeriesUnit::kNone);
+}
+
 }  // namespace
 }  // namespace cohort::wire
