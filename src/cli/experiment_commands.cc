@@ -141,7 +141,7 @@ int DescribeExperiment(const CommandContext& context, int64_t id) {
   if (!e.ok()) return Fail(e.status());
   if (context.json()) return PrintJson(e->ToJson());
   std::cout << "experiment " << e->id << ": " << e->name << "  " << wire::Name(e->state) << "  ("
-            << e->slots_per_trial << " slots per trial, priority " << e->priority << ", template "
+            << e->slots_per_trial << " slot(s) per trial, priority " << e->priority << ", template "
             << EmptyAsDash(e->template_name) << ")\n\n";
   PrintTrials(e->trials);
   std::cout << "\nconfig:\n" << e->config;

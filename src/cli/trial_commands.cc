@@ -192,10 +192,18 @@ int PrintSeries(const CommandContext& context, int64_t trial_id) {
   return kExitOk;
 }
 
+int KillTrial(const CommandContext& context, int64_t trial_id) {
+  absl::StatusOr<Json> r =
+      context.Client().Post(absl::StrCat("/api/v1/trials/", trial_id, "/kill"));
+  if (!r.ok()) return Fail(r.status());
+  std::cout << "trial " << trial_id << ": kill requested\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddTrialCommands(CLI::App* root, CommandContext* context) {
-  CLI::App* trial = root->add_subcommand("trial", "Trials: logs, details, metrics, profile");
+  CLI::App* trial = root->add_subcommand("trial", "Trials: logs, details, metrics, profile, kill");
   trial->alias("t");
   trial->require_subcommand(1);
 
@@ -222,6 +230,16 @@ void AddTrialCommands(CLI::App* root, CommandContext* context) {
   context->AddJsonFlag(metrics, "Print every series with its points ([batch, time, value])");
   metrics->footer("Example:\n  cohort trial metrics 3\n  cohort trial metrics 3 --json");
   context->OnRun(metrics, [context, metrics_id] { return PrintSeries(*context, *metrics_id); });
+
+  auto kill_id = std::make_shared<int64_t>(0);
+  CLI::App* kill = trial->add_subcommand(
+      "kill", "End a trial for good (CANCELED); its experiment goes on with the others");
+  kill->add_option("id", *kill_id, "Trial id")->required();
+  kill->footer(
+      "A running trial gets SIGTERM, then SIGKILL after the agent's grace; a waiting, paused or "
+      "stopped one ends at once. The experiment ends when its last trial does.\n"
+      "Example:\n  cohort trial kill 3");
+  context->OnRun(kill, [context, kill_id] { return KillTrial(*context, *kill_id); });
 
   AddProfileCommand(trial, context);
 }

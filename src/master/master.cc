@@ -466,6 +466,39 @@ absl::Status Master::KillExperiment(int64_t id, const Actor& actor) {
   return absl::OkStatus();
 }
 
+absl::Status Master::KillTrial(int64_t id, const Actor& actor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
+  COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(t.experiment_id));
+  COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, absl::StrCat("kill ", TrialName(id), " of")));
+  if (wire::IsTerminal(t.state)) return absl::OkStatus();  // already ended: nothing to do
+  AppendLogLocked(id, absl::StrCat("master: ", TrialName(id), " killed by ", actor.user));
+  if (Allocation* a = allocations_.OfTrial(id)) {
+    // Stored first, so a master restarted before the exit still kills it (RecoverLocked); the
+    // exit (FinishAllocationLocked) makes it CANCELED and tells the searcher.
+    t.kill_requested = true;
+    COHORT_RETURN_IF_ERROR(db_->UpdateTrial(t));
+    StopAllocationLocked(*a, StopReason::kKill);
+    return absl::OkStatus();
+  }
+  return CancelTrialLocked(e, t);
+}
+
+absl::Status Master::CancelTrialLocked(const ExperimentRow& experiment, TrialRow& trial) {
+  // The searcher first: one rebuilt from the database after the move would count the trial as
+  // ended twice (FinishAllocationLocked orders it so too).
+  COHORT_RETURN_IF_ERROR(SearchLocked(trial.experiment_id).status());
+  COHORT_RETURN_IF_ERROR(MoveTrialLocked(trial, TrialState::kCanceled));
+  COHORT_RETURN_IF_ERROR(TrialEndedLocked(trial));
+  if (absl::Status gc = CollectCheckpointsLocked(experiment, trial.id); !gc.ok()) {
+    COHORT_LOG(ERROR) << TrialName(trial.id) << ": checkpoint GC: " << gc;
+  }
+  COHORT_RETURN_IF_ERROR(UpdateExperimentStateLocked(trial.experiment_id));
+  logs_cv_.notify_all();
+  RequestPassLocked();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> Master::ContextPath(int64_t experiment_id) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(experiment_id));
   return e.context_path;

@@ -179,6 +179,14 @@ class Master {
 
   // Trials.
   absl::StatusOr<wire::TrialDescription> DescribeTrial(int64_t id);
+  // Ends one trial for good (Determined's `det trial kill`), its experiment going on with the
+  // others: a running trial is stopped as a kill (SIGTERM, SIGKILL after the agent's grace)
+  // and is CANCELED once its nodes have exited; a QUEUED, PAUSED or STOPPED one is CANCELED at
+  // once. Either way the searcher is told it ended, as for any trial that exits, and the
+  // experiment ends when its last trial does. OK (nothing done) for a trial that already ended;
+  // NotFound for an unknown id; PermissionDenied unless `actor` owns its experiment or is an
+  // admin.
+  absl::Status KillTrial(int64_t id, const Actor& actor);
   // A page of the trial's metric rows (of one kind when given): at most `limit` rows after the
   // row `after` (0: from the first), with next_after set when more follow.
   absl::StatusOr<wire::MetricList> TrialMetrics(int64_t id, std::optional<wire::MetricKind> kind,
@@ -450,6 +458,10 @@ class Master {
   // Reads one series' points for TrialSeriesData (no wait).
   absl::StatusOr<wire::SeriesData> ReadSeriesData(int64_t id, const SeriesRequest& request);
   // Appends one of the master's own lines (rank -1) to a trial's log; a failure is logged.
+  // A killed trial without a run (QUEUED, PAUSED, STOPPED, or RUNNING with nothing to re-adopt
+  // after a restart): CANCELED now, its searcher told, its checkpoints collected and its
+  // experiment ended if it was the last.
+  absl::Status CancelTrialLocked(const ExperimentRow& experiment, TrialRow& trial);
   void AppendLogLocked(int64_t trial_id, const std::string& line);
   // The line the master logs about how a run ended (empty: nothing to say); for an ERROR it
   // also keeps the trial's last log lines in `trial.error_lines`.

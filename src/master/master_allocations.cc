@@ -121,7 +121,11 @@ void Master::PushActionLocked(const std::string& agent_id, wire::Action action) 
 }
 
 void Master::StopAllocationLocked(Allocation& allocation, StopReason reason) {
-  if (allocation.stop == StopReason::kNone) allocation.stop = reason;
+  // The first reason decides what becomes of the trial, except that a kill overrides a pause
+  // or a searcher's stop still in progress (its trial is killed: it must not resume).
+  if (allocation.stop == StopReason::kNone || reason == StopReason::kKill) {
+    allocation.stop = reason;
+  }
   for (size_t node = 0; node < allocation.agents.size(); ++node) {
     if (allocation.exits[node]) continue;
     PushActionLocked(allocation.agents[node].first,

@@ -39,7 +39,9 @@ absl::Status Master::RecoverLocked() {
       COHORT_RETURN_IF_ERROR(db_->DeleteAllocation(row.id));
       continue;
     }
-    allocations_.Restore(row.trial_id, row.id, row.token_hash, row.nodes, deadline);
+    Allocation& a = allocations_.Restore(row.trial_id, row.id, row.token_hash, row.nodes, deadline);
+    // Killed before the restart: the stop reaches its agents as they reclaim it.
+    if (trial->kill_requested) a.stop = StopReason::kKill;
     AppendLogLocked(row.trial_id,
                     absl::StrCat("master: restarted; allocation ", row.id, " waits up to ",
                                  absl::FormatDuration(options_.readopt_grace), " for agent(s) ",
@@ -49,6 +51,12 @@ absl::Status Master::RecoverLocked() {
                           db_->ListTrialsInStates({TrialState::kRunning}));
   for (TrialRow& t : running) {
     if (allocations_.OfTrial(t.id) != nullptr) continue;
+    if (t.kill_requested) {
+      COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(t.experiment_id));
+      COHORT_RETURN_IF_ERROR(CancelTrialLocked(e, t));
+      AppendLogLocked(t.id, "master: restarted; the trial, killed before, is CANCELED");
+      continue;
+    }
     COHORT_RETURN_IF_ERROR(MoveTrialLocked(t, TrialState::kQueued));
     AppendLogLocked(t.id,
                     "master: restarted; the trial had no allocation to re-adopt: it is queued "

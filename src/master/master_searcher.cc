@@ -102,8 +102,14 @@ absl::Status Master::TrialEndedLocked(const TrialRow& trial) {
 absl::Status Master::ApplySearchLocked(int64_t experiment_id, ExperimentSearch& search,
                                        const std::vector<searcher::Operation>& ops,
                                        const std::string& reporting) {
+  // An ended experiment's searcher has no say (the runs of a killed one exit after the kill):
+  // the rung metrics its trials still report are recorded, nothing is created, stopped,
+  // promoted or completed.
+  const TrialQueue::Experiment* experiment = queue_.FindExperiment(experiment_id);
+  const bool ended = experiment != nullptr && wire::IsTerminal(experiment->state);
   bool schedule = false;
   for (const searcher::Operation& op : ops) {
+    if (ended && !std::holds_alternative<searcher::RecordMetric>(op)) continue;
     if (const auto* create = std::get_if<searcher::Create>(&op)) {
       COHORT_RETURN_IF_ERROR(InsertTrialLocked(experiment_id, search, *create));
       schedule = true;

@@ -609,6 +609,92 @@ TEST_F(MasterTest, KillCancelsTheQueuedTrialAtOnceAndTheRunningOneWhenItExits) {
   EXPECT_EQ(Trial(start["trial_id"])["restarts"], 0);
 }
 
+TEST_F(MasterTest, AKilledExperimentsSearcherOnlyRecordsARungReportedAfterTheKill) {
+  Register("a1", 1);
+  const int64_t exp = Create(kAsha);  // as in AdaptiveAshaStops...: trial 2 stops at 200
+  Json t1 = OnlyStart("a1");
+  ASSERT_TRUE(ReportRung(t1, 200, MetricAt(t1, 200)).ok());
+  ASSERT_TRUE(ReportRung(t1, 400, MetricAt(t1, 400)).ok());
+  ASSERT_TRUE(Exit(t1, 0).ok());
+  Json t2 = OnlyStart("a1");
+  ASSERT_TRUE(ReportRung(t2, 200, MetricAt(t2, 200)).ok());
+  ASSERT_EQ(Actions("a1").size(), 1u) << "trial 2's stop";
+  ASSERT_TRUE(Exit(t2, 143).ok());
+  ASSERT_EQ(Trial(t2["trial_id"])["state"], "STOPPED");
+  Json t3 = OnlyStart("a1");
+  ASSERT_TRUE(master_->KillExperiment(exp, kRoot).ok());
+  EXPECT_EQ(Trial(t2["trial_id"])["state"], "CANCELED");
+  // In an active experiment trial 3's rung would stop it and promote trial 2; after the kill
+  // it is only recorded (the searcher used to send a second, preempting stop).
+  absl::Status report = ReportRung(t3, 200, MetricAt(t3, 200));
+  EXPECT_TRUE(report.ok()) << report;
+  EXPECT_EQ(Trial(t2["trial_id"])["state"], "CANCELED");
+  ASSERT_TRUE(Exit(t3, 137).ok());
+  EXPECT_EQ(Trial(t3["trial_id"])["state"], "CANCELED");
+  EXPECT_EQ(Experiment(exp)["state"], "CANCELED");
+  Json actions = Actions("a1");
+  ASSERT_EQ(actions.size(), 1u) << actions.dump();
+  EXPECT_EQ(actions[0]["mode"], "kill") << "and nothing after it";
+  EXPECT_EQ(
+      master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 10)->metrics.size(), 1u)
+      << "the rung metric is kept";
+}
+
+TEST_F(MasterTest, AKilledTrialIsCanceledAndItsExperimentGoesOnWithTheOthers) {
+  Register("a1", 1);
+  const int64_t exp =
+      Create(Config(1, 3, "{name: grid, metric: loss, max_length: {batches: 10}}",
+                    "{global_batch_size: 8, lr: {type: categorical, vals: [0.1, 0.2, 0.3]}}"));
+  Json first = OnlyStart("a1");
+  const int64_t running = first["trial_id"];
+  ASSERT_TRUE(master_->KillTrial(running, kRoot).ok());
+  Json stop = Actions("a1");
+  ASSERT_EQ(stop.size(), 1u) << stop.dump();
+  EXPECT_EQ(stop[0]["mode"], "kill");
+  EXPECT_EQ(Trial(running)["state"], "RUNNING") << "until its nodes have exited";
+  ASSERT_TRUE(Exit(first, 137).ok());
+  EXPECT_EQ(Trial(running)["state"], "CANCELED") << "a kill is not a failure to restart";
+  EXPECT_EQ(Trial(running)["restarts"], 0);
+  EXPECT_THAT(Logs(running), HasSubstr("trial " + std::to_string(running) + " killed by admin"));
+
+  // A queued trial ends at once; the third runs to the end and the experiment completes.
+  Json second = OnlyStart("a1");
+  Json e = Experiment(exp);
+  int64_t queued = 0;
+  for (const Json& t : e["trials"]) {
+    if (t["state"] == "QUEUED") queued = t["id"];
+  }
+  ASSERT_NE(queued, 0) << e.dump(2);
+  ASSERT_TRUE(master_->KillTrial(queued, kRoot).ok());
+  EXPECT_EQ(Trial(queued)["state"], "CANCELED");
+  EXPECT_EQ(Experiment(exp)["state"], "ACTIVE") << "one trial still runs";
+  ASSERT_TRUE(Exit(second, 0).ok());
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED") << "canceled trials are not errors";
+  EXPECT_TRUE(master_->KillTrial(queued, kRoot).ok()) << "killing what ended is a no-op";
+  EXPECT_EQ(Trial(second["trial_id"])["state"], "COMPLETED");
+  EXPECT_TRUE(absl::IsNotFound(master_->KillTrial(999, kRoot)));
+}
+
+TEST_F(MasterTest, KillingATrialOverridesAPauseInProgressAndOnlyItsOwnerOrAnAdminMay) {
+  Register("a1", 1);
+  absl::StatusOr<int64_t> exp =
+      master_->CreateExperiment(Config(1, 0, kSingle), "", "", Actor{"alice", false});
+  ASSERT_TRUE(exp.ok()) << exp.status();
+  Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  absl::Status denied = master_->KillTrial(trial, Actor{"bob", false});
+  EXPECT_TRUE(absl::IsPermissionDenied(denied)) << denied;
+  EXPECT_THAT(denied.message(), HasSubstr("may kill trial " + std::to_string(trial) + " of it"));
+  ASSERT_TRUE(master_->PauseExperiment(*exp, kRoot).ok());
+  EXPECT_EQ(Actions("a1")[0]["mode"], "preempt");
+  ASSERT_TRUE(master_->KillTrial(trial, Actor{"alice", false}).ok());
+  EXPECT_EQ(Actions("a1")[0]["mode"], "kill") << "the kill follows the preemption";
+  ASSERT_TRUE(Exit(start, 137).ok());
+  EXPECT_EQ(Trial(trial)["state"], "CANCELED") << "not PAUSED: it must not resume";
+  ASSERT_TRUE(master_->ActivateExperiment(*exp, kRoot).ok());
+  EXPECT_TRUE(Actions("a1").empty());
+}
+
 TEST_F(MasterTest, MovesTheLifecycleForbidsAreRefusedNamingBothStates) {
   Register("a1", 1);
   const int64_t exp = Create(Config(1, 0, kSingle));
@@ -807,6 +893,32 @@ TEST_F(MasterTest, AKillWhileTheAgentIsAwayReachesItWhenItReclaimsTheAllocation)
   EXPECT_EQ(actions[0]["mode"], "kill");
   ASSERT_TRUE(Exit(start, 137).ok());
   EXPECT_EQ(Trial(start["trial_id"])["state"], "CANCELED");
+}
+
+TEST_F(MasterTest, ATrialKilledBeforeAMasterRestartIsCanceledAfterIt) {
+  StartOnFile();
+  Register("a1", 1);
+  Register("a2", 1);
+  const int64_t exp =
+      Create(Config(1, 3, "{name: grid, metric: loss, max_length: {batches: 10}}",
+                    "{global_batch_size: 8, lr: {type: categorical, vals: [0.1, 0.2]}}"));
+  const Json reclaimed = OnlyStart("a1");
+  const Json lost = OnlyStart("a2");
+  ASSERT_TRUE(master_->KillTrial(reclaimed["trial_id"], kRoot).ok());
+  ASSERT_TRUE(master_->KillTrial(lost["trial_id"], kRoot).ok());
+  StartOnFile();  // before either agent fetched its stop
+  // a1 comes back running its node: the kill reaches it; a2 never comes back.
+  ASSERT_TRUE(master_->RegisterAgent(Claiming("a1", reclaimed)).ok());
+  const Json stop = Actions("a1");
+  ASSERT_EQ(stop.size(), 1u) << stop.dump();
+  EXPECT_EQ(stop[0]["type"], "stop");
+  EXPECT_EQ(stop[0]["mode"], "kill");
+  ASSERT_TRUE(Exit(reclaimed, 137).ok());
+  EXPECT_EQ(Trial(reclaimed["trial_id"])["state"], "CANCELED");
+  clock_.Advance(absl::Seconds(31));  // past the grace: a2's allocation was never reclaimed
+  master_->ExpireLostAgents();
+  EXPECT_EQ(Trial(lost["trial_id"])["state"], "CANCELED") << "not queued again";
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
 }
 
 // Waits (bounded) until `n` long polls wait in the master.

@@ -908,6 +908,37 @@ TEST_F(ClusterTest, PausedTrialCheckpointsAndActivateResumesIt) {
       << logs.out;
 }
 
+// `cohort trial kill`: the running trial's processes are stopped, it ends CANCELED (not a
+// failure to restart), its slot is free again and its experiment ends with it.
+TEST_F(ClusterTest, TrialKillStopsTheRunningTrialForGood) {
+  StartMaster();
+  StartAgent("a1", 1, 31050, /*artificial=*/true);
+  Script("sleep.sh", "exec sleep 600\n");
+  const int64_t id = Create(Config("sleeper", "entrypoint: ./sleep.sh\nmax_restarts: 3\n"));
+  WaitUntil([&] { return Task(id).value("state", std::string()) == "RUNNING"; },
+            "the trial to run");
+  const std::string trial = std::to_string(
+      Json({"experiment", "describe", std::to_string(id)})["trials"][0]["id"].get<int64_t>());
+  LaunchResult kill = Cohort({"trial", "kill", trial});
+  ASSERT_EQ(kill.status, 0) << kill.err;
+  EXPECT_EQ(kill.out, "trial " + trial + ": kill requested\n");
+  WaitUntil(
+      [&] {
+        return Json({"experiment", "describe", std::to_string(id)})["state"] != "ACTIVE";
+      },
+      "the experiment to end");
+  const json e = Json({"experiment", "describe", std::to_string(id)});
+  EXPECT_EQ(e["state"], "COMPLETED") << "a canceled trial is not an error";
+  EXPECT_EQ(e["trials"][0]["state"], "CANCELED");
+  EXPECT_EQ(e["trials"][0]["restarts"], 0);
+  EXPECT_FALSE(Json({"slot", "list"})["slots"][0].contains("trial_id")) << "the slot is free";
+  EXPECT_NE(Cohort({"trial", "logs", trial}).out.find("killed by admin"), std::string::npos);
+  EXPECT_EQ(Cohort({"trial", "kill", trial}).status, 0) << "killing what ended is a no-op";
+  LaunchResult unknown = Cohort({"trial", "kill", "999"});
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_NE(unknown.err.find("trial 999"), std::string::npos) << unknown.err;
+}
+
 TEST_F(ClusterTest, TrialThatKeepsFailingEndsAsErrorWithItsLastLines) {
   StartMaster();
   StartAgent("a1", 2, 31100);

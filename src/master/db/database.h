@@ -56,6 +56,9 @@ struct TrialRow {
   std::string latest_checkpoint;  // storage id; empty: none
   std::string error_lines;        // the failing rank's last output lines, when ERROR
   int64_t sequence = 0;           // queue order (FIFO within a priority)
+  // Killed while RUNNING (Master::KillTrial): CANCELED when its run ends, also when the master
+  // restarts before that (a restored allocation of this trial is a kill).
+  bool kill_requested = false;
 };
 
 struct MetricRow {

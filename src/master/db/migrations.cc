@@ -216,13 +216,18 @@ constexpr absl::string_view kVersion11 = R"sql(
 CREATE INDEX metrics_by_trial_kind_batch ON metrics(trial_id, kind, steps_completed);
 )sql";
 
+// Version 12: a trial killed while it ran (database.h: TrialRow::kill_requested).
+constexpr absl::string_view kVersion12 = R"sql(
+ALTER TABLE trials ADD COLUMN kill_requested INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
-      new std::vector<absl::string_view>{kVersion1, kVersion2, kVersion3, kVersion4, kVersion5,
-                                         kVersion6, kVersion7, kVersion8, kVersion9, kVersion10,
-                                         kVersion11};
+      new std::vector<absl::string_view>{kVersion1, kVersion2,  kVersion3,  kVersion4,
+                                         kVersion5, kVersion6,  kVersion7,  kVersion8,
+                                         kVersion9, kVersion10, kVersion11, kVersion12};
   return *migrations;
 }
 

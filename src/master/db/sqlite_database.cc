@@ -84,7 +84,7 @@ absl::StatusOr<ExperimentRow> ReadExperiment(const Statement& s) {
 
 constexpr absl::string_view kSelectTrial =
     "SELECT id, experiment_id, hparams_json, seed, state, restarts, batches, total_batches, "
-    "searcher_metric, latest_checkpoint, error_lines, sequence FROM trials";
+    "searcher_metric, latest_checkpoint, error_lines, sequence, kill_requested FROM trials";
 
 absl::StatusOr<TrialRow> ReadTrial(const Statement& s) {
   TrialRow row;
@@ -101,6 +101,7 @@ absl::StatusOr<TrialRow> ReadTrial(const Statement& s) {
   row.latest_checkpoint = s.Text(9);
   row.error_lines = s.Text(10);
   row.sequence = s.Int64(11);
+  row.kill_requested = s.Int(12) != 0;
   return row;
 }
 
@@ -121,6 +122,7 @@ void BindTrialFields(const TrialRow& row, Statement& s) {
   s.BindText(9, row.latest_checkpoint);
   s.BindText(10, row.error_lines);
   s.BindInt64(11, row.sequence);
+  s.BindInt64(12, row.kill_requested ? 1 : 0);
 }
 
 constexpr absl::string_view kSelectTemplate = "SELECT name, yaml FROM templates";
@@ -300,8 +302,8 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertTrial(const TrialRow& row) {
   std::lock_guard<std::mutex> lock(mu_);
   Statement s(*statements_, path_, "insert trial",
               "INSERT INTO trials (experiment_id, hparams_json, seed, state, restarts, batches, "
-              "total_batches, searcher_metric, latest_checkpoint, error_lines, sequence) "
-              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+              "total_batches, searcher_metric, latest_checkpoint, error_lines, sequence, "
+              "kill_requested) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   s.BindInt64(1, row.experiment_id);
   BindTrialFields(row, s);
   absl::Status status = s.Run();
@@ -317,7 +319,7 @@ absl::Status SqliteDatabase::UpdateTrial(const TrialRow& row) {
   Statement s(*statements_, path_, "update trial",
               "UPDATE trials SET hparams_json = ?2, seed = ?3, state = ?4, restarts = ?5, "
               "batches = ?6, total_batches = ?7, searcher_metric = ?8, latest_checkpoint = ?9, "
-              "error_lines = ?10, sequence = ?11 WHERE id = ?1");
+              "error_lines = ?10, sequence = ?11, kill_requested = ?12 WHERE id = ?1");
   s.BindInt64(1, row.id);
   BindTrialFields(row, s);
   absl::Status status = s.Run();

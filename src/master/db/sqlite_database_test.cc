@@ -42,7 +42,7 @@ auto Fields(const ExperimentRow& r) {
 auto Fields(const TrialRow& r) {
   return std::tie(r.id, r.experiment_id, r.hparams_json, r.seed, r.state, r.restarts, r.batches,
                   r.total_batches, r.searcher_metric, r.latest_checkpoint, r.error_lines,
-                  r.sequence);
+                  r.sequence, r.kill_requested);
 }
 auto Fields(const MetricRow& r) {
   return std::tie(r.trial_id, r.kind, r.steps_completed, r.metrics_json, r.time);
@@ -209,6 +209,7 @@ TEST_P(DatabaseTest, UpdateTrialWritesEveryFieldButIdAndExperiment) {
   update.latest_checkpoint = "ckpt-def";
   update.error_lines = "[rank=0] out of memory\n";
   update.sequence = 3;
+  update.kill_requested = true;
   ASSERT_OK(db_->UpdateTrial(update));
 
   TrialRow expected = update;

@@ -174,6 +174,7 @@ const std::vector<std::pair<std::string, std::string>>& UserRoutes() {
       {"POST", "/api/v1/experiments/1/kill"},
       {"POST", "/api/v1/experiments/1/pause"},
       {"GET", "/api/v1/trials/1"},
+      {"POST", "/api/v1/trials/1/kill"},
       {"GET", "/api/v1/trials/1/metrics"},
       {"GET", "/api/v1/trials/1/checkpoints"},
       {"GET", "/api/v1/trials/1/logs"},
@@ -256,6 +257,13 @@ TEST_F(AuthRoutesTest, AUserChangesOnlyTheirOwnExperiments) {
   ASSERT_TRUE(denied);
   EXPECT_EQ(denied->status, 403);
   EXPECT_THAT(denied->body, HasSubstr("belongs to 'alice'"));
+  EXPECT_EQ(FirstTrial(experiment).state, wire::TrialState::kQueued) << "nothing changed";
+  const std::string kill_trial =
+      absl::StrCat("/api/v1/trials/", FirstTrial(experiment).id, "/kill");
+  httplib::Result trial_denied = raw.Post(kill_trial, "{}", "application/json");
+  ASSERT_TRUE(trial_denied);
+  EXPECT_EQ(trial_denied->status, 403);
+  EXPECT_THAT(trial_denied->body, HasSubstr("belongs to 'alice'"));
   EXPECT_EQ(FirstTrial(experiment).state, wire::TrialState::kQueued) << "nothing changed";
   EXPECT_TRUE(Client(alice).Post(absl::StrCat("/api/v1/experiments/", experiment, "/pause")).ok());
   EXPECT_TRUE(Client(admin_).Post(kill).ok()) << "admins change anyone's";

@@ -86,6 +86,12 @@ void AddTrialRoutes(Router& router, Master& master) {
                                               limit.value_or(kMaxMetricPage), kMaxMetricPage))));
     return Reply::Ok(metrics.ToJson());
   });
+  // Determined's KillTrial: the trial ends CANCELED; its experiment goes on (Master::KillTrial).
+  router.Post(R"(/api/v1/trials/(\d+)/kill)", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+    COHORT_RETURN_IF_ERROR(master.KillTrial(id, ActorOf(req.caller())));
+    return Reply::Done();
+  });
   router.Get(R"(/api/v1/trials/(\d+)/checkpoints)",
              [&](const Request& req) -> absl::StatusOr<Reply> {
                COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
