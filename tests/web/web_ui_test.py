@@ -7,10 +7,10 @@ Checks what a person does: the static files' serving (cache headers, no traversa
 without a session redirects to login, login works, the experiments list shows an experiment
 whose progress advances, a trial's chart has as many points as the API returns for the
 series, the logs filter by rank, the profiler charts the machines' CPU, the cluster page lists
-the agents and why a task waits, kill from the page stops the experiment, tables sort, the
-list fits a narrow window, templates are set from the page, and a refused token or a logout
-leads back to the login. A screenshot of
-each page goes to --screenshots.
+the agents and why a task waits, kill from a trial's page cancels that trial and kill from the
+experiment's page stops the experiment, tables sort, the list fits a narrow window, templates
+are set from the page, and a refused token or a logout leads back to the login. A screenshot
+of each page goes to --screenshots.
 
   web_ui_test.py --bin-dir build/bin --context build/contexts/core_api \
       --trial build/tests/web_ui_profiled_trial --screenshots build/web_screenshots
@@ -299,6 +299,24 @@ def check_cluster(page):
     page.shot("cluster")
 
 
+def check_trial_kill(page, cluster, experiment_id, trial_id):
+    """The trial page's Kill ends that trial (CANCELED); its experiment goes on."""
+    page.open(f"/trials/{trial_id}")
+    page.find("#trial-actions button[data-action='kill']", "the trial's kill button").click()
+    page.find("dialog[open] button[data-confirm='ok']", "the trial kill confirmation").click()
+    wait_until(lambda: "CANCELED" in page.find("h1 .state", "the state").text,
+               f"trial {trial_id}'s state on the page to become CANCELED", 60)
+    wait_until(lambda: not page.all("#trial-actions button"),
+               f"trial {trial_id}'s kill button to go", 10)
+    experiment = cluster.call("GET", f"/api/v1/experiments/{experiment_id}")
+    assert experiment["state"] == "ACTIVE", f"experiment {experiment_id} is {experiment['state']}"
+    others = [t["state"] for t in experiment["trials"] if t["id"] != trial_id]
+    assert "CANCELED" not in others, f"only trial {trial_id} was to be killed: {others}"
+    print(f"ok: kill from trial {trial_id}'s page canceled it; experiment {experiment_id} goes on "
+          f"({others})")
+    page.shot("trial_killed")
+
+
 def check_kill(page, cluster, experiment_id):
     page.open(f"/experiments/{experiment_id}")
     page.find("#curves-title", "the experiment page's learning curves")
@@ -551,6 +569,7 @@ def run(args, chromium, driver_path):
         check_live_chart(page, running[0])
         check_profiler(page, running[0])
         check_trace(page, cluster, running[0])
+        check_trial_kill(page, cluster, long, running[0])
         check_kill(page, cluster, long)
         check_asha(page, cluster, context)
         check_templates(page, cluster)

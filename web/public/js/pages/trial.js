@@ -1,10 +1,13 @@
-// Trial: its summary, then tabs: metric charts (live), logs (follow, rank filter, search,
-// download), checkpoints, hyperparameters and the profiler (system metrics per agent, the
-// step's timings, the trace download).
+// Trial: its summary and, until it ends, a Kill button; then tabs: metric charts (live), logs
+// (follow, rank filter, search, download), checkpoints, hyperparameters and the profiler (system
+// metrics per agent, the step's timings, the trace download).
 
 import { api, describeError } from '../api.js';
 import { recordsPerEpoch } from '../experiment_summary.js';
-import { el, errorBox, fill, fmtNum, fmtTime, kFinalTrialStates, progressBar, stateBadge, table } from '../util.js';
+import {
+  confirmDialog, el, errorBox, fill, fmtNum, fmtTime, kFinalTrialStates, progressBar, stateBadge,
+  table,
+} from '../util.js';
 import { tabView } from '../tabs.js';
 import { where } from './experiment.js';
 import { MetricsTab } from '../trial/metrics_tab.js';
@@ -16,13 +19,15 @@ export function trialPage(main, [id], ctx) {
   const title = el('h1', {}, `Trial ${id}`);
   const status = el('div', { 'aria-live': 'polite' });
   const summary = el('div', { id: 'trial-summary' });
+  const actions = el('div', { id: 'trial-actions', class: 'actions' });
   const hparams = el('div', { id: 'hparams' });
   const checkpoints = el('div', { id: 'checkpoints' });
   const trial = { id, state: null, running: () => trial.state && !kFinalTrialStates.has(trial.state) };
   const metrics = new MetricsTab(trial, ctx);
   const logs = new LogsTab(trial, ctx);
   const profiler = new ProfilerTab(trial, ctx);
-  fill(main, title, status, summary);
+  fill(main, title, actions, status, summary);
+  let actionsFor = null;  // the state the actions were drawn for (redrawn only when it changes)
 
   let started = false;
   let finalSeen = 0;
@@ -39,6 +44,10 @@ export function trialPage(main, [id], ctx) {
     trial.state = t.state;
     trial.description = t;
     fill(title, `Trial ${t.id} `, stateBadge(t.state));
+    if (t.state !== actionsFor) {
+      actionsFor = t.state;
+      fill(actions, killButton(t, (error) => status.replaceChildren(error ? errorBox(error) : '')));
+    }
     fill(summary, summaryList(t));
     fill(hparams, hparamsPanel(t));
     checkpointsPanel(checkpoints, t, ctx);
@@ -54,6 +63,30 @@ export function trialPage(main, [id], ctx) {
       ], 'metrics'));
     }
   });
+}
+
+// Kill (POST /api/v1/trials/{id}/kill) while the trial has not ended; its experiment goes on
+// with its other trials. Asks first. `onDone(error?)` after the request.
+function killButton(t, onDone) {
+  if (['COMPLETED', 'CANCELED', 'ERROR'].includes(t.state)) return null;
+  const button = el('button', {
+    type: 'button', class: 'danger', 'data-action': 'kill', 'aria-label': `Kill trial ${t.id}`,
+  }, 'Kill trial');
+  button.addEventListener('click', async () => {
+    if (!(await confirmDialog(
+      `Kill trial ${t.id}? It stops now and cannot be resumed; experiment ${t.experiment_id} ` +
+      'goes on with its other trials.', `Kill trial ${t.id}`))) return;
+    button.disabled = true;
+    try {
+      await api(`/trials/${t.id}/kill`, { method: 'POST', body: {} });
+      onDone(null);
+    } catch (e) {
+      onDone(`Could not kill trial ${t.id}: ${describeError(e)}`);
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return button;
 }
 
 function summaryList(t) {
