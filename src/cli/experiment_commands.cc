@@ -160,6 +160,18 @@ void AddListAndDescribe(CLI::App* experiment, CommandContext* context) {
   describe->add_option("id", *id, "Experiment id")->required();
   context->AddJsonFlag(describe);
   context->OnRun(describe, [context, id] { return DescribeExperiment(*context, *id); });
+
+  auto wait_id = std::make_shared<int64_t>(0);
+  CLI::App* wait = experiment->add_subcommand(
+      "wait", "Follow an experiment until it ends (as create --follow); exit 0 if it COMPLETED");
+  wait->add_option("id", *wait_id, "Experiment id")->required();
+  wait->footer(
+      "Progress goes to stderr; the final state, each trial's last validation and each failed "
+      "trial's last lines to stdout.\n"
+      "Exit status: 0 the experiment COMPLETED; 1 it ended CANCELED or ERROR, or the master "
+      "could not be asked.\n"
+      "Example:\n  cohort experiment create exp.yaml DIR && cohort experiment wait 7");
+  context->OnRun(wait, [context, wait_id] { return WaitForExperiment(*context, *wait_id); });
 }
 
 // pause, activate, kill: a POST to /api/v1/experiments/ID/VERB.

@@ -216,4 +216,8 @@ int RunCreateRemote(const CommandContext& command, const std::string& config_pat
   return Follow(command.Client(), created->id);
 }
 
+int WaitForExperiment(const CommandContext& command, int64_t id) {
+  return Follow(command.Client(), id);
+}
+
 }  // namespace cohort::cli

@@ -21,4 +21,10 @@ namespace cohort::cli {
 int RunCreateRemote(const CommandContext& command, const std::string& config_path,
                     const std::string& context_dir, const std::string& template_name, bool follow);
 
+// `cohort experiment wait ID` (Determined's `det experiment wait`): follows an experiment
+// created earlier as --follow does (progress on stderr; at the end its state, each trial's
+// final validation and each failed trial's last lines on stdout) until it ends. Returns 0 only
+// when it COMPLETED; 1 when it ended otherwise or a poll fails (an unknown id, no master).
+int WaitForExperiment(const CommandContext& command, int64_t id);
+
 }  // namespace cohort::cli

@@ -934,6 +934,13 @@ TEST_F(ClusterTest, TrialKillStopsTheRunningTrialForGood) {
   EXPECT_FALSE(Json({"slot", "list"})["slots"][0].contains("trial_id")) << "the slot is free";
   EXPECT_NE(Cohort({"trial", "logs", trial}).out.find("killed by admin"), std::string::npos);
   EXPECT_EQ(Cohort({"trial", "kill", trial}).status, 0) << "killing what ended is a no-op";
+  LaunchResult waited = Cohort({"experiment", "wait", std::to_string(id)});
+  EXPECT_EQ(waited.status, 0) << "it ended COMPLETED: " << waited.out << waited.err;
+  EXPECT_NE(waited.out.find(absl::StrCat("experiment ", id, " COMPLETED\n")), std::string::npos)
+      << waited.out;
+  LaunchResult no_such = Cohort({"experiment", "wait", "999"});
+  EXPECT_EQ(no_such.status, 1);
+  EXPECT_NE(no_such.err.find("experiment 999"), std::string::npos) << no_such.err;
   LaunchResult unknown = Cohort({"trial", "kill", "999"});
   EXPECT_EQ(unknown.status, 1);
   EXPECT_NE(unknown.err.find("trial 999"), std::string::npos) << unknown.err;
@@ -946,11 +953,12 @@ TEST_F(ClusterTest, TrialThatKeepsFailingEndsAsErrorWithItsLastLines) {
   const int64_t id = Create(Config("boom",
                                    "entrypoint: ./boom.sh\nresources: {slots_per_trial: 2}\n"
                                    "max_restarts: 1\n"));
-  WaitUntil(
-      [&] {
-        return Json({"experiment", "describe", std::to_string(id)})["state"] == "ERROR";
-      },
-      "the experiment to fail");
+  // `experiment wait` follows it to its end: 1, since it did not complete.
+  LaunchResult waited = Cohort({"experiment", "wait", std::to_string(id)}, absl::Seconds(120));
+  EXPECT_EQ(waited.status, 1) << waited.out << waited.err;
+  EXPECT_NE(waited.out.find(absl::StrCat("experiment ", id, " ERROR\n")), std::string::npos)
+      << waited.out;
+  EXPECT_NE(waited.out.find("failed; its last lines:"), std::string::npos) << waited.out;
   json t = Json({"experiment", "describe", std::to_string(id)})["trials"][0];
   EXPECT_EQ(t["state"], "ERROR");
   EXPECT_EQ(t["restarts"], 1);
