@@ -38,7 +38,8 @@ export COHORT_DATA_DIR=${COHORT_DATA_DIR:-/usr/share/datasets/fashion-mnist}
 mkdir -p "$work/context"
 cp "$build/bin/fashion_mnist_trial" "$work/context/"
 # One slot, and a fixed seed (the trial's is derived from it) for the CPU and GPU runs alike.
-{ sed 's/^  slots_per_trial: .*/  slots_per_trial: 1/' "$root/examples/fashion_mnist/distributed.yaml"
+{ sed 's/^  slots_per_trial: .*/  slots_per_trial: 1/' \
+    "$root/examples/fashion_mnist/distributed.yaml"
   printf 'reproducibility:\n  experiment_seed: 20261128\n'; } >"$work/one_slot.yaml"
 cli=$work/bin/cohort
 echo "== cluster_check: cohort cluster up ${slots[*]}"
