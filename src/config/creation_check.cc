@@ -11,7 +11,7 @@ absl::Status CheckRunnable(const ExperimentConfig& config) {
   ErrorList errors;
   if (config.checkpoint_storage) {
     const std::string& type = config.checkpoint_storage->type;
-    if (type != "shared_fs" && type != "directory") {
+    if (!type.empty() && type != "shared_fs" && type != "directory") {  // empty: the default
       errors.Add("checkpoint_storage.type",
                  absl::StrCat("checkpoint storage type ", type,
                               " is not supported by Cohort: use shared_fs or directory"));

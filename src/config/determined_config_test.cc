@@ -261,6 +261,13 @@ TEST(DeterminedConfigTest, CheckpointStorageMembers) {
       {"save counts on every member",
        "checkpoint_storage: {type: gcs, bucket: b, save_trial_best: -1}\n",
        {"checkpoint_storage.save_trial_best: must be >= 0, got -1"}},
+      {"without a type, the default storage's save counts",
+       "checkpoint_storage: {save_trial_latest: 5, save_experiment_best: 2}\n",
+       {},
+       {}},
+      {"a member's field needs its type",
+       "checkpoint_storage: {host_path: /ckpt, save_trial_latest: 5}\n",
+       {"checkpoint_storage.type: required field is missing"}},
       {"unknown type",
        "checkpoint_storage: {type: hdfs}\n",
        {"checkpoint_storage.type: must be one of shared_fs, directory, s3, gcs, azure, got "

@@ -247,11 +247,12 @@ absl::StatusOr<Master::SubmittedConfig> Master::ResolveConfig(const std::string&
   COHORT_RETURN_IF_ERROR(WarmStartPath(cfg->searcher).status());
   out.config = *std::move(cfg);
   out.effective = out.config.effective;
-  if (!out.config.checkpoint_storage) {
-    // Without one the trials' checkpoints go where every agent of this machine sees them.
-    out.effective["checkpoint_storage"] = {
-        {"type", "shared_fs"},
-        {"host_path", (fs::path(options_.data_dir) / "checkpoints").string()}};
+  if (!out.config.checkpoint_storage || out.config.checkpoint_storage->type.empty()) {
+    // Without one (or with only its save_* counts) the trials' checkpoints go where every agent
+    // of this machine sees them.
+    auto& storage = out.effective["checkpoint_storage"];
+    storage["type"] = "shared_fs";
+    storage["host_path"] = (fs::path(options_.data_dir) / "checkpoints").string();
   }
   return out;
 }

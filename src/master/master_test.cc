@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
+#include "config/yaml_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -245,6 +246,21 @@ TEST_F(MasterTest, ATrialRunsOnAFreeAgentAndCompletesWhenEveryNodeExitsZero) {
   EXPECT_EQ(Trial(trial)["state"], "COMPLETED");
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
   EXPECT_TRUE(Actions("a1").empty()) << "nothing is left to run";
+}
+
+// A checkpoint_storage block without a type (Determined's examples set only save_* counts) is
+// the master's own storage with those counts.
+TEST_F(MasterTest, AStorageBlockWithoutATypeIsTheMastersSharedFsWithItsCounts) {
+  Register("a1", 1);
+  Create(Config(1, 0, kSingle) + "checkpoint_storage: {save_trial_latest: 5}\n");
+  const Json start = OnlyStart("a1");
+  absl::StatusOr<config::Json> effective = config::ParseYaml(start["config"].get<std::string>());
+  ASSERT_TRUE(effective.ok()) << effective.status();
+  const auto& storage = (*effective)["checkpoint_storage"];
+  EXPECT_EQ(storage["type"], "shared_fs") << storage.dump();
+  EXPECT_EQ(storage["host_path"], (dir_ / "checkpoints").string());
+  EXPECT_EQ(storage["save_trial_latest"], 5);
+  EXPECT_EQ(storage["save_trial_best"], 1) << "Determined's default";
 }
 
 // When the experiment ends, the checkpoints its save_* counts let go are deleted from the

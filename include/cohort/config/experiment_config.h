@@ -99,7 +99,9 @@ struct Profiling {
 // directory; s3, gcs and azure are validated like Determined's and refused at creation
 // (config/creation_check.h). The save_* counts apply to every type.
 struct CheckpointStorage {
-  std::string type;                         // shared_fs | directory | s3 | gcs | azure
+  // shared_fs | directory | s3 | gcs | azure; empty: the default storage (the block only sets
+  // the save_* counts), which the master makes its own shared_fs.
+  std::string type;
   std::string host_path;                    // shared_fs
   std::optional<std::string> storage_path;  // shared_fs
   std::string container_path;               // directory

@@ -1,8 +1,11 @@
 // `checkpoint_storage`: Determined's union by `type`. shared_fs and directory are where Cohort
 // writes checkpoints; s3, gcs and azure are validated like Determined's (required fields, types,
 // defaults) and accepted with a warning, and experiment creation refuses them
-// (config/creation_check.h).
+// (config/creation_check.h). Without `type` the block only sets the GC counts of the default
+// storage (as Determined merges such a block into the cluster's): the master's shared_fs, a
+// local run's directory; a field of a member then needs its `type`.
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,7 +108,10 @@ void ReadSaveCounts(ObjectReader& r, CheckpointStorage& c) {
 CheckpointStorage ParseCheckpointStorage(const Json& node, ErrorList* errors, Json* effective) {
   CheckpointStorage c;
   ObjectReader r(node, "checkpoint_storage", errors, effective);
-  r.Require("type");
+  const bool member_field =
+      node.is_object() && std::any_of(kMemberFields.begin(), kMemberFields.end(),
+                                      [&](const std::string& key) { return node.contains(key); });
+  if (member_field) r.Require("type");
   std::optional<std::string> type = r.String("type", std::nullopt, kStorageTypes);
   c.type = type.value_or("");
   if (c.type == "shared_fs") {
