@@ -313,7 +313,8 @@ class LocalRun {
     std::ofstream log(trial.dir / "output.log", std::ios::app);
     JsonLinesTail metrics((trial.dir / "metrics.jsonl").string());
     metrics.NewLines();  // what earlier runs of this trial reported is not news
-    ProgressMeter meter(absl::StrCat("trial ", trial.id, "/", count), cfg_.global_batch_size);
+    ProgressMeter meter(absl::StrCat("trial ", trial.id, "/", count),
+                        config::TrialGlobalBatchSize(cfg_, trial.hparams));
     std::optional<double> loss;
     absl::Time last_print = absl::InfinitePast();
     int interrupts_seen = 0;

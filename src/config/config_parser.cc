@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "config/error_list.h"
 #include "config/hparam_sampler.h"
 #include "config/internal/object_reader.h"
@@ -222,26 +223,56 @@ BindMount ParseBindMount(const Json& node, const std::string& path, ErrorList* e
   return m;
 }
 
-// hyperparameters.global_batch_size, when given, is a positive integer constant. It may be absent
-// (as in Determined): a Core API program need not have one, and the Trial API refuses to start
-// without one.
+// One value of hyperparameters.global_batch_size (`path`: where): a positive integer up to
+// kMaxGlobalBatchSize; false after adding the error.
+bool CheckBatchSizeValue(const Json& value, const std::string& path, ErrorList* errors) {
+  if (!value.is_number_integer() || value.get<int64_t>() <= 0) {
+    errors->Add(path, absl::StrCat("must be a positive integer, got ", DescribeValue(value)));
+    return false;
+  }
+  if (value.get<int64_t>() > kMaxGlobalBatchSize) {
+    errors->Add(path,
+                absl::StrCat("must be <= ", kMaxGlobalBatchSize, ", got ", value.get<int64_t>()));
+    return false;
+  }
+  return true;
+}
+
+// hyperparameters.global_batch_size, when given (as in Determined, it may be absent: a Core API
+// program need not have one, and the Trial API refuses to start without one): a positive
+// integer constant, or searched as an int (minval >= 1) or a categorical of positive integers,
+// the forms Determined's check-global-batch-size allows.
 void CheckGlobalBatchSize(ExperimentConfig& config, ErrorList* errors) {
-  const char* kPath = "hyperparameters.global_batch_size";
+  const std::string kPath = "hyperparameters.global_batch_size";
   for (const auto& [name, hp] : config.hyperparameters) {
     if (name != "global_batch_size") continue;
-    if (hp.type == Hyperparameter::Type::kConst && hp.val.is_number_integer() &&
-        hp.val.get<int64_t>() > kMaxGlobalBatchSize) {
-      errors->Add(
-          kPath, absl::StrCat("must be <= ", kMaxGlobalBatchSize, ", got ", hp.val.get<int64_t>()));
-    } else if (hp.type == Hyperparameter::Type::kConst && hp.val.is_number_integer() &&
-               hp.val.get<int64_t>() > 0) {
-      config.global_batch_size = hp.val.get<int64_t>();
-    } else if (hp.type == Hyperparameter::Type::kConst) {
-      errors->Add(kPath, absl::StrCat("must be a positive integer, got ", DescribeValue(hp.val)));
-    } else {
-      errors->Add(kPath, "must be a constant (a positive integer), not a searched hyperparameter");
+    switch (hp.type) {
+      case Hyperparameter::Type::kConst:
+        if (CheckBatchSizeValue(hp.val, kPath, errors)) {
+          config.global_batch_size = hp.val.get<int64_t>();
+        }
+        return;
+      case Hyperparameter::Type::kInt:
+        if (hp.minval < 1) {
+          errors->Add(kPath + ".minval", absl::StrFormat("must be >= 1, got %.15g", hp.minval));
+        } else if (hp.maxval > static_cast<double>(kMaxGlobalBatchSize)) {
+          errors->Add(kPath + ".maxval",
+                      absl::StrFormat("must be <= %d, got %.15g", kMaxGlobalBatchSize, hp.maxval));
+        }
+        return;
+      case Hyperparameter::Type::kCategorical:
+        for (size_t i = 0; i < hp.vals.size(); ++i) {
+          if (!CheckBatchSizeValue(hp.vals[i], absl::StrCat(kPath, ".vals[", i, "]"), errors)) {
+            return;
+          }
+        }
+        return;
+      default:
+        errors->Add(kPath,
+                    "must be a positive integer, or searched as an int or a categorical "
+                    "of positive integers");
+        return;
     }
-    return;
   }
 }
 

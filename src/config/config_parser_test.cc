@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "config/error_list.h"
+#include "config/length.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -311,21 +312,48 @@ environment: {environment_variables: [NOEQUALS]}
                   "environment.environment_variables[0]: expected KEY=VALUE, got 'NOEQUALS'"));
 }
 
-TEST(ConfigParserTest, GlobalBatchSizeMustBeAPositiveIntegerConstant) {
-  EXPECT_THAT(
-      Errors("entrypoint: x\nsearcher: {metric: loss}\nhyperparameters: {global_batch_size: 0}\n"),
-      ElementsAre("hyperparameters.global_batch_size: must be a positive integer, got "
-                  "integer 0"));
-  EXPECT_THAT(
-      Errors(
-          "entrypoint: x\nsearcher: {metric: loss}\nhyperparameters: {global_batch_size: 3.5}\n"),
-      ElementsAre("hyperparameters.global_batch_size: must be a positive integer, got "
-                  "float 3.5"));
-  EXPECT_THAT(
-      Errors("entrypoint: x\nsearcher: {metric: loss}\nhyperparameters:\n  global_batch_size: "
-             "{type: int, minval: 1, maxval: 8}\n"),
-      ElementsAre("hyperparameters.global_batch_size: must be a constant (a positive "
-                  "integer), not a searched hyperparameter"));
+TEST(ConfigParserTest, GlobalBatchSizeIsAPositiveIntegerConstantOrSearchedAsDeterminedAllows) {
+  const std::string head = "entrypoint: x\nsearcher: {metric: loss}\nhyperparameters:\n";
+  EXPECT_THAT(Errors(head + "  global_batch_size: 0\n"),
+              ElementsAre("hyperparameters.global_batch_size: must be a positive integer, got "
+                          "integer 0"));
+  EXPECT_THAT(Errors(head + "  global_batch_size: 3.5\n"),
+              ElementsAre("hyperparameters.global_batch_size: must be a positive integer, got "
+                          "float 3.5"));
+  // Searched (Determined's check-global-batch-size): an int from 1, or positive integers.
+  for (const char* searched :
+       {"{type: int, minval: 1, maxval: 8}", "{type: categorical, vals: [16, 32, 64]}"}) {
+    absl::StatusOr<ExperimentConfig> config =
+        ParseExperimentConfig(ParseYaml(head + "  global_batch_size: " + searched).value());
+    ASSERT_TRUE(config.ok()) << searched << ": " << config.status();
+    EXPECT_EQ(config->global_batch_size, 0) << "each trial has its own";
+  }
+  EXPECT_THAT(Errors(head + "  global_batch_size: {type: int, minval: 0, maxval: 8}\n"),
+              ElementsAre("hyperparameters.global_batch_size.minval: must be >= 1, got 0"));
+  EXPECT_THAT(Errors(head + "  global_batch_size: {type: int, minval: 1, maxval: 99999999}\n"),
+              ElementsAre("hyperparameters.global_batch_size.maxval: must be <= 16777216, got "
+                          "99999999"));
+  EXPECT_THAT(Errors(head + "  global_batch_size: {type: categorical, vals: [16, 0.5]}\n"),
+              ElementsAre("hyperparameters.global_batch_size.vals[1]: must be a positive "
+                          "integer, got float 0.5"));
+  EXPECT_THAT(Errors(head + "  global_batch_size: {type: double, minval: 1, maxval: 8}\n"),
+              ElementsAre("hyperparameters.global_batch_size: must be a positive integer, or "
+                          "searched as an int or a categorical of positive integers"));
+}
+
+TEST(ConfigParserTest, ATrialsGlobalBatchSizeIsTheConstantElseItsSampledValue) {
+  ExperimentConfig constant;
+  constant.global_batch_size = 64;
+  EXPECT_EQ(TrialGlobalBatchSize(constant, Json{{"global_batch_size", 8}}), 64);
+  ExperimentConfig searched;
+  EXPECT_EQ(TrialGlobalBatchSize(searched, Json{{"global_batch_size", 8}}), 8);
+  EXPECT_EQ(TrialGlobalBatchSize(searched, Json{{"global_batch_size", 0}}), 0);
+  EXPECT_EQ(TrialGlobalBatchSize(searched, Json::object()), 0);
+  // Lengths in records and epochs follow the trial's batch.
+  searched.records_per_epoch = 1000;
+  searched.global_batch_size = TrialGlobalBatchSize(searched, Json{{"global_batch_size", 50}});
+  EXPECT_EQ(LengthInBatches({.unit = Length::Unit::kEpochs, .value = 2}, searched, "f").value(),
+            40);
 }
 
 TEST(ConfigParserTest, EverySearcherNeedsAMetricNamingTheField) {

@@ -24,6 +24,14 @@ absl::StatusOr<int64_t> LengthInBatches(const Length& length, const ExperimentCo
   return absl::InternalError("unknown length unit");
 }
 
+int64_t TrialGlobalBatchSize(const ExperimentConfig& config, const Json& hparams) {
+  if (config.global_batch_size > 0) return config.global_batch_size;
+  if (!hparams.is_object()) return 0;
+  auto it = hparams.find("global_batch_size");
+  if (it == hparams.end() || !it->is_number_integer() || it->get<int64_t>() <= 0) return 0;
+  return it->get<int64_t>();
+}
+
 const char* UnitName(Length::Unit unit) {
   switch (unit) {
     case Length::Unit::kBatches:

@@ -1,6 +1,7 @@
 #pragma once
 // LengthInBatches: a searcher or period length (batches, records or epochs) in global batches
-// of `config`, as the trial loop and the master count progress. Thread-safe (pure).
+// of `config`, as the trial loop and the master count progress; TrialGlobalBatchSize: a trial's
+// batch. Thread-safe (pure).
 
 #include <cstdint>
 #include <string>
@@ -17,5 +18,10 @@ absl::StatusOr<int64_t> LengthInBatches(const Length& length, const ExperimentCo
 
 // The unit's name as configs spell it: "batches", "records" or "epochs".
 const char* UnitName(Length::Unit unit);
+
+// The global batch size of the trial with hyperparameters `hparams` (as sampled for it): the
+// config's constant, else the trial's value of a searched hyperparameters.global_batch_size (a
+// positive integer); 0 when there is neither.
+int64_t TrialGlobalBatchSize(const ExperimentConfig& config, const Json& hparams);
 
 }  // namespace cohort::config

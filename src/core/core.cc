@@ -63,6 +63,10 @@ absl::Status ReadRun(comm::Communicator& comm, const wire::WorkerEnv& env, Clust
                                       info.experiment_seed));
     if (!samples.empty()) info.hparams = samples.front();
   }
+  // A searched global_batch_size: this trial's own is the config's from here on.
+  if (info.config) {
+    info.config->global_batch_size = config::TrialGlobalBatchSize(*info.config, info.hparams);
+  }
   info.latest_checkpoint = env.latest_checkpoint;
   info.warm_start = env.warm_start;
   info.trial_id = env.trial_id ? absl::StrCat(*env.trial_id) : "";

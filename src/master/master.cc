@@ -333,7 +333,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   queue_.SetExperiment(id, row.state, row.slots_per_trial, row.priority);
   ExperimentSearch& stored =
       searchers_
-          .emplace(id, ExperimentSearch{cfg.searcher, *std::move(search), {}, TotalBatches(cfg)})
+          .emplace(id, ExperimentSearch{cfg.searcher, *std::move(search), {}, TotalBatchesOf(cfg)})
           .first->second;
   for (const searcher::Operation& op : creates) {
     COHORT_RETURN_IF_ERROR(InsertTrialLocked(id, stored, std::get<searcher::Create>(op)));

@@ -59,8 +59,11 @@ using Json = nlohmann::json;
 
 // "trial 7": how logs and errors name a trial.
 std::string TrialName(int64_t id);
-// searcher.max_length in batches (0: none, or not convertible).
-int64_t TotalBatches(const config::ExperimentConfig& cfg);
+// searcher.max_length in batches of the trial with hyperparameters `hparams` (its global batch
+// size may be searched); 0: none, or not convertible.
+int64_t TotalBatches(const config::ExperimentConfig& cfg, const config::Json& hparams);
+// TotalBatches of `cfg` (a copy) for any trial's hyperparameters.
+std::function<int64_t(const config::Json&)> TotalBatchesOf(const config::ExperimentConfig& cfg);
 
 // How an allocation stopped for `reason` is told to stop: kill (SIGTERM, SIGKILL after the
 // agent's grace) for a kill and for a lost node, whose trial cannot go on without it (node 0's
@@ -472,7 +475,8 @@ class Master {
     config::SearcherConfig config;
     std::unique_ptr<searcher::Searcher> searcher;
     std::vector<int64_t> trial_ids;  // searcher index -> trial id (creation order)
-    int64_t total_batches = 0;       // searcher.max_length in batches (0: unknown)
+    // searcher.max_length in batches of a trial with these hyperparameters (0: unknown).
+    std::function<int64_t(const config::Json& hparams)> total_batches;
   };
   // The experiment's searcher: created with the experiment, or rebuilt from the database
   // (Searcher::Restore) the first time it is needed after a restart of the master.

@@ -14,9 +14,16 @@
 
 namespace cohort::master {
 
-int64_t TotalBatches(const config::ExperimentConfig& cfg) {
+int64_t TotalBatches(const config::ExperimentConfig& cfg, const config::Json& hparams) {
   if (!cfg.searcher.max_length) return 0;
-  return config::LengthInBatches(*cfg.searcher.max_length, cfg, "searcher.max_length").value_or(0);
+  config::ExperimentConfig trial = cfg;
+  trial.global_batch_size = config::TrialGlobalBatchSize(cfg, hparams);
+  return config::LengthInBatches(*cfg.searcher.max_length, trial, "searcher.max_length")
+      .value_or(0);
+}
+
+std::function<int64_t(const config::Json&)> TotalBatchesOf(const config::ExperimentConfig& cfg) {
+  return [cfg](const config::Json& hparams) { return TotalBatches(cfg, hparams); };
 }
 
 absl::StatusOr<Master::ExperimentSearch*> Master::SearchLocked(int64_t experiment_id) {
@@ -31,7 +38,7 @@ absl::StatusOr<Master::ExperimentSearch*> Master::SearchLocked(int64_t experimen
                      ": its stored config does not parse: ", cfg.status().message()));
   }
   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<searcher::Searcher> s, searcher::NewSearcher(*cfg));
-  ExperimentSearch search{cfg->searcher, std::move(s), {}, TotalBatches(*cfg)};
+  ExperimentSearch search{cfg->searcher, std::move(s), {}, TotalBatchesOf(*cfg)};
   // After a restart of the master: the searcher is rebuilt from the trials and the rung metrics
   // it had asked to record, in the order they were recorded.
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(experiment_id));
@@ -168,7 +175,7 @@ absl::Status Master::InsertTrialLocked(int64_t experiment_id, ExperimentSearch& 
   trial.experiment_id = experiment_id;
   trial.hparams_json = create.hparams.dump();
   trial.seed = create.seed;
-  trial.total_batches = search.total_batches;
+  trial.total_batches = search.total_batches(create.hparams);
   trial.sequence = next_sequence_++;
   COHORT_ASSIGN_OR_RETURN(int64_t id, db_->InsertTrial(trial));
   search.trial_ids.push_back(id);

@@ -248,6 +248,18 @@ TEST_F(MasterTest, ATrialRunsOnAFreeAgentAndCompletesWhenEveryNodeExitsZero) {
   EXPECT_TRUE(Actions("a1").empty()) << "nothing is left to run";
 }
 
+// A searched global_batch_size: each trial's length in records is counted in its own batches.
+TEST_F(MasterTest, EachTrialsTotalBatchesFollowItsSearchedGlobalBatchSize) {
+  const int64_t exp = Create(Config(1, 0, "{name: grid, metric: loss, max_length: {records: 640}}",
+                                    "{global_batch_size: {type: categorical, vals: [16, 32]}}"));
+  const Json e = Experiment(exp);
+  std::map<int64_t, int64_t> total_by_batch;
+  for (const Json& t : e["trials"]) {
+    total_by_batch[t["hparams"]["global_batch_size"]] = t["total_batches"];
+  }
+  EXPECT_EQ(total_by_batch, (std::map<int64_t, int64_t>{{16, 40}, {32, 20}})) << e.dump();
+}
+
 // A checkpoint_storage block without a type (Determined's examples set only save_* counts) is
 // the master's own storage with those counts.
 TEST_F(MasterTest, AStorageBlockWithoutATypeIsTheMastersSharedFsWithItsCounts) {

@@ -323,6 +323,26 @@ TEST_F(TrialTest, TrialApiWithoutGlobalBatchSizeSaysItIsNeeded) {
       << log;
 }
 
+// A searched global_batch_size (Determined allows an int or a categorical): the trial trains on
+// its sampled value, and lengths in records count its batches.
+TEST_F(TrialTest, ASearchedGlobalBatchSizeIsTheTrialsSampledValue) {
+  std::filesystem::create_directories(dir_);
+  const std::string config = dir_ + "/searched_batch.yaml";
+  std::ofstream(config) << "name: searched_batch\nentrypoint: ./fashion_mnist_trial\n"
+                           "data: {dir: /usr/share/datasets/fashion-mnist}\n"
+                           "hyperparameters:\n"
+                           "  global_batch_size: {type: categorical, vals: [48]}\n"
+                           "  learning_rate: 0.02\n  momentum: 0.9\n  n_filters1: 8\n"
+                           "  n_filters2: 16\n  dropout1: 0.25\n  dropout2: 0.5\n"
+                           "searcher: {name: single, metric: validation_loss, max_length: "
+                           "{records: 480}}\n";
+  const std::string command = absl::StrCat(BinaryPath("fashion_mnist_trial"), " --config ", config,
+                                           " --run-dir ", dir_, "/run > ", dir_, "/out.log 2>&1");
+  EXPECT_EQ(std::system(command.c_str()), 0) << ReadFile(dir_ + "/out.log");
+  const std::string log = ReadFile(dir_ + "/out.log");
+  EXPECT_NE(log.find("10 batches of 48 (per slot 48)"), std::string::npos) << log;
+}
+
 TEST_F(TrialTest, ALossOfManyElementsIsRefusedWithTheFix) {
   WorkerGroupOptions options;
   options.size = 1;

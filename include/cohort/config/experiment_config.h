@@ -140,7 +140,10 @@ struct ExperimentConfig {
   std::vector<std::string> entrypoint;  // a string entrypoint is one element
   Resources resources;
   Hyperparameters hyperparameters;
-  int64_t global_batch_size = 0;  // hyperparameters.global_batch_size; 0: absent
+  // hyperparameters.global_batch_size: the constant; 0 when absent or searched (an int or a
+  // categorical of positive integers, as Determined allows). A trial's own is
+  // TrialGlobalBatchSize (config/length.h); a trial process's config holds its trial's.
+  int64_t global_batch_size = 0;
   SearcherConfig searcher;
   Optimizations optimizations;
   Profiling profiling;
