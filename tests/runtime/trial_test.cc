@@ -307,17 +307,29 @@ TEST_F(TrialTest, InitialValidationComesBeforeTheFirstBatch) {
   EXPECT_EQ(validated, (std::vector<int64_t>{4, 8}));
 }
 
-TEST_F(TrialTest, TrialApiWithoutGlobalBatchSizeSaysItIsNeeded) {
-  std::filesystem::create_directories(dir_);
-  const std::string config = dir_ + "/no_batch.yaml";
-  std::ofstream(config) << "name: no_batch\nentrypoint: ./fashion_mnist_trial\n"
-                           "data: {dir: /usr/share/datasets/fashion-mnist}\n"
-                           "hyperparameters: {learning_rate: 0.02}\n"
-                           "searcher: {name: single, metric: loss, max_length: {batches: 5}}\n";
+// Runs the Fashion-MNIST example binary on the config `yaml` (written to dir_/NAME.yaml) in
+// dir_/run; its exit status (std::system's) and its output in *log.
+int RunExampleOnConfig(const std::string& dir, const std::string& name, const std::string& yaml,
+                       std::string* log) {
+  std::filesystem::create_directories(dir);
+  const std::string config = absl::StrCat(dir, "/", name, ".yaml");
+  std::ofstream(config) << yaml;
   const std::string command = absl::StrCat(BinaryPath("fashion_mnist_trial"), " --config ", config,
-                                           " --run-dir ", dir_, "/run > ", dir_, "/out.log 2>&1");
-  EXPECT_NE(std::system(command.c_str()), 0);
-  const std::string log = ReadFile(dir_ + "/out.log");
+                                           " --run-dir ", dir, "/run > ", dir, "/out.log 2>&1");
+  const int status = std::system(command.c_str());
+  *log = ReadFile(dir + "/out.log");
+  return status;
+}
+
+TEST_F(TrialTest, TrialApiWithoutGlobalBatchSizeSaysItIsNeeded) {
+  std::string log;
+  EXPECT_NE(RunExampleOnConfig(dir_, "no_batch",
+                               "name: no_batch\nentrypoint: ./fashion_mnist_trial\n"
+                               "data: {dir: /usr/share/datasets/fashion-mnist}\n"
+                               "hyperparameters: {learning_rate: 0.02}\n"
+                               "searcher: {name: single, metric: loss, max_length: {batches: 5}}\n",
+                               &log),
+            0);
   EXPECT_NE(log.find("hyperparameters.global_batch_size is needed by the Trial API"),
             std::string::npos)
       << log;
@@ -326,20 +338,19 @@ TEST_F(TrialTest, TrialApiWithoutGlobalBatchSizeSaysItIsNeeded) {
 // A searched global_batch_size (Determined allows an int or a categorical): the trial trains on
 // its sampled value, and lengths in records count its batches.
 TEST_F(TrialTest, ASearchedGlobalBatchSizeIsTheTrialsSampledValue) {
-  std::filesystem::create_directories(dir_);
-  const std::string config = dir_ + "/searched_batch.yaml";
-  std::ofstream(config) << "name: searched_batch\nentrypoint: ./fashion_mnist_trial\n"
-                           "data: {dir: /usr/share/datasets/fashion-mnist}\n"
-                           "hyperparameters:\n"
-                           "  global_batch_size: {type: categorical, vals: [48]}\n"
-                           "  learning_rate: 0.02\n  momentum: 0.9\n  n_filters1: 8\n"
-                           "  n_filters2: 16\n  dropout1: 0.25\n  dropout2: 0.5\n"
-                           "searcher: {name: single, metric: validation_loss, max_length: "
-                           "{records: 480}}\n";
-  const std::string command = absl::StrCat(BinaryPath("fashion_mnist_trial"), " --config ", config,
-                                           " --run-dir ", dir_, "/run > ", dir_, "/out.log 2>&1");
-  EXPECT_EQ(std::system(command.c_str()), 0) << ReadFile(dir_ + "/out.log");
-  const std::string log = ReadFile(dir_ + "/out.log");
+  std::string log;
+  EXPECT_EQ(RunExampleOnConfig(dir_, "searched_batch",
+                               "name: searched_batch\nentrypoint: ./fashion_mnist_trial\n"
+                               "data: {dir: /usr/share/datasets/fashion-mnist}\n"
+                               "hyperparameters:\n"
+                               "  global_batch_size: {type: categorical, vals: [48]}\n"
+                               "  learning_rate: 0.02\n  momentum: 0.9\n  n_filters1: 8\n"
+                               "  n_filters2: 16\n  dropout1: 0.25\n  dropout2: 0.5\n"
+                               "searcher: {name: single, metric: validation_loss, max_length: "
+                               "{records: 480}}\n",
+                               &log),
+            0)
+      << log;
   EXPECT_NE(log.find("10 batches of 48 (per slot 48)"), std::string::npos) << log;
 }
 
