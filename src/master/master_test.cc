@@ -710,6 +710,31 @@ TEST_F(MasterTest, AKilledTrialIsCanceledAndItsExperimentGoesOnWithTheOthers) {
   EXPECT_TRUE(absl::IsNotFound(master_->KillTrial(999, kRoot)));
 }
 
+TEST_F(MasterTest, AKilledStoppedTrialIsNeverPromotedAgain) {
+  Register("a1", 1);
+  const int64_t exp = Create(kAsha);
+  const Json t2 = AshaUntilTheSecondTrialStops();
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(master_->KillTrial(t2["trial_id"], kRoot).ok());
+  EXPECT_EQ(Trial(t2["trial_id"])["state"], "CANCELED");
+  Json t3 = OnlyStart("a1");
+  // 4600 at rung 200 would promote trial 2 (AdaptiveAshaStops...): it stays CANCELED.
+  ASSERT_TRUE(ReportRung(t3, 200, MetricAt(t3, 200)).ok());
+  EXPECT_EQ(Trial(t2["trial_id"])["state"], "CANCELED");
+  Json stop = Actions("a1");
+  ASSERT_EQ(stop.size(), 1u) << stop.dump();
+  EXPECT_EQ(stop[0]["type"], "stop") << "trial 3 stops at its rung; nothing starts";
+  ASSERT_TRUE(Exit(t3, 143).ok());
+  Json t4 = OnlyStart("a1");
+  EXPECT_NE(t4["trial_id"], t2["trial_id"]);
+  ASSERT_TRUE(ReportRung(t4, 200, MetricAt(t4, 200)).ok());
+  ASSERT_TRUE(ReportRung(t4, 400, MetricAt(t4, 400)).ok());
+  ASSERT_TRUE(Exit(t4, 0).ok());
+  const Json e = Experiment(exp);
+  EXPECT_EQ(e["state"], "COMPLETED") << e.dump(2);
+  EXPECT_EQ(Trial(t2["trial_id"])["state"], "CANCELED");
+}
+
 TEST_F(MasterTest, KillingATrialOverridesAPauseInProgressAndOnlyItsOwnerOrAnAdminMay) {
   Register("a1", 1);
   absl::StatusOr<int64_t> exp =
