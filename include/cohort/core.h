@@ -65,6 +65,9 @@ struct InitOptions {
   std::shared_ptr<comm::Communicator> communicator;
   // Install the SIGTERM handler that requests preemption (instead of dying at once).
   bool handle_sigterm = true;
+  // The trial's hyperparameters (a JSON object), given by hand (the Trial API's --hparams):
+  // they win over $COHORT_HPARAMS and the searcher's sample, a searched global_batch_size too.
+  std::optional<nlohmann::json> hparams;
 };
 
 // What the launcher (or master) said about this run.
@@ -75,7 +78,8 @@ struct ClusterInfo {
   std::optional<config::ExperimentConfig> config;
   uint32_t experiment_seed = 0;  // the chief's, agreed by every worker
   uint64_t trial_seed = 0;       // $COHORT_TRIAL_SEED, else derived from experiment_seed
-  nlohmann::json hparams = nlohmann::json::object();  // $COHORT_HPARAMS, else the first sample
+  // InitOptions::hparams, else $COHORT_HPARAMS, else the searcher's first sample.
+  nlohmann::json hparams = nlohmann::json::object();
   // The checkpoint to resume from: $COHORT_LATEST_CHECKPOINT (a storage id or a directory);
   // empty when starting fresh.
   std::string latest_checkpoint;

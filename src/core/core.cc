@@ -38,7 +38,8 @@ absl::StatusOr<World> JoinWorld(const InitOptions& options) {
 }
 
 // Config, seeds and hyperparameters, agreed by every worker.
-absl::Status ReadRun(comm::Communicator& comm, const wire::WorkerEnv& env, ClusterInfo& info) {
+absl::Status ReadRun(comm::Communicator& comm, const wire::WorkerEnv& env,
+                     const std::optional<nlohmann::json>& given_hparams, ClusterInfo& info) {
   if (!info.config_path.empty()) {
     COHORT_ASSIGN_OR_RETURN(config::Json tree, config::LoadYamlFile(info.config_path));
     absl::StatusOr<config::ExperimentConfig> cfg = config::ParseExperimentConfig(tree);
@@ -54,7 +55,9 @@ absl::Status ReadRun(comm::Communicator& comm, const wire::WorkerEnv& env, Clust
 
   info.trial_seed =
       static_cast<uint64_t>(env.trial_seed.value_or(config::TrialSeed(info.experiment_seed, 0)));
-  if (env.hparams) {
+  if (given_hparams) {
+    info.hparams = *given_hparams;
+  } else if (env.hparams) {
     info.hparams = *env.hparams;
   } else if (info.config) {
     COHORT_ASSIGN_OR_RETURN(
@@ -134,7 +137,7 @@ absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options) {
   ClusterInfo info;
   info.run_dir = options.run_dir;
   info.config_path = options.config_path;
-  if (absl::Status s = ReadRun(comm, *env, info); !s.ok()) {
+  if (absl::Status s = ReadRun(comm, *env, options.hparams, info); !s.ok()) {
     return Annotate(s, absl::StrCat("core::Init (rank ", comm.rank(), ")"));
   }
   const std::string storage_dir = CheckpointStorageDir(info.config, info.run_dir);

@@ -109,9 +109,9 @@ void AddOptimizations(const config::Optimizations& o, TrialRunOptions* options) 
   options->average_training_metrics = o.average_training_metrics;
 }
 
-// The trial's run from the experiment config and the trial's info, overridden by
-// --max-batches, --hparams and --restore. InvalidArgument when the config has no
-// searcher.max_length or --hparams is not a JSON object.
+// The trial's run from the experiment config and the trial's info (whose hyperparameters are
+// --hparams when given: GivenHparams), overridden by --max-batches and --restore.
+// InvalidArgument when the config has no global_batch_size or searcher.max_length.
 absl::StatusOr<TrialRunOptions> MakeRunOptions(const Flags& flags, core::Context& ctx) {
   const core::ClusterInfo& info = ctx.info();
   const config::ExperimentConfig& cfg = *info.config;
@@ -132,15 +132,6 @@ absl::StatusOr<TrialRunOptions> MakeRunOptions(const Flags& flags, core::Context
   AddOptimizations(cfg.optimizations, &options);
   options.seed = info.trial_seed;
   options.hparams = info.hparams;
-  if (!flags.hparams.empty()) {
-    absl::StatusOr<nlohmann::json> hparams = ParseJsonBounded(flags.hparams);
-    if (!hparams.ok() || !hparams->is_object()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--hparams must be a JSON object of hyperparameters",
-                       hparams.ok() ? "" : absl::StrCat(": ", hparams.status().message())));
-    }
-    options.hparams = *std::move(hparams);
-  }
   options.data = cfg.data;
   options.searcher_metric = cfg.searcher.metric;
   options.smaller_is_better = cfg.searcher.smaller_is_better;
@@ -195,6 +186,18 @@ void PrintPlan(core::Context& ctx, const TrialRunOptions& options) {
                options.restore_from.c_str());
 }
 
+// --hparams: the trial's hyperparameters by hand (nullopt: not given).
+absl::StatusOr<std::optional<nlohmann::json>> GivenHparams(const Flags& flags) {
+  if (flags.hparams.empty()) return std::nullopt;
+  absl::StatusOr<nlohmann::json> hparams = ParseJsonBounded(flags.hparams);
+  if (!hparams.ok() || !hparams->is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--hparams must be a JSON object of hyperparameters",
+                     hparams.ok() ? "" : absl::StrCat(": ", hparams.status().message())));
+  }
+  return *std::move(hparams);
+}
+
 absl::Status Run(const Flags& flags, Trial& trial) {
   if (flags.config.empty()) {
     return absl::InvalidArgumentError(
@@ -202,8 +205,11 @@ absl::Status Run(const Flags& flags, Trial& trial) {
   }
   PrepareTrainingProcess();
   torch::set_num_threads(flags.num_threads);
+  COHORT_ASSIGN_OR_RETURN(std::optional<nlohmann::json> hparams, GivenHparams(flags));
   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<core::Context> ctx,
-                          core::Init({.config_path = flags.config, .run_dir = flags.run_dir}));
+                          core::Init({.config_path = flags.config,
+                                      .run_dir = flags.run_dir,
+                                      .hparams = std::move(hparams)}));
   COHORT_ASSIGN_OR_RETURN(TrialRunOptions options, MakeRunOptions(flags, *ctx));
   PrintPlan(*ctx, options);
   COHORT_ASSIGN_OR_RETURN(TrialRunResult result, RunTrial(trial, options, *ctx));

@@ -310,12 +310,13 @@ TEST_F(TrialTest, InitialValidationComesBeforeTheFirstBatch) {
 // Runs the Fashion-MNIST example binary on the config `yaml` (written to dir_/NAME.yaml) in
 // dir_/run; its exit status (std::system's) and its output in *log.
 int RunExampleOnConfig(const std::string& dir, const std::string& name, const std::string& yaml,
-                       std::string* log) {
+                       std::string* log, const std::string& extra_flags = "") {
   std::filesystem::create_directories(dir);
   const std::string config = absl::StrCat(dir, "/", name, ".yaml");
   std::ofstream(config) << yaml;
   const std::string command = absl::StrCat(BinaryPath("fashion_mnist_trial"), " --config ", config,
-                                           " --run-dir ", dir, "/run > ", dir, "/out.log 2>&1");
+                                           " --run-dir ", dir, "/run ", extra_flags, " > ", dir,
+                                           "/out.log 2>&1");
   const int status = std::system(command.c_str());
   *log = ReadFile(dir + "/out.log");
   return status;
@@ -338,20 +339,26 @@ TEST_F(TrialTest, TrialApiWithoutGlobalBatchSizeSaysItIsNeeded) {
 // A searched global_batch_size (Determined allows an int or a categorical): the trial trains on
 // its sampled value, and lengths in records count its batches.
 TEST_F(TrialTest, ASearchedGlobalBatchSizeIsTheTrialsSampledValue) {
+  const std::string yaml =
+      "name: searched_batch\nentrypoint: ./fashion_mnist_trial\n"
+      "data: {dir: /usr/share/datasets/fashion-mnist}\n"
+      "hyperparameters:\n"
+      "  global_batch_size: {type: categorical, vals: [48]}\n"
+      "  learning_rate: 0.02\n  momentum: 0.9\n  n_filters1: 8\n"
+      "  n_filters2: 16\n  dropout1: 0.25\n  dropout2: 0.5\n"
+      "searcher: {name: single, metric: validation_loss, max_length: {records: 480}}\n";
   std::string log;
-  EXPECT_EQ(RunExampleOnConfig(dir_, "searched_batch",
-                               "name: searched_batch\nentrypoint: ./fashion_mnist_trial\n"
-                               "data: {dir: /usr/share/datasets/fashion-mnist}\n"
-                               "hyperparameters:\n"
-                               "  global_batch_size: {type: categorical, vals: [48]}\n"
-                               "  learning_rate: 0.02\n  momentum: 0.9\n  n_filters1: 8\n"
-                               "  n_filters2: 16\n  dropout1: 0.25\n  dropout2: 0.5\n"
-                               "searcher: {name: single, metric: validation_loss, max_length: "
-                               "{records: 480}}\n",
-                               &log),
+  EXPECT_EQ(RunExampleOnConfig(dir_, "searched_batch", yaml, &log), 0) << log;
+  EXPECT_NE(log.find("10 batches of 48 (per slot 48)"), std::string::npos) << log;
+  // Hyperparameters given by hand (--hparams) choose the batch too.
+  const std::string given =
+      R"('{"global_batch_size": 24, "learning_rate": 0.02, "momentum": 0.9, "n_filters1": 8, )"
+      R"("n_filters2": 16, "dropout1": 0.25, "dropout2": 0.5}')";
+  EXPECT_EQ(RunExampleOnConfig(dir_ + "/given", "searched_batch", yaml, &log,
+                               "--hparams " + given),
             0)
       << log;
-  EXPECT_NE(log.find("10 batches of 48 (per slot 48)"), std::string::npos) << log;
+  EXPECT_NE(log.find("20 batches of 24 (per slot 24)"), std::string::npos) << log;
 }
 
 TEST_F(TrialTest, ALossOfManyElementsIsRefusedWithTheFix) {
