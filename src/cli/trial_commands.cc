@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -29,6 +30,7 @@ struct LogsArgs {
   int64_t trial_id = 0;
   int rank = -1;  // -1: every rank
   bool follow = false;
+  int tail = 0;  // > 0: start with the last `tail` lines
 };
 
 // A log line as `trial logs --json` prints it: {"line", "rank", "seq"}, as in a LogsPage.
@@ -43,10 +45,15 @@ Json LogEntryJson(const wire::LogEntry& entry) {
 int PrintLogs(const CommandContext& context, const LogsArgs& args) {
   client::MasterClient client = context.Client(absl::Seconds(90));
   int64_t after = 0;
+  bool first = true;
   while (true) {
     std::string path = absl::StrCat("/api/v1/trials/", args.trial_id, "/logs?after=", after);
     if (args.rank >= 0) absl::StrAppend(&path, "&rank=", args.rank);
-    if (args.follow) absl::StrAppend(&path, "&follow=1&timeout=30");
+    if (first && args.tail > 0) {
+      absl::StrAppend(&path, "&tail=", args.tail);  // the last lines; then on from there
+    } else if (args.follow) {
+      absl::StrAppend(&path, "&follow=1&timeout=30");
+    }
     absl::StatusOr<wire::LogsPage> page = GetAs(client, path, wire::ParseLogsPage);
     if (!page.ok()) return Fail(page.status());
     for (const wire::LogEntry& l : page->logs) {
@@ -60,6 +67,10 @@ int PrintLogs(const CommandContext& context, const LogsArgs& args) {
     }
     std::cout.flush();
     after = page->next;
+    if (std::exchange(first, false) && args.tail > 0) {
+      if (!args.follow) return kExitOk;
+      continue;
+    }
     if (page->logs.empty() && (!args.follow || page->done)) return kExitOk;
     // An empty page while following: the long poll timed out, or the master had too many
     // followers to wait for this one; ask again after a pause rather than at once.
@@ -212,8 +223,12 @@ void AddTrialCommands(CLI::App* root, CommandContext* context) {
   logs->add_option("id", logs_args->trial_id, "Trial id")->required();
   logs->add_option("--rank", logs_args->rank, "Only this rank's lines")->check(NonNegativeNumber());
   logs->add_flag("-f,--follow", logs_args->follow, "Keep printing new lines until the trial ends");
+  logs->add_option("--tail", logs_args->tail, "Only the last N lines (then new ones with --follow)")
+      ->check(CLI::Range(1, 10000));
   context->AddJsonFlag(logs, "One JSON object per line: {seq, rank, line}");
-  logs->footer("Examples:\n  cohort trial logs 3\n  cohort trial logs 3 --rank 1 --follow");
+  logs->footer(
+      "Examples:\n  cohort trial logs 3\n  cohort trial logs 3 --rank 1 --follow\n"
+      "  cohort trial logs 3 --tail 20 -f");
   context->OnRun(logs, [context, logs_args] { return PrintLogs(*context, *logs_args); });
 
   auto trial_id = std::make_shared<int64_t>(0);

@@ -575,6 +575,20 @@ absl::Status Master::FollowUntil(absl::Duration wait,
   }
 }
 
+absl::StatusOr<wire::LogsPage> Master::TrialLogTail(int64_t id, std::optional<int> rank,
+                                                    int lines) {
+  COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
+  COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, db_->ListLastLogs(id, lines, rank));
+  wire::LogsPage page;
+  for (const LogRow& r : rows) page.logs.push_back({r.seq, r.rank, r.line});
+  // Lines of other ranks after the last one shown are skipped by a follow from here too.
+  if (!rows.empty()) page.next = rows.back().seq;
+  page.done = wire::IsTerminal(t.state) || t.state == TrialState::kPaused ||
+              t.state == TrialState::kStopped;
+  page.state = t.state;
+  return page;
+}
+
 absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
                                                  absl::Duration wait) {
   wire::LogsPage page;

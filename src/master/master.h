@@ -212,6 +212,9 @@ class Master {
   // Lines after `after` (of one rank when given); waits up to `wait` for new ones unless
   // max_log_followers already wait (then it answers at once). "done": the trial has ended and every
   // line was returned.
+  // The trial's last `lines` log lines (of one rank when given), oldest first, as a page whose
+  // `next` continues after them (`cohort trial logs --tail N [--follow]`); at once, no wait.
+  absl::StatusOr<wire::LogsPage> TrialLogTail(int64_t id, std::optional<int> rank, int lines);
   absl::StatusOr<wire::LogsPage> TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
                                            absl::Duration wait);
 

@@ -330,7 +330,7 @@ std::string Master::ExitNoteLocked(const Allocation& a, const ExperimentRow& exp
                                         : " from checkpoint " + trial.latest_checkpoint);
   }
   if (decision.next != TrialState::kError) return "";
-  absl::StatusOr<std::vector<LogRow>> logs = db_->ListLastLogs(trial.id, kErrorLines);
+  absl::StatusOr<std::vector<LogRow>> logs = db_->ListLastLogs(trial.id, kErrorLines, std::nullopt);
   if (logs.ok()) {
     std::vector<std::string> last;
     for (const LogRow& row : *logs) last.push_back(row.line);

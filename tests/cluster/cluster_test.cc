@@ -433,10 +433,12 @@ TEST_F(ClusterTest, WarmStartBeginsFromTheSourceTrialsWeights) {
   EXPECT_NE(table.out.find("DELETED"), std::string::npos) << table.out;
 }
 
-TEST_F(ClusterTest, LogsAreFilterableByRank) {
+TEST_F(ClusterTest, LogsAreFilterableByRankAndTheirTailComesAtOnce) {
   StartMaster();
   StartAgent("a1", 2, 30300);
-  Script("hello.sh", "echo \"hello from rank $COHORT_RANK of $COHORT_SIZE\"\n");
+  Script("hello.sh",
+         "echo \"hello from rank $COHORT_RANK of $COHORT_SIZE\"\n"
+         "for i in 1 2 3; do echo \"rank $COHORT_RANK line $i\"; done\n");
   const int64_t id =
       Create(Config("hello", "entrypoint: ./hello.sh\nresources: {slots_per_trial: 2}\n"));
   WaitUntil(
@@ -446,7 +448,18 @@ TEST_F(ClusterTest, LogsAreFilterableByRank) {
       "the experiment to complete");
   LaunchResult one = Cohort({"trial", "logs", "1", "--rank", "1"});
   ASSERT_EQ(one.status, 0) << one.err;
-  EXPECT_EQ(one.out, "[rank=1] hello from rank 1 of 2\n");
+  EXPECT_EQ(one.out,
+            "[rank=1] hello from rank 1 of 2\n[rank=1] rank 1 line 1\n[rank=1] rank 1 line 2\n"
+            "[rank=1] rank 1 line 3\n");
+  // --tail: the last lines (of the rank); with --follow, and nothing after them, the same.
+  LaunchResult tail = Cohort({"trial", "logs", "1", "--rank", "1", "--tail", "2"});
+  ASSERT_EQ(tail.status, 0) << tail.err;
+  EXPECT_EQ(tail.out, "[rank=1] rank 1 line 2\n[rank=1] rank 1 line 3\n");
+  LaunchResult tail_followed =
+      Cohort({"trial", "logs", "1", "--rank", "1", "--tail", "2", "-f"}, absl::Seconds(20));
+  EXPECT_EQ(tail_followed.status, 0) << tail_followed.err;
+  EXPECT_EQ(tail_followed.out, tail.out);
+  EXPECT_EQ(Cohort({"trial", "logs", "1", "--tail", "0"}).status, 2) << "a usage error";
   LaunchResult all = Cohort({"trial", "logs", "1"});
   EXPECT_NE(all.out.find("[rank=0] hello from rank 0 of 2"), std::string::npos) << all.out;
   EXPECT_NE(all.out.find("[rank=1] hello from rank 1 of 2"), std::string::npos) << all.out;

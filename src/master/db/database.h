@@ -278,9 +278,10 @@ class Database {
   // Lines of a trial with seq > after_seq (of one rank when given), oldest first, at most limit.
   virtual absl::StatusOr<std::vector<LogRow>> ListLogs(int64_t trial_id, int64_t after_seq,
                                                        std::optional<int> rank, int limit) = 0;
-  // The newest `limit` lines of a trial, oldest first, read from the end (however many the
-  // trial has).
-  virtual absl::StatusOr<std::vector<LogRow>> ListLastLogs(int64_t trial_id, int limit) = 0;
+  // The newest `limit` lines of a trial (of one rank when given), oldest first, read from the
+  // end (however many the trial has).
+  virtual absl::StatusOr<std::vector<LogRow>> ListLastLogs(int64_t trial_id, int limit,
+                                                           std::optional<int> rank) = 0;
   // Every trial that has had log lines, by id (one row per trial: cheap however long the logs).
   virtual absl::StatusOr<std::vector<LogStatsRow>> ListLogStats() = 0;
   // Drops up to `count` of the trial's lines, oldest first, after its first `keep_first`

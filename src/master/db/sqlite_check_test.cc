@@ -135,7 +135,7 @@ TEST_F(SqliteCheckTest, TheCheckStopsAtItsTimeLimitAndTheFileIsUsed) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteDatabase> cut,
                        SqliteDatabase::Open(path_, {.check_time_limit = absl::Nanoseconds(1)}));
   EXPECT_EQ(cut->integrity_check(), IntegrityCheck::kCutShort);
-  EXPECT_THAT(cut->ListLastLogs(trial_, 1).value(), SizeIs(1));
+  EXPECT_THAT(cut->ListLastLogs(trial_, 1, std::nullopt).value(), SizeIs(1));
   cut.reset();
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteDatabase> skipped,
                        SqliteDatabase::Open(path_, {.check_time_limit = absl::ZeroDuration()}));

@@ -111,7 +111,8 @@ class SqliteDatabase final : public Database {
   // InvalidArgument for a negative limit; limit 0 returns nothing.
   absl::StatusOr<std::vector<LogRow>> ListLogs(int64_t trial_id, int64_t after_seq,
                                                std::optional<int> rank, int limit) override;
-  absl::StatusOr<std::vector<LogRow>> ListLastLogs(int64_t trial_id, int limit) override;
+  absl::StatusOr<std::vector<LogRow>> ListLastLogs(int64_t trial_id, int limit,
+                                                   std::optional<int> rank) override;
   absl::StatusOr<std::vector<LogStatsRow>> ListLogStats() override;
   absl::StatusOr<int64_t> DropLogLines(int64_t trial_id, int64_t keep_first, int64_t count,
                                        const std::string& reason) override;

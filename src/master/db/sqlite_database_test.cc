@@ -447,13 +447,17 @@ TEST_P(DatabaseTest, ListLastLogsReturnsTheNewestLinesOldestFirst) {
   std::vector<std::pair<int, std::string>> lines;
   for (int i = 1; i <= 50; ++i) lines.push_back({i % 2, absl::StrCat("line ", i)});
   ASSERT_OK(db_->AppendLogs(trial, lines).status());
-  ASSERT_OK_AND_ASSIGN(std::vector<LogRow> last, db_->ListLastLogs(trial, 3));
+  ASSERT_OK_AND_ASSIGN(std::vector<LogRow> last, db_->ListLastLogs(trial, 3, std::nullopt));
   ASSERT_THAT(last, SizeIs(3));
   EXPECT_EQ(last[0].line, "line 48");
   EXPECT_EQ(last[2].line, "line 50");
   EXPECT_EQ(last[2].rank, 0);
-  EXPECT_THAT(db_->ListLastLogs(trial, 100).value(), SizeIs(50));
-  EXPECT_THAT(db_->ListLastLogs(9999, 3).value(), IsEmpty());
+  EXPECT_THAT(db_->ListLastLogs(trial, 100, std::nullopt).value(), SizeIs(50));
+  EXPECT_THAT(db_->ListLastLogs(9999, 3, std::nullopt).value(), IsEmpty());
+  ASSERT_OK_AND_ASSIGN(std::vector<LogRow> rank1, db_->ListLastLogs(trial, 2, 1));
+  ASSERT_THAT(rank1, SizeIs(2));
+  EXPECT_EQ(rank1[0].line, "line 47");
+  EXPECT_EQ(rank1[1].line, "line 49");
 }
 
 TEST_P(DatabaseTest, AppendsNoLogsForAMissingTrial) {

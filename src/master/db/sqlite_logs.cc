@@ -94,7 +94,8 @@ absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLogs(int64_t trial_id, i
   return ReadAll<LogRow>(s, ReadLog);
 }
 
-absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLastLogs(int64_t trial_id, int limit) {
+absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLastLogs(int64_t trial_id, int limit,
+                                                                 std::optional<int> rank) {
   if (limit < 0) {
     return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
   }
@@ -102,6 +103,11 @@ absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLastLogs(int64_t trial_i
   Statement s(*statements_, path_, "list last logs", internal::kListLastLogsSql);
   s.BindInt64(1, trial_id);
   s.BindInt64(2, limit);
+  if (rank.has_value()) {
+    s.BindInt64(3, *rank);
+  } else {
+    s.BindNull(3);
+  }
   COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, ReadAll<LogRow>(s, ReadLog));
   std::reverse(rows.begin(), rows.end());
   return rows;

@@ -239,7 +239,7 @@ TEST(SqliteLogsTailTest, TheTailOfAMillionLineLogIsReadFromTheIndex) {
     ASSERT_OK(db->AppendLogs(trial, Numbered(first, first + 9999)).status());
     ASSERT_OK(db->AppendLogs(other, Numbered(first, first + 9)).status());
   }
-  ASSERT_OK_AND_ASSIGN(std::vector<LogRow> tail, db->ListLastLogs(trial, 100));
+  ASSERT_OK_AND_ASSIGN(std::vector<LogRow> tail, db->ListLastLogs(trial, 100, std::nullopt));
   ASSERT_THAT(tail, SizeIs(100));
   EXPECT_EQ(tail.front().line, "line 999901");
   EXPECT_EQ(tail.back().line, "line 1000000");

@@ -62,5 +62,20 @@ TEST_F(RoutesTest, ATemplateWithACyclicAliasIsRefusedAndTheMasterLivesOn) {
   EXPECT_EQ(after->status, 200);
 }
 
+TEST_F(RoutesTest, ALogTailOutsideItsRangeIsRefusedNamingIt) {
+  httplib::Client client("127.0.0.1", port_);
+  for (const char* tail : {"0", "10001"}) {
+    httplib::Result r = client.Get(absl::StrCat("/api/v1/trials/1/logs?tail=", tail));
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << tail;
+    EXPECT_THAT(r->body, HasSubstr(absl::StrCat("query parameter tail must be an integer in [1, "
+                                                "10000], got ",
+                                                tail)));
+  }
+  httplib::Result missing = client.Get("/api/v1/trials/1/logs?tail=5");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404) << missing->body;
+}
+
 }  // namespace
 }  // namespace cohort::master::http

@@ -12,6 +12,8 @@ namespace {
 
 // The most metric rows one answer carries (a page); `limit` may ask for fewer.
 constexpr int64_t kMaxMetricPage = 10000;
+// The most lines ?tail= asks for (`cohort trial logs --tail N`).
+constexpr int64_t kMaxLogTail = 10000;
 
 absl::StatusOr<Reply> Logs(Master& master, const Request& req) {
   COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
@@ -22,6 +24,16 @@ absl::StatusOr<Reply> Logs(Master& master, const Request& req) {
   COHORT_ASSIGN_OR_RETURN(absl::Duration wait, req.QuerySeconds("timeout", 20, 60));
   std::optional<int> rank_filter;
   if (rank) rank_filter = static_cast<int>(*rank);
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> tail, req.QueryInt("tail"));
+  if (tail) {  // the last lines, at once; a follow goes on from the page's next
+    if (*tail < 1 || *tail > kMaxLogTail) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "query parameter tail must be an integer in [1, ", kMaxLogTail, "], got ", *tail));
+    }
+    COHORT_ASSIGN_OR_RETURN(auto last,
+                            master.TrialLogTail(id, rank_filter, static_cast<int>(*tail)));
+    return Reply::Ok(last.ToJson());
+  }
   COHORT_ASSIGN_OR_RETURN(auto logs, master.TrialLogs(id, rank_filter, after.value_or(0),
                                                       follow ? wait : absl::ZeroDuration()));
   return Reply::Ok(logs.ToJson());

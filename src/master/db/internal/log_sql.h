@@ -11,10 +11,10 @@ inline constexpr char kListLogsSql[] =
     "WHERE trial_id = ?1 AND seq > ?2 AND (?3 IS NULL OR rank = ?3) "
     "ORDER BY seq LIMIT ?4";
 
-// ?1 trial, ?2 limit: backwards along logs_by_trial (trial_id, seq), `limit` index steps
-// however long the trial's log is.
+// ?1 trial, ?2 limit, ?3 rank or NULL: backwards along logs_by_trial (trial_id, seq), `limit`
+// index steps however long the trial's log is (more when lines of other ranks are passed over).
 inline constexpr char kListLastLogsSql[] =
     "SELECT seq, trial_id, rank, line FROM logs WHERE trial_id = ?1 "
-    "ORDER BY seq DESC LIMIT ?2";
+    "AND (?3 IS NULL OR rank = ?3) ORDER BY seq DESC LIMIT ?2";
 
 }  // namespace cohort::master::internal
