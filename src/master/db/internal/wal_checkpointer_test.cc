@@ -32,6 +32,10 @@ class WalCheckpointerTest : public ::testing::Test {
     fs::create_directories(dir_);
     path_ = (dir_ / "wal.db").string();
     ASSERT_EQ(sqlite3_open(path_.c_str(), &writer_), SQLITE_OK);
+    // As SqliteDatabase's own connection (5 s): the checkpointer's connection, opening or
+    // checkpointing, may hold a WAL lock for a moment, and without a busy timeout a commit
+    // then fails at once with "database is locked" (seen once in a full run on 2026-11-28).
+    sqlite3_busy_timeout(writer_, 5000);
   }
   void TearDown() override { sqlite3_close(writer_); }
 
