@@ -40,37 +40,42 @@ Json LogEntryJson(const wire::LogEntry& entry) {
   return page.ToJson()["logs"][0];
 }
 
+// Prints a page's lines: JSON lines with --json, else each rank's prefixed "[rank=R] ".
+void PrintLogPage(const CommandContext& context, const wire::LogsPage& page) {
+  for (const wire::LogEntry& l : page.logs) {
+    if (context.json()) {
+      std::cout << LogEntryJson(l).dump() << "\n";
+    } else if (l.rank >= 0) {
+      std::cout << "[rank=" << l.rank << "] " << l.line << "\n";
+    } else {
+      std::cout << l.line << "\n";
+    }
+  }
+  std::cout.flush();
+}
+
 // Pages through the trial's logs (a long poll with --follow) until there is nothing more to
-// print, or with --follow until the trial ends.
+// print, or with --follow until the trial ends; with --tail, from its last lines.
 int PrintLogs(const CommandContext& context, const LogsArgs& args) {
   client::MasterClient client = context.Client(absl::Seconds(90));
+  const std::string base = absl::StrCat("/api/v1/trials/", args.trial_id, "/logs?",
+                                        args.rank >= 0 ? absl::StrCat("rank=", args.rank, "&") : "");
   int64_t after = 0;
-  bool first = true;
+  if (args.tail > 0) {
+    absl::StatusOr<wire::LogsPage> last =
+        GetAs(client, absl::StrCat(base, "tail=", args.tail), wire::ParseLogsPage);
+    if (!last.ok()) return Fail(last.status());
+    PrintLogPage(context, *last);
+    if (!args.follow) return kExitOk;
+    after = last->next;
+  }
   while (true) {
-    std::string path = absl::StrCat("/api/v1/trials/", args.trial_id, "/logs?after=", after);
-    if (args.rank >= 0) absl::StrAppend(&path, "&rank=", args.rank);
-    if (first && args.tail > 0) {
-      absl::StrAppend(&path, "&tail=", args.tail);  // the last lines; then on from there
-    } else if (args.follow) {
-      absl::StrAppend(&path, "&follow=1&timeout=30");
-    }
+    std::string path = absl::StrCat(base, "after=", after);
+    if (args.follow) absl::StrAppend(&path, "&follow=1&timeout=30");
     absl::StatusOr<wire::LogsPage> page = GetAs(client, path, wire::ParseLogsPage);
     if (!page.ok()) return Fail(page.status());
-    for (const wire::LogEntry& l : page->logs) {
-      if (context.json()) {
-        std::cout << LogEntryJson(l).dump() << "\n";
-      } else if (l.rank >= 0) {
-        std::cout << "[rank=" << l.rank << "] " << l.line << "\n";
-      } else {
-        std::cout << l.line << "\n";
-      }
-    }
-    std::cout.flush();
+    PrintLogPage(context, *page);
     after = page->next;
-    if (std::exchange(first, false) && args.tail > 0) {
-      if (!args.follow) return kExitOk;
-      continue;
-    }
     if (page->logs.empty() && (!args.follow || page->done)) return kExitOk;
     // An empty page while following: the long poll timed out, or the master had too many
     // followers to wait for this one; ask again after a pause rather than at once.

@@ -8,7 +8,12 @@ namespace cohort::config {
 
 absl::StatusOr<int64_t> LengthInBatches(const Length& length, const ExperimentConfig& config,
                                         const std::string& field) {
-  const int64_t batch = std::max<int64_t>(1, config.global_batch_size);
+  return LengthInBatches(length, config, config.global_batch_size, field);
+}
+
+absl::StatusOr<int64_t> LengthInBatches(const Length& length, const ExperimentConfig& config,
+                                        int64_t global_batch_size, const std::string& field) {
+  const int64_t batch = std::max<int64_t>(1, global_batch_size);
   switch (length.unit) {
     case Length::Unit::kBatches:
       return length.value;

@@ -15,6 +15,10 @@ namespace cohort::config {
 // InvalidArgument naming `field` ("min_validation_period is in epochs: set records_per_epoch").
 absl::StatusOr<int64_t> LengthInBatches(const Length& length, const ExperimentConfig& config,
                                         const std::string& field);
+// The same in batches of `global_batch_size` (a trial's: TrialGlobalBatchSize) instead of the
+// config's.
+absl::StatusOr<int64_t> LengthInBatches(const Length& length, const ExperimentConfig& config,
+                                        int64_t global_batch_size, const std::string& field);
 
 // The unit's name as configs spell it: "batches", "records" or "epochs".
 const char* UnitName(Length::Unit unit);

@@ -490,14 +490,7 @@ absl::Status Master::CancelTrialLocked(const ExperimentRow& experiment, TrialRow
   // ended twice (FinishAllocationLocked orders it so too).
   COHORT_RETURN_IF_ERROR(SearchLocked(trial.experiment_id).status());
   COHORT_RETURN_IF_ERROR(MoveTrialLocked(trial, TrialState::kCanceled));
-  COHORT_RETURN_IF_ERROR(TrialEndedLocked(trial));
-  if (absl::Status gc = CollectCheckpointsLocked(experiment, trial.id); !gc.ok()) {
-    COHORT_LOG(ERROR) << TrialName(trial.id) << ": checkpoint GC: " << gc;
-  }
-  COHORT_RETURN_IF_ERROR(UpdateExperimentStateLocked(trial.experiment_id));
-  logs_cv_.notify_all();
-  RequestPassLocked();
-  return absl::OkStatus();
+  return TrialRunEndedLocked(experiment, trial);
 }
 
 absl::StatusOr<std::string> Master::ContextPath(int64_t experiment_id) {

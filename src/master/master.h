@@ -464,6 +464,10 @@ class Master {
   // Reads one series' points for TrialSeriesData (no wait).
   absl::StatusOr<wire::SeriesData> ReadSeriesData(int64_t id, const SeriesRequest& request);
   // Appends one of the master's own lines (rank -1) to a trial's log; a failure is logged.
+  // What follows a trial's move at the end of its run (or a kill without one): its searcher is
+  // told, a trial that ended for good gives up what the save_* counts let go, its experiment
+  // ends with its last trial, and followers and the scheduler are woken.
+  absl::Status TrialRunEndedLocked(const ExperimentRow& exp, const TrialRow& trial);
   // A killed trial without a run (QUEUED, PAUSED, STOPPED, or RUNNING with nothing to re-adopt
   // after a restart): CANCELED now, its searcher told, its checkpoints collected and its
   // experiment ended if it was the last.

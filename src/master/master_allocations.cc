@@ -303,11 +303,15 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
   TrialStoredLocked(trial);
   if (!note.empty()) AppendLogLocked(a.trial_id, note);
+  return TrialRunEndedLocked(exp, trial);
+}
+
+absl::Status Master::TrialRunEndedLocked(const ExperimentRow& exp, const TrialRow& trial) {
   // A trial stopped by the searcher may already be among the best again.
   COHORT_RETURN_IF_ERROR(TrialEndedLocked(trial));
   // A trial that ended for good (not STOPPED: the searcher may resume it from its latest
   // checkpoint) gives up at once what the checkpoint storage's save_* counts let go.
-  if (wire::IsTerminal(trial.state) && trial.state != TrialState::kStopped) {
+  if (wire::IsTerminal(trial.state)) {
     if (absl::Status gc = CollectCheckpointsLocked(exp, trial.id); !gc.ok()) {
       COHORT_LOG(ERROR) << TrialName(trial.id) << ": checkpoint GC: " << gc;
     }

@@ -16,9 +16,8 @@ namespace cohort::master {
 
 int64_t TotalBatches(const config::ExperimentConfig& cfg, const config::Json& hparams) {
   if (!cfg.searcher.max_length) return 0;
-  config::ExperimentConfig trial = cfg;
-  trial.global_batch_size = config::TrialGlobalBatchSize(cfg, hparams);
-  return config::LengthInBatches(*cfg.searcher.max_length, trial, "searcher.max_length")
+  return config::LengthInBatches(*cfg.searcher.max_length, cfg,
+                                 config::TrialGlobalBatchSize(cfg, hparams), "searcher.max_length")
       .value_or(0);
 }
 
