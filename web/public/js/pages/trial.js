@@ -4,10 +4,8 @@
 
 import { api, describeError } from '../api.js';
 import { recordsPerEpoch } from '../experiment_summary.js';
-import {
-  confirmDialog, el, errorBox, fill, fmtNum, fmtTime, kFinalTrialStates, progressBar, stateBadge,
-  table,
-} from '../util.js';
+import { el, errorBox, fill, fmtNum, fmtTime, kFinalTrialStates, progressBar, stateBadge, table } from '../util.js';
+import { postAction } from '../experiment_actions.js';
 import { tabView } from '../tabs.js';
 import { where } from './experiment.js';
 import { MetricsTab } from '../trial/metrics_tab.js';
@@ -72,20 +70,12 @@ function killButton(t, onDone) {
   const button = el('button', {
     type: 'button', class: 'danger', 'data-action': 'kill', 'aria-label': `Kill trial ${t.id}`,
   }, 'Kill trial');
-  button.addEventListener('click', async () => {
-    if (!(await confirmDialog(
-      `Kill trial ${t.id}? It stops now and cannot be resumed; experiment ${t.experiment_id} ` +
-      'goes on with its other trials.', `Kill trial ${t.id}`))) return;
-    button.disabled = true;
-    try {
-      await api(`/trials/${t.id}/kill`, { method: 'POST', body: {} });
-      onDone(null);
-    } catch (e) {
-      onDone(`Could not kill trial ${t.id}: ${describeError(e)}`);
-    } finally {
-      button.disabled = false;
-    }
-  });
+  button.addEventListener('click', () => postAction(button, {
+    path: `/trials/${t.id}/kill`,
+    confirm: [`Kill trial ${t.id}? It stops now and cannot be resumed; experiment ` +
+      `${t.experiment_id} goes on with its other trials.`, `Kill trial ${t.id}`],
+    failure: `Could not kill trial ${t.id}`,
+  }, onDone));
   return button;
 }
 
