@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -83,6 +86,22 @@ absl::Status CheckSameOnAllRanks(comm::Communicator& comm, const std::string& de
         what, ": rank ", r, "'s model differs from rank 0's: rank 0 has ", entry(all[0]), ", rank ",
         r, " has ", entry(all[r]), " (every rank must build the same model)"));
   }
+  return absl::OkStatus();
+}
+
+// Broadcasts `bytes` of host memory from `root`: in place where `comm` reads host memory, else
+// (a device communicator, whose Broadcast takes GPU memory only) through Allgather, which every
+// transport stages through host memory. For the reducer's small control messages.
+absl::Status BroadcastHostBytes(comm::Communicator& comm, void* data, size_t bytes, int root) {
+  if (!comm.device_buffers()) return comm.Broadcast(data, bytes, root);
+  COHORT_ASSIGN_OR_RETURN(std::vector<std::string> all,
+                          comm.Allgather(absl::string_view(static_cast<char*>(data), bytes)));
+  if (static_cast<size_t>(root) >= all.size() || all[root].size() != bytes) {
+    return absl::InternalError(absl::StrCat(
+        "rank ", root, " sent ", root < static_cast<int>(all.size()) ? all[root].size() : 0,
+        " bytes where ", bytes, " were expected"));
+  }
+  std::memcpy(data, all[root].data(), bytes);
   return absl::OkStatus();
 }
 
@@ -255,7 +274,7 @@ class GradientReducer::Impl {
     } else if (tuner_ != nullptr && tuner_->tuning() && steps_ > 1 && tuner_->Record(step_time)) {
       if (!tuner_->tuning()) {
         int32_t choice = tuner_->best_index();
-        absl::Status s = comm_->Broadcast(&choice, sizeof(choice), 0);
+        absl::Status s = BroadcastHostBytes(*comm_, &choice, sizeof(choice), 0);
         if (!s.ok()) return Fail(Annotate(s, "broadcasting the fusion autotuner's choice"));
         tuner_->SetChoice(choice);
         if (comm_->rank() == 0) {
@@ -414,8 +433,9 @@ class GradientReducer::Impl {
       if (!seen[i]) order_.push_back(i);
     }
     std::vector<int32_t> wire(order_.begin(), order_.end());
-    COHORT_RETURN_IF_ERROR(Annotate(comm_->Broadcast(wire.data(), wire.size() * sizeof(int32_t), 0),
-                                    "broadcasting rank 0's gradient ready order"));
+    COHORT_RETURN_IF_ERROR(
+        Annotate(BroadcastHostBytes(*comm_, wire.data(), wire.size() * sizeof(int32_t), 0),
+                 "broadcasting rank 0's gradient ready order"));
     order_.assign(wire.begin(), wire.end());
     return absl::OkStatus();
   }
