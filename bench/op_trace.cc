@@ -18,6 +18,18 @@ using torch::profiler::impl::ActivityType;
 using torch::profiler::impl::ProfilerConfig;
 using torch::profiler::impl::ProfilerState;
 
+// An event's start and duration in microseconds. LibTorch 2.x's KinetoEvent has startNs and
+// durationNs where 1.13's (Debian 12) has startUs and durationUs: the first overload is chosen
+// where startNs exists, the second (a worse match for the literal 0) otherwise.
+template <typename Event>
+auto StartAndDurationUs(const Event& e, int) -> decltype(e.startNs(), std::pair<double, double>()) {
+  return {e.startNs() / 1e3, e.durationNs() / 1e3};
+}
+template <typename Event>
+std::pair<double, double> StartAndDurationUs(const Event& e, long) {  // NOLINT(runtime/int)
+  return {static_cast<double>(e.startUs()), static_cast<double>(e.durationUs())};
+}
+
 // The events as Chrome trace "X" events: "cat" is "kernel" for the device's (kernels, copies,
 // memsets), "cpu_op" for the host's. Written here rather than by ProfilerResult::save, which
 // needs a LibTorch built with Kineto (Debian's is not).
@@ -26,11 +38,12 @@ absl::Status WriteTrace(const std::vector<profiler::KinetoEvent>& events, const 
   nlohmann::json& out = trace["traceEvents"];
   for (const profiler::KinetoEvent& e : events) {
     const bool device = e.deviceType() != c10::DeviceType::CPU;
+    const auto [start_us, duration_us] = StartAndDurationUs(e, 0);
     nlohmann::json event = {{"name", e.name()},
                             {"cat", device ? "kernel" : "cpu_op"},
                             {"ph", "X"},
-                            {"ts", e.startUs()},
-                            {"dur", e.durationUs()},
+                            {"ts", start_us},
+                            {"dur", duration_us},
                             {"pid", device ? 1 : 0},
                             {"tid", device ? 0 : 1}};
     out.push_back(std::move(event));
