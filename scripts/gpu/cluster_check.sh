@@ -10,6 +10,8 @@
 #   bundle): the CPU figures the GPU run is compared with (scripts/gpu/cluster_check.sh --cpu
 #   build, on the Debian machine). The seed is the same, so the trial's seed is too.
 #   COHORT_DATA_DIR: Fashion-MNIST (default /usr/share/datasets/fashion-mnist).
+#   COHORT_EXPERIMENT_TIMEOUT: seconds the experiment may take (default 900); the cluster is
+#   taken down after it either way.
 #   Logs: $OUT/cluster_check (when OUT is set), else TRAIN_BUILD_DIR/cluster_check.
 # Exit status: that of `cohort experiment create --follow` (0: the trial completed).
 set -uo pipefail
@@ -45,8 +47,8 @@ cli=$work/bin/cohort
 echo "== cluster_check: cohort cluster up ${slots[*]}"
 timeout 90 "$cli" cluster up "${slots[@]}" --port 18080 2>&1 | tee "$logs/up.log"
 echo "== cluster_check: cohort experiment create --follow (the example on one slot)"
-timeout 900 "$cli" experiment create --follow "$work/one_slot.yaml" "$work/context" \
-  >"$logs/experiment.log" 2>&1
+timeout "${COHORT_EXPERIMENT_TIMEOUT:-900}" "$cli" experiment create --follow \
+  "$work/one_slot.yaml" "$work/context" >"$logs/experiment.log" 2>&1
 rc=$?
 tail -15 "$logs/experiment.log"
 "$cli" trial logs 1 >"$logs/trial.log" 2>&1

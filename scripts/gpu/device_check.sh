@@ -16,8 +16,12 @@
 # Fashion-MNIST files are there (COHORT_DATA_DIR, else /usr/share/datasets/fashion-mnist).
 #
 # Usage: scripts/gpu/device_check.sh [--train] [-j N] [--build-dir DIR] [--no-build|--no-tests]
+#                                    [--deadline SECONDS] [--only STEP,...]
 #   --no-tests: configure and build only; --no-build: run the tests of an earlier build (so a
 #   session can build both configurations at once and run the GPU steps one after the other).
+#   --deadline: every step ends within SECONDS of the start; a step with under 10 s left is
+#   skipped, saying so (the steps run in the order of their importance to issue 17).
+#   --only: run only these test steps (their names as in the logs: train_vs_torch_256, ...).
 #   Results: printed, and under $OUT (when set) as device_check/*.log.
 # Exit status: 0 when everything built and the tests passed (or skipped saying why), else 1.
 set -uo pipefail
@@ -28,6 +32,8 @@ build=$root/build-device
 train=0
 do_build=1
 do_tests=1
+deadline=0
+only=""
 while [ $# -gt 0 ]; do
   case $1 in
     --train) train=1; build=$root/build-device-train; shift ;;
@@ -35,6 +41,8 @@ while [ $# -gt 0 ]; do
     --build-dir) build=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
     --no-tests) do_tests=0; shift ;;
+    --deadline) deadline=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
     *) echo "device_check: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -57,9 +65,23 @@ fi
 
 say() { echo "== device_check [$(( $(date +%s) - started ))s] $*"; }
 
-# Runs a step with a time limit, its output in $logs/<name>.log (its tail printed on failure).
+# Runs a step with a time limit (cut to what --deadline leaves), its output in $logs/<name>.log
+# (its tail printed on failure).
 step() {
   local name=$1 limit=$2; shift 2
+  case $name in
+    configure|build) ;;
+    *) [ -n "$only" ] && [[ ",$only," != *",$name,"* ]] && return 1 ;;
+  esac
+  if [ "$deadline" -gt 0 ]; then
+    local left=$(( deadline - ($(date +%s) - started) ))
+    if [ $left -lt 10 ]; then
+      say "$name SKIPPED: ${left}s left of the ${deadline}s deadline"
+      failures+=("$name(skipped)")
+      return 1
+    fi
+    [ $left -lt "$limit" ] && limit=$left
+  fi
   say "$name: $*"
   if timeout "$limit" "$@" >"$logs/$name.log" 2>&1; then
     return 0
@@ -89,14 +111,14 @@ describe_machine() {
         ls "$t/lib" | head -30
         echo "exported gloo symbols: $(nm -D --defined-only "$t/lib/libtorch_cpu.so" | grep -c gloo)"
         echo "exported protobuf symbols: $(nm -D --defined-only "$t/lib/libtorch_cpu.so" \
-          | grep -c google.*protobuf)"
+          | grep -c "google.*protobuf")"
       done
     echo ".gpu-deps: $([ -d "$deps" ] && du -sh "$deps" | cut -f1 || echo absent)"
   } 2>&1 | tee "$logs/machine.log"
 }
 
 configure() {
-  local generator=Ninja prefix="" libs=""
+  local generator=Ninja prefix=""
   command -v ninja >/dev/null || generator="Unix Makefiles"
   [ -d "$deps/usr" ] && prefix="$deps/usr"
   local only=-DCOHORT_COMM_ONLY=ON
@@ -126,9 +148,32 @@ build_targets() {
     launch_test cohort-launch launch_test_worker
 }
 
-# Cohort vs PyTorch on one GPU, same process layout and batch (docs/performance.md).
+# The training build's GPU steps, in the order of what has not yet run on a GPU: the tests of the
+# device code (optimizer, mixed precision, the deadline-bound wait, the gradient reducer), the
+# example with mixed precision and with aggregation, the resnet18 kernel comparison, then the
+# measurements an earlier session made already (the plain example, the batch-64 side-by-side).
 run_train() {
-  local models=resnet18 data=${COHORT_DATA_DIR:-/usr/share/datasets/fashion-mnist}
+  local data=${COHORT_DATA_DIR:-/usr/share/datasets/fashion-mnist}
+  train_unit_tests "$data"
+  [ -d "$data" ] && train_example "$data" amp aggregation
+  # The larger model at a batch that keeps the GPU busy: near its compute-bound throughput;
+  # rounds alternating which side runs first on a warm GPU; then 3 steps of each side under
+  # LibTorch's profiler, compared kernel by kernel (why Cohort's resnet18 was 3-5 % short on
+  # 2026-11-28), and which cuDNN/cuBLAS each side loaded.
+  step train_vs_torch_256 240 "$python" "$root/bench/train_vs_torch.py" --bin-dir "$build/bin" \
+    --device cuda --models resnet18 --batch 256 --steps 50 --warmup 10 --repeats 2 \
+    --trace-dir "$logs/traces" --trace-steps 3
+  tail -45 "$logs/train_vs_torch_256.log"
+  [ -d "$data" ] && train_example "$data" plain
+  local models=resnet18
+  [ -d "$data" ] && models=cnn,mlp,resnet18
+  step train_vs_torch 300 "$python" "$root/bench/train_vs_torch.py" --bin-dir "$build/bin" \
+    --device cuda --models "$models" --batch 64 --steps 100 --warmup 10
+  tail -12 "$logs/train_vs_torch.log"
+}
+
+train_unit_tests() {
+  local data=$1
   # FusedSGD's multi-tensor path on the GPU against LibTorch's SGD (and the CPU cases).
   step optim_test 120 "$build/tests/optim_test" --gtest_filter='FusedSgdTest.*'
   grep -E "^\[ +(OK|SKIPPED|FAILED) +\]|max abs diff" "$logs/optim_test.log" | head -12
@@ -144,41 +189,30 @@ run_train() {
   step gloo_cpu 120 "$build/bin/cohort-launch" --slots 2 -- "$build/bin/cohort-bench" train \
     --model resnet18 --per-slot-batch 2 --steps 3 --warmup 1 --transport gloo --device cpu
   tail -2 "$logs/gloo_cpu.log"
-  [ -d "$data" ] && models=cnn,mlp,resnet18
-  step train_vs_torch 300 "$python" "$root/bench/train_vs_torch.py" --bin-dir "$build/bin" \
-    --device cuda --models "$models" --batch 64 --steps 100 --warmup 10
-  tail -12 "$logs/train_vs_torch.log"
-  # The larger model at a batch that keeps the GPU busy: near its compute-bound throughput;
-  # three rounds, alternating which side runs first on a warm GPU; then 3 steps of each side
-  # under LibTorch's profiler, compared kernel by kernel (why Cohort's resnet18 was 3-5 % short
-  # on 2026-11-28), and which cuDNN/cuBLAS each side loaded.
-  step train_vs_torch_256 240 "$python" "$root/bench/train_vs_torch.py" --bin-dir "$build/bin" \
-    --device cuda --models resnet18 --batch 256 --steps 50 --warmup 10 --repeats 3 \
-    --trace-dir "$logs/traces" --trace-steps 3
-  tail -45 "$logs/train_vs_torch_256.log"
-  # The Fashion-MNIST example on one GPU slot through cohort-launch (needs the data), with the
-  # config and seed of the CPU run it is compared with (docs/performance.md).
-  if [ -d "$data" ]; then
-    step fashion_mnist_gpu 300 env COHORT_DATA_DIR="$data" COHORT_TRIAL_SEED=20261128 \
+}
+
+# The Fashion-MNIST example on one GPU slot through cohort-launch, with the config and seed of the
+# CPU run it is compared with (docs/performance.md); variants: plain, amp (fp16 autocast, loss
+# scaling), aggregation (aggregation_frequency 2: the gradient reducer's device buckets).
+train_example() {
+  local data=$1 variant config; shift
+  for variant in "$@"; do
+    config=$root/examples/fashion_mnist/distributed.yaml
+    case $variant in
+      amp) config=$build/amp.yaml
+        sed 's/^optimizations:$/optimizations:\n  mixed_precision: O1/' \
+          "$root/examples/fashion_mnist/distributed.yaml" >"$config" ;;
+      aggregation) config=$build/aggregation.yaml
+        sed 's/^optimizations:$/optimizations:\n  aggregation_frequency: 2/' \
+          "$root/examples/fashion_mnist/distributed.yaml" >"$config" ;;
+    esac
+    step "fashion_mnist_$variant" 300 env COHORT_DATA_DIR="$data" COHORT_TRIAL_SEED=20261128 \
       "$build/bin/cohort-launch" --slots 1 --gpus 0 -- "$build/bin/fashion_mnist_trial" \
-      --config "$root/examples/fashion_mnist/distributed.yaml" --run-dir "$build/fashion_mnist_gpu"
-    tail -8 "$logs/fashion_mnist_gpu.log"
-    grep -h validation "$build/fashion_mnist_gpu/metrics.jsonl" 2>/dev/null | tail -4
-    # The same with mixed precision (fp16 autocast, loss scaling), then with aggregation 2 (the
-    # gradient reducer's device buckets on one GPU).
-    sed 's/^optimizations:$/optimizations:\n  mixed_precision: O1/' \
-      "$root/examples/fashion_mnist/distributed.yaml" >"$build/amp.yaml"
-    sed 's/^optimizations:$/optimizations:\n  aggregation_frequency: 2/' \
-      "$root/examples/fashion_mnist/distributed.yaml" >"$build/aggregation.yaml"
-    local variant
-    for variant in amp aggregation; do
-      step "fashion_mnist_$variant" 300 env COHORT_DATA_DIR="$data" COHORT_TRIAL_SEED=20261128 \
-        "$build/bin/cohort-launch" --slots 1 --gpus 0 -- "$build/bin/fashion_mnist_trial" \
-        --config "$build/$variant.yaml" --run-dir "$build/fashion_mnist_$variant"
-      grep -E "mixed precision|batch 2000/|validation after" "$logs/fashion_mnist_$variant.log" \
-        | tail -6
-    done
-  fi
+      --config "$config" --run-dir "$build/fashion_mnist_$variant"
+    grep -E "mixed precision|batch 2000/|validation after" "$logs/fashion_mnist_$variant.log" \
+      | tail -6
+    grep -h validation "$build/fashion_mnist_$variant/metrics.jsonl" 2>/dev/null | tail -4
+  done
 }
 
 run_tests() {
