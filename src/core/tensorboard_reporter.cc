@@ -9,12 +9,6 @@
 #include "wire/reports.h"
 
 namespace cohort::core {
-std::string TensorBoardDir(const std::string& storage_dir, const std::string& trial_id) {
-  return (std::filesystem::path(storage_dir) / "tensorboard" /
-          (trial_id.empty() ? "trial_local" : absl::StrCat("trial_", trial_id)))
-      .string();
-}
-
 TensorBoardReporter::TensorBoardReporter(std::unique_ptr<Reporter> inner,
                                          std::unique_ptr<tensorboard::EventWriter> writer)
     : inner_(std::move(inner)), writer_(std::move(writer)) {}

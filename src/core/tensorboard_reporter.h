@@ -15,6 +15,7 @@
 
 #include "cohort/core/reporter.h"
 #include "tensorboard/event_writer.h"
+#include "wire/storage_layout.h"
 
 namespace cohort::core {
 
@@ -45,8 +46,7 @@ class TensorBoardReporter : public Reporter {
   std::unique_ptr<tensorboard::EventWriter> writer_;
 };
 
-// Where a trial's event files go: STORAGE_DIR/tensorboard/trial_<id> (trial_local for a run
-// without a trial id), one TensorBoard run per trial.
-std::string TensorBoardDir(const std::string& storage_dir, const std::string& trial_id);
+// Where a trial's event files go: wire::TensorBoardDir (wire/storage_layout.h).
+using wire::TensorBoardDir;
 
 }  // namespace cohort::core
