@@ -53,6 +53,8 @@ const char* Name(ExperimentState state) {
       return "CANCELED";
     case ExperimentState::kError:
       return "ERROR";
+    case ExperimentState::kDeleting:
+      return "DELETING";
   }
   return "UNKNOWN";
 }
@@ -82,7 +84,7 @@ bool IsTerminal(TrialState state) {
 
 bool IsTerminal(ExperimentState state) {
   return state == ExperimentState::kCompleted || state == ExperimentState::kCanceled ||
-         state == ExperimentState::kError;
+         state == ExperimentState::kError || state == ExperimentState::kDeleting;
 }
 
 const std::vector<TrialState>& AllTrialStates() {
@@ -94,8 +96,8 @@ const std::vector<TrialState>& AllTrialStates() {
 
 const std::vector<ExperimentState>& AllExperimentStates() {
   static const std::vector<ExperimentState> all = {
-      ExperimentState::kActive, ExperimentState::kPaused, ExperimentState::kCompleted,
-      ExperimentState::kCanceled, ExperimentState::kError};
+      ExperimentState::kActive,   ExperimentState::kPaused, ExperimentState::kCompleted,
+      ExperimentState::kCanceled, ExperimentState::kError,  ExperimentState::kDeleting};
   return all;
 }
 

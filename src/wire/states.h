@@ -33,6 +33,7 @@ enum class ExperimentState {
   kCompleted,  // every trial ended, none in ERROR: final
   kCanceled,   // killed: final
   kError,      // every trial ended, some in ERROR: final
+  kDeleting,   // an ended experiment being deleted: its files, then its rows; then it is gone
 };
 
 // A checkpoint's: kept in its storage, or deleted by the checkpoint GC (its record stays).
@@ -51,7 +52,8 @@ absl::StatusOr<TrialState> ParseTrialState(absl::string_view text);
 absl::StatusOr<ExperimentState> ParseExperimentState(absl::string_view text);
 absl::StatusOr<CheckpointState> ParseCheckpointState(absl::string_view text);
 
-// COMPLETED, CANCELED or ERROR: a trial or experiment there never changes again.
+// COMPLETED, CANCELED or ERROR, and an experiment's DELETING: ended, nothing of it runs again.
+// A trial there never changes state again; an ended experiment may still be deleted.
 bool IsTerminal(TrialState state);
 bool IsTerminal(ExperimentState state);
 

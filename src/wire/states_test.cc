@@ -45,6 +45,7 @@ TEST(StatesTest, OnlyCompletedCanceledAndErrorAreTerminal) {
   }
   EXPECT_EQ(terminal, (std::set<std::string>{"CANCELED", "COMPLETED", "ERROR"}));
   EXPECT_TRUE(IsTerminal(ExperimentState::kError));
+  EXPECT_TRUE(IsTerminal(ExperimentState::kDeleting));  // ended: no trial of it runs again
   EXPECT_FALSE(IsTerminal(ExperimentState::kPaused));
 }
 

@@ -43,8 +43,9 @@ const std::vector<std::pair<TrialState, TrialState>>& TrialTransitions() {
 const std::vector<std::pair<ExperimentState, ExperimentState>>& ExperimentTransitions() {
   using E = ExperimentState;
   static const std::vector<std::pair<E, E>> table = {
-      {E::kActive, E::kPaused}, {E::kActive, E::kCanceled}, {E::kActive, E::kCompleted},
-      {E::kActive, E::kError},  {E::kPaused, E::kActive},   {E::kPaused, E::kCanceled},
+      {E::kActive, E::kPaused},      {E::kActive, E::kCanceled},   {E::kActive, E::kCompleted},
+      {E::kActive, E::kError},       {E::kPaused, E::kActive},     {E::kPaused, E::kCanceled},
+      {E::kCompleted, E::kDeleting}, {E::kCanceled, E::kDeleting}, {E::kError, E::kDeleting},
   };
   return table;
 }

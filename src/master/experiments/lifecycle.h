@@ -23,7 +23,10 @@
 //   STOPPED -> CANCELED   killed
 // Experiments:
 //   ACTIVE -> PAUSED | CANCELED | COMPLETED | ERROR;   PAUSED -> ACTIVE | CANCELED
-// COMPLETED, CANCELED and ERROR are final; a state never "moves" to itself.
+//   COMPLETED | CANCELED | ERROR -> DELETING   `cohort experiment delete` (then the row is gone)
+// A trial's COMPLETED, CANCELED and ERROR are final, and so is an experiment's DELETING; an
+// experiment's COMPLETED, CANCELED and ERROR lead only to DELETING. A state never "moves" to
+// itself.
 //
 // Thread-safe (pure functions over constant tables; Transition mutates only its argument).
 //

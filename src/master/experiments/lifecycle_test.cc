@@ -52,8 +52,9 @@ TEST(LifecycleTest, EveryTrialMoveIsAllowedExactlyWhenTheLifecycleSaysSo) {
 
 TEST(LifecycleTest, EveryExperimentMoveIsAllowedExactlyWhenTheLifecycleSaysSo) {
   const std::set<std::pair<std::string, std::string>> expected_moves = {
-      {"ACTIVE", "PAUSED"}, {"ACTIVE", "CANCELED"}, {"ACTIVE", "COMPLETED"},
-      {"ACTIVE", "ERROR"},  {"PAUSED", "ACTIVE"},   {"PAUSED", "CANCELED"},
+      {"ACTIVE", "PAUSED"},      {"ACTIVE", "CANCELED"},   {"ACTIVE", "COMPLETED"},
+      {"ACTIVE", "ERROR"},       {"PAUSED", "ACTIVE"},     {"PAUSED", "CANCELED"},
+      {"COMPLETED", "DELETING"}, {"CANCELED", "DELETING"}, {"ERROR", "DELETING"},
   };
   for (ExperimentState from : wire::AllExperimentStates()) {
     for (ExperimentState to : wire::AllExperimentStates()) {
@@ -75,9 +76,14 @@ TEST(LifecycleTest, FinalStatesHaveNoWayOut) {
     if (!wire::IsTerminal(from)) continue;
     for (TrialState to : wire::AllTrialStates()) EXPECT_FALSE(CanTransition(from, to));
   }
+  // An ended experiment can only be deleted, and a deleting one goes nowhere.
   for (ExperimentState from : wire::AllExperimentStates()) {
     if (!wire::IsTerminal(from)) continue;
-    for (ExperimentState to : wire::AllExperimentStates()) EXPECT_FALSE(CanTransition(from, to));
+    for (ExperimentState to : wire::AllExperimentStates()) {
+      EXPECT_EQ(CanTransition(from, to),
+                to == ExperimentState::kDeleting && from != ExperimentState::kDeleting)
+          << wire::Name(from) << " -> " << wire::Name(to);
+    }
   }
 }
 
