@@ -230,6 +230,13 @@ class Database {
   virtual absl::Status SetExperimentEnded(int64_t id, int64_t ended_ms) = 0;  // NotFound
   virtual absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) = 0;
   virtual absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() = 0;  // by id
+  // Deletes up to about `limit` rows of the experiment's data in one transaction, its trials'
+  // largest tables first (logs, series points, metrics, ...), and once nothing else of it is
+  // left its trials and the experiment itself. Returns the rows deleted: call it until it
+  // returns 0 (then GetExperiment is NotFound); a row written meanwhile (a log marker) is
+  // found by the next call. OK and 0 for an experiment that does not exist.
+  // InvalidArgument for a limit below 1.
+  virtual absl::StatusOr<int64_t> DeleteExperimentRows(int64_t id, int64_t limit) = 0;
 
   virtual absl::StatusOr<int64_t> InsertTrial(const TrialRow& row) = 0;
   // Writes every field but id and experiment_id.

@@ -73,6 +73,8 @@ class SqliteDatabase final : public Database {
   absl::Status SetExperimentEnded(int64_t id, int64_t ended_ms) override;
   absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) override;
   absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() override;
+  // sqlite_experiment_delete.cc
+  absl::StatusOr<int64_t> DeleteExperimentRows(int64_t id, int64_t limit) override;
 
   // NotFound when the row's experiment does not exist.
   absl::StatusOr<int64_t> InsertTrial(const TrialRow& row) override;

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/database.h"
@@ -548,6 +550,47 @@ class SqliteFileTest : public ::testing::Test {
   const std::string path_ = dir_.path() + "/master.db";
 };
 
+// A large experiment (600,000 log lines and series points) is deleted in transactions of the
+// limit's size; each one's time is printed (docs/reliability.md), never asserted.
+TEST_F(SqliteFileTest, ALargeExperimentIsDeletedInManySmallTransactions) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, OpenSqliteDatabase(path_));
+  const int64_t doomed = db->InsertExperiment(MakeExperiment("large")).value();
+  const int64_t kept = db->InsertExperiment(MakeExperiment("kept")).value();
+  const int64_t trial = db->InsertTrial(MakeTrial(doomed)).value();
+  const int64_t other = db->InsertTrial(MakeTrial(kept)).value();
+  constexpr int kRows = 300'000, kChunk = 10'000;
+  for (int first = 0; first < kRows; first += kChunk) {
+    std::vector<std::pair<int, std::string>> lines;
+    std::vector<PointRow> points;
+    for (int i = first; i < first + kChunk; ++i) {
+      lines.emplace_back(0, absl::StrCat("line ", i));
+      points.push_back({"training/loss", "", i, 1.0 * i, 0.5});
+    }
+    ASSERT_OK(db->AppendLogs(trial, lines).status());
+    ASSERT_OK(db->InsertPoints(trial, points));
+    ASSERT_OK(db->AppendLogs(other, {{0, absl::StrCat("other ", first)}}).status());
+  }
+  absl::Duration longest, total;
+  int calls = 0;
+  int64_t rows = 0;
+  for (;; ++calls) {
+    const absl::Time start = absl::Now();
+    ASSERT_OK_AND_ASSIGN(int64_t deleted, db->DeleteExperimentRows(doomed, 5000));
+    const absl::Duration took = absl::Now() - start;
+    longest = std::max(longest, took);
+    total += took;
+    if (deleted == 0) break;
+    rows += deleted;
+  }
+  std::printf("deleted %lld rows in %d transactions of at most 5000: %s in all, the longest %s\n",
+              static_cast<long long>(rows), calls, absl::FormatDuration(total).c_str(),
+              absl::FormatDuration(longest).c_str());
+  EXPECT_EQ(rows, 2 * kRows + 1 + 1 + 2);  // lines, points, its series, log_stats, trial, itself
+  EXPECT_GE(calls, 2 * kRows / 5000);
+  EXPECT_TRUE(absl::IsNotFound(db->GetExperiment(doomed).status()));
+  EXPECT_THAT(db->ListLogs(other, 0, std::nullopt, 100).value(), SizeIs(kRows / kChunk));
+}
+
 TEST_F(SqliteFileTest, KeepsEveryRowAcrossReopening) {
   ExperimentRow experiment = MakeExperiment("persist");
   TrialRow with_metric;
@@ -707,6 +750,66 @@ TEST_F(SqliteFileTest, LosesNothingWhenFourThreadsWriteAtOnce) {
   EXPECT_THAT(all_seqs, SizeIs(kThreads * kBatches * kLinesPerBatch));
   EXPECT_EQ(*all_seqs.begin(), 1);
   EXPECT_EQ(*all_seqs.rbegin(), kThreads * kBatches * kLinesPerBatch);
+}
+
+// Fills trial `t` with `n` rows of each kind an experiment's deletion must find.
+void FillTrial(Database& db, int64_t t, int n) {
+  std::vector<std::pair<int, std::string>> lines;
+  std::vector<MetricRow> metrics;
+  std::vector<PointRow> points;
+  for (int i = 1; i <= n; ++i) {
+    lines.emplace_back(0, absl::StrCat("line ", i));
+    metrics.push_back({t, "training", i, R"({"loss": 1})", 1.0 * i});
+    points.push_back({"training/loss", "", i, 1.0 * i, 1.0});
+  }
+  ASSERT_OK(db.AppendLogs(t, lines));
+  ASSERT_OK(db.InsertMetrics(metrics));
+  ASSERT_OK(db.InsertPoints(t, points));
+  ASSERT_OK(db.InsertCheckpoint({absl::StrCat("ckpt-", t), t, n, "/ckpt", "{}"}));
+}
+
+TEST_P(DatabaseTest, DeletesAnExperimentsRowsInBoundedStepsAndNothingOfAnother) {
+  const int64_t doomed = db_->InsertExperiment(MakeExperiment("doomed")).value();
+  const int64_t kept = db_->InsertExperiment(MakeExperiment("kept")).value();
+  const int64_t t1 = db_->InsertTrial(MakeTrial(doomed)).value();
+  const int64_t t2 = db_->InsertTrial(MakeTrial(doomed)).value();
+  const int64_t other = db_->InsertTrial(MakeTrial(kept)).value();
+  for (int64_t t : {t1, t2, other}) FillTrial(*db_, t, 40);
+
+  EXPECT_THAT(db_->DeleteExperimentRows(doomed, 0).status().message(), HasSubstr("limit >= 1"));
+  int calls = 0;
+  int64_t total = 0;
+  for (;; ++calls) {
+    ASSERT_LT(calls, 1000) << "the deletion never ends";
+    ASSERT_OK_AND_ASSIGN(int64_t deleted, db_->DeleteExperimentRows(doomed, 25));
+    if (deleted == 0) break;
+    total += deleted;
+    // At most the limit, but for the last call's trials and experiment (3 rows here).
+    EXPECT_LE(deleted, 25 + 3);
+    if (calls == 0) {
+      EXPECT_TRUE(db_->GetExperiment(doomed).ok()) << "gone at the first step";
+    }
+  }
+  // 2 trials x (40 lines, 40 metrics, 40 points, 1 series, 1 checkpoint, 1 log_stats row),
+  // then 2 trials and the experiment.
+  EXPECT_EQ(total, 2 * (40 * 3 + 3) + 3);
+  EXPECT_GE(calls, total / 28);
+  EXPECT_TRUE(absl::IsNotFound(db_->GetExperiment(doomed).status()));
+  EXPECT_TRUE(absl::IsNotFound(db_->GetTrial(t1).status()));
+  EXPECT_THAT(db_->ListLogs(t2, 0, std::nullopt, 100).value(), IsEmpty());
+  EXPECT_THAT(db_->ListMetrics(t1, std::nullopt).value(), IsEmpty());
+  EXPECT_THAT(db_->ListSeries(t1).value(), IsEmpty());
+  EXPECT_THAT(db_->ListCheckpoints(t2).value(), IsEmpty());
+  // The other experiment keeps everything.
+  EXPECT_THAT(db_->ListLogs(other, 0, std::nullopt, 100).value(), SizeIs(40));
+  EXPECT_THAT(db_->ListMetrics(other, std::nullopt).value(), SizeIs(40));
+  ASSERT_THAT(db_->ListSeries(other).value(), SizeIs(1));
+  EXPECT_EQ(db_->ListSeries(other).value()[0].points, 40);
+  EXPECT_THAT(db_->ListCheckpoints(other).value(), SizeIs(1));
+  EXPECT_THAT(db_->ListExperiments().value(), SizeIs(1));
+  // Deleting what is gone, or was never there, deletes nothing.
+  EXPECT_EQ(db_->DeleteExperimentRows(doomed, 25).value(), 0);
+  EXPECT_EQ(db_->DeleteExperimentRows(77, 25).value(), 0);
 }
 
 TEST_P(DatabaseTest, SeriesKeepTheirPointsApartAndRangesSelect) {
