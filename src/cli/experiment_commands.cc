@@ -1,5 +1,7 @@
 #include "cli/experiment_commands.h"
 
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 #include <string>
@@ -194,6 +196,53 @@ void AddLifecycleVerbs(CLI::App* experiment, CommandContext* context) {
   }
 }
 
+// Asks on the terminal whether to delete experiment `id`; without one, the caller must have
+// said --yes.
+absl::StatusOr<bool> ConfirmDelete(int64_t id) {
+  if (::isatty(STDIN_FILENO) != 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("deleting experiment ", id,
+                     " asks for confirmation, and stdin is not a terminal: pass "
+                     "--yes to delete it without asking"));
+  }
+  std::cerr << "Delete experiment " << id
+            << " with its trials, checkpoints, logs and metrics? This cannot be undone. [y/N] ";
+  std::string answer;
+  std::getline(std::cin, answer);
+  return answer == "y" || answer == "Y" || answer == "yes";
+}
+
+// delete: a DELETE of /api/v1/experiments/ID (Determined's `det experiment delete`).
+void AddDelete(CLI::App* experiment, CommandContext* context) {
+  auto id = std::make_shared<int64_t>(0);
+  auto yes = std::make_shared<bool>(false);
+  CLI::App* sub = experiment->add_subcommand(
+      "delete", "Delete an ended experiment with its trials, checkpoints, logs and metrics");
+  sub->add_option("id", *id, "Experiment id")->required();
+  sub->add_flag("--yes,-y", *yes, "Do not ask for confirmation");
+  sub->footer(
+      "Only an experiment that ended (COMPLETED, CANCELED, ERROR) can be deleted: kill an "
+      "active one first. It shows as DELETING until the master has removed everything, then "
+      "it is gone. Checkpoints in a storage the master cannot reach are left where they are "
+      "(the master's log names them).\n"
+      "Example:\n  cohort experiment kill 7 && cohort experiment delete 7 --yes");
+  context->OnRun(sub, [context, id, yes] {
+    if (!*yes) {
+      absl::StatusOr<bool> confirmed = ConfirmDelete(*id);
+      if (!confirmed.ok()) return Fail(confirmed.status());
+      if (!*confirmed) {
+        std::cout << "experiment " << *id << ": not deleted\n";
+        return kExitOk;
+      }
+    }
+    absl::StatusOr<Json> r = context->Client().Delete(absl::StrCat("/api/v1/experiments/", *id));
+    if (!r.ok()) return Fail(r.status());
+    std::cout << "experiment " << *id << ": deleting (`cohort experiment list` shows it until "
+              << "it is gone)\n";
+    return kExitOk;
+  });
+}
+
 }  // namespace
 
 void AddExperimentCommands(CLI::App* root, CommandContext* context) {
@@ -204,6 +253,7 @@ void AddExperimentCommands(CLI::App* root, CommandContext* context) {
   AddCreate(experiment, context);
   AddListAndDescribe(experiment, context);
   AddLifecycleVerbs(experiment, context);
+  AddDelete(experiment, context);
 }
 
 }  // namespace cohort::cli

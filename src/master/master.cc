@@ -50,18 +50,6 @@ absl::Status ConfigError(const absl::Status& status, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(what, ":\n", absl::StrJoin(lines, "\n")));
 }
 
-bool MayChange(const ExperimentRow& e, const Actor& actor) {
-  return actor.admin || (!e.owner.empty() && e.owner == actor.user);
-}
-
-absl::Status CheckMayChange(const ExperimentRow& e, const Actor& actor, absl::string_view verb) {
-  if (MayChange(e, actor)) return absl::OkStatus();
-  return absl::PermissionDeniedError(absl::StrCat(
-      "experiment ", e.id, " belongs to ",
-      e.owner.empty() ? "no user (it predates users)" : absl::StrCat("'", e.owner, "'"),
-      ": only its owner or an admin may ", verb, " it ('", actor.user, "' is neither)"));
-}
-
 // The path in the context of the entrypoint's program when it must be there: a relative path
 // with a '/' ("./trial", "bin/train"), normalized as the archive lists it ("trial"). nullopt for
 // an absolute path or a bare name (looked up in PATH when the context lacks it), as
@@ -110,6 +98,18 @@ std::string HideEnvironmentValues(const std::string& config_yaml) {
 
 std::string TrialName(int64_t id) { return absl::StrCat("trial ", id); }
 
+bool MayChange(const ExperimentRow& e, const Actor& actor) {
+  return actor.admin || (!e.owner.empty() && e.owner == actor.user);
+}
+
+absl::Status CheckMayChange(const ExperimentRow& e, const Actor& actor, absl::string_view verb) {
+  if (MayChange(e, actor)) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat(
+      "experiment ", e.id, " belongs to ",
+      e.owner.empty() ? "no user (it predates users)" : absl::StrCat("'", e.owner, "'"),
+      ": only its owner or an admin may ", verb, " it ('", actor.user, "' is neither)"));
+}
+
 absl::Status Master::MoveTrialLocked(TrialRow& trial, TrialState to) {
   COHORT_RETURN_IF_ERROR(Transition(trial.state, to, TrialName(trial.id)));
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
@@ -118,12 +118,13 @@ absl::Status Master::MoveTrialLocked(TrialRow& trial, TrialState to) {
 }
 
 absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to) {
+  const bool ends = !wire::IsTerminal(experiment.state) && wire::IsTerminal(to);
   COHORT_RETURN_IF_ERROR(
       Transition(experiment.state, to, absl::StrCat("experiment ", experiment.id)));
   COHORT_RETURN_IF_ERROR(db_->SetExperimentState(experiment.id, to));
   experiment.state = to;
   queue_.SetExperimentState(experiment.id, to);
-  if (wire::IsTerminal(to)) {
+  if (ends) {
     experiment.ended_ms = absl::ToUnixMillis(options_.clock->Now());
     COHORT_RETURN_IF_ERROR(db_->SetExperimentEnded(experiment.id, experiment.ended_ms));
     // The state has moved: a GC that cannot finish is logged, and retried by nobody (its
@@ -160,6 +161,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
     std::lock_guard<std::mutex> lock(master->mu_);
     COHORT_RETURN_IF_ERROR(master->RecoverLocked());
     master->RestoreSearchersLocked();
+    COHORT_RETURN_IF_ERROR(master->QueueDeletionsLocked());
     master->RequestPassLocked();
   }
   COHORT_RETURN_IF_ERROR(master->LoadLogPolicyMatches());

@@ -77,6 +77,10 @@ struct Actor {
   std::string user;
   bool admin = false;
 };
+// Whether `actor` may change experiment `e` (its owner or an admin); CheckMayChange:
+// PermissionDenied naming the owner and the `verb` otherwise.
+bool MayChange(const ExperimentRow& e, const Actor& actor);
+absl::Status CheckMayChange(const ExperimentRow& e, const Actor& actor, absl::string_view verb);
 
 // Which points of a trial's time series to read (master_series.cc; docs/observability.md).
 struct SeriesRequest {
@@ -178,6 +182,14 @@ class Master {
   absl::Status PauseExperiment(int64_t id, const Actor& actor);
   absl::Status ActivateExperiment(int64_t id, const Actor& actor);
   absl::Status KillExperiment(int64_t id, const Actor& actor);
+  // Deletes an ended experiment (Determined's `det experiment delete`; master_deletion.cc). It
+  // moves to DELETING at once; the monitor thread then removes its checkpoints (those in a
+  // storage the master reaches) and its context archive, and deletes its rows in bounded
+  // transactions, after which it is gone (NotFound). A master restarted meanwhile starts the
+  // deletion again. OK (nothing more to do) for one already DELETING; FailedPrecondition for
+  // one ACTIVE or PAUSED (kill it first); PermissionDenied unless `actor` owns it or is an
+  // admin.
+  absl::Status DeleteExperiment(int64_t id, const Actor& actor);
   absl::StatusOr<std::string> ContextPath(int64_t experiment_id);
 
   // Trials.
@@ -341,6 +353,31 @@ class Master {
   absl::StatusOr<std::vector<GcCheckpoint>> GcCandidatesLocked(const ExperimentRow& exp,
                                                                const std::string& metric);
   void DeleteCheckpointLocked(const std::string& root, const CheckpointRow& row);
+  // The directory the experiment's checkpoints are stored in, when the master reaches it
+  // (shared_fs, directory); empty otherwise.
+  absl::StatusOr<std::string> CheckpointRootLocked(int64_t experiment_id);
+  // Removes the directories of the experiment's ACTIVE checkpoints under `root` (only its own
+  // <root>/<storage id> ones), without mu_; one the master cannot see is logged and left.
+  absl::Status RemoveCheckpointDirs(int64_t experiment_id, const std::string& root);
+
+  // Experiment deletion (master_deletion.cc): the DELETING experiments, oldest request first;
+  // the monitor thread works on the front one.
+  struct PendingDeletion {
+    int64_t experiment = 0;
+    std::string checkpoint_root;  // CheckpointRootLocked
+    std::string context_path;
+    std::vector<int64_t> trials;
+    bool files_removed = false;  // checkpoints and context gone: only rows are left
+  };
+  absl::StatusOr<PendingDeletion> DeletionOfLocked(const ExperimentRow& experiment);
+  // At start: queues the experiments a previous run left DELETING.
+  absl::Status QueueDeletionsLocked();
+  // The monitor thread's turn: with `lock` (mu_) held, releases it while it removes the front
+  // deletion's files and deletes its rows for about kDeletionSlice. True when more is left to
+  // do at once (the monitor does not wait before its next turn).
+  bool AdvanceDeletion(std::unique_lock<std::mutex>& lock);
+  absl::StatusOr<bool> DeleteSlice(const PendingDeletion& deletion);
+  std::deque<PendingDeletion> deletions_;
   // The checkpoint directory every trial of a warm-started experiment starts from
   // (searcher.source_checkpoint_uuid, else source_trial_id's latest checkpoint); empty when
   // the config asks for none. InvalidArgument naming the field when the source is unknown.

@@ -229,8 +229,9 @@ absl::StatusOr<ClusterStats> Master::Stats() {
 
 void Master::MonitorAgents() {
   std::unique_lock<std::mutex> lock(mu_);
+  bool more = false;  // a deletion has more to do at once
   while (!stopping_) {
-    monitor_cv_.wait_for(lock, std::chrono::seconds(1));
+    if (!more) monitor_cv_.wait_for(lock, std::chrono::seconds(1));
     if (stopping_) break;
     ExpireLostAgentsLocked();
     if (!doomed_dirs_.empty()) {
@@ -240,6 +241,8 @@ void Master::MonitorAgents() {
       RemoveDirectories(dirs);
       lock.lock();
     }
+    if (stopping_) break;
+    more = AdvanceDeletion(lock);
   }
 }
 

@@ -162,6 +162,33 @@ absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp,
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> Master::CheckpointRootLocked(int64_t experiment_id) {
+  COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(experiment_id));
+  return facts.storage ? StorageRoot(*facts.storage) : "";
+}
+
+absl::Status Master::RemoveCheckpointDirs(int64_t experiment_id, const std::string& root) {
+  COHORT_ASSIGN_OR_RETURN(std::vector<GcCheckpointRow> rows,
+                          db_->ListActiveCheckpoints(experiment_id));
+  for (const GcCheckpointRow& row : rows) {
+    // The path came from an agent: only the storage's own <root>/<storage id> is ever removed.
+    const std::optional<fs::path> dir = CheckpointDir(root, row.checkpoint);
+    std::error_code ec;
+    if (!dir || !fs::exists(*dir, ec)) {
+      COHORT_LOG(WARNING) << "deleting experiment " << experiment_id << ": checkpoint "
+                          << row.checkpoint.storage_id << " at " << row.checkpoint.path
+                          << " is not in a storage this master reaches; delete it there";
+      continue;
+    }
+    fs::remove_all(*dir, ec);
+    if (ec) {
+      return absl::UnavailableError(absl::StrCat("removing checkpoint ", row.checkpoint.storage_id,
+                                                 " at ", dir->string(), ": ", ec.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 void Master::DeleteCheckpointLocked(const std::string& root, const CheckpointRow& row) {
   const std::string what = absl::StrCat("master: checkpoint GC: checkpoint ", row.storage_id,
                                         " (batch ", row.steps_completed, ")");

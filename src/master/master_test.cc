@@ -1174,6 +1174,90 @@ TEST_F(MasterTest, OnlyTheOwnerOrAnAdminChangesAnExperimentOrSeesItsEnvironment)
   EXPECT_TRUE(master_->KillExperiment(*exp, kRoot).ok()) << "admins may change anyone's";
 }
 
+// Whether experiment `id` is gone (NotFound) within 10 s: its deletion runs on the master's
+// monitor thread.
+bool GoneWithin10s(Master& master, int64_t id) {
+  for (int i = 0; i < 1000; ++i) {
+    if (absl::IsNotFound(master.DescribeExperiment(id, kRoot).status())) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Deleting an ended experiment removes its checkpoints (only those in its storage), its
+// context and every row of it, and nothing of another experiment.
+TEST_F(MasterTest, DeletingAnEndedExperimentRemovesItsFilesAndRowsAndNothingElse) {
+  Register("a1", 1);
+  const fs::path storage = dir_ / "storage";
+  const fs::path outside = dir_ / "outside";
+  const int64_t exp = Create(Config(1, 0, kSingle) + "checkpoint_storage: {type: shared_fs, " +
+                             "host_path: " + storage.string() + ", save_trial_latest: 5}\n");
+  const Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  std::vector<wire::ReportRecord> lines;
+  for (const fs::path& path : {storage / "ck-2", outside / "ck-4"}) {
+    fs::create_directories(path);
+    std::ofstream(path / "model.pt") << "weights";
+    lines.push_back({.kind = wire::ReportKind::kCheckpoint,
+                     .steps_completed = path.filename() == "ck-2" ? 2 : 4,
+                     .storage_id = path.filename().string(),
+                     .path = path.string()});
+  }
+  ASSERT_TRUE(
+      master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = lines}).ok());
+  ASSERT_TRUE(Exit(start, 0).ok());
+  ASSERT_EQ(Experiment(exp)["state"], "COMPLETED");
+  // TensorBoard event files, its trial's and another's (trial 999: not of this experiment).
+  const fs::path events = storage / "tensorboard" / absl::StrCat("trial_", trial);
+  fs::create_directories(events);
+  fs::create_directories(storage / "tensorboard" / "trial_999");
+  std::ofstream(events / "events.out.tfevents") << "x";
+  const std::string context = master_->ContextPath(exp).value();
+  ASSERT_TRUE(fs::exists(context));
+  const int64_t other = Create(Config(1, 0, kSingle));
+  const int64_t other_trial = OnlyStart("a1")["trial_id"];
+
+  absl::Status active = master_->DeleteExperiment(other, kRoot);
+  EXPECT_TRUE(absl::IsFailedPrecondition(active)) << active;
+  EXPECT_THAT(active.message(), HasSubstr("is ACTIVE: only an ended experiment can be deleted"));
+  EXPECT_THAT(active.message(), HasSubstr("cohort experiment kill"));
+  EXPECT_TRUE(absl::IsPermissionDenied(master_->DeleteExperiment(exp, Actor{"bob", false})));
+  EXPECT_TRUE(absl::IsNotFound(master_->DeleteExperiment(99, kRoot)));
+
+  ASSERT_TRUE(master_->DeleteExperiment(exp, kRoot).ok());
+  ASSERT_TRUE(GoneWithin10s(*master_, exp));
+  EXPECT_FALSE(fs::exists(storage / "ck-2"));
+  EXPECT_TRUE(fs::exists(outside / "ck-4" / "model.pt")) << "outside its storage: left";
+  EXPECT_FALSE(fs::exists(events));
+  EXPECT_TRUE(fs::exists(storage / "tensorboard" / "trial_999"));
+  EXPECT_FALSE(fs::exists(context));
+  EXPECT_TRUE(absl::IsNotFound(master_->DescribeTrial(trial).status()));
+  EXPECT_TRUE(absl::IsNotFound(master_->DeleteExperiment(exp, kRoot)));
+  const wire::ExperimentList list = master_->ListExperiments().value();
+  ASSERT_EQ(list.experiments.size(), 1u);
+  EXPECT_EQ(list.experiments[0].id, other);
+  EXPECT_EQ(Trial(other_trial)["state"], "RUNNING") << "the other experiment goes on";
+  EXPECT_TRUE(fs::exists(master_->ContextPath(other).value()));
+}
+
+// A master stopped while an experiment was DELETING deletes it when it starts again.
+TEST_F(MasterTest, AnExperimentLeftDeletingIsDeletedByTheNextMaster) {
+  StartOnFile();
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  ASSERT_TRUE(Exit(OnlyStart("a1"), 0).ok());
+  const std::string context = master_->ContextPath(exp).value();
+  master_.reset();
+  {  // as a master that stopped right after the request left it
+    std::unique_ptr<Database> db = OpenSqliteDatabase((dir_ / "master.db").string()).value();
+    ASSERT_TRUE(db->SetExperimentState(exp, wire::ExperimentState::kDeleting).ok());
+  }
+  StartOnFile();
+  ASSERT_TRUE(GoneWithin10s(*master_, exp));
+  EXPECT_FALSE(fs::exists(context));
+  EXPECT_TRUE(master_->ListExperiments().value().experiments.empty());
+}
+
 TEST_F(MasterTest, MetricsArePagedSoNoAnswerGrowsWithTheTrial) {
   Register("a1", 1);
   Create(Config(1, 0, kSingle));

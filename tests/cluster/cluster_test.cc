@@ -695,6 +695,28 @@ TEST_F(ClusterTest, CheckpointGcKeepsEachTrialsBestAndLatestAndDownloadCopiesOne
   LaunchResult unknown = Cohort({"checkpoint", "download", "no-such-id", (dir_ / "x").string()});
   EXPECT_NE(unknown.status, 0);
   EXPECT_NE(unknown.err.find("no checkpoint no-such-id"), std::string::npos) << unknown.err;
+
+  // `experiment delete` asks first, and without a terminal to ask on wants --yes; then the
+  // experiment goes with its checkpoints' files.
+  LaunchResult asked = Cohort({"experiment", "delete", std::to_string(id)});
+  EXPECT_NE(asked.status, 0);
+  EXPECT_NE(asked.err.find("pass --yes"), std::string::npos) << asked.err;
+  LaunchResult deleted_now = Cohort({"experiment", "delete", std::to_string(id), "--yes"});
+  ASSERT_EQ(deleted_now.status, 0) << deleted_now.err;
+  EXPECT_NE(deleted_now.out.find("deleting"), std::string::npos) << deleted_now.out;
+  WaitUntil(
+      [&] {
+        return Cohort({"experiment", "describe", std::to_string(id)}).status != 0;
+      },
+      "the experiment to be deleted", absl::Seconds(30));
+  LaunchResult gone = Cohort({"experiment", "describe", std::to_string(id)});
+  EXPECT_NE(gone.err.find("not found"), std::string::npos) << gone.err;
+  // Its checkpoints and its trials' TensorBoard files (the storage's tensorboard/trial_<id>).
+  for (const auto& entry : fs::recursive_directory_iterator(storage)) {
+    if (entry.path() == storage / "tensorboard") continue;
+    ADD_FAILURE() << entry.path() << " is left in the checkpoint storage";
+  }
+  EXPECT_TRUE(fs::exists(into / "state")) << "a downloaded copy is the user's";
 }
 
 TEST_F(ClusterTest, CrashedWorkerRestartsFromTheCheckpointThenSucceeds) {

@@ -173,6 +173,7 @@ const std::vector<std::pair<std::string, std::string>>& UserRoutes() {
       {"GET", "/api/v1/experiments/1"},
       {"POST", "/api/v1/experiments/1/kill"},
       {"POST", "/api/v1/experiments/1/pause"},
+      {"DELETE", "/api/v1/experiments/1"},
       {"GET", "/api/v1/trials/1"},
       {"POST", "/api/v1/trials/1/kill"},
       {"GET", "/api/v1/trials/1/metrics"},
@@ -267,6 +268,16 @@ TEST_F(AuthRoutesTest, AUserChangesOnlyTheirOwnExperiments) {
   EXPECT_EQ(FirstTrial(experiment).state, wire::TrialState::kQueued) << "nothing changed";
   EXPECT_TRUE(Client(alice).Post(absl::StrCat("/api/v1/experiments/", experiment, "/pause")).ok());
   EXPECT_TRUE(Client(admin_).Post(kill).ok()) << "admins change anyone's";
+  // Deleting: only the owner (or an admin), and only once it has ended; 404 for no experiment.
+  const std::string path = absl::StrCat("/api/v1/experiments/", experiment);
+  httplib::Result delete_denied = raw.Delete(path);
+  ASSERT_TRUE(delete_denied);
+  EXPECT_EQ(delete_denied->status, 403);
+  EXPECT_THAT(delete_denied->body, HasSubstr("only its owner or an admin may delete it"));
+  httplib::Result unknown = raw.Delete("/api/v1/experiments/77");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_TRUE(Client(alice).Delete(path).ok()) << "the owner deletes her killed experiment";
 }
 
 TEST_F(AuthRoutesTest, RevokedExpiredAndDeactivatedCredentialsAre401) {

@@ -65,6 +65,12 @@ void AddExperimentRoutes(Router& router, Master& master) {
     COHORT_ASSIGN_OR_RETURN(auto experiment, master.DescribeExperiment(id, ActorOf(req.caller())));
     return Reply::Ok(experiment.ToJson());
   });
+  // Determined's DeleteExperiment: the experiment is DELETING when this returns, gone soon after.
+  router.Delete(R"(/api/v1/experiments/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+    COHORT_RETURN_IF_ERROR(master.DeleteExperiment(id, ActorOf(req.caller())));
+    return Reply::Done();
+  });
   router.Post(R"(/api/v1/experiments/(\d+)/(pause|activate|kill))",
               [&](const Request& req) -> absl::StatusOr<Reply> {
                 COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());

@@ -1,0 +1,140 @@
+// Master: deleting ended experiments (master.h, DeleteExperiment; Determined's `det experiment
+// delete`). The request moves the experiment to DELETING and queues it; the monitor thread then
+// removes its checkpoints' directories and its context archive, and deletes its rows in bounded
+// transactions (Database::DeleteExperimentRows), all without the master's lock, so neither a
+// request nor an agent waits on a large experiment's deletion. A master restarted meanwhile
+// queues its DELETING experiments again and starts over: the files first, so by the time a
+// row is deleted the files it named are gone already, and nothing is left behind unnamed.
+
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "cohort/status.h"
+#include "common/logging.h"
+#include "master/master.h"
+#include "wire/storage_layout.h"
+
+namespace cohort::master {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Rows per transaction, and how long one turn of the monitor thread deletes before it looks
+// after the agents again (a turn's last transaction may run past it).
+constexpr int64_t kDeletionBatchRows = 5000;
+constexpr absl::Duration kDeletionSlice = absl::Milliseconds(200);
+
+// Whether `path` lies in `dir` (both made absolute and normal; no link is followed).
+bool IsInside(const fs::path& path, const fs::path& dir) {
+  const fs::path p = fs::absolute(path).lexically_normal();
+  const fs::path d = fs::absolute(dir).lexically_normal();
+  const fs::path rel = p.lexically_relative(d);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+// The trials' TensorBoard event files, in the checkpoint storage beside the checkpoints.
+absl::Status RemoveTensorBoardDirs(const std::string& root, const std::vector<int64_t>& trials) {
+  if (root.empty()) return absl::OkStatus();
+  for (int64_t trial : trials) {
+    const fs::path dir = wire::TensorBoardDir(root, std::to_string(trial));
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (ec) {
+      return absl::UnavailableError(absl::StrCat(
+          "removing trial ", trial, "'s TensorBoard files at ", dir.string(), ": ", ec.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Master::DeleteExperiment(int64_t id, const Actor& actor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
+  COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "delete"));
+  if (e.state == ExperimentState::kDeleting) return absl::OkStatus();  // already under way
+  if (!wire::IsTerminal(e.state)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "experiment ", id, " is ", wire::Name(e.state),
+        ": only an ended experiment can be deleted; kill it first (`cohort experiment kill ", id,
+        "`), then delete it"));
+  }
+  // Everything the deletion needs is read before the state moves: an error leaves it as it was.
+  COHORT_ASSIGN_OR_RETURN(PendingDeletion deletion, DeletionOfLocked(e));
+  COHORT_RETURN_IF_ERROR(MoveExperimentLocked(e, ExperimentState::kDeleting));
+  deletions_.push_back(std::move(deletion));
+  monitor_cv_.notify_all();
+  COHORT_LOG(INFO) << "experiment " << id << ": deleting (asked by '" << actor.user << "')";
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Master::PendingDeletion> Master::DeletionOfLocked(const ExperimentRow& e) {
+  PendingDeletion deletion{.experiment = e.id, .context_path = e.context_path};
+  COHORT_ASSIGN_OR_RETURN(deletion.checkpoint_root, CheckpointRootLocked(e.id));
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(e.id));
+  for (const TrialRow& t : trials) deletion.trials.push_back(t.id);
+  return deletion;
+}
+
+absl::Status Master::QueueDeletionsLocked() {
+  COHORT_ASSIGN_OR_RETURN(std::vector<ExperimentRow> experiments, db_->ListExperiments());
+  for (const ExperimentRow& e : experiments) {
+    if (e.state != ExperimentState::kDeleting) continue;
+    COHORT_ASSIGN_OR_RETURN(PendingDeletion deletion, DeletionOfLocked(e));
+    deletions_.push_back(std::move(deletion));
+    COHORT_LOG(INFO) << "experiment " << e.id << ": deleting (left DELETING by the last run)";
+  }
+  return absl::OkStatus();
+}
+
+bool Master::AdvanceDeletion(std::unique_lock<std::mutex>& lock) {
+  if (deletions_.empty()) return false;
+  const PendingDeletion deletion = deletions_.front();  // only this thread pops it
+  lock.unlock();
+  const absl::StatusOr<bool> done = DeleteSlice(deletion);
+  lock.lock();
+  if (!done.ok()) {
+    COHORT_LOG(WARNING) << "experiment " << deletion.experiment << ": deleting: " << done.status()
+                        << " (tried again in a second)";
+    return false;
+  }
+  deletions_.front().files_removed = true;
+  if (!*done) return true;
+  deletions_.pop_front();
+  // What this run kept of it: nothing of it can be asked for again.
+  config_facts_.erase(deletion.experiment);
+  searchers_.erase(deletion.experiment);
+  for (int64_t trial : deletion.trials) log_policy_matches_.erase(trial);
+  logs_cv_.notify_all();  // a follower of one of its trials ends (NotFound)
+  COHORT_LOG(INFO) << "experiment " << deletion.experiment << " deleted";
+  return !deletions_.empty();
+}
+
+absl::StatusOr<bool> Master::DeleteSlice(const PendingDeletion& deletion) {
+  if (!deletion.files_removed) {
+    COHORT_RETURN_IF_ERROR(RemoveCheckpointDirs(deletion.experiment, deletion.checkpoint_root));
+    COHORT_RETURN_IF_ERROR(RemoveTensorBoardDirs(deletion.checkpoint_root, deletion.trials));
+    // Only a context this master saved (under data_dir/contexts) is removed.
+    std::error_code ec;
+    if (!deletion.context_path.empty() &&
+        IsInside(deletion.context_path, fs::path(options_.data_dir) / "contexts") &&
+        !fs::remove(deletion.context_path, ec) && ec) {
+      return absl::UnavailableError(
+          absl::StrCat("removing its context ", deletion.context_path, ": ", ec.message()));
+    }
+  }
+  const absl::Time until = absl::Now() + kDeletionSlice;
+  do {
+    COHORT_ASSIGN_OR_RETURN(int64_t deleted,
+                            db_->DeleteExperimentRows(deletion.experiment, kDeletionBatchRows));
+    if (deleted == 0) return true;
+  } while (absl::Now() < until);
+  return false;
+}
+
+}  // namespace cohort::master
