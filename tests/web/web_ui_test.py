@@ -356,6 +356,26 @@ def check_kill(page, cluster, experiment_id):
     print(f"ok: the list shows the killed experiment's duration ({duration})")
 
 
+def check_delete(page, cluster, experiment_id):
+    """An ended experiment's page offers Delete: it asks, the experiment goes with its trials,
+    and the page returns to the list, which no longer shows it."""
+    page.open(f"/experiments/{experiment_id}")
+    page.find("#experiment-summary button[data-action='delete']", "the delete button").click()
+    page.find("dialog[open] button[data-confirm='ok']", "the delete confirmation").click()
+    wait_until(lambda: page.path() == "/experiments", "the page to return to the list", 20)
+
+    def gone():
+        try:
+            cluster.call("GET", f"/api/v1/experiments/{experiment_id}")
+            return False
+        except TestFailure as e:
+            return "HTTP 404" in str(e)
+    wait_until(gone, f"experiment {experiment_id} to be deleted", 30)
+    wait_until(lambda: not page.all(f"tr[data-experiment-id='{experiment_id}']"),
+               f"experiment {experiment_id}'s row to leave the list", 20)
+    print(f"ok: delete from the page removed experiment {experiment_id}")
+
+
 def check_sorting_and_narrow(page, ids):
     """The ID header sorts the list (again: the other way); at 420 px nothing overflows."""
     page.open("/experiments")
@@ -571,12 +591,14 @@ def run(args, chromium, driver_path):
         check_trace(page, cluster, running[0])
         check_trial_kill(page, cluster, long, running[0])
         check_kill(page, cluster, long)
+        check_delete(page, cluster, long)
         check_asha(page, cluster, context)
         check_templates(page, cluster)
         # Chrome logs every failed request: the wrong password's 401, the broken template's 400
         # and a refused trace are the test's own.
         expected = (("/api/v1/auth/login", "401"), ("/api/v1/templates/broken", "400"),
-                    ("/trace", "40"))  # a master without traces yet, or none for this trial
+                    ("/trace", "40"),  # a master without traces yet, or none for this trial
+                    (f"/api/v1/experiments/{long}", "404"))  # deleted while the list read it
         errors = [e for e in page.console_errors()
                   if not any(url in e and code in e for url, code in expected)]
         assert not errors, f"the browser's console has errors: {errors}"

@@ -1,17 +1,18 @@
 // Pause, activate and kill an experiment (POST /api/v1/experiments/{id}/{action}), shared by the
-// experiments list and the experiment page. Kill asks first.
+// experiments list and the experiment page, and delete an ended one (DELETE
+// /api/v1/experiments/{id}, the experiment page). Kill and delete ask first.
 
 import { api, describeError } from './api.js';
 import { confirmDialog, el, kFinalExperimentStates } from './util.js';
 
-// POSTs to `path` (after asking `confirm`, a [question, confirm label] pair, when given) with
-// `button` disabled meanwhile; `onDone(error?)` after, with `failure`'s words and the master's
-// when it failed. Shared by the experiments' actions and a trial's Kill.
-export async function postAction(button, { path, confirm, failure }, onDone) {
+// POSTs (or `method`s) to `path` (after asking `confirm`, a [question, confirm label] pair, when
+// given) with `button` disabled meanwhile; `onDone(error?)` after, with `failure`'s words and the
+// master's when it failed. Shared by the experiments' actions and a trial's Kill.
+export async function postAction(button, { path, method = 'POST', confirm, failure }, onDone) {
   if (confirm && !(await confirmDialog(...confirm))) return;
   button.disabled = true;
   try {
-    await api(path, { method: 'POST', body: {} });
+    await api(path, method === 'POST' ? { method, body: {} } : { method });
     onDone(null);
   } catch (e) {
     onDone(`${failure}: ${describeError(e)}`);
@@ -43,4 +44,23 @@ export function experimentActions(experiment, onDone) {
   return el('span', { class: 'actions' },
     state === 'PAUSED' ? button('activate', 'Activate') : button('pause', 'Pause'),
     button('kill', 'Kill', 'danger'));
+}
+
+// The Delete button of an ended experiment (none for one already DELETING): asks, then DELETEs
+// it; `onDone(error?)` after, as postAction's.
+export function deleteAction(experiment, onDone) {
+  const { id, name, state } = experiment;
+  if (!kFinalExperimentStates.has(state) || state === 'DELETING') return null;
+  const b = el('button', {
+    type: 'button', class: 'danger', 'data-action': 'delete',
+    'aria-label': `Delete experiment ${id}`,
+  }, 'Delete');
+  b.addEventListener('click', () => postAction(b, {
+    path: `/experiments/${id}`,
+    method: 'DELETE',
+    confirm: [`Delete experiment ${id} (${name}) with its trials, checkpoints, logs and metrics? ` +
+      'This cannot be undone.', `Delete experiment ${id}`],
+    failure: `Could not delete experiment ${id}`,
+  }, onDone));
+  return el('span', { class: 'actions' }, b);
 }

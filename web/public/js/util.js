@@ -95,7 +95,7 @@ export function stateBadge(state) {
   return el('span', { class: `state state-${String(state).toLowerCase()}` }, state);
 }
 
-export const kFinalExperimentStates = new Set(['COMPLETED', 'CANCELED', 'ERROR']);
+export const kFinalExperimentStates = new Set(['COMPLETED', 'CANCELED', 'ERROR', 'DELETING']);
 export const kFinalTrialStates = new Set(['COMPLETED', 'CANCELED', 'ERROR', 'STOPPED']);
 
 // A table: columns [{title, cell(row) -> node|text, class?, sort?(row) -> value}], rows.

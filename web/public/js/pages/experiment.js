@@ -3,7 +3,8 @@
 // any metric selectable) and the effective config. Polled every 2 s while it is unfinished.
 
 import { api, describeError } from '../api.js';
-import { experimentActions } from '../experiment_actions.js';
+import { deleteAction, experimentActions } from '../experiment_actions.js';
+import { navigate } from '../main.js';
 import { Checkpoints } from '../experiment/checkpoints.js';
 import { CurvesChart } from '../experiment/curves_chart.js';
 import { Rungs } from '../experiment/rungs.js';
@@ -47,8 +48,11 @@ export function experimentPage(main, [id], ctx) {
     }
     const onDone = (error) => status.replaceChildren(error ? errorBox(error) : '');
     fill(title, `Experiment ${detail.id}: ${detail.name} `, stateBadge(detail.state));
+    // Once deleted, the experiment is gone: back to the list, which shows it DELETING until then.
+    const onDeleted = (error) => (error ? onDone(error) : navigate('/experiments'));
     redrawKeepingFocus(summary, () => fill(summary, summaryList(detail),
-      kFinalExperimentStates.has(detail.state) ? null : experimentActions(detail, onDone)));
+      kFinalExperimentStates.has(detail.state) ? deleteAction(detail, onDeleted)
+        : experimentActions(detail, onDone)));
     await rungs.update(detail);
     redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail, sort, rungs)));
     if (config.textContent !== detail.config) config.textContent = detail.config;

@@ -11,7 +11,7 @@ import {
 } from '../util.js';
 import { bestMetric, experimentProgress } from '../experiment_summary.js';
 
-const kStates = ['ACTIVE', 'PAUSED', 'COMPLETED', 'CANCELED', 'ERROR'];
+const kStates = ['ACTIVE', 'PAUSED', 'COMPLETED', 'CANCELED', 'ERROR', 'DELETING'];
 const kMaxDescribed = 50;  // the newest experiments described per refresh
 const kPageRows = 100;  // rows drawn at first (and added by "Show more")
 
@@ -46,7 +46,12 @@ export function experimentsPage(main, params, ctx) {
         (e) => !kFinalExperimentStates.has(e.state) || !details.has(e.id) ||
           !kFinalExperimentStates.has(details.get(e.id).state));
       await Promise.all(wanted.map(async (e) => {
-        details.set(e.id, await api(`/experiments/${e.id}`, { signal: ctx.signal }));
+        try {
+          details.set(e.id, await api(`/experiments/${e.id}`, { signal: ctx.signal }));
+        } catch (err) {
+          if (err.status !== 404) throw err;
+          details.delete(e.id);  // deleted since the list was read: the next list leaves it out
+        }
       }));
       status.replaceChildren();
     } catch (e) {
