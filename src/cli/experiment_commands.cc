@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -95,23 +96,32 @@ void AddCreate(CLI::App* experiment, CommandContext* context) {
   });
 }
 
-int ListExperiments(const CommandContext& context) {
+// The experiments, archived ones only with `all`; a line after the table says how many it hid.
+int ListExperiments(const CommandContext& context, bool all) {
   client::MasterClient client = context.Client();
   absl::StatusOr<wire::ExperimentList> list =
       GetAs(client, "/api/v1/experiments", wire::ParseExperimentList);
   if (!list.ok()) return Fail(list.status());
+  std::vector<wire::ExperimentSummary>& shown = list->experiments;
+  const auto archived = std::remove_if(shown.begin(), shown.end(),
+                                       [all](const auto& e) { return e.archived && !all; });
+  const size_t hidden = static_cast<size_t>(shown.end() - archived);
+  shown.erase(archived, shown.end());
   if (context.json()) return PrintJson(list->ToJson());
   std::vector<std::vector<std::string>> rows;
   for (const wire::ExperimentSummary& e : list->experiments) {
     rows.push_back({absl::StrCat(e.id), e.name, EmptyAsDash(e.owner), wire::Name(e.state),
                     absl::StrCat(e.trials_done, "/", e.trials), absl::StrCat(e.slots_per_trial),
                     absl::StrCat(e.priority), EmptyAsDash(e.template_name),
-                    FormatTime(e.created_ms)});
+                    FormatTime(e.created_ms), e.archived ? "yes" : ""});
   }
   PrintTable(std::cout,
              {"id", "name", "owner", "state", "trials done", "slots/trial", "priority", "template",
-              "created"},
+              "created", "archived"},
              rows);
+  if (hidden > 0) {
+    std::cout << hidden << " archived experiment(s) not shown (--all shows them)\n";
+  }
   return kExitOk;
 }
 
@@ -142,8 +152,9 @@ int DescribeExperiment(const CommandContext& context, int64_t id) {
       GetAs(client, absl::StrCat("/api/v1/experiments/", id), wire::ParseExperimentDescription);
   if (!e.ok()) return Fail(e.status());
   if (context.json()) return PrintJson(e->ToJson());
-  std::cout << "experiment " << e->id << ": " << e->name << "  " << wire::Name(e->state) << "  ("
-            << e->slots_per_trial << " slot(s) per trial, priority " << e->priority << ", template "
+  std::cout << "experiment " << e->id << ": " << e->name << "  " << wire::Name(e->state)
+            << (e->archived ? ", archived" : "") << "  (" << e->slots_per_trial
+            << " slot(s) per trial, priority " << e->priority << ", template "
             << EmptyAsDash(e->template_name) << ")\n\n";
   PrintTrials(e->trials);
   std::cout << "\nconfig:\n" << e->config;
@@ -151,10 +162,12 @@ int DescribeExperiment(const CommandContext& context, int64_t id) {
 }
 
 void AddListAndDescribe(CLI::App* experiment, CommandContext* context) {
-  CLI::App* list = experiment->add_subcommand("list", "List experiments");
+  auto all = std::make_shared<bool>(false);
+  CLI::App* list = experiment->add_subcommand("list", "List experiments (not archived ones)");
   list->alias("ls");
+  list->add_flag("--all,-a", *all, "Archived experiments too");
   context->AddJsonFlag(list);
-  context->OnRun(list, [context] { return ListExperiments(*context); });
+  context->OnRun(list, [context, all] { return ListExperiments(*context, *all); });
 
   auto id = std::make_shared<int64_t>(0);
   CLI::App* describe =
@@ -176,12 +189,14 @@ void AddListAndDescribe(CLI::App* experiment, CommandContext* context) {
   context->OnRun(wait, [context, wait_id] { return WaitForExperiment(*context, *wait_id); });
 }
 
-// pause, activate, kill: a POST to /api/v1/experiments/ID/VERB.
+// pause, activate, kill, archive, unarchive: a POST to /api/v1/experiments/ID/VERB.
 void AddLifecycleVerbs(CLI::App* experiment, CommandContext* context) {
   const std::pair<std::string, std::string> verbs[] = {
       {"pause", "Pause (trials checkpoint and stop)"},
       {"activate", "Resume a paused experiment"},
-      {"kill", "Stop an experiment for good, freeing its slots"}};
+      {"kill", "Stop an experiment for good, freeing its slots"},
+      {"archive", "Hide an ended experiment from `experiment list` (--all shows it)"},
+      {"unarchive", "Show an archived experiment in `experiment list` again"}};
   for (const auto& [verb, help] : verbs) {
     auto target = std::make_shared<int64_t>(0);
     CLI::App* sub = experiment->add_subcommand(verb, help);
@@ -190,7 +205,9 @@ void AddLifecycleVerbs(CLI::App* experiment, CommandContext* context) {
       absl::StatusOr<Json> r =
           context->Client().Post(absl::StrCat("/api/v1/experiments/", *target, "/", v));
       if (!r.ok()) return Fail(r.status());
-      std::cout << "experiment " << *target << ": " << v << " requested\n";
+      // Archiving is done when the master answers; the others are under way.
+      std::cout << "experiment " << *target << ": "
+                << (v == "archive" || v == "unarchive" ? v + "d" : v + " requested") << "\n";
       return kExitOk;
     });
   }

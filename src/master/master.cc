@@ -365,7 +365,8 @@ absl::StatusOr<wire::ExperimentList> Master::ListExperiments() {
                                .template_name = e.template_name,
                                .created_ms = e.created_ms,
                                .owner = e.owner,
-                               .ended_ms = e.ended_ms});
+                               .ended_ms = e.ended_ms,
+                               .archived = e.archived});
   }
   return out;
 }
@@ -410,7 +411,8 @@ absl::StatusOr<wire::ExperimentDescription> Master::DescribeExperiment(int64_t i
                                   .max_restarts = e.max_restarts,
                                   .created_ms = e.created_ms,
                                   .owner = e.owner,
-                                  .ended_ms = e.ended_ms};
+                                  .ended_ms = e.ended_ms,
+                                  .archived = e.archived};
   for (const TrialRow& t : trials) out.trials.push_back(TrialBodyLocked(t));
   return out;
 }
@@ -467,6 +469,21 @@ absl::Status Master::KillExperiment(int64_t id, const Actor& actor) {
   RequestPassLocked();
   logs_cv_.notify_all();
   return absl::OkStatus();
+}
+
+absl::Status Master::ArchiveExperiment(int64_t id, bool archived, const Actor& actor) {
+  std::lock_guard<std::mutex> lock(mu_);
+  COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
+  const char* verb = archived ? "archive" : "unarchive";
+  COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, verb));
+  if (e.archived == archived) return absl::OkStatus();  // already: nothing to do
+  if (archived && (!wire::IsTerminal(e.state) || e.state == ExperimentState::kDeleting)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "experiment ", id, " is ", wire::Name(e.state), ": only an ended experiment can be ",
+        "archived",
+        e.state == ExperimentState::kDeleting ? "" : " (kill it first, or wait for it)"));
+  }
+  return db_->SetExperimentArchived(id, archived);
 }
 
 absl::Status Master::KillTrial(int64_t id, const Actor& actor) {

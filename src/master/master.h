@@ -190,6 +190,10 @@ class Master {
   // one ACTIVE or PAUSED (kill it first); PermissionDenied unless `actor` owns it or is an
   // admin.
   absl::Status DeleteExperiment(int64_t id, const Actor& actor);
+  // Archives (hides from lists unless asked for) or unarchives an experiment (Determined's
+  // `det experiment archive`). OK (nothing done) when it already is; FailedPrecondition for
+  // archiving one that has not ended, or is being deleted; PermissionDenied as for the others.
+  absl::Status ArchiveExperiment(int64_t id, bool archived, const Actor& actor);
   absl::StatusOr<std::string> ContextPath(int64_t experiment_id);
 
   // Trials.

@@ -1240,6 +1240,29 @@ TEST_F(MasterTest, DeletingAnEndedExperimentRemovesItsFilesAndRowsAndNothingElse
   EXPECT_TRUE(fs::exists(master_->ContextPath(other).value()));
 }
 
+// Archiving hides an ended experiment from lists (the list says so; the CLI and the web filter):
+// only an ended one, only by its owner or an admin, and kept across a restart.
+TEST_F(MasterTest, OnlyAnEndedExperimentIsArchivedAndItStaysArchivedAcrossARestart) {
+  StartOnFile();
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  const Json start = OnlyStart("a1");
+  absl::Status running = master_->ArchiveExperiment(exp, true, kRoot);
+  EXPECT_TRUE(absl::IsFailedPrecondition(running)) << running;
+  EXPECT_THAT(running.message(), HasSubstr("is ACTIVE: only an ended experiment can be archived"));
+  ASSERT_TRUE(Exit(start, 0).ok());
+  EXPECT_TRUE(absl::IsPermissionDenied(master_->ArchiveExperiment(exp, true, Actor{"bob"})));
+  ASSERT_TRUE(master_->ArchiveExperiment(exp, true, kRoot).ok());
+  EXPECT_TRUE(master_->ArchiveExperiment(exp, true, kRoot).ok()) << "again: nothing to do";
+  EXPECT_TRUE(Experiment(exp)["archived"]);
+  EXPECT_TRUE(master_->ListExperiments().value().experiments.at(0).archived);
+  StartOnFile();
+  EXPECT_TRUE(Experiment(exp)["archived"]) << "kept by the database";
+  ASSERT_TRUE(master_->ArchiveExperiment(exp, false, kRoot).ok());
+  EXPECT_FALSE(Experiment(exp)["archived"]);
+  EXPECT_TRUE(absl::IsNotFound(master_->ArchiveExperiment(42, true, kRoot)));
+}
+
 // A master stopped while an experiment was DELETING deletes it when it starts again.
 TEST_F(MasterTest, AnExperimentLeftDeletingIsDeletedByTheNextMaster) {
   StartOnFile();

@@ -41,6 +41,7 @@ absl::StatusOr<ExperimentSummary> ParseSummary(const Json& json, const std::stri
   r.Required("created_ms", &e.created_ms, {.min = 0});
   r.Optional("ended_ms", &e.ended_ms, {.min = 0});
   r.Optional("owner", &e.owner, kMaxSafeNameBytes);
+  r.Optional("archived", &e.archived);
   COHORT_RETURN_IF_ERROR(r.status());
   return e;
 }
@@ -75,7 +76,8 @@ Json ExperimentList::ToJson() const {
                     {"template", e.template_name},
                     {"created_ms", e.created_ms},
                     {"owner", e.owner},
-                    {"ended_ms", e.ended_ms}});
+                    {"ended_ms", e.ended_ms},
+                    {"archived", e.archived}});
   }
   return {{"experiments", list}};
 }
@@ -102,6 +104,7 @@ Json ExperimentDescription::ToJson() const {
           {"created_ms", created_ms},
           {"ended_ms", ended_ms},
           {"owner", owner},
+          {"archived", archived},
           {"trials", list}};
 }
 
@@ -119,6 +122,7 @@ absl::StatusOr<ExperimentDescription> ParseExperimentDescription(const Json& jso
   r.Required("created_ms", &e.created_ms, {.min = 0});
   r.Optional("ended_ms", &e.ended_ms, {.min = 0});
   r.Optional("owner", &e.owner, kMaxSafeNameBytes);
+  r.Optional("archived", &e.archived);
   r.Array("trials", &e.trials, kMaxTrials, FieldReader::kRequired,
           [](const Json& j, const std::string& where) { return ParseTrialDescription(j, where); });
   COHORT_RETURN_IF_ERROR(r.status());

@@ -46,6 +46,7 @@ struct ExperimentSummary {
   int64_t created_ms = 0;     // unix milliseconds
   std::string owner;          // the user who created it; empty: from before users existed
   int64_t ended_ms = 0;       // when it reached a final state; 0: not yet (optional on the wire)
+  bool archived = false;      // hidden from lists unless asked for (optional on the wire)
 };
 
 struct ExperimentList {
@@ -66,6 +67,7 @@ struct ExperimentDescription {
   int64_t created_ms = 0;
   std::string owner;     // as in ExperimentSummary
   int64_t ended_ms = 0;  // as in ExperimentSummary
+  bool archived = false;  // as in ExperimentSummary
   std::vector<TrialDescription> trials;
 
   Json ToJson() const;

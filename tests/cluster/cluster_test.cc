@@ -696,6 +696,17 @@ TEST_F(ClusterTest, CheckpointGcKeepsEachTrialsBestAndLatestAndDownloadCopiesOne
   EXPECT_NE(unknown.status, 0);
   EXPECT_NE(unknown.err.find("no checkpoint no-such-id"), std::string::npos) << unknown.err;
 
+  // `experiment archive` hides it from `experiment list` (which says so) until --all.
+  LaunchResult archived = Cohort({"experiment", "archive", std::to_string(id)});
+  ASSERT_EQ(archived.status, 0) << archived.err;
+  EXPECT_NE(archived.out.find("archived"), std::string::npos) << archived.out;
+  LaunchResult listed = Cohort({"experiment", "list"});
+  EXPECT_EQ(listed.out.find("gc "), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("1 archived experiment(s) not shown (--all shows them)"),
+            std::string::npos)
+      << listed.out;
+  EXPECT_NE(Cohort({"experiment", "list", "--all"}).out.find("gc "), std::string::npos);
+
   // `experiment delete` asks first, and without a terminal to ask on wants --yes; then the
   // experiment goes with its checkpoints' files.
   LaunchResult asked = Cohort({"experiment", "delete", std::to_string(id)});

@@ -356,9 +356,21 @@ def check_kill(page, cluster, experiment_id):
     print(f"ok: the list shows the killed experiment's duration ({duration})")
 
 
-def check_delete(page, cluster, experiment_id):
-    """An ended experiment's page offers Delete: it asks, the experiment goes with its trials,
-    and the page returns to the list, which no longer shows it."""
+def check_archive_and_delete(page, cluster, experiment_id):
+    """An ended experiment's page offers Archive, which hides it from the list unless "Show
+    archived" is ticked, and Delete: it asks, the experiment goes with its trials, and the page
+    returns to the list, which no longer shows it."""
+    row = f"tr[data-experiment-id='{experiment_id}']"
+    page.open(f"/experiments/{experiment_id}")
+    page.find("#experiment-summary button[data-action='archive']", "the archive button").click()
+    page.find("#experiment-summary button[data-action='unarchive']", "the unarchive button", 10)
+    assert cluster.call("GET", f"/api/v1/experiments/{experiment_id}")["archived"] is True
+    page.open("/experiments")
+    page.find("#experiments table", "the experiments table")
+    wait_until(lambda: not page.all(row), f"archived experiment {experiment_id} to be hidden", 10)
+    page.find("#filter-show-archived", "the show archived box").click()
+    page.find(row, f"archived experiment {experiment_id}'s row with Show archived", 10)
+    print(f"ok: archive from the page hid experiment {experiment_id} from the list until asked")
     page.open(f"/experiments/{experiment_id}")
     page.find("#experiment-summary button[data-action='delete']", "the delete button").click()
     page.find("dialog[open] button[data-confirm='ok']", "the delete confirmation").click()
@@ -371,8 +383,8 @@ def check_delete(page, cluster, experiment_id):
         except TestFailure as e:
             return "HTTP 404" in str(e)
     wait_until(gone, f"experiment {experiment_id} to be deleted", 30)
-    wait_until(lambda: not page.all(f"tr[data-experiment-id='{experiment_id}']"),
-               f"experiment {experiment_id}'s row to leave the list", 20)
+    page.find("#filter-show-archived", "the show archived box").click()  # it was archived
+    wait_until(lambda: not page.all(row), f"experiment {experiment_id}'s row to leave the list", 20)
     print(f"ok: delete from the page removed experiment {experiment_id}")
 
 
@@ -591,7 +603,7 @@ def run(args, chromium, driver_path):
         check_trace(page, cluster, running[0])
         check_trial_kill(page, cluster, long, running[0])
         check_kill(page, cluster, long)
-        check_delete(page, cluster, long)
+        check_archive_and_delete(page, cluster, long)
         check_asha(page, cluster, context)
         check_templates(page, cluster)
         # Chrome logs every failed request: the wrong password's 401, the broken template's 400

@@ -41,6 +41,7 @@ struct ExperimentRow {
   int64_t created_ms = 0;  // Unix milliseconds
   std::string owner;       // the user who created it; empty: created before users existed
   int64_t ended_ms = 0;    // when it reached a final state (Unix milliseconds); 0: not yet
+  bool archived = false;   // hidden from lists (Determined's archive); only an ended one
 };
 
 struct TrialRow {
@@ -228,6 +229,7 @@ class Database {
   virtual absl::StatusOr<int64_t> InsertExperiment(const ExperimentRow& row) = 0;
   virtual absl::Status SetExperimentState(int64_t id, wire::ExperimentState state) = 0;
   virtual absl::Status SetExperimentEnded(int64_t id, int64_t ended_ms) = 0;  // NotFound
+  virtual absl::Status SetExperimentArchived(int64_t id, bool archived) = 0;  // NotFound
   virtual absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) = 0;
   virtual absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() = 0;  // by id
   // Deletes up to about `limit` rows of the experiment's data in one transaction, its trials'

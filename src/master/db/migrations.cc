@@ -221,13 +221,18 @@ constexpr absl::string_view kVersion12 = R"sql(
 ALTER TABLE trials ADD COLUMN kill_requested INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 13: archived experiments (database.h: ExperimentRow::archived), hidden from lists.
+constexpr absl::string_view kVersion13 = R"sql(
+ALTER TABLE experiments ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
-      new std::vector<absl::string_view>{kVersion1, kVersion2,  kVersion3,  kVersion4,
-                                         kVersion5, kVersion6,  kVersion7,  kVersion8,
-                                         kVersion9, kVersion10, kVersion11, kVersion12};
+      new std::vector<absl::string_view>{kVersion1,  kVersion2,  kVersion3, kVersion4, kVersion5,
+                                         kVersion6,  kVersion7,  kVersion8, kVersion9, kVersion10,
+                                         kVersion11, kVersion12, kVersion13};
   return *migrations;
 }
 

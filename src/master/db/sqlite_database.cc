@@ -47,7 +47,8 @@ absl::Status TrialNotFound(int64_t id) {
 
 constexpr absl::string_view kSelectExperiment =
     "SELECT id, name, state, config_yaml, original_yaml, template_name, context_path, "
-    "slots_per_trial, priority, max_restarts, created_ms, owner, ended_ms FROM experiments";
+    "slots_per_trial, priority, max_restarts, created_ms, owner, ended_ms, archived FROM "
+    "experiments";
 
 // A state the enum does not know means the file was written by another program (or damaged):
 // an error naming the row, never a default.
@@ -79,6 +80,7 @@ absl::StatusOr<ExperimentRow> ReadExperiment(const Statement& s) {
   row.created_ms = s.Int64(10);
   row.owner = s.Text(11);
   row.ended_ms = s.Int64(12);
+  row.archived = s.Int64(13) != 0;
   return row;
 }
 
@@ -276,6 +278,19 @@ absl::Status SqliteDatabase::SetExperimentState(int64_t id, wire::ExperimentStat
   s.BindText(2, wire::Name(state));
   absl::Status status = s.Run();
   if (!status.ok()) return status;
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("experiment ", id, " not found"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteDatabase::SetExperimentArchived(int64_t id, bool archived) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement s(*statements_, path_, "set experiment archived",
+              "UPDATE experiments SET archived = ?2 WHERE id = ?1");
+  s.BindInt64(1, id);
+  s.BindInt64(2, archived ? 1 : 0);
+  COHORT_RETURN_IF_ERROR(s.Run());
   if (sqlite3_changes(db_) == 0) {
     return absl::NotFoundError(absl::StrCat("experiment ", id, " not found"));
   }

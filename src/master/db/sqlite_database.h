@@ -71,6 +71,7 @@ class SqliteDatabase final : public Database {
   absl::StatusOr<int64_t> InsertExperiment(const ExperimentRow& row) override;
   absl::Status SetExperimentState(int64_t id, wire::ExperimentState state) override;
   absl::Status SetExperimentEnded(int64_t id, int64_t ended_ms) override;
+  absl::Status SetExperimentArchived(int64_t id, bool archived) override;
   absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) override;
   absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() override;
   // sqlite_experiment_delete.cc

@@ -143,6 +143,17 @@ TEST_P(DatabaseTest, SetsExperimentStateAndLeavesOtherFields) {
   EXPECT_EQ(Fields(db_->GetExperiment(id).value()), Fields(expected));
 }
 
+TEST_P(DatabaseTest, ArchivesAndUnarchivesAnExperiment) {
+  const int64_t id = db_->InsertExperiment(MakeExperiment("a")).value();
+  EXPECT_FALSE(db_->GetExperiment(id).value().archived) << "a new experiment is not archived";
+  ASSERT_OK(db_->SetExperimentArchived(id, true));
+  EXPECT_TRUE(db_->GetExperiment(id).value().archived);
+  EXPECT_TRUE(db_->ListExperiments().value().at(0).archived);
+  ASSERT_OK(db_->SetExperimentArchived(id, false));
+  EXPECT_FALSE(db_->GetExperiment(id).value().archived);
+  EXPECT_TRUE(absl::IsNotFound(db_->SetExperimentArchived(9, true)));
+}
+
 TEST_P(DatabaseTest, ReportsAMissingExperimentByItsId) {
   EXPECT_THAT(db_->GetExperiment(7).status(),
               StatusIs(absl::StatusCode::kNotFound, "experiment 7 not found"));

@@ -50,6 +50,16 @@ absl::StatusOr<Reply> Context(Master& master, const Request& req) {
   return Reply::Bytes(bytes.str(), "application/gzip");
 }
 
+// POST /api/v1/experiments/ID/VERB: the lifecycle's verbs, and archiving.
+absl::Status ExperimentVerb(Master& master, int64_t id, const std::string& verb,
+                            const Request& req) {
+  const Actor actor = ActorOf(req.caller());
+  if (verb == "pause") return master.PauseExperiment(id, actor);
+  if (verb == "activate") return master.ActivateExperiment(id, actor);
+  if (verb == "kill") return master.KillExperiment(id, actor);
+  return master.ArchiveExperiment(id, verb == "archive", actor);
+}
+
 }  // namespace
 
 void AddExperimentRoutes(Router& router, Master& master) {
@@ -71,14 +81,10 @@ void AddExperimentRoutes(Router& router, Master& master) {
     COHORT_RETURN_IF_ERROR(master.DeleteExperiment(id, ActorOf(req.caller())));
     return Reply::Done();
   });
-  router.Post(R"(/api/v1/experiments/(\d+)/(pause|activate|kill))",
+  router.Post(R"(/api/v1/experiments/(\d+)/(pause|activate|kill|archive|unarchive))",
               [&](const Request& req) -> absl::StatusOr<Reply> {
                 COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-                const std::string verb = req.PathPart(2);
-                const Actor actor = ActorOf(req.caller());
-                COHORT_RETURN_IF_ERROR(verb == "pause"      ? master.PauseExperiment(id, actor)
-                                       : verb == "activate" ? master.ActivateExperiment(id, actor)
-                                                            : master.KillExperiment(id, actor));
+                COHORT_RETURN_IF_ERROR(ExperimentVerb(master, id, req.PathPart(2), req));
                 return Reply::Done();
               });
   router.Get(R"(/api/v1/experiments/(\d+)/context)",

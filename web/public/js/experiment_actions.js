@@ -1,6 +1,6 @@
 // Pause, activate and kill an experiment (POST /api/v1/experiments/{id}/{action}), shared by the
-// experiments list and the experiment page, and delete an ended one (DELETE
-// /api/v1/experiments/{id}, the experiment page). Kill and delete ask first.
+// experiments list and the experiment page; archive, unarchive and delete an ended one (the
+// experiment page; DELETE /api/v1/experiments/{id}). Kill and delete ask first.
 
 import { api, describeError } from './api.js';
 import { confirmDialog, el, kFinalExperimentStates } from './util.js';
@@ -46,11 +46,25 @@ export function experimentActions(experiment, onDone) {
     button('kill', 'Kill', 'danger'));
 }
 
-// The Delete button of an ended experiment (none for one already DELETING): asks, then DELETEs
-// it; `onDone(error?)` after, as postAction's.
-export function deleteAction(experiment, onDone) {
-  const { id, name, state } = experiment;
+// The buttons of an ended experiment (none for one already DELETING): Archive or Unarchive,
+// then Delete, which asks first. `onDone(error?)` after Archive or Unarchive, `onDeleted(error?)`
+// after Delete, as postAction's.
+export function endedActions(experiment, onDone, onDeleted) {
+  const { id, state, archived } = experiment;
   if (!kFinalExperimentStates.has(state) || state === 'DELETING') return null;
+  const action = archived ? 'unarchive' : 'archive';
+  const label = archived ? 'Unarchive' : 'Archive';
+  const toggle = el('button', {
+    type: 'button', 'data-action': action, 'aria-label': `${label} experiment ${id}`,
+  }, label);
+  toggle.addEventListener('click', () => postAction(toggle, {
+    path: `/experiments/${id}/${action}`, failure: `Could not ${action} experiment ${id}`,
+  }, onDone));
+  return el('span', { class: 'actions' }, toggle, deleteButton(experiment, onDeleted));
+}
+
+function deleteButton(experiment, onDone) {
+  const { id, name } = experiment;
   const b = el('button', {
     type: 'button', class: 'danger', 'data-action': 'delete',
     'aria-label': `Delete experiment ${id}`,
@@ -62,5 +76,5 @@ export function deleteAction(experiment, onDone) {
       'This cannot be undone.', `Delete experiment ${id}`],
     failure: `Could not delete experiment ${id}`,
   }, onDone));
-  return el('span', { class: 'actions' }, b);
+  return b;
 }

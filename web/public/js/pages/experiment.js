@@ -3,7 +3,7 @@
 // any metric selectable) and the effective config. Polled every 2 s while it is unfinished.
 
 import { api, describeError } from '../api.js';
-import { deleteAction, experimentActions } from '../experiment_actions.js';
+import { endedActions, experimentActions } from '../experiment_actions.js';
 import { navigate } from '../main.js';
 import { Checkpoints } from '../experiment/checkpoints.js';
 import { CurvesChart } from '../experiment/curves_chart.js';
@@ -50,8 +50,10 @@ export function experimentPage(main, [id], ctx) {
     fill(title, `Experiment ${detail.id}: ${detail.name} `, stateBadge(detail.state));
     // Once deleted, the experiment is gone: back to the list, which shows it DELETING until then.
     const onDeleted = (error) => (error ? onDone(error) : navigate('/experiments'));
+    // Archiving changes an ended experiment: read it again (its polls had stopped).
+    const onArchived = (error) => { finalSeen = 0; onDone(error); };
     redrawKeepingFocus(summary, () => fill(summary, summaryList(detail),
-      kFinalExperimentStates.has(detail.state) ? deleteAction(detail, onDeleted)
+      kFinalExperimentStates.has(detail.state) ? endedActions(detail, onArchived, onDeleted)
         : experimentActions(detail, onDone)));
     await rungs.update(detail);
     redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail, sort, rungs)));
@@ -71,6 +73,7 @@ function summaryList(d) {
       trials: d.trials.length, trials_done: d.trials.filter((t) => kFinalTrialStates.has(t.state)).length,
     }, d), 'experiment progress')),
     item('Owner', d.owner || '—'),
+    d.archived ? item('Archived', 'yes: hidden from the list unless asked for') : [],
     item('Template', d.template || 'none'),
     item('Created', fmtTime(d.created_ms)),
     item('Slots per trial', d.slots_per_trial),

@@ -1,5 +1,6 @@
 // Experiments: every experiment with its state, progress, best searcher metric, owner, slots,
-// start and duration, filtered by state, owner and name; pause, activate and kill. Polled every
+// start and duration, filtered by state, owner and name (archived ones only when asked for);
+// pause, activate and kill. Polled every
 // 2 s: GET /api/v1/experiments, plus GET /api/v1/experiments/{id} for the unfinished ones (the
 // trials give the progress and the metric; a finished one is read once).
 
@@ -97,19 +98,24 @@ function filterForm(onChange) {
   const owner = el('select', { id: 'filter-owner' }, el('option', { value: '' }, 'Anyone'));
   const name = el('input', { id: 'filter-name', type: 'search', placeholder: 'part of the name' });
   const hide = el('input', { id: 'filter-hide-finished', type: 'checkbox' });
-  for (const control of [state, owner, name, hide]) control.addEventListener('input', onChange);
+  const archived = el('input', { id: 'filter-show-archived', type: 'checkbox' });
+  for (const control of [state, owner, name, hide, archived]) {
+    control.addEventListener('input', onChange);
+  }
   const form = el('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() },
     el('label', { for: 'filter-state' }, 'State'), state,
     el('label', { for: 'filter-owner' }, 'Owner'), owner,
     el('label', { for: 'filter-name' }, 'Name'), name,
-    el('label', { class: 'check' }, hide, 'Hide finished'));
+    el('label', { class: 'check' }, hide, 'Hide finished'),
+    el('label', { class: 'check' }, archived, 'Show archived'));
   let owners = '';
   return {
     form,
     matches: (e) => (!state.value || e.state === state.value) &&
       (!owner.value || e.owner === owner.value) &&
       (!name.value || e.name.toLowerCase().includes(name.value.toLowerCase())) &&
-      (!hide.checked || !kFinalExperimentStates.has(e.state)),
+      (!hide.checked || !kFinalExperimentStates.has(e.state)) &&
+      (archived.checked || !e.archived),
     setOwners(list) {
       const unique = [...new Set(list)].sort();
       if (unique.join('\n') === owners) return;
