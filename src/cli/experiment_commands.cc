@@ -260,6 +260,29 @@ void AddDelete(CLI::App* experiment, CommandContext* context) {
   });
 }
 
+// fork: a new experiment from an existing one's context and config (Determined's fork).
+void AddFork(CLI::App* experiment, CommandContext* context) {
+  auto args = std::make_shared<ForkArgs>();
+  CLI::App* fork = experiment->add_subcommand(
+      "fork", "Create an experiment from another one's context and config, changed as given");
+  fork->add_option("id", args->parent, "The experiment to fork")->required();
+  fork->add_option("--config-file", args->config_file,
+                   "Use this config instead of the parent's (YAML)")
+      ->check(CLI::ExistingFile);
+  fork->add_option("--config", args->overrides,
+                   "KEY=VALUE: set one field (dotted path; VALUE is YAML); repeatable");
+  fork->add_flag("-f,--follow", args->follow, "Show each trial's progress until it ends");
+  fork->footer(
+      "The fork runs the parent's context (its code) with the parent's effective config: its\n"
+      "template merged and its experiment_seed kept, so the same hyperparameter draws unless\n"
+      "--config reproducibility.experiment_seed=N says otherwise. Only the parent's owner or an\n"
+      "admin may fork it.\n"
+      "Examples:\n"
+      "  cohort experiment fork 7 --config hyperparameters.lr=0.01 --config name=mnist-lr\n"
+      "  cohort experiment fork 7 --config-file changed.yaml --follow");
+  context->OnRun(fork, [context, args] { return RunFork(*context, *args); });
+}
+
 }  // namespace
 
 void AddExperimentCommands(CLI::App* root, CommandContext* context) {
@@ -271,6 +294,7 @@ void AddExperimentCommands(CLI::App* root, CommandContext* context) {
   AddListAndDescribe(experiment, context);
   AddLifecycleVerbs(experiment, context);
   AddDelete(experiment, context);
+  AddFork(experiment, context);
 }
 
 }  // namespace cohort::cli

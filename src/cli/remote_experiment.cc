@@ -7,6 +7,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -14,11 +16,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/command_context.h"
+#include "cli/config_overrides.h"
 #include "cli/context_filter.h"
 #include "cli/exit_codes.h"
 #include "cli/login_store.h"
 #include "cli/progress_meter.h"
 #include "client/master_client.h"
+#include "cohort/status.h"
 #include "common/context_archive.h"
 #include "config/config_parser.h"
 #include "config/creation_check.h"
@@ -213,6 +217,52 @@ int RunCreateRemote(const CommandContext& command, const std::string& config_pat
   }
   std::cout << "created experiment " << created->id << "\n";
   if (!follow) return kExitOk;
+  return Follow(command.Client(), created->id);
+}
+
+namespace {
+
+// The config a fork submits: none (the master takes the parent's), else `config_file` or the
+// parent's effective config, with `overrides` applied.
+absl::StatusOr<std::optional<std::string>> ForkConfig(client::MasterClient& client, int64_t parent,
+                                                      const std::string& config_file,
+                                                      const std::vector<std::string>& overrides) {
+  if (config_file.empty() && overrides.empty()) return std::optional<std::string>();
+  Json tree;
+  if (!config_file.empty()) {
+    COHORT_ASSIGN_OR_RETURN(tree, config::LoadYamlFile(config_file));
+  } else {
+    COHORT_ASSIGN_OR_RETURN(wire::ExperimentDescription e,
+                            GetAs(client, absl::StrCat("/api/v1/experiments/", parent),
+                                  wire::ParseExperimentDescription));
+    COHORT_ASSIGN_OR_RETURN(tree, config::ParseYaml(e.config));
+  }
+  COHORT_RETURN_IF_ERROR(ApplyConfigOverrides(overrides, tree));
+  return std::optional<std::string>(config::ToYaml(tree));
+}
+
+}  // namespace
+
+int RunFork(const CommandContext& command, const ForkArgs& args) {
+  client::MasterClient client = command.Client(absl::Seconds(120));
+  absl::StatusOr<std::optional<std::string>> config =
+      ForkConfig(client, args.parent, args.config_file, args.overrides);
+  if (!config.ok()) return Fail(config.status());
+  std::vector<client::FormPart> parts = {{"parent", absl::StrCat(args.parent), "", "text/plain"}};
+  if (*config) parts.push_back({"config", **config, "config.yaml", "application/yaml"});
+  absl::StatusOr<Json> r = client.PostForm("/api/v1/experiments", parts);
+  if (!r.ok()) {
+    std::cerr << "cohort: error: forking experiment " << args.parent << ": " << r.status().message()
+              << "\n";
+    return kExitInvalid;
+  }
+  absl::StatusOr<wire::CreatedExperiment> created =
+      ParseAnswer("POST /api/v1/experiments", r, wire::ParseCreatedExperiment);
+  if (!created.ok()) return Fail(created.status());
+  for (const std::string& w : created->warnings) std::cerr << "warning: " << w << "\n";
+  std::cout << "created experiment " << created->id << " (a fork of experiment " << args.parent
+            << ")\n";
+  if (!args.follow) return kExitOk;
   return Follow(command.Client(), created->id);
 }
 

@@ -4,7 +4,9 @@
 // .detignore), submits it with the config, prints the new experiment's id and, with --follow,
 // shows each trial's progress until the experiment ends. Thread-compatible.
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli/command_context.h"
 
@@ -20,6 +22,19 @@ namespace cohort::cli {
 // when the experiment COMPLETED (1 otherwise, with each failed trial's last lines).
 int RunCreateRemote(const CommandContext& command, const std::string& config_path,
                     const std::string& context_dir, const std::string& template_name, bool follow);
+
+// `cohort experiment fork ID [--config-file F] [--config KEY=VALUE]... [--follow]` (Determined's
+// `det experiment fork`): a new experiment with the parent's context (the master copies it) and
+// the parent's effective config (its template merged, its experiment_seed kept: the same
+// hyperparameter draws), or the config file, each --config applied on top. Only the parent's
+// owner or an admin may fork it. Exit status as RunCreateRemote's.
+struct ForkArgs {
+  int64_t parent = 0;
+  std::string config_file;             // empty: the parent's config
+  std::vector<std::string> overrides;  // KEY=VALUE (config_overrides.h)
+  bool follow = false;
+};
+int RunFork(const CommandContext& command, const ForkArgs& args);
 
 // `cohort experiment wait ID` (Determined's `det experiment wait`): follows an experiment
 // created earlier as --follow does (progress on stderr; at the end its state, each trial's

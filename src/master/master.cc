@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 
@@ -515,6 +516,22 @@ absl::Status Master::CancelTrialLocked(const ExperimentRow& experiment, TrialRow
 absl::StatusOr<std::string> Master::ContextPath(int64_t experiment_id) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(experiment_id));
   return e.context_path;
+}
+
+absl::StatusOr<Master::ForkSource> Master::ForkSourceOf(int64_t parent, const Actor& actor) {
+  COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(parent));
+  COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "fork"));
+  if (e.state == ExperimentState::kDeleting) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("experiment ", parent, " is being deleted: it cannot be forked"));
+  }
+  std::ifstream in(e.context_path, std::ios::binary);
+  if (!in) {
+    return absl::UnavailableError(absl::StrCat("experiment ", parent, ": its context archive ",
+                                               e.context_path, " cannot be read"));
+  }
+  return ForkSource{.config_yaml = e.config_yaml,
+                    .context = std::string(std::istreambuf_iterator<char>(in), {})};
 }
 
 // --- trials -----------------------------------------------------------------------------------

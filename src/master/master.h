@@ -195,6 +195,15 @@ class Master {
   // archiving one that has not ended, or is being deleted; PermissionDenied as for the others.
   absl::Status ArchiveExperiment(int64_t id, bool archived, const Actor& actor);
   absl::StatusOr<std::string> ContextPath(int64_t experiment_id);
+  // What a fork of experiment `parent` starts from (Determined's `det experiment fork`): its
+  // effective config (the template merged, its experiment_seed recorded) and its context
+  // archive's bytes. PermissionDenied unless `actor` owns it or is an admin (a fork copies its
+  // code and its environment's values); NotFound for an unknown id.
+  struct ForkSource {
+    std::string config_yaml;
+    std::string context;
+  };
+  absl::StatusOr<ForkSource> ForkSourceOf(int64_t parent, const Actor& actor);
 
   // Trials.
   absl::StatusOr<wire::TrialDescription> DescribeTrial(int64_t id);

@@ -486,6 +486,25 @@ TEST_F(ClusterTest, TheContextsDetignoreLeavesFilesOutOfTheUpload) {
       "the experiment to complete");
   LaunchResult logs = Cohort({"trial", "logs", "1", "--rank", "0"});
   EXPECT_EQ(logs.out, "[rank=0] ./.detignore\n[rank=0] ./keep.ckpt\n");
+
+  // A fork runs the same uploaded context (the master copies it, whatever the directory holds
+  // now) with the parent's config, changed by --config.
+  fs::remove(dir_ / "context" / "keep.ckpt");
+  LaunchResult bad = Cohort({"experiment", "fork", std::to_string(id), "--config", "name"});
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("--config name: expected KEY=VALUE"), std::string::npos) << bad.err;
+  LaunchResult forked = Cohort({"experiment", "fork", std::to_string(id), "--config", "name=forked",
+                                "--config", "max_restarts=2", "--follow"});
+  ASSERT_EQ(forked.status, 0) << forked.out << forked.err;
+  EXPECT_NE(forked.out.find("(a fork of experiment " + std::to_string(id) + ")"), std::string::npos)
+      << forked.out;
+  const json child = Json({"experiment", "describe", std::to_string(id + 1)});
+  EXPECT_EQ(child["name"], "forked");
+  EXPECT_EQ(child["max_restarts"], 2);
+  EXPECT_EQ(child["state"], "COMPLETED");
+  LaunchResult child_logs =
+      Cohort({"trial", "logs", std::to_string(child["trials"][0]["id"].get<int64_t>())});
+  EXPECT_NE(child_logs.out.find("[rank=0] ./keep.ckpt"), std::string::npos) << child_logs.out;
 }
 
 TEST_F(ClusterTest, GangSchedulingOnTwoEightSlotAgents) {

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/master_client.h"
 #include "common/clock.h"
+#include "config/yaml_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/database.h"
@@ -278,6 +279,36 @@ TEST_F(AuthRoutesTest, AUserChangesOnlyTheirOwnExperiments) {
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 404);
   EXPECT_TRUE(Client(alice).Delete(path).ok()) << "the owner deletes her killed experiment";
+}
+
+// A fork (a `parent` part instead of the config and context) copies the parent's code and
+// config: only for its owner or an admin.
+TEST_F(AuthRoutesTest, OnlyTheOwnerOrAnAdminForksAnExperiment) {
+  const std::string alice = NewUser("alice");
+  const std::string bob = NewUser("bob");
+  const int64_t parent = CreateExperiment(alice);
+  ASSERT_GT(parent, 0);
+  const std::vector<client::FormPart> fork = {{"parent", absl::StrCat(parent), "", ""}};
+  absl::Status denied = Client(bob).PostForm("/api/v1/experiments", fork).status();
+  EXPECT_THAT(denied.message(), HasSubstr("only its owner or an admin may fork it"));
+  absl::Status bad =
+      Client(alice).PostForm("/api/v1/experiments", {{"parent", "seven", "", ""}}).status();
+  EXPECT_THAT(bad.message(), HasSubstr("the `parent` part must be an experiment id, got 'seven'"));
+  absl::StatusOr<Json> child = Client(alice).PostForm("/api/v1/experiments", fork);
+  ASSERT_TRUE(child.ok()) << child.status();
+  const int64_t id = wire::ParseCreatedExperiment(*child).value().id;
+  const Actor admin{"admin", true};
+  EXPECT_EQ(master_->DescribeExperiment(id, admin).value().owner, "alice");
+  // The parent's effective config, its experiment_seed included (the child's has the storage's
+  // defaults filled in too).
+  const Json mine =
+      config::ParseYaml(master_->DescribeExperiment(id, admin).value().config).value();
+  const Json its =
+      config::ParseYaml(master_->DescribeExperiment(parent, admin).value().config).value();
+  for (const char* field : {"reproducibility", "searcher", "hyperparameters", "entrypoint"}) {
+    EXPECT_EQ(mine[field], its[field]) << field;
+  }
+  EXPECT_EQ(mine["checkpoint_storage"]["host_path"], its["checkpoint_storage"]["host_path"]);
 }
 
 TEST_F(AuthRoutesTest, RevokedExpiredAndDeactivatedCredentialsAre401) {

@@ -1,6 +1,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "common/logging.h"
@@ -10,13 +11,27 @@
 namespace cohort::master::http {
 namespace {
 
+// A `parent` part (an experiment id: a fork) stands in for a missing `config` or `context`.
 absl::StatusOr<Reply> CreateExperiment(Master& master, const Request& req) {
   std::optional<std::string> config = req.FormPart("config");
+  std::optional<std::string> context_part = req.FormPart("context");
+  if (std::optional<std::string> parent = req.FormPart("parent")) {
+    int64_t id = 0;
+    if (!absl::SimpleAtoi(*parent, &id) || id < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the `parent` part must be an experiment id, got '", parent->substr(0, 40), "'"));
+    }
+    COHORT_ASSIGN_OR_RETURN(Master::ForkSource source,
+                            master.ForkSourceOf(id, ActorOf(req.caller())));
+    if (!config) config = std::move(source.config_yaml);
+    if (!context_part) context_part = std::move(source.context);
+  }
   if (!req.raw().is_multipart_form_data() || !config) {
     return absl::InvalidArgumentError(
-        "expected multipart/form-data with a `config` part (YAML) and a `context` part (tar.gz)");
+        "expected multipart/form-data with a `config` part (YAML) and a `context` part (tar.gz), "
+        "or a `parent` part (the experiment to fork) for either");
   }
-  std::string context = req.FormPart("context").value_or("");
+  std::string context = std::move(context_part).value_or("");
   if (context.size() > wire::kMaxContextBytes) {
     return absl::InvalidArgumentError(absl::StrCat("the context is ", context.size() >> 20,
                                                    " MB; at most ", wire::kMaxContextBytes >> 20,
