@@ -383,6 +383,10 @@ class Master {
     bool files_removed = false;  // checkpoints and context gone: only rows are left
   };
   absl::StatusOr<PendingDeletion> DeletionOfLocked(const ExperimentRow& experiment);
+  // FailedPrecondition naming the first experiment that has not ended and warm-starts its
+  // trials from one of the deletion's trials (searcher.source_trial_id or
+  // source_checkpoint_uuid): its next trial would find no checkpoint.
+  absl::Status CheckNoWarmStartFromLocked(const PendingDeletion& deletion);
   // At start: queues the experiments a previous run left DELETING.
   absl::Status QueueDeletionsLocked();
   // The monitor thread's turn: with `lock` (mu_) held, releases it while it removes the front

@@ -7,6 +7,8 @@
 // row is deleted the files it named are gone already, and nothing is left behind unnamed.
 
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -66,6 +68,7 @@ absl::Status Master::DeleteExperiment(int64_t id, const Actor& actor) {
   }
   // Everything the deletion needs is read before the state moves: an error leaves it as it was.
   COHORT_ASSIGN_OR_RETURN(PendingDeletion deletion, DeletionOfLocked(e));
+  COHORT_RETURN_IF_ERROR(CheckNoWarmStartFromLocked(deletion));
   COHORT_RETURN_IF_ERROR(MoveExperimentLocked(e, ExperimentState::kDeleting));
   deletions_.push_back(std::move(deletion));
   monitor_cv_.notify_all();
@@ -79,6 +82,30 @@ absl::StatusOr<Master::PendingDeletion> Master::DeletionOfLocked(const Experimen
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(e.id));
   for (const TrialRow& t : trials) deletion.trials.push_back(t.id);
   return deletion;
+}
+
+absl::Status Master::CheckNoWarmStartFromLocked(const PendingDeletion& deletion) {
+  const std::set<int64_t> trials(deletion.trials.begin(), deletion.trials.end());
+  COHORT_ASSIGN_OR_RETURN(std::vector<ExperimentRow> experiments, db_->ListExperiments());
+  for (const ExperimentRow& other : experiments) {
+    if (wire::IsTerminal(other.state)) continue;
+    COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(other.id));
+    std::optional<int64_t> source = facts.searcher.source_trial_id;
+    const char* field = "searcher.source_trial_id";
+    if (facts.searcher.source_checkpoint_uuid) {
+      absl::StatusOr<CheckpointRow> row =
+          db_->GetCheckpoint(*facts.searcher.source_checkpoint_uuid);
+      source = row.ok() ? std::optional<int64_t>(row->trial_id) : std::nullopt;
+      field = "searcher.source_checkpoint_uuid";
+    }
+    if (source && trials.count(*source) > 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "experiment ", other.id, " (", wire::Name(other.state), ") starts its trials from trial ",
+          *source, " of experiment ", deletion.experiment, " (", field,
+          "): kill it or let it end, then delete experiment ", deletion.experiment));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Master::QueueDeletionsLocked() {

@@ -1240,6 +1240,45 @@ TEST_F(MasterTest, DeletingAnEndedExperimentRemovesItsFilesAndRowsAndNothingElse
   EXPECT_TRUE(fs::exists(master_->ContextPath(other).value()));
 }
 
+// An experiment that warm-starts from another's trial keeps that one from being deleted while
+// it has not ended (its next trial would find no checkpoint), by either field.
+TEST_F(MasterTest, AnExperimentOthersStillWarmStartFromIsNotDeleted) {
+  Register("a1", 1);
+  const int64_t source = Create(Config(1, 0, kSingle));
+  const Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  const fs::path ckpt = dir_ / "checkpoints" / "ck-10";
+  fs::create_directories(ckpt);
+  wire::ReportRecord checkpoint{.kind = wire::ReportKind::kCheckpoint,
+                                .steps_completed = 10,
+                                .storage_id = "ck-10",
+                                .path = ckpt.string()};
+  ASSERT_TRUE(
+      master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = {checkpoint}})
+          .ok());
+  ASSERT_TRUE(Exit(start, 0).ok());
+  const int64_t by_trial =
+      Create(Config(1, 0,
+                    absl::StrCat("{name: single, metric: loss, max_length: {batches: 10}, ",
+                                 "source_trial_id: ", trial, "}")));
+  const int64_t by_uuid = Create(Config(1, 0,
+                                        "{name: single, metric: loss, max_length: {batches: 10}, "
+                                        "source_checkpoint_uuid: ck-10}"));
+  absl::Status refused = master_->DeleteExperiment(source, kRoot);
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
+  EXPECT_THAT(
+      refused.message(),
+      HasSubstr(absl::StrCat("experiment ", by_trial, " (ACTIVE) starts its trials from trial ",
+                             trial, " of experiment ", source, " (searcher.source_trial_id)")));
+  EXPECT_EQ(Experiment(source)["state"], "COMPLETED") << "a refused delete changes nothing";
+  ASSERT_TRUE(master_->KillExperiment(by_trial, kRoot).ok());
+  refused = master_->DeleteExperiment(source, kRoot);
+  EXPECT_THAT(refused.message(), HasSubstr("(searcher.source_checkpoint_uuid)"));
+  ASSERT_TRUE(master_->KillExperiment(by_uuid, kRoot).ok());
+  ASSERT_TRUE(master_->DeleteExperiment(source, kRoot).ok()) << "nothing depends on it now";
+  EXPECT_TRUE(GoneWithin10s(*master_, source));
+}
+
 // Archiving hides an ended experiment from lists (the list says so; the CLI and the web filter):
 // only an ended one, only by its owner or an admin, and kept across a restart.
 TEST_F(MasterTest, OnlyAnEndedExperimentIsArchivedAndItStaysArchivedAcrossARestart) {
