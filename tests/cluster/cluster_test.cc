@@ -156,6 +156,42 @@ class ClusterTest : public ::testing::Test {
       absl::SleepFor(absl::Milliseconds(200));
     }
   }
+  // `experiment archive` hides ended experiment `id` (named `name`) from `experiment list` until
+  // --all; `experiment delete` asks first (without a terminal: wants --yes), then the experiment
+  // goes, and nothing of it is left in its checkpoint `storage`.
+  void ArchiveThenDelete(int64_t id, const std::string& name, const fs::path& storage) {
+    // `experiment archive` hides it from `experiment list` (which says so) until --all.
+    LaunchResult archived = Cohort({"experiment", "archive", std::to_string(id)});
+    ASSERT_EQ(archived.status, 0) << archived.err;
+    EXPECT_NE(archived.out.find("archived"), std::string::npos) << archived.out;
+    LaunchResult listed = Cohort({"experiment", "list"});
+    EXPECT_EQ(listed.out.find(name + " "), std::string::npos) << listed.out;
+    EXPECT_NE(listed.out.find("1 archived experiment(s) not shown (--all shows them)"),
+              std::string::npos)
+        << listed.out;
+    EXPECT_NE(Cohort({"experiment", "list", "--all"}).out.find(name + " "), std::string::npos);
+
+    // `experiment delete` asks first, and without a terminal to ask on wants --yes; then the
+    // experiment goes with its checkpoints' files.
+    LaunchResult asked = Cohort({"experiment", "delete", std::to_string(id)});
+    EXPECT_NE(asked.status, 0);
+    EXPECT_NE(asked.err.find("pass --yes"), std::string::npos) << asked.err;
+    LaunchResult deleted_now = Cohort({"experiment", "delete", std::to_string(id), "--yes"});
+    ASSERT_EQ(deleted_now.status, 0) << deleted_now.err;
+    EXPECT_NE(deleted_now.out.find("deleting"), std::string::npos) << deleted_now.out;
+    WaitUntil(
+        [&] {
+          return Cohort({"experiment", "describe", std::to_string(id)}).status != 0;
+        },
+        "the experiment to be deleted", absl::Seconds(30));
+    LaunchResult gone = Cohort({"experiment", "describe", std::to_string(id)});
+    EXPECT_NE(gone.err.find("not found"), std::string::npos) << gone.err;
+    // Its checkpoints and its trials' TensorBoard files (the storage's tensorboard/trial_<id>).
+    for (const auto& entry : fs::recursive_directory_iterator(storage)) {
+      if (entry.path() == storage / "tensorboard") continue;
+      ADD_FAILURE() << entry.path() << " is left in the checkpoint storage";
+    }
+  }
   // A context directory holding only fashion_mnist_trial: the whole build/bin (every program,
   // with debug info) packs to more than the master's 96 MB limit on contexts.
   std::string FashionMnistContext() {
@@ -642,7 +678,8 @@ TEST_F(ClusterTest, TemplatesMergeAndTheStoredConfigDoesNotChangeLater) {
   EXPECT_NE(Cohort({"template", "describe", "team"}).status, 0);
 }
 
-// Checkpoint GC over a 3-trial experiment with known metrics, then `cohort checkpoint download`.
+// Checkpoint GC over a 3-trial experiment with known metrics, then `cohort checkpoint download`,
+// then archiving and deleting the experiment (ArchiveThenDelete).
 // Each trial (the Core API tutorial's stage 2) validates x = its step and checkpoints every 10
 // steps to 100; smaller x is better, so a trial's best checkpoint is step 10 and its latest step
 // 100: with save_trial_best 1, save_trial_latest 1, save_experiment_best 0 each keeps those two.
@@ -715,37 +752,7 @@ TEST_F(ClusterTest, CheckpointGcKeepsEachTrialsBestAndLatestAndDownloadCopiesOne
   EXPECT_NE(unknown.status, 0);
   EXPECT_NE(unknown.err.find("no checkpoint no-such-id"), std::string::npos) << unknown.err;
 
-  // `experiment archive` hides it from `experiment list` (which says so) until --all.
-  LaunchResult archived = Cohort({"experiment", "archive", std::to_string(id)});
-  ASSERT_EQ(archived.status, 0) << archived.err;
-  EXPECT_NE(archived.out.find("archived"), std::string::npos) << archived.out;
-  LaunchResult listed = Cohort({"experiment", "list"});
-  EXPECT_EQ(listed.out.find("gc "), std::string::npos) << listed.out;
-  EXPECT_NE(listed.out.find("1 archived experiment(s) not shown (--all shows them)"),
-            std::string::npos)
-      << listed.out;
-  EXPECT_NE(Cohort({"experiment", "list", "--all"}).out.find("gc "), std::string::npos);
-
-  // `experiment delete` asks first, and without a terminal to ask on wants --yes; then the
-  // experiment goes with its checkpoints' files.
-  LaunchResult asked = Cohort({"experiment", "delete", std::to_string(id)});
-  EXPECT_NE(asked.status, 0);
-  EXPECT_NE(asked.err.find("pass --yes"), std::string::npos) << asked.err;
-  LaunchResult deleted_now = Cohort({"experiment", "delete", std::to_string(id), "--yes"});
-  ASSERT_EQ(deleted_now.status, 0) << deleted_now.err;
-  EXPECT_NE(deleted_now.out.find("deleting"), std::string::npos) << deleted_now.out;
-  WaitUntil(
-      [&] {
-        return Cohort({"experiment", "describe", std::to_string(id)}).status != 0;
-      },
-      "the experiment to be deleted", absl::Seconds(30));
-  LaunchResult gone = Cohort({"experiment", "describe", std::to_string(id)});
-  EXPECT_NE(gone.err.find("not found"), std::string::npos) << gone.err;
-  // Its checkpoints and its trials' TensorBoard files (the storage's tensorboard/trial_<id>).
-  for (const auto& entry : fs::recursive_directory_iterator(storage)) {
-    if (entry.path() == storage / "tensorboard") continue;
-    ADD_FAILURE() << entry.path() << " is left in the checkpoint storage";
-  }
+  ArchiveThenDelete(id, "gc", storage);
   EXPECT_TRUE(fs::exists(into / "state")) << "a downloaded copy is the user's";
 }
 
