@@ -478,11 +478,15 @@ absl::Status Master::ArchiveExperiment(int64_t id, bool archived, const Actor& a
   const char* verb = archived ? "archive" : "unarchive";
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, verb));
   if (e.archived == archived) return absl::OkStatus();  // already: nothing to do
-  if (archived && (!wire::IsTerminal(e.state) || e.state == ExperimentState::kDeleting)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "experiment ", id, " is ", wire::Name(e.state), ": only an ended experiment can be ",
-        "archived",
-        e.state == ExperimentState::kDeleting ? "" : " (kill it first, or wait for it)"));
+  if (archived && e.state == ExperimentState::kDeleting) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("experiment ", id, " is being deleted: there is nothing left to archive"));
+  }
+  if (archived && !wire::IsTerminal(e.state)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("experiment ", id, " is ", wire::Name(e.state),
+                     ": only an ended experiment can be archived (kill it first, or wait for "
+                     "it to end)"));
   }
   return db_->SetExperimentArchived(id, archived);
 }
@@ -518,6 +522,16 @@ absl::StatusOr<std::string> Master::ContextPath(int64_t experiment_id) {
   return e.context_path;
 }
 
+absl::StatusOr<std::string> Master::ContextArchive(int64_t experiment_id) {
+  COHORT_ASSIGN_OR_RETURN(std::string path, ContextPath(experiment_id));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::UnavailableError(absl::StrCat("experiment ", experiment_id,
+                                               ": its context archive ", path, " cannot be read"));
+  }
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 absl::StatusOr<Master::ForkSource> Master::ForkSourceOf(int64_t parent, const Actor& actor) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(parent));
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "fork"));
@@ -525,13 +539,8 @@ absl::StatusOr<Master::ForkSource> Master::ForkSourceOf(int64_t parent, const Ac
     return absl::FailedPreconditionError(
         absl::StrCat("experiment ", parent, " is being deleted: it cannot be forked"));
   }
-  std::ifstream in(e.context_path, std::ios::binary);
-  if (!in) {
-    return absl::UnavailableError(absl::StrCat("experiment ", parent, ": its context archive ",
-                                               e.context_path, " cannot be read"));
-  }
-  return ForkSource{.config_yaml = e.config_yaml,
-                    .context = std::string(std::istreambuf_iterator<char>(in), {})};
+  COHORT_ASSIGN_OR_RETURN(std::string context, ContextArchive(parent));
+  return ForkSource{.config_yaml = e.config_yaml, .context = std::move(context)};
 }
 
 // --- trials -----------------------------------------------------------------------------------
@@ -700,6 +709,15 @@ absl::StatusOr<std::string> Master::WarmStartPath(const config::SearcherConfig& 
                      ": no checkpoint ", storage_id,
                      " is known to this master (`cohort trial describe ID` "
                      "lists a trial's checkpoints)"));
+  }
+  // A checkpoint of an experiment being deleted is about to go (DeleteExperiment refuses while
+  // an experiment that has not ended starts from it; this refuses one created after).
+  COHORT_ASSIGN_OR_RETURN(const TrialRow source, db_->GetTrial(row->trial_id));
+  COHORT_ASSIGN_OR_RETURN(const ExperimentRow owner, db_->GetExperiment(source.experiment_id));
+  if (owner.state == ExperimentState::kDeleting) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint ", storage_id, " belongs to experiment ", owner.id,
+                     ", which is being deleted: warm-start from another experiment's checkpoint"));
   }
   return row->path;
 }

@@ -195,6 +195,8 @@ class Master {
   // archiving one that has not ended, or is being deleted; PermissionDenied as for the others.
   absl::Status ArchiveExperiment(int64_t id, bool archived, const Actor& actor);
   absl::StatusOr<std::string> ContextPath(int64_t experiment_id);
+  // The context archive's bytes (tar.gz); Unavailable naming the file when it cannot be read.
+  absl::StatusOr<std::string> ContextArchive(int64_t experiment_id);
   // What a fork of experiment `parent` starts from (Determined's `det experiment fork`): its
   // effective config (the template merged, its experiment_seed recorded) and its context
   // archive's bytes. PermissionDenied unless `actor` owns it or is an admin (a fork copies its

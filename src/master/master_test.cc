@@ -1273,10 +1273,41 @@ TEST_F(MasterTest, AnExperimentOthersStillWarmStartFromIsNotDeleted) {
   EXPECT_EQ(Experiment(source)["state"], "COMPLETED") << "a refused delete changes nothing";
   ASSERT_TRUE(master_->KillExperiment(by_trial, kRoot).ok());
   refused = master_->DeleteExperiment(source, kRoot);
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
   EXPECT_THAT(refused.message(), HasSubstr("(searcher.source_checkpoint_uuid)"));
   ASSERT_TRUE(master_->KillExperiment(by_uuid, kRoot).ok());
   ASSERT_TRUE(master_->DeleteExperiment(source, kRoot).ok()) << "nothing depends on it now";
   EXPECT_TRUE(GoneWithin10s(*master_, source));
+}
+
+// A new experiment cannot warm-start from a checkpoint of one being deleted.
+TEST_F(MasterTest, NoExperimentWarmStartsFromOneBeingDeleted) {
+  StartOnFile();
+  Register("a1", 1);
+  const int64_t source = Create(Config(1, 0, kSingle));
+  const Json start = OnlyStart("a1");
+  wire::ReportRecord checkpoint{.kind = wire::ReportKind::kCheckpoint,
+                                .steps_completed = 10,
+                                .storage_id = "ck-10",
+                                .path = (dir_ / "ck-10").string()};
+  ASSERT_TRUE(master_
+                  ->AllocationReports(start["allocation"],
+                                      {.trial_id = start["trial_id"], .lines = {checkpoint}})
+                  .ok());
+  ASSERT_TRUE(Exit(start, 0).ok());
+  {  // DELETING as the request leaves it, without this master's monitor deleting it meanwhile
+    std::unique_ptr<Database> db = OpenSqliteDatabase((dir_ / "master.db").string()).value();
+    ASSERT_TRUE(db->SetExperimentState(source, wire::ExperimentState::kDeleting).ok());
+  }
+  absl::StatusOr<int64_t> child =
+      master_->CreateExperiment(Config(1, 0,
+                                       "{name: single, metric: loss, max_length: {batches: 10}, "
+                                       "source_checkpoint_uuid: ck-10}"),
+                                "", "", kRoot);
+  EXPECT_TRUE(absl::IsInvalidArgument(child.status())) << child.status();
+  EXPECT_THAT(child.status().message(),
+              HasSubstr(absl::StrCat("checkpoint ck-10 belongs to experiment ", source,
+                                     ", which is being deleted")));
 }
 
 // Archiving hides an ended experiment from lists (the list says so; the CLI and the web filter):

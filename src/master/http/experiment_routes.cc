@@ -1,5 +1,5 @@
-#include <fstream>
-#include <sstream>
+#include <string>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -54,15 +54,8 @@ absl::StatusOr<Reply> CreateExperiment(Master& master, const Request& req) {
 
 absl::StatusOr<Reply> Context(Master& master, const Request& req) {
   COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-  COHORT_ASSIGN_OR_RETURN(std::string path, master.ContextPath(id));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::UnavailableError(
-        absl::StrCat("experiment ", id, ": its context archive ", path, " cannot be read"));
-  }
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  return Reply::Bytes(bytes.str(), "application/gzip");
+  COHORT_ASSIGN_OR_RETURN(std::string bytes, master.ContextArchive(id));
+  return Reply::Bytes(std::move(bytes), "application/gzip");
 }
 
 // POST /api/v1/experiments/ID/VERB: the lifecycle's verbs, and archiving.
