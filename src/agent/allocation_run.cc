@@ -19,6 +19,7 @@
 #include "common/line_splitter.h"
 #include "common/logging.h"
 #include "common/net.h"
+#include "common/private_file.h"
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
 #include "config/yaml_json.h"
@@ -272,8 +273,16 @@ absl::StatusOr<SubprocessOptions> AllocationRun::Prepare() {
     if (ec)
       return absl::UnavailableError(absl::StrCat("creating ", sub.string(), ": ", ec.message()));
   }
+  // The run's files are the agent's user's alone: the config holds the environment's values.
+  std::error_code ec;
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat("making ", dir.string(), " private: ", ec.message()));
+  }
   if (absl::Status s = UnpackContext(); !s.ok()) return s;
-  std::ofstream(dir / "config.yaml") << action_.config;
+  if (absl::Status s = WritePrivateFile((dir / "config.yaml").string(), action_.config); !s.ok()) {
+    return s;
+  }
   absl::StatusOr<config::Json> tree = config::ParseYaml(action_.config);
   absl::StatusOr<config::ExperimentConfig> cfg =
       tree.ok() ? config::ParseExperimentConfig(*tree) : tree.status();

@@ -230,6 +230,10 @@ absl::Status FinishOptions(Flags& f) {
 }
 
 int main(int argc, char** argv) {
+  // A master that closes a connection while a post is sent (a refused or outdated request)
+  // is an error to handle, never a signal that ends the agent (cpp-httplib writes without
+  // MSG_NOSIGNAL). What the agent starts gets the default back (Subprocess).
+  ::signal(SIGPIPE, SIG_IGN);
   Flags f;
   char hostname[256] = "agent";
   ::gethostname(hostname, sizeof(hostname) - 1);

@@ -18,6 +18,7 @@
 #include "cohort/status.h"
 #include "common/context_archive.h"
 #include "wire/experiment_bodies.h"
+#include "wire/limits.h"
 #include "wire/states.h"
 #include "wire/trial_bodies.h"
 
@@ -142,6 +143,9 @@ absl::Status Unpack(const std::string& archive, const fs::path& partial, const f
 }
 
 int DownloadCheckpoint(const CommandContext& context, const DownloadArgs& args) {
+  if (absl::Status id = wire::CheckSafeName("checkpoint id", args.storage_id); !id.ok()) {
+    return Fail(id);
+  }
   const fs::path dest = fs::absolute(args.dir);
   std::error_code ec;
   if (fs::exists(dest, ec) && !(fs::is_directory(dest, ec) && fs::is_empty(dest, ec))) {
@@ -178,7 +182,14 @@ void AddDownload(CLI::App* group, CommandContext* context) {
   CLI::App* download = group->add_subcommand(
       "download", "Copy a checkpoint's files from the master into a new directory");
   download->add_option("uuid", args->storage_id, "Checkpoint id (`cohort checkpoint list`)")
-      ->required();
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& id) {
+            // It becomes part of a file name here and a path on the master: a name, never a path.
+            return wire::IsSafeName(id) ? std::string()
+                                        : "a checkpoint id " + wire::SafeNameError(id);
+          },
+          "UUID"));
   download->add_option("dir", args->dir, "Directory to create (or an empty one)")->required();
   download->footer(
       "Example:\n  cohort checkpoint download 5f0c...e1 ./best-model\n"

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/exit_codes.h"
 #include "cli/login_store.h"
@@ -38,6 +39,7 @@ pid_t SpawnDaemon(const std::vector<std::string>& argv, const fs::path& log) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
   ::setsid();
+  ::signal(SIGPIPE, SIG_DFL);  // this CLI ignores it (main.cc); the daemons choose for themselves
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   const int null = ::open("/dev/null", O_RDONLY);
   if (fd >= 0) {
@@ -157,7 +159,7 @@ bool WaitForAgents(client::MasterClient& client, int agents, absl::Time deadline
 }
 
 // slots nullopt: the agent's own GPUs (--gpus).
-int Up(int agents, std::optional<int> slots, int port) {
+int Up(int agents, std::optional<int> slots, int port, const std::vector<std::string>& roots) {
   if (!slots && agents > 1) {
     std::cerr << "cohort: error: --gpus gives an agent every GPU of this machine, so it starts "
                  "one agent: drop --agents, or run cohort-agent --gpus LIST yourself per agent\n";
@@ -170,9 +172,14 @@ int Up(int agents, std::optional<int> slots, int port) {
   fs::create_directories(dir / "logs", ec);
   const std::string url = absl::StrCat("http://127.0.0.1:", port);
   std::vector<pid_t> pids;
-  const pid_t master = SpawnDaemon({SiblingProgram("cohort-master"), "--port", std::to_string(port),
-                                    "--data-dir", (dir / "master").string()},
-                                   dir / "logs" / "master.log");
+  std::vector<std::string> master_argv = {SiblingProgram("cohort-master"), "--port",
+                                           std::to_string(port), "--data-dir",
+                                           (dir / "master").string()};
+  if (!roots.empty()) {
+    master_argv.insert(master_argv.end(),
+                       {"--checkpoint-storage-roots", absl::StrJoin(roots, ",")});
+  }
+  const pid_t master = SpawnDaemon(master_argv, dir / "logs" / "master.log");
   pids.push_back(master);
   client::MasterClient client(url, absl::Seconds(2));
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
@@ -249,8 +256,14 @@ void AddClusterCommands(CLI::App* root, CommandContext* context) {
                "if none), one per worker, instead of --slots CPU slots")
       ->excludes(slots_opt);
   up->add_option("--port", *port, "The master's port (default 8080)")->check(CLI::Range(1, 65535));
-  context->OnRun(
-      up, [=] { return Up(*agents, *gpus ? std::nullopt : std::optional<int>(*slots), *port); });
+  auto roots = std::make_shared<std::vector<std::string>>();
+  up->add_option("--checkpoint-storage-roots", *roots,
+                 "Directories (comma-separated, absolute) where experiments may keep checkpoints "
+                 "besides the master's own (cohort-master --checkpoint-storage-roots)")
+      ->delimiter(',');
+  context->OnRun(up, [=] {
+    return Up(*agents, *gpus ? std::nullopt : std::optional<int>(*slots), *port, *roots);
+  });
   CLI::App* down = cluster->add_subcommand("down", "Stop the local master and agents");
   context->OnRun(down, [] { return Down(); });
 }

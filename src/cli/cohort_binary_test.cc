@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -164,6 +165,15 @@ TEST_F(CohortBinaryTest, UsageErrorsExitTwoAndHelpIsUseful) {
   EXPECT_EQ(validate_help.exit_code, 0);
   EXPECT_THAT(validate_help.out, HasSubstr("--template"));
   EXPECT_THAT(validate_help.out, HasSubstr("effective config"));
+}
+
+// Issue 34: a checkpoint id becomes part of a local file name (and a path on the master): one
+// with a separator or '..' is a usage error, and nothing is written beside the directory.
+TEST_F(CohortBinaryTest, ACheckpointIdThatIsAPathIsRefusedBeforeAnythingIsWritten) {
+  Result r = Run("checkpoint download ../../etc " + dir_ + "/out --master http://127.0.0.1:1");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("a checkpoint id must be 1 to 128 characters"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/out"));
 }
 
 // GPU slots for a local cluster: the agent's own (nvidia-smi), so neither CPU slots nor several

@@ -15,6 +15,7 @@
 #include "cli/table.h"
 #include "cli/trial_commands.h"
 #include "cli/validate_command.h"
+#include "common/terminal_text.h"
 #include "wire/experiment_bodies.h"
 #include "wire/states.h"
 #include "wire/trial_bodies.h"
@@ -140,7 +141,7 @@ void PrintTrials(const std::vector<wire::TrialDescription>& trials) {
              rows);
   for (const wire::TrialDescription& t : trials) {
     if (t.error_lines) {
-      std::cout << "\ntrial " << t.id << " failed; its last log lines:\n" << *t.error_lines << "\n";
+      std::cout << "\ntrial " << t.id << " failed; its last log lines:\n" << EscapeControl(*t.error_lines, /*keep_newlines=*/true) << "\n";
     }
     PrintLogPolicyMatches(std::cout, t);
   }

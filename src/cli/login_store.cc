@@ -101,8 +101,10 @@ client::MasterClient LoggedInClient(const std::string& url, absl::Duration timeo
   const std::string password = env::GetOr("COHORT_PASSWORD", "");
   if (!user.empty() && !password.empty()) {
     client.set_relogin(
-        [url = client.url(), timeout, user, password]() -> absl::StatusOr<std::string> {
+        [url = client.url(), timeout, tls_ca_file, user,
+         password]() -> absl::StatusOr<std::string> {
           client::MasterClient fresh(url, timeout);
+          fresh.set_tls_ca_file(tls_ca_file);  // the same trust as every other request
           absl::StatusOr<wire::LoginResponse> login = LogIn(fresh, user, password);
           if (!login.ok()) {
             return absl::UnauthenticatedError(absl::StrCat("logging in as $COHORT_USER (", user,

@@ -2,6 +2,8 @@
 // its verbs (in this order, which is the order `cohort --help` lists them) and does its work in
 // its own files.
 
+#include <signal.h>
+
 #include <cstdio>
 #include <string>
 
@@ -41,6 +43,10 @@ constexpr char kFooter[] =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A master that closes the connection during an upload (a refused request) is an error the
+  // command reports, not a signal that ends it silently (cpp-httplib writes without
+  // MSG_NOSIGNAL). What the CLI starts gets the default back (Subprocess).
+  ::signal(SIGPIPE, SIG_IGN);
   CLI::App app(kDescription, "cohort");
   app.require_subcommand(1);
   int exit_code = cohort::cli::kExitOk;

@@ -24,6 +24,7 @@
 #include "client/master_client.h"
 #include "cohort/status.h"
 #include "common/context_archive.h"
+#include "common/terminal_text.h"
 #include "config/config_parser.h"
 #include "config/creation_check.h"
 #include "config/error_list.h"
@@ -123,7 +124,7 @@ int FinishFollow(client::MasterClient& client, const wire::ExperimentDescription
                 << " more trials: cohort experiment describe " << e.id << ")\n";
     }
     if (t.error_lines) {
-      std::cout << "trial " << t.id << " failed; its last lines:\n" << *t.error_lines << "\n";
+      std::cout << "trial " << t.id << " failed; its last lines:\n" << EscapeControl(*t.error_lines, /*keep_newlines=*/true) << "\n";
     }
   }
   if (!e.trials.empty()) {

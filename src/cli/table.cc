@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "common/terminal_text.h"
 
 namespace cohort::cli {
 namespace {
@@ -53,7 +54,12 @@ std::string FormatQuantity(double value, wire::SeriesUnit unit) {
 }
 
 void PrintTable(std::ostream& out, const std::vector<std::string>& header,
-                const std::vector<std::vector<std::string>>& rows) {
+                const std::vector<std::vector<std::string>>& given) {
+  // Cells hold what others wrote (names, log lines): no control character reaches the terminal.
+  std::vector<std::vector<std::string>> rows = given;
+  for (auto& row : rows) {
+    for (std::string& cell : row) cell = EscapeControl(cell);
+  }
   const size_t n = header.size();
   std::vector<size_t> widths(n, 0);
   std::vector<bool> numeric(n, !rows.empty());

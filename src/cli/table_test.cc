@@ -17,6 +17,14 @@ TEST(TableTest, AlignsTextLeftAndNumbersRightWithoutTrailingBlanks) {
             "12  grid        16  waiting for 8 free slots\n");
 }
 
+// Issue 34: an experiment named with terminal escapes (or a newline) cleared the screen and
+// forged rows of `experiment list`; every cell is printed with its controls escaped.
+TEST(TableTest, ControlCharactersInCellsAreEscaped) {
+  std::ostringstream out;
+  PrintTable(out, {"id", "name"}, {{"1", "\x1b[2J\x1b[Hnice\n2  forged"}});
+  EXPECT_EQ(out.str(), "id  name\n 1  \\x1b[2J\\x1b[Hnice\\n2  forged\n");
+}
+
 TEST(TableTest, HeaderOnlyWhenThereAreNoRows) {
   std::ostringstream out;
   PrintTable(out, {"trial", "state"}, {});

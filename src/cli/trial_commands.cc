@@ -19,6 +19,7 @@
 #include "cli/profile_command.h"
 #include "cli/table.h"
 #include "common/command_line.h"
+#include "common/terminal_text.h"
 #include "wire/series_bodies.h"
 #include "wire/states.h"
 #include "wire/trial_bodies.h"
@@ -46,9 +47,9 @@ void PrintLogPage(const CommandContext& context, const wire::LogsPage& page) {
     if (context.json()) {
       std::cout << LogEntryJson(l).dump() << "\n";
     } else if (l.rank >= 0) {
-      std::cout << "[rank=" << l.rank << "] " << l.line << "\n";
+      std::cout << "[rank=" << l.rank << "] " << EscapeControl(l.line) << "\n";
     } else {
-      std::cout << l.line << "\n";
+      std::cout << EscapeControl(l.line) << "\n";
     }
   }
   std::cout.flush();

@@ -2,9 +2,12 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cohort/status.h"
+#include "common/beneath.h"
 
 namespace cohort {
 namespace {
@@ -43,44 +47,50 @@ la_ssize_t WriteToCallback(archive* a, void* client, const void* buffer, size_t 
   return static_cast<la_ssize_t>(length);
 }
 
-// Writes the header of `name` (the file at `path`) and, for a regular file, its contents.
-absl::Status AddEntry(archive* a, const fs::path& path, const std::string& name) {
+// The entry `rel` (plain components; "": the directory itself) beneath the open directory
+// `root_fd`: its parent opened without following any link (common/beneath.h), so nothing
+// outside the directory is read even if a path in it is swapped for a link meanwhile.
+struct OpenedEntry {
+  UniqueFd parent;
+  std::string leaf;  // "." for the directory itself
   struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) {
+};
+
+absl::StatusOr<OpenedEntry> OpenEntry(int root_fd, const std::string& rel,
+                                      const std::string& name) {
+  OpenedEntry e;
+  const fs::path path(rel);
+  absl::StatusOr<UniqueFd> parent =
+      OpenDirectoryBeneath(root_fd, rel.empty() ? "" : path.parent_path().string());
+  if (!parent.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("context entry '", name, "': cannot read it: ", parent.status().message()));
+  }
+  e.parent = *std::move(parent);
+  e.leaf = rel.empty() ? "." : path.filename().string();
+  if (::fstatat(e.parent.get(), e.leaf.c_str(), &e.st, AT_SYMLINK_NOFOLLOW) != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("context entry '", name, "': cannot read it: ", std::strerror(errno)));
   }
-  EntryPtr entry(archive_entry_new(), archive_entry_free);
-  archive_entry_copy_stat(entry.get(), &st);
-  archive_entry_set_pathname(entry.get(), name.c_str());
-  if (S_ISLNK(st.st_mode)) {
-    std::error_code ec;
-    const fs::path target = fs::read_symlink(path, ec);
-    if (ec) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("context entry '", name, "': cannot read the link: ", ec.message()));
-    }
-    archive_entry_set_symlink(entry.get(), target.c_str());
-    archive_entry_set_size(entry.get(), 0);
-  } else if (S_ISDIR(st.st_mode)) {
-    archive_entry_set_size(entry.get(), 0);
-  } else if (!S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "context entry '", name,
-        "': only regular files, directories and symbolic links can be packed; leave it out "
-        "with a .detignore line"));
+  return e;
+}
+
+// Copies the regular file `e` (opened without following a link: the file stat'ed, nothing
+// else) into the archive; a file that grows while packed is cut at its stat size.
+absl::Status AddFileData(archive* a, const OpenedEntry& e, const std::string& name) {
+  UniqueFd fd(::openat(e.parent.get(), e.leaf.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat now;
+  if (fd.get() < 0 || ::fstat(fd.get(), &now) != 0 || now.st_ino != e.st.st_ino ||
+      now.st_dev != e.st.st_dev) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("context entry '", name, "': it changed while being packed"));
   }
-  if (archive_write_header(a, entry.get()) < ARCHIVE_WARN) {
-    return absl::InternalError(
-        absl::StrCat("context entry '", name, "': packing it failed: ", ArchiveError(a)));
-  }
-  if (!S_ISREG(st.st_mode)) return absl::OkStatus();
-  std::ifstream in(path, std::ios::binary);
   std::string chunk(kCopyChunk, '\0');
-  int64_t left = st.st_size;  // a file that grows while packed is cut at its stat size
-  while (left > 0 && in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(std::min<int64_t>(left, kCopyChunk)));
-    const std::streamsize got = in.gcount();
+  int64_t left = e.st.st_size;
+  while (left > 0) {
+    const ssize_t got =
+        ::read(fd.get(), chunk.data(), static_cast<size_t>(std::min<int64_t>(left, kCopyChunk)));
+    if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     if (archive_write_data(a, chunk.data(), static_cast<size_t>(got)) < 0) {
       return absl::InternalError(
@@ -93,6 +103,39 @@ absl::Status AddEntry(archive* a, const fs::path& path, const std::string& name)
         "context entry '", name, "': reading it failed (or it shrank while being packed)"));
   }
   return absl::OkStatus();
+}
+
+// Writes the header of `name` (the entry `rel` beneath `root_fd`) and, for a regular file, its
+// contents.
+absl::Status AddEntry(archive* a, int root_fd, const std::string& rel, const std::string& name) {
+  COHORT_ASSIGN_OR_RETURN(const OpenedEntry e, OpenEntry(root_fd, rel, name));
+  EntryPtr entry(archive_entry_new(), archive_entry_free);
+  archive_entry_copy_stat(entry.get(), &e.st);
+  archive_entry_set_pathname(entry.get(), name.c_str());
+  if (S_ISLNK(e.st.st_mode)) {
+    std::string target(PATH_MAX, '\0');
+    const ssize_t n = ::readlinkat(e.parent.get(), e.leaf.c_str(), target.data(), target.size());
+    if (n < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "context entry '", name, "': cannot read the link: ", std::strerror(errno)));
+    }
+    target.resize(static_cast<size_t>(n));
+    archive_entry_set_symlink(entry.get(), target.c_str());
+    archive_entry_set_size(entry.get(), 0);
+  } else if (S_ISDIR(e.st.st_mode)) {
+    archive_entry_set_size(entry.get(), 0);
+  } else if (!S_ISREG(e.st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "context entry '", name,
+        "': only regular files, directories and symbolic links can be packed; leave it out "
+        "with a .detignore line"));
+  }
+  if (archive_write_header(a, entry.get()) < ARCHIVE_WARN) {
+    return absl::InternalError(
+        absl::StrCat("context entry '", name, "': packing it failed: ", ArchiveError(a)));
+  }
+  if (!S_ISREG(e.st.st_mode)) return absl::OkStatus();
+  return AddFileData(a, e, name);
 }
 
 // The rules every entry read from a context archive passes, and the archive's limits.
@@ -250,9 +293,17 @@ absl::Status StreamPackedDirectory(const std::string& dir, const std::vector<std
     return absl::InternalError(
         absl::StrCat("packing ", dir, ": cannot start the archive: ", ArchiveError(a.get())));
   }
-  if (absl::Status root = AddEntry(a.get(), fs::path(dir), "./"); !root.ok()) return root;
+  absl::StatusOr<UniqueFd> root = OpenDirectory(dir);
+  if (!root.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("packing ", dir, ": ", root.status().message()));
+  }
+  if (absl::Status added = AddEntry(a.get(), root->get(), "", "./"); !added.ok()) return added;
   for (const std::string& e : entries) {
-    if (absl::Status added = AddEntry(a.get(), fs::path(dir) / e, "./" + e); !added.ok()) {
+    if (!IsPlainRelativePath(e) || e.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("context entry '", e, "': not a plain path inside ", dir));
+    }
+    if (absl::Status added = AddEntry(a.get(), root->get(), e, "./" + e); !added.ok()) {
       return added;
     }
   }

@@ -153,6 +153,24 @@ TEST_F(ContextArchiveTest, APackedContextChecksAndExtractsToTheSameFilesWithLink
   EXPECT_TRUE(fs::is_empty(outside()));
 }
 
+// A directory listed for packing, then swapped for a link to elsewhere before it is packed (a
+// trial rewriting its checkpoint while the master streams it): what lies behind the link is
+// never read; a listed path with '..' is refused.
+TEST_F(ContextArchiveTest, PackingNeverReadsThroughALinkSwappedInAfterTheListing) {
+  const fs::path src = root_ / "src";
+  fs::create_directories(src / "sub");
+  std::ofstream(src / "sub" / "f") << "mine\n";
+  std::ofstream(outside() / "f") << "secret\n";
+  fs::remove_all(src / "sub");
+  fs::create_directory_symlink(outside(), src / "sub");
+  absl::StatusOr<std::string> packed = PackContext(src.string(), {"sub", "sub/f"});
+  ASSERT_FALSE(packed.ok());
+  EXPECT_THAT(packed.status().message(), HasSubstr("sub"));
+  absl::StatusOr<std::string> dotted = PackContext(src.string(), {"../outside/f"});
+  ASSERT_FALSE(dotted.ok());
+  EXPECT_THAT(dotted.status().message(), HasSubstr("not a plain path"));
+}
+
 TEST_F(ContextArchiveTest, AStreamedArchiveComesInBlocksAndExtractsFromAFile) {
   const fs::path src = root_ / "src";
   fs::create_directories(src);

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "common/terminal_text.h"
+
 namespace cohort::logging {
 namespace {
 
@@ -41,7 +43,9 @@ LogMessage::LogMessage(Level level, const char* file, int line) : level_(level) 
 }
 
 LogMessage::~LogMessage() {
-  std::string text = stream_.str();
+  // One line whatever the message holds (a user's name, a trial's words): nothing can forge a
+  // line of the log or send escapes to the terminal showing it.
+  std::string text = EscapeControl(stream_.str());
   text.push_back('\n');
   size_t done = 0;
   while (done < text.size()) {

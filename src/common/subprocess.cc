@@ -73,6 +73,7 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const SubprocessOp
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);  // the agent and the CLI ignore it; what they start must not
     // In the child a failed write of these messages leaves only exit status 127 to tell.
     if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) {
       ssize_t ignored = ::write(STDERR_FILENO, chdir_failed.data(), chdir_failed.size());

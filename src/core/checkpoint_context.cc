@@ -11,6 +11,7 @@
 #include <random>
 #include <system_error>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cohort/core/train_context.h"
@@ -25,9 +26,9 @@ namespace fs = std::filesystem;
 
 // Storage ids are file names: no separators, no hidden or relative names.
 absl::Status CheckStorageId(const std::string& id) {
-  if (id.empty() || id[0] == '.' || id.find('/') != std::string::npos) {
+  if (!wire::IsSafeName(id)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", id,
+        "'", absl::CEscape(id.substr(0, 64)),
         "' is not a checkpoint storage id (a name like 3f2b8c1e-9a4d-4e6f-b1a2-7c8d9e0f1a2b)"));
   }
   return absl::OkStatus();
@@ -196,6 +197,12 @@ absl::StatusOr<std::string> CheckpointContext::RestorePath(const std::string& st
   if (absl::Status s = CheckStorageId(storage_id); !s.ok()) return s;
   const fs::path dir = fs::path(storage_dir_) / storage_id;
   std::error_code ec;
+  if (fs::is_symlink(dir, ec)) {
+    // A checkpoint is a directory the trial wrote; a link could lead anywhere.
+    return absl::FailedPreconditionError(absl::StrCat(
+        "checkpoint ", storage_id, " in the storage ", storage_dir_,
+        " is a symbolic link; only a checkpoint directory is restored"));
+  }
   if (!fs::is_directory(dir, ec)) {
     return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, " is not in the storage ",
                                             storage_dir_, " (ls ", storage_dir_,

@@ -1,6 +1,7 @@
 // cohort-master: the cluster's REST API, database and scheduler (docs/design/0006-cluster.md).
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
@@ -46,6 +48,7 @@ struct Flags {
   double db_check_seconds = 60;
   std::string backup_file;
   bool overwrite = false;
+  std::vector<std::string> checkpoint_storage_roots;
   int http_connections = 4096;
   // Two per core: at 200 agents on 2 cores (docs/performance.md, "a fourth time") 4 gave the
   // master's own tail the most posts within 50 ms; 8-16 did as well where the load generator
@@ -55,6 +58,7 @@ struct Flags {
 
 cohort::master::MasterOptions MasterOptionsFrom(const Flags& f) {
   return {.data_dir = f.data_dir,
+          .checkpoint_storage_roots = f.checkpoint_storage_roots,
           .agent_timeout = absl::Seconds(f.agent_timeout),
           .readopt_grace = absl::Seconds(f.readopt_grace > 0 ? f.readopt_grace : f.agent_timeout),
           .log_retention = f.log_retention};
@@ -91,6 +95,13 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "Where contexts and default checkpoints are kept (default: the user's data "
                  "directory, ~/.local/share/cohort/master)");
   app.add_option("--db", f.db_path, "SQLite database file (default: DATA_DIR/master.db)");
+  app.add_option("--checkpoint-storage-roots", f.checkpoint_storage_roots,
+                 "Directories (comma-separated, absolute) where experiments may keep "
+                 "checkpoints besides DATA_DIR/checkpoints: a shared_fs host_path (with its "
+                 "storage_path) or a directory storage's container_path must lie in one of them, "
+                 "and the master reads and deletes checkpoint files nowhere else. None may hold "
+                 "DATA_DIR or lie inside it")
+      ->delimiter(',');
   app.add_option("--agent-timeout", f.agent_timeout,
                  "Seconds without contact after which an agent counts as lost (default 30)")
       ->check(cohort::PositiveNumber());
@@ -126,6 +137,21 @@ void AddFlags(CLI::App& app, Flags& f) {
       "--secret-file /var/lib/cohort/agent-secret\n"
       "  cohort-master --host 0.0.0.0 --tls-cert master.crt --tls-key master.key\n"
       "  cohort-master --data-dir /var/lib/cohort --backup /backups/cohort-$(date +%F).db");
+}
+
+// The database and its journal files: only the master's user may read them (a database made by
+// an older master was 0644).
+absl::Status MakeDatabasePrivate(const std::string& db_path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const std::string path = db_path + suffix;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) continue;
+    std::filesystem::permissions(
+        path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+        std::filesystem::perm_options::replace, ec);
+    if (ec) return absl::UnavailableError(absl::StrCat("chmod 600 ", path, ": ", ec.message()));
+  }
+  return absl::OkStatus();
 }
 
 // Says what a master listening beyond loopback exposes (without TLS: everything on the wire).
@@ -293,6 +319,8 @@ int main(int argc, char** argv) {
   if (std::optional<int> exit = cohort::ParseCommandLine(app, "cohort-master", argc, argv)) {
     return *exit;
   }
+  // Everything the master creates (its database, contexts, secrets) is its user's alone.
+  ::umask(077);
   if (!f.backup_file.empty()) return RunBackup(f);
   const sigset_t stop_signals = BlockStopSignals();
   // Before anything else, so a bad certificate or key is reported before any file is created;
@@ -309,6 +337,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<cohort::master::http::HttpServer> server = Bind(f, *std::move(tls));
   if (server == nullptr) return 1;
   f.db_path = DatabasePath(f);
+  if (absl::Status made = MakeDatabasePrivate(f.db_path); !made.ok()) return Fail(made);
   auto db = OpenDatabase(f);
   if (!db.ok()) return Fail(db.status());
   auto master = cohort::master::Master::Create(*std::move(db), MasterOptionsFrom(f));
@@ -326,7 +355,8 @@ int main(int argc, char** argv) {
       cohort::master::http::MakeClusterAuthenticator(
           **master, *secret, f.secret_file,
           (std::filesystem::path(f.data_dir) / "admin-password").string()),
-      cohort::master::http::BrowserGuard(cohort::master::http::IsLoopbackHost(f.host)),
+      cohort::master::http::BrowserGuard(cohort::master::http::IsLoopbackHost(f.host),
+                                         f.tls.enabled()),
       f.concurrent_handlers);
   cohort::master::http::RegisterRoutes(router, **master);
   std::printf(

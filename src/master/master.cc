@@ -23,6 +23,7 @@
 #include "config/hparam_sampler.h"
 #include "config/length.h"
 #include "config/template_merge.h"
+#include "config/secrets.h"
 #include "config/yaml_json.h"
 #include "wire/limits.h"
 
@@ -63,36 +64,6 @@ std::optional<std::string> ContextProgram(const std::vector<std::string>& entryp
   std::string normal = fs::path(program).lexically_normal().string();
   while (absl::StartsWith(normal, "./")) normal = normal.substr(2);
   return normal;
-}
-
-// "KEY=VALUE" as "KEY=***".
-Json HideValue(const Json& entry) {
-  if (!entry.is_string()) return "***";
-  const std::string text = entry.get<std::string>();
-  const size_t eq = text.find('=');
-  return eq == std::string::npos ? text : text.substr(0, eq) + "=***";
-}
-
-// The effective config with the values of environment.environment_variables (a list of
-// KEY=VALUE, or Determined's map of such lists by device type) replaced by ***.
-std::string HideEnvironmentValues(const std::string& config_yaml) {
-  absl::StatusOr<Json> tree = config::ParseYaml(config_yaml);
-  if (!tree.ok() || !tree->is_object()) return "# the config is hidden\n";
-  auto environment = tree->find("environment");
-  if (environment == tree->end() || !environment->is_object()) return config_yaml;
-  auto env = environment->find("environment_variables");
-  if (env == environment->end()) return config_yaml;
-  if (env->is_array()) {
-    for (Json& entry : *env) entry = HideValue(entry);
-  } else if (env->is_object()) {
-    for (auto& [device, list] : env->items()) {
-      if (!list.is_array()) continue;
-      for (Json& entry : list) entry = HideValue(entry);
-    }
-  } else {
-    *env = "***";
-  }
-  return config::ToYaml(*tree);
 }
 
 }  // namespace
@@ -137,13 +108,14 @@ absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentS
   return absl::OkStatus();
 }
 
-Master::Master(std::unique_ptr<Database> db, MasterOptions options)
+Master::Master(std::unique_ptr<Database> db, MasterOptions options, storage::StorageRoots roots)
     : db_(std::move(db)),
       options_(WithDefaults(std::move(options))),
       agents_(*options_.clock, options_.agent_timeout),
       allocations_(BootTag()),
       users_(db_.get(), options_.clock),
-      started_(options_.clock->Now()) {}
+      started_(options_.clock->Now()),
+      storage_roots_(std::move(roots)) {}
 
 absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database> db,
                                                        MasterOptions options) {
@@ -155,7 +127,17 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
           absl::StrCat("data directory ", options.data_dir, ": ", ec.message()));
     }
   }
-  std::unique_ptr<Master> master(new Master(std::move(db), std::move(options)));
+  // Only its owner may enter the data directory: the database, the secrets, the contexts.
+  fs::permissions(options.data_dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  if (ec) {
+    return absl::UnavailableError(
+        absl::StrCat("data directory ", options.data_dir, ": making it private: ", ec.message()));
+  }
+  COHORT_ASSIGN_OR_RETURN(
+      storage::StorageRoots roots,
+      storage::StorageRoots::Create(options.data_dir, options.checkpoint_storage_roots));
+  std::unique_ptr<Master> master(
+      new Master(std::move(db), std::move(options), std::move(roots)));
   COHORT_RETURN_IF_ERROR(master->LoadQueue());
   {
     // What ran when the master stopped waits for its agents (master_recovery.cc).
@@ -250,12 +232,15 @@ absl::StatusOr<Master::SubmittedConfig> Master::ResolveConfig(const std::string&
   COHORT_RETURN_IF_ERROR(WarmStartPath(cfg->searcher).status());
   out.config = *std::move(cfg);
   out.effective = out.config.effective;
-  if (!out.config.checkpoint_storage || out.config.checkpoint_storage->type.empty()) {
+  if (out.config.checkpoint_storage && !out.config.checkpoint_storage->type.empty()) {
+    COHORT_RETURN_IF_ERROR(CheckStorageAllowed(*out.config.checkpoint_storage));
+  } else {
     // Without one (or with only its save_* counts) the trials' checkpoints go where every agent
     // of this machine sees them.
     auto& storage = out.effective["checkpoint_storage"];
     storage["type"] = "shared_fs";
-    storage["host_path"] = (fs::path(options_.data_dir) / "checkpoints").string();
+    storage["host_path"] =
+        (fs::absolute(options_.data_dir) / "checkpoints").lexically_normal().string();
   }
   return out;
 }
@@ -399,7 +384,7 @@ wire::TrialDescription Master::TrialBodyLocked(const TrialRow& t) const {
 absl::StatusOr<wire::ExperimentDescription> Master::DescribeExperiment(int64_t id,
                                                                        const Actor& viewer) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
-  if (!MayChange(e, viewer)) e.config_yaml = HideEnvironmentValues(e.config_yaml);
+  if (!MayChange(e, viewer)) e.config_yaml = config::MaskSecretsInYaml(e.config_yaml);
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
   std::lock_guard<std::mutex> lock(mu_);
   wire::ExperimentDescription out{.id = e.id,
@@ -650,16 +635,18 @@ absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> 
 
 // --- templates --------------------------------------------------------------------------------
 
-absl::StatusOr<wire::TemplateList> Master::ListTemplates() {
+absl::StatusOr<wire::TemplateList> Master::ListTemplates(const Actor& viewer) {
   COHORT_ASSIGN_OR_RETURN(std::vector<TemplateRow> rows, db_->ListTemplates());
   wire::TemplateList out;
-  for (const TemplateRow& t : rows) out.templates.push_back({t.name, t.yaml});
+  for (const TemplateRow& t : rows) {
+    out.templates.push_back({t.name, viewer.admin ? t.yaml : config::MaskSecretsInYaml(t.yaml)});
+  }
   return out;
 }
 
-absl::StatusOr<wire::Template> Master::GetTemplate(const std::string& name) {
+absl::StatusOr<wire::Template> Master::GetTemplate(const std::string& name, const Actor& viewer) {
   COHORT_ASSIGN_OR_RETURN(TemplateRow t, db_->GetTemplate(name));
-  return wire::Template{t.name, t.yaml};
+  return wire::Template{t.name, viewer.admin ? t.yaml : config::MaskSecretsInYaml(t.yaml)};
 }
 
 absl::Status Master::PutTemplate(const std::string& name, const std::string& yaml) {

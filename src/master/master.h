@@ -44,6 +44,7 @@
 #include "master/scheduler/scheduler.h"
 #include "master/scheduler/trial_queue.h"
 #include "master/searcher/searcher.h"
+#include "master/storage/storage_roots.h"
 #include "master/users/users.h"
 #include "nlohmann/json.hpp"
 #include "wire/agent_protocol.h"
@@ -108,6 +109,9 @@ enum class SchedulingMode {
 
 struct MasterOptions {
   std::string data_dir;  // contexts/ and the default checkpoint storage live here
+  // Where else experiments may store checkpoints (storage/storage_roots.h): absolute
+  // directories that neither hold data_dir nor lie in it. DATA_DIR/checkpoints is always one.
+  std::vector<std::string> checkpoint_storage_roots;
   absl::Duration agent_timeout = absl::Seconds(30);  // silent this long: the agent is lost
   // After a restart, how long the allocations that ran wait for their agents to claim them
   // before their trials are queued again (docs/design/0011-master-restart-readoption.md).
@@ -175,7 +179,8 @@ class Master {
   absl::StatusOr<std::vector<std::string>> ExperimentWarnings(int64_t id);
   absl::StatusOr<wire::ExperimentList> ListExperiments();
   // The experiment with its effective config; for a `viewer` who is neither its owner nor an
-  // admin, the values of `environment_variables` are hidden (they may hold secrets).
+  // admin, its secrets are masked (config/secrets.h: environment values, registry and storage
+  // credentials).
   absl::StatusOr<wire::ExperimentDescription> DescribeExperiment(int64_t id, const Actor& viewer);
   // Pause, activate and kill: PermissionDenied unless `actor` owns the experiment or is an
   // admin.
@@ -230,6 +235,9 @@ class Master {
     std::string dir;                   // <the storage's directory>/<storage id>
     std::vector<std::string> entries;  // paths relative to dir, each directory before its files
     int64_t bytes = 0;                 // the files' sizes together
+    // The checkpoint's directory, open: `dir` names it as /proc/self/fd/N, so the files are
+    // read from the directory checked, whatever its path becomes meanwhile.
+    std::shared_ptr<const UniqueFd> handle;
   };
   // NotFound for an unknown checkpoint; FailedPrecondition, saying why and what to do, for one
   // the checkpoint GC deleted, one stored outside its experiment's checkpoint storage (the path
@@ -270,8 +278,10 @@ class Master {
                                             std::optional<int64_t> max_batch);
 
   // Templates.
-  absl::StatusOr<wire::TemplateList> ListTemplates();
-  absl::StatusOr<wire::Template> GetTemplate(const std::string& name);
+  // Templates as stored; for a `viewer` who is not an admin, their secrets masked
+  // (config/secrets.h: environment values, registry and storage credentials).
+  absl::StatusOr<wire::TemplateList> ListTemplates(const Actor& viewer);
+  absl::StatusOr<wire::Template> GetTemplate(const std::string& name, const Actor& viewer);
   absl::Status PutTemplate(const std::string& name, const std::string& yaml);
   absl::Status DeleteTemplate(const std::string& name);
 
@@ -350,7 +360,7 @@ class Master {
   void BeginShutdown();
 
  private:
-  Master(std::unique_ptr<Database> db, MasterOptions options);
+  Master(std::unique_ptr<Database> db, MasterOptions options, storage::StorageRoots roots);
   // A submitted config merged under its template and validated; `effective` is what is stored.
   struct SubmittedConfig {
     config::ExperimentConfig config;
@@ -368,6 +378,9 @@ class Master {
   absl::StatusOr<std::vector<GcCheckpoint>> GcCandidatesLocked(const ExperimentRow& exp,
                                                                const std::string& metric);
   void DeleteCheckpointLocked(const std::string& root, const CheckpointRow& row);
+  // At creation: InvalidArgument, naming the field and the allowed roots, for a storage the
+  // master would act in (shared_fs, directory) outside storage_roots_.
+  absl::Status CheckStorageAllowed(const config::CheckpointStorage& storage) const;
   // The directory the experiment's checkpoints are stored in, when the master reaches it
   // (shared_fs, directory); empty otherwise.
   absl::StatusOr<std::string> CheckpointRootLocked(int64_t experiment_id);
@@ -655,9 +668,12 @@ class Master {
   // Checkpoint directories the GC renamed out of the way (DeleteCheckpointLocked) and the monitor
   // thread removes without mu_ (a checkpoint may be gigabytes); what is left at the destructor
   // is removed there.
-  std::vector<std::string> doomed_dirs_;
-  // Removes `dirs` (without mu_); a failure is logged.
-  static void RemoveDirectories(const std::vector<std::string>& dirs);
+  // Each is (the storage directory, the renamed entry).
+  std::vector<std::pair<std::string, std::string>> doomed_dirs_;
+  // Removes `dirs` through storage_roots_ (without mu_); a failure is logged.
+  void RemoveDirectories(const std::vector<std::pair<std::string, std::string>>& dirs);
+  // The only way to checkpoint files (storage/storage_roots.h); immutable.
+  const storage::StorageRoots storage_roots_;
   // trial -> its log policies' matches (at most wire::kMaxLogPolicyMatches, oldest first), as
   // stored; loaded at start (master_log_policies.cc).
   std::map<int64_t, std::vector<wire::LogPolicyMatch>> log_policy_matches_;

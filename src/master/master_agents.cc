@@ -235,7 +235,7 @@ void Master::MonitorAgents() {
     if (stopping_) break;
     ExpireLostAgentsLocked();
     if (!doomed_dirs_.empty()) {
-      std::vector<std::string> dirs;
+      decltype(doomed_dirs_) dirs;
       dirs.swap(doomed_dirs_);
       lock.unlock();
       RemoveDirectories(dirs);

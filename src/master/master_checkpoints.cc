@@ -43,14 +43,11 @@ std::optional<double> SearcherMetric(const std::string& metrics_json, const std:
   return std::nullopt;
 }
 
-// The checkpoint directory `row` names, when it is its storage's own <root>/<storage id>.
-std::optional<fs::path> CheckpointDir(const std::string& root, const CheckpointRow& row) {
-  const fs::path expected = (fs::path(root) / row.storage_id).lexically_normal();
-  if (root.empty() || !wire::IsSafeName(row.storage_id) ||
-      fs::path(row.path).lexically_normal() != expected) {
-    return std::nullopt;
-  }
-  return expected;
+// Whether `row` names its storage's own <root>/<storage id> (the path came from a trial).
+bool IsOwnEntry(const std::string& root, const CheckpointRow& row) {
+  return !root.empty() && wire::IsSafeName(row.storage_id) &&
+         fs::path(row.path).lexically_normal() ==
+             (fs::path(root) / row.storage_id).lexically_normal();
 }
 
 // Every entry under `dir` (not following links), each directory before its contents, with the
@@ -77,7 +74,7 @@ absl::Status ListFiles(const fs::path& dir, Master::CheckpointFiles& files) {
 
 absl::StatusOr<Master::CheckpointFiles> Master::CheckpointFilesFor(const std::string& storage_id) {
   CheckpointFiles files{.storage_id = storage_id};
-  fs::path dir;
+  std::string root;
   {
     std::lock_guard<std::mutex> lock(mu_);
     absl::StatusOr<CheckpointRow> row = db_->GetCheckpoint(storage_id);
@@ -94,29 +91,44 @@ absl::StatusOr<Master::CheckpointFiles> Master::CheckpointFilesFor(const std::st
     }
     COHORT_ASSIGN_OR_RETURN(const TrialRow trial, db_->GetTrial(row->trial_id));
     COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(trial.experiment_id));
-    const std::string root = facts.storage ? StorageRoot(*facts.storage) : "";
-    std::optional<fs::path> found = CheckpointDir(root, *row);
-    if (!found) {
+    root = facts.storage ? StorageRoot(*facts.storage) : "";
+    if (!IsOwnEntry(root, *row)) {
       return absl::FailedPreconditionError(
           absl::StrCat("checkpoint ", storage_id, " is at ", row->path,
                        ", outside its experiment's checkpoint "
                        "storage (",
                        root.empty() ? "none the master can read" : root, "): copy it from there"));
     }
-    dir = *found;
     files.trial_id = row->trial_id;
     files.steps_completed = row->steps_completed;
   }
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
+  // Opened beneath an allowed root, following no link (storage/storage_roots.h); then read
+  // only through the open directory, whatever its path becomes.
+  absl::StatusOr<UniqueFd> dir = storage_roots_.OpenDir(root, storage_id);
+  if (absl::IsNotFound(dir.status())) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "checkpoint ", storage_id, " is stored at ", dir.string(),
+        "checkpoint ", storage_id, " is stored at ", (fs::path(root) / storage_id).string(),
         ", which this master cannot see (a storage on the agents' hosts only?): copy it from "
         "there, or use a checkpoint_storage the master shares (shared_fs)"));
   }
-  files.dir = dir.string();
-  COHORT_RETURN_IF_ERROR(ListFiles(dir, files));
+  if (!dir.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("checkpoint ", storage_id, " is not read: ", dir.status().message()));
+  }
+  files.handle = std::make_shared<const UniqueFd>(*std::move(dir));
+  files.dir = files.handle->ProcPath();
+  COHORT_RETURN_IF_ERROR(ListFiles(files.dir, files));
   return files;
+}
+
+absl::Status Master::CheckStorageAllowed(const config::CheckpointStorage& storage) const {
+  const std::string root = StorageRoot(storage);
+  if (root.empty()) return absl::OkStatus();  // not a storage the master acts in
+  const std::string field =
+      storage.type == "directory" ? "checkpoint_storage.container_path"
+      : storage.storage_path      ? "checkpoint_storage.host_path + storage_path"
+                                  : "checkpoint_storage.host_path";
+  return storage_roots_.CheckStorageDir(field, root);
 }
 
 absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const ExperimentRow& exp,
@@ -134,12 +146,10 @@ absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const Exper
   return out;
 }
 
-void Master::RemoveDirectories(const std::vector<std::string>& dirs) {
-  for (const std::string& dir : dirs) {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    if (ec) {
-      COHORT_LOG(ERROR) << "checkpoint GC: removing " << dir << ": " << ec.message();
+void Master::RemoveDirectories(const std::vector<std::pair<std::string, std::string>>& dirs) {
+  for (const auto& [root, name] : dirs) {
+    if (absl::Status s = storage_roots_.Remove(root, name); !s.ok()) {
+      COHORT_LOG(ERROR) << "checkpoint GC: removing " << name << " of " << root << ": " << s;
     }
   }
 }
@@ -171,19 +181,22 @@ absl::Status Master::RemoveCheckpointDirs(int64_t experiment_id, const std::stri
   COHORT_ASSIGN_OR_RETURN(std::vector<GcCheckpointRow> rows,
                           db_->ListActiveCheckpoints(experiment_id));
   for (const GcCheckpointRow& row : rows) {
-    // The path came from an agent: only the storage's own <root>/<storage id> is ever removed.
-    const std::optional<fs::path> dir = CheckpointDir(root, row.checkpoint);
-    std::error_code ec;
-    if (!dir || !fs::exists(*dir, ec)) {
+    // The path came from a trial: only the storage's own <root>/<storage id> is ever removed,
+    // and only beneath an allowed root (storage_roots_).
+    const CheckpointRow& c = row.checkpoint;
+    absl::StatusOr<UniqueFd> dir =
+        IsOwnEntry(root, c) ? storage_roots_.OpenDir(root, c.storage_id)
+                            : absl::FailedPreconditionError("its path is not in its storage");
+    if (!dir.ok()) {
       COHORT_LOG(WARNING) << "deleting experiment " << experiment_id << ": checkpoint "
-                          << row.checkpoint.storage_id << " at " << row.checkpoint.path
-                          << " is not in a storage this master reaches; delete it there";
+                          << c.storage_id << " at " << c.path
+                          << " is not in a storage this master reaches (" << dir.status().message()
+                          << "); delete it there";
       continue;
     }
-    fs::remove_all(*dir, ec);
-    if (ec) {
-      return absl::UnavailableError(absl::StrCat("removing checkpoint ", row.checkpoint.storage_id,
-                                                 " at ", dir->string(), ": ", ec.message()));
+    if (absl::Status s = storage_roots_.Remove(root, c.storage_id); !s.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("removing checkpoint ", c.storage_id, ": ", s.message()));
     }
   }
   return absl::OkStatus();
@@ -192,31 +205,30 @@ absl::Status Master::RemoveCheckpointDirs(int64_t experiment_id, const std::stri
 void Master::DeleteCheckpointLocked(const std::string& root, const CheckpointRow& row) {
   const std::string what = absl::StrCat("master: checkpoint GC: checkpoint ", row.storage_id,
                                         " (batch ", row.steps_completed, ")");
-  // The path came from an agent: only the storage's own <root>/<storage id> is ever removed.
-  const std::optional<fs::path> dir = CheckpointDir(root, row);
-  if (!dir) {
+  // The path came from a trial: only the storage's own <root>/<storage id> is ever removed,
+  // and only beneath an allowed root (storage_roots_).
+  if (!IsOwnEntry(root, row)) {
     AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: its path ", row.path,
                                                " is not in the checkpoint storage ", root));
     return;
   }
-  const fs::path& expected = *dir;
-  std::error_code ec;
-  if (!fs::exists(expected, ec)) {
-    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", expected.string(),
+  absl::StatusOr<UniqueFd> dir = storage_roots_.OpenDir(root, row.storage_id);
+  if (absl::IsNotFound(dir.status())) {
+    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", row.path,
                                                " cannot be seen from the master (storage on "
                                                "the agents only?); delete it there"));
     return;
   }
   // Renamed out of the way at once (same directory: cheap), removed by the monitor thread
   // without the master's lock.
-  const fs::path doomed = expected.parent_path() / absl::StrCat(".deleted-", row.storage_id);
-  fs::rename(expected, doomed, ec);
-  if (ec) {
-    AppendLogLocked(row.trial_id,
-                    absl::StrCat(what, " kept: removing ", expected.string(), ": ", ec.message()));
+  const std::string doomed = absl::StrCat(".deleted-", row.storage_id);
+  absl::Status renamed =
+      dir.ok() ? storage_roots_.Rename(root, row.storage_id, doomed) : dir.status();
+  if (!renamed.ok()) {
+    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", renamed.message()));
     return;
   }
-  doomed_dirs_.push_back(doomed.string());
+  doomed_dirs_.emplace_back(root, doomed);
   monitor_cv_.notify_all();  // the monitor thread removes it, without the lock
   if (absl::Status s = db_->MarkCheckpointDeleted(row.storage_id); !s.ok()) {
     COHORT_LOG(ERROR) << what << ": deleted, but not marked: " << s;

@@ -38,16 +38,20 @@ bool IsInside(const fs::path& path, const fs::path& dir) {
   return !rel.empty() && *rel.begin() != "..";
 }
 
-// The trials' TensorBoard event files, in the checkpoint storage beside the checkpoints.
-absl::Status RemoveTensorBoardDirs(const std::string& root, const std::vector<int64_t>& trials) {
+// The trials' TensorBoard event files, in the checkpoint storage beside the checkpoints; only
+// beneath an allowed root (a storage elsewhere is left alone).
+absl::Status RemoveTensorBoardDirs(const storage::StorageRoots& roots, const std::string& root,
+                                   const std::vector<int64_t>& trials) {
   if (root.empty()) return absl::OkStatus();
   for (int64_t trial : trials) {
-    const fs::path dir = wire::TensorBoardDir(root, std::to_string(trial));
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    if (ec) {
-      return absl::UnavailableError(absl::StrCat(
-          "removing trial ", trial, "'s TensorBoard files at ", dir.string(), ": ", ec.message()));
+    absl::Status removed =
+        roots.Remove(root, wire::TensorBoardRelativeDir(std::to_string(trial)));
+    if (absl::IsFailedPrecondition(removed)) {
+      COHORT_LOG(WARNING) << "trial " << trial << "'s TensorBoard files are left: "
+                          << removed.message();
+    } else if (!removed.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("removing trial ", trial, "'s TensorBoard files: ", removed.message()));
     }
   }
   return absl::OkStatus();
@@ -145,7 +149,8 @@ bool Master::AdvanceDeletion(std::unique_lock<std::mutex>& lock) {
 absl::StatusOr<bool> Master::DeleteSlice(const PendingDeletion& deletion) {
   if (!deletion.files_removed) {
     COHORT_RETURN_IF_ERROR(RemoveCheckpointDirs(deletion.experiment, deletion.checkpoint_root));
-    COHORT_RETURN_IF_ERROR(RemoveTensorBoardDirs(deletion.checkpoint_root, deletion.trials));
+    COHORT_RETURN_IF_ERROR(
+        RemoveTensorBoardDirs(storage_roots_, deletion.checkpoint_root, deletion.trials));
     // Only a context this master saved (under data_dir/contexts) is removed.
     std::error_code ec;
     if (!deletion.context_path.empty() &&

@@ -56,6 +56,10 @@ class MasterTest : public ::testing::Test {
            absl::StrCat("cohort-master-test-", ::getpid(), "-",
                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::create_directories(dir_);
+    // An allowed checkpoint storage root beside the data directory (never inside it).
+    shared_ = fs::path(dir_.string() + "-shared");
+    fs::create_directories(shared_);
+    roots_ = {shared_.string()};
     Start(":memory:");
   }
   // (Re)starts the master on the SQLite database `db_path` (":memory:" or a file in dir_).
@@ -67,6 +71,7 @@ class MasterTest : public ::testing::Test {
     master_.reset();
     master_ = Master::Create(OpenSqliteDatabase(db_path).value(),
                              {.data_dir = dir_.string(),
+                              .checkpoint_storage_roots = roots_,
                               .agent_timeout = absl::Seconds(30),
                               .clock = &clock_,
                               .max_log_followers = max_log_followers,
@@ -79,6 +84,7 @@ class MasterTest : public ::testing::Test {
   void TearDown() override {
     master_.reset();
     fs::remove_all(dir_);
+    fs::remove_all(shared_);
   }
 
   void Register(const std::string& id, int slots) {
@@ -139,6 +145,8 @@ class MasterTest : public ::testing::Test {
 
   FakeClock clock_;
   fs::path dir_;
+  fs::path shared_;                  // an allowed checkpoint storage root
+  std::vector<std::string> roots_;  // what Start allows: shared_
   std::unique_ptr<Master> master_;
 };
 
@@ -279,7 +287,7 @@ TEST_F(MasterTest, AStorageBlockWithoutATypeIsTheMastersSharedFsWithItsCounts) {
 // storage and marked DELETED; a path outside the storage (an agent's word) is never removed.
 TEST_F(MasterTest, CheckpointGcDeletesWhatTheSaveCountsLetGoWhenTheExperimentEnds) {
   Register("a1", 1);
-  const fs::path storage = dir_ / "storage";
+  const fs::path storage = shared_ / "storage";
   const fs::path outside = dir_ / "outside";
   fs::create_directories(outside);
   Create(Config(1, 0, kSingle) + "checkpoint_storage: {type: shared_fs, host_path: " +
@@ -325,11 +333,146 @@ TEST_F(MasterTest, CheckpointGcDeletesWhatTheSaveCountsLetGoWhenTheExperimentEnd
   EXPECT_TRUE(fs::exists(storage / "ck-4"));
 }
 
+// Whether experiment `id` is gone (NotFound) within 10 s: its deletion runs on the master's
+// monitor thread.
+bool GoneWithin10s(Master& master, int64_t id) {
+  for (int i = 0; i < 1000; ++i) {
+    if (absl::IsNotFound(master.DescribeExperiment(id, kRoot).status())) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// --- checkpoint storage the master can trust (issue 34) ---------------------------------------
+
+// The attack: an experiment whose checkpoint storage is the master's data directory's parent
+// (or the directory itself, or anywhere outside the allowed roots) is refused at creation,
+// naming the roots; nothing is stored.
+TEST_F(MasterTest, ACheckpointStorageOutsideTheAllowedRootsIsRefusedAtCreation) {
+  Register("a1", 1);
+  const std::string up = (shared_ / ".." / dir_.filename()).string();
+  for (const std::string& storage :
+       {"{type: shared_fs, host_path: " + dir_.parent_path().string() + "}",
+        "{type: shared_fs, host_path: " + dir_.string() + "}", std::string("{type: shared_fs, "
+                                                                           "host_path: /}"),
+        "{type: shared_fs, host_path: " + up + "}",
+        "{type: shared_fs, host_path: " + shared_.string() + ", storage_path: ../x}",
+        "{type: directory, container_path: " + dir_.string() + "}"}) {
+    absl::StatusOr<int64_t> id = master_->CreateExperiment(
+        Config(1, 0, kSingle) + "checkpoint_storage: " + storage + "\n", "", "", kRoot);
+    ASSERT_FALSE(id.ok()) << storage;
+    EXPECT_TRUE(absl::IsInvalidArgument(id.status())) << id.status();
+    EXPECT_THAT(id.status().message(), HasSubstr("checkpoint_storage."));
+    EXPECT_THAT(id.status().message(), HasSubstr(shared_.string())) << "names the roots";
+    EXPECT_THAT(id.status().message(), HasSubstr("--checkpoint-storage-roots"));
+  }
+  EXPECT_TRUE(master_->ListExperiments()->experiments.empty());
+  // A link inside an allowed root that leads to the data directory's parent: refused too.
+  fs::create_directory_symlink(dir_.parent_path(), shared_ / "escape");
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      master_
+          ->CreateExperiment(Config(1, 0, kSingle) + "checkpoint_storage: {type: shared_fs, "
+                                                     "host_path: " +
+                                 (shared_ / "escape").string() + "}\n",
+                             "", "", kRoot)
+          .status()));
+}
+
+// Inside an allowed storage, a trial reports a "checkpoint" that is a link to the master's data
+// directory, or names it with '..': it is never downloaded, and neither the checkpoint GC at
+// the end, a kill, nor deleting the experiment removes what the link points to.
+TEST_F(MasterTest, ACheckpointThatLeadsOutOfItsStorageIsNeitherReadNorDeleted) {
+  Register("a1", 1);
+  const fs::path storage = shared_ / "storage";
+  fs::create_directories(storage);
+  std::ofstream(dir_ / "secret") << "the master's";
+  fs::create_directory_symlink(dir_, storage / "m1");
+  fs::create_directory_symlink(dir_, storage / "m2");
+  const std::string config = Config(1, 0, kSingle) +
+                             "checkpoint_storage: {type: shared_fs, host_path: " +
+                             storage.string() +
+                             ", save_experiment_best: 0, save_trial_best: 0, "
+                             "save_trial_latest: 0}\n";
+  auto run = [&](bool kill, const std::string& id) {
+    const int64_t exp = Create(config);
+    const Json start = OnlyStart("a1");
+    const int64_t trial = start["trial_id"];
+    for (const std::string& bad : {std::string(".."), "../" + dir_.filename().string()}) {
+      wire::ReportRecord dotted{.kind = wire::ReportKind::kCheckpoint,
+                                .steps_completed = 1,
+                                .storage_id = bad,
+                                .path = (storage / bad).string()};
+      EXPECT_FALSE(wire::ParseReportRecord(dotted.ToJson()).ok()) << bad;
+    }
+    wire::ReportRecord linked{.kind = wire::ReportKind::kCheckpoint,
+                              .steps_completed = 2,
+                              .storage_id = id,
+                              .path = (storage / id).string()};
+    EXPECT_TRUE(
+        master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = {linked}})
+            .ok());
+    absl::StatusOr<Master::CheckpointFiles> files = master_->CheckpointFilesFor(id);
+    EXPECT_TRUE(absl::IsFailedPrecondition(files.status())) << files.status();
+    EXPECT_THAT(files.status().message(), HasSubstr("symbolic link"));
+    if (kill) {
+      EXPECT_TRUE(master_->KillExperiment(exp, kRoot).ok());
+    }
+    EXPECT_TRUE(Exit(start, kill ? 143 : 0).ok());
+    EXPECT_TRUE(wire::IsTerminal(wire::ParseExperimentState(Experiment(exp)["state"]).value()));
+    EXPECT_THAT(Logs(trial), HasSubstr("checkpoint " + id + " (batch 2) kept"));
+    return exp;
+  };
+  const int64_t ended = run(false, "m1");
+  const int64_t killed = run(true, "m2");
+  for (int64_t exp : {ended, killed}) {
+    ASSERT_TRUE(master_->DeleteExperiment(exp, kRoot).ok());
+    ASSERT_TRUE(GoneWithin10s(*master_, exp));
+  }
+  master_.reset();  // the monitor thread's removals are done
+  EXPECT_TRUE(fs::exists(dir_ / "secret"));
+  EXPECT_TRUE(fs::exists(dir_ / "contexts"));
+  EXPECT_TRUE(fs::is_symlink(storage / "m1")) << "refused, so left as it was";
+  EXPECT_TRUE(fs::is_symlink(storage / "m2"));
+}
+
+// An experiment stored while a root was allowed, by a master that no longer allows it (or by
+// an older master that allowed anything): its checkpoints are neither read nor deleted.
+TEST_F(MasterTest, ACheckpointOutsideTheRootsOfThisRunIsNotActedOn) {
+  const fs::path other = fs::path(dir_.string() + "-other");
+  fs::create_directories(other / "ck-1");
+  roots_ = {shared_.string(), other.string()};
+  StartOnFile();
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle) +
+                             "checkpoint_storage: {type: shared_fs, host_path: " + other.string() +
+                             ", save_trial_latest: 5}\n");
+  const Json start = OnlyStart("a1");
+  wire::ReportRecord c{.kind = wire::ReportKind::kCheckpoint,
+                       .steps_completed = 1,
+                       .storage_id = "ck-1",
+                       .path = (other / "ck-1").string()};
+  ASSERT_TRUE(master_
+                  ->AllocationReports(start["allocation"],
+                                      {.trial_id = start["trial_id"], .lines = {c}})
+                  .ok());
+  ASSERT_TRUE(Exit(start, 0).ok());
+  EXPECT_TRUE(master_->CheckpointFilesFor("ck-1").ok()) << "allowed in this run";
+  roots_ = {shared_.string()};
+  StartOnFile();
+  absl::StatusOr<Master::CheckpointFiles> files = master_->CheckpointFilesFor("ck-1");
+  EXPECT_TRUE(absl::IsFailedPrecondition(files.status())) << files.status();
+  EXPECT_THAT(files.status().message(), HasSubstr("outside the checkpoint storage roots"));
+  ASSERT_TRUE(master_->DeleteExperiment(exp, kRoot).ok());
+  ASSERT_TRUE(GoneWithin10s(*master_, exp));
+  EXPECT_TRUE(fs::exists(other / "ck-1")) << "not in a root of this run: left";
+  fs::remove_all(other);
+}
+
 // A trial that ends gives up what the save_* counts let go at once, while the experiment still
 // runs; what the experiment's best might still need waits for the experiment's end.
 TEST_F(MasterTest, CheckpointGcCollectsATrialsCheckpointsWhenTheTrialEnds) {
   Register("a1", 2);
-  const fs::path storage = dir_ / "storage";
+  const fs::path storage = shared_ / "storage";
   Create(Config(1, 0, "{name: grid, metric: loss, max_length: {batches: 10}}",
                 "{global_batch_size: 8, x: {type: categorical, vals: [1, 2]}}") +
          "checkpoint_storage: {type: shared_fs, host_path: " + storage.string() +
@@ -1174,21 +1317,37 @@ TEST_F(MasterTest, OnlyTheOwnerOrAnAdminChangesAnExperimentOrSeesItsEnvironment)
   EXPECT_TRUE(master_->KillExperiment(*exp, kRoot).ok()) << "admins may change anyone's";
 }
 
-// Whether experiment `id` is gone (NotFound) within 10 s: its deletion runs on the master's
-// monitor thread.
-bool GoneWithin10s(Master& master, int64_t id) {
-  for (int i = 0; i < 1000; ++i) {
-    if (absl::IsNotFound(master.DescribeExperiment(id, kRoot).status())) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
+// Issue 34: a registry's password and a template's environment values were shown in clear to
+// every user; they are masked like the environment's values, by the same function.
+TEST_F(MasterTest, RegistryPasswordsAndTemplateSecretsAreMaskedForOthers) {
+  const std::string yaml = Config(1, 0, kSingle) +
+                           "environment: {registry_auth: {username: alice, password: hunter22}}\n";
+  absl::StatusOr<int64_t> exp = master_->CreateExperiment(yaml, "", "", Actor{"alice", false});
+  ASSERT_TRUE(exp.ok()) << exp.status();
+  const Actor bob{"bob", false};
+  const std::string seen_by_bob = master_->DescribeExperiment(*exp, bob).value().config;
+  EXPECT_THAT(seen_by_bob, ::testing::Not(HasSubstr("hunter22")));
+  EXPECT_THAT(seen_by_bob, HasSubstr("alice"));
+  EXPECT_THAT(master_->DescribeExperiment(*exp, Actor{"alice", false}).value().config,
+              HasSubstr("hunter22"));
+  ASSERT_TRUE(master_
+                  ->PutTemplate("team", "# the team's defaults\nenvironment: "
+                                        "{environment_variables: [WANDB_KEY=k3y]}\n")
+                  .ok());
+  const std::string template_for_bob = master_->GetTemplate("team", bob).value().config;
+  EXPECT_THAT(template_for_bob, ::testing::Not(HasSubstr("k3y")));
+  EXPECT_THAT(template_for_bob, HasSubstr("WANDB_KEY=***"));
+  EXPECT_THAT(master_->ListTemplates(bob).value().templates.at(0).config,
+              ::testing::Not(HasSubstr("k3y")));
+  EXPECT_THAT(master_->GetTemplate("team", kRoot).value().config,
+              HasSubstr("# the team's defaults")) << "admins read it as written";
 }
 
 // Deleting an ended experiment removes its checkpoints (only those in its storage), its
 // context and every row of it, and nothing of another experiment.
 TEST_F(MasterTest, DeletingAnEndedExperimentRemovesItsFilesAndRowsAndNothingElse) {
   Register("a1", 1);
-  const fs::path storage = dir_ / "storage";
+  const fs::path storage = shared_ / "storage";
   const fs::path outside = dir_ / "outside";
   const int64_t exp = Create(Config(1, 0, kSingle) + "checkpoint_storage: {type: shared_fs, " +
                              "host_path: " + storage.string() + ", save_trial_latest: 5}\n");

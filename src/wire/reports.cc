@@ -138,6 +138,10 @@ absl::StatusOr<ReportRecord> ParseReportRecord(const Json& json, absl::string_vi
         rec.steps_completed = steps;
       }
       if (r.ok() && rec.storage_id.empty()) r.Fail("storage_id", "must not be empty");
+      // It names a directory in the checkpoint storage: one plain name, never a path.
+      if (r.ok() && !IsSafeName(rec.storage_id)) {
+        r.Fail("storage_id", SafeNameError(rec.storage_id));
+      }
       break;
     case ReportKind::kCompleted:
       r.Nullable("searcher_metric", &rec.searcher_metric);

@@ -6,10 +6,12 @@
 
 namespace cohort::wire {
 
+std::string TensorBoardRelativeDir(const std::string& trial_id) {
+  return absl::StrCat("tensorboard/", trial_id.empty() ? "trial_local" : "trial_" + trial_id);
+}
+
 std::string TensorBoardDir(const std::string& storage_dir, const std::string& trial_id) {
-  return (std::filesystem::path(storage_dir) / "tensorboard" /
-          (trial_id.empty() ? "trial_local" : absl::StrCat("trial_", trial_id)))
-      .string();
+  return (std::filesystem::path(storage_dir) / TensorBoardRelativeDir(trial_id)).string();
 }
 
 }  // namespace cohort::wire

@@ -66,8 +66,11 @@ class ClusterTest : public ::testing::Test {
 
   void StartMaster(int port = 0) {
     std::vector<std::string> argv = master_exec_;
+    // Experiments here may keep checkpoints in dir_/shared (besides the master's default).
+    fs::create_directories(dir_ / "shared");
     argv.insert(argv.end(), {BinaryPath("cohort-master"), "--port", std::to_string(port),
-                             "--data-dir", (dir_ / "master").string(), "--agent-timeout", "5"});
+                             "--data-dir", (dir_ / "master").string(), "--agent-timeout", "5",
+                             "--checkpoint-storage-roots", (dir_ / "shared").string()});
     if (!master_host_.empty()) argv.insert(argv.end(), {"--host", master_host_});
     master_ = std::make_unique<LauncherProcess>(argv);
     ASSERT_TRUE(master_->WaitFor(
@@ -688,7 +691,7 @@ TEST_F(ClusterTest, CheckpointGcKeepsEachTrialsBestAndLatestAndDownloadCopiesOne
   StartAgent("a1", 2, 30900);
   Script("ck.sh", absl::StrCat("exec ", BinaryPath("core_api_2_checkpoints"),
                                " --config \"$COHORT_CONFIG\"\n"));
-  const fs::path storage = dir_ / "ckpt";
+  const fs::path storage = dir_ / "shared" / "ckpt";
   const fs::path config = dir_ / "gc.yaml";
   std::ofstream(config) << "name: gc\nentrypoint: ./ck.sh\n"
                            "hyperparameters: {global_batch_size: 1, lr: {type: double, minval: "

@@ -699,7 +699,7 @@ TEST_F(FaultsTest, StorageFullWhileCheckpointingKeepsThePreviousCheckpoint) {
   if (!tmpfs.ok()) GTEST_SKIP() << tmpfs.why();
   const fs::path filler = storage / "filler";
   WriteFile(filler, std::string(1 << 20, 'f'));
-  StartMaster();
+  StartMaster({"--checkpoint-storage-roots", storage.string()});
   StartAgent("a1");
   Script("ckpt.sh", absl::StrCat("if [ -n \"$COHORT_LATEST_CHECKPOINT\" ]; then\n", "  while [ -e ",
                                  filler.string(), " ]; do sleep 0.1; done\nfi\n", "exec ",

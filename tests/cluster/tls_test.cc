@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "client/master_client.h"
 #include "gtest/gtest.h"
 #include "master/http/testing/test_certificates.h"
 #include "tests/launch/launcher_process.h"
@@ -130,6 +131,25 @@ TEST_F(TlsClusterTest, TheCliVerifiesTheMasterWithTlsCa) {
   EXPECT_TRUE(right.exited);
   EXPECT_EQ(right.err.find("TLS"), std::string::npos) << right.err;
   EXPECT_EQ(right.err.find("cannot reach"), std::string::npos) << right.err;
+}
+
+// Issue 34: logging in from $COHORT_USER and $COHORT_PASSWORD (a script's way) trusts the same
+// CA as every other request; before, that login ignored --tls-ca and failed against a private
+// CA.
+TEST_F(TlsClusterTest, ALoginFromTheEnvironmentTrustsTlsCaToo) {
+  absl::StatusOr<std::string> password =
+      client::ReadSecretFile((dir_ / "master" / "admin-password").string());
+  ASSERT_TRUE(password.ok()) << password.status();
+  LaunchResult listed =
+      RunToCompletion({BinaryPath("cohort"), "-m", url_, "--tls-ca", certs_.ca_file, "experiment",
+                       "list"},
+                      {{"COHORT_USER", "admin"},
+                       {"COHORT_PASSWORD", *password},
+                       {"XDG_CONFIG_HOME", (dir_ / "config").string()},
+                       {"COHORT_TLS_CA", std::nullopt}},
+                      absl::Seconds(30));
+  EXPECT_EQ(listed.status, 0) << listed.err;
+  EXPECT_EQ(listed.err.find("TLS"), std::string::npos) << listed.err;
 }
 
 }  // namespace

@@ -48,14 +48,12 @@ absl::Status BrowserGuard::Check(const httplib::Request& request) const {
         "this machine cannot reach it)"));
   }
   if (!request.has_header("Origin")) return absl::OkStatus();
-  const std::string origin = request.get_header_value("Origin");
-  const size_t scheme = origin.find("://");
-  const std::string origin_host =
-      scheme == std::string::npos ? "" : absl::AsciiStrToLower(origin.substr(scheme + 3));
-  if (origin_host.empty() || origin_host != absl::AsciiStrToLower(host)) {
+  const std::string origin = absl::AsciiStrToLower(request.get_header_value("Origin"));
+  const std::string own = absl::StrCat(https_ ? "https://" : "http://", absl::AsciiStrToLower(host));
+  if (host.empty() || origin != own) {
     return absl::PermissionDeniedError(absl::StrCat(
-        "Origin '", Shown(origin), "' is not this master (", Shown(host),
-        "): requests from other web pages are refused"));
+        "Origin '", Shown(request.get_header_value("Origin")), "' is not this master (",
+        Shown(own), "): requests from other web pages are refused"));
   }
   return absl::OkStatus();
 }

@@ -5,8 +5,9 @@
 //     listening there. A master that serves loopback only accepts only loopback names in `Host`
 //     (127.0.0.1, localhost, [::1], any port); a master bound elsewhere accepts any name.
 //   * Cross-origin requests: a browser sends `Origin` with every cross-origin request (and
-//     with every POST); a request whose Origin is not the master's own address (the `Host` it
-//     was sent to) is refused. Programs (the CLI, agents, curl) send no Origin.
+//     with every POST); a request whose Origin is not the master's own origin (the scheme it
+//     serves, http or https, and the `Host` it was sent to) is refused. Programs (the CLI,
+//     agents, curl) send no Origin.
 // Refusals are PermissionDenied (403) naming the header and the value.
 // Thread-safe (immutable after construction).
 
@@ -18,13 +19,16 @@ namespace cohort::master::http {
 
 class BrowserGuard {
  public:
-  // `loopback_only`: the master listens on a loopback address only (its default).
-  explicit BrowserGuard(bool loopback_only) : loopback_only_(loopback_only) {}
+  // `loopback_only`: the master listens on a loopback address only (its default); `https`: it
+  // serves HTTPS (an Origin must then be https://HOST, else http://HOST).
+  explicit BrowserGuard(bool loopback_only, bool https = false)
+      : loopback_only_(loopback_only), https_(https) {}
 
   absl::Status Check(const httplib::Request& request) const;
 
  private:
   bool loopback_only_;
+  bool https_;
 };
 
 // Whether `host` (an address or name the master was told to listen on) is loopback.

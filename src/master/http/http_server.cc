@@ -136,6 +136,7 @@ namespace {
 // One request while it is received: libmicrohttpd's per-request state.
 struct Exchange {
   httplib::Request request;
+  Router::Table::Admission admission;            // decided from the head (Table::Admit)
   size_t received = 0;                           // body bytes so far
   bool refused = false;                          // answered before its body was read
   MHD_PostProcessor* form = nullptr;             // a multipart body's parser, into request.files
@@ -212,10 +213,23 @@ MHD_Result Queue(MHD_Connection* connection, Reply reply) {
   return queued;
 }
 
-absl::Status TooLarge(uint64_t bytes) {
-  return absl::ResourceExhaustedError(absl::StrCat("the request body is ", bytes,
-                                                   " bytes or more; the master takes at most ",
-                                                   HttpServer::kMaxBodyBytes));
+// The body a refused request may still send, dropped as it comes, so that its connection stays
+// usable (a client's POST to a route it may not call); past it the connection is closed.
+constexpr uint64_t kDroppedBodyBytes = 16 << 10;
+
+// How much of a refused request's body is read and dropped before the answer: a small one for
+// anyone; up to the engine's limit for an authenticated caller whose body is only too large.
+uint64_t Droppable(const Router::Table::Admission& admission) {
+  return admission.authenticated_refusal ? HttpServer::kMaxBodyBytes : kDroppedBodyBytes;
+}
+
+// The body the request's head announces: its Content-Length, 0 for none, and more than any
+// limit for a chunked or unreadable one.
+uint64_t DeclaredBody(const httplib::Request& req) {
+  if (req.has_header("Transfer-Encoding")) return UINT64_MAX;
+  if (!req.has_header("Content-Length")) return 0;
+  uint64_t length = 0;
+  return absl::SimpleAtoi(req.get_header_value("Content-Length"), &length) ? length : UINT64_MAX;
 }
 
 // The first call for a request: its head has been read.
@@ -231,12 +245,18 @@ MHD_Result Begin(const Router::Table& table, MHD_Connection* connection, const c
   MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &AddValue<httplib::Params>,
                             &req.params);
   SetRemote(connection, req);
-  uint64_t declared = 0;
-  if (absl::SimpleAtoi(req.get_header_value("Content-Length"), &declared) &&
-      declared > HttpServer::kMaxBodyBytes) {
+  // Route, browser guard, authentication and declared size from the head alone: a refused
+  // request's body is never kept (Router::Table::Admit).
+  ex->admission = table.Admit(req);
+  if (ex->admission.refusal) {
+    // A request with no body, or a small one it declares (dropped unread), is answered in
+    // turn and keeps its connection; any other is answered now, which makes libmicrohttpd
+    // close the connection with the body unread.
+    if (DeclaredBody(req) <= Droppable(ex->admission)) return MHD_YES;  // answered at its end
     ex->refused = true;
-    return Queue(connection, table.Refuse(req, TooLarge(declared)));
+    return Queue(connection, *ex->admission.refusal);
   }
+  ex->admission.max_body = std::min(ex->admission.max_body, HttpServer::kMaxBodyBytes);
   if (req.is_multipart_form_data()) {
     ex->form = MHD_create_post_processor(connection, 8 << 10, &AddFormData, ex);
     if (ex->form == nullptr) {
@@ -254,9 +274,14 @@ MHD_Result Receive(const Router::Table& table, Exchange& ex, MHD_Connection* con
                    const char* data, size_t size) {
   if (ex.refused) return MHD_YES;  // the answer is out; the rest is dropped
   ex.received += size;
-  if (ex.received > HttpServer::kMaxBodyBytes) {
+  if (ex.admission.refusal) {  // the body of a refused request (Begin): dropped unread
+    if (ex.received <= Droppable(ex.admission)) return MHD_YES;
     ex.refused = true;
-    return Queue(connection, table.Refuse(ex.request, TooLarge(ex.received)));
+    return MHD_NO;  // it sends more than it declared: close the connection
+  }
+  if (ex.received > ex.admission.max_body) {  // counted as it comes: chunked bodies too
+    ex.refused = true;
+    return Queue(connection, table.TooLargeBody(ex.admission, ex.request, ex.received));
   }
   if (ex.form == nullptr) {
     ex.request.body.append(data, size);
@@ -289,11 +314,12 @@ MHD_Result Access(void* serving_ptr, MHD_Connection* connection, const char* url
       return Receive(table, ex, connection, upload_data, size);
     }
     if (ex.refused) return MHD_YES;
+    if (ex.admission.refusal) return Queue(connection, *ex.admission.refusal);  // small body
     if (ex.form != nullptr) {
       MHD_destroy_post_processor(ex.form);
       ex.form = nullptr;
     }
-    return Queue(connection, table.Serve(ex.request));
+    return Queue(connection, table.Serve(ex.admission, ex.request));
   } catch (const std::exception& e) {  // no exception may cross into C: close the connection
     COHORT_LOG(ERROR) << method << " " << url << ": " << e.what();
     return MHD_NO;

@@ -13,9 +13,13 @@
 // Life: Bind (the port bound and listening, so connections queue in the kernel until the routes
 // are added), then Serve, then Stop or the destructor.
 // Limits: at most `max_connections` connections at once (more wait in the listen queue); a
-// request's head (line and headers) within 64 KiB, else 431; a body over kMaxBodyBytes is 413
-// before it is read when its Content-Length says so, else the connection is closed once that
-// many bytes came; a connection idle for `idle_timeout` is closed.
+// request's head (line and headers) within 64 KiB, else 431. The body is read only once the
+// Router has admitted the request from its head (Router::Table::Admit: route, browser guard,
+// authentication): a refused request is answered and its connection closed with none of its
+// body read. An admitted body over its route's limit (at most kMaxBodyBytes) is 413 before it
+// is read when its Content-Length says so, else once that many bytes came (a chunked body is
+// counted as it arrives), and the connection is closed; a connection idle for `idle_timeout`
+// is closed.
 // Thread-safe: Serve and Stop from any one thread; the routes run on the connections' threads.
 //
 // Example:

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "cohort/status.h"
 #include "common/json_bounded.h"
 #include "common/logging.h"
 #include "wire/limits.h"
@@ -50,24 +51,6 @@ size_t BodySize(const httplib::Request& req) {
   size_t size = req.body.size();
   for (const auto& [name, file] : req.files) size += file.content.size();
   return size;
-}
-
-// The chain of one request up to and through its route (see router.h).
-Reply Serve(const Handler& handler, size_t max_body, Require require, Authenticator& auth,
-            const BrowserGuard& guard, const httplib::Request& raw) {
-  if (absl::Status allowed = guard.Check(raw); !allowed.ok()) return ErrorReply(allowed);
-  if (const size_t size = BodySize(raw); size > max_body) {
-    return ErrorReply(absl::ResourceExhaustedError(absl::StrCat(
-        "the request body is ", size, " bytes; this endpoint takes at most ", max_body)));
-  }
-  absl::StatusOr<Caller> caller = auth.Authenticate(raw, require);
-  if (!caller.ok()) return ErrorReply(caller.status());
-  if (absl::Status admitted = auth.Admit(*caller, require, raw); !admitted.ok()) {
-    return ErrorReply(admitted);
-  }
-  absl::StatusOr<Reply> reply = handler(Request(raw, *std::move(caller)));
-  if (!reply.ok()) return ErrorReply(reply.status());
-  return *std::move(reply);
 }
 
 }  // namespace
@@ -132,13 +115,13 @@ std::optional<std::string> Request::FormPart(const char* name) const {
 
 Router::Router(std::unique_ptr<Authenticator> authenticator, BrowserGuard guard,
                int concurrent_handlers)
-    : authenticator_(std::move(authenticator)),
-      guard_(guard),
-      metrics_(std::make_shared<RequestMetrics>()),
+    : metrics_(std::make_shared<RequestMetrics>()),
       table_(std::make_shared<Table>()),
       gate_(concurrent_handlers > 0 ? std::make_shared<AdmissionGate>(concurrent_handlers)
                                     : nullptr) {
   table_->metrics_ = metrics_;
+  table_->authenticator_ = std::move(authenticator);
+  table_->guard_ = guard;
   if (gate_ != nullptr) metrics_->WatchGate(gate_);
 }
 
@@ -166,32 +149,18 @@ absl::Status Authenticator::Admit(const Caller& caller, Require require,
   return absl::UnauthenticatedError(absl::StrCat(route, " is for its allocation"));
 }
 
-Router::Table::Serving Router::Wrap(Handler handler, RouteOptions options, RouteTimer timer) const {
-  const size_t max_body = options.max_body.value_or(wire::kMaxJsonBodyBytes);
-  std::shared_ptr<AdmissionGate> gate = options.waits ? nullptr : gate_;
-  return [handler = std::move(handler), max_body, require = options.require, auth = authenticator_,
-          guard = guard_, timer = std::move(timer),
-          gate = std::move(gate)](const httplib::Request& raw) -> Reply {
-    // The time at the gate counts: the caller waits it too. An exception leaves as a 500.
-    const auto start = std::chrono::steady_clock::now();
-    int status = 500;
-    absl::Cleanup record = [&] {
-      timer.Record(status,
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    };
-    std::optional<AdmissionGate::Ticket> ticket;
-    if (gate != nullptr) ticket.emplace(*gate);
-    Reply reply = Serve(handler, max_body, require, *auth, guard, raw);
-    status = reply.code;
-    return reply;
-  };
-}
-
 void Router::Add(const char* method, const std::string& pattern, Handler handler,
                  RouteOptions options) {
-  RouteTimer timer = metrics_->ForRoute(method, pattern);
-  table_->routes_.push_back(
-      {method, std::regex(pattern), Wrap(std::move(handler), options, std::move(timer))});
+  const bool open = options.require == Require::kAnyone;
+  size_t max_body = options.max_body.value_or(open ? kMaxOpenBodyBytes : wire::kMaxJsonBodyBytes);
+  if (open) max_body = std::min(max_body, kMaxOpenBodyBytes);
+  table_->routes_.push_back({.method = method,
+                             .pattern = std::regex(pattern),
+                             .handler = std::move(handler),
+                             .require = options.require,
+                             .max_body = max_body,
+                             .timer = metrics_->ForRoute(method, pattern),
+                             .gate = options.waits ? nullptr : gate_});
 }
 
 void Router::Get(const std::string& pattern, Handler handler, RouteOptions options) {
@@ -210,22 +179,79 @@ void Router::Delete(const std::string& pattern, Handler handler, RouteOptions op
   Add("DELETE", pattern, std::move(handler), options);
 }
 
-Reply Router::Table::Dispatch(httplib::Request& request) const {
-  const absl::string_view method =
-      request.method == "HEAD" ? absl::string_view("GET") : absl::string_view(request.method);
-  for (const Route& route : routes_) {
-    if (route.method == method && std::regex_match(request.path, request.matches, route.pattern)) {
-      return route.serve(request);
-    }
+absl::Status Router::Table::CheckHead(const Route& route, const httplib::Request& request,
+                                      Caller* caller) const {
+  COHORT_RETURN_IF_ERROR(guard_.Check(request));
+  COHORT_ASSIGN_OR_RETURN(*caller, authenticator_->Authenticate(request, route.require));
+  COHORT_RETURN_IF_ERROR(authenticator_->Admit(*caller, route.require, request));
+  uint64_t declared = 0;
+  if (absl::SimpleAtoi(request.get_header_value("Content-Length"), &declared) &&
+      declared > route.max_body) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the request body is ", declared, " bytes; this endpoint takes at most ", route.max_body));
   }
-  return Refuse(request, absl::NotFoundError(absl::StrCat("no such endpoint: ", request.method, " ",
-                                                          request.path)));
+  return absl::OkStatus();
 }
 
-Reply Router::Table::Serve(httplib::Request& request) const {
+Router::Table::Admission Router::Table::Admit(httplib::Request& request) const {
+  Admission admission;
+  try {
+    const absl::string_view method =
+        request.method == "HEAD" ? absl::string_view("GET") : absl::string_view(request.method);
+    for (const Route& route : routes_) {
+      if (route.method == method &&
+          std::regex_match(request.path, request.matches, route.pattern)) {
+        admission.route = &route;
+        break;
+      }
+    }
+    if (admission.route == nullptr) {
+      admission.refusal = Refuse(request, absl::NotFoundError(absl::StrCat(
+                                              "no such endpoint: ", request.method, " ",
+                                              request.path)));
+      return admission;
+    }
+    admission.max_body = admission.route->max_body;
+    if (absl::Status head = CheckHead(*admission.route, request, &admission.caller); !head.ok()) {
+      // Only the size is checked after the caller was admitted (anonymous on an open route).
+      admission.authenticated_refusal = absl::IsResourceExhausted(head) &&
+                                        admission.caller.kind != Caller::Kind::kAnonymous;
+      admission.refusal = ErrorReply(head);
+      admission.route->timer.Record(admission.refusal->code, 0);
+    }
+  } catch (const std::exception& e) {
+    COHORT_LOG(ERROR) << request.method << " " << request.path << ": " << e.what();
+    admission.refusal = ErrorReply(absl::InternalError(absl::StrCat(
+        request.method, " ", request.path, " failed inside the master: ", e.what())));
+  }
+  return admission;
+}
+
+Reply Router::Table::RunRoute(const Admission& admission, const httplib::Request& request) const {
+  const Route& route = *admission.route;
+  // The time at the gate counts: the caller waits it too. An exception leaves as a 500.
+  const auto start = std::chrono::steady_clock::now();
+  int status = 500;
+  absl::Cleanup record = [&] {
+    route.timer.Record(
+        status, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  };
+  std::optional<AdmissionGate::Ticket> ticket;
+  if (route.gate != nullptr) ticket.emplace(*route.gate);
+  absl::StatusOr<Reply> reply = route.handler(Request(request, admission.caller));
+  Reply out = reply.ok() ? *std::move(reply) : ErrorReply(reply.status());
+  status = out.code;
+  return out;
+}
+
+Reply Router::Table::Serve(const Admission& admission, const httplib::Request& request) const {
+  if (admission.refusal) return *admission.refusal;
+  if (const size_t size = BodySize(request); size > admission.max_body) {
+    return TooLargeBody(admission, request, size);
+  }
   std::string what = "unknown exception";
   try {
-    return Dispatch(request);
+    return RunRoute(admission, request);
   } catch (const std::exception& e) {
     what = e.what();
   } catch (...) {
@@ -233,6 +259,23 @@ Reply Router::Table::Serve(httplib::Request& request) const {
   COHORT_LOG(ERROR) << request.method << " " << request.path << ": " << what;
   return ErrorReply(absl::InternalError(
       absl::StrCat(request.method, " ", request.path, " failed inside the master: ", what)));
+}
+
+Reply Router::Table::Serve(httplib::Request& request) const {
+  return Serve(Admit(request), request);
+}
+
+Reply Router::Table::TooLargeBody(const Admission& admission, const httplib::Request& request,
+                                  uint64_t bytes) const {
+  Reply reply = ErrorReply(absl::ResourceExhaustedError(
+      absl::StrCat("the request body is ", bytes, " bytes or more; this endpoint takes at most ",
+                   admission.max_body)));
+  if (admission.route != nullptr) {
+    admission.route->timer.Record(reply.code, 0);
+  } else {
+    metrics_->RecordUnmatched(request.method, reply.code);
+  }
+  return reply;
 }
 
 Reply Router::Table::Refuse(const httplib::Request& request, const absl::Status& why) const {

@@ -7,8 +7,9 @@
 //
 //   * browser guard: BrowserGuard (browser_guard.h) refuses DNS-rebound Host names and
 //     cross-origin requests (403);
-//   * limits: a JSON body over wire::kMaxJsonBodyBytes, or an upload over the route's own
-//     limit, is 413 before the route runs;
+//   * limits: a body over the route's limit (wire::kMaxJsonBodyBytes by default,
+//     kMaxOpenBodyBytes on an open route) is 413: at once when its Content-Length says so,
+//     else when the engine has counted that many bytes of it;
 //   * authentication: the Authenticator decides who the caller is or refuses (401), then
 //     admits the caller to the route or refuses (401, or 403 for a user who is not an admin):
 //     each route declares who may call it (RouteOptions::require, the whole policy in one place
@@ -23,9 +24,12 @@
 //     (TooManyRequests' -> 429), Unavailable -> 503, anything else -> 500. An exception a route
 //     lets escape (a bug) is 500 naming the route, never a crash of the master.
 //
+// Everything up to the route is decided from the request's head, before its body is read
+// (Table::Admit): an unauthenticated request costs the master its head, never its body.
 // The Router knows no HTTP engine: it fills a Table of routes, and an engine (HttpServer,
 // http_server.h) parses each request into an httplib::Request (cpp-httplib's request type, the
-// one the routes read), hands it to Table::Serve and writes the Reply it returns.
+// one the routes read), asks Table::Admit once the head is read, reads the body of an admitted
+// request only, hands it to Table::Serve and writes the Reply it returns.
 // Thread-safe after the routes are added (the engine serves requests on many threads).
 //
 // Example:
@@ -40,6 +44,7 @@
 #include <httplib.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -154,10 +159,15 @@ struct Reply {
 
 using Handler = std::function<absl::StatusOr<Reply>(const Request&)>;
 
+// The largest body an open route (Require::kAnyone) takes unless it says less: what anyone
+// who can reach the port may make the master hold.
+inline constexpr size_t kMaxOpenBodyBytes = 16 << 10;
+
 // How a route is served: who may call it, and the largest body it takes.
 struct RouteOptions {
   Require require = Require::kUser;
-  std::optional<size_t> max_body;  // default: wire::kMaxJsonBodyBytes
+  // default: wire::kMaxJsonBodyBytes, kMaxOpenBodyBytes for an open route (at most that)
+  std::optional<size_t> max_body;
   // The handler may wait for events (a long poll, a follow): it bypasses the router's
   // AdmissionGate, where it would hold a slot while what it waits for queues behind it.
   bool waits = false;
@@ -180,40 +190,75 @@ class Router {
   // routes that record into it.
   const std::shared_ptr<RequestMetrics>& request_metrics() const { return metrics_; }
 
-  // The routes as an engine serves them: the engine parses a request, Serve answers it.
+  // The routes as an engine serves them, in two steps so that nothing unauthenticated costs
+  // the master more than a request's head: once the head is read, Admit matches the route and
+  // runs the browser guard, the route's size limit on a declared Content-Length and the
+  // authentication; only an admitted request's body is read, at most Admission::max_body
+  // bytes of it (the engine counts a chunked body as it comes and cuts it there), and then
+  // Serve answers it.
   class Table {
    public:
-    // The answer to `request`: the first route added whose method and pattern match it (GET
-    // routes answer HEAD too) serves it, with `request.matches` set from its pattern; when
-    // none matches, 404 "no such endpoint: METHOD PATH". An exception that escapes a route is
-    // 500 naming the route (and logged). Never throws.
-    Reply Serve(httplib::Request& request) const;
-    // The answer to a request the engine refused before any route (a body over its limit, a
-    // malformed request): ErrorReply(why), counted as unmatched by its status.
-    Reply Refuse(const httplib::Request& request, const absl::Status& why) const;
-
-   private:
-    friend class Router;
-    using Serving = std::function<Reply(const httplib::Request&)>;
+    // One route as added (Router::Get and the others).
     struct Route {
       std::string method;
       std::regex pattern;
-      Serving serve;
+      Handler handler;
+      Require require = Require::kUser;
+      size_t max_body = 0;
+      RouteTimer timer;
+      std::shared_ptr<AdmissionGate> gate;  // null: the route waits, or no limit
     };
-    Reply Dispatch(httplib::Request& request) const;
+    // What Admit decided about a request from its head.
+    struct Admission {
+      // Set when the request is refused before its body is read (no route 404, the browser
+      // guard 403, a declared body over the route's limit 413, authentication 401 or 403):
+      // the answer; the engine sends it and reads none of the body.
+      std::optional<Reply> refusal;
+      // The most body bytes the route takes (its RouteOptions::max_body): past it the engine
+      // stops reading and answers TooLargeBody's 413.
+      size_t max_body = 0;
+      // With a refusal: the caller was authenticated and admitted, and only its declared body
+      // is too large. The engine may read and drop that body before it answers, so a client
+      // that sends it whole still reads the 413 (an anonymous caller's is never read).
+      bool authenticated_refusal = false;
+      const Route* route = nullptr;  // the route matched (null when refused without one)
+      Caller caller;                 // who authentication says the caller is
+    };
+    // The first step, from the request's line and headers only; sets `request.matches` from
+    // the route's pattern (the first route added whose method and pattern match; GET routes
+    // answer HEAD too). Never throws.
+    Admission Admit(httplib::Request& request) const;
+    // The second step, once the body is read: the route's handler (after the AdmissionGate,
+    // unless the route waits) or the refusal. An exception that escapes a route is 500 naming
+    // the route (and logged). Never throws.
+    Reply Serve(const Admission& admission, const httplib::Request& request) const;
+    // Both steps on a request read whole (tests; a body over the route's limit is 413).
+    Reply Serve(httplib::Request& request) const;
+    // The answer to a request the engine refused before any route (a malformed request):
+    // ErrorReply(why), counted as unmatched by its status.
+    Reply Refuse(const httplib::Request& request, const absl::Status& why) const;
+    // The 413 for a body found longer than the admitted route's limit while it was read.
+    Reply TooLargeBody(const Admission& admission, const httplib::Request& request,
+                       uint64_t bytes) const;
+
+   private:
+    friend class Router;
+    // Guard, declared size and authentication; OK with `caller` set, or why not.
+    absl::Status CheckHead(const Route& route, const httplib::Request& request,
+                           Caller* caller) const;
+    Reply RunRoute(const Admission& admission, const httplib::Request& request) const;
 
     std::vector<Route> routes_;  // in the order added; not changed once serving starts
     std::shared_ptr<RequestMetrics> metrics_;
+    std::shared_ptr<Authenticator> authenticator_;
+    BrowserGuard guard_{false};
   };
   // The table the routes go in, shared: an engine may serve it after the Router is gone.
   std::shared_ptr<const Table> table() const { return table_; }
 
  private:
-  Table::Serving Wrap(Handler handler, RouteOptions options, RouteTimer timer) const;
   void Add(const char* method, const std::string& pattern, Handler handler, RouteOptions options);
 
-  std::shared_ptr<Authenticator> authenticator_;
-  BrowserGuard guard_;
   std::shared_ptr<RequestMetrics> metrics_;
   std::shared_ptr<Table> table_;
   std::shared_ptr<AdmissionGate> gate_;  // null: no limit

@@ -182,6 +182,22 @@ TEST_F(RouterTest, ARequestFromAnotherOriginIsRefusedAndTheSameOriginIsNot) {
                                      "application/json");
   ASSERT_TRUE(same);
   EXPECT_EQ(same->status, 201);
+  // Issue 34: the scheme counts, an https:// page is another origin than this http:// master.
+  httplib::Result other_scheme =
+      client.Post("/echo", {{"Origin", absl::StrCat("https://127.0.0.1:", port_)}},
+                  R"({"a": 1})", "application/json");
+  ASSERT_TRUE(other_scheme);
+  EXPECT_EQ(other_scheme->status, 403);
+}
+
+TEST(BrowserGuardTest, AnHttpsMasterTakesOnlyItsHttpsOrigin) {
+  const BrowserGuard guard(false, /*https=*/true);
+  httplib::Request request;
+  request.headers.emplace("Host", "master.example:8443");
+  request.headers.emplace("Origin", "https://master.example:8443");
+  EXPECT_TRUE(guard.Check(request).ok());
+  request.headers.find("Origin")->second = "http://master.example:8443";
+  EXPECT_EQ(guard.Check(request).code(), absl::StatusCode::kPermissionDenied);
 }
 
 // A router admitting one handler at a time: a route that waits (a long poll) does not hold the

@@ -4,12 +4,12 @@
 namespace cohort::master::http {
 
 void AddTemplateRoutes(Router& router, Master& master) {
-  router.Get("/api/v1/templates", [&](const Request&) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(auto list, master.ListTemplates());
+  router.Get("/api/v1/templates", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(auto list, master.ListTemplates(ActorOf(req.caller())));
     return Reply::Ok(list.ToJson());
   });
   router.Get(R"(/api/v1/templates/([^/]+))", [&](const Request& req) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(auto tmpl, master.GetTemplate(req.PathPart(1)));
+    COHORT_ASSIGN_OR_RETURN(auto tmpl, master.GetTemplate(req.PathPart(1), ActorOf(req.caller())));
     return Reply::Ok(tmpl.ToJson());
   });
   router.Put(R"(/api/v1/templates/([^/]+))",

@@ -59,7 +59,11 @@ absl::StatusOr<Reply> SetPassword(users::Users& users, const Request& req) {
 }  // namespace
 
 void AddUserRoutes(Router& router, users::Users& users) {
-  const RouteOptions kOpen{.require = Require::kAnyone, .max_body = 64 << 10};
+  // Open: anyone who reaches the port may send these, so their bodies are small. A login waits
+  // for the hash pool (users/hash_pool.h), not for the handlers' gate: a flood of logins never
+  // holds the places other requests need, and past the pool's queue it is refused (503).
+  const RouteOptions kOpen{
+      .require = Require::kAnyone, .max_body = kMaxOpenBodyBytes, .waits = true};
   router.Get(
       "/api/v1/info",
       [](const Request&) -> absl::StatusOr<Reply> {

@@ -8,14 +8,24 @@
 namespace cohort::master::users {
 namespace {
 
-std::string UserKey(const std::string& user) { return "user:" + user; }
+std::string PairKey(const std::string& user, const std::string& address) {
+  return absl::StrCat("pair:", address, "\n", user);
+}
 std::string AddressKey(const std::string& address) { return "address:" + address; }
+std::string UserKey(const std::string& user) { return "user:" + user; }
 
-// How long after failure number `failures` the next try must wait.
+// How long after failure number `failures` of a pair or an address the next try must wait.
 absl::Duration Backoff(int failures) {
   if (failures >= LoginThrottle::kLockoutFailures) return LoginThrottle::kLockout;
   if (failures <= LoginThrottle::kFreeFailures) return absl::ZeroDuration();
   return absl::Seconds(1 << std::min(failures - LoginThrottle::kFreeFailures - 1, 6));
+}
+
+// How long a try for a user with `failures` failures (from anywhere) is held.
+absl::Duration Hold(int failures) {
+  if (failures < LoginThrottle::kUserSlowFailures) return absl::ZeroDuration();
+  const int doublings = std::min(failures - LoginThrottle::kUserSlowFailures, 3);
+  return std::min(LoginThrottle::kUserHold * (1 << doublings), LoginThrottle::kMaxUserHold);
 }
 
 }  // namespace
@@ -39,32 +49,42 @@ absl::Status LoginThrottle::CheckLocked(const std::string& key, const std::strin
                                                    " s"));
 }
 
-absl::Status LoginThrottle::Check(const std::string& user, const std::string& address) {
+absl::StatusOr<absl::Duration> LoginThrottle::Check(const std::string& user,
+                                                    const std::string& address) {
   std::lock_guard<std::mutex> lock(mu_);
   const absl::Time now = clock_->Now();
-  absl::Status status = CheckLocked(UserKey(user), absl::StrCat("for user '", user, "'"), now);
+  absl::Status status = CheckLocked(PairKey(user, address),
+                                    absl::StrCat("for user '", user, "' from ", address), now);
   if (!status.ok()) return status;
-  return CheckLocked(AddressKey(address), absl::StrCat("from ", address), now);
+  status = CheckLocked(AddressKey(address), absl::StrCat("from ", address), now);
+  if (!status.ok()) return status;
+  auto it = entries_.find(UserKey(user));
+  if (it == entries_.end() || now - it->second.last_failure > kWindow) {
+    return absl::ZeroDuration();
+  }
+  return Hold(it->second.failures);
 }
 
 int LoginThrottle::Failed(const std::string& user, const std::string& address) {
   std::lock_guard<std::mutex> lock(mu_);
   const absl::Time now = clock_->Now();
   PruneLocked(now);
-  int user_failures = 0;
-  for (const std::string& key : {UserKey(user), AddressKey(address)}) {
+  int pair_failures = 0;
+  for (const std::string& key : {PairKey(user, address), AddressKey(address), UserKey(user)}) {
     Entry& entry = EntryLocked(key, now);
     ++entry.failures;
     entry.last_failure = now;
-    entry.next_allowed = now + Backoff(entry.failures);
-    if (key == UserKey(user)) user_failures = entry.failures;
+    // The user's own count only holds tries (Check), it never refuses them.
+    if (key != UserKey(user)) entry.next_allowed = now + Backoff(entry.failures);
+    if (key == PairKey(user, address)) pair_failures = entry.failures;
   }
-  return user_failures;
+  return pair_failures;
 }
 
-void LoginThrottle::Succeeded(const std::string& user) {
+void LoginThrottle::Succeeded(const std::string& user, const std::string& address) {
   std::lock_guard<std::mutex> lock(mu_);
   entries_.erase(UserKey(user));
+  entries_.erase(PairKey(user, address));
 }
 
 void LoginThrottle::PruneLocked(absl::Time now) {

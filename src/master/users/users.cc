@@ -1,5 +1,7 @@
 #include "master/users/users.h"
 
+#include "absl/time/clock.h"
+
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
@@ -32,7 +34,7 @@ const std::string& DummyHash() {
 }  // namespace
 
 Users::Users(Database* db, const Clock* clock, UsersOptions options)
-    : db_(db), clock_(clock), options_(options), throttle_(clock) {}
+    : db_(db), clock_(clock), options_(options), throttle_(clock), hashing_(options.hashing) {}
 
 int64_t Users::NowMs() const { return absl::ToUnixMillis(clock_->Now()); }
 
@@ -54,28 +56,30 @@ absl::StatusOr<bool> Users::EnsureAdmin(const std::string& password) {
   return true;
 }
 
-absl::Status Users::TakeHashSlot() {
-  if (hashing_.fetch_add(1) < kMaxConcurrentHashes) return absl::OkStatus();
-  hashing_.fetch_sub(1);
-  return absl::UnavailableError("too many logins at once: try again in a second");
-}
-
 absl::StatusOr<std::string> Users::Hash(const std::string& password) {
-  COHORT_RETURN_IF_ERROR(TakeHashSlot());
-  absl::Cleanup release = [this] { hashing_.fetch_sub(1); };
-  return HashPassword(password);
+  absl::StatusOr<std::string> hash = absl::InternalError("the hash did not run");
+  COHORT_RETURN_IF_ERROR(hashing_.Run([&] { hash = HashPassword(password); }));
+  return hash;
 }
 
 absl::StatusOr<bool> Users::Verify(const std::string& hash, const std::string& password) {
-  COHORT_RETURN_IF_ERROR(TakeHashSlot());
-  absl::Cleanup release = [this] { hashing_.fetch_sub(1); };
-  return VerifyPassword(hash, password);
+  absl::StatusOr<bool> match = absl::InternalError("the check did not run");
+  COHORT_RETURN_IF_ERROR(hashing_.Run([&] { match = VerifyPassword(hash, password); }));
+  return match;
 }
 
 absl::StatusOr<Users::LoginResult> Users::Login(const std::string& name,
                                                 const std::string& password,
                                                 const std::string& address) {
-  COHORT_RETURN_IF_ERROR(throttle_.Check(name, address));
+  COHORT_ASSIGN_OR_RETURN(const absl::Duration hold, throttle_.Check(name, address));
+  if (hold > absl::ZeroDuration()) {
+    // Guessed at from elsewhere: slowed, never refused (login_throttle.h).
+    if (options_.hold) {
+      options_.hold(hold);
+    } else {
+      absl::SleepFor(hold);
+    }
+  }
   absl::StatusOr<UserRow> user = db_->GetUserByName(name);
   if (!user.ok() && !absl::IsNotFound(user.status())) return user.status();
   COHORT_ASSIGN_OR_RETURN(bool match,
@@ -86,7 +90,7 @@ absl::StatusOr<Users::LoginResult> Users::Login(const std::string& name,
                         << "' from " << address << " (" << failures << " in a row)";
     return WrongCredentials();
   }
-  throttle_.Succeeded(name);
+  throttle_.Succeeded(name, address);
   // Expired tokens are dropped here, where new ones are made, so the table does not grow.
   COHORT_RETURN_IF_ERROR(db_->DeleteExpiredTokens(NowMs()).status());
   LoginResult result{NewToken(), *user,

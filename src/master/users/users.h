@@ -9,8 +9,9 @@
 //     revokes one token; deactivating a user or setting a password revokes all of that user's
 //     tokens.
 //   * Admin-only operations take the acting Identity and refuse others (PermissionDenied).
-// At most kMaxConcurrentHashes Argon2id hashes run at once (64 MiB each); more callers get
-// Unavailable, so a login flood cannot exhaust the master's memory.
+// Argon2id hashes run on a HashPool of their own (hash_pool.h): two threads at a lower CPU
+// priority and at most eight waiting; more callers get Unavailable at once, so a login flood
+// neither exhausts the master's memory nor holds the request handlers others need.
 //
 // Thread-safe (the database is; the throttle and the hash count have their own locks).
 //
@@ -21,6 +22,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +32,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "master/db/database.h"
+#include "master/users/hash_pool.h"
 #include "master/users/login_throttle.h"
 
 namespace cohort::master::users {
@@ -44,12 +47,14 @@ struct Identity {
 
 struct UsersOptions {
   absl::Duration token_lifetime = absl::Hours(24 * 7);
+  HashPoolOptions hashing;
+  // Holds a login the throttle slows (LoginThrottle::Check) for that long; null: sleeps (tests
+  // record it instead).
+  std::function<void(absl::Duration)> hold;
 };
 
 class Users {
  public:
-  static constexpr int kMaxConcurrentHashes = 4;
-
   // `db` and `clock` must outlive the Users.
   Users(Database* db, const Clock* clock, UsersOptions options = {});
 
@@ -84,9 +89,7 @@ class Users {
 
  private:
   absl::Status RequireAdmin(const Identity& actor, const std::string& what) const;
-  // One of the kMaxConcurrentHashes places, or Unavailable; the caller gives it back.
-  absl::Status TakeHashSlot();
-  // Argon2id under the concurrency cap.
+  // Argon2id on the hash pool.
   absl::StatusOr<std::string> Hash(const std::string& password);
   absl::StatusOr<bool> Verify(const std::string& hash, const std::string& password);
   int64_t NowMs() const;
@@ -95,7 +98,7 @@ class Users {
   const Clock* clock_;
   UsersOptions options_;
   LoginThrottle throttle_;
-  std::atomic<int> hashing_{0};
+  HashPool hashing_;
 };
 
 }  // namespace cohort::master::users

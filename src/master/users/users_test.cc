@@ -1,5 +1,11 @@
 #include "master/users/users.h"
 
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/users/password.h"
@@ -13,7 +19,8 @@ class UsersTest : public ::testing::Test {
  protected:
   void SetUp() override {
     db_ = OpenSqliteDatabase(":memory:").value();
-    users_ = std::make_unique<Users>(db_.get(), &clock_);
+    users_ = std::make_unique<Users>(
+        db_.get(), &clock_, UsersOptions{.hold = [this](absl::Duration d) { held_.push_back(d); }});
     ASSERT_TRUE(users_->EnsureAdmin("admin-password").value());
     admin_ =
         users_->Authenticate(users_->Login("admin", "admin-password", "a").value().token).value();
@@ -23,6 +30,7 @@ class UsersTest : public ::testing::Test {
   }
 
   FakeClock clock_;
+  std::vector<absl::Duration> held_;  // the holds the throttle asked for, in order
   std::unique_ptr<Database> db_;
   std::unique_ptr<Users> users_;
   Identity admin_;
@@ -73,13 +81,15 @@ TEST_F(UsersTest, RepeatedFailuresAreSlowedThenRefused) {
     EXPECT_TRUE(absl::IsUnauthenticated(users_->Login("admin", "wrong-password", "x").status()));
   }
   EXPECT_TRUE(absl::IsUnauthenticated(users_->Login("admin", "wrong-password", "x").status()));
-  // Third failure: the next try must wait a second, even with the right password.
-  absl::Status throttled = users_->Login("admin", "admin-password", "y").status();
+  // Third failure: the next try from that address must wait a second, even with the right
+  // password; from another address the user logs in at once.
+  absl::Status throttled = users_->Login("admin", "admin-password", "x").status();
   EXPECT_TRUE(absl::IsResourceExhausted(throttled)) << throttled;
-  EXPECT_THAT(throttled.message(), HasSubstr("for user 'admin'"));
+  EXPECT_THAT(throttled.message(), HasSubstr("for user 'admin' from x"));
   EXPECT_THAT(throttled.message(), HasSubstr("try again in 1 s"));
-  clock_.Advance(absl::Seconds(1));
   EXPECT_TRUE(users_->Login("admin", "admin-password", "y").ok());
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_TRUE(users_->Login("admin", "admin-password", "x").ok());
   // From one address, guessing at many names is throttled by the address.
   for (int i = 0; i < LoginThrottle::kLockoutFailures; ++i) {
     clock_.Advance(absl::Seconds(65));
@@ -92,6 +102,65 @@ TEST_F(UsersTest, RepeatedFailuresAreSlowedThenRefused) {
   EXPECT_TRUE(users_->Login("admin", "admin-password", "elsewhere").ok());
   clock_.Advance(LoginThrottle::kLockout);
   EXPECT_TRUE(users_->Login("admin", "admin-password", "evil").ok());
+}
+
+// Issue 34: a stranger failing as 'admin' from one address, however often, must not lock the
+// admin out: from an address of their own the right password still logs in, only held a little
+// once the user's failures pass kUserSlowFailures. The stranger's address stays refused.
+TEST_F(UsersTest, NobodyCanLockAUserOutByFailingFromElsewhere) {
+  for (int i = 0; i < LoginThrottle::kLockoutFailures; ++i) {
+    clock_.Advance(absl::Seconds(65));  // past each backoff: every try is checked
+    EXPECT_TRUE(absl::IsUnauthenticated(
+        users_->Login("admin", "wrong-password", "stranger").status()));
+  }
+  EXPECT_TRUE(
+      absl::IsResourceExhausted(users_->Login("admin", "admin-password", "stranger").status()));
+  held_.clear();
+  absl::StatusOr<Users::LoginResult> mine = users_->Login("admin", "admin-password", "home");
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  ASSERT_EQ(held_.size(), 1u) << "slowed, not refused";
+  EXPECT_GE(held_[0], LoginThrottle::kUserHold);
+  EXPECT_LE(held_[0], LoginThrottle::kMaxUserHold);
+  // The success cleared the user's count: the next login is not held.
+  held_.clear();
+  ASSERT_TRUE(users_->Login("admin", "admin-password", "home").ok());
+  EXPECT_TRUE(held_.empty());
+}
+
+// Guessing one account from many addresses (each under its own limits) is held longer and
+// longer, up to kMaxUserHold, and never refused.
+TEST_F(UsersTest, GuessingOneUserFromManyAddressesIsSlowed) {
+  for (int i = 0; i < LoginThrottle::kUserSlowFailures + 5; ++i) {
+    EXPECT_TRUE(absl::IsUnauthenticated(
+        users_->Login("admin", "wrong-password", absl::StrCat("10.0.0.", i)).status()));
+  }
+  ASSERT_FALSE(held_.empty());
+  EXPECT_EQ(held_.front(), LoginThrottle::kUserHold);
+  EXPECT_EQ(held_.back(), LoginThrottle::kMaxUserHold);
+  for (size_t i = 1; i < held_.size(); ++i) EXPECT_GE(held_[i], held_[i - 1]);
+}
+
+// The hash pool: a job past its queue is refused at once, and the hashes run on its threads.
+TEST(HashPoolTest, AJobPastTheQueueIsRefusedAtOnce) {
+  HashPool pool({.threads = 1, .max_queued = 1});
+  absl::Notification release, running;
+  std::thread first([&] {
+    EXPECT_TRUE(pool.Run([&] {
+                      running.Notify();
+                      release.WaitForNotification();
+                    })
+                    .ok());
+  });
+  running.WaitForNotification();
+  std::thread second([&] { EXPECT_TRUE(pool.Run([] {}).ok()); });  // waits in the queue
+  while (pool.Queued() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  absl::Status third = pool.Run([] {});
+  EXPECT_TRUE(absl::IsUnavailable(third)) << third;
+  EXPECT_THAT(third.message(), HasSubstr("too many logins at once"));
+  release.Notify();
+  first.join();
+  second.join();
+  EXPECT_TRUE(pool.Run([] {}).ok());
 }
 
 TEST_F(UsersTest, ExpiredAndRevokedTokensAreRefused) {
