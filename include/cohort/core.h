@@ -108,6 +108,7 @@ class Context {
  private:
   ClusterInfo info_;
   std::unique_ptr<Reporter> reporter_;
+  std::shared_ptr<ProgressBeacon> beacon_;  // RUN_DIR/progress/rank-<R>.json, for the agent
   DistributedContext distributed_;
   TrainContext train_;
   CheckpointContext checkpoint_;

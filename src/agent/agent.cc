@@ -24,6 +24,8 @@ constexpr absl::Duration kKillGrace = absl::Seconds(10);
 // When the agent itself stops: its trials' SIGTERM to SIGKILL, short enough that it exits
 // within 10 s whatever they do.
 constexpr absl::Duration kShutdownGrace = absl::Seconds(5);
+// How long each of the two posts that tell the master this agent leaves may take.
+constexpr absl::Duration kLeaveTimeout = absl::Seconds(2);
 constexpr absl::Duration kRetryEvery = absl::Seconds(1);        // registering, polling
 constexpr absl::Duration kComplainEvery = absl::Seconds(30);    // while registering fails
 constexpr absl::Duration kLeftoverTimeout = absl::Seconds(10);  // SIGKILLed leftovers to go
@@ -227,16 +229,35 @@ absl::Status Agent::Run() {
     COHORT_LOG(WARNING) << "agent " << options_.id << ": stopped " << *stopped
                         << " process(es) its previous run left behind";
   }
-  bool registered = false;
+  bool registered = false, ever_registered = false;
   while (!stop_.HasBeenNotified()) {
     if (!registered && !RegisterPatiently()) break;
-    registered = true;
+    registered = ever_registered = true;
     JoinFinished();
     registered = PollActions();
   }
+  // Stopping cleanly: the master is told first, so it places nothing more here and queues the
+  // trials stopped now again without counting a restart; then once they have exited, so it
+  // drops this agent at once rather than after its timeout.
+  if (ever_registered && refusal_.ok()) Leave("stopping");
   StopAndJoinAll();
+  if (ever_registered && refusal_.ok()) Leave("stopped");
   COHORT_LOG(INFO) << "agent " << options_.id << ": stopped";
   return refusal_;
+}
+
+void Agent::Leave(const char* when) {
+  client::MasterClient client(options_.master_url, kLeaveTimeout);
+  client.set_bearer_token(options_.secret);
+  client.set_tls_ca_file(options_.tls_ca_file);
+  absl::StatusOr<Json> r = client.Post(absl::StrCat("/api/v1/agents/", options_.id, "/leave"));
+  if (!r.ok()) {
+    COHORT_LOG(WARNING) << "agent " << options_.id << ": telling the master it is " << when
+                        << " failed (it will count this agent lost after its timeout): "
+                        << r.status().message();
+  } else if (r->value("gone", false)) {
+    COHORT_LOG(INFO) << "agent " << options_.id << ": the master has let this agent go";
+  }
 }
 
 bool Agent::PollActions() {
@@ -327,6 +348,7 @@ AllocationRunOptions Agent::RunOptions(std::vector<int> gpus) {
   // Stable for an agent, different between agents: their flushes do not all reach the master
   // at the same moment.
   run_options.flush_phase = absl::Milliseconds(std::hash<std::string>{}(options_.id) % 500);
+  run_options.progress_deadline = options_.progress_deadline;
   return run_options;
 }
 

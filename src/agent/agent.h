@@ -77,6 +77,9 @@ struct AgentOptions {
   // How long one long poll waits at the master for actions (real time: it is a socket). A
   // Stop() takes effect when the poll in flight returns; tests shorten it.
   absl::Duration poll_wait = absl::Seconds(5);
+  // A rank of a trial that waits in a collective, or is stopped, this long fails its run
+  // (AllocationRunOptions::progress_deadline; --progress-deadline).
+  absl::Duration progress_deadline = absl::Minutes(10);
 };
 
 class Agent {
@@ -116,6 +119,9 @@ class Agent {
   // Runs `work` on a thread of its own, joined by JoinFinished or StopAndJoinAll.
   void Spawn(std::function<void()> work);
   void JoinFinished();
+  // Tells the master this agent leaves (POST /api/v1/agents/ID/leave), `when` for the log; a
+  // failure is logged (the master then counts the agent lost after its timeout).
+  void Leave(const char* when);
   // Stops every running allocation (SIGTERM, SIGKILL after the grace) and joins every thread.
   void StopAndJoinAll();
 

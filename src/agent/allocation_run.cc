@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -16,16 +17,19 @@
 #include "agent/undelivered.h"
 #include "cohort/status.h"
 #include "common/context_archive.h"
+#include "common/json_bounded.h"
 #include "common/line_splitter.h"
 #include "common/logging.h"
 #include "common/net.h"
 #include "common/private_file.h"
+#include "common/small_file.h"
 #include "config/config_parser.h"
 #include "config/entrypoint.h"
 #include "config/yaml_json.h"
 #include "sampler/proc_counter_source.h"
 #include "wire/launch_env.h"
 #include "wire/limits.h"
+#include "wire/progress_beat.h"
 #include "wire/worker_env.h"
 
 namespace cohort::agent {
@@ -218,7 +222,7 @@ absl::Status AllocationRun::Send(const wire::AllocationOutput& item, size_t byte
   };
   if (!patient_) {
     absl::Status s = once().status();
-    if (absl::IsUnavailable(s)) MasterAway();
+    if (absl::IsUnavailable(s)) MasterAway(s);
     return s;
   }
   return RetryWhileUnavailable(once, clock_, stop_).status();
@@ -233,7 +237,8 @@ absl::Status AllocationRun::PostOwn(const wire::AllocationOutput& item) {
   return absl::OkStatus();  // nothing to send
 }
 
-void AllocationRun::MasterAway() {
+void AllocationRun::MasterAway(const absl::Status& why) {
+  away_reason_ = std::string(why.message().substr(0, 300));
   away_backoff_ = away_backoff_ == absl::ZeroDuration()
                       ? kAwayFirstRetry
                       : std::min(kAwayMaxRetry, away_backoff_ * 2);
@@ -277,7 +282,8 @@ absl::StatusOr<SubprocessOptions> AllocationRun::Prepare() {
   std::error_code ec;
   fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
   if (ec) {
-    return absl::UnavailableError(absl::StrCat("making ", dir.string(), " private: ", ec.message()));
+    return absl::UnavailableError(
+        absl::StrCat("making ", dir.string(), " private: ", ec.message()));
   }
   if (absl::Status s = UnpackContext(); !s.ok()) return s;
   if (absl::Status s = WritePrivateFile((dir / "config.yaml").string(), action_.config); !s.ok()) {
@@ -365,6 +371,7 @@ std::map<std::string, std::optional<std::string>> AllocationRun::LaunchEnv(
   // Marks every process of the allocation, for the agent's next run to find (leftovers.h).
   env[kWorkDirMarker] = options_.work_dir;
   env[kAllocationMarker] = fs::absolute(dir_).string();
+  env[kOwnerMarker] = OwnerTag();
   for (auto& [name, value] : worker.ToEnv()) {
     // A thread count set in the agent's environment or in the config wins.
     if (IsThreadVariable(name) && (std::getenv(name.c_str()) != nullptr || env.count(name))) {
@@ -420,6 +427,7 @@ int AllocationRun::StreamUntilExit(const SubprocessOptions& launch) {
       next_flush = NextFlush(clock_.Now(), options_.flush_phase);
     }
     control_->KillIfDue();
+    if (!exited) WatchProgress();
     if (exited && !open) {
       status = *exited;
       break;
@@ -518,11 +526,13 @@ void AllocationRun::Log(int rank, std::string line) {
 
 void AllocationRun::AddDropMarker() {
   if (dropped_logs_ == 0) return;
-  const std::string marker =
-      absl::StrCat("agent ", options_.agent_id, ": ", dropped_logs_,
-                   " output line(s) dropped while the master was unreachable (the agent holds at "
-                   "most ",
-                   kMaxPendingBytes >> 20, " MiB of them)");
+  // The real cause: a master that did not answer, or one that answered it could not take them
+  // (503: its disk full, shutting down), in the post's own words.
+  const std::string marker = absl::StrCat(
+      "agent ", options_.agent_id, ": ", dropped_logs_,
+      " output line(s) dropped while the master could not take them (the agent holds at most ",
+      kMaxPendingBytes >> 20, " MiB of them); the last post failed: ",
+      away_reason_.empty() ? std::string("the master did not answer") : away_reason_);
   dropped_logs_ = 0;
   pending_logs_.push_back({-1, marker});
   pending_log_bytes_ += JsonBytes(pending_logs_.back());
@@ -659,6 +669,50 @@ std::vector<wire::StepProfileRecord> AllocationRun::NewStepProfiles() {
   return records;  // no directory yet: nothing profiled so far
 }
 
+std::vector<RankState> AllocationRun::ReadRankStates() const {
+  std::vector<RankState> ranks;
+  std::error_code ec;
+  const fs::path dir = fs::path(dir_) / "run" / "progress";
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != ".json") continue;
+    absl::StatusOr<std::string> text = ReadSmallFile(it->path().string(), 4096);
+    absl::StatusOr<Json> json = text.ok() ? ParseJsonBounded(*text) : text.status();
+    absl::StatusOr<wire::ProgressBeat> beat =
+        json.ok() ? wire::ParseProgressBeat(*json) : json.status();
+    if (!beat.ok()) continue;  // being replaced, or not a beat: judged on the next look
+    RankState state{.beat = *beat};
+    // The process state after the command's ')' in /proc/PID/stat: 'T' or 't' is stopped.
+    const std::string stat =
+        ReadSmallFile(absl::StrCat("/proc/", beat->pid, "/stat"), 4096).value_or("");
+    const size_t close = stat.rfind(')');
+    state.stopped = beat->pid > 0 && close != std::string::npos && close + 2 < stat.size() &&
+                    (stat[close + 2] == 'T' || stat[close + 2] == 't');
+    ranks.push_back(std::move(state));
+  }
+  return ranks;
+}
+
+void AllocationRun::WatchProgress() {
+  const absl::Time now = absl::Now();  // the beats carry real time
+  if (now < next_progress_check_) return;
+  next_progress_check_ = now + absl::Seconds(1);
+  const StallVerdict verdict = JudgeProgress(ReadRankStates(), now, options_.progress_deadline);
+  if (verdict.note != stall_note_) {
+    stall_note_ = verdict.note;
+    unsent_stall_ = verdict.note;  // "" tells the master it moves again
+    if (!verdict.note.empty()) {
+      Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", verdict.note));
+    }
+  }
+  if (verdict.fail && !stopped_for_stall_) {
+    stopped_for_stall_ = true;
+    Log(-1, absl::StrCat("agent ", options_.agent_id, ": stopping the run: no progress within ",
+                         absl::FormatDuration(options_.progress_deadline),
+                         " (cohort-agent --progress-deadline)"));
+    control_->Stop(wire::StopMode::kKill, options_.kill_grace);
+  }
+}
+
 bool AllocationRun::PostReports() {
   std::vector<wire::SystemMetricsRecord> system = TakeSystemRecords();
   std::vector<wire::StepProfileRecord> steps = NewStepProfiles();
@@ -669,7 +723,9 @@ bool AllocationRun::PostReports() {
     progress = ReadProgress();
   }
   const bool more = records.size() >= kRecordsPerFlush;
-  if (records.empty() && !progress && system.empty() && steps.empty()) return false;
+  if (records.empty() && !progress && system.empty() && steps.empty() && !unsent_stall_) {
+    return false;
+  }
   // As many posts as the larger part needs, each part below kBatchBytes of JSON; the progress
   // and system metrics go with the last.
   const auto record_batches =
@@ -683,6 +739,7 @@ bool AllocationRun::PostReports() {
     if (i + 1 == posts) {
       batch.progress = progress;  // the latest, with the last records
       batch.system_metrics = std::move(system);
+      batch.stalled = std::exchange(unsent_stall_, std::nullopt);
     }
     PostReportBatch(std::move(batch));
   }

@@ -33,6 +33,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "agent/output_shipper.h"
+#include "agent/stall_watch.h"
 #include "client/master_client.h"
 #include "common/clock.h"
 #include "common/json_lines_tail.h"
@@ -103,6 +104,9 @@ struct AllocationRunOptions {
   // The run flushes at flush_phase + k * 500 ms of its clock: an agent's runs flush together
   // (and share a post), different agents' at different moments.
   absl::Duration flush_phase = absl::ZeroDuration();
+  // A rank that has waited in a collective, or been stopped, this long fails the run
+  // (stall_watch.h; cohort-agent --progress-deadline); its note shows from min(60 s, half).
+  absl::Duration progress_deadline = absl::Minutes(10);
 };
 
 class AllocationRun {
@@ -162,6 +166,11 @@ class AllocationRun {
   // Posts what is new in the reports; true when more metrics.jsonl records may be waiting (it
   // read kRecordsPerFlush of them).
   bool PostReports();
+  // Once a second: judges the ranks' progress beats (stall_watch.h); a new note goes to the
+  // trial's log and, with the next report batch, to the master; past the deadline the run is
+  // stopped (and so fails, to be restarted within max_restarts).
+  void WatchProgress();
+  std::vector<RankState> ReadRankStates() const;
   // Queues `batch` after those the master missed and posts the queue in order, stopping (the
   // rest kept, at most kMaxPendingBytes of it) when the master is away.
   void PostReportBatch(wire::ReportBatch batch);
@@ -169,7 +178,7 @@ class AllocationRun {
   bool TryReportBatch(const wire::ReportBatch& batch, size_t bytes);
   static size_t RecordBytesOf(const wire::ReportBatch& batch);
   // Notes that the master did not answer: flushes back off (1 s doubling to 8 s).
-  void MasterAway();
+  void MasterAway(const absl::Status& why);
   // Profiling: starts measuring this machine (a sampler thread collecting records), and stops.
   void StartSampler();
   void StopSampler();
@@ -206,6 +215,7 @@ class AllocationRun {
   std::vector<wire::LogLine> pending_logs_;
   size_t pending_log_bytes_ = 0;  // their JSON's size, at most about kMaxPendingBytes
   uint64_t dropped_logs_ = 0;     // lines dropped since the buffer filled, for the marker
+  std::string away_reason_;       // why the last post failed (MasterAway), for the marker
   struct UnsentReports {
     wire::ReportBatch batch;
     size_t bytes = 0;  // of its JSON
@@ -226,6 +236,10 @@ class AllocationRun {
   std::vector<wire::SystemMetricsRecord> system_records_;
   std::map<std::string, JsonLinesTail> step_profile_tails_;  // by file name
   std::set<std::string> step_profile_errors_;                // files whose bad line was logged
+  absl::Time next_progress_check_ = absl::InfinitePast();     // WatchProgress, real time
+  std::string stall_note_;                                    // the last note judged
+  std::optional<std::string> unsent_stall_;                   // for the next report batch
+  bool stopped_for_stall_ = false;
   // Last: destroyed first, so its thread stops before the records it adds to go away.
   std::unique_ptr<sampler::SystemSampler> sampler_;
 };

@@ -145,6 +145,7 @@ struct Flags {
   cohort::agent::AgentOptions options;
   std::string master, secret_flag, tls_ca;
   int slots = 0, artificial = 0;
+  double progress_deadline = 600;
   std::string gpus;
   std::string port_range = "29500-29599";
 };
@@ -186,6 +187,11 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "gets cpus/slots compute threads. Give each agent its share when several run "
                  "on one machine")
       ->check(cohort::PositiveNumber());
+  app.add_option("--progress-deadline", f.progress_deadline,
+                 "Seconds a rank of a trial may wait in a collective, or be stopped, before the "
+                 "run is failed (and restarted within max_restarts); trial list and describe "
+                 "say so from min(60 s, half of it) on (default 600)")
+      ->check(cohort::PositiveNumber());
   app.add_option("--keep-allocations", options.keep_allocations,
                  "Finished allocation directories to keep in the work directory, newest first "
                  "(default 20; checkpoints are in checkpoint storage, not there)")
@@ -222,6 +228,7 @@ absl::Status FinishOptions(Flags& f) {
   if (options.slots <= 0)
     options.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   COHORT_RETURN_IF_ERROR(ParsePortRange(f.port_range, options));
+  options.progress_deadline = absl::Seconds(f.progress_deadline);
   if (options.work_dir.empty()) {
     options.work_dir =
         (std::filesystem::path(cohort::client::LocalClusterDir()) / "agents" / options.id).string();

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "cli/exit_codes.h"
 #include "cli/login_store.h"
@@ -82,10 +83,47 @@ absl::Status LogInAsAdmin(client::MasterClient& client, const fs::path& master_d
   return absl::OkStatus();
 }
 
-// When `record` (cluster.json) names processes that are still alive: says where that cluster's
-// master answers and returns kExitOk, or says how to stop them and returns kExitInvalid.
-// nullopt when no local cluster runs.
-std::optional<int> CheckRunningCluster(const fs::path& record) {
+// What `cohort cluster up` was asked for; kept in cluster.json, so a second `up` can tell
+// whether the running cluster is the one asked for.
+struct UpFlags {
+  int agents = 1;
+  std::optional<int> slots = 2;  // nullopt: --gpus
+  int port = 8080;
+  std::vector<std::string> roots;  // --checkpoint-storage-roots
+  bool replace = false;            // stop a cluster that differs and start this one
+
+  Json ToJson() const {
+    return Json{{"agents", agents},
+                {"slots", slots ? Json(*slots) : Json("gpus")},
+                {"port", port},
+                {"checkpoint_storage_roots", roots}};
+  }
+  // The flags of the running cluster (recorded as ToJson) that differ from these, as
+  // "--agents 1 (asked: 2)"; empty when it is the cluster asked for. A record of an older CLI,
+  // without them, is taken as the same.
+  std::vector<std::string> DifferencesFrom(const Json& recorded) const {
+    std::vector<std::string> out;
+    if (!recorded.is_object()) return out;
+    const Json asked = ToJson();
+    for (const auto& [key, value] : asked.items()) {
+      if (!recorded.contains(key) || recorded[key] == value) continue;
+      const auto shown = [](const Json& v) {
+        return v.is_string() ? v.get<std::string>() : v.dump();
+      };
+      out.push_back(absl::StrCat("--", absl::StrReplaceAll(key, {{"_", "-"}}), " ",
+                                 shown(recorded[key]), " (asked: ", shown(value), ")"));
+    }
+    return out;
+  }
+};
+
+int Down();
+
+// When `record` (cluster.json) names processes that are still alive: the cluster asked for
+// (`flags`) answers: says where and returns kExitOk; it differs: says how and returns
+// kExitInvalid, or with --replace stops it and returns nullopt; it does not answer: says how to
+// stop it and returns kExitInvalid. nullopt when no local cluster runs.
+std::optional<int> CheckRunningCluster(const fs::path& record, const UpFlags& flags) {
   std::error_code ec;
   if (!fs::exists(record, ec)) return std::nullopt;
   std::ifstream in(record);
@@ -97,6 +135,21 @@ std::optional<int> CheckRunningCluster(const fs::path& record) {
   const std::string url = cluster.value("url", std::string());
   client::MasterClient client(url, absl::Seconds(2));
   if (GetAs(client, "/api/v1/info", wire::ParseMasterInfo).ok()) {
+    const std::vector<std::string> differ =
+        flags.DifferencesFrom(cluster.value("flags", Json::object()));
+    if (!differ.empty() && flags.replace) {
+      std::cout << "cluster up: replacing the cluster running at " << url << " ("
+                << absl::StrJoin(differ, ", ") << ")\n";
+      Down();
+      return std::nullopt;
+    }
+    if (!differ.empty()) {
+      std::cerr << "cohort: error: a local cluster already runs at " << url
+                << " with other flags: " << absl::StrJoin(differ, ", ")
+                << ". `cohort cluster down` stops it, or `cohort cluster up --replace` replaces "
+                   "it with the one asked for\n";
+      return kExitInvalid;
+    }
     std::cout << "cluster up: already running at " << url << " (`cohort cluster down` stops it)\n";
     if (!LoadLogin(client.url())) {
       absl::Status login = LogInAsAdmin(client, record.parent_path() / "master");
@@ -158,8 +211,9 @@ bool WaitForAgents(client::MasterClient& client, int agents, absl::Time deadline
   }
 }
 
-// slots nullopt: the agent's own GPUs (--gpus).
-int Up(int agents, std::optional<int> slots, int port, const std::vector<std::string>& roots) {
+int Up(const UpFlags& flags) {
+  const int agents = flags.agents, port = flags.port;
+  const std::optional<int>& slots = flags.slots;
   if (!slots && agents > 1) {
     std::cerr << "cohort: error: --gpus gives an agent every GPU of this machine, so it starts "
                  "one agent: drop --agents, or run cohort-agent --gpus LIST yourself per agent\n";
@@ -167,7 +221,7 @@ int Up(int agents, std::optional<int> slots, int port, const std::vector<std::st
   }
   const fs::path dir = client::LocalClusterDir();
   const fs::path record = dir / "cluster.json";
-  if (std::optional<int> running = CheckRunningCluster(record)) return *running;
+  if (std::optional<int> running = CheckRunningCluster(record, flags)) return *running;
   std::error_code ec;
   fs::create_directories(dir / "logs", ec);
   const std::string url = absl::StrCat("http://127.0.0.1:", port);
@@ -175,9 +229,9 @@ int Up(int agents, std::optional<int> slots, int port, const std::vector<std::st
   std::vector<std::string> master_argv = {SiblingProgram("cohort-master"), "--port",
                                            std::to_string(port), "--data-dir",
                                            (dir / "master").string()};
-  if (!roots.empty()) {
+  if (!flags.roots.empty()) {
     master_argv.insert(master_argv.end(),
-                       {"--checkpoint-storage-roots", absl::StrJoin(roots, ",")});
+                       {"--checkpoint-storage-roots", absl::StrJoin(flags.roots, ",")});
   }
   const pid_t master = SpawnDaemon(master_argv, dir / "logs" / "master.log");
   pids.push_back(master);
@@ -195,7 +249,8 @@ int Up(int agents, std::optional<int> slots, int port, const std::vector<std::st
   }
   absl::Status login = LogInAsAdmin(client, dir / "master");
   for (pid_t pid : SpawnAgents(agents, slots, url, dir)) pids.push_back(pid);
-  std::ofstream(record) << Json{{"url", url}, {"pids", pids}}.dump(2) << "\n";
+  std::ofstream(record) << Json{{"url", url}, {"pids", pids}, {"flags", flags.ToJson()}}.dump(2)
+                        << "\n";
   if (!login.ok()) {
     std::cerr << "cohort: warning: " << login.message() << "\n";
   } else if (!WaitForAgents(client, agents, deadline, dir)) {
@@ -243,11 +298,11 @@ void AddClusterCommands(CLI::App* root, CommandContext* context) {
   CLI::App* cluster =
       root->add_subcommand("cluster", "A local cluster: a master and agents on this machine");
   cluster->require_subcommand(1);
-  auto agents = std::make_shared<int>(1);
+  auto flags = std::make_shared<UpFlags>();
   auto slots = std::make_shared<int>(2);
-  auto port = std::make_shared<int>(8080);
   CLI::App* up = cluster->add_subcommand("up", "Start a master and agents in the background");
-  up->add_option("--agents", *agents, "Agents to start (default 1)")->check(CLI::Range(1, 64));
+  up->add_option("--agents", flags->agents, "Agents to start (default 1)")
+      ->check(CLI::Range(1, 64));
   auto gpus = std::make_shared<bool>(false);
   CLI::Option* slots_opt = up->add_option("--slots", *slots, "CPU slots per agent (default 2)")
                                ->check(CLI::Range(1, 1024));
@@ -255,14 +310,22 @@ void AddClusterCommands(CLI::App* root, CommandContext* context) {
                "The agent offers this machine's GPUs as slots (those nvidia-smi lists; its cores "
                "if none), one per worker, instead of --slots CPU slots")
       ->excludes(slots_opt);
-  up->add_option("--port", *port, "The master's port (default 8080)")->check(CLI::Range(1, 65535));
-  auto roots = std::make_shared<std::vector<std::string>>();
-  up->add_option("--checkpoint-storage-roots", *roots,
+  up->add_option("--port", flags->port, "The master's port (default 8080)")
+      ->check(CLI::Range(1, 65535));
+  up->add_option("--checkpoint-storage-roots", flags->roots,
                  "Directories (comma-separated, absolute) where experiments may keep checkpoints "
                  "besides the master's own (cohort-master --checkpoint-storage-roots)")
       ->delimiter(',');
+  up->add_flag("--replace", flags->replace,
+               "When a local cluster runs with other flags, stop it and start this one (without "
+               "it, that is an error saying what differs)");
+  up->footer(
+      "Example:\n  cohort cluster up --agents 2 --slots 1\n"
+      "  cohort cluster up --agents 4 --replace   # the running one had 2 agents");
   context->OnRun(up, [=] {
-    return Up(*agents, *gpus ? std::nullopt : std::optional<int>(*slots), *port, *roots);
+    UpFlags asked = *flags;
+    asked.slots = *gpus ? std::nullopt : std::optional<int>(*slots);
+    return Up(asked);
   });
   CLI::App* down = cluster->add_subcommand("down", "Stop the local master and agents");
   context->OnRun(down, [] { return Down(); });

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -335,6 +336,38 @@ absl::Status CheckContext(absl::string_view bytes, const ContextArchiveLimits& l
 
 namespace {
 
+// Errors that mean the data did not reach the disk whole: the file system is full, over a
+// quota, read-only, or failing.
+bool IsStorageError(int error) {
+  return error == ENOSPC || error == EDQUOT || error == EIO || error == EFBIG || error == EROFS;
+}
+
+// OK for a result of libarchive's disk writer that lost nothing; otherwise why `name` (about
+// `needed` bytes) could not be written under `dest`. A warning is an error when its errno says
+// the data did not reach the disk (libarchive reports a short write as ARCHIVE_WARN); other
+// warnings (a time or mode it could not restore) are harmless. A full disk says so, with the
+// space needed and free.
+absl::Status WriteResult(archive* writer, int result, const std::string& name,
+                         absl::string_view what, const fs::path& dest, int64_t needed) {
+  if (result == ARCHIVE_OK) return absl::OkStatus();
+  const int error = archive_errno(writer);
+  if (result == ARCHIVE_WARN && !IsStorageError(error)) return absl::OkStatus();
+  const std::string entry = name.empty() ? std::string("context") : "context entry '" + name + "'";
+  if (error == ENOSPC || error == EDQUOT) {
+    struct statvfs fs_stat {};
+    const int64_t free_bytes =
+        ::statvfs(dest.c_str(), &fs_stat) == 0
+            ? static_cast<int64_t>(fs_stat.f_bavail) * static_cast<int64_t>(fs_stat.f_frsize)
+            : -1;
+    return absl::ResourceExhaustedError(absl::StrCat(
+        entry, ": ", error == EDQUOT ? "disk quota exceeded" : "no space left on device",
+        " at ", dest.string(), " (needed ", needed, " bytes for it, free ",
+        free_bytes < 0 ? std::string("unknown") : absl::StrCat(free_bytes), "): free space "
+        "there, or give the agent a --work-dir on a larger disk"));
+  }
+  return absl::InternalError(absl::StrCat(entry, ": ", what, ": ", ArchiveError(writer)));
+}
+
 // ExtractContext's body, from the archive in memory (`source` is the bytes) or in a file
 // (`source` is its name).
 absl::Status Extract(absl::string_view source, bool from_file, const std::string& dest_dir,
@@ -363,24 +396,27 @@ absl::Status Extract(absl::string_view source, bool from_file, const std::string
     if (!path.ok()) return path.status();
     if (path->empty()) continue;  // the root: dest_dir itself, left as it is
     const std::string name = *path;
-    const auto failed = [&name, &writer](absl::string_view what) {
-      return absl::InternalError(
-          absl::StrCat("context entry '", name, "': ", what, ": ", ArchiveError(writer.get())));
+    const int64_t size = archive_entry_size_is_set(*entry) ? archive_entry_size(*entry) : 0;
+    // libarchive's disk writer reports a short write (a full disk) as a mere warning and pads
+    // the file to its size: every result but OK is checked (WriteResult), so nothing is left
+    // looking whole while it holds zeros.
+    const auto check = [&](int result, absl::string_view what) {
+      return WriteResult(writer.get(), result, name, what, dest, size);
     };
     archive_entry_set_pathname(*entry, (dest / name).c_str());
-    if (archive_write_header(writer.get(), *entry) < ARCHIVE_WARN) return failed("writing it");
+    COHORT_RETURN_IF_ERROR(check(archive_write_header(writer.get(), *entry), "writing it"));
     absl::Status copied = CopyData(
-        reader->get(), name, rules, [&](const void* block, size_t size, la_int64_t offset) {
-          return archive_write_data_block(writer.get(), block, size, offset) < ARCHIVE_WARN
-                     ? failed("writing its data")
-                     : absl::OkStatus();
+        reader->get(), name, rules, [&](const void* block, size_t n, la_int64_t offset) {
+          const la_ssize_t written = archive_write_data_block(writer.get(), block, n, offset);
+          return check(written < 0 ? static_cast<int>(written) : ARCHIVE_OK, "writing its data");
         });
     if (!copied.ok()) return copied;
-    if (archive_write_finish_entry(writer.get()) < ARCHIVE_WARN) return failed("finishing it");
+    COHORT_RETURN_IF_ERROR(check(archive_write_finish_entry(writer.get()), "finishing it"));
   }
-  if (archive_write_close(writer.get()) < ARCHIVE_WARN) {
-    return absl::InternalError(absl::StrCat("unpacking the context into ", dest_dir,
-                                            ": finishing: ", ArchiveError(writer.get())));
+  if (absl::Status closed = WriteResult(writer.get(), archive_write_close(writer.get()), "",
+                                        "finishing the context", dest, 0);
+      !closed.ok()) {
+    return closed;
   }
   return rules.entries() == 0 ? NoEntries() : absl::OkStatus();
 }

@@ -2,10 +2,13 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -169,6 +172,34 @@ TEST_F(ContextArchiveTest, PackingNeverReadsThroughALinkSwappedInAfterTheListing
   absl::StatusOr<std::string> dotted = PackContext(src.string(), {"../outside/f"});
   ASSERT_FALSE(dotted.ok());
   EXPECT_THAT(dotted.status().message(), HasSubstr("not a plain path"));
+}
+
+// Issue 44: a context unpacked onto a full disk. libarchive reports the short write as a mere
+// warning and pads the file to its size, so before, the files came out whole-looking and full
+// of zeros; now the unpacking fails naming the disk, the space needed and what is free.
+TEST_F(ContextArchiveTest, UnpackingOntoAFullDiskFailsSayingSo) {
+  const fs::path small = root_ / "small";
+  fs::create_directories(small);
+  if (::mount("tmpfs", small.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") != 0) {
+    GTEST_SKIP() << "mounting a tmpfs needs root: " << std::strerror(errno);
+  }
+  const fs::path src = root_ / "src";
+  fs::create_directories(src);
+  std::ofstream(src / "run.sh") << "#!/bin/sh\necho hi\n";
+  std::ofstream(src / "weights.bin") << std::string(3 << 20, 'w');
+  absl::StatusOr<std::string> packed = PackContext(src.string(), {"run.sh", "weights.bin"});
+  ASSERT_TRUE(packed.ok()) << packed.status();
+  absl::Status unpacked = ExtractContext(*packed, small.string());
+  const std::string files = fs::exists(small / "weights.bin")
+                                ? absl::StrCat(fs::file_size(small / "weights.bin"), " bytes")
+                                : std::string("none");
+  ::umount2(small.c_str(), MNT_DETACH);
+  ASSERT_FALSE(unpacked.ok()) << "weights.bin: " << files;
+  EXPECT_EQ(unpacked.code(), absl::StatusCode::kResourceExhausted) << unpacked;
+  EXPECT_THAT(unpacked.message(),
+              HasSubstr("context entry 'weights.bin': no space left on device"));
+  EXPECT_THAT(unpacked.message(), HasSubstr(absl::StrCat("needed ", 3 << 20, " bytes")));
+  EXPECT_THAT(unpacked.message(), HasSubstr("free "));
 }
 
 TEST_F(ContextArchiveTest, AStreamedArchiveComesInBlocksAndExtractsFromAFile) {

@@ -38,6 +38,20 @@ TEST_F(DirectoryLockTest, ReleasedWhenDestroyed) {
   EXPECT_TRUE(DirectoryLock::Acquire(dir_.string(), "tester", "hint").ok());
 }
 
+// Issue 44: `rm -rf` of the held directory (its .lock file with it) and the directory made
+// again: the claim holds, and whoever comes second is still told the holder's pid.
+TEST_F(DirectoryLockTest, DeletingTheDirectoryDoesNotDropTheLock) {
+  absl::StatusOr<DirectoryLock> first = DirectoryLock::Acquire(dir_.string(), "tester", "hint");
+  ASSERT_TRUE(first.ok()) << first.status();
+  fs::remove_all(dir_);
+  fs::create_directories(dir_);
+  absl::StatusOr<DirectoryLock> second = DirectoryLock::Acquire(dir_.string(), "tester", "hint");
+  ASSERT_FALSE(second.ok()) << "a second holder on a directory deleted from under the first";
+  EXPECT_EQ(
+      second.status().message(),
+      absl::StrCat(dir_.string(), " is in use by another tester (pid ", ::getpid(), "); hint"));
+}
+
 TEST_F(DirectoryLockTest, MissingDirectoryIsAnErrorNamingTheFile) {
   absl::StatusOr<DirectoryLock> lock =
       DirectoryLock::Acquire((dir_ / "missing").string(), "tester", "hint");

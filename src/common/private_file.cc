@@ -1,19 +1,37 @@
 #include "common/private_file.h"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 
 namespace cohort {
 namespace {
 
-absl::Status Errno(absl::string_view what, const std::string& path) {
+// Why `what` failed on `path` (a write of `needed` bytes): a full disk or quota says so, with
+// the directory, the bytes needed and free.
+absl::Status Errno(absl::string_view what, const std::string& path, size_t needed = 0) {
+  const int error = errno;
+  if (error == ENOSPC || error == EDQUOT) {
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    struct statvfs fs_stat {};
+    const std::string free_bytes =
+        ::statvfs(dir.empty() ? "." : dir.c_str(), &fs_stat) == 0
+            ? absl::StrCat(static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize)
+            : std::string("unknown");
+    return absl::ResourceExhaustedError(
+        absl::StrCat(error == ENOSPC ? "no space left on device" : "disk quota exceeded",
+                     " in ", dir, " writing ", std::filesystem::path(path).filename().string(),
+                     " (needed ", needed, " bytes, free ", free_bytes, "): free space there"));
+  }
   return absl::UnavailableError(
-      absl::StrCat("cannot ", what, " ", path, ": ", std::strerror(errno)));
+      absl::StrCat("cannot ", what, " ", path, ": ", std::strerror(error)));
 }
 
 // Writes all of `text` to `fd`.
@@ -35,7 +53,7 @@ absl::Status WritePrivateFile(const std::string& path, absl::string_view text) {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return Errno("create", tmp);
   const bool written = WriteAll(fd, text) && ::fsync(fd) == 0;
-  absl::Status status = written ? absl::OkStatus() : Errno("write", tmp);
+  absl::Status status = written ? absl::OkStatus() : Errno("write", tmp, text.size());
   if (::close(fd) != 0 && status.ok()) status = Errno("close", tmp);
   if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) status = Errno("replace", path);
   if (!status.ok()) ::unlink(tmp.c_str());

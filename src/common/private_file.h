@@ -10,8 +10,10 @@
 namespace cohort {
 
 // Replaces `path` with `text` atomically: writes PATH.tmp-PID created with mode 0600 (never
-// readable by others, not even briefly), then renames it over `path`. Errors name the file and
-// the system's reason; on error `path` is unchanged.
+// readable by others, not even briefly), syncs it, then renames it over `path`. Errors name the
+// file and the system's reason (a full disk: ResourceExhausted "no space left on device in DIR
+// writing FILE (needed N bytes, free M)"); on error `path` is unchanged and no PATH.tmp-PID is
+// left.
 absl::Status WritePrivateFile(const std::string& path, absl::string_view text);
 
 }  // namespace cohort

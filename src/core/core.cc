@@ -14,6 +14,7 @@
 #include "config/length.h"
 #include "config/yaml_json.h"
 #include "core/local_reporter.h"
+#include "core/progress_beacon.h"
 #include "core/tensorboard_reporter.h"
 #include "wire/worker_env.h"
 
@@ -111,8 +112,9 @@ Context::Context(ClusterInfo info, std::shared_ptr<comm::Communicator> world,
                  std::string searcher_unit)
     : info_(std::move(info)),
       reporter_(std::move(reporter)),
-      distributed_(world, std::move(rendezvous)),
-      train_(world->rank(), reporter_.get()),
+      beacon_(std::make_shared<ProgressBeacon>(info_.run_dir, world->rank())),
+      distributed_(world, std::move(rendezvous), beacon_),
+      train_(world->rank(), reporter_.get(), beacon_.get()),
       checkpoint_(world->rank(), std::move(storage_dir), reporter_.get()),
       preempt_(
           *world,

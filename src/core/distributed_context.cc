@@ -4,6 +4,7 @@
 
 #include "cohort/comm/comm_factory.h"
 #include "cohort/status.h"
+#include "core/progress_beacon.h"
 
 namespace cohort::core {
 namespace {
@@ -60,9 +61,32 @@ absl::StatusOr<std::vector<nlohmann::json>> GatherValues(comm::Communicator& com
 
 }  // namespace
 
+namespace {
+
+// Tells the beacon (when there is one) that this worker is in collective `name` for as long as
+// the object lives.
+class CollectiveBeat {
+ public:
+  CollectiveBeat(ProgressBeacon* beacon, const char* name) : beacon_(beacon), name_(name) {
+    if (beacon_ != nullptr) beacon_->EnterCollective(name_);
+  }
+  ~CollectiveBeat() {
+    if (beacon_ != nullptr) beacon_->LeaveCollective(name_);
+  }
+  CollectiveBeat(const CollectiveBeat&) = delete;
+  CollectiveBeat& operator=(const CollectiveBeat&) = delete;
+
+ private:
+  ProgressBeacon* beacon_;
+  const char* name_;
+};
+
+}  // namespace
+
 DistributedContext::DistributedContext(std::shared_ptr<comm::Communicator> world,
-                                       std::shared_ptr<comm::Rendezvous> rendezvous)
-    : world_(std::move(world)), rendezvous_(std::move(rendezvous)) {}
+                                       std::shared_ptr<comm::Rendezvous> rendezvous,
+                                       std::shared_ptr<ProgressBeacon> beacon)
+    : world_(std::move(world)), rendezvous_(std::move(rendezvous)), beacon_(std::move(beacon)) {}
 
 absl::StatusOr<comm::Communicator*> DistributedContext::Local() {
   if (cross_size() == 1) return world_.get();
@@ -89,32 +113,38 @@ absl::StatusOr<comm::Communicator*> DistributedContext::DeviceCommunicator() {
 
 absl::StatusOr<std::vector<nlohmann::json>> DistributedContext::AllgatherJson(
     const nlohmann::json& value) {
+  CollectiveBeat beat(beacon_.get(), "allgather");
   return AllgatherValues(*world_, value);
 }
 
 absl::StatusOr<std::vector<nlohmann::json>> DistributedContext::GatherJson(
     const nlohmann::json& value) {
+  CollectiveBeat beat(beacon_.get(), "gather");
   return GatherValues(*world_, value);
 }
 
 absl::StatusOr<nlohmann::json> DistributedContext::BroadcastJson(const nlohmann::json& value) {
+  CollectiveBeat beat(beacon_.get(), "broadcast");
   return BroadcastValue(*world_, value);
 }
 
 absl::StatusOr<std::vector<nlohmann::json>> DistributedContext::AllgatherLocalJson(
     const nlohmann::json& value) {
+  CollectiveBeat beat(beacon_.get(), "local allgather");
   COHORT_ASSIGN_OR_RETURN(comm::Communicator * local, Local());
   return AllgatherValues(*local, value);
 }
 
 absl::StatusOr<std::vector<nlohmann::json>> DistributedContext::GatherLocalJson(
     const nlohmann::json& value) {
+  CollectiveBeat beat(beacon_.get(), "local gather");
   COHORT_ASSIGN_OR_RETURN(comm::Communicator * local, Local());
   return GatherValues(*local, value);
 }
 
 absl::StatusOr<nlohmann::json> DistributedContext::BroadcastLocalJson(
     const nlohmann::json& value) {
+  CollectiveBeat beat(beacon_.get(), "local broadcast");
   COHORT_ASSIGN_OR_RETURN(comm::Communicator * local, Local());
   return BroadcastValue(*local, value);
 }

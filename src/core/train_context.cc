@@ -1,6 +1,7 @@
 #include "cohort/core/train_context.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/progress_beacon.h"
 
 namespace cohort::core {
 
@@ -13,6 +14,7 @@ absl::Status NotChiefError(int rank, const char* what) {
 
 absl::Status TrainContext::ReportTrainingMetrics(int64_t steps_completed,
                                                  const nlohmann::json& metrics) {
+  if (beacon_ != nullptr) beacon_->Step(steps_completed);
   return Report("training", steps_completed, metrics);
 }
 

@@ -16,6 +16,7 @@
 #include "cohort/status.h"
 #include "common/context_archive.h"
 #include "common/logging.h"
+#include "common/private_file.h"
 #include "config/config_parser.h"
 #include "config/creation_check.h"
 #include "config/entrypoint.h"
@@ -145,6 +146,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
     COHORT_RETURN_IF_ERROR(master->RecoverLocked());
     master->RestoreSearchersLocked();
     COHORT_RETURN_IF_ERROR(master->QueueDeletionsLocked());
+    COHORT_RETURN_IF_ERROR(master->SweepLeftoversLocked());
     master->RequestPassLocked();
   }
   COHORT_RETURN_IF_ERROR(master->LoadLogPolicyMatches());
@@ -251,9 +253,15 @@ absl::StatusOr<std::string> Master::SaveContext(const std::string& context) {
                             absl::StrFormat("context-%d-%08x.tar.gz",
                                             absl::ToUnixMillis(options_.clock->Now()), device()))
                                .string();
-  std::ofstream out(path, std::ios::binary);
-  out.write(context.data(), static_cast<std::streamsize>(context.size()));
-  if (!out) return absl::UnavailableError(absl::StrCat("saving the context to ", path));
+  // Written whole or not at all (a .tmp-PID file while it is written, which a restarted master
+  // sweeps: SweepOrphanContexts); a full disk says so, naming the directory.
+  if (absl::Status saved = WritePrivateFile(path, context); !saved.ok()) {
+    // 503 either way (the request was fine; the master cannot take it now), saying which.
+    return absl::UnavailableError(absl::StrCat(absl::IsResourceExhausted(saved)
+                                                   ? "the master's disk is full: "
+                                                   : "saving the context: ",
+                                               saved.message()));
+  }
   return path;
 }
 
@@ -370,6 +378,7 @@ wire::TrialDescription Master::TrialBodyLocked(const TrialRow& t) const {
   d.latest_checkpoint = t.latest_checkpoint;
   d.searcher_metric = t.searcher_metric;
   if (std::optional<std::string> reason = WaitingReasonLocked(t)) d.waiting_reason = *reason;
+  if (auto stall = stalled_.find(t.id); stall != stalled_.end()) d.waiting_reason = stall->second;
   if (const Allocation* a = allocations_.OfTrial(t.id)) {
     d.allocation = a->id;
     for (const auto& [agent, slots] : a->agents) d.agents.push_back({agent, slots});

@@ -288,6 +288,12 @@ class Master {
   // Agents.
   absl::Status RegisterAgent(const wire::AgentRegistration& registration);
   absl::Status Heartbeat(const std::string& agent_id);
+  // The agent is stopping cleanly (SIGTERM; master_agents.cc): nothing more is placed on it,
+  // the allocations with a node on it are stopped as kAgentLeft (their trials checkpoint and
+  // are queued again, not counted as restarts), and the agent is removed at once when none of
+  // its nodes runs any more (it calls again once it has stopped them). True when it is gone;
+  // NotFound when it is not connected.
+  absl::StatusOr<bool> AgentLeaving(const std::string& agent_id);
   absl::StatusOr<wire::AgentList> ListAgents();
   absl::Status SetAgentEnabled(const std::string& agent_id, bool enabled);
   // The actions queued for the agent, waiting up to `wait` for one (a long poll; the agent
@@ -404,6 +410,10 @@ class Master {
   absl::Status CheckNoWarmStartFromLocked(const PendingDeletion& deletion);
   // At start: queues the experiments a previous run left DELETING.
   absl::Status QueueDeletionsLocked();
+  // At start (master_sweep.cc): removes the context uploads no experiment names (cut short by
+  // a killed master: .tmp-PID files, or archives whose row was never written) and the
+  // checkpoint directories the last run's GC renamed aside but did not remove (.deleted-ID).
+  absl::Status SweepLeftoversLocked();
   // The monitor thread's turn: with `lock` (mu_) held, releases it while it removes the front
   // deletion's files and deletes its rows for about kDeletionSlice. True when more is left to
   // do at once (the monitor does not wait before its next turn).
@@ -677,6 +687,9 @@ class Master {
   // trial -> its log policies' matches (at most wire::kMaxLogPolicyMatches, oldest first), as
   // stored; loaded at start (master_log_policies.cc).
   std::map<int64_t, std::vector<wire::LogPolicyMatch>> log_policy_matches_;
+  // Running trial -> its agent's word on a rank that makes no progress (ReportBatch::stalled),
+  // shown as why it waits (task list, describe); dropped when its allocation ends.
+  std::map<int64_t, std::string> stalled_;
   int64_t next_sequence_ = 1;
   int log_followers_ = 0;  // TrialLogs calls waiting for lines
   bool stopping_ = false;

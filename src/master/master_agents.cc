@@ -86,6 +86,37 @@ absl::Status Master::Heartbeat(const std::string& agent_id) {
   return agents_.Touch(agent_id);
 }
 
+absl::StatusOr<bool> Master::AgentLeaving(const std::string& agent_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  AgentLive* live = agents_.Find(agent_id);
+  if (live == nullptr) {
+    return absl::NotFoundError(absl::StrCat("agent ", agent_id, " is not registered"));
+  }
+  if (!live->leaving) {
+    live->leaving = true;
+    COHORT_LOG(INFO) << "agent " << agent_id << " is stopping: nothing more is placed on it";
+  }
+  bool running = false;
+  for (auto& [id, a] : allocations_.running()) {
+    for (size_t node = 0; node < a.agents.size(); ++node) {
+      if (a.agents[node].first != agent_id || a.exits[node].has_value()) continue;
+      running = true;
+      if (a.stop == StopReason::kNone) {
+        Allocation* mutable_a = allocations_.Find(id);
+        AppendLogLocked(a.trial_id, absl::StrCat("master: agent ", agent_id,
+                                                 " is stopping; the trial will be queued again "
+                                                 "(not counted as a restart)"));
+        StopAllocationLocked(*mutable_a, StopReason::kAgentLeft);
+      }
+    }
+  }
+  if (running) return false;
+  agents_.Remove(agent_id);
+  COHORT_LOG(INFO) << "agent " << agent_id << " left";
+  RequestPassLocked();
+  return true;
+}
+
 absl::StatusOr<wire::AgentList> Master::ListAgents() {
   COHORT_ASSIGN_OR_RETURN(std::vector<AgentRow> known, db_->ListAgents());
   std::lock_guard<std::mutex> lock(mu_);
@@ -191,6 +222,7 @@ absl::StatusOr<wire::TaskList> Master::ListTasks() {
       task.agents.emplace();
       for (const auto& [agent, slots] : a->agents) task.agents->push_back(agent);
     }
+    if (auto stall = stalled_.find(t.id); stall != stalled_.end()) task.reason = stall->second;
     out.tasks.push_back(std::move(task));
   }
   return out;

@@ -242,6 +242,11 @@ absl::Status Master::ReportsStoredLocked(const std::string& allocation,
   if (changes.searcher_metric) current.searcher_metric = *changes.searcher_metric;
   if (changes.batches) std::tie(current.batches, current.total_batches) = *changes.batches;
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(current));
+  if (batch.stalled && batch.stalled->empty()) {
+    stalled_.erase(trial_id);
+  } else if (batch.stalled) {
+    stalled_[trial_id] = *batch.stalled;
+  }
   if (!batch.system_metrics.empty()) {
     COHORT_ASSIGN_OR_RETURN(std::vector<PointRow> system,
                             SystemPointsLocked(current, batch.system_metrics));
@@ -279,6 +284,7 @@ absl::Status Master::AllocationExitLocked(const std::string& allocation_id,
 }
 
 absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
+  stalled_.erase(allocation.trial_id);  // the agents' word was about this run
   const Allocation a = allocation;  // `allocation` is removed below
   allocations_.Remove(a.id);
   // A row left behind is forgotten by the next start (its trial is no longer RUNNING then).

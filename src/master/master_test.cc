@@ -4,7 +4,11 @@
 
 #include "master/master.h"
 
+#include <sys/mount.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -1180,6 +1184,60 @@ size_t SavedContexts(const fs::path& data_dir) {
   for (const auto& entry : fs::directory_iterator(data_dir / "contexts"))
     n += entry.is_regular_file();
   return n;
+}
+
+// Issue 44: a context upload onto the master's full disk says that the disk is full, naming the
+// directory, and leaves no partial archive behind (before: 503 naming only the file, and a
+// 0-byte context-*.tar.gz nothing refers to).
+TEST_F(MasterTest, AContextUploadOntoAFullDiskSaysSoAndLeavesNothing) {
+  const fs::path small = fs::path(dir_.string() + "-small");
+  fs::create_directories(small);
+  if (::mount("tmpfs", small.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") != 0) {
+    GTEST_SKIP() << "mounting a tmpfs needs root: " << std::strerror(errno);
+  }
+  {
+    std::unique_ptr<Master> master =
+        Master::Create(OpenSqliteDatabase(":memory:").value(),
+                       {.data_dir = small.string(), .clock = &clock_,
+                        .scheduling = SchedulingMode::kInline})
+            .value();
+    ASSERT_TRUE(master->RegisterAgent({.id = "a1", .slots = 1, .host = "127.0.0.1"}).ok());
+    const std::string big = Made(
+        dir_, "head -c 2000000 /dev/urandom > big.bin && tar czf big.tar.gz big.bin", "big.tar.gz");
+    absl::StatusOr<int64_t> id = master->CreateExperiment(Config(1, 0, kSingle), "", big, kRoot);
+    EXPECT_TRUE(absl::IsUnavailable(id.status())) << id.status();
+    EXPECT_THAT(id.status().message(),
+                HasSubstr(absl::StrCat("the master's disk is full: no space left on device in ",
+                                       (small / "contexts").string())));
+    EXPECT_TRUE(fs::is_empty(small / "contexts")) << "a partial upload was left";
+    EXPECT_TRUE(master->ListExperiments()->experiments.empty());
+  }
+  ::umount2(small.c_str(), MNT_DETACH);
+  fs::remove_all(small);
+}
+
+// Issue 44: what a master killed half way through left is swept at the next start: a context
+// upload cut short (.tmp-PID) or with no experiment (its row never written), and a checkpoint
+// the GC had renamed aside (.deleted-ID) but not removed. An experiment's own context stays.
+TEST_F(MasterTest, ARestartedMasterSweepsWhatAKilledOneLeftHalfDone) {
+  StartOnFile();
+  Register("a1", 1);
+  const fs::path storage = shared_ / "storage";
+  const int64_t exp = Create(Config(1, 0, kSingle) +
+                             "checkpoint_storage: {type: shared_fs, host_path: " +
+                             storage.string() + "}\n");
+  const std::string kept = master_->ContextPath(exp).value();
+  fs::create_directories(storage / ".deleted-ck-1" / "sub");
+  std::ofstream(storage / ".deleted-ck-1" / "sub" / "model.pt") << "weights";
+  const fs::path half = dir_ / "contexts" / "context-1-deadbeef.tar.gz.tmp-77";
+  const fs::path rowless = dir_ / "contexts" / "context-2-cafef00d.tar.gz";
+  std::ofstream(half) << "half an upload";
+  std::ofstream(rowless) << "an upload whose experiment was never stored";
+  StartOnFile();
+  EXPECT_FALSE(fs::exists(storage / ".deleted-ck-1"));
+  EXPECT_FALSE(fs::exists(half));
+  EXPECT_FALSE(fs::exists(rowless));
+  EXPECT_TRUE(fs::exists(kept)) << "an experiment's own context";
 }
 
 TEST_F(MasterTest, AContextThatIsNotATarGzIsRefusedBeforeTheExperimentIsStored) {

@@ -274,6 +274,7 @@ Json ReportBatch::ToJson() const {
   for (const ReportRecord& rec : lines) list.push_back(rec.ToJson());
   Json j = {{"trial_id", trial_id}, {"lines", list}};
   if (progress) j["progress"] = progress->ToJson();
+  if (stalled) j["stalled"] = *stalled;
   if (!system_metrics.empty()) {
     Json system = Json::array();
     for (const SystemMetricsRecord& rec : system_metrics) system.push_back(rec.ToJson());
@@ -300,6 +301,7 @@ absl::StatusOr<ReportBatch> ParseReportBatch(const Json& json) {
   r.Array(
       "step_profiles", &b.step_profiles, kMaxStepProfilesPerBatch, FieldReader::kOptional,
       [](const Json& j, const std::string& context) { return ParseStepProfileRecord(j, context); });
+  if (r.Has("stalled")) r.Required("stalled", &b.stalled.emplace(), 1024);
   COHORT_RETURN_IF_ERROR(r.status());
   if (r.Has("progress")) {
     COHORT_ASSIGN_OR_RETURN(b.progress,

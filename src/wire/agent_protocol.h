@@ -163,6 +163,10 @@ struct ReportBatch {
   // The profiled batches of this node's ranks (their profile/rank-<R>.jsonl records), at most
   // kMaxStepProfilesPerBatch; any node's agent sends them.
   std::vector<StepProfileRecord> step_profiles;
+  // The agent's word on a rank that makes no progress ("rank 1 has made no progress for 62 s
+  // ..."; agent/stall_watch.h), at most 1,024 bytes; "" once it makes progress again. Absent:
+  // no change.
+  std::optional<std::string> stalled;
 
   Json ToJson() const;
 };

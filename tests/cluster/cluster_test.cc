@@ -1236,14 +1236,31 @@ TEST_F(ClusterTest, ClusterUpStartsALocalClusterTheCliFindsAndDownStopsIt) {
   EXPECT_EQ(agents.status, 0) << agents.err;
   EXPECT_NE(agents.out.find("agent-1"), std::string::npos) << agents.out;
   EXPECT_NE(agents.out.find("agent-2"), std::string::npos) << agents.out;
-  // A second `up` finds it running.
-  LaunchResult again = RunToCompletion({BinaryPath("cohort"), "cluster", "up"}, env);
+  // A second `up` with the same flags finds it running.
+  const std::vector<std::string> same = {BinaryPath("cohort"), "cluster", "up", "--agents", "2",
+                                         "--slots", "1", "--port", std::to_string(port)};
+  LaunchResult again = RunToCompletion(same, env);
   EXPECT_EQ(again.status, 0);
   EXPECT_NE(again.out.find("already running"), std::string::npos) << again.out;
+  // With other flags it says what differs and fails, instead of ignoring them (issue 44).
+  LaunchResult other = RunToCompletion(
+      {BinaryPath("cohort"), "cluster", "up", "--agents", "1", "--slots", "1", "--port",
+       std::to_string(port)},
+      env);
+  EXPECT_EQ(other.status, 1);
+  EXPECT_NE(other.err.find("--agents 2 (asked: 1)"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("--replace"), std::string::npos) << other.err;
+  // --replace stops it and starts the one asked for.
+  LaunchResult replaced = RunToCompletion(
+      {BinaryPath("cohort"), "cluster", "up", "--agents", "1", "--slots", "1", "--port",
+       std::to_string(port), "--replace"},
+      env, absl::Seconds(60));
+  EXPECT_EQ(replaced.status, 0) << replaced.out << replaced.err;
+  EXPECT_NE(replaced.out.find("1 agent(s) of 1 slot(s)"), std::string::npos) << replaced.out;
   LaunchResult down =
       RunToCompletion({BinaryPath("cohort"), "cluster", "down"}, env, absl::Seconds(60));
   EXPECT_EQ(down.status, 0) << down.err;
-  EXPECT_NE(down.out.find("stopped 3 process(es)"), std::string::npos) << down.out;
+  EXPECT_NE(down.out.find("stopped 2 process(es)"), std::string::npos) << down.out;
   EXPECT_FALSE(fs::exists(dir_ / "data" / "cohort" / "cluster.json"));
   LaunchResult gone = RunToCompletion(
       {BinaryPath("cohort"), "-m", absl::StrCat("http://127.0.0.1:", port), "agent", "list"}, env);

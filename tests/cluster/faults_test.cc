@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -205,6 +206,109 @@ TEST_F(FaultsTest, KilledAgentLeavesNoOrphansAndRunsItsNextTrial) {
   EXPECT_EQ(State(second), "COMPLETED");
   EXPECT_NE(agent->err().find("left running with COHORT_AGENT_WORK_DIR="), std::string::npos)
       << agent->err();
+}
+
+// `rm -rf` of a running agent's work directory (its lock file with it), then a second agent on
+// the same path: it is refused, naming the first agent's pid, and the first agent's trial runs
+// on. Before, the second agent took the live launcher and worker for leftovers and SIGKILLed
+// them (issue 44).
+TEST_F(FaultsTest, DeletingAWorkDirectoryLetsNoSecondAgentKillItsTrial) {
+  StartMaster();
+  LauncherProcess& first = StartAgent("a1");
+  PidsScript("hold.sh", /*stubborn=*/false);
+  const int64_t id = Create("hold", "./hold.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return Pids().size() == 3; }, "the trial to write its 3 pids");
+  const std::vector<pid_t> pids = Pids();
+  fs::remove_all(dir_ / "a1");
+  fs::create_directories(dir_ / "a1");
+  LaunchResult second = RunToCompletion(AgentArgv("a2", (dir_ / "a1").string()), {},
+                                        absl::Seconds(20));
+  EXPECT_NE(second.status, 0) << second.out;
+  EXPECT_NE(second.err.find(absl::StrCat("is in use by another cohort-agent (pid ", first.pid(),
+                                         ")")),
+            std::string::npos)
+      << second.err;
+  for (pid_t pid : pids) EXPECT_TRUE(Alive(pid)) << "pid " << pid << " of the live trial";
+  EXPECT_EQ(State(id), "ACTIVE");
+  EXPECT_EQ(Trial(id).value("state", ""), "RUNNING");
+}
+
+// One rank of a 2-node Core API trial is stopped (SIGSTOP) while the other waits for it in an
+// allgather. Before, the trial stayed RUNNING at the same batch with nothing said anywhere,
+// holding its slots (issue 44). Now, with the agents' --progress-deadline at 8 s: from 4 s
+// `task list` says which rank makes no progress and that its process is stopped; at 8 s the run
+// is stopped, the trial restarts (max_restarts 1) and the restarted run completes.
+TEST_F(FaultsTest, AStalledRankIsNamedThenItsRunIsRestarted) {
+  StartMaster();
+  StartAgent("a1", {"--progress-deadline", "8"});
+  StartAgent("a2", {"--progress-deadline", "8"});
+  const fs::path ranks = dir_ / "ranks";
+  Script("stall.sh", absl::StrCat("exec ", BinaryPath("stall_trial"),
+                                  " --steps 200 --step-ms 50 --pids ", ranks.string(), "\n"));
+  const int64_t id =
+      Create("stall", "./stall.sh", "resources: {slots_per_trial: 2}\nmax_restarts: 1\n");
+  WaitUntil([&] { return CountOf(ReadFile(ranks), "\n") >= 2; }, "both ranks to start");
+  pid_t rank1 = 0;
+  for (absl::string_view line : absl::StrSplit(ReadFile(ranks), '\n')) {
+    if (absl::ConsumePrefix(&line, "1 ") && rank1 == 0) ASSERT_TRUE(absl::SimpleAtoi(line, &rank1));
+  }
+  ASSERT_GT(rank1, 0);
+  absl::SleepFor(absl::Seconds(1));  // a few steps in
+  ASSERT_EQ(::kill(rank1, SIGSTOP), 0);
+  const auto task_reason = [&] {
+    const json tasks = Json({"task", "list"});
+    for (const json& t : tasks.value("tasks", json::array())) {
+      if (t.value("experiment_id", int64_t{0}) == id) return t.value("reason", std::string());
+    }
+    return std::string();
+  };
+  std::string shown;
+  WaitUntil(
+      [&] { return (shown = task_reason()).find("has made no progress") != std::string::npos; },
+      "task list to name the stalled rank", absl::Seconds(30));
+  EXPECT_NE(shown.find("rank 1 has made no progress for"), std::string::npos) << shown;
+  EXPECT_NE(shown.find(absl::StrCat("its process ", rank1, " is stopped")), std::string::npos)
+      << shown;
+  WaitUntil([&] { return Trial(id).value("restarts", 0) == 1; }, "the run to be restarted",
+            absl::Seconds(60));
+  const std::string logs = Logs(std::stoll(TrialId(id)));
+  EXPECT_NE(logs.find("stopping the run: no progress within 8s"), std::string::npos) << logs;
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+            "the restarted run to end", absl::Seconds(120));
+  EXPECT_EQ(State(id), "COMPLETED") << Logs(std::stoll(TrialId(id)));
+  ::kill(rank1, SIGKILL);  // stopped processes are SIGKILLed with their run; in case not
+}
+
+// An agent stopped cleanly (SIGTERM) tells the master before it stops its trial: the master
+// lists it gone at once (not after its 5 s timeout, with the trial charged a restart), and the
+// trial waits QUEUED with no restart counted; on the next agent it runs again. Before, the
+// master listed the agent for its whole timeout, could place a trial on it, and charged the
+// trial a restart (issue 44).
+TEST_F(FaultsTest, AnAgentStoppedCleanlyLeavesAndItsTrialIsQueuedUncharged) {
+  agent_timeout_ = 30;  // long: a prompt removal can only come from the agent's word
+  StartMaster();
+  LauncherProcess* agent = &StartAgent("a1");
+  Script("sleep.sh", "echo started\nexec sleep 600\n");
+  const int64_t id = Create("sleepy", "./sleep.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return Trial(id).value("state", "") == "RUNNING"; }, "the trial to run");
+  const int64_t trial = Trial(id)["id"];
+  WaitUntil([&] { return Logs(trial).find("started") != std::string::npos; }, "its first line");
+  const absl::Time stopped = absl::Now();
+  ::kill(agent->pid(), SIGTERM);
+  ASSERT_TRUE(agent->Wait(absl::Seconds(20)).exited) << agent->err();
+  WaitUntil([&] { return !Connected("a1"); }, "the master to let a1 go", absl::Seconds(10));
+  EXPECT_LT(absl::Now() - stopped, absl::Seconds(15)) << "not its 30 s timeout";
+  WaitUntil([&] { return Trial(id).value("state", "") == "QUEUED"; }, "the trial to wait");
+  EXPECT_EQ(Trial(id).value("restarts", -1), 0) << "a clean stop is not a failure";
+  EXPECT_NE(Logs(trial).find("agent a1 is stopping; the trial will be queued again"),
+            std::string::npos)
+      << Logs(trial);
+  EXPECT_NE(agent->err().find("the master has let this agent go"), std::string::npos)
+      << agent->err();
+  // With max_restarts 0, a charged restart would have ended it in ERROR: it runs again instead.
+  StartAgent("a2");
+  WaitUntil([&] { return Trial(id).value("state", "") == "RUNNING"; }, "the trial to run again");
+  EXPECT_EQ(Trial(id).value("restarts", -1), 0);
 }
 
 // A trial that ends leaving a process running in the background (here one that also ignores
@@ -642,9 +746,12 @@ TEST_F(FaultsTest, HeldOutputIsBoundedWhileTheMasterIsAwayAndTheDropIsCounted) {
   ASSERT_FALSE(held.empty());
   EXPECT_EQ(held, OneTo(static_cast<int>(held.size()))) << "the lines held, in order, none twice";
   EXPECT_LT(held.size(), static_cast<size_t>(kLines)) << "nothing was dropped";
-  const std::string said = " output line(s) dropped while the master was unreachable";
+  const std::string said = " output line(s) dropped while the master could not take them";
   const size_t marker = logs.find(said);
   ASSERT_NE(marker, std::string::npos) << logs.substr(logs.size() > 4000 ? logs.size() - 4000 : 0);
+  // The real cause, in the failed post's words: here the master was down.
+  EXPECT_NE(logs.find("the last post failed: cannot reach the master", marker), std::string::npos)
+      << logs.substr(marker, 400);
   EXPECT_EQ(CountOf(logs, said), 1);
   const size_t count_at = logs.rfind("agent a1: ", marker) + 10;
   int64_t dropped = 0;
@@ -749,6 +856,32 @@ TEST_F(FaultsTest, StorageFullWhileCheckpointingKeepsThePreviousCheckpoint) {
   EXPECT_NE(done["latest_checkpoint"], first);
   std::printf("the restart completed %.1f s after the space was freed\n",
               absl::ToDoubleSeconds(absl::Now() - freed));
+}
+
+// An agent whose work directory is on a 20 MiB file system receives a 30 MB context. Before,
+// unpacking ran out of space without an error, the files came out full-sized and full of zeros,
+// and the agent launched the trial anyway ("could not execute run.sh", every restart spent).
+// Now the run fails before anything is launched, saying the disk is full, where, and how much
+// was needed and free (issue 44).
+TEST_F(FaultsTest, AContextThatDoesNotFitFailsTheRunSayingTheDiskIsFull) {
+  Tmpfs tmpfs(dir_ / "a1", "20m");
+  if (!tmpfs.ok()) GTEST_SKIP() << tmpfs.why();
+  StartMaster();
+  StartAgent("a1");
+  Script("run.sh", "echo launched\n");
+  ASSERT_EQ(std::system(absl::StrCat("head -c 30000000 /dev/urandom > ",
+                                     (dir_ / "context" / "weights.bin").string())
+                            .c_str()),
+            0);
+  const int64_t id = Create("big", "./run.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return State(id) == "ERROR" || State(id) == "COMPLETED"; },
+            "the experiment to end", absl::Seconds(120));
+  const std::string logs = Logs(std::stoll(TrialId(id)));
+  EXPECT_EQ(State(id), "ERROR");
+  EXPECT_NE(logs.find("no space left on device at"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("needed "), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("launched"), std::string::npos) << "nothing runs from a partial context";
+  EXPECT_EQ(logs.find("could not execute"), std::string::npos) << logs;
 }
 
 }  // namespace

@@ -29,12 +29,16 @@ class Rendezvous;  // internal to Cohort; core::Init forms it
 
 namespace cohort::core {
 
+class ProgressBeacon;  // internal to Cohort: this worker's progress beats for its agent
+
 class DistributedContext {
  public:
   // `world` spans every worker of the trial. `rendezvous` (may be null for a single worker)
   // lets the context form the per-machine group the first time a *Local collective is called.
+  // `beacon` (may be null) is told of every collective, for the agent (core::Init sets it).
   DistributedContext(std::shared_ptr<comm::Communicator> world,
-                     std::shared_ptr<comm::Rendezvous> rendezvous);
+                     std::shared_ptr<comm::Rendezvous> rendezvous,
+                     std::shared_ptr<ProgressBeacon> beacon = nullptr);
 
   int rank() const { return world_->rank(); }
   int size() const { return world_->size(); }
@@ -122,6 +126,7 @@ class DistributedContext {
 
   std::shared_ptr<comm::Communicator> world_;
   std::shared_ptr<comm::Rendezvous> rendezvous_;
+  std::shared_ptr<ProgressBeacon> beacon_;
   std::unique_ptr<comm::Communicator> local_;
   std::unique_ptr<comm::Communicator> device_;
 };

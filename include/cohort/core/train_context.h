@@ -17,10 +17,14 @@
 
 namespace cohort::core {
 
+class ProgressBeacon;  // internal to Cohort: this worker's progress beats for its agent
+
 class TrainContext {
  public:
-  // `reporter` is the chief's (null on other ranks); not owned.
-  TrainContext(int rank, Reporter* reporter) : rank_(rank), reporter_(reporter) {}
+  // `reporter` is the chief's (null on other ranks); `beacon` (may be null) is told of every
+  // reported step, for the agent. Neither is owned.
+  TrainContext(int rank, Reporter* reporter, ProgressBeacon* beacon = nullptr)
+      : rank_(rank), reporter_(reporter), beacon_(beacon) {}
 
   // `metrics`: a JSON object (name -> number, or nested objects such as timings). Errors:
   // InvalidArgument for a non-object or a negative step count; FailedPrecondition on a rank
@@ -32,6 +36,7 @@ class TrainContext {
   absl::Status Report(const char* kind, int64_t steps_completed, const nlohmann::json& metrics);
   int rank_;
   Reporter* reporter_;
+  ProgressBeacon* beacon_;
 };
 
 // FailedPrecondition explaining that only the chief may do `what` (shared by the contexts).

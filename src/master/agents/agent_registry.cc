@@ -83,7 +83,10 @@ std::vector<std::string> AgentRegistry::Expired() const {
 
 std::vector<AgentState> AgentRegistry::States() const {
   std::vector<AgentState> states;
-  for (const auto& [id, agent] : agents_) states.push_back(agent.state);
+  for (const auto& [id, agent] : agents_) {
+    states.push_back(agent.state);
+    if (agent.leaving) states.back().enabled = false;
+  }
   return states;
 }
 

@@ -29,6 +29,9 @@ struct AgentLive {
   std::string host;
   int port_lo = 29500, port_hi = 29599, next_port = 29500;
   absl::Time last_seen;
+  // The agent said it is stopping (Master::AgentLeaving): nothing more is placed on it, and it
+  // is removed once its nodes have exited.
+  bool leaving = false;
   int polling = 0;              // long polls in progress: the agent is there while it waits
   int64_t poll_generation = 0;  // the newest poll; an older one that sees a newer one ends
   std::deque<wire::Action> actions;
@@ -65,7 +68,7 @@ class AgentRegistry {
   // Wakes every agent's waiting poll (the master is stopping).
   void WakeAll();
 
-  // What the scheduler sees: every connected agent, enabled or not.
+  // What the scheduler sees: every connected agent, enabled or not (a leaving one as disabled).
   std::vector<AgentState> States() const;
   const std::map<std::string, AgentLive>& agents() const { return agents_; }
   absl::Duration timeout() const { return timeout_; }

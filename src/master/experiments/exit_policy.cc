@@ -21,6 +21,8 @@ const char* Name(StopReason reason) {
       return "lost";
     case StopReason::kUnclaimed:
       return "unclaimed";
+    case StopReason::kAgentLeft:
+      return "agent left";
   }
   return "unknown";
 }
@@ -29,7 +31,8 @@ ExitDecision DecideAfterExit(const ExitFacts& facts) {
   if (facts.stop == StopReason::kKill || facts.experiment == ExperimentState::kCanceled) {
     return {TrialState::kCanceled, false};
   }
-  if (facts.stop == StopReason::kPause || facts.stop == StopReason::kUnclaimed) {
+  if (facts.stop == StopReason::kPause || facts.stop == StopReason::kUnclaimed ||
+      facts.stop == StopReason::kAgentLeft) {
     return {
         facts.experiment == ExperimentState::kPaused ? TrialState::kPaused : TrialState::kQueued,
         false};

@@ -35,6 +35,9 @@ enum class StopReason {
   // Restored after a master restart, and no agent claimed any of its nodes within the grace
   // (docs/design/0011-master-restart-readoption.md): not counted against max_restarts.
   kUnclaimed,
+  // A node's agent was stopped cleanly (SIGTERM) and said so before it stopped the trial: the
+  // trial checkpoints and is queued again, not counted against max_restarts.
+  kAgentLeft,
 };
 
 const char* Name(StopReason reason);

@@ -27,6 +27,14 @@ void AddAgentRoutes(Router& router, Master& master) {
                 return Reply::Done();
               },
               kAgentOnly);
+  // An agent stopping cleanly says so, before it stops its trials and again after
+  // (Master::AgentLeaving): {"gone": true} once the master has removed it.
+  router.Post(R"(/api/v1/agents/([^/]+)/leave)",
+              [&](const Request& req) -> absl::StatusOr<Reply> {
+                COHORT_ASSIGN_OR_RETURN(bool gone, master.AgentLeaving(req.PathPart(1)));
+                return Reply::Ok(Json{{"gone", gone}});
+              },
+              kAgentOnly);
   router.Post(R"(/api/v1/agents/([^/]+)/(enable|disable))",
               [&](const Request& req) -> absl::StatusOr<Reply> {
                 COHORT_RETURN_IF_ERROR(

@@ -213,16 +213,6 @@ MHD_Result Queue(MHD_Connection* connection, Reply reply) {
   return queued;
 }
 
-// The body a refused request may still send, dropped as it comes, so that its connection stays
-// usable (a client's POST to a route it may not call); past it the connection is closed.
-constexpr uint64_t kDroppedBodyBytes = 16 << 10;
-
-// How much of a refused request's body is read and dropped before the answer: a small one for
-// anyone; up to the engine's limit for an authenticated caller whose body is only too large.
-uint64_t Droppable(const Router::Table::Admission& admission) {
-  return admission.authenticated_refusal ? HttpServer::kMaxBodyBytes : kDroppedBodyBytes;
-}
-
 // The body the request's head announces: its Content-Length, 0 for none, and more than any
 // limit for a chunked or unreadable one.
 uint64_t DeclaredBody(const httplib::Request& req) {
@@ -249,10 +239,10 @@ MHD_Result Begin(const Router::Table& table, MHD_Connection* connection, const c
   // request's body is never kept (Router::Table::Admit).
   ex->admission = table.Admit(req);
   if (ex->admission.refusal) {
-    // A request with no body, or a small one it declares (dropped unread), is answered in
-    // turn and keeps its connection; any other is answered now, which makes libmicrohttpd
-    // close the connection with the body unread.
-    if (DeclaredBody(req) <= Droppable(ex->admission)) return MHD_YES;  // answered at its end
+    // A body it declares within the master's limit is read and dropped (kept nowhere), then
+    // the refusal answered, so the client reads it and keeps its connection; any other body is
+    // answered now, which makes libmicrohttpd close the connection with the body unread.
+    if (DeclaredBody(req) <= HttpServer::kMaxBodyBytes) return MHD_YES;  // answered at its end
     ex->refused = true;
     return Queue(connection, *ex->admission.refusal);
   }
@@ -274,8 +264,8 @@ MHD_Result Receive(const Router::Table& table, Exchange& ex, MHD_Connection* con
                    const char* data, size_t size) {
   if (ex.refused) return MHD_YES;  // the answer is out; the rest is dropped
   ex.received += size;
-  if (ex.admission.refusal) {  // the body of a refused request (Begin): dropped unread
-    if (ex.received <= Droppable(ex.admission)) return MHD_YES;
+  if (ex.admission.refusal) {  // the declared body of a refused request (Begin): dropped
+    if (ex.received <= HttpServer::kMaxBodyBytes) return MHD_YES;
     ex.refused = true;
     return MHD_NO;  // it sends more than it declared: close the connection
   }
@@ -314,7 +304,7 @@ MHD_Result Access(void* serving_ptr, MHD_Connection* connection, const char* url
       return Receive(table, ex, connection, upload_data, size);
     }
     if (ex.refused) return MHD_YES;
-    if (ex.admission.refusal) return Queue(connection, *ex.admission.refusal);  // small body
+    if (ex.admission.refusal) return Queue(connection, *ex.admission.refusal);  // body dropped
     if (ex.form != nullptr) {
       MHD_destroy_post_processor(ex.form);
       ex.form = nullptr;

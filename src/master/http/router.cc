@@ -213,9 +213,6 @@ Router::Table::Admission Router::Table::Admit(httplib::Request& request) const {
     }
     admission.max_body = admission.route->max_body;
     if (absl::Status head = CheckHead(*admission.route, request, &admission.caller); !head.ok()) {
-      // Only the size is checked after the caller was admitted (anonymous on an open route).
-      admission.authenticated_refusal = absl::IsResourceExhausted(head) &&
-                                        admission.caller.kind != Caller::Kind::kAnonymous;
       admission.refusal = ErrorReply(head);
       admission.route->timer.Record(admission.refusal->code, 0);
     }

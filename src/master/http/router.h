@@ -210,17 +210,16 @@ class Router {
     };
     // What Admit decided about a request from its head.
     struct Admission {
-      // Set when the request is refused before its body is read (no route 404, the browser
-      // guard 403, a declared body over the route's limit 413, authentication 401 or 403):
-      // the answer; the engine sends it and reads none of the body.
+      // Set when the request is refused from its head (no route 404, the browser guard 403,
+      // authentication 401 or 403, a declared body over the route's limit 413): the answer.
+      // The engine keeps none of the body: one whose Content-Length is within the master's
+      // limit is read and dropped, so the client reads the answer (a CLI that logs in again
+      // on 401 must see it); a chunked one, or one declared larger, is answered at once and
+      // its connection closed unread.
       std::optional<Reply> refusal;
       // The most body bytes the route takes (its RouteOptions::max_body): past it the engine
       // stops reading and answers TooLargeBody's 413.
       size_t max_body = 0;
-      // With a refusal: the caller was authenticated and admitted, and only its declared body
-      // is too large. The engine may read and drop that body before it answers, so a client
-      // that sends it whole still reads the 413 (an anonymous caller's is never read).
-      bool authenticated_refusal = false;
       const Route* route = nullptr;  // the route matched (null when refused without one)
       Caller caller;                 // who authentication says the caller is
     };

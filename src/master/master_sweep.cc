@@ -1,0 +1,68 @@
+// Master: at start, what a master killed half way through left behind (docs/reliability.md):
+// a context upload cut short (its .tmp-PID file, or an archive no experiment names: the row
+// was never written), and checkpoint directories the GC had renamed aside (.deleted-ID) but
+// not yet removed. Each is removed through what owns it (storage_roots_ for checkpoint
+// storage), and said once in the master's log.
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "cohort/status.h"
+#include "common/logging.h"
+#include "master/master.h"
+
+namespace cohort::master {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The names in `dir` that start with `prefix` (none when it cannot be listed).
+std::vector<std::string> NamesStartingWith(const fs::path& dir, absl::string_view prefix) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (absl::StartsWith(name, prefix)) names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace
+
+absl::Status Master::SweepLeftoversLocked() {
+  COHORT_ASSIGN_OR_RETURN(std::vector<ExperimentRow> experiments, db_->ListExperiments());
+  std::set<std::string> named;
+  for (const ExperimentRow& e : experiments) {
+    named.insert(fs::path(e.context_path).filename().string());
+  }
+  const fs::path contexts = fs::path(options_.data_dir) / "contexts";
+  int contexts_removed = 0;
+  for (const std::string& name : NamesStartingWith(contexts, "context-")) {
+    if (named.count(name) > 0) continue;  // an experiment's (a .tmp-PID one never is)
+    std::error_code ec;
+    if (fs::remove(contexts / name, ec)) ++contexts_removed;
+  }
+  if (contexts_removed > 0) {
+    COHORT_LOG(WARNING) << "removed " << contexts_removed << " context upload(s) in "
+                        << contexts.string()
+                        << " that no experiment names (an upload the last run did not finish)";
+  }
+  for (const ExperimentRow& e : experiments) {
+    absl::StatusOr<std::string> root = CheckpointRootLocked(e.id);
+    if (!root.ok() || root->empty()) continue;
+    for (const std::string& name : NamesStartingWith(*root, ".deleted-")) {
+      absl::Status removed = storage_roots_.Remove(*root, name);
+      COHORT_LOG(WARNING) << "experiment " << e.id << ": checkpoint " << name.substr(9)
+                          << ", deleted by the checkpoint GC of the last run, "
+                          << (removed.ok() ? "removed now" : "left: " + removed.ToString());
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cohort::master
