@@ -13,7 +13,7 @@ RankState Rank(int rank, double age_seconds, std::string phase, bool stopped = f
             .pid = 100 + rank,
             .batch = 36,
             .phase = std::move(phase),
-            .time = absl::ToDoubleUnixSeconds(kNow) - age_seconds};
+            .time = static_cast<double>(absl::ToUnixSeconds(kNow)) - age_seconds};
   r.stopped = stopped;
   return r;
 }

@@ -44,7 +44,7 @@ void ProgressBeacon::LeaveCollective(const char* name) {
 void ProgressBeacon::BeatLocked(std::string phase, bool important) {
   const absl::Time now = absl::Now();
   beat_.phase = std::move(phase);
-  beat_.time = absl::ToDoubleUnixMicros(now) / 1e6;
+  beat_.time = static_cast<double>(absl::ToUnixMicros(now)) / 1e6;
   // Steps and returns from collectives are thinned; entering a collective is always written,
   // so a rank blocked there names it.
   if (!important && now - last_write_ < kMinInterval) return;
