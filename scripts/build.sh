@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Configures (once) and builds Cohort into build/ (executables in build/bin/).
+#   scripts/build.sh              everything (the tests' programs too)
+#   scripts/build.sh TARGET...    only those targets and what they need
 # BUILD_DIR and BUILD_JOBS override the defaults (build, 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,4 +12,6 @@ command -v ninja >/dev/null 2>&1 && GENERATOR=(-G Ninja)
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
-cmake --build "$BUILD_DIR" -j "$BUILD_JOBS"
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$BUILD_DIR" -j "$BUILD_JOBS" "${targets[@]}"

@@ -9,7 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install.sh
-scripts/build.sh
+# Only what the main job runs: the CLI, the master, the agent, the launcher and the example
+# (with its context directory); scripts/test.sh builds the rest.
+scripts/build.sh cohort cohort-master cohort-agent cohort-launch fashion_mnist_trial
 build/bin/cohort cluster up --agents 1 --slots 2
 echo "main: cohort experiment create --follow examples/fashion_mnist/distributed.yaml build/contexts/fashion_mnist"
 build/bin/cohort experiment create --follow examples/fashion_mnist/distributed.yaml build/contexts/fashion_mnist "$@"
