@@ -23,6 +23,7 @@
 #include "client/master_client.h"
 #include "cohort/status.h"
 #include "common/command_line.h"
+#include "common/private_file.h"
 #include "common/subprocess.h"
 #include "wire/launch_env.h"
 
@@ -120,7 +121,7 @@ absl::Status LoadSecret(const std::string& flag, cohort::agent::AgentOptions& op
                  "(chmod 600) and pass it\n");
     return absl::OkStatus();
   }
-  absl::StatusOr<std::string> secret = cohort::client::ReadSecretFile(secret_file);
+  absl::StatusOr<std::string> secret = cohort::ReadSecretFile(secret_file);
   if (!secret.ok()) return cohort::Annotate(secret.status(), "--secret-file");
   options.secret = *std::move(secret);
   return absl::OkStatus();

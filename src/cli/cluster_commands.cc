@@ -21,6 +21,7 @@
 #include "client/local_cluster.h"
 #include "client/master_client.h"
 #include "common/env.h"
+#include "common/private_file.h"
 #include "common/sibling_program.h"
 #include "nlohmann/json.hpp"
 #include "wire/cluster_bodies.h"
@@ -66,7 +67,7 @@ absl::Status LogInAsAdmin(client::MasterClient& client, const fs::path& master_d
     password = std::move(given);
   } else {
     absl::StatusOr<std::string> generated =
-        client::ReadSecretFile((master_dir / "admin-password").string());
+        ReadSecretFile((master_dir / "admin-password").string());
     if (!generated.ok()) {
       return absl::UnavailableError(absl::StrCat("not logged in as admin (",
                                                  generated.status().message(),

@@ -321,31 +321,6 @@ absl::StatusOr<std::map<std::string, std::string>> MasterClient::Download(
   return headers;
 }
 
-absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) {
-    if (errno == ENOENT)
-      return absl::NotFoundError(absl::StrCat("secret file ", path, " does not exist"));
-    return absl::InvalidArgumentError(
-        absl::StrCat("secret file ", path, ": ", std::strerror(errno)));
-  }
-  if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("secret file ", path, " may be read or changed by other users (mode ",
-                     absl::StrFormat("%04o", info.st_mode & 07777),
-                     "): make it private with `chmod 600 ", path, "`"));
-  }
-  // A secret is a line of 64 hex digits; anything much larger is not one.
-  absl::StatusOr<std::string> text = ReadSmallFile(path, 64u << 10);
-  if (!text.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("secret file ", path, " cannot be read: ", text.status().message()));
-  }
-  const std::string secret(absl::StripAsciiWhitespace(*text));
-  if (secret.empty())
-    return absl::InvalidArgumentError(absl::StrCat("secret file ", path, " is empty"));
-  return secret;
-}
 
 std::string QueryEscape(const std::string& value) {
   return httplib::detail::encode_query_param(value);

@@ -151,10 +151,6 @@ class MasterClient {
 // other does not. Fixing it takes a flag or a file, so callers that retry should stop.
 bool IsTlsFailure(const absl::Status& status);
 
-// The secret in the file at `path` (the agents' cluster secret), surrounding whitespace
-// trimmed. NotFound when the file is missing; PermissionDenied when group or others may read or
-// write it (fix: chmod 600 PATH); InvalidArgument when it is empty or unreadable.
-absl::StatusOr<std::string> ReadSecretFile(const std::string& path);
 
 // `value` escaped for a URL's query string ("validation/acc top1" -> "validation%2Facc%20top1").
 std::string QueryEscape(const std::string& value);

@@ -1,6 +1,7 @@
 #include "common/private_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -9,7 +10,10 @@
 #include <cstring>
 #include <filesystem>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/small_file.h"
 
 namespace cohort {
 namespace {
@@ -58,6 +62,32 @@ absl::Status WritePrivateFile(const std::string& path, absl::string_view text) {
   if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) status = Errno("replace", path);
   if (!status.ok()) ::unlink(tmp.c_str());
   return status;
+}
+
+absl::StatusOr<std::string> ReadSecretFile(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT)
+      return absl::NotFoundError(absl::StrCat("secret file ", path, " does not exist"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("secret file ", path, ": ", std::strerror(errno)));
+  }
+  if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("secret file ", path, " may be read or changed by other users (mode ",
+                     absl::StrFormat("%04o", info.st_mode & 07777),
+                     "): make it private with `chmod 600 ", path, "`"));
+  }
+  // A secret is a line of 64 hex digits; anything much larger is not one.
+  absl::StatusOr<std::string> text = ReadSmallFile(path, 64u << 10);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("secret file ", path, " cannot be read: ", text.status().message()));
+  }
+  const std::string secret(absl::StripAsciiWhitespace(*text));
+  if (secret.empty())
+    return absl::InvalidArgumentError(absl::StrCat("secret file ", path, " is empty"));
+  return secret;
 }
 
 }  // namespace cohort

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace cohort {
@@ -15,5 +16,11 @@ namespace cohort {
 // writing FILE (needed N bytes, free M)"); on error `path` is unchanged and no PATH.tmp-PID is
 // left.
 absl::Status WritePrivateFile(const std::string& path, absl::string_view text);
+
+// The secret in the file at `path` (the agents' cluster secret, the first admin's password),
+// surrounding whitespace trimmed. NotFound when the file is missing; PermissionDenied when group
+// or others may read or write it (fix: chmod 600 PATH); InvalidArgument when it is empty or
+// unreadable (at most 64 KiB is read).
+absl::StatusOr<std::string> ReadSecretFile(const std::string& path);
 
 }  // namespace cohort

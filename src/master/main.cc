@@ -14,7 +14,6 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "client/local_cluster.h"
-#include "client/master_client.h"
 #include "cohort/status.h"
 #include "common/command_line.h"
 #include "common/directory_lock.h"
@@ -184,7 +183,7 @@ std::unique_ptr<cohort::master::http::HttpServer> Bind(const Flags& f,
 // neither is given.
 absl::StatusOr<std::string> GivenInitialPassword(const Flags& f) {
   if (!f.initial_password_file.empty()) {
-    absl::StatusOr<std::string> password = cohort::client::ReadSecretFile(f.initial_password_file);
+    absl::StatusOr<std::string> password = cohort::ReadSecretFile(f.initial_password_file);
     if (!password.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--initial-password-file: ", password.status().message()));

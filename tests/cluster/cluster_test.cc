@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "client/master_client.h"
+#include "common/private_file.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/launch/launcher_process.h"
@@ -82,7 +83,7 @@ class ClusterTest : public ::testing::Test {
     const std::string& out = master_->out();
     const size_t at = out.find("listening on ") + 13;
     url_ = out.substr(at, out.find(' ', at) - at);
-    admin_password_ = client::ReadSecretFile((dir_ / "master" / "admin-password").string()).value();
+    admin_password_ = ReadSecretFile((dir_ / "master" / "admin-password").string()).value();
   }
   void StartAgent(const std::string& id, int slots, int port_lo, bool artificial = false,
                   std::vector<std::string> extra = {}) {
@@ -119,7 +120,7 @@ class ClusterTest : public ::testing::Test {
   // A client of the master that presents the agent secret, as an agent does.
   client::MasterClient AgentClient() const {
     client::MasterClient client(url_);
-    client.set_bearer_token(client::ReadSecretFile(SecretFile()).value());
+    client.set_bearer_token(ReadSecretFile(SecretFile()).value());
     return client;
   }
   // The environment of a CLI with its own login file in the test's directory; as admin (by

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/master_client.h"
+#include "common/private_file.h"
 #include "gtest/gtest.h"
 #include "master/http/testing/test_certificates.h"
 #include "tests/launch/launcher_process.h"
@@ -138,7 +139,7 @@ TEST_F(TlsClusterTest, TheCliVerifiesTheMasterWithTlsCa) {
 // CA.
 TEST_F(TlsClusterTest, ALoginFromTheEnvironmentTrustsTlsCaToo) {
   absl::StatusOr<std::string> password =
-      client::ReadSecretFile((dir_ / "master" / "admin-password").string());
+      ReadSecretFile((dir_ / "master" / "admin-password").string());
   ASSERT_TRUE(password.ok()) << password.status();
   LaunchResult listed =
       RunToCompletion({BinaryPath("cohort"), "-m", url_, "--tls-ca", certs_.ca_file, "experiment",

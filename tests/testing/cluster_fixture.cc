@@ -12,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "client/master_client.h"
+#include "common/private_file.h"
 #include "tests/testing/worker_group.h"
 
 namespace cohort::testing {
@@ -105,7 +106,7 @@ void ClusterFixture::StartMaster(const std::vector<std::string>& extra, const st
   url_ = out.substr(at, out.find(' ', at) - at);
   port_ = std::stoi(url_.substr(url_.rfind(':') + 1));
   absl::StatusOr<std::string> password =
-      client::ReadSecretFile((dir_ / "master" / "admin-password").string());
+      ReadSecretFile((dir_ / "master" / "admin-password").string());
   ASSERT_TRUE(password.ok()) << password.status();
   admin_password_ = *password;
 }

@@ -9,7 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "client/master_client.h"
+#include "common/private_file.h"
 
 namespace cohort::master::http {
 namespace {
@@ -64,11 +64,11 @@ absl::Status CreateSecretFile(const std::string& path) {
 }  // namespace
 
 absl::StatusOr<std::string> LoadOrCreateAgentSecret(const std::string& path) {
-  absl::StatusOr<std::string> existing = client::ReadSecretFile(path);
+  absl::StatusOr<std::string> existing = ReadSecretFile(path);
   if (!absl::IsNotFound(existing.status())) return existing;
   absl::Status created = CreateSecretFile(path);
   if (!created.ok() && !absl::IsAlreadyExists(created)) return created;
-  return client::ReadSecretFile(path);
+  return ReadSecretFile(path);
 }
 
 AgentSecretAuthenticator::AgentSecretAuthenticator(std::string secret, std::string secret_file)
