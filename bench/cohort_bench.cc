@@ -1,5 +1,5 @@
 // cohort-bench: Cohort's benchmarks. Run it under a launcher that sets the worker environment
-// (cohort-launch, or anything setting COHORT_RANK/COHORT_SIZE/...; see ARCHITECTURE.md §3);
+// (cohort-launch, or anything setting COHORT_RANK/COHORT_SIZE/...; see docs/architecture.md §3);
 // rank 0 prints one JSON line per measurement.
 //
 // Example:

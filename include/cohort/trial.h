@@ -1,5 +1,5 @@
 #pragma once
-// The Trial API (ARCHITECTURE.md §6, Determined's PyTorchTrial for C++): a user subclasses
+// The Trial API (docs/architecture.md §6, Determined's PyTorchTrial for C++): a user subclasses
 // Trial to say what to train; the runtime owns the loop (TrialMain, cohort/trial_main.h):
 // per-slot batches from a distributed sampler, gradient synchronization, validation and
 // checkpoint periods, resuming, metric reduction across workers.

@@ -8,7 +8,7 @@
 //   fashion_mnist_trial --config distributed.yaml [--run-dir DIR] [--max-batches N]
 //                       [--restore STORAGE_ID|DIR] [--hparams JSON]
 //
-// Defaults come from the worker environment of ARCHITECTURE.md §3 (COHORT_CONFIG,
+// Defaults come from the worker environment of docs/architecture.md §3 (COHORT_CONFIG,
 // COHORT_HPARAMS, COHORT_TRIAL_SEED, COHORT_RUN_DIR, COHORT_LATEST_CHECKPOINT), read through
 // core::Init. Without them the experiment seed is rank 0's (broadcast, so every worker agrees
 // even when the config lets the parser draw one) and the hyperparameters are the searcher's

@@ -1,6 +1,6 @@
 #pragma once
 // MasterClient: the one HTTP client of the master's REST API (docs/design/0006-cluster.md), shared
-// by the CLI and the agent (ARCHITECTURE.md §2: what master, agent and cli share lives in one
+// by the CLI and the agent (docs/architecture.md §2: what master, agent and cli share lives in one
 // small place). Bodies are JSON; every call has a deadline; errors are Statuses that say what
 // to do:
 //   the master unreachable -> Unavailable "cannot reach the master at URL (...): is

@@ -2,7 +2,7 @@
 // Configuration templates: the effective config of an experiment that uses a template is
 // MergeTemplate(template, config). Thread-safe (stateless).
 //
-// Rules (Determined's, ARCHITECTURE.md §7):
+// Rules (Determined's, docs/architecture.md §7):
 // * scalars: the config's value wins;
 // * maps: merged recursively (a key present on one side only is kept);
 // * lists: the template's items followed by the config's, except `bind_mounts` and

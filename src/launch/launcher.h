@@ -1,6 +1,6 @@
 #pragma once
 // Launcher: the engine of cohort-launch. Starts this machine's share of a job's workers with the
-// worker environment of ARCHITECTURE.md §3 (COHORT_RANK, COHORT_SIZE, COHORT_LOCAL_*,
+// worker environment of docs/architecture.md §3 (COHORT_RANK, COHORT_SIZE, COHORT_LOCAL_*,
 // COHORT_CROSS_*, COHORT_CHIEF_ADDR, COHORT_RENDEZVOUS_PORT, thread counts; with GPU slots
 // CUDA_VISIBLE_DEVICES, one GPU per worker), prefixes every
 // line they write with "[rank=K] ", and supervises them fail-fast:

@@ -1,5 +1,5 @@
 #pragma once
-// AssignBuckets: how gradients are grouped into fusion buckets (ARCHITECTURE.md §5). Pure
+// AssignBuckets: how gradients are grouped into fusion buckets (docs/architecture.md §5). Pure
 // arithmetic on sizes, no LibTorch, so the policy is unit-tested on its own.
 // Thread-safe (a pure function).
 //

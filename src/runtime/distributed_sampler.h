@@ -1,6 +1,6 @@
 #pragma once
-// DistributedSampler: which samples each worker trains on (ARCHITECTURE.md §6). Every epoch is
-// a seeded shuffle of the dataset, the same on every rank; rank r takes the positions
+// DistributedSampler: which samples each worker trains on (docs/architecture.md §6). Every epoch
+// is a seeded shuffle of the dataset, the same on every rank; rank r takes the positions
 // r, r + size, r + 2*size, ... of it, so the shards are disjoint and together cover the epoch.
 // The tail that cannot be split evenly (fewer than `size` samples) is dropped, so every rank
 // runs the same number of steps, and each rank's shard is cut into per-slot batches (a last

@@ -1,5 +1,5 @@
 #pragma once
-// GradientReducer: synchronous data parallelism for one model replica (ARCHITECTURE.md §5).
+// GradientReducer: synchronous data parallelism for one model replica (docs/architecture.md §5).
 // After every backward pass the gradients of all workers are summed and averaged, so each
 // worker applies the identical update and N workers on b samples each train like one worker on
 // N*b samples.

@@ -2,7 +2,7 @@
 // SystemSampler: samples the machine's counters at an interval (0.1 s by default) on its own
 // thread and emits their averages, one SystemMetrics per period (1 s by default), through a
 // callback: what the agent (or a node's local rank 0) runs while a profiled trial's batch is
-// inside the profiling window (ARCHITECTURE.md §9). The arithmetic is MetricsAggregator's.
+// inside the profiling window (docs/architecture.md §9). The arithmetic is MetricsAggregator's.
 //
 // Thread-safety: Start and Stop may be called from any thread, but not concurrently with each
 // other or the destructor. The callback runs on the sampler's thread, one call at a time; it

@@ -90,7 +90,7 @@ inline constexpr RankVariables kCohortRankVariables{"cohort",
                                                     "COHORT_CROSS_SIZE"};
 
 // The foreign launchers' rank variables, so the same program runs under them
-// (ARCHITECTURE.md §3): torchrun, OpenMPI's mpirun and Slurm's srun.
+// (docs/architecture.md §3): torchrun, OpenMPI's mpirun and Slurm's srun.
 inline constexpr RankVariables kTorchrunRankVariables{
     "torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", nullptr};
 inline constexpr RankVariables kOpenMpiRankVariables{"openmpi",

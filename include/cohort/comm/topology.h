@@ -1,7 +1,7 @@
 #pragma once
 // Topology: where this worker sits in the job (global, local and cross-machine rank and size)
 // and how to reach the rendezvous store. Read from the worker environment that cohort-launch
-// sets (wire::LaunchEnv, ARCHITECTURE.md §3), or from torchrun's, OpenMPI's or Slurm's
+// sets (wire::LaunchEnv, docs/architecture.md §3), or from torchrun's, OpenMPI's or Slurm's
 // variables so the same worker binary runs under those launchers.
 // Thread-compatible value type.
 

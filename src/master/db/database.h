@@ -1,7 +1,8 @@
 #pragma once
 // Database: everything the master must not lose (experiments, trials, metrics, checkpoints,
-// logs, templates, agents), behind one small interface (STYLE.md: SQLite by default, PostgreSQL
-// later). Implementations are thread-safe: the master's HTTP handlers call them concurrently.
+// logs, templates, agents), behind one small interface (docs/architecture.md §7: SQLite by
+// default, PostgreSQL later). Implementations are thread-safe: the master's HTTP handlers call
+// them concurrently.
 // Errors: NotFound for a missing row (naming it, e.g. "experiment 7 not found"),
 // AlreadyExists for a duplicate key, Unavailable/Internal for storage failures (naming the file
 // and the SQL error), DataLoss for a row this build cannot read (a state it does not know).

@@ -1,6 +1,7 @@
 #pragma once
 // ClusterAuthenticator: the master's three kinds of caller and their credentials
-// (ARCHITECTURE.md §9, docs/security.md), all presented as `Authorization: Bearer CREDENTIAL`:
+// (docs/architecture.md §9, docs/security.md), all presented as
+// `Authorization: Bearer CREDENTIAL`:
 //   * agents: the cluster's agent secret (AgentSecretAuthenticator, its base);
 //   * users:  a login token (users::Users::Authenticate): Caller::Kind::kUser with the user's
 //             name and admin flag;
