@@ -97,9 +97,8 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--checkpoint-storage-roots", f.checkpoint_storage_roots,
                  "Directories (comma-separated, absolute) where experiments may keep "
                  "checkpoints besides DATA_DIR/checkpoints: a shared_fs host_path (with its "
-                 "storage_path) or a directory storage's container_path must lie in one of them, "
-                 "and the master reads and deletes checkpoint files nowhere else. None may hold "
-                 "DATA_DIR or lie inside it")
+                 "storage_path) must lie in one of them, and the master reads and deletes "
+                 "checkpoint files nowhere else. None may hold DATA_DIR or lie inside it")
       ->delimiter(',');
   app.add_option("--agent-timeout", f.agent_timeout,
                  "Seconds without contact after which an agent counts as lost (default 30)")

@@ -384,8 +384,8 @@ class Master {
   absl::StatusOr<std::vector<GcCheckpoint>> GcCandidatesLocked(const ExperimentRow& exp,
                                                                const std::string& metric);
   void DeleteCheckpointLocked(const std::string& root, const CheckpointRow& row);
-  // At creation: InvalidArgument, naming the field and the allowed roots, for a storage the
-  // master would act in (shared_fs, directory) outside storage_roots_.
+  // At creation: InvalidArgument, naming the field and the allowed roots, for a shared_fs
+  // storage outside storage_roots_ (a directory storage is checked at each use only).
   absl::Status CheckStorageAllowed(const config::CheckpointStorage& storage) const;
   // The directory the experiment's checkpoints are stored in, when the master reaches it
   // (shared_fs, directory); empty otherwise.

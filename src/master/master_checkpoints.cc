@@ -122,13 +122,13 @@ absl::StatusOr<Master::CheckpointFiles> Master::CheckpointFilesFor(const std::st
 }
 
 absl::Status Master::CheckStorageAllowed(const config::CheckpointStorage& storage) const {
-  const std::string root = StorageRoot(storage);
-  if (root.empty()) return absl::OkStatus();  // not a storage the master acts in
-  const std::string field =
-      storage.type == "directory" ? "checkpoint_storage.container_path"
-      : storage.storage_path      ? "checkpoint_storage.host_path + storage_path"
-                                  : "checkpoint_storage.host_path";
-  return storage_roots_.CheckStorageDir(field, root);
+  // A `directory` storage's container_path is a path inside the agents' containers, which the
+  // master may not have at all: it is not refused here, and the master acts on it only where it
+  // lies beneath an allowed root (storage_roots_ at each use), like any other.
+  if (storage.type != "shared_fs") return absl::OkStatus();
+  const std::string field = storage.storage_path ? "checkpoint_storage.host_path + storage_path"
+                                                 : "checkpoint_storage.host_path";
+  return storage_roots_.CheckStorageDir(field, StorageRoot(storage));
 }
 
 absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const ExperimentRow& exp,

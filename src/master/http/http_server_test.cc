@@ -29,8 +29,9 @@ using ::testing::HasSubstr;
 
 constexpr size_t kStreamBytes = 3 << 20;
 
-// Sends `raw` on a new connection to `port`; what comes back until it is closed (or 5 s).
-std::string RawExchangeOn(int port, const std::string& raw) {
+// A connection to 127.0.0.1:`port` whose sends and receives wait at most 5 s; -1 when it cannot
+// connect.
+int ConnectLoopback(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -38,15 +39,30 @@ std::string RawExchangeOn(int port, const std::string& raw) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   timeval timeout{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  std::string answer;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(raw.size())) {
-    char buffer[4096];
-    ssize_t n = 0;
-    while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
   }
+  return fd;
+}
+
+// What comes back on `fd` until the server closes it (or 5 s pass); closes it.
+std::string ReceiveAll(int fd) {
+  std::string answer;
+  char buffer[4096];
+  ssize_t n = 0;
+  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
   ::close(fd);
   return answer;
+}
+
+// Sends `raw` on a new connection to `port`; what comes back until it is closed (or 5 s).
+std::string RawExchangeOn(int port, const std::string& raw) {
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return "";
+  ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL);
+  return ReceiveAll(fd);
 }
 
 class HttpServerTest : public ::testing::Test {
@@ -210,33 +226,20 @@ class OneToken : public Authenticator {
 // came back.
 std::pair<size_t, std::string> ChunkedPost(int port, const std::string& path,
                                            const std::string& headers, size_t bytes) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+  const int fd = ConnectLoopback(port);
+  if (fd < 0) return {0, ""};
+  const std::string head = absl::StrCat("POST ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\n", headers,
+                                        "Transfer-Encoding: chunked\r\n\r\n");
+  ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+  const std::string chunk = absl::StrCat("10000\r\n", std::string(1 << 16, 'z'), "\r\n");
+  const auto send_chunk = [&] {
+    return ::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(chunk.size());
+  };
   size_t sent = 0;
-  std::string answer;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    const std::string head = absl::StrCat("POST ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\n",
-                                          headers, "Transfer-Encoding: chunked\r\n\r\n");
-    ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
-    const std::string chunk = absl::StrCat("10000\r\n", std::string(1 << 16, 'z'), "\r\n");
-    const auto send_chunk = [&] {
-      return ::send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL) ==
-             static_cast<ssize_t>(chunk.size());
-    };
-    while (sent < bytes && send_chunk()) sent += 1 << 16;
-    if (sent >= bytes) ::send(fd, "0\r\n\r\n", 5, MSG_NOSIGNAL);
-    char buffer[4096];
-    ssize_t n = 0;
-    while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
-  }
-  ::close(fd);
-  return {sent, answer};
+  while (sent < bytes && send_chunk()) sent += 1 << 16;
+  if (sent >= bytes) ::send(fd, "0\r\n\r\n", 5, MSG_NOSIGNAL);
+  return {sent, ReceiveAll(fd)};
 }
 
 // Issue 34: an unauthenticated request is refused from its head; its body is never read
