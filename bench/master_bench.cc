@@ -46,6 +46,7 @@
 #include "client/master_client.h"
 #include "cohort/status.h"
 #include "common/context_archive.h"
+#include "common/private_file.h"
 #include "common/sibling_program.h"
 #include "common/subprocess.h"
 #include "wire/agent_protocol.h"
@@ -565,7 +566,7 @@ class SimAgent {
 
 absl::StatusOr<std::string> Login(const std::string& url, const std::string& data_dir) {
   COHORT_ASSIGN_OR_RETURN(std::string password,
-                          client::ReadSecretFile(data_dir + "/admin-password"));
+                          cohort::ReadSecretFile(data_dir + "/admin-password"));
   client::MasterClient client(url);
   COHORT_ASSIGN_OR_RETURN(Json answer, client.Post("/api/v1/auth/login",
                                                    wire::LoginRequest{"admin", password}.ToJson()));
@@ -806,7 +807,7 @@ absl::Status RunMasterBench(const MasterBenchOptions& o) {
               o.experiments, o.trials_per_experiment);
   COHORT_RETURN_IF_ERROR(CreateExperiments(o, admin, work));
   COHORT_ASSIGN_OR_RETURN(std::string secret,
-                          client::ReadSecretFile(work + "/master/agent-secret"));
+                          cohort::ReadSecretFile(work + "/master/agent-secret"));
   Shared shared{.options = o, .url = url, .secret = secret};
   std::vector<std::thread> threads;
   for (int i = 0; i < o.agents; ++i) {
