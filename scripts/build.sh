@@ -12,6 +12,8 @@ command -v ninja >/dev/null 2>&1 && GENERATOR=(-G Ninja)
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
-targets=()
-for t in "$@"; do targets+=(--target "$t"); done
-cmake --build "$BUILD_DIR" -j "$BUILD_JOBS" "${targets[@]}"
+if [ $# -gt 0 ]; then
+  cmake --build "$BUILD_DIR" -j "$BUILD_JOBS" --target "$@"
+else
+  cmake --build "$BUILD_DIR" -j "$BUILD_JOBS"
+fi

@@ -57,12 +57,19 @@ StallVerdict JudgeProgress(const std::vector<RankState>& ranks, absl::Time now,
   const RankState* culprit = Culprit(ranks, now);
   if (waited < warn || culprit == nullptr) return verdict;
   const RankState& c = *culprit;
-  verdict.note = absl::StrCat(
-      "rank ", c.beat.rank, " has made no progress for ", std::llround(Age(c, now)), " s (",
-      c.stopped ? absl::StrCat("its process ", c.beat.pid, " is stopped; ") : std::string(),
-      "last: ", c.beat.phase, c.beat.batch > 0 ? absl::StrCat(", batch ", c.beat.batch) : "",
-      ")");
-  if (!waiting.empty()) absl::StrAppend(&verdict.note, "; ", absl::StrJoin(waiting, ", "));
+  if (!c.stopped && InCollective(c)) {
+    // Every rank here waits in a collective: the one they wait for runs on another node (whose
+    // agent names it).
+    verdict.note = absl::StrCat(absl::StrJoin(waiting, ", "), " for ", std::llround(waited),
+                                " s (for a rank on another node)");
+  } else {
+    verdict.note = absl::StrCat(
+        "rank ", c.beat.rank, " has made no progress for ", std::llround(Age(c, now)), " s (",
+        c.stopped ? absl::StrCat("its process ", c.beat.pid, " is stopped; ") : std::string(),
+        "last: ", c.beat.phase, c.beat.batch > 0 ? absl::StrCat(", batch ", c.beat.batch) : "",
+        ")");
+    if (!waiting.empty()) absl::StrAppend(&verdict.note, "; ", absl::StrJoin(waiting, ", "));
+  }
   verdict.fail = waited >= absl::ToDoubleSeconds(deadline);
   return verdict;
 }

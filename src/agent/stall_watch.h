@@ -6,7 +6,10 @@
 // between beats keeps nobody waiting, so a slow step never is a stall. Its note names the rank
 // the others wait for (a stopped one, else the one whose last beat is oldest outside a
 // collective) and where the waiting ranks wait; past the deadline the run is to be failed.
-// Pure: the caller reads the beats and the states. Thread-compatible.
+// When every rank of the node waits in a collective, the rank they wait for runs on another node,
+// and the note says so ("rank 0 waits in allgather #22 for 62 s (for a rank on another node)");
+// that node's agent names it. Pure: the caller reads the beats and the states.
+// Thread-compatible.
 //
 // Example:
 //   StallVerdict v = JudgeProgress(ranks, absl::Now(), absl::Minutes(10));

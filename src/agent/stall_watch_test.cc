@@ -47,6 +47,12 @@ TEST(StallWatchTest, TheRankOutsideTheCollectiveIsTheOneWaitedFor) {
                   .fail);
 }
 
+TEST(StallWatchTest, RanksThatAllWaitSayTheyWaitForAnotherNode) {
+  StallVerdict v = JudgeProgress({Rank(0, 7, "in allgather #22")}, kNow, absl::Seconds(10));
+  EXPECT_EQ(v.note, "rank 0 waits in allgather #22 for 7 s (for a rank on another node)");
+  EXPECT_FALSE(v.fail);
+}
+
 TEST(StallWatchTest, NoBeatsNoVerdict) {
   EXPECT_TRUE(JudgeProgress({}, kNow, absl::Seconds(10)).note.empty());
 }

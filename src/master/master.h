@@ -690,6 +690,9 @@ class Master {
   // Running trial -> its agent's word on a rank that makes no progress (ReportBatch::stalled),
   // shown as why it waits (task list, describe); dropped when its allocation ends.
   std::map<int64_t, std::string> stalled_;
+  // Records an agent's stall note for the trial ("" clears it), keeping a note that names the
+  // stalled rank over one from a node that only waits for it.
+  void NoteStallLocked(int64_t trial_id, const std::string& note);
   int64_t next_sequence_ = 1;
   int log_followers_ = 0;  // TrialLogs calls waiting for lines
   bool stopping_ = false;

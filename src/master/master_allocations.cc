@@ -232,6 +232,20 @@ OutputRows Master::RowsOfReports(const wire::ReportBatch& batch, ReportChanges* 
   return rows;
 }
 
+void Master::NoteStallLocked(int64_t trial_id, const std::string& note) {
+  // Each node's agent judges its own ranks: the one whose note names the rank the others wait
+  // for ("rank 1 has made no progress ...") is kept over a node that only waits for it.
+  const auto names_culprit = [](const std::string& text) {
+    return text.find(" has made no progress for ") != std::string::npos;
+  };
+  auto it = stalled_.find(trial_id);
+  if (note.empty()) {
+    if (it != stalled_.end()) stalled_.erase(it);
+  } else if (it == stalled_.end() || names_culprit(note) || !names_culprit(it->second)) {
+    stalled_[trial_id] = note;
+  }
+}
+
 absl::Status Master::ReportsStoredLocked(const std::string& allocation,
                                          const wire::ReportBatch& batch,
                                          const ReportChanges& changes, bool stored_points) {
@@ -242,11 +256,7 @@ absl::Status Master::ReportsStoredLocked(const std::string& allocation,
   if (changes.searcher_metric) current.searcher_metric = *changes.searcher_metric;
   if (changes.batches) std::tie(current.batches, current.total_batches) = *changes.batches;
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(current));
-  if (batch.stalled && batch.stalled->empty()) {
-    stalled_.erase(trial_id);
-  } else if (batch.stalled) {
-    stalled_[trial_id] = *batch.stalled;
-  }
+  if (batch.stalled) NoteStallLocked(trial_id, *batch.stalled);
   if (!batch.system_metrics.empty()) {
     COHORT_ASSIGN_OR_RETURN(std::vector<PointRow> system,
                             SystemPointsLocked(current, batch.system_metrics));
