@@ -27,24 +27,6 @@ std::string ReadFile(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// Whether process `pid` carries `entry` ("NAME=VALUE") in its environment.
-bool Carries(pid_t pid, const std::string& entry) {
-  const std::string environ = ReadFile(absl::StrCat("/proc/", pid, "/environ"));
-  for (size_t at = 0; at < environ.size();) {
-    const size_t end = std::min(environ.find('\0', at), environ.size());
-    if (environ.compare(at, end - at, entry) == 0) return true;
-    at = end + 1;
-  }
-  return false;
-}
-
-// Whether `pid` is a zombie (dead, not yet reaped) or gone.
-bool Gone(pid_t pid) {
-  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
-  const size_t close = stat.rfind(')');
-  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z';
-}
-
 // The value of `name` in process `pid`'s environment ("" when absent or unreadable).
 std::string EnvironmentValue(pid_t pid, const std::string& name) {
   const std::string environ = ReadFile(absl::StrCat("/proc/", pid, "/environ"));
@@ -57,6 +39,18 @@ std::string EnvironmentValue(pid_t pid, const std::string& name) {
     at = end + 1;
   }
   return "";
+}
+
+// Whether process `pid` carries `marker`=`value` in its environment.
+bool Carries(pid_t pid, const std::string& marker, const std::string& value) {
+  return !value.empty() && EnvironmentValue(pid, marker) == value;
+}
+
+// Whether `pid` is a zombie (dead, not yet reaped) or gone.
+bool Gone(pid_t pid) {
+  const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+  const size_t close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z';
 }
 
 // Process `pid`'s start time (clock ticks since boot, field 22 of /proc/PID/stat); "" when gone.
@@ -76,14 +70,14 @@ bool OwnedByAnotherLiveAgent(pid_t pid) {
   return !owner.empty() && owner != OwnerTag() && OwnerAlive(owner);
 }
 
-// This user's live processes carrying `entry`, this one excluded.
-std::vector<pid_t> Carriers(const std::string& entry) {
+// This user's live processes carrying `marker`=`value`, this one excluded.
+std::vector<pid_t> Carriers(const std::string& marker, const std::string& value) {
   std::vector<pid_t> pids;
   std::error_code ec;
   for (const auto& dir : fs::directory_iterator("/proc", ec)) {
     pid_t pid = 0;
     if (!absl::SimpleAtoi(dir.path().filename().string(), &pid) || pid == ::getpid()) continue;
-    if (Carries(pid, entry) && !Gone(pid)) pids.push_back(pid);
+    if (Carries(pid, marker, value) && !Gone(pid)) pids.push_back(pid);
   }
   return pids;
 }
@@ -101,7 +95,7 @@ std::string CommandLine(pid_t pid) {
 }  // namespace
 
 bool CarriesMarker(int pid, const std::string& marker, const std::string& value) {
-  return Carries(pid, absl::StrCat(marker, "=", value));
+  return Carries(pid, marker, value);
 }
 
 std::string OwnerTagOf(int pid) { return absl::StrCat(pid, ":", StartTime(pid)); }
@@ -123,7 +117,7 @@ bool OwnerAlive(const std::string& tag) {
 absl::StatusOr<int> StopMarked(const std::string& marker, const std::string& value,
                                absl::Duration timeout) {
   const std::string entry = absl::StrCat(marker, "=", value);
-  std::vector<pid_t> pids = Carriers(entry);
+  std::vector<pid_t> pids = Carriers(marker, value);
   std::set<pid_t> spared;  // another live agent's: never a leftover
   int stopped = 0;
   for (pid_t pid : pids) {
@@ -136,14 +130,14 @@ absl::StatusOr<int> StopMarked(const std::string& marker, const std::string& val
       continue;
     }
     // Checked again just before the signal: the pid may have been reused since the scan.
-    if (!Carries(pid, entry) || ::kill(pid, SIGKILL) != 0) continue;
+    if (!Carries(pid, marker, value) || ::kill(pid, SIGKILL) != 0) continue;
     ++stopped;
     COHORT_LOG(WARNING) << "stopped pid " << pid << " (" << command << "), left running with "
                         << entry;
   }
   const absl::Time deadline = absl::Now() + timeout;
   const auto leftovers = [&] {
-    std::vector<pid_t> left = Carriers(entry);
+    std::vector<pid_t> left = Carriers(marker, value);
     left.erase(std::remove_if(left.begin(), left.end(),
                               [&](pid_t pid) { return spared.count(pid) > 0; }),
                left.end());
@@ -158,7 +152,7 @@ absl::StatusOr<int> StopMarked(const std::string& marker, const std::string& val
     for (pid_t pid : pids) {  // started since the first scan
       if (OwnedByAnotherLiveAgent(pid)) {
         spared.insert(pid);
-      } else if (Carries(pid, entry)) {
+      } else if (Carries(pid, marker, value)) {
         ::kill(pid, SIGKILL);
       }
     }

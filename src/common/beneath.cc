@@ -90,11 +90,15 @@ UniqueFd& UniqueFd::operator=(UniqueFd&& other) noexcept {
 
 std::string UniqueFd::ProcPath() const { return absl::StrCat("/proc/self/fd/", fd_); }
 
+bool IsPlainName(absl::string_view name) {
+  return !name.empty() && name != "." && name != ".." &&
+         name.find_first_of(absl::string_view("/\0", 2)) == absl::string_view::npos;
+}
+
 bool IsPlainRelativePath(absl::string_view relative) {
   if (relative.empty()) return true;
-  if (relative.front() == '/') return false;
   for (absl::string_view part : absl::StrSplit(relative, '/')) {
-    if (part.empty() || part == "." || part == ".." || part.find('\0') != part.npos) return false;
+    if (!IsPlainName(part)) return false;
   }
   return true;
 }
@@ -131,7 +135,7 @@ absl::StatusOr<UniqueFd> OpenDirectoryBeneath(int dir_fd, absl::string_view rela
 }
 
 absl::Status RemoveTreeAt(int dir_fd, const std::string& name) {
-  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+  if (!IsPlainName(name)) {
     return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not one plain name"));
   }
   struct stat st;

@@ -38,6 +38,9 @@ class UniqueFd {
   int fd_ = -1;
 };
 
+// Whether `name` is one plain component: not empty, no '/', not "." or "..".
+bool IsPlainName(absl::string_view name);
+
 // Whether `relative` is made only of plain components: not absolute, no empty, "." or ".."
 // component ("" is the directory itself, and plain).
 bool IsPlainRelativePath(absl::string_view relative);

@@ -258,10 +258,6 @@ Reply Router::Table::Serve(const Admission& admission, const httplib::Request& r
       absl::StrCat(request.method, " ", request.path, " failed inside the master: ", what)));
 }
 
-Reply Router::Table::Serve(httplib::Request& request) const {
-  return Serve(Admit(request), request);
-}
-
 Reply Router::Table::TooLargeBody(const Admission& admission, const httplib::Request& request,
                                   uint64_t bytes) const {
   Reply reply = ErrorReply(absl::ResourceExhaustedError(

@@ -231,8 +231,6 @@ class Router {
     // unless the route waits) or the refusal. An exception that escapes a route is 500 naming
     // the route (and logged). Never throws.
     Reply Serve(const Admission& admission, const httplib::Request& request) const;
-    // Both steps on a request read whole (tests; a body over the route's limit is 413).
-    Reply Serve(httplib::Request& request) const;
     // The answer to a request the engine refused before any route (a malformed request):
     // ErrorReply(why), counted as unmatched by its status.
     Reply Refuse(const httplib::Request& request, const absl::Status& why) const;

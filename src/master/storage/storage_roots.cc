@@ -180,7 +180,7 @@ absl::Status StorageRoots::Remove(const std::string& storage_dir,
 absl::Status StorageRoots::Rename(const std::string& storage_dir, const std::string& from,
                                   const std::string& to) const {
   for (const std::string& name : {from, to}) {
-    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+    if (!IsPlainName(name)) {
       return absl::InvalidArgumentError(absl::StrCat("'", name, "' is not one plain name"));
     }
   }
