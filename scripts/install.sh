@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
-# Takes a bare Debian 12 machine to one that can build, test and benchmark Cohort.
-# Idempotent: when every package is already installed it only checks, in about a second.
+# Takes a bare Debian 12 machine to one that can build and run Cohort, and with --test or
+# --bench to one that can also test or benchmark it. Idempotent: when every package asked for is
+# already installed it only checks, in about a second.
+#   scripts/install.sh           what the main job needs: the toolchain, the libraries Cohort
+#                                builds against, the example's data (scripts/main.sh)
+#   scripts/install.sh --test    and what only the tests use (scripts/test.sh): the browser for
+#                                the web interface's test, clang for the thread-safety check,
+#                                openssl for the TLS tests' certificates, ip for network namespaces
+#   scripts/install.sh --bench   and the benchmarks' peers: PyTorch DDP, OpenMPI, iperf3
 set -euo pipefail
 
 PACKAGES=(
@@ -11,6 +18,8 @@ PACKAGES=(
   libcpp-httplib-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev libarchive-dev libsodium-dev
   # the master's HTTP engine (src/master/http/http_server.h)
   libmicrohttpd-dev
+  # GoogleTest and Google Benchmark: the build configures its tests and benchmarks beside the
+  # programs (scripts/build.sh TARGET builds only what is asked for)
   libgtest-dev libgmock-dev libbenchmark-dev
   # log policies' patterns: RE2 (Go's regexp syntax, linear time on untrusted lines)
   libre2-dev
@@ -22,18 +31,34 @@ PACKAGES=(
   libopenblas0-pthread
   # data: Fashion-MNIST under /usr/share/datasets/fashion-mnist
   dataset-fashion-mnist
-  # the peer for side-by-side benchmarks: PyTorch DDP / torch.distributed with Gloo
-  python3 python3-torch python3-numpy
-  # multi-process and multi-host tests: ps, kill, ip netns
-  procps iproute2
-  # the emulated cluster network's link measurement (bench/netcluster --measure-link) and
-  # OpenMPI, the collectives' peer in bench/netcluster_allreduce.py
-  iperf3 openmpi-bin libopenmpi-dev
+  # the CLI's local cluster finds its processes with ps; python3 runs the tests' scripts
+  procps python3
+)
+TEST_PACKAGES=(
+  # multi-host tests: network namespaces (ip netns)
+  iproute2
   # TLS tests: the certificates are made with the openssl command
   openssl
   # the web interface's browser test (tests/web): headless chromium driven by selenium
   chromium chromium-driver python3-selenium
+  # the thread-safety check of the master and the agent (tests/thread_safety): clang's analysis
+  clang
 )
+BENCH_PACKAGES=(
+  # the peer for side-by-side benchmarks: PyTorch DDP / torch.distributed with Gloo
+  python3-torch python3-numpy
+  # the emulated cluster network's link measurement (bench/netcluster --measure-link) and
+  # OpenMPI, the collectives' peer in bench/netcluster_allreduce.py
+  iperf3 openmpi-bin libopenmpi-dev iproute2
+)
+for arg in "$@"; do
+  case "$arg" in
+    --test) PACKAGES+=("${TEST_PACKAGES[@]}") ;;
+    --bench) PACKAGES+=("${BENCH_PACKAGES[@]}") ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "install: unknown option $arg (use --test, --bench or none)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -8,7 +8,7 @@ LABEL=""
 if [ "${1:-}" = "--unit" ]; then
   LABEL="unit"
 fi
-scripts/install.sh
+scripts/install.sh --test
 scripts/build.sh
 cd "${BUILD_DIR:-build}"
 args=(--output-on-failure --timeout 600)

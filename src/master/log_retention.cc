@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "cohort/status.h"
 #include "common/logging.h"
 
@@ -73,7 +74,7 @@ absl::StatusOr<int64_t> LogRetention::TrimOnce() {
       break;
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   lines_dropped_ += dropped;
   return dropped;
 }
@@ -89,27 +90,27 @@ absl::StatusOr<int64_t> LogRetention::Trim() {
 }
 
 void LogRetention::Start(absl::Duration period) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (thread_.joinable() || stopping_) return;
   thread_ = std::thread([this, period] { Run(period); });
 }
 
 void LogRetention::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
 int64_t LogRetention::lines_dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return lines_dropped_;
 }
 
 bool LogRetention::Stopping() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return stopping_;
 }
 
@@ -119,8 +120,10 @@ void LogRetention::Run(absl::Duration period) {
     if (!dropped.ok()) {
       COHORT_LOG(ERROR) << "log retention: " << dropped.status();
     }
-    std::unique_lock<std::mutex> lock(mu_);
-    wake_.wait_for(lock, absl::ToChronoMilliseconds(period), [this] { return stopping_; });
+    const absl::Time deadline = absl::Now() + period;
+    absl::MutexLock lock(&mu_);
+    bool timed_out = false;
+    while (!stopping_ && !timed_out) timed_out = wake_.WaitWithDeadline(&mu_, deadline);
   }
 }
 

@@ -19,13 +19,13 @@
 //   LogRetention retention(db, {.lines_per_trial = 1'000'000, .total_bytes = 4LL << 30});
 //   retention.Start(absl::Seconds(1));  // Stop() or the destructor ends it
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "master/db/database.h"
 
@@ -58,26 +58,27 @@ class LogRetention {
   // again the next period.
   void Start(absl::Duration period);
   // Ends the thread, within one batch. Idempotent.
-  void Stop();
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Lines dropped since this was made.
-  int64_t lines_dropped() const;
+  int64_t lines_dropped() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // How many of a trial's first lines the per-trial limit keeps (a tenth of it).
   int64_t KeepFirst() const { return policy_.lines_per_trial / 10; }
 
  private:
   void Run(absl::Duration period);
-  bool Stopping();
+  bool Stopping() ABSL_LOCKS_EXCLUDED(mu_);
 
   Database& db_;
   const LogRetentionPolicy policy_;
   const std::string trial_reason_;  // the markers' reasons
   const std::string total_reason_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  int64_t lines_dropped_ = 0;
+  mutable absl::Mutex mu_;
+  absl::CondVar wake_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t lines_dropped_ ABSL_GUARDED_BY(mu_) = 0;
+  // Started by Start and joined by Stop, both called by the owner's thread, never at once.
   std::thread thread_;
 };
 

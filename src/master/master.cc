@@ -142,7 +142,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
   COHORT_RETURN_IF_ERROR(master->LoadQueue());
   {
     // What ran when the master stopped waits for its agents (master_recovery.cc).
-    std::lock_guard<std::mutex> lock(master->mu_);
+    absl::MutexLock lock(&master->mu_);
     COHORT_RETURN_IF_ERROR(master->RecoverLocked());
     master->RestoreSearchersLocked();
     COHORT_RETURN_IF_ERROR(master->QueueDeletionsLocked());
@@ -170,21 +170,21 @@ Master::~Master() {
 
 void Master::BeginShutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
     agents_.WakeAll();  // every agent's long poll answers now
   }
-  logs_cv_.notify_all();
-  monitor_cv_.notify_all();
-  pass_cv_.notify_all();
-  idle_cv_.notify_all();
+  logs_cv_.SignalAll();
+  monitor_cv_.SignalAll();
+  pass_cv_.SignalAll();
+  idle_cv_.SignalAll();
 }
 
 absl::Status Master::LoadQueue() {
   COHORT_ASSIGN_OR_RETURN(std::vector<ExperimentRow> experiments, db_->ListExperiments());
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialScheduleRow> trials, db_->ListTrialsToSchedule());
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> all, db_->ListTrials(std::nullopt));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const TrialRow& t : all) next_sequence_ = std::max(next_sequence_, t.sequence + 1);
   for (const ExperimentRow& e : experiments) {
     queue_.SetExperiment(e.id, e.state, e.slots_per_trial, e.priority);
@@ -300,7 +300,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   if (creates.empty()) return absl::InvalidArgumentError("the searcher creates no trials");
   const int slots = static_cast<int>(cfg.resources.slots_per_trial);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (absl::Status feasible = Feasible(agents_.States(), slots); !feasible.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("resources.slots_per_trial: ", feasible.message()));
@@ -313,7 +313,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
     fs::remove(context_path, ignored);
     return archive;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ExperimentRow row;
   row.name = cfg.name.value_or("experiment");
   row.config_yaml = config::ToYaml(submitted.effective);
@@ -395,7 +395,7 @@ absl::StatusOr<wire::ExperimentDescription> Master::DescribeExperiment(int64_t i
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   if (!MayChange(e, viewer)) e.config_yaml = config::MaskSecretsInYaml(e.config_yaml);
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   wire::ExperimentDescription out{.id = e.id,
                                   .name = e.name,
                                   .state = e.state,
@@ -413,7 +413,7 @@ absl::StatusOr<wire::ExperimentDescription> Master::DescribeExperiment(int64_t i
 }
 
 absl::Status Master::PauseExperiment(int64_t id, const Actor& actor) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "pause"));
   if (e.state == ExperimentState::kPaused) return absl::OkStatus();  // already: nothing to do
@@ -430,7 +430,7 @@ absl::Status Master::PauseExperiment(int64_t id, const Actor& actor) {
 }
 
 absl::Status Master::ActivateExperiment(int64_t id, const Actor& actor) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "activate"));
   if (e.state == ExperimentState::kActive) return absl::OkStatus();  // already: nothing to do
@@ -445,7 +445,7 @@ absl::Status Master::ActivateExperiment(int64_t id, const Actor& actor) {
 }
 
 absl::Status Master::KillExperiment(int64_t id, const Actor& actor) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "kill"));
   if (wire::IsTerminal(e.state)) return absl::OkStatus();
@@ -462,12 +462,12 @@ absl::Status Master::KillExperiment(int64_t id, const Actor& actor) {
   waiting_.clear();
   blocker_.reset();
   RequestPassLocked();
-  logs_cv_.notify_all();
+  logs_cv_.SignalAll();
   return absl::OkStatus();
 }
 
 absl::Status Master::ArchiveExperiment(int64_t id, bool archived, const Actor& actor) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   const char* verb = archived ? "archive" : "unarchive";
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, verb));
@@ -486,7 +486,7 @@ absl::Status Master::ArchiveExperiment(int64_t id, bool archived, const Actor& a
 }
 
 absl::Status Master::KillTrial(int64_t id, const Actor& actor) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(t.experiment_id));
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, absl::StrCat("kill ", TrialName(id), " of")));
@@ -541,7 +541,7 @@ absl::StatusOr<Master::ForkSource> Master::ForkSourceOf(int64_t parent, const Ac
 
 absl::StatusOr<wire::TrialDescription> Master::DescribeTrial(int64_t id) {
   COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return TrialBodyLocked(t);
 }
 
@@ -586,23 +586,22 @@ absl::Status Master::FollowUntil(absl::Duration wait,
                                  const std::function<absl::StatusOr<bool>(bool last)>& poll) {
   bool following = false;
   if (wait > absl::ZeroDuration()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     following = log_followers_ < options_.max_log_followers;
     if (following) ++log_followers_;
   }
   absl::Cleanup release = [&] {
     if (!following) return;
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     --log_followers_;
   };
   const absl::Time deadline = absl::Now() + (following ? wait : absl::ZeroDuration());
   while (true) {
     COHORT_ASSIGN_OR_RETURN(bool done, poll(absl::Now() >= deadline));
     if (done) return absl::OkStatus();
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) return absl::UnavailableError("the master is shutting down");
-    logs_cv_.wait_until(lock,
-                        absl::ToChronoTime(std::min(deadline, absl::Now() + absl::Seconds(1))));
+    logs_cv_.WaitWithDeadline(&mu_, std::min(deadline, absl::Now() + absl::Seconds(1)));
     if (stopping_) return absl::UnavailableError("the master is shutting down");
   }
 }

@@ -15,20 +15,20 @@
 // 409).
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "cohort/config/experiment_config.h"
 #include "common/clock.h"
@@ -173,20 +173,21 @@ class Master {
   // every config error, one per line.
   absl::StatusOr<int64_t> CreateExperiment(const std::string& config_yaml,
                                            const std::string& template_name, std::string context,
-                                           const Actor& owner);
+                                           const Actor& owner) ABSL_LOCKS_EXCLUDED(mu_);
   // The experiment's config warnings (fields Cohort accepts but ignores), as `experiment
   // create` shows them after the master merged the config with its template.
-  absl::StatusOr<std::vector<std::string>> ExperimentWarnings(int64_t id);
+  absl::StatusOr<std::vector<std::string>> ExperimentWarnings(int64_t id) ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<wire::ExperimentList> ListExperiments();
   // The experiment with its effective config; for a `viewer` who is neither its owner nor an
   // admin, its secrets are masked (config/secrets.h: environment values, registry and storage
   // credentials).
-  absl::StatusOr<wire::ExperimentDescription> DescribeExperiment(int64_t id, const Actor& viewer);
+  absl::StatusOr<wire::ExperimentDescription> DescribeExperiment(int64_t id, const Actor& viewer)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Pause, activate and kill: PermissionDenied unless `actor` owns the experiment or is an
   // admin.
-  absl::Status PauseExperiment(int64_t id, const Actor& actor);
-  absl::Status ActivateExperiment(int64_t id, const Actor& actor);
-  absl::Status KillExperiment(int64_t id, const Actor& actor);
+  absl::Status PauseExperiment(int64_t id, const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status ActivateExperiment(int64_t id, const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status KillExperiment(int64_t id, const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
   // Deletes an ended experiment (Determined's `det experiment delete`; master_deletion.cc). It
   // moves to DELETING at once; the monitor thread then removes its checkpoints (those in a
   // storage the master reaches) and its context archive, and deletes its rows in bounded
@@ -194,11 +195,12 @@ class Master {
   // deletion again. OK (nothing more to do) for one already DELETING; FailedPrecondition for
   // one ACTIVE or PAUSED (kill it first); PermissionDenied unless `actor` owns it or is an
   // admin.
-  absl::Status DeleteExperiment(int64_t id, const Actor& actor);
+  absl::Status DeleteExperiment(int64_t id, const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
   // Archives (hides from lists unless asked for) or unarchives an experiment (Determined's
   // `det experiment archive`). OK (nothing done) when it already is; FailedPrecondition for
   // archiving one that has not ended, or is being deleted; PermissionDenied as for the others.
-  absl::Status ArchiveExperiment(int64_t id, bool archived, const Actor& actor);
+  absl::Status ArchiveExperiment(int64_t id, bool archived, const Actor& actor)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::string> ContextPath(int64_t experiment_id);
   // The context archive's bytes (tar.gz); Unavailable naming the file when it cannot be read.
   absl::StatusOr<std::string> ContextArchive(int64_t experiment_id);
@@ -213,7 +215,7 @@ class Master {
   absl::StatusOr<ForkSource> ForkSourceOf(int64_t parent, const Actor& actor);
 
   // Trials.
-  absl::StatusOr<wire::TrialDescription> DescribeTrial(int64_t id);
+  absl::StatusOr<wire::TrialDescription> DescribeTrial(int64_t id) ABSL_LOCKS_EXCLUDED(mu_);
   // Ends one trial for good (Determined's `det trial kill`), its experiment going on with the
   // others: a running trial is stopped as a kill (SIGTERM, SIGKILL after the agent's grace)
   // and is CANCELED once its nodes have exited; a QUEUED, PAUSED or STOPPED one is CANCELED at
@@ -221,7 +223,7 @@ class Master {
   // experiment ends when its last trial does. OK (nothing done) for a trial that already ended;
   // NotFound for an unknown id; PermissionDenied unless `actor` owns its experiment or is an
   // admin.
-  absl::Status KillTrial(int64_t id, const Actor& actor);
+  absl::Status KillTrial(int64_t id, const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
   // A page of the trial's metric rows (of one kind when given): at most `limit` rows after the
   // row `after` (0: from the first), with next_after set when more follow.
   absl::StatusOr<wire::MetricList> TrialMetrics(int64_t id, std::optional<wire::MetricKind> kind,
@@ -243,7 +245,8 @@ class Master {
   // the checkpoint GC deleted, one stored outside its experiment's checkpoint storage (the path
   // came from an agent: only <storage>/<storage id> is ever read), or one this master cannot
   // see (a storage on the agents' hosts only). Lists the directory without the master's lock.
-  absl::StatusOr<CheckpointFiles> CheckpointFilesFor(const std::string& storage_id);
+  absl::StatusOr<CheckpointFiles> CheckpointFilesFor(const std::string& storage_id)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Lines after `after` (of one rank when given); waits up to `wait` for new ones unless
   // max_log_followers already wait (then it answers at once). "done": the trial has ended and every
   // line was returned.
@@ -286,37 +289,39 @@ class Master {
   absl::Status DeleteTemplate(const std::string& name);
 
   // Agents.
-  absl::Status RegisterAgent(const wire::AgentRegistration& registration);
-  absl::Status Heartbeat(const std::string& agent_id);
+  absl::Status RegisterAgent(const wire::AgentRegistration& registration) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Heartbeat(const std::string& agent_id) ABSL_LOCKS_EXCLUDED(mu_);
   // The agent is stopping cleanly (SIGTERM; master_agents.cc): nothing more is placed on it,
   // the allocations with a node on it are stopped as kAgentLeft (their trials checkpoint and
   // are queued again, not counted as restarts), and the agent is removed at once when none of
   // its nodes runs any more (it calls again once it has stopped them). True when it is gone;
   // NotFound when it is not connected.
-  absl::StatusOr<bool> AgentLeaving(const std::string& agent_id);
-  absl::StatusOr<wire::AgentList> ListAgents();
-  absl::Status SetAgentEnabled(const std::string& agent_id, bool enabled);
+  absl::StatusOr<bool> AgentLeaving(const std::string& agent_id) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<wire::AgentList> ListAgents() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status SetAgentEnabled(const std::string& agent_id, bool enabled) ABSL_LOCKS_EXCLUDED(mu_);
   // The actions queued for the agent, waiting up to `wait` for one (a long poll; the agent
   // counts as alive while it waits). A newer poll of the same agent ends an older one (with no
   // actions), so one agent holds at most one request thread. NotFound when the agent must
   // register (again).
-  absl::StatusOr<wire::ActionBatch> WaitForActions(const std::string& agent_id,
-                                                   absl::Duration wait);
-  absl::StatusOr<wire::SlotList> ListSlots();
-  absl::StatusOr<wire::TaskList> ListTasks();
+  absl::StatusOr<wire::ActionBatch> WaitForActions(const std::string& agent_id, absl::Duration wait)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<wire::SlotList> ListSlots() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<wire::TaskList> ListTasks() ABSL_LOCKS_EXCLUDED(mu_);
   // A snapshot of the cluster for monitoring; an error only when the database cannot be read.
-  absl::StatusOr<ClusterStats> Stats();
+  absl::StatusOr<ClusterStats> Stats() ABSL_LOCKS_EXCLUDED(mu_);
 
   // OK when `token` is the credential of the running allocation `allocation`; NotFound when it
   // does not run (it ended, or this master restarted); Unauthenticated otherwise.
-  absl::Status CheckAllocationToken(const std::string& allocation, const std::string& token);
+  absl::Status CheckAllocationToken(const std::string& allocation, const std::string& token)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // From agents, about an allocation. The output (logs, reports) of a node whose end the master
   // has recorded, one it declared lost above all, is refused with NotFound: a run fenced off
   // (its agent, back from a partition, stops it) is never counted.
   absl::Status AllocationLogs(const std::string& allocation, const wire::LogBatch& batch);
   absl::Status AllocationReports(const std::string& allocation, const wire::ReportBatch& batch);
-  absl::Status AllocationExit(const std::string& allocation, const wire::ExitReport& exit);
+  absl::Status AllocationExit(const std::string& allocation, const wire::ExitReport& exit)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // One allocation's output in an agent's combined post (wire::AllocationOutput), by pointer:
   // the parts present, and the token to check (none: the caller checked the credential).
@@ -337,33 +342,34 @@ class Master {
   // in three steps whatever the number of items (master_outputs.cc): every check under one
   // hold of the lock, every item's rows in one database transaction, then the trials' updates
   // and the exits under a second hold. The three calls above are this with one item.
-  std::vector<OutputStored> StoreOutputs(const std::vector<OutputParts>& items);
+  std::vector<OutputStored> StoreOutputs(const std::vector<OutputParts>& items)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // The master's users and their login tokens (users/users.h); thread-safe on its own.
   users::Users& users() { return users_; }
 
   // Long polls waiting right now: log follows and agents' action polls (for tests and
   // monitoring).
-  int WaitingPolls();
+  int WaitingPolls() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Drops the agents silent for longer than agent_timeout (by the clock) and fails what they
   // ran, and ends the allocations restored after a restart that no agent claimed within
   // readopt_grace; the monitor thread calls it every second, tests call it after moving a
   // FakeClock.
-  void ExpireLostAgents();
+  void ExpireLostAgents() ABSL_LOCKS_EXCLUDED(mu_);
 
   // kManual: runs the pending scheduling pass on the caller's thread, as the scheduler thread
   // would (the lock is free while it computes); false when none was pending (or one runs).
-  bool RunPendingPass();
+  bool RunPendingPass() ABSL_LOCKS_EXCLUDED(mu_);
   // kBackground: waits until no scheduling pass is pending or running; false when `timeout`
   // passed first (or, in kManual, a pass is pending that nobody runs).
-  bool WaitForScheduling(absl::Duration timeout);
+  bool WaitForScheduling(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Shutting down: every long poll waiting now or later (log and series follows, agents'
   // action polls) answers at once, so the HTTP server can stop within a request's time;
   // follows answer Unavailable ("the master is shutting down"). Idempotent; the destructor
   // calls it.
-  void BeginShutdown();
+  void BeginShutdown() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   Master(std::unique_ptr<Database> db, MasterOptions options, storage::StorageRoots roots);
@@ -380,16 +386,20 @@ class Master {
   // the experiment's best), so they go at once; the rest waits for the experiment's end
   // (nullopt: every trial's).
   absl::Status CollectCheckpointsLocked(const ExperimentRow& exp,
-                                        std::optional<int64_t> ended_trial);
+                                        std::optional<int64_t> ended_trial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::vector<GcCheckpoint>> GcCandidatesLocked(const ExperimentRow& exp,
-                                                               const std::string& metric);
-  void DeleteCheckpointLocked(const std::string& root, const CheckpointRow& row);
+                                                               const std::string& metric)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DeleteCheckpointLocked(const std::string& root, const CheckpointRow& row)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // At creation: InvalidArgument, naming the field and the allowed roots, for a shared_fs
   // storage outside storage_roots_ (a directory storage is checked at each use only).
   absl::Status CheckStorageAllowed(const config::CheckpointStorage& storage) const;
   // The directory the experiment's checkpoints are stored in, when the master reaches it
   // (shared_fs, directory); empty otherwise.
-  absl::StatusOr<std::string> CheckpointRootLocked(int64_t experiment_id);
+  absl::StatusOr<std::string> CheckpointRootLocked(int64_t experiment_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes the directories of the experiment's ACTIVE checkpoints under `root` (only its own
   // <root>/<storage id> ones), without mu_; one the master cannot see is logged and left.
   absl::Status RemoveCheckpointDirs(int64_t experiment_id, const std::string& root);
@@ -403,23 +413,25 @@ class Master {
     std::vector<int64_t> trials;
     bool files_removed = false;  // checkpoints and context gone: only rows are left
   };
-  absl::StatusOr<PendingDeletion> DeletionOfLocked(const ExperimentRow& experiment);
+  absl::StatusOr<PendingDeletion> DeletionOfLocked(const ExperimentRow& experiment)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // FailedPrecondition naming the first experiment that has not ended and warm-starts its
   // trials from one of the deletion's trials (searcher.source_trial_id or
   // source_checkpoint_uuid): its next trial would find no checkpoint.
-  absl::Status CheckNoWarmStartFromLocked(const PendingDeletion& deletion);
+  absl::Status CheckNoWarmStartFromLocked(const PendingDeletion& deletion)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // At start: queues the experiments a previous run left DELETING.
-  absl::Status QueueDeletionsLocked();
+  absl::Status QueueDeletionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // At start (master_sweep.cc): removes the context uploads no experiment names (cut short by
   // a killed master: .tmp-PID files, or archives whose row was never written) and the
   // checkpoint directories the last run's GC renamed aside but did not remove (.deleted-ID).
-  absl::Status SweepLeftoversLocked();
-  // The monitor thread's turn: with `lock` (mu_) held, releases it while it removes the front
+  absl::Status SweepLeftoversLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The monitor thread's turn: with mu_ held, releases it while it removes the front
   // deletion's files and deletes its rows for about kDeletionSlice. True when more is left to
   // do at once (the monitor does not wait before its next turn).
-  bool AdvanceDeletion(std::unique_lock<std::mutex>& lock);
+  bool AdvanceDeletion() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<bool> DeleteSlice(const PendingDeletion& deletion);
-  std::deque<PendingDeletion> deletions_;
+  std::deque<PendingDeletion> deletions_ ABSL_GUARDED_BY(mu_);
   // The checkpoint directory every trial of a warm-started experiment starts from
   // (searcher.source_checkpoint_uuid, else source_trial_id's latest checkpoint); empty when
   // the config asks for none. InvalidArgument naming the field when the source is unknown.
@@ -436,13 +448,14 @@ class Master {
                                           const std::vector<std::string>& entrypoint);
   // Moves a trial or experiment through its lifecycle (Transition) and stores the new state;
   // an illegal move changes nothing and is FailedPrecondition naming both states.
-  absl::Status MoveTrialLocked(TrialRow& trial, TrialState to);
-  absl::Status MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to);
+  absl::Status MoveTrialLocked(TrialRow& trial, TrialState to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Scheduling passes (master_scheduling.cc). A change that may let a trial start (a trial
   // queued, slots freed, an agent registered or enabled) calls RequestPassLocked: in kInline
   // the pass runs now, otherwise it is marked pending (one pending pass covers every request
   // made before it starts) for the scheduler thread or RunPendingPass.
-  void RequestPassLocked();
+  void RequestPassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What a pass reads under the lock: the agents and the queue as Schedule() takes them, and the
   // queued trials their experiment holds back (trial -> why).
   struct PassInput {
@@ -450,10 +463,11 @@ class Master {
     std::vector<TaskRequest> queue;
     std::map<int64_t, std::string> held;
   };
-  PassInput SnapshotLocked();
+  PassInput SnapshotLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Why `trial` waits, as the last pass found (its own reason, or behind the pass's blocker);
   // nullopt when it is not queued or the last pass did not consider it.
-  std::optional<std::string> WaitingReasonLocked(const TrialRow& trial) const;
+  std::optional<std::string> WaitingReasonLocked(const TrialRow& trial) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What an experiment offers a pass: the trials it runs and its max_concurrent_trials (0: no
   // limit), or why it holds every queued trial back (its searcher cannot run).
   struct Offer {
@@ -461,40 +475,49 @@ class Master {
     int64_t limit = 0;
     std::string held;
   };
-  Offer OfferLocked(int64_t experiment_id);
+  Offer OfferLocked(int64_t experiment_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Start-up: the searchers of the experiments with trials queued or running are rebuilt from the
   // database now, before the master serves, rather than inside the first pass that needs them
   // (at 10,000 trials that held the lock for a third of a second after a restart).
-  void RestoreSearchersLocked();
+  void RestoreSearchersLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One pass with the lock released while Schedule() computes and between batches of starts;
-  // `lock` holds mu_ on entry and on return. The time it worked (not waiting for the lock).
-  absl::Duration RunPass(std::unique_lock<std::mutex>& lock);
+  // mu_ is held on entry and on return. The time it worked (not waiting for the lock).
+  absl::Duration RunPass() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One pass wholly under the lock (kInline).
-  void RunPassLocked();
+  void RunPassLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Stores the pass's waiting reasons, for trials still queued.
-  void SetWaitingLocked(PassInput& input, const ScheduleResult& result);
+  void SetWaitingLocked(PassInput& input, const ScheduleResult& result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Starts placements [*next, *next + count); a placement whose trial is no longer queued is
   // skipped, and one whose agents changed meanwhile (gone, disabled, slots taken, excluded)
   // ends the batch and the pass. Either marks another pass pending. False when none are left.
-  bool StartPlacementsLocked(const std::vector<Placement>& placements, size_t* next, size_t count);
-  bool PlacementFitsLocked(const Placement& placement, int64_t trial_id);
-  void RunScheduler();  // the scheduler thread (kBackground)
+  bool StartPlacementsLocked(const std::vector<Placement>& placements, size_t* next, size_t count)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool PlacementFitsLocked(const Placement& placement, int64_t trial_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RunScheduler() ABSL_LOCKS_EXCLUDED(mu_);  // the scheduler thread (kBackground)
   // The trial's state was stored: the queue and queued_since_ follow it.
-  void TrialStoredLocked(const TrialRow& trial);
-  absl::Status StartLocked(const Placement& placement);
-  void StopAllocationLocked(Allocation& allocation, StopReason reason);
-  absl::Status FinishAllocationLocked(Allocation& allocation);
-  absl::Status UpdateExperimentStateLocked(int64_t experiment_id);
-  void PushActionLocked(const std::string& agent_id, wire::Action action);
+  void TrialStoredLocked(const TrialRow& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status StartLocked(const Placement& placement) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void StopAllocationLocked(Allocation& allocation, StopReason reason)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FinishAllocationLocked(Allocation& allocation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status UpdateExperimentStateLocked(int64_t experiment_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PushActionLocked(const std::string& agent_id, wire::Action action)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckAllocationTokenLocked(const std::string& allocation,
-                                          const std::string& token) const;
+                                          const std::string& token) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // StoreOutputs' steps (master_outputs.cc); OutputWork is one item's progress through them.
   struct OutputWork;
-  void CheckOutputLocked(const OutputParts& parts, OutputWork& work);
+  void CheckOutputLocked(const OutputParts& parts, OutputWork& work)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StoredOutput(const OutputRows& rows, const OutputRowsWritten& written, OutputWork& work);
-  void FinishOutputLocked(OutputWork& work);
+  void FinishOutputLocked(OutputWork& work) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The checks of AllocationReports (and of AllocationLogs, CheckLogsLocked below), under mu_.
-  absl::Status CheckReportsLocked(const std::string& allocation, const wire::ReportBatch& batch);
+  absl::Status CheckReportsLocked(const std::string& allocation, const wire::ReportBatch& batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What a report batch changes in its trial's row beside the rows it adds.
   struct ReportChanges {
     std::optional<std::string> latest_checkpoint;
@@ -507,18 +530,23 @@ class Master {
   // After the lines or the reports are stored, under mu_: policy matches; the trial's row,
   // system metrics, step profiles and rungs.
   absl::Status LogsStoredLocked(const std::string& allocation, const wire::LogBatch& batch,
-                                std::vector<wire::LogPolicyMatch> found);
+                                std::vector<wire::LogPolicyMatch> found)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReportsStoredLocked(const std::string& allocation, const wire::ReportBatch& batch,
-                                   const ReportChanges& changes, bool stored_points);
-  absl::Status AllocationExitLocked(const std::string& allocation, const wire::ExitReport& exit);
+                                   const ReportChanges& changes, bool stored_points)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status AllocationExitLocked(const std::string& allocation, const wire::ExitReport& exit)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // OK while `node` of `allocation` has not ended; NotFound (naming it and its agent) once it
   // has: it exited, or the master declared its agent lost.
-  absl::Status CheckNodeRunsLocked(const Allocation& allocation, int node) const;
+  absl::Status CheckNodeRunsLocked(const Allocation& allocation, int node) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The points of `records` (a node's system metrics) that fall inside the profiling window of
   // the trial's experiment, at the trial's current batch, labelled by agent ("<agent>/<uuid>"
   // for a GPU's); none when profiling is off.
   absl::StatusOr<std::vector<PointRow>> SystemPointsLocked(
-      const TrialRow& trial, const std::vector<wire::SystemMetricsRecord>& records);
+      const TrialRow& trial, const std::vector<wire::SystemMetricsRecord>& records)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What the master needs of an experiment's config after creation (parsed once, cached): its
   // profiling window and slots (to take profiles), its searcher (warm starts, the GC's metric)
   // and its checkpoint storage (the GC).
@@ -530,32 +558,39 @@ class Master {
     std::shared_ptr<const LogPolicyMatcher> log_policies;  // never null
     std::vector<std::string> warnings;                     // config::ExperimentConfig::warnings
   };
-  absl::StatusOr<ConfigFacts> ConfigFactsLocked(int64_t experiment_id);
+  absl::StatusOr<ConfigFacts> ConfigFactsLocked(int64_t experiment_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Stores the node's step timelines (those of ranks the trial has, inside its experiment's
   // profiling window) and adds them to the trial's timings; nothing when profiling is off.
   absl::Status StoreStepProfilesLocked(const TrialRow& trial,
-                                       const std::vector<wire::StepProfileRecord>& records);
+                                       const std::vector<wire::StepProfileRecord>& records)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A long poll: calls `poll` until it returns true, waiting for new log lines or series points
   // (logs_cv_) in between, at most `wait`; `last` is true on the call it must answer. At most
   // max_log_followers wait at once: past that, `poll` runs once with `last` true.
   absl::Status FollowUntil(absl::Duration wait,
-                           const std::function<absl::StatusOr<bool>(bool last)>& poll);
+                           const std::function<absl::StatusOr<bool>(bool last)>& poll)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Reads one series' points for TrialSeriesData (no wait).
   absl::StatusOr<wire::SeriesData> ReadSeriesData(int64_t id, const SeriesRequest& request);
   // Appends one of the master's own lines (rank -1) to a trial's log; a failure is logged.
   // What follows a trial's move at the end of its run (or a kill without one): its searcher is
   // told, a trial that ended for good gives up what the save_* counts let go, its experiment
   // ends with its last trial, and followers and the scheduler are woken.
-  absl::Status TrialRunEndedLocked(const ExperimentRow& exp, const TrialRow& trial);
+  absl::Status TrialRunEndedLocked(const ExperimentRow& exp, const TrialRow& trial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A killed trial without a run (QUEUED, PAUSED, STOPPED, or RUNNING with nothing to re-adopt
   // after a restart): CANCELED now, its searcher told, its checkpoints collected and its
   // experiment ended if it was the last.
-  absl::Status CancelTrialLocked(const ExperimentRow& experiment, TrialRow& trial);
-  void AppendLogLocked(int64_t trial_id, const std::string& line);
+  absl::Status CancelTrialLocked(const ExperimentRow& experiment, TrialRow& trial)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AppendLogLocked(int64_t trial_id, const std::string& line)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The line the master logs about how a run ended (empty: nothing to say); for an ERROR it
   // also keeps the trial's last log lines in `trial.error_lines`.
   std::string ExitNoteLocked(const Allocation& allocation, const ExperimentRow& exp,
-                             TrialRow& trial, const ExitDecision& decision);
+                             TrialRow& trial, const ExitDecision& decision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An experiment's searcher, with what the master needs to carry out its operations.
   struct ExperimentSearch {
     config::SearcherConfig config;
@@ -566,59 +601,66 @@ class Master {
   };
   // The experiment's searcher: created with the experiment, or rebuilt from the database
   // (Searcher::Restore) the first time it is needed after a restart of the master.
-  absl::StatusOr<ExperimentSearch*> SearchLocked(int64_t experiment_id);
-  absl::StatusOr<int64_t> SearchIndexLocked(const ExperimentSearch& search, int64_t trial_id) const;
+  absl::StatusOr<ExperimentSearch*> SearchLocked(int64_t experiment_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int64_t> SearchIndexLocked(const ExperimentSearch& search, int64_t trial_id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The searcher operations (lengths) a trial trains in: adaptive_asha's rungs for its bracket
   // (and `note` says so for the log), none for the other searchers.
   absl::StatusOr<std::vector<int64_t>> SearcherOpsLocked(const ExperimentRow& exp, int64_t trial_id,
-                                                         std::string* note);
+                                                         std::string* note)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The trial completed the searcher operation of `length` with `metric` (reported through
   // `allocation`): the searcher decides, and a Stop stops that allocation.
   absl::Status RungReportedLocked(const TrialRow& trial, double length, double metric,
-                                  const std::string& allocation);
+                                  const std::string& allocation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The trial's run ended and the trial is now in `trial.state`: the searcher may promote or
   // complete stopped trials.
-  absl::Status TrialEndedLocked(const TrialRow& trial);
+  absl::Status TrialEndedLocked(const TrialRow& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Carries out the searcher's operations in order (rows, log lines, stops of the `reporting`
   // allocation, promotions), then schedules if a trial was queued.
   absl::Status ApplySearchLocked(int64_t experiment_id, ExperimentSearch& search,
                                  const std::vector<searcher::Operation>& ops,
-                                 const std::string& reporting);
+                                 const std::string& reporting) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // One operation on an existing trial; true when it queued the trial.
   absl::StatusOr<bool> ApplyOneLocked(int64_t trial_id, const searcher::Operation& op,
-                                      const std::string& reporting);
+                                      const std::string& reporting)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status InsertTrialLocked(int64_t experiment_id, ExperimentSearch& search,
-                                 const searcher::Create& create);
+                                 const searcher::Create& create) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Every run with a node on `agent_id` lost that node (the agent restarted or went silent):
   // logs `why` to its trial, stops the rest of it and, once all its nodes are gone, ends it.
   void FailAgentRunsLocked(const std::string& agent_id, const std::string& why,
-                           const std::vector<std::pair<std::string, int>>& keep = {});
+                           const std::vector<std::pair<std::string, int>>& keep = {})
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Start-up: the queue (queue_) and the next submission sequence, from the database.
-  absl::Status LoadQueue();
+  absl::Status LoadQueue() ABSL_LOCKS_EXCLUDED(mu_);
   // Start-up after a restart (master_recovery.cc): the allocations that ran are restored from the
   // database to wait readopt_grace for their agents; RUNNING trials without one are queued again.
-  absl::Status RecoverLocked();
+  absl::Status RecoverLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The nodes a registering agent says it runs: re-adopted, kept, or told to stop. Returns the
   // (allocation, node) pairs it keeps running; the trials' log lines saying so are added to
   // `notes` (trial, line), for the caller to store once the lock is released.
   std::vector<std::pair<std::string, int>> ClaimNodesLocked(
       AgentLive& agent, const std::vector<wire::RunningAllocation>& nodes,
-      std::vector<std::pair<int64_t, std::string>>* notes);
+      std::vector<std::pair<int64_t, std::string>>* notes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // RegisterAgent's part under mu_: the live agent, its claimed nodes (their log lines added to
   // `notes`), the runs it no longer has, and the stop actions for what this master does not
   // know.
   void RegisterAgentLocked(const wire::AgentRegistration& registration, const AgentRow& row,
-                           bool enabled, std::vector<std::pair<int64_t, std::string>>* notes);
+                           bool enabled, std::vector<std::pair<int64_t, std::string>>* notes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Ends the restored allocations whose grace has passed: a node never claimed is lost; an
   // allocation none of whose nodes was heard from is queued again without counting a restart.
-  void ExpireRecoveriesLocked();
-  void MonitorAgents();
-  void ExpireLostAgentsLocked();
-  absl::Time NowLocked() const { return options_.clock->Now(); }
-  wire::TrialDescription TrialBodyLocked(const TrialRow& trial) const;
+  void ExpireRecoveriesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MonitorAgents() ABSL_LOCKS_EXCLUDED(mu_);
+  void ExpireLostAgentsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Time NowLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return options_.clock->Now(); }
+  wire::TrialDescription TrialBodyLocked(const TrialRow& trial) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Log policies (master_log_policies.cc). Loads the stored matches; called once by Create.
-  absl::Status LoadLogPolicyMatches();
+  absl::Status LoadLogPolicyMatches() ABSL_LOCKS_EXCLUDED(mu_);
   // Matching a batch of an allocation's log lines against its experiment's policies, in three
   // steps so that the lines are matched without mu_ and a post takes mu_ no more often than
   // its checks need: what the matching needs (under mu_, with the post's checks); the first
@@ -631,71 +673,83 @@ class Master {
   };
   // `batch.node` must be a node of `a`.
   absl::StatusOr<LogPolicyContext> LogPolicyContextLocked(const Allocation& a,
-                                                          const wire::LogBatch& batch);
+                                                          const wire::LogBatch& batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static std::vector<wire::LogPolicyMatch> MatchLogPolicies(LogPolicyContext context,
                                                             const wire::LogBatch& batch);
   absl::Status RecordLogPolicyMatchesLocked(const wire::LogBatch& batch,
-                                            std::vector<wire::LogPolicyMatch> found);
+                                            std::vector<wire::LogPolicyMatch> found)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // AllocationLogs' checks, under mu_; `policies` gets what the policies' matching needs.
   absl::Status CheckLogsLocked(const std::string& allocation, const wire::LogBatch& batch,
-                               absl::StatusOr<LogPolicyContext>* policies);
+                               absl::StatusOr<LogPolicyContext>* policies)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The agents the trial's runs must avoid (exclude_node matches).
-  std::set<std::string> ExcludedAgentsLocked(int64_t trial_id) const;
+  std::set<std::string> ExcludedAgentsLocked(int64_t trial_id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The first match of a cancel_retries policy in the run `allocation` of the trial, or null.
   const wire::LogPolicyMatch* CancelRetriesMatchLocked(int64_t trial_id,
-                                                       const std::string& allocation) const;
+                                                       const std::string& allocation) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::unique_ptr<Database> db_;
   MasterOptions options_;
-  std::mutex mu_;
-  std::condition_variable logs_cv_;  // new log lines or series points
+  absl::Mutex mu_;
+  absl::CondVar logs_cv_;  // new log lines or series points
   // Wakes the monitor thread (shutdown, directories to remove); it also checks every second.
   // Not logs_cv_: that one is notified on every log post, and each wake of the monitor walks
   // every agent and running allocation under mu_.
-  std::condition_variable monitor_cv_;
-  AgentRegistry agents_;
-  Allocations allocations_;
+  absl::CondVar monitor_cv_;
+  AgentRegistry agents_ ABSL_GUARDED_BY(mu_);
+  Allocations allocations_ ABSL_GUARDED_BY(mu_);
   users::Users users_;
   // Why queued trials wait, as the last pass found: each trial with a reason of its own, and
   // the pass's blocker, behind which every later queued trial waits (WaitingReasonLocked).
-  std::map<int64_t, std::string> waiting_;
-  std::optional<Blocker> blocker_;
-  std::map<int64_t, absl::Time> queued_since_;     // QUEUED trial -> when it was queued
+  std::map<int64_t, std::string> waiting_ ABSL_GUARDED_BY(mu_);
+  std::optional<Blocker> blocker_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, absl::Time> queued_since_
+      ABSL_GUARDED_BY(mu_);                        // QUEUED trial -> when it was queued
   absl::Time started_;                             // when this master was made (its clock)
   std::atomic<int64_t> log_lines_stored_{0};       // ClusterStats::log_lines_stored
   std::atomic<int64_t> metric_reports_stored_{0};  // ClusterStats::metric_reports_stored
   PassTimes scheduling_;                           // the passes' durations
   PassTimes scheduling_lock_;                      // their longest holds of mu_
-  TrialQueue queue_;                 // QUEUED and RUNNING trials, mirrored from the database
-  bool pass_pending_ = false;        // a scheduling pass was requested and has not started
-  bool pass_running_ = false;        // a pass runs (on the scheduler thread or RunPendingPass)
-  bool inline_pass_ = false;         // kInline: a pass runs on this stack (requests join its loop)
-  std::condition_variable pass_cv_;  // a pass is requested, or the master stops
-  std::condition_variable idle_cv_;  // a pass ended
-  std::thread scheduler_;            // RunScheduler (kBackground)
-  std::map<int64_t, ExperimentSearch> searchers_;  // experiment -> its searcher (this run)
-  std::map<int64_t, ConfigFacts> config_facts_;    // experiment -> ConfigFactsLocked (cache)
+  TrialQueue queue_ ABSL_GUARDED_BY(mu_);  // QUEUED and RUNNING trials, mirrored from the database
+  bool pass_pending_ ABSL_GUARDED_BY(mu_) =
+      false;  // a scheduling pass was requested and has not started
+  bool pass_running_ ABSL_GUARDED_BY(mu_) =
+      false;  // a pass runs (on the scheduler thread or RunPendingPass)
+  bool inline_pass_ ABSL_GUARDED_BY(mu_) =
+      false;               // kInline: a pass runs on this stack (requests join its loop)
+  absl::CondVar pass_cv_;  // a pass is requested, or the master stops
+  absl::CondVar idle_cv_;  // a pass ended
+  std::thread scheduler_;  // RunScheduler (kBackground)
+  std::map<int64_t, ExperimentSearch> searchers_
+      ABSL_GUARDED_BY(mu_);  // experiment -> its searcher (this run)
+  std::map<int64_t, ConfigFacts> config_facts_
+      ABSL_GUARDED_BY(mu_);  // experiment -> ConfigFactsLocked (cache)
   // Checkpoint directories the GC renamed out of the way (DeleteCheckpointLocked) and the monitor
   // thread removes without mu_ (a checkpoint may be gigabytes); what is left at the destructor
   // is removed there.
   // Each is (the storage directory, the renamed entry).
-  std::vector<std::pair<std::string, std::string>> doomed_dirs_;
+  std::vector<std::pair<std::string, std::string>> doomed_dirs_ ABSL_GUARDED_BY(mu_);
   // Removes `dirs` through storage_roots_ (without mu_); a failure is logged.
   void RemoveDirectories(const std::vector<std::pair<std::string, std::string>>& dirs);
   // The only way to checkpoint files (storage/storage_roots.h); immutable.
   const storage::StorageRoots storage_roots_;
   // trial -> its log policies' matches (at most wire::kMaxLogPolicyMatches, oldest first), as
   // stored; loaded at start (master_log_policies.cc).
-  std::map<int64_t, std::vector<wire::LogPolicyMatch>> log_policy_matches_;
+  std::map<int64_t, std::vector<wire::LogPolicyMatch>> log_policy_matches_ ABSL_GUARDED_BY(mu_);
   // Running trial -> its agent's word on a rank that makes no progress (ReportBatch::stalled),
   // shown as why it waits (task list, describe); dropped when its allocation ends.
-  std::map<int64_t, std::string> stalled_;
+  std::map<int64_t, std::string> stalled_ ABSL_GUARDED_BY(mu_);
   // Records an agent's stall note for the trial ("" clears it), keeping a note that names the
   // stalled rank over one from a node that only waits for it.
-  void NoteStallLocked(int64_t trial_id, const std::string& note);
-  int64_t next_sequence_ = 1;
-  int log_followers_ = 0;  // TrialLogs calls waiting for lines
-  bool stopping_ = false;
+  void NoteStallLocked(int64_t trial_id, const std::string& note)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
+  int log_followers_ ABSL_GUARDED_BY(mu_) = 0;  // TrialLogs calls waiting for lines
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread monitor_;
   std::unique_ptr<LogRetention> log_retention_;  // its thread runs from Create to the destructor
 };

@@ -27,7 +27,7 @@ absl::Status Master::RegisterAgent(const wire::AgentRegistration& registration) 
   // its allocations: a transaction per line under the lock queued them all behind each other).
   std::vector<std::pair<int64_t, std::string>> notes;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     RegisterAgentLocked(registration, row, enabled, &notes);
   }
   if (absl::Status s = db_->AppendMasterLines(notes); !s.ok()) {
@@ -82,12 +82,12 @@ void Master::FailAgentRunsLocked(const std::string& agent_id, const std::string&
 }
 
 absl::Status Master::Heartbeat(const std::string& agent_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return agents_.Touch(agent_id);
 }
 
 absl::StatusOr<bool> Master::AgentLeaving(const std::string& agent_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   AgentLive* live = agents_.Find(agent_id);
   if (live == nullptr) {
     return absl::NotFoundError(absl::StrCat("agent ", agent_id, " is not registered"));
@@ -119,7 +119,7 @@ absl::StatusOr<bool> Master::AgentLeaving(const std::string& agent_id) {
 
 absl::StatusOr<wire::AgentList> Master::ListAgents() {
   COHORT_ASSIGN_OR_RETURN(std::vector<AgentRow> known, db_->ListAgents());
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   wire::AgentList out;
   for (const AgentRow& k : known) {
     const AgentLive* live = agents_.Find(k.id);
@@ -135,7 +135,7 @@ absl::StatusOr<wire::AgentList> Master::ListAgents() {
 
 absl::Status Master::SetAgentEnabled(const std::string& agent_id, bool enabled) {
   COHORT_RETURN_IF_ERROR(db_->SetAgentEnabled(agent_id, enabled));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (AgentLive* live = agents_.Find(agent_id)) live->state.enabled = enabled;
   RequestPassLocked();
   return absl::OkStatus();
@@ -143,23 +143,23 @@ absl::Status Master::SetAgentEnabled(const std::string& agent_id, bool enabled) 
 
 absl::StatusOr<wire::ActionBatch> Master::WaitForActions(const std::string& agent_id,
                                                          absl::Duration wait) {
-  std::unique_lock<std::mutex> lock(mu_);
-  const auto deadline = absl::ToChronoTime(absl::Now() + wait);
+  absl::MutexLock lock(&mu_);
+  const absl::Time deadline = absl::Now() + wait;
   COHORT_RETURN_IF_ERROR(agents_.Touch(agent_id));
   AgentLive& polled = *agents_.Find(agent_id);
   const int64_t generation = ++polled.poll_generation;
-  polled.wakeup->notify_all();  // an older poll of this agent ends
+  polled.wakeup->SignalAll();  // an older poll of this agent ends
   while (true) {
     COHORT_RETURN_IF_ERROR(agents_.Touch(agent_id));
     AgentLive& agent = *agents_.Find(agent_id);
     if (agent.poll_generation != generation) return wire::ActionBatch{};  // superseded
-    if (!agent.actions.empty() || stopping_ || std::chrono::system_clock::now() >= deadline) {
+    if (!agent.actions.empty() || stopping_ || absl::Now() >= deadline) {
       return agents_.TakeActions(agent);
     }
     ++agent.polling;
     // Its own reference: the agent may re-register or be removed while this waits.
-    const std::shared_ptr<std::condition_variable> wakeup = agent.wakeup;
-    wakeup->wait_until(lock, deadline);
+    const std::shared_ptr<absl::CondVar> wakeup = agent.wakeup;
+    wakeup->WaitWithDeadline(&mu_, deadline);
     // The agent may have re-registered (or been dropped) while this poll waited.
     if (AgentLive* again = agents_.Find(agent_id); again != nullptr && again->polling > 0) {
       --again->polling;
@@ -168,14 +168,14 @@ absl::StatusOr<wire::ActionBatch> Master::WaitForActions(const std::string& agen
 }
 
 int Master::WaitingPolls() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   int polls = log_followers_;
   for (const auto& [id, agent] : agents_.agents()) polls += agent.polling;
   return polls;
 }
 
 absl::StatusOr<wire::SlotList> Master::ListSlots() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   wire::SlotList out;
   for (const auto& [id, agent] : agents_.agents()) {
     const std::vector<std::pair<std::string, int64_t>> owners = allocations_.SlotOwners(id);
@@ -193,7 +193,7 @@ absl::StatusOr<wire::SlotList> Master::ListSlots() {
 
 absl::StatusOr<wire::TaskList> Master::ListTasks() {
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(std::nullopt));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   wire::TaskList out;
   std::map<int64_t, ExperimentRow> experiments;
   for (const TrialRow& t : trials) {
@@ -240,7 +240,7 @@ absl::StatusOr<ClusterStats> Master::Stats() {
   stats.scheduling = scheduling_.Get();
   stats.scheduling_lock = scheduling_lock_.Get();
   stats.metric_reports_stored = metric_reports_stored_.load();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const auto& [id, agent] : agents_.agents()) {
     stats.agents.push_back({.id = id,
                             .slots = agent.state.slots,
@@ -260,26 +260,26 @@ absl::StatusOr<ClusterStats> Master::Stats() {
 }
 
 void Master::MonitorAgents() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   bool more = false;  // a deletion has more to do at once
   while (!stopping_) {
-    if (!more) monitor_cv_.wait_for(lock, std::chrono::seconds(1));
+    if (!more) monitor_cv_.WaitWithTimeout(&mu_, absl::Seconds(1));
     if (stopping_) break;
     ExpireLostAgentsLocked();
     if (!doomed_dirs_.empty()) {
       decltype(doomed_dirs_) dirs;
       dirs.swap(doomed_dirs_);
-      lock.unlock();
+      mu_.Unlock();
       RemoveDirectories(dirs);
-      lock.lock();
+      mu_.Lock();
     }
     if (stopping_) break;
-    more = AdvanceDeletion(lock);
+    more = AdvanceDeletion();
   }
 }
 
 void Master::ExpireLostAgents() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ExpireLostAgentsLocked();
 }
 

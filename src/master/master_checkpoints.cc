@@ -76,7 +76,7 @@ absl::StatusOr<Master::CheckpointFiles> Master::CheckpointFilesFor(const std::st
   CheckpointFiles files{.storage_id = storage_id};
   std::string root;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     absl::StatusOr<CheckpointRow> row = db_->GetCheckpoint(storage_id);
     if (absl::IsNotFound(row.status())) {
       return absl::NotFoundError(absl::StrCat("no checkpoint ", storage_id,
@@ -229,7 +229,7 @@ void Master::DeleteCheckpointLocked(const std::string& root, const CheckpointRow
     return;
   }
   doomed_dirs_.emplace_back(root, doomed);
-  monitor_cv_.notify_all();  // the monitor thread removes it, without the lock
+  monitor_cv_.SignalAll();  // the monitor thread removes it, without the lock
   if (absl::Status s = db_->MarkCheckpointDeleted(row.storage_id); !s.ok()) {
     COHORT_LOG(ERROR) << what << ": deleted, but not marked: " << s;
   }

@@ -44,11 +44,10 @@ absl::Status RemoveTensorBoardDirs(const storage::StorageRoots& roots, const std
                                    const std::vector<int64_t>& trials) {
   if (root.empty()) return absl::OkStatus();
   for (int64_t trial : trials) {
-    absl::Status removed =
-        roots.Remove(root, wire::TensorBoardRelativeDir(std::to_string(trial)));
+    absl::Status removed = roots.Remove(root, wire::TensorBoardRelativeDir(std::to_string(trial)));
     if (absl::IsFailedPrecondition(removed)) {
-      COHORT_LOG(WARNING) << "trial " << trial << "'s TensorBoard files are left: "
-                          << removed.message();
+      COHORT_LOG(WARNING) << "trial " << trial
+                          << "'s TensorBoard files are left: " << removed.message();
     } else if (!removed.ok()) {
       return absl::UnavailableError(
           absl::StrCat("removing trial ", trial, "'s TensorBoard files: ", removed.message()));
@@ -60,7 +59,7 @@ absl::Status RemoveTensorBoardDirs(const storage::StorageRoots& roots, const std
 }  // namespace
 
 absl::Status Master::DeleteExperiment(int64_t id, const Actor& actor) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "delete"));
   if (e.state == ExperimentState::kDeleting) return absl::OkStatus();  // already under way
@@ -75,7 +74,7 @@ absl::Status Master::DeleteExperiment(int64_t id, const Actor& actor) {
   COHORT_RETURN_IF_ERROR(CheckNoWarmStartFromLocked(deletion));
   COHORT_RETURN_IF_ERROR(MoveExperimentLocked(e, ExperimentState::kDeleting));
   deletions_.push_back(std::move(deletion));
-  monitor_cv_.notify_all();
+  monitor_cv_.SignalAll();
   COHORT_LOG(INFO) << "experiment " << id << ": deleting (asked by '" << actor.user << "')";
   return absl::OkStatus();
 }
@@ -123,12 +122,12 @@ absl::Status Master::QueueDeletionsLocked() {
   return absl::OkStatus();
 }
 
-bool Master::AdvanceDeletion(std::unique_lock<std::mutex>& lock) {
+bool Master::AdvanceDeletion() {
   if (deletions_.empty()) return false;
   const PendingDeletion deletion = deletions_.front();  // only this thread pops it
-  lock.unlock();
+  mu_.Unlock();
   const absl::StatusOr<bool> done = DeleteSlice(deletion);
-  lock.lock();
+  mu_.Lock();
   if (!done.ok()) {
     COHORT_LOG(WARNING) << "experiment " << deletion.experiment << ": deleting: " << done.status()
                         << " (tried again in a second)";
@@ -141,7 +140,7 @@ bool Master::AdvanceDeletion(std::unique_lock<std::mutex>& lock) {
   config_facts_.erase(deletion.experiment);
   searchers_.erase(deletion.experiment);
   for (int64_t trial : deletion.trials) log_policy_matches_.erase(trial);
-  logs_cv_.notify_all();  // a follower of one of its trials ends (NotFound)
+  logs_cv_.SignalAll();  // a follower of one of its trials ends (NotFound)
   COHORT_LOG(INFO) << "experiment " << deletion.experiment << " deleted";
   return !deletions_.empty();
 }

@@ -18,7 +18,7 @@ namespace cohort::master {
 
 absl::Status Master::LoadLogPolicyMatches() {
   COHORT_ASSIGN_OR_RETURN(auto rows, db_->ListLogPolicyMatches());
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (auto& [trial, match] : rows) {
     std::vector<wire::LogPolicyMatch>& list = log_policy_matches_[trial];
     if (list.size() < wire::kMaxLogPolicyMatches) list.push_back(std::move(match));

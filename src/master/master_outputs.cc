@@ -54,7 +54,7 @@ struct Master::OutputWork {
 std::vector<Master::OutputStored> Master::StoreOutputs(const std::vector<OutputParts>& items) {
   std::vector<OutputWork> work(items.size());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (size_t i = 0; i < items.size(); ++i) CheckOutputLocked(items[i], work[i]);
   }
   std::vector<OutputRows> rows(items.size());
@@ -71,12 +71,12 @@ std::vector<Master::OutputStored> Master::StoreOutputs(const std::vector<OutputP
   if (any_rows) {
     const std::vector<OutputRowsWritten> written = db_->WriteOutputs(rows);
     for (size_t i = 0; i < items.size(); ++i) StoredOutput(rows[i], written[i], work[i]);
-    logs_cv_.notify_all();
+    logs_cv_.SignalAll();
   }
   std::vector<OutputStored> stored;
   stored.reserve(items.size());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (OutputWork& w : work) {
       FinishOutputLocked(w);
       stored.push_back(std::move(w.stored));

@@ -32,7 +32,7 @@ constexpr absl::Duration kMaxPassCoolDown = absl::Milliseconds(100);
 void Master::RequestPassLocked() {
   pass_pending_ = true;
   if (options_.scheduling != SchedulingMode::kInline) {
-    pass_cv_.notify_all();
+    pass_cv_.SignalAll();
     return;
   }
   if (inline_pass_) return;  // a pass on this stack runs again when it ends
@@ -172,17 +172,17 @@ void Master::RunPassLocked() {
   scheduling_lock_.Add(absl::Now() - start);
 }
 
-absl::Duration Master::RunPass(std::unique_lock<std::mutex>& lock) {
+absl::Duration Master::RunPass() {
   absl::Time held_from = absl::Now();
   PassInput in = SnapshotLocked();
   absl::Duration spent = absl::Now() - held_from;
   absl::Duration longest_hold = spent;
-  lock.unlock();
+  mu_.Unlock();
   const absl::Time computing = absl::Now();
   if (options_.during_schedule) options_.during_schedule();
   const ScheduleResult result = Schedule(in.agents, in.queue);
   spent += absl::Now() - computing;
-  lock.lock();
+  mu_.Lock();
   size_t next = 0;
   for (bool first = true;; first = false) {
     held_from = absl::Now();
@@ -192,9 +192,9 @@ absl::Duration Master::RunPass(std::unique_lock<std::mutex>& lock) {
     spent += held;
     longest_hold = std::max(longest_hold, held);
     if (!more) break;
-    lock.unlock();
+    mu_.Unlock();
     std::this_thread::yield();  // the requests that waited go first
-    lock.lock();
+    mu_.Lock();
   }
   scheduling_.Add(spent);
   scheduling_lock_.Add(longest_hold);
@@ -202,40 +202,46 @@ absl::Duration Master::RunPass(std::unique_lock<std::mutex>& lock) {
 }
 
 void Master::RunScheduler() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (!stopping_) {
     if (!pass_pending_ || pass_running_) {
       // Woken by a request or shutdown; the deadline only bounds a wait nobody ends.
-      pass_cv_.wait_for(lock, std::chrono::seconds(1));
+      pass_cv_.WaitWithTimeout(&mu_, absl::Seconds(1));
       continue;
     }
     pass_pending_ = false;
     pass_running_ = true;
-    const absl::Duration spent = RunPass(lock);
+    const absl::Duration spent = RunPass();
     pass_running_ = false;
-    idle_cv_.notify_all();
+    idle_cv_.SignalAll();
     const absl::Time next = absl::Now() + std::min(kPassCoolDownFactor * spent, kMaxPassCoolDown);
-    pass_cv_.wait_until(lock, absl::ToChronoTime(next), [this] { return stopping_; });
+    bool cooled = false;  // only shutdown ends the cool-down early
+    while (!stopping_ && !cooled) cooled = pass_cv_.WaitWithDeadline(&mu_, next);
   }
-  idle_cv_.notify_all();
+  idle_cv_.SignalAll();
 }
 
 bool Master::RunPendingPass() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!pass_pending_ || pass_running_ || stopping_) return false;
   pass_pending_ = false;
   pass_running_ = true;
-  RunPass(lock);
+  RunPass();
   pass_running_ = false;
-  idle_cv_.notify_all();
-  pass_cv_.notify_all();  // another request may have marked a pass meanwhile
+  idle_cv_.SignalAll();
+  pass_cv_.SignalAll();  // another request may have marked a pass meanwhile
   return true;
 }
 
 bool Master::WaitForScheduling(absl::Duration timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return idle_cv_.wait_until(lock, absl::ToChronoTime(absl::Now() + timeout),
-                             [this] { return stopping_ || (!pass_pending_ && !pass_running_); });
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::MutexLock lock(&mu_);
+  const auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ || (!pass_pending_ && !pass_running_);
+  };
+  bool timed_out = false;
+  while (!idle() && !timed_out) timed_out = idle_cv_.WaitWithDeadline(&mu_, deadline);
+  return idle();
 }
 
 void Master::TrialStoredLocked(const TrialRow& trial) {

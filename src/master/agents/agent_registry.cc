@@ -9,10 +9,10 @@ namespace cohort::master {
 AgentLive& AgentRegistry::Register(const std::string& id, int slots, const std::string& host,
                                    int port_lo, int port_hi, bool enabled) {
   AgentLive& live = agents_[id];
-  const std::shared_ptr<std::condition_variable> wakeup = live.wakeup;  // a poll may wait on it
+  const std::shared_ptr<absl::CondVar> wakeup = live.wakeup;  // a poll may wait on it
   live = AgentLive{};
   live.wakeup = wakeup;
-  live.wakeup->notify_all();  // the poll of the agent's previous registration ends
+  live.wakeup->SignalAll();  // the poll of the agent's previous registration ends
   live.state = {id, slots, 0, enabled};
   live.host = host;
   live.port_lo = port_lo;
@@ -40,19 +40,19 @@ bool AgentRegistry::Push(const std::string& id, wire::Action action) {
   AgentLive* agent = Find(id);
   if (agent == nullptr) return false;
   agent->actions.push_back(std::move(action));
-  agent->wakeup->notify_all();
+  agent->wakeup->SignalAll();
   return true;
 }
 
 void AgentRegistry::Remove(const std::string& id) {
   auto it = agents_.find(id);
   if (it == agents_.end()) return;
-  it->second.wakeup->notify_all();
+  it->second.wakeup->SignalAll();
   agents_.erase(it);
 }
 
 void AgentRegistry::WakeAll() {
-  for (auto& [id, agent] : agents_) agent.wakeup->notify_all();
+  for (auto& [id, agent] : agents_) agent.wakeup->SignalAll();
 }
 
 wire::ActionBatch AgentRegistry::TakeActions(AgentLive& agent) {

@@ -9,7 +9,6 @@
 // waits under that lock on the agent's own condition variable (`wakeup`), so an action queued
 // for one agent wakes that agent's poll only, not every agent's.
 
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "master/scheduler/scheduler.h"
@@ -38,7 +38,7 @@ struct AgentLive {
   // Notified when an action is queued, a newer poll supersedes the one waiting, the agent
   // registers again or is removed. Shared, so a waiting poll keeps its own reference through a
   // re-registration or a removal.
-  std::shared_ptr<std::condition_variable> wakeup = std::make_shared<std::condition_variable>();
+  std::shared_ptr<absl::CondVar> wakeup = std::make_shared<absl::CondVar>();
 };
 
 class AgentRegistry {

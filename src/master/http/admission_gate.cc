@@ -7,7 +7,7 @@ namespace cohort::master::http {
 AdmissionGate::AdmissionGate(int slots) : slots_(std::max(1, slots)) {}
 
 int64_t AdmissionGate::waiting() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return static_cast<int64_t>(waiters_.size());
 }
 
@@ -17,7 +17,7 @@ int64_t AdmissionGate::waiting() const {
 void AdmissionGate::Enter() {
   thread_local Parker parker;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (running_ < slots_) {
       ++running_;
       return;
@@ -25,15 +25,15 @@ void AdmissionGate::Enter() {
     waiters_.push_back(&parker);
   }
   // Leave hands its slot over: running_ stays counted.
-  std::unique_lock<std::mutex> lock(parker.mu);
-  parker.wakeup.wait(lock, [] { return parker.admitted; });
+  absl::MutexLock lock(&parker.mu);
+  while (!parker.admitted) parker.wakeup.Wait(&parker.mu);
   parker.admitted = false;
 }
 
 void AdmissionGate::Leave() {
   Parker* next = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (waiters_.empty()) {
       --running_;
       return;
@@ -42,10 +42,10 @@ void AdmissionGate::Leave() {
     waiters_.pop_front();
   }
   {
-    std::lock_guard<std::mutex> lock(next->mu);
+    absl::MutexLock lock(&next->mu);
     next->admitted = true;
   }
-  next->wakeup.notify_one();
+  next->wakeup.Signal();
 }
 
 }  // namespace cohort::master::http

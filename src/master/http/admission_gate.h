@@ -24,10 +24,11 @@
 //     ...                                  // the handler
 //   }                                      // the slot passes to the longest waiter
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <mutex>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace cohort::master::http {
 
@@ -51,23 +52,23 @@ class AdmissionGate {
 
   int slots() const { return slots_; }
   // Requests waiting for a slot now (for the master's metrics and tests).
-  int64_t waiting() const;
+  int64_t waiting() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Enter();
-  void Leave();
+  void Enter() ABSL_LOCKS_EXCLUDED(mu_);
+  void Leave() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Where one thread waits for its slot (one per thread, thread_local: see the .cc).
   struct Parker {
-    std::mutex mu;
-    std::condition_variable wakeup;
-    bool admitted = false;  // guarded by mu
+    absl::Mutex mu;
+    absl::CondVar wakeup;
+    bool admitted ABSL_GUARDED_BY(mu) = false;
   };
 
   const int slots_;
-  mutable std::mutex mu_;
-  int running_ = 0;               // guarded by mu_
-  std::deque<Parker*> waiters_;   // guarded by mu_; oldest first
+  mutable absl::Mutex mu_;
+  int running_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<Parker*> waiters_ ABSL_GUARDED_BY(mu_);  // oldest first
 };
 
 }  // namespace cohort::master::http

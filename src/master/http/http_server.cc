@@ -6,20 +6,21 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <condition_variable>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cohort/status.h"
 #include "common/logging.h"
 #include "common/net.h"
@@ -38,7 +39,7 @@ constexpr size_t kMemoryPerConnection = 64 << 10;
 constexpr size_t kStreamBufferBytes = 256 << 10;
 constexpr size_t kStreamBlockBytes = 64 << 10;
 // How long a stop waits for the requests begun to be answered.
-constexpr std::chrono::seconds kStopGrace(3);
+constexpr absl::Duration kStopGrace = absl::Seconds(3);
 // TLS 1.2 or later (GnuTLS's priority string).
 constexpr char kTlsPriorities[] = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
 
@@ -53,10 +54,10 @@ class StreamPump {
   // The connection is done with the answer: the producer's next write fails; joins it.
   ~StreamPump() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       closed_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     if (producer_.joinable()) producer_.join();
   }
   StreamPump(const StreamPump&) = delete;
@@ -64,26 +65,26 @@ class StreamPump {
 
   // Up to `max` bytes into `out`, waiting until the producer writes some or ends (the producer
   // bounds that wait: it packs files, and its writes fail once the connection is closed).
-  ssize_t Read(char* out, size_t max) {
-    std::unique_lock<std::mutex> lock(mu_);
+  ssize_t Read(char* out, size_t max) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     if (!producer_.joinable()) producer_ = std::thread([this] { Produce(); });
-    cv_.wait(lock, [this] { return !buffer_.empty() || finished_; });
+    while (buffer_.empty() && !finished_) cv_.Wait(&mu_);
     if (buffer_.empty()) {
       return failed_ ? MHD_CONTENT_READER_END_WITH_ERROR : MHD_CONTENT_READER_END_OF_STREAM;
     }
     const size_t n = std::min(max, buffer_.size());
     std::memcpy(out, buffer_.data(), n);
     buffer_.erase(0, n);
-    cv_.notify_all();
+    cv_.SignalAll();
     return static_cast<ssize_t>(n);
   }
 
  private:
-  void Produce() {
+  void Produce() ABSL_LOCKS_EXCLUDED(mu_) {
     httplib::DataSink sink;
     sink.write = [this](const char* data, size_t size) { return Put(data, size); };
     sink.is_writable = [this] {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       return !closed_;
     };
     sink.done = [] {};
@@ -93,26 +94,28 @@ class StreamPump {
     } catch (const std::exception& e) {
       COHORT_LOG(ERROR) << "a streamed answer failed: " << e.what();
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     finished_ = true;
     failed_ = !ok;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
-  bool Put(const char* data, size_t size) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return closed_ || buffer_.size() < kStreamBufferBytes; });
+  bool Put(const char* data, size_t size) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    while (!closed_ && buffer_.size() >= kStreamBufferBytes) cv_.Wait(&mu_);
     if (closed_) return false;
     buffer_.append(data, size);
-    cv_.notify_all();
+    cv_.SignalAll();
     return true;
   }
 
   const std::function<bool(httplib::DataSink&)> stream_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::string buffer_;
-  bool finished_ = false, failed_ = false, closed_ = false;
-  std::thread producer_;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::string buffer_ ABSL_GUARDED_BY(mu_);
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool failed_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread producer_ ABSL_GUARDED_BY(mu_);  // started by the first Read, joined at the end
 };
 
 ssize_t ReadStream(void* pump, uint64_t /*position*/, char* out, size_t max) {
@@ -126,9 +129,9 @@ void FreeStream(void* pump) { delete static_cast<StreamPump*>(pump); }
 // lets them finish).
 struct HttpServer::Serving {
   std::shared_ptr<const Router::Table> table;
-  std::mutex mu;
-  std::condition_variable idle;
-  int active = 0;  // guarded by mu
+  absl::Mutex mu;
+  absl::CondVar idle;
+  int active ABSL_GUARDED_BY(mu) = 0;
 };
 
 namespace {
@@ -292,7 +295,7 @@ MHD_Result Access(void* serving_ptr, MHD_Connection* connection, const char* url
   try {
     if (*state == nullptr) {
       {
-        std::lock_guard<std::mutex> lock(serving.mu);
+        absl::MutexLock lock(&serving.mu);
         ++serving.active;  // until Completed
       }
       return Begin(table, connection, url, method, version, state);
@@ -321,8 +324,8 @@ void Completed(void* serving_ptr, MHD_Connection*, void** state, MHD_RequestTerm
   delete static_cast<Exchange*>(*state);
   *state = nullptr;
   auto& serving = *static_cast<HttpServer::Serving*>(serving_ptr);
-  std::lock_guard<std::mutex> lock(serving.mu);
-  if (--serving.active == 0) serving.idle.notify_all();
+  absl::MutexLock lock(&serving.mu);
+  if (--serving.active == 0) serving.idle.SignalAll();
 }
 
 void Log(void*, const char* format, va_list args) {
@@ -388,13 +391,19 @@ void HttpServer::Stop() {
     // No new connections; the requests begun get until the deadline to be answered (a long
     // poll ended by Master::BeginShutdown answers at once), then every connection is closed.
     const MHD_socket listening = MHD_quiesce_daemon(daemon_);
-    std::unique_lock<std::mutex> lock(serving_->mu);
-    if (!serving_->idle.wait_for(lock, kStopGrace, [this] { return serving_->active == 0; })) {
-      COHORT_LOG(WARNING) << "HTTP server: stopping with " << serving_->active
-                          << " request(s) still unanswered after "
-                          << std::chrono::duration<double>(kStopGrace).count() << " s";
+    {
+      const absl::Time deadline = absl::Now() + kStopGrace;
+      absl::MutexLock lock(&serving_->mu);
+      bool timed_out = false;
+      while (serving_->active != 0 && !timed_out) {
+        timed_out = serving_->idle.WaitWithDeadline(&serving_->mu, deadline);
+      }
+      if (serving_->active != 0) {
+        COHORT_LOG(WARNING) << "HTTP server: stopping with " << serving_->active
+                            << " request(s) still unanswered after "
+                            << absl::FormatDuration(kStopGrace);
+      }
     }
-    lock.unlock();
     MHD_stop_daemon(daemon_);
     if (listening != MHD_INVALID_SOCKET) ::close(listening);
   }

@@ -13,9 +13,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace cohort::master {
@@ -32,20 +33,20 @@ class PassTimes {
     double max_seconds = 0;
   };
 
-  void Add(absl::Duration d) {
+  void Add(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_) {
     const double seconds = absl::ToDoubleSeconds(d);
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     ++passes_;
     total_ += seconds;
     recent_.push_back(seconds);
     if (recent_.size() > kWindow) recent_.pop_front();
   }
 
-  Summary Get() const {
+  Summary Get() const ABSL_LOCKS_EXCLUDED(mu_) {
     std::vector<double> sorted;
     Summary s;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       s.passes = passes_;
       s.total_seconds = total_;
       sorted.assign(recent_.begin(), recent_.end());
@@ -62,10 +63,10 @@ class PassTimes {
   }
 
  private:
-  mutable std::mutex mu_;
-  int64_t passes_ = 0;
-  double total_ = 0;
-  std::deque<double> recent_;
+  mutable absl::Mutex mu_;
+  int64_t passes_ ABSL_GUARDED_BY(mu_) = 0;
+  double total_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<double> recent_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace cohort::master

@@ -12,17 +12,19 @@
 //     kMaxUserHold), so guessing one account from many addresses is slow, while its owner, from
 //     an address of their own, still logs in (a few seconds later).
 // A success clears the user's own count and its pair with that address, not the address's, so
-// one valid account cannot be used to reset an address that guesses at others. Decisions follow the Clock, so tests move a
-// FakeClock instead of sleeping. Memory is bounded: at most kMaxEntries entries.
+// one valid account cannot be used to reset an address that guesses at others. Decisions follow the
+// Clock, so tests move a FakeClock instead of sleeping. Memory is bounded: at most kMaxEntries
+// entries.
 //
 // Thread-safe.
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 
@@ -44,11 +46,12 @@ class LoginThrottle {
   // How long a try for `user` from `address` is held before its password is checked (zero
   // mostly); ResourceExhausted, saying what is throttled and in how many seconds to try again,
   // when the pair or the address is refused now.
-  absl::StatusOr<absl::Duration> Check(const std::string& user, const std::string& address);
+  absl::StatusOr<absl::Duration> Check(const std::string& user, const std::string& address)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Counts a failed try; returns the pair's failure count (for the log line).
-  int Failed(const std::string& user, const std::string& address);
+  int Failed(const std::string& user, const std::string& address) ABSL_LOCKS_EXCLUDED(mu_);
   // Clears the user's counts (every address's pair with it, and the user's own).
-  void Succeeded(const std::string& user, const std::string& address);
+  void Succeeded(const std::string& user, const std::string& address) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Entry {
@@ -57,15 +60,16 @@ class LoginThrottle {
     absl::Time next_allowed;
   };
   // The entry of `key`, its count reset when its window has passed.
-  Entry& EntryLocked(const std::string& key, absl::Time now);
-  absl::Status CheckLocked(const std::string& key, const std::string& what, absl::Time now);
-  void PruneLocked(absl::Time now);
+  Entry& EntryLocked(const std::string& key, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckLocked(const std::string& key, const std::string& what, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PruneLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Clock* clock_;
-  std::mutex mu_;
+  absl::Mutex mu_;
   // "pair:ADDR\nNAME", "address:ADDR" and "user:NAME" (a name holds no newline: it is checked
   // as a safe name before it is stored, and an unknown one only matches itself).
-  std::map<std::string, Entry> entries_;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace cohort::master::users
