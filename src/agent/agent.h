@@ -29,12 +29,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "agent/allocation_run.h"
@@ -90,30 +91,32 @@ class Agent {
   // Runs until Stop(), then stops the running allocations and waits for them (SIGKILL after
   // the grace) before it returns. Errors only for unusable options (the work directory) and
   // when the master refuses the agent's secret (Unauthenticated, saying what to pass).
-  absl::Status Run();
-  void Stop();
+  absl::Status Run() ABSL_LOCKS_EXCLUDED(mu_, poll_mu_);
+  void Stop() ABSL_LOCKS_EXCLUDED(poll_mu_);
 
  private:
   // Registers with the allocations it runs (wire::RunningAllocation), which a restarted master
   // re-adopts.
-  absl::Status Register();
+  absl::Status Register() ABSL_LOCKS_EXCLUDED(mu_);
   // Delivers what its previous run kept (undelivered.h), deleting each record the master took or
   // refused for good; Unavailable (the rest kept) when the master does not answer.
   absl::Status DeliverKept();
   // Registers until the master takes it; false when stopped first, refused for want of the
   // agent secret or failed by TLS (then refusal_ says why).
-  bool RegisterPatiently();
+  bool RegisterPatiently() ABSL_LOCKS_EXCLUDED(mu_);
   // Polls once for actions and carries them out; false when the agent must register again.
-  bool PollActions();
-  void Carry(const nlohmann::json& raw, absl::StatusOr<wire::Action> action);
+  bool PollActions() ABSL_LOCKS_EXCLUDED(mu_, poll_mu_);
+  void Carry(const nlohmann::json& raw, absl::StatusOr<wire::Action> action)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Removes finished alloc-* directories beyond options_.keep_allocations, oldest first.
-  void PruneWorkDir();
-  void Start(wire::StartAction action);
+  void PruneWorkDir() ABSL_LOCKS_EXCLUDED(prune_mu_, mu_);
+  void Start(wire::StartAction action) ABSL_LOCKS_EXCLUDED(mu_);
   // A start action that did not parse (`why`): when its allocation and node can be read from
   // `raw`, reports that node failed (AllocationRun::Fail); otherwise only logs it.
   void RefuseStart(const nlohmann::json& raw, const absl::Status& why);
-  void StopAllocation(const wire::StopAction& action);
-  void RunAllocation(std::shared_ptr<AllocationControl> control, wire::StartAction action);
+  void StopAllocation(const wire::StopAction& action) ABSL_LOCKS_EXCLUDED(mu_);
+  void RunAllocation(std::shared_ptr<AllocationControl> control, wire::StartAction action)
+      ABSL_LOCKS_EXCLUDED(mu_, prune_mu_);
   // `gpus`: the allocation's GPU slots (empty: CPU slots).
   AllocationRunOptions RunOptions(std::vector<int> gpus = {});
   // Runs `work` on a thread of its own, joined by JoinFinished or StopAndJoinAll.
@@ -123,23 +126,28 @@ class Agent {
   // failure is logged (the master then counts the agent lost after its timeout).
   void Leave(const char* when);
   // Stops every running allocation (SIGTERM, SIGKILL after the grace) and joins every thread.
-  void StopAndJoinAll();
+  void StopAndJoinAll() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Unguarded: Run() settles work_dir before it starts any thread; read-only after.
   AgentOptions options_;
   Clock& clock_;
   GpuPool gpu_pool_;  // options_.gpus and which allocation holds each
   // Every allocation's logs, reports and exit, in one post per flush (the runs' threads use it).
   OutputShipper shipper_;
   std::atomic<bool> stop_requested_{false};
-  absl::Status refusal_;  // the master refused the agent's secret, or TLS failed; Run() returns it
+  // The master refused the agent's secret, or TLS failed; Run() returns it (Run's thread).
+  absl::Status refusal_;
   absl::Notification stop_;  // notified once by Stop(); cuts back-off sleeps and retries short
   absl::Time last_complaint_ = absl::InfinitePast();   // that registering failed (Run's thread)
   absl::Time last_registered_ = absl::InfinitePast();  // the last registration taken (Run's)
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<AllocationControl>> running_;  // by allocation id
-  std::mutex poll_mu_;
-  client::MasterClient* poll_client_ = nullptr;  // the poll in flight (poll_mu_), for Stop()
-  std::mutex prune_mu_;                                                // one PruneWorkDir at a time
+  // One PruneWorkDir at a time (it guards the work directory's alloc-* entries, no member);
+  // taken before mu_.
+  absl::Mutex prune_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  absl::Mutex mu_;
+  // By allocation id.
+  std::map<std::string, std::shared_ptr<AllocationControl>> running_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex poll_mu_;
+  client::MasterClient* poll_client_ ABSL_GUARDED_BY(poll_mu_) = nullptr;  // for Stop() to abort
   // One thread per allocation (or refused start); touched by the thread in Run() only.
   struct Worker {
     std::shared_ptr<std::atomic<bool>> done;

@@ -23,13 +23,14 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "agent/output_shipper.h"
@@ -52,29 +53,32 @@ class AllocationControl {
   // `kill_grace` later if it has not exited by then. The first mode asked for stays, and only
   // the first call signals: cohort-launch takes a second SIGTERM as "kill the workers now",
   // which would cut a checkpoint short (a kill after a preempt only brings the SIGKILL nearer).
-  void Stop(wire::StopMode mode, absl::Duration kill_grace);
+  void Stop(wire::StopMode mode, absl::Duration kill_grace) ABSL_LOCKS_EXCLUDED(mu_);
   // Whether Stop was called.
-  bool stopping();
+  bool stopping() ABSL_LOCKS_EXCLUDED(mu_);
   // The launcher started (`child`; it gets its SIGTERM now if Stop came first) or, nullptr,
   // exited. The child must outlive its attachment.
-  void Attach(Subprocess* child);
+  void Attach(Subprocess* child) ABSL_LOCKS_EXCLUDED(mu_);
   // SIGKILLs the attached launcher if a kill's grace has passed.
-  void KillIfDue();
+  void KillIfDue() ABSL_LOCKS_EXCLUDED(mu_);
   // What the agent's registration says of this node: `node` as set at its start, with what the
   // run holds for the master now (its log lines and report batches not delivered yet).
-  void Describe(wire::RunningAllocation node);
-  wire::RunningAllocation Claim();
+  void Describe(wire::RunningAllocation node) ABSL_LOCKS_EXCLUDED(mu_);
+  wire::RunningAllocation Claim() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   friend class AllocationRun;  // SetHeld
-  void SetHeld(int64_t lines, int64_t report_batches);
+  void SetHeld(int64_t lines, int64_t report_batches) ABSL_LOCKS_EXCLUDED(mu_);
 
   const Clock& clock_;
-  std::mutex mu_;
-  wire::RunningAllocation node_;
-  Subprocess* child_ = nullptr;  // while the launcher runs
-  std::optional<wire::StopMode> mode_;
-  absl::Time kill_at_ = absl::InfiniteFuture();
+  absl::Mutex mu_;
+  wire::RunningAllocation node_ ABSL_GUARDED_BY(mu_);
+  // While the launcher runs. The pointer is guarded, not the Subprocess: the run's thread reads
+  // and polls it without mu_, while Stop (the poll thread) calls its Signal under mu_. Signal
+  // reads the status_ that Poll writes, which mu_ does not cover (Subprocess is one thread's).
+  Subprocess* child_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::optional<wire::StopMode> mode_ ABSL_GUARDED_BY(mu_);
+  absl::Time kill_at_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
 };
 
 struct AllocationRunOptions {
@@ -182,7 +186,7 @@ class AllocationRun {
   // Profiling: starts measuring this machine (a sampler thread collecting records), and stops.
   void StartSampler();
   void StopSampler();
-  std::vector<wire::SystemMetricsRecord> TakeSystemRecords();
+  std::vector<wire::SystemMetricsRecord> TakeSystemRecords() ABSL_LOCKS_EXCLUDED(system_mu_);
   // Profiling: the new lines of this node's ranks' profile/rank-<R>.jsonl files; a line that
   // does not parse is dropped, the first of each file logged.
   std::vector<wire::StepProfileRecord> NewStepProfiles();
@@ -205,6 +209,9 @@ class AllocationRun {
   // Posts `item` to the allocation's own route for its part, once.
   absl::Status PostOwn(const wire::AllocationOutput& item);
 
+  // The members are the run's thread's alone (Run or Fail), so unguarded, but for
+  // system_records_ (system_mu_) and options_, which the sampler's thread reads too (unchanged
+  // after the constructor).
   AllocationRunOptions options_;
   const Clock& clock_;
   const absl::Notification& stop_;
@@ -232,8 +239,9 @@ class AllocationRun {
   std::string last_progress_error_;
   bool reports_refused_ = false;  // logged once
   bool profiling_ = false;        // the config's profiling.enabled
-  std::mutex system_mu_;          // guards system_records_ (the sampler's thread adds to it)
-  std::vector<wire::SystemMetricsRecord> system_records_;
+  absl::Mutex system_mu_;
+  // The sampler's thread adds to it (StartSampler's callback); the run's thread takes them.
+  std::vector<wire::SystemMetricsRecord> system_records_ ABSL_GUARDED_BY(system_mu_);
   std::map<std::string, JsonLinesTail> step_profile_tails_;  // by file name
   std::set<std::string> step_profile_errors_;                // files whose bad line was logged
   absl::Time next_progress_check_ = absl::InfinitePast();     // WatchProgress, real time

@@ -13,11 +13,12 @@
 //   pool.Release("alloc-7");
 
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 
 namespace cohort::agent {
 
@@ -32,15 +33,16 @@ class GpuPool {
   // holds GPUs gets the same ones back). With an empty pool: no GPUs. ResourceExhausted naming
   // the allocation and the free GPUs when fewer than `count` are free (the master placed more
   // slots than the agent has idle).
-  absl::StatusOr<std::vector<int>> Take(const std::string& allocation, int count);
+  absl::StatusOr<std::vector<int>> Take(const std::string& allocation, int count)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Returns the GPUs `allocation` holds to the pool; nothing when it holds none.
-  void Release(const std::string& allocation);
+  void Release(const std::string& allocation) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   const std::vector<int> gpus_;  // ascending
-  std::mutex mu_;
-  std::map<std::string, std::vector<int>> held_;  // by allocation; guarded by mu_
+  absl::Mutex mu_;
+  std::map<std::string, std::vector<int>> held_ ABSL_GUARDED_BY(mu_);  // by allocation
 };
 
 }  // namespace cohort::agent

@@ -20,41 +20,41 @@ OutputShipper::OutputShipper(OutputShipperOptions options)
 void OutputShipper::Abort() { client_.Abort(); }
 
 bool OutputShipper::supported() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return supported_;
 }
 
 int64_t OutputShipper::posts() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return posts_;
 }
 
 size_t OutputShipper::queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return queue_.size();
 }
 
 absl::Status OutputShipper::Ship(wire::AllocationOutput item, size_t bytes) {
   Pending mine{std::move(item), bytes, std::nullopt};
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!supported_) return absl::UnimplementedError("the master has no combined output route");
   queue_.push_back(&mine);
   while (!mine.answer) {
     if (posting_) {
       // Another caller's post is on its way: ours goes with the next, or is in this one. The
       // wait ends with that post, which its client's timeout bounds.
-      answered_.wait(lock);
+      answered_.Wait(&mu_);
       continue;
     }
     posting_ = true;
     const std::vector<Pending*> batch = TakeBatchLocked();
-    lock.unlock();
+    mu_.Unlock();
     std::vector<absl::Status> answers = PostNoThrow(batch);
-    lock.lock();
+    mu_.Lock();
     for (size_t i = 0; i < batch.size(); ++i) batch[i]->answer = std::move(answers[i]);
     posting_ = false;
     ++posts_;
-    answered_.notify_all();
+    answered_.SignalAll();
   }
   return *mine.answer;
 }
@@ -101,7 +101,7 @@ std::vector<absl::Status> OutputShipper::Post(const std::vector<Pending*>& batch
       COHORT_LOG(WARNING) << "agent " << options_.agent_id << ": the master has no " << path_
                           << " (" << whole.message()
                           << "); each allocation posts its own output instead";
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       supported_ = false;
       whole = absl::UnimplementedError(whole.message());
     }

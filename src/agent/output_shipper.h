@@ -22,15 +22,15 @@
 //   absl::Status s = shipper.Ship(wire::AllocationOutput{.allocation = id, .token = token,
 //                                                        .logs = batch}, bytes);
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "client/master_client.h"
@@ -61,39 +61,45 @@ class OutputShipper {
 
   // Posts `item` (about `bytes` of JSON) with what other runs hand in meanwhile and returns its
   // answer (see above).
-  absl::Status Ship(wire::AllocationOutput item, size_t bytes);
+  absl::Status Ship(wire::AllocationOutput item, size_t bytes) ABSL_LOCKS_EXCLUDED(mu_);
   // Ends the post in flight now (its items are answered Unavailable); later posts go as ever.
   // Thread-safe: for the agent's shutdown, whose runs would otherwise wait out a post's
   // timeout behind a partition.
   void Abort();
   // Whether the master took the route so far (false after an Unimplemented answer).
-  bool supported() const;
+  bool supported() const ABSL_LOCKS_EXCLUDED(mu_);
   // Posts made so far (each with one or more items), and items waiting for the next.
-  int64_t posts() const;
-  size_t queued() const;
+  int64_t posts() const ABSL_LOCKS_EXCLUDED(mu_);
+  size_t queued() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  // A caller's item, on its stack. `item` and `bytes` are read by the caller that posts it, once
+  // it has taken it from queue_ (TakeBatchLocked) and until it sets `answer`; `answer` is
+  // written and read under mu_ (the analysis cannot name the enclosing object's mu_ here).
   struct Pending {
     wire::AllocationOutput item;
     size_t bytes = 0;
     std::optional<absl::Status> answer;
   };
   // Takes the items of the next post from the front of the queue.
-  std::vector<Pending*> TakeBatchLocked();
+  std::vector<Pending*> TakeBatchLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Posts `batch` (no lock held) and returns one answer per item, in order; PostNoThrow turns
   // an exception (out of memory) into an Internal answer for each.
-  std::vector<absl::Status> Post(const std::vector<Pending*>& batch);
-  std::vector<absl::Status> PostNoThrow(const std::vector<Pending*>& batch);
+  std::vector<absl::Status> Post(const std::vector<Pending*>& batch) ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<absl::Status> PostNoThrow(const std::vector<Pending*>& batch)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   const OutputShipperOptions options_;
   const std::string path_;
-  client::MasterClient client_;  // used by the caller that posts (posting_), one at a time
-  mutable std::mutex mu_;
-  std::condition_variable answered_;
-  std::deque<Pending*> queue_;  // the callers' own Pending, which outlive their wait
-  bool posting_ = false;
-  bool supported_ = true;
-  int64_t posts_ = 0;
+  // Used by the caller that posts (posting_), one at a time, without mu_; Abort() may come
+  // from any thread (MasterClient::Abort is thread-safe).
+  client::MasterClient client_;
+  mutable absl::Mutex mu_;
+  absl::CondVar answered_;  // signalled (all) when a post's items are answered
+  std::deque<Pending*> queue_ ABSL_GUARDED_BY(mu_);  // callers' own Pending, outliving their wait
+  bool posting_ ABSL_GUARDED_BY(mu_) = false;
+  bool supported_ ABSL_GUARDED_BY(mu_) = true;
+  int64_t posts_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace cohort::agent

@@ -9,9 +9,10 @@
 // Thread-safe.
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "wire/progress_beat.h"
 
@@ -23,19 +24,19 @@ class ProgressBeacon {
 
   ProgressBeacon(std::string run_dir, int rank);
 
-  void Step(int64_t batch);
-  void EnterCollective(const char* name);
-  void LeaveCollective(const char* name);
+  void Step(int64_t batch) ABSL_LOCKS_EXCLUDED(mu_);
+  void EnterCollective(const char* name) ABSL_LOCKS_EXCLUDED(mu_);
+  void LeaveCollective(const char* name) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void BeatLocked(std::string phase, bool important);
+  void BeatLocked(std::string phase, bool important) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string path_, tmp_;
-  std::mutex mu_;
-  wire::ProgressBeat beat_;
-  int64_t collectives_ = 0;
-  absl::Time last_write_ = absl::InfinitePast();
-  bool warned_ = false;
+  absl::Mutex mu_;  // also one write of the beat's file (tmp_, then the rename) at a time
+  wire::ProgressBeat beat_ ABSL_GUARDED_BY(mu_);
+  int64_t collectives_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Time last_write_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  bool warned_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace cohort::core
