@@ -13,7 +13,7 @@
 #include "master/db/internal/sqlite_check.h"
 #include "master/db/internal/sqlite_statement.h"
 #include "master/db/internal/wal_checkpointer.h"
-#include "master/db/migrations.h"
+#include "master/db/sqlite_migrations.h"
 
 namespace cohort::master {
 namespace {

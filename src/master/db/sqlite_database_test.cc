@@ -23,7 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/database.h"
-#include "master/db/migrations.h"
+#include "master/db/sqlite_migrations.h"
 #include "master/db/testing/db_test_helpers.h"
 
 namespace cohort::master {
