@@ -617,8 +617,20 @@ absl::StatusOr<std::vector<AgentRow>> SqliteDatabase::ListAgents() {
   });
 }
 
-Database::WalCheckpoints SqliteDatabase::CountWalCheckpoints() {
+WalCheckpoints SqliteDatabase::wal_checkpoints() const {
   return checkpointer_ != nullptr ? checkpointer_->counts() : WalCheckpoints{};
+}
+
+std::vector<BackendMetric> SqliteDatabase::BackendMetrics() {
+  const WalCheckpoints counts = wal_checkpoints();
+  const std::string help =
+      "Checkpoints of the database's write-ahead log since the master started: by the "
+      "checkpointer's thread, or by a writer once the log passed its bound (a disk too slow for "
+      "the checkpointer)";
+  return {{"wal_checkpoints_total", help, BackendMetric::Kind::kCounter, {{"by", "checkpointer"}},
+           static_cast<double>(counts.background)},
+          {"wal_checkpoints_total", help, BackendMetric::Kind::kCounter, {{"by", "writer"}},
+           static_cast<double>(counts.by_writer)}};
 }
 
 absl::StatusOr<int64_t> SqliteDatabase::SizeBytes() {
