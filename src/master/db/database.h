@@ -11,12 +11,13 @@
 // not know). States are stored by their wire names (wire/states.h). Nothing here knows about
 // HTTP or scheduling.
 //
-// Backends: this header is what every backend shares, and holds no SQL. All SQL is a backend's
-// own dialect and lives in its files: SQLite's in sqlite_*.cc (the schema in
-// sqlite_migrations.cc) and internal/ (sqlite_*.h, wal_checkpointer.cc). What only one backend
-// has (SQLite's write-ahead log) is reported through BackendMetrics, never as a method here.
+// Backends: this header and open_database.h (which backend a URL names, and opening it) are what
+// every backend shares, and hold no SQL. All SQL is a backend's own dialect and lives in its
+// files: SQLite's in sqlite_*.cc (the schema in sqlite_migrations.cc) and internal/ (sqlite_*.h,
+// wal_checkpointer.cc). What only one backend has (SQLite's write-ahead log) is reported
+// through BackendMetrics, never as a method here.
 //
-// Example:
+// Example (tests; the master opens the one its --db names with OpenDatabase):
 //   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, OpenSqliteDatabase("master.db"));
 //   COHORT_ASSIGN_OR_RETURN(int64_t id, db->InsertExperiment(row));
 
