@@ -268,8 +268,8 @@ int RunBackup(const Flags& f, const cohort::master::DatabaseUrl& db) {
 absl::StatusOr<std::unique_ptr<cohort::master::Database>> OpenAndReport(
     const Flags& f, const cohort::master::DatabaseUrl& url) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<cohort::master::OpenedDatabase> db = cohort::master::OpenDatabase(
-      url, {.check_time_limit = absl::Seconds(f.db_check_seconds)});
+  absl::StatusOr<cohort::master::OpenedDatabase> db =
+      cohort::master::OpenDatabase(url, {.check_time_limit = absl::Seconds(f.db_check_seconds)});
   if (!db.ok()) return db.status();
   const double took = absl::ToDoubleSeconds(absl::Now() - start);
   switch (db->integrity_check) {

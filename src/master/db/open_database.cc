@@ -26,8 +26,7 @@ absl::string_view SchemeOf(absl::string_view url) {
   for (size_t i = 1; i < url.size(); ++i) {
     const char c = url[i];
     if (c == ':') return url.substr(0, i);
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' &&
-        c != '.') {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') {
       return {};
     }
   }
@@ -45,9 +44,9 @@ absl::StatusOr<DatabaseUrl> ParseSqliteUrl(absl::string_view url, absl::string_v
     }
   }
   if (rest.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        MaskDatabaseUrl(url),
-        ": names no file; write sqlite:PATH, e.g. sqlite:/var/lib/cohort/master.db"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(MaskDatabaseUrl(url),
+                     ": names no file; write sqlite:PATH, e.g. sqlite:/var/lib/cohort/master.db"));
   }
   if (rest.find('?') != absl::string_view::npos) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -627,10 +627,15 @@ std::vector<BackendMetric> SqliteDatabase::BackendMetrics() {
       "Checkpoints of the database's write-ahead log since the master started: by the "
       "checkpointer's thread, or by a writer once the log passed its bound (a disk too slow for "
       "the checkpointer)";
-  return {{"wal_checkpoints_total", help, BackendMetric::Kind::kCounter, {{"by", "checkpointer"}},
-           static_cast<double>(counts.background)},
-          {"wal_checkpoints_total", help, BackendMetric::Kind::kCounter, {{"by", "writer"}},
-           static_cast<double>(counts.by_writer)}};
+  auto checkpoints_by = [&help](const char* by, int64_t count) {
+    return BackendMetric{.name = "wal_checkpoints_total",
+                         .help = help,
+                         .kind = BackendMetric::Kind::kCounter,
+                         .labels = {{"by", by}},
+                         .value = static_cast<double>(count)};
+  };
+  return {checkpoints_by("checkpointer", counts.background),
+          checkpoints_by("writer", counts.by_writer)};
 }
 
 absl::StatusOr<int64_t> SqliteDatabase::SizeBytes() {

@@ -61,8 +61,7 @@ void AddTrialGauges(const ClusterStats& stats, prometheus::Registry& registry) {
 // cohort_database_NAME (SQLite: cohort_database_wal_checkpoints_total). An entry Prometheus
 // would refuse (a bad name or label, or another kind than an earlier entry of its name) is left
 // out rather than failing the scrape.
-void AddBackendMetrics(const std::vector<BackendMetric>& metrics,
-                       prometheus::Registry& registry) {
+void AddBackendMetrics(const std::vector<BackendMetric>& metrics, prometheus::Registry& registry) {
   std::map<std::string, BackendMetric::Kind> kinds;
   for (const BackendMetric& metric : metrics) {
     const std::string name = "cohort_database_" + metric.name;
