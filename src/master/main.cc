@@ -20,8 +20,8 @@
 #include "common/env.h"
 #include "common/private_file.h"
 #include "master/db/database.h"
+#include "master/db/open_database.h"
 #include "master/db/sqlite_backup.h"
-#include "master/db/sqlite_database.h"
 #include "master/http/agent_secret_authenticator.h"
 #include "master/http/cluster_authenticator.h"
 #include "master/http/http_server.h"
@@ -37,7 +37,7 @@ struct Flags {
   int port = 8080;
   std::string data_dir =
       (std::filesystem::path(cohort::client::LocalClusterDir()) / "master").string();
-  std::string db_path;
+  std::string db_url;  // --db: a URL or a file path (master/db/open_database.h)
   double agent_timeout = 30;
   double readopt_grace = 0;  // 0: agent_timeout
   std::string secret_file;
@@ -86,6 +86,17 @@ void AddStorageFlags(CLI::App& app, Flags& f) {
   app.add_flag("--overwrite", f.overwrite, "With --backup: replace the file if it exists");
 }
 
+// --db's value: a URL or path ParseDatabaseUrl accepts; otherwise a usage error saying why
+// (never with a password the URL holds).
+CLI::Validator DatabaseUrlRule() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        absl::StatusOr<cohort::master::DatabaseUrl> url = cohort::master::ParseDatabaseUrl(input);
+        return url.ok() ? "" : std::string(url.status().message());
+      },
+      "URL");
+}
+
 void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--host", f.host, "Address to listen on (default 127.0.0.1; 0.0.0.0 for all)");
   app.add_option("--port", f.port, "Port (default 8080; 0 picks a free one and prints it)")
@@ -93,7 +104,10 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--data-dir", f.data_dir,
                  "Where contexts and default checkpoints are kept (default: the user's data "
                  "directory, ~/.local/share/cohort/master)");
-  app.add_option("--db", f.db_path, "SQLite database file (default: DATA_DIR/master.db)");
+  app.add_option("--db", f.db_url,
+                 "The database: sqlite:PATH (a SQLite file, relative or absolute; also "
+                 "sqlite:///ABSOLUTE/PATH), or a file path (default: DATA_DIR/master.db)")
+      ->check(DatabaseUrlRule());
   app.add_option("--checkpoint-storage-roots", f.checkpoint_storage_roots,
                  "Directories (comma-separated, absolute) where experiments may keep "
                  "checkpoints besides DATA_DIR/checkpoints: a shared_fs host_path (with its "
@@ -135,21 +149,6 @@ void AddFlags(CLI::App& app, Flags& f) {
       "--secret-file /var/lib/cohort/agent-secret\n"
       "  cohort-master --host 0.0.0.0 --tls-cert master.crt --tls-key master.key\n"
       "  cohort-master --data-dir /var/lib/cohort --backup /backups/cohort-$(date +%F).db");
-}
-
-// The database and its journal files: only the master's user may read them (a database made by
-// an older master was 0644).
-absl::Status MakeDatabasePrivate(const std::string& db_path) {
-  for (const char* suffix : {"", "-wal", "-shm"}) {
-    const std::string path = db_path + suffix;
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) continue;
-    std::filesystem::permissions(
-        path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
-        std::filesystem::perm_options::replace, ec);
-    if (ec) return absl::UnavailableError(absl::StrCat("chmod 600 ", path, ": ", ec.message()));
-  }
-  return absl::OkStatus();
 }
 
 // Says what a master listening beyond loopback exposes (without TLS: everything on the wire).
@@ -217,14 +216,32 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
-std::string DatabasePath(const Flags& f) {
-  if (!f.db_path.empty()) return f.db_path;
-  return (std::filesystem::path(f.data_dir) / "master.db").string();
+// The database the flags name: --db, else the SQLite file DATA_DIR/master.db.
+absl::StatusOr<cohort::master::DatabaseUrl> DatabaseOf(const Flags& f) {
+  if (f.db_url.empty()) {
+    return cohort::master::DatabaseUrl{cohort::master::DatabaseUrl::Backend::kSqlite,
+                                       (std::filesystem::path(f.data_dir) / "master.db").string()};
+  }
+  absl::StatusOr<cohort::master::DatabaseUrl> url = cohort::master::ParseDatabaseUrl(f.db_url);
+  if (!url.ok()) return absl::InvalidArgumentError(absl::StrCat("--db: ", url.status().message()));
+  return url;
+}
+
+// How the master names its database when it starts listening: a SQLite file by its path.
+std::string DatabaseName(const cohort::master::DatabaseUrl& db) {
+  switch (db.backend) {
+    case cohort::master::DatabaseUrl::Backend::kSqlite:
+      return db.path;
+  }
+  return "";
 }
 
 // `cohort-master --backup FILE`: copies the database, saying how far it got every second.
-int RunBackup(const Flags& f) {
-  const std::string from = DatabasePath(f);
+int RunBackup(const Flags& f, const cohort::master::DatabaseUrl& db) {
+  if (db.backend != cohort::master::DatabaseUrl::Backend::kSqlite) {
+    return Fail(absl::UnimplementedError("--backup copies a SQLite database only"));
+  }
+  const std::string& from = db.path;
   absl::Time last_report = absl::Now();
   cohort::master::BackupOptions options;
   options.overwrite = f.overwrite;
@@ -246,16 +263,16 @@ int RunBackup(const Flags& f) {
   return 0;
 }
 
-// Opens the database, refusing a foreign or damaged file (SqliteDatabase::Open), and says how
-// its check went.
-absl::StatusOr<std::unique_ptr<cohort::master::Database>> OpenDatabase(const Flags& f) {
+// Opens the database, refusing a foreign or damaged one (OpenDatabase), and says how its check
+// went.
+absl::StatusOr<std::unique_ptr<cohort::master::Database>> OpenAndReport(
+    const Flags& f, const cohort::master::DatabaseUrl& url) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<std::unique_ptr<cohort::master::SqliteDatabase>> db =
-      cohort::master::SqliteDatabase::Open(f.db_path,
-                                           {.check_time_limit = absl::Seconds(f.db_check_seconds)});
+  absl::StatusOr<cohort::master::OpenedDatabase> db =
+      cohort::master::OpenDatabase(url, {.check_time_limit = absl::Seconds(f.db_check_seconds)});
   if (!db.ok()) return db.status();
   const double took = absl::ToDoubleSeconds(absl::Now() - start);
-  switch ((*db)->integrity_check()) {
+  switch (db->integrity_check) {
     case cohort::master::IntegrityCheck::kPassed:
       std::printf("cohort-master: checked the database in %.1f s: no damage found\n", took);
       break;
@@ -268,7 +285,7 @@ absl::StatusOr<std::unique_ptr<cohort::master::Database>> OpenDatabase(const Fla
     case cohort::master::IntegrityCheck::kSkipped:
       break;
   }
-  return std::unique_ptr<cohort::master::Database>(std::move(*db));
+  return std::move(db->database);
 }
 
 // SIGINT and SIGTERM are taken by the main thread (Serve waits for them), never by a handler:
@@ -287,11 +304,12 @@ sigset_t BlockStopSignals() {
 // exits within a request's time whatever follows are open: docs/reliability.md) and the master:
 // its threads joined, its database closed (which checkpoints the WAL).
 int Serve(cohort::master::http::HttpServer& server, cohort::master::http::Router& router,
-          std::unique_ptr<cohort::master::Master> master, sigset_t stop_signals, const Flags& f) {
+          std::unique_ptr<cohort::master::Master> master, sigset_t stop_signals, const Flags& f,
+          const std::string& database) {
   if (absl::Status serving = server.Serve(router.table()); !serving.ok()) return Fail(serving);
   const char* scheme = server.https() ? "https" : "http";
   std::printf("cohort-master: listening on %s://%s:%d (database %s)\n", scheme, f.host.c_str(),
-              server.port(), f.db_path.c_str());
+              server.port(), database.c_str());
   std::printf("cohort-master: web interface at %s://%s:%d/ (log in as a user of this master)\n",
               scheme, f.host.c_str(), server.port());
   std::fflush(stdout);
@@ -319,7 +337,9 @@ int main(int argc, char** argv) {
   }
   // Everything the master creates (its database, contexts, secrets) is its user's alone.
   ::umask(077);
-  if (!f.backup_file.empty()) return RunBackup(f);
+  absl::StatusOr<cohort::master::DatabaseUrl> database = DatabaseOf(f);
+  if (!database.ok()) return Fail(database.status());
+  if (!f.backup_file.empty()) return RunBackup(f, *database);
   const sigset_t stop_signals = BlockStopSignals();
   // Before anything else, so a bad certificate or key is reported before any file is created;
   // read once: what is checked here is what the server serves.
@@ -334,9 +354,7 @@ int main(int argc, char** argv) {
   if (!lock.ok()) return Fail(lock.status());
   std::unique_ptr<cohort::master::http::HttpServer> server = Bind(f, *std::move(tls));
   if (server == nullptr) return 1;
-  f.db_path = DatabasePath(f);
-  if (absl::Status made = MakeDatabasePrivate(f.db_path); !made.ok()) return Fail(made);
-  auto db = OpenDatabase(f);
+  auto db = OpenAndReport(f, *database);
   if (!db.ok()) return Fail(db.status());
   auto master = cohort::master::Master::Create(*std::move(db), MasterOptionsFrom(f));
   if (!master.ok()) return Fail(master.status());
@@ -361,5 +379,5 @@ int main(int argc, char** argv) {
       "cohort-master: agents authenticate with the secret in %s (cohort-agent "
       "--secret-file)\n",
       f.secret_file.c_str());
-  return Serve(*server, router, *std::move(master), stop_signals, f);
+  return Serve(*server, router, *std::move(master), stop_signals, f, DatabaseName(*database));
 }

@@ -148,8 +148,9 @@ struct ClusterStats {
   // last queued, or since this master started for one queued before a restart. Zero when none.
   absl::Duration longest_queued_wait;
   int64_t database_bytes = 0;  // Database::SizeBytes
-  // Database::CountWalCheckpoints
-  Database::WalCheckpoints wal_checkpoints;
+  // What the database's backend reports about itself (Database::BackendMetrics; SQLite: its
+  // write-ahead log's checkpoints).
+  std::vector<BackendMetric> database_metrics;
   // Since this master started: log lines agents sent that were stored, and metric reports
   // (training or validation rows, one step each) stored.
   int64_t log_lines_stored = 0;

@@ -234,7 +234,7 @@ absl::StatusOr<ClusterStats> Master::Stats() {
   COHORT_ASSIGN_OR_RETURN(counts, db_->CountTrialsByState());
   for (TrialState state : wire::AllTrialStates()) stats.trials[state] = counts[state];
   COHORT_ASSIGN_OR_RETURN(stats.database_bytes, db_->SizeBytes());
-  stats.wal_checkpoints = db_->CountWalCheckpoints();
+  stats.database_metrics = db_->BackendMetrics();
   stats.log_lines_stored = log_lines_stored_.load();
   stats.log_lines_dropped = log_retention_ != nullptr ? log_retention_->lines_dropped() : 0;
   stats.scheduling = scheduling_.Get();

@@ -1,15 +1,23 @@
 #pragma once
-// Database: everything the master must not lose (experiments, trials, metrics, checkpoints,
-// logs, templates, agents), behind one small interface (docs/architecture.md §7: SQLite by
-// default, PostgreSQL later). Implementations are thread-safe: the master's HTTP handlers call
-// them concurrently.
+// Database: everything the master must not lose, behind one interface (docs/architecture.md §7:
+// SQLite by default, PostgreSQL later). The rows it keeps: experiments, trials, metrics (training
+// and validation reports), checkpoints, logs (with each trial's log stats), templates, agents,
+// running allocations, metric time series (series and their points), step profiles and timings,
+// log policies' matches, users, and login tokens (by hash).
+// Implementations are thread-safe: the master's HTTP handlers call them concurrently.
 // Errors: NotFound for a missing row (naming it, e.g. "experiment 7 not found"),
-// AlreadyExists for a duplicate key, Unavailable/Internal for storage failures (naming the file
-// and the SQL error), DataLoss for a row this build cannot read (a state it does not know).
-// States are stored by their wire names (wire/states.h). Nothing here knows about HTTP or
-// scheduling.
+// AlreadyExists for a duplicate key, Unavailable/Internal for storage failures (naming the
+// database and the backend's error), DataLoss for a row this build cannot read (a state it does
+// not know). States are stored by their wire names (wire/states.h). Nothing here knows about
+// HTTP or scheduling.
 //
-// Example:
+// Backends: this header and open_database.h (which backend a URL names, and opening it) are what
+// every backend shares, and hold no SQL. All SQL is a backend's own dialect and lives in its
+// files: SQLite's in sqlite_*.cc (the schema in sqlite_migrations.cc) and internal/ (sqlite_*.h,
+// wal_checkpointer.cc). What only one backend has (SQLite's write-ahead log) is reported
+// through BackendMetrics, never as a method here.
+//
+// Example (tests; the master opens the one its --db names with OpenDatabase):
 //   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, OpenSqliteDatabase("master.db"));
 //   COHORT_ASSIGN_OR_RETURN(int64_t id, db->InsertExperiment(row));
 
@@ -223,6 +231,22 @@ struct AllocationRow {
   int64_t created_ms = 0;
 };
 
+// A number a backend reports about its own storage, beyond what every backend has (SizeBytes):
+// e.g. SQLite's checkpoints of its write-ahead log. The master's GET /metrics shows each as the
+// Prometheus metric "cohort_database_" + name. Entries with the same name are one metric told
+// apart by their labels, and have the same kind and help.
+struct BackendMetric {
+  enum class Kind {
+    kGauge,    // a value now
+    kCounter,  // a count since the database was opened (only grows)
+  };
+  std::string name;  // lower case and '_', e.g. "wal_checkpoints_total" (a counter's: *_total)
+  std::string help;  // one sentence, for the metric's HELP line
+  Kind kind = Kind::kGauge;
+  std::vector<std::pair<std::string, std::string>> labels;  // (name, value), e.g. {"by", "writer"}
+  double value = 0;
+};
+
 class Database {
  public:
   virtual ~Database() = default;
@@ -376,14 +400,9 @@ class Database {
 
   // The bytes the stored data takes (for monitoring; see the implementation for what counts).
   virtual absl::StatusOr<int64_t> SizeBytes() = 0;
-  // Write-ahead-log checkpoints since the database was opened (for monitoring): run in the
-  // background, and run by a writer because the log had grown past its bound. Zeros for a
-  // database without a write-ahead log.
-  struct WalCheckpoints {
-    int64_t background = 0;
-    int64_t by_writer = 0;
-  };
-  virtual WalCheckpoints CountWalCheckpoints() = 0;
+  // What this backend reports about its own storage for monitoring (BackendMetric). Cheap (no
+  // query) and the same entries on every call, zeros included, so that no metric comes and goes.
+  virtual std::vector<BackendMetric> BackendMetrics() = 0;
 };
 
 // Opens (creating if needed) the SQLite database at `path` and applies the forward-only

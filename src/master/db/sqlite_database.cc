@@ -13,7 +13,7 @@
 #include "master/db/internal/sqlite_check.h"
 #include "master/db/internal/sqlite_statement.h"
 #include "master/db/internal/wal_checkpointer.h"
-#include "master/db/migrations.h"
+#include "master/db/sqlite_migrations.h"
 
 namespace cohort::master {
 namespace {
@@ -617,8 +617,25 @@ absl::StatusOr<std::vector<AgentRow>> SqliteDatabase::ListAgents() {
   });
 }
 
-Database::WalCheckpoints SqliteDatabase::CountWalCheckpoints() {
+WalCheckpoints SqliteDatabase::wal_checkpoints() const {
   return checkpointer_ != nullptr ? checkpointer_->counts() : WalCheckpoints{};
+}
+
+std::vector<BackendMetric> SqliteDatabase::BackendMetrics() {
+  const WalCheckpoints counts = wal_checkpoints();
+  const std::string help =
+      "Checkpoints of the database's write-ahead log since the master started: by the "
+      "checkpointer's thread, or by a writer once the log passed its bound (a disk too slow for "
+      "the checkpointer)";
+  auto checkpoints_by = [&help](const char* by, int64_t count) {
+    return BackendMetric{.name = "wal_checkpoints_total",
+                         .help = help,
+                         .kind = BackendMetric::Kind::kCounter,
+                         .labels = {{"by", by}},
+                         .value = static_cast<double>(count)};
+  };
+  return {checkpoints_by("checkpointer", counts.background),
+          checkpoints_by("writer", counts.by_writer)};
 }
 
 absl::StatusOr<int64_t> SqliteDatabase::SizeBytes() {

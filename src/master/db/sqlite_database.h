@@ -45,6 +45,14 @@ enum class IntegrityCheck {
   kSkipped,   // a new (empty) or in-memory database, or a zero time limit
 };
 
+// Write-ahead-log checkpoints since the database was opened (internal/wal_checkpointer.h): run
+// on the checkpointer's thread (background), and by a writer because the log had passed its
+// bound (by_writer). Zeros for an in-memory database, which has no log.
+struct WalCheckpoints {
+  int64_t background = 0;
+  int64_t by_writer = 0;
+};
+
 struct SqliteOptions {
   // How long opening an existing file may spend checking its pages (PRAGMA quick_check reads
   // all of them: about a second per GB on a local SSD). Past it the check stops and the file is
@@ -173,7 +181,10 @@ class SqliteDatabase final : public Database {
   // in-memory database holds. Pages still only in the write-ahead log (the -wal file, until
   // SQLite's next checkpoint) and free pages inside the file are not told apart from the rest.
   absl::StatusOr<int64_t> SizeBytes() override;
-  WalCheckpoints CountWalCheckpoints() override;
+  // The WAL's checkpoints (wal_checkpoints()) as the counter "wal_checkpoints_total", labelled
+  // by="checkpointer" (background) and by="writer" (by_writer).
+  std::vector<BackendMetric> BackendMetrics() override;
+  WalCheckpoints wal_checkpoints() const;
 
   // How Open's integrity check went (for the master to report).
   IntegrityCheck integrity_check() const { return integrity_check_; }

@@ -23,7 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/database.h"
-#include "master/db/migrations.h"
+#include "master/db/sqlite_migrations.h"
 #include "master/db/testing/db_test_helpers.h"
 
 namespace cohort::master {
@@ -661,19 +661,47 @@ TEST_F(SqliteFileTest, UsesTheWriteAheadLog) {
 // The log is copied back into the file by the checkpointer's thread, not by the writes (in the
 // commit that passed 1000 pages, every other call would wait for the copy and its syncs).
 TEST_F(SqliteFileTest, CheckpointsRunBesideTheWritesNotInThem) {
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, OpenSqliteDatabase(path_));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteDatabase> db, SqliteDatabase::Open(path_));
   ASSERT_OK_AND_ASSIGN(int64_t exp, db->InsertExperiment(MakeExperiment("wal")));
   ASSERT_OK_AND_ASSIGN(int64_t trial, db->InsertTrial(MakeTrial(exp)));
   const std::string line(4096, 'x');  // a page or more of log per commit
   for (int i = 0; i < 1500; ++i) ASSERT_OK(db->AppendLogs(trial, {{0, line}}).status());
   const absl::Time deadline = absl::Now() + absl::Seconds(20);
-  while (db->CountWalCheckpoints().background == 0 && absl::Now() < deadline) {
+  while (db->wal_checkpoints().background == 0 && absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(10));
   }
-  EXPECT_GE(db->CountWalCheckpoints().background, 1) << "none within 20 s of 1,500 commits";
-  EXPECT_EQ(db->CountWalCheckpoints().by_writer, 0);
+  const WalCheckpoints counts = db->wal_checkpoints();
+  EXPECT_GE(counts.background, 1) << "none within 20 s of 1,500 commits";
+  EXPECT_EQ(counts.by_writer, 0);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteDatabase> memory, SqliteDatabase::Open(":memory:"));
+  EXPECT_EQ(memory->wal_checkpoints().background, 0) << "no log in memory";
+}
+
+// The WAL's checkpoints reach monitoring through the backend-neutral BackendMetrics: one
+// counter, by checkpointer and by writer, zeros included (an in-memory database has no log).
+TEST_F(SqliteFileTest, ReportsItsCheckpointsAsBackendMetrics) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<SqliteDatabase> db, SqliteDatabase::Open(path_));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> memory, OpenSqliteDatabase(":memory:"));
-  EXPECT_EQ(memory->CountWalCheckpoints().background, 0) << "no log in memory";
+  for (Database* database : {static_cast<Database*>(db.get()), memory.get()}) {
+    const std::vector<BackendMetric> metrics = database->BackendMetrics();
+    ASSERT_EQ(metrics.size(), 2u);
+    for (const BackendMetric& m : metrics) {
+      EXPECT_EQ(m.name, "wal_checkpoints_total");
+      EXPECT_EQ(m.kind, BackendMetric::Kind::kCounter);
+      EXPECT_FALSE(m.help.empty());
+      EXPECT_EQ(m.help, metrics[0].help) << "one metric, one help text";
+    }
+    using Labels = std::vector<std::pair<std::string, std::string>>;
+    EXPECT_EQ(metrics[0].labels, (Labels{{"by", "checkpointer"}}));
+    EXPECT_EQ(metrics[1].labels, (Labels{{"by", "writer"}}));
+  }
+  const WalCheckpoints counts = db->wal_checkpoints();
+  const std::vector<BackendMetric> metrics = db->BackendMetrics();
+  // Counts only grow: what was read before is at most what the metrics say.
+  EXPECT_LE(counts.background, metrics[0].value);
+  EXPECT_LE(counts.by_writer, metrics[1].value);
+  EXPECT_EQ(memory->BackendMetrics()[0].value, 0);
+  EXPECT_EQ(memory->BackendMetrics()[1].value, 0);
 }
 
 TEST_F(SqliteFileTest, RefusesASchemaVersionNewerThanThisBuild) {

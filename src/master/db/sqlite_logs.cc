@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cohort/status.h"
-#include "master/db/internal/log_sql.h"
+#include "master/db/internal/sqlite_log_sql.h"
 #include "master/db/internal/sqlite_statement.h"
 #include "master/db/sqlite_database.h"
 

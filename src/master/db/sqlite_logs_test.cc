@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "master/db/internal/log_sql.h"
-#include "master/db/migrations.h"
+#include "master/db/internal/sqlite_log_sql.h"
 #include "master/db/sqlite_database.h"
+#include "master/db/sqlite_migrations.h"
 #include "master/db/testing/db_test_helpers.h"
 
 namespace cohort::master {

@@ -1,12 +1,15 @@
 // GET /metrics: the master in Prometheus text format (docs/observability.md#prometheus). The
 // cluster's gauges are read from the Master when scraped (Master::Stats); the request counts
 // and latencies are what the Router recorded (RequestMetrics).
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "cohort/status.h"
+#include "master/db/database.h"
 #include "master/http/routes.h"
+#include "prometheus/check_names.h"
 #include "prometheus/counter.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
@@ -54,22 +57,41 @@ void AddTrialGauges(const ClusterStats& stats, prometheus::Registry& registry) {
       .Set(absl::ToDoubleSeconds(stats.longest_queued_wait));
 }
 
+// What the database's backend reports about itself (Database::BackendMetrics), each as
+// cohort_database_NAME (SQLite: cohort_database_wal_checkpoints_total). An entry Prometheus
+// would refuse (a bad name or label, or another kind than an earlier entry of its name) is left
+// out rather than failing the scrape.
+void AddBackendMetrics(const std::vector<BackendMetric>& metrics, prometheus::Registry& registry) {
+  std::map<std::string, BackendMetric::Kind> kinds;
+  for (const BackendMetric& metric : metrics) {
+    const std::string name = "cohort_database_" + metric.name;
+    if (!prometheus::CheckMetricName(name)) continue;
+    std::map<std::string, std::string> labels;
+    bool labels_ok = true;
+    for (const auto& [label, value] : metric.labels) {
+      labels_ok = labels_ok && prometheus::CheckLabelName(label);
+      labels[label] = value;
+    }
+    if (!labels_ok) continue;
+    if (kinds.emplace(name, metric.kind).first->second != metric.kind) continue;
+    if (metric.kind == BackendMetric::Kind::kCounter) {
+      prometheus::BuildCounter()
+          .Name(name)
+          .Help(metric.help)
+          .Register(registry)
+          .Add(labels)
+          .Increment(metric.value);
+    } else {
+      Gauges(registry, name.c_str(), metric.help.c_str()).Add(labels).Set(metric.value);
+    }
+  }
+}
+
 void AddStorageMetrics(const ClusterStats& stats, prometheus::Registry& registry) {
   Gauges(registry, "cohort_database_size_bytes", "Size of the master's database")
       .Add({})
       .Set(static_cast<double>(stats.database_bytes));
-  auto& checkpoints =
-      prometheus::BuildCounter()
-          .Name("cohort_database_wal_checkpoints_total")
-          .Help(
-              "Checkpoints of the database's write-ahead log since the master started: by the "
-              "checkpointer's thread, or by a writer once the log passed its bound (a disk too "
-              "slow for the checkpointer)")
-          .Register(registry);
-  checkpoints.Add({{"by", "checkpointer"}})
-      .Increment(static_cast<double>(stats.wal_checkpoints.background));
-  checkpoints.Add({{"by", "writer"}})
-      .Increment(static_cast<double>(stats.wal_checkpoints.by_writer));
+  AddBackendMetrics(stats.database_metrics, registry);
   prometheus::BuildCounter()
       .Name("cohort_log_lines_stored_total")
       .Help("Trial log lines from agents the master stored since it started")

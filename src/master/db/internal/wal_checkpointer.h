@@ -28,7 +28,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "master/db/database.h"
+#include "master/db/sqlite_database.h"
 
 struct sqlite3;
 
@@ -51,8 +51,8 @@ class WalCheckpointer {
   WalCheckpointer& operator=(const WalCheckpointer&) = delete;
 
   // Checkpoints run on the checkpointer's thread (background), and by the writer because the
-  // WAL passed writer_pages (by_writer): what Database::CountWalCheckpoints reports.
-  using Counts = Database::WalCheckpoints;
+  // WAL passed writer_pages (by_writer): what SqliteDatabase::wal_checkpoints reports.
+  using Counts = WalCheckpoints;
   Counts counts() const;
 
  private:

@@ -1,4 +1,4 @@
-#include "master/db/migrations.h"
+#include "master/db/sqlite_migrations.h"
 
 namespace cohort::master::internal {
 namespace {
