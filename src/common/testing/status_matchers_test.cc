@@ -142,5 +142,22 @@ TEST(TempDirTest, RemovesDirectoriesATestMadeReadOnly) {
   EXPECT_FALSE(fs::exists(path)) << path;
 }
 
+TEST(TempDirTest, AMovedDirectoryIsRemovedOnceByItsNewOwner) {
+  TempDir first("first");
+  const std::string path = first.path();
+  {
+    TempDir moved(std::move(first));
+    EXPECT_EQ(moved.path(), path);
+    EXPECT_TRUE(first.path().empty());  // NOLINT(bugprone-use-after-move): owns nothing now
+    TempDir other("other");
+    const std::string other_path = other.path();
+    other = std::move(moved);  // other's own directory goes now
+    EXPECT_FALSE(fs::exists(other_path)) << other_path;
+    EXPECT_EQ(other.path(), path);
+    EXPECT_TRUE(fs::is_directory(path));
+  }
+  EXPECT_FALSE(fs::exists(path)) << path;
+}
+
 }  // namespace
 }  // namespace cohort::testing_support

@@ -41,6 +41,7 @@ class TempDir {
   // Removes the tree: symbolic links are removed, not followed; a directory a test made
   // read-only is made writable first.
   ~TempDir() {
+    if (path_.empty()) return;  // moved from
     namespace fs = std::filesystem;
     std::error_code error;
     fs::remove_all(path_, error);
@@ -57,6 +58,15 @@ class TempDir {
     fs::remove_all(path_, ignored);
   }
 
+  // Movable (the moved-from object owns nothing), not copyable.
+  TempDir(TempDir&& other) noexcept : path_(std::exchange(other.path_, std::string())) {}
+  TempDir& operator=(TempDir&& other) noexcept {
+    if (this != &other) {
+      TempDir doomed(std::move(*this));
+      path_ = std::exchange(other.path_, std::string());
+    }
+    return *this;
+  }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
