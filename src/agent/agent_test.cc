@@ -23,6 +23,7 @@
 #include "agent/allocation_run.h"
 #include "common/clock.h"
 #include "common/subprocess.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/http/cluster_authenticator.h"
@@ -138,7 +139,7 @@ class AgentTest : public ::testing::Test {
       clock_.Advance(absl::Hours(1));  // past any patience, so the join below ends
     }
     joiner.join();
-    EXPECT_TRUE(run_status_.ok()) << run_status_;
+    EXPECT_OK(run_status_);
     agent_.reset();
     return in_time;
   }
@@ -169,7 +170,7 @@ class AgentTest : public ::testing::Test {
   int64_t CreateTrial(int max_restarts, const std::string& extra = "") {
     absl::StatusOr<int64_t> exp = master_->master().CreateExperiment(
         Config(max_restarts) + extra, "", "", master::Actor{"admin", true});
-    EXPECT_TRUE(exp.ok()) << exp.status();
+    EXPECT_OK(exp);
     experiment_ = exp.value_or(0);
     return master_->master()
         .DescribeExperiment(experiment_, master::Actor{"admin", true})
@@ -219,7 +220,7 @@ TEST_F(AgentTest, AKilledTrialThatIgnoresSigtermGetsSigkillWhenTheGraceHasPassed
   ASSERT_GT(trial, 0);
   const fs::path marker = AllocationDir(trial) / "context" / "got-sigterm";
 
-  ASSERT_TRUE(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}).ok());
+  ASSERT_OK(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}));
   // The clock stands still from here until the SIGTERM arrived: the grace ends 10 s later.
   ASSERT_TRUE(WaitUntil([&] { return fs::exists(marker); }, "the launcher to get SIGTERM"));
   absl::Duration moved = absl::ZeroDuration();
@@ -408,7 +409,7 @@ TEST_F(AgentTest, AProfiledTrialsMachineIsSampledAndItsSeriesReachTheMaster) {
   ASSERT_TRUE(seen.count("memory_free"));
   EXPECT_GT(seen["memory_free"].last_value, 0);
   EXPECT_TRUE(seen.count("net_throughput_sent"));
-  ASSERT_TRUE(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}).ok());
+  ASSERT_OK(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}));
   ASSERT_TRUE(WaitUntil([&] { return wire::IsTerminal(Trial(trial).state); }, "the kill",
                         [&] { clock_.Advance(absl::Seconds(1)); }));
 }
@@ -433,7 +434,7 @@ TEST_F(AgentTest, ARunsLogsAndExitGoInTheAgentsCombinedPostNotItsOwnRoutes) {
   ASSERT_TRUE(WaitUntil([&] { return Connected("a1"); }, "agent a1 to register"));
   const int64_t trial = StartedTrial(/*max_restarts=*/0);
   ASSERT_GT(trial, 0);
-  ASSERT_TRUE(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}).ok());
+  ASSERT_OK(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}));
   // The stand-in launcher ignores SIGTERM: the kill's grace passes on the agent's clock.
   ASSERT_TRUE(WaitUntil([&] { return Trial(trial).state == TrialState::kCanceled; },
                         "the killed trial to end", [&] { clock_.Advance(absl::Seconds(1)); }));
@@ -467,7 +468,7 @@ TEST_F(AgentTest, AHugeProgressFileIsRefusedUnreadAndSaidOnce) {
   EXPECT_EQ(CountOf(Logs(trial), said), 1) << Logs(trial);
   EXPECT_EQ(Trial(trial).state, TrialState::kRunning);
   fs::remove(progress);
-  ASSERT_TRUE(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}).ok());
+  ASSERT_OK(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}));
   ASSERT_TRUE(WaitUntil([&] { return wire::IsTerminal(Trial(trial).state); }, "the kill",
                         [&] { clock_.Advance(absl::Seconds(1)); }));
 }
@@ -484,7 +485,7 @@ TEST(AllocationControlTest, OnlyTheFirstStopSignalsTheLauncherAndALaterKillSetsT
       {.argv = {"/bin/sh", "-c",
                 "trap 'echo term >> terms' TERM; touch ready; while :; do sleep 0.05; done"},
        .cwd = dir.string()});
-  ASSERT_TRUE(child.ok()) << child.status();
+  ASSERT_OK(child);
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
   while (!fs::exists(dir / "ready") && absl::Now() < deadline) {
     absl::SleepFor(absl::Milliseconds(10));
@@ -512,7 +513,7 @@ TEST(AllocationControlTest, OnlyTheFirstStopSignalsTheLauncherAndALaterKillSetsT
   control.KillIfDue();
   absl::StatusOr<int> status = (*child)->Wait(absl::Seconds(10));
   control.Attach(nullptr);
-  ASSERT_TRUE(status.ok()) << status.status();
+  ASSERT_OK(status);
   EXPECT_EQ(*status, 128 + SIGKILL);
   fs::remove_all(dir);
 }

@@ -1,11 +1,13 @@
 #include "agent/gpu_pool.h"
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace cohort::agent {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -14,42 +16,41 @@ TEST(GpuPoolTest, GivesEachAllocationDistinctGpusLowestFirstAndTakesThemBack) {
   GpuPool pool({3, 0, 2, 1});
   EXPECT_FALSE(pool.empty());
   absl::StatusOr<std::vector<int>> a = pool.Take("a", 2);
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_OK(a);
   EXPECT_THAT(*a, ElementsAre(0, 1));
   absl::StatusOr<std::vector<int>> b = pool.Take("b", 1);
-  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_OK(b);
   EXPECT_THAT(*b, ElementsAre(2));
   pool.Release("a");
   absl::StatusOr<std::vector<int>> c = pool.Take("c", 3);
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_OK(c);
   EXPECT_THAT(*c, ElementsAre(0, 1, 3));
 }
 
 TEST(GpuPoolTest, AnAllocationAskingAgainGetsTheSameGpus) {
   GpuPool pool({0, 1});
-  ASSERT_TRUE(pool.Take("a", 1).ok());
+  ASSERT_OK(pool.Take("a", 1));
   absl::StatusOr<std::vector<int>> again = pool.Take("a", 1);
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_OK(again);
   EXPECT_THAT(*again, ElementsAre(0));
 }
 
 TEST(GpuPoolTest, TooFewFreeGpusIsResourceExhaustedNamingTheFreeOnes) {
   GpuPool pool({0, 1, 2});
-  ASSERT_TRUE(pool.Take("a", 2).ok());
+  ASSERT_OK(pool.Take("a", 2));
   absl::StatusOr<std::vector<int>> b = pool.Take("b", 2);
-  ASSERT_FALSE(b.ok());
-  EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_THAT(b.status().message(), HasSubstr("allocation b needs 2 GPU slot(s)"));
+  ASSERT_THAT(b, StatusIs(absl::StatusCode::kResourceExhausted,
+                          HasSubstr("allocation b needs 2 GPU slot(s)")));
   EXPECT_THAT(b.status().message(), HasSubstr("only 1 of this agent's 3 GPUs are free (free: 2)"));
   pool.Release("b");  // holds nothing: no effect
-  EXPECT_TRUE(pool.Take("c", 1).ok());
+  EXPECT_OK(pool.Take("c", 1));
 }
 
 TEST(GpuPoolTest, AnEmptyPoolIsCpuSlotsAndNeverFails) {
   GpuPool pool({});
   EXPECT_TRUE(pool.empty());
   absl::StatusOr<std::vector<int>> a = pool.Take("a", 8);
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_OK(a);
   EXPECT_THAT(*a, IsEmpty());
 }
 

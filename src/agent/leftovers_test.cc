@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::agent {
@@ -47,7 +48,7 @@ TEST(LeftoversTest, AProcessWhoseAgentStillRunsIsNeverALeftover) {
   const pid_t unowned = SleepWith(dir, "");
   ::usleep(100000);
   absl::StatusOr<int> stopped = StopMarked(kWorkDirMarker, dir, absl::Seconds(5));
-  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  ASSERT_OK(stopped);
   EXPECT_EQ(*stopped, 3);
   for (pid_t pid : {reused, gone, unowned}) EXPECT_EQ(::waitpid(pid, nullptr, 0), pid);
   EXPECT_TRUE(Running(theirs)) << "the trial of an agent that still runs was stopped";

@@ -14,12 +14,16 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/testing/status_matchers.h"
+#include "common/testing/temp_dir.h"
 #include "gtest/gtest.h"
 #include "master/http/testing/master_server.h"
 
 namespace cohort::agent {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
+using ::cohort::testing_support::TempDir;
 using master::http::MasterServer;
 using master::http::Reply;
 using master::http::Request;
@@ -35,7 +39,7 @@ class FakeOutputsRoute {
 
   std::unique_ptr<MasterServer> Serve() {
     return std::make_unique<MasterServer>(
-        master::http::MakeTempDir("output_shipper"),
+        dir_.path(),
         MasterServer::Options{.intercept = [this](master::http::Router& router, master::Master&) {
           router.Post(R"(/api/v1/agents/([^/]+)/outputs)",
                       [this](const Request& req) { return Answer(req); },
@@ -70,6 +74,7 @@ class FakeOutputsRoute {
     return Reply::Ok(results.ToJson());
   }
 
+  TempDir dir_{"output_shipper"};  // the served master's; the route outlives its server
   std::mutex mu_;
   std::vector<size_t> items_per_post_;
 };
@@ -100,7 +105,7 @@ TEST(OutputShipperTest, ItemsHandedInWhileAPostIsOnItsWayGoTogetherInTheNext) {
   EXPECT_EQ(shipper.queued(), 4u);
   route.release.Notify();
   for (std::thread& t : runs) t.join();
-  for (const absl::Status& s : answers) EXPECT_TRUE(s.ok()) << s;
+  for (const absl::Status& s : answers) EXPECT_OK(s);
   EXPECT_EQ(route.items_per_post(), (std::vector<size_t>{1, 4}));
   EXPECT_EQ(shipper.posts(), 2);
 }
@@ -109,15 +114,16 @@ TEST(OutputShipperTest, EachItemGetsTheStatusItsOwnPostWouldHaveHad) {
   FakeOutputsRoute route;
   auto server = route.Serve();
   OutputShipper shipper({.master_url = server->url(), .agent_id = "a1", .secret = "s"});
-  EXPECT_TRUE(shipper.Ship(LogItem("code-200"), 64).ok());
-  EXPECT_EQ(shipper.Ship(LogItem("code-404"), 64).code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(shipper.Ship(LogItem("code-409"), 64).code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(shipper.Ship(LogItem("code-400"), 64).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(shipper.Ship(LogItem("code-401"), 64).code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_OK(shipper.Ship(LogItem("code-200"), 64));
+  EXPECT_THAT(shipper.Ship(LogItem("code-404"), 64), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(shipper.Ship(LogItem("code-409"), 64),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(shipper.Ship(LogItem("code-400"), 64), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(shipper.Ship(LogItem("code-401"), 64), StatusIs(absl::StatusCode::kUnauthenticated));
   const absl::Status busy = shipper.Ship(LogItem("code-503"), 64);
-  EXPECT_EQ(busy.code(), absl::StatusCode::kUnavailable) << busy;
+  EXPECT_THAT(busy, StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_NE(busy.message().find("logs: as asked"), absl::string_view::npos) << busy;
-  EXPECT_EQ(shipper.Ship(LogItem("code-500"), 64).code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(shipper.Ship(LogItem("code-500"), 64), StatusIs(absl::StatusCode::kInternal));
 }
 
 TEST(OutputShipperTest, AMasterWithoutTheRouteIsAskedOnceThenEachRunPostsOnItsOwn) {
@@ -125,9 +131,9 @@ TEST(OutputShipperTest, AMasterWithoutTheRouteIsAskedOnceThenEachRunPostsOnItsOw
   route.missing = true;
   auto server = route.Serve();
   OutputShipper shipper({.master_url = server->url(), .agent_id = "a1", .secret = "s"});
-  EXPECT_EQ(shipper.Ship(LogItem("alloc-1"), 64).code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(shipper.Ship(LogItem("alloc-1"), 64), StatusIs(absl::StatusCode::kUnimplemented));
   EXPECT_FALSE(shipper.supported());
-  EXPECT_EQ(shipper.Ship(LogItem("alloc-2"), 64).code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(shipper.Ship(LogItem("alloc-2"), 64), StatusIs(absl::StatusCode::kUnimplemented));
   EXPECT_EQ(shipper.posts(), 1) << "asked again after the master said it has no such route";
 }
 
@@ -139,7 +145,7 @@ TEST(OutputShipperTest, AMasterThatIsGoneMakesEveryItemUnavailable) {
   OutputShipper shipper(
       {.master_url = url, .agent_id = "a1", .secret = "s", .timeout = absl::Seconds(5)});
   const absl::Status gone = shipper.Ship(LogItem("alloc-1"), 64);
-  EXPECT_EQ(gone.code(), absl::StatusCode::kUnavailable) << gone;
+  EXPECT_THAT(gone, StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_TRUE(shipper.supported());
 }
 

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/master_client.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::agent {
@@ -91,7 +92,7 @@ TEST(RetryTest, ReturnsTheFirstAnswerThatIsNotUnavailable) {
     clock.Advance(absl::Seconds(1));
   }
   absl::StatusOr<Json> r = result.get();
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_OK(r);
   EXPECT_EQ((*r)["ok"], true);
   EXPECT_EQ(calls, 3);
 }

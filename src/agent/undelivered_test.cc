@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -39,7 +40,7 @@ class UndeliveredTest : public ::testing::Test {
 };
 
 TEST_F(UndeliveredTest, AKeptExitReadsBackWholeFromAFileOnlyItsOwnerMayRead) {
-  ASSERT_TRUE(SaveUndelivered(dir_.string(), "a1", Exit(3)).ok());
+  ASSERT_OK(SaveUndelivered(dir_.string(), "a1", Exit(3)));
   const fs::path file = dir_ / "undelivered" / "7.beef.1-node1.json";
   struct stat st {};
   ASSERT_EQ(::stat(file.c_str(), &st), 0) << file;
@@ -47,7 +48,7 @@ TEST_F(UndeliveredTest, AKeptExitReadsBackWholeFromAFileOnlyItsOwnerMayRead) {
   auto kept = ListUndelivered(dir_.string());
   ASSERT_THAT(kept, SizeIs(1));
   EXPECT_EQ(kept[0].first, file.string());
-  ASSERT_TRUE(kept[0].second.ok()) << kept[0].second.status();
+  ASSERT_OK(kept[0].second);
   const UndeliveredExit& back = *kept[0].second;
   EXPECT_EQ(back.allocation, "7.beef.1");
   EXPECT_EQ(back.token, "secret");
@@ -60,10 +61,10 @@ TEST_F(UndeliveredTest, AKeptExitReadsBackWholeFromAFileOnlyItsOwnerMayRead) {
 }
 
 TEST_F(UndeliveredTest, OnlyTheTailOfALongLogIsKeptAfterAMarker) {
-  ASSERT_TRUE(SaveUndelivered(dir_.string(), "a1", Exit(5000)).ok());
+  ASSERT_OK(SaveUndelivered(dir_.string(), "a1", Exit(5000)));
   auto kept = ListUndelivered(dir_.string());
   ASSERT_THAT(kept, SizeIs(1));
-  ASSERT_TRUE(kept[0].second.ok()) << kept[0].second.status();
+  ASSERT_OK(kept[0].second);
   const std::vector<wire::LogLine>& lines = kept[0].second->lines;
   ASSERT_THAT(lines, SizeIs(kMaxKeptLines));
   EXPECT_THAT(lines[0].line, HasSubstr("agent a1: 3001 earlier output line(s) were not delivered"));

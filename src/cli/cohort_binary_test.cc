@@ -10,11 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "common/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace {
 
+using ::cohort::testing_support::TempDir;
 using ::testing::HasSubstr;
 
 struct Result {
@@ -36,9 +38,6 @@ class CohortBinaryTest : public ::testing::Test {
     const char* bin_dir = std::getenv("COHORT_BIN_DIR");
     ASSERT_NE(bin_dir, nullptr) << "COHORT_BIN_DIR is set by ctest (cohort_cc_test)";
     bin_ = std::string(bin_dir) + "/cohort";
-    std::string pattern = ::testing::TempDir() + "/cohort_bin_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
   }
 
   std::string Write(const std::string& name, const std::string& text) {
@@ -58,7 +57,8 @@ class CohortBinaryTest : public ::testing::Test {
   }
 
   std::string bin_;
-  std::string dir_;
+  TempDir temp_{"cohort_bin"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(CohortBinaryTest, ValidConfigExitsZeroAndPrintsTheEffectiveConfig) {

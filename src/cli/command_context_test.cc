@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "wire/cluster_bodies.h"
@@ -11,12 +12,13 @@
 namespace cohort::cli {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::HasSubstr;
 
 TEST(ParseAnswerTest, ReturnsTheParsedValue) {
   absl::StatusOr<wire::CreatedExperiment> created =
       ParseAnswer("POST /api/v1/experiments", Json{{"id", 7}}, wire::ParseCreatedExperiment);
-  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_OK(created);
   EXPECT_EQ(created->id, 7);
 }
 
@@ -36,11 +38,11 @@ TEST(ParseAnswerTest, AnAnswerThatDoesNotParseNamesTheRequestAndTheField) {
                           {"state", "RUNNNG"}}}}};
   absl::StatusOr<wire::TaskList> tasks =
       ParseAnswer("GET /api/v1/tasks", answer, wire::ParseTaskList);
-  ASSERT_FALSE(tasks.ok());
-  EXPECT_EQ(tasks.status().code(), absl::StatusCode::kInternal);
-  EXPECT_THAT(std::string(tasks.status().message()),
-              HasSubstr("the master's answer to GET /api/v1/tasks: task list: \"tasks\"[0]: "
-                        "\"state\" 'RUNNNG' is not a trial state"));
+  ASSERT_THAT(
+      tasks,
+      StatusIs(absl::StatusCode::kInternal,
+               HasSubstr("the master's answer to GET /api/v1/tasks: task list: \"tasks\"[0]: "
+                         "\"state\" 'RUNNNG' is not a trial state")));
 }
 
 TEST(CellTest, AbsentValuesAreDashes) {

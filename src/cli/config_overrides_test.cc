@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -14,12 +15,11 @@ using Json = nlohmann::json;
 
 TEST(ConfigOverridesTest, EachValueTakesItsYamlTypeAndMissingMappingsAreMade) {
   Json tree = {{"name", "mnist"}, {"hyperparameters", {{"lr", 0.1}}}};
-  ASSERT_TRUE(ApplyConfigOverrides(
-                  {"hyperparameters.lr=0.01", "searcher.max_trials=4", "name=fork of mnist",
-                   "profiling.enabled=true", "hyperparameters.layers=[64, 32]",
-                   "hyperparameters.dropout={type: const, val: 0.5}", "description=\"a=b\""},
-                  tree)
-                  .ok());
+  ASSERT_OK(ApplyConfigOverrides(
+      {"hyperparameters.lr=0.01", "searcher.max_trials=4", "name=fork of mnist",
+       "profiling.enabled=true", "hyperparameters.layers=[64, 32]",
+       "hyperparameters.dropout={type: const, val: 0.5}", "description=\"a=b\""},
+      tree));
   EXPECT_EQ(tree["hyperparameters"]["lr"], 0.01);
   EXPECT_EQ(tree["searcher"]["max_trials"], 4);
   EXPECT_EQ(tree["name"], "fork of mnist");

@@ -1,6 +1,5 @@
 #include "cli/context_filter.h"
 
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -8,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/testing/status_matchers.h"
+#include "common/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -15,6 +16,7 @@ namespace cohort::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using ::cohort::testing_support::TempDir;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -106,19 +108,13 @@ TEST(ContextFilterTest, NeverExcludesTheTopLevelDetignore) {
 
 class ContextEntriesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/context_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   void Write(const std::string& path, const std::string& text = "x") {
     fs::create_directories((dir_ / path).parent_path());
     std::ofstream(dir_ / path) << text;
   }
 
-  fs::path dir_;
+  TempDir temp_{"context"};
+  const fs::path dir_ = temp_.path();
 };
 
 TEST_F(ContextEntriesTest, ListsEveryEntryDirectoriesFirstInByteOrder) {
@@ -127,7 +123,7 @@ TEST_F(ContextEntriesTest, ListsEveryEntryDirectoriesFirstInByteOrder) {
   Write("b/1.txt");
   fs::create_directories(dir_ / "empty");
   absl::StatusOr<std::vector<std::string>> entries = ContextEntries(dir_.string());
-  ASSERT_TRUE(entries.ok()) << entries.status();
+  ASSERT_OK(entries);
   EXPECT_THAT(*entries, ElementsAre("b", "b/1.txt", "b/2.txt", "empty", "trial"));
 }
 
@@ -138,7 +134,7 @@ TEST_F(ContextEntriesTest, LeavesOutWhatTheDetignoreNamesAndKeepsTheDetignore) {
   Write("runs/a.ckpt");
   Write("runs/keep.ckpt");
   absl::StatusOr<std::vector<std::string>> entries = ContextEntries(dir_.string());
-  ASSERT_TRUE(entries.ok()) << entries.status();
+  ASSERT_OK(entries);
   EXPECT_THAT(*entries, ElementsAre(".detignore", "runs", "runs/keep.ckpt", "trial"));
 }
 
@@ -146,7 +142,7 @@ TEST_F(ContextEntriesTest, ListsSymbolicLinksWithoutFollowingThem) {
   Write("real/file");
   fs::create_directory_symlink(dir_ / "real", dir_ / "link");
   absl::StatusOr<std::vector<std::string>> entries = ContextEntries(dir_.string());
-  ASSERT_TRUE(entries.ok()) << entries.status();
+  ASSERT_OK(entries);
   EXPECT_THAT(*entries, ElementsAre("link", "real", "real/file"));
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::cli {
@@ -36,18 +37,18 @@ mode_t ModeOf(const fs::path& path) {
 TEST_F(LoginStoreTest, LoginsAreKeptPerMasterInAPrivateFile) {
   EXPECT_EQ(LoginFilePath(), (dir_ / "cohort" / "auth.json").string());
   EXPECT_FALSE(LoadLogin("http://a:1").has_value());
-  ASSERT_TRUE(SaveLogin("http://a:1", {"admin", "t1"}).ok());
-  ASSERT_TRUE(SaveLogin("https://b:2", {"alice", "t2"}).ok());
+  ASSERT_OK(SaveLogin("http://a:1", {"admin", "t1"}));
+  ASSERT_OK(SaveLogin("https://b:2", {"alice", "t2"}));
   EXPECT_EQ(LoadLogin("http://a:1")->token, "t1");
   EXPECT_EQ(LoadLogin("https://b:2")->username, "alice");
   EXPECT_EQ(ModeOf(LoginFilePath()), 0600u);
   EXPECT_EQ(ModeOf(dir_ / "cohort"), 0700u);
-  ASSERT_TRUE(SaveLogin("http://a:1", {"bob", "t3"}).ok());
+  ASSERT_OK(SaveLogin("http://a:1", {"bob", "t3"}));
   EXPECT_EQ(LoadLogin("http://a:1")->username, "bob") << "a new login replaces the old";
-  ASSERT_TRUE(ForgetLogin("http://a:1").ok());
+  ASSERT_OK(ForgetLogin("http://a:1"));
   EXPECT_FALSE(LoadLogin("http://a:1").has_value());
   EXPECT_EQ(LoadLogin("https://b:2")->token, "t2") << "only that master's login goes";
-  EXPECT_TRUE(ForgetLogin("http://never:1").ok());
+  EXPECT_OK(ForgetLogin("http://never:1"));
 }
 
 TEST_F(LoginStoreTest, AMalformedFileHoldsNoLoginsAndIsReplacedAtTheNextSave) {
@@ -56,7 +57,7 @@ TEST_F(LoginStoreTest, AMalformedFileHoldsNoLoginsAndIsReplacedAtTheNextSave) {
   EXPECT_FALSE(LoadLogin("http://a:1").has_value());
   std::ofstream(LoginFilePath()) << R"({"masters": {"http://a:1": {"token": 7}}})";
   EXPECT_FALSE(LoadLogin("http://a:1").has_value()) << "a token that is not a string";
-  ASSERT_TRUE(SaveLogin("http://a:1", {"admin", "t1"}).ok());
+  ASSERT_OK(SaveLogin("http://a:1", {"admin", "t1"}));
   EXPECT_EQ(LoadLogin("http://a:1")->token, "t1");
 }
 

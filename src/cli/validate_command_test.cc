@@ -1,11 +1,12 @@
 #include "cli/validate_command.h"
 
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "cli/exit_codes.h"
+#include "common/testing/status_matchers.h"
+#include "common/testing/temp_dir.h"
 #include "config/yaml_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -13,16 +14,11 @@
 namespace cohort::cli {
 namespace {
 
+using ::cohort::testing_support::TempDir;
 using ::testing::HasSubstr;
 
 class ValidateCommandTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/validate_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-
   std::string Write(const std::string& name, const std::string& text) {
     std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;
@@ -31,7 +27,8 @@ class ValidateCommandTest : public ::testing::Test {
 
   int Run(ValidateArgs args) { return RunValidate(args, out_, err_); }
 
-  std::string dir_;
+  TempDir temp_{"validate"};
+  const std::string dir_ = temp_.path();
   std::ostringstream out_;
   std::ostringstream err_;
 };
@@ -44,7 +41,7 @@ TEST_F(ValidateCommandTest, PrintsTheEffectiveConfig) {
   ASSERT_EQ(Run({path, std::nullopt}), kExitOk) << err_.str();
   EXPECT_EQ(err_.str(), "");
   auto effective = config::ParseYaml(out_.str());
-  ASSERT_TRUE(effective.ok());
+  ASSERT_OK(effective);
   EXPECT_EQ((*effective)["optimizations"]["tensor_fusion_threshold"], 64);
   EXPECT_EQ((*effective)["hyperparameters"]["lr"], 0.1);
   EXPECT_TRUE((*effective)["reproducibility"]["experiment_seed"].is_number_integer());
@@ -68,7 +65,7 @@ TEST_F(ValidateCommandTest, PrintsAWarningPerIgnoredFieldAndStillTheEffectiveCon
                 ": warning: environment.force_pull_image: ignored: Cohort runs trials as "
                 "processes on the agent's host, not in containers\n");
   auto effective = config::ParseYaml(out_.str());
-  ASSERT_TRUE(effective.ok());
+  ASSERT_OK(effective);
   EXPECT_EQ((*effective)["environment"]["image"]["gpu"], "det/img");
   EXPECT_EQ((*effective)["resources"]["shm_size"], "4G");
 }
@@ -116,7 +113,7 @@ TEST_F(ValidateCommandTest, MergesTheTemplateUnderTheConfig) {
                            "bind_mounts: [{host_path: /b, container_path: /data}]\n");
   ASSERT_EQ(Run({path, tmpl}), kExitOk) << err_.str();
   auto effective = config::ParseYaml(out_.str());
-  ASSERT_TRUE(effective.ok());
+  ASSERT_OK(effective);
   EXPECT_EQ((*effective)["max_restarts"], 2);
   EXPECT_EQ((*effective)["hyperparameters"]["global_batch_size"], 64);
   ASSERT_EQ((*effective)["bind_mounts"].size(), 1u);

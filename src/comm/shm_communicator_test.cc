@@ -17,10 +17,13 @@
 #include "absl/strings/str_cat.h"
 #include "comm/half_allreduce.h"
 #include "comm/tcp_store.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::comm {
 namespace {
+
+using ::cohort::testing_support::StatusIs;
 
 // Entries this process created in /dev/shm (ShmSegment names embed the creator's pid).
 std::vector<std::string> OurShmEntries() {
@@ -63,7 +66,7 @@ class ShmCommunicatorTest : public ::testing::Test {
     for (int r = 0; r < size; ++r) {
       threads.emplace_back([&, r] {
         auto comm = Make(r, size, absl::Seconds(30));
-        ASSERT_TRUE(comm.ok()) << comm.status();
+        ASSERT_OK(comm);
         body(r, **comm);
       });
     }
@@ -76,7 +79,7 @@ class ShmCommunicatorTest : public ::testing::Test {
 
 TEST_F(ShmCommunicatorTest, SegmentNameIsGoneOnceEveryRankAttached) {
   RunRanks(3, [](int rank, ShmCommunicator& comm) {
-    EXPECT_TRUE(comm.Barrier().ok());
+    EXPECT_OK(comm.Barrier());
     EXPECT_TRUE(OurShmEntries().empty());
   });
 }
@@ -88,13 +91,13 @@ TEST_F(ShmCommunicatorTest, ReduceScatterAndAllgatherSlicesKeepTheSliceContract)
     RunRanks(n, [&](int rank, ShmCommunicator& comm) {
       std::vector<int64_t> data(count);
       for (size_t i = 0; i < count; ++i) data[i] = (rank + 1) * static_cast<int64_t>(i);
-      ASSERT_TRUE(comm.ReduceScatter(data.data(), count, DataType::kInt64).ok());
+      ASSERT_OK(comm.ReduceScatter(data.data(), count, DataType::kInt64));
       const size_t begin = ShmCommunicator::SliceBegin(count, n, rank);
       const size_t end = ShmCommunicator::SliceBegin(count, n, rank + 1);
       for (size_t i = begin; i < end; ++i) ASSERT_EQ(data[i], 6 * static_cast<int64_t>(i));
       // Each rank now marks its slice with its own value; allgather spreads the slices.
       for (size_t i = begin; i < end; ++i) data[i] = rank * 1000000 + static_cast<int64_t>(i);
-      ASSERT_TRUE(comm.AllgatherSlices(data.data(), count, DataType::kInt64).ok());
+      ASSERT_OK(comm.AllgatherSlices(data.data(), count, DataType::kInt64));
       for (int r = 0; r < n; ++r) {
         for (size_t i = ShmCommunicator::SliceBegin(count, n, r);
              i < ShmCommunicator::SliceBegin(count, n, r + 1); ++i) {
@@ -102,7 +105,7 @@ TEST_F(ShmCommunicatorTest, ReduceScatterAndAllgatherSlicesKeepTheSliceContract)
         }
       }
       std::vector<float> f(count, static_cast<float>(rank));
-      ASSERT_TRUE(comm.Allreduce(f.data(), count, DataType::kFloat32, ReduceOp::kAverage).ok());
+      ASSERT_OK(comm.Allreduce(f.data(), count, DataType::kFloat32, ReduceOp::kAverage));
       for (float v : f) ASSERT_EQ(v, 1.0f);
     });
   }
@@ -114,12 +117,12 @@ TEST_F(ShmCommunicatorTest, GatherOfStringsLongerThanASlot) {
   RunRanks(2, [](int rank, ShmCommunicator& comm) {
     std::string mine(rank == 0 ? 0 : 10000, static_cast<char>('a' + rank));
     auto all = comm.Allgather(mine);
-    ASSERT_TRUE(all.ok()) << all.status();
+    ASSERT_OK(all);
     ASSERT_EQ(all->size(), 2u);
     EXPECT_EQ((*all)[0], "");
     EXPECT_EQ((*all)[1], std::string(10000, 'b'));
     auto gathered = comm.Gather(mine, 1);
-    ASSERT_TRUE(gathered.ok());
+    ASSERT_OK(gathered);
     EXPECT_EQ(gathered->size(), rank == 1 ? 2u : 0u);
   });
   ::unsetenv("COHORT_SHM_SLOT_BYTES");
@@ -127,8 +130,7 @@ TEST_F(ShmCommunicatorTest, GatherOfStringsLongerThanASlot) {
 
 TEST_F(ShmCommunicatorTest, MissingRankFailsSetupNamingItAndLeavesNoSegment) {
   auto comm = Make(0, 2, absl::Milliseconds(300));
-  ASSERT_FALSE(comm.ok());
-  EXPECT_EQ(comm.status().code(), absl::StatusCode::kDeadlineExceeded) << comm.status();
+  ASSERT_THAT(comm, StatusIs(absl::StatusCode::kDeadlineExceeded));
   EXPECT_TRUE(OurShmEntries().empty());
 }
 
@@ -137,10 +139,10 @@ TEST_F(ShmCommunicatorTest, StalledPeerFailsAtTheDeadlineNamingItAndStaysBroken)
   std::thread attach([&] { peer = Make(1, 2, absl::Milliseconds(500)).value(); });
   auto comm = Make(0, 2, absl::Milliseconds(500));
   attach.join();
-  ASSERT_TRUE(comm.ok()) << comm.status();
+  ASSERT_OK(comm);
   float x = 1;
   absl::Status s = (*comm)->Allreduce(&x, 1, DataType::kFloat32, ReduceOp::kSum);
-  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kDeadlineExceeded));
   EXPECT_TRUE(absl::StrContains(s.message(), "rank 1")) << s;
   EXPECT_EQ((*comm)->Barrier(), s);
 }
@@ -154,7 +156,7 @@ TEST_F(ShmCommunicatorTest, HalfAllreduceInChunksGivesTheExactScaledSumOfEveryEl
       std::vector<float> data(kCount);
       for (size_t i = 0; i < kCount; ++i) data[i] = (rank + 1) * 0.25f * static_cast<float>(i % 64);
       std::vector<uint16_t> wire;
-      ASSERT_TRUE(AllreduceAsHalf(comm, data.data(), kCount, 1.0f / 3, &wire, chunk).ok());
+      ASSERT_OK(AllreduceAsHalf(comm, data.data(), kCount, 1.0f / 3, &wire, chunk));
       for (size_t i = 0; i < kCount; ++i) {
         // (1 + 2 + 3) * 0.25 * (i % 64) / 3
         ASSERT_FLOAT_EQ(data[i], 0.5f * static_cast<float>(i % 64)) << "element " << i

@@ -3,11 +3,13 @@
 #include <thread>
 
 #include "absl/synchronization/notification.h"
-
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::comm {
 namespace {
+
+using ::cohort::testing_support::StatusIs;
 
 struct Fixture {
   std::unique_ptr<TcpStoreServer> server;
@@ -27,15 +29,14 @@ TEST(TcpStoreTest, SetGetAddDeleteRoundTrip) {
   Fixture f;
   auto a = f.Client();
   auto b = f.Client();
-  ASSERT_TRUE(a->Set("k", std::string("v\0w", 3)).ok());
+  ASSERT_OK(a->Set("k", std::string("v\0w", 3)));
   auto got = b->Get("k", absl::Seconds(1));
-  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_OK(got);
   EXPECT_EQ(*got, std::string("v\0w", 3));
   EXPECT_EQ(a->Add("n", 5).value(), 5);
   EXPECT_EQ(b->Add("n", -2).value(), 3);
-  ASSERT_TRUE(a->Delete("k").ok());
-  EXPECT_EQ(b->Get("k", absl::Milliseconds(50)).status().code(),
-            absl::StatusCode::kDeadlineExceeded);
+  ASSERT_OK(a->Delete("k"));
+  EXPECT_THAT(b->Get("k", absl::Milliseconds(50)), StatusIs(absl::StatusCode::kDeadlineExceeded));
 }
 
 TEST(TcpStoreTest, GetWaitsForAnotherClientsSet) {
@@ -44,21 +45,21 @@ TEST(TcpStoreTest, GetWaitsForAnotherClientsSet) {
   auto b = f.Client();
   std::thread setter([&] {
     absl::SleepFor(absl::Milliseconds(50));
-    ASSERT_TRUE(b->Set("late", "x").ok());
+    ASSERT_OK(b->Set("late", "x"));
   });
   auto got = a->Get("late", absl::Seconds(10));
   setter.join();
-  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_OK(got);
   EXPECT_EQ(*got, "x");
 }
 
 TEST(TcpStoreTest, WaitTimesOutListingMissingKeys) {
   Fixture f;
   auto a = f.Client();
-  ASSERT_TRUE(a->Set("present", "1").ok());
+  ASSERT_OK(a->Set("present", "1"));
   absl::Time start = absl::Now();
   absl::Status s = a->Wait({"present", "absent/1", "absent/2"}, absl::Milliseconds(200));
-  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kDeadlineExceeded));
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(190));
   EXPECT_NE(s.message().find("absent/1, absent/2"), absl::string_view::npos) << s;
   EXPECT_EQ(s.message().find("present,"), absl::string_view::npos) << s;
@@ -87,7 +88,7 @@ TEST(TcpStoreTest, RankedClientThatDropsWithoutClosingIsReportedDead) {
     notice = n;
     got_notice.Notify();
   });
-  ASSERT_TRUE(watcher.ok());
+  ASSERT_OK(watcher);
   {
     auto clean = f.Client(/*rank=*/1);  // closes cleanly: not a failure
   }

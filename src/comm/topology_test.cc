@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::comm {
@@ -24,7 +25,7 @@ void ClearEnv() {
 TEST(TopologyTest, NoLauncherMeansOneWorker) {
   ClearEnv();
   auto t = TopologyFromEnv();
-  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_OK(t);
   EXPECT_EQ(t->size, 1);
   EXPECT_EQ(t->rank, 0);
   EXPECT_EQ(t->source, "none");
@@ -41,7 +42,7 @@ TEST(TopologyTest, ReadsCohortLaunchVariables) {
   setenv("COHORT_CHIEF_ADDR", "10.1.2.3", 1);
   setenv("COHORT_RENDEZVOUS_PORT", "29400", 1);
   auto t = TopologyFromEnv();
-  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_OK(t);
   EXPECT_EQ(t->rank, 5);
   EXPECT_EQ(t->local_rank, 1);
   EXPECT_EQ(t->cross_rank, 1);
@@ -61,7 +62,7 @@ TEST(TopologyTest, ReadsTorchrunVariablesAndHostsStoreOnRankZero) {
   setenv("MASTER_ADDR", "127.0.0.1", 1);
   setenv("MASTER_PORT", "29500", 1);
   auto t = TopologyFromEnv();
-  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_OK(t);
   EXPECT_EQ(t->source, "torchrun");
   EXPECT_EQ(t->cross_size, 2);
   EXPECT_EQ(t->rendezvous_port, 29501);
@@ -77,7 +78,7 @@ TEST(TopologyTest, ReadsOpenMpiAndSlurmVariables) {
   setenv("MASTER_ADDR", "node0", 1);
   setenv("COHORT_RENDEZVOUS_PORT", "1234", 1);
   auto mpi = TopologyFromEnv();
-  ASSERT_TRUE(mpi.ok()) << mpi.status();
+  ASSERT_OK(mpi);
   EXPECT_EQ(mpi->source, "openmpi");
   EXPECT_EQ(mpi->cross_rank, 1);
   EXPECT_EQ(mpi->cross_size, 2);
@@ -92,7 +93,7 @@ TEST(TopologyTest, ReadsOpenMpiAndSlurmVariables) {
   setenv("MASTER_ADDR", "node0", 1);
   setenv("MASTER_PORT", "5000", 1);
   auto slurm = TopologyFromEnv();
-  ASSERT_TRUE(slurm.ok()) << slurm.status();
+  ASSERT_OK(slurm);
   EXPECT_EQ(slurm->source, "slurm");
   EXPECT_EQ(slurm->local_size, 3);
   EXPECT_EQ(slurm->cross_size, 2);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -23,6 +24,7 @@ namespace cohort {
 namespace {
 
 namespace fs = std::filesystem;
+using ::cohort::testing_support::StatusIs;
 using ::testing::HasSubstr;
 
 la_ssize_t Append(archive*, void* client, const void* buffer, size_t length) {
@@ -117,11 +119,9 @@ class ContextArchiveTest : public ::testing::Test {
   void ExpectRefused(const std::string& bytes, const std::string& message,
                      const ContextArchiveLimits& limits = {}) {
     absl::Status checked = CheckContext(bytes, limits);
-    EXPECT_EQ(checked.code(), absl::StatusCode::kInvalidArgument) << checked;
-    EXPECT_THAT(checked.message(), HasSubstr(message));
+    EXPECT_THAT(checked, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)));
     absl::Status extracted = ExtractContext(bytes, dest().string(), limits);
-    EXPECT_EQ(extracted.code(), absl::StatusCode::kInvalidArgument) << extracted;
-    EXPECT_THAT(extracted.message(), HasSubstr(message));
+    EXPECT_THAT(extracted, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)));
     std::vector<std::string> top;
     for (const auto& e : fs::directory_iterator(root_)) top.push_back(e.path().filename());
     EXPECT_THAT(top, ::testing::UnorderedElementsAre("dest", "outside"));
@@ -143,10 +143,9 @@ TEST_F(ContextArchiveTest, APackedContextChecksAndExtractsToTheSameFilesWithLink
   absl::StatusOr<std::string> packed = PackContext(
       src.string(),
       {"model", "model/net.py", "net-link.py", "train.sh", "donn\xc3\xa9es \xe2\x9c\x93.txt"});
-  ASSERT_TRUE(packed.ok()) << packed.status();
-  ASSERT_TRUE(CheckContext(*packed).ok()) << CheckContext(*packed);
-  ASSERT_TRUE(ExtractContext(*packed, dest().string()).ok())
-      << ExtractContext(*packed, dest().string());
+  ASSERT_OK(packed);
+  ASSERT_OK(CheckContext(*packed));
+  ASSERT_OK(ExtractContext(*packed, dest().string()));
   EXPECT_EQ(Read(dest() / "model" / "net.py"), "layers = 3\n");
   EXPECT_EQ(Read(dest() / "train.sh"), "#!/bin/sh\necho hi\n");
   EXPECT_EQ(Read(dest() / "donn\xc3\xa9es \xe2\x9c\x93.txt"), "utf-8 name\n");
@@ -188,16 +187,15 @@ TEST_F(ContextArchiveTest, UnpackingOntoAFullDiskFailsSayingSo) {
   std::ofstream(src / "run.sh") << "#!/bin/sh\necho hi\n";
   std::ofstream(src / "weights.bin") << std::string(3 << 20, 'w');
   absl::StatusOr<std::string> packed = PackContext(src.string(), {"run.sh", "weights.bin"});
-  ASSERT_TRUE(packed.ok()) << packed.status();
+  ASSERT_OK(packed);
   absl::Status unpacked = ExtractContext(*packed, small.string());
   const std::string files = fs::exists(small / "weights.bin")
                                 ? absl::StrCat(fs::file_size(small / "weights.bin"), " bytes")
                                 : std::string("none");
   ::umount2(small.c_str(), MNT_DETACH);
-  ASSERT_FALSE(unpacked.ok()) << "weights.bin: " << files;
-  EXPECT_EQ(unpacked.code(), absl::StatusCode::kResourceExhausted) << unpacked;
-  EXPECT_THAT(unpacked.message(),
-              HasSubstr("context entry 'weights.bin': no space left on device"));
+  ASSERT_THAT(unpacked, StatusIs(absl::StatusCode::kResourceExhausted,
+                                 HasSubstr("context entry 'weights.bin': no space left on device")))
+      << "weights.bin: " << files;
   EXPECT_THAT(unpacked.message(), HasSubstr(absl::StrCat("needed ", 3 << 20, " bytes")));
   EXPECT_THAT(unpacked.message(), HasSubstr("free "));
 }
@@ -211,18 +209,17 @@ TEST_F(ContextArchiveTest, AStreamedArchiveComesInBlocksAndExtractsFromAFile) {
   std::ofstream(src / "metadata.json") << "{\"steps_completed\": 5}";
   std::string streamed;
   int blocks = 0;
-  ASSERT_TRUE(StreamPackedDirectory(src.string(), {"metadata.json", "model.pt"},
-                                    [&](const char* data, size_t n) {
-                                      EXPECT_LE(n, 64u << 10);
-                                      streamed.append(data, n);
-                                      ++blocks;
-                                      return true;
-                                    })
-                  .ok());
+  ASSERT_OK(StreamPackedDirectory(src.string(), {"metadata.json", "model.pt"},
+                                  [&](const char* data, size_t n) {
+                                    EXPECT_LE(n, 64u << 10);
+                                    streamed.append(data, n);
+                                    ++blocks;
+                                    return true;
+                                  }));
   EXPECT_GT(blocks, 1) << "handed over as it is made, not at the end";
   const fs::path file = root_ / "checkpoint.tar.gz";
   std::ofstream(file, std::ios::binary) << streamed;
-  ASSERT_TRUE(ExtractContextFile(file.string(), dest().string()).ok());
+  ASSERT_OK(ExtractContextFile(file.string(), dest().string()));
   EXPECT_EQ(Read(dest() / "model.pt"), big);
   EXPECT_EQ(Read(dest() / "metadata.json"), "{\"steps_completed\": 5}");
   // A receiver that goes away stops the packing with an error.
@@ -240,8 +237,8 @@ TEST_F(ContextArchiveTest, AStreamedArchiveComesInBlocksAndExtractsFromAFile) {
 
 TEST_F(ContextArchiveTest, AnEmptyContextDirectoryPacksToAnArchiveThatChecks) {
   absl::StatusOr<std::string> packed = PackContext(outside().string(), {});
-  ASSERT_TRUE(packed.ok()) << packed.status();
-  EXPECT_TRUE(CheckContext(*packed).ok()) << CheckContext(*packed);
+  ASSERT_OK(packed);
+  EXPECT_OK(CheckContext(*packed));
 }
 
 TEST_F(ContextArchiveTest, ADotDotEntryIsRefused) {
@@ -278,7 +275,7 @@ TEST_F(ContextArchiveTest, TooManyEntriesAreRefusedNamingTheLimit) {
   for (int i = 0; i < 11; ++i) many.File(absl::StrCat("f", i), "x");
   const std::string bytes = many.Finish();
   ExpectRefused(bytes, "context: more than 10 entries (the limit)", {.max_entries = 10});
-  EXPECT_TRUE(CheckContext(bytes, {.max_entries = 11}).ok());
+  EXPECT_OK(CheckContext(bytes, {.max_entries = 11}));
 }
 
 TEST_F(ContextArchiveTest, ADecompressionBombIsRefusedAtItsHeaderBeforeItIsInflated) {
@@ -295,9 +292,10 @@ TEST_F(ContextArchiveTest, ADecompressionBombIsRefusedAtItsHeaderBeforeItIsInfla
 
 TEST_F(ContextArchiveTest, BytesThatAreNotAGzippedTarAreRefused) {
   absl::Status garbage = CheckContext("hello");
-  EXPECT_EQ(garbage.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(garbage, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(garbage.message(), HasSubstr("context: not a valid tar.gz archive ("));
-  EXPECT_EQ(ExtractContext("hello", dest().string()).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(ExtractContext("hello", dest().string()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_TRUE(fs::is_empty(dest()));
 }
 

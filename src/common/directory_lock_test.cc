@@ -5,10 +5,14 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort {
 namespace {
+
+using ::cohort::testing_support::IsOk;
+using ::testing::Not;
 
 namespace fs = std::filesystem;
 
@@ -24,7 +28,7 @@ class DirectoryLockTest : public ::testing::Test {
 
 TEST_F(DirectoryLockTest, SecondHolderIsRefusedNamingTheFirstAndTheHint) {
   absl::StatusOr<DirectoryLock> first = DirectoryLock::Acquire(dir_.string(), "tester", "hint");
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   absl::StatusOr<DirectoryLock> second = DirectoryLock::Acquire(dir_.string(), "tester", "hint");
   ASSERT_FALSE(second.ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(second.status()));
@@ -34,19 +38,19 @@ TEST_F(DirectoryLockTest, SecondHolderIsRefusedNamingTheFirstAndTheHint) {
 }
 
 TEST_F(DirectoryLockTest, ReleasedWhenDestroyed) {
-  { ASSERT_TRUE(DirectoryLock::Acquire(dir_.string(), "tester", "hint").ok()); }
-  EXPECT_TRUE(DirectoryLock::Acquire(dir_.string(), "tester", "hint").ok());
+  { ASSERT_OK(DirectoryLock::Acquire(dir_.string(), "tester", "hint")); }
+  EXPECT_OK(DirectoryLock::Acquire(dir_.string(), "tester", "hint"));
 }
 
 // Issue 44: `rm -rf` of the held directory (its .lock file with it) and the directory made
 // again: the claim holds, and whoever comes second is still told the holder's pid.
 TEST_F(DirectoryLockTest, DeletingTheDirectoryDoesNotDropTheLock) {
   absl::StatusOr<DirectoryLock> first = DirectoryLock::Acquire(dir_.string(), "tester", "hint");
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   fs::remove_all(dir_);
   fs::create_directories(dir_);
   absl::StatusOr<DirectoryLock> second = DirectoryLock::Acquire(dir_.string(), "tester", "hint");
-  ASSERT_FALSE(second.ok()) << "a second holder on a directory deleted from under the first";
+  ASSERT_THAT(second, Not(IsOk())) << "a second holder on a directory deleted from under the first";
   EXPECT_EQ(
       second.status().message(),
       absl::StrCat(dir_.string(), " is in use by another tester (pid ", ::getpid(), "); hint"));

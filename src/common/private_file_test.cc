@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort {
@@ -25,7 +26,7 @@ TEST(PrivateFileTest, WritesAndReplacesAFileOnlyItsOwnerMayRead) {
   const std::string path = dir + "/secret";
   std::ofstream(path) << "old";
   ::chmod(path.c_str(), 0644);
-  ASSERT_TRUE(WritePrivateFile(path, "new secret\n").ok());
+  ASSERT_OK(WritePrivateFile(path, "new secret\n"));
   EXPECT_EQ(Read(path), "new secret\n");
   struct stat info {};
   ASSERT_EQ(::stat(path.c_str(), &info), 0);

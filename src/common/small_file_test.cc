@@ -10,10 +10,13 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort {
 namespace {
+
+using ::cohort::testing_support::StatusIs;
 
 namespace fs = std::filesystem;
 
@@ -31,22 +34,22 @@ TEST_F(SmallFileTest, ReadsAWholeFileWithItsNulBytes) {
   const std::string bytes("a\0b\nc", 5);
   std::ofstream(dir_ / "f", std::ios::binary) << bytes;
   absl::StatusOr<std::string> text = ReadSmallFile((dir_ / "f").string(), 5);
-  ASSERT_TRUE(text.ok()) << text.status();
+  ASSERT_OK(text);
   EXPECT_EQ(*text, bytes);
 }
 
 TEST_F(SmallFileTest, AMissingFileIsNotFoundAndADirectoryCannotBeRead) {
   const absl::Status missing = ReadSmallFile((dir_ / "none").string(), 10).status();
-  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound) << missing;
+  EXPECT_THAT(missing, StatusIs(absl::StatusCode::kNotFound));
   const absl::Status directory = ReadSmallFile(dir_.string(), 10).status();
-  EXPECT_EQ(directory.code(), absl::StatusCode::kFailedPrecondition) << directory;
+  EXPECT_THAT(directory, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_NE(directory.message().find("Is a directory"), std::string::npos) << directory;
 }
 
 TEST_F(SmallFileTest, AFileOverTheBoundIsRefusedWithoutBeingRead) {
   std::ofstream(dir_ / "six", std::ios::binary) << "123456";
   const absl::Status six = ReadSmallFile((dir_ / "six").string(), 5).status();
-  EXPECT_EQ(six.code(), absl::StatusCode::kResourceExhausted) << six;
+  EXPECT_THAT(six, StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_NE(six.message().find("more than 5 bytes"), std::string::npos) << six;
   // 4 GiB, sparse: reading it would take seconds and the memory; refused at once.
   const std::string huge = (dir_ / "huge").string();
@@ -54,15 +57,15 @@ TEST_F(SmallFileTest, AFileOverTheBoundIsRefusedWithoutBeingRead) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::ftruncate(fd, int64_t{4} << 30), 0);
   ::close(fd);
-  EXPECT_EQ(ReadSmallFile(huge, 1 << 20).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(ReadSmallFile(huge, 1 << 20), StatusIs(absl::StatusCode::kResourceExhausted));
 }
 
 TEST_F(SmallFileTest, AProcFileIsReadToItsEndWithinTheBound) {
   absl::StatusOr<std::string> status = ReadSmallFile("/proc/self/status", 1 << 20);
-  ASSERT_TRUE(status.ok()) << status.status();
+  ASSERT_OK(status);
   EXPECT_NE(status->find("Pid:"), std::string::npos);
-  EXPECT_EQ(ReadSmallFile("/proc/self/status", 16).status().code(),
-            absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(ReadSmallFile("/proc/self/status", 16),
+              StatusIs(absl::StatusCode::kResourceExhausted));
 }
 
 }  // namespace

@@ -6,10 +6,13 @@
 #include <unistd.h>
 
 #include "absl/time/clock.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort {
 namespace {
+
+using ::cohort::testing_support::StatusIs;
 
 std::string ReadAll(Subprocess& child) {
   std::string out;
@@ -23,13 +26,13 @@ TEST(SubprocessTest, MergesOutputAndSetsEnvironmentAndDirectory) {
   auto child = Subprocess::Start({.argv = {"/bin/sh", "-c", "echo out $GREETING; pwd; echo err >&2; exit 3"},
                                   .env = {{"GREETING", "hello"}},
                                   .cwd = "/tmp"});
-  ASSERT_TRUE(child.ok()) << child.status();
+  ASSERT_OK(child);
   const std::string out = ReadAll(**child);
   EXPECT_NE(out.find("out hello\n"), std::string::npos) << out;
   EXPECT_NE(out.find("/tmp\n"), std::string::npos) << out;
   EXPECT_NE(out.find("err\n"), std::string::npos) << out;
   auto status = (*child)->Wait(absl::Seconds(10));
-  ASSERT_TRUE(status.ok());
+  ASSERT_OK(status);
   EXPECT_EQ(*status, 3);
 }
 
@@ -38,31 +41,31 @@ TEST(SubprocessTest, RemovesVariablesAndLooksUpThePath) {
   auto child = Subprocess::Start(
       {.argv = {"sh", "-c", "echo [${SUBPROCESS_TEST_VAR:-absent}]"},
        .env = {{"SUBPROCESS_TEST_VAR", std::nullopt}}});
-  ASSERT_TRUE(child.ok());
+  ASSERT_OK(child);
   EXPECT_EQ(ReadAll(**child), "[absent]\n");
   EXPECT_EQ((*child)->Wait(absl::Seconds(10)).value_or(-1), 0);
 }
 
 TEST(SubprocessTest, MissingProgramExitsWith127AndSaysWhy) {
   auto child = Subprocess::Start({.argv = {"/nonexistent/program"}});
-  ASSERT_TRUE(child.ok());
+  ASSERT_OK(child);
   EXPECT_NE(ReadAll(**child).find("cannot execute /nonexistent/program"), std::string::npos);
   EXPECT_EQ((*child)->Wait(absl::Seconds(10)).value_or(-1), 127);
 }
 
 TEST(SubprocessTest, SignalStopsTheChildAndWaitHasADeadline) {
   auto child = Subprocess::Start({.argv = {"/bin/sleep", "30"}});
-  ASSERT_TRUE(child.ok());
+  ASSERT_OK(child);
   EXPECT_FALSE((*child)->Poll().has_value());
-  EXPECT_EQ((*child)->Wait(absl::Milliseconds(50)).status().code(),
-            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT((*child)->Wait(absl::Milliseconds(50)),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
   (*child)->Signal(SIGTERM);
   EXPECT_EQ((*child)->Wait(absl::Seconds(10)).value_or(-1), 128 + SIGTERM);
 }
 
 TEST(SubprocessTest, ReadAvailableTakesAtMostMaxBytes) {
   auto child = Subprocess::Start({.argv = {"/bin/sh", "-c", "head -c 1000000 /dev/zero"}});
-  ASSERT_TRUE(child.ok()) << child.status();
+  ASSERT_OK(child);
   std::string out;
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
   bool open = true;

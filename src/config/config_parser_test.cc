@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "config/error_list.h"
 #include "config/length.h"
 #include "gmock/gmock.h"
@@ -11,9 +12,12 @@
 namespace cohort::config {
 namespace {
 
+using ::cohort::testing_support::IsOk;
+using ::cohort::testing_support::StatusIs;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 
 // The smallest valid config: the required fields only. Hyperparameters come last, so a test may
@@ -42,16 +46,16 @@ absl::StatusOr<ExperimentConfig> Parse(const std::string& yaml, uint32_t seed = 
 
 std::vector<std::string> Errors(const std::string& yaml) {
   auto config = Parse(yaml);
-  EXPECT_FALSE(config.ok()) << yaml;
+  EXPECT_THAT(config, Not(IsOk())) << yaml;
   if (!config.ok()) {
-    EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(config, StatusIs(absl::StatusCode::kInvalidArgument));
   }
   return ConfigErrors(config.status());
 }
 
 TEST(ConfigParserTest, MinimalConfigGetsDeterminedDefaults) {
   auto config = Parse(kMinimal, 1234);
-  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_OK(config);
   EXPECT_EQ(config->entrypoint, std::vector<std::string>{"./trial"});
   EXPECT_EQ(config->global_batch_size, 32);
   EXPECT_EQ(config->resources.slots_per_trial, 1);
@@ -82,7 +86,7 @@ TEST(ConfigParserTest, MinimalConfigGetsDeterminedDefaults) {
 
 TEST(ConfigParserTest, ProfilingHasDeterminedsDefaultsAndChecksItsWindow) {
   auto config = Parse(kMinimal);
-  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_OK(config);
   EXPECT_FALSE(config->profiling.enabled);
   EXPECT_EQ(config->profiling.begin_on_batch, 0);
   EXPECT_FALSE(config->profiling.end_after_batch.has_value());
@@ -95,7 +99,7 @@ TEST(ConfigParserTest, ProfilingHasDeterminedsDefaultsAndChecksItsWindow) {
 
   auto on = Parse(absl::StrCat(
       kMinimal, "profiling: {enabled: true, begin_on_batch: 10, end_after_batch: 20}\n"));
-  ASSERT_TRUE(on.ok()) << on.status();
+  ASSERT_OK(on);
   EXPECT_TRUE(on->profiling.enabled);
   EXPECT_EQ(on->profiling.begin_on_batch, 10);
   EXPECT_EQ(on->profiling.end_after_batch, 20);
@@ -110,21 +114,21 @@ TEST(ConfigParserTest, ProfilingHasDeterminedsDefaultsAndChecksItsWindow) {
 
 TEST(ConfigParserTest, EffectiveConfigParsesToTheSameConfig) {
   auto first = Parse(kMinimal, 99);
-  ASSERT_TRUE(first.ok());
+  ASSERT_OK(first);
   auto second = Parse(ToYaml(first->effective), 5);
-  ASSERT_TRUE(second.ok()) << second.status() << "\n" << ToYaml(first->effective);
+  ASSERT_OK(second) << "\n" << ToYaml(first->effective);
   EXPECT_EQ(second->effective, first->effective);
   EXPECT_EQ(second->experiment_seed, 99u);
 }
 
 TEST(ConfigParserTest, AssignsARandomSeedWhenAbsentAndKeepsAGivenOne) {
   auto tree = ParseYaml(kMinimal);
-  ASSERT_TRUE(tree.ok());
+  ASSERT_OK(tree);
   auto config = ParseExperimentConfig(*tree);
-  ASSERT_TRUE(config.ok());
+  ASSERT_OK(config);
   EXPECT_TRUE(config->effective["reproducibility"]["experiment_seed"].is_number_integer());
   auto given = Parse(absl::StrCat(kMinimal, "reproducibility: {experiment_seed: 42}\n"));
-  ASSERT_TRUE(given.ok());
+  ASSERT_OK(given);
   EXPECT_EQ(given->experiment_seed, 42u);
 }
 
@@ -156,7 +160,7 @@ data: {url: http://x, nested: {k: [1, 2]}}
 environment: {environment_variables: [A=1, "B=x=y"]}
 bind_mounts: [{host_path: /data, container_path: /mnt/data, read_only: true}]
 )");
-  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_OK(config);
   EXPECT_EQ(config->entrypoint, (std::vector<std::string>{"./trial", "--flag"}));
   EXPECT_EQ(config->resources.slots_per_trial, 4);
   EXPECT_EQ(config->resources.devices.size(), 2u);
@@ -184,7 +188,7 @@ TEST(ConfigParserTest, RepeatedEnvironmentVariableTakesTheLaterValue) {
   // What a template's [A=1, B=2] followed by a config's [B=3] merges to.
   auto config =
       Parse(std::string(kMinimal) + "environment: {environment_variables: [A=1, B=2, B=3]}\n");
-  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_OK(config);
   using Var = std::pair<std::string, std::string>;
   EXPECT_THAT(config->environment_variables, ElementsAre(Var{"A", "1"}, Var{"B", "3"}));
 }
@@ -198,12 +202,12 @@ TEST(ConfigParserTest, AcceptsEachSearcher) {
         "max_length: {batches: 1000}, max_trials: 16, max_rungs: 4, divisor: 3, "
         "mode: aggressive}"}) {
     auto config = Parse(absl::StrCat(kMinimalButSearcher, "searcher: ", searcher, "\n"));
-    EXPECT_TRUE(config.ok()) << searcher << ": " << config.status();
+    EXPECT_OK(config) << searcher << ": ";
   }
   auto asha = Parse(absl::StrCat(kMinimalButSearcher,
                                  "searcher: {name: adaptive_asha, metric: m, "
                                  "max_length: {batches: 9}, max_trials: 3}\n"));
-  ASSERT_TRUE(asha.ok());
+  ASSERT_OK(asha);
   EXPECT_EQ(asha->searcher.max_rungs, 5);
   EXPECT_EQ(asha->searcher.divisor, 4);
   EXPECT_EQ(asha->searcher.mode, "standard");
@@ -325,7 +329,7 @@ TEST(ConfigParserTest, GlobalBatchSizeIsAPositiveIntegerConstantOrSearchedAsDete
        {"{type: int, minval: 1, maxval: 8}", "{type: categorical, vals: [16, 32, 64]}"}) {
     absl::StatusOr<ExperimentConfig> config =
         ParseExperimentConfig(ParseYaml(head + "  global_batch_size: " + searched).value());
-    ASSERT_TRUE(config.ok()) << searched << ": " << config.status();
+    ASSERT_OK(config) << searched << ": ";
     EXPECT_EQ(config->global_batch_size, 0) << "each trial has its own";
   }
   EXPECT_THAT(Errors(head + "  global_batch_size: {type: int, minval: 0, maxval: 8}\n"),
@@ -438,7 +442,7 @@ TEST(ConfigParserTest, GridSearchNeedsACountForEverySearchedHyperparameter) {
 TEST(ConfigParserTest, ValidatesCheckpointStorage) {
   auto directory = Parse(
       absl::StrCat(kMinimal, "checkpoint_storage: {type: directory, container_path: /ckpt}\n"));
-  ASSERT_TRUE(directory.ok()) << directory.status();
+  ASSERT_OK(directory);
   EXPECT_EQ(directory->checkpoint_storage->container_path, "/ckpt");
   EXPECT_THAT(Errors(absl::StrCat(kMinimal, "checkpoint_storage: {type: shared_fs}\n")),
               ElementsAre("checkpoint_storage.host_path: required field is missing"));

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "config/config_parser.h"
 #include "config/creation_check.h"
 #include "config/error_list.h"
@@ -61,14 +62,14 @@ void Check(const std::vector<Case>& cases) {
       EXPECT_EQ(ConfigErrors(config.status()), c.errors);
       continue;
     }
-    ASSERT_TRUE(config.ok()) << config.status();
+    ASSERT_OK(config);
     EXPECT_EQ(config->warnings, c.warnings);
     // What is accepted reads again to the same config (the master stores the effective config).
     absl::StatusOr<Json> again = ParseYaml(ToYaml(config->effective));
-    ASSERT_TRUE(again.ok());
+    ASSERT_OK(again);
     absl::StatusOr<ExperimentConfig> reparsed =
         ParseExperimentConfig(*again, {.seed_if_absent = 1});
-    ASSERT_TRUE(reparsed.ok()) << reparsed.status();
+    ASSERT_OK(reparsed);
     EXPECT_EQ(reparsed->effective, config->effective);
   }
 }
@@ -391,7 +392,7 @@ TEST(DeterminedConfigTest, LogPoliciesKeepDeterminedsDefaultsUnlessNamed) {
   absl::StatusOr<ExperimentConfig> config = ParseCase(
       "log_policies: [{name: CUDA OOM}, {name: mine, pattern: boom, action: "
       "cancel_retries}]\n");
-  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_OK(config);
   ASSERT_EQ(config->log_policies.size(), 3u);
   EXPECT_EQ(config->log_policies[0].name, "CUDA OOM");
   EXPECT_FALSE(config->log_policies[0].pattern.has_value());  // turned off
@@ -473,9 +474,9 @@ TEST(DeterminedConfigTest, Entrypoint) {
            {"./trial --config a:b", {}}}) {
     absl::StatusOr<Json> tree =
         ParseYaml(absl::StrCat("entrypoint: ", entry, "\nsearcher: {metric: l}\n"));
-    ASSERT_TRUE(tree.ok());
+    ASSERT_OK(tree);
     absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(*tree);
-    ASSERT_TRUE(config.ok()) << config.status();
+    ASSERT_OK(config);
     EXPECT_EQ(config->warnings, warnings) << entry;
   }
   EXPECT_THAT(ConfigErrors(ParseExperimentConfig(*ParseYaml("entrypoint: []\nsearcher: {metric: "
@@ -487,7 +488,7 @@ TEST(DeterminedConfigTest, Entrypoint) {
 
 TEST(DeterminedConfigTest, DefaultsAreDetermineds) {
   absl::StatusOr<ExperimentConfig> config = ParseCase("");
-  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_OK(config);
   EXPECT_THAT(config->warnings, IsEmpty());
   EXPECT_EQ(config->checkpoint_policy, ExperimentConfig::CheckpointPolicy::kBest);
   EXPECT_EQ(config->effective["checkpoint_policy"], "best");
@@ -507,7 +508,7 @@ TEST(DeterminedConfigTest, TypedFieldsAreStored) {
       "environment: {environment_variables: {cpu: [A=1, A=2], cuda: [B=2]}}\n"
       "checkpoint_storage: {type: s3, bucket: b, prefix: p}\n"
       "workspace: w\nproject: p\nlabels: [x]\n");
-  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_OK(config);
   EXPECT_EQ(config->searcher.source_trial_id, 7);
   EXPECT_EQ(config->searcher.source_checkpoint_uuid, "abc");
   ASSERT_TRUE(config->searcher.max_length.has_value());
@@ -525,33 +526,33 @@ TEST(DeterminedConfigTest, TypedFieldsAreStored) {
 
 TEST(DeterminedConfigTest, GlobalBatchSizeIsOptional) {
   absl::StatusOr<Json> tree = ParseYaml("entrypoint: x\nsearcher: {metric: l}\n");
-  ASSERT_TRUE(tree.ok());
+  ASSERT_OK(tree);
   absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(*tree);
-  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_OK(config);
   EXPECT_EQ(config->global_batch_size, 0);
 }
 
 TEST(DeterminedConfigTest, CreationRefusesWhatCohortCannotRun) {
   absl::StatusOr<ExperimentConfig> s3 = ParseCase("checkpoint_storage: {type: s3, bucket: b}\n");
-  ASSERT_TRUE(s3.ok()) << s3.status();
+  ASSERT_OK(s3);
   EXPECT_THAT(ConfigErrors(CheckRunnable(*s3)),
               ElementsAre("checkpoint_storage.type: checkpoint storage type s3 is not supported "
                           "by Cohort: use shared_fs or directory"));
   absl::StatusOr<ExperimentConfig> pbt = ParseCase("searcher: {name: custom, metric: l}\n");
-  ASSERT_TRUE(pbt.ok()) << pbt.status();
+  ASSERT_OK(pbt);
   EXPECT_THAT(ConfigErrors(CheckRunnable(*pbt)),
               ElementsAre("searcher.name: the custom searcher is not supported by Cohort: use "
                           "single, random, grid or adaptive_asha"));
   absl::StatusOr<ExperimentConfig> timed = ParseCase(
       "searcher: {name: adaptive_asha, metric: l, max_trials: 2, time_metric: t, max_time: 9}\n");
-  ASSERT_TRUE(timed.ok()) << timed.status();
+  ASSERT_OK(timed);
   EXPECT_THAT(ConfigErrors(CheckRunnable(*timed)),
               ElementsAre("searcher.max_length: Cohort's adaptive_asha needs max_length (its "
                           "rungs are lengths; time_metric and max_time are not supported)"));
   absl::StatusOr<ExperimentConfig> ok =
       ParseCase("checkpoint_storage: {type: directory, container_path: /c}\n");
-  ASSERT_TRUE(ok.ok());
-  EXPECT_TRUE(CheckRunnable(*ok).ok());
+  ASSERT_OK(ok);
+  EXPECT_OK(CheckRunnable(*ok));
 }
 
 // The configs named at the top of this file, as Determined's examples write them.
@@ -670,11 +671,11 @@ entrypoint: [python3, -m, determined.launch.torch_distributed, python3, train.py
   for (const auto& [yaml, warnings] : configs) {
     SCOPED_TRACE(yaml);
     absl::StatusOr<Json> tree = ParseYaml(yaml);
-    ASSERT_TRUE(tree.ok()) << tree.status();
+    ASSERT_OK(tree);
     absl::StatusOr<ExperimentConfig> config = ParseExperimentConfig(*tree);
-    ASSERT_TRUE(config.ok()) << config.status();
+    ASSERT_OK(config);
     EXPECT_EQ(config->warnings, warnings);
-    EXPECT_TRUE(CheckRunnable(*config).ok());
+    EXPECT_OK(CheckRunnable(*config));
   }
 }
 

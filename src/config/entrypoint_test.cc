@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -31,16 +32,16 @@ class EntrypointTest : public ::testing::Test {
 
 TEST_F(EntrypointTest, ProgramInTheContextGetsItsAbsolutePathAndKeepsArguments) {
   auto argv = ResolveEntrypoint({"./trial --epochs 3"}, dir_.string());
-  ASSERT_TRUE(argv.ok()) << argv.status();
+  ASSERT_OK(argv);
   EXPECT_THAT(*argv, ElementsAre((dir_ / "trial").string(), "--epochs", "3"));
 }
 
 TEST_F(EntrypointTest, AbsoluteProgramsAndPathNamesPassThrough) {
   auto absolute = ResolveEntrypoint({"/bin/sh", "-c", "true"}, dir_.string());
-  ASSERT_TRUE(absolute.ok()) << absolute.status();
+  ASSERT_OK(absolute);
   EXPECT_THAT(*absolute, ElementsAre("/bin/sh", "-c", "true"));
   auto bare = ResolveEntrypoint({"python3"}, dir_.string());  // looked up in PATH when run
-  ASSERT_TRUE(bare.ok());
+  ASSERT_OK(bare);
   EXPECT_THAT(*bare, ElementsAre("python3"));
 }
 

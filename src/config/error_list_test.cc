@@ -1,17 +1,20 @@
 #include "config/error_list.h"
 
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::config {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
+
 TEST(ErrorListTest, ListsEveryErrorOnItsOwnLine) {
   ErrorList errors;
-  EXPECT_TRUE(errors.ToStatus().ok());
+  EXPECT_OK(errors.ToStatus());
   errors.Add("resources.slots_per_trial", "must be >= 1, got -2");
   errors.Add("", "expected a map, got list");
   absl::Status status = errors.ToStatus();
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(status.message(),
             "resources.slots_per_trial: must be >= 1, got -2\nexpected a map, got list");
   EXPECT_EQ(ConfigErrors(status), errors.errors());

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "config/config_parser.h"
 #include "config/error_list.h"
 #include "gmock/gmock.h"
@@ -11,6 +12,7 @@
 namespace cohort::config {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::ElementsAre;
 
 constexpr char kHparams[] = R"(
@@ -26,15 +28,15 @@ hyperparameters:
 
 ExperimentConfig Config(const std::string& searcher, const std::string& hparams = kHparams) {
   auto tree = ParseYaml(absl::StrCat(hparams, "searcher: ", searcher, "\n"));
-  EXPECT_TRUE(tree.ok()) << tree.status();
+  EXPECT_OK(tree);
   auto config = ParseExperimentConfig(*tree, ParseOptions{7});
-  EXPECT_TRUE(config.ok()) << config.status();
+  EXPECT_OK(config);
   return config.ok() ? *config : ExperimentConfig();
 }
 
 std::vector<Json> Samples(const ExperimentConfig& c, uint32_t seed) {
   auto samples = SampleHyperparameters(c.hyperparameters, c.searcher, seed);
-  EXPECT_TRUE(samples.ok()) << samples.status();
+  EXPECT_OK(samples);
   return samples.ok() ? *samples : std::vector<Json>();
 }
 
@@ -138,8 +140,7 @@ hyperparameters:
 )");
   c.searcher.name = "grid";
   auto samples = SampleHyperparameters(c.hyperparameters, c.searcher, 1);
-  ASSERT_FALSE(samples.ok());
-  EXPECT_EQ(samples.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_THAT(samples, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(ConfigErrors(samples.status()),
               ElementsAre("hyperparameters.a: grid search needs count for an int hyperparameter",
                           "hyperparameters.g.b: grid search needs count for a log "

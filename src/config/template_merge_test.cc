@@ -1,5 +1,6 @@
 #include "config/template_merge.h"
 
+#include "common/testing/status_matchers.h"
 #include "config/error_list.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -7,17 +8,18 @@
 namespace cohort::config {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::ElementsAre;
 
 Json Yaml(const std::string& text) {
   auto tree = ParseYaml(text);
-  EXPECT_TRUE(tree.ok()) << tree.status();
+  EXPECT_OK(tree);
   return tree.ok() ? *tree : Json();
 }
 
 Json Merged(const std::string& tmpl, const std::string& config) {
   auto merged = MergeTemplate(Yaml(tmpl), Yaml(config));
-  EXPECT_TRUE(merged.ok()) << merged.status();
+  EXPECT_OK(merged);
   return merged.ok() ? *merged : Json();
 }
 
@@ -125,8 +127,7 @@ TEST(TemplateMergeTest, TheShortAndMapFormsOfPerAcceleratorFieldsMergeAsMaps) {
 
 TEST(TemplateMergeTest, ATemplateCannotNameATemplate) {
   auto merged = MergeTemplate(Yaml("template: other\nmax_restarts: 1\n"), Yaml("name: x\n"));
-  ASSERT_FALSE(merged.ok());
-  EXPECT_EQ(merged.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_THAT(merged, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(ConfigErrors(merged.status()),
               ElementsAre("template.template: a template cannot itself name a template"));
   auto not_map = MergeTemplate(Yaml("[1, 2]"), Yaml("name: x\n"));
@@ -136,7 +137,7 @@ TEST(TemplateMergeTest, ATemplateCannotNameATemplate) {
 TEST(TemplateMergeTest, NoTemplateLeavesTheConfigAsIs) {
   Json config = Yaml("name: x\nlabels: [a]\n");
   auto merged = MergeTemplate(Json(), config);
-  ASSERT_TRUE(merged.ok());
+  ASSERT_OK(merged);
   EXPECT_EQ(*merged, config);
 }
 

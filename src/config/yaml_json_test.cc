@@ -5,19 +5,21 @@
 #include <fstream>
 #include <string>
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace cohort::config {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::HasSubstr;
 
 TEST(YamlJsonTest, ResolvesPlainScalarsWithTheCoreSchema) {
   auto tree = ParseYaml(
       "i: 12\nneg: -3\nf: 0.5\nexp: 1e-3\nt: true\nT: True\nn: ~\nempty:\ns: hello\n"
       "yes_is_string: yes\ninf: .inf\nversion: 1.2.3\n");
-  ASSERT_TRUE(tree.ok()) << tree.status();
+  ASSERT_OK(tree);
   EXPECT_TRUE((*tree)["i"].is_number_integer());
   EXPECT_EQ((*tree)["i"], 12);
   EXPECT_EQ((*tree)["neg"], -3);
@@ -35,14 +37,14 @@ TEST(YamlJsonTest, ResolvesPlainScalarsWithTheCoreSchema) {
 
 TEST(YamlJsonTest, QuotedScalarsAreStrings) {
   auto tree = ParseYaml("a: \"12\"\nb: 'true'\n");
-  ASSERT_TRUE(tree.ok());
+  ASSERT_OK(tree);
   EXPECT_EQ((*tree)["a"], "12");
   EXPECT_EQ((*tree)["b"], "true");
 }
 
 TEST(YamlJsonTest, KeepsKeyOrder) {
   auto tree = ParseYaml("zeta: 1\nalpha: 2\nmid: 3\n");
-  ASSERT_TRUE(tree.ok());
+  ASSERT_OK(tree);
   std::vector<std::string> keys;
   for (const auto& [k, v] : tree->items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"zeta", "alpha", "mid"}));
@@ -50,8 +52,7 @@ TEST(YamlJsonTest, KeepsKeyOrder) {
 
 TEST(YamlJsonTest, MalformedYamlNamesLineAndColumn) {
   auto tree = ParseYaml("a: 1\nb: [1, 2\n");
-  ASSERT_FALSE(tree.ok());
-  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_THAT(tree, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_NE(tree.status().message().find("line "), absl::string_view::npos);
 }
 
@@ -66,7 +67,7 @@ TEST(YamlJsonTest, RefusesTextThatIsNotUtf8NamingWhere) {
   for (const char* yaml : {"a: 'sin\xe7le'\n", "a: [x, \xed\xa0\x80]\n", "\xff: 1\n",
                            "a: \xc0\x80\n", "a: \xf4\x90\x80\x80\n"}) {
     auto tree = ParseYaml(yaml);
-    EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument) << yaml;
+    EXPECT_THAT(tree, StatusIs(absl::StatusCode::kInvalidArgument)) << yaml;
     EXPECT_THAT(tree.status().message(), HasSubstr("not UTF-8 text: an invalid byte at byte "))
         << yaml;
   }
@@ -75,7 +76,7 @@ TEST(YamlJsonTest, RefusesTextThatIsNotUtf8NamingWhere) {
   EXPECT_THAT(ParseYaml("\xff\xfea\0:\0").status().message(),
               HasSubstr("not UTF-8 text: an invalid byte at byte 0"));
   auto tree = ParseYaml("name: caf\xc3\xa9 \xf0\x9f\x9a\x80\n\"\\u00e9\": 1\n");
-  ASSERT_TRUE(tree.ok()) << tree.status();
+  ASSERT_OK(tree);
   EXPECT_EQ((*tree)["name"], "caf\xc3\xa9 \xf0\x9f\x9a\x80");
 }
 
@@ -84,25 +85,24 @@ TEST(YamlJsonTest, ToYamlQuotesStringsWithControlCharactersOrOuterBlanks) {
   for (const char* s : {"\r", "a\tb", " lead", "trail ", "x\x7f"}) {
     Json tree = Json::array({s});
     auto back = ParseYaml(ToYaml(tree));
-    ASSERT_TRUE(back.ok()) << back.status();
+    ASSERT_OK(back);
     EXPECT_EQ(*back, tree) << ToYaml(tree);
   }
   Json long_key = {{std::string(2000, 'k'), 1}};
   auto back = ParseYaml(ToYaml(long_key));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(*back, long_key);
 }
 
 TEST(YamlJsonTest, RefusesACyclicAliasInsteadOfExpandingItForever) {
   auto tree = ParseYaml("a: &x [1, *x]");
-  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(tree.status().message(), HasSubstr("line 1"));
+  EXPECT_THAT(tree, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("line 1")));
   EXPECT_THAT(tree.status().message(), HasSubstr("cyclic alias"));
 }
 
 TEST(YamlJsonTest, ExpandsAnAliasUsedBesideItsAnchor) {
   auto tree = ParseYaml("a: &x [1, 2]\nb: [*x, *x]\n");
-  ASSERT_TRUE(tree.ok()) << tree.status();
+  ASSERT_OK(tree);
   EXPECT_EQ((*tree)["b"][1][1], 2);
 }
 
@@ -122,8 +122,8 @@ TEST(YamlJsonTest, RefusesABillionLaughsDocumentQuicklyNamingTheLimit) {
   const auto start = std::chrono::steady_clock::now();
   auto tree = ParseYaml(BillionLaughs());
   const auto elapsed = std::chrono::steady_clock::now() - start;
-  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(tree.status().message(), HasSubstr("aliases expand to more than 1000000 nodes"));
+  EXPECT_THAT(tree, StatusIs(absl::StatusCode::kInvalidArgument,
+                             HasSubstr("aliases expand to more than 1000000 nodes")));
   EXPECT_LT(elapsed, std::chrono::seconds(1));
 }
 
@@ -134,21 +134,20 @@ TEST(YamlJsonTest, RefusesAliasesRepeatingALongStringPastTheTextLimit) {
   for (int i = 0; i < 99; ++i) text += ", *l";
   text += "]\n";
   auto tree = ParseYaml(text);
-  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(tree.status().message(), HasSubstr("aliases expand to more than 64 MiB of text"));
+  EXPECT_THAT(tree, StatusIs(absl::StatusCode::kInvalidArgument,
+                             HasSubstr("aliases expand to more than 64 MiB of text")));
 }
 
 TEST(YamlJsonTest, AcceptsNestingAtTheDepthLimit) {
   const std::string text = std::string(kMaxYamlDepth, '[') + std::string(kMaxYamlDepth, ']');
-  EXPECT_TRUE(ParseYaml(text).ok());
+  EXPECT_OK(ParseYaml(text));
 }
 
 TEST(YamlJsonTest, RefusesNestingOneLevelPastTheDepthLimit) {
   const std::string text =
       "a:\n  b: " + std::string(kMaxYamlDepth - 1, '[') + std::string(kMaxYamlDepth - 1, ']');
   auto tree = ParseYaml(text);
-  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(tree.status().message(), HasSubstr("line 2"));
+  EXPECT_THAT(tree, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("line 2")));
   EXPECT_THAT(tree.status().message(), HasSubstr("the YAML nests deeper than 128 levels"));
 }
 
@@ -164,8 +163,8 @@ TEST(YamlJsonTest, RefusesAHundredThousandOpenBracketsWithoutCrashing) {
 
 TEST(YamlJsonTest, RefusesTextLongerThanTheLimitNamingIt) {
   auto tree = ParseYaml("a: " + std::string(kMaxYamlBytes, 'x'));
-  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(tree.status().message(), HasSubstr("more than the limit of 1048576 bytes"));
+  EXPECT_THAT(tree, StatusIs(absl::StatusCode::kInvalidArgument,
+                             HasSubstr("more than the limit of 1048576 bytes")));
 }
 
 // A file under the test's temporary directory holding `text`.
@@ -178,17 +177,15 @@ std::string WriteFile(const std::string& name, const std::string& text) {
 TEST(YamlJsonTest, ReadYamlTextNamesThePathOfEveryFileItCannotTake) {
   const std::string missing = ::testing::TempDir() + "/yaml_json_test_no_such.yaml";
   absl::StatusOr<std::string> r = ReadYamlText(missing);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(r.status().message(), HasSubstr(missing + " does not exist"));
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kNotFound, HasSubstr(missing + " does not exist")));
   // A directory opens like a file on Linux and reads as nothing; it was "the config is empty".
   r = ReadYamlText(::testing::TempDir());
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(r.status().message(), HasSubstr(": is a directory; expected a YAML file"));
   const std::string big = WriteFile("big.yaml", "a: " + std::string(kMaxYamlBytes, 'x'));
   r = ReadYamlText(big);
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(r.status().message(),
-              HasSubstr(big + ": the file is longer than the limit of 1048576 bytes"));
+  EXPECT_THAT(r, StatusIs(absl::StatusCode::kInvalidArgument,
+                          HasSubstr(big + ": the file is longer than the limit of 1048576 bytes")));
   const std::string ok = WriteFile("ok.yaml", "a: 1\n");
   EXPECT_EQ(ReadYamlText(ok).value_or(""), "a: 1\n");
 }
@@ -196,8 +193,8 @@ TEST(YamlJsonTest, ReadYamlTextNamesThePathOfEveryFileItCannotTake) {
 TEST(YamlJsonTest, LoadYamlFileNamesThePathInAParseError) {
   const std::string path = WriteFile("broken.yaml", "a: [1\n");
   absl::StatusOr<Json> tree = LoadYamlFile(path);
-  EXPECT_EQ(tree.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(tree.status().message(), HasSubstr(path + ": line 2, column 1: "));
+  EXPECT_THAT(
+      tree, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(path + ": line 2, column 1: ")));
   EXPECT_EQ(LoadYamlFile(WriteFile("fine.yaml", "a: 1\n")).value_or(Json()), Json({{"a", 1}}));
 }
 
@@ -216,7 +213,7 @@ TEST(YamlJsonTest, ToYamlRoundTripsTypes) {
                {"empty_map", Json::object()}};
   std::string yaml = ToYaml(tree);
   auto back = ParseYaml(yaml);
-  ASSERT_TRUE(back.ok()) << back.status() << "\n" << yaml;
+  ASSERT_OK(back) << "\n" << yaml;
   EXPECT_EQ(*back, tree) << yaml;
   EXPECT_TRUE((*back)["float"].is_number_float()) << yaml;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/testing/status_matchers.h"
 #include "config/hparam_sampler.h"
 #include "core/local_reporter.h"
 #include "core/tensorboard_reporter.h"
@@ -19,7 +20,10 @@ namespace cohort::core {
 namespace {
 
 namespace fs = std::filesystem;
+using ::cohort::testing_support::IsOk;
+using ::cohort::testing_support::StatusIs;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::vector<nlohmann::json> ReadLines(const fs::path& path) {
   std::vector<nlohmann::json> lines;
@@ -65,7 +69,7 @@ class CoreTest : public ::testing::Test {
     options.run_dir = (dir_ / "run").string();
     options.handle_sigterm = false;
     absl::StatusOr<std::unique_ptr<Context>> ctx = Init(options);
-    EXPECT_TRUE(ctx.ok()) << ctx.status();
+    EXPECT_OK(ctx);
     return ctx.ok() ? *std::move(ctx) : nullptr;
   }
 
@@ -112,11 +116,12 @@ TEST_F(CoreTest, BadHyperparameterEnvironmentNamesTheVariable) {
 TEST_F(CoreTest, MetricsGoToTheRunDirectory) {
   auto ctx = MustInit(WriteConfig(""));
   ASSERT_NE(ctx, nullptr);
-  ASSERT_TRUE(ctx->train().ReportTrainingMetrics(10, {{"loss", 0.5}}).ok());
-  ASSERT_TRUE(ctx->train().ReportValidationMetrics(10, {{"accuracy", 0.75}}).ok());
-  EXPECT_EQ(ctx->train().ReportTrainingMetrics(11, 3.0).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ctx->train().ReportTrainingMetrics(-1, {{"loss", 1}}).code(),
-            absl::StatusCode::kInvalidArgument);
+  ASSERT_OK(ctx->train().ReportTrainingMetrics(10, {{"loss", 0.5}}));
+  ASSERT_OK(ctx->train().ReportValidationMetrics(10, {{"accuracy", 0.75}}));
+  EXPECT_THAT(ctx->train().ReportTrainingMetrics(11, 3.0),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ctx->train().ReportTrainingMetrics(-1, {{"loss", 1}}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   std::vector<nlohmann::json> lines = ReadLines(dir_ / "run" / "metrics.jsonl");
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0]["kind"], "training");
@@ -141,8 +146,8 @@ TEST_F(CoreTest, TheChiefWritesTensorBoardEventFilesBesideTheCheckpoints) {
   ::setenv("COHORT_TRIAL_ID", "7", 1);
   auto ctx = MustInit(WriteConfig(""));
   ASSERT_NE(ctx, nullptr);
-  ASSERT_TRUE(ctx->train().ReportTrainingMetrics(10, {{"loss", 0.5}}).ok());
-  ASSERT_TRUE(ctx->train().ReportValidationMetrics(10, {{"accuracy", 0.75}}).ok());
+  ASSERT_OK(ctx->train().ReportTrainingMetrics(10, {{"loss", 0.5}}));
+  ASSERT_OK(ctx->train().ReportValidationMetrics(10, {{"accuracy", 0.75}}));
   const fs::path dir = dir_ / "run" / "checkpoints" / "tensorboard" / "trial_7";
   ASSERT_TRUE(fs::is_directory(dir));
   int files = 0;
@@ -164,23 +169,23 @@ TEST_F(CoreTest, CheckpointsAreStoredAtomicallyAndRestoredById) {
   std::string id;
   {
     auto writer = ctx->checkpoint().StorePath({{"steps_completed", 5}});
-    ASSERT_TRUE(writer.ok()) << writer.status();
+    ASSERT_OK(writer);
     std::ofstream(fs::path(writer->path()) / "state.txt") << "five";
     // Not visible under its id before Commit.
-    EXPECT_EQ(ctx->checkpoint().RestorePath(writer->storage_id()).status().code(),
-              absl::StatusCode::kNotFound);
+    EXPECT_THAT(ctx->checkpoint().RestorePath(writer->storage_id()),
+                StatusIs(absl::StatusCode::kNotFound));
     auto committed = writer->Commit();
-    ASSERT_TRUE(committed.ok()) << committed.status();
+    ASSERT_OK(committed);
     id = *committed;
   }
   auto path = ctx->checkpoint().RestorePath(id);
-  ASSERT_TRUE(path.ok()) << path.status();
+  ASSERT_OK(path);
   EXPECT_EQ(fs::path(*path).parent_path(), dir_ / "run" / "checkpoints");
   std::string content;
   std::ifstream(fs::path(*path) / "state.txt") >> content;
   EXPECT_EQ(content, "five");
   auto metadata = ctx->checkpoint().GetMetadata(id);
-  ASSERT_TRUE(metadata.ok()) << metadata.status();
+  ASSERT_OK(metadata);
   EXPECT_EQ((*metadata)["steps_completed"], 5);
   EXPECT_EQ((*metadata)["storage_id"], id);
   std::vector<nlohmann::json> lines = ReadLines(dir_ / "run" / "metrics.jsonl");
@@ -195,7 +200,7 @@ TEST_F(CoreTest, AbandonedCheckpointLeavesNothingBehind) {
   ASSERT_NE(ctx, nullptr);
   {
     auto writer = ctx->checkpoint().StorePath({{"steps_completed", 1}});
-    ASSERT_TRUE(writer.ok());
+    ASSERT_OK(writer);
     std::ofstream(fs::path(writer->path()) / "partial") << "x";
   }
   for (const auto& entry : fs::directory_iterator(dir_ / "run" / "checkpoints")) {
@@ -207,10 +212,9 @@ TEST_F(CoreTest, RestoreRejectsUnknownAndMalformedIds) {
   auto ctx = MustInit(WriteConfig(""));
   ASSERT_NE(ctx, nullptr);
   auto missing = ctx->checkpoint().RestorePath("0000");
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(missing.status().message(), HasSubstr("checkpoints"));
-  EXPECT_EQ(ctx->checkpoint().RestorePath("../etc").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(missing, StatusIs(absl::StatusCode::kNotFound, HasSubstr("checkpoints")));
+  EXPECT_THAT(ctx->checkpoint().RestorePath("../etc"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST_F(CoreTest, SharedFsStorageComesFromTheConfig) {
@@ -221,9 +225,9 @@ TEST_F(CoreTest, SharedFsStorageComesFromTheConfig) {
   ASSERT_NE(ctx, nullptr);
   EXPECT_EQ(ctx->checkpoint().storage_dir(), storage + "/ckpts");
   auto writer = ctx->checkpoint().StorePath(nlohmann::json::object());
-  ASSERT_TRUE(writer.ok());
+  ASSERT_OK(writer);
   auto id = writer->Commit();
-  ASSERT_TRUE(id.ok());
+  ASSERT_OK(id);
   EXPECT_TRUE(fs::exists(fs::path(storage) / "ckpts" / *id / "metadata.json"));
 }
 
@@ -231,16 +235,16 @@ TEST_F(CoreTest, SearcherHandsOutTheConfigLengthOnce) {
   auto ctx = MustInit(WriteConfig(""));
   ASSERT_NE(ctx, nullptr);
   auto op = ctx->searcher().Next();
-  ASSERT_TRUE(op.ok()) << op.status();
+  ASSERT_OK(op);
   ASSERT_TRUE(op->has_value());
   EXPECT_EQ((*op)->length(), 40);
   EXPECT_EQ((*op)->unit(), "batches");
-  EXPECT_EQ(ctx->searcher().Next().status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ((*op)->ReportProgress(41).code(), absl::StatusCode::kInvalidArgument);
-  ASSERT_TRUE((*op)->ReportProgress(40).ok());
-  ASSERT_TRUE((*op)->ReportCompleted(0.25).ok());
+  EXPECT_THAT(ctx->searcher().Next(), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT((*op)->ReportProgress(41), StatusIs(absl::StatusCode::kInvalidArgument));
+  ASSERT_OK((*op)->ReportProgress(40));
+  ASSERT_OK((*op)->ReportCompleted(0.25));
   auto next = ctx->searcher().Next();
-  ASSERT_TRUE(next.ok());
+  ASSERT_OK(next);
   EXPECT_FALSE(next->has_value());
   std::ifstream in(dir_ / "run" / "progress.json");
   nlohmann::json progress = nlohmann::json::parse(in);
@@ -257,14 +261,14 @@ TEST_F(CoreTest, SearcherHandsOutTheMastersOperationsInOrder) {
   EXPECT_EQ(ctx->searcher().lengths(), (std::vector<int64_t>{10, 20, 40}));
   for (int64_t expected : {10, 20, 40}) {
     auto op = ctx->searcher().Next();
-    ASSERT_TRUE(op.ok()) << op.status();
+    ASSERT_OK(op);
     ASSERT_TRUE(op->has_value());
     EXPECT_EQ((*op)->length(), expected);
-    EXPECT_EQ(ctx->searcher().Next().status().code(), absl::StatusCode::kFailedPrecondition);
-    ASSERT_TRUE((*op)->ReportCompleted(static_cast<double>(expected) / 100).ok());
+    EXPECT_THAT(ctx->searcher().Next(), StatusIs(absl::StatusCode::kFailedPrecondition));
+    ASSERT_OK((*op)->ReportCompleted(static_cast<double>(expected) / 100));
   }
   auto done = ctx->searcher().Next();
-  ASSERT_TRUE(done.ok());
+  ASSERT_OK(done);
   EXPECT_FALSE(done->has_value());
   std::vector<double> lengths;
   for (const nlohmann::json& line : ReadLines(dir_ / "run" / "metrics.jsonl")) {
@@ -282,7 +286,7 @@ TEST_F(CoreTest, MalformedSearcherOperationsAreNamed) {
     options.handle_sigterm = false;
     absl::StatusOr<std::unique_ptr<Context>> ctx = Init(options);
     ::unsetenv("COHORT_SEARCHER_OPS");
-    ASSERT_FALSE(ctx.ok()) << bad;
+    ASSERT_THAT(ctx, Not(IsOk())) << bad;
     EXPECT_THAT(ctx.status().message(), HasSubstr("COHORT_SEARCHER_OPS")) << bad;
   }
 }
@@ -299,11 +303,11 @@ TEST_F(CoreTest, PreemptionIsStickyOnceRequested) {
   auto ctx = MustInit("");
   ASSERT_NE(ctx, nullptr);
   auto first = ctx->preempt().ShouldPreempt();
-  ASSERT_TRUE(first.ok());
+  ASSERT_OK(first);
   EXPECT_FALSE(*first);
   RequestPreemption();
   auto second = ctx->preempt().ShouldPreempt();
-  ASSERT_TRUE(second.ok());
+  ASSERT_OK(second);
   EXPECT_TRUE(*second);
 }
 
@@ -311,14 +315,14 @@ TEST_F(CoreTest, ObjectCollectivesOnOneWorkerReturnTheValue) {
   auto ctx = MustInit("");
   ASSERT_NE(ctx, nullptr);
   auto all = ctx->distributed().Allgather(std::vector<int>{1, 2});
-  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_OK(all);
   ASSERT_EQ(all->size(), 1u);
   EXPECT_EQ((*all)[0], (std::vector<int>{1, 2}));
   auto text = ctx->distributed().Broadcast(std::string("hello"));
-  ASSERT_TRUE(text.ok());
+  ASSERT_OK(text);
   EXPECT_EQ(*text, "hello");
   auto local = ctx->distributed().GatherLocal(3.5);
-  ASSERT_TRUE(local.ok()) << local.status();
+  ASSERT_OK(local);
   EXPECT_EQ(*local, std::vector<double>{3.5});
 }
 

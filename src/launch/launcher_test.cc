@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::launch {
@@ -46,7 +47,7 @@ TEST(LauncherCreateTest, SplitsCoresAmongSlots) {
   LaunchOptions options = Options(3, {"true"});
   options.cores = 8;
   auto launcher = Launcher::Create(options);
-  ASSERT_TRUE(launcher.ok()) << launcher.status();
+  ASSERT_OK(launcher);
   EXPECT_EQ((*launcher)->threads_per_worker(), 2);
   options.cores = 2;
   EXPECT_EQ((*Launcher::Create(options))->threads_per_worker(), 1);
@@ -54,7 +55,7 @@ TEST(LauncherCreateTest, SplitsCoresAmongSlots) {
 
 TEST(LauncherCreateTest, SingleNodeHostsTheStoreOnAFreePort) {
   auto launcher = Launcher::Create(Options(1, {"true"}));
-  ASSERT_TRUE(launcher.ok()) << launcher.status();
+  ASSERT_OK(launcher);
   EXPECT_GT((*launcher)->rendezvous_port(), 0);
   EXPECT_EQ((*launcher)->executable().back(), 'e');  // resolved through PATH: .../true
 }
@@ -77,7 +78,7 @@ TEST(LauncherRunTest, RelaysPrefixedOutputAndReturnsTheFailedStatus) {
   options.stdout_fd = out[1];
   options.stderr_fd = err[1];
   auto launcher = Launcher::Create(options);
-  ASSERT_TRUE(launcher.ok()) << launcher.status();
+  ASSERT_OK(launcher);
   EXPECT_EQ((*launcher)->Run(), 6);
   ::close(out[1]);
   ::close(err[1]);
@@ -97,7 +98,7 @@ TEST(LauncherRunTest, RequestStopForwardsTheSignal) {
   LaunchOptions options = Options(2, {"sh", "-c", "echo started >&2; exec sleep 60"});
   options.stderr_fd = err[1];
   auto launcher = Launcher::Create(options);
-  ASSERT_TRUE(launcher.ok()) << launcher.status();
+  ASSERT_OK(launcher);
   std::thread stopper([&] {
     // Stop once both workers have started (their lines arrive on the pipe).
     std::string seen;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_split.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::launch {
@@ -60,7 +61,7 @@ TEST(WriteLinesTest, WritesEverythingInWholeLines) {
   ASSERT_EQ(::pipe(fds), 0);
   std::string lines;
   for (int i = 0; i < 100; ++i) lines += std::string(50 + i, 'a' + i % 26) + "\n";
-  ASSERT_TRUE(WriteLines(fds[1], lines).ok());
+  ASSERT_OK(WriteLines(fds[1], lines));
   ::close(fds[1]);
   std::string read_back;
   char buf[4096];

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/database.h"
@@ -41,7 +42,7 @@ class LogRetentionTest : public ::testing::Test {
       if (line.size() < width) line.resize(width, '.');
       lines.emplace_back(0, std::move(line));
       if (lines.size() == 1000 || i == last) {
-        ASSERT_TRUE(db_->AppendLogs(trial, lines).ok());
+        ASSERT_OK(db_->AppendLogs(trial, lines));
         lines.clear();
       }
     }

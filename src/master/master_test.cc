@@ -22,6 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
+#include "common/testing/status_matchers.h"
 #include "config/yaml_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -30,7 +31,10 @@ namespace cohort::master {
 namespace {
 
 namespace fs = std::filesystem;
+using ::cohort::testing_support::IsOk;
+using ::cohort::testing_support::StatusIs;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const Actor kRoot{"admin", true};
 
@@ -92,16 +96,16 @@ class MasterTest : public ::testing::Test {
   }
 
   void Register(const std::string& id, int slots) {
-    ASSERT_TRUE(master_->RegisterAgent({.id = id, .slots = slots, .host = "127.0.0.1"}).ok());
+    ASSERT_OK(master_->RegisterAgent({.id = id, .slots = slots, .host = "127.0.0.1"}));
   }
   Json Actions(const std::string& agent) {
     absl::StatusOr<wire::ActionBatch> r = master_->WaitForActions(agent, absl::ZeroDuration());
-    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_OK(r);
     return r.ok() ? r->ToJson()["actions"] : Json::array();
   }
   int64_t Create(const std::string& yaml) {
     absl::StatusOr<int64_t> id = master_->CreateExperiment(yaml, "", "", kRoot);
-    EXPECT_TRUE(id.ok()) << id.status();
+    EXPECT_OK(id);
     return id.value_or(0);
   }
   Json Experiment(int64_t id) { return master_->DescribeExperiment(id, kRoot).value().ToJson(); }
@@ -130,13 +134,13 @@ class MasterTest : public ::testing::Test {
   // stops at 200 (4200 is not the best 1 of 2). Returns trial 2's start action.
   Json AshaUntilTheSecondTrialStops() {
     Json t1 = OnlyStart("a1");
-    EXPECT_TRUE(ReportRung(t1, 200, MetricAt(t1, 200)).ok());
-    EXPECT_TRUE(ReportRung(t1, 400, MetricAt(t1, 400)).ok());
-    EXPECT_TRUE(Exit(t1, 0).ok());
+    EXPECT_OK(ReportRung(t1, 200, MetricAt(t1, 200)));
+    EXPECT_OK(ReportRung(t1, 400, MetricAt(t1, 400)));
+    EXPECT_OK(Exit(t1, 0));
     Json t2 = OnlyStart("a1");
-    EXPECT_TRUE(ReportRung(t2, 200, MetricAt(t2, 200)).ok());
+    EXPECT_OK(ReportRung(t2, 200, MetricAt(t2, 200)));
     EXPECT_EQ(Actions("a1").size(), 1u) << "trial 2's stop";
-    EXPECT_TRUE(Exit(t2, 143).ok());
+    EXPECT_OK(Exit(t2, 143));
     EXPECT_EQ(Trial(t2["trial_id"])["state"], "STOPPED");
     return t2;
   }
@@ -196,14 +200,14 @@ TEST_F(MasterTest, APassStartsNothingOnAnAgentDisabledWhileItComputed) {
   Start(":memory:", 16, SchedulingMode::kManual, [&] {
     if (!disable) return;
     disable = false;
-    EXPECT_TRUE(master_->SetAgentEnabled("a1", false).ok());
+    EXPECT_OK(master_->SetAgentEnabled("a1", false));
   });
   Register("a1", 1);
   const int64_t exp = Create(Config(1, 0, kSingle));
   ASSERT_TRUE(master_->RunPendingPass());
   EXPECT_TRUE(Actions("a1").empty()) << "placed on a1 before it was disabled: not started";
   EXPECT_EQ(Experiment(exp)["trials"][0]["state"], "QUEUED");
-  ASSERT_TRUE(master_->SetAgentEnabled("a1", true).ok());
+  ASSERT_OK(master_->SetAgentEnabled("a1", true));
   ASSERT_TRUE(master_->RunPendingPass());
   OnlyStart("a1");
   EXPECT_EQ(Experiment(exp)["trials"][0]["state"], "RUNNING");
@@ -215,7 +219,7 @@ TEST_F(MasterTest, APassStartsNoTrialPausedWhileItComputed) {
   Start(":memory:", 16, SchedulingMode::kManual, [&] {
     if (!pause) return;
     pause = false;
-    EXPECT_TRUE(master_->PauseExperiment(exp, kRoot).ok());
+    EXPECT_OK(master_->PauseExperiment(exp, kRoot));
   });
   Register("a1", 1);
   exp = Create(Config(1, 0, kSingle));
@@ -230,7 +234,7 @@ TEST_F(MasterTest, TheSchedulerThreadPlacesWhatRequestsQueue) {
   const int64_t exp = Create(Config(1, 0, kSingle));
   ASSERT_TRUE(master_->WaitForScheduling(absl::Seconds(30)));
   const Json start = OnlyStart("a1");
-  ASSERT_TRUE(Exit(start, 0).ok());
+  ASSERT_OK(Exit(start, 0));
   ASSERT_TRUE(master_->WaitForScheduling(absl::Seconds(30)));
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
   master_.reset();  // the scheduler thread stops with the master
@@ -254,7 +258,7 @@ TEST_F(MasterTest, ATrialRunsOnAFreeAgentAndCompletesWhenEveryNodeExitsZero) {
   const int64_t trial = start["trial_id"];
   EXPECT_EQ(start["slots"], 2);
   EXPECT_EQ(Trial(trial)["state"], "RUNNING");
-  ASSERT_TRUE(Exit(start, 0).ok());
+  ASSERT_OK(Exit(start, 0));
   EXPECT_EQ(Trial(trial)["state"], "COMPLETED");
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
   EXPECT_TRUE(Actions("a1").empty()) << "nothing is left to run";
@@ -279,7 +283,7 @@ TEST_F(MasterTest, AStorageBlockWithoutATypeIsTheMastersSharedFsWithItsCounts) {
   Create(Config(1, 0, kSingle) + "checkpoint_storage: {save_trial_latest: 5}\n");
   const Json start = OnlyStart("a1");
   absl::StatusOr<config::Json> effective = config::ParseYaml(start["config"].get<std::string>());
-  ASSERT_TRUE(effective.ok()) << effective.status();
+  ASSERT_OK(effective);
   const auto& storage = (*effective)["checkpoint_storage"];
   EXPECT_EQ(storage["type"], "shared_fs") << storage.dump();
   EXPECT_EQ(storage["host_path"], (dir_ / "checkpoints").string());
@@ -315,9 +319,8 @@ TEST_F(MasterTest, CheckpointGcDeletesWhatTheSaveCountsLetGoWhenTheExperimentEnd
                      .storage_id = id,
                      .path = path.string()});
   }
-  ASSERT_TRUE(
-      master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = lines}).ok());
-  ASSERT_TRUE(Exit(start, 0).ok());
+  ASSERT_OK(master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = lines}));
+  ASSERT_OK(Exit(start, 0));
   const wire::CheckpointList list = master_->TrialCheckpoints(trial).value();
   std::map<std::string, wire::CheckpointState> state;
   for (const wire::CheckpointEntry& c : list.checkpoints) state[c.storage_id] = c.state;
@@ -363,7 +366,7 @@ TEST_F(MasterTest, ACheckpointStorageOutsideTheAllowedRootsIsRefusedAtCreation) 
         "{type: shared_fs, host_path: " + shared_.string() + ", storage_path: ../x}"}) {
     absl::StatusOr<int64_t> id = master_->CreateExperiment(
         Config(1, 0, kSingle) + "checkpoint_storage: " + storage + "\n", "", "", kRoot);
-    ASSERT_FALSE(id.ok()) << storage;
+    ASSERT_THAT(id, Not(IsOk())) << storage;
     EXPECT_TRUE(absl::IsInvalidArgument(id.status())) << id.status();
     EXPECT_THAT(id.status().message(), HasSubstr("checkpoint_storage."));
     EXPECT_THAT(id.status().message(), HasSubstr(shared_.string())) << "names the roots";
@@ -405,22 +408,21 @@ TEST_F(MasterTest, ACheckpointThatLeadsOutOfItsStorageIsNeitherReadNorDeleted) {
                                 .steps_completed = 1,
                                 .storage_id = bad,
                                 .path = (storage / bad).string()};
-      EXPECT_FALSE(wire::ParseReportRecord(dotted.ToJson()).ok()) << bad;
+      EXPECT_THAT(wire::ParseReportRecord(dotted.ToJson()), Not(IsOk())) << bad;
     }
     wire::ReportRecord linked{.kind = wire::ReportKind::kCheckpoint,
                               .steps_completed = 2,
                               .storage_id = id,
                               .path = (storage / id).string()};
-    EXPECT_TRUE(
-        master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = {linked}})
-            .ok());
+    EXPECT_OK(
+        master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = {linked}}));
     absl::StatusOr<Master::CheckpointFiles> files = master_->CheckpointFilesFor(id);
     EXPECT_TRUE(absl::IsFailedPrecondition(files.status())) << files.status();
     EXPECT_THAT(files.status().message(), HasSubstr("symbolic link"));
     if (kill) {
-      EXPECT_TRUE(master_->KillExperiment(exp, kRoot).ok());
+      EXPECT_OK(master_->KillExperiment(exp, kRoot));
     }
-    EXPECT_TRUE(Exit(start, kill ? 143 : 0).ok());
+    EXPECT_OK(Exit(start, kill ? 143 : 0));
     EXPECT_TRUE(wire::IsTerminal(wire::ParseExperimentState(Experiment(exp)["state"]).value()));
     EXPECT_THAT(Logs(trial), HasSubstr("checkpoint " + id + " (batch 2) kept"));
     return exp;
@@ -428,7 +430,7 @@ TEST_F(MasterTest, ACheckpointThatLeadsOutOfItsStorageIsNeitherReadNorDeleted) {
   const int64_t ended = run(false, "m1");
   const int64_t killed = run(true, "m2");
   for (int64_t exp : {ended, killed}) {
-    ASSERT_TRUE(master_->DeleteExperiment(exp, kRoot).ok());
+    ASSERT_OK(master_->DeleteExperiment(exp, kRoot));
     ASSERT_TRUE(GoneWithin10s(*master_, exp));
   }
   master_.reset();  // the monitor thread's removals are done
@@ -454,18 +456,16 @@ TEST_F(MasterTest, ACheckpointOutsideTheRootsOfThisRunIsNotActedOn) {
                        .steps_completed = 1,
                        .storage_id = "ck-1",
                        .path = (other / "ck-1").string()};
-  ASSERT_TRUE(master_
-                  ->AllocationReports(start["allocation"],
-                                      {.trial_id = start["trial_id"], .lines = {c}})
-                  .ok());
-  ASSERT_TRUE(Exit(start, 0).ok());
-  EXPECT_TRUE(master_->CheckpointFilesFor("ck-1").ok()) << "allowed in this run";
+  ASSERT_OK(master_->AllocationReports(start["allocation"],
+                                       {.trial_id = start["trial_id"], .lines = {c}}));
+  ASSERT_OK(Exit(start, 0));
+  EXPECT_OK(master_->CheckpointFilesFor("ck-1")) << "allowed in this run";
   roots_ = {shared_.string()};
   StartOnFile();
   absl::StatusOr<Master::CheckpointFiles> files = master_->CheckpointFilesFor("ck-1");
   EXPECT_TRUE(absl::IsFailedPrecondition(files.status())) << files.status();
   EXPECT_THAT(files.status().message(), HasSubstr("outside the checkpoint storage roots"));
-  ASSERT_TRUE(master_->DeleteExperiment(exp, kRoot).ok());
+  ASSERT_OK(master_->DeleteExperiment(exp, kRoot));
   ASSERT_TRUE(GoneWithin10s(*master_, exp));
   EXPECT_TRUE(fs::exists(other / "ck-1")) << "not in a root of this run: left";
   fs::remove_all(other);
@@ -501,17 +501,17 @@ TEST_F(MasterTest, CheckpointGcCollectsATrialsCheckpointsWhenTheTrialEnds) {
                                       {.trial_id = start["trial_id"], .lines = lines});
   };
   const int64_t first = actions[0]["trial_id"], second = actions[1]["trial_id"];
-  ASSERT_TRUE(report(actions[1], 0.3).ok());
-  ASSERT_TRUE(Exit(actions[1], 0).ok());  // the second trial ends; the first still runs
+  ASSERT_OK(report(actions[1], 0.3));
+  ASSERT_OK(Exit(actions[1], 0));  // the second trial ends; the first still runs
   // Its batch-4 checkpoint is neither its latest nor the experiment's best: gone at once. Its
   // batch-2 one is the experiment's best so far (0.3): kept, as the running trial may or may not
   // do better.
   EXPECT_FALSE(fs::exists(storage / absl::StrCat("t", second, "-4")));
   EXPECT_TRUE(fs::exists(storage / absl::StrCat("t", second, "-2")));
   EXPECT_TRUE(fs::exists(storage / absl::StrCat("t", second, "-6"))) << "its latest";
-  ASSERT_TRUE(report(actions[0], 0.1).ok());  // the first trial does better
+  ASSERT_OK(report(actions[0], 0.1));  // the first trial does better
   EXPECT_TRUE(fs::exists(storage / absl::StrCat("t", first, "-4"))) << "a running trial's";
-  ASSERT_TRUE(Exit(actions[0], 0).ok());  // the experiment ends: the final pass
+  ASSERT_OK(Exit(actions[0], 0));  // the experiment ends: the final pass
   EXPECT_FALSE(fs::exists(storage / absl::StrCat("t", second, "-2"))) << "no longer the best";
   EXPECT_TRUE(fs::exists(storage / absl::StrCat("t", first, "-2"))) << "the experiment's best";
   EXPECT_FALSE(fs::exists(storage / absl::StrCat("t", first, "-4")));
@@ -526,10 +526,9 @@ TEST_F(MasterTest, AFailedTrialRestartsFromItsLatestCheckpointThenEndsInError) {
                                 .steps_completed = 5,
                                 .storage_id = "ck-5",
                                 .path = "/ck/ck-5"};
-  ASSERT_TRUE(
-      master_->AllocationReports(first["allocation"], {.trial_id = trial, .lines = {checkpoint}})
-          .ok());
-  ASSERT_TRUE(Exit(first, 3).ok());
+  ASSERT_OK(
+      master_->AllocationReports(first["allocation"], {.trial_id = trial, .lines = {checkpoint}}));
+  ASSERT_OK(Exit(first, 3));
   // Restarted at once (the slot is free again), resuming from the checkpoint.
   Json second = OnlyStart("a1");
   EXPECT_NE(second["allocation"], first["allocation"]);
@@ -538,7 +537,7 @@ TEST_F(MasterTest, AFailedTrialRestartsFromItsLatestCheckpointThenEndsInError) {
   // The first run is superseded: its reports can no longer move the trial.
   absl::Status stale = master_->AllocationReports(first["allocation"], {.trial_id = trial});
   EXPECT_TRUE(absl::IsFailedPrecondition(stale)) << stale;
-  ASSERT_TRUE(Exit(second, 3).ok());
+  ASSERT_OK(Exit(second, 3));
   const Json t = Trial(trial);
   EXPECT_EQ(t["state"], "ERROR");
   EXPECT_THAT(t["error_lines"].get<std::string>(), HasSubstr("exited with status 3"));
@@ -562,8 +561,8 @@ TEST_F(MasterTest, ACancelRetriesLogPolicyMatchEndsTheFailedTrialWithRestartsLef
              "cancel_retries}]\n");
   Json start = OnlyStart("a1");
   const int64_t trial = start["trial_id"];
-  ASSERT_TRUE(PostLine(*master_, start, "ValueError: corrupt shard 17").ok());
-  ASSERT_TRUE(Exit(start, 1).ok());
+  ASSERT_OK(PostLine(*master_, start, "ValueError: corrupt shard 17"));
+  ASSERT_OK(Exit(start, 1));
   const Json t = Trial(trial);
   EXPECT_EQ(t["state"], "ERROR");
   EXPECT_EQ(t["restarts"], 0);
@@ -581,8 +580,8 @@ TEST_F(MasterTest, WithoutAMatchTheSamePolicyLetsTheTrialRestart) {
   Create(Config(1, 3, kSingle) +
          "log_policies: [{name: bad data, pattern: corrupt, action: cancel_retries}]\n");
   Json start = OnlyStart("a1");
-  ASSERT_TRUE(PostLine(*master_, start, "Segmentation fault").ok());
-  ASSERT_TRUE(Exit(start, 1).ok());
+  ASSERT_OK(PostLine(*master_, start, "Segmentation fault"));
+  ASSERT_OK(Exit(start, 1));
   EXPECT_EQ(OnlyStart("a1")["trial_id"], start["trial_id"]);
   EXPECT_EQ(Trial(start["trial_id"])["restarts"], 1);
 }
@@ -595,11 +594,11 @@ TEST_F(MasterTest, AnExcludeNodeMatchKeepsTheRestartsOffThatAgentAlsoAfterAMaste
          "log_policies: [{pattern: 'ECC error', action: {type: exclude_node}}]\n");
   Json first = OnlyStart("a1");
   const int64_t trial = first["trial_id"];
-  ASSERT_TRUE(PostLine(*master_, first, "uncorrectable ECC error encountered").ok());
-  ASSERT_TRUE(Exit(first, 1).ok());
+  ASSERT_OK(PostLine(*master_, first, "uncorrectable ECC error encountered"));
+  ASSERT_OK(Exit(first, 1));
   Json second = OnlyStart("a2");  // not a1, although a1 comes first by id
   EXPECT_EQ(second["trial_id"], trial);
-  ASSERT_TRUE(Exit(second, 1).ok());  // fails again, on a2 without a match
+  ASSERT_OK(Exit(second, 1));  // fails again, on a2 without a match
   // Only a1 is excluded: the third run goes to a2 again.
   EXPECT_EQ(OnlyStart("a2")["trial_id"], trial);
   EXPECT_THAT(Actions("a1"), ::testing::IsEmpty());
@@ -609,7 +608,7 @@ TEST_F(MasterTest, AnExcludeNodeMatchKeepsTheRestartsOffThatAgentAlsoAfterAMaste
   StartOnFile();
   Register("a1", 1);
   clock_.Advance(absl::Seconds(31));
-  ASSERT_TRUE(master_->Heartbeat("a1").ok());
+  ASSERT_OK(master_->Heartbeat("a1"));
   master_->ExpireLostAgents();
   EXPECT_THAT(Actions("a1"), ::testing::IsEmpty());
   const Json t = Trial(trial);
@@ -643,7 +642,7 @@ TEST_F(MasterTest, AnAgentSilentPastTheTimeoutIsLostAndItsTrialRestartsElsewhere
   clock_.Advance(absl::Seconds(29));
   master_->ExpireLostAgents();
   EXPECT_EQ(Trial(trial)["state"], "RUNNING") << "29 s of silence is within the timeout";
-  ASSERT_TRUE(master_->Heartbeat("a2").ok());
+  ASSERT_OK(master_->Heartbeat("a2"));
   clock_.Advance(absl::Seconds(2));  // a1: 31 s silent; a2: 2 s
   master_->ExpireLostAgents();
   Json again = OnlyStart("a2");
@@ -665,10 +664,10 @@ TEST_F(MasterTest, TheOutputOfANodeWhoseAgentWasLostIsRefused) {
   ASSERT_EQ(node0["node_rank"], 0);
   const int64_t trial = node0["trial_id"];
   const std::string allocation = node0["allocation"];
-  ASSERT_TRUE(master_->Heartbeat("a1").ok());
-  ASSERT_TRUE(master_->Heartbeat("a2").ok());
+  ASSERT_OK(master_->Heartbeat("a1"));
+  ASSERT_OK(master_->Heartbeat("a2"));
   clock_.Advance(absl::Seconds(20));
-  ASSERT_TRUE(master_->Heartbeat("a2").ok());
+  ASSERT_OK(master_->Heartbeat("a2"));
   clock_.Advance(absl::Seconds(11));  // a1: 31 s silent
   master_->ExpireLostAgents();
   ASSERT_EQ(Trial(trial)["state"], "RUNNING") << "node 1 is still being stopped";
@@ -683,11 +682,9 @@ TEST_F(MasterTest, TheOutputOfANodeWhoseAgentWasLostIsRefused) {
   absl::Status reports =
       master_->AllocationReports(allocation, {.trial_id = trial, .lines = {checkpoint}});
   EXPECT_TRUE(absl::IsNotFound(reports)) << reports;
-  ASSERT_TRUE(master_
-                  ->AllocationLogs(
-                      allocation, {.trial_id = trial, .lines = {{1, "node 1 stopping"}}, .node = 1})
-                  .ok());
-  ASSERT_TRUE(Exit(node1, 137).ok());
+  ASSERT_OK(master_->AllocationLogs(
+      allocation, {.trial_id = trial, .lines = {{1, "node 1 stopping"}}, .node = 1}));
+  ASSERT_OK(Exit(node1, 137));
   EXPECT_EQ(Trial(trial)["restarts"], 1);
   EXPECT_EQ(Trial(trial).value("latest_checkpoint", ""), "") << "the fenced checkpoint counted";
   EXPECT_THAT(Logs(trial), ::testing::Not(HasSubstr("printed behind the partition")));
@@ -730,7 +727,7 @@ TEST_F(MasterTest, ACombinedPostStoresEachItemAsItsOwnPostsWould) {
        {.allocation = c, .token = &wrong, .logs = &lines_c, .exit = &exit_c},
        {.allocation = "no-such-allocation", .logs = &lines_c}});
   ASSERT_EQ(stored.size(), 4u);
-  EXPECT_TRUE(stored[0].status.ok()) << stored[0].status;
+  EXPECT_OK(stored[0].status);
   EXPECT_EQ(stored[1].part, "reports") << stored[1].status;
   EXPECT_FALSE(stored[1].status.ok());
   EXPECT_TRUE(absl::IsUnauthenticated(stored[2].status)) << stored[2].status;
@@ -751,11 +748,11 @@ TEST_F(MasterTest, ACombinedPostStoresEachItemAsItsOwnPostsWould) {
       << "neither with the wrong token nor from an allocation not of its trial";
   EXPECT_EQ(Trial(tc)["state"], "RUNNING");
   // The same reports again (an agent whose answer was lost): the checkpoint is not doubled.
-  EXPECT_TRUE(master_->AllocationReports(a, reports_a).ok());
+  EXPECT_OK(master_->AllocationReports(a, reports_a));
   EXPECT_EQ(master_->TrialCheckpoints(ta).value().checkpoints.size(), 1u);
   // b's exit alone, as the agent sends it again: stored.
-  EXPECT_TRUE(master_->StoreOutputs({{.allocation = b, .token = &token_b, .exit = &exit_b}})[0]
-                  .status.ok());
+  EXPECT_OK(
+      master_->StoreOutputs({{.allocation = b, .token = &token_b, .exit = &exit_b}})[0].status);
   EXPECT_EQ(Trial(tb)["state"], "COMPLETED");
 }
 
@@ -764,15 +761,15 @@ TEST_F(MasterTest, PausePreemptsTheRunningTrialAndActivateQueuesItAgain) {
   const int64_t exp = Create(Config(1, 0, kSingle));
   Json start = OnlyStart("a1");
   const int64_t trial = start["trial_id"];
-  ASSERT_TRUE(master_->PauseExperiment(exp, kRoot).ok());
+  ASSERT_OK(master_->PauseExperiment(exp, kRoot));
   Json stop = Actions("a1");
   ASSERT_EQ(stop.size(), 1u) << stop.dump();
   EXPECT_EQ(stop[0]["type"], "stop");
   EXPECT_EQ(stop[0]["mode"], "preempt");
-  ASSERT_TRUE(Exit(start, 143).ok());  // the trial checkpointed and left on SIGTERM
+  ASSERT_OK(Exit(start, 143));  // the trial checkpointed and left on SIGTERM
   EXPECT_EQ(Trial(trial)["state"], "PAUSED");
   EXPECT_EQ(Trial(trial)["restarts"], 0) << "a pause is not a failure";
-  ASSERT_TRUE(master_->ActivateExperiment(exp, kRoot).ok());
+  ASSERT_OK(master_->ActivateExperiment(exp, kRoot));
   EXPECT_EQ(OnlyStart("a1")["trial_id"], trial);
   EXPECT_EQ(Experiment(exp)["state"], "ACTIVE");
 }
@@ -783,7 +780,7 @@ TEST_F(MasterTest, KillCancelsTheQueuedTrialAtOnceAndTheRunningOneWhenItExits) {
       Create(Config(1, 3, "{name: random, metric: loss, max_trials: 2, max_length: {batches: 10}}",
                     "{global_batch_size: 8, lr: {type: double, minval: 0.1, maxval: 1}}"));
   Json start = OnlyStart("a1");
-  ASSERT_TRUE(master_->KillExperiment(exp, kRoot).ok());
+  ASSERT_OK(master_->KillExperiment(exp, kRoot));
   Json e = Experiment(exp);
   EXPECT_EQ(e["state"], "CANCELED");
   int canceled = 0;
@@ -792,7 +789,7 @@ TEST_F(MasterTest, KillCancelsTheQueuedTrialAtOnceAndTheRunningOneWhenItExits) {
   Json stop = Actions("a1");
   ASSERT_EQ(stop.size(), 1u) << stop.dump();
   EXPECT_EQ(stop[0]["mode"], "kill");
-  ASSERT_TRUE(Exit(start, 137).ok());
+  ASSERT_OK(Exit(start, 137));
   EXPECT_EQ(Trial(start["trial_id"])["state"], "CANCELED");
   EXPECT_EQ(Trial(start["trial_id"])["restarts"], 0);
 }
@@ -803,14 +800,14 @@ TEST_F(MasterTest, AKilledExperimentsSearcherOnlyRecordsARungReportedAfterTheKil
   const Json t2 = AshaUntilTheSecondTrialStops();
   ASSERT_FALSE(HasFailure());
   Json t3 = OnlyStart("a1");
-  ASSERT_TRUE(master_->KillExperiment(exp, kRoot).ok());
+  ASSERT_OK(master_->KillExperiment(exp, kRoot));
   EXPECT_EQ(Trial(t2["trial_id"])["state"], "CANCELED");
   // In an active experiment trial 3's rung would stop it and promote trial 2; after the kill
   // it is only recorded (the searcher used to send a second, preempting stop).
   absl::Status report = ReportRung(t3, 200, MetricAt(t3, 200));
-  EXPECT_TRUE(report.ok()) << report;
+  EXPECT_OK(report);
   EXPECT_EQ(Trial(t2["trial_id"])["state"], "CANCELED");
-  ASSERT_TRUE(Exit(t3, 137).ok());
+  ASSERT_OK(Exit(t3, 137));
   EXPECT_EQ(Trial(t3["trial_id"])["state"], "CANCELED");
   EXPECT_EQ(Experiment(exp)["state"], "CANCELED");
   Json actions = Actions("a1");
@@ -828,12 +825,12 @@ TEST_F(MasterTest, AKilledTrialIsCanceledAndItsExperimentGoesOnWithTheOthers) {
                     "{global_batch_size: 8, lr: {type: categorical, vals: [0.1, 0.2, 0.3]}}"));
   Json first = OnlyStart("a1");
   const int64_t running = first["trial_id"];
-  ASSERT_TRUE(master_->KillTrial(running, kRoot).ok());
+  ASSERT_OK(master_->KillTrial(running, kRoot));
   Json stop = Actions("a1");
   ASSERT_EQ(stop.size(), 1u) << stop.dump();
   EXPECT_EQ(stop[0]["mode"], "kill");
   EXPECT_EQ(Trial(running)["state"], "RUNNING") << "until its nodes have exited";
-  ASSERT_TRUE(Exit(first, 137).ok());
+  ASSERT_OK(Exit(first, 137));
   EXPECT_EQ(Trial(running)["state"], "CANCELED") << "a kill is not a failure to restart";
   EXPECT_EQ(Trial(running)["restarts"], 0);
   EXPECT_THAT(Logs(running), HasSubstr("trial " + std::to_string(running) + " killed by admin"));
@@ -846,12 +843,12 @@ TEST_F(MasterTest, AKilledTrialIsCanceledAndItsExperimentGoesOnWithTheOthers) {
     if (t["state"] == "QUEUED") queued = t["id"];
   }
   ASSERT_NE(queued, 0) << e.dump(2);
-  ASSERT_TRUE(master_->KillTrial(queued, kRoot).ok());
+  ASSERT_OK(master_->KillTrial(queued, kRoot));
   EXPECT_EQ(Trial(queued)["state"], "CANCELED");
   EXPECT_EQ(Experiment(exp)["state"], "ACTIVE") << "one trial still runs";
-  ASSERT_TRUE(Exit(second, 0).ok());
+  ASSERT_OK(Exit(second, 0));
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED") << "canceled trials are not errors";
-  EXPECT_TRUE(master_->KillTrial(queued, kRoot).ok()) << "killing what ended is a no-op";
+  EXPECT_OK(master_->KillTrial(queued, kRoot)) << "killing what ended is a no-op";
   EXPECT_EQ(Trial(second["trial_id"])["state"], "COMPLETED");
   EXPECT_TRUE(absl::IsNotFound(master_->KillTrial(999, kRoot)));
 }
@@ -861,21 +858,21 @@ TEST_F(MasterTest, AKilledStoppedTrialIsNeverPromotedAgain) {
   const int64_t exp = Create(kAsha);
   const Json t2 = AshaUntilTheSecondTrialStops();
   ASSERT_FALSE(HasFailure());
-  ASSERT_TRUE(master_->KillTrial(t2["trial_id"], kRoot).ok());
+  ASSERT_OK(master_->KillTrial(t2["trial_id"], kRoot));
   EXPECT_EQ(Trial(t2["trial_id"])["state"], "CANCELED");
   Json t3 = OnlyStart("a1");
   // 4600 at rung 200 would promote trial 2 (AdaptiveAshaStops...): it stays CANCELED.
-  ASSERT_TRUE(ReportRung(t3, 200, MetricAt(t3, 200)).ok());
+  ASSERT_OK(ReportRung(t3, 200, MetricAt(t3, 200)));
   EXPECT_EQ(Trial(t2["trial_id"])["state"], "CANCELED");
   Json stop = Actions("a1");
   ASSERT_EQ(stop.size(), 1u) << stop.dump();
   EXPECT_EQ(stop[0]["type"], "stop") << "trial 3 stops at its rung; nothing starts";
-  ASSERT_TRUE(Exit(t3, 143).ok());
+  ASSERT_OK(Exit(t3, 143));
   Json t4 = OnlyStart("a1");
   EXPECT_NE(t4["trial_id"], t2["trial_id"]);
-  ASSERT_TRUE(ReportRung(t4, 200, MetricAt(t4, 200)).ok());
-  ASSERT_TRUE(ReportRung(t4, 400, MetricAt(t4, 400)).ok());
-  ASSERT_TRUE(Exit(t4, 0).ok());
+  ASSERT_OK(ReportRung(t4, 200, MetricAt(t4, 200)));
+  ASSERT_OK(ReportRung(t4, 400, MetricAt(t4, 400)));
+  ASSERT_OK(Exit(t4, 0));
   const Json e = Experiment(exp);
   EXPECT_EQ(e["state"], "COMPLETED") << e.dump(2);
   EXPECT_EQ(Trial(t2["trial_id"])["state"], "CANCELED");
@@ -885,31 +882,31 @@ TEST_F(MasterTest, KillingATrialOverridesAPauseInProgressAndOnlyItsOwnerOrAnAdmi
   Register("a1", 1);
   absl::StatusOr<int64_t> exp =
       master_->CreateExperiment(Config(1, 0, kSingle), "", "", Actor{"alice", false});
-  ASSERT_TRUE(exp.ok()) << exp.status();
+  ASSERT_OK(exp);
   Json start = OnlyStart("a1");
   const int64_t trial = start["trial_id"];
   absl::Status denied = master_->KillTrial(trial, Actor{"bob", false});
   EXPECT_TRUE(absl::IsPermissionDenied(denied)) << denied;
   EXPECT_THAT(denied.message(), HasSubstr("may kill trial " + std::to_string(trial) + " of it"));
-  ASSERT_TRUE(master_->PauseExperiment(*exp, kRoot).ok());
+  ASSERT_OK(master_->PauseExperiment(*exp, kRoot));
   EXPECT_EQ(Actions("a1")[0]["mode"], "preempt");
-  ASSERT_TRUE(master_->KillTrial(trial, Actor{"alice", false}).ok());
+  ASSERT_OK(master_->KillTrial(trial, Actor{"alice", false}));
   EXPECT_EQ(Actions("a1")[0]["mode"], "kill") << "the kill follows the preemption";
-  ASSERT_TRUE(Exit(start, 137).ok());
+  ASSERT_OK(Exit(start, 137));
   EXPECT_EQ(Trial(trial)["state"], "CANCELED") << "not PAUSED: it must not resume";
-  ASSERT_TRUE(master_->ActivateExperiment(*exp, kRoot).ok());
+  ASSERT_OK(master_->ActivateExperiment(*exp, kRoot));
   EXPECT_TRUE(Actions("a1").empty());
 }
 
 TEST_F(MasterTest, MovesTheLifecycleForbidsAreRefusedNamingBothStates) {
   Register("a1", 1);
   const int64_t exp = Create(Config(1, 0, kSingle));
-  ASSERT_TRUE(Exit(OnlyStart("a1"), 0).ok());
+  ASSERT_OK(Exit(OnlyStart("a1"), 0));
   absl::Status pause = master_->PauseExperiment(exp, kRoot);
   EXPECT_TRUE(absl::IsFailedPrecondition(pause)) << pause;
   EXPECT_THAT(pause.message(), HasSubstr("cannot move from COMPLETED to PAUSED"));
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
-  EXPECT_TRUE(master_->KillExperiment(exp, kRoot).ok()) << "killing what ended is a no-op";
+  EXPECT_OK(master_->KillExperiment(exp, kRoot)) << "killing what ended is a no-op";
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
 }
 
@@ -928,7 +925,7 @@ TEST_F(MasterTest, ATaskLargerThanTheFreeSlotsWaitsAndSaysWhy) {
                                           " (priority 42)");
   EXPECT_EQ(tasks[2]["reason"], behind);
   EXPECT_EQ(Trial(tasks[2]["trial_id"])["waiting_reason"], behind);
-  ASSERT_TRUE(Exit(first, 0).ok());
+  ASSERT_OK(Exit(first, 0));
   Json started = Actions("a1");  // both 1-slot tasks fit on the 2 free slots now
   ASSERT_EQ(started.size(), 2u) << started.dump();
   EXPECT_EQ(started[0]["experiment_id"], second_exp);
@@ -942,37 +939,37 @@ TEST_F(MasterTest, AdaptiveAshaStopsPromotesAndCompletesTrialsAsItsSearcherDecid
   Json t1 = OnlyStart("a1");
   EXPECT_EQ(t1["searcher_ops"], Json::array({200, 400}));
   ASSERT_EQ(t1["hparams"]["increment_by"], 12) << "the sampler changed";
-  ASSERT_TRUE(ReportRung(t1, 200, MetricAt(t1, 200)).ok());
+  ASSERT_OK(ReportRung(t1, 200, MetricAt(t1, 200)));
   EXPECT_TRUE(Actions("a1").empty()) << "the first trial at a rung goes on";
-  ASSERT_TRUE(ReportRung(t1, 400, MetricAt(t1, 400)).ok());
-  ASSERT_TRUE(Exit(t1, 0).ok());
+  ASSERT_OK(ReportRung(t1, 400, MetricAt(t1, 400)));
+  ASSERT_OK(Exit(t1, 0));
 
   Json t2 = OnlyStart("a1");
-  ASSERT_TRUE(ReportRung(t2, 200, MetricAt(t2, 200)).ok());  // 4200: not the best 1 of 2
+  ASSERT_OK(ReportRung(t2, 200, MetricAt(t2, 200)));  // 4200: not the best 1 of 2
   Json stop = Actions("a1");
   ASSERT_EQ(stop.size(), 1u) << stop.dump();
   EXPECT_EQ(stop[0]["type"], "stop");
-  ASSERT_TRUE(Exit(t2, 143).ok());
+  ASSERT_OK(Exit(t2, 143));
   EXPECT_EQ(Trial(t2["trial_id"])["state"], "STOPPED");
 
   Json t3 = OnlyStart("a1");
-  ASSERT_TRUE(ReportRung(t3, 200, MetricAt(t3, 200)).ok());  // 4600: stops, and lifts trial 2
+  ASSERT_OK(ReportRung(t3, 200, MetricAt(t3, 200)));  // 4600: stops, and lifts trial 2
   EXPECT_EQ(Trial(t2["trial_id"])["state"], "QUEUED");
   EXPECT_THAT(Logs(t2["trial_id"]), HasSubstr("adaptive_asha promotes the trial at 200 batches"));
   ASSERT_EQ(Actions("a1").size(), 1u) << "trial 3's stop";
-  ASSERT_TRUE(Exit(t3, 143).ok());
+  ASSERT_OK(Exit(t3, 143));
   EXPECT_EQ(Trial(t3["trial_id"])["state"], "STOPPED");
 
   Json t2_again = OnlyStart("a1");  // queued before trial 4: it resumes first
   EXPECT_EQ(t2_again["trial_id"], t2["trial_id"]);
-  ASSERT_TRUE(ReportRung(t2_again, 200, MetricAt(t2, 200)).ok());
+  ASSERT_OK(ReportRung(t2_again, 200, MetricAt(t2, 200)));
   EXPECT_TRUE(Actions("a1").empty()) << "a repeated rung report keeps its first decision";
-  ASSERT_TRUE(Exit(t2_again, 0).ok());
+  ASSERT_OK(Exit(t2_again, 0));
 
   Json t4 = OnlyStart("a1");
-  ASSERT_TRUE(ReportRung(t4, 200, MetricAt(t4, 200)).ok());  // 4000: second of 4, goes on
+  ASSERT_OK(ReportRung(t4, 200, MetricAt(t4, 200)));  // 4000: second of 4, goes on
   EXPECT_TRUE(Actions("a1").empty());
-  ASSERT_TRUE(Exit(t4, 0).ok());
+  ASSERT_OK(Exit(t4, 0));
   const Json e = Experiment(exp);
   EXPECT_EQ(e["state"], "COMPLETED") << e.dump(2);
   for (const Json& t : e["trials"]) EXPECT_EQ(t["state"], "COMPLETED") << t.dump(2);
@@ -995,7 +992,7 @@ TEST_F(MasterTest, ARestartedMasterRebuildsTheSearcherAndItsEarlierDecisionsStan
   Register("a1", 1);
   Json t3 = OnlyStart("a1");
   EXPECT_EQ(t3["searcher_ops"], Json::array({200, 400}));
-  ASSERT_TRUE(ReportRung(t3, 200, MetricAt(t3, 200)).ok());
+  ASSERT_OK(ReportRung(t3, 200, MetricAt(t3, 200)));
   EXPECT_EQ(Trial(t2["trial_id"])["state"], "QUEUED")
       << "trial 3's rung metric, ranked with the restored ones, promotes trial 2";
   EXPECT_EQ(Experiment(exp)["trials"][0]["state"], "COMPLETED") << "trial 1";
@@ -1020,20 +1017,18 @@ TEST_F(MasterTest, ARestartedMasterReadoptsTheAllocationItsAgentClaims) {
   const int64_t trial = start["trial_id"];
   StartOnFile();  // the master restarts; the trial's processes run on at the agent
   EXPECT_EQ(Trial(trial)["state"], "RUNNING");
-  EXPECT_TRUE(
-      master_
-          ->CheckAllocationToken(start["allocation"], start["allocation_token"].get<std::string>())
-          .ok())
+  EXPECT_OK(master_->CheckAllocationToken(start["allocation"],
+                                          start["allocation_token"].get<std::string>()))
       << "the allocation may report before its agent is back";
-  ASSERT_TRUE(master_->RegisterAgent(Claiming("a1", start)).ok());
+  ASSERT_OK(master_->RegisterAgent(Claiming("a1", start)));
   EXPECT_TRUE(Actions("a1").empty()) << "neither a stop nor a second start";
   clock_.Advance(absl::Minutes(1));  // past the grace: a re-adopted allocation has none
-  ASSERT_TRUE(master_->Heartbeat("a1").ok());
+  ASSERT_OK(master_->Heartbeat("a1"));
   master_->ExpireLostAgents();
   EXPECT_EQ(Trial(trial)["state"], "RUNNING");
   EXPECT_EQ(Trial(trial)["allocation"], start["allocation"]);
   EXPECT_THAT(Logs(trial), HasSubstr("the trial runs on, re-adopted"));
-  ASSERT_TRUE(Exit(start, 0).ok());
+  ASSERT_OK(Exit(start, 0));
   EXPECT_EQ(Trial(trial)["state"], "COMPLETED");
   EXPECT_EQ(Trial(trial)["restarts"], 0);
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
@@ -1056,7 +1051,7 @@ TEST_F(MasterTest, AnAllocationNoAgentReclaimsWithinTheGraceIsQueuedWithoutARest
   EXPECT_THAT(Logs(trial), HasSubstr("not counted as a restart"));
   // The agent comes back late, still running the old allocation: told to stop it, then given
   // the trial again.
-  ASSERT_TRUE(master_->RegisterAgent(Claiming("a1", start)).ok());
+  ASSERT_OK(master_->RegisterAgent(Claiming("a1", start)));
   const Json actions = Actions("a1");
   ASSERT_EQ(actions.size(), 2u) << actions.dump();
   EXPECT_EQ(actions[0]["type"], "stop");
@@ -1085,13 +1080,13 @@ TEST_F(MasterTest, AKillWhileTheAgentIsAwayReachesItWhenItReclaimsTheAllocation)
   const int64_t exp = Create(Config(1, 0, kSingle));
   const Json start = OnlyStart("a1");
   StartOnFile();
-  ASSERT_TRUE(master_->KillExperiment(exp, kRoot).ok());
-  ASSERT_TRUE(master_->RegisterAgent(Claiming("a1", start)).ok());
+  ASSERT_OK(master_->KillExperiment(exp, kRoot));
+  ASSERT_OK(master_->RegisterAgent(Claiming("a1", start)));
   const Json actions = Actions("a1");
   ASSERT_GE(actions.size(), 1u);
   EXPECT_EQ(actions[0]["type"], "stop");
   EXPECT_EQ(actions[0]["mode"], "kill");
-  ASSERT_TRUE(Exit(start, 137).ok());
+  ASSERT_OK(Exit(start, 137));
   EXPECT_EQ(Trial(start["trial_id"])["state"], "CANCELED");
 }
 
@@ -1104,16 +1099,16 @@ TEST_F(MasterTest, ATrialKilledBeforeAMasterRestartIsCanceledAfterIt) {
                     "{global_batch_size: 8, lr: {type: categorical, vals: [0.1, 0.2]}}"));
   const Json reclaimed = OnlyStart("a1");
   const Json lost = OnlyStart("a2");
-  ASSERT_TRUE(master_->KillTrial(reclaimed["trial_id"], kRoot).ok());
-  ASSERT_TRUE(master_->KillTrial(lost["trial_id"], kRoot).ok());
+  ASSERT_OK(master_->KillTrial(reclaimed["trial_id"], kRoot));
+  ASSERT_OK(master_->KillTrial(lost["trial_id"], kRoot));
   StartOnFile();  // before either agent fetched its stop
   // a1 comes back running its node: the kill reaches it; a2 never comes back.
-  ASSERT_TRUE(master_->RegisterAgent(Claiming("a1", reclaimed)).ok());
+  ASSERT_OK(master_->RegisterAgent(Claiming("a1", reclaimed)));
   const Json stop = Actions("a1");
   ASSERT_EQ(stop.size(), 1u) << stop.dump();
   EXPECT_EQ(stop[0]["type"], "stop");
   EXPECT_EQ(stop[0]["mode"], "kill");
-  ASSERT_TRUE(Exit(reclaimed, 137).ok());
+  ASSERT_OK(Exit(reclaimed, 137));
   EXPECT_EQ(Trial(reclaimed["trial_id"])["state"], "CANCELED");
   clock_.Advance(absl::Seconds(31));  // past the grace: a2's allocation was never reclaimed
   master_->ExpireLostAgents();
@@ -1144,9 +1139,8 @@ TEST_F(MasterTest, LogFollowersBeyondTheLimitAreAnsweredAtOnce) {
   ASSERT_EQ(third.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   EXPECT_TRUE(third.get()->logs.empty());
   // A new line ends the two that wait.
-  ASSERT_TRUE(
-      master_->AllocationLogs(start["allocation"], {.trial_id = trial, .lines = {{0, "epoch 1"}}})
-          .ok());
+  ASSERT_OK(
+      master_->AllocationLogs(start["allocation"], {.trial_id = trial, .lines = {{0, "epoch 1"}}}));
   ASSERT_EQ(first.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   ASSERT_EQ(second.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   EXPECT_EQ(first.get()->logs.size(), 1u);
@@ -1161,12 +1155,12 @@ TEST_F(MasterTest, ANewerPollOfTheSameAgentEndsTheOlderOne) {
   std::future<absl::StatusOr<wire::ActionBatch>> newer = std::async(std::launch::async, poll);
   ASSERT_EQ(older.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   absl::StatusOr<wire::ActionBatch> superseded = older.get();
-  ASSERT_TRUE(superseded.ok()) << superseded.status();
+  ASSERT_OK(superseded);
   EXPECT_TRUE(superseded->actions.empty());
   Create(Config(1, 0, kSingle));  // its start action goes to the poll still waiting
   ASSERT_EQ(newer.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   absl::StatusOr<wire::ActionBatch> actions = newer.get();
-  ASSERT_TRUE(actions.ok()) << actions.status();
+  ASSERT_OK(actions);
   EXPECT_EQ(actions->actions.size(), 1u);
 }
 
@@ -1200,7 +1194,7 @@ TEST_F(MasterTest, AContextUploadOntoAFullDiskSaysSoAndLeavesNothing) {
                        {.data_dir = small.string(), .clock = &clock_,
                         .scheduling = SchedulingMode::kInline})
             .value();
-    ASSERT_TRUE(master->RegisterAgent({.id = "a1", .slots = 1, .host = "127.0.0.1"}).ok());
+    ASSERT_OK(master->RegisterAgent({.id = "a1", .slots = 1, .host = "127.0.0.1"}));
     const std::string big = Made(
         dir_, "head -c 2000000 /dev/urandom > big.bin && tar czf big.tar.gz big.bin", "big.tar.gz");
     absl::StatusOr<int64_t> id = master->CreateExperiment(Config(1, 0, kSingle), "", big, kRoot);
@@ -1243,15 +1237,16 @@ TEST_F(MasterTest, AContextThatIsNotATarGzIsRefusedBeforeTheExperimentIsStored) 
   Register("a1", 1);
   absl::StatusOr<int64_t> plain =
       master_->CreateExperiment(Config(1, 0, kSingle), "", "hello", kRoot);
-  EXPECT_EQ(plain.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(plain.status().message(),
-              HasSubstr("context: not a gzip'd tar archive (its 5 bytes do not begin with the "
-                        "gzip magic 1f 8b)"));
+  EXPECT_THAT(
+      plain,
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               HasSubstr("context: not a gzip'd tar archive (its 5 bytes do not begin with the "
+                         "gzip magic 1f 8b)")));
   const std::string text =
       Made(dir_, "yes 'not a tar' | head -c 4000 | gzip -c > text.gz", "text.gz");
   absl::StatusOr<int64_t> not_tar =
       master_->CreateExperiment(Config(1, 0, kSingle), "", text, kRoot);
-  EXPECT_EQ(not_tar.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(not_tar, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(not_tar.status().message(), HasSubstr("context: not a valid tar.gz archive ("));
   const std::string tiny = Made(dir_, "printf 'not a tar' | gzip -c > tiny.gz", "tiny.gz");
   EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "", tiny, kRoot).status().message(),
@@ -1271,7 +1266,7 @@ TEST_F(MasterTest, AContextThatIsNotATarGzIsRefusedBeforeTheExperimentIsStored) 
   const std::string archive = Made(
       dir_, "mkdir -p ctx && echo x > ctx/train.py && tar czf ctx.tar.gz -C ctx .", "ctx.tar.gz");
   absl::StatusOr<int64_t> ok = master_->CreateExperiment(Config(1, 0, kSingle), "", archive, kRoot);
-  EXPECT_TRUE(ok.ok()) << ok.status();
+  EXPECT_OK(ok);
   EXPECT_EQ(SavedContexts(dir_), 1u);
 }
 
@@ -1289,9 +1284,9 @@ TEST_F(MasterTest, AContextWithoutTheEntrypointsProgramIsRefusedAtUpload) {
   EXPECT_TRUE(master_->ListExperiments().value().experiments.empty());
   const std::string right = Made(
       dir_, "mkdir -p c2/bin && echo x > c2/bin/train && tar czf c2.tar.gz -C c2 .", "c2.tar.gz");
-  EXPECT_TRUE(master_->CreateExperiment(config, "", right, kRoot).ok());
+  EXPECT_OK(master_->CreateExperiment(config, "", right, kRoot));
   // A bare name may come from PATH, an absolute path from the agent's machine: no context needed.
-  EXPECT_TRUE(master_->CreateExperiment(Config(1, 0, kSingle), "", "", kRoot).ok());
+  EXPECT_OK(master_->CreateExperiment(Config(1, 0, kSingle), "", "", kRoot));
 }
 
 TEST_F(MasterTest, StorageAndSearchersCohortCannotRunAreRefusedAtCreation) {
@@ -1304,7 +1299,7 @@ TEST_F(MasterTest, StorageAndSearchersCohortCannotRunAreRefusedAtCreation) {
   EXPECT_TRUE(absl::IsInvalidArgument(s3)) << s3;
   EXPECT_THAT(s3.message(), HasSubstr("checkpoint_storage.type: checkpoint storage type s3 is not "
                                       "supported by Cohort: use shared_fs or directory"));
-  ASSERT_TRUE(master_->PutTemplate("gcs", "checkpoint_storage: {type: gcs, bucket: b}\n").ok());
+  ASSERT_OK(master_->PutTemplate("gcs", "checkpoint_storage: {type: gcs, bucket: b}\n"));
   EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "gcs", "", kRoot).status().message(),
               HasSubstr("checkpoint storage type gcs is not supported by Cohort"));
   EXPECT_THAT(master_->CreateExperiment(Config(1, 0, "{name: custom, metric: loss}"), "", "", kRoot)
@@ -1316,15 +1311,15 @@ TEST_F(MasterTest, StorageAndSearchersCohortCannotRunAreRefusedAtCreation) {
   absl::StatusOr<int64_t> ignored = master_->CreateExperiment(
       Config(1, 0, kSingle) + "environment: {image: my/image}\nslurm: {gpu_type: a100}\n", "", "",
       kRoot);
-  EXPECT_TRUE(ignored.ok()) << ignored.status();
+  EXPECT_OK(ignored);
 }
 
 TEST_F(MasterTest, TemplateNamesAreSafeForUrlsAndRefusedNamingTheField) {
-  EXPECT_TRUE(master_->PutTemplate("gpu-base_2", "max_restarts: 1\n").ok());
+  EXPECT_OK(master_->PutTemplate("gpu-base_2", "max_restarts: 1\n"));
   absl::Status bad = master_->PutTemplate("../etc", "max_restarts: 1\n");
-  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(bad.message(),
-              HasSubstr("template name must be 1 to 128 characters of [A-Za-z0-9._-]"));
+  EXPECT_THAT(bad,
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("template name must be 1 to 128 characters of [A-Za-z0-9._-]")));
   EXPECT_THAT(master_->PutTemplate(std::string(200, 't'), "max_restarts: 1\n").message(),
               HasSubstr("(200 bytes)"));
   Register("a1", 1);
@@ -1340,10 +1335,8 @@ TEST_F(MasterTest, AHugeProgressCountCannotOverflowTheTrialsBatches) {
   progress.completed = 1e300;  // the wire parser refuses this; the master clamps regardless
   progress.total = 1e300;
   progress.unit = "batches";
-  ASSERT_TRUE(master_
-                  ->AllocationReports(start["allocation"].get<std::string>(),
-                                      {.trial_id = start["trial_id"], .progress = progress})
-                  .ok());
+  ASSERT_OK(master_->AllocationReports(start["allocation"].get<std::string>(),
+                                       {.trial_id = start["trial_id"], .progress = progress}));
   const Json trial = Trial(start["trial_id"]);
   EXPECT_EQ(trial["batches"], int64_t{1000000000000000});
   EXPECT_EQ(trial["total_batches"], int64_t{1000000000000000});
@@ -1353,7 +1346,7 @@ TEST_F(MasterTest, OnlyTheOwnerOrAnAdminChangesAnExperimentOrSeesItsEnvironment)
   const std::string yaml =
       Config(1, 0, kSingle) + "environment: {environment_variables: [TOKEN=s3cret, PLAIN=1]}\n";
   absl::StatusOr<int64_t> exp = master_->CreateExperiment(yaml, "", "", Actor{"alice", false});
-  ASSERT_TRUE(exp.ok()) << exp.status();
+  ASSERT_OK(exp);
   EXPECT_EQ(master_->ListExperiments().value().experiments.at(0).owner, "alice");
   const Actor bob{"bob", false};
   absl::Status denied = master_->KillExperiment(*exp, bob);
@@ -1370,8 +1363,8 @@ TEST_F(MasterTest, OnlyTheOwnerOrAnAdminChangesAnExperimentOrSeesItsEnvironment)
               HasSubstr("TOKEN=s3cret"));
   EXPECT_THAT(master_->DescribeExperiment(*exp, kRoot).value().config, HasSubstr("s3cret"));
 
-  EXPECT_TRUE(master_->PauseExperiment(*exp, Actor{"alice", false}).ok());
-  EXPECT_TRUE(master_->KillExperiment(*exp, kRoot).ok()) << "admins may change anyone's";
+  EXPECT_OK(master_->PauseExperiment(*exp, Actor{"alice", false}));
+  EXPECT_OK(master_->KillExperiment(*exp, kRoot)) << "admins may change anyone's";
 }
 
 // Issue 34: a registry's password and a template's environment values were shown in clear to
@@ -1380,17 +1373,16 @@ TEST_F(MasterTest, RegistryPasswordsAndTemplateSecretsAreMaskedForOthers) {
   const std::string yaml = Config(1, 0, kSingle) +
                            "environment: {registry_auth: {username: alice, password: hunter22}}\n";
   absl::StatusOr<int64_t> exp = master_->CreateExperiment(yaml, "", "", Actor{"alice", false});
-  ASSERT_TRUE(exp.ok()) << exp.status();
+  ASSERT_OK(exp);
   const Actor bob{"bob", false};
   const std::string seen_by_bob = master_->DescribeExperiment(*exp, bob).value().config;
   EXPECT_THAT(seen_by_bob, ::testing::Not(HasSubstr("hunter22")));
   EXPECT_THAT(seen_by_bob, HasSubstr("alice"));
   EXPECT_THAT(master_->DescribeExperiment(*exp, Actor{"alice", false}).value().config,
               HasSubstr("hunter22"));
-  ASSERT_TRUE(master_
-                  ->PutTemplate("team", "# the team's defaults\nenvironment: "
-                                        "{environment_variables: [WANDB_KEY=k3y]}\n")
-                  .ok());
+  ASSERT_OK(master_->PutTemplate("team",
+                                 "# the team's defaults\nenvironment: "
+                                 "{environment_variables: [WANDB_KEY=k3y]}\n"));
   const std::string template_for_bob = master_->GetTemplate("team", bob).value().config;
   EXPECT_THAT(template_for_bob, ::testing::Not(HasSubstr("k3y")));
   EXPECT_THAT(template_for_bob, HasSubstr("WANDB_KEY=***"));
@@ -1419,9 +1411,8 @@ TEST_F(MasterTest, DeletingAnEndedExperimentRemovesItsFilesAndRowsAndNothingElse
                      .storage_id = path.filename().string(),
                      .path = path.string()});
   }
-  ASSERT_TRUE(
-      master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = lines}).ok());
-  ASSERT_TRUE(Exit(start, 0).ok());
+  ASSERT_OK(master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = lines}));
+  ASSERT_OK(Exit(start, 0));
   ASSERT_EQ(Experiment(exp)["state"], "COMPLETED");
   // TensorBoard event files, its trial's and another's (trial 999: not of this experiment).
   const fs::path events = storage / "tensorboard" / absl::StrCat("trial_", trial);
@@ -1440,7 +1431,7 @@ TEST_F(MasterTest, DeletingAnEndedExperimentRemovesItsFilesAndRowsAndNothingElse
   EXPECT_TRUE(absl::IsPermissionDenied(master_->DeleteExperiment(exp, Actor{"bob", false})));
   EXPECT_TRUE(absl::IsNotFound(master_->DeleteExperiment(99, kRoot)));
 
-  ASSERT_TRUE(master_->DeleteExperiment(exp, kRoot).ok());
+  ASSERT_OK(master_->DeleteExperiment(exp, kRoot));
   ASSERT_TRUE(GoneWithin10s(*master_, exp));
   EXPECT_FALSE(fs::exists(storage / "ck-2"));
   EXPECT_TRUE(fs::exists(outside / "ck-4" / "model.pt")) << "outside its storage: left";
@@ -1469,10 +1460,9 @@ TEST_F(MasterTest, AnExperimentOthersStillWarmStartFromIsNotDeleted) {
                                 .steps_completed = 10,
                                 .storage_id = "ck-10",
                                 .path = ckpt.string()};
-  ASSERT_TRUE(
-      master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = {checkpoint}})
-          .ok());
-  ASSERT_TRUE(Exit(start, 0).ok());
+  ASSERT_OK(
+      master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = {checkpoint}}));
+  ASSERT_OK(Exit(start, 0));
   const int64_t by_trial =
       Create(Config(1, 0,
                     absl::StrCat("{name: single, metric: loss, max_length: {batches: 10}, ",
@@ -1487,12 +1477,12 @@ TEST_F(MasterTest, AnExperimentOthersStillWarmStartFromIsNotDeleted) {
       HasSubstr(absl::StrCat("experiment ", by_trial, " (ACTIVE) starts its trials from trial ",
                              trial, " of experiment ", source, " (searcher.source_trial_id)")));
   EXPECT_EQ(Experiment(source)["state"], "COMPLETED") << "a refused delete changes nothing";
-  ASSERT_TRUE(master_->KillExperiment(by_trial, kRoot).ok());
+  ASSERT_OK(master_->KillExperiment(by_trial, kRoot));
   refused = master_->DeleteExperiment(source, kRoot);
   EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
   EXPECT_THAT(refused.message(), HasSubstr("(searcher.source_checkpoint_uuid)"));
-  ASSERT_TRUE(master_->KillExperiment(by_uuid, kRoot).ok());
-  ASSERT_TRUE(master_->DeleteExperiment(source, kRoot).ok()) << "nothing depends on it now";
+  ASSERT_OK(master_->KillExperiment(by_uuid, kRoot));
+  ASSERT_OK(master_->DeleteExperiment(source, kRoot)) << "nothing depends on it now";
   EXPECT_TRUE(GoneWithin10s(*master_, source));
 }
 
@@ -1506,14 +1496,12 @@ TEST_F(MasterTest, NoExperimentWarmStartsFromOneBeingDeleted) {
                                 .steps_completed = 10,
                                 .storage_id = "ck-10",
                                 .path = (dir_ / "ck-10").string()};
-  ASSERT_TRUE(master_
-                  ->AllocationReports(start["allocation"],
-                                      {.trial_id = start["trial_id"], .lines = {checkpoint}})
-                  .ok());
-  ASSERT_TRUE(Exit(start, 0).ok());
+  ASSERT_OK(master_->AllocationReports(start["allocation"],
+                                       {.trial_id = start["trial_id"], .lines = {checkpoint}}));
+  ASSERT_OK(Exit(start, 0));
   {  // DELETING as the request leaves it, without this master's monitor deleting it meanwhile
     std::unique_ptr<Database> db = OpenSqliteDatabase((dir_ / "master.db").string()).value();
-    ASSERT_TRUE(db->SetExperimentState(source, wire::ExperimentState::kDeleting).ok());
+    ASSERT_OK(db->SetExperimentState(source, wire::ExperimentState::kDeleting));
   }
   absl::StatusOr<int64_t> child =
       master_->CreateExperiment(Config(1, 0,
@@ -1536,15 +1524,15 @@ TEST_F(MasterTest, OnlyAnEndedExperimentIsArchivedAndItStaysArchivedAcrossAResta
   absl::Status running = master_->ArchiveExperiment(exp, true, kRoot);
   EXPECT_TRUE(absl::IsFailedPrecondition(running)) << running;
   EXPECT_THAT(running.message(), HasSubstr("is ACTIVE: only an ended experiment can be archived"));
-  ASSERT_TRUE(Exit(start, 0).ok());
+  ASSERT_OK(Exit(start, 0));
   EXPECT_TRUE(absl::IsPermissionDenied(master_->ArchiveExperiment(exp, true, Actor{"bob"})));
-  ASSERT_TRUE(master_->ArchiveExperiment(exp, true, kRoot).ok());
-  EXPECT_TRUE(master_->ArchiveExperiment(exp, true, kRoot).ok()) << "again: nothing to do";
+  ASSERT_OK(master_->ArchiveExperiment(exp, true, kRoot));
+  EXPECT_OK(master_->ArchiveExperiment(exp, true, kRoot)) << "again: nothing to do";
   EXPECT_TRUE(Experiment(exp)["archived"]);
   EXPECT_TRUE(master_->ListExperiments().value().experiments.at(0).archived);
   StartOnFile();
   EXPECT_TRUE(Experiment(exp)["archived"]) << "kept by the database";
-  ASSERT_TRUE(master_->ArchiveExperiment(exp, false, kRoot).ok());
+  ASSERT_OK(master_->ArchiveExperiment(exp, false, kRoot));
   EXPECT_FALSE(Experiment(exp)["archived"]);
   EXPECT_TRUE(absl::IsNotFound(master_->ArchiveExperiment(42, true, kRoot)));
 }
@@ -1554,12 +1542,12 @@ TEST_F(MasterTest, AnExperimentLeftDeletingIsDeletedByTheNextMaster) {
   StartOnFile();
   Register("a1", 1);
   const int64_t exp = Create(Config(1, 0, kSingle));
-  ASSERT_TRUE(Exit(OnlyStart("a1"), 0).ok());
+  ASSERT_OK(Exit(OnlyStart("a1"), 0));
   const std::string context = master_->ContextPath(exp).value();
   master_.reset();
   {  // as a master that stopped right after the request left it
     std::unique_ptr<Database> db = OpenSqliteDatabase((dir_ / "master.db").string()).value();
-    ASSERT_TRUE(db->SetExperimentState(exp, wire::ExperimentState::kDeleting).ok());
+    ASSERT_OK(db->SetExperimentState(exp, wire::ExperimentState::kDeleting));
   }
   StartOnFile();
   ASSERT_TRUE(GoneWithin10s(*master_, exp));
@@ -1577,7 +1565,7 @@ TEST_F(MasterTest, MetricsArePagedSoNoAnswerGrowsWithTheTrial) {
                            .steps_completed = i,
                            .metrics = Json{{"loss", 1.0 / i}}});
   }
-  ASSERT_TRUE(master_->AllocationReports(start["allocation"].get<std::string>(), batch).ok());
+  ASSERT_OK(master_->AllocationReports(start["allocation"].get<std::string>(), batch));
   std::vector<int64_t> steps;
   int64_t after = 0;
   int pages = 0;
@@ -1613,7 +1601,7 @@ TEST_F(MasterTest, ReportedMetricsBecomeTimeSeriesThatCanBeFollowed) {
                            .metrics = Json{{"accuracy", 1 - loss}}});
     return master_->AllocationReports(allocation, batch);
   };
-  for (int step = 1; step <= 3; ++step) ASSERT_TRUE(report(step * 10, 1.0 / step).ok());
+  for (int step = 1; step <= 3; ++step) ASSERT_OK(report(step * 10, 1.0 / step));
   const int64_t trial = start["trial_id"];
   wire::SeriesList series = master_->TrialSeries(trial).value();
   ASSERT_EQ(series.series.size(), 3u);
@@ -1638,7 +1626,7 @@ TEST_F(MasterTest, ReportedMetricsBecomeTimeSeriesThatCanBeFollowed) {
   request = {.names = {"training/loss"}, .after = data.last_id};
   std::thread later([&] {
     absl::SleepFor(absl::Milliseconds(200));
-    ASSERT_TRUE(report(40, 0.25).ok());
+    ASSERT_OK(report(40, 0.25));
   });
   wire::SeriesData next = master_->TrialSeriesData(trial, request, absl::Seconds(10)).value();
   later.join();
@@ -1671,7 +1659,7 @@ TEST_F(MasterTest, SystemMetricsAreKeptOnlyInsideTheProfilingWindow) {
         {1000 + batches, "a1", {{"cpu_util_simple", 40 + batches}}, {{"GPU-1", 90, 5e9}}}};
     return master_->AllocationReports(start["allocation"].get<std::string>(), batch);
   };
-  for (int b : {3, 5, 7, 9}) ASSERT_TRUE(report(b).ok()) << b;
+  for (int b : {3, 5, 7, 9}) ASSERT_OK(report(b)) << b;
   const wire::SeriesList series = master_->TrialSeries(trial).value();
   ASSERT_EQ(series.series.size(), 3u);
   EXPECT_EQ(series.series[0].name, "cpu_util_simple");
@@ -1690,7 +1678,7 @@ TEST_F(MasterTest, WithoutProfilingSystemMetricsAreNotStored) {
   const Json start = OnlyStart("a1");
   wire::ReportBatch batch{.trial_id = start["trial_id"]};
   batch.system_metrics = {{1000, "a1", {{"cpu_util_simple", 40}}, {}}};
-  ASSERT_TRUE(master_->AllocationReports(start["allocation"].get<std::string>(), batch).ok());
+  ASSERT_OK(master_->AllocationReports(start["allocation"].get<std::string>(), batch));
   EXPECT_TRUE(master_->TrialSeries(start["trial_id"]).value().series.empty());
 }
 
@@ -1711,7 +1699,7 @@ TEST_F(MasterTest, StepProfilesInsideTheWindowMakeTimingsAndATraceOfBothRanks) {
            .buckets = {{0, 4096, 1200, 500}, {1, 8192, 3000, 700}}});
     }
   }
-  ASSERT_TRUE(master_->AllocationReports(start["allocation"].get<std::string>(), batch).ok());
+  ASSERT_OK(master_->AllocationReports(start["allocation"].get<std::string>(), batch));
   const wire::StepTimings timings = master_->TrialStepTimings(trial).value();
   EXPECT_EQ(timings.profiled_steps, 4) << "2 batches x 2 ranks";
   ASSERT_EQ(timings.ranks.size(), 2u);
@@ -1763,14 +1751,14 @@ TEST_F(MasterTest, StatsCountSlotsTrialsAndTheQueuedWaitSinceTheTrialWasLastQueu
   EXPECT_EQ(stats.longest_queued_wait, absl::Seconds(7));
   EXPECT_GT(stats.database_bytes, 0);
 
-  ASSERT_TRUE(master_->PauseExperiment(waiting, kRoot).ok());
+  ASSERT_OK(master_->PauseExperiment(waiting, kRoot));
   EXPECT_EQ(master_->Stats().value().longest_queued_wait, absl::ZeroDuration());
   clock_.Advance(absl::Seconds(3));
-  ASSERT_TRUE(master_->ActivateExperiment(waiting, kRoot).ok());
+  ASSERT_OK(master_->ActivateExperiment(waiting, kRoot));
   clock_.Advance(absl::Seconds(2));
   EXPECT_EQ(master_->Stats().value().longest_queued_wait, absl::Seconds(2))
       << "the wait starts again when the trial is queued again";
-  ASSERT_TRUE(Exit(OnlyStart("a1"), 0).ok());
+  ASSERT_OK(Exit(OnlyStart("a1"), 0));
   stats = master_->Stats().value();
   EXPECT_EQ(stats.trials[wire::TrialState::kCompleted], 1);
   EXPECT_EQ(stats.queued, 0) << "the waiting trial took the freed slots";

@@ -4,10 +4,13 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::runtime {
 namespace {
+
+using ::cohort::testing_support::StatusIs;
 
 TEST(CommWorkerTest, RunsJobsInSubmissionOrder) {
   CommWorker worker("test");
@@ -18,7 +21,7 @@ TEST(CommWorkerTest, RunsJobsInSubmissionOrder) {
       return absl::OkStatus();
     });
   }
-  ASSERT_TRUE(worker.Drain(absl::Seconds(10), "jobs").ok());
+  ASSERT_OK(worker.Drain(absl::Seconds(10), "jobs"));
   ASSERT_EQ(ran.size(), 100u);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(ran[i], i);
 }
@@ -32,7 +35,7 @@ TEST(CommWorkerTest, FirstFailureIsStickyAndLaterJobsAreSkipped) {
     return absl::OkStatus();
   });
   absl::Status status = worker.Drain(absl::Seconds(10), "jobs");
-  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_EQ(status.message(), "rank 3 died");
   EXPECT_EQ(ran.load(), 0);
   EXPECT_EQ(worker.Drain(absl::Seconds(1), "jobs").message(), "rank 3 died");
@@ -46,12 +49,12 @@ TEST(CommWorkerTest, DrainReportsWhatItWaitedForAtTheDeadline) {
     return absl::OkStatus();
   });
   absl::Status status = worker.Drain(absl::Milliseconds(50), "bucket allreduces");
-  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kDeadlineExceeded));
   EXPECT_NE(status.message().find("gradients: bucket allreduces"), absl::string_view::npos)
       << status;
   EXPECT_NE(status.message().find("1 unfinished"), absl::string_view::npos) << status;
   release.Notify();
-  EXPECT_TRUE(worker.Drain(absl::Seconds(10), "jobs").ok());
+  EXPECT_OK(worker.Drain(absl::Seconds(10), "jobs"));
 }
 
 }  // namespace

@@ -7,13 +7,16 @@
 
 #include <string>
 
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::runtime {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
+
 TEST(WaitForDeviceTest, TheCpuIsNeverWaitedFor) {
-  EXPECT_TRUE(WaitForDevice(torch::kCPU, absl::ZeroDuration(), "nothing").ok());
+  EXPECT_OK(WaitForDevice(torch::kCPU, absl::ZeroDuration(), "nothing"));
 }
 
 TEST(WaitForDeviceTest, OnAGpuAShortDeadlineIsReportedAndALongOneSeesTheWorkDone) {
@@ -23,9 +26,9 @@ TEST(WaitForDeviceTest, OnAGpuAShortDeadlineIsReportedAndALongOneSeesTheWorkDone
   torch::Tensor b = a;
   for (int i = 0; i < 50; ++i) b = torch::matmul(b, a).div_(8192);  // tens of ms or more
   const absl::Status early = WaitForDevice(gpu, absl::Microseconds(50), "fifty matmuls");
-  EXPECT_EQ(early.code(), absl::StatusCode::kDeadlineExceeded) << early;
+  EXPECT_THAT(early, StatusIs(absl::StatusCode::kDeadlineExceeded));
   EXPECT_NE(early.message().find("cuda:0 to finish fifty matmuls"), std::string::npos) << early;
-  EXPECT_TRUE(WaitForDevice(gpu, absl::Seconds(120), "fifty matmuls").ok());
+  EXPECT_OK(WaitForDevice(gpu, absl::Seconds(120), "fifty matmuls"));
   // The work is done: a read-back no longer waits, and the result is there.
   EXPECT_TRUE(torch::isfinite(b).all().item<bool>());
 }

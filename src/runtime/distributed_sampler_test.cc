@@ -4,10 +4,13 @@
 #include <set>
 #include <vector>
 
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::runtime {
 namespace {
+
+using ::cohort::testing_support::StatusIs;
 
 DistributedSampler Make(int64_t n, int64_t batch, int rank, int size, uint64_t seed = 7) {
   return DistributedSampler::Create(
@@ -48,7 +51,7 @@ TEST(DistributedSamplerTest, BatchesWalkTheEpochsInOrder) {
 TEST(DistributedSamplerTest, UnshuffledShardsAreStridedDatasetOrder) {
   auto s = DistributedSampler::Create(
       {.dataset_size = 10, .per_slot_batch = 2, .rank = 1, .size = 3, .shuffle = false});
-  ASSERT_TRUE(s.ok());
+  ASSERT_OK(s);
   EXPECT_EQ(s->EpochIndices(0), (std::vector<int64_t>{1, 4}));
 }
 
@@ -73,7 +76,7 @@ TEST(DistributedSamplerTest, RejectsBadArgumentsNamingThem) {
                 .find("rank 2"),
             absl::string_view::npos);
   auto tiny = DistributedSampler::Create({.dataset_size = 10, .per_slot_batch = 8, .size = 2});
-  EXPECT_EQ(tiny.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(tiny, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_NE(tiny.status().message().find("fewer than one batch"), absl::string_view::npos);
 }
 

@@ -6,10 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::runtime {
 namespace {
+
+using ::cohort::testing_support::StatusIs;
 
 std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "/" + name;
@@ -27,7 +30,7 @@ TEST(IdxFileTest, ReadsGzippedArrayWithItsDimensions) {
   const std::string path = TempPath("ok.idx.gz");
   WriteGz(path, {0, 0, 8, 2, 0, 0, 0, 2, 0, 0, 0, 3, 1, 2, 3, 4, 5, 6});
   auto array = ReadIdxFile(path);
-  ASSERT_TRUE(array.ok()) << array.status();
+  ASSERT_OK(array);
   EXPECT_EQ(array->dims, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(array->data, (std::vector<uint8_t>{1, 2, 3, 4, 5, 6}));
 }
@@ -36,7 +39,7 @@ TEST(IdxFileTest, TruncatedDataIsDataLossNamingTheFile) {
   const std::string path = TempPath("short.idx.gz");
   WriteGz(path, {0, 0, 8, 1, 0, 0, 0, 5, 1, 2});
   auto array = ReadIdxFile(path);
-  EXPECT_EQ(array.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(array, StatusIs(absl::StatusCode::kDataLoss));
   EXPECT_NE(array.status().message().find("short.idx.gz: truncated"), std::string::npos)
       << array.status();
 }
@@ -44,19 +47,19 @@ TEST(IdxFileTest, TruncatedDataIsDataLossNamingTheFile) {
 TEST(IdxFileTest, WrongMagicIsDataLoss) {
   const std::string path = TempPath("float.idx.gz");
   WriteGz(path, {0, 0, 0x0d, 1, 0, 0, 0, 1, 0, 0, 0, 0});
-  EXPECT_EQ(ReadIdxFile(path).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(ReadIdxFile(path), StatusIs(absl::StatusCode::kDataLoss));
 }
 
 TEST(IdxFileTest, MissingFileIsNotFound) {
   auto array = ReadIdxFile(TempPath("does-not-exist.gz"));
-  EXPECT_EQ(array.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(array, StatusIs(absl::StatusCode::kNotFound));
   EXPECT_NE(array.status().message().find("does-not-exist.gz"), std::string::npos);
 }
 
 TEST(IdxFileTest, ReadsTheRealFashionMnistLabels) {
   const std::string path = "/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz";
   auto array = ReadIdxFile(path);
-  ASSERT_TRUE(array.ok()) << array.status() << " (scripts/install.sh installs the dataset)";
+  ASSERT_OK(array) << " (scripts/install.sh installs the dataset)";
   EXPECT_EQ(array->dims, (std::vector<int64_t>{10000}));
   std::vector<int> counts(10, 0);
   for (uint8_t label : array->data) {

@@ -11,10 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::runtime {
 namespace {
+
+using ::cohort::testing_support::StatusIs;
 
 struct Params {
   explicit Params(torch::Device device = torch::kCPU)
@@ -74,7 +77,7 @@ TEST(GradScalerTest, ACheckpointedScalerGoesOnWhereItStopped) {
   scaler.Update(true);  // one finite step short of growing
   const nlohmann::json saved = nlohmann::json::parse(scaler.ToJson().dump());
   GradScaler resumed({.init_scale = 8, .growth_interval = 3});
-  ASSERT_TRUE(resumed.FromJson(saved).ok());
+  ASSERT_OK(resumed.FromJson(saved));
   EXPECT_EQ(resumed.scale(), 4.0);
   resumed.Update(true);
   EXPECT_EQ(resumed.scale(), 8.0);  // the step that grows it is the same one as without a restart
@@ -96,7 +99,7 @@ TEST(GradScalerTest, ABadCheckpointedStateIsRefusedByFieldAndLeavesTheScalerAlon
   for (const auto& [text, field] : bad) {
     GradScaler scaler({.init_scale = 8, .growth_interval = 3});
     const absl::Status status = scaler.FromJson(nlohmann::json::parse(text));
-    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument)) << text;
     EXPECT_NE(status.message().find(field), std::string::npos) << text << ": " << status;
     EXPECT_EQ(scaler.scale(), 8.0) << text;
   }

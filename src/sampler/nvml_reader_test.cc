@@ -3,12 +3,14 @@
 #include <dlfcn.h>
 
 #include "absl/status/status.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace cohort::sampler {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::HasSubstr;
 
 // Holds the fake library open (so its state lasts between loads) and drives its controls.
@@ -35,8 +37,8 @@ class FakeNvml {
 
 TEST(NvmlReaderTest, WithoutTheLibraryThereAreNoGpusAndNotFoundSaysWhy) {
   absl::StatusOr<std::unique_ptr<NvmlReader>> nvml = NvmlReader::Load("libno-such-nvml.so.1");
-  EXPECT_EQ(nvml.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(nvml.status().message(), HasSubstr("cannot load libno-such-nvml.so.1"));
+  EXPECT_THAT(nvml,
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("cannot load libno-such-nvml.so.1")));
 }
 
 TEST(NvmlReaderTest, ThisMachinesNvmlLoadsOrExplainsItsAbsence) {
@@ -55,15 +57,15 @@ TEST(NvmlReaderTest, ThisMachinesNvmlLoadsOrExplainsItsAbsence) {
 
 TEST(NvmlReaderTest, ALibraryWithoutNvmlsFunctionsIsNotFound) {
   absl::StatusOr<std::unique_ptr<NvmlReader>> nvml = NvmlReader::Load("libm.so.6");
-  EXPECT_EQ(nvml.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(nvml.status().message(), HasSubstr("libm.so.6 has no nvmlInit_v2"));
+  EXPECT_THAT(nvml,
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("libm.so.6 has no nvmlInit_v2")));
 }
 
 TEST(NvmlReaderTest, ReadsEveryGpusUuidUtilizationAndFreeMemory) {
   FakeNvml fake;
   {
     absl::StatusOr<std::unique_ptr<NvmlReader>> nvml = NvmlReader::Load(COHORT_FAKE_NVML_PATH);
-    ASSERT_TRUE(nvml.ok()) << nvml.status();
+    ASSERT_OK(nvml);
     EXPECT_EQ((*nvml)->device_count(), 2);
     const std::vector<GpuReading> gpus = (*nvml)->Read();
     ASSERT_EQ(gpus.size(), 2u);
@@ -82,14 +84,14 @@ TEST(NvmlReaderTest, AFailingInitIsUnavailableNamingNvmlsError) {
   FakeNvml fake;
   fake.Set(/*init_result=*/9, /*failing_device=*/-1);  // NVML_ERROR_DRIVER_NOT_LOADED
   absl::StatusOr<std::unique_ptr<NvmlReader>> nvml = NvmlReader::Load(COHORT_FAKE_NVML_PATH);
-  EXPECT_EQ(nvml.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(nvml.status().message(), HasSubstr("nvmlInit_v2 failed: Driver Not Loaded (9)"));
+  EXPECT_THAT(nvml, StatusIs(absl::StatusCode::kUnavailable,
+                             HasSubstr("nvmlInit_v2 failed: Driver Not Loaded (9)")));
 }
 
 TEST(NvmlReaderTest, AGpuThatCannotBeReadIsLeftOutOfTheReading) {
   FakeNvml fake;
   absl::StatusOr<std::unique_ptr<NvmlReader>> nvml = NvmlReader::Load(COHORT_FAKE_NVML_PATH);
-  ASSERT_TRUE(nvml.ok()) << nvml.status();
+  ASSERT_OK(nvml);
   fake.Set(0, /*failing_device=*/0);
   const std::vector<GpuReading> gpus = (*nvml)->Read();
   ASSERT_EQ(gpus.size(), 1u);

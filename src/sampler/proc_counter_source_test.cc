@@ -4,11 +4,14 @@
 #include <fstream>
 #include <string>
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace cohort::sampler {
 namespace {
+
+using ::cohort::testing_support::StatusIs;
 
 namespace fs = std::filesystem;
 
@@ -50,7 +53,7 @@ class FakeProc {
 TEST(ProcCounterSourceTest, ReadsEveryPartFromItsFiles) {
   FakeProc proc;
   ProcCounterSource source(proc.Options());
-  EXPECT_EQ(source.nvml_status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(source.nvml_status(), StatusIs(absl::StatusCode::kFailedPrecondition));
   const SystemCounters c = source.Read();
   ASSERT_TRUE(c.cpu && c.memory && c.net && c.disk);
   EXPECT_EQ(c.cpu->busy, 400u);
@@ -83,7 +86,7 @@ TEST(ProcCounterSourceTest, GpusComeFromTheNvmlLibrary) {
   ProcCounterSourceOptions options = proc.Options();
   options.nvml_library = COHORT_FAKE_NVML_PATH;
   ProcCounterSource source(options);
-  EXPECT_TRUE(source.nvml_status().ok()) << source.nvml_status();
+  EXPECT_OK(source.nvml_status());
   EXPECT_EQ(source.Read().gpus.size(), 2u);
 }
 
@@ -92,7 +95,7 @@ TEST(ProcCounterSourceTest, WithoutNvmlThereAreNoGpusAndNoError) {
   ProcCounterSourceOptions options = proc.Options();
   options.nvml_library = "libno-such-nvml.so.1";
   ProcCounterSource source(options);
-  EXPECT_EQ(source.nvml_status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(source.nvml_status(), StatusIs(absl::StatusCode::kNotFound));
   const SystemCounters c = source.Read();
   EXPECT_TRUE(c.gpus.empty());
   EXPECT_TRUE(c.cpu.has_value());

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sampler/internal/loopback_traffic.h"
@@ -11,6 +12,7 @@
 namespace cohort::sampler {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::HasSubstr;
 
 // Real files (Linux 6.x, 2 CPUs), cut short.
@@ -50,7 +52,7 @@ constexpr char kDiskstats[] = R"(   7       0 loop0 12 0 30 1 0 0 0 0 0 4 1 0 0 
 
 TEST(ProcStatTest, BusyIsEverythingButIdleAndIowaitOfTheCpuLine) {
   absl::StatusOr<CpuTimes> times = ParseProcStat(kStat);
-  ASSERT_TRUE(times.ok()) << times.status();
+  ASSERT_OK(times);
   // guest (5) and guest_nice are already in user and nice.
   EXPECT_EQ(times->total, 327549u + 12 + 50744 + 101943 + 1054 + 0 + 326 + 234);
   EXPECT_EQ(times->busy, times->total - 101943 - 1054);
@@ -58,7 +60,7 @@ TEST(ProcStatTest, BusyIsEverythingButIdleAndIowaitOfTheCpuLine) {
 
 TEST(ProcStatTest, OldKernelsWithFourFieldsParse) {
   absl::StatusOr<CpuTimes> times = ParseProcStat("cpu 10 0 5 85\n");
-  ASSERT_TRUE(times.ok()) << times.status();
+  ASSERT_OK(times);
   EXPECT_EQ(times->total, 100u);
   EXPECT_EQ(times->busy, 15u);
 }
@@ -68,12 +70,12 @@ TEST(ProcStatTest, ErrorsNameTheFileAndLine) {
               HasSubstr("/proc/stat line 2: 'x' is not a counter"));
   EXPECT_THAT(ParseProcStat("intr 1\ncpu 1 2\n").status().message(),
               HasSubstr("/proc/stat line 2: expected at least 4 counters after 'cpu', got 2"));
-  EXPECT_EQ(ParseProcStat("cpu0 1 2 3 4\n").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(ParseProcStat("cpu0 1 2 3 4\n"), StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST(MeminfoTest, ReadsTotalAndAvailableInBytes) {
   absl::StatusOr<MemoryInfo> info = ParseMeminfo(kMeminfo);
-  ASSERT_TRUE(info.ok()) << info.status();
+  ASSERT_OK(info);
   EXPECT_EQ(info->total, 24684092ull * 1024);
   EXPECT_EQ(info->available, 24236436ull * 1024);
 }
@@ -81,35 +83,35 @@ TEST(MeminfoTest, ReadsTotalAndAvailableInBytes) {
 TEST(MeminfoTest, KernelsWithoutMemAvailableUseFreeBuffersAndCached) {
   absl::StatusOr<MemoryInfo> info =
       ParseMeminfo("MemTotal: 100 kB\nMemFree: 10 kB\nBuffers: 2 kB\nCached: 30 kB\n");
-  ASSERT_TRUE(info.ok()) << info.status();
+  ASSERT_OK(info);
   EXPECT_EQ(info->available, 42u * 1024);
 }
 
 TEST(MeminfoTest, MissingOrBadFieldsAreErrors) {
-  EXPECT_EQ(ParseMeminfo("MemFree: 1 kB\n").status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(ParseMeminfo("MemTotal: 1 kB\n").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(ParseMeminfo("MemFree: 1 kB\n"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(ParseMeminfo("MemTotal: 1 kB\n"), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(ParseMeminfo("MemTotal: 1 kB\nMemAvailable: lots kB\n").status().message(),
               HasSubstr("/proc/meminfo line 2: 'lots' is not a counter"));
 }
 
 TEST(NetDevTest, SumsEveryInterfaceButLoopbackByDefault) {
   absl::StatusOr<NetCounters> net = ParseNetDev(kNetDev, {});
-  ASSERT_TRUE(net.ok()) << net.status();
+  ASSERT_OK(net);
   EXPECT_EQ(net->received_bytes, 100540559u + 1000);
   EXPECT_EQ(net->sent_bytes, 78318u + 500);
 }
 
 TEST(NetDevTest, ChosenInterfacesIncludingLoopback) {
   absl::StatusOr<NetCounters> net = ParseNetDev(kNetDev, {"lo", "eth1"});
-  ASSERT_TRUE(net.ok()) << net.status();
+  ASSERT_OK(net);
   EXPECT_EQ(net->received_bytes, 6123120439u + 1000);
   EXPECT_EQ(net->sent_bytes, 6123120439u + 500);
 }
 
 TEST(NetDevTest, AnAbsentInterfaceIsNotFoundAndNamesThoseThere) {
   absl::Status status = ParseNetDev(kNetDev, {"ib0"}).status();
-  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(status.message(), HasSubstr("no interface 'ib0' (it has lo, ifb0, eth0, eth1)"));
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kNotFound,
+                               HasSubstr("no interface 'ib0' (it has lo, ifb0, eth0, eth1)")));
 }
 
 TEST(NetDevTest, AShortLineNamesTheFileAndLine) {
@@ -120,7 +122,7 @@ TEST(NetDevTest, AShortLineNamesTheFileAndLine) {
 TEST(DiskstatsTest, SumsTheChosenDisksIn512ByteSectors) {
   absl::StatusOr<DiskCounters> disk = ParseDiskstats(
       kDiskstats, [](absl::string_view name) { return name == "vda" || name == "nvme0n1"; });
-  ASSERT_TRUE(disk.ok()) << disk.status();
+  ASSERT_OK(disk);
   EXPECT_EQ(disk->reads, 153058u + 100);
   EXPECT_EQ(disk->writes, 59695u + 50);
   EXPECT_EQ(disk->read_bytes, (uint64_t{9209562} + 800) * 512);
@@ -137,35 +139,34 @@ TEST(DiskstatsTest, ErrorsNameTheFileAndLine) {
 
 TEST(ReadersTest, ReadThisMachinesFiles) {
   absl::StatusOr<CpuTimes> cpu = ReadCpuTimes();
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  ASSERT_OK(cpu);
   EXPECT_GT(cpu->total, 0u);
   EXPECT_LE(cpu->busy, cpu->total);
   absl::StatusOr<MemoryInfo> memory = ReadMemoryInfo();
-  ASSERT_TRUE(memory.ok()) << memory.status();
+  ASSERT_OK(memory);
   EXPECT_GT(memory->available, 0u);
   EXPECT_LE(memory->available, memory->total);
-  EXPECT_TRUE(ReadNetCounters({}).ok());
+  EXPECT_OK(ReadNetCounters({}));
   absl::StatusOr<std::vector<std::string>> disks = ListPhysicalDisks();
-  ASSERT_TRUE(disks.ok()) << disks.status();
+  ASSERT_OK(disks);
   for (const std::string& disk : *disks) EXPECT_EQ(disk.find("loop"), std::string::npos) << disk;
   absl::StatusOr<DiskCounters> disk = ReadDiskCounters();
-  ASSERT_TRUE(disk.ok()) << disk.status();
+  ASSERT_OK(disk);
 }
 
 TEST(ReadersTest, AMissingFileIsAnErrorNamingIt) {
   absl::Status status = ReadCpuTimes("/proc/no-such-file").status();
-  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(status.message(), HasSubstr("/proc/no-such-file"));
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kNotFound, HasSubstr("/proc/no-such-file")));
   EXPECT_THAT(ListPhysicalDisks("/no/sys/block").status().message(), HasSubstr("/no/sys/block"));
 }
 
 TEST(ReadersTest, LoopbackCountersGrowByWhatIsSentOverIt) {
   absl::StatusOr<NetCounters> before = ReadNetCounters({"lo"});
-  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_OK(before);
   constexpr size_t kBytes = 1 << 20;
   internal::SendOverLoopback(kBytes);
   absl::StatusOr<NetCounters> after = ReadNetCounters({"lo"});
-  ASSERT_TRUE(after.ok()) << after.status();
+  ASSERT_OK(after);
   EXPECT_GE(after->sent_bytes - before->sent_bytes, kBytes);
   EXPECT_GE(after->received_bytes - before->received_bytes, kBytes);
 }

@@ -7,6 +7,7 @@
 
 #include "absl/time/clock.h"
 #include "common/clock.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "sampler/internal/loopback_traffic.h"
@@ -15,6 +16,7 @@
 namespace cohort::sampler {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::DoubleEq;
 
 // How long a test waits for the sampler's thread before it fails (real time).
@@ -93,7 +95,7 @@ TEST(SystemSamplerTest, SamplesEveryIntervalAndEmitsOneRecordPerPeriod) {
   Observed observed;
   SystemSampler sampler({}, std::make_unique<ScriptedSource>(clock, &observed), clock,
                         EmitTo(&observed));
-  ASSERT_TRUE(sampler.Start().ok());
+  ASSERT_OK(sampler.Start());
   ASSERT_TRUE(observed.WaitForReads(1));
   for (size_t i = 1; i <= 10; ++i) {
     EXPECT_TRUE(observed.emitted().empty()) << i;
@@ -113,7 +115,7 @@ TEST(SystemSamplerTest, StopEndsTheWaitAtOnceAndEmitsThePartialPeriod) {
   Observed observed;
   SystemSampler sampler({}, std::make_unique<ScriptedSource>(clock, &observed), clock,
                         EmitTo(&observed));
-  ASSERT_TRUE(sampler.Start().ok());
+  ASSERT_OK(sampler.Start());
   ASSERT_TRUE(observed.WaitForReads(1));
   for (size_t i = 1; i <= 3; ++i) {
     clock.Advance(absl::Milliseconds(100));
@@ -135,7 +137,7 @@ TEST(SystemSamplerTest, SamplesMissedBecauseTheSourceWasLateAreSkipped) {
   Observed observed;
   SystemSampler sampler({}, std::make_unique<ScriptedSource>(clock, &observed), clock,
                         EmitTo(&observed));
-  ASSERT_TRUE(sampler.Start().ok());
+  ASSERT_OK(sampler.Start());
   ASSERT_TRUE(observed.WaitForReads(1));
   clock.Advance(absl::Milliseconds(350));  // three samples due: one is taken
   ASSERT_TRUE(observed.WaitForReads(2));
@@ -160,25 +162,25 @@ TEST(SystemSamplerTest, BadOptionsAndASecondStartAreRefused) {
     return std::make_unique<SystemSampler>(
         options, std::make_unique<ScriptedSource>(clock, &observed), clock, EmitTo(&observed));
   };
-  EXPECT_EQ(make({.interval = absl::ZeroDuration()})->Start().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(make({.interval = absl::Seconds(2)})->Start().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(make({.interval = absl::ZeroDuration()})->Start(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(make({.interval = absl::Seconds(2)})->Start(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   std::unique_ptr<SystemSampler> sampler = make({});
-  ASSERT_TRUE(sampler->Start().ok());
-  EXPECT_EQ(sampler->Start().code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_OK(sampler->Start());
+  EXPECT_THAT(sampler->Start(), StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 // This machine's real counters, for about half a second.
 TEST(SystemSamplerTest, ThisMachinesSeriesArePlausible) {
   absl::StatusOr<MemoryInfo> memory = ReadMemoryInfo();
-  ASSERT_TRUE(memory.ok()) << memory.status();
+  ASSERT_OK(memory);
   Observed observed;
   SystemSampler sampler(
       {.interval = absl::Milliseconds(50), .period = absl::Milliseconds(200)},
       std::make_unique<ProcCounterSource>(ProcCounterSourceOptions{.net_interfaces = {"lo"}}),
       RealClock(), EmitTo(&observed));
-  ASSERT_TRUE(sampler.Start().ok());
+  ASSERT_OK(sampler.Start());
   ASSERT_TRUE(observed.WaitForRecords(1));
   constexpr size_t kBytes = 1 << 20;
   internal::SendOverLoopback(kBytes);

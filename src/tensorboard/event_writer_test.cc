@@ -1,11 +1,9 @@
 #include "tensorboard/event_writer.h"
 
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -14,12 +12,15 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
+#include "common/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace cohort::tensorboard {
 namespace {
 
+using ::cohort::testing_support::TempDir;
 using ::testing::HasSubstr;
 
 // An independent reader, written from the published formats alone (the TFRecord framing, the
@@ -236,12 +237,6 @@ std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-std::string MakeTempDir() {
-  std::string dir = ::testing::TempDir() + "/event_writer_XXXXXX";
-  EXPECT_NE(mkdtemp(dir.data()), nullptr);
-  return dir;
-}
-
 std::string Bytes(std::initializer_list<unsigned char> bytes) {
   return std::string(bytes.begin(), bytes.end());
 }
@@ -251,25 +246,21 @@ class EventWriterTest : public ::testing::Test {
   std::unique_ptr<EventWriter> OpenWriter(const std::string& dir) {
     absl::StatusOr<std::unique_ptr<EventWriter>> writer =
         EventWriter::Open(dir, {.clock = &clock_, .hostname = "testhost"});
-    EXPECT_TRUE(writer.ok()) << writer.status();
+    EXPECT_OK(writer);
     return writer.ok() ? *std::move(writer) : nullptr;
   }
 
-  ~EventWriterTest() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(root_, ignored);
-  }
-
   FakeClock clock_{absl::FromUnixSeconds(2)};
-  std::string root_ = MakeTempDir();  // removed after the test
+  TempDir temp_{"event_writer"};  // removed after the test
+  std::string root_ = temp_.path();
   std::string dir_ = root_ + "/trial/tensorboard";
 };
 
 TEST_F(EventWriterTest, WritesTheBytesThePublishedFormatDefines) {
   std::unique_ptr<EventWriter> writer = OpenWriter(dir_);
   ASSERT_NE(writer, nullptr);
-  ASSERT_TRUE(writer->WriteScalar("loss", 7, 0.5, absl::FromUnixMillis(3500)).ok());
-  ASSERT_TRUE(writer->Close().ok());
+  ASSERT_OK(writer->WriteScalar("loss", 7, 0.5, absl::FromUnixMillis(3500)));
+  ASSERT_OK(writer->Close());
 
   EXPECT_EQ(writer->path(),
             absl::StrCat(dir_, "/events.out.tfevents.0000000002.testhost.", ::getpid()));
@@ -291,16 +282,14 @@ TEST_F(EventWriterTest, WritesTheBytesThePublishedFormatDefines) {
 TEST_F(EventWriterTest, ReadsBackSeveralScalarsWithAnIndependentReader) {
   std::unique_ptr<EventWriter> writer = OpenWriter(dir_);
   ASSERT_NE(writer, nullptr);
-  ASSERT_TRUE(writer->WriteScalar("training/loss", 10, 2.25, absl::FromUnixSeconds(10)).ok());
-  ASSERT_TRUE(writer
-                  ->WriteScalars({{"validation/accuracy", 0.75}, {"validation/loss", -1.5}}, 20,
-                                 absl::FromUnixMillis(20500))
-                  .ok());
-  ASSERT_TRUE(writer->WriteScalar("training/loss", 30, 0.0, absl::FromUnixSeconds(30)).ok());
-  ASSERT_TRUE(writer->Flush().ok());
+  ASSERT_OK(writer->WriteScalar("training/loss", 10, 2.25, absl::FromUnixSeconds(10)));
+  ASSERT_OK(writer->WriteScalars({{"validation/accuracy", 0.75}, {"validation/loss", -1.5}}, 20,
+                                 absl::FromUnixMillis(20500)));
+  ASSERT_OK(writer->WriteScalar("training/loss", 30, 0.0, absl::FromUnixSeconds(30)));
+  ASSERT_OK(writer->Flush());
 
   absl::StatusOr<std::vector<DecodedEvent>> events = ReadEvents(ReadFile(writer->path()));
-  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_OK(events);
   ASSERT_EQ(events->size(), 4u);
   EXPECT_EQ((*events)[0].file_version, "brain.Event:2");
   EXPECT_EQ((*events)[0].wall_time, 2.0);
@@ -331,11 +320,11 @@ TEST_F(EventWriterTest, ReadsBackSeveralScalarsWithAnIndependentReader) {
 TEST_F(EventWriterTest, ReaderDetectsACorruptedByte) {
   std::unique_ptr<EventWriter> writer = OpenWriter(dir_);
   ASSERT_NE(writer, nullptr);
-  ASSERT_TRUE(writer->WriteScalar("training/loss", 1, 1.0, absl::FromUnixSeconds(3)).ok());
-  ASSERT_TRUE(writer->Close().ok());
+  ASSERT_OK(writer->WriteScalar("training/loss", 1, 1.0, absl::FromUnixSeconds(3)));
+  ASSERT_OK(writer->Close());
   std::string contents = ReadFile(writer->path());
   absl::StatusOr<std::vector<std::string>> intact = ReadRecords(contents);
-  ASSERT_TRUE(intact.ok()) << intact.status();
+  ASSERT_OK(intact);
   size_t second_record = 12 + (*intact)[0].size() + 4;  // header, version event, data CRC
 
   std::string bad_data = contents;
@@ -374,24 +363,22 @@ TEST_F(EventWriterTest, RefusesAnEmptyTagAndWritesAfterClose) {
   absl::Status status = writer->WriteScalars({{"ok", 1.0}, {"", 2.0}}, 1, absl::Now());
   EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
   EXPECT_THAT(status.message(), HasSubstr(writer->path()));
-  ASSERT_TRUE(writer->Close().ok());
+  ASSERT_OK(writer->Close());
   status = writer->WriteScalar("late", 2, 1.0, absl::Now());
   EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
 
   absl::StatusOr<std::vector<DecodedEvent>> events = ReadEvents(ReadFile(writer->path()));
-  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_OK(events);
   EXPECT_EQ(events->size(), 1u);  // the version record only
 }
 
 TEST_F(EventWriterTest, SaturatesValuesBeyondFloatRange) {
   std::unique_ptr<EventWriter> writer = OpenWriter(dir_);
   ASSERT_NE(writer, nullptr);
-  ASSERT_TRUE(writer
-                  ->WriteScalars({{"big", 1e300}, {"nan", std::nan("")}, {"small", -1e300}}, 1,
-                                 absl::FromUnixSeconds(3))
-                  .ok());
+  ASSERT_OK(writer->WriteScalars({{"big", 1e300}, {"nan", std::nan("")}, {"small", -1e300}}, 1,
+                                 absl::FromUnixSeconds(3)));
   absl::StatusOr<std::vector<DecodedEvent>> events = ReadEvents(ReadFile(writer->path()));
-  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_OK(events);
   ASSERT_EQ(events->size(), 2u);
   const std::vector<Scalar>& scalars = (*events)[1].scalars;
   ASSERT_EQ(scalars.size(), 3u);
@@ -409,15 +396,15 @@ TEST_F(EventWriterTest, KeepsEveryRecordWholeUnderConcurrentWriters) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&writer, t] {
       for (int i = 0; i < kWritesPerThread; ++i) {
-        EXPECT_TRUE(writer->WriteScalar(absl::StrCat("thread", t), i, i, absl::Now()).ok());
+        EXPECT_OK(writer->WriteScalar(absl::StrCat("thread", t), i, i, absl::Now()));
       }
     });
   }
   for (std::thread& thread : threads) thread.join();
-  ASSERT_TRUE(writer->Close().ok());
+  ASSERT_OK(writer->Close());
 
   absl::StatusOr<std::vector<DecodedEvent>> events = ReadEvents(ReadFile(writer->path()));
-  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_OK(events);
   EXPECT_EQ(events->size(), 1u + kThreads * kWritesPerThread);
 }
 

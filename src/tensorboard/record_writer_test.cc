@@ -1,12 +1,11 @@
 #include "tensorboard/record_writer.h"
 
-#include <stdlib.h>
-
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 
+#include "common/testing/status_matchers.h"
+#include "common/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tensorboard/crc32c.h"
@@ -14,23 +13,14 @@
 namespace cohort::tensorboard {
 namespace {
 
+using ::cohort::testing_support::TempDir;
 using ::testing::HasSubstr;
-
-std::string MakeTempDir() {
-  std::string dir = ::testing::TempDir() + "/record_writer_XXXXXX";
-  EXPECT_NE(mkdtemp(dir.data()), nullptr);
-  return dir;
-}
 
 // Each test writes in a temporary directory of its own, removed afterwards.
 class RecordWriterTest : public ::testing::Test {
  protected:
-  ~RecordWriterTest() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(root_, ignored);
-  }
-
-  std::string root_ = MakeTempDir();
+  TempDir temp_{"record_writer"};
+  std::string root_ = temp_.path();
 };
 
 std::string ReadFile(const std::string& path) {
@@ -49,12 +39,12 @@ TEST_F(RecordWriterTest, EncodesAnEmptyRecordAsLengthZeroAndTheMaskedCrcs) {
 TEST_F(RecordWriterTest, WritesFramedRecordsInOrder) {
   std::string path = root_ + "/records";
   absl::StatusOr<std::unique_ptr<RecordWriter>> writer = RecordWriter::Create(path);
-  ASSERT_TRUE(writer.ok()) << writer.status();
-  ASSERT_TRUE((*writer)->Write("first").ok());
-  ASSERT_TRUE((*writer)->Write("second").ok());
+  ASSERT_OK(writer);
+  ASSERT_OK((*writer)->Write("first"));
+  ASSERT_OK((*writer)->Write("second"));
   EXPECT_EQ(ReadFile(path), EncodeRecord("first") + EncodeRecord("second"));  // before Close
-  ASSERT_TRUE((*writer)->Close().ok());
-  EXPECT_TRUE((*writer)->Close().ok());
+  ASSERT_OK((*writer)->Close());
+  EXPECT_OK((*writer)->Close());
 }
 
 TEST_F(RecordWriterTest, RefusesAnExistingFile) {
@@ -76,8 +66,8 @@ TEST_F(RecordWriterTest, NamesThePathWhenItCannotCreateTheFile) {
 TEST_F(RecordWriterTest, RefusesWritesAfterClose) {
   std::string path = root_ + "/records";
   absl::StatusOr<std::unique_ptr<RecordWriter>> writer = RecordWriter::Create(path);
-  ASSERT_TRUE(writer.ok()) << writer.status();
-  ASSERT_TRUE((*writer)->Close().ok());
+  ASSERT_OK(writer);
+  ASSERT_OK((*writer)->Close());
   absl::Status status = (*writer)->Write("late");
   EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
   EXPECT_THAT(status.message(), HasSubstr(path));

@@ -1,5 +1,6 @@
 #include "wire/agent_protocol.h"
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -33,7 +34,7 @@ StartAction SampleStart() {
 TEST(AgentProtocolTest, RegistrationRoundTrips) {
   AgentRegistration a{"agent-1", 8, "10.0.0.2", 30000, 30099, {"1.x.1", "2.x.1"}};
   absl::StatusOr<AgentRegistration> back = ParseAgentRegistration(Wire(a.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->id, "agent-1");
   EXPECT_EQ(back->slots, 8);
   EXPECT_EQ(back->host, "10.0.0.2");
@@ -51,7 +52,7 @@ TEST(AgentProtocolTest, RegistrationCarriesTheNodesTheAgentRuns) {
                            .held_log_lines = 40,
                            .held_report_batches = 3});
   absl::StatusOr<AgentRegistration> back = ParseAgentRegistration(Wire(a.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(back->allocations.size(), 1u);
   const RunningAllocation& node = back->allocations[0];
   EXPECT_EQ(node.allocation, "7.beef.1");
@@ -70,7 +71,7 @@ TEST(AgentProtocolTest, RegistrationCarriesTheNodesTheAgentRuns) {
 TEST(AgentProtocolTest, RegistrationDefaultsAndErrors) {
   absl::StatusOr<AgentRegistration> minimal =
       ParseAgentRegistration(Json{{"id", "a"}, {"slots", 1}});
-  ASSERT_TRUE(minimal.ok());
+  ASSERT_OK(minimal);
   EXPECT_EQ(minimal->host, "127.0.0.1");
   EXPECT_EQ(minimal->port_lo, 29500);
   EXPECT_EQ(ParseAgentRegistration(Json{{"slots", 1}}).status().message(),
@@ -90,7 +91,7 @@ TEST(AgentProtocolTest, RegistrationDefaultsAndErrors) {
 TEST(AgentProtocolTest, StartActionRoundTrips) {
   const StartAction a = SampleStart();
   absl::StatusOr<Action> back = ParseAction(Wire(ToJson(Action(a))));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   const StartAction* s = std::get_if<StartAction>(&*back);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->allocation, a.allocation);
@@ -113,7 +114,7 @@ TEST(AgentProtocolTest, StartActionTakesHyperparametersAsJsonText) {
   Json json = SampleStart().ToJson();
   json["hparams"] = R"({"lr": 0.2})";
   absl::StatusOr<StartAction> a = ParseStartAction(json);
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_OK(a);
   EXPECT_EQ(a->hparams, (Json{{"lr", 0.2}}));
   json["hparams"] = "[1]";
   EXPECT_THAT(ParseStartAction(json).status().message(),
@@ -141,12 +142,12 @@ TEST(AgentProtocolTest, BadStartActionsNameTheField) {
 TEST(AgentProtocolTest, StopActionRoundTripsAndDefaultsToPreempt) {
   absl::StatusOr<Action> back =
       ParseAction(Wire(ToJson(Action(StopAction{"1.a.1", StopMode::kKill}))));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_TRUE(std::holds_alternative<StopAction>(*back));
   EXPECT_EQ(std::get<StopAction>(*back).allocation, "1.a.1");
   EXPECT_EQ(std::get<StopAction>(*back).mode, StopMode::kKill);
   absl::StatusOr<StopAction> plain = ParseStopAction(Json{{"allocation", "x"}});
-  ASSERT_TRUE(plain.ok());
+  ASSERT_OK(plain);
   EXPECT_EQ(plain->mode, StopMode::kPreempt);
 }
 
@@ -166,10 +167,10 @@ TEST(AgentProtocolTest, OneMalformedActionDoesNotHideTheOthers) {
   json["actions"].push_back({{"type", "reboot"}});
   json["actions"].push_back({{"type", "stop"}});
   absl::StatusOr<std::vector<absl::StatusOr<Action>>> actions = ParseActionBatch(json);
-  ASSERT_TRUE(actions.ok()) << actions.status();
+  ASSERT_OK(actions);
   ASSERT_EQ(actions->size(), 4u);
-  EXPECT_TRUE((*actions)[0].ok());
-  EXPECT_TRUE((*actions)[1].ok());
+  EXPECT_OK((*actions)[0]);
+  EXPECT_OK((*actions)[1]);
   EXPECT_THAT((*actions)[2].status().message(),
               HasSubstr("\"actions\"[2]: \"type\" must be \"start\" or \"stop\", got \"reboot\""));
   EXPECT_THAT((*actions)[3].status().message(),
@@ -181,7 +182,7 @@ TEST(AgentProtocolTest, OneMalformedActionDoesNotHideTheOthers) {
 TEST(AgentProtocolTest, LogBatchRoundTrips) {
   LogBatch batch{.trial_id = 5, .lines = {{0, "hello"}, {-1, "launcher line"}}, .node = 2};
   absl::StatusOr<LogBatch> back = ParseLogBatch(Wire(batch.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->trial_id, 5);
   EXPECT_EQ(back->node, 2);
   // An agent that does not say its node (an older one) posts node 0's lines.
@@ -249,7 +250,7 @@ TEST(AgentProtocolTest, ReportBatchRoundTrips) {
   batch.progress->total = 20;
   batch.progress->unit = "batches";
   absl::StatusOr<ReportBatch> back = ParseReportBatch(Wire(batch.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->trial_id, 2);
   ASSERT_EQ(back->lines.size(), 1u);
   EXPECT_EQ(back->lines[0].metrics, rec.metrics);
@@ -261,7 +262,7 @@ TEST(AgentProtocolTest, ReportBatchRoundTrips) {
   batch.system_metrics = {
       {1700000000.5, "agent-1", {{"cpu_util_simple", 42}}, {{"GPU-1", 90, 1e9}}}};
   back = ParseReportBatch(Wire(batch.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(back->system_metrics.size(), 1u);
   EXPECT_EQ(back->system_metrics[0].agent, "agent-1");
   EXPECT_EQ(back->system_metrics[0].metrics.at("cpu_util_simple"), 42);
@@ -283,7 +284,7 @@ TEST(AgentProtocolTest, BadReportBatchesNameTheLineAndTheField) {
 
 TEST(AgentProtocolTest, ExitReportRoundTripsAndChecksItsRanges) {
   absl::StatusOr<ExitReport> back = ParseExitReport(Wire(ExitReport{1, 143}.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->node, 1);
   EXPECT_EQ(back->status, 143);
   EXPECT_EQ(ParseExitReport(Json{{"node", 0}}).status().message(),
@@ -295,7 +296,7 @@ TEST(AgentProtocolTest, ExitReportRoundTripsAndChecksItsRanges) {
 }
 
 TEST(AgentProtocolTest, AgentIdsAreSafeNames) {
-  EXPECT_TRUE(ParseAgentRegistration(Json{{"id", "gpu-node_3.lab"}, {"slots", 1}}).ok());
+  EXPECT_OK(ParseAgentRegistration(Json{{"id", "gpu-node_3.lab"}, {"slots", 1}}));
   EXPECT_THAT(ParseAgentRegistration(Json{{"id", "../etc"}, {"slots", 1}}).status().message(),
               HasSubstr("agent registration: \"id\" must be 1 to 128 characters of "
                         "[A-Za-z0-9._-], not starting with '.' or '-', got \"../etc\""));
@@ -312,7 +313,7 @@ TEST(AgentProtocolTest, TrialIdsAreBelowTwoToThe53) {
   EXPECT_THAT(
       ParseLogBatch(Json{{"trial_id", too_big}, {"lines", Json::array()}}).status().message(),
       HasSubstr("\"trial_id\" must be an id in [1, 9007199254740991]"));
-  EXPECT_TRUE(ParseReportBatch(Json{{"trial_id", too_big - 1}}).ok());
+  EXPECT_OK(ParseReportBatch(Json{{"trial_id", too_big - 1}}));
 }
 
 TEST(AgentProtocolTest, ProgressInAReportBatchIsRangeChecked) {
@@ -335,14 +336,14 @@ TEST(AgentProtocolTest, OutputBatchRoundTripsAndEachItemFailsOnItsOwn) {
   json["outputs"].push_back({{"allocation", "../etc"}, {"token", "t"}});
   json["outputs"].push_back({{"allocation", "a-4"}, {"token", "t"}, {"exit", {{"node", -1}}}});
   absl::StatusOr<std::vector<absl::StatusOr<AllocationOutput>>> items = ParseOutputBatch(json);
-  ASSERT_TRUE(items.ok()) << items.status();
+  ASSERT_OK(items);
   ASSERT_EQ(items->size(), 4u);
-  ASSERT_TRUE((*items)[0].ok()) << (*items)[0].status();
+  ASSERT_OK((*items)[0]);
   EXPECT_EQ((*items)[0]->token, "t1");
   EXPECT_EQ((*items)[0]->logs->lines.at(0).line, "hello");
   EXPECT_EQ((*items)[0]->exit->status, 1);
   EXPECT_FALSE((*items)[0]->reports.has_value());
-  ASSERT_TRUE((*items)[1].ok());
+  ASSERT_OK((*items)[1]);
   EXPECT_EQ((*items)[1]->reports->trial_id, 4);
   EXPECT_THAT((*items)[2].status().message(), HasSubstr("'../etc' is not an allocation id"));
   EXPECT_THAT((*items)[3].status().message(), HasSubstr("[3] (allocation a-4).exit: "));
@@ -352,7 +353,7 @@ TEST(AgentProtocolTest, OutputBatchRoundTripsAndEachItemFailsOnItsOwn) {
 TEST(AgentProtocolTest, OutputResultsRoundTrip) {
   OutputResults results{{{}, {404, "logs", "allocation a-2 is not running"}}};
   absl::StatusOr<OutputResults> parsed = ParseOutputResults(results.ToJson());
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_OK(parsed);
   ASSERT_EQ(parsed->results.size(), 2u);
   EXPECT_EQ(parsed->results[0].code, 200);
   EXPECT_EQ(parsed->results[1].code, 404);

@@ -1,5 +1,6 @@
 #include "wire/cluster_bodies.h"
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -13,7 +14,7 @@ Json Wire(const Json& json) { return Json::parse(json.dump()); }
 TEST(ClusterBodiesTest, AgentListRoundTripsAndNamesBadFields) {
   AgentList list{{{"agent-1", "10.0.0.1", 8, 3, true, false}}};
   absl::StatusOr<AgentList> back = ParseAgentList(Wire(list.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(back->agents.size(), 1u);
   const AgentSummary& a = back->agents[0];
   EXPECT_EQ(a.id, "agent-1");
@@ -41,7 +42,7 @@ TEST(ClusterBodiesTest, SlotListRoundTripsWithAndWithoutAnOwner) {
   const Json json = list.ToJson();
   EXPECT_FALSE(json["slots"][1].contains("trial_id"));
   absl::StatusOr<SlotList> back = ParseSlotList(Wire(json));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(back->slots.size(), 2u);
   EXPECT_EQ(back->slots[0].agent, "agent-1");
   EXPECT_EQ(back->slots[0].allocation, "3.ab.1");
@@ -68,7 +69,7 @@ TEST(ClusterBodiesTest, TaskListRoundTripsAndNamesBadFields) {
   TaskList list{{{5, 2, 4, 42, TrialState::kQueued, "needs 4 slots", {}},
                  {6, 2, 4, 42, TrialState::kRunning, {}, std::vector<std::string>{"a", "b"}}}};
   absl::StatusOr<TaskList> back = ParseTaskList(Wire(list.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(back->tasks.size(), 2u);
   EXPECT_EQ(back->tasks[0].trial_id, 5);
   EXPECT_EQ(back->tasks[0].experiment_id, 2);
@@ -97,7 +98,7 @@ TEST(ClusterBodiesTest, ErrorBodySplitsAStatusIntoItsLines) {
   EXPECT_EQ(body.error, "invalid config:");
   EXPECT_EQ(body.errors, (std::vector<std::string>{"a: bad", "b: worse"}));
   absl::StatusOr<ErrorBody> back = ParseErrorBody(Wire(body.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->error, body.error);
   EXPECT_EQ(back->errors, body.errors);
   EXPECT_FALSE(ErrorBody::FromStatus(absl::NotFoundError("x")).ToJson().contains("errors"));

@@ -1,5 +1,6 @@
 #include "wire/experiment_bodies.h"
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -32,7 +33,7 @@ ExperimentDescription SampleExperiment() {
 TEST(ExperimentBodiesTest, CreatedExperimentRoundTripsAndNamesBadFields) {
   absl::StatusOr<CreatedExperiment> back =
       ParseCreatedExperiment(Wire(CreatedExperiment{12}.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->id, 12);
   EXPECT_EQ(ParseCreatedExperiment(Json::object()).status().message(),
             "created experiment: missing \"id\"");
@@ -41,7 +42,7 @@ TEST(ExperimentBodiesTest, CreatedExperimentRoundTripsAndNamesBadFields) {
   EXPECT_THAT(ParseCreatedExperiment(Json{{"id", 0}}).status().message(), HasSubstr("got 0"));
   absl::StatusOr<CreatedExperiment> warned = ParseCreatedExperiment(
       Wire(CreatedExperiment{3, {"environment.image: ignored: no containers"}}.ToJson()));
-  ASSERT_TRUE(warned.ok()) << warned.status();
+  ASSERT_OK(warned);
   EXPECT_EQ(warned->warnings,
             std::vector<std::string>{"environment.image: ignored: no containers"});
   EXPECT_THAT(ParseCreatedExperiment(Json{{"id", 3}, {"warnings", {1}}}).status().message(),
@@ -51,7 +52,7 @@ TEST(ExperimentBodiesTest, CreatedExperimentRoundTripsAndNamesBadFields) {
 TEST(ExperimentBodiesTest, ExperimentListRoundTripsAndNamesBadFields) {
   ExperimentList list{{{1, "a", ExperimentState::kCompleted, 4, 4, 1, 42, "", 123}}};
   absl::StatusOr<ExperimentList> back = ParseExperimentList(Wire(list.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(back->experiments.size(), 1u);
   const ExperimentSummary& e = back->experiments[0];
   EXPECT_EQ(e.id, 1);
@@ -79,7 +80,7 @@ TEST(ExperimentBodiesTest, ExperimentListRoundTripsAndNamesBadFields) {
 TEST(ExperimentBodiesTest, ExperimentDescriptionRoundTripsWithItsTrials) {
   const ExperimentDescription e = SampleExperiment();
   absl::StatusOr<ExperimentDescription> back = ParseExperimentDescription(Wire(e.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->id, 3);
   EXPECT_EQ(back->name, "mnist");
   EXPECT_EQ(back->state, ExperimentState::kPaused);
@@ -111,12 +112,12 @@ TEST(ExperimentBodiesTest, BadExperimentDescriptionsNameTheField) {
 TEST(ExperimentBodiesTest, TemplatesRoundTripAndNameBadFields) {
   TemplateList list{{{"team", "resources: {slots_per_trial: 2}\n"}}};
   absl::StatusOr<TemplateList> back = ParseTemplateList(Wire(list.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(back->templates.size(), 1u);
   EXPECT_EQ(back->templates[0].name, "team");
   EXPECT_EQ(back->templates[0].config, list.templates[0].config);
   absl::StatusOr<Template> one = ParseTemplate(Wire(list.templates[0].ToJson()));
-  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_OK(one);
   EXPECT_EQ(one->name, "team");
   EXPECT_EQ(ParseTemplate(Json{{"name", "x"}}).status().message(), "template: missing \"config\"");
   EXPECT_THAT(

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -12,6 +13,9 @@ namespace {
 using ::testing::HasSubstr;
 
 using Vars = std::map<std::string, std::optional<std::string>>;
+using ::cohort::testing_support::IsOk;
+using ::cohort::testing_support::StatusIs;
+using ::testing::Not;
 
 EnvLookup LookupIn(const Vars& vars) {
   return [&vars](const char* name) -> std::optional<std::string> {
@@ -47,7 +51,7 @@ TEST(LaunchEnvTest, EveryFieldRoundTripsThroughTheEnvironment) {
   EXPECT_EQ(vars.at("COHORT_LAUNCHER"), "1");
   EXPECT_EQ(vars.at("COHORT_COLLECTIVE_TIMEOUT"), "2.5");
   absl::StatusOr<LaunchEnv> back = Read(vars);
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_TRUE(back->ranks.has_value());
   EXPECT_EQ(back->ranks->rank, 5);
   EXPECT_EQ(back->ranks->size, 8);
@@ -72,18 +76,17 @@ TEST(GpuListTest, FormatsAndParsesCommaSeparatedIds) {
   EXPECT_EQ(FormatGpuList({0, 2, 7}), "0,2,7");
   EXPECT_EQ(FormatGpuList({}), "");
   absl::StatusOr<std::vector<int>> gpus = ParseGpuList("--gpus", "0,2,7");
-  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_OK(gpus);
   EXPECT_EQ(*gpus, (std::vector<int>{0, 2, 7}));
   gpus = ParseGpuList("--gpus", "");
-  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_OK(gpus);
   EXPECT_TRUE(gpus->empty());
 }
 
 TEST(GpuListTest, RefusesDuplicatesNegativesAndGarbageNamingTheFlag) {
   for (const char* text : {"0,0", "-1", "a", "0,,1", "1,", "4096"}) {
     absl::StatusOr<std::vector<int>> gpus = ParseGpuList("--gpus", text);
-    ASSERT_FALSE(gpus.ok()) << text;
-    EXPECT_EQ(gpus.status().code(), absl::StatusCode::kInvalidArgument);
+    ASSERT_THAT(gpus, StatusIs(absl::StatusCode::kInvalidArgument)) << text;
     EXPECT_THAT(gpus.status().message(), HasSubstr(absl::StrCat("--gpus must be distinct GPU ids")))
         << text;
     EXPECT_THAT(gpus.status().message(), HasSubstr(absl::StrCat("'", text, "'")));
@@ -96,7 +99,7 @@ TEST(LaunchEnvTest, UnsetFieldsAreLeftOutSoTheStartersValuesPassThrough) {
 
 TEST(LaunchEnvTest, NothingSetReadsAsNoLauncher) {
   absl::StatusOr<LaunchEnv> env = Read({{"COHORT_RANK", ""}, {"COHORT_LAUNCHER", ""}});
-  ASSERT_TRUE(env.ok()) << env.status();
+  ASSERT_OK(env);
   EXPECT_FALSE(env->ranks.has_value());
   EXPECT_TRUE(env->chief_addr.empty());
   EXPECT_FALSE(env->rendezvous_port.has_value());
@@ -108,7 +111,7 @@ TEST(LaunchEnvTest, NothingSetReadsAsNoLauncher) {
 
 TEST(LaunchEnvTest, DerivesLocalAndCrossRanksWhenOnlyRankAndSizeAreSet) {
   absl::StatusOr<LaunchEnv> env = Read({{"COHORT_RANK", "2"}, {"COHORT_SIZE", "3"}});
-  ASSERT_TRUE(env.ok()) << env.status();
+  ASSERT_OK(env);
   ASSERT_TRUE(env->ranks.has_value());
   EXPECT_EQ(env->ranks->local_size, 3);
   EXPECT_EQ(env->ranks->local_rank, 2);
@@ -142,7 +145,7 @@ TEST(LaunchEnvTest, NamesEachMalformedVariable) {
   };
   for (const auto& [vars, message] : cases) {
     absl::StatusOr<LaunchEnv> env = Read(vars);
-    ASSERT_FALSE(env.ok()) << message;
+    ASSERT_THAT(env, Not(IsOk())) << message;
     EXPECT_TRUE(absl::IsInvalidArgument(env.status())) << env.status();
     EXPECT_THAT(std::string(env.status().message()), HasSubstr(message));
   }
@@ -159,7 +162,7 @@ TEST(LaunchEnvTest, NamesTheVariablesOfInconsistentRanks) {
   };
   for (const auto& [vars, message] : cases) {
     absl::StatusOr<LaunchEnv> env = Read(vars);
-    ASSERT_FALSE(env.ok()) << message;
+    ASSERT_THAT(env, Not(IsOk())) << message;
     EXPECT_THAT(std::string(env.status().message()), HasSubstr(message));
   }
 }
@@ -178,7 +181,7 @@ TEST(ReadRanksTest, ReadsAForeignLaunchersNamesAndTheLeadingIntegerOfLocalSize) 
                      {"SLURM_LOCALID", "1"},
                      {"SLURM_NTASKS_PER_NODE", "3(x2)"}};
   absl::StatusOr<std::optional<WorkerRanks>> ranks = ReadRanks(kSlurm, LookupIn(vars));
-  ASSERT_TRUE(ranks.ok()) << ranks.status();
+  ASSERT_OK(ranks);
   ASSERT_TRUE(ranks->has_value());
   EXPECT_EQ((*ranks)->local_size, 3);
   EXPECT_EQ((*ranks)->cross_rank, 1);

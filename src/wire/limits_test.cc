@@ -2,12 +2,14 @@
 
 #include <string>
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace cohort::wire {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::HasSubstr;
 
 TEST(LimitsTest, SafeNamesAreShortAndUseOnlyUrlAndFileSafeCharacters) {
@@ -23,9 +25,9 @@ TEST(LimitsTest, SafeNamesAreShortAndUseOnlyUrlAndFileSafeCharacters) {
 }
 
 TEST(LimitsTest, AnUnsafeNameIsRefusedNamingTheFieldTheRuleAndTheValue) {
-  EXPECT_TRUE(CheckSafeName("template name", "base").ok());
+  EXPECT_OK(CheckSafeName("template name", "base"));
   absl::Status bad = CheckSafeName("template name", "a/../b");
-  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(bad.message(),
             "template name must be 1 to 128 characters of [A-Za-z0-9._-], not starting with '.' "
             "or '-', got \"a/../b\" (6 bytes)");

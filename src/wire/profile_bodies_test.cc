@@ -1,5 +1,6 @@
 #include "wire/profile_bodies.h"
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -12,7 +13,7 @@ TEST(ProfileBodiesTest, StepTimingsRoundTripThroughJsonText) {
                 .ranks = {{0, {{"backward", 200, 22.9, 20.1, 31}, {"forward", 200, 21, 19, 25}}},
                           {1, {{"backward", 200, 23.5, 20.0, 30}}}}};
   absl::StatusOr<StepTimings> back = ParseStepTimings(Json::parse(t.ToJson().dump()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->trial_id, 3);
   EXPECT_EQ(back->profiled_steps, 400);
   ASSERT_EQ(back->ranks.size(), 2u);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "wire/limits.h"
@@ -15,11 +16,12 @@
 namespace cohort::wire {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::HasSubstr;
 
 ReportRecord RoundTrip(const ReportRecord& rec) {
   absl::StatusOr<ReportRecord> back = ParseReportRecord(Json::parse(rec.ToJson().dump()));
-  EXPECT_TRUE(back.ok()) << back.status();
+  EXPECT_OK(back);
   return back.ok() ? *back : ReportRecord{};
 }
 
@@ -27,7 +29,7 @@ TEST(ReportsTest, EveryKindRoundTripsThroughItsName) {
   for (ReportKind k : {ReportKind::kTraining, ReportKind::kValidation, ReportKind::kCheckpoint,
                        ReportKind::kCompleted, ReportKind::kPreempted}) {
     absl::StatusOr<ReportKind> back = ParseReportKind(Name(k));
-    ASSERT_TRUE(back.ok()) << Name(k);
+    ASSERT_OK(back) << Name(k);
     EXPECT_EQ(*back, k);
   }
   EXPECT_THAT(ParseReportKind("train").status().message(), HasSubstr("'train' is not a report"));
@@ -126,7 +128,7 @@ TEST(ReportsTest, ProgressRoundTrips) {
   p.preempted = true;
   p.time = 9;
   absl::StatusOr<ProgressRecord> back = ParseProgressRecord(Json::parse(p.ToJson().dump()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->completed, 1200);
   EXPECT_EQ(back->total, 2000);
   EXPECT_EQ(back->unit, "batches");
@@ -145,7 +147,7 @@ TEST(ReportsTest, ProgressWithoutCountsHasNone) {
   p.preempted = true;
   EXPECT_FALSE(p.ToJson().contains("completed"));
   absl::StatusOr<ProgressRecord> back = ParseProgressRecord(p.ToJson());
-  ASSERT_TRUE(back.ok());
+  ASSERT_OK(back);
   EXPECT_FALSE(back->has_counts());
 }
 
@@ -164,10 +166,10 @@ TEST(ReportsTest, AProgressFileIsReadBoundedAndItsErrorsNameIt) {
   const std::string path =
       absl::StrCat(::testing::TempDir(), "/progress-", ::getpid(), "/progress.json");
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  EXPECT_EQ(ReadProgressFile(path).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(ReadProgressFile(path), StatusIs(absl::StatusCode::kNotFound));
   std::ofstream(path) << R"({"completed": 3, "total": 10})";
   absl::StatusOr<ProgressRecord> read = ReadProgressFile(path);
-  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_OK(read);
   EXPECT_EQ(read->completed, 3);
   std::ofstream(path) << "{";
   EXPECT_THAT(std::string(ReadProgressFile(path).status().message()),
@@ -187,7 +189,7 @@ TEST(ReportsTest, ProgressCountsAreFiniteAndBoundedSoTheyConvertToInt64) {
               HasSubstr("\"total\" must be a number <= 1e+15, got 2e+15"));
   absl::StatusOr<ProgressRecord> at_limit =
       ParseProgressRecord(Json{{"completed", 1e15}, {"total", 1e15}});
-  ASSERT_TRUE(at_limit.ok()) << at_limit.status();
+  ASSERT_OK(at_limit);
   EXPECT_EQ(at_limit->completed, 1e15);
   EXPECT_THAT(ParseProgressRecord(Json{{"time", -5}}).status().message(),
               HasSubstr("\"time\" must be a number in [0, 1e+11], got -5"));

@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -15,7 +16,7 @@ TEST(StatesTest, EveryTrialStateRoundTripsThroughItsName) {
   std::set<std::string> names;
   for (TrialState s : AllTrialStates()) {
     absl::StatusOr<TrialState> back = ParseTrialState(Name(s));
-    ASSERT_TRUE(back.ok()) << Name(s);
+    ASSERT_OK(back) << Name(s);
     EXPECT_EQ(*back, s);
     names.insert(Name(s));
   }
@@ -25,7 +26,7 @@ TEST(StatesTest, EveryTrialStateRoundTripsThroughItsName) {
 TEST(StatesTest, EveryExperimentStateRoundTripsThroughItsName) {
   for (ExperimentState s : AllExperimentStates()) {
     absl::StatusOr<ExperimentState> back = ParseExperimentState(Name(s));
-    ASSERT_TRUE(back.ok()) << Name(s);
+    ASSERT_OK(back) << Name(s);
     EXPECT_EQ(*back, s);
   }
 }

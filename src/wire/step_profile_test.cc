@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "wire/agent_protocol.h"
@@ -9,7 +10,9 @@
 namespace cohort::wire {
 namespace {
 
+using ::cohort::testing_support::IsOk;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 StepProfileRecord Example() {
   StepProfileRecord rec;
@@ -23,14 +26,14 @@ StepProfileRecord Example() {
 
 std::string ErrorOf(const Json& json) {
   absl::StatusOr<StepProfileRecord> rec = ParseStepProfileRecord(json, "rank-1.jsonl line 3");
-  EXPECT_FALSE(rec.ok()) << json.dump();
+  EXPECT_THAT(rec, Not(IsOk())) << json.dump();
   return std::string(rec.status().message());
 }
 
 TEST(StepProfileTest, RoundTripsThroughJsonText) {
   const StepProfileRecord rec = Example();
   absl::StatusOr<StepProfileRecord> back = ParseStepProfileRecord(Json::parse(rec.ToJson().dump()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->rank, 1);
   EXPECT_EQ(back->batch, 12);
   EXPECT_NEAR(back->time, rec.time, 1e-6);
@@ -55,7 +58,7 @@ TEST(StepProfileTest, BucketsAreOptional) {
   Json j = Example().ToJson();
   j.erase("buckets");
   absl::StatusOr<StepProfileRecord> rec = ParseStepProfileRecord(j);
-  ASSERT_TRUE(rec.ok()) << rec.status();
+  ASSERT_OK(rec);
   EXPECT_TRUE(rec->buckets.empty());
 }
 
@@ -94,7 +97,7 @@ TEST(StepProfileTest, ReportBatchCarriesStepProfiles) {
   batch.step_profiles = {Example(), Example()};
   batch.step_profiles[1].rank = 0;
   absl::StatusOr<ReportBatch> back = ParseReportBatch(Json::parse(batch.ToJson().dump()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(back->step_profiles.size(), 2u);
   EXPECT_EQ(back->step_profiles[1].rank, 0);
   EXPECT_EQ(back->step_profiles[0].buckets.size(), 2u);

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "wire/limits.h"
@@ -9,7 +10,9 @@
 namespace cohort::wire {
 namespace {
 
+using ::cohort::testing_support::IsOk;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 SystemMetricsRecord Example() {
   SystemMetricsRecord rec;
@@ -23,7 +26,7 @@ SystemMetricsRecord Example() {
 
 std::string ErrorOf(const Json& json) {
   absl::StatusOr<SystemMetricsRecord> rec = ParseSystemMetricsRecord(json);
-  EXPECT_FALSE(rec.ok()) << json.dump();
+  EXPECT_THAT(rec, Not(IsOk())) << json.dump();
   return std::string(rec.status().message());
 }
 
@@ -31,7 +34,7 @@ TEST(SystemMetricsTest, RoundTripsThroughJsonText) {
   const SystemMetricsRecord rec = Example();
   absl::StatusOr<SystemMetricsRecord> back =
       ParseSystemMetricsRecord(Json::parse(rec.ToJson().dump()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->time, rec.time);
   EXPECT_EQ(back->agent, rec.agent);
   EXPECT_EQ(back->metrics, rec.metrics);
@@ -56,7 +59,7 @@ TEST(SystemMetricsTest, TheRecordKeepsItsFieldNames) {
 TEST(SystemMetricsTest, GpusAreOptionalAndUnknownFieldsIgnored) {
   absl::StatusOr<SystemMetricsRecord> rec = ParseSystemMetricsRecord(
       Json{{"time", 1}, {"agent", "a"}, {"metrics", Json::object()}, {"new", true}});
-  ASSERT_TRUE(rec.ok()) << rec.status();
+  ASSERT_OK(rec);
   EXPECT_TRUE(rec->gpus.empty());
   EXPECT_TRUE(rec->metrics.empty());
 }

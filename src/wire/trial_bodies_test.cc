@@ -1,5 +1,6 @@
 #include "wire/trial_bodies.h"
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -30,7 +31,7 @@ TrialDescription SampleTrial() {
 TEST(TrialBodiesTest, ARunningTrialRoundTrips) {
   const TrialDescription t = SampleTrial();
   absl::StatusOr<TrialDescription> back = ParseTrialDescription(Wire(t.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->id, 4);
   EXPECT_EQ(back->experiment_id, 2);
   EXPECT_EQ(back->state, TrialState::kRunning);
@@ -60,7 +61,7 @@ TEST(TrialBodiesTest, AQueuedOrFailedTrialKeepsItsOptionalFieldsAndNullMetric) {
   EXPECT_TRUE(json["searcher_metric"].is_null());
   EXPECT_FALSE(json.contains("allocation"));
   absl::StatusOr<TrialDescription> back = ParseTrialDescription(Wire(json));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_FALSE(back->searcher_metric.has_value());
   EXPECT_EQ(back->waiting_reason, "needs 4 slots");
   EXPECT_EQ(back->error_lines, "boom");
@@ -83,7 +84,7 @@ TEST(TrialBodiesTest, LogPolicyMatchesRoundTripAndBadOnesNameTheField) {
                            .line = "ECC",
                            .time_ms = 5}};
   absl::StatusOr<TrialDescription> back = ParseTrialDescription(Wire(t.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(back->log_policy_matches.size(), 2u);
   EXPECT_EQ(back->log_policy_matches[0].action, LogPolicyAction::kNone);
   EXPECT_EQ(back->log_policy_matches[0].line, "CUDA out of memory");
@@ -119,7 +120,7 @@ TEST(TrialBodiesTest, MetricListRoundTripsAndNamesBadFields) {
   MetricList list{{{MetricKind::kValidation, 40, {{"loss", 0.2}}, 3.5},
                    {MetricKind::kSearcher, 20, {{"searcher_metric", nullptr}}, 4}}};
   absl::StatusOr<MetricList> back = ParseMetricList(Wire(list.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(back->metrics.size(), 2u);
   EXPECT_EQ(back->metrics[0].kind, MetricKind::kValidation);
   EXPECT_EQ(back->metrics[0].steps_completed, 40);
@@ -140,7 +141,7 @@ TEST(TrialBodiesTest, MetricListRoundTripsAndNamesBadFields) {
 TEST(TrialBodiesTest, CheckpointListRoundTripsAndNamesBadFields) {
   CheckpointList list{{{"uuid-1", 40, "/ckpt/uuid-1", {{"steps_completed", 40}}}}};
   absl::StatusOr<CheckpointList> back = ParseCheckpointList(Wire(list.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(back->checkpoints.size(), 1u);
   EXPECT_EQ(back->checkpoints[0].storage_id, "uuid-1");
   EXPECT_EQ(back->checkpoints[0].steps_completed, 40);
@@ -162,7 +163,7 @@ TEST(TrialBodiesTest, CheckpointListRoundTripsAndNamesBadFields) {
 TEST(TrialBodiesTest, LogsPageRoundTripsAndNamesBadFields) {
   LogsPage page{{{1, 0, "hello"}, {2, -1, "master: started"}}, 2, true, TrialState::kCompleted};
   absl::StatusOr<LogsPage> back = ParseLogsPage(Wire(page.ToJson()));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   ASSERT_EQ(back->logs.size(), 2u);
   EXPECT_EQ(back->logs[1].seq, 2);
   EXPECT_EQ(back->logs[1].rank, -1);

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -11,6 +12,9 @@ namespace {
 using ::testing::HasSubstr;
 
 using Vars = std::map<std::string, std::optional<std::string>>;
+using ::cohort::testing_support::IsOk;
+using ::cohort::testing_support::StatusIs;
+using ::testing::Not;
 
 absl::StatusOr<WorkerEnv> Read(const Vars& vars) {
   return WorkerEnv::FromEnv([&](const char* name) -> std::optional<std::string> {
@@ -34,7 +38,7 @@ TEST(WorkerEnvTest, EveryFieldRoundTripsThroughTheEnvironment) {
   EXPECT_EQ(vars.at("COHORT_SEARCHER_OPS"), "10,20,40");
   EXPECT_EQ(vars.at("OMP_NUM_THREADS"), "4");
   absl::StatusOr<WorkerEnv> back = Read(vars);
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->config_path, env.config_path);
   EXPECT_EQ(back->run_dir, env.run_dir);
   EXPECT_EQ(back->hparams, env.hparams);
@@ -59,7 +63,7 @@ TEST(WorkerEnvTest, EmptyFieldsUnsetTheirVariablesAndLeaveTheThreadCountsAlone) 
 
 TEST(WorkerEnvTest, NothingSetReadsAsDefaults) {
   absl::StatusOr<WorkerEnv> env = Read({{"COHORT_HPARAMS", ""}});
-  ASSERT_TRUE(env.ok()) << env.status();
+  ASSERT_OK(env);
   EXPECT_FALSE(env->hparams.has_value());
   EXPECT_FALSE(env->trial_seed.has_value());
   EXPECT_TRUE(env->searcher_ops.empty());
@@ -79,7 +83,7 @@ TEST(WorkerEnvTest, MalformedValuesNameTheirVariable) {
   };
   for (const auto& [vars, expected] : cases) {
     absl::StatusOr<WorkerEnv> env = Read(vars);
-    ASSERT_FALSE(env.ok()) << expected;
+    ASSERT_THAT(env, Not(IsOk())) << expected;
     EXPECT_THAT(env.status().message(), HasSubstr(expected));
   }
 }
@@ -87,15 +91,15 @@ TEST(WorkerEnvTest, MalformedValuesNameTheirVariable) {
 TEST(WorkerEnvTest, HparamsNestedPastTheLimitAreRefusedNamingIt) {
   const std::string deep = "{\"a\": " + std::string(200000, '[') + std::string(200000, ']') + "}";
   absl::StatusOr<WorkerEnv> env = Read({{"COHORT_HPARAMS", deep}});
-  EXPECT_EQ(env.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(env.status().message(),
-              HasSubstr("COHORT_HPARAMS is refused: the JSON nests deeper than 128 levels"));
+  EXPECT_THAT(
+      env, StatusIs(absl::StatusCode::kInvalidArgument,
+                    HasSubstr("COHORT_HPARAMS is refused: the JSON nests deeper than 128 levels")));
 }
 
 TEST(WorkerEnvTest, SearcherOpsFormatAndParse) {
   EXPECT_EQ(FormatSearcherOps({1, 3, 9}), "1,3,9");
   absl::StatusOr<std::vector<int64_t>> ops = ParseSearcherOps("1,3,9");
-  ASSERT_TRUE(ops.ok());
+  ASSERT_OK(ops);
   EXPECT_EQ(*ops, (std::vector<int64_t>{1, 3, 9}));
   EXPECT_TRUE(ParseSearcherOps("")->empty());
 }

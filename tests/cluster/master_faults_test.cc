@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "client/master_client.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/launch/launcher_process.h"
@@ -198,10 +199,10 @@ TEST_F(MasterFaultsTest, AMillionLineFloodKeepsItsBeginningAndEndInBoundedMemory
   client::MasterClient raw(url_);
   absl::StatusOr<json> login =
       raw.Post("/api/v1/auth/login", {{"username", "admin"}, {"password", admin_password_}});
-  ASSERT_TRUE(login.ok()) << login.status();
+  ASSERT_OK(login);
   raw.set_bearer_token((*login)["token"].get<std::string>());
   absl::StatusOr<std::string> metrics = raw.GetBytes("/metrics");
-  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  ASSERT_OK(metrics);
   EXPECT_NE(metrics->find(absl::StrCat("cohort_log_lines_dropped_total ", dropped, "\n")),
             std::string::npos)
       << *metrics;
@@ -234,7 +235,7 @@ TEST_F(MasterFaultsTest, MasterStopsWithinSecondsWhileFollowsAreOpen) {
   client::MasterClient raw(url_, absl::Seconds(90));
   absl::StatusOr<json> login =
       raw.Post("/api/v1/auth/login", {{"username", "admin"}, {"password", admin_password_}});
-  ASSERT_TRUE(login.ok()) << login.status();
+  ASSERT_OK(login);
   raw.set_bearer_token((*login)["token"].get<std::string>());
   absl::StatusOr<json> long_follow;
   std::thread long_follower([&] {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/master_client.h"
 #include "common/private_file.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 #include "master/http/testing/test_certificates.h"
 #include "tests/launch/launcher_process.h"
@@ -35,7 +36,7 @@ class TlsClusterTest : public ::testing::Test {
     fs::create_directories(dir_ / "certs");
     absl::StatusOr<master::http::TestCertificates> certs =
         master::http::MakeTestCertificates((dir_ / "certs").string());
-    ASSERT_TRUE(certs.ok()) << certs.status();
+    ASSERT_OK(certs);
     certs_ = *certs;
     master_ = std::make_unique<LauncherProcess>(std::vector<std::string>{
         BinaryPath("cohort-master"), "--port", "0", "--data-dir", (dir_ / "master").string(),
@@ -140,7 +141,7 @@ TEST_F(TlsClusterTest, TheCliVerifiesTheMasterWithTlsCa) {
 TEST_F(TlsClusterTest, ALoginFromTheEnvironmentTrustsTlsCaToo) {
   absl::StatusOr<std::string> password =
       ReadSecretFile((dir_ / "master" / "admin-password").string());
-  ASSERT_TRUE(password.ok()) << password.status();
+  ASSERT_OK(password);
   LaunchResult listed =
       RunToCompletion({BinaryPath("cohort"), "-m", url_, "--tls-ca", certs_.ca_file, "experiment",
                        "list"},

@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "common/testing/temp_dir.h"
 #include "gtest/gtest.h"
 #include "tests/launch/launcher_process.h"
 #include "tests/testing/network_namespaces.h"
@@ -240,9 +241,8 @@ struct BadArguments {
 };
 
 TEST(LaunchTest, BadArgumentsExitWithStatus2AndSayWhatIsWrong) {
-  char dir_template[] = "/tmp/cohort-launch-test-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir_template), nullptr);
-  const std::string not_executable = absl::StrCat(dir_template, "/script.sh");
+  const ::cohort::testing_support::TempDir dir("cohort-launch-test");  // removed at the end
+  const std::string not_executable = dir.Join("script.sh");
   FILE* f = std::fopen(not_executable.c_str(), "w");
   ASSERT_NE(f, nullptr);
   std::fputs("#!/bin/sh\n", f);
@@ -271,8 +271,6 @@ TEST(LaunchTest, BadArgumentsExitWithStatus2AndSayWhatIsWrong) {
     EXPECT_EQ(r.status, 2) << absl::StrJoin(c.args, " ") << "\n" << r.err;
     EXPECT_TRUE(absl::StrContains(r.err, c.message)) << absl::StrJoin(c.args, " ") << "\n" << r.err;
   }
-  ::unlink(not_executable.c_str());
-  ::rmdir(dir_template);
 }
 
 TEST(LaunchTest, HelpDescribesTheToolWithExamples) {

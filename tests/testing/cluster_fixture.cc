@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "client/master_client.h"
 #include "common/private_file.h"
+#include "common/testing/status_matchers.h"
 #include "tests/testing/worker_group.h"
 
 namespace cohort::testing {
@@ -107,7 +108,7 @@ void ClusterFixture::StartMaster(const std::vector<std::string>& extra, const st
   port_ = std::stoi(url_.substr(url_.rfind(':') + 1));
   absl::StatusOr<std::string> password =
       ReadSecretFile((dir_ / "master" / "admin-password").string());
-  ASSERT_TRUE(password.ok()) << password.status();
+  ASSERT_OK(password);
   admin_password_ = *password;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -41,11 +42,9 @@ class Recorder {
 
 TEST(ChunkPipelineTest, EveryPhaseSeesEveryChunkInOrderAndAfterItsPredecessor) {
   Recorder r;
-  ASSERT_TRUE(RunChunkPipeline(
-                  5, [&](size_t i) { return r.Note("b", i); },
-                  [&](size_t i) { return r.Note("m", i); },
-                  [&](size_t i) { return r.Note("a", i); })
-                  .ok());
+  ASSERT_OK(RunChunkPipeline(
+      5, [&](size_t i) { return r.Note("b", i); }, [&](size_t i) { return r.Note("m", i); },
+      [&](size_t i) { return r.Note("a", i); }));
   ASSERT_EQ(r.Events().size(), 15u);
   for (int i = 0; i < 5; ++i) {
     EXPECT_LT(r.At(absl::StrCat("b", i)), r.At(absl::StrCat("m", i))) << i;
@@ -60,11 +59,9 @@ TEST(ChunkPipelineTest, EveryPhaseSeesEveryChunkInOrderAndAfterItsPredecessor) {
 
 TEST(ChunkPipelineTest, OneChunkRunsItsThreePhasesInTurn) {
   Recorder r;
-  ASSERT_TRUE(RunChunkPipeline(
-                  1, [&](size_t i) { return r.Note("b", i); },
-                  [&](size_t i) { return r.Note("m", i); },
-                  [&](size_t i) { return r.Note("a", i); })
-                  .ok());
+  ASSERT_OK(RunChunkPipeline(
+      1, [&](size_t i) { return r.Note("b", i); }, [&](size_t i) { return r.Note("m", i); },
+      [&](size_t i) { return r.Note("a", i); }));
   EXPECT_THAT(r.Events(), ElementsAre("b0", "m0", "a0"));
 }
 

@@ -5,10 +5,13 @@
 
 #include "absl/strings/match.h"
 #include "comm/tcp_store.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::comm::internal {
 namespace {
+
+using ::cohort::testing_support::StatusIs;
 
 struct Fixture {
   std::unique_ptr<TcpStoreServer> server = TcpStoreServer::Start("127.0.0.1", 0).value();
@@ -51,7 +54,7 @@ TEST(GlooStoreAdapterTest, WaitPastItsTimeoutThrowsDeadlineExceededNamingTheKey)
     adapter.wait({"never-set"}, std::chrono::milliseconds(100));
     FAIL() << "wait returned";
   } catch (const GlooStoreError& e) {
-    EXPECT_EQ(e.status().code(), absl::StatusCode::kDeadlineExceeded) << e.status();
+    EXPECT_THAT(e.status(), StatusIs(absl::StatusCode::kDeadlineExceeded));
     EXPECT_TRUE(absl::StrContains(e.status().message(), "never-set")) << e.status();
   }
 }
@@ -81,7 +84,7 @@ TEST(GlooStoreAdapterTest, InterruptionAbandonsAWaitWithItsStatus) {
     adapter.wait({"never-set"});
     FAIL() << "wait returned";
   } catch (const GlooStoreError& e) {
-    EXPECT_EQ(e.status().code(), absl::StatusCode::kUnavailable) << e.status();
+    EXPECT_THAT(e.status(), StatusIs(absl::StatusCode::kUnavailable));
     EXPECT_TRUE(absl::StrContains(e.status().message(), "rank 1")) << e.status();
   }
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "comm/internal/gloo_store_adapter.h"
 #include "comm/tcp_store.h"
+#include "common/testing/status_matchers.h"
 #include "gloo/barrier.h"
 #include "gloo/broadcast.h"
 #include "gloo/common/error.h"
@@ -20,7 +21,7 @@ namespace {
 
 TEST(LocalAddressTowardTest, LoopbackIsReachedFromLoopback) {
   auto address = LocalAddressToward("127.0.0.1", 29500);
-  ASSERT_TRUE(address.ok()) << address.status();
+  ASSERT_OK(address);
   EXPECT_EQ(*address, "127.0.0.1");
 }
 
@@ -39,7 +40,7 @@ TEST(CreateGlooTcpDeviceTest, AnUnknownInterfaceIsAnErrorNamingIt) {
 
 TEST(CreateGlooTcpDeviceTest, TheLoopbackInterfaceCanBeNamed) {
   auto device = CreateGlooTcpDevice("lo", "127.0.0.1", 29500);
-  ASSERT_TRUE(device.ok()) << device.status();
+  ASSERT_OK(device);
 }
 
 // Two ranks of one Gloo context, connected over loopback in this process.
@@ -69,10 +70,10 @@ struct Pair2 {
 TEST(GlooPairSocketsTest, FindsEveryConnectionAndNamesThePeers) {
   Pair2 pair;
   auto sockets = GlooPairSockets::Find(*pair.contexts[0], *pair.stores[0]);
-  ASSERT_TRUE(sockets.ok()) << sockets.status();
+  ASSERT_OK(sockets);
   EXPECT_EQ(sockets->found(), 1);
   auto other = GlooPairSockets::Find(*pair.contexts[1], *pair.stores[1]);
-  ASSERT_TRUE(other.ok()) << other.status();
+  ASSERT_OK(other);
   EXPECT_EQ(other->found(), 1);
   const std::vector<std::string>& addresses = sockets->peer_addresses();
   ASSERT_EQ(addresses.size(), 2u);
@@ -95,7 +96,7 @@ TEST(GlooPairSocketsTest, ShutDownMakesBlockedOperationsOnBothSidesFailPromptly)
   IgnoreSigpipe();  // as GlooCommunicator does: Gloo writes to the shut-down sockets
   Pair2 pair;
   auto sockets = GlooPairSockets::Find(*pair.contexts[0], *pair.stores[0]);
-  ASSERT_TRUE(sockets.ok()) << sockets.status();
+  ASSERT_OK(sockets);
   absl::Time start = absl::Now();
   // Rank 0 waits for a broadcast that rank 1 never sends; rank 1 waits in a barrier.
   std::thread receiver([&] {

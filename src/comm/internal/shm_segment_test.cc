@@ -9,10 +9,13 @@
 #include <string>
 
 #include "comm/internal/shm_sync.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
 namespace cohort::comm::internal {
 namespace {
+
+using ::cohort::testing_support::StatusIs;
 
 bool InDevShm(const std::string& name) {
   return std::filesystem::exists("/dev/shm" + name);  // name starts with '/'
@@ -20,11 +23,11 @@ bool InDevShm(const std::string& name) {
 
 TEST(ShmSegmentTest, AttachSeesTheCreatorsBytesAndUnlinkRemovesTheName) {
   auto created = ShmSegment::Create(8192);
-  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_OK(created);
   EXPECT_TRUE(InDevShm(created->name()));
   std::memcpy(created->data(), "hello", 6);
   auto attached = ShmSegment::Attach(created->name(), 4096);
-  ASSERT_TRUE(attached.ok()) << attached.status();
+  ASSERT_OK(attached);
   EXPECT_EQ(attached->size(), 8192u);
   EXPECT_STREQ(attached->data(), "hello");
   created->Unlink();
@@ -32,21 +35,21 @@ TEST(ShmSegmentTest, AttachSeesTheCreatorsBytesAndUnlinkRemovesTheName) {
   // The mappings outlive the name.
   std::memcpy(attached->data(), "world", 6);
   EXPECT_STREQ(created->data(), "world");
-  EXPECT_EQ(ShmSegment::Attach(created->name(), 0).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(ShmSegment::Attach(created->name(), 0), StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST(ShmSegmentTest, AttachRejectsASegmentSmallerThanExpected) {
   auto created = ShmSegment::Create(4096);
-  ASSERT_TRUE(created.ok());
-  EXPECT_EQ(ShmSegment::Attach(created->name(), 8192).status().code(),
-            absl::StatusCode::kFailedPrecondition);
+  ASSERT_OK(created);
+  EXPECT_THAT(ShmSegment::Attach(created->name(), 8192),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 TEST(ShmSegmentTest, DestroyingTheCreatorWithoutUnlinkRemovesTheName) {
   std::string name;
   {
     auto created = ShmSegment::Create(4096);
-    ASSERT_TRUE(created.ok());
+    ASSERT_OK(created);
     name = created->name();
   }
   EXPECT_FALSE(InDevShm(name));
@@ -54,7 +57,7 @@ TEST(ShmSegmentTest, DestroyingTheCreatorWithoutUnlinkRemovesTheName) {
 
 TEST(ShmSegmentTest, SegmentSurvivesACrashedPeerAndLeavesNothingBehind) {
   auto created = ShmSegment::Create(4096);
-  ASSERT_TRUE(created.ok());
+  ASSERT_OK(created);
   const std::string name = created->name();
   pid_t child = ::fork();
   if (child == 0) {

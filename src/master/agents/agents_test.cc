@@ -1,6 +1,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/agents/agent_registry.h"
@@ -20,7 +21,7 @@ TEST(AgentRegistryTest, AnAgentIsExpiredOnlyWhenSilentPastTheTimeoutAndNotPollin
   registry.Register("a2", 2, "h2", 29500, 29501, true);
   clock.Advance(absl::Seconds(30));
   EXPECT_THAT(registry.Expired(), IsEmpty()) << "exactly the timeout is not past it";
-  ASSERT_TRUE(registry.Touch("a2").ok());
+  ASSERT_OK(registry.Touch("a2"));
   registry.Find("a1")->polling = 1;
   clock.Advance(absl::Seconds(1));
   EXPECT_THAT(registry.Expired(), IsEmpty()) << "a1 waits in a long poll; a2 was just heard";
@@ -51,7 +52,7 @@ TEST(AllocationsTest, IdsNameTheirTrialAndOnlyTheLatestMayReport) {
   Allocation& first = allocations.Add(7, {"7", {{"a1", 2}}}, "t1", "t1");
   EXPECT_EQ(first.id, "7.beef.1");
   const std::string first_id = first.id;
-  EXPECT_TRUE(allocations.CheckBelongs(first_id, 7, true).ok());
+  EXPECT_OK(allocations.CheckBelongs(first_id, 7, true));
   EXPECT_TRUE(absl::IsInvalidArgument(allocations.CheckBelongs(first_id, 8, false)));
   allocations.Remove(first_id);
   EXPECT_EQ(allocations.OfTrial(7), nullptr);
@@ -60,14 +61,14 @@ TEST(AllocationsTest, IdsNameTheirTrialAndOnlyTheLatestMayReport) {
   absl::Status stale = allocations.CheckBelongs(first_id, 7, /*latest=*/true);
   EXPECT_TRUE(absl::IsFailedPrecondition(stale)) << stale;
   EXPECT_THAT(stale.message(), HasSubstr("superseded by allocation 7.beef.2"));
-  EXPECT_TRUE(allocations.CheckBelongs(first_id, 7, /*latest=*/false).ok()) << "logs still count";
+  EXPECT_OK(allocations.CheckBelongs(first_id, 7, /*latest=*/false)) << "logs still count";
 }
 
 TEST(AllocationsTest, OnlyARunningAllocationsOwnTokenIsAccepted) {
   Allocations allocations("beef");
   const std::string a = allocations.Add(1, {"1", {{"a1", 1}}}, "token-a", "token-a").id;
   const std::string b = allocations.Add(2, {"2", {{"a1", 1}}}, "token-b", "token-b").id;
-  EXPECT_TRUE(allocations.CheckToken(a, "token-a").ok());
+  EXPECT_OK(allocations.CheckToken(a, "token-a"));
   EXPECT_TRUE(absl::IsUnauthenticated(allocations.CheckToken(a, "token-b")));
   EXPECT_TRUE(absl::IsUnauthenticated(allocations.CheckToken(b, "")));
   allocations.Remove(a);
@@ -92,8 +93,8 @@ TEST(AllocationsTest, ARestoredAllocationRunsAgainOnceEveryNodeIsClaimedByItsOwn
   Allocation& a = allocations.Restore(5, "5.beef.1", "hash", {{"a1", 1}, {"a2", 1}}, deadline);
   EXPECT_EQ(a.state, AllocationState::kRecovering);
   EXPECT_EQ(allocations.OfTrial(5), &a);
-  EXPECT_TRUE(allocations.CheckBelongs("5.beef.1", 5, /*latest=*/true).ok()) << "it may report";
-  EXPECT_TRUE(allocations.CheckToken("5.beef.1", "hash").ok()) << "its agent's token still works";
+  EXPECT_OK(allocations.CheckBelongs("5.beef.1", 5, /*latest=*/true)) << "it may report";
+  EXPECT_OK(allocations.CheckToken("5.beef.1", "hash")) << "its agent's token still works";
   EXPECT_FALSE(a.HeardFrom());
   const wire::RunningAllocation node0{.allocation = "5.beef.1", .trial_id = 5, .node_rank = 0};
   EXPECT_EQ(allocations.Claim("a2", node0), ClaimOutcome::kMismatch) << "node 0 is a1's";

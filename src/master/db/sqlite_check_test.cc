@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/sqlite_backup.h"
@@ -55,7 +56,7 @@ class SqliteCheckTest : public ::testing::Test {
     }
   }
 
-  TempDirectory dir_;
+  TempDir dir_;
   const std::string path_ = dir_.path() + "/master.db";
   int64_t trial_ = 0;
 };
@@ -152,7 +153,7 @@ TEST_F(SqliteCheckTest, BackupIsConsistentWhileAnotherConnectionWrites) {
   std::thread writer([&] {
     std::vector<std::pair<int, std::string>> batch(100, {1, std::string(80, 'w')});
     while (!stop) {
-      EXPECT_TRUE(live->AppendLogs(trial_, batch).ok());
+      EXPECT_OK(live->AppendLogs(trial_, batch));
       ++batches;
     }
   });

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/database.h"
@@ -87,7 +88,7 @@ class DatabaseTest : public ::testing::TestWithParam<Backend> {
     return db_->InsertTrial(MakeTrial(experiment_id)).value();
   }
 
-  TempDirectory dir_;
+  TempDir dir_;
   std::unique_ptr<Database> db_;
 };
 
@@ -439,8 +440,8 @@ TEST_P(DatabaseTest, ListLogsReturnsAtMostLimitLinesSoCallersCanPage) {
               ElementsAre("line 0", "line 1", "line 2"));
   EXPECT_THAT(Lines(db_->ListLogs(trial, 0, 1, 2).value()), ElementsAre("line 1", "line 3"));
   EXPECT_THAT(db_->ListLogs(trial, 0, std::nullopt, 0).value(), IsEmpty());
-  EXPECT_EQ(db_->ListLogs(trial, 0, std::nullopt, -1).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(db_->ListLogs(trial, 0, std::nullopt, -1),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 
   std::vector<std::string> paged;
   int64_t after = 0;
@@ -557,7 +558,7 @@ TEST_P(DatabaseTest, ListsAgentsById) {
 // What only a database in a file can show: persistence, the schema version, WAL, errors.
 class SqliteFileTest : public ::testing::Test {
  protected:
-  TempDirectory dir_;
+  TempDir dir_;
   const std::string path_ = dir_.path() + "/master.db";
 };
 
@@ -755,10 +756,10 @@ TEST_F(SqliteFileTest, LosesNothingWhenFourThreadsWriteAtOnce) {
           batch.emplace_back(t, absl::StrCat(t, ":", b * kLinesPerBatch + i));
         }
         absl::StatusOr<int64_t> last = db->AppendLogs(trials[t], batch);
-        EXPECT_TRUE(last.ok()) << last.status();
+        EXPECT_OK(last);
         if (last.ok()) last_seqs[t].push_back(*last);
-        EXPECT_TRUE(db->InsertMetrics({{trials[t], "training", b, "{}", 1.0 * b}}).ok());
-        EXPECT_TRUE(db->ListLogs(trials[t], 0, std::nullopt, 10).ok());
+        EXPECT_OK(db->InsertMetrics({{trials[t], "training", b, "{}", 1.0 * b}}));
+        EXPECT_OK(db->ListLogs(trials[t], 0, std::nullopt, 10));
       }
     });
   }
@@ -826,7 +827,7 @@ TEST_P(DatabaseTest, DeletesAnExperimentsRowsInBoundedStepsAndNothingOfAnother) 
     // At most the limit, but for the last call's trials and experiment (3 rows here).
     EXPECT_LE(deleted, 25 + 3);
     if (calls == 0) {
-      EXPECT_TRUE(db_->GetExperiment(doomed).ok()) << "gone at the first step";
+      EXPECT_OK(db_->GetExperiment(doomed)) << "gone at the first step";
     }
   }
   // 2 trials x (40 lines, 40 metrics, 40 points, 1 series, 1 checkpoint, 1 log_stats row),
@@ -929,15 +930,15 @@ TEST_P(DatabaseTest, WriteOutputsStoresEachPartOnItsOwnInOneTransaction) {
               .metrics = {{other, "validation", 5, R"({"acc":0.9})", 3}}};
   const std::vector<OutputRowsWritten> written = db_->WriteOutputs(items);
   ASSERT_THAT(written, SizeIs(4));
-  EXPECT_TRUE(written[0].logs.ok());
-  EXPECT_TRUE(written[0].reports.ok()) << "a checkpoint stored before is not an error";
+  EXPECT_OK(written[0].logs);
+  EXPECT_OK(written[0].reports) << "a checkpoint stored before is not an error";
   EXPECT_GT(written[0].last_seq, 0);
   EXPECT_THAT(written[1].logs, StatusIs(absl::StatusCode::kNotFound, HasSubstr("trial 9999")));
   EXPECT_THAT(written[1].reports, StatusIs(absl::StatusCode::kAborted, HasSubstr("log lines before it")));
-  EXPECT_TRUE(written[2].logs.ok());
+  EXPECT_OK(written[2].logs);
   EXPECT_THAT(written[2].reports, StatusIs(absl::StatusCode::kNotFound, HasSubstr("trial 9999")));
-  EXPECT_TRUE(written[3].logs.ok()) << "no lines: nothing to fail";
-  EXPECT_TRUE(written[3].reports.ok());
+  EXPECT_OK(written[3].logs) << "no lines: nothing to fail";
+  EXPECT_OK(written[3].reports);
 
   EXPECT_THAT(db_->ListLogs(trial, 0, std::nullopt, 10).value(), SizeIs(2));
   EXPECT_THAT(db_->ListCheckpoints(trial).value(), SizeIs(2));

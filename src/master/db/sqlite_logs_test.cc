@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/internal/sqlite_log_sql.h"
@@ -83,9 +84,9 @@ TEST_F(SqliteLogsTest, MasterLinesForSeveralTrialsAreAppendedTogetherOrNotAtAll)
   EXPECT_EQ(stats[0].lines, 2);
 
   const absl::Status unknown = db_->AppendMasterLines({{b, "master: kept?"}, {a + 100, "x"}});
-  EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound) << unknown;
+  EXPECT_THAT(unknown, StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(AllLines(b), ElementsAre("master: two")) << "rolled back with the unknown trial";
-  EXPECT_TRUE(db_->AppendMasterLines({}).ok());
+  EXPECT_OK(db_->AppendMasterLines({}));
 }
 
 TEST_F(SqliteLogsTest, DropKeepsTheBeginningAndOneMarkerCountsTheGap) {
@@ -157,7 +158,7 @@ TEST_F(SqliteLogsTest, DropsNothingWithinTheKeptBeginningOrOfAnUnknownTrial) {
 
 // A file from before log retention (schema version 7): the migration to version 10 counts what it holds.
 TEST(SqliteLogsMigrationTest, MigrationCountsTheLogsAlreadyStored) {
-  TempDirectory dir;
+  TempDir dir;
   const std::string path = dir.path() + "/master.db";
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
@@ -228,7 +229,7 @@ QueryRun RunOnFile(const std::string& path, const char* sql, std::vector<int64_t
 // about as many steps as lines returned: the plan walks logs_by_trial backwards from the end,
 // without a scan or a sort, and ListLastLogs returns the newest lines.
 TEST(SqliteLogsTailTest, TheTailOfAMillionLineLogIsReadFromTheIndex) {
-  TempDirectory dir;
+  TempDir dir;
   const std::string path = dir.path() + "/master.db";
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, OpenSqliteDatabase(path));
   const int64_t experiment = db->InsertExperiment(MakeExperiment("flood")).value();

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -22,7 +23,7 @@ std::vector<config::LogPolicy> Policies() {
 
 TEST(LogPolicyMatcherTest, MatchesAnywhereInTheLineAsGosMatchString) {
   auto matcher = LogPolicyMatcher::Create(Policies());
-  ASSERT_TRUE(matcher.ok()) << matcher.status();
+  ASSERT_OK(matcher);
   EXPECT_THAT((*matcher)->Match("RuntimeError: CUDA out of memory. Tried to allocate"),
               ElementsAre(0));
   EXPECT_THAT((*matcher)->Match("  File x.py: assert 0 <= self.metrics_sigma (failed)"),
@@ -34,7 +35,7 @@ TEST(LogPolicyMatcherTest, MatchesAnywhereInTheLineAsGosMatchString) {
 
 TEST(LogPolicyMatcherTest, LabelsAndActions) {
   auto matcher = LogPolicyMatcher::Create(Policies());
-  ASSERT_TRUE(matcher.ok());
+  ASSERT_OK(matcher);
   EXPECT_EQ((*matcher)->label(0), "CUDA OOM");
   EXPECT_EQ((*matcher)->label(2), "ECC");  // no name: its pattern
   EXPECT_EQ((*matcher)->action(1), wire::LogPolicyAction::kCancelRetries);
@@ -44,7 +45,7 @@ TEST(LogPolicyMatcherTest, LabelsAndActions) {
 
 TEST(LogPolicyMatcherTest, APolicyWithoutAPatternMatchesNothing) {
   auto matcher = LogPolicyMatcher::Create({{"off", std::nullopt, Action::kNone, std::nullopt}});
-  ASSERT_TRUE(matcher.ok());
+  ASSERT_OK(matcher);
   EXPECT_TRUE((*matcher)->empty());
   EXPECT_THAT((*matcher)->Match("anything"), IsEmpty());
 }
@@ -60,7 +61,7 @@ TEST(LogPolicyMatcherTest, ABadPatternIsRefusedNamingThePolicy) {
 TEST(LogPolicyMatcherTest, PathologicalPatternsOnLongLinesTakeLinearTime) {
   // (a*)*b backtracks exponentially in a backtracking engine; RE2 does not.
   auto matcher = LogPolicyMatcher::Create({{"p", "(a*)*b", Action::kNone, std::nullopt}});
-  ASSERT_TRUE(matcher.ok());
+  ASSERT_OK(matcher);
   EXPECT_THAT((*matcher)->Match(std::string(16 << 10, 'a')), IsEmpty());
 }
 

@@ -19,6 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "client/master_client.h"
 #include "common/clock.h"
+#include "common/testing/status_matchers.h"
+#include "common/testing/temp_dir.h"
 #include "config/yaml_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -32,26 +34,30 @@
 namespace cohort::master::http {
 namespace {
 
+using ::cohort::testing_support::TempDir;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
 TEST(AgentSecretFileTest, IsCreatedPrivateWith256RandomBitsAndKeptAcrossStarts) {
-  const std::string path = MakeTempDir("secret") + "/agent-secret";
+  const TempDir dir("secret");
+  const std::string path = dir.Join("agent-secret");
   absl::StatusOr<std::string> first = LoadOrCreateAgentSecret(path);
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   EXPECT_THAT(*first, MatchesRegex("[0-9a-f]{64}"));
   struct stat info {};
   ASSERT_EQ(::stat(path.c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0600u);
   absl::StatusOr<std::string> again = LoadOrCreateAgentSecret(path);
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_OK(again);
   EXPECT_EQ(*again, *first);
-  const std::string other = MakeTempDir("secret") + "/agent-secret";
+  const TempDir other_dir("secret");
+  const std::string other = other_dir.Join("agent-secret");
   EXPECT_NE(LoadOrCreateAgentSecret(other).value(), *first);
 }
 
 TEST(AgentSecretFileTest, AFileOthersMayReadIsRefusedSayingHowToFixIt) {
-  const std::string path = MakeTempDir("secret") + "/agent-secret";
+  const TempDir dir("secret");
+  const std::string path = dir.Join("agent-secret");
   std::ofstream(path) << "s3cret\n";
   ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
   absl::StatusOr<std::string> secret = LoadOrCreateAgentSecret(path);
@@ -79,7 +85,6 @@ constexpr char kAdminPassword[] = "admin-password";
 class AuthRoutesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir("auth_routes");
     secret_file_ = dir_ + "/agent-secret";
     secret_ = LoadOrCreateAgentSecret(secret_file_).value();
     server_ = std::make_unique<MasterServer>(
@@ -108,14 +113,14 @@ class AuthRoutesTest : public ::testing::Test {
   std::string Login(const std::string& name, const std::string& password) {
     absl::StatusOr<Json> r =
         Client("").Post("/api/v1/auth/login", wire::LoginRequest{name, password}.ToJson());
-    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_OK(r);
     return r.ok() ? wire::ParseLoginResponse(*r).value().token : "";
   }
   // Creates the user `name` (password NAME-password) and logs in as it.
   std::string NewUser(const std::string& name) {
     absl::StatusOr<Json> r = Client(admin_).Post(
         "/api/v1/users", wire::NewUser{name, name + "-password", false}.ToJson());
-    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_OK(r);
     return Login(name, name + "-password");
   }
   absl::Status Register(const std::string& secret, int slots = 1) {
@@ -127,7 +132,7 @@ class AuthRoutesTest : public ::testing::Test {
     absl::StatusOr<Json> r = Client(token).PostForm(
         "/api/v1/experiments", {{"config", Config(), "", ""},
                                 {"context", context_, "context.tar.gz", "application/gzip"}});
-    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_OK(r);
     return r.ok() ? wire::ParseCreatedExperiment(*r).value().id : 0;
   }
   wire::TrialDescription FirstTrial(int64_t experiment) {
@@ -142,11 +147,11 @@ class AuthRoutesTest : public ::testing::Test {
     wire::StartAction a, b;
   };
   void StartTwoTrials(TwoStarts* out) {
-    ASSERT_TRUE(Register(secret_, /*slots=*/2).ok());
+    ASSERT_OK(Register(secret_, /*slots=*/2));
     out->first = CreateExperiment(admin_);
     out->second = CreateExperiment(admin_);
     absl::StatusOr<Json> actions = Client(secret_).Get("/api/v1/agents/a1/actions?timeout=5");
-    ASSERT_TRUE(actions.ok()) << actions.status();
+    ASSERT_OK(actions);
     const std::vector<absl::StatusOr<wire::Action>> batch =
         wire::ParseActionBatch(*actions).value();
     ASSERT_EQ(batch.size(), 2u) << actions->dump();
@@ -160,7 +165,9 @@ class AuthRoutesTest : public ::testing::Test {
     EXPECT_THAT(status.message(), HasSubstr(secret_file_));
   }
 
-  std::string dir_, secret_file_, secret_, context_, admin_;
+  const TempDir temp_{"auth_routes"};  // outlives server_
+  const std::string dir_ = temp_.path();
+  std::string secret_file_, secret_, context_, admin_;
   std::unique_ptr<MasterServer> server_;
   Master* master_ = nullptr;  // server_'s
   int port_ = 0;
@@ -227,12 +234,12 @@ TEST_F(AuthRoutesTest, EveryUsersRouteWithoutAValidTokenIs401SayingWhatToDo) {
     EXPECT_THAT(made_up->body, HasSubstr("not valid")) << route;
   }
   EXPECT_TRUE(master_->ListExperiments().value().experiments.empty());
-  EXPECT_TRUE(Client("").Get("/api/v1/info").ok()) << "the master's info is open";
+  EXPECT_OK(Client("").Get("/api/v1/info")) << "the master's info is open";
 }
 
 TEST_F(AuthRoutesTest, AdminsRoutesRefuseOtherUsersWith403) {
   const std::string alice = NewUser("alice");
-  EXPECT_TRUE(Client(alice).Get("/api/v1/experiments").ok());
+  EXPECT_OK(Client(alice).Get("/api/v1/experiments"));
   for (const char* path :
        {"/api/v1/users", "/api/v1/agents/a1/disable", "/api/v1/users/admin/deactivate"}) {
     absl::Status status =
@@ -243,7 +250,7 @@ TEST_F(AuthRoutesTest, AdminsRoutesRefuseOtherUsersWith403) {
   raw.set_bearer_token_auth(alice);
   EXPECT_EQ(raw.Put("/api/v1/templates/t", "a: 1", "application/yaml")->status, 403);
   EXPECT_EQ(raw.Get("/api/v1/users")->status, 403);
-  EXPECT_TRUE(Client(admin_).Put("/api/v1/templates/t", "a: 1", "application/yaml").ok());
+  EXPECT_OK(Client(admin_).Put("/api/v1/templates/t", "a: 1", "application/yaml"));
 }
 
 TEST_F(AuthRoutesTest, AUserChangesOnlyTheirOwnExperiments) {
@@ -267,8 +274,8 @@ TEST_F(AuthRoutesTest, AUserChangesOnlyTheirOwnExperiments) {
   EXPECT_EQ(trial_denied->status, 403);
   EXPECT_THAT(trial_denied->body, HasSubstr("belongs to 'alice'"));
   EXPECT_EQ(FirstTrial(experiment).state, wire::TrialState::kQueued) << "nothing changed";
-  EXPECT_TRUE(Client(alice).Post(absl::StrCat("/api/v1/experiments/", experiment, "/pause")).ok());
-  EXPECT_TRUE(Client(admin_).Post(kill).ok()) << "admins change anyone's";
+  EXPECT_OK(Client(alice).Post(absl::StrCat("/api/v1/experiments/", experiment, "/pause")));
+  EXPECT_OK(Client(admin_).Post(kill)) << "admins change anyone's";
   // Deleting: only the owner (or an admin), and only once it has ended; 404 for no experiment.
   const std::string path = absl::StrCat("/api/v1/experiments/", experiment);
   httplib::Result delete_denied = raw.Delete(path);
@@ -278,7 +285,7 @@ TEST_F(AuthRoutesTest, AUserChangesOnlyTheirOwnExperiments) {
   httplib::Result unknown = raw.Delete("/api/v1/experiments/77");
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 404);
-  EXPECT_TRUE(Client(alice).Delete(path).ok()) << "the owner deletes her killed experiment";
+  EXPECT_OK(Client(alice).Delete(path)) << "the owner deletes her killed experiment";
 }
 
 // A fork (a `parent` part instead of the config and context) copies the parent's code and
@@ -295,7 +302,7 @@ TEST_F(AuthRoutesTest, OnlyTheOwnerOrAnAdminForksAnExperiment) {
       Client(alice).PostForm("/api/v1/experiments", {{"parent", "seven", "", ""}}).status();
   EXPECT_THAT(bad.message(), HasSubstr("the `parent` part must be an experiment id, got 'seven'"));
   absl::StatusOr<Json> child = Client(alice).PostForm("/api/v1/experiments", fork);
-  ASSERT_TRUE(child.ok()) << child.status();
+  ASSERT_OK(child);
   const int64_t id = wire::ParseCreatedExperiment(*child).value().id;
   const Actor admin{"admin", true};
   EXPECT_EQ(master_->DescribeExperiment(id, admin).value().owner, "alice");
@@ -314,12 +321,12 @@ TEST_F(AuthRoutesTest, OnlyTheOwnerOrAnAdminForksAnExperiment) {
 TEST_F(AuthRoutesTest, RevokedExpiredAndDeactivatedCredentialsAre401) {
   const std::string alice = NewUser("alice");
   const std::string second = Login("admin", kAdminPassword);
-  ASSERT_TRUE(Client(second).Post("/api/v1/auth/logout").ok());
+  ASSERT_OK(Client(second).Post("/api/v1/auth/logout"));
   absl::Status revoked = Client(second).Get("/api/v1/me").status();
   EXPECT_TRUE(absl::IsUnauthenticated(revoked)) << revoked;
-  EXPECT_TRUE(Client(admin_).Get("/api/v1/me").ok()) << "logout revokes only that token";
+  EXPECT_OK(Client(admin_).Get("/api/v1/me")) << "logout revokes only that token";
 
-  ASSERT_TRUE(Client(admin_).Post("/api/v1/users/alice/deactivate").ok());
+  ASSERT_OK(Client(admin_).Post("/api/v1/users/alice/deactivate"));
   absl::Status gone = Client(alice).Get("/api/v1/experiments").status();
   EXPECT_TRUE(absl::IsUnauthenticated(gone)) << "deactivating revokes the user's tokens: " << gone;
   absl::Status login =
@@ -350,13 +357,13 @@ TEST_F(AuthRoutesTest, AgentRoutesNeedTheClusterSecret) {
   ExpectAgentRefusal(Register(admin_));
   ExpectAgentRefusal(Register(secret_ + "0"));
   EXPECT_TRUE(master_->ListAgents().value().agents.empty());
-  ASSERT_TRUE(Register(secret_).ok());
+  ASSERT_OK(Register(secret_));
   const std::string poll = "/api/v1/agents/a1/actions?timeout=0";
   ExpectAgentRefusal(Client("").Get(poll).status());
   ExpectAgentRefusal(Client(admin_).Get(poll).status());
   ExpectAgentRefusal(Client("").Post("/api/v1/agents/a1/heartbeat").status());
-  EXPECT_TRUE(Client(secret_).Get(poll).ok());
-  EXPECT_TRUE(Client(secret_).Post("/api/v1/agents/a1/heartbeat").ok());
+  EXPECT_OK(Client(secret_).Get(poll));
+  EXPECT_OK(Client(secret_).Post("/api/v1/agents/a1/heartbeat"));
   const int64_t experiment = CreateExperiment(admin_);
   const std::string context = absl::StrCat("/api/v1/experiments/", experiment, "/context");
   ExpectAgentRefusal(Client(admin_).GetBytes(context).status());
@@ -387,8 +394,8 @@ TEST_F(AuthRoutesTest, AnAllocationsTokenPostsOnlyForItselfAndOnlyWhileItRuns) {
                                   .GetBytes(absl::StrCat("/api/v1/experiments/", first, "/context"))
                                   .status()));
 
-  EXPECT_TRUE(Client(a.allocation_token).Post(a_path + "/logs", logs).ok());
-  ASSERT_TRUE(Client(a.allocation_token).Post(a_path + "/exit", exit).ok());
+  EXPECT_OK(Client(a.allocation_token).Post(a_path + "/logs", logs));
+  ASSERT_OK(Client(a.allocation_token).Post(a_path + "/exit", exit));
   EXPECT_NE(FirstTrial(first).state, wire::TrialState::kRunning);
   absl::Status after = Client(a.allocation_token).Post(a_path + "/logs", logs).status();
   EXPECT_TRUE(absl::IsNotFound(after)) << "nothing after the allocation ended: " << after;
@@ -411,7 +418,7 @@ TEST_F(AuthRoutesTest, AnAgentPostsItsAllocationsOutputInOneRequestEachItemWithI
   ExpectAgentRefusal(Client(admin_).Post(path, outputs.ToJson()).status());
   ExpectAgentRefusal(Client(a.allocation_token).Post(path, outputs.ToJson()).status());
   absl::StatusOr<Json> answer = Client(secret_).Post(path, outputs.ToJson());
-  ASSERT_TRUE(answer.ok()) << answer.status();
+  ASSERT_OK(answer);
   const wire::OutputResults results = wire::ParseOutputResults(*answer).value();
   ASSERT_EQ(results.results.size(), 2u) << answer->dump();
   EXPECT_EQ(results.results[0].code, 200) << results.results[0].error;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -121,9 +122,9 @@ class HttpServerTest : public ::testing::Test {
       return reply;
     });
     absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Bind({});
-    ASSERT_TRUE(server.ok()) << server.status();
+    ASSERT_OK(server);
     server_ = *std::move(server);
-    ASSERT_TRUE(server_->Serve(router.table()).ok());
+    ASSERT_OK(server_->Serve(router.table()));
   }
 
   std::string RawExchange(const std::string& raw) const {
@@ -259,8 +260,8 @@ TEST(HttpServerAuthTest, AnUnauthenticatedBodyIsNeverRead) {
       "/open", [&](const Request&) -> absl::StatusOr<Reply> { return Reply::Done(); },
       {.require = Require::kAnyone});
   absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Bind({});
-  ASSERT_TRUE(server.ok()) << server.status();
-  ASSERT_TRUE((*server)->Serve(router.table()).ok());
+  ASSERT_OK(server);
+  ASSERT_OK((*server)->Serve(router.table()));
   const int port = (*server)->port();
   const size_t kBody = 64 << 20;
   std::vector<std::thread> senders;

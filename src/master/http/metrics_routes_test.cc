@@ -22,6 +22,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/master_client.h"
+#include "common/testing/status_matchers.h"
+#include "common/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/http/agent_secret_authenticator.h"
@@ -35,6 +37,8 @@
 namespace cohort::master::http {
 namespace {
 
+using ::cohort::testing_support::IsOk;
+using ::cohort::testing_support::TempDir;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -208,8 +212,8 @@ double Value(const Exposition& e, const std::string& name, const Labels& labels 
 }
 
 TEST(ExpositionParserTest, RefusesWhatPrometheusWouldRefuse) {
-  EXPECT_TRUE(ParseExposition("# TYPE a gauge\na{x=\"1\"} 2\n").ok());
-  EXPECT_FALSE(ParseExposition("a 1\n").ok()) << "no TYPE";
+  EXPECT_OK(ParseExposition("# TYPE a gauge\na{x=\"1\"} 2\n"));
+  EXPECT_THAT(ParseExposition("a 1\n"), Not(IsOk())) << "no TYPE";
   EXPECT_FALSE(ParseExposition("# TYPE a gauge\na{x=\"1} 2\n").ok());
   EXPECT_FALSE(ParseExposition("# TYPE a gauge\na 1\n# TYPE a gauge\n").ok());
   EXPECT_FALSE(ParseExposition("# TYPE a gauge\na one\n").ok());
@@ -230,7 +234,6 @@ constexpr char kAdminPassword[] = "admin-password";
 class MetricsRouteTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = MakeTempDir("metrics_route");
     const std::string secret_file = dir_ + "/agent-secret";
     secret_ = LoadOrCreateAgentSecret(secret_file).value();
     server_ = std::make_unique<MasterServer>(
@@ -241,7 +244,7 @@ class MetricsRouteTest : public ::testing::Test {
     ASSERT_TRUE(server_->master().users().EnsureAdmin(kAdminPassword).value());
     absl::StatusOr<Json> login =
         Client("").Post("/api/v1/auth/login", wire::LoginRequest{"admin", kAdminPassword}.ToJson());
-    ASSERT_TRUE(login.ok()) << login.status();
+    ASSERT_OK(login);
     admin_ = wire::ParseLoginResponse(*login).value().token;
     const std::string made = dir_ + "/ctx.tar.gz";
     ASSERT_EQ(std::system(absl::StrCat("mkdir -p ", dir_, "/ctx && echo x > ", dir_,
@@ -258,13 +261,13 @@ class MetricsRouteTest : public ::testing::Test {
   }
   void Register(const std::string& id, int slots) {
     wire::AgentRegistration registration{id, slots, "127.0.0.1", 29500, 29599, {}};
-    ASSERT_TRUE(Client(secret_).Post("/api/v1/agents", registration.ToJson()).ok());
+    ASSERT_OK(Client(secret_).Post("/api/v1/agents", registration.ToJson()));
   }
   void CreateExperiment(int slots) {
     absl::StatusOr<Json> r = Client(admin_).PostForm(
         "/api/v1/experiments", {{"config", Config(slots), "", ""},
                                 {"context", context_, "context.tar.gz", "application/gzip"}});
-    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_OK(r);
   }
   // GET /metrics presenting `credential`.
   httplib::Result Scrape(const std::string& credential) {
@@ -276,7 +279,7 @@ class MetricsRouteTest : public ::testing::Test {
   wire::StartAction TakeStart(const std::string& id) {
     absl::StatusOr<Json> polled =
         Client(secret_).Get(absl::StrCat("/api/v1/agents/", id, "/actions?timeout=5"));
-    EXPECT_TRUE(polled.ok()) << polled.status();
+    EXPECT_OK(polled);
     if (!polled.ok()) return {};
     auto batch = wire::ParseActionBatch(*polled);
     EXPECT_TRUE(batch.ok() && !batch->empty()) << polled->dump();
@@ -284,7 +287,9 @@ class MetricsRouteTest : public ::testing::Test {
     return std::get<wire::StartAction>(*(*batch)[0]);
   }
 
-  std::string dir_, secret_, admin_, context_;
+  const TempDir temp_{"metrics_route"};  // outlives server_
+  const std::string dir_ = temp_.path();
+  std::string secret_, admin_, context_;
   std::unique_ptr<MasterServer> server_;
 };
 
@@ -299,7 +304,7 @@ TEST_F(MetricsRouteTest, GaugesAgreeWithSlotAndTaskListsAndRequestsAreCountedByR
   const wire::StartAction start = TakeStart("a1");
   const std::string path = "/api/v1/allocations/" + start.allocation;
   wire::LogBatch logs{start.trial_id, {{0, "a"}, {0, "b"}, {1, "c"}}};
-  ASSERT_TRUE(Client(start.allocation_token).Post(path + "/logs", logs.ToJson()).ok());
+  ASSERT_OK(Client(start.allocation_token).Post(path + "/logs", logs.ToJson()));
   wire::ReportBatch reports{start.trial_id, {}, std::nullopt};
   for (int step : {1, 2}) {
     reports.lines.push_back({.kind = wire::ReportKind::kTraining,
@@ -307,7 +312,7 @@ TEST_F(MetricsRouteTest, GaugesAgreeWithSlotAndTaskListsAndRequestsAreCountedByR
                              .steps_completed = step,
                              .metrics = {{"loss", 0.5}}});
   }
-  ASSERT_TRUE(Client(start.allocation_token).Post(path + "/reports", reports.ToJson()).ok());
+  ASSERT_OK(Client(start.allocation_token).Post(path + "/reports", reports.ToJson()));
   // A 401, a 404 no route matched, and a 404 of a route.
   EXPECT_TRUE(absl::IsUnauthenticated(Client("").Get("/api/v1/tasks").status()));
   EXPECT_TRUE(absl::IsNotFound(Client(admin_).Get("/api/v1/no-such-thing").status()));
@@ -322,7 +327,7 @@ TEST_F(MetricsRouteTest, GaugesAgreeWithSlotAndTaskListsAndRequestsAreCountedByR
   ASSERT_EQ(scraped->status, 200) << scraped->body;
   EXPECT_THAT(scraped->get_header_value("Content-Type"), StartsWith("text/plain; version=0.0.4"));
   absl::StatusOr<Exposition> e = ParseExposition(scraped->body);
-  ASSERT_TRUE(e.ok()) << e.status() << "\n" << scraped->body;
+  ASSERT_OK(e) << "\n" << scraped->body;
   ExpectHistogramsWellFormed(*e);
 
   std::map<std::string, int> agent_slots, agent_used;
@@ -390,10 +395,10 @@ TEST_F(MetricsRouteTest, IsForLoggedInUsersOnly) {
   }
   absl::StatusOr<Json> made =
       Client(admin_).Post("/api/v1/users", wire::NewUser{"alice", "alice-password"}.ToJson());
-  ASSERT_TRUE(made.ok()) << made.status();
+  ASSERT_OK(made);
   absl::StatusOr<Json> login =
       Client("").Post("/api/v1/auth/login", wire::LoginRequest{"alice", "alice-password"}.ToJson());
-  ASSERT_TRUE(login.ok()) << login.status();
+  ASSERT_OK(login);
   httplib::Result scraped = Scrape(wire::ParseLoginResponse(*login).value().token);
   ASSERT_TRUE(scraped);
   EXPECT_EQ(scraped->status, 200) << "any user, not only admins";

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/http/http_server.h"
@@ -17,6 +18,7 @@
 namespace cohort::master::http {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::HasSubstr;
 
 // Refuses every request without the header `X-Test-Caller`; names the caller otherwise.
@@ -54,9 +56,9 @@ class RouterTest : public ::testing::Test {
       return Reply::Ok(Json{{"seconds", absl::ToDoubleSeconds(*wait)}});
     });
     absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Bind({});
-    ASSERT_TRUE(server.ok()) << server.status();
+    ASSERT_OK(server);
     server_ = *std::move(server);
-    ASSERT_TRUE(server_->Serve(router.table()).ok());
+    ASSERT_OK(server_->Serve(router.table()));
     port_ = server_->port();
   }
   httplib::Client Client() {
@@ -195,9 +197,9 @@ TEST(BrowserGuardTest, AnHttpsMasterTakesOnlyItsHttpsOrigin) {
   httplib::Request request;
   request.headers.emplace("Host", "master.example:8443");
   request.headers.emplace("Origin", "https://master.example:8443");
-  EXPECT_TRUE(guard.Check(request).ok());
+  EXPECT_OK(guard.Check(request));
   request.headers.find("Origin")->second = "http://master.example:8443";
-  EXPECT_EQ(guard.Check(request).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(guard.Check(request), StatusIs(absl::StatusCode::kPermissionDenied));
 }
 
 // A router admitting one handler at a time: a route that waits (a long poll) does not hold the
@@ -224,8 +226,8 @@ TEST(RouterGateTest, OneHandlerAtATimeExceptRoutesThatWait) {
   router.Get("/work", [&](const Request&) { return hold(&release_work); });
   router.Get("/quick", [](const Request&) -> absl::StatusOr<Reply> { return Reply::Done(); });
   absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Bind({});
-  ASSERT_TRUE(server.ok()) << server.status();
-  ASSERT_TRUE((*server)->Serve(router.table()).ok());
+  ASSERT_OK(server);
+  ASSERT_OK((*server)->Serve(router.table()));
   const int port = (*server)->port();
   const auto get = [port](const char* path) {
     httplib::Client client("127.0.0.1", port);

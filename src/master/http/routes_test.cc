@@ -3,7 +3,6 @@
 #include "master/http/routes.h"
 
 #include <httplib.h>
-#include <stdlib.h>
 
 #include <memory>
 #include <string>
@@ -11,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
+#include "common/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/database.h"
@@ -19,18 +19,18 @@
 namespace cohort::master::http {
 namespace {
 
+using ::cohort::testing_support::TempDir;
 using ::testing::HasSubstr;
 
 class RoutesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string dir = ::testing::TempDir() + "/routes_XXXXXX";
-    ASSERT_NE(mkdtemp(dir.data()), nullptr);
-    server_ = std::make_unique<MasterServer>(dir, MasterServer::Options{});
+    server_ = std::make_unique<MasterServer>(dir_.path(), MasterServer::Options{});
     port_ = server_->port();
     ASSERT_GT(port_, 0);
   }
 
+  TempDir dir_{"routes"};  // outlives server_
   std::unique_ptr<MasterServer> server_;
   int port_ = 0;
 };

@@ -16,10 +16,12 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "client/master_client.h"
+#include "common/testing/status_matchers.h"
+#include "common/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "absl/strings/str_cat.h"
 #include "master/http/http_server.h"
 #include "master/http/testing/master_server.h"
 #include "master/http/testing/test_certificates.h"
@@ -27,16 +29,17 @@
 namespace cohort::master::http {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
+using ::cohort::testing_support::TempDir;
 using ::testing::HasSubstr;
 
 class TlsTest : public ::testing::Test {
  protected:
   // One set of certificates for the suite (openssl takes a few milliseconds per key).
   static void SetUpTestSuite() {
-    dir_ = new std::string(::testing::TempDir() + "/tls_XXXXXX");
-    ASSERT_NE(mkdtemp(dir_->data()), nullptr);
-    absl::StatusOr<TestCertificates> certs = MakeTestCertificates(*dir_);
-    ASSERT_TRUE(certs.ok()) << certs.status();
+    dir_ = new TempDir("tls");
+    absl::StatusOr<TestCertificates> certs = MakeTestCertificates(dir_->path());
+    ASSERT_OK(certs);
     certs_ = new TestCertificates(*certs);
   }
   static void TearDownTestSuite() {
@@ -46,7 +49,8 @@ class TlsTest : public ::testing::Test {
   void SetUp() override { ASSERT_NE(certs_, nullptr) << "no test certificates"; }
 
   static std::unique_ptr<MasterServer> Serve(TlsFiles tls) {
-    return std::make_unique<MasterServer>(*dir_, MasterServer::Options{.tls = std::move(tls)});
+    return std::make_unique<MasterServer>(dir_->path(),
+                                          MasterServer::Options{.tls = std::move(tls)});
   }
   static absl::Status Get(const std::string& url, const std::string& ca_file) {
     client::MasterClient client(url, absl::Seconds(10));
@@ -54,25 +58,25 @@ class TlsTest : public ::testing::Test {
     return client.Get("/api/v1/experiments").status();
   }
   static std::string WriteFile(const std::string& name, const std::string& text) {
-    const std::string path = *dir_ + "/" + name;
+    const std::string path = dir_->path() + "/" + name;
     std::ofstream(path) << text;
     return path;
   }
 
-  static std::string* dir_;
+  static TempDir* dir_;  // removed with the certificates in TearDownTestSuite
   static TestCertificates* certs_;
 };
 
-std::string* TlsTest::dir_ = nullptr;
+TempDir* TlsTest::dir_ = nullptr;
 TestCertificates* TlsTest::certs_ = nullptr;
 
 TEST_F(TlsTest, AClientWithTheMastersCaGetsAnswers) {
   auto server = Serve({certs_->cert_file, certs_->key_file});
   ASSERT_GT(server->port(), 0);
   EXPECT_EQ(server->url().rfind("https://", 0), 0u) << server->url();
-  EXPECT_TRUE(Get(server->url(), certs_->ca_file).ok()) << Get(server->url(), certs_->ca_file);
+  EXPECT_OK(Get(server->url(), certs_->ca_file));
   // The certificate names localhost too.
-  EXPECT_TRUE(Get("https://localhost:" + std::to_string(server->port()), certs_->ca_file).ok());
+  EXPECT_OK(Get("https://localhost:" + std::to_string(server->port()), certs_->ca_file));
 }
 
 TEST_F(TlsTest, ACertificateFromAnotherCaIsRefusedSayingWhichCaToPass) {
@@ -114,7 +118,7 @@ TEST_F(TlsTest, HttpToAnHttpsMasterSaysSoAndStaysPlain) {
   auto server = Serve({certs_->cert_file, certs_->key_file});
   const std::string url = "http://127.0.0.1:" + std::to_string(server->port());
   const absl::Status status = Get(url, certs_->ca_file);
-  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_THAT(status.message(), HasSubstr("it closed the connection without answering GET "
                                           "/api/v1/experiments (if it serves HTTPS, started with "
                                           "--tls-cert, use https://127.0.0.1:"));
@@ -122,10 +126,11 @@ TEST_F(TlsTest, HttpToAnHttpsMasterSaysSoAndStaysPlain) {
 
 TEST_F(TlsTest, AMissingOrUnusableCaFileIsNamed) {
   auto server = Serve({certs_->cert_file, certs_->key_file});
-  absl::Status status = Get(server->url(), *dir_ + "/no-such-ca.crt");
+  absl::Status status = Get(server->url(), dir_->path() + "/no-such-ca.crt");
   EXPECT_TRUE(client::IsTlsFailure(status)) << status;
-  EXPECT_THAT(status.message(), HasSubstr(*dir_ + "/no-such-ca.crt (--tls-ca or $COHORT_TLS_CA) "
-                                                  "does not exist"));
+  EXPECT_THAT(status.message(),
+              HasSubstr(dir_->path() + "/no-such-ca.crt (--tls-ca or $COHORT_TLS_CA) "
+                                       "does not exist"));
   const std::string garbage = WriteFile("garbage-ca.crt", "not a certificate\n");
   status = Get(server->url(), garbage);
   EXPECT_TRUE(client::IsTlsFailure(status)) << status;
@@ -143,7 +148,7 @@ TEST_F(TlsTest, TheCaFileIsTheFlagElseTheEnvironment) {
 
 TEST_F(TlsTest, LoadTlsWithoutFilesIsPlainHttp) {
   absl::StatusOr<TlsPem> pem = LoadTls({});
-  ASSERT_TRUE(pem.ok()) << pem.status();
+  ASSERT_OK(pem);
   EXPECT_TRUE(pem->cert_pem.empty());
   EXPECT_TRUE(pem->key_pem.empty());
 }
@@ -156,10 +161,10 @@ TEST_F(TlsTest, LoadTlsNeedsBothFiles) {
 }
 
 TEST_F(TlsTest, LoadTlsNamesAFileItCannotRead) {
-  absl::StatusOr<TlsPem> pem = LoadTls({certs_->cert_file, *dir_ + "/missing.key"});
+  absl::StatusOr<TlsPem> pem = LoadTls({certs_->cert_file, dir_->path() + "/missing.key"});
   ASSERT_FALSE(pem.ok());
   EXPECT_THAT(pem.status().message(),
-              HasSubstr("--tls-key " + *dir_ + "/missing.key: cannot read the file"));
+              HasSubstr("--tls-key " + dir_->path() + "/missing.key: cannot read the file"));
 }
 
 TEST_F(TlsTest, LoadTlsRefusesACertificateThatIsNotPem) {
@@ -204,7 +209,7 @@ bool ConnectsWithin(int port, int timeout_ms) {
 // SYN retransmission (1 s) while nothing is accepted. HttpServer's queue takes the whole burst.
 TEST(HttpServerBindTest, QueuesABurstOfConnectionsWhileNoneIsAccepted) {
   absl::StatusOr<std::unique_ptr<HttpServer>> server = HttpServer::Bind({});
-  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_OK(server);
   const int port = (*server)->port();
   ASSERT_GT(port, 0);
   // No accept loop runs: every connection stays in the listen queue.
@@ -215,12 +220,11 @@ TEST(HttpServerBindTest, QueuesABurstOfConnectionsWhileNoneIsAccepted) {
 
 TEST(HttpServerBindTest, FailsOnAPortInUseNamingIt) {
   absl::StatusOr<std::unique_ptr<HttpServer>> first = HttpServer::Bind({});
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   const int port = (*first)->port();
   absl::StatusOr<std::unique_ptr<HttpServer>> second = HttpServer::Bind({.port = port});
-  ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(second.status().message(), HasSubstr(absl::StrCat("127.0.0.1:", port)));
+  ASSERT_THAT(second, StatusIs(absl::StatusCode::kUnavailable,
+                               HasSubstr(absl::StrCat("127.0.0.1:", port))));
 }
 
 }  // namespace

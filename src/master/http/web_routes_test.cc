@@ -4,12 +4,12 @@
 #include "master/http/web_routes.h"
 
 #include <httplib.h>
-#include <stdlib.h>
 
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/http/testing/master_server.h"
@@ -18,6 +18,7 @@
 namespace cohort::master::http {
 namespace {
 
+using ::cohort::testing_support::TempDir;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
@@ -25,7 +26,7 @@ using ::testing::StartsWith;
 class WebRoutesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_ = std::make_unique<MasterServer>(MakeTempDir("web_routes"), MasterServer::Options{});
+    server_ = std::make_unique<MasterServer>(dir_.path(), MasterServer::Options{});
     ASSERT_GT(server_->port(), 0);
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
   }
@@ -33,6 +34,7 @@ class WebRoutesTest : public ::testing::Test {
     return absl::StrCat("/assets/", std::string(WebAssetsVersion()), "/", path);
   }
 
+  TempDir dir_{"web_routes"};  // outlives server_
   std::unique_ptr<MasterServer> server_;
   std::unique_ptr<httplib::Client> client_;
 };

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -29,6 +30,7 @@ TaskRequest Task(std::string id, int slots, int64_t sequence, int priority = 42)
 }
 
 using AgentSlots = std::vector<std::pair<std::string, int>>;
+using ::cohort::testing_support::StatusIs;
 
 // The agents of each placement, in the order the scheduler made them.
 std::vector<std::pair<std::string, AgentSlots>> Placed(const ScheduleResult& result) {
@@ -418,48 +420,48 @@ TEST(SchedulerTest, AgentUsingMoreThanItsSlotsCountsAsFull) {
 
 TEST(FeasibleTest, RefusesNineSlotsOnOneEightSlotAgentNamingNineAndEight) {
   absl::Status s = Feasible({Agent("a", 8)}, 9);
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_EQ(s.message(), "needs 9 slots but the whole cluster has 8 (1 agent)");
 }
 
 TEST(FeasibleTest, AcceptsSixteenSlotsOnTwoEightSlotAgents) {
-  EXPECT_TRUE(Feasible({Agent("a", 8), Agent("b", 8)}, 16).ok());
+  EXPECT_OK(Feasible({Agent("a", 8), Agent("b", 8)}, 16));
 }
 
 TEST(FeasibleTest, AcceptsTwelveSlotsOnTwoEightSlotAgentsToWaitWithItsReason) {
   // It fits in total; Schedule keeps it waiting ("not a multiple of the 8 slots per agent").
-  EXPECT_TRUE(Feasible({Agent("a", 8), Agent("b", 8)}, 12).ok());
+  EXPECT_OK(Feasible({Agent("a", 8), Agent("b", 8)}, 12));
 }
 
 TEST(FeasibleTest, RefusesTwentyFourSlotsOnTwoEightSlotAgents) {
   absl::Status s = Feasible({Agent("a", 8), Agent("b", 8)}, 24);
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_EQ(s.message(), "needs 24 slots but the whole cluster has 16 (2 agents)");
 }
 
 TEST(FeasibleTest, RejectsZeroOrNegativeSlotsAsInvalid) {
-  EXPECT_EQ(Feasible({Agent("a", 8)}, 0).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Feasible({}, -1).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(Feasible({Agent("a", 8)}, 0), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(Feasible({}, -1), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(FeasibleTest, AcceptsAnyPositiveSizeWhenNoAgentsHaveJoined) {
-  EXPECT_TRUE(Feasible({}, 1).ok());
-  EXPECT_TRUE(Feasible({}, 1000).ok());
+  EXPECT_OK(Feasible({}, 1));
+  EXPECT_OK(Feasible({}, 1000));
 }
 
 TEST(FeasibleTest, AcceptsUpToTheLargestAgentOnMixedSizes) {
-  EXPECT_TRUE(Feasible({Agent("a", 4), Agent("b", 8)}, 8).ok());
-  EXPECT_TRUE(Feasible({Agent("a", 4), Agent("b", 8)}, 5).ok());
+  EXPECT_OK(Feasible({Agent("a", 4), Agent("b", 8)}, 8));
+  EXPECT_OK(Feasible({Agent("a", 4), Agent("b", 8)}, 5));
 }
 
 TEST(FeasibleTest, CountsEveryAgentOfMixedSizes) {
-  EXPECT_TRUE(Feasible({Agent("a", 4), Agent("b", 8)}, 12).ok());
-  EXPECT_EQ(Feasible({Agent("a", 4), Agent("b", 8)}, 13).code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_OK(Feasible({Agent("a", 4), Agent("b", 8)}, 12));
+  EXPECT_THAT(Feasible({Agent("a", 4), Agent("b", 8)}, 13),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 TEST(FeasibleTest, CountsDisabledAndBusyAgents) {
-  EXPECT_TRUE(Feasible({Agent("a", 8, 8), Disabled("b", 8)}, 16).ok());
+  EXPECT_OK(Feasible({Agent("a", 8, 8), Disabled("b", 8)}, 16));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "config/config_parser.h"
 #include "config/hparam_sampler.h"
 #include "gmock/gmock.h"
@@ -16,6 +17,7 @@
 namespace cohort::master::searcher {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using wire::TrialState;
@@ -32,9 +34,9 @@ config::ExperimentConfig Seed5(bool stop_once) {
       "searcher: {name: adaptive_asha, metric: x, max_length: {batches: 400}, max_trials: 4,\n"
       "  max_rungs: 2, divisor: 2, mode: aggressive, stop_once: ",
       stop_once ? "true" : "false", "}\n"));
-  EXPECT_TRUE(tree.ok()) << tree.status();
+  EXPECT_OK(tree);
   auto cfg = config::ParseExperimentConfig(*tree);
-  EXPECT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_OK(cfg);
   return cfg.ok() ? *cfg : config::ExperimentConfig();
 }
 
@@ -44,15 +46,15 @@ config::ExperimentConfig Asha(const std::string& searcher_fields) {
                                      "hyperparameters: {global_batch_size: 16}\n"
                                      "searcher: {name: adaptive_asha, metric: loss, ",
                                      searcher_fields, "}\n"));
-  EXPECT_TRUE(tree.ok()) << tree.status();
+  EXPECT_OK(tree);
   auto cfg = config::ParseExperimentConfig(*tree);
-  EXPECT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_OK(cfg);
   return cfg.ok() ? *cfg : config::ExperimentConfig();
 }
 
 std::unique_ptr<Searcher> Started(const config::ExperimentConfig& cfg) {
   auto s = NewSearcher(cfg);
-  EXPECT_TRUE(s.ok()) << s.status();
+  EXPECT_OK(s);
   if (!s.ok()) return nullptr;
   (*s)->Start();
   return *std::move(s);
@@ -76,20 +78,20 @@ std::vector<std::string> Kinds(const std::vector<Operation>& ops) {
 
 std::vector<std::string> Reported(Searcher& s, int64_t trial, int64_t length, double metric) {
   auto ops = s.ValidationReported(trial, length, metric);
-  EXPECT_TRUE(ops.ok()) << ops.status();
+  EXPECT_OK(ops);
   return ops.ok() ? Kinds(*ops) : std::vector<std::string>{"error"};
 }
 
 std::vector<std::string> Exited(Searcher& s, int64_t trial, TrialState state) {
   auto ops = s.TrialExited(trial, state);
-  EXPECT_TRUE(ops.ok()) << ops.status();
+  EXPECT_OK(ops);
   return ops.ok() ? Kinds(*ops) : std::vector<std::string>{"error"};
 }
 
 // The trial's decisions: the operations of its report but the RecordMetric.
 std::vector<Operation> Decide(Searcher& s, int64_t trial, int64_t length, double metric) {
   auto ops = s.ValidationReported(trial, length, metric);
-  EXPECT_TRUE(ops.ok()) << ops.status();
+  EXPECT_OK(ops);
   std::vector<Operation> out;
   if (!ops.ok()) return out;
   for (const Operation& op : *ops) {
@@ -109,7 +111,7 @@ Standing StandingOf(const Operation& op) {
 
 TEST(AshaSearcherTest, CreatesMaxTrialsSamplesWithTheirBracketsRungs) {
   auto s = NewSearcher(Seed5(false));
-  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_OK(s);
   std::vector<Operation> ops = (*s)->Start();
   ASSERT_EQ(ops.size(), 4u);
   std::vector<int64_t> increments;
@@ -128,7 +130,9 @@ TEST(AshaSearcherTest, ModesSetTheBracketsAndTrialsTakeThemInTurn) {
   auto aggressive = NewSearcher(Asha(common + ", mode: aggressive"));
   auto standard = NewSearcher(Asha(common + ", mode: standard"));
   auto conservative = NewSearcher(Asha(common + ", mode: conservative"));
-  ASSERT_TRUE(aggressive.ok() && standard.ok() && conservative.ok());
+  ASSERT_OK(aggressive);
+  ASSERT_OK(standard);
+  ASSERT_OK(conservative);
   using R = std::vector<int64_t>;
   for (int64_t i = 0; i < 4; ++i) EXPECT_EQ((*aggressive)->Rungs(i), (R{4, 16, 64}));
   EXPECT_EQ((*standard)->Rungs(0), (R{4, 16, 64}));
@@ -193,7 +197,7 @@ TEST(AshaSearcherTest, WithoutStopOnceAStoppedTrialIsPromotedWhenLaterTrialsArri
   EXPECT_THAT(Reported(*s, 3, 400, 8000), ElementsAre());
   // Nothing goes on any more: the STOPPED trial completes.
   auto last = s->TrialExited(3, TrialState::kCompleted);
-  ASSERT_TRUE(last.ok());
+  ASSERT_OK(last);
   ASSERT_THAT(Kinds(*last), ElementsAre("Complete 2"));
   EXPECT_EQ(LogLine((*last)[0]), "adaptive_asha promoted no further trial; the trial is COMPLETED");
 }
@@ -255,7 +259,7 @@ TEST(AshaSearcherTest, OnlyTheFirstReportOfARungCounts) {
 TEST(AshaSearcherTest, RecordsTheFirstMetricOfEveryLengthForRestore) {
   std::unique_ptr<Searcher> s = Started(Seed5(false));
   auto first = s->ValidationReported(0, 200, 2400);
-  ASSERT_TRUE(first.ok());
+  ASSERT_OK(first);
   ASSERT_EQ(first->size(), 2u);
   const RecordMetric* record = std::get_if<RecordMetric>(&(*first)[0]);
   ASSERT_NE(record, nullptr) << "recorded before the decision";
@@ -264,11 +268,11 @@ TEST(AshaSearcherTest, RecordsTheFirstMetricOfEveryLengthForRestore) {
   EXPECT_EQ(record->metric, 2400);
   EXPECT_EQ(LogLine(*record), "");
   auto repeated = s->ValidationReported(0, 200, 1);
-  ASSERT_TRUE(repeated.ok());
+  ASSERT_OK(repeated);
   EXPECT_TRUE(repeated->empty()) << "nothing to record again";
   // The last rung decides nothing but is recorded, a missing metric as NaN.
   auto last = s->ValidationReported(0, 400, kNaN);
-  ASSERT_TRUE(last.ok());
+  ASSERT_OK(last);
   ASSERT_EQ(last->size(), 1u);
   EXPECT_TRUE(std::isnan(std::get<RecordMetric>((*last)[0]).metric));
 }
@@ -276,11 +280,11 @@ TEST(AshaSearcherTest, RecordsTheFirstMetricOfEveryLengthForRestore) {
 TEST(AshaSearcherTest, RestoreAfterARestartEmitsNothingAlreadyCarriedOut) {
   // The master restarted after trial 2 stopped and promoted trial 1 (QUEUED again).
   auto s = NewSearcher(Seed5(false));
-  ASSERT_TRUE(s.ok());
+  ASSERT_OK(s);
   auto restored = (*s)->Restore(
       {TrialState::kCompleted, TrialState::kQueued, TrialState::kStopped, TrialState::kQueued},
       {{0, 200, 2400}, {0, 400, 4800}, {1, 200, 4200}, {2, 200, 4600}});
-  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_OK(restored);
   EXPECT_THAT(Kinds(*restored), ElementsAre());
   EXPECT_TRUE((*s)->Start().empty()) << "every trial exists";
   // Trial 1 resumes: its rung was decided before the restart.
@@ -295,38 +299,37 @@ TEST(AshaSearcherTest, RestoreAfterARestartEmitsNothingAlreadyCarriedOut) {
 TEST(AshaSearcherTest, RestoreEmitsWhatTheStoredStateStillCallsFor) {
   // Stopped before trial 1's promotion was carried out, and before trial 3 was created.
   auto s = NewSearcher(Seed5(false));
-  ASSERT_TRUE(s.ok());
+  ASSERT_OK(s);
   auto restored =
       (*s)->Restore({TrialState::kCompleted, TrialState::kStopped, TrialState::kRunning},
                     {{0, 200, 2400}, {1, 200, 4200}, {2, 200, 4600}});
-  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_OK(restored);
   EXPECT_THAT(Kinds(*restored), ElementsAre("Create 3", "Promote 1"));
   // Nothing goes on any more: the STOPPED ones complete.
   auto settled = NewSearcher(Seed5(false));
-  ASSERT_TRUE(settled.ok());
+  ASSERT_OK(settled);
   auto done = (*settled)->Restore(
       {TrialState::kCompleted, TrialState::kStopped, TrialState::kStopped, TrialState::kCompleted},
       {{0, 200, 2400}, {1, 200, 4200}, {2, 200, 4600}, {3, 200, 2000}});
-  ASSERT_TRUE(done.ok()) << done.status();
+  ASSERT_OK(done);
   EXPECT_THAT(Kinds(*done), ElementsAre("Complete 1", "Complete 2"));
 }
 
 TEST(AshaSearcherTest, RestoreRejectsReportsOfUnknownTrials) {
   auto s = NewSearcher(Seed5(false));
-  ASSERT_TRUE(s.ok());
+  ASSERT_OK(s);
   auto restored = (*s)->Restore({TrialState::kRunning}, {{1, 200, 4200}});
-  EXPECT_EQ(restored.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(restored.status().message(), HasSubstr("trial 1"));
+  EXPECT_THAT(restored, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("trial 1")));
 }
 
 TEST(AshaSearcherTest, EventsForATrialNeverCreatedAreRejected) {
   auto s = NewSearcher(Seed5(false));
-  ASSERT_TRUE(s.ok());
-  EXPECT_EQ((*s)->ValidationReported(0, 200, 1).status().code(), absl::StatusCode::kInvalidArgument)
+  ASSERT_OK(s);
+  EXPECT_THAT((*s)->ValidationReported(0, 200, 1), StatusIs(absl::StatusCode::kInvalidArgument))
       << "not started";
   (*s)->Start();
-  EXPECT_EQ((*s)->TrialExited(4, TrialState::kCompleted).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT((*s)->TrialExited(4, TrialState::kCompleted),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

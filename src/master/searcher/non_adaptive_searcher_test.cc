@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
 #include "config/config_parser.h"
 #include "config/hparam_sampler.h"
 #include "gmock/gmock.h"
@@ -15,6 +16,7 @@
 namespace cohort::master::searcher {
 namespace {
 
+using ::cohort::testing_support::StatusIs;
 using ::testing::HasSubstr;
 using wire::TrialState;
 
@@ -29,15 +31,15 @@ hyperparameters:
 
 config::ExperimentConfig Config(const std::string& searcher) {
   auto tree = config::ParseYaml(absl::StrCat(kHparams, "searcher: ", searcher, "\n"));
-  EXPECT_TRUE(tree.ok()) << tree.status();
+  EXPECT_OK(tree);
   auto cfg = config::ParseExperimentConfig(*tree);
-  EXPECT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_OK(cfg);
   return cfg.ok() ? *cfg : config::ExperimentConfig();
 }
 
 std::unique_ptr<Searcher> New(const config::ExperimentConfig& cfg, SearcherOptions options = {}) {
   auto s = NewSearcher(cfg, options);
-  EXPECT_TRUE(s.ok()) << s.status();
+  EXPECT_OK(s);
   return s.ok() ? *std::move(s) : nullptr;
 }
 
@@ -57,7 +59,7 @@ void ExpectTheConfigsSamples(const config::ExperimentConfig& cfg,
                              const std::vector<Create>& creates) {
   auto samples =
       config::SampleHyperparameters(cfg.hyperparameters, cfg.searcher, cfg.experiment_seed);
-  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_OK(samples);
   ASSERT_EQ(creates.size(), samples->size());
   for (size_t i = 0; i < creates.size(); ++i) {
     EXPECT_EQ(creates[i].trial, static_cast<int64_t>(i));
@@ -108,10 +110,10 @@ TEST(NonAdaptiveSearcherTest, ReportsAndExitsDecideNothing) {
   EXPECT_EQ(s->Start().size(), 2u);
   EXPECT_TRUE(s->Start().empty()) << "a second Start creates nothing";
   auto reported = s->ValidationReported(0, 100, 0.5);
-  ASSERT_TRUE(reported.ok()) << reported.status();
+  ASSERT_OK(reported);
   EXPECT_TRUE(reported->empty());
   auto exited = s->TrialExited(0, TrialState::kCompleted);
-  ASSERT_TRUE(exited.ok()) << exited.status();
+  ASSERT_OK(exited);
   EXPECT_TRUE(exited->empty());
   EXPECT_TRUE(s->Rungs(0).empty());
 }
@@ -120,10 +122,8 @@ TEST(NonAdaptiveSearcherTest, EventsForATrialNeverCreatedAreRejected) {
   std::unique_ptr<Searcher> s = New(Config("{name: single, metric: loss}"));
   s->Start();
   auto reported = s->ValidationReported(1, 100, 0.5);
-  EXPECT_EQ(reported.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(reported.status().message(), HasSubstr("no trial 1"));
-  EXPECT_EQ(s->TrialExited(-1, TrialState::kError).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(reported, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("no trial 1")));
+  EXPECT_THAT(s->TrialExited(-1, TrialState::kError), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(NonAdaptiveSearcherTest, RestoreCreatesOnlyTheTrialsNotYetCreated) {
@@ -131,7 +131,7 @@ TEST(NonAdaptiveSearcherTest, RestoreCreatesOnlyTheTrialsNotYetCreated) {
   std::vector<Create> all = Creates(New(cfg)->Start());
   std::unique_ptr<Searcher> s = New(cfg);
   auto ops = s->Restore({TrialState::kCompleted, TrialState::kRunning}, {});
-  ASSERT_TRUE(ops.ok()) << ops.status();
+  ASSERT_OK(ops);
   std::vector<Create> rest = Creates(*ops);
   ASSERT_EQ(rest.size(), 1u);
   EXPECT_EQ(rest[0].trial, 2);
@@ -143,8 +143,8 @@ TEST(NonAdaptiveSearcherTest, RestoreCreatesOnlyTheTrialsNotYetCreated) {
 TEST(NonAdaptiveSearcherTest, RestoreRejectsMoreTrialsThanTheSearcherCreates) {
   std::unique_ptr<Searcher> s = New(Config("{name: single, metric: loss}"));
   auto ops = s->Restore({TrialState::kCompleted, TrialState::kQueued}, {});
-  EXPECT_EQ(ops.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(ops.status().message(), HasSubstr("has 2 trials but its searcher creates 1"));
+  EXPECT_THAT(ops, StatusIs(absl::StatusCode::kInvalidArgument,
+                            HasSubstr("has 2 trials but its searcher creates 1")));
   auto bad_report = s->Restore({TrialState::kQueued}, {{.trial = 3, .length = 10, .metric = 1}});
   EXPECT_THAT(bad_report.status().message(), HasSubstr("trial 3"));
 }
@@ -153,8 +153,7 @@ TEST(NonAdaptiveSearcherTest, AnUnknownSearcherNameIsAnError) {
   config::ExperimentConfig cfg = Config("{name: single, metric: loss}");
   cfg.searcher.name = "bayesian";
   auto s = NewSearcher(cfg);
-  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(s.status().message(), HasSubstr("bayesian"));
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("bayesian")));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/users/password.h"
@@ -64,7 +65,7 @@ TEST_F(UsersTest, TheFirstStartCreatesAdminOnce) {
 
 TEST_F(UsersTest, OnlyTheTokensHashIsStored) {
   const Users::LoginResult login = users_->Login("admin", "admin-password", "a").value();
-  EXPECT_TRUE(db_->GetToken(TokenHash(login.token)).ok());
+  EXPECT_OK(db_->GetToken(TokenHash(login.token)));
   EXPECT_TRUE(absl::IsNotFound(db_->GetToken(login.token).status()));
   EXPECT_EQ(login.expires_ms, absl::ToUnixMillis(clock_.Now() + absl::Hours(24 * 7)));
 }
@@ -87,9 +88,9 @@ TEST_F(UsersTest, RepeatedFailuresAreSlowedThenRefused) {
   EXPECT_TRUE(absl::IsResourceExhausted(throttled)) << throttled;
   EXPECT_THAT(throttled.message(), HasSubstr("for user 'admin' from x"));
   EXPECT_THAT(throttled.message(), HasSubstr("try again in 1 s"));
-  EXPECT_TRUE(users_->Login("admin", "admin-password", "y").ok());
+  EXPECT_OK(users_->Login("admin", "admin-password", "y"));
   clock_.Advance(absl::Seconds(1));
-  EXPECT_TRUE(users_->Login("admin", "admin-password", "x").ok());
+  EXPECT_OK(users_->Login("admin", "admin-password", "x"));
   // From one address, guessing at many names is throttled by the address.
   for (int i = 0; i < LoginThrottle::kLockoutFailures; ++i) {
     clock_.Advance(absl::Seconds(65));
@@ -99,9 +100,9 @@ TEST_F(UsersTest, RepeatedFailuresAreSlowedThenRefused) {
   absl::Status locked = users_->Login("admin", "admin-password", "evil").status();
   EXPECT_THAT(locked.message(), HasSubstr("from evil"));
   EXPECT_THAT(locked.message(), HasSubstr("try again in 900 s"));
-  EXPECT_TRUE(users_->Login("admin", "admin-password", "elsewhere").ok());
+  EXPECT_OK(users_->Login("admin", "admin-password", "elsewhere"));
   clock_.Advance(LoginThrottle::kLockout);
-  EXPECT_TRUE(users_->Login("admin", "admin-password", "evil").ok());
+  EXPECT_OK(users_->Login("admin", "admin-password", "evil"));
 }
 
 // Issue 34: a stranger failing as 'admin' from one address, however often, must not lock the
@@ -117,13 +118,13 @@ TEST_F(UsersTest, NobodyCanLockAUserOutByFailingFromElsewhere) {
       absl::IsResourceExhausted(users_->Login("admin", "admin-password", "stranger").status()));
   held_.clear();
   absl::StatusOr<Users::LoginResult> mine = users_->Login("admin", "admin-password", "home");
-  ASSERT_TRUE(mine.ok()) << mine.status();
+  ASSERT_OK(mine);
   ASSERT_EQ(held_.size(), 1u) << "slowed, not refused";
   EXPECT_GE(held_[0], LoginThrottle::kUserHold);
   EXPECT_LE(held_[0], LoginThrottle::kMaxUserHold);
   // The success cleared the user's count: the next login is not held.
   held_.clear();
-  ASSERT_TRUE(users_->Login("admin", "admin-password", "home").ok());
+  ASSERT_OK(users_->Login("admin", "admin-password", "home"));
   EXPECT_TRUE(held_.empty());
 }
 
@@ -145,14 +146,13 @@ TEST(HashPoolTest, AJobPastTheQueueIsRefusedAtOnce) {
   HashPool pool({.threads = 1, .max_queued = 1});
   absl::Notification release, running;
   std::thread first([&] {
-    EXPECT_TRUE(pool.Run([&] {
-                      running.Notify();
-                      release.WaitForNotification();
-                    })
-                    .ok());
+    EXPECT_OK(pool.Run([&] {
+      running.Notify();
+      release.WaitForNotification();
+    }));
   });
   running.WaitForNotification();
-  std::thread second([&] { EXPECT_TRUE(pool.Run([] {}).ok()); });  // waits in the queue
+  std::thread second([&] { EXPECT_OK(pool.Run([] {})); });  // waits in the queue
   while (pool.Queued() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   absl::Status third = pool.Run([] {});
   EXPECT_TRUE(absl::IsUnavailable(third)) << third;
@@ -160,32 +160,32 @@ TEST(HashPoolTest, AJobPastTheQueueIsRefusedAtOnce) {
   release.Notify();
   first.join();
   second.join();
-  EXPECT_TRUE(pool.Run([] {}).ok());
+  EXPECT_OK(pool.Run([] {}));
 }
 
 TEST_F(UsersTest, ExpiredAndRevokedTokensAreRefused) {
   const std::string token = users_->Login("admin", "admin-password", "a").value().token;
-  ASSERT_TRUE(users_->Authenticate(token).ok());
+  ASSERT_OK(users_->Authenticate(token));
   clock_.Advance(absl::Hours(24 * 7));
   EXPECT_THAT(users_->Authenticate(token).status().message(), HasSubstr("expired"));
   EXPECT_EQ(db_->DeleteExpiredTokens(absl::ToUnixMillis(clock_.Now())).value(), 2);
 
   const std::string fresh = users_->Login("admin", "admin-password", "a").value().token;
   Identity me = users_->Authenticate(fresh).value();
-  ASSERT_TRUE(users_->Logout(me).ok());
+  ASSERT_OK(users_->Logout(me));
   EXPECT_THAT(users_->Authenticate(fresh).status().message(), HasSubstr("not valid"));
   EXPECT_TRUE(absl::IsUnauthenticated(users_->Authenticate("made-up").status()));
 }
 
 TEST_F(UsersTest, ALoginDropsTheExpiredTokens) {
   clock_.Advance(absl::Hours(24 * 7));  // SetUp's token has expired
-  ASSERT_TRUE(users_->Login("admin", "admin-password", "a").ok());
+  ASSERT_OK(users_->Login("admin", "admin-password", "a"));
   EXPECT_EQ(db_->DeleteExpiredTokens(absl::ToUnixMillis(clock_.Now())).value(), 0)
       << "the login dropped it already";
 }
 
 TEST_F(UsersTest, OnlyAdminsManageUsers) {
-  ASSERT_TRUE(users_->Create(admin_, "alice", "alice-password", false).ok());
+  ASSERT_OK(users_->Create(admin_, "alice", "alice-password", false));
   Identity alice = LogIn("alice", "alice-password");
   EXPECT_FALSE(alice.admin);
   EXPECT_TRUE(absl::IsPermissionDenied(users_->Create(alice, "bob", "bob-password", false)));
@@ -200,18 +200,18 @@ TEST_F(UsersTest, OnlyAdminsManageUsers) {
 }
 
 TEST_F(UsersTest, ADeactivatedUserCannotLogInAndLosesItsTokens) {
-  ASSERT_TRUE(users_->Create(admin_, "alice", "alice-password", false).ok());
+  ASSERT_OK(users_->Create(admin_, "alice", "alice-password", false));
   const std::string token = users_->Login("alice", "alice-password", "a").value().token;
-  ASSERT_TRUE(users_->SetActive(admin_, "alice", false).ok());
+  ASSERT_OK(users_->SetActive(admin_, "alice", false));
   EXPECT_TRUE(absl::IsUnauthenticated(users_->Authenticate(token).status()));
   EXPECT_TRUE(absl::IsUnauthenticated(users_->Login("alice", "alice-password", "a").status()));
   EXPECT_TRUE(absl::IsFailedPrecondition(users_->SetActive(admin_, "admin", false)));
-  ASSERT_TRUE(users_->SetActive(admin_, "alice", true).ok());
-  EXPECT_TRUE(users_->Login("alice", "alice-password", "a").ok());
+  ASSERT_OK(users_->SetActive(admin_, "alice", true));
+  EXPECT_OK(users_->Login("alice", "alice-password", "a"));
 }
 
 TEST_F(UsersTest, UsersChangeTheirOwnPasswordWithTheOldOne) {
-  ASSERT_TRUE(users_->Create(admin_, "alice", "alice-password", false).ok());
+  ASSERT_OK(users_->Create(admin_, "alice", "alice-password", false));
   const std::string token = users_->Login("alice", "alice-password", "a").value().token;
   Identity alice = users_->Authenticate(token).value();
   EXPECT_TRUE(
@@ -220,13 +220,13 @@ TEST_F(UsersTest, UsersChangeTheirOwnPasswordWithTheOldOne) {
       users_->SetPassword(alice, "alice", "wrong-password", "new-password")));
   EXPECT_TRUE(
       absl::IsPermissionDenied(users_->SetPassword(alice, "admin", std::nullopt, "new-password")));
-  ASSERT_TRUE(users_->SetPassword(alice, "alice", "alice-password", "new-password").ok());
+  ASSERT_OK(users_->SetPassword(alice, "alice", "alice-password", "new-password"));
   EXPECT_TRUE(absl::IsUnauthenticated(users_->Authenticate(token).status()));
   EXPECT_FALSE(users_->Login("alice", "alice-password", "b").ok());
-  EXPECT_TRUE(users_->Login("alice", "new-password", "c").ok());
+  EXPECT_OK(users_->Login("alice", "new-password", "c"));
   // An admin resets it without the old one.
-  ASSERT_TRUE(users_->SetPassword(admin_, "alice", std::nullopt, "reset-password").ok());
-  EXPECT_TRUE(users_->Login("alice", "reset-password", "d").ok());
+  ASSERT_OK(users_->SetPassword(admin_, "alice", std::nullopt, "reset-password"));
+  EXPECT_OK(users_->Login("alice", "reset-password", "d"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "wire/internal/field_reader.h"
 
+#include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -21,7 +22,7 @@ TEST(FieldReaderTest, ReadsRequiredAndOptionalFieldsAndIgnoresUnknownOnes) {
   r.Required("ratio", &ratio);
   r.Required("flag", &flag);
   r.Optional("absent", &missing);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_OK(r.status());
   EXPECT_EQ(name, "a");
   EXPECT_EQ(count, 3);
   EXPECT_EQ(ratio, 0.5);
@@ -58,7 +59,7 @@ TEST(FieldReaderTest, AnIntegralDoubleIsAnIntegerButAFractionIsNot) {
   const Json whole_json = Json{{"n", 100.0}};
   FieldReader whole(whole_json, "x");
   whole.Required("n", &v);
-  EXPECT_TRUE(whole.ok());
+  EXPECT_OK(whole.status());
   EXPECT_EQ(v, 100);
   const Json fraction_json = Json{{"n", 1.5}};
   FieldReader fraction(fraction_json, "x");
@@ -109,7 +110,7 @@ TEST(FieldReaderTest, NullIsNaNForNullableNumbersAndMissingForOptionalOnes) {
   std::string s = "kept";
   r.Nullable("m", &m);
   r.Optional("s", &s);
-  EXPECT_TRUE(r.ok());
+  EXPECT_OK(r.status());
   EXPECT_TRUE(std::isnan(m));
   EXPECT_EQ(s, "kept");
 }

@@ -1,72 +1,28 @@
 #pragma once
-// Helpers shared by the database's tests (sqlite_*_test.cc): Status assertions, a temporary
-// directory, rows with every field set, and raw SQL on a database file behind the Database's
-// back. Test-only.
+// Helpers shared by the database's tests (sqlite_*_test.cc): rows with every field set and raw
+// SQL on a database file behind the Database's back, plus the shared Status assertions
+// (ASSERT_OK, StatusIs: common/testing/status_matchers.h) and TempDir (common/testing/temp_dir.h).
+// Test-only.
 
 #include <sqlite3.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/testing/status_matchers.h"
+#include "common/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/database.h"
 
 namespace cohort::master {
 
-#define TEST_CONCAT_INNER_(a, b) a##b
-#define TEST_CONCAT_(a, b) TEST_CONCAT_INNER_(a, b)
-#define ASSERT_OK(expr) ASSERT_PRED_FORMAT1(IsOk(), expr)
-#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
-  ASSERT_OK_AND_ASSIGN_IMPL_(TEST_CONCAT_(status_or_, __LINE__), lhs, expr)
-#define ASSERT_OK_AND_ASSIGN_IMPL_(status_or, lhs, expr) \
-  auto status_or = (expr);                               \
-  ASSERT_TRUE(status_or.ok()) << status_or.status();     \
-  lhs = std::move(status_or).value()
-
-// Predicate formatter for ASSERT_OK: evaluates the Status or StatusOr once, prints it on failure.
-struct IsOk {
-  ::testing::AssertionResult operator()(const char* text, const absl::Status& status) const {
-    if (status.ok()) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << text << " failed: " << status;
-  }
-  template <typename T>
-  ::testing::AssertionResult operator()(const char* text, const absl::StatusOr<T>& value) const {
-    return (*this)(text, value.status());
-  }
-};
-
-// Matches an absl::Status with `code` whose message matches `message` (a string or a matcher).
-MATCHER_P2(StatusIs, code, message, "") {
-  return arg.code() == code &&
-         ::testing::ExplainMatchResult(message, std::string(arg.message()), result_listener);
-}
-
-// A fresh directory under ::testing::TempDir(), removed with everything in it at destruction.
-class TempDirectory {
- public:
-  TempDirectory() {
-    std::string pattern = ::testing::TempDir();
-    if (pattern.empty() || pattern.back() != '/') pattern += '/';
-    pattern += "cohort_db_test_XXXXXX";
-    const char* made = mkdtemp(pattern.data());
-    EXPECT_NE(made, nullptr) << "mkdtemp " << pattern;
-    path_ = pattern;
-  }
-  ~TempDirectory() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ::cohort::testing_support::IsOkAndHolds;
+using ::cohort::testing_support::StatusIs;
+using ::cohort::testing_support::TempDir;
 
 // Rows with a value in every field that differs from its default, so a field that is not
 // stored or read back shows up as a mismatch.

@@ -1,23 +1,16 @@
 #include "master/http/testing/master_server.h"
 
-#include <stdlib.h>
-
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 #include "master/db/database.h"
 #include "master/http/routes.h"
 
 namespace cohort::master::http {
-
-std::string MakeTempDir(const char* name) {
-  std::string dir = ::testing::TempDir() + "/" + name + "_XXXXXX";
-  EXPECT_NE(mkdtemp(dir.data()), nullptr) << "cannot make " << dir;
-  return dir;
-}
 
 std::string ReadFileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -30,15 +23,15 @@ MasterServer::MasterServer(const std::string& data_dir, Options options) {
   absl::StatusOr<std::unique_ptr<Master>> master = Master::Create(
       OpenSqliteDatabase(":memory:").value(),
       {.data_dir = data_dir, .clock = &clock_, .scheduling = SchedulingMode::kInline});
-  EXPECT_TRUE(master.ok()) << master.status();
+  EXPECT_OK(master);
   if (!master.ok()) return;
   master_ = *std::move(master);
   absl::StatusOr<TlsPem> tls = LoadTls(options.tls);
-  EXPECT_TRUE(tls.ok()) << tls.status();
+  EXPECT_OK(tls);
   if (!tls.ok()) return;
   absl::StatusOr<std::unique_ptr<HttpServer>> server =
       HttpServer::Bind({.host = "127.0.0.1", .port = options.port, .tls = *std::move(tls)});
-  EXPECT_TRUE(server.ok()) << server.status();
+  EXPECT_OK(server);
   if (!server.ok()) return;
   server_ = *std::move(server);
   https_ = server_->https();
@@ -48,7 +41,7 @@ MasterServer::MasterServer(const std::string& data_dir, Options options) {
   if (options.intercept) options.intercept(router, *master_);
   RegisterRoutes(router, *master_);
   const absl::Status serving = server_->Serve(router.table());
-  EXPECT_TRUE(serving.ok()) << serving;
+  EXPECT_OK(serving);
   if (serving.ok()) port_ = server_->port();
 }
 

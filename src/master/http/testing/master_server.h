@@ -25,9 +25,6 @@
 
 namespace cohort::master::http {
 
-// A new directory under the test's temporary directory ("<name>_XXXXXX"); fails the test when
-// it cannot be made.
-std::string MakeTempDir(const char* name);
 // The bytes of the file at `path` ("" when it cannot be read).
 std::string ReadFileBytes(const std::string& path);
 

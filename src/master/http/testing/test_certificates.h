@@ -7,7 +7,7 @@
 //
 // Example:
 //   absl::StatusOr<TestCertificates> certs = MakeTestCertificates(dir);
-//   ASSERT_TRUE(certs.ok()) << certs.status();
+//   ASSERT_OK(certs);  // common/testing/status_matchers.h
 //   MasterServer server(dir, {.tls = {certs->cert_file, certs->key_file}});
 
 #include <string>
