@@ -47,11 +47,7 @@ std::string BootTag() {
 }
 
 // Config errors, one per line, as InvalidArgument.
-absl::Status ConfigError(const absl::Status& status, const std::string& what) {
-  std::vector<std::string> lines = config::ConfigErrors(status);
-  if (lines.empty()) lines.push_back(std::string(status.message()));
-  return absl::InvalidArgumentError(absl::StrCat(what, ":\n", absl::StrJoin(lines, "\n")));
-}
+using templates::ConfigError;
 
 // The path in the context of the entrypoint's program when it must be there: a relative path
 // with a '/' ("./trial", "bin/train"), normalized as the archive lists it ("trial"). nullopt for
@@ -115,6 +111,9 @@ Master::Master(std::unique_ptr<Database> db, MasterOptions options, storage::Sto
       agents_(*options_.clock, options_.agent_timeout),
       allocations_(BootTag()),
       users_(db_.get(), options_.clock),
+      templates_(*db_),
+      follows_(options_.max_log_followers),
+      series_(*db_, follows_),
       started_(options_.clock->Now()),
       storage_roots_(std::move(roots)) {}
 
@@ -174,7 +173,7 @@ void Master::BeginShutdown() {
     stopping_ = true;
     agents_.WakeAll();  // every agent's long poll answers now
   }
-  logs_cv_.SignalAll();
+  follows_.Shutdown();
   monitor_cv_.SignalAll();
   pass_cv_.SignalAll();
   idle_cv_.SignalAll();
@@ -204,29 +203,11 @@ absl::StatusOr<Master::SubmittedConfig> Master::ResolveConfig(const std::string&
                                                               const std::string& template_name) {
   absl::StatusOr<config::Json> tree = config::ParseYaml(config_yaml);
   if (!tree.ok()) return ConfigError(tree.status(), "the config is not valid YAML");
+  COHORT_ASSIGN_OR_RETURN(templates::Merged merged,
+                          templates_.Merge(*std::move(tree), template_name));
   SubmittedConfig out;
-  out.template_name = template_name;
-  if (out.template_name.empty() && tree->is_object() && tree->contains("template") &&
-      (*tree)["template"].is_string()) {
-    out.template_name = (*tree)["template"].get<std::string>();
-  }
-  config::Json tmpl;
-  if (!out.template_name.empty()) {
-    COHORT_RETURN_IF_ERROR(wire::CheckSafeName("template", out.template_name));
-    absl::StatusOr<TemplateRow> row = db_->GetTemplate(out.template_name);
-    if (!row.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("template '", out.template_name,
-                                                     "' does not exist (`cohort template list` "
-                                                     "shows them)"));
-    }
-    absl::StatusOr<config::Json> parsed = config::ParseYaml(row->yaml);
-    if (!parsed.ok()) return ConfigError(parsed.status(), "template " + out.template_name);
-    tmpl = *std::move(parsed);
-  }
-  if (tree->is_object()) tree->erase("template");
-  absl::StatusOr<config::Json> merged = config::MergeTemplate(tmpl, *tree);
-  if (!merged.ok()) return ConfigError(merged.status(), "merging the template");
-  absl::StatusOr<config::ExperimentConfig> cfg = config::ParseExperimentConfig(*merged);
+  out.template_name = merged.template_name;
+  absl::StatusOr<config::ExperimentConfig> cfg = config::ParseExperimentConfig(merged.tree);
   if (!cfg.ok()) return ConfigError(cfg.status(), "invalid experiment config");
   if (absl::Status runnable = config::CheckRunnable(*cfg); !runnable.ok()) {
     return ConfigError(runnable, "experiment config not supported by Cohort");
@@ -462,7 +443,7 @@ absl::Status Master::KillExperiment(int64_t id, const Actor& actor) {
   waiting_.clear();
   blocker_.reset();
   RequestPassLocked();
-  logs_cv_.SignalAll();
+  follows_.Notify();
   return absl::OkStatus();
 }
 
@@ -582,30 +563,6 @@ absl::StatusOr<wire::CheckpointList> Master::TrialCheckpoints(int64_t id) {
   return out;
 }
 
-absl::Status Master::FollowUntil(absl::Duration wait,
-                                 const std::function<absl::StatusOr<bool>(bool last)>& poll) {
-  bool following = false;
-  if (wait > absl::ZeroDuration()) {
-    absl::MutexLock lock(&mu_);
-    following = log_followers_ < options_.max_log_followers;
-    if (following) ++log_followers_;
-  }
-  absl::Cleanup release = [&] {
-    if (!following) return;
-    absl::MutexLock lock(&mu_);
-    --log_followers_;
-  };
-  const absl::Time deadline = absl::Now() + (following ? wait : absl::ZeroDuration());
-  while (true) {
-    COHORT_ASSIGN_OR_RETURN(bool done, poll(absl::Now() >= deadline));
-    if (done) return absl::OkStatus();
-    absl::MutexLock lock(&mu_);
-    if (stopping_) return absl::UnavailableError("the master is shutting down");
-    logs_cv_.WaitWithDeadline(&mu_, std::min(deadline, absl::Now() + absl::Seconds(1)));
-    if (stopping_) return absl::UnavailableError("the master is shutting down");
-  }
-}
-
 absl::StatusOr<wire::LogsPage> Master::TrialLogTail(int64_t id, std::optional<int> rank,
                                                     int lines) {
   COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
@@ -623,7 +580,7 @@ absl::StatusOr<wire::LogsPage> Master::TrialLogTail(int64_t id, std::optional<in
 absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
                                                  absl::Duration wait) {
   wire::LogsPage page;
-  COHORT_RETURN_IF_ERROR(FollowUntil(wait, [&](bool last) -> absl::StatusOr<bool> {
+  COHORT_RETURN_IF_ERROR(follows_.FollowUntil(wait, [&](bool last) -> absl::StatusOr<bool> {
     COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
     COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, db_->ListLogs(id, after, rank, kLogPage));
     const bool ended = wire::IsTerminal(t.state) || t.state == TrialState::kPaused ||
@@ -641,34 +598,6 @@ absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> 
   return page;
 }
 
-// --- templates --------------------------------------------------------------------------------
-
-absl::StatusOr<wire::TemplateList> Master::ListTemplates(const Actor& viewer) {
-  COHORT_ASSIGN_OR_RETURN(std::vector<TemplateRow> rows, db_->ListTemplates());
-  wire::TemplateList out;
-  for (const TemplateRow& t : rows) {
-    out.templates.push_back({t.name, viewer.admin ? t.yaml : config::MaskSecretsInYaml(t.yaml)});
-  }
-  return out;
-}
-
-absl::StatusOr<wire::Template> Master::GetTemplate(const std::string& name, const Actor& viewer) {
-  COHORT_ASSIGN_OR_RETURN(TemplateRow t, db_->GetTemplate(name));
-  return wire::Template{t.name, viewer.admin ? t.yaml : config::MaskSecretsInYaml(t.yaml)};
-}
-
-absl::Status Master::PutTemplate(const std::string& name, const std::string& yaml) {
-  // The name is a path segment (/api/v1/templates/{name}) and a config's `template:` value.
-  COHORT_RETURN_IF_ERROR(wire::CheckSafeName("template name", name));
-  absl::StatusOr<config::Json> tree = config::ParseYaml(yaml);
-  if (!tree.ok()) return ConfigError(tree.status(), "template " + name + " is not valid YAML");
-  // The same checks a merge would make: a map that does not itself name a template.
-  absl::StatusOr<config::Json> merged = config::MergeTemplate(*tree, config::Json::object());
-  if (!merged.ok()) return ConfigError(merged.status(), "template " + name);
-  return db_->PutTemplate({name, yaml});
-}
-
-absl::Status Master::DeleteTemplate(const std::string& name) { return db_->DeleteTemplate(name); }
 
 absl::StatusOr<std::string> Master::WarmStartPath(const config::SearcherConfig& searcher) {
   std::string storage_id;

@@ -44,7 +44,10 @@
 #include "master/scheduler/scheduler.h"
 #include "master/scheduler/trial_queue.h"
 #include "master/searcher/searcher.h"
+#include "master/series/follow_gate.h"
+#include "master/series/series.h"
 #include "master/storage/storage_roots.h"
+#include "master/templates/templates.h"
 #include "master/users/users.h"
 #include "nlohmann/json.hpp"
 #include "wire/agent_protocol.h"
@@ -82,16 +85,6 @@ struct Actor {
 // PermissionDenied naming the owner and the `verb` otherwise.
 bool MayChange(const ExperimentRow& e, const Actor& actor);
 absl::Status CheckMayChange(const ExperimentRow& e, const Actor& actor, absl::string_view verb);
-
-// Which points of a trial's time series to read (master_series.cc; docs/observability.md).
-struct SeriesRequest {
-  std::vector<std::string> names;  // at least one
-  std::string label;               // empty: the metrics' own series
-  std::optional<int64_t> min_batch, max_batch;
-  std::optional<double> min_time, max_time;
-  int max_points = 1000;  // per series, >= 4: downsampled past it
-  int64_t after = 0;      // only points newer than this id (following)
-};
 
 // Where the master's scheduling passes run (docs/design/0012-scheduling-off-the-request-path.md).
 enum class SchedulingMode {
@@ -257,37 +250,12 @@ class Master {
   absl::StatusOr<wire::LogsPage> TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
                                            absl::Duration wait);
 
-  // Time series (master_series.cc). A trial's training and validation metrics are stored as
-  // series "training/<metric>" and "validation/<metric>" as they are reported.
-  absl::StatusOr<wire::SeriesList> TrialSeries(int64_t id);
-  // The points of the requested series; with `wait`, waits that long for a point newer than
-  // request.after (a follow; at most max_log_followers wait at once, like log follows).
-  absl::StatusOr<wire::SeriesData> TrialSeriesData(int64_t id, const SeriesRequest& request,
-                                                   absl::Duration wait);
-  // request.names[0] of every trial of the experiment (learning curves), by trial id.
-  absl::StatusOr<wire::ExperimentSeriesData> ExperimentSeries(int64_t id,
-                                                              const SeriesRequest& request);
-
-  // The profiler's step timelines (master_profiles.cc). Each rank's timing per step phase over
-  // the profiled batches stored; and the trace of batches [min_batch, max_batch] (default: the
-  // first profiled batch and the kTraceBatches after it; at most kMaxTraceSteps timelines, the
-  // document says when it stops short) as a Trace Event Format document (wire/trace_events.h).
-  static constexpr int64_t kTraceBatches = 100;
-  static constexpr int kMaxTraceSteps = 5000;
-  // A trial keeps at most this many step timelines (all ranks); later batches still count in
-  // the timings. About 1 KB each.
-  static constexpr int64_t kMaxStepProfilesPerTrial = 50000;
-  absl::StatusOr<wire::StepTimings> TrialStepTimings(int64_t id);
-  absl::StatusOr<nlohmann::json> TrialTrace(int64_t id, std::optional<int64_t> min_batch,
-                                            std::optional<int64_t> max_batch);
-
-  // Templates.
-  // Templates as stored; for a `viewer` who is not an admin, their secrets masked
-  // (config/secrets.h: environment values, registry and storage credentials).
-  absl::StatusOr<wire::TemplateList> ListTemplates(const Actor& viewer);
-  absl::StatusOr<wire::Template> GetTemplate(const std::string& name, const Actor& viewer);
-  absl::Status PutTemplate(const std::string& name, const std::string& yaml);
-  absl::Status DeleteTemplate(const std::string& name);
+  // The components the routes take directly: templates (template_routes.cc), time series and
+  // step timelines (series_routes.cc), users and tokens (user_routes.cc). Each is thread-safe on
+  // its own and never needs the master's lock.
+  templates::Templates& templates() { return templates_; }
+  series::Series& series() { return series_; }
+  users::Users& users() { return users_; }
 
   // Agents.
   absl::Status RegisterAgent(const wire::AgentRegistration& registration) ABSL_LOCKS_EXCLUDED(mu_);
@@ -345,9 +313,6 @@ class Master {
   // and the exits under a second hold. The three calls above are this with one item.
   std::vector<OutputStored> StoreOutputs(const std::vector<OutputParts>& items)
       ABSL_LOCKS_EXCLUDED(mu_);
-
-  // The master's users and their login tokens (users/users.h); thread-safe on its own.
-  users::Users& users() { return users_; }
 
   // Long polls waiting right now: log follows and agents' action polls (for tests and
   // monitoring).
@@ -566,14 +531,6 @@ class Master {
   absl::Status StoreStepProfilesLocked(const TrialRow& trial,
                                        const std::vector<wire::StepProfileRecord>& records)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A long poll: calls `poll` until it returns true, waiting for new log lines or series points
-  // (logs_cv_) in between, at most `wait`; `last` is true on the call it must answer. At most
-  // max_log_followers wait at once: past that, `poll` runs once with `last` true.
-  absl::Status FollowUntil(absl::Duration wait,
-                           const std::function<absl::StatusOr<bool>(bool last)>& poll)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // Reads one series' points for TrialSeriesData (no wait).
-  absl::StatusOr<wire::SeriesData> ReadSeriesData(int64_t id, const SeriesRequest& request);
   // Appends one of the master's own lines (rank -1) to a trial's log; a failure is logged.
   // What follows a trial's move at the end of its run (or a kill without one): its searcher is
   // told, a trial that ended for good gives up what the save_* counts let go, its experiment
@@ -696,14 +653,19 @@ class Master {
   std::unique_ptr<Database> db_;
   MasterOptions options_;
   absl::Mutex mu_;
-  absl::CondVar logs_cv_;  // new log lines or series points
   // Wakes the monitor thread (shutdown, directories to remove); it also checks every second.
-  // Not logs_cv_: that one is notified on every log post, and each wake of the monitor walks
-  // every agent and running allocation under mu_.
+  // Not the follows' gate: that one is notified on every log post, and each wake of the monitor
+  // walks every agent and running allocation under mu_.
   absl::CondVar monitor_cv_;
   AgentRegistry agents_ ABSL_GUARDED_BY(mu_);
   Allocations allocations_ ABSL_GUARDED_BY(mu_);
+  // Components (their own state and locks, none taken under them; taken under mu_ only where
+  // a request needs both: docs/design/0016-components-and-locks.md).
   users::Users users_;
+  templates::Templates templates_;
+  // The follows of logs and series (new lines or points: Notify, also under mu_).
+  series::FollowGate follows_;
+  series::Series series_;
   // Why queued trials wait, as the last pass found: each trial with a reason of its own, and
   // the pass's blocker, behind which every later queued trial waits (WaitingReasonLocked).
   std::map<int64_t, std::string> waiting_ ABSL_GUARDED_BY(mu_);
@@ -749,7 +711,6 @@ class Master {
   void NoteStallLocked(int64_t trial_id, const std::string& note)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t next_sequence_ ABSL_GUARDED_BY(mu_) = 1;
-  int log_followers_ ABSL_GUARDED_BY(mu_) = 0;  // TrialLogs calls waiting for lines
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread monitor_;
   std::unique_ptr<LogRetention> log_retention_;  // its thread runs from Create to the destructor

@@ -169,7 +169,7 @@ absl::StatusOr<wire::ActionBatch> Master::WaitForActions(const std::string& agen
 
 int Master::WaitingPolls() {
   absl::MutexLock lock(&mu_);
-  int polls = log_followers_;
+  int polls = follows_.waiting();
   for (const auto& [id, agent] : agents_.agents()) polls += agent.polling;
   return polls;
 }

@@ -264,7 +264,7 @@ absl::Status Master::ReportsStoredLocked(const std::string& allocation,
     stored_points |= !system.empty();
   }
   COHORT_RETURN_IF_ERROR(StoreStepProfilesLocked(current, batch.step_profiles));
-  if (stored_points) logs_cv_.SignalAll();  // series followers wait on it too
+  if (stored_points) follows_.Notify();  // series followers wait on it too
   for (const auto& [length, metric] : changes.completed) {
     COHORT_RETURN_IF_ERROR(RungReportedLocked(current, length, metric, allocation));
   }
@@ -287,7 +287,7 @@ absl::Status Master::AllocationExitLocked(const std::string& allocation_id,
   a.exits[node] = status;
   AppendLogLocked(a.trial_id, absl::StrCat("master: node ", node, " (agent ", a.agents[node].first,
                                            ") exited with status ", status));
-  logs_cv_.SignalAll();
+  follows_.Notify();
   if (status != 0 && a.stop == StopReason::kNone) StopAllocationLocked(a, StopReason::kFailure);
   if (a.AllExited()) return FinishAllocationLocked(a);
   return absl::OkStatus();
@@ -333,7 +333,7 @@ absl::Status Master::TrialRunEndedLocked(const ExperimentRow& exp, const TrialRo
     }
   }
   COHORT_RETURN_IF_ERROR(UpdateExperimentStateLocked(trial.experiment_id));
-  logs_cv_.SignalAll();
+  follows_.Notify();
   RequestPassLocked();
   return absl::OkStatus();
 }

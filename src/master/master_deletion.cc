@@ -140,7 +140,7 @@ bool Master::AdvanceDeletion() {
   config_facts_.erase(deletion.experiment);
   searchers_.erase(deletion.experiment);
   for (int64_t trial : deletion.trials) log_policy_matches_.erase(trial);
-  logs_cv_.SignalAll();  // a follower of one of its trials ends (NotFound)
+  follows_.Notify();  // a follower of one of its trials ends (NotFound)
   COHORT_LOG(INFO) << "experiment " << deletion.experiment << " deleted";
   return !deletions_.empty();
 }

@@ -71,7 +71,7 @@ std::vector<Master::OutputStored> Master::StoreOutputs(const std::vector<OutputP
   if (any_rows) {
     const std::vector<OutputRowsWritten> written = db_->WriteOutputs(rows);
     for (size_t i = 0; i < items.size(); ++i) StoredOutput(rows[i], written[i], work[i]);
-    logs_cv_.SignalAll();
+    follows_.Notify();
   }
   std::vector<OutputStored> stored;
   stored.reserve(items.size());

@@ -130,7 +130,7 @@ absl::Status Master::ApplySearchLocked(int64_t experiment_id, ExperimentSearch& 
     COHORT_ASSIGN_OR_RETURN(bool queued, ApplyOneLocked(trial_id, op, reporting));
     schedule = schedule || queued;
   }
-  if (!ops.empty()) logs_cv_.SignalAll();
+  if (!ops.empty()) follows_.Notify();
   if (schedule) RequestPassLocked();
   return absl::OkStatus();
 }

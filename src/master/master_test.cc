@@ -1299,7 +1299,7 @@ TEST_F(MasterTest, StorageAndSearchersCohortCannotRunAreRefusedAtCreation) {
   EXPECT_TRUE(absl::IsInvalidArgument(s3)) << s3;
   EXPECT_THAT(s3.message(), HasSubstr("checkpoint_storage.type: checkpoint storage type s3 is not "
                                       "supported by Cohort: use shared_fs or directory"));
-  ASSERT_OK(master_->PutTemplate("gcs", "checkpoint_storage: {type: gcs, bucket: b}\n"));
+  ASSERT_OK(master_->templates().Put("gcs", "checkpoint_storage: {type: gcs, bucket: b}\n"));
   EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "gcs", "", kRoot).status().message(),
               HasSubstr("checkpoint storage type gcs is not supported by Cohort"));
   EXPECT_THAT(master_->CreateExperiment(Config(1, 0, "{name: custom, metric: loss}"), "", "", kRoot)
@@ -1315,12 +1315,12 @@ TEST_F(MasterTest, StorageAndSearchersCohortCannotRunAreRefusedAtCreation) {
 }
 
 TEST_F(MasterTest, TemplateNamesAreSafeForUrlsAndRefusedNamingTheField) {
-  EXPECT_OK(master_->PutTemplate("gpu-base_2", "max_restarts: 1\n"));
-  absl::Status bad = master_->PutTemplate("../etc", "max_restarts: 1\n");
+  EXPECT_OK(master_->templates().Put("gpu-base_2", "max_restarts: 1\n"));
+  absl::Status bad = master_->templates().Put("../etc", "max_restarts: 1\n");
   EXPECT_THAT(bad,
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("template name must be 1 to 128 characters of [A-Za-z0-9._-]")));
-  EXPECT_THAT(master_->PutTemplate(std::string(200, 't'), "max_restarts: 1\n").message(),
+  EXPECT_THAT(master_->templates().Put(std::string(200, 't'), "max_restarts: 1\n").message(),
               HasSubstr("(200 bytes)"));
   Register("a1", 1);
   EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "a b", "", kRoot).status().message(),
@@ -1380,15 +1380,15 @@ TEST_F(MasterTest, RegistryPasswordsAndTemplateSecretsAreMaskedForOthers) {
   EXPECT_THAT(seen_by_bob, HasSubstr("alice"));
   EXPECT_THAT(master_->DescribeExperiment(*exp, Actor{"alice", false}).value().config,
               HasSubstr("hunter22"));
-  ASSERT_OK(master_->PutTemplate("team",
+  ASSERT_OK(master_->templates().Put("team",
                                  "# the team's defaults\nenvironment: "
                                  "{environment_variables: [WANDB_KEY=k3y]}\n"));
-  const std::string template_for_bob = master_->GetTemplate("team", bob).value().config;
+  const std::string template_for_bob = master_->templates().Get("team", bob.admin).value().config;
   EXPECT_THAT(template_for_bob, ::testing::Not(HasSubstr("k3y")));
   EXPECT_THAT(template_for_bob, HasSubstr("WANDB_KEY=***"));
-  EXPECT_THAT(master_->ListTemplates(bob).value().templates.at(0).config,
+  EXPECT_THAT(master_->templates().List(bob.admin).value().templates.at(0).config,
               ::testing::Not(HasSubstr("k3y")));
-  EXPECT_THAT(master_->GetTemplate("team", kRoot).value().config,
+  EXPECT_THAT(master_->templates().Get("team", kRoot.admin).value().config,
               HasSubstr("# the team's defaults")) << "admins read it as written";
 }
 
@@ -1603,7 +1603,7 @@ TEST_F(MasterTest, ReportedMetricsBecomeTimeSeriesThatCanBeFollowed) {
   };
   for (int step = 1; step <= 3; ++step) ASSERT_OK(report(step * 10, 1.0 / step));
   const int64_t trial = start["trial_id"];
-  wire::SeriesList series = master_->TrialSeries(trial).value();
+  wire::SeriesList series = master_->series().TrialSeries(trial).value();
   ASSERT_EQ(series.series.size(), 3u);
   EXPECT_EQ(series.series[0].name, "training/loss");
   EXPECT_EQ(series.series[1].name, "training/lr/group0");
@@ -1614,8 +1614,8 @@ TEST_F(MasterTest, ReportedMetricsBecomeTimeSeriesThatCanBeFollowed) {
   EXPECT_DOUBLE_EQ(series.series[0].max_value, 1.0);
   EXPECT_DOUBLE_EQ(series.series[0].min_value, 1.0 / 3);
 
-  SeriesRequest request{.names = {"training/loss", "validation/accuracy"}, .min_batch = 20};
-  wire::SeriesData data = master_->TrialSeriesData(trial, request, absl::ZeroDuration()).value();
+  series::SeriesRequest request{.names = {"training/loss", "validation/accuracy"}, .min_batch = 20};
+  wire::SeriesData data = master_->series().TrialSeriesData(trial, request, absl::ZeroDuration()).value();
   ASSERT_EQ(data.series.size(), 2u);
   ASSERT_EQ(data.series[0].points.size(), 2u);
   EXPECT_EQ(data.series[0].points[0].batch, 20);
@@ -1628,19 +1628,19 @@ TEST_F(MasterTest, ReportedMetricsBecomeTimeSeriesThatCanBeFollowed) {
     absl::SleepFor(absl::Milliseconds(200));
     ASSERT_OK(report(40, 0.25));
   });
-  wire::SeriesData next = master_->TrialSeriesData(trial, request, absl::Seconds(10)).value();
+  wire::SeriesData next = master_->series().TrialSeriesData(trial, request, absl::Seconds(10)).value();
   later.join();
   ASSERT_EQ(next.series[0].points.size(), 1u);
   EXPECT_EQ(next.series[0].points[0].batch, 40);
   EXPECT_GT(next.last_id, data.last_id);
 
   wire::ExperimentSeriesData curves =
-      master_->ExperimentSeries(exp, {.names = {"validation/accuracy"}}).value();
+      master_->series().ExperimentSeries(exp, {.names = {"validation/accuracy"}}).value();
   ASSERT_EQ(curves.trials.size(), 1u);
   EXPECT_EQ(curves.trials[0].trial_id, trial);
   EXPECT_EQ(curves.trials[0].points.size(), 4u);
   EXPECT_TRUE(
-      absl::IsInvalidArgument(master_->TrialSeriesData(trial, {}, absl::ZeroDuration()).status()));
+      absl::IsInvalidArgument(master_->series().TrialSeriesData(trial, {}, absl::ZeroDuration()).status()));
 }
 
 TEST_F(MasterTest, SystemMetricsAreKeptOnlyInsideTheProfilingWindow) {
@@ -1660,7 +1660,7 @@ TEST_F(MasterTest, SystemMetricsAreKeptOnlyInsideTheProfilingWindow) {
     return master_->AllocationReports(start["allocation"].get<std::string>(), batch);
   };
   for (int b : {3, 5, 7, 9}) ASSERT_OK(report(b)) << b;
-  const wire::SeriesList series = master_->TrialSeries(trial).value();
+  const wire::SeriesList series = master_->series().TrialSeries(trial).value();
   ASSERT_EQ(series.series.size(), 3u);
   EXPECT_EQ(series.series[0].name, "cpu_util_simple");
   EXPECT_EQ(series.series[0].label, "a1");
@@ -1679,7 +1679,7 @@ TEST_F(MasterTest, WithoutProfilingSystemMetricsAreNotStored) {
   wire::ReportBatch batch{.trial_id = start["trial_id"]};
   batch.system_metrics = {{1000, "a1", {{"cpu_util_simple", 40}}, {}}};
   ASSERT_OK(master_->AllocationReports(start["allocation"].get<std::string>(), batch));
-  EXPECT_TRUE(master_->TrialSeries(start["trial_id"]).value().series.empty());
+  EXPECT_TRUE(master_->series().TrialSeries(start["trial_id"]).value().series.empty());
 }
 
 TEST_F(MasterTest, StepProfilesInsideTheWindowMakeTimingsAndATraceOfBothRanks) {
@@ -1700,7 +1700,7 @@ TEST_F(MasterTest, StepProfilesInsideTheWindowMakeTimingsAndATraceOfBothRanks) {
     }
   }
   ASSERT_OK(master_->AllocationReports(start["allocation"].get<std::string>(), batch));
-  const wire::StepTimings timings = master_->TrialStepTimings(trial).value();
+  const wire::StepTimings timings = master_->series().TrialStepTimings(trial).value();
   EXPECT_EQ(timings.profiled_steps, 4) << "2 batches x 2 ranks";
   ASSERT_EQ(timings.ranks.size(), 2u);
   EXPECT_EQ(timings.ranks[1].rank, 1);
@@ -1710,7 +1710,7 @@ TEST_F(MasterTest, StepProfilesInsideTheWindowMakeTimingsAndATraceOfBothRanks) {
   EXPECT_DOUBLE_EQ(rank1["step"].mean_ms, 11.0);
   EXPECT_DOUBLE_EQ(rank1[wire::kGradientCommunicationPhase].mean_ms, 1.2);
 
-  const Json trace = master_->TrialTrace(trial, std::nullopt, std::nullopt).value();
+  const Json trace = master_->series().TrialTrace(trial, std::nullopt, std::nullopt).value();
   std::set<int> ranks;
   std::set<int64_t> batches;
   int buckets = 0;
@@ -1724,7 +1724,7 @@ TEST_F(MasterTest, StepProfilesInsideTheWindowMakeTimingsAndATraceOfBothRanks) {
   EXPECT_EQ(batches, (std::set<int64_t>{3, 4}));
   EXPECT_EQ(buckets, 8);
   EXPECT_EQ(trace["otherData"]["start_unix_seconds"], 1003.0);
-  const Json one = master_->TrialTrace(trial, 3, 3).value();
+  const Json one = master_->series().TrialTrace(trial, 3, 3).value();
   for (const Json& e : one["traceEvents"]) {
     if (e["ph"] == "X") {
       EXPECT_EQ(e["args"]["batch"], 3) << e;

@@ -7,11 +7,11 @@ namespace cohort::master::http {
 void RegisterRoutes(Router& router, Master& master) {
   AddExperimentRoutes(router, master);
   AddTrialRoutes(router, master);
-  AddTemplateRoutes(router, master);
+  AddTemplateRoutes(router, master.templates());
   AddAgentRoutes(router, master);
   AddAllocationRoutes(router, master);
   AddUserRoutes(router, master.users());
-  AddSeriesRoutes(router, master);
+  AddSeriesRoutes(router, master.series());
   AddMetricsRoutes(router, master);
   AddWebRoutes(router);  // last: its catch-all serves the page for every other path
 }

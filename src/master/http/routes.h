@@ -1,8 +1,9 @@
 #pragma once
 // The master's REST API (/api/v1, docs/design/0006-cluster.md), one function per resource.
-// Each route only translates: path, query and body in, a Master call, the result out; every
+// Each route only translates: path, query and body in, a call of the Master or of the component
+// it needs (templates, series, users: they never need the master's lock), the result out; every
 // request passes the Router's chain (limits, authentication, error mapping). Thread-safe as
-// Master is.
+// those are.
 
 #include "master/http/router.h"
 #include "master/master.h"
@@ -11,11 +12,11 @@ namespace cohort::master::http {
 
 void AddExperimentRoutes(Router& router, Master& master);  // experiments/, their context
 void AddTrialRoutes(Router& router, Master& master);       // trials/: metrics, checkpoints, logs
-void AddTemplateRoutes(Router& router, Master& master);    // templates/
-void AddAgentRoutes(Router& router, Master& master);       // agents/, slots, tasks
-void AddAllocationRoutes(Router& router, Master& master);   // allocations/: what agents report
-void AddUserRoutes(Router& router, users::Users& users);    // info, auth/, me, users/
-void AddSeriesRoutes(Router& router, Master& master);       // trials' and experiments' series
+void AddTemplateRoutes(Router& router, templates::Templates& templates);  // templates/
+void AddAgentRoutes(Router& router, Master& master);                      // agents/, slots, tasks
+void AddAllocationRoutes(Router& router, Master& master);      // allocations/: what agents report
+void AddUserRoutes(Router& router, users::Users& users);       // info, auth/, me, users/
+void AddSeriesRoutes(Router& router, series::Series& series);  // trials' and experiments' series
 // GET /metrics: the cluster's gauges and the router's request counts in Prometheus text format
 // (docs/observability.md#prometheus), for any logged-in user. Add it last on a router whose
 // request_metrics() it serves.

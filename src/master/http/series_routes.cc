@@ -25,8 +25,8 @@ absl::StatusOr<std::optional<double>> QueryTime(const Request& req, const char* 
   return value;
 }
 
-absl::StatusOr<SeriesRequest> SeriesRequestOf(const Request& req) {
-  SeriesRequest r;
+absl::StatusOr<series::SeriesRequest> SeriesRequestOf(const Request& req) {
+  series::SeriesRequest r;
   const size_t names = req.raw().get_param_value_count("name");
   if (names > kMaxSeriesPerRequest) {
     return absl::InvalidArgumentError(
@@ -46,47 +46,47 @@ absl::StatusOr<SeriesRequest> SeriesRequestOf(const Request& req) {
   return r;
 }
 
-absl::StatusOr<Reply> TrialSeriesData(Master& master, const Request& req) {
+absl::StatusOr<Reply> TrialSeriesData(series::Series& series, const Request& req) {
   COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-  COHORT_ASSIGN_OR_RETURN(SeriesRequest request, SeriesRequestOf(req));
+  COHORT_ASSIGN_OR_RETURN(series::SeriesRequest request, SeriesRequestOf(req));
   const bool follow = req.raw().has_param("follow") && req.raw().get_param_value("follow") != "0";
   COHORT_ASSIGN_OR_RETURN(absl::Duration wait, req.QuerySeconds("timeout", 20, 60));
   COHORT_ASSIGN_OR_RETURN(
       wire::SeriesData data,
-      master.TrialSeriesData(id, request, follow ? wait : absl::ZeroDuration()));
+      series.TrialSeriesData(id, request, follow ? wait : absl::ZeroDuration()));
   return Reply::Ok(data.ToJson());
 }
 
 }  // namespace
 
-void AddSeriesRoutes(Router& router, Master& master) {
+void AddSeriesRoutes(Router& router, series::Series& series) {
   router.Get(R"(/api/v1/trials/(\d+)/series)", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-    COHORT_ASSIGN_OR_RETURN(wire::SeriesList list, master.TrialSeries(id));
+    COHORT_ASSIGN_OR_RETURN(wire::SeriesList list, series.TrialSeries(id));
     return Reply::Ok(list.ToJson());
   });
   router.Get(R"(/api/v1/trials/(\d+)/series/data)",
-             [&](const Request& req) { return TrialSeriesData(master, req); },
+             [&](const Request& req) { return TrialSeriesData(series, req); },
              {.waits = true});  // with ?follow
   router.Get(R"(/api/v1/trials/(\d+)/profile/timings)",
              [&](const Request& req) -> absl::StatusOr<Reply> {
                COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-               COHORT_ASSIGN_OR_RETURN(wire::StepTimings timings, master.TrialStepTimings(id));
+               COHORT_ASSIGN_OR_RETURN(wire::StepTimings timings, series.TrialStepTimings(id));
                return Reply::Ok(timings.ToJson());
              });
   router.Get(R"(/api/v1/trials/(\d+)/trace)", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
     COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> min_batch, req.QueryInt("min_batch"));
     COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> max_batch, req.QueryInt("max_batch"));
-    COHORT_ASSIGN_OR_RETURN(nlohmann::json trace, master.TrialTrace(id, min_batch, max_batch));
+    COHORT_ASSIGN_OR_RETURN(nlohmann::json trace, series.TrialTrace(id, min_batch, max_batch));
     return Reply::Ok(trace);
   });
   router.Get(R"(/api/v1/experiments/(\d+)/series/data)",
              [&](const Request& req) -> absl::StatusOr<Reply> {
                COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-               COHORT_ASSIGN_OR_RETURN(SeriesRequest request, SeriesRequestOf(req));
+               COHORT_ASSIGN_OR_RETURN(series::SeriesRequest request, SeriesRequestOf(req));
                COHORT_ASSIGN_OR_RETURN(wire::ExperimentSeriesData data,
-                                       master.ExperimentSeries(id, request));
+                                       series.ExperimentSeries(id, request));
                return Reply::Ok(data.ToJson());
              });
 }
