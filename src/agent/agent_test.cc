@@ -395,7 +395,7 @@ TEST_F(AgentTest, AProfiledTrialsMachineIsSampledAndItsSeriesReachTheMaster) {
   ASSERT_TRUE(WaitUntil(
       [&] {
         seen.clear();
-        const absl::StatusOr<wire::SeriesList> list = master_->master().TrialSeries(trial);
+        const absl::StatusOr<wire::SeriesList> list = master_->master().series().TrialSeries(trial);
         if (!list.ok()) return false;
         for (const wire::SeriesSummary& s : list->series) seen[s.name] = s;
         return seen.count("cpu_util_simple") > 0;
