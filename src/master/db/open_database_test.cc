@@ -122,7 +122,7 @@ TEST(MaskDatabaseUrlTest, MasksPasswordsAndKeepsTheRest) {
 
 class OpenDatabaseTest : public ::testing::Test {
  protected:
-  TempDirectory dir_;
+  TempDir dir_;
   const std::string path_ = dir_.path() + "/master.db";
 };
 

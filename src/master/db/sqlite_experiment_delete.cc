@@ -53,7 +53,7 @@ absl::StatusOr<int64_t> SqliteDatabase::DeleteExperimentRows(int64_t id, int64_t
         absl::StrCat("deleting experiment ", id, "'s rows needs a limit >= 1, got ", limit));
   }
   int64_t deleted = 0;
-  absl::Status status = WriteTransaction([&]() -> absl::Status {
+  absl::Status status = WriteTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
     for (const Part& part : Parts()) {
       Statement s(*statements_, path_, absl::StrCat("delete an experiment's ", part.table),
                   absl::StrCat("DELETE FROM ", part.table, " WHERE rowid IN (SELECT rowid FROM ",

@@ -32,12 +32,13 @@ std::vector<OutputRowsWritten> SqliteDatabase::WriteOutputs(const std::vector<Ou
            (end == begin || rows + RowsOf(items[end]) <= kRowsPerTransaction)) {
       rows += RowsOf(items[end++]);
     }
-    const absl::Status whole = WriteTransaction([&]() -> absl::Status {
-      for (size_t i = begin; i < end; ++i) {
-        COHORT_RETURN_IF_ERROR(WriteOutputLocked(items[i], written[i]));
-      }
-      return absl::OkStatus();
-    });
+    const absl::Status whole =
+        WriteTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
+          for (size_t i = begin; i < end; ++i) {
+            COHORT_RETURN_IF_ERROR(WriteOutputLocked(items[i], written[i]));
+          }
+          return absl::OkStatus();
+        });
     for (size_t i = begin; i < end && !whole.ok(); ++i) {  // rolled back: none of them stored
       written[i] = {};
       if (!items[i].lines.empty()) written[i].logs = whole;
@@ -51,7 +52,7 @@ std::vector<OutputRowsWritten> SqliteDatabase::WriteOutputs(const std::vector<Ou
 absl::Status SqliteDatabase::WriteOutputLocked(const OutputRows& item, OutputRowsWritten& written) {
   if (!item.lines.empty()) {
     COHORT_RETURN_IF_ERROR(InSavepointLocked(
-        [&]() -> absl::Status {
+        [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
           COHORT_ASSIGN_OR_RETURN(written.last_seq, AppendLogsLocked(item.trial_id, item.lines));
           return absl::OkStatus();
         },
@@ -65,7 +66,7 @@ absl::Status SqliteDatabase::WriteOutputLocked(const OutputRows& item, OutputRow
   }
   if (!item.reports) return absl::OkStatus();
   return InSavepointLocked(
-      [&]() -> absl::Status {
+      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
         for (const CheckpointRow& checkpoint : item.checkpoints) {
           absl::Status s = InsertCheckpointLocked(checkpoint);
           if (!s.ok() && !absl::IsAlreadyExists(s)) return s;  // a report sent again

@@ -107,14 +107,15 @@ absl::StatusOr<int64_t> SqliteDatabase::SeriesIdLocked(int64_t trial_id, const s
 
 absl::Status SqliteDatabase::InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) {
   if (points.empty()) return absl::OkStatus();
-  return WriteTransaction([&] { return InsertPointsLocked(trial_id, points); });
+  return WriteTransaction(
+      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return InsertPointsLocked(trial_id, points); });
 }
 
 absl::Status SqliteDatabase::InsertMetricsAndPoints(int64_t trial_id,
                                                     const std::vector<MetricRow>& metrics,
                                                     const std::vector<PointRow>& points) {
   if (metrics.empty() && points.empty()) return absl::OkStatus();
-  return WriteTransaction([&] {
+  return WriteTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     COHORT_RETURN_IF_ERROR(InsertMetricsLocked(metrics));
     return InsertPointsLocked(trial_id, points);
   });
@@ -140,7 +141,7 @@ absl::Status SqliteDatabase::InsertPointsLocked(int64_t trial_id,
 }
 
 absl::StatusOr<std::vector<SeriesRow>> SqliteDatabase::ListSeries(int64_t trial_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list series",
               "SELECT s.name, s.label, COUNT(p.id), COALESCE(MIN(p.batch), 0), "
               "COALESCE(MAX(p.batch), 0), COALESCE(MAX(p.time), 0), "
@@ -161,7 +162,7 @@ absl::StatusOr<std::vector<PointRow>> SqliteDatabase::QueryPoints(const PointQue
     return absl::InvalidArgumentError(
         absl::StrCat("max_datapoints must be at least 4, got ", q.max_points));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> found,
                           FindSeries(*statements_, path_, q.trial_id, q.name, q.label));
   if (!found) return std::vector<PointRow>{};

@@ -2,11 +2,12 @@
 
 #include <sqlite3.h>
 
-#include <chrono>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cohort/status.h"
 #include "common/logging.h"
 #include "master/db/internal/sqlite_statement.h"
@@ -15,7 +16,7 @@ namespace cohort::master::internal {
 namespace {
 
 // Bounds the thread's wait when nothing wakes it, so a lost wake-up costs at most this long.
-constexpr auto kIdleWait = std::chrono::seconds(1);
+constexpr absl::Duration kIdleWait = absl::Seconds(1);
 
 absl::StatusOr<std::string> JournalMode(sqlite3* db, const std::string& path) {
   Statement s(db, path, "read the journal mode", "PRAGMA journal_mode");
@@ -55,10 +56,10 @@ WalCheckpointer::WalCheckpointer(sqlite3* writer, sqlite3* own, std::string path
 
 WalCheckpointer::~WalCheckpointer() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
   // The writer's commits checkpoint as SQLite's own default does again (1000 pages).
   sqlite3_wal_autocheckpoint(writer_, options_.wake_pages);
@@ -66,7 +67,7 @@ WalCheckpointer::~WalCheckpointer() {
 }
 
 WalCheckpointer::Counts WalCheckpointer::counts() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return counts_;
 }
 
@@ -83,22 +84,24 @@ int WalCheckpointer::OnCommit(void* self, sqlite3* db, const char* /*schema*/, i
   if (pages - c->woken_at_ < c->options_.wake_pages) return SQLITE_OK;
   c->woken_at_ = pages;
   {
-    std::lock_guard<std::mutex> lock(c->mu_);
+    absl::MutexLock lock(&c->mu_);
     c->wanted_ = true;
   }
-  c->cv_.notify_one();
+  c->cv_.Signal();
   return SQLITE_OK;  // a WAL hook's error would fail the commit that already happened
 }
 
 void WalCheckpointer::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (!stopping_) {
-    cv_.wait_for(lock, kIdleWait, [this] { return wanted_ || stopping_; });
+    const absl::Time deadline = absl::Now() + kIdleWait;
+    bool timed_out = false;
+    while (!wanted_ && !stopping_ && !timed_out) timed_out = cv_.WaitWithDeadline(&mu_, deadline);
     if (stopping_ || !wanted_) continue;
     wanted_ = false;  // commits from here on may ask again
-    lock.unlock();
+    mu_.Unlock();
     Checkpoint(own_, "the checkpointer");
-    lock.lock();
+    mu_.Lock();
   }
 }
 
@@ -106,7 +109,7 @@ void WalCheckpointer::Checkpoint(sqlite3* db, const char* who) {
   // PASSIVE: copies what no reader still needs, waits for nobody, never blocks the writer.
   const int rc =
       sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++(db == own_ ? counts_.background : counts_.by_writer);
   if (rc == SQLITE_OK || rc == SQLITE_BUSY) {  // BUSY: another checkpoint was running
     if (last_error_ != 0) {

@@ -20,14 +20,14 @@
 // Example (SqliteDatabase::Open):
 //   COHORT_ASSIGN_OR_RETURN(checkpointer_, WalCheckpointer::Start(db_, path_));
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "master/db/sqlite_database.h"
 
 struct sqlite3;
@@ -53,28 +53,36 @@ class WalCheckpointer {
   // Checkpoints run on the checkpointer's thread (background), and by the writer because the
   // WAL passed writer_pages (by_writer): what SqliteDatabase::wal_checkpoints reports.
   using Counts = WalCheckpoints;
-  Counts counts() const;
+  Counts counts() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   WalCheckpointer(sqlite3* writer, sqlite3* own, std::string path, WalCheckpointerOptions o);
-  // The writer's WAL hook: after each commit, with the WAL's size in pages.
+  // The writer's WAL hook: after each commit, with the WAL's size in pages. Runs on the
+  // committing thread, which holds SqliteDatabase's mutex (not mu_).
   static int OnCommit(void* self, sqlite3* db, const char* schema, int pages);
-  void Run();
+  void Run() ABSL_LOCKS_EXCLUDED(mu_);
   // One PASSIVE checkpoint on `db`; a failure is logged when it differs from the last one.
-  void Checkpoint(sqlite3* db, const char* who);
+  // Takes mu_ after the checkpoint, to count it.
+  void Checkpoint(sqlite3* db, const char* who) ABSL_LOCKS_EXCLUDED(mu_);
 
   sqlite3* const writer_;
   sqlite3* const own_;  // owned: the checkpointer's connection, used on its thread only
   const std::string path_;
   const WalCheckpointerOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  int woken_at_ = 0;     // the WAL's pages when the hook last woke the thread (hook only)
-  bool wanted_ = false;  // the hook asked for a checkpoint the thread has not begun
-  bool stopping_ = false;
-  Counts counts_;
-  int last_error_ = 0;  // SQLite's result code of the last failed checkpoint (0: none)
-  std::thread thread_;
+  // mu_ guards what the hook, the thread and counts() share: the request (wanted_), the stop,
+  // the counts and the last error. cv_ wakes the thread (wanted_ or stopping_ set).
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  // The WAL's pages when the hook last woke the thread. Hook only, so not under mu_: SQLite
+  // calls the hook inside the writer's commits, which run one at a time (under
+  // SqliteDatabase's mutex, which the analysis cannot name from here).
+  int woken_at_ = 0;
+  bool wanted_ ABSL_GUARDED_BY(mu_) = false;  // the hook asked for a checkpoint not yet begun
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  Counts counts_ ABSL_GUARDED_BY(mu_);
+  // SQLite's result code of the last failed checkpoint (0: none).
+  int last_error_ ABSL_GUARDED_BY(mu_) = 0;
+  std::thread thread_;  // set by Start, joined by the destructor
 };
 
 }  // namespace cohort::master::internal
