@@ -14,6 +14,8 @@
 //   * Store publishes a checkpoint whole or not at all: a reader never sees half of one, and a
 //     failed Store leaves nothing under the id; an id already stored is AlreadyExists;
 //   * Open and Fetch of an id that is not stored are NotFound; Delete of one is OK (done);
+//     something under the id that is not a checkpoint (a link a trial planted) is neither read
+//     nor deleted: FailedPrecondition, left as it is;
 //   * List names only published checkpoints (no half-written or half-deleted one), sorted;
 //   * only regular files and directories are stored or read: a symbolic link (or any other
 //     kind of file) in a checkpoint is InvalidArgument naming it, never followed;

@@ -230,6 +230,11 @@ absl::Status DirectoryStorage::Delete(const std::string& id) {
     if (errno == ENOENT) return absl::OkStatus();
     return Errno(absl::StrCat("deleting checkpoint ", id, " in ", Describe()), errno);
   }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("checkpoint ", id, " in ", Describe(),
+                     " is not a directory (a symbolic link?): left as it is"));
+  }
   // Renamed aside first (cheap, atomic: List and Open no longer see it), then removed.
   const std::string doomed = absl::StrCat(kDeletedPrefix, id);
   COHORT_RETURN_IF_ERROR(RemoveTreeAt(root->get(), doomed));  // an older attempt's

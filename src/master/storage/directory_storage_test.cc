@@ -55,7 +55,9 @@ TEST(DirectoryStorageTest, ACheckpointThatIsALinkIsNeitherReadNorFollowedWhenDel
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("symbolic link")));
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> ids, f.storage->List());
   EXPECT_TRUE(ids.empty()) << "a link is no checkpoint";
-  EXPECT_OK(f.storage->Delete("m1"));
+  EXPECT_THAT(f.storage->Delete("m1"),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("left as it is")));
+  EXPECT_TRUE(fs::is_symlink(f.dir + "/m1")) << "refused, so left as it was";
   EXPECT_TRUE(fs::exists(f.data_dir + "/secret")) << "the link's target is untouched";
 }
 
