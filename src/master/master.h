@@ -46,6 +46,7 @@
 #include "master/searcher/searcher.h"
 #include "master/series/follow_gate.h"
 #include "master/series/series.h"
+#include "master/storage/directory_storage.h"
 #include "master/storage/storage_roots.h"
 #include "master/templates/templates.h"
 #include "master/users/users.h"
@@ -228,12 +229,13 @@ class Master {
     std::string storage_id;
     int64_t trial_id = 0;
     int64_t steps_completed = 0;
-    std::string dir;                   // <the storage's directory>/<storage id>
+    std::string dir;                   // a local directory holding the files
     std::vector<std::string> entries;  // paths relative to dir, each directory before its files
     int64_t bytes = 0;                 // the files' sizes together
-    // The checkpoint's directory, open: `dir` names it as /proc/self/fd/N, so the files are
-    // read from the directory checked, whatever its path becomes meanwhile.
-    std::shared_ptr<const UniqueFd> handle;
+    // Keeps `dir` valid (storage::CheckpointListing::keep): for a directory storage the
+    // checkpoint's directory, open, which `dir` names as /proc/self/fd/N, so the files are read
+    // from the directory checked, whatever its path becomes meanwhile.
+    std::shared_ptr<const void> handle;
   };
   // NotFound for an unknown checkpoint; FailedPrecondition, saying why and what to do, for one
   // the checkpoint GC deleted, one stored outside its experiment's checkpoint storage (the path
@@ -362,6 +364,12 @@ class Master {
   // At creation: InvalidArgument, naming the field and the allowed roots, for a shared_fs
   // storage outside storage_roots_ (a directory storage is checked at each use only).
   absl::Status CheckStorageAllowed(const config::CheckpointStorage& storage) const;
+  // The storage of checkpoints in the directory `root` (CheckpointRootLocked), reached only
+  // through storage_roots_: how the master reads, lists and deletes them
+  // (storage/checkpoint_storage.h).
+  storage::DirectoryStorage StorageAt(const std::string& root) const {
+    return storage::DirectoryStorage(storage_roots_, "checkpoint storage", root);
+  }
   // The directory the experiment's checkpoints are stored in, when the master reaches it
   // (shared_fs, directory); empty otherwise.
   absl::StatusOr<std::string> CheckpointRootLocked(int64_t experiment_id)

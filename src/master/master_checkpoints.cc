@@ -50,26 +50,6 @@ bool IsOwnEntry(const std::string& root, const CheckpointRow& row) {
              (fs::path(root) / row.storage_id).lexically_normal();
 }
 
-// Every entry under `dir` (not following links), each directory before its contents, with the
-// files' bytes; refused past the archive limits a client unpacks.
-absl::Status ListFiles(const fs::path& dir, Master::CheckpointFiles& files) {
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    files.entries.push_back(it->path().lexically_relative(dir).string());
-    if (it->is_regular_file(ec) && !it->is_symlink(ec)) files.bytes += it->file_size(ec);
-    if (files.entries.size() > static_cast<size_t>(kMaxContextEntries)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("checkpoint ", files.storage_id, " has more than ", kMaxContextEntries,
-                       " files; copy ", dir.string(), " directly"));
-    }
-  }
-  if (ec) {
-    return absl::UnavailableError(absl::StrCat("reading checkpoint ", files.storage_id, " at ",
-                                               dir.string(), ": ", ec.message()));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<Master::CheckpointFiles> Master::CheckpointFilesFor(const std::string& storage_id) {
@@ -102,22 +82,24 @@ absl::StatusOr<Master::CheckpointFiles> Master::CheckpointFilesFor(const std::st
     files.trial_id = row->trial_id;
     files.steps_completed = row->steps_completed;
   }
-  // Opened beneath an allowed root, following no link (storage/storage_roots.h); then read
-  // only through the open directory, whatever its path becomes.
-  absl::StatusOr<UniqueFd> dir = storage_roots_.OpenDir(root, storage_id);
-  if (absl::IsNotFound(dir.status())) {
+  // Through the storage (a directory beneath an allowed root, opened following no link), then
+  // read only through what it opened, whatever the path becomes.
+  absl::StatusOr<storage::CheckpointListing> listing =
+      StorageAt(root).Open(storage_id, kMaxContextEntries);
+  if (absl::IsNotFound(listing.status())) {
     return absl::FailedPreconditionError(absl::StrCat(
         "checkpoint ", storage_id, " is stored at ", (fs::path(root) / storage_id).string(),
         ", which this master cannot see (a storage on the agents' hosts only?): copy it from "
         "there, or use a checkpoint_storage the master shares (shared_fs)"));
   }
-  if (!dir.ok()) {
+  if (!listing.ok()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("checkpoint ", storage_id, " is not read: ", dir.status().message()));
+        absl::StrCat("checkpoint ", storage_id, " is not read: ", listing.status().message()));
   }
-  files.handle = std::make_shared<const UniqueFd>(*std::move(dir));
-  files.dir = files.handle->ProcPath();
-  COHORT_RETURN_IF_ERROR(ListFiles(files.dir, files));
+  files.dir = listing->local_dir;
+  files.entries = std::move(listing->entries);
+  files.bytes = listing->bytes;
+  files.handle = std::move(listing->keep);
   return files;
 }
 
@@ -180,23 +162,24 @@ absl::StatusOr<std::string> Master::CheckpointRootLocked(int64_t experiment_id) 
 absl::Status Master::RemoveCheckpointDirs(int64_t experiment_id, const std::string& root) {
   COHORT_ASSIGN_OR_RETURN(std::vector<GcCheckpointRow> rows,
                           db_->ListActiveCheckpoints(experiment_id));
+  storage::DirectoryStorage store = StorageAt(root);
   for (const GcCheckpointRow& row : rows) {
     // The path came from a trial: only the storage's own <root>/<storage id> is ever removed,
-    // and only beneath an allowed root (storage_roots_).
+    // and only through the storage (beneath an allowed root, no link followed or removed).
     const CheckpointRow& c = row.checkpoint;
-    absl::StatusOr<UniqueFd> dir =
-        IsOwnEntry(root, c) ? storage_roots_.OpenDir(root, c.storage_id)
+    const absl::Status deleted =
+        IsOwnEntry(root, c) ? store.Delete(c.storage_id)
                             : absl::FailedPreconditionError("its path is not in its storage");
-    if (!dir.ok()) {
+    if (absl::IsFailedPrecondition(deleted) || absl::IsInvalidArgument(deleted)) {
       COHORT_LOG(WARNING) << "deleting experiment " << experiment_id << ": checkpoint "
                           << c.storage_id << " at " << c.path
-                          << " is not in a storage this master reaches (" << dir.status().message()
+                          << " is not in a storage this master reaches (" << deleted.message()
                           << "); delete it there";
       continue;
     }
-    if (absl::Status s = storage_roots_.Remove(root, c.storage_id); !s.ok()) {
+    if (!deleted.ok()) {
       return absl::UnavailableError(
-          absl::StrCat("removing checkpoint ", c.storage_id, ": ", s.message()));
+          absl::StrCat("removing checkpoint ", c.storage_id, ": ", deleted.message()));
     }
   }
   return absl::OkStatus();

@@ -1,8 +1,9 @@
 // Master: at start, what a master killed half way through left behind (docs/reliability.md):
 // a context upload cut short (its .tmp-PID file, or an archive no experiment names: the row
-// was never written), and checkpoint directories the GC had renamed aside (.deleted-ID) but
-// not yet removed. Each is removed through what owns it (storage_roots_ for checkpoint
-// storage), and said once in the master's log.
+// was never written), and in the checkpoint storages what the GC had renamed aside
+// (.deleted-ID) but not yet removed or a store cut short (.tmp-ID-PID). Each is removed through
+// what owns it (the checkpoint storage, storage/directory_storage.h), and said once in the
+// master's log.
 
 #include <filesystem>
 #include <set>
@@ -55,11 +56,17 @@ absl::Status Master::SweepLeftoversLocked() {
   for (const ExperimentRow& e : experiments) {
     absl::StatusOr<std::string> root = CheckpointRootLocked(e.id);
     if (!root.ok() || root->empty()) continue;
-    for (const std::string& name : NamesStartingWith(*root, ".deleted-")) {
-      absl::Status removed = storage_roots_.Remove(*root, name);
-      COHORT_LOG(WARNING) << "experiment " << e.id << ": checkpoint " << name.substr(9)
-                          << ", deleted by the checkpoint GC of the last run, "
-                          << (removed.ok() ? "removed now" : "left: " + removed.ToString());
+    // What the GC renamed aside (.deleted-ID) and a store cut short (.tmp-ID-PID) left.
+    absl::StatusOr<std::vector<std::string>> swept = StorageAt(*root).SweepLeftovers();
+    if (!swept.ok()) {
+      COHORT_LOG(WARNING) << "experiment " << e.id << ": leftovers of the last run in " << *root
+                          << " left: " << swept.status();
+      continue;
+    }
+    for (const std::string& name : *swept) {
+      COHORT_LOG(WARNING) << "experiment " << e.id << ": " << name << " in " << *root
+                          << ", left by the last run (a checkpoint deleted or stored half way), "
+                             "removed now";
     }
   }
   return absl::OkStatus();
