@@ -115,7 +115,8 @@ Master::Master(std::unique_ptr<Database> db, MasterOptions options, storage::Sto
       follows_(options_.max_log_followers),
       series_(*db_, follows_),
       started_(options_.clock->Now()),
-      storage_roots_(std::move(roots)) {}
+      storage_roots_(std::move(roots)),
+      policy_matches_(*db_, *options_.clock) {}
 
 absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database> db,
                                                        MasterOptions options) {
@@ -148,7 +149,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
     COHORT_RETURN_IF_ERROR(master->SweepLeftoversLocked());
     master->RequestPassLocked();
   }
-  COHORT_RETURN_IF_ERROR(master->LoadLogPolicyMatches());
+  COHORT_RETURN_IF_ERROR(master->policy_matches_.Load());
   master->monitor_ = std::thread([m = master.get()] { m->MonitorAgents(); });
   if (master->options_.scheduling == SchedulingMode::kBackground) {
     master->scheduler_ = std::thread([m = master.get()] { m->RunScheduler(); });
@@ -365,9 +366,7 @@ wire::TrialDescription Master::TrialBodyLocked(const TrialRow& t) const {
     for (const auto& [agent, slots] : a->agents) d.agents.push_back({agent, slots});
   }
   if (!t.error_lines.empty()) d.error_lines = t.error_lines;
-  if (auto m = log_policy_matches_.find(t.id); m != log_policy_matches_.end()) {
-    d.log_policy_matches = m->second;
-  }
+  d.log_policy_matches = policy_matches_.Of(t.id);
   return d;
 }
 

@@ -40,6 +40,7 @@
 #include "master/experiments/lifecycle.h"
 #include "master/experiments/log_policies.h"
 #include "master/log_retention.h"
+#include "master/logs/policy_matches.h"
 #include "master/scheduler/pass_times.h"
 #include "master/scheduler/scheduler.h"
 #include "master/scheduler/trial_queue.h"
@@ -625,8 +626,7 @@ class Master {
   wire::TrialDescription TrialBodyLocked(const TrialRow& trial) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Log policies (master_log_policies.cc). Loads the stored matches; called once by Create.
-  absl::Status LoadLogPolicyMatches() ABSL_LOCKS_EXCLUDED(mu_);
+  // Log policies (master_log_policies.cc; what they found is policy_matches_).
   // Matching a batch of an allocation's log lines against its experiment's policies, in three
   // steps so that the lines are matched without mu_ and a post takes mu_ no more often than
   // its checks need: what the matching needs (under mu_, with the post's checks); the first
@@ -649,13 +649,6 @@ class Master {
   // AllocationLogs' checks, under mu_; `policies` gets what the policies' matching needs.
   absl::Status CheckLogsLocked(const std::string& allocation, const wire::LogBatch& batch,
                                absl::StatusOr<LogPolicyContext>* policies)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The agents the trial's runs must avoid (exclude_node matches).
-  std::set<std::string> ExcludedAgentsLocked(int64_t trial_id) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The first match of a cancel_retries policy in the run `allocation` of the trial, or null.
-  const wire::LogPolicyMatch* CancelRetriesMatchLocked(int64_t trial_id,
-                                                       const std::string& allocation) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::unique_ptr<Database> db_;
@@ -708,9 +701,8 @@ class Master {
   void RemoveDirectories(const std::vector<std::pair<std::string, std::string>>& dirs);
   // The only way to checkpoint files (storage/storage_roots.h); immutable.
   const storage::StorageRoots storage_roots_;
-  // trial -> its log policies' matches (at most wire::kMaxLogPolicyMatches, oldest first), as
-  // stored; loaded at start (master_log_policies.cc).
-  std::map<int64_t, std::vector<wire::LogPolicyMatch>> log_policy_matches_ ABSL_GUARDED_BY(mu_);
+  // What the trials' log policies found (logs/policy_matches.h; its own lock, under mu_).
+  logs::PolicyMatches policy_matches_;
   // Running trial -> its agent's word on a rank that makes no progress (ReportBatch::stalled),
   // shown as why it waits (task list, describe); dropped when its allocation ends.
   std::map<int64_t, std::string> stalled_ ABSL_GUARDED_BY(mu_);

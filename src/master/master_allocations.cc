@@ -312,7 +312,8 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
                        .stop_once = search->config.stop_once,
                        .restarts = trial.restarts,
                        .max_restarts = exp.max_restarts,
-                       .cancel_retries = CancelRetriesMatchLocked(trial.id, a.id) != nullptr});
+                       .cancel_retries =
+                           policy_matches_.CancelRetriesMatch(trial.id, a.id).has_value()});
   COHORT_RETURN_IF_ERROR(Transition(trial.state, decision.next, TrialName(trial.id)));
   if (decision.restart) ++trial.restarts;
   const std::string note = ExitNoteLocked(a, exp, trial, decision);
@@ -358,11 +359,12 @@ std::string Master::ExitNoteLocked(const Allocation& a, const ExperimentRow& exp
   } else {
     COHORT_LOG(ERROR) << TrialName(trial.id) << ": reading its last log lines: " << logs.status();
   }
-  const wire::LogPolicyMatch* cancel = CancelRetriesMatchLocked(trial.id, a.id);
+  const std::optional<wire::LogPolicyMatch> cancel =
+      policy_matches_.CancelRetriesMatch(trial.id, a.id);
   return absl::StrCat(
       "master: the trial failed",
       exp.max_restarts > 0 ? absl::StrCat(" after ", trial.restarts, " restart(s)") : "",
-      cancel != nullptr && trial.restarts < exp.max_restarts
+      cancel.has_value() && trial.restarts < exp.max_restarts
           ? absl::StrCat(" and is not restarted: its log matched log policy \"", cancel->policy,
                          "\" (cancel_retries) on agent ", cancel->agent)
           : "",

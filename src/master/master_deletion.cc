@@ -139,7 +139,7 @@ bool Master::AdvanceDeletion() {
   // What this run kept of it: nothing of it can be asked for again.
   config_facts_.erase(deletion.experiment);
   searchers_.erase(deletion.experiment);
-  for (int64_t trial : deletion.trials) log_policy_matches_.erase(trial);
+  for (int64_t trial : deletion.trials) policy_matches_.Forget(trial);
   follows_.Notify();  // a follower of one of its trials ends (NotFound)
   COHORT_LOG(INFO) << "experiment " << deletion.experiment << " deleted";
   return !deletions_.empty();

@@ -1,8 +1,8 @@
 // Part of Master (master.h): acting on log policies (master/experiments/log_policies.h). Every
 // batch of log lines an allocation posts is matched against its experiment's policies; the
-// first match of each policy in each run is stored and kept in log_policy_matches_, from which
-// the exit decision (cancel_retries), the scheduling pass (exclude_node) and the trial's
-// description read.
+// first match of each policy in each run is stored and kept by logs::PolicyMatches
+// (policy_matches_), from which the exit decision (cancel_retries), the scheduling pass
+// (exclude_node) and the trial's description read.
 
 #include <set>
 #include <string>
@@ -15,16 +15,6 @@
 #include "master/master.h"
 
 namespace cohort::master {
-
-absl::Status Master::LoadLogPolicyMatches() {
-  COHORT_ASSIGN_OR_RETURN(auto rows, db_->ListLogPolicyMatches());
-  absl::MutexLock lock(&mu_);
-  for (auto& [trial, match] : rows) {
-    std::vector<wire::LogPolicyMatch>& list = log_policy_matches_[trial];
-    if (list.size() < wire::kMaxLogPolicyMatches) list.push_back(std::move(match));
-  }
-  return absl::OkStatus();
-}
 
 namespace {
 
@@ -48,13 +38,6 @@ std::vector<wire::LogPolicyMatch> NewMatches(const LogPolicyMatcher& matcher,
   return out;
 }
 
-std::string Describe(const wire::LogPolicyMatch& m) {
-  return absl::StrCat(
-      "log policy \"", m.policy, "\"",
-      m.action == wire::LogPolicyAction::kNone ? "" : absl::StrCat(" (", wire::Name(m.action), ")"),
-      " matched on agent ", m.agent, m.rank >= 0 ? absl::StrCat(", rank ", m.rank) : "");
-}
-
 }  // namespace
 
 absl::StatusOr<Master::LogPolicyContext> Master::LogPolicyContextLocked(
@@ -73,11 +56,7 @@ absl::StatusOr<Master::LogPolicyContext> Master::LogPolicyContextLocked(
   }
   COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(experiment_id));
   context.matcher = facts.log_policies;
-  if (auto it = log_policy_matches_.find(a.trial_id); it != log_policy_matches_.end()) {
-    for (const wire::LogPolicyMatch& m : it->second) {
-      if (m.allocation == a.id) context.seen.insert(m.policy);
-    }
-  }
+  context.seen = policy_matches_.SeenIn(a.trial_id, a.id);
   return context;
 }
 
@@ -90,27 +69,10 @@ std::vector<wire::LogPolicyMatch> Master::MatchLogPolicies(LogPolicyContext cont
 absl::Status Master::RecordLogPolicyMatchesLocked(const wire::LogBatch& batch,
                                                   std::vector<wire::LogPolicyMatch> found) {
   if (found.empty()) return absl::OkStatus();
-  std::vector<wire::LogPolicyMatch>& list = log_policy_matches_[batch.trial_id];
-  for (wire::LogPolicyMatch& m : found) {
-    // Bounded: a trial keeps its first kMaxLogPolicyMatches (one per policy and run).
-    if (list.size() >= wire::kMaxLogPolicyMatches) break;
-    m.time_ms = absl::ToUnixMillis(options_.clock->Now());
-    COHORT_RETURN_IF_ERROR(db_->InsertLogPolicyMatch(batch.trial_id, m));
-    AppendLogLocked(batch.trial_id, absl::StrCat("master: ", Describe(m)));
-    list.push_back(std::move(m));
-  }
+  COHORT_ASSIGN_OR_RETURN(std::vector<std::string> notes,
+                          policy_matches_.Record(batch.trial_id, std::move(found)));
+  for (const std::string& note : notes) AppendLogLocked(batch.trial_id, note);
   return absl::OkStatus();
-}
-
-std::set<std::string> Master::ExcludedAgentsLocked(int64_t trial_id) const {
-  auto it = log_policy_matches_.find(trial_id);
-  return it == log_policy_matches_.end() ? std::set<std::string>{} : ExcludedAgents(it->second);
-}
-
-const wire::LogPolicyMatch* Master::CancelRetriesMatchLocked(int64_t trial_id,
-                                                             const std::string& allocation) const {
-  auto it = log_policy_matches_.find(trial_id);
-  return it == log_policy_matches_.end() ? nullptr : CancelRetriesMatch(it->second, allocation);
 }
 
 }  // namespace cohort::master

@@ -81,7 +81,7 @@ Master::PassInput Master::SnapshotLocked() {
     }
     ++offer.active;
     in.queue.push_back(
-        {std::to_string(id), e->slots, e->priority, t.sequence, ExcludedAgentsLocked(id)});
+        {std::to_string(id), e->slots, e->priority, t.sequence, policy_matches_.ExcludedAgents(id)});
   }
   return in;
 }
@@ -121,7 +121,7 @@ std::optional<std::string> Master::WaitingReasonLocked(const TrialRow& trial) co
 }
 
 bool Master::PlacementFitsLocked(const Placement& placement, int64_t trial_id) {
-  const std::set<std::string> excluded = ExcludedAgentsLocked(trial_id);
+  const std::set<std::string> excluded = policy_matches_.ExcludedAgents(trial_id);
   for (const auto& [agent_id, slots] : placement.agents) {
     const AgentLive* agent = agents_.Find(agent_id);
     if (agent == nullptr || !agent->state.enabled || excluded.count(agent_id) > 0 ||
