@@ -165,7 +165,7 @@ Master::~Master() {
   if (log_retention_ != nullptr) log_retention_->Stop();
   if (monitor_.joinable()) monitor_.join();
   if (scheduler_.joinable()) scheduler_.join();
-  RemoveDirectories(doomed_dirs_);  // the threads are gone: no lock needed
+  DeleteCheckpoints(doomed_checkpoints_);  // the threads are gone: no lock needed
 }
 
 void Master::BeginShutdown() {

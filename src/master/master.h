@@ -401,6 +401,8 @@ class Master {
   // a killed master: .tmp-PID files, or archives whose row was never written) and the
   // checkpoint directories the last run's GC renamed aside but did not remove (.deleted-ID).
   absl::Status SweepLeftoversLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // SweepLeftoversLocked's part for one checkpoint storage directory.
+  void SweepStorageLocked(const std::string& root) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The monitor thread's turn: with mu_ held, releases it while it removes the front
   // deletion's files and deletes its rows for about kDeletionSlice. True when more is left to
   // do at once (the monitor does not wait before its next turn).
@@ -692,13 +694,13 @@ class Master {
       ABSL_GUARDED_BY(mu_);  // experiment -> its searcher (this run)
   std::map<int64_t, ConfigFacts> config_facts_
       ABSL_GUARDED_BY(mu_);  // experiment -> ConfigFactsLocked (cache)
-  // Checkpoint directories the GC renamed out of the way (DeleteCheckpointLocked) and the monitor
-  // thread removes without mu_ (a checkpoint may be gigabytes); what is left at the destructor
-  // is removed there.
-  // Each is (the storage directory, the renamed entry).
-  std::vector<std::pair<std::string, std::string>> doomed_dirs_ ABSL_GUARDED_BY(mu_);
-  // Removes `dirs` through storage_roots_ (without mu_); a failure is logged.
-  void RemoveDirectories(const std::vector<std::pair<std::string, std::string>>& dirs);
+  // Checkpoints the GC marked DELETED (DeleteCheckpointLocked), which the monitor thread deletes
+  // from their storage without mu_ (a checkpoint may be gigabytes); what is left at the
+  // destructor is deleted there, and what a crash left by the next start's sweep. Each is (the
+  // storage directory, the storage id).
+  std::vector<std::pair<std::string, std::string>> doomed_checkpoints_ ABSL_GUARDED_BY(mu_);
+  // Deletes `doomed` through their storage (StorageAt), without mu_; a failure is logged.
+  void DeleteCheckpoints(const std::vector<std::pair<std::string, std::string>>& doomed);
   // The only way to checkpoint files (storage/storage_roots.h); immutable.
   const storage::StorageRoots storage_roots_;
   // What the trials' log policies found (logs/policy_matches.h; its own lock, under mu_).

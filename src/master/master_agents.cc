@@ -266,11 +266,11 @@ void Master::MonitorAgents() {
     if (!more) monitor_cv_.WaitWithTimeout(&mu_, absl::Seconds(1));
     if (stopping_) break;
     ExpireLostAgentsLocked();
-    if (!doomed_dirs_.empty()) {
-      decltype(doomed_dirs_) dirs;
-      dirs.swap(doomed_dirs_);
+    if (!doomed_checkpoints_.empty()) {
+      decltype(doomed_checkpoints_) dirs;
+      dirs.swap(doomed_checkpoints_);
       mu_.Unlock();
-      RemoveDirectories(dirs);
+      DeleteCheckpoints(dirs);
       mu_.Lock();
     }
     if (stopping_) break;

@@ -128,10 +128,11 @@ absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const Exper
   return out;
 }
 
-void Master::RemoveDirectories(const std::vector<std::pair<std::string, std::string>>& dirs) {
-  for (const auto& [root, name] : dirs) {
-    if (absl::Status s = storage_roots_.Remove(root, name); !s.ok()) {
-      COHORT_LOG(ERROR) << "checkpoint GC: removing " << name << " of " << root << ": " << s;
+void Master::DeleteCheckpoints(const std::vector<std::pair<std::string, std::string>>& doomed) {
+  for (const auto& [root, id] : doomed) {
+    if (absl::Status s = StorageAt(root).Delete(id); !s.ok()) {
+      COHORT_LOG(ERROR) << "checkpoint GC: deleting checkpoint " << id << " of " << root << ": "
+                        << s << " (a restart of the master tries again)";
     }
   }
 }
@@ -195,27 +196,26 @@ void Master::DeleteCheckpointLocked(const std::string& root, const CheckpointRow
                                                " is not in the checkpoint storage ", root));
     return;
   }
-  absl::StatusOr<UniqueFd> dir = storage_roots_.OpenDir(root, row.storage_id);
-  if (absl::IsNotFound(dir.status())) {
+  const absl::Status present = StorageAt(root).Check(row.storage_id);
+  if (absl::IsNotFound(present)) {
     AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", row.path,
                                                " cannot be seen from the master (storage on "
                                                "the agents only?); delete it there"));
     return;
   }
-  // Renamed out of the way at once (same directory: cheap), removed by the monitor thread
-  // without the master's lock.
-  const std::string doomed = absl::StrCat(".deleted-", row.storage_id);
-  absl::Status renamed =
-      dir.ok() ? storage_roots_.Rename(root, row.storage_id, doomed) : dir.status();
-  if (!renamed.ok()) {
-    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", renamed.message()));
+  if (!present.ok()) {
+    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", present.message()));
     return;
   }
-  doomed_dirs_.emplace_back(root, doomed);
-  monitor_cv_.SignalAll();  // the monitor thread removes it, without the lock
+  // Marked first: from now on nothing reads it (a download is refused) and a restart's sweep
+  // deletes it if this run does not get to; the files go on the monitor thread, without the
+  // master's lock (a checkpoint may be gigabytes).
   if (absl::Status s = db_->MarkCheckpointDeleted(row.storage_id); !s.ok()) {
-    COHORT_LOG(ERROR) << what << ": deleted, but not marked: " << s;
+    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: marking it deleted: ", s.message()));
+    return;
   }
+  doomed_checkpoints_.emplace_back(root, row.storage_id);
+  monitor_cv_.SignalAll();
   AppendLogLocked(row.trial_id, absl::StrCat(what,
                                              " deleted (checkpoint_storage's save_* "
                                              "counts keep the others)"));

@@ -53,23 +53,40 @@ absl::Status Master::SweepLeftoversLocked() {
                         << contexts.string()
                         << " that no experiment names (an upload the last run did not finish)";
   }
+  std::set<std::string> roots;  // experiments often share one (DATA_DIR/checkpoints)
   for (const ExperimentRow& e : experiments) {
     absl::StatusOr<std::string> root = CheckpointRootLocked(e.id);
-    if (!root.ok() || root->empty()) continue;
-    // What the GC renamed aside (.deleted-ID) and a store cut short (.tmp-ID-PID) left.
-    absl::StatusOr<std::vector<std::string>> swept = StorageAt(*root).SweepLeftovers();
-    if (!swept.ok()) {
-      COHORT_LOG(WARNING) << "experiment " << e.id << ": leftovers of the last run in " << *root
-                          << " left: " << swept.status();
-      continue;
-    }
-    for (const std::string& name : *swept) {
-      COHORT_LOG(WARNING) << "experiment " << e.id << ": " << name << " in " << *root
-                          << ", left by the last run (a checkpoint deleted or stored half way), "
-                             "removed now";
-    }
+    if (root.ok() && !root->empty()) roots.insert(*root);
   }
+  for (const std::string& root : roots) SweepStorageLocked(root);
   return absl::OkStatus();
+}
+
+void Master::SweepStorageLocked(const std::string& root) {
+  storage::DirectoryStorage storage = StorageAt(root);
+  // What a delete (.deleted-ID) or a store (.tmp-ID-PID) cut short left.
+  absl::StatusOr<std::vector<std::string>> swept = storage.SweepLeftovers();
+  if (!swept.ok()) {
+    COHORT_LOG(WARNING) << "checkpoint storage " << root
+                        << ": the last run's leftovers are left: " << swept.status();
+    return;
+  }
+  for (const std::string& name : *swept) {
+    COHORT_LOG(WARNING) << "checkpoint storage " << root << ": " << name
+                        << ", left by the last run (a checkpoint deleted or stored half way), "
+                           "removed now";
+  }
+  // Checkpoints the last run's GC marked DELETED but did not get to delete: the monitor thread
+  // deletes them now.
+  absl::StatusOr<std::vector<std::string>> ids = storage.List();
+  if (!ids.ok()) return;
+  for (const std::string& id : *ids) {
+    absl::StatusOr<CheckpointRow> row = db_->GetCheckpoint(id);
+    if (!row.ok() || row->state != wire::CheckpointState::kDeleted) continue;
+    COHORT_LOG(WARNING) << "checkpoint storage " << root << ": checkpoint " << id
+                        << ", deleted by the checkpoint GC of the last run, is deleted now";
+    doomed_checkpoints_.emplace_back(root, id);
+  }
 }
 
 }  // namespace cohort::master

@@ -291,9 +291,11 @@ TEST_F(MasterTest, AStorageBlockWithoutATypeIsTheMastersSharedFsWithItsCounts) {
   EXPECT_EQ(storage["save_trial_best"], 1) << "Determined's default";
 }
 
-// When the experiment ends, the checkpoints its save_* counts let go are deleted from the
-// storage and marked DELETED; a path outside the storage (an agent's word) is never removed.
+// When the experiment ends, the checkpoints its save_* counts let go are marked DELETED and
+// deleted from the storage; a path outside the storage (an agent's word) is never removed. One
+// marked but not yet deleted when the master stopped (killed) is deleted by the next start.
 TEST_F(MasterTest, CheckpointGcDeletesWhatTheSaveCountsLetGoWhenTheExperimentEnds) {
+  StartOnFile();
   Register("a1", 1);
   const fs::path storage = shared_ / "storage";
   const fs::path outside = dir_ / "outside";
@@ -328,16 +330,25 @@ TEST_F(MasterTest, CheckpointGcDeletesWhatTheSaveCountsLetGoWhenTheExperimentEnd
   EXPECT_EQ(state["ck-4"], wire::CheckpointState::kActive) << "the best";
   EXPECT_EQ(state["ck-6"], wire::CheckpointState::kActive) << "outside the storage: kept";
   EXPECT_EQ(state["ck-8"], wire::CheckpointState::kActive) << "the latest";
-  EXPECT_FALSE(fs::exists(storage / "ck-2"));
-  EXPECT_TRUE(fs::exists(storage / "ck-4"));
   EXPECT_TRUE(fs::exists(outside / "ck-6"));
   EXPECT_THAT(Logs(trial), HasSubstr("checkpoint ck-2 (batch 2) deleted"));
   EXPECT_THAT(Logs(trial), HasSubstr("ck-6 (batch 6) kept: its path"));
-  // The files go without the master's lock (renamed aside, removed by its monitor thread); by
+  EXPECT_THAT(master_->CheckpointFilesFor("ck-2"),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("checkpoint GC")))
+      << "marked: never read again";
+  // The files go without the master's lock (through the storage, on its monitor thread); by
   // the time the master has stopped nothing is left of them.
   master_.reset();
+  EXPECT_FALSE(fs::exists(storage / "ck-2"));
   EXPECT_FALSE(fs::exists(storage / ".deleted-ck-2"));
   EXPECT_TRUE(fs::exists(storage / "ck-4"));
+  // A master killed between the mark and the deletion: the next start deletes it.
+  fs::create_directories(storage / "ck-2" / "sub");
+  StartOnFile();
+  master_.reset();
+  EXPECT_FALSE(fs::exists(storage / "ck-2"));
+  EXPECT_TRUE(fs::exists(storage / "ck-4")) << "an active checkpoint stays";
+  EXPECT_TRUE(fs::exists(storage / "ck-8"));
 }
 
 // Whether experiment `id` is gone (NotFound) within 10 s: its deletion runs on the master's

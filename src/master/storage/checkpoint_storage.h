@@ -53,6 +53,9 @@ class CheckpointStorage {
 
   // What and where, for messages: "shared_fs /mnt/checkpoints/exp".
   virtual std::string Describe() const = 0;
+  // OK when checkpoint `id` is stored; NotFound when it is not; FailedPrecondition when what is
+  // under the id is not a checkpoint (a link). Cheap: nothing is listed or read.
+  virtual absl::Status Check(const std::string& id) = 0;
   // Stores the files under the local directory `from_dir` as checkpoint `id`.
   virtual absl::Status Store(const std::string& id, const std::string& from_dir) = 0;
   // Checkpoint `id`'s files, open for reading. FailedPrecondition when it holds more than

@@ -27,6 +27,15 @@ TEST_P(CheckpointStorageConformance, StoreThenOpenListsEveryFileWithItsBytes) {
   EXPECT_EQ(Read(files.local_dir + "/model.pt"), std::string(1000, 'w'));
 }
 
+TEST_P(CheckpointStorageConformance, CheckSaysWhetherACheckpointIsStored) {
+  EXPECT_THAT(storage().Check("ck-9"), StatusIs(absl::StatusCode::kNotFound, HasSubstr("ck-9")));
+  ASSERT_OK(storage().Store("ck-9", LocalCheckpoint("c", 1)));
+  EXPECT_OK(storage().Check("ck-9"));
+  EXPECT_THAT(storage().Check("../ck-9"), StatusIs(absl::StatusCode::kInvalidArgument));
+  ASSERT_OK(storage().Delete("ck-9"));
+  EXPECT_THAT(storage().Check("ck-9"), StatusIs(absl::StatusCode::kNotFound));
+}
+
 TEST_P(CheckpointStorageConformance, FetchCopiesTheCheckpointOut) {
   ASSERT_OK(storage().Store("ck-2", LocalCheckpoint("b", 10)));
   testing_support::TempDir into;

@@ -129,6 +129,15 @@ absl::Status DirectoryStorage::CheckId(const std::string& id) const {
   return absl::OkStatus();
 }
 
+absl::Status DirectoryStorage::Check(const std::string& id) {
+  COHORT_RETURN_IF_ERROR(CheckId(id));
+  absl::StatusOr<UniqueFd> dir = roots_.OpenDir(dir_, id);
+  if (absl::IsNotFound(dir.status())) {
+    return absl::NotFoundError(absl::StrCat("checkpoint ", id, " is not in ", Describe()));
+  }
+  return dir.status();
+}
+
 absl::Status DirectoryStorage::Store(const std::string& id, const std::string& from_dir) {
   COHORT_RETURN_IF_ERROR(CheckId(id));
   const std::string what = absl::StrCat("storing checkpoint ", id, " in ", Describe());

@@ -32,6 +32,7 @@ class DirectoryStorage final : public CheckpointStorage {
       : roots_(roots), type_(std::move(type)), dir_(std::move(dir)) {}
 
   std::string Describe() const override { return type_ + " " + dir_; }
+  absl::Status Check(const std::string& id) override;
   absl::Status Store(const std::string& id, const std::string& from_dir) override;
   absl::StatusOr<CheckpointListing> Open(const std::string& id, int64_t max_entries) override;
   absl::Status Fetch(const std::string& id, const std::string& into_dir) override;

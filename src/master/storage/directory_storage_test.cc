@@ -53,6 +53,7 @@ TEST(DirectoryStorageTest, ACheckpointThatIsALinkIsNeitherReadNorFollowedWhenDel
   fs::create_directory_symlink(f.data_dir, f.dir + "/m1");
   EXPECT_THAT(f.storage->Open("m1", 100),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("symbolic link")));
+  EXPECT_THAT(f.storage->Check("m1"), StatusIs(absl::StatusCode::kFailedPrecondition));
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> ids, f.storage->List());
   EXPECT_TRUE(ids.empty()) << "a link is no checkpoint";
   EXPECT_THAT(f.storage->Delete("m1"),
