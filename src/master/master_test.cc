@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -512,20 +513,38 @@ TEST_F(MasterTest, CheckpointGcCollectsATrialsCheckpointsWhenTheTrialEnds) {
                                       {.trial_id = start["trial_id"], .lines = lines});
   };
   const int64_t first = actions[0]["trial_id"], second = actions[1]["trial_id"];
+  // Whether checkpoint t<trial>-<batch> is marked DELETED (its files go on the monitor thread).
+  auto deleted = [&](int64_t trial, int64_t batch) {
+    const std::string id = absl::StrCat("t", trial, "-", batch);
+    const wire::CheckpointList list = master_->TrialCheckpoints(trial).value();
+    for (const wire::CheckpointEntry& c : list.checkpoints) {
+      if (c.storage_id == id) return c.state == wire::CheckpointState::kDeleted;
+    }
+    ADD_FAILURE() << "no checkpoint " << id << " in " << list.ToJson().dump();
+    return false;
+  };
   ASSERT_OK(report(actions[1], 0.3));
   ASSERT_OK(Exit(actions[1], 0));  // the second trial ends; the first still runs
   // Its batch-4 checkpoint is neither its latest nor the experiment's best: gone at once. Its
   // batch-2 one is the experiment's best so far (0.3): kept, as the running trial may or may not
   // do better.
-  EXPECT_FALSE(fs::exists(storage / absl::StrCat("t", second, "-4")));
-  EXPECT_TRUE(fs::exists(storage / absl::StrCat("t", second, "-2")));
-  EXPECT_TRUE(fs::exists(storage / absl::StrCat("t", second, "-6"))) << "its latest";
+  EXPECT_TRUE(deleted(second, 4));
+  EXPECT_FALSE(deleted(second, 2));
+  EXPECT_FALSE(deleted(second, 6)) << "its latest";
   ASSERT_OK(report(actions[0], 0.1));  // the first trial does better
-  EXPECT_TRUE(fs::exists(storage / absl::StrCat("t", first, "-4"))) << "a running trial's";
+  EXPECT_FALSE(deleted(first, 4)) << "a running trial's";
   ASSERT_OK(Exit(actions[0], 0));  // the experiment ends: the final pass
-  EXPECT_FALSE(fs::exists(storage / absl::StrCat("t", second, "-2"))) << "no longer the best";
-  EXPECT_TRUE(fs::exists(storage / absl::StrCat("t", first, "-2"))) << "the experiment's best";
-  EXPECT_FALSE(fs::exists(storage / absl::StrCat("t", first, "-4")));
+  EXPECT_TRUE(deleted(second, 2)) << "no longer the best";
+  EXPECT_FALSE(deleted(first, 2)) << "the experiment's best";
+  EXPECT_TRUE(deleted(first, 4));
+  master_.reset();  // its monitor thread has deleted what was marked
+  for (const auto& [trial, batch, gone] :
+       std::vector<std::tuple<int64_t, int, bool>>{{second, 4, true}, {second, 2, true},
+                                                   {second, 6, false}, {first, 2, false},
+                                                   {first, 4, true}, {first, 6, false}}) {
+    EXPECT_EQ(fs::exists(storage / absl::StrCat("t", trial, "-", batch)), !gone)
+        << "t" << trial << "-" << batch;
+  }
 }
 
 TEST_F(MasterTest, AFailedTrialRestartsFromItsLatestCheckpointThenEndsInError) {

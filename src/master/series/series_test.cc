@@ -27,8 +27,10 @@ TEST(FollowGateTest, AFollowWaitsForNewsAndPollsAgain) {
   absl::Status followed;
   std::thread follower([&] {
     followed = gate.FollowUntil(absl::Seconds(60), [&](bool last) -> absl::StatusOr<bool> {
-      ++polls;
-      if (!stored) waiting.Notify();
+      if (++polls == 1) {  // finds nothing, then waits for news
+        waiting.Notify();
+        return false;
+      }
       return stored.load() || last;
     });
   });
@@ -63,7 +65,7 @@ TEST(FollowGateTest, PastMaxFollowersAFollowIsAnsweredAtOnce) {
   std::atomic<bool> release{false};
   std::thread first([&] {
     EXPECT_TRUE(gate.FollowUntil(absl::Seconds(60), [&](bool last) -> absl::StatusOr<bool> {
-                      first_waits.Notify();
+                      if (!first_waits.HasBeenNotified()) first_waits.Notify();
                       return release.load() || last;
                     })
                     .ok());
@@ -88,7 +90,7 @@ TEST(FollowGateTest, ShutdownAnswersWaitingAndLaterFollowsUnavailable) {
   absl::Status followed;
   std::thread follower([&] {
     followed = gate.FollowUntil(absl::Seconds(60), [&](bool last) -> absl::StatusOr<bool> {
-      waiting.Notify();
+      if (!waiting.HasBeenNotified()) waiting.Notify();
       return last;
     });
   });
