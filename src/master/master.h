@@ -41,6 +41,7 @@
 #include "master/experiments/log_policies.h"
 #include "master/log_retention.h"
 #include "master/logs/policy_matches.h"
+#include "master/logs/trial_logs.h"
 #include "master/scheduler/pass_times.h"
 #include "master/scheduler/scheduler.h"
 #include "master/scheduler/trial_queue.h"
@@ -220,10 +221,6 @@ class Master {
   // NotFound for an unknown id; PermissionDenied unless `actor` owns its experiment or is an
   // admin.
   absl::Status KillTrial(int64_t id, const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
-  // A page of the trial's metric rows (of one kind when given): at most `limit` rows after the
-  // row `after` (0: from the first), with next_after set when more follow.
-  absl::StatusOr<wire::MetricList> TrialMetrics(int64_t id, std::optional<wire::MetricKind> kind,
-                                                int64_t after, int limit);
   absl::StatusOr<wire::CheckpointList> TrialCheckpoints(int64_t id);
   // A checkpoint's files, for `cohort checkpoint download` (master_checkpoints.cc).
   struct CheckpointFiles {
@@ -244,20 +241,13 @@ class Master {
   // see (a storage on the agents' hosts only). Lists the directory without the master's lock.
   absl::StatusOr<CheckpointFiles> CheckpointFilesFor(const std::string& storage_id)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Lines after `after` (of one rank when given); waits up to `wait` for new ones unless
-  // max_log_followers already wait (then it answers at once). "done": the trial has ended and every
-  // line was returned.
-  // The trial's last `lines` log lines (of one rank when given), oldest first, as a page whose
-  // `next` continues after them (`cohort trial logs --tail N [--follow]`); at once, no wait.
-  absl::StatusOr<wire::LogsPage> TrialLogTail(int64_t id, std::optional<int> rank, int lines);
-  absl::StatusOr<wire::LogsPage> TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
-                                           absl::Duration wait);
 
   // The components the routes take directly: templates (template_routes.cc), time series and
   // step timelines (series_routes.cc), users and tokens (user_routes.cc). Each is thread-safe on
   // its own and never needs the master's lock.
   templates::Templates& templates() { return templates_; }
   series::Series& series() { return series_; }
+  logs::TrialLogs& trial_logs() { return trial_logs_; }
   users::Users& users() { return users_; }
 
   // Agents.
@@ -669,6 +659,7 @@ class Master {
   // The follows of logs and series (new lines or points: Notify, also under mu_).
   series::FollowGate follows_;
   series::Series series_;
+  logs::TrialLogs trial_logs_;
   // Why queued trials wait, as the last pass found: each trial with a reason of its own, and
   // the pass's blocker, behind which every later queued trial waits (WaitingReasonLocked).
   std::map<int64_t, std::string> waiting_ ABSL_GUARDED_BY(mu_);

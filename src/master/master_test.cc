@@ -146,7 +146,7 @@ class MasterTest : public ::testing::Test {
     return t2;
   }
   std::string Logs(int64_t trial) {
-    Json page = master_->TrialLogs(trial, std::nullopt, 0, absl::ZeroDuration()).value().ToJson();
+    Json page = master_->trial_logs().Read(trial, std::nullopt, 0, absl::ZeroDuration()).value().ToJson();
     std::string text;
     for (const Json& l : page["logs"]) absl::StrAppend(&text, l["line"].get<std::string>(), "\n");
     return text;
@@ -770,7 +770,7 @@ TEST_F(MasterTest, ACombinedPostStoresEachItemAsItsOwnPostsWould) {
   EXPECT_EQ(trial_a["batches"], 4);
   EXPECT_EQ(trial_a["total_batches"], 10);
   EXPECT_EQ(trial_a["latest_checkpoint"], "ck-a");
-  EXPECT_EQ(master_->TrialMetrics(ta, std::nullopt, 0, 100).value().metrics.size(), 1u);
+  EXPECT_EQ(master_->series().TrialMetrics(ta, std::nullopt, 0, 100).value().metrics.size(), 1u);
   EXPECT_EQ(master_->TrialCheckpoints(ta).value().checkpoints.size(), 1u);
   EXPECT_THAT(Logs(tb), HasSubstr("b: kept")) << "the lines before the refused reports";
   EXPECT_EQ(Trial(tb)["state"], "RUNNING") << "b's exit came after its refused reports";
@@ -844,7 +844,7 @@ TEST_F(MasterTest, AKilledExperimentsSearcherOnlyRecordsARungReportedAfterTheKil
   ASSERT_EQ(actions.size(), 1u) << actions.dump();
   EXPECT_EQ(actions[0]["mode"], "kill") << "and nothing after it";
   EXPECT_EQ(
-      master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 10)->metrics.size(), 1u)
+      master_->series().TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 10)->metrics.size(), 1u)
       << "the rung metric is kept";
 }
 
@@ -1006,7 +1006,7 @@ TEST_F(MasterTest, AdaptiveAshaStopsPromotesAndCompletesTrialsAsItsSearcherDecid
   EXPECT_THAT(Logs(t3["trial_id"]), HasSubstr("promoted no further trial"));
   // The rung metrics were recorded where a restarted master's searcher finds them.
   Json rungs =
-      master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 1000)->ToJson();
+      master_->series().TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 1000)->ToJson();
   ASSERT_EQ(rungs["metrics"].size(), 1u) << rungs.dump();
   EXPECT_EQ(rungs["metrics"][0]["steps_completed"], 200);
 }
@@ -1159,8 +1159,8 @@ TEST_F(MasterTest, LogFollowersBeyondTheLimitAreAnsweredAtOnce) {
   Create(Config(1, 0, kSingle));
   Json start = OnlyStart("a1");
   const int64_t trial = start["trial_id"];
-  const int64_t after = master_->TrialLogs(trial, std::nullopt, 0, absl::ZeroDuration())->next;
-  auto follow = [&] { return master_->TrialLogs(trial, std::nullopt, after, absl::Seconds(60)); };
+  const int64_t after = master_->trial_logs().Read(trial, std::nullopt, 0, absl::ZeroDuration())->next;
+  auto follow = [&] { return master_->trial_logs().Read(trial, std::nullopt, after, absl::Seconds(60)); };
   std::future<absl::StatusOr<wire::LogsPage>> first = std::async(std::launch::async, follow);
   std::future<absl::StatusOr<wire::LogsPage>> second = std::async(std::launch::async, follow);
   AwaitWaitingPolls(*master_, 2);
@@ -1601,7 +1601,7 @@ TEST_F(MasterTest, MetricsArePagedSoNoAnswerGrowsWithTheTrial) {
   int pages = 0;
   for (;; ++pages) {
     wire::MetricList page =
-        master_->TrialMetrics(start["trial_id"], wire::MetricKind::kTraining, after, 10).value();
+        master_->series().TrialMetrics(start["trial_id"], wire::MetricKind::kTraining, after, 10).value();
     EXPECT_LE(page.metrics.size(), 10u);
     for (const wire::MetricEntry& m : page.metrics) steps.push_back(m.steps_completed);
     if (!page.next_after) break;
@@ -1610,7 +1610,7 @@ TEST_F(MasterTest, MetricsArePagedSoNoAnswerGrowsWithTheTrial) {
   EXPECT_EQ(pages, 2) << "pages of 10, 10 and 5";
   ASSERT_EQ(steps.size(), 25u);
   for (int i = 0; i < 25; ++i) EXPECT_EQ(steps[i], i + 1);
-  EXPECT_FALSE(master_->TrialMetrics(start["trial_id"], std::nullopt, 0, 25)->next_after)
+  EXPECT_FALSE(master_->series().TrialMetrics(start["trial_id"], std::nullopt, 0, 25)->next_after)
       << "an exact fit is the last page";
 }
 
