@@ -116,7 +116,8 @@ Master::Master(std::unique_ptr<Database> db, MasterOptions options, storage::Sto
       trial_logs_(*db_, follows_),
       started_(options_.clock->Now()),
       storage_roots_(std::move(roots)),
-      policy_matches_(*db_, *options_.clock) {}
+      policy_matches_(*db_, *options_.clock),
+      checkpoints_(*db_, storage_roots_) {}
 
 absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database> db,
                                                        MasterOptions options) {
@@ -523,17 +524,6 @@ absl::StatusOr<wire::TrialDescription> Master::DescribeTrial(int64_t id) {
   COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
   absl::MutexLock lock(&mu_);
   return TrialBodyLocked(t);
-}
-
-absl::StatusOr<wire::CheckpointList> Master::TrialCheckpoints(int64_t id) {
-  COHORT_RETURN_IF_ERROR(db_->GetTrial(id).status());
-  COHORT_ASSIGN_OR_RETURN(std::vector<CheckpointRow> rows, db_->ListCheckpoints(id));
-  wire::CheckpointList out;
-  for (const CheckpointRow& c : rows) {
-    out.checkpoints.push_back({c.storage_id, c.steps_completed, c.path,
-                               Json::parse(c.metadata_json, nullptr, false), c.state});
-  }
-  return out;
 }
 
 absl::StatusOr<std::string> Master::WarmStartPath(const config::SearcherConfig& searcher) {

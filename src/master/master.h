@@ -34,6 +34,7 @@
 #include "common/clock.h"
 #include "master/agents/agent_registry.h"
 #include "master/agents/allocations.h"
+#include "master/checkpoints/checkpoints.h"
 #include "master/db/database.h"
 #include "master/experiments/checkpoint_gc.h"
 #include "master/experiments/exit_policy.h"
@@ -221,26 +222,6 @@ class Master {
   // NotFound for an unknown id; PermissionDenied unless `actor` owns its experiment or is an
   // admin.
   absl::Status KillTrial(int64_t id, const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<wire::CheckpointList> TrialCheckpoints(int64_t id);
-  // A checkpoint's files, for `cohort checkpoint download` (master_checkpoints.cc).
-  struct CheckpointFiles {
-    std::string storage_id;
-    int64_t trial_id = 0;
-    int64_t steps_completed = 0;
-    std::string dir;                   // a local directory holding the files
-    std::vector<std::string> entries;  // paths relative to dir, each directory before its files
-    int64_t bytes = 0;                 // the files' sizes together
-    // Keeps `dir` valid (storage::CheckpointListing::keep): for a directory storage the
-    // checkpoint's directory, open, which `dir` names as /proc/self/fd/N, so the files are read
-    // from the directory checked, whatever its path becomes meanwhile.
-    std::shared_ptr<const void> handle;
-  };
-  // NotFound for an unknown checkpoint; FailedPrecondition, saying why and what to do, for one
-  // the checkpoint GC deleted, one stored outside its experiment's checkpoint storage (the path
-  // came from an agent: only <storage>/<storage id> is ever read), or one this master cannot
-  // see (a storage on the agents' hosts only). Lists the directory without the master's lock.
-  absl::StatusOr<CheckpointFiles> CheckpointFilesFor(const std::string& storage_id)
-      ABSL_LOCKS_EXCLUDED(mu_);
 
   // The components the routes take directly: templates (template_routes.cc), time series and
   // step timelines (series_routes.cc), users and tokens (user_routes.cc). Each is thread-safe on
@@ -248,6 +229,7 @@ class Master {
   templates::Templates& templates() { return templates_; }
   series::Series& series() { return series_; }
   logs::TrialLogs& trial_logs() { return trial_logs_; }
+  checkpoints::Checkpoints& checkpoints() { return checkpoints_; }
   users::Users& users() { return users_; }
 
   // Agents.
@@ -355,12 +337,6 @@ class Master {
   // At creation: InvalidArgument, naming the field and the allowed roots, for a shared_fs
   // storage outside storage_roots_ (a directory storage is checked at each use only).
   absl::Status CheckStorageAllowed(const config::CheckpointStorage& storage) const;
-  // The storage of checkpoints in the directory `root` (CheckpointRootLocked), reached only
-  // through storage_roots_: how the master reads, lists and deletes them
-  // (storage/checkpoint_storage.h).
-  storage::DirectoryStorage StorageAt(const std::string& root) const {
-    return storage::DirectoryStorage(storage_roots_, "checkpoint storage", root);
-  }
   // The directory the experiment's checkpoints are stored in, when the master reaches it
   // (shared_fs, directory); empty otherwise.
   absl::StatusOr<std::string> CheckpointRootLocked(int64_t experiment_id)
@@ -696,6 +672,8 @@ class Master {
   const storage::StorageRoots storage_roots_;
   // What the trials' log policies found (logs/policy_matches.h; its own lock, under mu_).
   logs::PolicyMatches policy_matches_;
+  // A trial's checkpoints and their files (checkpoints/checkpoints.h), through storage_roots_.
+  checkpoints::Checkpoints checkpoints_;
   // Running trial -> its agent's word on a rank that makes no progress (ReportBatch::stalled),
   // shown as why it waits (task list, describe); dropped when its allocation ends.
   std::map<int64_t, std::string> stalled_ ABSL_GUARDED_BY(mu_);

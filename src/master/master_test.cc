@@ -324,7 +324,7 @@ TEST_F(MasterTest, CheckpointGcDeletesWhatTheSaveCountsLetGoWhenTheExperimentEnd
   }
   ASSERT_OK(master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = lines}));
   ASSERT_OK(Exit(start, 0));
-  const wire::CheckpointList list = master_->TrialCheckpoints(trial).value();
+  const wire::CheckpointList list = master_->checkpoints().OfTrial(trial).value();
   std::map<std::string, wire::CheckpointState> state;
   for (const wire::CheckpointEntry& c : list.checkpoints) state[c.storage_id] = c.state;
   EXPECT_EQ(state["ck-2"], wire::CheckpointState::kDeleted);
@@ -334,7 +334,7 @@ TEST_F(MasterTest, CheckpointGcDeletesWhatTheSaveCountsLetGoWhenTheExperimentEnd
   EXPECT_TRUE(fs::exists(outside / "ck-6"));
   EXPECT_THAT(Logs(trial), HasSubstr("checkpoint ck-2 (batch 2) deleted"));
   EXPECT_THAT(Logs(trial), HasSubstr("ck-6 (batch 6) kept: its path"));
-  EXPECT_THAT(master_->CheckpointFilesFor("ck-2"),
+  EXPECT_THAT(master_->checkpoints().Files("ck-2"),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("checkpoint GC")))
       << "marked: never read again";
   // The files go without the master's lock (through the storage, on its monitor thread); by
@@ -428,7 +428,7 @@ TEST_F(MasterTest, ACheckpointThatLeadsOutOfItsStorageIsNeitherReadNorDeleted) {
                               .path = (storage / id).string()};
     EXPECT_OK(
         master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = {linked}}));
-    absl::StatusOr<Master::CheckpointFiles> files = master_->CheckpointFilesFor(id);
+    absl::StatusOr<checkpoints::CheckpointFiles> files = master_->checkpoints().Files(id);
     EXPECT_TRUE(absl::IsFailedPrecondition(files.status())) << files.status();
     EXPECT_THAT(files.status().message(), HasSubstr("symbolic link"));
     if (kill) {
@@ -471,10 +471,10 @@ TEST_F(MasterTest, ACheckpointOutsideTheRootsOfThisRunIsNotActedOn) {
   ASSERT_OK(master_->AllocationReports(start["allocation"],
                                        {.trial_id = start["trial_id"], .lines = {c}}));
   ASSERT_OK(Exit(start, 0));
-  EXPECT_OK(master_->CheckpointFilesFor("ck-1")) << "allowed in this run";
+  EXPECT_OK(master_->checkpoints().Files("ck-1")) << "allowed in this run";
   roots_ = {shared_.string()};
   StartOnFile();
-  absl::StatusOr<Master::CheckpointFiles> files = master_->CheckpointFilesFor("ck-1");
+  absl::StatusOr<checkpoints::CheckpointFiles> files = master_->checkpoints().Files("ck-1");
   EXPECT_TRUE(absl::IsFailedPrecondition(files.status())) << files.status();
   EXPECT_THAT(files.status().message(), HasSubstr("outside the checkpoint storage roots"));
   ASSERT_OK(master_->DeleteExperiment(exp, kRoot));
@@ -516,7 +516,7 @@ TEST_F(MasterTest, CheckpointGcCollectsATrialsCheckpointsWhenTheTrialEnds) {
   // Whether checkpoint t<trial>-<batch> is marked DELETED (its files go on the monitor thread).
   auto deleted = [&](int64_t trial, int64_t batch) {
     const std::string id = absl::StrCat("t", trial, "-", batch);
-    const wire::CheckpointList list = master_->TrialCheckpoints(trial).value();
+    const wire::CheckpointList list = master_->checkpoints().OfTrial(trial).value();
     for (const wire::CheckpointEntry& c : list.checkpoints) {
       if (c.storage_id == id) return c.state == wire::CheckpointState::kDeleted;
     }
@@ -771,7 +771,7 @@ TEST_F(MasterTest, ACombinedPostStoresEachItemAsItsOwnPostsWould) {
   EXPECT_EQ(trial_a["total_batches"], 10);
   EXPECT_EQ(trial_a["latest_checkpoint"], "ck-a");
   EXPECT_EQ(master_->series().TrialMetrics(ta, std::nullopt, 0, 100).value().metrics.size(), 1u);
-  EXPECT_EQ(master_->TrialCheckpoints(ta).value().checkpoints.size(), 1u);
+  EXPECT_EQ(master_->checkpoints().OfTrial(ta).value().checkpoints.size(), 1u);
   EXPECT_THAT(Logs(tb), HasSubstr("b: kept")) << "the lines before the refused reports";
   EXPECT_EQ(Trial(tb)["state"], "RUNNING") << "b's exit came after its refused reports";
   EXPECT_THAT(Logs(tc), ::testing::Not(HasSubstr("c: no token")))
@@ -779,7 +779,7 @@ TEST_F(MasterTest, ACombinedPostStoresEachItemAsItsOwnPostsWould) {
   EXPECT_EQ(Trial(tc)["state"], "RUNNING");
   // The same reports again (an agent whose answer was lost): the checkpoint is not doubled.
   EXPECT_OK(master_->AllocationReports(a, reports_a));
-  EXPECT_EQ(master_->TrialCheckpoints(ta).value().checkpoints.size(), 1u);
+  EXPECT_EQ(master_->checkpoints().OfTrial(ta).value().checkpoints.size(), 1u);
   // b's exit alone, as the agent sends it again: stored.
   EXPECT_OK(
       master_->StoreOutputs({{.allocation = b, .token = &token_b, .exit = &exit_b}})[0].status);

@@ -40,12 +40,13 @@ absl::StatusOr<Reply> Logs(logs::TrialLogs& trial_logs, const Request& req) {
 
 // A checkpoint's directory as a tar.gz, streamed as it is packed (`cohort checkpoint download`).
 // The headers say what comes: X-Cohort-Checkpoint-Files and -Bytes (before compression).
-absl::StatusOr<Reply> CheckpointDownload(Master& master, const Request& req) {
+absl::StatusOr<Reply> CheckpointDownload(checkpoints::Checkpoints& checkpoints,
+                                         const Request& req) {
   const std::string id = req.PathPart(1);
   if (!wire::IsSafeName(id)) {
     return absl::InvalidArgumentError(absl::StrCat("'", id, "' is not a checkpoint id"));
   }
-  COHORT_ASSIGN_OR_RETURN(Master::CheckpointFiles files, master.CheckpointFilesFor(id));
+  COHORT_ASSIGN_OR_RETURN(checkpoints::CheckpointFiles files, checkpoints.Files(id));
   Reply reply;
   reply.content_type = "application/gzip";
   reply.headers = {
@@ -71,7 +72,7 @@ absl::StatusOr<Reply> CheckpointDownload(Master& master, const Request& req) {
 
 void AddTrialRoutes(Router& router, Master& master) {
   router.Get(R"(/api/v1/checkpoints/([^/]+)/download)",
-             [&](const Request& req) { return CheckpointDownload(master, req); });
+             [&](const Request& req) { return CheckpointDownload(master.checkpoints(), req); });
   router.Get(R"(/api/v1/trials/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
     COHORT_ASSIGN_OR_RETURN(auto trial, master.DescribeTrial(id));
@@ -107,7 +108,7 @@ void AddTrialRoutes(Router& router, Master& master) {
   router.Get(R"(/api/v1/trials/(\d+)/checkpoints)",
              [&](const Request& req) -> absl::StatusOr<Reply> {
                COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-               COHORT_ASSIGN_OR_RETURN(auto checkpoints, master.TrialCheckpoints(id));
+               COHORT_ASSIGN_OR_RETURN(auto checkpoints, master.checkpoints().OfTrial(id));
                return Reply::Ok(checkpoints.ToJson());
              });
   router.Get(R"(/api/v1/trials/(\d+)/logs)",
