@@ -192,7 +192,7 @@ class AgentTest : public ::testing::Test {
   wire::TrialDescription Trial(int64_t id) { return master_->master().DescribeTrial(id).value(); }
   std::string Logs(int64_t trial) {
     wire::LogsPage page =
-        master_->master().TrialLogs(trial, std::nullopt, 0, absl::ZeroDuration()).value();
+        master_->master().trial_logs().Read(trial, std::nullopt, 0, absl::ZeroDuration()).value();
     std::string text;
     for (const wire::LogEntry& l : page.logs) absl::StrAppend(&text, l.line, "\n");
     return text;

@@ -33,7 +33,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kLogPage = 1000;
 
 MasterOptions WithDefaults(MasterOptions options) {
   if (options.clock == nullptr) options.clock = &RealClock();
@@ -114,9 +113,11 @@ Master::Master(std::unique_ptr<Database> db, MasterOptions options, storage::Sto
       templates_(*db_),
       follows_(options_.max_log_followers),
       series_(*db_, follows_),
+      trial_logs_(*db_, follows_),
       started_(options_.clock->Now()),
       storage_roots_(std::move(roots)),
-      policy_matches_(*db_, *options_.clock) {}
+      policy_matches_(*db_, *options_.clock),
+      checkpoints_(*db_, storage_roots_) {}
 
 absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database> db,
                                                        MasterOptions options) {
@@ -524,79 +525,6 @@ absl::StatusOr<wire::TrialDescription> Master::DescribeTrial(int64_t id) {
   absl::MutexLock lock(&mu_);
   return TrialBodyLocked(t);
 }
-
-absl::StatusOr<wire::MetricList> Master::TrialMetrics(int64_t id,
-                                                      std::optional<wire::MetricKind> kind,
-                                                      int64_t after, int limit) {
-  COHORT_RETURN_IF_ERROR(db_->GetTrial(id).status());
-  std::optional<std::string> kind_name;
-  if (kind) kind_name = wire::Name(*kind);
-  // One row more than asked says whether another page follows.
-  COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> rows,
-                          db_->ListMetricsPage(id, kind_name, after, limit + 1));
-  wire::MetricList out;
-  if (static_cast<int64_t>(rows.size()) > limit) {
-    rows.pop_back();
-    out.next_after = rows.empty() ? after : rows.back().id;
-  }
-  for (const MetricRow& m : rows) {
-    absl::StatusOr<wire::MetricKind> row_kind = wire::ParseMetricKind(m.kind);
-    if (!row_kind.ok()) {
-      return absl::DataLossError(absl::StrCat(
-          TrialName(id), ": a metric row in the database: ", row_kind.status().message()));
-    }
-    out.metrics.push_back(
-        {*row_kind, m.steps_completed, Json::parse(m.metrics_json, nullptr, false), m.time});
-  }
-  return out;
-}
-
-absl::StatusOr<wire::CheckpointList> Master::TrialCheckpoints(int64_t id) {
-  COHORT_RETURN_IF_ERROR(db_->GetTrial(id).status());
-  COHORT_ASSIGN_OR_RETURN(std::vector<CheckpointRow> rows, db_->ListCheckpoints(id));
-  wire::CheckpointList out;
-  for (const CheckpointRow& c : rows) {
-    out.checkpoints.push_back({c.storage_id, c.steps_completed, c.path,
-                               Json::parse(c.metadata_json, nullptr, false), c.state});
-  }
-  return out;
-}
-
-absl::StatusOr<wire::LogsPage> Master::TrialLogTail(int64_t id, std::optional<int> rank,
-                                                    int lines) {
-  COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
-  COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, db_->ListLastLogs(id, lines, rank));
-  wire::LogsPage page;
-  for (const LogRow& r : rows) page.logs.push_back({r.seq, r.rank, r.line});
-  // Lines of other ranks after the last one shown are skipped by a follow from here too.
-  if (!rows.empty()) page.next = rows.back().seq;
-  page.done = wire::IsTerminal(t.state) || t.state == TrialState::kPaused ||
-              t.state == TrialState::kStopped;
-  page.state = t.state;
-  return page;
-}
-
-absl::StatusOr<wire::LogsPage> Master::TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
-                                                 absl::Duration wait) {
-  wire::LogsPage page;
-  COHORT_RETURN_IF_ERROR(follows_.FollowUntil(wait, [&](bool last) -> absl::StatusOr<bool> {
-    COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
-    COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, db_->ListLogs(id, after, rank, kLogPage));
-    const bool ended = wire::IsTerminal(t.state) || t.state == TrialState::kPaused ||
-                       t.state == TrialState::kStopped;
-    if (rows.empty() && !ended && !last) return false;
-    page.next = after;
-    for (const LogRow& r : rows) {
-      page.logs.push_back({r.seq, r.rank, r.line});
-      page.next = r.seq;
-    }
-    page.done = ended && static_cast<int>(rows.size()) < kLogPage;
-    page.state = t.state;
-    return true;
-  }));
-  return page;
-}
-
 
 absl::StatusOr<std::string> Master::WarmStartPath(const config::SearcherConfig& searcher) {
   std::string storage_id;

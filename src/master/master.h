@@ -34,6 +34,7 @@
 #include "common/clock.h"
 #include "master/agents/agent_registry.h"
 #include "master/agents/allocations.h"
+#include "master/checkpoints/checkpoints.h"
 #include "master/db/database.h"
 #include "master/experiments/checkpoint_gc.h"
 #include "master/experiments/exit_policy.h"
@@ -41,6 +42,7 @@
 #include "master/experiments/log_policies.h"
 #include "master/log_retention.h"
 #include "master/logs/policy_matches.h"
+#include "master/logs/trial_logs.h"
 #include "master/scheduler/pass_times.h"
 #include "master/scheduler/scheduler.h"
 #include "master/scheduler/trial_queue.h"
@@ -220,44 +222,14 @@ class Master {
   // NotFound for an unknown id; PermissionDenied unless `actor` owns its experiment or is an
   // admin.
   absl::Status KillTrial(int64_t id, const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
-  // A page of the trial's metric rows (of one kind when given): at most `limit` rows after the
-  // row `after` (0: from the first), with next_after set when more follow.
-  absl::StatusOr<wire::MetricList> TrialMetrics(int64_t id, std::optional<wire::MetricKind> kind,
-                                                int64_t after, int limit);
-  absl::StatusOr<wire::CheckpointList> TrialCheckpoints(int64_t id);
-  // A checkpoint's files, for `cohort checkpoint download` (master_checkpoints.cc).
-  struct CheckpointFiles {
-    std::string storage_id;
-    int64_t trial_id = 0;
-    int64_t steps_completed = 0;
-    std::string dir;                   // a local directory holding the files
-    std::vector<std::string> entries;  // paths relative to dir, each directory before its files
-    int64_t bytes = 0;                 // the files' sizes together
-    // Keeps `dir` valid (storage::CheckpointListing::keep): for a directory storage the
-    // checkpoint's directory, open, which `dir` names as /proc/self/fd/N, so the files are read
-    // from the directory checked, whatever its path becomes meanwhile.
-    std::shared_ptr<const void> handle;
-  };
-  // NotFound for an unknown checkpoint; FailedPrecondition, saying why and what to do, for one
-  // the checkpoint GC deleted, one stored outside its experiment's checkpoint storage (the path
-  // came from an agent: only <storage>/<storage id> is ever read), or one this master cannot
-  // see (a storage on the agents' hosts only). Lists the directory without the master's lock.
-  absl::StatusOr<CheckpointFiles> CheckpointFilesFor(const std::string& storage_id)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // Lines after `after` (of one rank when given); waits up to `wait` for new ones unless
-  // max_log_followers already wait (then it answers at once). "done": the trial has ended and every
-  // line was returned.
-  // The trial's last `lines` log lines (of one rank when given), oldest first, as a page whose
-  // `next` continues after them (`cohort trial logs --tail N [--follow]`); at once, no wait.
-  absl::StatusOr<wire::LogsPage> TrialLogTail(int64_t id, std::optional<int> rank, int lines);
-  absl::StatusOr<wire::LogsPage> TrialLogs(int64_t id, std::optional<int> rank, int64_t after,
-                                           absl::Duration wait);
 
   // The components the routes take directly: templates (template_routes.cc), time series and
   // step timelines (series_routes.cc), users and tokens (user_routes.cc). Each is thread-safe on
   // its own and never needs the master's lock.
   templates::Templates& templates() { return templates_; }
   series::Series& series() { return series_; }
+  logs::TrialLogs& trial_logs() { return trial_logs_; }
+  checkpoints::Checkpoints& checkpoints() { return checkpoints_; }
   users::Users& users() { return users_; }
 
   // Agents.
@@ -365,12 +337,6 @@ class Master {
   // At creation: InvalidArgument, naming the field and the allowed roots, for a shared_fs
   // storage outside storage_roots_ (a directory storage is checked at each use only).
   absl::Status CheckStorageAllowed(const config::CheckpointStorage& storage) const;
-  // The storage of checkpoints in the directory `root` (CheckpointRootLocked), reached only
-  // through storage_roots_: how the master reads, lists and deletes them
-  // (storage/checkpoint_storage.h).
-  storage::DirectoryStorage StorageAt(const std::string& root) const {
-    return storage::DirectoryStorage(storage_roots_, "checkpoint storage", root);
-  }
   // The directory the experiment's checkpoints are stored in, when the master reaches it
   // (shared_fs, directory); empty otherwise.
   absl::StatusOr<std::string> CheckpointRootLocked(int64_t experiment_id)
@@ -669,6 +635,7 @@ class Master {
   // The follows of logs and series (new lines or points: Notify, also under mu_).
   series::FollowGate follows_;
   series::Series series_;
+  logs::TrialLogs trial_logs_;
   // Why queued trials wait, as the last pass found: each trial with a reason of its own, and
   // the pass's blocker, behind which every later queued trial waits (WaitingReasonLocked).
   std::map<int64_t, std::string> waiting_ ABSL_GUARDED_BY(mu_);
@@ -705,6 +672,8 @@ class Master {
   const storage::StorageRoots storage_roots_;
   // What the trials' log policies found (logs/policy_matches.h; its own lock, under mu_).
   logs::PolicyMatches policy_matches_;
+  // A trial's checkpoints and their files (checkpoints/checkpoints.h), through storage_roots_.
+  checkpoints::Checkpoints checkpoints_;
   // Running trial -> its agent's word on a rank that makes no progress (ReportBatch::stalled),
   // shown as why it waits (task list, describe); dropped when its allocation ends.
   std::map<int64_t, std::string> stalled_ ABSL_GUARDED_BY(mu_);

@@ -1,6 +1,7 @@
 // Master: checkpoint garbage collection (master.h, "Checkpoints"): when an experiment ends, the
-// checkpoints its storage's save_* counts let go (experiments/checkpoint_gc.h) are deleted from
-// the storage and marked DELETED; each deletion is a line in its trial's log.
+// checkpoints its storage's save_* counts let go (experiments/checkpoint_gc.h) are marked
+// DELETED and deleted from the storage (checkpoints/checkpoints.h); each deletion is a line in
+// its trial's log.
 
 #include <filesystem>
 #include <optional>
@@ -21,16 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The directory the trials' checkpoints are stored in, as the workers compute it
-// (core::CheckpointStorageDir); empty for a storage the master cannot reach.
-std::string StorageRoot(const config::CheckpointStorage& s) {
-  if (s.type == "shared_fs") {
-    return s.storage_path ? (fs::path(s.host_path) / *s.storage_path).string() : s.host_path;
-  }
-  if (s.type == "directory") return s.container_path;
-  return "";
-}
-
 // The searcher metric in a validation's metrics (the name, or the name without its
 // "validation_" prefix, as the Trial API reads it); absent when it has none.
 std::optional<double> SearcherMetric(const std::string& metrics_json, const std::string& metric) {
@@ -43,65 +34,7 @@ std::optional<double> SearcherMetric(const std::string& metrics_json, const std:
   return std::nullopt;
 }
 
-// Whether `row` names its storage's own <root>/<storage id> (the path came from a trial).
-bool IsOwnEntry(const std::string& root, const CheckpointRow& row) {
-  return !root.empty() && wire::IsSafeName(row.storage_id) &&
-         fs::path(row.path).lexically_normal() ==
-             (fs::path(root) / row.storage_id).lexically_normal();
-}
-
 }  // namespace
-
-absl::StatusOr<Master::CheckpointFiles> Master::CheckpointFilesFor(const std::string& storage_id) {
-  CheckpointFiles files{.storage_id = storage_id};
-  std::string root;
-  {
-    absl::MutexLock lock(&mu_);
-    absl::StatusOr<CheckpointRow> row = db_->GetCheckpoint(storage_id);
-    if (absl::IsNotFound(row.status())) {
-      return absl::NotFoundError(absl::StrCat("no checkpoint ", storage_id,
-                                              " (`cohort checkpoint list EXPERIMENT` lists them)"));
-    }
-    COHORT_RETURN_IF_ERROR(row.status());
-    if (row->state == wire::CheckpointState::kDeleted) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("checkpoint ", storage_id,
-                       " was deleted by the checkpoint GC (checkpoint_storage's "
-                       "save_* counts keep more)"));
-    }
-    COHORT_ASSIGN_OR_RETURN(const TrialRow trial, db_->GetTrial(row->trial_id));
-    COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(trial.experiment_id));
-    root = facts.storage ? StorageRoot(*facts.storage) : "";
-    if (!IsOwnEntry(root, *row)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("checkpoint ", storage_id, " is at ", row->path,
-                       ", outside its experiment's checkpoint "
-                       "storage (",
-                       root.empty() ? "none the master can read" : root, "): copy it from there"));
-    }
-    files.trial_id = row->trial_id;
-    files.steps_completed = row->steps_completed;
-  }
-  // Through the storage (a directory beneath an allowed root, opened following no link), then
-  // read only through what it opened, whatever the path becomes.
-  absl::StatusOr<storage::CheckpointListing> listing =
-      StorageAt(root).Open(storage_id, kMaxContextEntries);
-  if (absl::IsNotFound(listing.status())) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "checkpoint ", storage_id, " is stored at ", (fs::path(root) / storage_id).string(),
-        ", which this master cannot see (a storage on the agents' hosts only?): copy it from "
-        "there, or use a checkpoint_storage the master shares (shared_fs)"));
-  }
-  if (!listing.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("checkpoint ", storage_id, " is not read: ", listing.status().message()));
-  }
-  files.dir = listing->local_dir;
-  files.entries = std::move(listing->entries);
-  files.bytes = listing->bytes;
-  files.handle = std::move(listing->keep);
-  return files;
-}
 
 absl::Status Master::CheckStorageAllowed(const config::CheckpointStorage& storage) const {
   // A `directory` storage's container_path is a path inside the agents' containers, which the
@@ -110,7 +43,7 @@ absl::Status Master::CheckStorageAllowed(const config::CheckpointStorage& storag
   if (storage.type != "shared_fs") return absl::OkStatus();
   const std::string field = storage.storage_path ? "checkpoint_storage.host_path + storage_path"
                                                  : "checkpoint_storage.host_path";
-  return storage_roots_.CheckStorageDir(field, StorageRoot(storage));
+  return storage_roots_.CheckStorageDir(field, checkpoints::StorageDir(storage));
 }
 
 absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const ExperimentRow& exp,
@@ -130,7 +63,7 @@ absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const Exper
 
 void Master::DeleteCheckpoints(const std::vector<std::pair<std::string, std::string>>& doomed) {
   for (const auto& [root, id] : doomed) {
-    if (absl::Status s = StorageAt(root).Delete(id); !s.ok()) {
+    if (absl::Status s = checkpoints_.StorageAt(root).Delete(id); !s.ok()) {
       COHORT_LOG(ERROR) << "checkpoint GC: deleting checkpoint " << id << " of " << root << ": "
                         << s << " (a restart of the master tries again)";
     }
@@ -146,7 +79,7 @@ absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp,
                           GcCandidatesLocked(exp, facts.searcher.metric));
   const GcPolicy policy{storage.save_experiment_best, storage.save_trial_best,
                         storage.save_trial_latest, facts.searcher.smaller_is_better};
-  const std::string root = StorageRoot(storage);
+  const std::string root = checkpoints::StorageDir(storage);
   for (const std::string& id : CheckpointsToDelete(candidates, policy)) {
     COHORT_ASSIGN_OR_RETURN(CheckpointRow row, db_->GetCheckpoint(id));
     if (ended_trial && row.trial_id != *ended_trial) continue;
@@ -157,20 +90,21 @@ absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp,
 
 absl::StatusOr<std::string> Master::CheckpointRootLocked(int64_t experiment_id) {
   COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(experiment_id));
-  return facts.storage ? StorageRoot(*facts.storage) : "";
+  return facts.storage ? checkpoints::StorageDir(*facts.storage) : "";
 }
 
 absl::Status Master::RemoveCheckpointDirs(int64_t experiment_id, const std::string& root) {
   COHORT_ASSIGN_OR_RETURN(std::vector<GcCheckpointRow> rows,
                           db_->ListActiveCheckpoints(experiment_id));
-  storage::DirectoryStorage store = StorageAt(root);
+  storage::DirectoryStorage store = checkpoints_.StorageAt(root);
   for (const GcCheckpointRow& row : rows) {
     // The path came from a trial: only the storage's own <root>/<storage id> is ever removed,
     // and only through the storage (beneath an allowed root, no link followed or removed).
     const CheckpointRow& c = row.checkpoint;
     const absl::Status deleted =
-        IsOwnEntry(root, c) ? store.Delete(c.storage_id)
-                            : absl::FailedPreconditionError("its path is not in its storage");
+        checkpoints::IsOwnEntry(root, c)
+            ? store.Delete(c.storage_id)
+            : absl::FailedPreconditionError("its path is not in its storage");
     if (absl::IsFailedPrecondition(deleted) || absl::IsInvalidArgument(deleted)) {
       COHORT_LOG(WARNING) << "deleting experiment " << experiment_id << ": checkpoint "
                           << c.storage_id << " at " << c.path
@@ -191,12 +125,12 @@ void Master::DeleteCheckpointLocked(const std::string& root, const CheckpointRow
                                         " (batch ", row.steps_completed, ")");
   // The path came from a trial: only the storage's own <root>/<storage id> is ever removed,
   // and only beneath an allowed root (storage_roots_).
-  if (!IsOwnEntry(root, row)) {
+  if (!checkpoints::IsOwnEntry(root, row)) {
     AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: its path ", row.path,
                                                " is not in the checkpoint storage ", root));
     return;
   }
-  const absl::Status present = StorageAt(root).Check(row.storage_id);
+  const absl::Status present = checkpoints_.StorageAt(root).Check(row.storage_id);
   if (absl::IsNotFound(present)) {
     AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", row.path,
                                                " cannot be seen from the master (storage on "

@@ -63,7 +63,7 @@ absl::Status Master::SweepLeftoversLocked() {
 }
 
 void Master::SweepStorageLocked(const std::string& root) {
-  storage::DirectoryStorage storage = StorageAt(root);
+  storage::DirectoryStorage storage = checkpoints_.StorageAt(root);
   // What a delete (.deleted-ID) or a store (.tmp-ID-PID) cut short left.
   absl::StatusOr<std::vector<std::string>> swept = storage.SweepLeftovers();
   if (!swept.ok()) {

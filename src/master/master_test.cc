@@ -146,7 +146,7 @@ class MasterTest : public ::testing::Test {
     return t2;
   }
   std::string Logs(int64_t trial) {
-    Json page = master_->TrialLogs(trial, std::nullopt, 0, absl::ZeroDuration()).value().ToJson();
+    Json page = master_->trial_logs().Read(trial, std::nullopt, 0, absl::ZeroDuration()).value().ToJson();
     std::string text;
     for (const Json& l : page["logs"]) absl::StrAppend(&text, l["line"].get<std::string>(), "\n");
     return text;
@@ -324,7 +324,7 @@ TEST_F(MasterTest, CheckpointGcDeletesWhatTheSaveCountsLetGoWhenTheExperimentEnd
   }
   ASSERT_OK(master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = lines}));
   ASSERT_OK(Exit(start, 0));
-  const wire::CheckpointList list = master_->TrialCheckpoints(trial).value();
+  const wire::CheckpointList list = master_->checkpoints().OfTrial(trial).value();
   std::map<std::string, wire::CheckpointState> state;
   for (const wire::CheckpointEntry& c : list.checkpoints) state[c.storage_id] = c.state;
   EXPECT_EQ(state["ck-2"], wire::CheckpointState::kDeleted);
@@ -334,7 +334,7 @@ TEST_F(MasterTest, CheckpointGcDeletesWhatTheSaveCountsLetGoWhenTheExperimentEnd
   EXPECT_TRUE(fs::exists(outside / "ck-6"));
   EXPECT_THAT(Logs(trial), HasSubstr("checkpoint ck-2 (batch 2) deleted"));
   EXPECT_THAT(Logs(trial), HasSubstr("ck-6 (batch 6) kept: its path"));
-  EXPECT_THAT(master_->CheckpointFilesFor("ck-2"),
+  EXPECT_THAT(master_->checkpoints().Files("ck-2"),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("checkpoint GC")))
       << "marked: never read again";
   // The files go without the master's lock (through the storage, on its monitor thread); by
@@ -428,7 +428,7 @@ TEST_F(MasterTest, ACheckpointThatLeadsOutOfItsStorageIsNeitherReadNorDeleted) {
                               .path = (storage / id).string()};
     EXPECT_OK(
         master_->AllocationReports(start["allocation"], {.trial_id = trial, .lines = {linked}}));
-    absl::StatusOr<Master::CheckpointFiles> files = master_->CheckpointFilesFor(id);
+    absl::StatusOr<checkpoints::CheckpointFiles> files = master_->checkpoints().Files(id);
     EXPECT_TRUE(absl::IsFailedPrecondition(files.status())) << files.status();
     EXPECT_THAT(files.status().message(), HasSubstr("symbolic link"));
     if (kill) {
@@ -471,10 +471,10 @@ TEST_F(MasterTest, ACheckpointOutsideTheRootsOfThisRunIsNotActedOn) {
   ASSERT_OK(master_->AllocationReports(start["allocation"],
                                        {.trial_id = start["trial_id"], .lines = {c}}));
   ASSERT_OK(Exit(start, 0));
-  EXPECT_OK(master_->CheckpointFilesFor("ck-1")) << "allowed in this run";
+  EXPECT_OK(master_->checkpoints().Files("ck-1")) << "allowed in this run";
   roots_ = {shared_.string()};
   StartOnFile();
-  absl::StatusOr<Master::CheckpointFiles> files = master_->CheckpointFilesFor("ck-1");
+  absl::StatusOr<checkpoints::CheckpointFiles> files = master_->checkpoints().Files("ck-1");
   EXPECT_TRUE(absl::IsFailedPrecondition(files.status())) << files.status();
   EXPECT_THAT(files.status().message(), HasSubstr("outside the checkpoint storage roots"));
   ASSERT_OK(master_->DeleteExperiment(exp, kRoot));
@@ -516,7 +516,7 @@ TEST_F(MasterTest, CheckpointGcCollectsATrialsCheckpointsWhenTheTrialEnds) {
   // Whether checkpoint t<trial>-<batch> is marked DELETED (its files go on the monitor thread).
   auto deleted = [&](int64_t trial, int64_t batch) {
     const std::string id = absl::StrCat("t", trial, "-", batch);
-    const wire::CheckpointList list = master_->TrialCheckpoints(trial).value();
+    const wire::CheckpointList list = master_->checkpoints().OfTrial(trial).value();
     for (const wire::CheckpointEntry& c : list.checkpoints) {
       if (c.storage_id == id) return c.state == wire::CheckpointState::kDeleted;
     }
@@ -770,8 +770,8 @@ TEST_F(MasterTest, ACombinedPostStoresEachItemAsItsOwnPostsWould) {
   EXPECT_EQ(trial_a["batches"], 4);
   EXPECT_EQ(trial_a["total_batches"], 10);
   EXPECT_EQ(trial_a["latest_checkpoint"], "ck-a");
-  EXPECT_EQ(master_->TrialMetrics(ta, std::nullopt, 0, 100).value().metrics.size(), 1u);
-  EXPECT_EQ(master_->TrialCheckpoints(ta).value().checkpoints.size(), 1u);
+  EXPECT_EQ(master_->series().TrialMetrics(ta, std::nullopt, 0, 100).value().metrics.size(), 1u);
+  EXPECT_EQ(master_->checkpoints().OfTrial(ta).value().checkpoints.size(), 1u);
   EXPECT_THAT(Logs(tb), HasSubstr("b: kept")) << "the lines before the refused reports";
   EXPECT_EQ(Trial(tb)["state"], "RUNNING") << "b's exit came after its refused reports";
   EXPECT_THAT(Logs(tc), ::testing::Not(HasSubstr("c: no token")))
@@ -779,7 +779,7 @@ TEST_F(MasterTest, ACombinedPostStoresEachItemAsItsOwnPostsWould) {
   EXPECT_EQ(Trial(tc)["state"], "RUNNING");
   // The same reports again (an agent whose answer was lost): the checkpoint is not doubled.
   EXPECT_OK(master_->AllocationReports(a, reports_a));
-  EXPECT_EQ(master_->TrialCheckpoints(ta).value().checkpoints.size(), 1u);
+  EXPECT_EQ(master_->checkpoints().OfTrial(ta).value().checkpoints.size(), 1u);
   // b's exit alone, as the agent sends it again: stored.
   EXPECT_OK(
       master_->StoreOutputs({{.allocation = b, .token = &token_b, .exit = &exit_b}})[0].status);
@@ -844,7 +844,7 @@ TEST_F(MasterTest, AKilledExperimentsSearcherOnlyRecordsARungReportedAfterTheKil
   ASSERT_EQ(actions.size(), 1u) << actions.dump();
   EXPECT_EQ(actions[0]["mode"], "kill") << "and nothing after it";
   EXPECT_EQ(
-      master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 10)->metrics.size(), 1u)
+      master_->series().TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 10)->metrics.size(), 1u)
       << "the rung metric is kept";
 }
 
@@ -1006,7 +1006,7 @@ TEST_F(MasterTest, AdaptiveAshaStopsPromotesAndCompletesTrialsAsItsSearcherDecid
   EXPECT_THAT(Logs(t3["trial_id"]), HasSubstr("promoted no further trial"));
   // The rung metrics were recorded where a restarted master's searcher finds them.
   Json rungs =
-      master_->TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 1000)->ToJson();
+      master_->series().TrialMetrics(t3["trial_id"], wire::MetricKind::kSearcher, 0, 1000)->ToJson();
   ASSERT_EQ(rungs["metrics"].size(), 1u) << rungs.dump();
   EXPECT_EQ(rungs["metrics"][0]["steps_completed"], 200);
 }
@@ -1159,8 +1159,8 @@ TEST_F(MasterTest, LogFollowersBeyondTheLimitAreAnsweredAtOnce) {
   Create(Config(1, 0, kSingle));
   Json start = OnlyStart("a1");
   const int64_t trial = start["trial_id"];
-  const int64_t after = master_->TrialLogs(trial, std::nullopt, 0, absl::ZeroDuration())->next;
-  auto follow = [&] { return master_->TrialLogs(trial, std::nullopt, after, absl::Seconds(60)); };
+  const int64_t after = master_->trial_logs().Read(trial, std::nullopt, 0, absl::ZeroDuration())->next;
+  auto follow = [&] { return master_->trial_logs().Read(trial, std::nullopt, after, absl::Seconds(60)); };
   std::future<absl::StatusOr<wire::LogsPage>> first = std::async(std::launch::async, follow);
   std::future<absl::StatusOr<wire::LogsPage>> second = std::async(std::launch::async, follow);
   AwaitWaitingPolls(*master_, 2);
@@ -1601,7 +1601,7 @@ TEST_F(MasterTest, MetricsArePagedSoNoAnswerGrowsWithTheTrial) {
   int pages = 0;
   for (;; ++pages) {
     wire::MetricList page =
-        master_->TrialMetrics(start["trial_id"], wire::MetricKind::kTraining, after, 10).value();
+        master_->series().TrialMetrics(start["trial_id"], wire::MetricKind::kTraining, after, 10).value();
     EXPECT_LE(page.metrics.size(), 10u);
     for (const wire::MetricEntry& m : page.metrics) steps.push_back(m.steps_completed);
     if (!page.next_after) break;
@@ -1610,7 +1610,7 @@ TEST_F(MasterTest, MetricsArePagedSoNoAnswerGrowsWithTheTrial) {
   EXPECT_EQ(pages, 2) << "pages of 10, 10 and 5";
   ASSERT_EQ(steps.size(), 25u);
   for (int i = 0; i < 25; ++i) EXPECT_EQ(steps[i], i + 1);
-  EXPECT_FALSE(master_->TrialMetrics(start["trial_id"], std::nullopt, 0, 25)->next_after)
+  EXPECT_FALSE(master_->series().TrialMetrics(start["trial_id"], std::nullopt, 0, 25)->next_after)
       << "an exact fit is the last page";
 }
 

@@ -15,7 +15,7 @@ constexpr int64_t kMaxMetricPage = 10000;
 // The most lines ?tail= asks for (`cohort trial logs --tail N`).
 constexpr int64_t kMaxLogTail = 10000;
 
-absl::StatusOr<Reply> Logs(Master& master, const Request& req) {
+absl::StatusOr<Reply> Logs(logs::TrialLogs& trial_logs, const Request& req) {
   COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
   COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> rank, req.QueryInt("rank"));
   if (rank && *rank > (1 << 20)) return absl::InvalidArgumentError("rank must be an integer >= 0");
@@ -30,23 +30,23 @@ absl::StatusOr<Reply> Logs(Master& master, const Request& req) {
       return absl::InvalidArgumentError(absl::StrCat(
           "query parameter tail must be an integer in [1, ", kMaxLogTail, "], got ", *tail));
     }
-    COHORT_ASSIGN_OR_RETURN(auto last,
-                            master.TrialLogTail(id, rank_filter, static_cast<int>(*tail)));
+    COHORT_ASSIGN_OR_RETURN(auto last, trial_logs.Tail(id, rank_filter, static_cast<int>(*tail)));
     return Reply::Ok(last.ToJson());
   }
-  COHORT_ASSIGN_OR_RETURN(auto logs, master.TrialLogs(id, rank_filter, after.value_or(0),
-                                                      follow ? wait : absl::ZeroDuration()));
-  return Reply::Ok(logs.ToJson());
+  COHORT_ASSIGN_OR_RETURN(auto page, trial_logs.Read(id, rank_filter, after.value_or(0),
+                                                     follow ? wait : absl::ZeroDuration()));
+  return Reply::Ok(page.ToJson());
 }
 
 // A checkpoint's directory as a tar.gz, streamed as it is packed (`cohort checkpoint download`).
 // The headers say what comes: X-Cohort-Checkpoint-Files and -Bytes (before compression).
-absl::StatusOr<Reply> CheckpointDownload(Master& master, const Request& req) {
+absl::StatusOr<Reply> CheckpointDownload(checkpoints::Checkpoints& checkpoints,
+                                         const Request& req) {
   const std::string id = req.PathPart(1);
   if (!wire::IsSafeName(id)) {
     return absl::InvalidArgumentError(absl::StrCat("'", id, "' is not a checkpoint id"));
   }
-  COHORT_ASSIGN_OR_RETURN(Master::CheckpointFiles files, master.CheckpointFilesFor(id));
+  COHORT_ASSIGN_OR_RETURN(checkpoints::CheckpointFiles files, checkpoints.Files(id));
   Reply reply;
   reply.content_type = "application/gzip";
   reply.headers = {
@@ -72,7 +72,7 @@ absl::StatusOr<Reply> CheckpointDownload(Master& master, const Request& req) {
 
 void AddTrialRoutes(Router& router, Master& master) {
   router.Get(R"(/api/v1/checkpoints/([^/]+)/download)",
-             [&](const Request& req) { return CheckpointDownload(master, req); });
+             [&](const Request& req) { return CheckpointDownload(master.checkpoints(), req); });
   router.Get(R"(/api/v1/trials/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
     COHORT_ASSIGN_OR_RETURN(auto trial, master.DescribeTrial(id));
@@ -93,9 +93,10 @@ void AddTrialRoutes(Router& router, Master& master) {
     COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> after, req.QueryInt("after"));
     COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> limit, req.QueryInt("limit"));
     COHORT_ASSIGN_OR_RETURN(
-        auto metrics, master.TrialMetrics(id, kind, after.value_or(0),
-                                          static_cast<int>(std::min<int64_t>(
-                                              limit.value_or(kMaxMetricPage), kMaxMetricPage))));
+        auto metrics,
+        master.series().TrialMetrics(
+            id, kind, after.value_or(0),
+            static_cast<int>(std::min<int64_t>(limit.value_or(kMaxMetricPage), kMaxMetricPage))));
     return Reply::Ok(metrics.ToJson());
   });
   // Determined's KillTrial: the trial ends CANCELED; its experiment goes on (Master::KillTrial).
@@ -107,10 +108,11 @@ void AddTrialRoutes(Router& router, Master& master) {
   router.Get(R"(/api/v1/trials/(\d+)/checkpoints)",
              [&](const Request& req) -> absl::StatusOr<Reply> {
                COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-               COHORT_ASSIGN_OR_RETURN(auto checkpoints, master.TrialCheckpoints(id));
+               COHORT_ASSIGN_OR_RETURN(auto checkpoints, master.checkpoints().OfTrial(id));
                return Reply::Ok(checkpoints.ToJson());
              });
-  router.Get(R"(/api/v1/trials/(\d+)/logs)", [&](const Request& req) { return Logs(master, req); },
+  router.Get(R"(/api/v1/trials/(\d+)/logs)",
+             [&](const Request& req) { return Logs(master.trial_logs(), req); },
              {.waits = true});  // with ?follow
 }
 

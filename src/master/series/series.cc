@@ -10,6 +10,7 @@
 #include "common/json_bounded.h"
 #include "wire/states.h"
 #include "wire/trace_events.h"
+#include "wire/trial_bodies.h"
 
 namespace cohort::master::series {
 namespace {
@@ -102,6 +103,32 @@ StepProfiles SelectStepProfiles(const config::Profiling& window, int slots, int6
     out.rows.push_back({r.rank, r.batch, r.time, r.ToJson().dump()});
   }
   for (auto& [key, t] : totals) out.timings.push_back(std::move(t));
+  return out;
+}
+
+absl::StatusOr<wire::MetricList> Series::TrialMetrics(int64_t id,
+                                                      std::optional<wire::MetricKind> kind,
+                                                      int64_t after, int limit) {
+  COHORT_RETURN_IF_ERROR(db_.GetTrial(id).status());
+  std::optional<std::string> kind_name;
+  if (kind) kind_name = wire::Name(*kind);
+  // One row more than asked says whether another page follows.
+  COHORT_ASSIGN_OR_RETURN(std::vector<MetricRow> rows,
+                          db_.ListMetricsPage(id, kind_name, after, limit + 1));
+  wire::MetricList out;
+  if (static_cast<int64_t>(rows.size()) > limit) {
+    rows.pop_back();
+    out.next_after = rows.empty() ? after : rows.back().id;
+  }
+  for (const MetricRow& m : rows) {
+    absl::StatusOr<wire::MetricKind> row_kind = wire::ParseMetricKind(m.kind);
+    if (!row_kind.ok()) {
+      return absl::DataLossError(absl::StrCat(
+          "trial ", id, ": a metric row in the database: ", row_kind.status().message()));
+    }
+    out.metrics.push_back({*row_kind, m.steps_completed,
+                           nlohmann::json::parse(m.metrics_json, nullptr, false), m.time});
+  }
   return out;
 }
 

@@ -22,8 +22,9 @@
 #include "master/series/follow_gate.h"
 #include "nlohmann/json.hpp"
 #include "wire/agent_protocol.h"
-#include "wire/series_bodies.h"
 #include "wire/profile_bodies.h"
+#include "wire/series_bodies.h"
+#include "wire/trial_bodies.h"
 
 namespace cohort::master::series {
 
@@ -50,6 +51,12 @@ class Series {
  public:
   Series(Database& db, FollowGate& follows) : db_(db), follows_(follows) {}
 
+  // A page of the trial's metric rows (of one kind when given): at most `limit` rows after the
+  // row `after` (0: from the first), with next_after set when more follow. NotFound for an
+  // unknown trial; DataLoss for a stored row this master cannot read.
+  absl::StatusOr<wire::MetricList> TrialMetrics(int64_t trial_id,
+                                                std::optional<wire::MetricKind> kind, int64_t after,
+                                                int limit);
   // The trial's series with their summaries; NotFound for an unknown trial.
   absl::StatusOr<wire::SeriesList> TrialSeries(int64_t trial_id);
   // The points of the requested series; with `wait`, waits that long for a point newer than

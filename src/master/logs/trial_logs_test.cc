@@ -1,0 +1,89 @@
+#include "master/logs/trial_logs.h"
+
+#include <memory>
+#include <thread>
+
+#include "common/testing/status_matchers.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "master/db/sqlite_database.h"
+#include "master/db/testing/db_test_helpers.h"
+
+namespace cohort::master::logs {
+namespace {
+
+using ::cohort::testing_support::StatusIs;
+using ::testing::SizeIs;
+
+class TrialLogsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(db_, SqliteDatabase::Open(":memory:"));
+    ASSERT_OK_AND_ASSIGN(int64_t experiment, db_->InsertExperiment(MakeExperiment("e")));
+    TrialRow running = MakeTrial(experiment);
+    running.state = wire::TrialState::kRunning;
+    ASSERT_OK_AND_ASSIGN(trial_, db_->InsertTrial(running));
+    logs_ = std::make_unique<TrialLogs>(*db_, gate_);
+  }
+  void Append(std::vector<std::pair<int, std::string>> lines) {
+    ASSERT_OK(db_->AppendLogs(trial_, lines).status());
+  }
+  std::unique_ptr<SqliteDatabase> db_;
+  series::FollowGate gate_{4};
+  std::unique_ptr<TrialLogs> logs_;
+  int64_t trial_ = 0;
+};
+
+TEST_F(TrialLogsTest, ReadsPagesAfterAPointOfOneRankOrAll) {
+  Append({{0, "a"}, {1, "b"}, {0, "c"}});
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage all, logs_->Read(trial_, std::nullopt, 0, {}));
+  ASSERT_THAT(all.logs, SizeIs(3));
+  EXPECT_FALSE(all.done) << "a running trial's log goes on";
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage rank0, logs_->Read(trial_, 0, 0, {}));
+  ASSERT_THAT(rank0.logs, SizeIs(2));
+  EXPECT_EQ(rank0.logs[1].line, "c");
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage after,
+                       logs_->Read(trial_, std::nullopt, all.logs[0].seq, {}));
+  ASSERT_THAT(after.logs, SizeIs(2));
+  EXPECT_EQ(after.logs[0].line, "b");
+}
+
+TEST_F(TrialLogsTest, TailGivesTheLastLinesAndAPointToFollowFrom) {
+  Append({{0, "1"}, {0, "2"}, {0, "3"}, {0, "4"}});
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage tail, logs_->Tail(trial_, std::nullopt, 2));
+  ASSERT_THAT(tail.logs, SizeIs(2));
+  EXPECT_EQ(tail.logs[0].line, "3");
+  EXPECT_EQ(tail.next, tail.logs[1].seq);
+  Append({{0, "5"}});
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage next, logs_->Read(trial_, std::nullopt, tail.next, {}));
+  ASSERT_THAT(next.logs, SizeIs(1));
+  EXPECT_EQ(next.logs[0].line, "5");
+}
+
+TEST_F(TrialLogsTest, AFollowEndsWhenALineArrives) {
+  absl::StatusOr<wire::LogsPage> followed;
+  std::thread follower([&] { followed = logs_->Read(trial_, std::nullopt, 0, absl::Seconds(60)); });
+  while (gate_.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  Append({{0, "news"}});
+  gate_.Notify();
+  follower.join();
+  ASSERT_OK(followed);
+  ASSERT_THAT(followed->logs, SizeIs(1));
+  EXPECT_EQ(followed->logs[0].line, "news");
+}
+
+TEST_F(TrialLogsTest, AnEndedTrialsLastPageIsDoneAndAnUnknownTrialIsNotFound) {
+  Append({{0, "last words"}});
+  ASSERT_OK_AND_ASSIGN(TrialRow row, db_->GetTrial(trial_));
+  row.state = wire::TrialState::kCompleted;
+  ASSERT_OK(db_->UpdateTrial(row));
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage page,
+                       logs_->Read(trial_, std::nullopt, 0, absl::Seconds(60)));
+  EXPECT_TRUE(page.done);
+  EXPECT_EQ(page.state, wire::TrialState::kCompleted);
+  EXPECT_THAT(logs_->Read(trial_ + 9, std::nullopt, 0, {}), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(logs_->Tail(trial_ + 9, std::nullopt, 5), StatusIs(absl::StatusCode::kNotFound));
+}
+
+}  // namespace
+}  // namespace cohort::master::logs
