@@ -33,7 +33,10 @@ class CheckpointsTest : public ::testing::Test {
     roots_ = std::make_unique<storage::StorageRoots>(std::move(roots));
     ASSERT_OK_AND_ASSIGN(db_, SqliteDatabase::Open(":memory:"));
     ExperimentRow e = MakeExperiment("e");
-    e.config_yaml = "name: e\ncheckpoint_storage: {type: shared_fs, host_path: " + storage_ + "}\n";
+    e.config_yaml = "name: e\nentrypoint: ./train\n"
+                    "searcher: {name: single, metric: loss, max_length: {batches: 10}}\n"
+                    "checkpoint_storage: {type: shared_fs, host_path: " +
+                    storage_ + "}\n";
     ASSERT_OK_AND_ASSIGN(int64_t experiment, db_->InsertExperiment(e));
     ASSERT_OK_AND_ASSIGN(trial_, db_->InsertTrial(MakeTrial(experiment)));
     checkpoints_ = std::make_unique<Checkpoints>(*db_, *roots_);
