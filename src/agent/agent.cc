@@ -94,7 +94,7 @@ void Agent::Stop() {
   // Requests on their way end now: behind a partition they would wait out their timeouts
   // (a long poll's 40 s, a post's 30 s); later ones wait at most 2 s (OutputShipperOptions).
   shipper_.Abort();
-  absl::MutexLock lock(&poll_mu_);
+  MutexLock lock(&poll_mu_);
   if (poll_client_ != nullptr) poll_client_->Abort();
 }
 
@@ -119,7 +119,7 @@ void Agent::JoinFinished() {
 
 void Agent::StopAndJoinAll() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!running_.empty()) {
       COHORT_LOG(INFO) << "agent " << options_.id << ": stopping " << running_.size()
                        << " allocation(s) (SIGTERM, SIGKILL after "
@@ -140,7 +140,7 @@ absl::Status Agent::Register() {
   wire::AgentRegistration registration{options_.id,      options_.slots,   options_.host,
                                        options_.port_lo, options_.port_hi, {}};
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (const auto& [id, control] : running_) {
       registration.running.push_back(id);
       registration.allocations.push_back(control->Claim());
@@ -266,7 +266,7 @@ bool Agent::PollActions() {
   client.set_bearer_token(options_.secret);
   client.set_tls_ca_file(options_.tls_ca_file);
   {
-    absl::MutexLock lock(&poll_mu_);
+    MutexLock lock(&poll_mu_);
     if (stop_.HasBeenNotified()) return false;
     poll_client_ = &client;  // Stop() aborts the poll
   }
@@ -274,7 +274,7 @@ bool Agent::PollActions() {
       client.Get(absl::StrCat("/api/v1/agents/", options_.id,
                               "/actions?timeout=", absl::ToDoubleSeconds(options_.poll_wait)));
   {
-    absl::MutexLock lock(&poll_mu_);
+    MutexLock lock(&poll_mu_);
     poll_client_ = nullptr;
   }
   if (!r.ok()) {
@@ -359,7 +359,7 @@ void Agent::Start(wire::StartAction action) {
                      .node_rank = action.node_rank,
                      .slots = action.slots});
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     running_[action.allocation] = control;
   }
   Spawn([this, control, action = std::move(action)] { RunAllocation(control, action); });
@@ -368,7 +368,7 @@ void Agent::Start(wire::StartAction action) {
 void Agent::StopAllocation(const wire::StopAction& action) {
   std::shared_ptr<AllocationControl> control;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = running_.find(action.allocation);
     if (it == running_.end()) return;
     control = it->second;
@@ -390,21 +390,21 @@ void Agent::RunAllocation(std::shared_ptr<AllocationControl> control, wire::Star
   }
   gpu_pool_.Release(id);
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     running_.erase(id);
   }
   PruneWorkDir();
 }
 
 void Agent::PruneWorkDir() {
-  absl::MutexLock lock(&prune_mu_);
+  MutexLock lock(&prune_mu_);
   std::vector<std::pair<fs::file_time_type, fs::path>> finished;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(options_.work_dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_directory() || name.rfind("alloc-", 0) != 0) continue;
     {
-      absl::MutexLock running_lock(&mu_);
+      MutexLock running_lock(&mu_);
       if (running_.count(name.substr(6))) continue;
     }
     finished.emplace_back(fs::last_write_time(entry.path(), ec), entry.path());

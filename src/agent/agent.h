@@ -35,13 +35,13 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "agent/allocation_run.h"
 #include "agent/gpu_pool.h"
 #include "agent/output_shipper.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "nlohmann/json.hpp"
 #include "wire/agent_protocol.h"
 
@@ -142,11 +142,11 @@ class Agent {
   absl::Time last_registered_ = absl::InfinitePast();  // the last registration taken (Run's)
   // One PruneWorkDir at a time (it guards the work directory's alloc-* entries, no member);
   // taken before mu_.
-  absl::Mutex prune_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  absl::Mutex mu_;
+  Mutex prune_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  Mutex mu_;
   // By allocation id.
   std::map<std::string, std::shared_ptr<AllocationControl>> running_ ABSL_GUARDED_BY(mu_);
-  absl::Mutex poll_mu_;
+  Mutex poll_mu_;
   client::MasterClient* poll_client_ ABSL_GUARDED_BY(poll_mu_) = nullptr;  // for Stop() to abort
   // One thread per allocation (or refused start); touched by the thread in Run() only.
   struct Worker {

@@ -147,7 +147,7 @@ bool IsThreadVariable(const std::string& name) {
 }  // namespace
 
 void AllocationControl::Stop(wire::StopMode mode, absl::Duration kill_grace) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (mode == wire::StopMode::kKill) kill_at_ = std::min(kill_at_, clock_.Now() + kill_grace);
   if (mode_) return;  // signalled already (or will be at its start)
   mode_ = mode;
@@ -155,33 +155,33 @@ void AllocationControl::Stop(wire::StopMode mode, absl::Duration kill_grace) {
 }
 
 void AllocationControl::Attach(Subprocess* child) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   child_ = child;
   if (child_ != nullptr && mode_) child_->Signal(SIGTERM);  // stopped before it started
 }
 
 void AllocationControl::KillIfDue() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (child_ != nullptr && clock_.Now() >= kill_at_) child_->Signal(SIGKILL);
 }
 
 bool AllocationControl::stopping() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return mode_.has_value();
 }
 
 void AllocationControl::Describe(wire::RunningAllocation node) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   node_ = std::move(node);
 }
 
 wire::RunningAllocation AllocationControl::Claim() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return node_;
 }
 
 void AllocationControl::SetHeld(int64_t lines, int64_t report_batches) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   node_.held_log_lines = lines;
   node_.held_report_batches = report_batches;
 }
@@ -626,7 +626,7 @@ void AllocationRun::StartSampler() {
         for (const sampler::GpuMetrics& gpu : m.gpus) {
           record.gpus.push_back({gpu.uuid, gpu.gpu_util, gpu.gpu_free_memory});
         }
-        absl::MutexLock lock(&system_mu_);
+        MutexLock lock(&system_mu_);
         if (system_records_.size() < wire::kMaxReportBatchLines) {
           system_records_.push_back(std::move(record));
         }
@@ -642,7 +642,7 @@ void AllocationRun::StopSampler() {
 }
 
 std::vector<wire::SystemMetricsRecord> AllocationRun::TakeSystemRecords() {
-  absl::MutexLock lock(&system_mu_);
+  MutexLock lock(&system_mu_);
   return std::exchange(system_records_, {});
 }
 

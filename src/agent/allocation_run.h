@@ -30,7 +30,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "agent/output_shipper.h"
@@ -71,7 +71,7 @@ class AllocationControl {
   void SetHeld(int64_t lines, int64_t report_batches) ABSL_LOCKS_EXCLUDED(mu_);
 
   const Clock& clock_;
-  absl::Mutex mu_;
+  Mutex mu_;
   wire::RunningAllocation node_ ABSL_GUARDED_BY(mu_);
   // While the launcher runs. The pointer is guarded, not the Subprocess: the run's thread reads
   // and polls it without mu_, while Stop (the poll thread) calls its Signal under mu_. Signal
@@ -239,7 +239,7 @@ class AllocationRun {
   std::string last_progress_error_;
   bool reports_refused_ = false;  // logged once
   bool profiling_ = false;        // the config's profiling.enabled
-  absl::Mutex system_mu_;
+  Mutex system_mu_;
   // The sampler's thread adds to it (StartSampler's callback); the run's thread takes them.
   std::vector<wire::SystemMetricsRecord> system_records_ ABSL_GUARDED_BY(system_mu_);
   std::map<std::string, JsonLinesTail> step_profile_tails_;  // by file name

@@ -21,7 +21,7 @@ GpuPool::GpuPool(std::vector<int> gpus) : gpus_(Sorted(std::move(gpus))) {}
 
 absl::StatusOr<std::vector<int>> GpuPool::Take(const std::string& allocation, int count) {
   if (gpus_.empty()) return std::vector<int>();
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (auto it = held_.find(allocation); it != held_.end()) return it->second;
   std::set<int> busy;
   for (const auto& [id, gpus] : held_) busy.insert(gpus.begin(), gpus.end());
@@ -45,7 +45,7 @@ absl::StatusOr<std::vector<int>> GpuPool::Take(const std::string& allocation, in
 }
 
 void GpuPool::Release(const std::string& allocation) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   held_.erase(allocation);
 }
 

@@ -18,7 +18,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 
 namespace cohort::agent {
 
@@ -41,7 +41,7 @@ class GpuPool {
 
  private:
   const std::vector<int> gpus_;  // ascending
-  absl::Mutex mu_;
+  Mutex mu_;
   std::map<std::string, std::vector<int>> held_ ABSL_GUARDED_BY(mu_);  // by allocation
 };
 

@@ -20,23 +20,23 @@ OutputShipper::OutputShipper(OutputShipperOptions options)
 void OutputShipper::Abort() { client_.Abort(); }
 
 bool OutputShipper::supported() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return supported_;
 }
 
 int64_t OutputShipper::posts() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return posts_;
 }
 
 size_t OutputShipper::queued() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return queue_.size();
 }
 
 absl::Status OutputShipper::Ship(wire::AllocationOutput item, size_t bytes) {
   Pending mine{std::move(item), bytes, std::nullopt};
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (!supported_) return absl::UnimplementedError("the master has no combined output route");
   queue_.push_back(&mine);
   while (!mine.answer) {
@@ -101,7 +101,7 @@ std::vector<absl::Status> OutputShipper::Post(const std::vector<Pending*>& batch
       COHORT_LOG(WARNING) << "agent " << options_.agent_id << ": the master has no " << path_
                           << " (" << whole.message()
                           << "); each allocation posts its own output instead";
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       supported_ = false;
       whole = absl::UnimplementedError(whole.message());
     }

@@ -30,10 +30,10 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "client/master_client.h"
+#include "common/mutex.h"
 #include "wire/agent_protocol.h"
 
 namespace cohort::agent {
@@ -94,8 +94,8 @@ class OutputShipper {
   // Used by the caller that posts (posting_), one at a time, without mu_; Abort() may come
   // from any thread (MasterClient::Abort is thread-safe).
   client::MasterClient client_;
-  mutable absl::Mutex mu_;
-  absl::CondVar answered_;  // signalled (all) when a post's items are answered
+  mutable Mutex mu_;
+  CondVar answered_;  // signalled (all) when a post's items are answered
   std::deque<Pending*> queue_ ABSL_GUARDED_BY(mu_);  // callers' own Pending, outliving their wait
   bool posting_ ABSL_GUARDED_BY(mu_) = false;
   bool supported_ ABSL_GUARDED_BY(mu_) = true;

@@ -21,23 +21,23 @@ ProgressBeacon::ProgressBeacon(std::string run_dir, int rank)
   beat_.pid = static_cast<int>(::getpid());
   std::error_code ec;
   fs::create_directories(fs::path(path_).parent_path(), ec);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   BeatLocked("started", true);
 }
 
 void ProgressBeacon::Step(int64_t batch) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   beat_.batch = batch;
   BeatLocked("step", false);
 }
 
 void ProgressBeacon::EnterCollective(const char* name) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   BeatLocked(absl::StrCat("in ", name, " #", ++collectives_), true);
 }
 
 void ProgressBeacon::LeaveCollective(const char* name) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   BeatLocked(absl::StrCat("after ", name, " #", collectives_), false);
 }
 

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 #include "wire/progress_beat.h"
 
 namespace cohort::core {
@@ -32,7 +32,7 @@ class ProgressBeacon {
   void BeatLocked(std::string phase, bool important) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string path_, tmp_;
-  absl::Mutex mu_;  // also one write of the beat's file (tmp_, then the rename) at a time
+  Mutex mu_;  // also one write of the beat's file (tmp_, then the rename) at a time
   wire::ProgressBeat beat_ ABSL_GUARDED_BY(mu_);
   int64_t collectives_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Time last_write_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();

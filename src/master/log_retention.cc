@@ -74,7 +74,7 @@ absl::StatusOr<int64_t> LogRetention::TrimOnce() {
       break;
     }
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   lines_dropped_ += dropped;
   return dropped;
 }
@@ -90,14 +90,14 @@ absl::StatusOr<int64_t> LogRetention::Trim() {
 }
 
 void LogRetention::Start(absl::Duration period) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (thread_.joinable() || stopping_) return;
   thread_ = std::thread([this, period] { Run(period); });
 }
 
 void LogRetention::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
   wake_.SignalAll();
@@ -105,12 +105,12 @@ void LogRetention::Stop() {
 }
 
 int64_t LogRetention::lines_dropped() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return lines_dropped_;
 }
 
 bool LogRetention::Stopping() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return stopping_;
 }
 
@@ -121,7 +121,7 @@ void LogRetention::Run(absl::Duration period) {
       COHORT_LOG(ERROR) << "log retention: " << dropped.status();
     }
     const absl::Time deadline = absl::Now() + period;
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     bool timed_out = false;
     while (!stopping_ && !timed_out) timed_out = wake_.WaitWithDeadline(&mu_, deadline);
   }

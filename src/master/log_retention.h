@@ -25,8 +25,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 #include "master/db/database.h"
 
 namespace cohort::master {
@@ -74,8 +74,8 @@ class LogRetention {
   const LogRetentionPolicy policy_;
   const std::string trial_reason_;  // the markers' reasons
   const std::string total_reason_;
-  mutable absl::Mutex mu_;
-  absl::CondVar wake_;
+  mutable Mutex mu_;
+  CondVar wake_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t lines_dropped_ ABSL_GUARDED_BY(mu_) = 0;
   // Started by Start and joined by Stop, both called by the owner's thread, never at once.

@@ -143,7 +143,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
   COHORT_RETURN_IF_ERROR(master->LoadQueue());
   {
     // What ran when the master stopped waits for its agents (master_recovery.cc).
-    absl::MutexLock lock(&master->mu_);
+    MutexLock lock(&master->mu_);
     COHORT_RETURN_IF_ERROR(master->RecoverLocked());
     master->RestoreSearchersLocked();
     COHORT_RETURN_IF_ERROR(master->QueueDeletionsLocked());
@@ -171,7 +171,7 @@ Master::~Master() {
 
 void Master::BeginShutdown() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
     agents_.WakeAll();  // every agent's long poll answers now
   }
@@ -185,7 +185,7 @@ absl::Status Master::LoadQueue() {
   COHORT_ASSIGN_OR_RETURN(std::vector<ExperimentRow> experiments, db_->ListExperiments());
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialScheduleRow> trials, db_->ListTrialsToSchedule());
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> all, db_->ListTrials(std::nullopt));
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (const TrialRow& t : all) next_sequence_ = std::max(next_sequence_, t.sequence + 1);
   for (const ExperimentRow& e : experiments) {
     queue_.SetExperiment(e.id, e.state, e.slots_per_trial, e.priority);
@@ -283,7 +283,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   if (creates.empty()) return absl::InvalidArgumentError("the searcher creates no trials");
   const int slots = static_cast<int>(cfg.resources.slots_per_trial);
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (absl::Status feasible = Feasible(agents_.States(), slots); !feasible.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("resources.slots_per_trial: ", feasible.message()));
@@ -296,7 +296,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
     fs::remove(context_path, ignored);
     return archive;
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   ExperimentRow row;
   row.name = cfg.name.value_or("experiment");
   row.config_yaml = config::ToYaml(submitted.effective);
@@ -376,7 +376,7 @@ absl::StatusOr<wire::ExperimentDescription> Master::DescribeExperiment(int64_t i
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   if (!MayChange(e, viewer)) e.config_yaml = config::MaskSecretsInYaml(e.config_yaml);
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   wire::ExperimentDescription out{.id = e.id,
                                   .name = e.name,
                                   .state = e.state,
@@ -394,7 +394,7 @@ absl::StatusOr<wire::ExperimentDescription> Master::DescribeExperiment(int64_t i
 }
 
 absl::Status Master::PauseExperiment(int64_t id, const Actor& actor) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "pause"));
   if (e.state == ExperimentState::kPaused) return absl::OkStatus();  // already: nothing to do
@@ -411,7 +411,7 @@ absl::Status Master::PauseExperiment(int64_t id, const Actor& actor) {
 }
 
 absl::Status Master::ActivateExperiment(int64_t id, const Actor& actor) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "activate"));
   if (e.state == ExperimentState::kActive) return absl::OkStatus();  // already: nothing to do
@@ -426,7 +426,7 @@ absl::Status Master::ActivateExperiment(int64_t id, const Actor& actor) {
 }
 
 absl::Status Master::KillExperiment(int64_t id, const Actor& actor) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "kill"));
   if (wire::IsTerminal(e.state)) return absl::OkStatus();
@@ -448,7 +448,7 @@ absl::Status Master::KillExperiment(int64_t id, const Actor& actor) {
 }
 
 absl::Status Master::ArchiveExperiment(int64_t id, bool archived, const Actor& actor) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   const char* verb = archived ? "archive" : "unarchive";
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, verb));
@@ -467,7 +467,7 @@ absl::Status Master::ArchiveExperiment(int64_t id, bool archived, const Actor& a
 }
 
 absl::Status Master::KillTrial(int64_t id, const Actor& actor) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(t.experiment_id));
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, absl::StrCat("kill ", TrialName(id), " of")));
@@ -522,7 +522,7 @@ absl::StatusOr<Master::ForkSource> Master::ForkSourceOf(int64_t parent, const Ac
 
 absl::StatusOr<wire::TrialDescription> Master::DescribeTrial(int64_t id) {
   COHORT_ASSIGN_OR_RETURN(TrialRow t, db_->GetTrial(id));
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return TrialBodyLocked(t);
 }
 

@@ -28,10 +28,10 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "cohort/config/experiment_config.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "master/agents/agent_registry.h"
 #include "master/agents/allocations.h"
 #include "master/checkpoints/checkpoints.h"
@@ -621,11 +621,11 @@ class Master {
 
   std::unique_ptr<Database> db_;
   MasterOptions options_;
-  absl::Mutex mu_;
+  Mutex mu_;
   // Wakes the monitor thread (shutdown, directories to remove); it also checks every second.
   // Not the follows' gate: that one is notified on every log post, and each wake of the monitor
   // walks every agent and running allocation under mu_.
-  absl::CondVar monitor_cv_;
+  CondVar monitor_cv_;
   AgentRegistry agents_ ABSL_GUARDED_BY(mu_);
   Allocations allocations_ ABSL_GUARDED_BY(mu_);
   // Components (their own state and locks, none taken under them; taken under mu_ only where
@@ -654,8 +654,8 @@ class Master {
       false;  // a pass runs (on the scheduler thread or RunPendingPass)
   bool inline_pass_ ABSL_GUARDED_BY(mu_) =
       false;               // kInline: a pass runs on this stack (requests join its loop)
-  absl::CondVar pass_cv_;  // a pass is requested, or the master stops
-  absl::CondVar idle_cv_;  // a pass ended
+  CondVar pass_cv_;        // a pass is requested, or the master stops
+  CondVar idle_cv_;        // a pass ended
   std::thread scheduler_;  // RunScheduler (kBackground)
   std::map<int64_t, ExperimentSearch> searchers_
       ABSL_GUARDED_BY(mu_);  // experiment -> its searcher (this run)

@@ -27,7 +27,7 @@ absl::Status Master::RegisterAgent(const wire::AgentRegistration& registration) 
   // its allocations: a transaction per line under the lock queued them all behind each other).
   std::vector<std::pair<int64_t, std::string>> notes;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     RegisterAgentLocked(registration, row, enabled, &notes);
   }
   if (absl::Status s = db_->AppendMasterLines(notes); !s.ok()) {
@@ -82,12 +82,12 @@ void Master::FailAgentRunsLocked(const std::string& agent_id, const std::string&
 }
 
 absl::Status Master::Heartbeat(const std::string& agent_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return agents_.Touch(agent_id);
 }
 
 absl::StatusOr<bool> Master::AgentLeaving(const std::string& agent_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   AgentLive* live = agents_.Find(agent_id);
   if (live == nullptr) {
     return absl::NotFoundError(absl::StrCat("agent ", agent_id, " is not registered"));
@@ -119,7 +119,7 @@ absl::StatusOr<bool> Master::AgentLeaving(const std::string& agent_id) {
 
 absl::StatusOr<wire::AgentList> Master::ListAgents() {
   COHORT_ASSIGN_OR_RETURN(std::vector<AgentRow> known, db_->ListAgents());
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   wire::AgentList out;
   for (const AgentRow& k : known) {
     const AgentLive* live = agents_.Find(k.id);
@@ -135,7 +135,7 @@ absl::StatusOr<wire::AgentList> Master::ListAgents() {
 
 absl::Status Master::SetAgentEnabled(const std::string& agent_id, bool enabled) {
   COHORT_RETURN_IF_ERROR(db_->SetAgentEnabled(agent_id, enabled));
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (AgentLive* live = agents_.Find(agent_id)) live->state.enabled = enabled;
   RequestPassLocked();
   return absl::OkStatus();
@@ -143,7 +143,7 @@ absl::Status Master::SetAgentEnabled(const std::string& agent_id, bool enabled) 
 
 absl::StatusOr<wire::ActionBatch> Master::WaitForActions(const std::string& agent_id,
                                                          absl::Duration wait) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const absl::Time deadline = absl::Now() + wait;
   COHORT_RETURN_IF_ERROR(agents_.Touch(agent_id));
   AgentLive& polled = *agents_.Find(agent_id);
@@ -158,7 +158,7 @@ absl::StatusOr<wire::ActionBatch> Master::WaitForActions(const std::string& agen
     }
     ++agent.polling;
     // Its own reference: the agent may re-register or be removed while this waits.
-    const std::shared_ptr<absl::CondVar> wakeup = agent.wakeup;
+    const std::shared_ptr<CondVar> wakeup = agent.wakeup;
     wakeup->WaitWithDeadline(&mu_, deadline);
     // The agent may have re-registered (or been dropped) while this poll waited.
     if (AgentLive* again = agents_.Find(agent_id); again != nullptr && again->polling > 0) {
@@ -168,14 +168,14 @@ absl::StatusOr<wire::ActionBatch> Master::WaitForActions(const std::string& agen
 }
 
 int Master::WaitingPolls() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   int polls = follows_.waiting();
   for (const auto& [id, agent] : agents_.agents()) polls += agent.polling;
   return polls;
 }
 
 absl::StatusOr<wire::SlotList> Master::ListSlots() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   wire::SlotList out;
   for (const auto& [id, agent] : agents_.agents()) {
     const std::vector<std::pair<std::string, int64_t>> owners = allocations_.SlotOwners(id);
@@ -193,7 +193,7 @@ absl::StatusOr<wire::SlotList> Master::ListSlots() {
 
 absl::StatusOr<wire::TaskList> Master::ListTasks() {
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(std::nullopt));
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   wire::TaskList out;
   std::map<int64_t, ExperimentRow> experiments;
   for (const TrialRow& t : trials) {
@@ -240,7 +240,7 @@ absl::StatusOr<ClusterStats> Master::Stats() {
   stats.scheduling = scheduling_.Get();
   stats.scheduling_lock = scheduling_lock_.Get();
   stats.metric_reports_stored = metric_reports_stored_.load();
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (const auto& [id, agent] : agents_.agents()) {
     stats.agents.push_back({.id = id,
                             .slots = agent.state.slots,
@@ -260,7 +260,7 @@ absl::StatusOr<ClusterStats> Master::Stats() {
 }
 
 void Master::MonitorAgents() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   bool more = false;  // a deletion has more to do at once
   while (!stopping_) {
     if (!more) monitor_cv_.WaitWithTimeout(&mu_, absl::Seconds(1));
@@ -279,7 +279,7 @@ void Master::MonitorAgents() {
 }
 
 void Master::ExpireLostAgents() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   ExpireLostAgentsLocked();
 }
 

@@ -38,7 +38,7 @@ wire::StopMode StopModeFor(StopReason reason) {
 }
 
 absl::Status Master::CheckAllocationToken(const std::string& allocation, const std::string& token) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return CheckAllocationTokenLocked(allocation, token);
 }
 
@@ -143,7 +143,7 @@ absl::Status Master::AllocationReports(const std::string& allocation,
 }
 
 absl::Status Master::AllocationExit(const std::string& allocation, const wire::ExitReport& exit) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return AllocationExitLocked(allocation, exit);
 }
 

@@ -59,7 +59,7 @@ absl::Status RemoveTensorBoardDirs(const storage::StorageRoots& roots, const std
 }  // namespace
 
 absl::Status Master::DeleteExperiment(int64_t id, const Actor& actor) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
   COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "delete"));
   if (e.state == ExperimentState::kDeleting) return absl::OkStatus();  // already under way

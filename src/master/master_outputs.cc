@@ -54,7 +54,7 @@ struct Master::OutputWork {
 std::vector<Master::OutputStored> Master::StoreOutputs(const std::vector<OutputParts>& items) {
   std::vector<OutputWork> work(items.size());
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (size_t i = 0; i < items.size(); ++i) CheckOutputLocked(items[i], work[i]);
   }
   std::vector<OutputRows> rows(items.size());
@@ -76,7 +76,7 @@ std::vector<Master::OutputStored> Master::StoreOutputs(const std::vector<OutputP
   std::vector<OutputStored> stored;
   stored.reserve(items.size());
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (OutputWork& w : work) {
       FinishOutputLocked(w);
       stored.push_back(std::move(w.stored));

@@ -30,7 +30,7 @@ absl::StatusOr<Master::ConfigFacts> Master::ConfigFactsLocked(int64_t experiment
 }
 
 absl::StatusOr<std::vector<std::string>> Master::ExperimentWarnings(int64_t id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(id));
   return facts.warnings;
 }

@@ -63,6 +63,7 @@ Master::PassInput Master::SnapshotLocked() {
   in.agents = agents_.States();
   in.queue.reserve(static_cast<size_t>(queue_.queued()));
   std::map<int64_t, Offer> offers;  // experiment -> what it offers this pass
+  const std::map<int64_t, std::set<std::string>> excluded = policy_matches_.AllExcludedAgents();
   for (const auto& [id, t] : queue_.trials()) {
     if (t.state != TrialState::kQueued) continue;
     const TrialQueue::Experiment* e = queue_.FindExperiment(t.experiment_id);
@@ -80,8 +81,9 @@ Master::PassInput Master::SnapshotLocked() {
       continue;
     }
     ++offer.active;
-    in.queue.push_back(
-        {std::to_string(id), e->slots, e->priority, t.sequence, policy_matches_.ExcludedAgents(id)});
+    const auto avoid = excluded.find(id);
+    in.queue.push_back({std::to_string(id), e->slots, e->priority, t.sequence,
+                        avoid != excluded.end() ? avoid->second : std::set<std::string>{}});
   }
   return in;
 }
@@ -202,7 +204,7 @@ absl::Duration Master::RunPass() {
 }
 
 void Master::RunScheduler() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
     if (!pass_pending_ || pass_running_) {
       // Woken by a request or shutdown; the deadline only bounds a wait nobody ends.
@@ -222,7 +224,7 @@ void Master::RunScheduler() {
 }
 
 bool Master::RunPendingPass() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (!pass_pending_ || pass_running_ || stopping_) return false;
   pass_pending_ = false;
   pass_running_ = true;
@@ -235,7 +237,7 @@ bool Master::RunPendingPass() {
 
 bool Master::WaitForScheduling(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return stopping_ || (!pass_pending_ && !pass_running_);
   };

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Clang's thread-safety analysis over the master's and the agent's sources.
 
-The locks of cohort-master and cohort-agent are absl::Mutex with Abseil's annotations
+The locks of cohort-master and cohort-agent are common/mutex.h's Mutex with Abseil's annotations
 (ABSL_GUARDED_BY on what a mutex guards, ABSL_EXCLUSIVE_LOCKS_REQUIRED on the functions that
 need it held, ABSL_LOCKS_EXCLUDED on those that take it). GCC, which builds the project, ignores
 them; this check compiles every non-test source under the checked folders with clang++ and
@@ -32,7 +32,7 @@ CLANG = "clang++"
 FLAGS = ["-fsyntax-only", "-Wthread-safety", "-Werror=thread-safety"]
 # What the seeded run removes: the lock of Master::ExpireLostAgents (master_agents.cc).
 SEED_FILE = "src/master/master_agents.cc"
-SEED_LOCKED = "absl::MutexLock lock(&mu_);\n  ExpireLostAgentsLocked();"
+SEED_LOCKED = "MutexLock lock(&mu_);\n  ExpireLostAgentsLocked();"
 SEED_EXPECTED = re.compile(r"calling function 'ExpireLostAgentsLocked' requires holding mutex 'mu_'")
 
 

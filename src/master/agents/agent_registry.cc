@@ -9,7 +9,7 @@ namespace cohort::master {
 AgentLive& AgentRegistry::Register(const std::string& id, int slots, const std::string& host,
                                    int port_lo, int port_hi, bool enabled) {
   AgentLive& live = agents_[id];
-  const std::shared_ptr<absl::CondVar> wakeup = live.wakeup;  // a poll may wait on it
+  const std::shared_ptr<CondVar> wakeup = live.wakeup;  // a poll may wait on it
   live = AgentLive{};
   live.wakeup = wakeup;
   live.wakeup->SignalAll();  // the poll of the agent's previous registration ends

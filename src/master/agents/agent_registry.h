@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "master/scheduler/scheduler.h"
 #include "wire/agent_protocol.h"
 
@@ -38,7 +38,7 @@ struct AgentLive {
   // Notified when an action is queued, a newer poll supersedes the one waiting, the agent
   // registers again or is removed. Shared, so a waiting poll keeps its own reference through a
   // re-registration or a removal.
-  std::shared_ptr<absl::CondVar> wakeup = std::make_shared<absl::CondVar>();
+  std::shared_ptr<CondVar> wakeup = std::make_shared<CondVar>();
 };
 
 class AgentRegistry {

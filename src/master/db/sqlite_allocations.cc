@@ -43,7 +43,7 @@ absl::StatusOr<std::vector<std::pair<std::string, int>>> ParseNodes(const std::s
 }  // namespace
 
 absl::Status SqliteDatabase::InsertAllocation(const AllocationRow& row) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "insert allocation",
               "INSERT INTO allocations (id, trial_id, token_hash, nodes_json, created_ms) "
               "VALUES (?1, ?2, ?3, ?4, ?5)");
@@ -60,7 +60,7 @@ absl::Status SqliteDatabase::InsertAllocation(const AllocationRow& row) {
 }
 
 absl::Status SqliteDatabase::DeleteAllocation(const std::string& id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "delete allocation", "DELETE FROM allocations WHERE id = ?1");
   s.BindText(1, id);
   return s.Run();
@@ -69,7 +69,7 @@ absl::Status SqliteDatabase::DeleteAllocation(const std::string& id) {
 absl::StatusOr<std::vector<AllocationRow>> SqliteDatabase::ListAllocations() {
   std::vector<std::pair<AllocationRow, std::string>> raw;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     Statement s(*statements_, path_, "list allocations",
                 "SELECT id, trial_id, token_hash, nodes_json, created_ms FROM allocations "
                 "ORDER BY id");

@@ -151,7 +151,7 @@ absl::StatusOr<std::unique_ptr<SqliteDatabase>> SqliteDatabase::Open(const std::
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
   {
     // Nothing else can see the database yet: the lock is for the analysis (sqlite_database.h).
-    absl::MutexLock lock(&database->mu_);
+    MutexLock lock(&database->mu_);
     absl::Status status = database->Check(options);
     if (!status.ok()) return status;
     status = database->Configure();
@@ -240,7 +240,7 @@ absl::Status SqliteDatabase::Migrate() {
 }
 
 absl::StatusOr<int64_t> SqliteDatabase::InsertExperiment(const ExperimentRow& row) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "insert experiment",
               "INSERT INTO experiments (name, state, config_yaml, original_yaml, template_name, "
               "context_path, slots_per_trial, priority, max_restarts, created_ms, owner) "
@@ -262,7 +262,7 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertExperiment(const ExperimentRow& ro
 }
 
 absl::Status SqliteDatabase::SetExperimentEnded(int64_t id, int64_t ended_ms) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "set experiment end",
               "UPDATE experiments SET ended_ms = ?2 WHERE id = ?1");
   s.BindInt64(1, id);
@@ -275,7 +275,7 @@ absl::Status SqliteDatabase::SetExperimentEnded(int64_t id, int64_t ended_ms) {
 }
 
 absl::Status SqliteDatabase::SetExperimentState(int64_t id, wire::ExperimentState state) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "set experiment state",
               "UPDATE experiments SET state = ?2 WHERE id = ?1");
   s.BindInt64(1, id);
@@ -289,7 +289,7 @@ absl::Status SqliteDatabase::SetExperimentState(int64_t id, wire::ExperimentStat
 }
 
 absl::Status SqliteDatabase::SetExperimentArchived(int64_t id, bool archived) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "set experiment archived",
               "UPDATE experiments SET archived = ?2 WHERE id = ?1");
   s.BindInt64(1, id);
@@ -302,7 +302,7 @@ absl::Status SqliteDatabase::SetExperimentArchived(int64_t id, bool archived) {
 }
 
 absl::StatusOr<ExperimentRow> SqliteDatabase::GetExperiment(int64_t id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "get experiment", absl::StrCat(kSelectExperiment, " WHERE id = ?1"));
   s.BindInt64(1, id);
   absl::StatusOr<bool> has_row = s.Step();
@@ -312,13 +312,13 @@ absl::StatusOr<ExperimentRow> SqliteDatabase::GetExperiment(int64_t id) {
 }
 
 absl::StatusOr<std::vector<ExperimentRow>> SqliteDatabase::ListExperiments() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list experiments", absl::StrCat(kSelectExperiment, " ORDER BY id"));
   return ReadAll<ExperimentRow>(s, ReadExperiment);
 }
 
 absl::StatusOr<int64_t> SqliteDatabase::InsertTrial(const TrialRow& row) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "insert trial",
               "INSERT INTO trials (experiment_id, hparams_json, seed, state, restarts, batches, "
               "total_batches, searcher_metric, latest_checkpoint, error_lines, sequence, "
@@ -334,7 +334,7 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertTrial(const TrialRow& row) {
 }
 
 absl::Status SqliteDatabase::UpdateTrial(const TrialRow& row) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "update trial",
               "UPDATE trials SET hparams_json = ?2, seed = ?3, state = ?4, restarts = ?5, "
               "batches = ?6, total_batches = ?7, searcher_metric = ?8, latest_checkpoint = ?9, "
@@ -348,7 +348,7 @@ absl::Status SqliteDatabase::UpdateTrial(const TrialRow& row) {
 }
 
 absl::StatusOr<TrialRow> SqliteDatabase::GetTrial(int64_t id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "get trial", absl::StrCat(kSelectTrial, " WHERE id = ?1"));
   s.BindInt64(1, id);
   absl::StatusOr<bool> has_row = s.Step();
@@ -359,7 +359,7 @@ absl::StatusOr<TrialRow> SqliteDatabase::GetTrial(int64_t id) {
 
 absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrials(
     std::optional<int64_t> experiment_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (!experiment_id.has_value()) {
     Statement s(*statements_, path_, "list trials", absl::StrCat(kSelectTrial, " ORDER BY id"));
     return ReadAll<TrialRow>(s, ReadTrial);
@@ -375,7 +375,7 @@ absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrialsInStates(
   if (states.empty()) return std::vector<TrialRow>{};
   std::vector<std::string> params;
   for (size_t i = 0; i < states.size(); ++i) params.push_back(absl::StrCat("?", i + 1));
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list trials by state",
               absl::StrCat(kSelectTrial, " WHERE state IN (", absl::StrJoin(params, ", "),
                            ") ORDER BY id"));
@@ -385,7 +385,7 @@ absl::StatusOr<std::vector<TrialRow>> SqliteDatabase::ListTrialsInStates(
 }
 
 absl::StatusOr<std::vector<TrialScheduleRow>> SqliteDatabase::ListTrialsToSchedule() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list trials to schedule",
               "SELECT id, experiment_id, state, sequence FROM trials WHERE state IN (?1, ?2) "
               "ORDER BY id");
@@ -403,7 +403,7 @@ absl::StatusOr<std::vector<TrialScheduleRow>> SqliteDatabase::ListTrialsToSchedu
 }
 
 absl::StatusOr<std::map<wire::TrialState, int64_t>> SqliteDatabase::CountTrialsByState() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "count trials by state",
               "SELECT state, COUNT(*) FROM trials GROUP BY state");
   std::map<wire::TrialState, int64_t> counts;
@@ -420,7 +420,7 @@ absl::StatusOr<std::map<wire::TrialState, int64_t>> SqliteDatabase::CountTrialsB
 }
 
 absl::Status SqliteDatabase::WriteTransaction(absl::FunctionRef<absl::Status()> body) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Transaction transaction(*statements_, path_);
   COHORT_RETURN_IF_ERROR(transaction.Begin());
   COHORT_RETURN_IF_ERROR(body());
@@ -458,7 +458,7 @@ absl::StatusOr<std::vector<MetricRow>> SqliteDatabase::ListMetrics(
 absl::StatusOr<std::vector<MetricRow>> SqliteDatabase::ListMetricsPage(
     int64_t trial_id, std::optional<std::string> kind, int64_t after_id, int limit) {
   if (limit < 0) return absl::InvalidArgumentError("a page of metrics needs a limit >= 0");
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list metrics",
               "SELECT id, trial_id, kind, steps_completed, metrics_json, time FROM metrics "
               "WHERE trial_id = ?1 AND (?2 IS NULL OR kind = ?2) AND id > ?3 ORDER BY id "
@@ -477,7 +477,7 @@ absl::StatusOr<std::vector<MetricRow>> SqliteDatabase::ListMetricsPage(
 }
 
 absl::Status SqliteDatabase::InsertCheckpoint(const CheckpointRow& row) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return InsertCheckpointLocked(row);
 }
 
@@ -500,7 +500,7 @@ absl::Status SqliteDatabase::InsertCheckpointLocked(const CheckpointRow& row) {
 }
 
 absl::StatusOr<std::vector<CheckpointRow>> SqliteDatabase::ListCheckpoints(int64_t trial_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list checkpoints",
               "SELECT storage_id, trial_id, steps_completed, path, metadata_json, state "
               "FROM checkpoints WHERE trial_id = ?1 ORDER BY rowid");
@@ -510,7 +510,7 @@ absl::StatusOr<std::vector<CheckpointRow>> SqliteDatabase::ListCheckpoints(int64
 
 absl::StatusOr<std::vector<GcCheckpointRow>> SqliteDatabase::ListActiveCheckpoints(
     int64_t experiment_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   // trials_by_experiment, checkpoints_by_trial and metrics_by_trial_kind_batch (version 11)
   // make each step an index lookup.
   Statement s(*statements_, path_, "list active checkpoints",
@@ -528,7 +528,7 @@ absl::StatusOr<std::vector<GcCheckpointRow>> SqliteDatabase::ListActiveCheckpoin
 }
 
 absl::StatusOr<CheckpointRow> SqliteDatabase::GetCheckpoint(const std::string& storage_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "get checkpoint",
               "SELECT storage_id, trial_id, steps_completed, path, metadata_json, state "
               "FROM checkpoints WHERE storage_id = ?1");
@@ -539,7 +539,7 @@ absl::StatusOr<CheckpointRow> SqliteDatabase::GetCheckpoint(const std::string& s
 }
 
 absl::Status SqliteDatabase::MarkCheckpointDeleted(const std::string& storage_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "mark checkpoint deleted",
               "UPDATE checkpoints SET state = ?2 WHERE storage_id = ?1");
   s.BindText(1, storage_id);
@@ -552,7 +552,7 @@ absl::Status SqliteDatabase::MarkCheckpointDeleted(const std::string& storage_id
 }
 
 absl::Status SqliteDatabase::PutTemplate(const TemplateRow& row) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "put template",
               "INSERT INTO templates (name, yaml) VALUES (?1, ?2) "
               "ON CONFLICT (name) DO UPDATE SET yaml = excluded.yaml");
@@ -562,7 +562,7 @@ absl::Status SqliteDatabase::PutTemplate(const TemplateRow& row) {
 }
 
 absl::StatusOr<TemplateRow> SqliteDatabase::GetTemplate(const std::string& name) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "get template", absl::StrCat(kSelectTemplate, " WHERE name = ?1"));
   s.BindText(1, name);
   absl::StatusOr<bool> has_row = s.Step();
@@ -572,13 +572,13 @@ absl::StatusOr<TemplateRow> SqliteDatabase::GetTemplate(const std::string& name)
 }
 
 absl::StatusOr<std::vector<TemplateRow>> SqliteDatabase::ListTemplates() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list templates", absl::StrCat(kSelectTemplate, " ORDER BY name"));
   return ReadAll<TemplateRow>(s, ReadTemplate);
 }
 
 absl::Status SqliteDatabase::DeleteTemplate(const std::string& name) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "delete template", "DELETE FROM templates WHERE name = ?1");
   s.BindText(1, name);
   absl::Status status = s.Run();
@@ -590,7 +590,7 @@ absl::Status SqliteDatabase::DeleteTemplate(const std::string& name) {
 }
 
 absl::Status SqliteDatabase::UpsertAgent(const AgentRow& row) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "upsert agent",
               "INSERT INTO agents (id, slots, host, enabled) VALUES (?1, ?2, ?3, ?4) "
               "ON CONFLICT (id) DO UPDATE SET slots = excluded.slots, host = excluded.host");
@@ -602,7 +602,7 @@ absl::Status SqliteDatabase::UpsertAgent(const AgentRow& row) {
 }
 
 absl::Status SqliteDatabase::SetAgentEnabled(const std::string& id, bool enabled) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "set agent enabled", "UPDATE agents SET enabled = ?2 WHERE id = ?1");
   s.BindText(1, id);
   s.BindInt64(2, enabled ? 1 : 0);
@@ -615,7 +615,7 @@ absl::Status SqliteDatabase::SetAgentEnabled(const std::string& id, bool enabled
 }
 
 absl::StatusOr<std::vector<AgentRow>> SqliteDatabase::ListAgents() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list agents", "SELECT id, slots, host, enabled FROM agents ORDER BY id");
   return ReadAll<AgentRow>(s, [](const Statement& r) {
     return AgentRow{r.Text(0), r.Int(1), r.Text(2), r.Int64(3) != 0};
@@ -644,7 +644,7 @@ std::vector<BackendMetric> SqliteDatabase::BackendMetrics() {
 }
 
 absl::StatusOr<int64_t> SqliteDatabase::SizeBytes() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "database size",
               "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()");
   COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());

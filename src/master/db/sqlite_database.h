@@ -1,6 +1,6 @@
 #pragma once
 // SqliteDatabase: the master's Database (master/db/database.h) in one SQLite file. Thread-safe:
-// every method takes one mutex (mu_, an absl::Mutex whose annotations clang's thread-safety
+// every method takes one mutex (mu_, an Mutex whose annotations clang's thread-safety
 // analysis checks) around the single connection, so calls run one at a time.
 // That is simple and correct, and enough for the master: SQLite admits one writer at a time
 // anyway, and a call costs well under a millisecond (a batch of log lines: a few).
@@ -28,8 +28,8 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 #include "master/db/database.h"
 
 struct sqlite3;
@@ -277,7 +277,7 @@ class SqliteDatabase final : public Database {
   // One connection behind one mutex: simple and correct (see the file comment). mu_ guards
   // the connection and its statement cache; the destructor uses both without it (nothing else
   // can call in by then).
-  absl::Mutex mu_;
+  Mutex mu_;
   // Owned. The pointer never changes, but every use of it is a use of the connection (SQLite
   // takes it by value, so ABSL_PT_GUARDED_BY would check nothing): guarding the member makes
   // each use need mu_. Open sets the connection up (result codes, busy timeout, the

@@ -16,7 +16,7 @@ using internal::ReadAll;
 using internal::Statement;
 
 absl::Status SqliteDatabase::InsertLogPolicyMatch(int64_t trial_id, const wire::LogPolicyMatch& m) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "insert log policy match",
               "INSERT INTO log_policy_matches (trial_id, allocation, policy, action, agent, rank, "
               "line, time_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING");
@@ -37,7 +37,7 @@ absl::Status SqliteDatabase::InsertLogPolicyMatch(int64_t trial_id, const wire::
 
 absl::StatusOr<std::vector<std::pair<int64_t, wire::LogPolicyMatch>>>
 SqliteDatabase::ListLogPolicyMatches() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list log policy matches",
               "SELECT trial_id, allocation, policy, action, agent, rank, line, time_ms FROM "
               "log_policy_matches ORDER BY trial_id, rowid");

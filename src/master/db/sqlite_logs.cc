@@ -81,7 +81,7 @@ absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLogs(int64_t trial_id, i
   if (limit < 0) {
     return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list logs", internal::kListLogsSql);
   s.BindInt64(1, trial_id);
   s.BindInt64(2, after_seq);
@@ -99,7 +99,7 @@ absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLastLogs(int64_t trial_i
   if (limit < 0) {
     return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list last logs", internal::kListLastLogsSql);
   s.BindInt64(1, trial_id);
   s.BindInt64(2, limit);
@@ -114,7 +114,7 @@ absl::StatusOr<std::vector<LogRow>> SqliteDatabase::ListLastLogs(int64_t trial_i
 }
 
 absl::StatusOr<std::vector<LogStatsRow>> SqliteDatabase::ListLogStats() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list log stats",
               "SELECT trial_id, lines, bytes, dropped FROM log_stats ORDER BY trial_id");
   return ReadAll<LogStatsRow>(s, [](const Statement& r) {
@@ -130,7 +130,7 @@ absl::StatusOr<int64_t> SqliteDatabase::DropLogLines(int64_t trial_id, int64_t k
                      " and ", count));
   }
   if (count == 0) return 0;
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Transaction transaction(*statements_, path_);
   COHORT_RETURN_IF_ERROR(transaction.Begin());
   Statement stats(*statements_, path_, "read log stats",

@@ -60,7 +60,7 @@ absl::Status SqliteDatabase::InsertStepProfiles(int64_t trial_id,
 }
 
 absl::StatusOr<int64_t> SqliteDatabase::CountStepProfiles(int64_t trial_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "count step profiles",
               "SELECT COUNT(*) FROM step_profiles WHERE trial_id = ?1");
   s.BindInt64(1, trial_id);
@@ -73,7 +73,7 @@ absl::StatusOr<std::vector<StepProfileRow>> SqliteDatabase::ListStepProfiles(int
                                                                              int64_t max_batch,
                                                                              int limit) {
   if (limit < 0) return absl::InvalidArgumentError(absl::StrCat("limit ", limit, " < 0"));
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list step profiles",
               "SELECT rank, batch, time, record_json FROM step_profiles WHERE trial_id = ?1 AND "
               "batch BETWEEN ?2 AND ?3 ORDER BY batch, rank, id LIMIT ?4");
@@ -87,7 +87,7 @@ absl::StatusOr<std::vector<StepProfileRow>> SqliteDatabase::ListStepProfiles(int
 }
 
 absl::StatusOr<std::vector<StepTimingRow>> SqliteDatabase::ListStepTimings(int64_t trial_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list step timings",
               "SELECT rank, phase, count, total_us, min_us, max_us FROM step_timings "
               "WHERE trial_id = ?1 ORDER BY rank, phase");

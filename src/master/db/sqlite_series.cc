@@ -141,7 +141,7 @@ absl::Status SqliteDatabase::InsertPointsLocked(int64_t trial_id,
 }
 
 absl::StatusOr<std::vector<SeriesRow>> SqliteDatabase::ListSeries(int64_t trial_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list series",
               "SELECT s.name, s.label, COUNT(p.id), COALESCE(MIN(p.batch), 0), "
               "COALESCE(MAX(p.batch), 0), COALESCE(MAX(p.time), 0), "
@@ -162,7 +162,7 @@ absl::StatusOr<std::vector<PointRow>> SqliteDatabase::QueryPoints(const PointQue
     return absl::InvalidArgumentError(
         absl::StrCat("max_datapoints must be at least 4, got ", q.max_points));
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> found,
                           FindSeries(*statements_, path_, q.trial_id, q.name, q.label));
   if (!found) return std::vector<PointRow>{};

@@ -29,7 +29,7 @@ absl::StatusOr<UserRow> OneUser(Statement& s, const std::string& what) {
 }  // namespace
 
 absl::StatusOr<int64_t> SqliteDatabase::InsertUser(const UserRow& row) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "insert user",
               "INSERT INTO users (name, password_hash, admin, active, created_ms) "
               "VALUES (?1, ?2, ?3, ?4, ?5)");
@@ -47,27 +47,27 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertUser(const UserRow& row) {
 }
 
 absl::StatusOr<UserRow> SqliteDatabase::GetUser(int64_t id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "get user", absl::StrCat(kSelectUser, " WHERE id = ?1"));
   s.BindInt64(1, id);
   return OneUser(s, absl::StrCat("user ", id));
 }
 
 absl::StatusOr<UserRow> SqliteDatabase::GetUserByName(const std::string& name) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "get user", absl::StrCat(kSelectUser, " WHERE name = ?1"));
   s.BindText(1, name);
   return OneUser(s, absl::StrCat("user '", name, "'"));
 }
 
 absl::StatusOr<std::vector<UserRow>> SqliteDatabase::ListUsers() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list users", absl::StrCat(kSelectUser, " ORDER BY id"));
   return ReadAll<UserRow>(s, ReadUser);
 }
 
 absl::Status SqliteDatabase::UpdateUser(const UserRow& row) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "update user",
               "UPDATE users SET password_hash = ?2, admin = ?3, active = ?4 WHERE id = ?1");
   s.BindInt64(1, row.id);
@@ -82,7 +82,7 @@ absl::Status SqliteDatabase::UpdateUser(const UserRow& row) {
 }
 
 absl::Status SqliteDatabase::InsertToken(const TokenRow& row) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "insert token",
               "INSERT INTO tokens (hash, user_id, created_ms, expires_ms) VALUES (?1, ?2, ?3, ?4)");
   s.BindText(1, row.hash);
@@ -97,7 +97,7 @@ absl::Status SqliteDatabase::InsertToken(const TokenRow& row) {
 }
 
 absl::StatusOr<TokenRow> SqliteDatabase::GetToken(const std::string& hash) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "get token",
               "SELECT hash, user_id, created_ms, expires_ms FROM tokens WHERE hash = ?1");
   s.BindText(1, hash);
@@ -107,21 +107,21 @@ absl::StatusOr<TokenRow> SqliteDatabase::GetToken(const std::string& hash) {
 }
 
 absl::Status SqliteDatabase::DeleteToken(const std::string& hash) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "delete token", "DELETE FROM tokens WHERE hash = ?1");
   s.BindText(1, hash);
   return s.Run();
 }
 
 absl::Status SqliteDatabase::DeleteUserTokens(int64_t user_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "delete user tokens", "DELETE FROM tokens WHERE user_id = ?1");
   s.BindInt64(1, user_id);
   return s.Run();
 }
 
 absl::StatusOr<int64_t> SqliteDatabase::DeleteExpiredTokens(int64_t now_ms) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Statement s(*statements_, path_, "delete expired tokens", "DELETE FROM tokens WHERE expires_ms <= ?1");
   s.BindInt64(1, now_ms);
   COHORT_RETURN_IF_ERROR(s.Run());

@@ -7,7 +7,7 @@ namespace cohort::master::http {
 AdmissionGate::AdmissionGate(int slots) : slots_(std::max(1, slots)) {}
 
 int64_t AdmissionGate::waiting() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return static_cast<int64_t>(waiters_.size());
 }
 
@@ -17,7 +17,7 @@ int64_t AdmissionGate::waiting() const {
 void AdmissionGate::Enter() {
   thread_local Parker parker;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (running_ < slots_) {
       ++running_;
       return;
@@ -25,7 +25,7 @@ void AdmissionGate::Enter() {
     waiters_.push_back(&parker);
   }
   // Leave hands its slot over: running_ stays counted.
-  absl::MutexLock lock(&parker.mu);
+  MutexLock lock(&parker.mu);
   while (!parker.admitted) parker.wakeup.Wait(&parker.mu);
   parker.admitted = false;
 }
@@ -33,7 +33,7 @@ void AdmissionGate::Enter() {
 void AdmissionGate::Leave() {
   Parker* next = nullptr;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (waiters_.empty()) {
       --running_;
       return;
@@ -42,7 +42,7 @@ void AdmissionGate::Leave() {
     waiters_.pop_front();
   }
   {
-    absl::MutexLock lock(&next->mu);
+    MutexLock lock(&next->mu);
     next->admitted = true;
   }
   next->wakeup.Signal();

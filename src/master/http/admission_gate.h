@@ -28,7 +28,7 @@
 #include <deque>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 
 namespace cohort::master::http {
 
@@ -60,13 +60,13 @@ class AdmissionGate {
 
   // Where one thread waits for its slot (one per thread, thread_local: see the .cc).
   struct Parker {
-    absl::Mutex mu;
-    absl::CondVar wakeup;
+    Mutex mu;
+    CondVar wakeup;
     bool admitted ABSL_GUARDED_BY(mu) = false;
   };
 
   const int slots_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   int running_ ABSL_GUARDED_BY(mu_) = 0;
   std::deque<Parker*> waiters_ ABSL_GUARDED_BY(mu_);  // oldest first
 };

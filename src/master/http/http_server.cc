@@ -18,11 +18,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cohort/status.h"
 #include "common/logging.h"
+#include "common/mutex.h"
 #include "common/net.h"
 #include "wire/limits.h"
 
@@ -54,7 +54,7 @@ class StreamPump {
   // The connection is done with the answer: the producer's next write fails; joins it.
   ~StreamPump() {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       closed_ = true;
     }
     cv_.SignalAll();
@@ -66,7 +66,7 @@ class StreamPump {
   // Up to `max` bytes into `out`, waiting until the producer writes some or ends (the producer
   // bounds that wait: it packs files, and its writes fail once the connection is closed).
   ssize_t Read(char* out, size_t max) ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!producer_.joinable()) producer_ = std::thread([this] { Produce(); });
     while (buffer_.empty() && !finished_) cv_.Wait(&mu_);
     if (buffer_.empty()) {
@@ -84,7 +84,7 @@ class StreamPump {
     httplib::DataSink sink;
     sink.write = [this](const char* data, size_t size) { return Put(data, size); };
     sink.is_writable = [this] {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       return !closed_;
     };
     sink.done = [] {};
@@ -94,13 +94,13 @@ class StreamPump {
     } catch (const std::exception& e) {
       COHORT_LOG(ERROR) << "a streamed answer failed: " << e.what();
     }
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     finished_ = true;
     failed_ = !ok;
     cv_.SignalAll();
   }
   bool Put(const char* data, size_t size) ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     while (!closed_ && buffer_.size() >= kStreamBufferBytes) cv_.Wait(&mu_);
     if (closed_) return false;
     buffer_.append(data, size);
@@ -109,8 +109,8 @@ class StreamPump {
   }
 
   const std::function<bool(httplib::DataSink&)> stream_;
-  absl::Mutex mu_;
-  absl::CondVar cv_;
+  Mutex mu_;
+  CondVar cv_;
   std::string buffer_ ABSL_GUARDED_BY(mu_);
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   bool failed_ ABSL_GUARDED_BY(mu_) = false;
@@ -129,8 +129,8 @@ void FreeStream(void* pump) { delete static_cast<StreamPump*>(pump); }
 // lets them finish).
 struct HttpServer::Serving {
   std::shared_ptr<const Router::Table> table;
-  absl::Mutex mu;
-  absl::CondVar idle;
+  Mutex mu;
+  CondVar idle;
   int active ABSL_GUARDED_BY(mu) = 0;
 };
 
@@ -295,7 +295,7 @@ MHD_Result Access(void* serving_ptr, MHD_Connection* connection, const char* url
   try {
     if (*state == nullptr) {
       {
-        absl::MutexLock lock(&serving.mu);
+        MutexLock lock(&serving.mu);
         ++serving.active;  // until Completed
       }
       return Begin(table, connection, url, method, version, state);
@@ -324,7 +324,7 @@ void Completed(void* serving_ptr, MHD_Connection*, void** state, MHD_RequestTerm
   delete static_cast<Exchange*>(*state);
   *state = nullptr;
   auto& serving = *static_cast<HttpServer::Serving*>(serving_ptr);
-  absl::MutexLock lock(&serving.mu);
+  MutexLock lock(&serving.mu);
   if (--serving.active == 0) serving.idle.SignalAll();
 }
 
@@ -393,7 +393,7 @@ void HttpServer::Stop() {
     const MHD_socket listening = MHD_quiesce_daemon(daemon_);
     {
       const absl::Time deadline = absl::Now() + kStopGrace;
-      absl::MutexLock lock(&serving_->mu);
+      MutexLock lock(&serving_->mu);
       bool timed_out = false;
       while (serving_->active != 0 && !timed_out) {
         timed_out = serving_->idle.WaitWithDeadline(&serving_->mu, deadline);

@@ -20,7 +20,7 @@ std::string Describe(const wire::LogPolicyMatch& m) {
 
 absl::Status PolicyMatches::Load() {
   COHORT_ASSIGN_OR_RETURN(auto rows, db_.ListLogPolicyMatches());
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (auto& [trial, match] : rows) {
     std::vector<wire::LogPolicyMatch>& list = matches_[trial];
     if (list.size() < wire::kMaxLogPolicyMatches) list.push_back(std::move(match));
@@ -30,7 +30,7 @@ absl::Status PolicyMatches::Load() {
 
 std::set<std::string> PolicyMatches::SeenIn(int64_t trial_id, const std::string& allocation) const {
   std::set<std::string> seen;
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (auto it = matches_.find(trial_id); it != matches_.end()) {
     for (const wire::LogPolicyMatch& m : it->second) {
       if (m.allocation == allocation) seen.insert(m.policy);
@@ -43,7 +43,7 @@ absl::StatusOr<std::vector<std::string>> PolicyMatches::Record(
     int64_t trial_id, std::vector<wire::LogPolicyMatch> found) {
   std::vector<std::string> notes;
   if (found.empty()) return notes;
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<wire::LogPolicyMatch>& list = matches_[trial_id];
   for (wire::LogPolicyMatch& m : found) {
     // Bounded: a trial keeps its first kMaxLogPolicyMatches (one per policy and run).
@@ -57,20 +57,30 @@ absl::StatusOr<std::vector<std::string>> PolicyMatches::Record(
 }
 
 std::vector<wire::LogPolicyMatch> PolicyMatches::Of(int64_t trial_id) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = matches_.find(trial_id);
   return it == matches_.end() ? std::vector<wire::LogPolicyMatch>{} : it->second;
 }
 
 std::set<std::string> PolicyMatches::ExcludedAgents(int64_t trial_id) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = matches_.find(trial_id);
   return it == matches_.end() ? std::set<std::string>{} : master::ExcludedAgents(it->second);
 }
 
+std::map<int64_t, std::set<std::string>> PolicyMatches::AllExcludedAgents() const {
+  std::map<int64_t, std::set<std::string>> out;
+  MutexLock lock(&mu_);
+  for (const auto& [trial_id, matches] : matches_) {
+    std::set<std::string> excluded = master::ExcludedAgents(matches);
+    if (!excluded.empty()) out.emplace(trial_id, std::move(excluded));
+  }
+  return out;
+}
+
 std::optional<wire::LogPolicyMatch> PolicyMatches::CancelRetriesMatch(
     int64_t trial_id, const std::string& allocation) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = matches_.find(trial_id);
   if (it == matches_.end()) return std::nullopt;
   const wire::LogPolicyMatch* match = master::CancelRetriesMatch(it->second, allocation);
@@ -78,7 +88,7 @@ std::optional<wire::LogPolicyMatch> PolicyMatches::CancelRetriesMatch(
 }
 
 void PolicyMatches::Forget(int64_t trial_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   matches_.erase(trial_id);
 }
 

@@ -64,6 +64,9 @@ TEST_F(PolicyMatchesTest, TheDecisionsReadTheirActions) {
                             Match("oom", wire::LogPolicyAction::kCancelRetries, "a-1", "n1")})
           .status());
   EXPECT_THAT(matches_->ExcludedAgents(trial_), ElementsAre("n1"));
+  const std::map<int64_t, std::set<std::string>> all = matches_->AllExcludedAgents();
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_THAT(all.at(trial_), ElementsAre("n1"));
   std::optional<wire::LogPolicyMatch> cancel = matches_->CancelRetriesMatch(trial_, "a-1");
   ASSERT_TRUE(cancel.has_value());
   EXPECT_EQ(cancel->policy, "oom");

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 
 namespace cohort::master {
 
@@ -35,7 +35,7 @@ class PassTimes {
 
   void Add(absl::Duration d) ABSL_LOCKS_EXCLUDED(mu_) {
     const double seconds = absl::ToDoubleSeconds(d);
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     ++passes_;
     total_ += seconds;
     recent_.push_back(seconds);
@@ -46,7 +46,7 @@ class PassTimes {
     std::vector<double> sorted;
     Summary s;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       s.passes = passes_;
       s.total_seconds = total_;
       sorted.assign(recent_.begin(), recent_.end());
@@ -63,7 +63,7 @@ class PassTimes {
   }
 
  private:
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   int64_t passes_ ABSL_GUARDED_BY(mu_) = 0;
   double total_ ABSL_GUARDED_BY(mu_) = 0;
   std::deque<double> recent_ ABSL_GUARDED_BY(mu_);

@@ -19,21 +19,21 @@ absl::Status FollowGate::FollowUntil(absl::Duration wait,
   bool following = false;
   int64_t seen = 0;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     following = wait > absl::ZeroDuration() && followers_ < max_followers_;
     if (following) ++followers_;
     seen = generation_;
   }
   absl::Cleanup release = [&] {
     if (!following) return;
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     --followers_;
   };
   const absl::Time deadline = absl::Now() + (following ? wait : absl::ZeroDuration());
   while (true) {
     COHORT_ASSIGN_OR_RETURN(bool done, poll(absl::Now() >= deadline));
     if (done) return absl::OkStatus();
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return absl::UnavailableError("the master is shutting down");
     if (generation_ == seen) {
       news_.WaitWithDeadline(&mu_, std::min(deadline, absl::Now() + kRepoll));
@@ -45,7 +45,7 @@ absl::Status FollowGate::FollowUntil(absl::Duration wait,
 
 void FollowGate::Notify() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     ++generation_;
   }
   news_.SignalAll();
@@ -53,14 +53,14 @@ void FollowGate::Notify() {
 
 void FollowGate::Shutdown() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
   news_.SignalAll();
 }
 
 int FollowGate::waiting() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return followers_;
 }
 

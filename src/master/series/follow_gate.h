@@ -20,8 +20,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/mutex.h"
 
 namespace cohort::master::series {
 
@@ -47,8 +47,8 @@ class FollowGate {
 
  private:
   const int max_followers_;
-  mutable absl::Mutex mu_;
-  absl::CondVar news_;
+  mutable Mutex mu_;
+  CondVar news_;
   int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;  // Notify calls so far
   int followers_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -51,7 +51,7 @@ absl::Status LoginThrottle::CheckLocked(const std::string& key, const std::strin
 
 absl::StatusOr<absl::Duration> LoginThrottle::Check(const std::string& user,
                                                     const std::string& address) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const absl::Time now = clock_->Now();
   absl::Status status = CheckLocked(PairKey(user, address),
                                     absl::StrCat("for user '", user, "' from ", address), now);
@@ -66,7 +66,7 @@ absl::StatusOr<absl::Duration> LoginThrottle::Check(const std::string& user,
 }
 
 int LoginThrottle::Failed(const std::string& user, const std::string& address) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const absl::Time now = clock_->Now();
   PruneLocked(now);
   int pair_failures = 0;
@@ -82,7 +82,7 @@ int LoginThrottle::Failed(const std::string& user, const std::string& address) {
 }
 
 void LoginThrottle::Succeeded(const std::string& user, const std::string& address) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   entries_.erase(UserKey(user));
   entries_.erase(PairKey(user, address));
 }

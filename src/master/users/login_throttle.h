@@ -24,9 +24,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace cohort::master::users {
 
@@ -66,7 +66,7 @@ class LoginThrottle {
   void PruneLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Clock* clock_;
-  absl::Mutex mu_;
+  Mutex mu_;
   // "pair:ADDR\nNAME", "address:ADDR" and "user:NAME" (a name holds no newline: it is checked
   // as a safe name before it is stored, and an unknown one only matches itself).
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);

@@ -56,7 +56,7 @@ WalCheckpointer::WalCheckpointer(sqlite3* writer, sqlite3* own, std::string path
 
 WalCheckpointer::~WalCheckpointer() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
   cv_.SignalAll();
@@ -67,7 +67,7 @@ WalCheckpointer::~WalCheckpointer() {
 }
 
 WalCheckpointer::Counts WalCheckpointer::counts() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return counts_;
 }
 
@@ -84,7 +84,7 @@ int WalCheckpointer::OnCommit(void* self, sqlite3* db, const char* /*schema*/, i
   if (pages - c->woken_at_ < c->options_.wake_pages) return SQLITE_OK;
   c->woken_at_ = pages;
   {
-    absl::MutexLock lock(&c->mu_);
+    MutexLock lock(&c->mu_);
     c->wanted_ = true;
   }
   c->cv_.Signal();
@@ -92,7 +92,7 @@ int WalCheckpointer::OnCommit(void* self, sqlite3* db, const char* /*schema*/, i
 }
 
 void WalCheckpointer::Run() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
     const absl::Time deadline = absl::Now() + kIdleWait;
     bool timed_out = false;
@@ -109,7 +109,7 @@ void WalCheckpointer::Checkpoint(sqlite3* db, const char* who) {
   // PASSIVE: copies what no reader still needs, waits for nobody, never blocks the writer.
   const int rc =
       sqlite3_wal_checkpoint_v2(db, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   ++(db == own_ ? counts_.background : counts_.by_writer);
   if (rc == SQLITE_OK || rc == SQLITE_BUSY) {  // BUSY: another checkpoint was running
     if (last_error_ != 0) {

@@ -27,7 +27,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "common/mutex.h"
 #include "master/db/sqlite_database.h"
 
 struct sqlite3;
@@ -71,8 +71,8 @@ class WalCheckpointer {
   const WalCheckpointerOptions options_;
   // mu_ guards what the hook, the thread and counts() share: the request (wanted_), the stop,
   // the counts and the last error. cv_ wakes the thread (wanted_ or stopping_ set).
-  mutable absl::Mutex mu_;
-  absl::CondVar cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   // The WAL's pages when the hook last woke the thread. Hook only, so not under mu_: SQLite
   // calls the hook inside the writer's commits, which run one at a time (under
   // SqliteDatabase's mutex, which the analysis cannot name from here).
