@@ -3,6 +3,7 @@
 #include <memory>
 #include <thread>
 
+#include "absl/time/clock.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -63,7 +64,9 @@ TEST_F(TrialLogsTest, TailGivesTheLastLinesAndAPointToFollowFrom) {
 TEST_F(TrialLogsTest, AFollowEndsWhenALineArrives) {
   absl::StatusOr<wire::LogsPage> followed;
   std::thread follower([&] { followed = logs_->Read(trial_, std::nullopt, 0, absl::Seconds(60)); });
-  while (gate_.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (gate_.waiting() == 0 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  ASSERT_GT(gate_.waiting(), 0) << "the follow never started waiting";
   Append({{0, "news"}});
   gate_.Notify();
   follower.join();

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/sqlite_database.h"
@@ -18,6 +19,13 @@ using ::testing::HasSubstr;
 using ::testing::SizeIs;
 
 // --- FollowGate ---------------------------------------------------------------------------
+
+// Whether a follow waits at `gate` within 10 s.
+bool WaitUntilFollowing(const FollowGate& gate) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (gate.waiting() == 0 && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  return gate.waiting() > 0;
+}
 
 TEST(FollowGateTest, AFollowWaitsForNewsAndPollsAgain) {
   FollowGate gate(4);
@@ -34,7 +42,7 @@ TEST(FollowGateTest, AFollowWaitsForNewsAndPollsAgain) {
       return stored.load() || last;
     });
   });
-  waiting.WaitForNotification();
+  ASSERT_TRUE(waiting.WaitForNotificationWithTimeout(absl::Seconds(10)));
   stored = true;
   gate.Notify();
   follower.join();
@@ -70,7 +78,7 @@ TEST(FollowGateTest, PastMaxFollowersAFollowIsAnsweredAtOnce) {
                     })
                     .ok());
   });
-  first_waits.WaitForNotification();
+  ASSERT_TRUE(first_waits.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_EQ(gate.waiting(), 1);
   std::vector<bool> lasts;
   ASSERT_TRUE(gate.FollowUntil(absl::Seconds(60), [&](bool last) -> absl::StatusOr<bool> {
@@ -94,7 +102,7 @@ TEST(FollowGateTest, ShutdownAnswersWaitingAndLaterFollowsUnavailable) {
       return last;
     });
   });
-  waiting.WaitForNotification();
+  ASSERT_TRUE(waiting.WaitForNotificationWithTimeout(absl::Seconds(10)));
   gate.Shutdown();
   follower.join();
   EXPECT_EQ(followed.code(), absl::StatusCode::kUnavailable);
@@ -240,7 +248,7 @@ TEST_F(SeriesTest, AFollowEndsWhenAPointArrives) {
   absl::StatusOr<wire::SeriesData> followed;
   std::thread follower(
       [&] { followed = series_->TrialSeriesData(trial_, request, absl::Seconds(60)); });
-  while (gate_.waiting() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(WaitUntilFollowing(gate_)) << "the follow never started waiting";
   ASSERT_TRUE(db_->InsertPoints(trial_, {{"validation/acc", "", 1, 10.0, 0.9}}).ok());
   gate_.Notify();
   follower.join();

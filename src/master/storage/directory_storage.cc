@@ -29,7 +29,8 @@ constexpr char kDeletedPrefix[] = ".deleted-";
 absl::Status Errno(const std::string& what, int error) {
   const std::string text = absl::StrCat(what, ": ", std::strerror(error));
   if (error == ENOSPC || error == EDQUOT) {
-    return absl::ResourceExhaustedError(text + " (the storage is full)");
+    return absl::ResourceExhaustedError(
+        text + " (the storage is full: free space there or raise its quota, then try again)");
   }
   return absl::UnavailableError(text);
 }
