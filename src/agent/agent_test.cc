@@ -159,7 +159,7 @@ class AgentTest : public ::testing::Test {
     }
   }
   bool Connected(const std::string& id) {
-    absl::StatusOr<wire::AgentList> agents = master_->master().ListAgents();
+    absl::StatusOr<wire::AgentList> agents = master_->master().agents().List();
     if (!agents.ok()) return false;
     for (const wire::AgentSummary& a : agents->agents) {
       if (a.id == id && a.connected) return true;
@@ -278,7 +278,7 @@ TEST_F(AgentTest, AStartActionThatDoesNotParseIsReportedAsExitStatusOneSoTheTria
         [&master](const master::http::Request& req) -> absl::StatusOr<master::http::Reply> {
           const double wait = std::atof(req.raw().get_param_value("timeout").c_str());
           absl::StatusOr<wire::ActionBatch> batch =
-              master.WaitForActions(req.PathPart(1), absl::Seconds(wait));
+              master.agents().WaitForActions(req.PathPart(1), absl::Seconds(wait));
           if (!batch.ok()) return absl::NotFoundError(batch.status().message());
           Json body = batch->ToJson();
           for (Json& action : body["actions"]) {

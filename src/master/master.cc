@@ -105,7 +105,7 @@ absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentS
 Master::Master(std::unique_ptr<Database> db, MasterOptions options, storage::StorageRoots roots)
     : db_(std::move(db)),
       options_(WithDefaults(std::move(options))),
-      agents_(*options_.clock, options_.agent_timeout),
+      agents_(*db_, *options_.clock, options_.agent_timeout, rm_events_),
       allocations_(BootTag()),
       users_(db_.get(), options_.clock),
       templates_(*db_),
@@ -171,8 +171,8 @@ void Master::BeginShutdown() {
   {
     MutexLock lock(&mu_);
     stopping_ = true;
-    agents_.WakeAll();  // every agent's long poll answers now
   }
+  rm_->Shutdown();  // every agent's long poll answers now
   follows_.Shutdown();
   monitor_cv_.SignalAll();
   pass_cv_.SignalAll();
@@ -280,12 +280,9 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   std::vector<searcher::Operation> creates = (*search)->Start();
   if (creates.empty()) return absl::InvalidArgumentError("the searcher creates no trials");
   const int slots = static_cast<int>(cfg.resources.slots_per_trial);
-  {
-    MutexLock lock(&mu_);
-    if (absl::Status feasible = Feasible(agents_.States(), slots); !feasible.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("resources.slots_per_trial: ", feasible.message()));
-    }
+  if (absl::Status feasible = Feasible(rm_->Offers(), slots); !feasible.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("resources.slots_per_trial: ", feasible.message()));
   }
   // Up to 96 MB: written before taking the state lock, so agents and other requests go on.
   COHORT_ASSIGN_OR_RETURN(std::string context_path, SaveContext(context));

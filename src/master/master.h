@@ -32,7 +32,7 @@
 #include "cohort/config/experiment_config.h"
 #include "common/clock.h"
 #include "common/mutex.h"
-#include "master/agents/agent_registry.h"
+#include "master/agents/agent_manager.h"
 #include "master/agents/allocations.h"
 #include "master/checkpoints/checkpoints.h"
 #include "master/db/database.h"
@@ -43,6 +43,7 @@
 #include "master/log_retention.h"
 #include "master/logs/policy_matches.h"
 #include "master/logs/trial_logs.h"
+#include "master/rm/resource_manager.h"
 #include "master/scheduler/pass_times.h"
 #include "master/scheduler/scheduler.h"
 #include "master/scheduler/trial_queue.h"
@@ -97,7 +98,7 @@ enum class SchedulingMode {
   // holding the state lock only to read the agents and the queue and to start the placements.
   kBackground,
   // Tests of the lifecycles: the pass runs inside the request, under the lock, before it
-  // returns (so a trial is placed when RegisterAgent or AllocationExit returns).
+  // returns (so a trial is placed when AgentManager::Register or AllocationExit returns).
   kInline,
   // Tests of the scheduler thread's pass: requests mark a pass pending and nothing runs it
   // until the test calls Master::RunPendingPass().
@@ -224,32 +225,18 @@ class Master {
   absl::Status KillTrial(int64_t id, const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The components the routes take directly: templates (template_routes.cc), time series and
-  // step timelines (series_routes.cc), users and tokens (user_routes.cc). Each is thread-safe on
-  // its own and never needs the master's lock.
+  // step timelines (series_routes.cc), users and tokens (user_routes.cc), agents
+  // (agent_routes.cc). Each is thread-safe on its own and never needs the master's lock.
   templates::Templates& templates() { return templates_; }
   series::Series& series() { return series_; }
   logs::TrialLogs& trial_logs() { return trial_logs_; }
   checkpoints::Checkpoints& checkpoints() { return checkpoints_; }
   users::Users& users() { return users_; }
+  // The agents' resource manager (agents/agent_manager.h): their registration, long polls,
+  // enabling, and the slots they offer (agent_routes.cc).
+  AgentManager& agents() { return agents_; }
 
-  // Agents.
-  absl::Status RegisterAgent(const wire::AgentRegistration& registration) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status Heartbeat(const std::string& agent_id) ABSL_LOCKS_EXCLUDED(mu_);
-  // The agent is stopping cleanly (SIGTERM; master_agents.cc): nothing more is placed on it,
-  // the allocations with a node on it are stopped as kAgentLeft (their trials checkpoint and
-  // are queued again, not counted as restarts), and the agent is removed at once when none of
-  // its nodes runs any more (it calls again once it has stopped them). True when it is gone;
-  // NotFound when it is not connected.
-  absl::StatusOr<bool> AgentLeaving(const std::string& agent_id) ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<wire::AgentList> ListAgents() ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status SetAgentEnabled(const std::string& agent_id, bool enabled) ABSL_LOCKS_EXCLUDED(mu_);
-  // The actions queued for the agent, waiting up to `wait` for one (a long poll; the agent
-  // counts as alive while it waits). A newer poll of the same agent ends an older one (with no
-  // actions), so one agent holds at most one request thread. NotFound when the agent must
-  // register (again).
-  absl::StatusOr<wire::ActionBatch> WaitForActions(const std::string& agent_id, absl::Duration wait)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<wire::SlotList> ListSlots() ABSL_LOCKS_EXCLUDED(mu_);
+  // Trials waiting or running, with why they wait and where they run.
   absl::StatusOr<wire::TaskList> ListTasks() ABSL_LOCKS_EXCLUDED(mu_);
   // A snapshot of the cluster for monitoring; an error only when the database cannot be read.
   absl::StatusOr<ClusterStats> Stats() ABSL_LOCKS_EXCLUDED(mu_);
@@ -447,8 +434,6 @@ class Master {
   absl::Status FinishAllocationLocked(Allocation& allocation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status UpdateExperimentStateLocked(int64_t experiment_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void PushActionLocked(const std::string& agent_id, wire::Action action)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckAllocationTokenLocked(const std::string& allocation,
                                           const std::string& token) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -573,18 +558,36 @@ class Master {
   // Start-up after a restart (master_recovery.cc): the allocations that ran are restored from the
   // database to wait readopt_grace for their agents; RUNNING trials without one are queued again.
   absl::Status RecoverLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The nodes a registering agent says it runs: re-adopted, kept, or told to stop. Returns the
+  // The nodes agent `agent_id` says it runs: re-adopted, kept, or told to stop. Returns the
   // (allocation, node) pairs it keeps running; the trials' log lines saying so are added to
   // `notes` (trial, line), for the caller to store once the lock is released.
   std::vector<std::pair<std::string, int>> ClaimNodesLocked(
-      AgentLive& agent, const std::vector<wire::RunningAllocation>& nodes,
+      const std::string& agent_id, const std::vector<wire::RunningAllocation>& nodes,
       std::vector<std::pair<int64_t, std::string>>* notes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // RegisterAgent's part under mu_: the live agent, its claimed nodes (their log lines added to
-  // `notes`), the runs it no longer has, and the stop actions for what this master does not
-  // know.
-  void RegisterAgentLocked(const wire::AgentRegistration& registration, const AgentRow& row,
-                           bool enabled, std::vector<std::pair<int64_t, std::string>>* notes)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // What the resource manager tells the master (rm::Events; master_agents.cc). Each takes mu_;
+  // the resource manager calls them without its own lock.
+  // A node joined: its claimed nodes re-adopted (their log lines stored after mu_ is released),
+  // the runs it no longer has ended, what this master does not know stopped, and a pass.
+  void NodeJoined(const std::string& where, const std::vector<wire::RunningAllocation>& claims,
+                  const std::vector<std::string>& running) ABSL_LOCKS_EXCLUDED(mu_);
+  // A node is leaving: every allocation with a node there is stopped as kAgentLeft (its trial
+  // checkpoints and is queued again, not counted as a restart); true while one still runs.
+  bool NodeLeaving(const std::string& where) ABSL_LOCKS_EXCLUDED(mu_);
+  void OffersChanged() ABSL_LOCKS_EXCLUDED(mu_);
+  class ResourceEvents : public rm::Events {
+   public:
+    explicit ResourceEvents(Master& master) : master_(master) {}
+    void NodeJoined(const std::string& where, const std::vector<wire::RunningAllocation>& claims,
+                    const std::vector<std::string>& running) override {
+      master_.NodeJoined(where, claims, running);
+    }
+    bool NodeLeaving(const std::string& where) override { return master_.NodeLeaving(where); }
+    void OffersChanged() override { master_.OffersChanged(); }
+
+   private:
+    Master& master_;
+  };
   // Ends the restored allocations whose grace has passed: a node never claimed is lost; an
   // allocation none of whose nodes was heard from is queued again without counting a restart.
   void ExpireRecoveriesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -626,7 +629,11 @@ class Master {
   // Not the follows' gate: that one is notified on every log post, and each wake of the monitor
   // walks every agent and running allocation under mu_.
   CondVar monitor_cv_;
-  AgentRegistry agents_ ABSL_GUARDED_BY(mu_);
+  ResourceEvents rm_events_{*this};
+  // The agents' resource manager (its own lock, taken after mu_) and the seam the master uses
+  // (rm/resource_manager.h): offers, starts, stops, releases, restores, lost nodes.
+  AgentManager agents_;
+  rm::ResourceManager* const rm_ = &agents_;
   Allocations allocations_ ABSL_GUARDED_BY(mu_);
   // Components (their own state and locks, none taken under them; taken under mu_ only where
   // a request needs both: docs/design/0016-components-and-locks.md).

@@ -1,6 +1,7 @@
-// Master: agents (registration, liveness, long polls for actions) and what the cluster looks
-// like from them (agents, slots, tasks; Stats for monitoring). The live state is in agents_
-// (agents/agent_registry.h) and allocations_ (agents/allocations.h), under mu_.
+// Master: what the resource manager tells it (rm::Events: a node joined, is leaving, the offers
+// changed), the nodes it finds lost, and what the cluster looks like (tasks; Stats for
+// monitoring). The agents themselves (registration, liveness, long polls) are AgentManager's
+// (agents/agent_manager.h); the allocations are allocations_, under mu_.
 #include <algorithm>
 #include <map>
 
@@ -11,56 +12,36 @@
 
 namespace cohort::master {
 
-absl::Status Master::RegisterAgent(const wire::AgentRegistration& registration) {
-  AgentRow row;
-  row.id = registration.id;
-  row.slots = registration.slots;
-  row.host = registration.host;
-  COHORT_RETURN_IF_ERROR(db_->UpsertAgent(row));
-  COHORT_ASSIGN_OR_RETURN(std::vector<AgentRow> known, db_->ListAgents());
-  bool enabled = true;
-  for (const AgentRow& k : known) {
-    if (k.id == row.id) enabled = k.enabled;
-  }
+void Master::NodeJoined(const std::string& where,
+                        const std::vector<wire::RunningAllocation>& claims,
+                        const std::vector<std::string>& running) {
   // The trials' log lines saying what was re-adopted: written after the master's lock is
   // released, in one transaction (after a restart every agent registers at once, each with
   // its allocations: a transaction per line under the lock queued them all behind each other).
   std::vector<std::pair<int64_t, std::string>> notes;
   {
     MutexLock lock(&mu_);
-    RegisterAgentLocked(registration, row, enabled, &notes);
+    // The nodes it says it runs: re-adopted after a master restart, or told to stop
+    // (master_recovery.cc).
+    const std::vector<std::pair<std::string, int>> keep = ClaimNodesLocked(where, claims, &notes);
+    // Nodes placed on it that it no longer runs: it restarted, and they are gone.
+    FailAgentRunsLocked(where, absl::StrCat("agent ", where, " restarted"), keep);
+    // An agent that sends only ids (before re-adoption): the ones this master does not know stop.
+    for (const std::string& id : running) {
+      const bool claimed = std::any_of(claims.begin(), claims.end(),
+                                       [&](const wire::RunningAllocation& a) {
+                                         return a.allocation == id;
+                                       });
+      if (!claimed && allocations_.Find(id) == nullptr) {
+        rm_->Stop(id, where, wire::StopMode::kPreempt);
+      }
+    }
+    RequestPassLocked();
   }
   if (absl::Status s = db_->AppendMasterLines(notes); !s.ok()) {
-    COHORT_LOG(ERROR) << "agent " << row.id << " registered: storing " << notes.size()
+    COHORT_LOG(ERROR) << "agent " << where << " registered: storing " << notes.size()
                       << " log line(s) of the trials it runs: " << s;
   }
-  return absl::OkStatus();
-}
-
-void Master::RegisterAgentLocked(const wire::AgentRegistration& registration, const AgentRow& row,
-                                 bool enabled,
-                                 std::vector<std::pair<int64_t, std::string>>* notes) {
-  AgentLive& live = agents_.Register(row.id, row.slots, row.host, registration.port_lo,
-                                     registration.port_hi, enabled);
-  // The nodes it says it runs: re-adopted after a master restart, or told to stop
-  // (master_recovery.cc). Its slots hold what runs (or waits for it) on it.
-  const std::vector<std::pair<std::string, int>> keep =
-      ClaimNodesLocked(live, registration.allocations, notes);
-  live.state.used = allocations_.SlotsOn(row.id);
-  // Nodes placed on it that it no longer runs: it restarted, and they are gone.
-  FailAgentRunsLocked(row.id, absl::StrCat("agent ", row.id, " restarted"), keep);
-  // An agent that sends only ids (before re-adoption): the ones this master does not know stop.
-  for (const std::string& running : registration.running) {
-    const bool claimed =
-        std::any_of(registration.allocations.begin(), registration.allocations.end(),
-                    [&](const wire::RunningAllocation& a) { return a.allocation == running; });
-    if (!claimed && allocations_.Find(running) == nullptr) {
-      PushActionLocked(row.id, wire::StopAction{running, wire::StopMode::kPreempt});
-    }
-  }
-  COHORT_LOG(INFO) << "agent " << row.id << " registered: " << row.slots << " slots at "
-                   << row.host;
-  RequestPassLocked();
 }
 
 void Master::FailAgentRunsLocked(const std::string& agent_id, const std::string& why,
@@ -81,115 +62,31 @@ void Master::FailAgentRunsLocked(const std::string& agent_id, const std::string&
   }
 }
 
-absl::Status Master::Heartbeat(const std::string& agent_id) {
+bool Master::NodeLeaving(const std::string& where) {
   MutexLock lock(&mu_);
-  return agents_.Touch(agent_id);
-}
-
-absl::StatusOr<bool> Master::AgentLeaving(const std::string& agent_id) {
-  MutexLock lock(&mu_);
-  AgentLive* live = agents_.Find(agent_id);
-  if (live == nullptr) {
-    return absl::NotFoundError(absl::StrCat("agent ", agent_id, " is not registered"));
-  }
-  if (!live->leaving) {
-    live->leaving = true;
-    COHORT_LOG(INFO) << "agent " << agent_id << " is stopping: nothing more is placed on it";
-  }
   bool running = false;
   for (auto& [id, a] : allocations_.running()) {
     for (size_t node = 0; node < a.agents.size(); ++node) {
-      if (a.agents[node].first != agent_id || a.exits[node].has_value()) continue;
+      if (a.agents[node].first != where || a.exits[node].has_value()) continue;
       running = true;
       if (a.stop == StopReason::kNone) {
         Allocation* mutable_a = allocations_.Find(id);
-        AppendLogLocked(a.trial_id, absl::StrCat("master: agent ", agent_id,
+        AppendLogLocked(a.trial_id, absl::StrCat("master: agent ", where,
                                                  " is stopping; the trial will be queued again "
                                                  "(not counted as a restart)"));
         StopAllocationLocked(*mutable_a, StopReason::kAgentLeft);
       }
     }
   }
-  if (running) return false;
-  agents_.Remove(agent_id);
-  COHORT_LOG(INFO) << "agent " << agent_id << " left";
+  return running;
+}
+
+void Master::OffersChanged() {
+  MutexLock lock(&mu_);
   RequestPassLocked();
-  return true;
 }
 
-absl::StatusOr<wire::AgentList> Master::ListAgents() {
-  COHORT_ASSIGN_OR_RETURN(std::vector<AgentRow> known, db_->ListAgents());
-  MutexLock lock(&mu_);
-  wire::AgentList out;
-  for (const AgentRow& k : known) {
-    const AgentLive* live = agents_.Find(k.id);
-    out.agents.push_back({.id = k.id,
-                          .host = k.host,
-                          .slots = k.slots,
-                          .used = live != nullptr ? live->state.used : 0,
-                          .enabled = k.enabled,
-                          .connected = live != nullptr});
-  }
-  return out;
-}
-
-absl::Status Master::SetAgentEnabled(const std::string& agent_id, bool enabled) {
-  COHORT_RETURN_IF_ERROR(db_->SetAgentEnabled(agent_id, enabled));
-  MutexLock lock(&mu_);
-  if (AgentLive* live = agents_.Find(agent_id)) live->state.enabled = enabled;
-  RequestPassLocked();
-  return absl::OkStatus();
-}
-
-absl::StatusOr<wire::ActionBatch> Master::WaitForActions(const std::string& agent_id,
-                                                         absl::Duration wait) {
-  MutexLock lock(&mu_);
-  const absl::Time deadline = absl::Now() + wait;
-  COHORT_RETURN_IF_ERROR(agents_.Touch(agent_id));
-  AgentLive& polled = *agents_.Find(agent_id);
-  const int64_t generation = ++polled.poll_generation;
-  polled.wakeup->SignalAll();  // an older poll of this agent ends
-  while (true) {
-    COHORT_RETURN_IF_ERROR(agents_.Touch(agent_id));
-    AgentLive& agent = *agents_.Find(agent_id);
-    if (agent.poll_generation != generation) return wire::ActionBatch{};  // superseded
-    if (!agent.actions.empty() || stopping_ || absl::Now() >= deadline) {
-      return agents_.TakeActions(agent);
-    }
-    ++agent.polling;
-    // Its own reference: the agent may re-register or be removed while this waits.
-    const std::shared_ptr<CondVar> wakeup = agent.wakeup;
-    wakeup->WaitWithDeadline(&mu_, deadline);
-    // The agent may have re-registered (or been dropped) while this poll waited.
-    if (AgentLive* again = agents_.Find(agent_id); again != nullptr && again->polling > 0) {
-      --again->polling;
-    }
-  }
-}
-
-int Master::WaitingPolls() {
-  MutexLock lock(&mu_);
-  int polls = follows_.waiting();
-  for (const auto& [id, agent] : agents_.agents()) polls += agent.polling;
-  return polls;
-}
-
-absl::StatusOr<wire::SlotList> Master::ListSlots() {
-  MutexLock lock(&mu_);
-  wire::SlotList out;
-  for (const auto& [id, agent] : agents_.agents()) {
-    const std::vector<std::pair<std::string, int64_t>> owners = allocations_.SlotOwners(id);
-    for (int s = 0; s < agent.state.slots; ++s) {
-      wire::SlotEntry slot{.agent = id, .slot = s, .enabled = agent.state.enabled};
-      if (s < static_cast<int>(owners.size())) {
-        slot.allocation = owners[s].first;
-        slot.trial_id = owners[s].second;
-      }
-      out.slots.push_back(std::move(slot));
-    }
-  }
-  return out;
-}
+int Master::WaitingPolls() { return follows_.waiting() + agents_.WaitingPolls(); }
 
 absl::StatusOr<wire::TaskList> Master::ListTasks() {
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(std::nullopt));
@@ -240,13 +137,11 @@ absl::StatusOr<ClusterStats> Master::Stats() {
   stats.scheduling = scheduling_.Get();
   stats.scheduling_lock = scheduling_lock_.Get();
   stats.metric_reports_stored = metric_reports_stored_.load();
-  MutexLock lock(&mu_);
-  for (const auto& [id, agent] : agents_.agents()) {
-    stats.agents.push_back({.id = id,
-                            .slots = agent.state.slots,
-                            .used = agent.state.used,
-                            .enabled = agent.state.enabled});
+  for (const AgentState& agent : rm_->Offers()) {
+    stats.agents.push_back(
+        {.id = agent.id, .slots = agent.slots, .used = agent.used, .enabled = agent.enabled});
   }
+  MutexLock lock(&mu_);
   // From the in-memory queue, which mirrors the database's QUEUED trials.
   stats.queued = queue_.queued();
   const absl::Time now = NowLocked();
@@ -284,13 +179,10 @@ void Master::ExpireLostAgents() {
 }
 
 void Master::ExpireLostAgentsLocked() {
-  const std::vector<std::string> lost = agents_.Expired();
-  for (const std::string& id : lost) {
-    const std::string why = absl::StrCat("agent ", id, " lost (no contact for ",
-                                         absl::FormatDuration(agents_.timeout()), ")");
-    COHORT_LOG(WARNING) << why;
-    agents_.Remove(id);
-    FailAgentRunsLocked(id, why);
+  const std::vector<rm::LostNode> lost = rm_->ExpireLost();
+  for (const rm::LostNode& node : lost) {
+    COHORT_LOG(WARNING) << node.why;
+    FailAgentRunsLocked(node.where, node.why);
   }
   ExpireRecoveriesLocked();
   if (!lost.empty()) RequestPassLocked();

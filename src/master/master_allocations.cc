@@ -71,29 +71,35 @@ absl::Status Master::StartLocked(const Placement& placement) {
     allocations_.Remove(allocation.id);
     return stored;
   }
-  const std::string chief_addr = agents_.NextChiefAddress(*agents_.Find(placement.agents[0].first));
   std::vector<std::string> where;
+  std::vector<wire::StartAction> starts;
   for (size_t node = 0; node < placement.agents.size(); ++node) {
     const auto& [agent_id, slots] = placement.agents[node];
-    agents_.Find(agent_id)->state.used += slots;
     where.push_back(absl::StrCat(agent_id, " (", slots, " slot", slots == 1 ? "" : "s", ")"));
-    wire::StartAction start{.allocation = allocation.id,
-                            .trial_id = trial_id,
-                            .experiment_id = exp.id,
-                            .node_rank = static_cast<int>(node),
-                            .nnodes = static_cast<int>(placement.agents.size()),
-                            .slots = slots,
-                            .chief_addr = chief_addr,
-                            .config = exp.config_yaml,
-                            .hparams = Json::parse(trial.hparams_json, nullptr, false),
-                            .seed = trial.seed,
-                            .latest_checkpoint = trial.latest_checkpoint,
-                            .warm_start = warm_start,
-                            .context = absl::StrCat("/api/v1/experiments/", exp.id, "/context"),
-                            .reports = node == 0,
-                            .searcher_ops = ops,
-                            .allocation_token = allocation.token};
-    PushActionLocked(agent_id, std::move(start));
+    starts.push_back({.allocation = allocation.id,
+                      .trial_id = trial_id,
+                      .experiment_id = exp.id,
+                      .node_rank = static_cast<int>(node),
+                      .nnodes = static_cast<int>(placement.agents.size()),
+                      .slots = slots,
+                      .config = exp.config_yaml,
+                      .hparams = Json::parse(trial.hparams_json, nullptr, false),
+                      .seed = trial.seed,
+                      .latest_checkpoint = trial.latest_checkpoint,
+                      .warm_start = warm_start,
+                      .context = absl::StrCat("/api/v1/experiments/", exp.id, "/context"),
+                      .reports = node == 0,
+                      .searcher_ops = ops,
+                      .allocation_token = allocation.token});
+  }
+  // The resource manager fills in the rendezvous address and holds the slots until Release.
+  if (absl::Status started = rm_->Start(placement, std::move(starts)); !started.ok()) {
+    const std::string id = allocation.id;
+    allocations_.Remove(id);
+    if (absl::Status s = db_->DeleteAllocation(id); !s.ok()) {
+      COHORT_LOG(ERROR) << "allocation " << id << " was not started, but deleting its row: " << s;
+    }
+    return started;
   }
   COHORT_RETURN_IF_ERROR(MoveTrialLocked(trial, TrialState::kRunning));
   AppendLogLocked(
@@ -116,10 +122,6 @@ void Master::AppendLogLocked(int64_t trial_id, const std::string& line) {
   }
 }
 
-void Master::PushActionLocked(const std::string& agent_id, wire::Action action) {
-  agents_.Push(agent_id, std::move(action));  // wakes the agent's poll; gone: nothing to tell
-}
-
 void Master::StopAllocationLocked(Allocation& allocation, StopReason reason) {
   // The first reason decides what becomes of the trial, except that a kill overrides a pause
   // or a searcher's stop still in progress (its trial is killed: it must not resume).
@@ -128,8 +130,7 @@ void Master::StopAllocationLocked(Allocation& allocation, StopReason reason) {
   }
   for (size_t node = 0; node < allocation.agents.size(); ++node) {
     if (allocation.exits[node]) continue;
-    PushActionLocked(allocation.agents[node].first,
-                     wire::StopAction{allocation.id, StopModeFor(reason)});
+    rm_->Stop(allocation.id, allocation.agents[node].first, StopModeFor(reason));
   }
 }
 
@@ -301,7 +302,7 @@ absl::Status Master::FinishAllocationLocked(Allocation& allocation) {
   if (absl::Status s = db_->DeleteAllocation(a.id); !s.ok()) {
     COHORT_LOG(ERROR) << "allocation " << a.id << " ended, but deleting its row: " << s;
   }
-  for (const auto& [agent_id, slots] : a.agents) agents_.Release(agent_id, slots);
+  rm_->Release(a.id);
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(a.trial_id));
   COHORT_ASSIGN_OR_RETURN(ExperimentRow exp, db_->GetExperiment(trial.experiment_id));
   COHORT_ASSIGN_OR_RETURN(ExperimentSearch * search, SearchLocked(exp.id));

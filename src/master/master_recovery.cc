@@ -40,6 +40,7 @@ absl::Status Master::RecoverLocked() {
       continue;
     }
     Allocation& a = allocations_.Restore(row.trial_id, row.id, row.token_hash, row.nodes, deadline);
+    rm_->Restore(row.id, row.trial_id, row.nodes);  // its slots stay held until it ends
     // Killed before the restart: the stop reaches its agents as they reclaim it.
     if (trial->kill_requested) a.stop = StopReason::kKill;
     AppendLogLocked(row.trial_id,
@@ -66,9 +67,8 @@ absl::Status Master::RecoverLocked() {
 }
 
 std::vector<std::pair<std::string, int>> Master::ClaimNodesLocked(
-    AgentLive& agent, const std::vector<wire::RunningAllocation>& nodes,
+    const std::string& agent_id, const std::vector<wire::RunningAllocation>& nodes,
     std::vector<std::pair<int64_t, std::string>>* notes) {
-  const std::string& agent_id = agent.state.id;
   std::vector<std::pair<std::string, int>> keep;
   for (const wire::RunningAllocation& node : nodes) {
     const ClaimOutcome outcome = allocations_.Claim(agent_id, node);
@@ -80,14 +80,14 @@ std::vector<std::pair<std::string, int>> Master::ClaimNodesLocked(
                             << "), which does not match what the master "
                             << "placed: telling it to stop";
       }
-      agent.actions.push_back(wire::StopAction{node.allocation, wire::StopMode::kPreempt});
+      rm_->Stop(node.allocation, agent_id, wire::StopMode::kPreempt);
       continue;
     }
     keep.emplace_back(node.allocation, node.node_rank);
     Allocation& a = *allocations_.Find(node.allocation);
     // A stop decided while its agent was away (a kill, a failed node) reaches it now.
     if (a.stop != StopReason::kNone) {
-      agent.actions.push_back(wire::StopAction{a.id, StopModeFor(a.stop)});
+      rm_->Stop(a.id, agent_id, StopModeFor(a.stop));
     }
     if (outcome != ClaimOutcome::kAdopted) continue;
     notes->emplace_back(a.trial_id,

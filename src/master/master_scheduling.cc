@@ -60,7 +60,7 @@ Master::Offer Master::OfferLocked(int64_t experiment_id) {
 
 Master::PassInput Master::SnapshotLocked() {
   PassInput in;
-  in.agents = agents_.States();
+  in.agents = rm_->Offers();
   in.queue.reserve(static_cast<size_t>(queue_.queued()));
   std::map<int64_t, Offer> offers;  // experiment -> what it offers this pass
   const std::map<int64_t, std::set<std::string>> excluded = policy_matches_.AllExcludedAgents();
@@ -123,15 +123,7 @@ std::optional<std::string> Master::WaitingReasonLocked(const TrialRow& trial) co
 }
 
 bool Master::PlacementFitsLocked(const Placement& placement, int64_t trial_id) {
-  const std::set<std::string> excluded = policy_matches_.ExcludedAgents(trial_id);
-  for (const auto& [agent_id, slots] : placement.agents) {
-    const AgentLive* agent = agents_.Find(agent_id);
-    if (agent == nullptr || !agent->state.enabled || excluded.count(agent_id) > 0 ||
-        agent->state.slots - agent->state.used < slots) {
-      return false;
-    }
-  }
-  return true;
+  return rm_->Fits(placement, policy_matches_.ExcludedAgents(trial_id));
 }
 
 bool Master::StartPlacementsLocked(const std::vector<Placement>& placements, size_t* next,

@@ -97,10 +97,10 @@ class MasterTest : public ::testing::Test {
   }
 
   void Register(const std::string& id, int slots) {
-    ASSERT_OK(master_->RegisterAgent({.id = id, .slots = slots, .host = "127.0.0.1"}));
+    ASSERT_OK(master_->agents().Register({.id = id, .slots = slots, .host = "127.0.0.1"}));
   }
   Json Actions(const std::string& agent) {
-    absl::StatusOr<wire::ActionBatch> r = master_->WaitForActions(agent, absl::ZeroDuration());
+    absl::StatusOr<wire::ActionBatch> r = master_->agents().WaitForActions(agent, absl::ZeroDuration());
     EXPECT_OK(r);
     return r.ok() ? r->ToJson()["actions"] : Json::array();
   }
@@ -184,7 +184,7 @@ TEST_F(MasterTest, ARequestCompletesWhileAPassComputes) {
   Start(":memory:", 16, SchedulingMode::kManual, [&] {
     if (answered) return;
     std::future<absl::StatusOr<wire::AgentList>> list =
-        std::async(std::launch::async, [&] { return master_->ListAgents(); });
+        std::async(std::launch::async, [&] { return master_->agents().List(); });
     // Only a deadline for a failure: with the lock held the request could not finish at all.
     answered = list.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
   });
@@ -201,14 +201,14 @@ TEST_F(MasterTest, APassStartsNothingOnAnAgentDisabledWhileItComputed) {
   Start(":memory:", 16, SchedulingMode::kManual, [&] {
     if (!disable) return;
     disable = false;
-    EXPECT_OK(master_->SetAgentEnabled("a1", false));
+    EXPECT_OK(master_->agents().SetEnabled("a1", false));
   });
   Register("a1", 1);
   const int64_t exp = Create(Config(1, 0, kSingle));
   ASSERT_TRUE(master_->RunPendingPass());
   EXPECT_TRUE(Actions("a1").empty()) << "placed on a1 before it was disabled: not started";
   EXPECT_EQ(Experiment(exp)["trials"][0]["state"], "QUEUED");
-  ASSERT_OK(master_->SetAgentEnabled("a1", true));
+  ASSERT_OK(master_->agents().SetEnabled("a1", true));
   ASSERT_TRUE(master_->RunPendingPass());
   OnlyStart("a1");
   EXPECT_EQ(Experiment(exp)["trials"][0]["state"], "RUNNING");
@@ -638,7 +638,7 @@ TEST_F(MasterTest, AnExcludeNodeMatchKeepsTheRestartsOffThatAgentAlsoAfterAMaste
   StartOnFile();
   Register("a1", 1);
   clock_.Advance(absl::Seconds(31));
-  ASSERT_OK(master_->Heartbeat("a1"));
+  ASSERT_OK(master_->agents().Heartbeat("a1"));
   master_->ExpireLostAgents();
   EXPECT_THAT(Actions("a1"), ::testing::IsEmpty());
   const Json t = Trial(trial);
@@ -672,14 +672,14 @@ TEST_F(MasterTest, AnAgentSilentPastTheTimeoutIsLostAndItsTrialRestartsElsewhere
   clock_.Advance(absl::Seconds(29));
   master_->ExpireLostAgents();
   EXPECT_EQ(Trial(trial)["state"], "RUNNING") << "29 s of silence is within the timeout";
-  ASSERT_OK(master_->Heartbeat("a2"));
+  ASSERT_OK(master_->agents().Heartbeat("a2"));
   clock_.Advance(absl::Seconds(2));  // a1: 31 s silent; a2: 2 s
   master_->ExpireLostAgents();
   Json again = OnlyStart("a2");
   EXPECT_EQ(again["trial_id"], trial);
   EXPECT_EQ(Trial(trial)["restarts"], 1);
   EXPECT_THAT(Logs(trial), HasSubstr("agent a1 lost"));
-  EXPECT_TRUE(absl::IsNotFound(master_->Heartbeat("a1"))) << "a lost agent must register again";
+  EXPECT_TRUE(absl::IsNotFound(master_->agents().Heartbeat("a1"))) << "a lost agent must register again";
 }
 
 // A two-node run whose node-0 agent is lost (behind a partition, say) while node 1 is still being
@@ -694,10 +694,10 @@ TEST_F(MasterTest, TheOutputOfANodeWhoseAgentWasLostIsRefused) {
   ASSERT_EQ(node0["node_rank"], 0);
   const int64_t trial = node0["trial_id"];
   const std::string allocation = node0["allocation"];
-  ASSERT_OK(master_->Heartbeat("a1"));
-  ASSERT_OK(master_->Heartbeat("a2"));
+  ASSERT_OK(master_->agents().Heartbeat("a1"));
+  ASSERT_OK(master_->agents().Heartbeat("a2"));
   clock_.Advance(absl::Seconds(20));
-  ASSERT_OK(master_->Heartbeat("a2"));
+  ASSERT_OK(master_->agents().Heartbeat("a2"));
   clock_.Advance(absl::Seconds(11));  // a1: 31 s silent
   master_->ExpireLostAgents();
   ASSERT_EQ(Trial(trial)["state"], "RUNNING") << "node 1 is still being stopped";
@@ -1050,10 +1050,10 @@ TEST_F(MasterTest, ARestartedMasterReadoptsTheAllocationItsAgentClaims) {
   EXPECT_OK(master_->CheckAllocationToken(start["allocation"],
                                           start["allocation_token"].get<std::string>()))
       << "the allocation may report before its agent is back";
-  ASSERT_OK(master_->RegisterAgent(Claiming("a1", start)));
+  ASSERT_OK(master_->agents().Register(Claiming("a1", start)));
   EXPECT_TRUE(Actions("a1").empty()) << "neither a stop nor a second start";
   clock_.Advance(absl::Minutes(1));  // past the grace: a re-adopted allocation has none
-  ASSERT_OK(master_->Heartbeat("a1"));
+  ASSERT_OK(master_->agents().Heartbeat("a1"));
   master_->ExpireLostAgents();
   EXPECT_EQ(Trial(trial)["state"], "RUNNING");
   EXPECT_EQ(Trial(trial)["allocation"], start["allocation"]);
@@ -1081,7 +1081,7 @@ TEST_F(MasterTest, AnAllocationNoAgentReclaimsWithinTheGraceIsQueuedWithoutARest
   EXPECT_THAT(Logs(trial), HasSubstr("not counted as a restart"));
   // The agent comes back late, still running the old allocation: told to stop it, then given
   // the trial again.
-  ASSERT_OK(master_->RegisterAgent(Claiming("a1", start)));
+  ASSERT_OK(master_->agents().Register(Claiming("a1", start)));
   const Json actions = Actions("a1");
   ASSERT_EQ(actions.size(), 2u) << actions.dump();
   EXPECT_EQ(actions[0]["type"], "stop");
@@ -1111,7 +1111,7 @@ TEST_F(MasterTest, AKillWhileTheAgentIsAwayReachesItWhenItReclaimsTheAllocation)
   const Json start = OnlyStart("a1");
   StartOnFile();
   ASSERT_OK(master_->KillExperiment(exp, kRoot));
-  ASSERT_OK(master_->RegisterAgent(Claiming("a1", start)));
+  ASSERT_OK(master_->agents().Register(Claiming("a1", start)));
   const Json actions = Actions("a1");
   ASSERT_GE(actions.size(), 1u);
   EXPECT_EQ(actions[0]["type"], "stop");
@@ -1133,7 +1133,7 @@ TEST_F(MasterTest, ATrialKilledBeforeAMasterRestartIsCanceledAfterIt) {
   ASSERT_OK(master_->KillTrial(lost["trial_id"], kRoot));
   StartOnFile();  // before either agent fetched its stop
   // a1 comes back running its node: the kill reaches it; a2 never comes back.
-  ASSERT_OK(master_->RegisterAgent(Claiming("a1", reclaimed)));
+  ASSERT_OK(master_->agents().Register(Claiming("a1", reclaimed)));
   const Json stop = Actions("a1");
   ASSERT_EQ(stop.size(), 1u) << stop.dump();
   EXPECT_EQ(stop[0]["type"], "stop");
@@ -1179,7 +1179,7 @@ TEST_F(MasterTest, LogFollowersBeyondTheLimitAreAnsweredAtOnce) {
 
 TEST_F(MasterTest, ANewerPollOfTheSameAgentEndsTheOlderOne) {
   Register("a1", 1);
-  auto poll = [&] { return master_->WaitForActions("a1", absl::Seconds(60)); };
+  auto poll = [&] { return master_->agents().WaitForActions("a1", absl::Seconds(60)); };
   std::future<absl::StatusOr<wire::ActionBatch>> older = std::async(std::launch::async, poll);
   AwaitWaitingPolls(*master_, 1);
   std::future<absl::StatusOr<wire::ActionBatch>> newer = std::async(std::launch::async, poll);
@@ -1224,7 +1224,7 @@ TEST_F(MasterTest, AContextUploadOntoAFullDiskSaysSoAndLeavesNothing) {
                        {.data_dir = small.string(), .clock = &clock_,
                         .scheduling = SchedulingMode::kInline})
             .value();
-    ASSERT_OK(master->RegisterAgent({.id = "a1", .slots = 1, .host = "127.0.0.1"}));
+    ASSERT_OK(master->agents().Register({.id = "a1", .slots = 1, .host = "127.0.0.1"}));
     const std::string big = Made(
         dir_, "head -c 2000000 /dev/urandom > big.bin && tar czf big.tar.gz big.bin", "big.tar.gz");
     absl::StatusOr<int64_t> id = master->CreateExperiment(Config(1, 0, kSingle), "", big, kRoot);

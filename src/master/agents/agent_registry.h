@@ -5,9 +5,9 @@
 // Registration and enabling are stored in the database by the master; this is the live part,
 // rebuilt as agents (re)register after a master restart.
 //
-// Not thread-safe: the Master owns it and calls it under its state lock; each agent's long poll
-// waits under that lock on the agent's own condition variable (`wakeup`), so an action queued
-// for one agent wakes that agent's poll only, not every agent's.
+// Not thread-safe: AgentManager (agent_manager.h) owns it and calls it under its own lock; each
+// agent's long poll waits under that lock on the agent's own condition variable (`wakeup`), so
+// an action queued for one agent wakes that agent's poll only, not every agent's.
 
 #include <deque>
 #include <map>
@@ -29,7 +29,7 @@ struct AgentLive {
   std::string host;
   int port_lo = 29500, port_hi = 29599, next_port = 29500;
   absl::Time last_seen;
-  // The agent said it is stopping (Master::AgentLeaving): nothing more is placed on it, and it
+  // The agent said it is stopping (AgentManager::Leave): nothing more is placed on it, and it
   // is removed once its nodes have exited.
   bool leaving = false;
   int polling = 0;              // long polls in progress: the agent is there while it waits

@@ -115,16 +115,6 @@ void Allocations::EndRecovery(const std::string& id) {
   a->state = AllocationState::kRunning;
 }
 
-int Allocations::SlotsOn(const std::string& agent) const {
-  int slots = 0;
-  for (const auto& [id, a] : running_) {
-    for (const auto& [agent_id, n] : a.agents) {
-      if (agent_id == agent) slots += n;
-    }
-  }
-  return slots;
-}
-
 absl::Status Allocations::CheckToken(const std::string& id, const std::string& token_hash) const {
   const Allocation* a = Find(id);
   if (a == nullptr) {
@@ -197,18 +187,6 @@ std::vector<std::string> Allocations::MarkAgentLost(
     if (hit) touched.push_back(id);
   }
   return touched;
-}
-
-std::vector<std::pair<std::string, int64_t>> Allocations::SlotOwners(
-    const std::string& agent) const {
-  std::vector<std::pair<std::string, int64_t>> owners;
-  for (const auto& [id, a] : running_) {
-    for (const auto& [agent_id, slots] : a.agents) {
-      if (agent_id != agent) continue;
-      for (int s = 0; s < slots; ++s) owners.emplace_back(id, a.trial_id);
-    }
-  }
-  return owners;
 }
 
 }  // namespace cohort::master

@@ -85,8 +85,6 @@ class Allocations {
   // Ends the recovery of kRecovering allocation `id`: the nodes neither claimed nor exited are
   // marked lost (exit -1), and it is kRunning (what is left of it runs, re-adopted).
   void EndRecovery(const std::string& id);
-  // Slots on `agent` held by the allocations that run (or recover) here.
-  int SlotsOn(const std::string& agent) const;
   // The allocation, or null when it is not running (ended, or of another master run).
   Allocation* Find(const std::string& id);
   const Allocation* Find(const std::string& id) const;
@@ -111,8 +109,6 @@ class Allocations {
   // pairs the agent has just claimed) are left alone.
   std::vector<std::string> MarkAgentLost(const std::string& agent,
                                          const std::vector<std::pair<std::string, int>>& keep = {});
-  // Per slot used on `agent`: the (allocation, trial) holding it, in allocation id order.
-  std::vector<std::pair<std::string, int64_t>> SlotOwners(const std::string& agent) const;
   const std::map<std::string, Allocation>& running() const { return running_; }
 
  private:

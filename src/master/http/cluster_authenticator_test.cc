@@ -356,7 +356,7 @@ TEST_F(AuthRoutesTest, AgentRoutesNeedTheClusterSecret) {
   ExpectAgentRefusal(Register(""));
   ExpectAgentRefusal(Register(admin_));
   ExpectAgentRefusal(Register(secret_ + "0"));
-  EXPECT_TRUE(master_->ListAgents().value().agents.empty());
+  EXPECT_TRUE(master_->agents().List().value().agents.empty());
   ASSERT_OK(Register(secret_));
   const std::string poll = "/api/v1/agents/a1/actions?timeout=0";
   ExpectAgentRefusal(Client("").Get(poll).status());

@@ -8,7 +8,8 @@ void RegisterRoutes(Router& router, Master& master) {
   AddExperimentRoutes(router, master);
   AddTrialRoutes(router, master);
   AddTemplateRoutes(router, master.templates());
-  AddAgentRoutes(router, master);
+  AddAgentRoutes(router, master.agents());
+  AddTaskRoutes(router, master);
   AddAllocationRoutes(router, master);
   AddUserRoutes(router, master.users());
   AddSeriesRoutes(router, master.series());
