@@ -90,14 +90,17 @@ int Master::WaitingPolls() { return follows_.waiting() + agents_.WaitingPolls();
 
 absl::StatusOr<wire::TaskList> Master::ListTasks() {
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(std::nullopt));
-  MutexLock lock(&mu_);
-  wire::TaskList out;
+  // The rows are read before the lock: only the live state (allocations, why trials wait) is
+  // the master's.
   std::map<int64_t, ExperimentRow> experiments;
   for (const TrialRow& t : trials) {
+    if (wire::IsTerminal(t.state) || experiments.count(t.experiment_id) > 0) continue;
+    COHORT_ASSIGN_OR_RETURN(experiments[t.experiment_id], db_->GetExperiment(t.experiment_id));
+  }
+  MutexLock lock(&mu_);
+  wire::TaskList out;
+  for (const TrialRow& t : trials) {
     if (wire::IsTerminal(t.state)) continue;
-    if (!experiments.count(t.experiment_id)) {
-      COHORT_ASSIGN_OR_RETURN(experiments[t.experiment_id], db_->GetExperiment(t.experiment_id));
-    }
     const ExperimentRow& e = experiments[t.experiment_id];
     wire::TaskEntry task{.trial_id = t.id,
                          .experiment_id = t.experiment_id,
