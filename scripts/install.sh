@@ -6,8 +6,10 @@
 #                                builds against, the example's data (scripts/main.sh)
 #   scripts/install.sh --test    and what only the tests use (scripts/test.sh): the browser for
 #                                the web interface's test, clang for the thread-safety check,
-#                                openssl for the TLS tests' certificates, ip for network namespaces
-#   scripts/install.sh --bench   and the benchmarks' peers: PyTorch DDP, OpenMPI, iperf3
+#                                openssl for the TLS tests' certificates, ip for network
+#                                namespaces, npm's s3rver (an S3-compatible server) in
+#                                /opt/cohort-test-tools
+#   scripts/install.sh --bench   and the benchmarks' peers: PyTorch DDP, OpenMPI, iperf3, awscli
 set -euo pipefail
 
 PACKAGES=(
@@ -16,6 +18,8 @@ PACKAGES=(
   # libraries Cohort builds against
   libtorch-dev libgloo-dev libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libcpp-httplib-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev libarchive-dev libsodium-dev
+  # object stores (src/objstore): libcurl signs and sends S3 requests, expat reads the answers
+  libcurl4-openssl-dev libexpat1-dev
   # the master's HTTP engine (src/master/http/http_server.h)
   libmicrohttpd-dev
   # GoogleTest and Google Benchmark: the build configures its tests and benchmarks beside the
@@ -50,16 +54,40 @@ BENCH_PACKAGES=(
   # the emulated cluster network's link measurement (bench/netcluster --measure-link) and
   # OpenMPI, the collectives' peer in bench/netcluster_allreduce.py
   iperf3 openmpi-bin libopenmpi-dev iproute2
+  # the object stores' peer: `aws s3 cp` (bench/s3_checkpoint_bench.sh)
+  awscli
 )
+WANT_S3RVER=0
 for arg in "$@"; do
   case "$arg" in
-    --test) PACKAGES+=("${TEST_PACKAGES[@]}") ;;
-    --bench) PACKAGES+=("${BENCH_PACKAGES[@]}") ;;
+    --test) PACKAGES+=("${TEST_PACKAGES[@]}"); WANT_S3RVER=1 ;;
+    --bench) PACKAGES+=("${BENCH_PACKAGES[@]}"); WANT_S3RVER=1 ;;
     -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "install: unknown option $arg (use --test, --bench or none)" >&2; exit 2 ;;
   esac
 done
 
+# npm's s3rver (the tests' S3-compatible server, src/objstore/testing/s3rver.h), pinned; Debian's
+# nodejs and npm unless a node with its npm is already there (NodeSource's conflicts with them).
+S3RVER_DIR=/opt/cohort-test-tools
+install_s3rver() {
+  [ "$WANT_S3RVER" = 1 ] || return 0
+  if [ -x "$S3RVER_DIR/node_modules/.bin/s3rver" ]; then return 0; fi
+  if ! command -v npm >/dev/null; then
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends nodejs npm
+  fi
+  echo "install: npm install s3rver@3.7.1 into $S3RVER_DIR"
+  $SUDO mkdir -p "$S3RVER_DIR"
+  (cd "$S3RVER_DIR" && $SUDO npm install --no-audit --no-fund --loglevel=error s3rver@3.7.1)
+}
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+
+missing=()
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -69,15 +97,13 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install: all ${#PACKAGES[@]} packages present"
+  install_s3rver
   exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  SUDO="sudo"
-fi
 echo "install: installing ${#missing[@]} missing packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+install_s3rver
 echo "install: done"
