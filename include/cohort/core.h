@@ -93,8 +93,8 @@ class Context {
  public:
   Context(ClusterInfo info, std::shared_ptr<comm::Communicator> world,
           std::shared_ptr<comm::Rendezvous> rendezvous, std::unique_ptr<Reporter> reporter,
-          std::string storage_dir, std::vector<int64_t> searcher_lengths,
-          std::string searcher_unit);
+          std::string storage_dir, std::shared_ptr<CheckpointRemote> remote,
+          std::vector<int64_t> searcher_lengths, std::string searcher_unit);
 
   DistributedContext& distributed() { return distributed_; }
   TrainContext& train() { return train_; }

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cohort/core/train_context.h"
+#include "cohort/status.h"
 #include "common/json_bounded.h"
 #include "common/small_file.h"
 #include "wire/limits.h"
@@ -155,6 +156,7 @@ absl::StatusOr<std::string> CheckpointContext::Writer::Commit() {
   metadata["storage_id"] = storage_id_;
   if (absl::Status s = WriteFile("metadata.json", metadata.dump(2) + "\n"); !s.ok()) return s;
   if (absl::Status s = SyncAll(); !s.ok()) return s;
+  if (owner_->remote_ != nullptr) return CommitRemote(metadata);
   const fs::path final_path = fs::path(owner_->storage_dir_) / storage_id_;
   std::error_code ec;
   fs::rename(tmp_path_, final_path, ec);
@@ -172,6 +174,22 @@ absl::StatusOr<std::string> CheckpointContext::Writer::Commit() {
       !s.ok()) {
     return s;
   }
+  return storage_id_;
+}
+
+absl::StatusOr<std::string> CheckpointContext::Writer::CommitRemote(
+    const nlohmann::json& metadata) {
+  // Published in the object store before anything is reported. The local files go: the
+  // store is the checkpoint (a restore downloads it), and a long run's checkpoints would fill
+  // the node's disk.
+  if (absl::Status s = owner_->remote_->Store(storage_id_, tmp_path_); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("checkpoint ", storage_id_, ": ", s.message()));
+  }
+  done_ = true;
+  std::error_code ignored;
+  fs::remove_all(tmp_path_, ignored);
+  COHORT_RETURN_IF_ERROR(owner_->reporter_->ReportCheckpoint(
+      storage_id_, owner_->remote_->Location(storage_id_), metadata));
   return storage_id_;
 }
 
@@ -204,9 +222,40 @@ absl::StatusOr<std::string> CheckpointContext::RestorePath(const std::string& st
         " is a symbolic link; only a checkpoint directory is restored"));
   }
   if (!fs::is_directory(dir, ec)) {
+    if (remote_ != nullptr) return FetchIntoCache(storage_id);
     return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, " is not in the storage ",
                                             storage_dir_, " (ls ", storage_dir_,
                                             " lists the stored ones)"));
+  }
+  return dir.string();
+}
+
+absl::StatusOr<std::string> CheckpointContext::FetchIntoCache(const std::string& storage_id) const {
+  const fs::path dir = fs::path(storage_dir_) / storage_id;
+  const fs::path tmp =
+      fs::path(storage_dir_) / absl::StrCat(".", storage_id, ".fetch-", rank_, "-", ::getpid());
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  if (ec) {
+    return absl::UnavailableError(absl::StrCat("checkpoint ", storage_id, ": creating ",
+                                               tmp.string(), ": ", ec.message()));
+  }
+  if (absl::Status s = remote_->Fetch(storage_id, tmp.string()); !s.ok()) {
+    fs::remove_all(tmp, ec);
+    return absl::Status(s.code(), absl::StrCat("checkpoint ", storage_id, " from ",
+                                               remote_->Describe(), ": ", s.message()));
+  }
+  fs::rename(tmp, dir, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove_all(tmp, ignored);
+    // Another rank of this node fetched it first: its copy is the same checkpoint.
+    if (!fs::is_directory(dir, ignored)) {
+      return absl::UnavailableError(absl::StrCat("checkpoint ", storage_id, ": renaming ",
+                                                 tmp.string(), " to ", dir.string(), ": ",
+                                                 ec.message()));
+    }
   }
   return dir.string();
 }

@@ -15,6 +15,7 @@
 #include "config/yaml_json.h"
 #include "core/local_reporter.h"
 #include "core/progress_beacon.h"
+#include "core/s3_checkpoint_remote.h"
 #include "core/tensorboard_reporter.h"
 #include "wire/worker_env.h"
 
@@ -108,14 +109,14 @@ std::string CheckpointStorageDir(const std::optional<config::ExperimentConfig>& 
 
 Context::Context(ClusterInfo info, std::shared_ptr<comm::Communicator> world,
                  std::shared_ptr<comm::Rendezvous> rendezvous, std::unique_ptr<Reporter> reporter,
-                 std::string storage_dir, std::vector<int64_t> searcher_lengths,
-                 std::string searcher_unit)
+                 std::string storage_dir, std::shared_ptr<CheckpointRemote> remote,
+                 std::vector<int64_t> searcher_lengths, std::string searcher_unit)
     : info_(std::move(info)),
       reporter_(std::move(reporter)),
       beacon_(std::make_shared<ProgressBeacon>(info_.run_dir, world->rank())),
       distributed_(world, std::move(rendezvous), beacon_),
       train_(world->rank(), reporter_.get(), beacon_.get()),
-      checkpoint_(world->rank(), std::move(storage_dir), reporter_.get()),
+      checkpoint_(world->rank(), std::move(storage_dir), reporter_.get(), std::move(remote)),
       preempt_(
           *world,
           [reporter = reporter_.get()] {
@@ -143,6 +144,13 @@ absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options) {
     return Annotate(s, absl::StrCat("core::Init (rank ", comm.rank(), ")"));
   }
   const std::string storage_dir = CheckpointStorageDir(info.config, info.run_dir);
+  std::shared_ptr<CheckpointRemote> remote;
+  if (info.config && info.config->checkpoint_storage) {
+    absl::StatusOr<std::shared_ptr<CheckpointRemote>> made =
+        MakeCheckpointRemote(*info.config->checkpoint_storage);
+    if (!made.ok()) return Annotate(made.status(), "core::Init: checkpoint_storage");
+    remote = *std::move(made);
+  }
   std::vector<int64_t> lengths;
   std::string unit = "batches";
   if (info.config && info.config->searcher.max_length) {
@@ -168,8 +176,8 @@ absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options) {
   // The run directory and checkpoint storage exist for everyone from here on.
   COHORT_RETURN_IF_ERROR(comm.Barrier());
   return std::make_unique<Context>(std::move(info), world->comm, world->rendezvous,
-                                   std::move(reporter), storage_dir, std::move(lengths),
-                                   std::move(unit));
+                                   std::move(reporter), storage_dir, std::move(remote),
+                                   std::move(lengths), std::move(unit));
 }
 
 }  // namespace cohort::core

@@ -610,12 +610,14 @@ absl::StatusOr<std::optional<int64_t>> S3Client::Head(const std::string& key) {
 }
 
 absl::StatusOr<std::vector<ObjectInfo>> S3Client::List(const std::string& prefix,
-                                                      int64_t max_keys) {
+                                                      int64_t max_keys,
+                                                      const std::string& delimiter) {
   std::vector<ObjectInfo> out;
   std::string token;
   do {
     Request r{.query = {{"list-type", "2"}, {"prefix", prefix}}};
     if (!token.empty()) r.query["continuation-token"] = token;
+    if (!delimiter.empty()) r.query["delimiter"] = delimiter;
     COHORT_ASSIGN_OR_RETURN(std::string page, impl_->Xml(r));
     COHORT_ASSIGN_OR_RETURN(XmlFields fields, ParseXmlFields(page));
     token.clear();

@@ -82,8 +82,10 @@ class S3Client {
   // The object's size, or nullopt when there is none.
   absl::StatusOr<std::optional<int64_t>> Head(const std::string& key);
   // The objects whose keys start with `prefix`, in key order; FailedPrecondition when there are
-  // more than `max_keys`.
-  absl::StatusOr<std::vector<ObjectInfo>> List(const std::string& prefix, int64_t max_keys);
+  // more than `max_keys`. With a `delimiter` ("/"), only the keys with no delimiter after the
+  // prefix (one level, as a directory's files).
+  absl::StatusOr<std::vector<ObjectInfo>> List(const std::string& prefix, int64_t max_keys,
+                                               const std::string& delimiter = "");
   // OK whether or not the object was there.
   absl::Status Delete(const std::string& key);
 

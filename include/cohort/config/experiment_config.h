@@ -108,6 +108,10 @@ struct CheckpointStorage {
   std::optional<std::string> bucket;        // s3, gcs
   std::optional<std::string> prefix;        // s3, gcs
   std::optional<std::string> endpoint_url;  // s3
+  // s3: the keys (secrets: masked for other users, never logged); none: the environment's
+  // AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, else ~/.aws/credentials.
+  std::optional<std::string> access_key;
+  std::optional<std::string> secret_key;
   std::optional<std::string> container;     // azure
   int64_t save_experiment_best = 0;
   int64_t save_trial_best = 1;

@@ -5,6 +5,10 @@
 // (directory), or <run dir>/checkpoints when the config names none. Next to the trial's files
 // it holds metadata.json: the caller's metadata plus "storage_id".
 //
+// With an object store (`checkpoint_storage: {type: s3, ...}`) the directory only stages:
+// Commit uploads the checkpoint (whole, published last: CheckpointRemote), removes the local
+// files and reports it; RestorePath downloads it into the directory (once per node).
+//
 // Only the chief stores (StorePath on another rank is FailedPrecondition); every rank may
 // restore. A stored checkpoint appears atomically: files are written under a hidden temporary
 // name and renamed by Commit, so a reader (or a resumed run) never sees half of one. A write
@@ -24,6 +28,7 @@
 //   ...
 //   COHORT_ASSIGN_OR_RETURN(std::string dir, ctx.checkpoint().RestorePath(id));
 
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
@@ -32,6 +37,22 @@
 #include "nlohmann/json.hpp"
 
 namespace cohort::core {
+
+// Where checkpoints are kept beyond the local directory: an object store. Implemented inside
+// Cohort (core::Init makes one from the config's checkpoint_storage); thread-safe.
+class CheckpointRemote {
+ public:
+  virtual ~CheckpointRemote() = default;
+  // "s3://bucket at http://... prefix p": for messages.
+  virtual std::string Describe() const = 0;
+  // Where checkpoint `storage_id` lives, as reported: "s3://bucket/prefix/ID".
+  virtual std::string Location(const std::string& storage_id) const = 0;
+  // Publishes the local directory `from_dir` as checkpoint `storage_id`, whole or not at all.
+  virtual absl::Status Store(const std::string& storage_id, const std::string& from_dir) = 0;
+  // Downloads checkpoint `storage_id` into the existing, empty local directory `into_dir`;
+  // NotFound when it is not stored.
+  virtual absl::Status Fetch(const std::string& storage_id, const std::string& into_dir) = 0;
+};
 
 class CheckpointContext {
  public:
@@ -59,6 +80,8 @@ class CheckpointContext {
            nlohmann::json metadata);
     // fsync of every file and folder under path(); Unavailable names the one that failed.
     absl::Status SyncAll() const;
+    // Commit's end with a remote: uploads, drops the local files, reports.
+    absl::StatusOr<std::string> CommitRemote(const nlohmann::json& metadata);
     CheckpointContext* owner_;
     std::string storage_id_;
     std::string tmp_path_;
@@ -66,9 +89,14 @@ class CheckpointContext {
     bool done_ = false;
   };
 
-  // `reporter`: the chief's (null elsewhere); not owned.
-  CheckpointContext(int rank, std::string storage_dir, Reporter* reporter)
-      : rank_(rank), storage_dir_(std::move(storage_dir)), reporter_(reporter) {}
+  // `reporter`: the chief's (null elsewhere); not owned. `remote`: the object store the
+  // checkpoints go to (null: `storage_dir` is the storage itself).
+  CheckpointContext(int rank, std::string storage_dir, Reporter* reporter,
+                    std::shared_ptr<CheckpointRemote> remote = nullptr)
+      : rank_(rank),
+        storage_dir_(std::move(storage_dir)),
+        reporter_(reporter),
+        remote_(std::move(remote)) {}
 
   // Starts a checkpoint. `metadata`: a JSON object (conventionally with "steps_completed").
   absl::StatusOr<Writer> StorePath(const nlohmann::json& metadata);
@@ -81,9 +109,14 @@ class CheckpointContext {
   const std::string& storage_dir() const { return storage_dir_; }
 
  private:
+  // RestorePath with a remote: downloads the checkpoint into the cache (a temporary name,
+  // renamed; a rank of the same node that won the rename is as good).
+  absl::StatusOr<std::string> FetchIntoCache(const std::string& storage_id) const;
+
   int rank_;
   std::string storage_dir_;
   Reporter* reporter_;
+  std::shared_ptr<CheckpointRemote> remote_;
 };
 
 // A random (version 4) UUID, e.g. "3f2b8c1e-9a4d-4e6f-b1a2-7c8d9e0f1a2b".

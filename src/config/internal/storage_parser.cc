@@ -67,8 +67,8 @@ void ReadCloud(ObjectReader& r, CheckpointStorage& c) {
     c.prefix = r.String("prefix");
   }
   if (c.type == "s3") {
-    r.String("access_key");
-    r.String("secret_key");
+    c.access_key = r.String("access_key");
+    c.secret_key = r.String("secret_key");
     c.endpoint_url = r.String("endpoint_url");
   }
   if (c.type == "azure") {
