@@ -11,10 +11,10 @@ absl::Status CheckRunnable(const ExperimentConfig& config) {
   ErrorList errors;
   if (config.checkpoint_storage) {
     const std::string& type = config.checkpoint_storage->type;
-    if (!type.empty() && type != "shared_fs" && type != "directory") {  // empty: the default
+    if (type == "gcs" || type == "azure") {  // empty: the default
       errors.Add("checkpoint_storage.type",
                  absl::StrCat("checkpoint storage type ", type,
-                              " is not supported by Cohort: use shared_fs or directory"));
+                              " is not supported by Cohort: use s3, shared_fs or directory"));
     }
   }
   const std::string& searcher = config.searcher.name;

@@ -319,24 +319,29 @@ class Master {
   absl::StatusOr<std::vector<GcCheckpoint>> GcCandidatesLocked(const ExperimentRow& exp,
                                                                const std::string& metric)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void DeleteCheckpointLocked(const std::string& root, const CheckpointRow& row)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DeleteCheckpointLocked(const std::shared_ptr<storage::CheckpointStorage>& storage,
+                              const CheckpointRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // At creation: InvalidArgument, naming the field and the allowed roots, for a shared_fs
   // storage outside storage_roots_ (a directory storage is checked at each use only).
   absl::Status CheckStorageAllowed(const config::CheckpointStorage& storage) const;
-  // The directory the experiment's checkpoints are stored in, when the master reaches it
-  // (shared_fs, directory); empty otherwise.
+  // The directory the experiment's checkpoints are stored in, when it is one (shared_fs,
+  // directory; its TensorBoard files are there too); empty otherwise.
   absl::StatusOr<std::string> CheckpointRootLocked(int64_t experiment_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Removes the directories of the experiment's ACTIVE checkpoints under `root` (only its own
-  // <root>/<storage id> ones), without mu_; one the master cannot see is logged and left.
-  absl::Status RemoveCheckpointDirs(int64_t experiment_id, const std::string& root);
+  // The experiment's checkpoint storage (checkpoints::Checkpoints::StorageFor); null for none.
+  absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> CheckpointStorageLocked(
+      int64_t experiment_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes the experiment's ACTIVE checkpoints from `storage` (only its own locations of their
+  // ids), without mu_; one the master cannot see is logged and left.
+  absl::Status RemoveCheckpointDirs(int64_t experiment_id,
+                                    const std::shared_ptr<storage::CheckpointStorage>& storage);
 
   // Experiment deletion (master_deletion.cc): the DELETING experiments, oldest request first;
   // the monitor thread works on the front one.
   struct PendingDeletion {
     int64_t experiment = 0;
-    std::string checkpoint_root;  // CheckpointRootLocked
+    std::string checkpoint_root;  // CheckpointRootLocked (its TensorBoard files)
+    std::shared_ptr<storage::CheckpointStorage> checkpoint_storage;  // CheckpointStorageLocked
     std::string context_path;
     std::vector<int64_t> trials;
     bool files_removed = false;  // checkpoints and context gone: only rows are left
@@ -354,8 +359,9 @@ class Master {
   // a killed master: .tmp-PID files, or archives whose row was never written) and the
   // checkpoint directories the last run's GC renamed aside but did not remove (.deleted-ID).
   absl::Status SweepLeftoversLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // SweepLeftoversLocked's part for one checkpoint storage directory.
-  void SweepStorageLocked(const std::string& root) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // SweepLeftoversLocked's part for one checkpoint storage.
+  void SweepStorageLocked(const std::shared_ptr<storage::CheckpointStorage>& storage)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The monitor thread's turn: with mu_ held, releases it while it removes the front
   // deletion's files and deletes its rows for about kDeletionSlice. True when more is left to
   // do at once (the monitor does not wait before its next turn).
@@ -671,10 +677,11 @@ class Master {
   // Checkpoints the GC marked DELETED (DeleteCheckpointLocked), which the monitor thread deletes
   // from their storage without mu_ (a checkpoint may be gigabytes); what is left at the
   // destructor is deleted there, and what a crash left by the next start's sweep. Each is (the
-  // storage directory, the storage id).
-  std::vector<std::pair<std::string, std::string>> doomed_checkpoints_ ABSL_GUARDED_BY(mu_);
-  // Deletes `doomed` through their storage (StorageAt), without mu_; a failure is logged.
-  void DeleteCheckpoints(const std::vector<std::pair<std::string, std::string>>& doomed);
+  // storage, the storage id).
+  using Doomed = std::vector<std::pair<std::shared_ptr<storage::CheckpointStorage>, std::string>>;
+  Doomed doomed_checkpoints_ ABSL_GUARDED_BY(mu_);
+  // Deletes `doomed` through their storage, without mu_; a failure is logged.
+  void DeleteCheckpoints(const Doomed& doomed);
   // The only way to checkpoint files (storage/storage_roots.h); immutable.
   const storage::StorageRoots storage_roots_;
   // What the trials' log policies found (logs/policy_matches.h; its own lock, under mu_).

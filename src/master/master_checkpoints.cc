@@ -40,6 +40,18 @@ absl::Status Master::CheckStorageAllowed(const config::CheckpointStorage& storag
   // A `directory` storage's container_path is a path inside the agents' containers, which the
   // master may not have at all: it is not refused here, and the master acts on it only where it
   // lies beneath an allowed root (storage_roots_ at each use), like any other.
+  if (storage.type == "s3") {
+    // The master deletes (GC) and serves (downloads) them: it must have keys for the bucket.
+    absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> reached =
+        checkpoints_.StorageFor(storage);
+    if (!reached.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("checkpoint_storage: ", reached.status().message(),
+                       " (give access_key and secret_key, or start the master with "
+                       "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)"));
+    }
+    return absl::OkStatus();
+  }
   if (storage.type != "shared_fs") return absl::OkStatus();
   const std::string field = storage.storage_path ? "checkpoint_storage.host_path + storage_path"
                                                  : "checkpoint_storage.host_path";
@@ -61,11 +73,12 @@ absl::StatusOr<std::vector<GcCheckpoint>> Master::GcCandidatesLocked(const Exper
   return out;
 }
 
-void Master::DeleteCheckpoints(const std::vector<std::pair<std::string, std::string>>& doomed) {
-  for (const auto& [root, id] : doomed) {
-    if (absl::Status s = checkpoints_.StorageAt(root).Delete(id); !s.ok()) {
-      COHORT_LOG(ERROR) << "checkpoint GC: deleting checkpoint " << id << " of " << root << ": "
-                        << s << " (a restart of the master tries again)";
+void Master::DeleteCheckpoints(const Doomed& doomed) {
+  for (const auto& [storage, id] : doomed) {
+    if (absl::Status s = storage->Delete(id); !s.ok()) {
+      COHORT_LOG(ERROR) << "checkpoint GC: deleting checkpoint " << id << " of "
+                        << storage->Describe() << ": " << s
+                        << " (a restart of the master tries again)";
     }
   }
 }
@@ -79,11 +92,15 @@ absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp,
                           GcCandidatesLocked(exp, facts.searcher.metric));
   const GcPolicy policy{storage.save_experiment_best, storage.save_trial_best,
                         storage.save_trial_latest, facts.searcher.smaller_is_better};
-  const std::string root = checkpoints::StorageDir(storage);
-  for (const std::string& id : CheckpointsToDelete(candidates, policy)) {
+  const std::vector<std::string> doomed = CheckpointsToDelete(candidates, policy);
+  if (doomed.empty()) return absl::OkStatus();
+  COHORT_ASSIGN_OR_RETURN(const std::shared_ptr<storage::CheckpointStorage> store,
+                          checkpoints_.StorageFor(storage));
+  if (store == nullptr) return absl::OkStatus();
+  for (const std::string& id : doomed) {
     COHORT_ASSIGN_OR_RETURN(CheckpointRow row, db_->GetCheckpoint(id));
     if (ended_trial && row.trial_id != *ended_trial) continue;
-    DeleteCheckpointLocked(root, row);
+    DeleteCheckpointLocked(store, row);
   }
   return absl::OkStatus();
 }
@@ -93,17 +110,25 @@ absl::StatusOr<std::string> Master::CheckpointRootLocked(int64_t experiment_id) 
   return facts.storage ? checkpoints::StorageDir(*facts.storage) : "";
 }
 
-absl::Status Master::RemoveCheckpointDirs(int64_t experiment_id, const std::string& root) {
+absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> Master::CheckpointStorageLocked(
+    int64_t experiment_id) {
+  COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(experiment_id));
+  if (!facts.storage) return std::shared_ptr<storage::CheckpointStorage>();
+  return checkpoints_.StorageFor(*facts.storage);
+}
+
+absl::Status Master::RemoveCheckpointDirs(
+    int64_t experiment_id, const std::shared_ptr<storage::CheckpointStorage>& store) {
+  if (store == nullptr) return absl::OkStatus();
   COHORT_ASSIGN_OR_RETURN(std::vector<GcCheckpointRow> rows,
                           db_->ListActiveCheckpoints(experiment_id));
-  storage::DirectoryStorage store = checkpoints_.StorageAt(root);
   for (const GcCheckpointRow& row : rows) {
-    // The path came from a trial: only the storage's own <root>/<storage id> is ever removed,
+    // The path came from a trial: only the storage's own location of its id is ever removed,
     // and only through the storage (beneath an allowed root, no link followed or removed).
     const CheckpointRow& c = row.checkpoint;
     const absl::Status deleted =
-        checkpoints::IsOwnEntry(root, c)
-            ? store.Delete(c.storage_id)
+        checkpoints::IsOwnEntry(*store, c)
+            ? store->Delete(c.storage_id)
             : absl::FailedPreconditionError("its path is not in its storage");
     if (absl::IsFailedPrecondition(deleted) || absl::IsInvalidArgument(deleted)) {
       COHORT_LOG(WARNING) << "deleting experiment " << experiment_id << ": checkpoint "
@@ -120,17 +145,24 @@ absl::Status Master::RemoveCheckpointDirs(int64_t experiment_id, const std::stri
   return absl::OkStatus();
 }
 
-void Master::DeleteCheckpointLocked(const std::string& root, const CheckpointRow& row) {
+void Master::DeleteCheckpointLocked(const std::shared_ptr<storage::CheckpointStorage>& store,
+                                    const CheckpointRow& row) {
   const std::string what = absl::StrCat("master: checkpoint GC: checkpoint ", row.storage_id,
                                         " (batch ", row.steps_completed, ")");
-  // The path came from a trial: only the storage's own <root>/<storage id> is ever removed,
-  // and only beneath an allowed root (storage_roots_).
-  if (!checkpoints::IsOwnEntry(root, row)) {
+  // The path came from a trial: only the storage's own location of its id is ever removed,
+  // and only through the storage (a directory beneath an allowed root).
+  if (!checkpoints::IsOwnEntry(*store, row)) {
     AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: its path ", row.path,
-                                               " is not in the checkpoint storage ", root));
+                                               " is not in the checkpoint storage ",
+                                               store->Describe()));
     return;
   }
-  const absl::Status present = checkpoints_.StorageAt(root).Check(row.storage_id);
+  // A directory the master may not see (a storage on the agents' hosts) is checked first; an
+  // object store is not asked under the master's lock (a request may take seconds): its
+  // deletion, on the monitor thread, is done whether or not the checkpoint is there.
+  const absl::Status present = store->kind() == storage::StorageKind::kDirectory
+                                   ? store->Check(row.storage_id)
+                                   : absl::OkStatus();
   if (absl::IsNotFound(present)) {
     AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", row.path,
                                                " cannot be seen from the master (storage on "
@@ -148,7 +180,7 @@ void Master::DeleteCheckpointLocked(const std::string& root, const CheckpointRow
     AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: marking it deleted: ", s.message()));
     return;
   }
-  doomed_checkpoints_.emplace_back(root, row.storage_id);
+  doomed_checkpoints_.emplace_back(store, row.storage_id);
   monitor_cv_.SignalAll();
   AppendLogLocked(row.trial_id, absl::StrCat(what,
                                              " deleted (checkpoint_storage's save_* "

@@ -82,6 +82,15 @@ absl::Status Master::DeleteExperiment(int64_t id, const Actor& actor) {
 absl::StatusOr<Master::PendingDeletion> Master::DeletionOfLocked(const ExperimentRow& e) {
   PendingDeletion deletion{.experiment = e.id, .context_path = e.context_path};
   COHORT_ASSIGN_OR_RETURN(deletion.checkpoint_root, CheckpointRootLocked(e.id));
+  // A storage the master cannot reach (s3 without keys) leaves its checkpoints, logged.
+  absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> storage =
+      CheckpointStorageLocked(e.id);
+  if (storage.ok()) {
+    deletion.checkpoint_storage = *std::move(storage);
+  } else {
+    COHORT_LOG(WARNING) << "deleting experiment " << e.id << ": its checkpoints are left: "
+                        << storage.status();
+  }
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(e.id));
   for (const TrialRow& t : trials) deletion.trials.push_back(t.id);
   return deletion;
@@ -147,7 +156,8 @@ bool Master::AdvanceDeletion() {
 
 absl::StatusOr<bool> Master::DeleteSlice(const PendingDeletion& deletion) {
   if (!deletion.files_removed) {
-    COHORT_RETURN_IF_ERROR(RemoveCheckpointDirs(deletion.experiment, deletion.checkpoint_root));
+    COHORT_RETURN_IF_ERROR(
+        RemoveCheckpointDirs(deletion.experiment, deletion.checkpoint_storage));
     COHORT_RETURN_IF_ERROR(
         RemoveTensorBoardDirs(storage_roots_, deletion.checkpoint_root, deletion.trials));
     // Only a context this master saved (under data_dir/contexts) is removed.

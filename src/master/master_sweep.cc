@@ -6,6 +6,7 @@
 // master's log.
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <system_error>
@@ -53,19 +54,21 @@ absl::Status Master::SweepLeftoversLocked() {
                         << contexts.string()
                         << " that no experiment names (an upload the last run did not finish)";
   }
-  std::set<std::string> roots;  // experiments often share one (DATA_DIR/checkpoints)
+  // Experiments often share one (DATA_DIR/checkpoints): each storage is swept once.
+  std::map<std::string, std::shared_ptr<storage::CheckpointStorage>> storages;
   for (const ExperimentRow& e : experiments) {
-    absl::StatusOr<std::string> root = CheckpointRootLocked(e.id);
-    if (root.ok() && !root->empty()) roots.insert(*root);
+    absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> s = CheckpointStorageLocked(e.id);
+    if (s.ok() && *s != nullptr) storages.emplace((*s)->Describe(), *s);
   }
-  for (const std::string& root : roots) SweepStorageLocked(root);
+  for (const auto& [name, storage] : storages) SweepStorageLocked(storage);
   return absl::OkStatus();
 }
 
-void Master::SweepStorageLocked(const std::string& root) {
-  storage::DirectoryStorage storage = checkpoints_.StorageAt(root);
-  // What a delete (.deleted-ID) or a store (.tmp-ID-PID) cut short left.
-  absl::StatusOr<std::vector<std::string>> swept = storage.SweepLeftovers();
+void Master::SweepStorageLocked(const std::shared_ptr<storage::CheckpointStorage>& storage) {
+  const std::string root = storage->Describe();
+  // What a delete or a store cut short left (a directory's .deleted-ID and .tmp-ID-PID, an
+  // object store's marked deletions).
+  absl::StatusOr<std::vector<std::string>> swept = storage->SweepLeftovers();
   if (!swept.ok()) {
     COHORT_LOG(WARNING) << "checkpoint storage " << root
                         << ": the last run's leftovers are left: " << swept.status();
@@ -78,14 +81,14 @@ void Master::SweepStorageLocked(const std::string& root) {
   }
   // Checkpoints the last run's GC marked DELETED but did not get to delete: the monitor thread
   // deletes them now.
-  absl::StatusOr<std::vector<std::string>> ids = storage.List();
+  absl::StatusOr<std::vector<std::string>> ids = storage->List();
   if (!ids.ok()) return;
   for (const std::string& id : *ids) {
     absl::StatusOr<CheckpointRow> row = db_->GetCheckpoint(id);
     if (!row.ok() || row->state != wire::CheckpointState::kDeleted) continue;
     COHORT_LOG(WARNING) << "checkpoint storage " << root << ": checkpoint " << id
                         << ", deleted by the checkpoint GC of the last run, is deleted now";
-    doomed_checkpoints_.emplace_back(root, id);
+    doomed_checkpoints_.emplace_back(storage, id);
   }
 }
 

@@ -1321,14 +1321,20 @@ TEST_F(MasterTest, AContextWithoutTheEntrypointsProgramIsRefusedAtUpload) {
 
 TEST_F(MasterTest, StorageAndSearchersCohortCannotRunAreRefusedAtCreation) {
   Register("a1", 1);
+  // S3 without keys anywhere the master looks: it could neither delete nor serve checkpoints.
+  for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE"}) {
+    ::unsetenv(name);
+  }
+  ::setenv("AWS_SHARED_CREDENTIALS_FILE", (dir_ / "no-such-credentials").c_str(), 1);
   absl::Status s3 =
       master_
           ->CreateExperiment(Config(1, 0, kSingle) + "checkpoint_storage: {type: s3, bucket: b}\n",
                              "", "", kRoot)
           .status();
+  ::unsetenv("AWS_SHARED_CREDENTIALS_FILE");
   EXPECT_TRUE(absl::IsInvalidArgument(s3)) << s3;
-  EXPECT_THAT(s3.message(), HasSubstr("checkpoint_storage.type: checkpoint storage type s3 is not "
-                                      "supported by Cohort: use shared_fs or directory"));
+  EXPECT_THAT(s3.message(), HasSubstr("checkpoint_storage: the master cannot reach checkpoint "
+                                      "storage s3://b: no S3 credentials"));
   ASSERT_OK(master_->templates().Put("gcs", "checkpoint_storage: {type: gcs, bucket: b}\n"));
   EXPECT_THAT(master_->CreateExperiment(Config(1, 0, kSingle), "gcs", "", kRoot).status().message(),
               HasSubstr("checkpoint storage type gcs is not supported by Cohort"));

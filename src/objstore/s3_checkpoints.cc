@@ -1,6 +1,7 @@
 #include "objstore/s3_checkpoints.h"
 
 #include <algorithm>
+#include <iterator>
 #include <filesystem>
 
 #include "absl/strings/match.h"
@@ -57,8 +58,12 @@ std::string S3Checkpoints::Location(const std::string& id) const {
   return client_->Url(absl::StrCat(prefix_, prefix_.empty() ? "" : "/", id));
 }
 
+std::string S3Checkpoints::TopKey(const std::string& id, const char* suffix) const {
+  return absl::StrCat(prefix_, prefix_.empty() ? "" : "/", id, suffix);
+}
+
 std::string S3Checkpoints::ManifestKey(const std::string& id) const {
-  return absl::StrCat(prefix_, prefix_.empty() ? "" : "/", id, kManifestSuffix);
+  return TopKey(id, kManifestSuffix);
 }
 
 absl::Status S3Checkpoints::Check(const std::string& id) {
@@ -175,19 +180,34 @@ absl::Status S3Checkpoints::Fetch(const std::string& id, const std::string& into
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::string>> S3Checkpoints::List() {
+absl::StatusOr<std::vector<std::string>> S3Checkpoints::IdsWith(const char* suffix) {
   const std::string top = prefix_.empty() ? "" : prefix_ + "/";
   COHORT_ASSIGN_OR_RETURN(std::vector<ObjectInfo> objects,
                           client_->List(top, kMaxObjectsPerCheckpoint, "/"));
+  const size_t suffix_size = std::string(suffix).size();
   std::vector<std::string> ids;
   for (const ObjectInfo& o : objects) {
-    if (!absl::EndsWith(o.key, kManifestSuffix)) continue;
-    const std::string id = o.key.substr(top.size(), o.key.size() - top.size() -
-                                                        std::string(kManifestSuffix).size());
+    if (!absl::EndsWith(o.key, suffix)) continue;
+    const std::string id = o.key.substr(top.size(), o.key.size() - top.size() - suffix_size);
     if (CheckId(id).ok()) ids.push_back(id);
   }
   std::sort(ids.begin(), ids.end());
   return ids;
+}
+
+absl::StatusOr<std::vector<std::string>> S3Checkpoints::List() {
+  COHORT_ASSIGN_OR_RETURN(std::vector<std::string> published, IdsWith(kManifestSuffix));
+  COHORT_ASSIGN_OR_RETURN(std::vector<std::string> deleting, IdsWith(kDeletingSuffix));
+  std::vector<std::string> ids;
+  std::set_difference(published.begin(), published.end(), deleting.begin(), deleting.end(),
+                      std::back_inserter(ids));
+  return ids;
+}
+
+absl::StatusOr<std::vector<std::string>> S3Checkpoints::SweepLeftovers() {
+  COHORT_ASSIGN_OR_RETURN(std::vector<std::string> deleting, IdsWith(kDeletingSuffix));
+  for (const std::string& id : deleting) COHORT_RETURN_IF_ERROR(Delete(id));
+  return deleting;
 }
 
 absl::Status S3Checkpoints::DeleteObjects(const std::string& id) {
@@ -202,14 +222,16 @@ absl::Status S3Checkpoints::DeleteObjects(const std::string& id) {
 
 absl::Status S3Checkpoints::Delete(const std::string& id) {
   COHORT_RETURN_IF_ERROR(CheckId(id));
-  // The manifest first: from then on the checkpoint does not exist, whatever happens next.
+  // Marked first: a Delete cut short from here on is finished by SweepLeftovers, and List no
+  // longer names the checkpoint.
+  COHORT_RETURN_IF_ERROR(client_->PutString(TopKey(id, kDeletingSuffix), ""));
   COHORT_RETURN_IF_ERROR(client_->Delete(ManifestKey(id)));
   if (absl::Status s = DeleteObjects(id); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("checkpoint ", id, " in ", Describe(),
                                                " is deleted, but removing its files: ",
-                                               s.message()));
+                                               s.message(), " (the master's next start finishes)"));
   }
-  return absl::OkStatus();
+  return client_->Delete(TopKey(id, kDeletingSuffix));
 }
 
 }  // namespace cohort::objstore

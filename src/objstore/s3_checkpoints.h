@@ -6,8 +6,9 @@
 //   {"version": 1, "entries": [{"path": "meta", "dir": true},
 //                              {"path": "meta/step.json", "bytes": 12}, ...]}
 // (directories before what they hold). Without its manifest a checkpoint does not exist: a
-// Store cut short, or a Delete (which removes the manifest first), leaves objects that List
-// never names and no reader opens. A manifest is untrusted (a trial writes it): a path that is
+// Store cut short leaves objects that List never names and no reader opens. A Delete marks the
+// checkpoint first (PREFIX/ID.cohort-deleting), so one cut short is finished by
+// SweepLeftovers. A manifest is untrusted (a trial writes it): a path that is
 // not relative plain components, or a malformed document, is DataLoss naming the checkpoint.
 //
 // Thread-safe: immutable beyond the client, which is thread-safe.
@@ -30,6 +31,7 @@ class S3Checkpoints {
     int64_t bytes = 0;
   };
   static constexpr char kManifestSuffix[] = ".cohort-checkpoint";
+  static constexpr char kDeletingSuffix[] = ".cohort-deleting";
 
   // `prefix` may be empty (checkpoints at the bucket's top); a trailing '/' is dropped.
   S3Checkpoints(std::shared_ptr<S3Client> client, std::string prefix);
@@ -53,14 +55,20 @@ class S3Checkpoints {
   absl::Status Fetch(const std::string& id, const std::string& into_dir);
   // The published ids under the prefix, sorted.
   absl::StatusOr<std::vector<std::string>> List();
-  // Unpublishes (the manifest first), then removes every object; OK when it was not there.
+  // Marks the checkpoint as being deleted (PREFIX/ID.cohort-deleting), unpublishes it (the
+  // manifest), removes every object, then the mark; OK when it was not there.
   absl::Status Delete(const std::string& id);
+  // Finishes every Delete a crash cut short (a mark left); returns their ids.
+  absl::StatusOr<std::vector<std::string>> SweepLeftovers();
 
   S3Client& client() { return *client_; }
 
  private:
   std::string KeyOf(const std::string& id, const std::string& path = "") const;
   std::string ManifestKey(const std::string& id) const;
+  std::string TopKey(const std::string& id, const char* suffix) const;
+  // The ids under the prefix with a top-level object ending in `suffix`, sorted.
+  absl::StatusOr<std::vector<std::string>> IdsWith(const char* suffix);
   static absl::StatusOr<std::vector<Entry>> LocalEntries(const std::string& from_dir);
   absl::Status DeleteObjects(const std::string& id);
 

@@ -1,6 +1,6 @@
-// `checkpoint_storage`: Determined's union by `type`. shared_fs and directory are where Cohort
-// writes checkpoints; s3, gcs and azure are validated like Determined's (required fields, types,
-// defaults) and accepted with a warning, and experiment creation refuses them
+// `checkpoint_storage`: Determined's union by `type`. shared_fs, directory and s3 are where
+// Cohort writes checkpoints; gcs and azure are validated like Determined's (required fields,
+// types, defaults) and accepted with a warning, and experiment creation refuses them
 // (config/creation_check.h). Without `type` the block only sets the GC counts of the default
 // storage (as Determined merges such a block into the cluster's): the master's shared_fs, a
 // local run's directory; a field of a member then needs its `type`.
@@ -84,10 +84,12 @@ void ReadCloud(ObjectReader& r, CheckpointStorage& c) {
       r.errors()->Add(r.path(), "credential and connection_string must not both be set");
     }
   }
-  r.errors()->AddWarning(r.PathOf("type"),
-                         absl::StrCat("checkpoint storage type ", c.type,
-                                      " is not supported by Cohort: experiment create refuses it "
-                                      "(use shared_fs or directory)"));
+  if (c.type != "s3") {
+    r.errors()->AddWarning(r.PathOf("type"),
+                           absl::StrCat("checkpoint storage type ", c.type,
+                                        " is not supported by Cohort: experiment create refuses "
+                                        "it (use s3, shared_fs or directory)"));
+  }
 }
 
 // The garbage-collection counts, on every member: the master's checkpoint GC keeps that many

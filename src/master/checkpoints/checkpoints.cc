@@ -9,6 +9,7 @@
 #include "config/config_parser.h"
 #include "config/yaml_json.h"
 #include "nlohmann/json.hpp"
+#include "objstore/s3_credentials.h"
 #include "wire/limits.h"
 
 namespace cohort::master::checkpoints {
@@ -26,10 +27,42 @@ std::string StorageDir(const config::CheckpointStorage& s) {
   return "";
 }
 
-bool IsOwnEntry(const std::string& dir, const CheckpointRow& row) {
-  return !dir.empty() && wire::IsSafeName(row.storage_id) &&
-         fs::path(row.path).lexically_normal() ==
-             (fs::path(dir) / row.storage_id).lexically_normal();
+bool IsOwnEntry(const storage::CheckpointStorage& storage, const CheckpointRow& row) {
+  if (!wire::IsSafeName(row.storage_id)) return false;
+  const std::string own = storage.Location(row.storage_id);
+  return row.path == own || fs::path(row.path).lexically_normal().string() == own;
+}
+
+absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> Checkpoints::StorageFor(
+    const config::CheckpointStorage& s) const {
+  if (s.type == "shared_fs" || s.type == "directory") {
+    return std::shared_ptr<storage::CheckpointStorage>(
+        std::make_shared<storage::DirectoryStorage>(roots_, "checkpoint storage",
+                                                    StorageDir(s)));
+  }
+  if (s.type == "s3") {
+    const objstore::CredentialSources sources = objstore::CredentialSources::FromProcess();
+    objstore::S3Options options;
+    options.bucket = s.bucket.value_or("");
+    options.endpoint_url = s.endpoint_url.value_or("");
+    options.region = objstore::ResolveS3Region(std::nullopt, sources);
+    absl::StatusOr<objstore::S3Credentials> credentials =
+        objstore::ResolveS3Credentials(s.access_key, s.secret_key, sources);
+    if (!credentials.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the master cannot reach checkpoint storage s3://", options.bucket, ": ",
+          credentials.status().message()));
+    }
+    options.credentials = *std::move(credentials);
+    COHORT_ASSIGN_OR_RETURN(std::unique_ptr<objstore::S3Client> client,
+                            objstore::S3Client::Create(std::move(options)));
+    return std::shared_ptr<storage::CheckpointStorage>(std::make_shared<storage::S3Storage>(
+        objstore::S3Checkpoints(std::move(client), s.prefix.value_or(""))));
+  }
+  if (s.type.empty()) return std::shared_ptr<storage::CheckpointStorage>();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "checkpoint storage type ", s.type, " is not supported by Cohort (use s3, shared_fs or "
+      "directory)"));
 }
 
 absl::StatusOr<wire::CheckpointList> Checkpoints::OfTrial(int64_t trial_id) {
@@ -43,7 +76,8 @@ absl::StatusOr<wire::CheckpointList> Checkpoints::OfTrial(int64_t trial_id) {
   return out;
 }
 
-absl::StatusOr<std::string> Checkpoints::StorageDirOf(int64_t experiment_id) {
+absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> Checkpoints::StorageOf(
+    int64_t experiment_id) {
   COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_.GetExperiment(experiment_id));
   absl::StatusOr<config::Json> tree = config::ParseYaml(e.config_yaml);
   absl::StatusOr<config::ExperimentConfig> cfg =
@@ -52,7 +86,8 @@ absl::StatusOr<std::string> Checkpoints::StorageDirOf(int64_t experiment_id) {
     return absl::DataLossError(
         absl::StrCat("experiment ", experiment_id, "'s stored config: ", cfg.status().message()));
   }
-  return cfg->checkpoint_storage ? StorageDir(*cfg->checkpoint_storage) : "";
+  if (!cfg->checkpoint_storage) return std::shared_ptr<storage::CheckpointStorage>();
+  return StorageFor(*cfg->checkpoint_storage);
 }
 
 absl::StatusOr<CheckpointFiles> Checkpoints::Files(const std::string& storage_id) {
@@ -69,22 +104,24 @@ absl::StatusOr<CheckpointFiles> Checkpoints::Files(const std::string& storage_id
                      "save_* counts keep more)"));
   }
   COHORT_ASSIGN_OR_RETURN(const TrialRow trial, db_.GetTrial(row->trial_id));
-  COHORT_ASSIGN_OR_RETURN(const std::string dir, StorageDirOf(trial.experiment_id));
-  if (!IsOwnEntry(dir, *row)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("checkpoint ", storage_id, " is at ", row->path,
-                     ", outside its experiment's checkpoint storage (",
-                     dir.empty() ? "none the master can read" : dir, "): copy it from there"));
+  COHORT_ASSIGN_OR_RETURN(const std::shared_ptr<storage::CheckpointStorage> storage,
+                          StorageOf(trial.experiment_id));
+  if (storage == nullptr || !IsOwnEntry(*storage, *row)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "checkpoint ", storage_id, " is at ", row->path,
+        ", outside its experiment's checkpoint storage (",
+        storage == nullptr ? "none the master can read" : storage->Describe(),
+        "): copy it from there"));
   }
-  // Through the storage (a directory beneath an allowed root, opened following no link), then
-  // read only through what it opened, whatever the path becomes.
+  // Through the storage (a directory beneath an allowed root, opened following no link; an
+  // object store's copy), then read only through what it opened, whatever the path becomes.
   absl::StatusOr<storage::CheckpointListing> listing =
-      StorageAt(dir).Open(storage_id, kMaxContextEntries);
+      storage->Open(storage_id, kMaxContextEntries);
   if (absl::IsNotFound(listing.status())) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "checkpoint ", storage_id, " is stored at ", (fs::path(dir) / storage_id).string(),
+        "checkpoint ", storage_id, " is stored at ", storage->Location(storage_id),
         ", which this master cannot see (a storage on the agents' hosts only?): copy it from "
-        "there, or use a checkpoint_storage the master shares (shared_fs)"));
+        "there, or use a checkpoint_storage the master shares (shared_fs, s3)"));
   }
   if (!listing.ok()) {
     return absl::FailedPreconditionError(

@@ -21,6 +21,7 @@
 #include "cohort/config/experiment_config.h"
 #include "master/db/database.h"
 #include "master/storage/directory_storage.h"
+#include "master/storage/s3_storage.h"
 #include "master/storage/storage_roots.h"
 #include "wire/trial_bodies.h"
 
@@ -31,8 +32,9 @@ namespace cohort::master::checkpoints {
 // empty for a storage the master cannot reach (s3, gcs, azure).
 std::string StorageDir(const config::CheckpointStorage& storage);
 
-// Whether `row` names its storage's own <dir>/<storage id> (its path came from a trial).
-bool IsOwnEntry(const std::string& dir, const CheckpointRow& row);
+// Whether `row` names its storage's own location of its storage id (its path came from a
+// trial): <dir>/<storage id>, s3://bucket/prefix/<storage id>.
+bool IsOwnEntry(const storage::CheckpointStorage& storage, const CheckpointRow& row);
 
 // One checkpoint's files, for a download.
 struct CheckpointFiles {
@@ -64,10 +66,17 @@ class Checkpoints {
   storage::DirectoryStorage StorageAt(const std::string& dir) const {
     return storage::DirectoryStorage(roots_, "checkpoint storage", dir);
   }
+  // The storage an experiment's checkpoints live in, from its config's checkpoint_storage: a
+  // directory (shared_fs, directory) reached through the allowed roots, or an S3 bucket (keys
+  // from the config, else the master's AWS_* environment or ~/.aws/credentials). Null for none
+  // (the type unset). FailedPrecondition for one the master cannot reach (gcs, azure; s3
+  // without credentials), saying why.
+  absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> StorageFor(
+      const config::CheckpointStorage& storage) const;
 
  private:
-  // StorageDir of the experiment's checkpoint storage, from its stored config.
-  absl::StatusOr<std::string> StorageDirOf(int64_t experiment_id);
+  // The experiment's checkpoint storage (StorageFor), from its stored config.
+  absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> StorageOf(int64_t experiment_id);
 
   Database& db_;
   const storage::StorageRoots& roots_;

@@ -107,13 +107,32 @@ TEST(StorageDirTest, FollowsTheWorkersLayout) {
   EXPECT_EQ(StorageDir(shared), "/mnt/ckpt/team");
   config::CheckpointStorage s3;
   s3.type = "s3";
-  EXPECT_EQ(StorageDir(s3), "") << "not reached by the master";
+  EXPECT_EQ(StorageDir(s3), "") << "not a directory";
+}
+
+TEST(IsOwnEntryTest, OnlyTheStoragesOwnLocationOfTheIdCounts) {
+  TempDir top;
+  std::filesystem::create_directories(top.path() + "/data");
+  std::filesystem::create_directories(top.path() + "/ckpt/team");
+  ASSERT_OK_AND_ASSIGN(storage::StorageRoots roots,
+                       storage::StorageRoots::Create(top.path() + "/data", {top.path() + "/ckpt"}));
+  const storage::DirectoryStorage dir(roots, "shared_fs", top.path() + "/ckpt/team");
   CheckpointRow row;
   row.storage_id = "ck";
-  row.path = "/mnt/ckpt/team/./ck";
-  EXPECT_TRUE(IsOwnEntry("/mnt/ckpt/team", row));
-  row.path = "/mnt/ckpt/other/ck";
-  EXPECT_FALSE(IsOwnEntry("/mnt/ckpt/team", row));
+  row.path = top.path() + "/ckpt/team/./ck";
+  EXPECT_TRUE(IsOwnEntry(dir, row));
+  row.path = top.path() + "/ckpt/other/ck";
+  EXPECT_FALSE(IsOwnEntry(dir, row));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<objstore::S3Client> client,
+                       objstore::S3Client::Create({.bucket = "b", .endpoint_url = "http://h:1"}));
+  const storage::S3Storage s3(objstore::S3Checkpoints(std::move(client), "p"));
+  row.path = "s3://b/p/ck";
+  EXPECT_TRUE(IsOwnEntry(s3, row));
+  row.path = "s3://b/other/ck";
+  EXPECT_FALSE(IsOwnEntry(s3, row));
+  row.storage_id = "../ck";
+  row.path = "s3://b/p/../ck";
+  EXPECT_FALSE(IsOwnEntry(s3, row)) << "not a plain id";
 }
 
 }  // namespace

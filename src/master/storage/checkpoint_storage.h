@@ -47,12 +47,23 @@ struct CheckpointListing {
   std::shared_ptr<const void> keep;
 };
 
+// Where a storage keeps checkpoints: what its calls cost. A directory's calls are file system
+// calls; an object store's are requests over the network (retried, seconds when it is slow), so
+// the master never makes them under its state lock.
+enum class StorageKind { kDirectory, kObjectStore };
+
 class CheckpointStorage {
  public:
   virtual ~CheckpointStorage() = default;
 
-  // What and where, for messages: "shared_fs /mnt/checkpoints/exp".
+  virtual StorageKind kind() const = 0;
+
+  // What and where, for messages: "shared_fs /mnt/checkpoints/exp". Two storages with the
+  // same Describe() are the same storage.
   virtual std::string Describe() const = 0;
+  // Where checkpoint `id` lives, as a trial reports it: "/mnt/checkpoints/exp/ID",
+  // "s3://bucket/prefix/ID". A checkpoint row whose path is not this is not the storage's own.
+  virtual std::string Location(const std::string& id) const = 0;
   // OK when checkpoint `id` is stored; NotFound when it is not; FailedPrecondition when what is
   // under the id is not a checkpoint (a link). Cheap: nothing is listed or read.
   virtual absl::Status Check(const std::string& id) = 0;
@@ -67,6 +78,9 @@ class CheckpointStorage {
   virtual absl::StatusOr<std::vector<std::string>> List() = 0;
   // Deletes checkpoint `id` with every file of it.
   virtual absl::Status Delete(const std::string& id) = 0;
+  // Finishes or removes what a Store or a Delete cut short by a crash left (never anything
+  // List names); returns what it removed, for the log. The master calls it once at start.
+  virtual absl::StatusOr<std::vector<std::string>> SweepLeftovers() = 0;
 };
 
 }  // namespace cohort::master::storage

@@ -121,6 +121,10 @@ absl::StatusOr<std::vector<std::string>> NamesIn(int dir_fd, const std::string& 
 
 }  // namespace
 
+std::string DirectoryStorage::Location(const std::string& id) const {
+  return (std::filesystem::path(dir_) / id).lexically_normal().string();
+}
+
 absl::Status DirectoryStorage::CheckId(const std::string& id) const {
   if (!IsPlainName(id) || id.size() > 255 || absl::StartsWith(id, ".")) {
     return absl::InvalidArgumentError(

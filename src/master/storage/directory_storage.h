@@ -31,7 +31,9 @@ class DirectoryStorage final : public CheckpointStorage {
   DirectoryStorage(const StorageRoots& roots, std::string type, std::string dir)
       : roots_(roots), type_(std::move(type)), dir_(std::move(dir)) {}
 
+  StorageKind kind() const override { return StorageKind::kDirectory; }
   std::string Describe() const override { return type_ + " " + dir_; }
+  std::string Location(const std::string& id) const override;
   absl::Status Check(const std::string& id) override;
   absl::Status Store(const std::string& id, const std::string& from_dir) override;
   absl::StatusOr<CheckpointListing> Open(const std::string& id, int64_t max_entries) override;
@@ -41,7 +43,7 @@ class DirectoryStorage final : public CheckpointStorage {
 
   // Removes what a Store or Delete cut short left (.tmp-* and .deleted-* entries); returns
   // their names. OK with none when the directory does not exist.
-  absl::StatusOr<std::vector<std::string>> SweepLeftovers();
+  absl::StatusOr<std::vector<std::string>> SweepLeftovers() override;
 
   const std::string& dir() const { return dir_; }
 

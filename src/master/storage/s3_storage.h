@@ -20,7 +20,9 @@ class S3Storage final : public CheckpointStorage {
  public:
   explicit S3Storage(objstore::S3Checkpoints checkpoints) : checkpoints_(std::move(checkpoints)) {}
 
+  StorageKind kind() const override { return StorageKind::kObjectStore; }
   std::string Describe() const override { return checkpoints_.Describe(); }
+  std::string Location(const std::string& id) const override { return checkpoints_.Location(id); }
   absl::Status Check(const std::string& id) override { return checkpoints_.Check(id); }
   absl::Status Store(const std::string& id, const std::string& from_dir) override {
     return checkpoints_.Store(id, from_dir);
@@ -31,6 +33,9 @@ class S3Storage final : public CheckpointStorage {
   }
   absl::StatusOr<std::vector<std::string>> List() override { return checkpoints_.List(); }
   absl::Status Delete(const std::string& id) override { return checkpoints_.Delete(id); }
+  absl::StatusOr<std::vector<std::string>> SweepLeftovers() override {
+    return checkpoints_.SweepLeftovers();
+  }
 
  private:
   objstore::S3Checkpoints checkpoints_;
