@@ -112,5 +112,21 @@ TEST_F(S3StorageTest, DeleteRemovesTheManifestFirstThenEveryObject) {
   EXPECT_THAT(objects, IsEmpty());
 }
 
+TEST_F(S3StorageTest, ADeleteCutShortIsFinishedByTheSweep) {
+  ASSERT_NE(f_.storage, nullptr);
+  ASSERT_OK(f_.storage->Store("ck-4", LocalCheckpoint(10)));
+  ASSERT_OK(f_.storage->Store("ck-5", LocalCheckpoint(10)));
+  // What a master killed in the middle of deleting ck-4 leaves: its mark, its files.
+  ASSERT_OK(f_.client->PutString("team/exp-1/ck-4.cohort-deleting", ""));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> ids, f_.storage->List());
+  EXPECT_EQ(ids, std::vector<std::string>{"ck-5"}) << "one being deleted is not listed";
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> swept, f_.storage->SweepLeftovers());
+  EXPECT_EQ(swept, std::vector<std::string>{"ck-4"});
+  ASSERT_OK_AND_ASSIGN(std::vector<objstore::ObjectInfo> objects,
+                       f_.client->List("team/exp-1/ck-4", 10));
+  EXPECT_THAT(objects, IsEmpty()) << "files, manifest and mark are gone";
+  EXPECT_OK(f_.storage->Check("ck-5"));
+}
+
 }  // namespace
 }  // namespace cohort::master::storage
