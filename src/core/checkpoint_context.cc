@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cohort/core/train_context.h"
@@ -211,7 +212,17 @@ absl::StatusOr<CheckpointContext::Writer> CheckpointContext::StorePath(
   return Writer(this, std::move(id), tmp.string(), metadata);
 }
 
-absl::StatusOr<std::string> CheckpointContext::RestorePath(const std::string& storage_id) const {
+absl::StatusOr<std::string> CheckpointContext::RestorePath(const std::string& which) const {
+  std::string storage_id = which;
+  if (remote_ != nullptr && absl::StartsWith(which, "s3://")) {
+    // A location the master names (a warm start's source): one of this storage's, by its id.
+    storage_id = which.substr(which.rfind('/') + 1);
+    if (remote_->Location(storage_id) != which) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "checkpoint ", which, " is not in this experiment's checkpoint storage (",
+          remote_->Describe(), "): a warm start from S3 needs the same bucket and prefix"));
+    }
+  }
   if (absl::Status s = CheckStorageId(storage_id); !s.ok()) return s;
   const fs::path dir = fs::path(storage_dir_) / storage_id;
   std::error_code ec;

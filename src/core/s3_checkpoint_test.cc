@@ -78,6 +78,13 @@ TEST_F(S3CheckpointTest, TheChiefUploadsBeforeReportingAndAnotherNodeRestores) {
   EXPECT_EQ(metadata["storage_id"], id);
   EXPECT_THAT(other.RestorePath("3f2b8c1e-9a4d-4e6f-b1a2-7c8d9e0f1a2b").status(),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("s3://ckpts")));
+  // A warm start names the source by its location: one in this storage is restored.
+  testing_support::TempDir third_dir{"third_node"};
+  CheckpointContext third(0, third_dir.path(), nullptr, remote_);
+  ASSERT_OK_AND_ASSIGN(std::string warm, third.RestorePath("s3://ckpts/exp-7/" + id));
+  EXPECT_EQ(fs::file_size(warm + "/model/weights.bin"), 3u << 20);
+  EXPECT_THAT(third.RestorePath("s3://ckpts/other-prefix/" + id).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("same bucket and prefix")));
 }
 
 TEST_F(S3CheckpointTest, AStoreThatIsDownFailsTheCheckpointAndNothingIsReported) {

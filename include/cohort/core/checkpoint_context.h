@@ -101,7 +101,9 @@ class CheckpointContext {
   // Starts a checkpoint. `metadata`: a JSON object (conventionally with "steps_completed").
   absl::StatusOr<Writer> StorePath(const nlohmann::json& metadata);
   // The directory of checkpoint `storage_id`. NotFound names the storage directory and says how
-  // to list what is there.
+  // to list what is there. With an object store `storage_id` may also be a checkpoint's
+  // location ("s3://bucket/prefix/ID", as the master names a warm start's source) in the same
+  // storage; FailedPrecondition for one in another.
   absl::StatusOr<std::string> RestorePath(const std::string& storage_id) const;
   // The checkpoint's metadata.json.
   absl::StatusOr<nlohmann::json> GetMetadata(const std::string& storage_id) const;
