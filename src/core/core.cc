@@ -82,15 +82,24 @@ absl::Status ReadRun(comm::Communicator& comm, const wire::WorkerEnv& env,
 // them (the directory cannot be made: logged) when they cannot be written.
 std::unique_ptr<Reporter> WithTensorBoard(std::unique_ptr<Reporter> reporter,
                                           const std::string& storage_dir,
-                                          const std::string& trial_id) {
+                                          const std::string& trial_id,
+                                          std::shared_ptr<CheckpointRemote> remote) {
   const std::string dir = TensorBoardDir(storage_dir, trial_id);
+  // With an object store, the event file is copied beside the checkpoints as it grows.
+  TensorBoardReporter::Publisher publish;
+  if (remote != nullptr) {
+    publish = [remote, relative = wire::TensorBoardRelativeDir(trial_id)](const std::string& file) {
+      return remote->PublishFile(file, relative + "/" + fs::path(file).filename().string());
+    };
+  }
   absl::StatusOr<std::unique_ptr<tensorboard::EventWriter>> writer =
       tensorboard::EventWriter::Open(dir);
   if (!writer.ok()) {
     COHORT_LOG(WARNING) << "no TensorBoard event files for this run: " << writer.status();
     return std::make_unique<TensorBoardReporter>(std::move(reporter), nullptr);
   }
-  return std::make_unique<TensorBoardReporter>(std::move(reporter), *std::move(writer));
+  return std::make_unique<TensorBoardReporter>(std::move(reporter), *std::move(writer),
+                                               std::move(publish));
 }
 
 }  // namespace
@@ -163,7 +172,7 @@ absl::StatusOr<std::unique_ptr<Context>> Init(InitOptions options) {
   std::unique_ptr<Reporter> reporter;
   if (comm.rank() == 0) {
     COHORT_ASSIGN_OR_RETURN(reporter, LocalReporter::Create(info.run_dir, options.handle_sigterm));
-    reporter = WithTensorBoard(std::move(reporter), storage_dir, info.trial_id);
+    reporter = WithTensorBoard(std::move(reporter), storage_dir, info.trial_id, remote);
     std::error_code ec;
     fs::create_directories(storage_dir, ec);
     if (ec) {

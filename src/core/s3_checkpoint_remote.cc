@@ -23,6 +23,9 @@ class S3CheckpointRemote final : public CheckpointRemote {
   absl::Status Fetch(const std::string& storage_id, const std::string& into_dir) override {
     return checkpoints_.Fetch(storage_id, into_dir);
   }
+  absl::Status PublishFile(const std::string& path, const std::string& relative) override {
+    return checkpoints_.PutFile(relative, path);
+  }
 
  private:
   mutable objstore::S3Checkpoints checkpoints_;

@@ -10,13 +10,28 @@
 
 namespace cohort::core {
 TensorBoardReporter::TensorBoardReporter(std::unique_ptr<Reporter> inner,
-                                         std::unique_ptr<tensorboard::EventWriter> writer)
-    : inner_(std::move(inner)), writer_(std::move(writer)) {}
+                                         std::unique_ptr<tensorboard::EventWriter> writer,
+                                         Publisher publish)
+    : inner_(std::move(inner)), writer_(std::move(writer)), publish_(std::move(publish)) {
+  if (writer_ != nullptr) event_file_ = writer_->path();
+}
 
 TensorBoardReporter::~TensorBoardReporter() {
   if (writer_ == nullptr) return;
   if (absl::Status closed = writer_->Close(); !closed.ok()) {
     COHORT_LOG(WARNING) << "TensorBoard: " << closed;
+  }
+  Publish();
+}
+
+void TensorBoardReporter::Publish() {
+  if (!publish_ || event_file_.empty()) return;
+  if (writer_ != nullptr) (void)writer_->Flush();  // a closed writer's file is flushed already
+  if (absl::Status published = publish_(event_file_); !published.ok()) {
+    COHORT_LOG(WARNING) << "TensorBoard event files are no longer copied to the checkpoint "
+                           "storage for this run: "
+                        << published;
+    publish_ = nullptr;
   }
 }
 

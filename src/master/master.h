@@ -324,10 +324,6 @@ class Master {
   // At creation: InvalidArgument, naming the field and the allowed roots, for a shared_fs
   // storage outside storage_roots_ (a directory storage is checked at each use only).
   absl::Status CheckStorageAllowed(const config::CheckpointStorage& storage) const;
-  // The directory the experiment's checkpoints are stored in, when it is one (shared_fs,
-  // directory; its TensorBoard files are there too); empty otherwise.
-  absl::StatusOr<std::string> CheckpointRootLocked(int64_t experiment_id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The experiment's checkpoint storage (checkpoints::Checkpoints::StorageFor); null for none.
   absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> CheckpointStorageLocked(
       int64_t experiment_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -340,8 +336,8 @@ class Master {
   // the monitor thread works on the front one.
   struct PendingDeletion {
     int64_t experiment = 0;
-    std::string checkpoint_root;  // CheckpointRootLocked (its TensorBoard files)
-    std::shared_ptr<storage::CheckpointStorage> checkpoint_storage;  // CheckpointStorageLocked
+    // CheckpointStorageLocked: its checkpoints and its trials' TensorBoard files.
+    std::shared_ptr<storage::CheckpointStorage> checkpoint_storage;
     std::string context_path;
     std::vector<int64_t> trials;
     bool files_removed = false;  // checkpoints and context gone: only rows are left

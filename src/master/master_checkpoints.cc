@@ -105,11 +105,6 @@ absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> Master::CheckpointRootLocked(int64_t experiment_id) {
-  COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(experiment_id));
-  return facts.storage ? checkpoints::StorageDir(*facts.storage) : "";
-}
-
 absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> Master::CheckpointStorageLocked(
     int64_t experiment_id) {
   COHORT_ASSIGN_OR_RETURN(const ConfigFacts facts, ConfigFactsLocked(experiment_id));

@@ -39,12 +39,12 @@ bool IsInside(const fs::path& path, const fs::path& dir) {
 }
 
 // The trials' TensorBoard event files, in the checkpoint storage beside the checkpoints; only
-// beneath an allowed root (a storage elsewhere is left alone).
-absl::Status RemoveTensorBoardDirs(const storage::StorageRoots& roots, const std::string& root,
+// through the storage (a directory beneath an allowed root: a storage elsewhere is left alone).
+absl::Status RemoveTensorBoardDirs(storage::CheckpointStorage* storage,
                                    const std::vector<int64_t>& trials) {
-  if (root.empty()) return absl::OkStatus();
+  if (storage == nullptr) return absl::OkStatus();
   for (int64_t trial : trials) {
-    absl::Status removed = roots.Remove(root, wire::TensorBoardRelativeDir(std::to_string(trial)));
+    absl::Status removed = storage->DeleteFiles(wire::TensorBoardRelativeDir(std::to_string(trial)));
     if (absl::IsFailedPrecondition(removed)) {
       COHORT_LOG(WARNING) << "trial " << trial
                           << "'s TensorBoard files are left: " << removed.message();
@@ -81,7 +81,6 @@ absl::Status Master::DeleteExperiment(int64_t id, const Actor& actor) {
 
 absl::StatusOr<Master::PendingDeletion> Master::DeletionOfLocked(const ExperimentRow& e) {
   PendingDeletion deletion{.experiment = e.id, .context_path = e.context_path};
-  COHORT_ASSIGN_OR_RETURN(deletion.checkpoint_root, CheckpointRootLocked(e.id));
   // A storage the master cannot reach (s3 without keys) leaves its checkpoints, logged.
   absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> storage =
       CheckpointStorageLocked(e.id);
@@ -159,7 +158,7 @@ absl::StatusOr<bool> Master::DeleteSlice(const PendingDeletion& deletion) {
     COHORT_RETURN_IF_ERROR(
         RemoveCheckpointDirs(deletion.experiment, deletion.checkpoint_storage));
     COHORT_RETURN_IF_ERROR(
-        RemoveTensorBoardDirs(storage_roots_, deletion.checkpoint_root, deletion.trials));
+        RemoveTensorBoardDirs(deletion.checkpoint_storage.get(), deletion.trials));
     // Only a context this master saved (under data_dir/contexts) is removed.
     std::error_code ec;
     if (!deletion.context_path.empty() &&

@@ -204,6 +204,28 @@ absl::StatusOr<std::vector<std::string>> S3Checkpoints::List() {
   return ids;
 }
 
+absl::Status S3Checkpoints::PutFile(const std::string& relative, const std::string& path) {
+  if (!SafeRelative(relative)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", relative.substr(0, 200), "' in ", Describe(),
+                     ": must be a relative path of plain names"));
+  }
+  return client_->PutFile(absl::StrCat(prefix_, prefix_.empty() ? "" : "/", relative), path);
+}
+
+absl::Status S3Checkpoints::DeleteFiles(const std::string& relative_dir) {
+  if (!SafeRelative(relative_dir)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", relative_dir.substr(0, 200), "' in ", Describe(),
+                     ": must be a relative path of plain names"));
+  }
+  const std::string under = absl::StrCat(prefix_, prefix_.empty() ? "" : "/", relative_dir, "/");
+  COHORT_ASSIGN_OR_RETURN(std::vector<ObjectInfo> objects,
+                          client_->List(under, kMaxObjectsPerCheckpoint));
+  for (const ObjectInfo& o : objects) COHORT_RETURN_IF_ERROR(client_->Delete(o.key));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<std::string>> S3Checkpoints::SweepLeftovers() {
   COHORT_ASSIGN_OR_RETURN(std::vector<std::string> deleting, IdsWith(kDeletingSuffix));
   for (const std::string& id : deleting) COHORT_RETURN_IF_ERROR(Delete(id));

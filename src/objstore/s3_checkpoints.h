@@ -58,6 +58,11 @@ class S3Checkpoints {
   // Marks the checkpoint as being deleted (PREFIX/ID.cohort-deleting), unpublishes it (the
   // manifest), removes every object, then the mark; OK when it was not there.
   absl::Status Delete(const std::string& id);
+  // Files beside the checkpoints that are not checkpoints (a trial's TensorBoard event files):
+  // the local file `path` as PREFIX/`relative` (plain components), replacing what was there;
+  // and every object under PREFIX/`relative_dir`/ removed.
+  absl::Status PutFile(const std::string& relative, const std::string& path);
+  absl::Status DeleteFiles(const std::string& relative_dir);
   // Finishes every Delete a crash cut short (a mark left); returns their ids.
   absl::StatusOr<std::vector<std::string>> SweepLeftovers();
 

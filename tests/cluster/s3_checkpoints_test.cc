@@ -128,10 +128,18 @@ TEST_F(S3CheckpointsTest, TheSeedsS3TemplateKeepsCheckpointsInTheBucketEndToEnd)
   EXPECT_EQ(step, 3);
   EXPECT_TRUE(fs::exists(into / "metadata.json"));
 
+  // The chief's TensorBoard event file went beside the checkpoints.
+  absl::StatusOr<std::vector<objstore::ObjectInfo>> events = (*client)->List(
+      absl::StrCat("team-a/tensorboard/trial_", trial["id"].get<int64_t>(), "/"), 100);
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_FALSE(events->empty()) << "no TensorBoard event file in the bucket";
+  EXPECT_NE((*events)[0].key.find("events.out.tfevents."), std::string::npos) << (*events)[0].key;
+  EXPECT_GT((*events)[0].size, 0);
+
   // No key reaches the trial's log.
   EXPECT_EQ(logs.find("S3RVER"), std::string::npos) << "a key in the trial's log";
 
-  // Deleting the experiment empties its prefix.
+  // Deleting the experiment empties its prefix: checkpoints and TensorBoard files.
   ASSERT_EQ(Cohort({"experiment", "delete", std::to_string(id), "--yes"}).status, 0);
   WaitUntil([&] { return Published(**client, "team-a/").empty(); },
             "the deletion to remove the checkpoint from the bucket", absl::Seconds(30));

@@ -52,6 +52,10 @@ class CheckpointRemote {
   // Downloads checkpoint `storage_id` into the existing, empty local directory `into_dir`;
   // NotFound when it is not stored.
   virtual absl::Status Fetch(const std::string& storage_id, const std::string& into_dir) = 0;
+  // Copies the local file `path`, which is no checkpoint (a TensorBoard event file), to
+  // `relative` (plain names, e.g. "tensorboard/trial_7/events...") in the storage, replacing
+  // what was there.
+  virtual absl::Status PublishFile(const std::string& path, const std::string& relative) = 0;
 };
 
 class CheckpointContext {

@@ -78,6 +78,9 @@ class CheckpointStorage {
   virtual absl::StatusOr<std::vector<std::string>> List() = 0;
   // Deletes checkpoint `id` with every file of it.
   virtual absl::Status Delete(const std::string& id) = 0;
+  // Removes the files under `relative_dir` (plain components: a trial's TensorBoard event
+  // files, wire::TensorBoardRelativeDir) that are not checkpoints; OK when there are none.
+  virtual absl::Status DeleteFiles(const std::string& relative_dir) = 0;
   // Finishes or removes what a Store or a Delete cut short by a crash left (never anything
   // List names); returns what it removed, for the log. The master calls it once at start.
   virtual absl::StatusOr<std::vector<std::string>> SweepLeftovers() = 0;

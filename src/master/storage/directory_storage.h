@@ -44,6 +44,9 @@ class DirectoryStorage final : public CheckpointStorage {
   // Removes what a Store or Delete cut short left (.tmp-* and .deleted-* entries); returns
   // their names. OK with none when the directory does not exist.
   absl::StatusOr<std::vector<std::string>> SweepLeftovers() override;
+  absl::Status DeleteFiles(const std::string& relative_dir) override {
+    return roots_.Remove(dir_, relative_dir);
+  }
 
   const std::string& dir() const { return dir_; }
 

@@ -33,6 +33,9 @@ class S3Storage final : public CheckpointStorage {
   }
   absl::StatusOr<std::vector<std::string>> List() override { return checkpoints_.List(); }
   absl::Status Delete(const std::string& id) override { return checkpoints_.Delete(id); }
+  absl::Status DeleteFiles(const std::string& relative_dir) override {
+    return checkpoints_.DeleteFiles(relative_dir);
+  }
   absl::StatusOr<std::vector<std::string>> SweepLeftovers() override {
     return checkpoints_.SweepLeftovers();
   }

@@ -112,6 +112,21 @@ TEST_F(S3StorageTest, DeleteRemovesTheManifestFirstThenEveryObject) {
   EXPECT_THAT(objects, IsEmpty());
 }
 
+TEST_F(S3StorageTest, FilesBesideTheCheckpointsAreDeletedByTheirDirectoryOnly) {
+  ASSERT_NE(f_.storage, nullptr);
+  ASSERT_OK(f_.storage->Store("ck-6", LocalCheckpoint(10)));
+  ASSERT_OK(f_.client->PutString("team/exp-1/tensorboard/trial_1/events.out.tfevents.1", "e"));
+  ASSERT_OK(f_.client->PutString("team/exp-1/tensorboard/trial_10/events.out.tfevents.1", "e"));
+  ASSERT_OK(f_.storage->DeleteFiles("tensorboard/trial_1"));
+  ASSERT_OK_AND_ASSIGN(std::vector<objstore::ObjectInfo> left,
+                       f_.client->List("team/exp-1/tensorboard/", 10));
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].key, "team/exp-1/tensorboard/trial_10/events.out.tfevents.1");
+  EXPECT_OK(f_.storage->Check("ck-6")) << "checkpoints are not files beside them";
+  EXPECT_THAT(f_.storage->DeleteFiles("../team"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("plain names")));
+}
+
 TEST_F(S3StorageTest, ADeleteCutShortIsFinishedByTheSweep) {
   ASSERT_NE(f_.storage, nullptr);
   ASSERT_OK(f_.storage->Store("ck-4", LocalCheckpoint(10)));
