@@ -122,6 +122,52 @@ TEST(S3SigningTest, ASubresourceWithoutValueIsSignedWithItsEqualsSignAsAwsExampl
             "fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543");
 }
 
+// Accepts connections on loopback and never answers (a store that hangs).
+class StallingServer {
+ public:
+  StallingServer() {
+    fd_ = net::Listen("127.0.0.1", 0, &port_).value();
+    thread_ = std::thread([this] {
+      while (true) {
+        const int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0) return;
+        held_.push_back(c);
+      }
+    });
+  }
+  ~StallingServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+    for (int c : held_) ::close(c);
+  }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  std::vector<int> held_;  // the accepting thread's only
+  std::thread thread_;
+};
+
+TEST(S3ClientTest, AStoreThatStallsIsGivenUpAfterTheStallTimeoutOfEachAttempt) {
+  StallingServer server;
+  S3Options o;
+  o.bucket = "b";
+  o.endpoint_url = absl::StrCat("http://127.0.0.1:", server.port());
+  o.credentials = {"K", "S", "", "test"};
+  o.stall_timeout = absl::Seconds(1);
+  o.max_attempts = 2;
+  o.first_backoff = absl::Milliseconds(10);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<S3Client> client, S3Client::Create(o));
+  const absl::Time start = absl::Now();
+  const absl::Status s = client->PutString("k", "v");
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnavailable, HasSubstr("PUT s3://b/k")));
+  EXPECT_THAT(s.message(), HasSubstr("after 2 attempts"));
+  EXPECT_LT(took, absl::Seconds(20)) << "every wait has a deadline";
+}
+
 TEST(S3ClientTest, KeysArePercentEncodedAsSigV4Wants) {
   EXPECT_EQ(UriEncode("a/b c$d~e.f_g-h", true), "a/b%20c%24d~e.f_g-h");
   EXPECT_EQ(UriEncode("a/b", false), "a%2Fb");
