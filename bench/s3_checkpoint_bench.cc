@@ -70,37 +70,97 @@ int Run(const std::vector<std::string>& argv) {
 
 double Seconds(absl::Time since) { return absl::ToDoubleSeconds(absl::Now() - since); }
 
-int Bench(const Flags& f) {
-  const fs::path top = fs::path(f.scratch) / absl::StrCat("cohort-s3-bench-", ::getpid());
-  fs::create_directories(top / "data");
+// The checkpoint: one file of `bytes` (not all zeros) in top/ckpt.
+void MakeCheckpoint(const fs::path& top, int64_t bytes) {
   fs::create_directories(top / "ckpt");
-  {  // The checkpoint: one file of --bytes (not all zeros).
-    std::ofstream out(top / "ckpt" / "model.pt", std::ios::binary);
-    std::string block(1 << 20, '\0');
-    for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>(i * 131 + 7);
-    for (int64_t left = f.bytes; left > 0; left -= static_cast<int64_t>(block.size())) {
-      out.write(block.data(), std::min<int64_t>(left, static_cast<int64_t>(block.size())));
-    }
+  std::ofstream out(top / "ckpt" / "model.pt", std::ios::binary);
+  std::string block(1 << 20, '\0');
+  for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>(i * 131 + 7);
+  for (int64_t left = bytes; left > 0; left -= static_cast<int64_t>(block.size())) {
+    out.write(block.data(), std::min<int64_t>(left, static_cast<int64_t>(block.size())));
   }
+}
+
+// s3rver on a free loopback port with its data in top/data and the bucket "bench", answering.
+absl::StatusOr<std::unique_ptr<Subprocess>> StartServer(const Flags& f, const fs::path& top,
+                                                        std::string* endpoint) {
+  fs::create_directories(top / "data");
   int port = 0;
   absl::StatusOr<int> fd = cohort::net::Listen("127.0.0.1", 0, &port);
-  if (!fd.ok()) return 1;
+  if (!fd.ok()) return fd.status();
   ::close(*fd);
-  const std::string endpoint = absl::StrCat("http://127.0.0.1:", port);
-  cohort::SubprocessOptions server_options;
-  server_options.argv = {f.s3rver, "-d", (top / "data").string(), "-a", "127.0.0.1", "-p",
-                         std::to_string(port), "--configure-bucket", "bench", "--silent"};
-  server_options.parent_death_signal = SIGKILL;
-  absl::StatusOr<std::unique_ptr<Subprocess>> server = Subprocess::Start(server_options);
-  if (!server.ok()) return 1;
+  *endpoint = absl::StrCat("http://127.0.0.1:", port);
+  cohort::SubprocessOptions options;
+  options.argv = {f.s3rver, "-d", (top / "data").string(), "-a", "127.0.0.1", "-p",
+                  std::to_string(port), "--configure-bucket", "bench", "--silent"};
+  options.parent_death_signal = SIGKILL;
+  absl::StatusOr<std::unique_ptr<Subprocess>> server = Subprocess::Start(options);
+  if (!server.ok()) return server.status();
   for (int i = 0; i < 100; ++i) {
-    if (absl::StatusOr<int> c = cohort::net::Connect({"127.0.0.1", port},
-                                                     absl::Now() + absl::Milliseconds(100), "s3");
-        c.ok()) {
+    absl::StatusOr<int> c = cohort::net::Connect({"127.0.0.1", port},
+                                                 absl::Now() + absl::Milliseconds(100), "s3rver");
+    if (c.ok()) {
       ::close(*c);
-      break;
+      return server;
     }
     absl::SleepFor(absl::Milliseconds(100));
+  }
+  return absl::DeadlineExceededError("s3rver did not answer within 10 s");
+}
+
+// One run: save then restore through each side, printed as two rows. False on a failure.
+bool OneRun(const Flags& f, int run, const fs::path& top, const std::string& endpoint,
+            cohort::objstore::S3Checkpoints& checkpoints) {
+  const double mib = static_cast<double>(f.bytes) / (1 << 20);
+  const std::string id = absl::StrCat("ck-", run);
+  const std::string aws_key = absl::StrCat("s3://bench/aws/", id, "/model.pt");
+  absl::Time t = absl::Now();
+  if (absl::Status s = checkpoints.Store(id, (top / "ckpt").string()); !s.ok()) {
+    std::fprintf(stderr, "cohort save: %s\n", s.ToString().c_str());
+    return false;
+  }
+  const double cohort_save = Seconds(t);
+  t = absl::Now();
+  if (Run({f.aws, "--endpoint-url", endpoint, "s3", "cp", (top / "ckpt" / "model.pt").string(),
+           aws_key, "--only-show-errors"}) != 0) {
+    return false;
+  }
+  const double aws_save = Seconds(t);
+  std::printf("%-8s %4d %14.1f %14.1f %7.2fx\n", "save", run, mib / cohort_save, mib / aws_save,
+              aws_save / cohort_save);
+  const fs::path into = top / absl::StrCat("restore-", run);
+  fs::create_directories(into);
+  t = absl::Now();
+  if (absl::Status s = checkpoints.Fetch(id, into.string()); !s.ok()) {
+    std::fprintf(stderr, "cohort restore: %s\n", s.ToString().c_str());
+    return false;
+  }
+  const double cohort_restore = Seconds(t);
+  fs::remove_all(into);
+  t = absl::Now();
+  if (Run({f.aws, "--endpoint-url", endpoint, "s3", "cp", aws_key, (into / "model.pt").string(),
+           "--only-show-errors"}) != 0) {
+    return false;
+  }
+  const double aws_restore = Seconds(t);
+  fs::remove_all(into);
+  std::printf("%-8s %4d %14.1f %14.1f %7.2fx\n", "restore", run, mib / cohort_restore,
+              mib / aws_restore, aws_restore / cohort_restore);
+  std::fflush(stdout);
+  (void)checkpoints.Delete(id);
+  (void)Run({f.aws, "--endpoint-url", endpoint, "s3", "rm", "--recursive",
+             absl::StrCat("s3://bench/aws/", id), "--only-show-errors"});
+  return true;
+}
+
+int Bench(const Flags& f) {
+  const fs::path top = fs::path(f.scratch) / absl::StrCat("cohort-s3-bench-", ::getpid());
+  MakeCheckpoint(top, f.bytes);
+  std::string endpoint;
+  absl::StatusOr<std::unique_ptr<Subprocess>> server = StartServer(f, top, &endpoint);
+  if (!server.ok()) {
+    std::fprintf(stderr, "s3rver: %s\n", server.status().ToString().c_str());
+    return 1;
   }
   cohort::objstore::S3Options options;
   options.bucket = "bench";
@@ -108,58 +168,26 @@ int Bench(const Flags& f) {
   options.credentials = {"S3RVER", "S3RVER", "", "bench"};
   options.parallel = f.parallel;
   options.part_bytes = f.part_mib << 20;
-  std::shared_ptr<cohort::objstore::S3Client> client =
-      *cohort::objstore::S3Client::Create(options);
-  cohort::objstore::S3Checkpoints checkpoints(client, "cohort");
-  const double mib = static_cast<double>(f.bytes) / (1 << 20);
-  std::printf("%.0f MiB checkpoint, s3rver at %s, %d parts of %lld MiB in flight\n", mib,
-              endpoint.c_str(), f.parallel, static_cast<long long>(f.part_mib));
+  absl::StatusOr<std::unique_ptr<cohort::objstore::S3Client>> client =
+      cohort::objstore::S3Client::Create(options);
+  if (!client.ok()) {
+    std::fprintf(stderr, "%s\n", client.status().ToString().c_str());
+    return 1;
+  }
+  cohort::objstore::S3Checkpoints checkpoints(*std::move(client), "cohort");
+  std::printf("%.0f MiB checkpoint, s3rver at %s, %d parts of %lld MiB in flight\n",
+              static_cast<double>(f.bytes) / (1 << 20), endpoint.c_str(), f.parallel,
+              static_cast<long long>(f.part_mib));
   std::printf("%-8s %4s %14s %14s %8s\n", "op", "run", "cohort MiB/s", "aws s3 MiB/s", "ratio");
-  for (int run = 1; run <= f.repeat; ++run) {
-    const std::string id = absl::StrCat("ck-", run);
-    absl::Time t = absl::Now();
-    if (absl::Status s = checkpoints.Store(id, (top / "ckpt").string()); !s.ok()) {
-      std::fprintf(stderr, "cohort save: %s\n", s.ToString().c_str());
-      return 1;
-    }
-    const double cohort_save = Seconds(t);
-    t = absl::Now();
-    if (Run({f.aws, "--endpoint-url", endpoint, "s3", "cp", (top / "ckpt" / "model.pt").string(),
-             absl::StrCat("s3://bench/aws/", id, "/model.pt"), "--only-show-errors"}) != 0) {
-      return 1;
-    }
-    const double aws_save = Seconds(t);
-    std::printf("%-8s %4d %14.1f %14.1f %7.2fx\n", "save", run, mib / cohort_save,
-                mib / aws_save, aws_save / cohort_save);
-    const fs::path into = top / absl::StrCat("restore-", run);
-    fs::create_directories(into);
-    t = absl::Now();
-    if (absl::Status s = checkpoints.Fetch(id, into.string()); !s.ok()) {
-      std::fprintf(stderr, "cohort restore: %s\n", s.ToString().c_str());
-      return 1;
-    }
-    const double cohort_restore = Seconds(t);
-    fs::remove_all(into);
-    t = absl::Now();
-    if (Run({f.aws, "--endpoint-url", endpoint, "s3", "cp",
-             absl::StrCat("s3://bench/aws/", id, "/model.pt"), (into / "model.pt").string(),
-             "--only-show-errors"}) != 0) {
-      return 1;
-    }
-    const double aws_restore = Seconds(t);
-    fs::remove_all(into);
-    std::printf("%-8s %4d %14.1f %14.1f %7.2fx\n", "restore", run, mib / cohort_restore,
-                mib / aws_restore, aws_restore / cohort_restore);
-    std::fflush(stdout);
-    (void)checkpoints.Delete(id);
-    (void)Run({f.aws, "--endpoint-url", endpoint, "s3", "rm", "--recursive",
-               absl::StrCat("s3://bench/aws/", id), "--only-show-errors"});
+  int status = 0;
+  for (int run = 1; run <= f.repeat && status == 0; ++run) {
+    if (!OneRun(f, run, top, endpoint, checkpoints)) status = 1;
   }
   std::printf("peak memory of this process (Cohort's transfers): %.0f MiB\n", PeakRssMiB());
   (*server)->Signal(SIGTERM);
   (void)(*server)->Wait(absl::Seconds(10));
   fs::remove_all(top);
-  return 0;
+  return status;
 }
 
 }  // namespace

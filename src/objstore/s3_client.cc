@@ -377,6 +377,10 @@ struct S3Client::Impl {
   }
 
   absl::Status PutParts(const std::string& key, int fd, int64_t size);
+  // Every part of the file (`part` bytes each, the last shorter) through `parallel` threads,
+  // each with one part's buffer; the parts' ETags in `etags`. The first failure stops them.
+  absl::Status UploadParts(const std::string& key, const std::string& upload_id, int fd,
+                           int64_t size, int64_t part, std::vector<std::string>* etags);
   absl::StatusOr<Response> PutPart(const std::string& key, const std::string& upload_id,
                                    int number, absl::string_view body) {
     std::string ignored;
@@ -502,6 +506,23 @@ absl::Status S3Client::Impl::PutParts(const std::string& key, int fd, int64_t si
                                                "?uploads: the answer has no UploadId"));
   }
   std::vector<std::string> etags(static_cast<size_t>(parts));
+  absl::Status failed = UploadParts(key, upload_id, fd, size, part, &etags);
+  if (failed.ok()) {
+    failed = CompleteUpload(key, upload_id, etags);
+    if (failed.ok()) return absl::OkStatus();
+  }
+  // Nothing half-uploaded stays: the parts are dropped (best effort: the store's lifecycle
+  // rules drop what an abort that fails leaves).
+  std::string ignored;
+  Sink sink{&ignored, kMaxErrorBody};
+  (void)Perform({.method = "DELETE", .key = key, .query = {{"uploadId", upload_id}}}, sink, true);
+  return failed;
+}
+
+absl::Status S3Client::Impl::UploadParts(const std::string& key, const std::string& upload_id,
+                                         int fd, int64_t size, int64_t part,
+                                         std::vector<std::string>* etags) {
+  const int parts = static_cast<int>(etags->size());
   std::atomic<int> next{0};
   Mutex failed_mu;
   absl::Status failed;  // the first part's failure
@@ -530,21 +551,12 @@ absl::Status S3Client::Impl::PutParts(const std::string& key, int fd, int64_t si
         if (failed.ok()) failed = put.status();
         return;
       }
-      etags[static_cast<size_t>(i)] = put->etag;
+      (*etags)[static_cast<size_t>(i)] = put->etag;
     }
   };
   std::vector<std::thread> threads;
   for (int t = 0; t < std::min(options.parallel, parts); ++t) threads.emplace_back(worker);
   for (std::thread& t : threads) t.join();
-  if (failed.ok()) {
-    failed = CompleteUpload(key, upload_id, etags);
-    if (failed.ok()) return absl::OkStatus();
-  }
-  // Nothing half-uploaded stays: the parts are dropped (best effort: the store's lifecycle
-  // rules drop what an abort that fails leaves).
-  std::string ignored;
-  Sink sink{&ignored, kMaxErrorBody};
-  (void)Perform({.method = "DELETE", .key = key, .query = {{"uploadId", upload_id}}}, sink, true);
   return failed;
 }
 
