@@ -95,6 +95,10 @@ bool IsPlainName(absl::string_view name) {
          name.find_first_of(absl::string_view("/\0", 2)) == absl::string_view::npos;
 }
 
+bool IsPlainVisibleName(absl::string_view name) {
+  return IsPlainName(name) && name.size() <= 255 && name.front() != '.';
+}
+
 bool IsPlainRelativePath(absl::string_view relative) {
   if (relative.empty()) return true;
   for (absl::string_view part : absl::StrSplit(relative, '/')) {

@@ -41,6 +41,11 @@ class UniqueFd {
 // Whether `name` is one plain component: not empty, no '/', not "." or "..".
 bool IsPlainName(absl::string_view name);
 
+// Whether `name` may name a stored entry of its own (a checkpoint id in every checkpoint
+// storage): a plain name of at most 255 bytes that does not start with '.' (dot-entries are a
+// storage's own: temporaries, marks, leftovers).
+bool IsPlainVisibleName(absl::string_view name);
+
 // Whether `relative` is made only of plain components: not absolute, no empty, "." or ".."
 // component ("" is the directory itself, and plain).
 bool IsPlainRelativePath(absl::string_view relative);

@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "cohort/status.h"
+#include "common/beneath.h"
 #include "objstore/s3_client.h"
 #include "objstore/s3_credentials.h"
 
@@ -16,13 +16,7 @@ namespace fs = std::filesystem;
 constexpr int64_t kMaxObjects = 100000;
 
 // A key's part below the prefix as a relative path: plain components only.
-bool SafeRelative(const std::string& rel) {
-  if (rel.empty()) return false;
-  for (absl::string_view part : absl::StrSplit(rel, '/')) {
-    if (part.empty() || part == "." || part == "..") return false;
-  }
-  return true;
-}
+bool SafeRelative(const std::string& rel) { return !rel.empty() && IsPlainRelativePath(rel); }
 
 class S3ObjectStore final : public ObjectStore {
  public:

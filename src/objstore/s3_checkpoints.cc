@@ -1,12 +1,13 @@
 #include "objstore/s3_checkpoints.h"
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
+#include <map>
 #include <filesystem>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "cohort/status.h"
 #include "common/beneath.h"
 #include "nlohmann/json.hpp"
@@ -22,11 +23,7 @@ constexpr int64_t kMaxObjectsPerCheckpoint = 1000000;
 
 // A path from a manifest, which a trial's chief may have written: relative, plain components.
 bool SafeRelative(const std::string& path) {
-  if (path.empty() || path.size() > 4096) return false;
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (!IsPlainName(part)) return false;
-  }
-  return true;
+  return !path.empty() && path.size() <= 4096 && IsPlainRelativePath(path);
 }
 
 }  // namespace
@@ -42,7 +39,7 @@ std::string S3Checkpoints::Describe() const {
 }
 
 absl::Status S3Checkpoints::CheckId(const std::string& id) const {
-  if (!IsPlainName(id) || id.size() > 255 || absl::StartsWith(id, ".")) {
+  if (!IsPlainVisibleName(id)) {
     return absl::InvalidArgumentError(
         absl::StrCat("checkpoint id '", id.substr(0, 80), "' in ", Describe(),
                      ": must be one plain name, not starting with '.'"));
@@ -180,28 +177,32 @@ absl::Status S3Checkpoints::Fetch(const std::string& id, const std::string& into
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::string>> S3Checkpoints::IdsWith(const char* suffix) {
+absl::StatusOr<std::map<std::string, std::vector<std::string>>> S3Checkpoints::IdsBySuffix(
+    std::initializer_list<const char*> suffixes) {
   const std::string top = prefix_.empty() ? "" : prefix_ + "/";
   COHORT_ASSIGN_OR_RETURN(std::vector<ObjectInfo> objects,
                           client_->List(top, kMaxObjectsPerCheckpoint, "/"));
-  const size_t suffix_size = std::string(suffix).size();
-  std::vector<std::string> ids;
-  for (const ObjectInfo& o : objects) {
-    if (!absl::EndsWith(o.key, suffix)) continue;
-    const std::string id = o.key.substr(top.size(), o.key.size() - top.size() - suffix_size);
-    if (CheckId(id).ok()) ids.push_back(id);
+  std::map<std::string, std::vector<std::string>> ids;
+  for (const char* suffix : suffixes) {
+    std::vector<std::string>& with = ids[suffix];
+    for (const ObjectInfo& o : objects) {  // in key order: `with` comes out sorted
+      if (!absl::EndsWith(o.key, suffix)) continue;
+      const std::string id =
+          o.key.substr(top.size(), o.key.size() - top.size() - std::strlen(suffix));
+      if (CheckId(id).ok()) with.push_back(id);
+    }
   }
-  std::sort(ids.begin(), ids.end());
   return ids;
 }
 
 absl::StatusOr<std::vector<std::string>> S3Checkpoints::List() {
-  COHORT_ASSIGN_OR_RETURN(std::vector<std::string> published, IdsWith(kManifestSuffix));
-  COHORT_ASSIGN_OR_RETURN(std::vector<std::string> deleting, IdsWith(kDeletingSuffix));
-  std::vector<std::string> ids;
+  COHORT_ASSIGN_OR_RETURN(auto ids, IdsBySuffix({kManifestSuffix, kDeletingSuffix}));
+  const std::vector<std::string>& published = ids[kManifestSuffix];
+  const std::vector<std::string>& deleting = ids[kDeletingSuffix];
+  std::vector<std::string> listed;
   std::set_difference(published.begin(), published.end(), deleting.begin(), deleting.end(),
-                      std::back_inserter(ids));
-  return ids;
+                      std::back_inserter(listed));
+  return listed;
 }
 
 absl::Status S3Checkpoints::PutFile(const std::string& relative, const std::string& path) {
@@ -227,9 +228,9 @@ absl::Status S3Checkpoints::DeleteFiles(const std::string& relative_dir) {
 }
 
 absl::StatusOr<std::vector<std::string>> S3Checkpoints::SweepLeftovers() {
-  COHORT_ASSIGN_OR_RETURN(std::vector<std::string> deleting, IdsWith(kDeletingSuffix));
-  for (const std::string& id : deleting) COHORT_RETURN_IF_ERROR(Delete(id));
-  return deleting;
+  COHORT_ASSIGN_OR_RETURN(auto ids, IdsBySuffix({kDeletingSuffix}));
+  for (const std::string& id : ids[kDeletingSuffix]) COHORT_RETURN_IF_ERROR(Delete(id));
+  return ids[kDeletingSuffix];
 }
 
 absl::Status S3Checkpoints::DeleteObjects(const std::string& id) {

@@ -13,6 +13,8 @@
 //
 // Thread-safe: immutable beyond the client, which is thread-safe.
 
+#include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,8 +74,10 @@ class S3Checkpoints {
   std::string KeyOf(const std::string& id, const std::string& path = "") const;
   std::string ManifestKey(const std::string& id) const;
   std::string TopKey(const std::string& id, const char* suffix) const;
-  // The ids under the prefix with a top-level object ending in `suffix`, sorted.
-  absl::StatusOr<std::vector<std::string>> IdsWith(const char* suffix);
+  // Per suffix, the ids under the prefix with a top-level object ending in it, sorted: one
+  // listing of the prefix for all of them.
+  absl::StatusOr<std::map<std::string, std::vector<std::string>>> IdsBySuffix(
+      std::initializer_list<const char*> suffixes);
   static absl::StatusOr<std::vector<Entry>> LocalEntries(const std::string& from_dir);
   absl::Status DeleteObjects(const std::string& id);
 

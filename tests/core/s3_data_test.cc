@@ -7,7 +7,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -17,6 +16,7 @@
 #include "objstore/s3_client.h"
 #include "objstore/testing/s3rver.h"
 #include "tests/launch/launcher_process.h"
+#include "tests/testing/cluster_fixture.h"
 #include "tests/testing/worker_group.h"
 
 namespace cohort {
@@ -25,14 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::BinaryPath;
 using testing::LaunchResult;
+using testing::ReadFile;
 using testing::RunToCompletion;
-
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 TEST(S3DataTest, EachWorkerDownloadsTheBucketsDataIntoItsOwnDirectory) {
   absl::StatusOr<std::unique_ptr<objstore::testing::S3rver>> server =
@@ -52,7 +46,7 @@ TEST(S3DataTest, EachWorkerDownloadsTheBucketsDataIntoItsOwnDirectory) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   // The example's config, pointed at this server's bucket.
-  std::string yaml = ReadAll(fs::path(COHORT_SOURCE_DIR) / "examples/core_api/5_s3_data.yaml");
+  std::string yaml = ReadFile(fs::path(COHORT_SOURCE_DIR) / "examples/core_api/5_s3_data.yaml");
   yaml = absl::StrReplaceAll(
       yaml, {{"bucket: my-training-data", "bucket: cohort-data"},
              {"# endpoint_url: http://minio.internal:9000",
@@ -74,9 +68,9 @@ TEST(S3DataTest, EachWorkerDownloadsTheBucketsDataIntoItsOwnDirectory) {
     const fs::path mine = dir / "run" / absl::StrCat("data-rank", rank);
     EXPECT_NE(r.out.find(absl::StrCat("rank ", rank, " downloaded 3 file(s)")), std::string::npos)
         << r.out;
-    EXPECT_TRUE(ReadAll(mine / "train/part-0.bin") == big) << "rank " << rank;
-    EXPECT_EQ(ReadAll(mine / "train/part-1.bin"), "second part");
-    EXPECT_EQ(ReadAll(mine / "labels.txt"), "0\n1\n");
+    EXPECT_TRUE(ReadFile(mine / "train/part-0.bin") == big) << "rank " << rank;
+    EXPECT_EQ(ReadFile(mine / "train/part-1.bin"), "second part");
+    EXPECT_EQ(ReadFile(mine / "labels.txt"), "0\n1\n");
     EXPECT_FALSE(fs::exists(mine / "ignored.txt"));
   }
   std::ifstream metrics(dir / "run" / "metrics.jsonl");

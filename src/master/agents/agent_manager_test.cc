@@ -73,6 +73,15 @@ INSTANTIATE_TEST_SUITE_P(Agents, ResourceManagerConformance,
 // What only agents do.
 class AgentManagerTest : public ::testing::Test {
  protected:
+  // Waits up to 10 s for `n` long polls to be waiting.
+  void AwaitWaitingPolls(int n) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (agents_.WaitingPolls() < n && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(2));
+    }
+    ASSERT_GE(agents_.WaitingPolls(), n) << "the poll never started waiting";
+  }
+
   AgentHarness harness_;
   AgentManager& agents_ = harness_.agents();
 };
@@ -81,11 +90,7 @@ TEST_F(AgentManagerTest, AWaitingPollIsAnsweredByAStartFromAnotherThread) {
   ASSERT_OK(harness_.Join("a1", 1, {}));
   auto poll = std::async(std::launch::async,
                          [&] { return agents_.WaitForActions("a1", absl::Seconds(60)); });
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (agents_.WaitingPolls() < 1 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(2));
-  }
-  ASSERT_EQ(agents_.WaitingPolls(), 1) << "the poll never started waiting";
+  AwaitWaitingPolls(1);
   const Placement placement{"3", {{"a1", 1}}};
   ASSERT_OK(agents_.Start(placement, {{.allocation = "3.b.1", .trial_id = 3}}));
   ASSERT_EQ(poll.wait_for(std::chrono::seconds(10)), std::future_status::ready);
@@ -98,10 +103,7 @@ TEST_F(AgentManagerTest, ANewerPollEndsTheOlderAndShutdownEndsEveryPoll) {
   ASSERT_OK(harness_.Join("a1", 1, {}));
   auto older = std::async(std::launch::async,
                           [&] { return agents_.WaitForActions("a1", absl::Seconds(60)); });
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (agents_.WaitingPolls() < 1 && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(2));
-  }
+  AwaitWaitingPolls(1);
   auto newer = std::async(std::launch::async,
                           [&] { return agents_.WaitForActions("a1", absl::Seconds(60)); });
   ASSERT_EQ(older.wait_for(std::chrono::seconds(10)), std::future_status::ready)

@@ -126,7 +126,7 @@ std::string DirectoryStorage::Location(const std::string& id) const {
 }
 
 absl::Status DirectoryStorage::CheckId(const std::string& id) const {
-  if (!IsPlainName(id) || id.size() > 255 || absl::StartsWith(id, ".")) {
+  if (!IsPlainVisibleName(id)) {
     return absl::InvalidArgumentError(
         absl::StrCat("checkpoint id '", id.substr(0, 80), "' in ", Describe(),
                      ": must be one plain name, not starting with '.'"));
