@@ -260,6 +260,10 @@ int AllocationRun::Run() {
     WaitForChiefPort();
     status = StreamUntilExit(*launch);
     if (options_.on_launcher_exit) options_.on_launcher_exit();
+    if (options_.host_ended != nullptr && *options_.host_ended) {
+      Log(-1, options_.host_ended_note);
+      if (status == 0) status = 128 + SIGTERM;
+    }
   } else {
     Log(-1, absl::StrCat("agent ", options_.agent_id, ": ", launch.status().message()));
   }
@@ -335,8 +339,10 @@ absl::StatusOr<SubprocessOptions> AllocationRun::Prepare() {
 
 absl::Status AllocationRun::UnpackContext() {
   const fs::path dir(dir_);
-  client::MasterClient agent(options_.master_url, absl::Seconds(60));  // the agent's credential
-  agent.set_bearer_token(options_.secret);
+  // The agent's credential; a node without one (a Slurm job's) has only its allocation's.
+  client::MasterClient agent(options_.master_url, absl::Seconds(60));
+  agent.set_bearer_token(options_.secret.empty() ? action_.allocation_token : options_.secret);
+  agent.set_tls_ca_file(options_.tls_ca_file);
   absl::StatusOr<std::string> archive = agent.GetBytes(action_.context);
   if (!archive.ok()) {
     return absl::UnavailableError(

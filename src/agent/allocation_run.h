@@ -18,6 +18,7 @@
 // Thread-safety: Run() on the allocation's own thread; AllocationControl is shared with the
 // poll thread and locks itself.
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -111,6 +112,12 @@ struct AllocationRunOptions {
   // A rank that has waited in a collective, or been stopped, this long fails the run
   // (stall_watch.h; cohort-agent --progress-deadline); its note shows from min(60 s, half).
   absl::Duration progress_deadline = absl::Minutes(10);
+  // Set when what hosts the node (a Slurm job: its time limit, an operator's scancel) ends it,
+  // not the master: a launcher exit of 0 after it is reported as 143 with `host_ended_note` in
+  // the trial's log, so the master counts a failed run (and restarts it from its checkpoint)
+  // rather than a finished trial. Null: never. Must outlive the run.
+  const std::atomic<bool>* host_ended = nullptr;
+  std::string host_ended_note;
 };
 
 class AllocationRun {

@@ -138,6 +138,11 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
       storage::StorageRoots::Create(options.data_dir, options.checkpoint_storage_roots));
   std::unique_ptr<Master> master(
       new Master(std::move(db), std::move(options), std::move(roots)));
+  if (master->options_.resource_manager) {
+    COHORT_ASSIGN_OR_RETURN(master->own_rm_,
+                            master->options_.resource_manager(master->rm_events_));
+    master->rm_ = master->own_rm_.get();
+  }
   COHORT_RETURN_IF_ERROR(master->LoadQueue());
   {
     // What ran when the master stopped waits for its agents (master_recovery.cc).
@@ -280,7 +285,7 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   std::vector<searcher::Operation> creates = (*search)->Start();
   if (creates.empty()) return absl::InvalidArgumentError("the searcher creates no trials");
   const int slots = static_cast<int>(cfg.resources.slots_per_trial);
-  if (absl::Status feasible = Feasible(rm_->Offers(), slots); !feasible.ok()) {
+  if (absl::Status feasible = rm_->Feasible(slots); !feasible.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("resources.slots_per_trial: ", feasible.message()));
   }

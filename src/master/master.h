@@ -127,6 +127,11 @@ struct MasterOptions {
   // Tests: called on the pass's thread while it computes the placements, without the lock
   // (kBackground and kManual passes only).
   std::function<void()> during_schedule;
+  // The resource manager allocations run through (rm/resource_manager.h), made by Create with
+  // the master's events before anything is recovered or scheduled; it must outlive nothing of
+  // the master's (the master owns it). Null: the master's agents (AgentManager).
+  std::function<absl::StatusOr<std::unique_ptr<rm::ResourceManager>>(rm::Events&)>
+      resource_manager;
 };
 
 // What the cluster looks like at one moment, for monitoring (the master's GET /metrics). Agents
@@ -235,6 +240,8 @@ class Master {
   // The agents' resource manager (agents/agent_manager.h): their registration, long polls,
   // enabling, and the slots they offer (agent_routes.cc).
   AgentManager& agents() { return agents_; }
+  // Whether allocations run on the agents (else on MasterOptions::resource_manager's).
+  bool runs_on_agents() const { return rm_ == &agents_; }
 
   // Trials waiting or running, with why they wait and where they run.
   absl::StatusOr<wire::TaskList> ListTasks() ABSL_LOCKS_EXCLUDED(mu_);
@@ -252,6 +259,16 @@ class Master {
   absl::Status AllocationLogs(const std::string& allocation, const wire::LogBatch& batch);
   absl::Status AllocationReports(const std::string& allocation, const wire::ReportBatch& batch);
   absl::Status AllocationExit(const std::string& allocation, const wire::ExitReport& exit)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // A node the resource manager launched itself (a Slurm job's process) asks, from `host`, for
+  // its part of the running `allocation` (rm::ResourceManager::NodeStart); NotFound when the
+  // allocation does not run or has no such node.
+  absl::StatusOr<wire::StartAction> AllocationNodeStart(const std::string& allocation,
+                                                        int node_rank, const std::string& host)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // The context archive of the running `allocation`'s experiment (as ContextArchive), for
+  // nodes that hold only the allocation's token.
+  absl::StatusOr<std::string> AllocationContext(const std::string& allocation)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // One allocation's output in an agent's combined post (wire::AllocationOutput), by pointer:
@@ -635,7 +652,10 @@ class Master {
   // The agents' resource manager (its own lock, taken after mu_) and the seam the master uses
   // (rm/resource_manager.h): offers, starts, stops, releases, restores, lost nodes.
   AgentManager agents_;
-  rm::ResourceManager* const rm_ = &agents_;
+  // MasterOptions::resource_manager's, when one was given.
+  std::unique_ptr<rm::ResourceManager> own_rm_;
+  // Set once by Create, before any thread of the master starts; read-only after.
+  rm::ResourceManager* rm_ = &agents_;
   Allocations allocations_ ABSL_GUARDED_BY(mu_);
   // Components (their own state and locks, none taken under them; taken under mu_ only where
   // a request needs both: docs/design/0016-components-and-locks.md).

@@ -47,6 +47,38 @@ absl::Status Master::CheckAllocationTokenLocked(const std::string& allocation,
   return allocations_.CheckToken(allocation, users::TokenHash(token));
 }
 
+absl::StatusOr<wire::StartAction> Master::AllocationNodeStart(const std::string& allocation,
+                                                              int node_rank,
+                                                              const std::string& host) {
+  MutexLock lock(&mu_);
+  const Allocation* a = allocations_.Find(allocation);
+  if (a == nullptr || node_rank < 0 || node_rank >= static_cast<int>(a->agents.size())) {
+    return absl::NotFoundError(absl::StrCat("allocation ", allocation, " has no node ", node_rank,
+                                            " running on this master"));
+  }
+  if (a->stop != StopReason::kNone) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("allocation ", allocation, " is stopping: node ", node_rank,
+                     " must not start"));
+  }
+  return rm_->NodeStart(allocation, node_rank, host);
+}
+
+absl::StatusOr<std::string> Master::AllocationContext(const std::string& allocation) {
+  int64_t experiment_id = 0;
+  {
+    MutexLock lock(&mu_);
+    const Allocation* a = allocations_.Find(allocation);
+    const auto t = a != nullptr ? queue_.trials().find(a->trial_id) : queue_.trials().end();
+    if (t == queue_.trials().end()) {
+      return absl::NotFoundError(
+          absl::StrCat("allocation ", allocation, " does not run on this master"));
+    }
+    experiment_id = t->second.experiment_id;
+  }
+  return ContextArchive(experiment_id);  // the file is read without the lock
+}
+
 absl::Status Master::StartLocked(const Placement& placement) {
   const int64_t trial_id = std::stoll(placement.task_id);
   COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(trial_id));

@@ -109,6 +109,11 @@ void Master::SetWaitingLocked(PassInput& input, const ScheduleResult& result) {
 }
 
 std::optional<std::string> Master::WaitingReasonLocked(const TrialRow& trial) const {
+  if (trial.state == TrialState::kRunning) {
+    // Started, but its resource manager may still hold it back (a Slurm job pending).
+    const Allocation* a = allocations_.OfTrial(trial.id);
+    return a != nullptr ? rm_->Waiting(a->id) : std::nullopt;
+  }
   if (trial.state != TrialState::kQueued) return std::nullopt;
   if (auto w = waiting_.find(trial.id); w != waiting_.end()) return w->second;
   if (!blocker_) return std::nullopt;
@@ -158,7 +163,7 @@ bool Master::StartPlacementsLocked(const std::vector<Placement>& placements, siz
 void Master::RunPassLocked() {
   const absl::Time start = absl::Now();  // wall clock whatever the master's clock is
   PassInput in = SnapshotLocked();
-  const ScheduleResult result = Schedule(in.agents, in.queue);
+  const ScheduleResult result = rm_->Place(in.agents, in.queue);
   SetWaitingLocked(in, result);
   size_t next = 0;
   StartPlacementsLocked(result.placements, &next, result.placements.size());
@@ -174,7 +179,7 @@ absl::Duration Master::RunPass() {
   mu_.Unlock();
   const absl::Time computing = absl::Now();
   if (options_.during_schedule) options_.during_schedule();
-  const ScheduleResult result = Schedule(in.agents, in.queue);
+  const ScheduleResult result = rm_->Place(in.agents, in.queue);
   spent += absl::Now() - computing;
   mu_.Lock();
   size_t next = 0;

@@ -125,6 +125,28 @@ int AgentManager::WaitingPolls() const {
   return polls;
 }
 
+ScheduleResult AgentManager::Place(const std::vector<AgentState>& offers,
+                                   const std::vector<TaskRequest>& queue) const {
+  return Schedule(offers, queue);
+}
+
+absl::Status AgentManager::Feasible(int slots) const {
+  return master::Feasible(Offers(), slots);
+}
+
+std::optional<std::string> AgentManager::Waiting(const std::string& /*allocation*/) const {
+  return std::nullopt;
+}
+
+absl::StatusOr<wire::StartAction> AgentManager::NodeStart(const std::string& allocation,
+                                                          int node_rank,
+                                                          const std::string& /*host*/) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("node ", node_rank, " of allocation ", allocation,
+                   ": this master runs trials on its agents, which receive their starts through "
+                   "their polls"));
+}
+
 std::vector<AgentState> AgentManager::Offers() const {
   MutexLock lock(&mu_);
   return registry_.States();

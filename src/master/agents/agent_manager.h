@@ -65,6 +65,15 @@ class AgentManager : public rm::ResourceManager {
 
   // rm::ResourceManager.
   std::vector<AgentState> Offers() const override ABSL_LOCKS_EXCLUDED(mu_);
+  // The gang scheduler (scheduler.h: Schedule, Feasible over Offers()).
+  ScheduleResult Place(const std::vector<AgentState>& offers,
+                       const std::vector<TaskRequest>& queue) const override;
+  absl::Status Feasible(int slots) const override ABSL_LOCKS_EXCLUDED(mu_);
+  // Agents run what they are given at once: nullopt.
+  std::optional<std::string> Waiting(const std::string& allocation) const override;
+  // FailedPrecondition: agents receive their starts through their polls.
+  absl::StatusOr<wire::StartAction> NodeStart(const std::string& allocation, int node_rank,
+                                              const std::string& host) override;
   bool Fits(const Placement& placement, const std::set<std::string>& excluded) const override
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Start(const Placement& placement, std::vector<wire::StartAction> starts) override

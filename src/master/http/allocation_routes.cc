@@ -1,3 +1,5 @@
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "master/http/routes.h"
 #include "wire/agent_protocol.h"
@@ -42,6 +44,20 @@ absl::StatusOr<Reply> Outputs(Master& master, const Request& req) {
   return Reply::Ok(answer.ToJson());
 }
 
+// GET /api/v1/allocations/ID/nodes/RANK/start?host=H: the node's start action.
+absl::StatusOr<Reply> NodeStart(Master& master, const Request& req) {
+  int rank = 0;
+  if (!absl::SimpleAtoi(req.PathPart(2), &rank) || rank > 100000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node rank ", req.PathPart(2).substr(0, 32), " is out of range"));
+  }
+  std::string host = req.raw().get_param_value("host");
+  if (host.size() > 255) host.resize(255);  // for the trial's log only
+  COHORT_ASSIGN_OR_RETURN(wire::StartAction start,
+                          master.AllocationNodeStart(req.PathPart(1), rank, host));
+  return Reply::Ok(start.ToJson());
+}
+
 }  // namespace
 
 void AddAllocationRoutes(Router& router, Master& master) {
@@ -66,6 +82,17 @@ void AddAllocationRoutes(Router& router, Master& master) {
               kItself);
   router.Post(R"(/api/v1/allocations/([^/]+)/exit)",
               [&](const Request& req) { return Exit(master, req); }, kItself);
+  // Nodes a resource manager launched itself (a Slurm job's process on each node) hold only
+  // the allocation's token: they fetch their start action and the experiment's context here.
+  router.Get(R"(/api/v1/allocations/([^/]+)/nodes/(\d+)/start)",
+             [&](const Request& req) { return NodeStart(master, req); }, kItself);
+  router.Get(R"(/api/v1/allocations/([^/]+)/context)",
+             [&](const Request& req) -> absl::StatusOr<Reply> {
+               COHORT_ASSIGN_OR_RETURN(std::string bytes,
+                                       master.AllocationContext(req.PathPart(1)));
+               return Reply::Bytes(std::move(bytes), "application/gzip");
+             },
+             kItself);
   // An agent's allocations' output in one post per flush (wire::OutputBatch): the agent's
   // credential, as on the routes above, which admit the agent too.
   router.Post(R"(/api/v1/agents/([^/]+)/outputs)",

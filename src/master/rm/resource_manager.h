@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "master/scheduler/scheduler.h"
 #include "wire/agent_protocol.h"
 #include "wire/cluster_bodies.h"
@@ -66,6 +67,25 @@ class ResourceManager {
 
   // Every node a pass may consider, enabled or not (a leaving one as disabled), by id.
   virtual std::vector<AgentState> Offers() const = 0;
+  // What of `queue` starts now on `offers` (this manager's Offers(), read with the master's
+  // lock), and why the rest waits. Called without any lock: a pure function of its arguments
+  // and the manager's fixed options. Agents: the gang scheduler (scheduler.h); Slurm: every
+  // task whose shape fits the partition, Slurm queueing what has no room.
+  virtual ScheduleResult Place(const std::vector<AgentState>& offers,
+                               const std::vector<TaskRequest>& queue) const = 0;
+  // Whether a task of `slots` can ever run here (checked when an experiment is created):
+  // FailedPrecondition with the reason ("needs 9 slots but the whole cluster has 8").
+  virtual absl::Status Feasible(int slots) const = 0;
+  // Why `allocation`, started, does not run yet (Slurm: its job is pending, with Slurm's
+  // reason); nullopt when it runs, or when this manager's starts run at once.
+  virtual std::optional<std::string> Waiting(const std::string& allocation) const = 0;
+  // A node this manager launched itself (Slurm: the job's process on each of its nodes) asks
+  // for its part of `allocation`, from `host`: its start action. NotFound for an allocation or
+  // node this run of the manager does not hold; FailedPrecondition where nodes receive their
+  // starts otherwise (agents poll for them).
+  virtual absl::StatusOr<wire::StartAction> NodeStart(const std::string& allocation,
+                                                      int node_rank,
+                                                      const std::string& host) = 0;
   // Whether every node of `placement` is still there, enabled, not in `excluded` and has the
   // slots free (a pass computes placements without the locks; they may be stale).
   virtual bool Fits(const Placement& placement, const std::set<std::string>& excluded) const = 0;
