@@ -14,8 +14,8 @@ namespace {
 enum class Value { kNone, kRequired, kOptional };
 
 struct SbatchOption {
-  absl::string_view name;     // without "--"
-  char short_name;            // 0: none
+  absl::string_view name;  // without "--"
+  char short_name;         // 0: none
   Value value;
   absl::string_view refusal;  // empty: allowed
 };
@@ -155,8 +155,8 @@ absl::Status Bad(absl::string_view arg, absl::string_view why) {
 
 absl::Status CheckKnown(absl::string_view arg, const SbatchOption* option) {
   if (option == nullptr) {
-    return Bad(arg, absl::StrCat("is not one Cohort passes on to sbatch (allowed: ",
-                                 AllowedList(), ")"));
+    return Bad(
+        arg, absl::StrCat("is not one Cohort passes on to sbatch (allowed: ", AllowedList(), ")"));
   }
   if (!option->refusal.empty()) {
     return Bad(arg, absl::StrCat("is refused: ", option->refusal));
@@ -196,17 +196,16 @@ absl::Status CheckShort(const std::vector<std::string>& args, size_t* i) {
 }
 
 bool HasControl(absl::string_view text) {
-  return std::any_of(text.begin(), text.end(), [](char c) {
-    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-  });
+  return std::any_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
 }
 
 }  // namespace
 
 absl::Status CheckSbatchArgs(const std::vector<std::string>& args) {
   if (args.size() > kMaxSbatchArgs) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "too many sbatch arguments: ", args.size(), " (at most ", kMaxSbatchArgs, ")"));
+    return absl::InvalidArgumentError(absl::StrCat("too many sbatch arguments: ", args.size(),
+                                                   " (at most ", kMaxSbatchArgs, ")"));
   }
   for (const std::string& arg : args) {
     if (arg.size() > kMaxSbatchArgBytes) {

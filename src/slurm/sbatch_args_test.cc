@@ -19,8 +19,8 @@ TEST(CheckSbatchArgsTest, AllowsTheSafeOptionsInEveryForm) {
   EXPECT_OK(CheckSbatchArgs({}));
   EXPECT_OK(CheckSbatchArgs({"--time=1", "-t", "2:00:00", "--mem=4G", "--qos=high", "-q", "low",
                              "--account=ml", "-A", "ml", "--constraint=a100", "--exclusive",
-                             "--exclusive=user", "--gres=gpu:2", "--signal=B:USR1@60",
-                             "--nice", "--nice=5", "-s", "--comment=x y z"}));
+                             "--exclusive=user", "--gres=gpu:2", "--signal=B:USR1@60", "--nice",
+                             "--nice=5", "-s", "--comment=x y z"}));
   // A short option's value may itself start with '-': sbatch reads it as the value.
   EXPECT_OK(CheckSbatchArgs({"-x", "--weird-node-name"}));
 }

@@ -64,8 +64,8 @@ std::vector<T> ParseLines(const std::string& output, Parse parse, const char* to
       continue;
     }
     if (++*malformed <= kMaxLoggedLines) {
-      COHORT_LOG(WARNING) << tool << ": skipped a line Cohort cannot read: "
-                          << value.status().message();
+      COHORT_LOG(WARNING) << tool
+                          << ": skipped a line Cohort cannot read: " << value.status().message();
     }
   }
   return values;
@@ -79,9 +79,8 @@ bool Matches(absl::string_view text, absl::string_view allowed_punctuation) {
 }
 
 bool HasControl(absl::string_view text) {
-  return std::any_of(text.begin(), text.end(), [](char c) {
-    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-  });
+  return std::any_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
 }
 
 absl::Status BadSpec(absl::string_view field, absl::string_view why) {
@@ -94,9 +93,9 @@ absl::Status CheckScript(const std::string& script) {
   }
   for (absl::string_view line : absl::StrSplit(script, '\n')) {
     if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "#SBATCH")) {
-      return BadSpec("script", absl::StrCat("holds an sbatch directive ('",
-                                            EscapeControl(line.substr(0, 100)),
-                                            "'): options go through the job's settings"));
+      return BadSpec(
+          "script", absl::StrCat("holds an sbatch directive ('", EscapeControl(line.substr(0, 100)),
+                                 "'): options go through the job's settings"));
     }
   }
   return absl::OkStatus();
@@ -124,13 +123,19 @@ absl::Status CheckSpec(const JobSpec& spec) {
     return BadSpec("name", absl::StrCat("'", EscapeControl(spec.name.substr(0, 300)),
                                         "' is not 1 to 200 of [A-Za-z0-9._-]"));
   }
-  if (!Matches(spec.partition, "._-") || !Matches(spec.gres, "._:,=+-")) {
-    return BadSpec("partition or gres", "holds a character outside [A-Za-z0-9._:,=+-]");
+  if (!Matches(spec.partition, "._-")) {
+    return BadSpec("partition", absl::StrCat("'", EscapeControl(spec.partition.substr(0, 300)),
+                                             "' is not [A-Za-z0-9._-]"));
+  }
+  if (!Matches(spec.gres, "._:,=+-")) {
+    return BadSpec("gres", absl::StrCat("'", EscapeControl(spec.gres.substr(0, 300)),
+                                        "' is not [A-Za-z0-9._:,=+-]"));
   }
   if (spec.nodes < 1 || spec.tasks_per_node < 1 || spec.cpus_per_task < 0) {
-    return BadSpec("size", absl::StrCat("nodes ", spec.nodes, ", tasks_per_node ",
-                                        spec.tasks_per_node, ", cpus_per_task ",
-                                        spec.cpus_per_task, ": each must be at least 1 (cpus 0)"));
+    return BadSpec("size", absl::StrCat("(nodes ", spec.nodes, ", tasks_per_node ",
+                                        spec.tasks_per_node, ", cpus_per_task ", spec.cpus_per_task,
+                                        "): nodes and tasks_per_node must be at least 1, "
+                                        "cpus_per_task at least 0"));
   }
   if (HasControl(spec.work_dir) || HasControl(spec.output)) {
     return BadSpec("work_dir or output", "holds a control character");
@@ -167,11 +172,11 @@ class SubmitFiles {
 
   absl::Status Write(const JobSpec& spec) {
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
-                                       "/cohort-sbatch-XXXXXX");
+    std::string pattern =
+        absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/cohort-sbatch-XXXXXX");
     if (::mkdtemp(pattern.data()) == nullptr) {
-      return absl::UnavailableError(absl::StrCat("cannot make a temporary directory like ",
-                                                 pattern, ": ", strerror(errno)));
+      return absl::UnavailableError(
+          absl::StrCat("cannot make a temporary directory like ", pattern, ": ", strerror(errno)));
     }
     dir_ = pattern;
     COHORT_RETURN_IF_ERROR(WritePrivateFile(script(), spec.script));
@@ -246,15 +251,15 @@ absl::Status SlurmClient::Check() const {
                          : ::access(sinfo.c_str(), X_OK) == 0;
   if (!found) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "Slurm's tools are missing: no ", sinfo,
-        options_.bin_dir.empty() ? " in PATH" : "", ". Install them (Debian: apt-get install "
+        "Slurm's tools are missing: no ", sinfo, options_.bin_dir.empty() ? " in PATH" : "",
+        ". Install them (Debian: apt-get install "
         "slurm-wlm; for tests scripts/install.sh --test), or name their directory in bin_dir"));
   }
   if (std::optional<std::string> conf = ToolVariable(options_, "SLURM_CONF")) {
     if (::access(conf->c_str(), R_OK) != 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "SLURM_CONF names ", *conf, ", which cannot be read (", strerror(errno),
-          "): set it to the cluster's slurm.conf"));
+      return absl::FailedPreconditionError(absl::StrCat("SLURM_CONF names ", *conf,
+                                                        ", which cannot be read (", strerror(errno),
+                                                        "): set it to the cluster's slurm.conf"));
     }
   }
   absl::StatusOr<ToolResult> run = RunTool(options_, "sinfo", {"--version"});
@@ -270,15 +275,20 @@ absl::StatusOr<int64_t> SlurmClient::Submit(const JobSpec& spec) const {
   SubmitFiles files;
   COHORT_RETURN_IF_ERROR(files.Write(spec));
   const std::vector<std::string> args = SbatchArgs(spec, files);
-  COHORT_ASSIGN_OR_RETURN(ToolResult run, RunTool(options_, "sbatch", args));
+  absl::StatusOr<ToolResult> ran = RunTool(options_, "sbatch", args);
+  if (absl::IsDeadlineExceeded(ran.status())) {
+    return Annotate(ran.status(), absl::StrCat("the job may have been submitted (look for ",
+                                               spec.name, " with JobsNamed)"));
+  }
+  COHORT_ASSIGN_OR_RETURN(ToolResult run, std::move(ran));
   if (run.status != 0) {
     return ToolFailure("sbatch", args, run, absl::StatusCode::kInvalidArgument);
   }
   absl::StatusOr<int64_t> id = ParseSbatchAnswer(run.output);
   if (!id.ok()) {
     // sbatch said it succeeded: the job may exist without Cohort knowing its id.
-    return absl::UnknownError(absl::StrCat(internal::CommandText("sbatch", args),
-                                           " exited 0 but ", id.status().message(),
+    return absl::UnknownError(absl::StrCat(internal::CommandText("sbatch", args), " exited 0 but ",
+                                           id.status().message(),
                                            "; the job may have been submitted"));
   }
   return *id;
@@ -291,8 +301,8 @@ absl::StatusOr<std::vector<JobInfo>> SlurmClient::Jobs(const std::vector<int64_t
     wanted.insert(id);
   }
   if (wanted.empty()) return std::vector<JobInfo>();
-  const std::vector<std::string> args = {"-h", "-t", "all", "-j", absl::StrJoin(wanted, ","),
-                                         "-O", SqueueFormat()};
+  const std::vector<std::string> args = {
+      "-h", "-t", "all", "-j", absl::StrJoin(wanted, ","), "-O", SqueueFormat()};
   COHORT_ASSIGN_OR_RETURN(ToolResult run, RunTool(options_, "squeue", args));
   if (run.status != 0) {
     // squeue fails when the one job it is asked for is unknown (several: it lists the known).
@@ -348,8 +358,8 @@ absl::Status SlurmClient::Cancel(int64_t id, std::optional<int> signal) const {
 
 absl::StatusOr<std::vector<NodeInfo>> SlurmClient::Nodes(const std::string& partition) const {
   if (!Matches(partition, "._-")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Slurm partition '", EscapeControl(partition), "' is not [A-Za-z0-9._-]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Slurm partition '", EscapeControl(partition), "' is not [A-Za-z0-9._-]"));
   }
   std::vector<std::string> args = {"-N", "-h", "-O", SinfoFormat()};
   if (!partition.empty()) args.push_back("--partition=" + partition);

@@ -47,26 +47,26 @@ namespace cohort::slurm {
 
 // One batch job. Submit checks it before Slurm sees it (see Submit).
 struct JobSpec {
-  std::string name;                       // --job-name
-  std::string partition;                  // --partition (empty: Slurm's default)
-  int nodes = 1;                          // --nodes
-  int tasks_per_node = 1;                 // --ntasks-per-node
-  int cpus_per_task = 0;                  // --cpus-per-task (0: not passed)
-  std::string gres;                       // --gres (e.g. "gpu:2"; empty: none)
-  std::vector<std::string> sbatch_args;   // the user's extra sbatch arguments (experiment's
-                                          // slurm.sbatch_args), checked by CheckSbatchArgs
-  std::string script;                     // the batch script's text ("#!/bin/sh\n...")
-  std::map<std::string, std::string> env; // the job's environment, on top of the master's PATH,
-                                          // HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE
-  std::string work_dir;                   // --chdir (empty: not passed)
-  std::string output;                     // --output (empty: Slurm's default)
+  std::string name;                        // --job-name
+  std::string partition;                   // --partition (empty: Slurm's default)
+  int nodes = 1;                           // --nodes
+  int tasks_per_node = 1;                  // --ntasks-per-node
+  int cpus_per_task = 0;                   // --cpus-per-task (0: not passed)
+  std::string gres;                        // --gres (e.g. "gpu:2"; empty: none)
+  std::vector<std::string> sbatch_args;    // the user's extra sbatch arguments (experiment's
+                                           // slurm.sbatch_args), checked by CheckSbatchArgs
+  std::string script;                      // the batch script's text ("#!/bin/sh\n...")
+  std::map<std::string, std::string> env;  // the job's environment, on top of the master's PATH,
+                                           // HOME, USER, LOGNAME, LANG, LC_ALL, LC_CTYPE
+  std::string work_dir;                    // --chdir (empty: not passed)
+  std::string output;                      // --output (empty: Slurm's default)
 };
 
 struct SlurmOptions {
-  std::string bin_dir;                          // where sbatch etc. are; empty: PATH
-  std::map<std::string, std::string> env;       // added to every tool's environment (SLURM_CONF)
-  absl::Duration timeout = absl::Seconds(30);   // per tool call
-  size_t max_output_bytes = 4 << 20;            // per tool call; more is an error
+  std::string bin_dir;                         // where sbatch etc. are; empty: PATH
+  std::map<std::string, std::string> env;      // added to every tool's environment (SLURM_CONF)
+  absl::Duration timeout = absl::Seconds(30);  // per tool call
+  size_t max_output_bytes = 4 << 20;           // per tool call; more is an error
 };
 
 class SlurmClient {
@@ -82,17 +82,19 @@ class SlurmClient {
   // Submits the job with `sbatch --parsable --no-requeue` (a failed trial is Cohort's to
   // restart, not Slurm's) and returns its id. The script and the job's environment go through
   // private temporary files (removed before returning); the environment reaches the job with
-  // --export-file, so no value of spec.env is ever in sbatch's own environment. InvalidArgument
-  // before running sbatch when: the name is empty, longer than 200 bytes or not [A-Za-z0-9._-];
-  // the partition or gres hold other than [A-Za-z0-9._:,=+-]; nodes, tasks_per_node < 1 or
-  // cpus_per_task < 0; the script does not start with "#!" or holds a "#SBATCH" line (options
-  // go through JobSpec); an env name is not [A-Za-z_][A-Za-z0-9_]* or starts with SLURM_ or
-  // SBATCH_, or a value holds a NUL; work_dir or output hold a control character; sbatch_args
-  // fail CheckSbatchArgs. InvalidArgument quoting sbatch when Slurm refuses the job (an unknown
-  // partition, an impossible gres). Note: with Slurm's default EnforcePartLimits=NO a job that
-  // asks more nodes or CPUs than its partition has is accepted and stays PENDING for ever, its
-  // reason "PartitionConfig" or "PartitionNodeLimit" (Slurm gives either, and may change from
-  // one to the other).
+  // --export-file, so no value of spec.env is ever in sbatch's own environment.
+  // InvalidArgument before running sbatch when: the name is empty, longer than 200 bytes or not
+  // [A-Za-z0-9._-]; the partition is not [A-Za-z0-9._-] or the gres not [A-Za-z0-9._:,=+-];
+  // nodes or tasks_per_node < 1, or cpus_per_task < 0; the script does not start with "#!" or
+  // holds a "#SBATCH" line (options go through JobSpec); an env name is not
+  // [A-Za-z_][A-Za-z0-9_]* or starts with SLURM_ or SBATCH_, or a value holds a NUL; work_dir or
+  // output hold a control character; sbatch_args fail CheckSbatchArgs. InvalidArgument quoting
+  // sbatch when Slurm refuses the job (an unknown partition, an impossible gres).
+  // DeadlineExceeded (sbatch did not answer in time) and Unknown (sbatch exited 0 without an
+  // id) say that the job may have been submitted: JobsNamed finds it by its name.
+  // Note: with Slurm's default EnforcePartLimits=NO, a job that asks more nodes or CPUs than its
+  // partition has is accepted and stays PENDING for ever, its reason "PartitionConfig" or
+  // "PartitionNodeLimit" (Slurm gives either, and may change from one to the other).
   absl::StatusOr<int64_t> Submit(const JobSpec& spec) const;
 
   // What Slurm says of these jobs: `squeue -t all`, which lists live jobs and finished ones for

@@ -118,13 +118,14 @@ TEST_F(FakeToolsTest, SubmitPassesTheSpecAndOnlyTheJobsOwnEnvironment) {
   ::mkdir(record.c_str(), 0755);
   // Records its arguments, its environment and the files it is given; answers with a warning
   // line before the id, as sbatch may.
-  Tool("sbatch", absl::StrCat(
-      "for a in \"$@\"; do echo \"$a\"; done > ", record, "/args\n",
-      "env > ", record, "/env\n",
-      "for a in \"$@\"; do case \"$a\" in --export-file=*) cp \"${a#--export-file=}\" ", record,
-      "/job.env; echo \"${a#--export-file=}\" > ", record, "/env_path;; esac; done\n",
-      "eval last=\\${$#}; cp \"$last\" ", record, "/job.sh; echo \"$last\" > ", record,
-      "/script_path\n", "echo 'sbatch: warning: a warning'; echo 4242"));
+  Tool(
+      "sbatch",
+      absl::StrCat(
+          "for a in \"$@\"; do echo \"$a\"; done > ", record, "/args\n", "env > ", record, "/env\n",
+          "for a in \"$@\"; do case \"$a\" in --export-file=*) cp \"${a#--export-file=}\" ", record,
+          "/job.env; echo \"${a#--export-file=}\" > ", record, "/env_path;; esac; done\n",
+          "eval last=\\${$#}; cp \"$last\" ", record, "/job.sh; echo \"$last\" > ", record,
+          "/script_path\n", "echo 'sbatch: warning: a warning'; echo 4242"));
   ::setenv("COHORT_TEST_SECRET", "do-not-leak", 1);
   ::setenv("SQUEUE_STATES", "RUNNING", 1);
   JobSpec spec = Spec();
@@ -160,8 +161,10 @@ TEST_F(FakeToolsTest, SubmitPassesTheSpecAndOnlyTheJobsOwnEnvironment) {
   EXPECT_THAT(sbatch_env, AllOf(Not(HasSubstr("do-not-leak")), Not(HasSubstr("SQUEUE_STATES")),
                                 Not(HasSubstr("http://m:8080"))));
   // The private files are gone once Submit returns.
-  EXPECT_FALSE(Exists(std::string(absl::StripTrailingAsciiWhitespace(ReadFile(record + "/script_path")))));
-  EXPECT_FALSE(Exists(std::string(absl::StripTrailingAsciiWhitespace(ReadFile(record + "/env_path")))));
+  EXPECT_FALSE(
+      Exists(std::string(absl::StripTrailingAsciiWhitespace(ReadFile(record + "/script_path")))));
+  EXPECT_FALSE(
+      Exists(std::string(absl::StripTrailingAsciiWhitespace(ReadFile(record + "/env_path")))));
 }
 
 TEST_F(FakeToolsTest, SubmitRefusesABadSpecBeforeRunningSbatch) {
@@ -188,21 +191,26 @@ TEST_F(FakeToolsTest, SubmitRefusesABadSpecBeforeRunningSbatch) {
   with("control character", [](JobSpec& s) { s.output = "/tmp/a\nb"; });
   with("--array", [](JobSpec& s) { s.sbatch_args = {"--array=1-3"}; });
   for (const auto& [what, spec] : cases) {
-    EXPECT_THAT(Client().Submit(spec), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(what)))
+    EXPECT_THAT(Client().Submit(spec),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(what)))
         << what;
   }
   EXPECT_FALSE(Exists(dir_.Join("ran")));
 }
 
 TEST_F(FakeToolsTest, SubmitQuotesSlurmsRefusalAndDistrustsAnAnswerWithoutAnId) {
-  Prints("sbatch", "sbatch: error: Batch job submission failed: Invalid partition name specified\n", 1);
+  Prints("sbatch", "sbatch: error: Batch job submission failed: Invalid partition name specified\n",
+         1);
   EXPECT_THAT(Client().Submit(Spec()),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("sbatch "), HasSubstr("Invalid partition name specified"))));
   Prints("sbatch", "Submitted batch job\n");
   EXPECT_THAT(Client().Submit(Spec()),
               StatusIs(absl::StatusCode::kUnknown, HasSubstr("may have been submitted")));
-  Prints("sbatch", "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)\n", 1);
+  Prints("sbatch",
+         "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect "
+         "failure)\n",
+         1);
   EXPECT_THAT(Client().Submit(Spec()), StatusIs(absl::StatusCode::kUnavailable));
 }
 
@@ -238,8 +246,8 @@ TEST_F(FakeToolsTest, JobsSkipsMalformedLinesButDoesNotTakeThemForAnAbsence) {
   ASSERT_THAT(*jobs, SizeIs(1));  // once, and not job 77
   EXPECT_EQ((*jobs)[0].id, 5);
   EXPECT_EQ((*jobs)[0].state, JobState::kRunning);
-  EXPECT_THAT(Client().Jobs({5, 6}),
-              StatusIs(absl::StatusCode::kUnavailable, AllOf(HasSubstr("6"), HasSubstr("cannot read"))));
+  EXPECT_THAT(Client().Jobs({5, 6}), StatusIs(absl::StatusCode::kUnavailable,
+                                              AllOf(HasSubstr("6"), HasSubstr("cannot read"))));
   Prints("squeue", good + "\n");
   EXPECT_THAT(Client().Jobs({5, 6}), IsOkAndHolds(SizeIs(1)));
   EXPECT_THAT(Client().Jobs({}), IsOkAndHolds(IsEmpty()));
@@ -249,11 +257,11 @@ TEST_F(FakeToolsTest, JobsSkipsMalformedLinesButDoesNotTakeThemForAnAbsence) {
 TEST_F(FakeToolsTest, JobsTellsAnUnknownJobFromAnUnreachableController) {
   Prints("squeue", "slurm_load_jobs error: Invalid job id specified\n", 1);
   EXPECT_THAT(Client().Jobs({5}), IsOkAndHolds(IsEmpty()));
-  Prints("squeue", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n", 1);
-  EXPECT_THAT(Client().Jobs({5}),
-              StatusIs(absl::StatusCode::kUnavailable,
-                       AllOf(HasSubstr("squeue -h"), HasSubstr("exit status 1"),
-                             HasSubstr("Unable to contact slurm controller"))));
+  Prints("squeue", "slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n",
+         1);
+  EXPECT_THAT(Client().Jobs({5}), StatusIs(absl::StatusCode::kUnavailable,
+                                           AllOf(HasSubstr("squeue -h"), HasSubstr("exit status 1"),
+                                                 HasSubstr("Unable to contact slurm controller"))));
   Tool("squeue", "kill -9 $$");
   EXPECT_THAT(Client().Jobs({5}), StatusIs(absl::StatusCode::kUnavailable, HasSubstr("137")));
 }
@@ -288,10 +296,9 @@ TEST_F(FakeToolsTest, CancelPassesTheSignalAndAcceptsAJobAlreadyGone) {
 
 TEST_F(FakeToolsTest, NodesMergesPartitionsAndNamesAnEmptyPartition) {
   const std::string s(1, kFieldSeparator);
-  Prints("sinfo", absl::StrCat("n1", s, "idle", s, "0/2/0/2", s, "debug*", s, "none\n",
-                               "garbage\n",
-                               "n1", s, "idle", s, "0/2/0/2", s, "gpu", s, "none\n",
-                               "n2", s, "drained", s, "0/0/2/2", s, "debug*", s, "disk full\n"));
+  Prints("sinfo", absl::StrCat("n1", s, "idle", s, "0/2/0/2", s, "debug*", s, "none\n", "garbage\n",
+                               "n1", s, "idle", s, "0/2/0/2", s, "gpu", s, "none\n", "n2", s,
+                               "drained", s, "0/0/2/2", s, "debug*", s, "disk full\n"));
   absl::StatusOr<std::vector<NodeInfo>> nodes = Client().Nodes("");
   ASSERT_OK(nodes);
   ASSERT_THAT(*nodes, SizeIs(2));
@@ -398,10 +405,10 @@ TEST_F(SlurmClusterTest, ChecksAndListsBothNodesIdleWithTheirCpus) {
 
 TEST_F(SlurmClusterTest, ATwoNodeJobRunsOnBothNodesWithItsEnvironmentToCompleted) {
   ::setenv("COHORT_TEST_SECRET", "do-not-leak", 1);
-  JobSpec spec = Spec("cohort-two-nodes",
-                      absl::StrCat("srun sh -c 'echo \"$SLURMD_NODENAME $COHORT_VALUE "
-                                   "${COHORT_TEST_SECRET:-none}\" > ",
-                                   dir_.path(), "/node.$SLURM_NODEID'"));
+  JobSpec spec =
+      Spec("cohort-two-nodes", absl::StrCat("srun sh -c 'echo \"$SLURMD_NODENAME $COHORT_VALUE "
+                                            "${COHORT_TEST_SECRET:-none}\" > ",
+                                            dir_.path(), "/node.$SLURM_NODEID'"));
   spec.nodes = 2;
   spec.env = {{"COHORT_VALUE", "a,b c"}};
   absl::StatusOr<int64_t> id = client_->Submit(spec);
@@ -442,12 +449,13 @@ TEST_F(SlurmClusterTest, PendingJobsSayWhy) {
 
 TEST_F(SlurmClusterTest, CancelEndsARunningJobAndItsProcesses) {
   ASSERT_OK_AND_ASSIGN(
-      int64_t id, client_->Submit(Spec("cohort-cancel", absl::StrCat(
-          "sleep 300 & echo $$ $! > ", dir_.path(), "/pids.tmp; mv ", dir_.path(),
-          "/pids.tmp ", dir_.path(), "/pids; wait"))));
+      int64_t id,
+      client_->Submit(Spec("cohort-cancel",
+                           absl::StrCat("sleep 300 & echo $$ $! > ", dir_.path(), "/pids.tmp; mv ",
+                                        dir_.path(), "/pids.tmp ", dir_.path(), "/pids; wait"))));
   ASSERT_TRUE(WaitForFile(dir_.Join("pids")));
-  std::vector<std::string> pids = absl::StrSplit(
-      absl::StripTrailingAsciiWhitespace(ReadFile(dir_.Join("pids"))), ' ');
+  std::vector<std::string> pids =
+      absl::StrSplit(absl::StripTrailingAsciiWhitespace(ReadFile(dir_.Join("pids"))), ' ');
   ASSERT_THAT(pids, SizeIs(2));
   EXPECT_OK(client_->Cancel(id));
   const JobInfo job = WaitFinished(id);
@@ -465,9 +473,10 @@ TEST_F(SlurmClusterTest, CancelEndsARunningJobAndItsProcesses) {
 
 TEST_F(SlurmClusterTest, CancelWithSigtermReachesTheBatchScript) {
   ASSERT_OK_AND_ASSIGN(
-      int64_t id, client_->Submit(Spec("cohort-sigterm", absl::StrCat(
-          "trap 'echo term > ", dir_.path(), "/term; exit 7' TERM\n",
-          "touch ", dir_.path(), "/started\nsleep 300 & wait"))));
+      int64_t id,
+      client_->Submit(Spec("cohort-sigterm",
+                           absl::StrCat("trap 'echo term > ", dir_.path(), "/term; exit 7' TERM\n",
+                                        "touch ", dir_.path(), "/started\nsleep 300 & wait"))));
   ASSERT_TRUE(WaitForFile(dir_.Join("started")));
   EXPECT_OK(client_->Cancel(id, SIGTERM));
   const JobInfo job = WaitFinished(id);

@@ -22,18 +22,18 @@ struct StateWord {
 
 // Slurm's long state words (src/common/slurm_protocol_defs.c, job_state_string), each once.
 constexpr std::array<StateWord, 25> kStateWords = {{
-    {"PENDING", JobState::kPending},         {"CONFIGURING", JobState::kConfiguring},
-    {"RUNNING", JobState::kRunning},         {"COMPLETING", JobState::kCompleting},
-    {"COMPLETED", JobState::kCompleted},     {"FAILED", JobState::kFailed},
-    {"CANCELLED", JobState::kCancelled},     {"TIMEOUT", JobState::kTimeout},
-    {"NODE_FAIL", JobState::kNodeFail},      {"PREEMPTED", JobState::kPreempted},
+    {"PENDING", JobState::kPending},           {"CONFIGURING", JobState::kConfiguring},
+    {"RUNNING", JobState::kRunning},           {"COMPLETING", JobState::kCompleting},
+    {"COMPLETED", JobState::kCompleted},       {"FAILED", JobState::kFailed},
+    {"CANCELLED", JobState::kCancelled},       {"TIMEOUT", JobState::kTimeout},
+    {"NODE_FAIL", JobState::kNodeFail},        {"PREEMPTED", JobState::kPreempted},
     {"OUT_OF_MEMORY", JobState::kOutOfMemory}, {"BOOT_FAIL", JobState::kBootFail},
-    {"DEADLINE", JobState::kDeadline},       {"SUSPENDED", JobState::kSuspended},
-    {"REQUEUED", JobState::kPending},        {"REQUEUE_HOLD", JobState::kPending},
-    {"REQUEUE_FED", JobState::kPending},     {"RESV_DEL_HOLD", JobState::kPending},
-    {"SPECIAL_EXIT", JobState::kPending},    {"SIGNALING", JobState::kRunning},
-    {"RESIZING", JobState::kRunning},        {"STAGE_OUT", JobState::kCompleting},
-    {"STOPPED", JobState::kSuspended},       {"REVOKED", JobState::kCancelled},
+    {"DEADLINE", JobState::kDeadline},         {"SUSPENDED", JobState::kSuspended},
+    {"REQUEUED", JobState::kPending},          {"REQUEUE_HOLD", JobState::kPending},
+    {"REQUEUE_FED", JobState::kPending},       {"RESV_DEL_HOLD", JobState::kPending},
+    {"SPECIAL_EXIT", JobState::kPending},      {"SIGNALING", JobState::kRunning},
+    {"RESIZING", JobState::kRunning},          {"STAGE_OUT", JobState::kCompleting},
+    {"STOPPED", JobState::kSuspended},         {"REVOKED", JobState::kCancelled},
     {"UNKNOWN", JobState::kUnknown},
 }};
 
@@ -137,7 +137,8 @@ absl::StatusOr<std::vector<absl::string_view>> SplitHostList(absl::string_view l
     }
   }
   if (depth != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("unbalanced brackets in node list ", Quote(list)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unbalanced brackets in node list ", Quote(list)));
   }
   names.push_back(list.substr(start));
   return names;
@@ -220,8 +221,8 @@ absl::StatusOr<JobInfo> ParseSqueueLine(absl::string_view line) {
   JobInfo job;
   const absl::string_view id = absl::StripAsciiWhitespace(f[0]);
   if (!AllDigits(id) || !absl::SimpleAtoi(id, &job.id) || job.id <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("squeue line's job id ", Quote(id),
-                                                   " is not a positive number"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("squeue line's job id ", Quote(id), " is not a positive number"));
   }
   job.state_text = std::string(absl::StripAsciiWhitespace(f[1]));
   job.state = ParseJobState(job.state_text);
@@ -231,8 +232,8 @@ absl::StatusOr<JobInfo> ParseSqueueLine(absl::string_view line) {
     job.exit_code = (wait_status >> 8) & 0xff;  // squeue's exit_code is the raw wait status
     job.exit_signal = wait_status & 0x7f;
   }
-  job.time_limit = ParseSlurmDuration(absl::StripAsciiWhitespace(f[4]))
-                       .value_or(absl::InfiniteDuration());
+  job.time_limit =
+      ParseSlurmDuration(absl::StripAsciiWhitespace(f[4])).value_or(absl::InfiniteDuration());
   job.nodes = ExpandHostList(f[5]).value_or(std::vector<std::string>());
   job.name = std::string(f[6]);
   return job;
@@ -285,8 +286,7 @@ absl::StatusOr<int64_t> ParseSbatchAnswer(absl::string_view output) {
   }
   if (found != 1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "sbatch's answer holds ", found == 0 ? "no" : "more than one", " job id: ",
-        Quote(output)));
+        "sbatch's answer holds ", found == 0 ? "no" : "more than one", " job id: ", Quote(output)));
   }
   return id;
 }

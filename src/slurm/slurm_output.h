@@ -59,21 +59,21 @@ struct JobInfo {
   int64_t id = 0;
   std::string name;
   JobState state = JobState::kUnknown;
-  std::string state_text;   // Slurm's word, e.g. "PENDING"
-  std::string reason;       // Slurm's reason ("Resources", "Priority", "None", "NodeDown", ...)
+  std::string state_text;  // Slurm's word, e.g. "PENDING"
+  std::string reason;      // Slurm's reason ("Resources", "Priority", "None", "NodeDown", ...)
   std::vector<std::string> nodes;  // expanded node names, in Slurm's order (empty while pending)
-  int exit_code = 0;        // once finished: the batch script's exit status (0 when signalled)
-  int exit_signal = 0;      // once finished: the signal that ended the batch script, or 0
+  int exit_code = 0;    // once finished: the batch script's exit status (0 when signalled)
+  int exit_signal = 0;  // once finished: the signal that ended the batch script, or 0
   absl::Duration time_limit = absl::InfiniteDuration();  // UNLIMITED (or not said): infinite
 };
 
 struct NodeInfo {
   std::string name;
-  std::string state;        // Slurm's state lowercase ("idle", "mixed", "allocated", "down*", ...)
-  bool usable = false;      // takes jobs: see IsUsableNodeState
+  std::string state;    // Slurm's state lowercase ("idle", "mixed", "allocated", "down*", ...)
+  bool usable = false;  // takes jobs: see IsUsableNodeState
   int cpus = 0, cpus_allocated = 0;
   std::vector<std::string> partitions;  // without the default partition's '*'
-  std::string reason;       // why down/drained, when Slurm says (empty: none)
+  std::string reason;                   // why down/drained, when Slurm says (empty: none)
 };
 
 // Separates the fields of the lines SlurmClient asks squeue and sinfo for.

@@ -61,9 +61,8 @@ TEST(ExpandHostListTest, ExpandsRangesListsAndPadding) {
 }
 
 TEST(ExpandHostListTest, RefusesMalformedListsWithoutCrashing) {
-  for (const char* bad : {"n[1-3", "n1-3]", "n[[1]]", "n[]", "n[a-b]", "n[3-1]", "n[1-]",
-                          "n[-1]", "n[1,,2]", "a,,b", ",", "n[99999999999999999999]",
-                          "n]1[", "n[1-2]]"}) {
+  for (const char* bad : {"n[1-3", "n1-3]", "n[[1]]", "n[]", "n[a-b]", "n[3-1]", "n[1-]", "n[-1]",
+                          "n[1,,2]", "a,,b", ",", "n[99999999999999999999]", "n]1[", "n[1-2]]"}) {
     EXPECT_THAT(ExpandHostList(bad), StatusIs(absl::StatusCode::kInvalidArgument)) << bad;
   }
 }
@@ -107,9 +106,8 @@ TEST(ParseSqueueLineTest, KeepsSeparatorsAndSpacesInTheNameAndReadsSignals) {
 }
 
 TEST(ParseSqueueLineTest, ReadsOddFieldsLeniently) {
-  absl::StatusOr<JobInfo> job =
-      ParseSqueueLine(Line({"9", "NEWSTATE", "ReqNodeNotAvail, UnavailableNodes:n2", "x", "soon",
-                            "n[1-", ""}));
+  absl::StatusOr<JobInfo> job = ParseSqueueLine(
+      Line({"9", "NEWSTATE", "ReqNodeNotAvail, UnavailableNodes:n2", "x", "soon", "n[1-", ""}));
   ASSERT_OK(job);
   EXPECT_EQ(job->state, JobState::kUnknown);
   EXPECT_EQ(job->state_text, "NEWSTATE");
@@ -175,14 +173,14 @@ TEST(ParseSinfoLineTest, RefusesMalformedLines) {
 }
 
 TEST(IsUsableNodeStateTest, TakesOnlyRespondingNodesThatRunJobs) {
-  for (const char* usable : {"idle", "mixed", "allocated", "completing", "idle$", "mixed-",
-                             "allocated@"}) {
+  for (const char* usable :
+       {"idle", "mixed", "allocated", "completing", "idle$", "mixed-", "allocated@"}) {
     EXPECT_TRUE(IsUsableNodeState(usable)) << usable;
   }
   for (const char* not_usable :
-       {"down", "down*", "idle*", "allocated*", "drained", "draining", "drained*", "fail",
-        "failing", "unknown", "unknown*", "future", "inval", "maint", "reserved", "idle~",
-        "idle#", "idle%", "idle!", "mixed+drain", "", "planned"}) {
+       {"down",    "down*",   "idle*",    "allocated*",  "drained", "draining", "drained*", "fail",
+        "failing", "unknown", "unknown*", "future",      "inval",   "maint",    "reserved", "idle~",
+        "idle#",   "idle%",   "idle!",    "mixed+drain", "",        "planned"}) {
     EXPECT_FALSE(IsUsableNodeState(not_usable)) << not_usable;
   }
 }
@@ -195,8 +193,8 @@ TEST(ParseSbatchAnswerTest, FindsTheIdAmongWarnings) {
 }
 
 TEST(ParseSbatchAnswerTest, RefusesAnswersWithoutExactlyOneId) {
-  for (const char* bad : {"", "\n", "Submitted batch job 5", "sbatch: error: x", "1\n2\n",
-                          "-3", "0", "12a", "99999999999999999999999"}) {
+  for (const char* bad : {"", "\n", "Submitted batch job 5", "sbatch: error: x", "1\n2\n", "-3",
+                          "0", "12a", "99999999999999999999999"}) {
     EXPECT_THAT(ParseSbatchAnswer(bad), StatusIs(absl::StatusCode::kInvalidArgument)) << bad;
   }
 }
@@ -212,8 +210,8 @@ TEST(ParseSlurmDurationTest, ReadsSlurmsForms) {
 }
 
 TEST(ParseSlurmDurationTest, RefusesOtherText) {
-  for (const char* bad : {"", "INVALID", "NOT_SET", "1:2:3:4", "-5", "a:b", "1-", "1-2-3",
-                          "1::2", "9999999999", "12345678-00:00:00"}) {
+  for (const char* bad : {"", "INVALID", "NOT_SET", "1:2:3:4", "-5", "a:b", "1-", "1-2-3", "1::2",
+                          "9999999999", "12345678-00:00:00"}) {
     EXPECT_THAT(ParseSlurmDuration(bad), StatusIs(absl::StatusCode::kInvalidArgument)) << bad;
   }
 }

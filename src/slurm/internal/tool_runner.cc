@@ -26,8 +26,8 @@ namespace {
 // Slurm's words (lowercase) for a controller it could not reach or a credential it could not
 // use: worth trying again later.
 constexpr const char* kUnreachable[] = {
-    "unable to contact slurm controller", "socket timed out", "connection refused",
-    "zero bytes were transmitted", "connection failure", "authentication",
+    "unable to contact slurm controller", "socket timed out",   "connection refused",
+    "zero bytes were transmitted",        "connection failure", "authentication",
     "resource temporarily unavailable"};
 // Slurm's words (lowercase) for a configuration it could not read.
 constexpr const char* kNoConfig[] = {"could not establish a configuration source",
@@ -35,9 +35,8 @@ constexpr const char* kNoConfig[] = {"could not establish a configuration source
 
 template <size_t N>
 bool Mentions(const std::string& lowercase_output, const char* const (&words)[N]) {
-  return std::any_of(std::begin(words), std::end(words), [&](const char* word) {
-    return absl::StrContains(lowercase_output, word);
-  });
+  return std::any_of(std::begin(words), std::end(words),
+                     [&](const char* word) { return absl::StrContains(lowercase_output, word); });
 }
 
 // Kills the tool (its process group) and reaps it, at most a few seconds.
@@ -52,9 +51,9 @@ absl::Status ReadAll(Subprocess* child, const SlurmOptions& options, absl::Time 
   for (;;) {
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          command, " did not finish within ", absl::FormatDuration(options.timeout),
-          " (killed); printed so far: ", OutputText(*out, 300)));
+      return absl::DeadlineExceededError(
+          absl::StrCat(command, " did not finish within ", absl::FormatDuration(options.timeout),
+                       " (killed); printed so far: ", OutputText(*out, 300)));
     }
     const bool open = child->ReadAvailable(out, std::min(left, absl::Milliseconds(100)),
                                            options.max_output_bytes + 1 - out->size());
@@ -110,7 +109,8 @@ absl::StatusOr<ToolResult> RunTool(const SlurmOptions& options, const std::strin
     Stop(child->get());
     return read;
   }
-  absl::StatusOr<int> status = (*child)->Wait(std::max(deadline - absl::Now(), absl::ZeroDuration()));
+  absl::StatusOr<int> status =
+      (*child)->Wait(std::max(deadline - absl::Now(), absl::ZeroDuration()));
   if (!status.ok()) {
     Stop(child->get());
     return absl::DeadlineExceededError(absl::StrCat(
@@ -119,7 +119,8 @@ absl::StatusOr<ToolResult> RunTool(const SlurmOptions& options, const std::strin
   result.status = *status;
   if (result.status == 127 && absl::StartsWith(result.output, "cannot execute ")) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "cannot run ", spawn.argv[0], ": install Slurm's tools (Debian: apt-get install "
+        "cannot run ", spawn.argv[0],
+        ": install Slurm's tools (Debian: apt-get install "
         "slurm-wlm; for tests scripts/install.sh --test), or name their directory in bin_dir"));
   }
   return result;

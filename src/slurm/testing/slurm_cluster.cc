@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -24,8 +24,8 @@
 namespace cohort::slurm::testing {
 namespace {
 
-constexpr const char* kPrograms[] = {"munged", "mungekey", "slurmctld", "slurmd", "sinfo",
-                                     "sbatch", "squeue", "scancel"};
+constexpr const char* kPrograms[] = {"munged", "mungekey", "slurmctld", "slurmd",
+                                     "sinfo",  "sbatch",   "squeue",    "scancel"};
 
 // `name` in PATH, /usr/sbin or /sbin (root's daemons are not always in a test's PATH).
 std::string FindProgram(const std::string& name) {
@@ -62,7 +62,8 @@ absl::StatusOr<std::vector<int>> FreePorts(int count) {
   for (int i = 0; i < count && status.ok(); ++i) {
     int port = 0;
     absl::StatusOr<int> fd = net::Listen("127.0.0.1", 0, &port);
-    if (!fd.ok()) status = fd.status();
+    if (!fd.ok())
+      status = fd.status();
     else {
       fds.push_back(*fd);
       ports.push_back(port);
@@ -145,9 +146,10 @@ absl::Status SlurmCluster::Prepare(int nodes, int cpus_per_node) {
   for (const char* name : kPrograms) {
     programs_[name] = FindProgram(name);
     if (programs_[name].empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          name, " is not installed: run scripts/install.sh --test (it installs Debian's "
-                "slurm-wlm and munge)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(name,
+                       " is not installed: run scripts/install.sh --test (it installs Debian's "
+                       "slurm-wlm and munge)"));
     }
   }
   COHORT_RETURN_IF_ERROR(MakeDir(dir(), 0755));  // munged's socket must be reachable
@@ -174,11 +176,12 @@ absl::Status SlurmCluster::StartMunge() {
     return absl::UnavailableError(absl::StrCat("mungekey --create failed: ", output));
   }
   const std::string socket = dir_.Join("munge/munge.sock");
-  COHORT_ASSIGN_OR_RETURN(
-      munged_, Launch("munged", {"-F", "--socket=" + socket, "--key-file=" + key,
-                                 "--log-file=" + dir_.Join("munge/munged.log"),
-                                 "--pid-file=" + dir_.Join("munge/munged.pid"),
-                                 "--seed-file=" + dir_.Join("munge/munged.seed")}, ""));
+  COHORT_ASSIGN_OR_RETURN(munged_, Launch("munged",
+                                          {"-F", "--socket=" + socket, "--key-file=" + key,
+                                           "--log-file=" + dir_.Join("munge/munged.log"),
+                                           "--pid-file=" + dir_.Join("munge/munged.pid"),
+                                           "--seed-file=" + dir_.Join("munge/munged.seed")},
+                                          ""));
   for (const absl::Time up_by = absl::Now() + absl::Seconds(10); absl::Now() < up_by;) {
     if (::access(socket.c_str(), F_OK) == 0) return absl::OkStatus();
     if (munged_->Poll().has_value()) break;
@@ -199,9 +202,8 @@ absl::StatusOr<std::unique_ptr<Subprocess>> SlurmCluster::Launch(const std::stri
   options.argv.insert(options.argv.end(), argv.begin(), argv.end());
   options.env = {{"SLURM_CONF", conf_path()},
                  {"COHORT_SLURM_CLUSTER", dir()},
-                 {"COHORT_SLURM_OUT", dir_.Join(absl::StrCat("log/", name,
-                                                             node.empty() ? "" : "-", node,
-                                                             ".out"))}};
+                 {"COHORT_SLURM_OUT",
+                  dir_.Join(absl::StrCat("log/", name, node.empty() ? "" : "-", node, ".out"))}};
   if (!node.empty()) options.env["COHORT_SLURM_NODE"] = node;
   options.parent_death_signal = SIGKILL;
   return Subprocess::Start(options);
@@ -231,9 +233,9 @@ absl::Status SlurmCluster::WaitForNodes(absl::Duration timeout) {
     }
     absl::SleepFor(absl::Milliseconds(100));
   }
-  return absl::DeadlineExceededError(
-      absl::StrCat("Slurm's nodes were not all idle within ", absl::FormatDuration(timeout),
-                   " (last seen: ", last, "); logs: ", LogTails()));
+  return absl::DeadlineExceededError(absl::StrCat("Slurm's nodes were not all idle within ",
+                                                  absl::FormatDuration(timeout),
+                                                  " (last seen: ", last, "); logs: ", LogTails()));
 }
 
 std::map<std::string, std::string> SlurmCluster::env() const {
@@ -252,14 +254,15 @@ SlurmOptions SlurmCluster::options() const {
 absl::Status SlurmCluster::KillNode(int k) {
   if (k < 1 || k > node_count()) return absl::InvalidArgumentError(absl::StrCat("no node ", k));
   std::unique_ptr<Subprocess>& slurmd = slurmd_[static_cast<size_t>(k - 1)];
-  if (slurmd == nullptr) return absl::FailedPreconditionError(absl::StrCat(NodeName(k), " is down"));
+  if (slurmd == nullptr)
+    return absl::FailedPreconditionError(absl::StrCat(NodeName(k), " is down"));
   slurmd->Signal(SIGKILL);
   (void)slurmd->Wait(absl::Seconds(5));
   slurmd.reset();
   // Its job steps (slurmstepd inherits slurmd's environment) and their processes (Slurm puts
   // SLURMD_NODENAME and SLURM_CONF in a job's environment).
-  std::vector<pid_t> pids = ProcessesWith(
-      {"COHORT_SLURM_CLUSTER=" + dir(), "COHORT_SLURM_NODE=" + NodeName(k)});
+  std::vector<pid_t> pids =
+      ProcessesWith({"COHORT_SLURM_CLUSTER=" + dir(), "COHORT_SLURM_NODE=" + NodeName(k)});
   for (pid_t pid : ProcessesWith({"SLURM_CONF=" + conf_path(), "SLURMD_NODENAME=" + NodeName(k)})) {
     pids.push_back(pid);
   }
@@ -304,8 +307,9 @@ absl::Status SlurmCluster::CancelAllJobs(absl::Duration timeout) {
     }
     absl::SleepFor(absl::Milliseconds(200));
   }
-  return absl::DeadlineExceededError(absl::StrCat(
-      "jobs still live after ", absl::FormatDuration(timeout), " of cancelling: ", last.ToString()));
+  return absl::DeadlineExceededError(absl::StrCat("jobs still live after ",
+                                                  absl::FormatDuration(timeout),
+                                                  " of cancelling: ", last.ToString()));
 }
 
 std::vector<pid_t> SlurmCluster::ProcessesWith(const std::vector<std::string>& entries) const {
