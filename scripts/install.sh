@@ -8,7 +8,7 @@
 #                                the web interface's test, clang for the thread-safety check,
 #                                openssl for the TLS tests' certificates, ip for network
 #                                namespaces, npm's s3rver (an S3-compatible server) in
-#                                /opt/cohort-test-tools
+#                                /opt/cohort-test-tools, Slurm and munge for src/slurm's tests
 #   scripts/install.sh --bench   and the benchmarks' peers: PyTorch DDP, OpenMPI, iperf3, awscli
 set -euo pipefail
 
@@ -47,6 +47,9 @@ TEST_PACKAGES=(
   chromium chromium-driver python3-selenium
   # the thread-safety check of the master and the agent (tests/thread_safety): clang's analysis
   clang
+  # src/slurm's tests: a real Slurm cluster on loopback (src/slurm/testing/slurm_cluster.h);
+  # Debian's packages start no daemon (none needs systemd)
+  slurm-wlm munge
 )
 BENCH_PACKAGES=(
   # the peer for side-by-side benchmarks: PyTorch DDP / torch.distributed with Gloo
