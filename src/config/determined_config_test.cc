@@ -417,16 +417,16 @@ TEST(DeterminedConfigTest, TopLevelSectionsCohortIgnores) {
       {"slurm",
        "slurm: {slots_per_node: 4, gpu_type: a100, sbatch_args: [--exclusive]}\n",
        {},
-       {"slurm: ignored: Cohort schedules trials on its own agents, not through a Slurm or PBS "
-        "workload manager"}},
+       {"slurm: ignored: used only by a master that runs trials through Slurm (cohort-master "
+        "--resource-manager slurm: sbatch_args and gpu_type); there, slots_per_node is the "
+        "master's --slurm-slots-per-node"}},
       {"slurm slots_per_node minimum",
        "slurm: {slots_per_node: 0}\n",
        {"slurm.slots_per_node: must be >= 1, got 0"}},
       {"pbs",
        "pbs: {pbsbatch_args: [-l, select=1]}\n",
        {},
-       {"pbs: ignored: Cohort schedules trials on its own agents, not through a Slurm or PBS "
-        "workload manager"}},
+       {"pbs: ignored: Cohort runs trials on its own agents or through Slurm, not PBS"}},
       {"pbs has no gpu_type",
        "pbs: {gpu_type: a100}\n",
        {"pbs.gpu_type: unknown field (known fields: slots_per_node, pbsbatch_args)"}},

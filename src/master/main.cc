@@ -28,6 +28,7 @@
 #include "master/http/routes.h"
 #include "master/http/tls_server.h"
 #include "master/master.h"
+#include "master/slurm/slurm_flags.h"
 #include "master/users/password.h"
 
 namespace {
@@ -48,6 +49,7 @@ struct Flags {
   std::string backup_file;
   bool overwrite = false;
   std::vector<std::string> checkpoint_storage_roots;
+  cohort::master::slurm_rm::SlurmFlags slurm;
   int http_connections = 4096;
   // Two per core: at 200 agents on 2 cores (docs/performance.md, "a fourth time") 4 gave the
   // master's own tail the most posts within 50 ms; 8-16 did as well where the load generator
@@ -143,6 +145,7 @@ void AddFlags(CLI::App& app, Flags& f) {
   app.add_option("--tls-key", f.tls.key_file,
                  "The private key of --tls-cert (PEM, unencrypted; keep it chmod 600)");
   AddStorageFlags(app, f);
+  cohort::master::slurm_rm::AddSlurmFlags(app, f.slurm);
   app.footer(
       "Example:\n  cohort-master --port 8080 --data-dir /var/lib/cohort\n"
       "  cohort-agent --master http://127.0.0.1:8080 --slots 2 "
@@ -356,7 +359,13 @@ int main(int argc, char** argv) {
   if (server == nullptr) return 1;
   auto db = OpenAndReport(f, *database);
   if (!db.ok()) return Fail(db.status());
-  auto master = cohort::master::Master::Create(*std::move(db), MasterOptionsFrom(f));
+  cohort::master::MasterOptions options = MasterOptionsFrom(f);
+  const std::string listen_host = f.host == "0.0.0.0" || f.host == "::" ? "127.0.0.1" : f.host;
+  options.resource_manager = cohort::master::slurm_rm::ResourceManagerFrom(
+      f.slurm,
+      absl::StrCat(f.tls.enabled() ? "https://" : "http://", listen_host, ":", server->port()),
+      "");
+  auto master = cohort::master::Master::Create(*std::move(db), std::move(options));
   if (!master.ok()) return Fail(master.status());
   if (f.secret_file.empty()) {
     f.secret_file = (std::filesystem::path(f.data_dir) / "agent-secret").string();

@@ -242,6 +242,11 @@ class Master {
   AgentManager& agents() { return agents_; }
   // Whether allocations run on the agents (else on MasterOptions::resource_manager's).
   bool runs_on_agents() const { return rm_ == &agents_; }
+  // The nodes trials may run on: the agents (AgentManager::List), or the resource manager's
+  // offers (a Slurm partition's nodes: connected and enabled while Slurm takes jobs there).
+  absl::StatusOr<wire::AgentList> ListNodes();
+  // Every slot with what holds it (rm::ResourceManager::Slots).
+  wire::SlotList ListSlots() { return rm_->Slots(); }
 
   // Trials waiting or running, with why they wait and where they run.
   absl::StatusOr<wire::TaskList> ListTasks() ABSL_LOCKS_EXCLUDED(mu_);

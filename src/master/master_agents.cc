@@ -86,6 +86,20 @@ void Master::OffersChanged() {
   RequestPassLocked();
 }
 
+absl::StatusOr<wire::AgentList> Master::ListNodes() {
+  if (runs_on_agents()) return agents_.List();
+  wire::AgentList out;
+  for (const AgentState& node : rm_->Offers()) {
+    out.agents.push_back({.id = node.id,
+                          .host = node.id,
+                          .slots = node.slots,
+                          .used = node.used,
+                          .enabled = node.enabled,
+                          .connected = node.enabled});
+  }
+  return out;
+}
+
 int Master::WaitingPolls() { return follows_.waiting() + agents_.WaitingPolls(); }
 
 absl::StatusOr<wire::TaskList> Master::ListTasks() {

@@ -61,7 +61,12 @@ absl::StatusOr<wire::StartAction> Master::AllocationNodeStart(const std::string&
         absl::StrCat("allocation ", allocation, " is stopping: node ", node_rank,
                      " must not start"));
   }
-  return rm_->NodeStart(allocation, node_rank, host);
+  absl::StatusOr<wire::StartAction> start = rm_->NodeStart(allocation, node_rank, host);
+  if (start.ok()) {
+    AppendLogLocked(a->trial_id, absl::StrCat("master: node ", node_rank, " (",
+                                              a->agents[node_rank].first, ") starts on ", host));
+  }
+  return start;
 }
 
 absl::StatusOr<std::string> Master::AllocationContext(const std::string& allocation) {

@@ -2,7 +2,8 @@
 // trains --steps steps and stores a checkpoint of --bytes bytes after each (the file "state":
 // the step, then padding), resuming from the checkpoint the master names. It prints
 // "stored checkpoint ID at step N" and "resumed from ID at step N"; a failure is printed as
-// "checkpoint_trial: STATUS" and exits 1.
+// "checkpoint_trial: STATUS" and exits 1. On several ranks only the chief reports and stores;
+// every rank resumes from the checkpoint.
 //
 //   checkpoint_trial --steps 2 --bytes 614400
 
@@ -42,6 +43,7 @@ absl::Status Train(int steps, size_t bytes) {
   }
   while (step < steps) {
     ++step;
+    if (!ctx->distributed().is_chief()) continue;  // only the chief reports and stores
     COHORT_RETURN_IF_ERROR(ctx->train().ReportTrainingMetrics(step, {{"loss", 1.0 / step}}));
     COHORT_ASSIGN_OR_RETURN(auto checkpoint,
                             ctx->checkpoint().StorePath({{"steps_completed", step}}));

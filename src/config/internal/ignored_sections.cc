@@ -8,12 +8,16 @@
 #include "absl/strings/str_cat.h"
 #include "config/internal/object_reader.h"
 #include "config/internal/section_parsers.h"
+#include "slurm/sbatch_args.h"
 
 namespace cohort::config::internal {
 namespace {
 
-constexpr char kNoHpc[] =
-    "Cohort schedules trials on its own agents, not through a Slurm or PBS workload manager";
+constexpr char kNoHpc[] = "Cohort runs trials on its own agents or through Slurm, not PBS";
+constexpr char kSlurmOnly[] =
+    "used only by a master that runs trials through Slurm (cohort-master --resource-manager "
+    "slurm: sbatch_args and gpu_type); there, slots_per_node is the master's "
+    "--slurm-slots-per-node";
 
 // data_layer: Determined's union by `type` (shared_fs, s3, gcs) for its cached dataset layer.
 void ReadDataLayer(ObjectReader& root, ErrorList* errors, Json* effective) {
@@ -51,9 +55,19 @@ void ReadHpc(ObjectReader& root, const char* key, const char* args_key, ErrorLis
   ObjectReader r(*node, key, errors, &(*effective)[key]);
   r.Int("slots_per_node", std::nullopt, AtLeast(1));
   if (std::string(key) == "slurm") r.String("gpu_type");
-  r.StringList(args_key);
+  std::optional<std::vector<std::string>> args = r.StringList(args_key);
   r.Finish();
-  root.Warn(key, kNoHpc);
+  if (std::string(key) == "slurm" && args) {
+    // Checked here, so a Slurm master refuses them at creation rather than at submission.
+    if (absl::Status s = slurm::CheckSbatchArgs(*args); !s.ok()) {
+      errors->Add("slurm.sbatch_args", s.message());
+    }
+  }
+  if (std::string(key) == "slurm") {
+    root.Warn(key, kSlurmOnly);
+  } else {
+    root.Warn(key, kNoHpc);
+  }
 }
 
 void ReadRetentionPolicy(ObjectReader& root, ErrorList* errors, Json* effective) {

@@ -3,13 +3,19 @@
 
 namespace cohort::master::http {
 
-void AddAgentRoutes(Router& router, AgentManager& agents) {
+void AddAgentRoutes(Router& router, Master& master) {
+  AgentManager& agents = master.agents();
   // Registration, heartbeats and polls (which hand out trials' configs) are the agents' own;
   // listing agents is for users, enabling and disabling them for admins.
   const RouteOptions kAgentOnly{.require = Require::kAgent};
   router.Post(
       "/api/v1/agents",
       [&](const Request& req) -> absl::StatusOr<Reply> {
+        if (!master.runs_on_agents()) {
+          return absl::FailedPreconditionError(
+              "this master runs trials through Slurm (--resource-manager slurm): it takes no "
+              "agents; stop this agent, or restart the master with --resource-manager agents");
+        }
         COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
         COHORT_ASSIGN_OR_RETURN(wire::AgentRegistration registration,
                                 wire::ParseAgentRegistration(body));
@@ -17,8 +23,9 @@ void AddAgentRoutes(Router& router, AgentManager& agents) {
         return Reply::Done();
       },
       kAgentOnly);
+  // The nodes trials may run on: the agents, or the Slurm partition's nodes.
   router.Get("/api/v1/agents", [&](const Request&) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(auto list, agents.List());
+    COHORT_ASSIGN_OR_RETURN(auto list, master.ListNodes());
     return Reply::Ok(list.ToJson());
   });
   router.Post(R"(/api/v1/agents/([^/]+)/heartbeat)",
@@ -50,7 +57,7 @@ void AddAgentRoutes(Router& router, AgentManager& agents) {
              },
              {.require = Require::kAgent, .waits = true});  // a long poll
   router.Get("/api/v1/slots", [&](const Request&) -> absl::StatusOr<Reply> {
-    return Reply::Ok(agents.Slots().ToJson());
+    return Reply::Ok(master.ListSlots().ToJson());
   });
 }
 

@@ -8,7 +8,7 @@ void RegisterRoutes(Router& router, Master& master) {
   AddExperimentRoutes(router, master);
   AddTrialRoutes(router, master);
   AddTemplateRoutes(router, master.templates());
-  AddAgentRoutes(router, master.agents());
+  AddAgentRoutes(router, master);
   AddTaskRoutes(router, master);
   AddAllocationRoutes(router, master);
   AddUserRoutes(router, master.users());

@@ -13,7 +13,7 @@ namespace cohort::master::http {
 void AddExperimentRoutes(Router& router, Master& master);  // experiments/, their context
 void AddTrialRoutes(Router& router, Master& master);       // trials/: metrics, checkpoints, logs
 void AddTemplateRoutes(Router& router, templates::Templates& templates);  // templates/
-void AddAgentRoutes(Router& router, AgentManager& agents);                // agents/, slots
+void AddAgentRoutes(Router& router, Master& master);                // agents/, slots
 void AddTaskRoutes(Router& router, Master& master);                       // tasks
 void AddAllocationRoutes(Router& router, Master& master);      // allocations/: what agents report
 void AddUserRoutes(Router& router, users::Users& users);       // info, auth/, me, users/

@@ -88,14 +88,17 @@ std::string SlurmConf(const std::string& dir, const std::vector<int>& ports, int
       "\nSlurmctldPidFile=", dir, "/run/slurmctld.pid\nSlurmdPidFile=", dir,
       "/run/slurmd-%n.pid\nSlurmctldLogFile=", dir, "/log/slurmctld.log\nSlurmdLogFile=", dir,
       "/log/slurmd-%n.log\n");
-  // Quick to notice a dead node and to kill a cancelled job; finished jobs stay known 60 s.
+  // Quick to notice a dead node, to kill a cancelled job and to give a pending job its reason;
+  // finished jobs stay known 60 s.
   absl::StrAppend(&conf,
                   "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n"
                   "SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU\n"
                   "ReturnToService=2\nMpiDefault=none\nJobAcctGatherType=jobacct_gather/none\n"
                   "AccountingStorageType=accounting_storage/none\nMailProg=/bin/true\n"
                   "MinJobAge=60\nKillWait=5\nInactiveLimit=0\nSlurmdTimeout=10\n"
-                  "SlurmdParameters=config_overrides\n");
+                  "SlurmdParameters=config_overrides\n"
+                  // Pending jobs get their reason within seconds, not the default minute.
+                  "SchedulerParameters=sched_interval=2\n");
   for (size_t k = 1; k + 1 < ports.size(); ++k) {
     absl::StrAppend(&conf, "NodeName=", SlurmCluster::NodeName(static_cast<int>(k)),
                     " NodeHostname=localhost NodeAddr=127.0.0.1 Port=", ports[k + 1],

@@ -3,7 +3,7 @@
 // socket), one slurmctld and one slurmd per node (n1..nN, all in the default partition
 // `debug`), with a generated slurm.conf on free ports, everything under one temporary
 // directory. Debian's slurm-wlm and munge (scripts/install.sh --test installs them); the
-// recipe is /work/shared/RECIPES.md's "Slurm". Test-only; not thread-safe (one test thread
+// recipe is docs/slurm.md's test setup. Test-only; not thread-safe (one test thread
 // drives it).
 //
 // The daemons run in the foreground as this process's children (PR_SET_PDEATHSIG: they die
