@@ -516,20 +516,31 @@ TEST_F(SlurmClusterTest, JobsNamedFindsLiveJobsByPrefixAndJobsOmitsUnknownIds) {
   EXPECT_EQ((*jobs)[0].id, other);
 }
 
-TEST_F(SlurmClusterTest, AKilledNodeIsSoonNotUsableAndComesBack) {
+TEST_F(SlurmClusterTest, AKilledNodeIsSoonNotUsableItsJobEndsNodeFailAndItComesBack) {
+  JobSpec spec = Spec("cohort-on-n2", absl::StrCat("touch ", dir_.path(), "/started; sleep 300"));
+  spec.sbatch_args = {"-w", "n2"};
+  ASSERT_OK_AND_ASSIGN(int64_t id, client_->Submit(spec));
+  ASSERT_TRUE(WaitForFile(dir_.Join("started")));
   const absl::Time start = absl::Now();
   ASSERT_OK(cluster_->KillNode(2));
-  bool down = false;
-  NodeInfo last;
-  while (!down && absl::Now() < start + absl::Seconds(30)) {
+  NodeInfo n2;
+  while (absl::Now() < start + absl::Seconds(30)) {
     absl::SleepFor(absl::Milliseconds(250));
     absl::StatusOr<std::vector<NodeInfo>> nodes = client_->Nodes("");
-    if (!nodes.ok() || nodes->size() != 2) continue;
-    last = (*nodes)[1];
-    down = !last.usable;
+    if (nodes.ok() && nodes->size() == 2) n2 = (*nodes)[1];
+    if (n2.name == "n2" && !n2.usable) break;
   }
-  EXPECT_TRUE(down) << "n2 still " << last.state;
-  std::cerr << "n2 read '" << last.state << "' " << absl::Now() - start << " after its death\n";
+  EXPECT_FALSE(n2.usable) << "n2 still " << n2.state;
+  std::cerr << "n2 read '" << n2.state << "' " << absl::Now() - start << " after its death\n";
+  // The job ends when Slurm marks the node down, some seconds later. (Had its job step outlived
+  // the script, Slurm would have heard of the script's death first and said FAILED,
+  // JobLaunchFailure: what Slurm 22.05 says of a batch script killed by SIGKILL.)
+  const JobInfo job = WaitFor(
+      id, [](const JobInfo& j) { return IsFinished(j.state); }, absl::Seconds(45));
+  EXPECT_EQ(job.state, JobState::kNodeFail) << job.state_text << " (" << job.reason << ")";
+  EXPECT_EQ(job.reason, "NodeDown");
+  std::cerr << "its job read " << job.state_text << " (" << job.reason << ") "
+            << absl::Now() - start << " after its death\n";
   ASSERT_OK(cluster_->RestartNode(2));
 }
 

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -129,6 +130,43 @@ void Stop(std::unique_ptr<Subprocess>& process) {
   process.reset();
 }
 
+// Every live process but this one that `match` accepts.
+std::vector<pid_t> Processes(absl::FunctionRef<bool(pid_t)> match) {
+  std::vector<pid_t> pids;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return pids;
+  while (const dirent* entry = ::readdir(proc)) {
+    pid_t pid = 0;
+    if (absl::SimpleAtoi(entry->d_name, &pid) && pid != ::getpid() && match(pid)) {
+      pids.push_back(pid);
+    }
+  }
+  ::closedir(proc);
+  return pids;
+}
+
+// Whether the process's environment holds every one of `entries` ("NAME=value"). slurmstepd's
+// cannot be read this way: it writes its process title over it.
+bool EnvironHas(pid_t pid, const std::vector<std::string>& entries) {
+  absl::StatusOr<std::string> environ =
+      ReadSmallFile(absl::StrCat("/proc/", pid, "/environ"), 1 << 20);
+  if (!environ.ok()) return false;
+  const std::vector<absl::string_view> vars = absl::StrSplit(*environ, '\0');
+  return std::all_of(entries.begin(), entries.end(), [&](const std::string& e) {
+    return std::find(vars.begin(), vars.end(), e) != vars.end();
+  });
+}
+
+// Whether the process's working directory is `dir` (or, with `or_under`, beneath it).
+bool CwdIs(pid_t pid, const std::string& dir, bool or_under = false) {
+  char target[4096];
+  const std::string link = absl::StrCat("/proc/", pid, "/cwd");
+  const ssize_t n = ::readlink(link.c_str(), target, sizeof(target) - 1);
+  if (n <= 0) return false;
+  const absl::string_view cwd(target, static_cast<size_t>(n));
+  return cwd == dir || (or_under && absl::StartsWith(cwd, dir + "/"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SlurmCluster>> SlurmCluster::Start(int nodes, int cpus_per_node) {
@@ -194,20 +232,22 @@ absl::Status SlurmCluster::StartMunge() {
       absl::StrCat("munged did not make its socket within 10 s: ", LogTails()));
 }
 
-// Starts `name` in the foreground with its stdout and stderr in log/NAME[-NODE].out, and this
-// cluster's marks in its environment (inherited by everything it starts).
+// Starts `name` in the foreground with its stdout and stderr in log/NAME[-NODE].out, in its own
+// working directory (run/NAME[-NODE]; what it starts, slurmstepd included, inherits it), and
+// this cluster's marks in its environment.
 absl::StatusOr<std::unique_ptr<Subprocess>> SlurmCluster::Launch(const std::string& name,
                                                                  std::vector<std::string> argv,
                                                                  const std::string& node) {
+  const std::string suffix = node.empty() ? name : absl::StrCat(name, "-", node);
   SubprocessOptions options;
   options.argv = {"/bin/sh", "-c", "exec \"$0\" \"$@\" >>\"$COHORT_SLURM_OUT\" 2>&1",
                   programs_[name]};
   options.argv.insert(options.argv.end(), argv.begin(), argv.end());
   options.env = {{"SLURM_CONF", conf_path()},
                  {"COHORT_SLURM_CLUSTER", dir()},
-                 {"COHORT_SLURM_OUT",
-                  dir_.Join(absl::StrCat("log/", name, node.empty() ? "" : "-", node, ".out"))}};
-  if (!node.empty()) options.env["COHORT_SLURM_NODE"] = node;
+                 {"COHORT_SLURM_OUT", dir_.Join(absl::StrCat("log/", suffix, ".out"))}};
+  options.cwd = dir_.Join("run/" + suffix);
+  COHORT_RETURN_IF_ERROR(MakeDir(options.cwd, 0755));
   options.parent_death_signal = SIGKILL;
   return Subprocess::Start(options);
 }
@@ -262,14 +302,16 @@ absl::Status SlurmCluster::KillNode(int k) {
   slurmd->Signal(SIGKILL);
   (void)slurmd->Wait(absl::Seconds(5));
   slurmd.reset();
-  // Its job steps (slurmstepd inherits slurmd's environment) and their processes (Slurm puts
-  // SLURMD_NODENAME and SLURM_CONF in a job's environment).
-  std::vector<pid_t> pids =
-      ProcessesWith({"COHORT_SLURM_CLUSTER=" + dir(), "COHORT_SLURM_NODE=" + NodeName(k)});
-  for (pid_t pid : ProcessesWith({"SLURM_CONF=" + conf_path(), "SLURMD_NODENAME=" + NodeName(k)})) {
-    pids.push_back(pid);
+  // Its job steps first (slurmstepd would report its processes' deaths), then their processes.
+  const std::string node = NodeName(k);
+  for (pid_t pid : Processes([&](pid_t pid) { return CwdIs(pid, RunDir(node)); })) {
+    ::kill(pid, SIGKILL);
   }
-  for (pid_t pid : pids) ::kill(pid, SIGKILL);
+  for (pid_t pid : Processes([&](pid_t pid) {
+         return EnvironHas(pid, {"SLURM_CONF=" + conf_path(), "SLURMD_NODENAME=" + node});
+       })) {
+    ::kill(pid, SIGKILL);
+  }
   return absl::OkStatus();
 }
 
@@ -315,30 +357,18 @@ absl::Status SlurmCluster::CancelAllJobs(absl::Duration timeout) {
                                                   " of cancelling: ", last.ToString()));
 }
 
-std::vector<pid_t> SlurmCluster::ProcessesWith(const std::vector<std::string>& entries) const {
-  std::vector<pid_t> pids;
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return pids;
-  while (const dirent* entry = ::readdir(proc)) {
-    pid_t pid = 0;
-    if (!absl::SimpleAtoi(entry->d_name, &pid) || pid == ::getpid()) continue;
-    absl::StatusOr<std::string> environ =
-        ReadSmallFile(absl::StrCat("/proc/", pid, "/environ"), 1 << 20);
-    if (!environ.ok()) continue;
-    const std::vector<absl::string_view> vars = absl::StrSplit(*environ, '\0');
-    const bool all = std::all_of(entries.begin(), entries.end(), [&](const std::string& e) {
-      return std::find(vars.begin(), vars.end(), e) != vars.end();
-    });
-    if (all) pids.push_back(pid);
-  }
-  ::closedir(proc);
-  return pids;
+std::string SlurmCluster::RunDir(const std::string& node) const {
+  return dir_.Join("run/slurmd-" + node);
 }
 
 void SlurmCluster::KillStragglers() {
+  auto ours = [&](pid_t pid) {
+    return CwdIs(pid, dir(), /*or_under=*/true) ||
+           EnvironHas(pid, {"COHORT_SLURM_CLUSTER=" + dir()}) ||
+           EnvironHas(pid, {"SLURM_CONF=" + conf_path()});
+  };
   for (const absl::Time deadline = absl::Now() + absl::Seconds(5); absl::Now() < deadline;) {
-    std::vector<pid_t> pids = ProcessesWith({"COHORT_SLURM_CLUSTER=" + dir()});
-    for (pid_t pid : ProcessesWith({"SLURM_CONF=" + conf_path()})) pids.push_back(pid);
+    const std::vector<pid_t> pids = Processes(ours);
     if (pids.empty()) return;
     for (pid_t pid : pids) ::kill(pid, SIGKILL);
     absl::SleepFor(absl::Milliseconds(50));

@@ -8,14 +8,16 @@
 //
 // The daemons run in the foreground as this process's children (PR_SET_PDEATHSIG: they die
 // with the test, however it ends). The destructor cancels every job, stops the daemons
-// (SIGTERM, then SIGKILL) and kills whatever is left of this cluster's processes (job steps
-// and their processes, found by this cluster's SLURM_CONF in their environment). Every wait has
-// a deadline; none hangs.
+// (SIGTERM, then SIGKILL) and kills whatever is left of this cluster's processes: job steps
+// (slurmstepd), found by the working directory they inherit from their slurmd (beneath dir();
+// their environment cannot be read, slurmstepd writes its process title over it), and the
+// jobs' processes, found by this cluster's SLURM_CONF in their environment. Nothing of another
+// cluster's is touched. Every wait has a deadline; none hangs.
 //
 // Timings seen on a 2-core machine: up and idle in about 0.5 s; a job's submission to its start
-// 0.1-2 s; a killed node is "not responding" (state with '*') after 12-18 s and "down"
-// after about 25 s, whatever SlurmdTimeout below 10 s says (the controller's RPC to a dead node
-// takes about 12 s to fail).
+// 0.1-2 s; a killed node is "not responding" (state with '*') after 11-18 s and "down" after
+// about 25 s, its jobs NODE_FAIL after about 28 s (SlurmdTimeout=10 here; 2 and 5 did no
+// better: the controller's RPC to a dead node takes about 12 s to fail).
 //
 // Example:
 //   COHORT_ASSIGN_OR_RETURN(auto cluster, SlurmCluster::Start(2));
@@ -56,8 +58,8 @@ class SlurmCluster {
   int node_count() const { return static_cast<int>(slurmd_.size()); }
   static std::string NodeName(int k) { return "n" + std::to_string(k); }
 
-  // As if node k (1-based) crashed: SIGKILL to its slurmd and to every process of the jobs on
-  // it (their job steps included). Slurm notices on its own (see the timings above).
+  // As if node k (1-based) crashed: SIGKILL to its slurmd, then to its job steps (slurmstepd),
+  // then to the processes of its jobs. Slurm notices on its own (see the timings above).
   absl::Status KillNode(int k);
   // Starts node k's slurmd again and waits (at most 30 s) until Slurm says the node is usable
   // (ReturnToService=2 brings a down node back when its slurmd registers).
@@ -76,8 +78,10 @@ class SlurmCluster {
                                                      const std::string& node);
   absl::Status StartSlurmd(int k);
   absl::Status WaitForNodes(absl::Duration timeout);
-  // Every process (not this one) whose environment holds all of `entries` ("NAME=value").
-  std::vector<pid_t> ProcessesWith(const std::vector<std::string>& entries) const;
+  // Node `node`'s slurmd's working directory, which its slurmstepd's inherit.
+  std::string RunDir(const std::string& node) const;
+  // SIGKILL to whatever is left of this cluster's processes: those working beneath dir() and
+  // those with its SLURM_CONF in their environment (the jobs').
   void KillStragglers();
 
   testing_support::TempDir dir_{"slurm"};
