@@ -113,7 +113,9 @@ TEST_F(S3CheckpointsTest, TheSeedsS3TemplateKeepsCheckpointsInTheBucketEndToEnd)
   WaitUntil([&] { return Published(**client, "team-a/").size() == 1; },
             "the GC to delete the first two checkpoints from the bucket", absl::Seconds(30));
   EXPECT_EQ(Published(**client, "team-a/"), std::vector<std::string>{latest});
-  for (const json& c : Json({"checkpoint", "list", std::to_string(id)})["checkpoints"]) {
+  const json after_gc = Json({"checkpoint", "list", std::to_string(id)});
+  ASSERT_EQ(after_gc["checkpoints"].size(), 3u) << after_gc.dump(2);
+  for (const json& c : after_gc["checkpoints"]) {
     EXPECT_EQ(c["state"], c["storage_id"] == latest ? "ACTIVE" : "DELETED") << c.dump();
   }
 

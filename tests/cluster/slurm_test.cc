@@ -8,6 +8,7 @@
 // SIGKILLed mid-trial re-adopts its job; sbatch_args honoured, and refused where Cohort must
 // keep control of the job.
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -89,12 +90,6 @@ class SlurmTest : public testing::ClusterFixture {
     }
     return out;
   }
-  std::string TaskReason(int64_t trial) {
-    for (const json& t : Json({"task", "list"})["tasks"]) {
-      if (t["trial_id"] == trial) return t.value("reason", "");
-    }
-    return "";
-  }
 
   std::unique_ptr<slurm::testing::SlurmCluster> slurm_;
   std::unique_ptr<slurm::SlurmClient> client_;
@@ -114,7 +109,7 @@ TEST_F(SlurmTest, FashionMnistAcrossTwoSlurmNodesMatchesTwoAgentsWithTheSameSeed
   fs::create_directories(context);
   fs::copy_file(BinaryPath("fashion_mnist_trial"), context / "fashion_mnist_trial");
   // On two one-slot agents.
-  StartMaster({}, "agents-master");
+  StartMaster();  // on dir_/master, where StartAgent finds the agent secret
   StartAgent("a1");
   StartAgent("a2");
   const int64_t on_agents = CreateFrom("fm-agents", kFashionMnist, context.string());
@@ -142,10 +137,12 @@ TEST_F(SlurmTest, FashionMnistAcrossTwoSlurmNodesMatchesTwoAgentsWithTheSameSeed
   ASSERT_EQ(agents_trial["validation"].size(), 1u) << agents_trial.dump();
   const double slurm_accuracy = slurm_trial["validation"][0]["metrics"]["accuracy"];
   const double agents_accuracy = agents_trial["validation"][0]["metrics"]["accuracy"];
+  std::printf("validation accuracy: %.6f on two agents, %.6f on two Slurm nodes\n",
+              agents_accuracy, slurm_accuracy);
   EXPECT_GT(slurm_accuracy, 0.3);
   // The same seed, data and ranks: the same model up to the order of floating-point sums
   // (each worker's thread count may differ between an agent and a Slurm task).
-  EXPECT_NEAR(slurm_accuracy, agents_accuracy, 0.01);
+  EXPECT_NEAR(slurm_accuracy, agents_accuracy, 0.002);  // 20 of the 10,000 test images
   EXPECT_NEAR(slurm_trial["validation"][0]["metrics"]["validation_loss"].get<double>(),
               agents_trial["validation"][0]["metrics"]["validation_loss"].get<double>(), 0.02);
   EXPECT_TRUE(LiveJobs().empty());
@@ -170,7 +167,8 @@ TEST_F(SlurmTest, AGridSearchQueuesInSlurmAndEveryTrialCompletes) {
       [&] {
         bool running = false;
         bool pending = false;
-        for (const json& t : Json({"task", "list"})["tasks"]) {
+        const json tasks = Json({"task", "list"});  // kept: the loop reads into it
+        for (const json& t : tasks["tasks"]) {
           const std::string why = t.value("reason", "");
           seen.insert(why);
           running |= t["state"] == "RUNNING" && why.empty();
@@ -182,8 +180,8 @@ TEST_F(SlurmTest, AGridSearchQueuesInSlurmAndEveryTrialCompletes) {
         return State(id) != "ACTIVE";
       },
       "the grid to end", absl::Seconds(120));
-  EXPECT_TRUE(queued) << absl::StrJoin(seen, "\n");
-  EXPECT_TRUE(reason) << absl::StrJoin(seen, "\n");
+  EXPECT_TRUE(queued) << "reasons seen: [" << absl::StrJoin(seen, "] [") << "]";
+  EXPECT_TRUE(reason) << "reasons seen: [" << absl::StrJoin(seen, "] [") << "]";
   const json described = Json({"experiment", "describe", std::to_string(id)});
   EXPECT_EQ(described["state"], "COMPLETED") << Logs(Trial(id)["id"]);
   ASSERT_EQ(described["trials"].size(), 3u) << described.dump();

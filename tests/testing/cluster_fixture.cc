@@ -107,7 +107,7 @@ void ClusterFixture::StartMaster(const std::vector<std::string>& extra, const st
   url_ = out.substr(at, out.find(' ', at) - at);
   port_ = std::stoi(url_.substr(url_.rfind(':') + 1));
   absl::StatusOr<std::string> password =
-      ReadSecretFile((dir_ / "master" / "admin-password").string());
+      ReadSecretFile((dir_ / data_dir / "admin-password").string());
   ASSERT_OK(password);
   admin_password_ = *password;
 }
