@@ -169,6 +169,8 @@ Master::~Master() {
   if (log_retention_ != nullptr) log_retention_->Stop();
   if (monitor_.joinable()) monitor_.join();
   if (scheduler_.joinable()) scheduler_.join();
+  // Its thread calls back into the master (rm::Events): it goes while every member still lives.
+  own_rm_.reset();
   DeleteCheckpoints(doomed_checkpoints_);  // the threads are gone: no lock needed
 }
 

@@ -4,7 +4,8 @@
 // the real CLI, real batch jobs running cohort-slurm-node on each node. Cases: the Fashion-MNIST
 // example across two Slurm nodes reaches the accuracy it reaches on two agents with the same
 // seed; a grid search whose trials queue in Slurm (its reason shown); kill; a job cancelled
-// from outside and a node that dies mid-trial, each restarted from the checkpoint; a master
+// from outside and a node that dies mid-trial, each restarted from the checkpoint; pause and
+// activate (the partition's nodes in `agent list` and `slot list` meanwhile); a master
 // SIGKILLed mid-trial re-adopts its job; sbatch_args honoured, and refused where Cohort must
 // keep control of the job.
 
@@ -221,6 +222,38 @@ TEST_F(SlurmTest, KillEndsTheJobAndAJobCancelledFromOutsideRestartsFromItsCheckp
   WaitUntil([&] { return State(killed) == "CANCELED"; }, "the kill", absl::Seconds(60));
   WaitUntil([&] { return LiveJobs().empty(); }, "the job to leave Slurm", absl::Seconds(30));
   EXPECT_EQ(Trial(killed)["restarts"], 0);
+}
+
+TEST_F(SlurmTest, PauseStopsTheJobThroughTheTrialAndActivateResumesFromItsCheckpoint) {
+  StartSlurm(2);
+  StartSlurmMaster();
+  WaitingCheckpointScript("ckpt.sh");
+  const int64_t id = CreateFrom(
+      "paused", "entrypoint: ./ckpt.sh\nmax_restarts: 0\nhyperparameters: {global_batch_size: 16}\n"
+                "searcher: {name: single, metric: loss, max_length: {batches: 2}}\n");
+  const int64_t trial = Trial(id)["id"];
+  WaitUntil([&] { return Logs(trial).find("waiting after step 1") != std::string::npos; },
+            "the first run to store its checkpoint", absl::Seconds(60));
+  // While it runs, the partition's nodes are the cluster's agents and slots.
+  const json nodes = Json({"agent", "list"});
+  ASSERT_EQ(nodes["agents"].size(), 2u) << nodes.dump();
+  EXPECT_EQ(nodes["agents"][0]["id"], "n1");
+  const json slots = Json({"slot", "list"});
+  int held = 0;
+  for (const json& slot : slots["slots"]) held += slot.contains("allocation") ? 1 : 0;
+  EXPECT_EQ(held, 1) << slots.dump();
+  // Pause: the trial is told to stop (SIGUSR1 to the job), its job ends, nothing is lost.
+  ASSERT_EQ(Cohort({"experiment", "pause", std::to_string(id)}).status, 0);
+  WaitUntil([&] { return Trial(id)["state"] == "PAUSED"; }, "the trial to pause",
+            absl::Seconds(60));
+  WaitUntil([&] { return LiveJobs().empty(); }, "the job to leave Slurm", absl::Seconds(30));
+  ASSERT_EQ(Cohort({"experiment", "activate", std::to_string(id)}).status, 0);
+  WaitUntil([&] { return State(id) != "ACTIVE"; }, "the resumed run", absl::Seconds(90));
+  const std::string logs = Logs(trial);
+  EXPECT_EQ(State(id), "COMPLETED") << logs;
+  EXPECT_EQ(Trial(id)["restarts"], 0) << logs;
+  EXPECT_NE(logs.find("resumed from "), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("was ended by Slurm"), std::string::npos) << logs;
 }
 
 TEST_F(SlurmTest, ANodeThatDiesMidTrialFailsTheRunWhichRestartsFromItsCheckpoint) {

@@ -68,7 +68,8 @@ class ClusterFixture : public ::testing::Test {
   std::vector<std::string> MasterArgv(const std::string& data_dir = "master", int port = 0,
                                       const std::vector<std::string>& extra = {}) const;
   // Starts the master and waits (30 s) until it listens; sets url_ and port_, and reads the
-  // first admin's password from dir_/master.
+  // first admin's password from its data directory (kept from before when the master runs on
+  // a copy of an earlier master's database, which writes none).
   void StartMaster(const std::vector<std::string>& extra = {},
                    const std::string& data_dir = "master", int port = 0);
   // SIGKILLs the master and waits for it.

@@ -58,6 +58,8 @@ ResourceManagerFrom(const SlurmFlags& f, const std::string& listen_url,
   if (f.resource_manager != "slurm") return nullptr;
   SlurmManagerOptions options;
   options.slurm.bin_dir = f.slurm_bin_dir;
+  // A controller that does not answer holds a call this long (and the master's stop with it).
+  options.slurm.timeout = absl::Seconds(10);
   options.partition = f.partition;
   options.slots_per_node = f.slots_per_node;
   options.slot_type = f.slot_type == "cuda" ? SlotType::kCuda : SlotType::kCpu;

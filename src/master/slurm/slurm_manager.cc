@@ -551,42 +551,55 @@ void SlurmManager::ApplyNamed(const std::vector<slurm::JobInfo>& live) {
   for (const auto& [node, claim] : claims) events_.NodeJoined(node, claim, {});
 }
 
-void SlurmManager::Monitor() {
+bool SlurmManager::Stopping() const {
   MutexLock lock(&mu_);
-  while (!stopping_) {
-    Work work = CollectLocked();
-    mu_.Unlock();
-    SubmitAll(work);
-    SignalAll(work);
-    absl::StatusOr<std::vector<slurm::JobInfo>> jobs = client_.Jobs(work.follow);
-    if (jobs.ok()) {
-      ApplyJobs(work.follow, *jobs);
-    } else {
-      COHORT_LOG(WARNING) << "following Slurm jobs: " << jobs.status();
+  return stopping_;
+}
+
+void SlurmManager::Monitor() {
+  for (;;) {
+    Work work;
+    {
+      MutexLock lock(&mu_);
+      if (stopping_) return;
+      work = CollectLocked();
     }
-    if (work.find_by_name) {
-      absl::StatusOr<std::vector<slurm::JobInfo>> named =
-          client_.JobsNamed(options_.job_prefix + "-");
-      if (named.ok()) {
-        ApplyNamed(*named);
-      } else {
-        COHORT_LOG(WARNING) << "listing Slurm jobs: " << named.status();
-      }
-    }
-    absl::StatusOr<std::vector<slurm::NodeInfo>> nodes = client_.Nodes(options_.partition);
-    bool lost = false;
-    mu_.Lock();
-    if (nodes.ok()) nodes_ = std::move(*nodes);
-    lost = !lost_.empty();
-    if (lost || !work.submit.empty()) {
-      mu_.Unlock();
-      events_.OffersChanged();  // the master's monitor takes the lost nodes within a second
-      mu_.Lock();
-    }
-    if (stopping_) break;
+    FollowOnce(work);
+    MutexLock lock(&mu_);
+    if (stopping_) return;
     if (!woken_) wake_.WaitWithTimeout(&mu_, options_.poll_interval);
     woken_ = false;
   }
+}
+
+void SlurmManager::FollowOnce(const Work& work) {
+  SubmitAll(work);
+  SignalAll(work);
+  if (Stopping()) return;
+  absl::StatusOr<std::vector<slurm::JobInfo>> jobs = client_.Jobs(work.follow);
+  if (jobs.ok()) {
+    ApplyJobs(work.follow, *jobs);
+  } else {
+    COHORT_LOG(WARNING) << "following Slurm jobs: " << jobs.status();
+  }
+  if (work.find_by_name && !Stopping()) {
+    absl::StatusOr<std::vector<slurm::JobInfo>> named =
+        client_.JobsNamed(options_.job_prefix + "-");
+    if (named.ok()) {
+      ApplyNamed(*named);
+    } else {
+      COHORT_LOG(WARNING) << "listing Slurm jobs: " << named.status();
+    }
+  }
+  if (Stopping()) return;
+  absl::StatusOr<std::vector<slurm::NodeInfo>> nodes = client_.Nodes(options_.partition);
+  bool changed = !work.submit.empty();
+  {
+    MutexLock lock(&mu_);
+    if (nodes.ok()) nodes_ = std::move(*nodes);
+    changed |= !lost_.empty();
+  }
+  if (changed) events_.OffersChanged();  // the master's monitor takes the lost nodes
 }
 
 }  // namespace cohort::master::slurm_rm

@@ -142,6 +142,10 @@ class SlurmManager : public rm::ResourceManager {
   SlurmManager(SlurmManagerOptions options, rm::Events& events);
 
   void Monitor() ABSL_LOCKS_EXCLUDED(mu_);
+  // One round of Slurm calls for `work`, each without the lock; tells the master when the
+  // offers or the lost nodes changed.
+  void FollowOnce(const Work& work) ABSL_LOCKS_EXCLUDED(mu_);
+  bool Stopping() const ABSL_LOCKS_EXCLUDED(mu_);
   Work CollectLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SubmitAll(const Work& work) ABSL_LOCKS_EXCLUDED(mu_);
   void SignalAll(const Work& work) const;
