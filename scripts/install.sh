@@ -47,8 +47,9 @@ TEST_PACKAGES=(
   chromium chromium-driver python3-selenium
   # the thread-safety check of the master and the agent (tests/thread_safety): clang's analysis
   clang
-  # src/slurm's tests: a real Slurm cluster on loopback (src/slurm/testing/slurm_cluster.h);
-  # Debian's packages start no daemon (none needs systemd)
+  # src/slurm's tests: a real Slurm cluster on loopback (src/slurm/testing/slurm_cluster.h),
+  # whose daemons the tests start themselves (the packages' own services are kept from
+  # starting while they install: see no_service_starts below)
   slurm-wlm munge
 )
 BENCH_PACKAGES=(
@@ -104,8 +105,21 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
+# The packages' services (munge, slurmctld, slurmd) must not start while they install: without
+# a configuration slurmd's init script fails, and its postinst with it, on a machine without
+# systemd; and no test wants the system's daemons. Debian's policy-rc.d (exit 101: "not
+# allowed") does that; one the machine already has is left alone.
+no_service_starts() {
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d > /dev/null
+    $SUDO chmod 755 /usr/sbin/policy-rc.d
+    trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
+}
+
 echo "install: installing ${#missing[@]} missing packages: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+no_service_starts
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 install_s3rver
