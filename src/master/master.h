@@ -50,6 +50,7 @@
 #include "master/searcher/searcher.h"
 #include "master/series/follow_gate.h"
 #include "master/series/series.h"
+#include "master/views/trial_table.h"
 #include "master/storage/directory_storage.h"
 #include "master/storage/storage_roots.h"
 #include "master/templates/templates.h"
@@ -234,6 +235,11 @@ class Master {
   // (agent_routes.cc). Each is thread-safe on its own and never needs the master's lock.
   templates::Templates& templates() { return templates_; }
   series::Series& series() { return series_; }
+  // An experiment's trials table (views/trial_table.h): read from the rows, no lock of the
+  // master's; NotFound for an unknown experiment.
+  absl::StatusOr<wire::TrialTable> TrialTable(int64_t experiment_id) {
+    return views::BuildTrialTable(*db_, experiment_id);
+  }
   logs::TrialLogs& trial_logs() { return trial_logs_; }
   checkpoints::Checkpoints& checkpoints() { return checkpoints_; }
   users::Users& users() { return users_; }

@@ -95,6 +95,12 @@ void AddExperimentRoutes(Router& router, Master& master) {
                 COHORT_RETURN_IF_ERROR(ExperimentVerb(master, id, req.PathPart(2), req));
                 return Reply::Done();
               });
+  // The trials as one table: hyperparameters beside best and latest validation (issue 38).
+  router.Get(R"(/api/v1/experiments/(\d+)/trials)", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+    COHORT_ASSIGN_OR_RETURN(wire::TrialTable table, master.TrialTable(id));
+    return Reply::Ok(table.ToJson());
+  });
   router.Get(R"(/api/v1/experiments/(\d+)/context)",
              [&](const Request& req) { return Context(master, req); },
              {.require = Require::kAgent});
