@@ -12,6 +12,7 @@
 #include "cli/exit_codes.h"
 #include "cli/local_experiment.h"
 #include "cli/remote_experiment.h"
+#include "cli/search_commands.h"
 #include "cli/table.h"
 #include "cli/trial_commands.h"
 #include "cli/validate_command.h"
@@ -293,6 +294,7 @@ void AddExperimentCommands(CLI::App* root, CommandContext* context) {
   AddValidate(experiment, context);
   AddCreate(experiment, context);
   AddListAndDescribe(experiment, context);
+  AddExperimentTrials(experiment, context);
   AddLifecycleVerbs(experiment, context);
   AddDelete(experiment, context);
   AddFork(experiment, context);

@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "cli/exit_codes.h"
 #include "cli/profile_command.h"
+#include "cli/search_commands.h"
 #include "cli/table.h"
 #include "common/command_line.h"
 #include "common/terminal_text.h"
@@ -223,6 +224,7 @@ void AddTrialCommands(CLI::App* root, CommandContext* context) {
   CLI::App* trial = root->add_subcommand("trial", "Trials: logs, details, metrics, profile, kill");
   trial->alias("t");
   trial->require_subcommand(1);
+  AddTrialCompare(trial, context);
 
   auto logs_args = std::make_shared<LogsArgs>();
   CLI::App* logs = trial->add_subcommand("logs", "Print a trial's log lines (every rank, or one)");

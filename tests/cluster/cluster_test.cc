@@ -865,6 +865,29 @@ TEST_F(ClusterTest, AdaptiveAshaStopsTrialsThatAreNotAmongTheBestAtARung) {
   }
   // The seed gives increments for which the rule stops at least one trial.
   EXPECT_GE(stopped, 1) << e.dump(2);
+
+  // The search read from one table (issue 38): each trial's increment_by beside its best x,
+  // the trial with the smallest x marked best; and two trials compared side by side.
+  const json table = Json({"experiment", "trials", std::to_string(id)});
+  ASSERT_EQ(table["trials"].size(), 4u) << table.dump(2);
+  int64_t best_trial = 0;
+  double best_x = 1e300;
+  for (const json& t : table["trials"]) {
+    ASSERT_TRUE(t["best_validation"].is_object()) << t.dump(2);
+    const double x = t["best_validation"]["metrics"]["x"];
+    if (x < best_x) best_x = x, best_trial = t["trial_id"];
+  }
+  EXPECT_EQ(table["best_trial"], best_trial) << table.dump(2);
+  LaunchResult text = Cohort({"experiment", "trials", std::to_string(id)});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("increment_by"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(std::to_string(best_trial) + "*"), std::string::npos) << text.out;
+  const std::string first = std::to_string(e["trials"][0]["id"].get<int64_t>());
+  const std::string second = std::to_string(e["trials"][1]["id"].get<int64_t>());
+  LaunchResult compared = Cohort({"trial", "compare", first, second});
+  ASSERT_EQ(compared.status, 0) << compared.err;
+  EXPECT_NE(compared.out.find("increment_by *"), std::string::npos) << compared.out;
+  EXPECT_NE(compared.out.find("best x"), std::string::npos) << compared.out;
 }
 
 TEST_F(ClusterTest, AdaptiveAshaWithoutStopOnceResumesAStoppedTrialWhenLaterOnesPromoteIt) {
