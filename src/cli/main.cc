@@ -37,6 +37,7 @@ constexpr char kFooter[] =
     "  cohort user login alice;  cohort user whoami\n"
     "  cohort experiment create --follow examples/fashion_mnist/distributed.yaml build/bin\n"
     "  cohort experiment list;  cohort trial logs 1 --rank 0;  cohort task list\n"
+    "  cohort experiment trials 1;  cohort trial compare 3 7 9\n"
     "\n"
     "Exit status: 0 success; 1 the command failed (e.g. an invalid config); 2 bad arguments.";
 
