@@ -480,6 +480,66 @@ def check_asha(page, cluster, context):
           f"early) and their {checkpoints} checkpoints on the experiment page")
     page.shot("experiment_asha")
     check_many_lines(page, cluster, many_lines)
+    return experiment_id
+
+
+def check_search_views(page, cluster, experiment_id):
+    """Issue 38 on a real adaptive_asha search: the trials table with a column per
+    hyperparameter and metric and the best trial marked, the filter box, brushing an axis of the
+    parallel coordinates (which filters the table too), the scatter and the heat map, and the
+    comparison of three selected trials (a line per trial on each chart, differing hyperparameters
+    marked)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    table = cluster.call("GET", f"/api/v1/experiments/{experiment_id}/trials")
+    trials = table["trials"]
+    xs = {t["trial_id"]: t["best_validation"]["metrics"]["x"] for t in trials
+          if t["best_validation"]}
+    assert table["best_trial"] == min(xs, key=xs.get), table
+    page.open(f"/experiments/{experiment_id}")
+    rows = "#search-table tr[data-trial-id]"
+    wait_until(lambda: len(page.all(rows)) == len(trials), f"{len(trials)} rows in the search table")
+    header = [th.text for th in page.all("#search-table th")]
+    assert any("increment_by" in h for h in header) and any(h.startswith("x") for h in header), header
+    best = page.find(f"#search-table tr[data-trial-id='{table['best_trial']}']", "the best trial")
+    assert "★" in best.text, best.text
+    # The filter box: the trials with increment_by below the median.
+    increments = sorted(t["hparams"]["increment_by"] for t in trials)
+    cut = increments[len(increments) // 2]
+    want = sum(1 for v in increments if v < cut)
+    box = page.find("#search-filter", "the filter box")
+    box.clear()
+    box.send_keys(f"increment_by<{cut}\n")
+    wait_until(lambda: len(page.all(rows)) == want, f"{want} trials with increment_by < {cut}")
+    page.find("#clear-filters", "clear").click()
+    wait_until(lambda: len(page.all(rows)) == len(trials), "every trial back")
+    # Brushing the metric's axis: a drag over its upper half keeps the trials there.
+    axis = page.find("#parallel-coordinates g.axis[data-axis='x'] rect.brush-hit", "the x axis")
+    page.js("arguments[0].scrollIntoView({block: 'center'})", axis)
+    height = axis.size["height"]
+    ActionChains(page.driver).move_to_element_with_offset(axis, 0, -height // 2 + 2) \
+        .click_and_hold().move_by_offset(0, height // 2 - 4).release().perform()
+    lines = lambda: int(page.find("#parallel-coordinates", "chart").get_attribute("data-lines"))
+    wait_until(lambda: 0 < lines() < len(trials) and len(page.all(rows)) == lines(),
+               "the brush to keep some trials in the chart and the table")
+    page.shot("experiment_search_brushed")
+    page.find("#clear-filters", "clear").click()
+    assert int(page.find("#hparam-scatter", "scatter").get_attribute("data-points")) == len(xs)
+    assert int(page.find("#hparam-heatmap", "heat map").get_attribute("data-cells")) > 0
+    # Three trials compared.
+    chosen = [t["trial_id"] for t in trials[:3]]
+    for trial_id in chosen:
+        page.find(f"#search-table tr[data-trial-id='{trial_id}'] input[type=checkbox]",
+                  f"trial {trial_id}'s box").click()
+    page.find("#compare-selected", "compare").click()
+    wait_until(lambda: page.driver.current_url.endswith("/compare/" + ",".join(map(str, sorted(chosen)))),
+               "the comparison page")
+    wait_until(lambda: page.all("#compare-charts figure[data-lines='3']"),
+               "a chart with a line per compared trial")
+    marked = page.find("#compare-facts tr[data-field='increment_by']", "increment_by's row")
+    assert "differs" in (marked.get_attribute("class") or ""), marked.get_attribute("outerHTML")
+    page.shot("compare_trials")
+    print(f"ok: the search views of {len(trials)} trials (table, filter, brush, scatter, heat "
+          f"map) and the comparison of trials {chosen}")
 
 
 def check_templates(page, cluster):
@@ -604,7 +664,8 @@ def run(args, chromium, driver_path):
         check_trial_kill(page, cluster, long, running[0])
         check_kill(page, cluster, long)
         check_archive_and_delete(page, cluster, long)
-        check_asha(page, cluster, context)
+        asha = check_asha(page, cluster, context)
+        check_search_views(page, cluster, asha)
         check_templates(page, cluster)
         # Chrome logs every failed request: the wrong password's 401, the broken template's 400
         # and a refused trace are the test's own.

@@ -10,12 +10,14 @@ import { experimentPage } from './pages/experiment.js';
 import { trialPage } from './pages/trial.js';
 import { clusterPage } from './pages/cluster.js';
 import { templatesPage } from './pages/templates.js';
+import { comparePage } from './pages/compare.js';
 
 const kRoutes = [
   { pattern: /^\/login$/, page: loginPage, open: true, title: 'Log in' },
   { pattern: /^\/(?:experiments)?$/, page: experimentsPage, nav: 'experiments', title: 'Experiments' },
   { pattern: /^\/experiments\/(\d+)$/, page: experimentPage, nav: 'experiments', title: 'Experiment' },
   { pattern: /^\/trials\/(\d+)$/, page: trialPage, nav: 'experiments', title: 'Trial' },
+  { pattern: /^\/compare\/([\d,]+)$/, page: comparePage, nav: 'experiments', title: 'Compare trials' },
   { pattern: /^\/cluster$/, page: clusterPage, nav: 'cluster', title: 'Cluster' },
   { pattern: /^\/templates$/, page: templatesPage, nav: 'templates', title: 'Templates' },
 ];

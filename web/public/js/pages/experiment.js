@@ -8,6 +8,7 @@ import { navigate } from '../main.js';
 import { Checkpoints } from '../experiment/checkpoints.js';
 import { CurvesChart } from '../experiment/curves_chart.js';
 import { Rungs } from '../experiment/rungs.js';
+import { SearchViews } from '../experiment/search_views.js';
 import { bestMetric, experimentProgress, searcherOf } from '../experiment_summary.js';
 import {
   el, errorBox, fill, fmtNum, fmtTime, kFinalExperimentStates, kFinalTrialStates, progressBar,
@@ -22,14 +23,18 @@ export function experimentPage(main, [id], ctx) {
   const trials = el('div', { id: 'trials' });
   const curves = el('section', { 'aria-labelledby': 'curves-title' },
     el('h2', { id: 'curves-title' }, 'Learning curves'));
+  const search = el('section', { 'aria-labelledby': 'search-title', id: 'search' },
+    el('h2', { id: 'search-title' }, 'Hyperparameters and results'));
   const config = el('pre', { id: 'config', class: 'config', tabindex: '0' });
   const checkpoints = new Checkpoints(ctx);
   fill(main, title, status, summary,
     el('section', { 'aria-labelledby': 'trials-title' }, el('h2', { id: 'trials-title' }, 'Trials'), trials),
+    search,
     curves,
     el('section', { 'aria-labelledby': 'checkpoints-title' }, el('h2', { id: 'checkpoints-title' }, 'Checkpoints'), checkpoints.box),
     el('section', { 'aria-labelledby': 'config-title' }, el('h2', { id: 'config-title' }, 'Effective config'), config));
   const chart = new CurvesChart(curves, id, ctx);
+  const views = new SearchViews(search, id, ctx);
   ctx.onCleanup(() => chart.destroy());
 
   let detail = null;
@@ -59,6 +64,7 @@ export function experimentPage(main, [id], ctx) {
     redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail, sort, rungs)));
     if (config.textContent !== detail.config) config.textContent = detail.config;
     await checkpoints.update(detail);
+    await views.update();
     await chart.update(detail);
   });
 }
