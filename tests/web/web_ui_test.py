@@ -540,6 +540,49 @@ def check_search_views(page, cluster, experiment_id):
     page.shot("compare_trials")
     print(f"ok: the search views of {len(trials)} trials (table, filter, brush, scatter, heat "
           f"map) and the comparison of trials {chosen}")
+    render_at_scale(page, 1000)
+
+
+# A search of `n` trials for SearchViews, made up in the page (three hyperparameters, two
+# metrics): what drawing the views costs at that scale, without the master.
+RENDER_SCRIPT = """
+const [n, done] = [arguments[0], arguments[arguments.length - 1]];
+const main = [...document.scripts].map((s) => s.src).find((s) => s.endsWith('/js/main.js'));
+import(main.replace('/js/main.js', '/js/experiment/search_views.js')).then(({ SearchViews }) => {
+  const box = document.createElement('section');
+  document.body.append(box);
+  const views = new SearchViews(box, 0, { signal: null });
+  const trials = [];
+  for (let i = 1; i <= n; i++) {
+    trials.push({ trial_id: i, state: 'COMPLETED', batches: 100, restarts: 0, checkpoints: 1,
+      hparams: { lr: 10 ** (-1 - 3 * ((i * 7919) % 1000) / 1000), layers: 1 + (i % 4),
+        opt: ['sgd', 'adam'][i % 2] },
+      best_validation: { batches: 100, metrics: { loss: ((i * 104729) % 1000) / 1000, acc: (i % 97) / 97 } },
+      latest_validation: null });
+  }
+  views.table = { metric: 'loss', smaller_is_better: true, best_trial: 1, trials };
+  const t0 = performance.now();
+  views.fillSelects();
+  views.draw();
+  const drawn = performance.now() - t0;
+  const rows = box.querySelectorAll('#search-table tr[data-trial-id]').length;
+  box.remove();
+  done({ drawn, rows });
+}).catch((e) => done({ error: String(e) }));
+"""
+
+
+def render_at_scale(page, n):
+    """Draws the search views for `n` made-up trials in the page; prints the time (median of 3)."""
+    times = []
+    for _ in range(3):
+        result = page.driver.execute_async_script(RENDER_SCRIPT, n)
+        assert "error" not in result, result
+        assert result["rows"] == n, result
+        times.append(result["drawn"])
+    times.sort()
+    print(f"ok: the search views of {n} trials drawn in {times[1]:.0f} ms (median of 3: "
+          f"{', '.join(f'{t:.0f}' for t in times)} ms; table, parallel coordinates, scatter, heat map)")
 
 
 def check_templates(page, cluster):
