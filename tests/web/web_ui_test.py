@@ -499,6 +499,30 @@ def check_templates(page, cluster):
     error = page.find("[role=alert]", "the refusal of a broken template")
     assert "broken" in error.text, error.text
     print(f"ok: templates: one saved from the page; a broken one refused: {error.text[:100]!r}")
+    # Valid YAML but not a valid config part: refused with `experiment validate`'s errors, on
+    # the page and by the CLI; a partial one (no entrypoint, no searcher) is fine.
+    wrong = "resources:\n  slots_per_trial: two\nsearcher:\n  name: bogus\n"
+    page.find("#template-name", "the template name field").clear()
+    page.find("#template-name", "the template name field").send_keys("wrong")
+    page.find("#template-yaml", "the template YAML field").clear()
+    page.find("#template-yaml", "the template YAML field").send_keys(wrong)
+    page.find("#template-save", "the save button").click()
+    wait_until(lambda: "slots_per_trial" in page.find("[role=alert]", "the refusal").text,
+               "the page to show why template wrong is refused", 10)
+    error = page.find("[role=alert]", "the refusal of a wrong template").text
+    for part in ("resources.slots_per_trial: expected an integer", "searcher.name: must be one of"):
+        assert part in error, f"{part!r} is not in the page's error {error!r}"
+    path = os.path.join(cluster.dir, "wrong-template.yaml")
+    with open(path, "w") as f:
+        f.write(wrong)
+    out = cluster.cli("template", "set", "wrong", path)
+    assert out.returncode != 0 and "resources.slots_per_trial: expected an integer" in out.stderr, (
+        out.returncode, out.stdout, out.stderr)
+    with open(path, "w") as f:
+        f.write("resources:\n  slots_per_trial: 2\n")
+    out = cluster.cli("template", "set", "partial", path)
+    assert out.returncode == 0, (out.stdout, out.stderr)
+    print(f"ok: a template with wrong types is refused on the page and by the CLI: {error[:120]!r}")
     page.shot("templates")
 
 
@@ -609,6 +633,7 @@ def run(args, chromium, driver_path):
         # Chrome logs every failed request: the wrong password's 401, the broken template's 400
         # and a refused trace are the test's own.
         expected = (("/api/v1/auth/login", "401"), ("/api/v1/templates/broken", "400"),
+                    ("/api/v1/templates/wrong", "400"),
                     ("/trace", "40"),  # a master without traces yet, or none for this trial
                     (f"/api/v1/experiments/{long}", "404"))  # deleted while the list read it
         errors = [e for e in page.console_errors()
