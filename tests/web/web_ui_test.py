@@ -471,13 +471,27 @@ def check_asha(page, cluster, context):
         "counts as none; asha.yaml's rungs leave room for it): " + "; ".join(
             f"trial {t['id']} ran {t['batches']} of {t['total_batches']} batches, rungs "
             f"{[r['steps_completed'] for r in rows[t['id']]]}" for t in trials))
-    checkpoints = sum(len(cluster.call("GET", f"/api/v1/trials/{t['id']}/checkpoints")
-                          ["checkpoints"]) for t in trials)
-    wait_until(lambda: len(page.all("#experiment-checkpoints tr[data-storage-id]")) == checkpoints,
-               f"the experiment's {checkpoints} checkpoints on the page", 20)
-    assert checkpoints > 0
+    states = [c.get("state", "ACTIVE") for t in trials for c in
+              cluster.call("GET", f"/api/v1/trials/{t['id']}/checkpoints")["checkpoints"]]
+    checkpoints, deleted = len(states), states.count("DELETED")
+    # The GC kept each trial's best and latest (a checkpoint every 10 batches): the rest is
+    # DELETED, listed only when asked for, with the count of those hidden.
+    assert 0 < deleted < checkpoints, f"checkpoint states {states}"
+    rows = "#experiment-checkpoints tr[data-storage-id]"
+    wait_until(lambda: len(page.all(rows)) == checkpoints - deleted,
+               f"the experiment's {checkpoints - deleted} active checkpoints on the page", 20)
+    assert all(r.get_attribute("data-state") == "ACTIVE" for r in page.all(rows))
+    note = page.find("#checkpoints-deleted", "the count of deleted checkpoints hidden").text
+    assert f"{deleted} deleted checkpoints hidden" in note, note
+    page.find("#checkpoints-toggle-deleted", "the show deleted button").click()
+    wait_until(lambda: len(page.all(rows)) == checkpoints,
+               f"all {checkpoints} checkpoints on the page once deleted ones are shown", 10)
+    assert len(page.all(f"{rows}[data-state='DELETED']")) == deleted
+    headers = [th.text for th in page.all("#experiment-checkpoints thead th")]
+    assert "State" in headers, headers
     print(f"ok: adaptive_asha's rungs of {len(trials)} trials ({sum(stopped.values())} stopped "
-          f"early) and their {checkpoints} checkpoints on the experiment page")
+          f"early) and their {checkpoints - deleted} active checkpoints on the experiment page "
+          f"({deleted} deleted ones hidden until asked for)")
     page.shot("experiment_asha")
     check_many_lines(page, cluster, many_lines)
 
