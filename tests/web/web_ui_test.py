@@ -323,6 +323,16 @@ def check_kill(page, cluster, experiment_id):
     page.find("#trials tr[data-trial-id]", "the trials table")
     wait_until(lambda: (page.all(".chart[data-points]") or [None])[0] is not None,
                "the learning curves chart", 30)
+    # The best loss while the trials run, before any searcher operation completes: from the
+    # validations (every 50 batches), with a link to the trial.
+    described = cluster.call("GET", f"/api/v1/experiments/{experiment_id}")
+    assert all(t.get("searcher_metric") is None for t in described["trials"]), described["trials"]
+    link = page.find("#experiment-best a", "the best loss's link to its trial", 30)
+    trial_ids = {f"/trials/{t['id']}" for t in described["trials"]}
+    href = urllib.parse.urlparse(link.get_attribute("href")).path
+    assert href in trial_ids, f"the best trial's link {href} is not one of {trial_ids}"
+    print(f"ok: the best loss of running trials: {page.find('#experiment-best', 'it').text!r}, "
+          f"linking {href}")
     page.shot("experiment")
     page.find("#experiment-summary button[data-action='pause']", "the pause button").click()
     wait_until(lambda: "PAUSED" in page.find("h1 .state", "the state").text,
