@@ -404,6 +404,13 @@ def check_sorting_and_narrow(page, ids):
     page.find(f"tr[data-experiment-id='{ids[0]}']", "the experiments list")
     order = lambda: [int(r.get_attribute("data-experiment-id"))  # noqa: E731
                      for r in page.all("tr[data-experiment-id]")]
+    # The config's description and labels (two_ranks.yaml) under the name.
+    row = f"tr[data-experiment-id='{ids[0]}']"
+    labels = [e.text for e in page.all(f"{row} .label")]
+    assert labels == ["smoke", "distributed"], f"labels {labels}"
+    description = page.find(f"{row} .description", "the experiment's description").text
+    assert description == "two ranks that say hello", description
+    print(f"ok: the list shows experiment {ids[0]}'s labels {labels} and description")
     page.find("#experiments-sort-0", "the ID column's sort button").click()
     wait_until(lambda: order() == sorted(ids), f"the list sorted by id ascending ({order()})", 10)
     page.find("#experiments-sort-0", "the ID column's sort button").click()
