@@ -21,6 +21,7 @@ Exits 77 (ctest's SKIP_RETURN_CODE) when chromium, chromedriver or selenium is m
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -195,7 +196,7 @@ def check_trial(page, cluster, trial_id):
     page.shot("trial_metrics")
 
 
-def check_logs(page, trial_id):
+def check_logs(page, cluster, trial_id):
     page.open(f"/trials/{trial_id}?tab=logs")
     wait_until(lambda: len(page.all("#log-lines .log-line")) > 0, f"trial {trial_id}'s log", 30)
     from selenium.webdriver.support.ui import Select
@@ -217,10 +218,22 @@ def check_logs(page, trial_id):
         "the search to show the 2 matching lines", 20)
     page.find("#log-search", "the log search").clear()
     Select(page.find("#log-level", "the level filter")).select_by_value("warning")
-    wait_until(lambda: [line.text for line in page.all("#log-lines .log-line")] ==
+    wait_until(lambda: [re.sub(r"^\d\d:\d\d:\d\d ", "", line.text) for line in
+                        page.all("#log-lines .log-line")] ==
                ["[rank=1] WARNING: rank 1 warns, for the web interface's test"],
                "the level filter to show rank 1's one warning", 20)
     print("ok: the log's text search and level filter")
+    # Every line has the time the master stored it: HH:MM:SS, the date in its title.
+    from selenium.webdriver.common.by import By
+    line = page.find("#log-lines .log-line", "a log line")
+    stamp = line.find_element(By.CSS_SELECTOR, ".log-time")
+    assert re.fullmatch(r"\d\d:\d\d:\d\d", stamp.text), stamp.text
+    title = stamp.get_attribute("title")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}", title) and \
+        title.split(" ")[1].startswith(stamp.text), (stamp.text, title)
+    api = cluster.call("GET", f"/api/v1/trials/{trial_id}/logs?after=0")["logs"]
+    assert api and all(abs(entry["time"] - time.time()) < 3600 for entry in api), api[:2]
+    print(f"ok: log lines show their time ({stamp.text}, title {title!r})")
     page.shot("trial_logs")
 
 
@@ -648,7 +661,7 @@ def run(args, chromium, driver_path):
         check_sorting_and_narrow(page, [short, long])
         short_trial = cluster.call("GET", f"/api/v1/experiments/{short}")["trials"][0]["id"]
         check_trial(page, cluster, short_trial)
-        check_logs(page, short_trial)
+        check_logs(page, cluster, short_trial)
         check_cluster(page)
         running = wait_until(lambda: [t["id"] for t in cluster.call(
             "GET", f"/api/v1/experiments/{long}")["trials"] if t["state"] == "RUNNING"],

@@ -412,6 +412,21 @@ TEST_P(DatabaseTest, AppendLogsAssignsIncreasingSeqsAndReturnsTheLast) {
   ExpectSameRows(db_->ListLogs(other, 0, std::nullopt, 100).value(), {{4, other, 0, "x"}});
 }
 
+TEST_P(DatabaseTest, AppendLogsRecordsWhenEachLineWasStored) {
+  int64_t trial = AddTrial();
+  const int64_t before = absl::ToUnixMillis(absl::Now());
+  ASSERT_OK(db_->AppendLogs(trial, {{0, "a"}, {1, "b"}}).status());
+  const int64_t after = absl::ToUnixMillis(absl::Now());
+  for (const std::vector<LogRow>& rows : {db_->ListLogs(trial, 0, std::nullopt, 100).value(),
+                                          db_->ListLastLogs(trial, 10, std::nullopt).value()}) {
+    ASSERT_EQ(rows.size(), 2u);
+    for (const LogRow& row : rows) {
+      EXPECT_GE(row.time_ms, before) << row.line;
+      EXPECT_LE(row.time_ms, after) << row.line;
+    }
+  }
+}
+
 TEST_P(DatabaseTest, ListLogsReturnsLinesAfterTheGivenSeq) {
   int64_t trial = AddTrial();
   ASSERT_OK(db_->AppendLogs(trial, {{0, "a"}, {0, "b"}, {0, "c"}, {0, "d"}}).status());
