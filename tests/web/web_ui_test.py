@@ -302,6 +302,17 @@ def check_trace(page, cluster, trial_id):
     page.shot("trial_profiler")
 
 
+def check_unprofiled_trace(page, trial_id):
+    """An unprofiled trial has no trace: the button is off and the tab says why (it saved an
+    empty document)."""
+    page.open(f"/trials/{trial_id}?tab=profiler")
+    button = page.find("#trace-download", "the trace download button")
+    wait_until(lambda: not button.is_enabled() and
+               "not profiled" in page.find("#trace-note", "the trace's note").text,
+               f"the unprofiled trial {trial_id}'s trace button to be off, saying why", 20)
+    print(f"ok: unprofiled trial {trial_id}: {page.find('#trace-note', 'the note').text!r}")
+
+
 def check_cluster(page):
     page.open("/cluster")
     for agent in ("agent-1", "agent-2"):
@@ -662,6 +673,7 @@ def run(args, chromium, driver_path):
         short_trial = cluster.call("GET", f"/api/v1/experiments/{short}")["trials"][0]["id"]
         check_trial(page, cluster, short_trial)
         check_logs(page, cluster, short_trial)
+        check_unprofiled_trace(page, short_trial)
         check_cluster(page)
         running = wait_until(lambda: [t["id"] for t in cluster.call(
             "GET", f"/api/v1/experiments/{long}")["trials"] if t["state"] == "RUNNING"],

@@ -63,3 +63,17 @@ export function recordsPerEpoch(configYaml) {
   const m = (configYaml || '').match(/^records_per_epoch:\s*(\d+)\s*$/m);
   return m ? Number(m[1]) : 0;
 }
+
+// Whether the effective config turns profiling on (`profiling:` block, `enabled: true`); the
+// master writes the block out with its defaults, so its absence means not profiled.
+export function profilingEnabled(configYaml) {
+  const lines = (configYaml || '').split('\n');
+  const start = lines.findIndex((l) => /^profiling:\s*$/.test(l));
+  if (start < 0) return /^profiling:\s*\{.*\benabled:\s*true\b/m.test(configYaml || '');
+  for (const line of lines.slice(start + 1)) {
+    if (/^\S/.test(line)) break;
+    const m = line.match(/^ {2}enabled:\s*(\S+)\s*$/);
+    if (m) return m[1] === 'true';
+  }
+  return false;
+}

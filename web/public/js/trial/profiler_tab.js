@@ -35,6 +35,8 @@ export class ProfilerTab {
     this.trial = trial;
     this.ctx = ctx;
     const trace = el('button', { type: 'button', id: 'trace-download' }, 'Download trace (JSON)');
+    this.traceButton = trace;
+    this.traceNote = el('span', { id: 'trace-note', class: 'muted' }, 'Opens in chrome://tracing or ui.perfetto.dev.');
     trace.addEventListener('click', async () => {
       trace.disabled = true;
       try {
@@ -52,8 +54,7 @@ export class ProfilerTab {
     this.system = el('div', { class: 'charts', id: 'system-charts' });
     this.timings = el('div', { class: 'charts', id: 'timing-charts' });
     this.panel = el('div', {},
-      el('div', { class: 'controls' }, trace,
-        el('span', { class: 'muted' }, 'Opens in chrome://tracing or ui.perfetto.dev.')),
+      el('div', { class: 'controls' }, trace, this.traceNote),
       this.message,
       el('h2', {}, 'System metrics'), this.system,
       el('h2', {}, 'Step timings'), this.breakdown, this.ranks, this.timings);
@@ -80,10 +81,25 @@ export class ProfilerTab {
       fill(this.breakdown, breakdownTable(list));
       const timings = await api(`/trials/${this.trial.id}/profile/timings`, { signal: this.ctx.signal });
       fill(this.ranks, rankTable(timings));
-      this.finalRead = finished;
+      this.traceState(timings.profiled_steps > 0, finished);
+      this.finalRead = finished && this.trial.profiled !== undefined;
     } catch (e) {
       if (e.name !== 'AbortError') this.message.replaceChildren(errorBox(`Could not read the profile: ${describeError(e)}`));
     }
+  }
+
+  // The trace button only when there is a trace: step timelines are stored for profiled batches
+  // only, and a trace without them is an empty document. `trial.profiled`: the config's
+  // profiling.enabled (undefined until the trial page has read it).
+  traceState(hasSteps, finished) {
+    this.traceButton.disabled = !hasSteps;
+    let note = 'Opens in chrome://tracing or ui.perfetto.dev.';
+    if (!hasSteps && this.trial.profiled === false) {
+      note = 'This trial was not profiled: there is no trace (profiling.enabled: true in the experiment config records one).';
+    } else if (!hasSteps) {
+      note = finished ? 'No trace: no profiled batch ran (see profiling.begin_on_batch).' : 'No trace yet: it is recorded as profiled batches run.';
+    }
+    if (this.traceNote.textContent !== note) this.traceNote.textContent = note;
   }
 
   chart(container, key, options) {
