@@ -366,7 +366,9 @@ class Database {
   // The profiler's step timelines. InsertStepProfiles: in one transaction, `rows` are stored
   // and `timings` added to the trial's totals (count and total summed, min and max kept);
   // NotFound (and nothing written) when the trial does not exist. ListStepProfiles: batches in
-  // [min_batch, max_batch], by batch then rank, at most `limit` rows.
+  // [min_batch, max_batch], by batch then rank, at most `limit` rows. ListRankStepProfiles: one
+  // rank's batches that are multiples of `stride` (>= 1; an even sample), by batch, at most
+  // `limit`; InvalidArgument for a stride < 1 or a limit < 0.
   virtual absl::Status InsertStepProfiles(int64_t trial_id, const std::vector<StepProfileRow>& rows,
                                           const std::vector<StepTimingRow>& timings) = 0;
   virtual absl::StatusOr<int64_t> CountStepProfiles(int64_t trial_id) = 0;
@@ -374,6 +376,9 @@ class Database {
                                                                        int64_t min_batch,
                                                                        int64_t max_batch,
                                                                        int limit) = 0;
+  virtual absl::StatusOr<std::vector<StepProfileRow>> ListRankStepProfiles(int64_t trial_id,
+                                                                           int rank, int64_t stride,
+                                                                           int limit) = 0;
   virtual absl::StatusOr<std::vector<StepTimingRow>> ListStepTimings(
       int64_t trial_id) = 0;  // by rank, then phase
 
