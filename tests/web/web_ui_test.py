@@ -258,12 +258,28 @@ def check_live_chart(page, trial_id):
     print("ok: the x axis by epochs")
 
 
-def check_profiler(page, trial_id):
+def check_profiler(page, cluster, trial_id):
     page.open(f"/trials/{trial_id}?tab=profiler")
     wait_until(lambda: (chart_points(page, "cpu_util_simple") or [0])[0] > 0,
                f"trial {trial_id}'s CPU chart on the profiler tab", 40)
     wait_until(lambda: (chart_points(page, "timings") or [0])[0] > 0,
                f"trial {trial_id}'s step timings chart on the profiler tab", 20)
+    # Every batch, past the 1,000 points a series read gives (the chart drew one point per
+    # report window, or per downsampled bucket, before): once the trial has run 1,100 batches,
+    # the chart has a point per profiled batch of rank 0 in each phase.
+    steps = lambda: cluster.call("GET", f"/api/v1/trials/{trial_id}/profile/steps")  # noqa: E731
+    wait_until(lambda: len(steps()["batches"]) > 1100,
+               f"trial {trial_id} to have run 1,100 profiled batches", 60, 1)
+
+    def drawn_as_stored():
+        api = steps()
+        expected = [len(api["batches"])] * len(api["phases"])
+        return api["stride"] == 1 and (chart_points(page, "timings") or []) == expected and api
+    api = wait_until(drawn_as_stored, "the per-batch chart to have every profiled batch", 20)
+    batches = api["batches"]
+    assert batches == list(range(batches[0], batches[0] + len(batches))), "batches are not consecutive"
+    print(f"ok: the step timings chart has every one of {len(batches)} batches in each of "
+          f"{len(api['phases'])} phases")
     phases = wait_until(lambda: [row.text.split()[0] for row in
                                  page.all("#timing-breakdown tbody tr")],
                         "the timing breakdown table", 20)
@@ -679,7 +695,7 @@ def run(args, chromium, driver_path):
             "GET", f"/api/v1/experiments/{long}")["trials"] if t["state"] == "RUNNING"],
             f"a running trial of experiment {long}", 30)
         check_live_chart(page, running[0])
-        check_profiler(page, running[0])
+        check_profiler(page, cluster, running[0])
         check_trace(page, cluster, running[0])
         check_trial_kill(page, cluster, long, running[0])
         check_kill(page, cluster, long)

@@ -29,6 +29,9 @@ const kPhases = ['dataloader_next', 'to_device', 'train_batch', 'forward', 'back
   'gradient_wait', 'optimizer_step', 'step_lr_schedulers', 'from_device', 'reduce_metrics'];
 const kStepPhases = ['dataloader_next', 'to_device', 'train_batch', 'step_lr_schedulers', 'from_device'];
 const kInsideTrainBatch = new Set(['forward', 'backward', 'gradient_wait', 'optimizer_step']);
+// Batches of the per-batch chart (the master samples evenly past it): uPlot draws 10 phases of
+// 5,000 points in a few milliseconds, and the read is ~300 KB every 2 s while the trial runs.
+const kStepPoints = 5000;
 
 export class ProfilerTab {
   constructor(trial, ctx) {
@@ -75,11 +78,21 @@ export class ProfilerTab {
     const finished = !this.trial.running();
     try {
       const list = await listSeries(this.trial.id, this.ctx.signal);
-      const series = await seriesDataOf(this.trial.id, list.filter((s) => !isMetric(s.name)), this.ctx.signal);
-      this.drawSystem(series.filter((s) => !s.name.startsWith('training/')));
-      this.drawTimings(series.filter((s) => s.name.startsWith(kTimingsPrefix)));
-      fill(this.breakdown, breakdownTable(list));
       const timings = await api(`/trials/${this.trial.id}/profile/timings`, { signal: this.ctx.signal });
+      // Per batch from the step timelines when there are any; else the reported timings, which
+      // are means over a report window (scheduling_unit batches in the Trial API).
+      const steps = timings.profiled_steps > 0
+        ? await api(`/trials/${this.trial.id}/profile/steps?rank=0&max_points=${kStepPoints}`, { signal: this.ctx.signal })
+        : null;
+      const wanted = list.filter((s) => !isMetric(s.name) && !(steps && s.name.startsWith(kTimingsPrefix)));
+      const series = await seriesDataOf(this.trial.id, wanted, this.ctx.signal);
+      this.drawSystem(series.filter((s) => !s.name.startsWith('training/')));
+      if (steps) {
+        this.drawSteps(steps);
+      } else {
+        this.drawTimings(series.filter((s) => s.name.startsWith(kTimingsPrefix)));
+      }
+      fill(this.breakdown, breakdownTable(list));
       fill(this.ranks, rankTable(timings));
       this.traceState(timings.profiled_steps > 0, finished);
       this.finalRead = finished && this.trial.profiled !== undefined;
@@ -131,6 +144,21 @@ export class ProfilerTab {
     }
   }
 
+  // One line per phase of rank 0's profiled batches (GET .../profile/steps): every batch up to
+  // kStepPoints, then every stride-th.
+  drawSteps(steps) {
+    this.timings.querySelector(':scope > p')?.remove();
+    const order = (p) => { const i = kPhases.indexOf(p.name); return i < 0 ? 99 : i; };
+    const phases = [...steps.phases].sort((a, b) => order(a) - order(b));
+    const every = steps.stride > 1 ? `every ${steps.stride}th batch` : 'every batch';
+    const chart = this.chart(this.timings, 'timings', { title: 'Milliseconds per batch, by phase', yFormat: msFormat });
+    chart.setTitle(`Milliseconds per batch, by phase (rank 0, ${every})`);
+    chart.setLines(phases.map((p) => ({
+      label: p.name,
+      points: steps.batches.map((b, i) => [b, p.ms[i]]).filter((pt) => pt[1] !== null),
+    })));
+  }
+
   drawTimings(series) {
     if (series.length === 0) {
       fill(this.timings, el('p', { class: 'muted' }, 'No step timings: the Trial API reports them for profiled trials.'));
@@ -139,9 +167,14 @@ export class ProfilerTab {
     this.timings.querySelector(':scope > p')?.remove();
     const order = (s) => { const i = kPhases.indexOf(s.name.slice(kTimingsPrefix.length)); return i < 0 ? 99 : i; };
     const sorted = [...series].sort((a, b) => order(a) - order(b));
-    this.chart(this.timings, 'timings', { title: 'Milliseconds per batch, by phase', yFormat: (v) => (v === null || v === undefined ? '—' : `${fmtNum(v)} ms`) })
-      .setLines(sorted.map((s) => ({ label: s.name.slice(kTimingsPrefix.length), points: s.points.map((p) => [p[0], p[2]]) })));
+    const chart = this.chart(this.timings, 'timings', { title: 'Milliseconds per batch, by phase', yFormat: msFormat });
+    chart.setTitle('Milliseconds per batch, by phase (means over each report window)');
+    chart.setLines(sorted.map((s) => ({ label: s.name.slice(kTimingsPrefix.length), points: s.points.map((p) => [p[0], p[2]]) })));
   }
+}
+
+function msFormat(v) {
+  return v === null || v === undefined ? '—' : `${fmtNum(v)} ms`;
 }
 
 function groupBy(list, key) {
