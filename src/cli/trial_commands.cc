@@ -35,7 +35,7 @@ struct LogsArgs {
   int tail = 0;  // > 0: start with the last `tail` lines
 };
 
-// A log line as `trial logs --json` prints it: {"line", "rank", "seq"}, as in a LogsPage.
+// A log line as `trial logs --json` prints it: {"line", "rank", "seq", "time"}, as in a LogsPage.
 Json LogEntryJson(const wire::LogEntry& entry) {
   wire::LogsPage page;
   page.logs.push_back(entry);

@@ -4,7 +4,10 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cohort/status.h"
+#include "config/config_parser.h"
 #include "config/error_list.h"
 
 namespace cohort::config {
@@ -135,6 +138,22 @@ absl::StatusOr<Json> MergeTemplate(const Json& tmpl, const Json& config) {
   if (!errors.empty()) return errors.ToStatus();
   if (!config.is_object()) return config;  // ParseExperimentConfig reports it.
   return Merge(tmpl, config, "");
+}
+
+absl::Status CheckTemplate(const Json& tmpl) {
+  COHORT_RETURN_IF_ERROR(MergeTemplate(tmpl, Json::object()).status());
+  if (tmpl.is_null()) return absl::OkStatus();
+  // A fixed seed: a template's check must not draw from std::random_device for nothing.
+  absl::Status parsed = ParseExperimentConfig(tmpl, {.seed_if_absent = 0}).status();
+  ErrorList errors;
+  for (const std::string& line : ConfigErrors(parsed)) {
+    // What the config can still settle (ObjectReader::Require's and the searcher's metric's
+    // message; CheckCrossFieldRules' epochs rule).
+    if (absl::StrContains(line, ": required field is missing")) continue;
+    if (absl::StrContains(line, "needs records_per_epoch")) continue;
+    errors.Add("", line);
+  }
+  return errors.ToStatus();
 }
 
 }  // namespace cohort::config

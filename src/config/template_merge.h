@@ -23,6 +23,7 @@
 //   COHORT_ASSIGN_OR_RETURN(Json merged, MergeTemplate(template_tree, config_tree));
 //   COHORT_ASSIGN_OR_RETURN(ExperimentConfig c, ParseExperimentConfig(merged));
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "config/yaml_json.h"
 
@@ -33,5 +34,16 @@ namespace cohort::config {
 // template names a template ("template.template: a template cannot itself name a template").
 // The config's own errors are left to ParseExperimentConfig.
 absl::StatusOr<Json> MergeTemplate(const Json& tmpl, const Json& config);
+
+// Checks `tmpl` as the part of a config a template may hold, when it is set: MergeTemplate's
+// rules, then every error ParseExperimentConfig gives for it alone (the same lines `experiment
+// validate` prints: wrong types, values out of range, unknown fields and enum values) except
+// those the config it is merged under can still settle: a required field missing, a length in
+// epochs without records_per_epoch. OK for an empty template.
+//
+// Example:
+//   CheckTemplate(Yaml("resources: {slots_per_trial: two}"))
+//   // InvalidArgument "resources.slots_per_trial: expected an integer, got string \"two\""
+absl::Status CheckTemplate(const Json& tmpl);
 
 }  // namespace cohort::config

@@ -1,6 +1,7 @@
 #include "config/template_merge.h"
 
 #include "common/testing/status_matchers.h"
+#include "config/config_parser.h"
 #include "config/error_list.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -132,6 +133,25 @@ TEST(TemplateMergeTest, ATemplateCannotNameATemplate) {
               ElementsAre("template.template: a template cannot itself name a template"));
   auto not_map = MergeTemplate(Yaml("[1, 2]"), Yaml("name: x\n"));
   EXPECT_THAT(ConfigErrors(not_map.status()), ElementsAre("template: expected a map, got list"));
+}
+
+TEST(TemplateMergeTest, CheckTemplateGivesTheConfigsErrorsLessMissingFields) {
+  absl::Status wrong = CheckTemplate(
+      Yaml("resources: {slots_per_trial: two}\nsearcher: {name: bogus}\nmax_restart: 1\n"));
+  ASSERT_THAT(wrong, StatusIs(absl::StatusCode::kInvalidArgument));
+  // The lines ParseExperimentConfig gives for the same fields.
+  absl::Status full =
+      ParseExperimentConfig(
+          Yaml("entrypoint: ./x\nresources: {slots_per_trial: two}\nsearcher: {name: bogus}\n"
+               "max_restart: 1\nhyperparameters: {global_batch_size: 1}\n"))
+          .status();
+  EXPECT_EQ(ConfigErrors(wrong), ConfigErrors(full));
+  EXPECT_EQ(ConfigErrors(wrong).size(), 3u) << wrong;
+  EXPECT_OK(CheckTemplate(Yaml("resources: {slots_per_trial: 2}\n")));
+  EXPECT_OK(CheckTemplate(Yaml("searcher: {name: adaptive_asha, max_length: {epochs: 1}}\n")));
+  EXPECT_OK(CheckTemplate(Json()));
+  EXPECT_THAT(ConfigErrors(CheckTemplate(Yaml("template: other\n"))),
+              ElementsAre("template.template: a template cannot itself name a template"));
 }
 
 TEST(TemplateMergeTest, NoTemplateLeavesTheConfigAsIs) {

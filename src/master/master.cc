@@ -60,6 +60,22 @@ std::optional<std::string> ContextProgram(const std::vector<std::string>& entryp
   return normal;
 }
 
+// The description and labels of an experiment's effective config (YAML as stored), for its row
+// in the list; neither when the stored text does not parse (it always did when created).
+// Parsed per list: a config is at most kMaxYamlBytes and the list already reads every row.
+void AddIdentity(const std::string& config_yaml, wire::ExperimentSummary* out) {
+  absl::StatusOr<config::Json> tree = config::ParseYaml(config_yaml);
+  if (!tree.ok() || !tree->is_object()) return;
+  if (auto d = tree->find("description"); d != tree->end() && d->is_string()) {
+    out->description = d->get<std::string>();
+  }
+  if (auto labels = tree->find("labels"); labels != tree->end() && labels->is_array()) {
+    for (const config::Json& label : *labels) {
+      if (label.is_string()) out->labels.push_back(label.get<std::string>());
+    }
+  }
+}
+
 }  // namespace
 
 std::string TrialName(int64_t id) { return absl::StrCat("trial ", id); }
@@ -346,6 +362,7 @@ absl::StatusOr<wire::ExperimentList> Master::ListExperiments() {
                                .owner = e.owner,
                                .ended_ms = e.ended_ms,
                                .archived = e.archived});
+    AddIdentity(e.config_yaml, &out.experiments.back());
   }
   return out;
 }

@@ -161,6 +161,18 @@ class MasterTest : public ::testing::Test {
 
 // --- scheduling passes off the request path (docs/design/0012) ----------------------------------
 
+TEST_F(MasterTest, TheListCarriesTheConfigsDescriptionAndLabels) {
+  Create(Config(1, 0, kSingle) + "description: a sweep of the learning rate\nlabels: [nlp, base]\n");
+  Create(Config(1, 0, kSingle));
+  absl::StatusOr<wire::ExperimentList> list = master_->ListExperiments();
+  ASSERT_OK(list);
+  ASSERT_EQ(list->experiments.size(), 2u);
+  EXPECT_EQ(list->experiments[0].description, "a sweep of the learning rate");
+  EXPECT_EQ(list->experiments[0].labels, (std::vector<std::string>{"nlp", "base"}));
+  EXPECT_EQ(list->experiments[1].description, "");
+  EXPECT_TRUE(list->experiments[1].labels.empty());
+}
+
 TEST_F(MasterTest, ManyRequestsShareOnePendingSchedulingPass) {
   Start(":memory:", 16, SchedulingMode::kManual);
   Register("a1", 1);

@@ -15,6 +15,10 @@ constexpr size_t kMaxNameBytes = 1024;
 constexpr size_t kMaxExperiments = 1 << 20;
 constexpr size_t kMaxTrials = 1 << 20;
 constexpr size_t kMaxTemplates = 1 << 16;
+// An experiment's description and labels: config/limits.h's bounds.
+constexpr size_t kMaxDescriptionBytes = 4096;
+constexpr size_t kMaxLabels = 100;
+constexpr size_t kMaxLabelBytes = 256;
 
 Json TemplateJson(const Template& t) { return {{"name", t.name}, {"config", t.config}}; }
 
@@ -42,6 +46,15 @@ absl::StatusOr<ExperimentSummary> ParseSummary(const Json& json, const std::stri
   r.Optional("ended_ms", &e.ended_ms, {.min = 0});
   r.Optional("owner", &e.owner, kMaxSafeNameBytes);
   r.Optional("archived", &e.archived);
+  r.Optional("description", &e.description, kMaxDescriptionBytes);
+  r.Array("labels", &e.labels, kMaxLabels, FieldReader::kOptional,
+          [](const Json& j, const std::string& where) -> absl::StatusOr<std::string> {
+            if (!j.is_string() || j.get_ref<const std::string&>().size() > kMaxLabelBytes) {
+              return absl::InvalidArgumentError(
+                  absl::StrCat(where, ": expected a string of at most ", kMaxLabelBytes, " bytes"));
+            }
+            return j.get<std::string>();
+          });
   COHORT_RETURN_IF_ERROR(r.status());
   return e;
 }
@@ -77,7 +90,9 @@ Json ExperimentList::ToJson() const {
                     {"created_ms", e.created_ms},
                     {"owner", e.owner},
                     {"ended_ms", e.ended_ms},
-                    {"archived", e.archived}});
+                    {"archived", e.archived},
+                    {"description", e.description},
+                    {"labels", e.labels}});
   }
   return {{"experiments", list}};
 }

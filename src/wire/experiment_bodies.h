@@ -47,6 +47,8 @@ struct ExperimentSummary {
   std::string owner;          // the user who created it; empty: from before users existed
   int64_t ended_ms = 0;       // when it reached a final state; 0: not yet (optional on the wire)
   bool archived = false;      // hidden from lists unless asked for (optional on the wire)
+  std::string description;    // the config's; empty: none (optional on the wire)
+  std::vector<std::string> labels;  // the config's (optional on the wire)
 };
 
 struct ExperimentList {

@@ -49,6 +49,20 @@ TEST(ExperimentBodiesTest, CreatedExperimentRoundTripsAndNamesBadFields) {
               HasSubstr("expected a string"));
 }
 
+TEST(ExperimentBodiesTest, ExperimentListCarriesDescriptionAndLabels) {
+  ExperimentSummary summary{.id = 2, .name = "b", .created_ms = 5};
+  summary.description = "a sweep of the learning rate";
+  summary.labels = {"nlp", "baseline"};
+  absl::StatusOr<ExperimentList> back =
+      ParseExperimentList(Wire(ExperimentList{{summary}}.ToJson()));
+  ASSERT_OK(back);
+  EXPECT_EQ(back->experiments.at(0).description, "a sweep of the learning rate");
+  EXPECT_EQ(back->experiments.at(0).labels, (std::vector<std::string>{"nlp", "baseline"}));
+  Json bad = ExperimentList{{summary}}.ToJson();
+  bad["experiments"][0]["labels"] = {1};
+  EXPECT_THAT(ParseExperimentList(bad).status().message(), HasSubstr("labels"));
+}
+
 TEST(ExperimentBodiesTest, ExperimentListRoundTripsAndNamesBadFields) {
   ExperimentList list{{{1, "a", ExperimentState::kCompleted, 4, 4, 1, 42, "", 123}}};
   absl::StatusOr<ExperimentList> back = ParseExperimentList(Wire(list.ToJson()));
@@ -64,6 +78,8 @@ TEST(ExperimentBodiesTest, ExperimentListRoundTripsAndNamesBadFields) {
   EXPECT_EQ(e.priority, 42);
   EXPECT_EQ(e.template_name, "");
   EXPECT_EQ(e.created_ms, 123);
+  EXPECT_EQ(e.description, "");
+  EXPECT_TRUE(e.labels.empty());
   Json bad = list.ToJson();
   bad["experiments"][0].erase("name");
   EXPECT_EQ(ParseExperimentList(bad).status().message(),

@@ -32,5 +32,22 @@ TEST(ProfileBodiesTest, ErrorsNameTheField) {
               ::testing::HasSubstr("\"ranks\"[0]: \"phases\"[0]: \"mean_ms\""));
 }
 
+TEST(ProfileBodiesTest, StepSeriesRoundTripsWithGapsAndRefusesUnevenPhases) {
+  StepSeries steps{.trial_id = 3, .rank = 1, .stride = 2, .batches = {2, 4}};
+  steps.phases = {{"forward", {21.5, std::nullopt}}};
+  absl::StatusOr<StepSeries> back = ParseStepSeries(steps.ToJson());
+  ASSERT_OK(back);
+  EXPECT_EQ(back->rank, 1);
+  EXPECT_EQ(back->stride, 2);
+  EXPECT_EQ(back->batches, (std::vector<int64_t>{2, 4}));
+  ASSERT_EQ(back->phases.size(), 1u);
+  EXPECT_EQ(back->phases[0].ms[0], 21.5);
+  EXPECT_FALSE(back->phases[0].ms[1].has_value());
+  Json uneven = steps.ToJson();
+  uneven["batches"].push_back(6);
+  EXPECT_THAT(ParseStepSeries(uneven).status().message(),
+              ::testing::HasSubstr("phase \"forward\" has 2 values for 3 batches"));
+}
+
 }  // namespace
 }  // namespace cohort::wire

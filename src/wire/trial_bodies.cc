@@ -214,7 +214,7 @@ absl::StatusOr<CheckpointList> ParseCheckpointList(const Json& json) {
 Json LogsPage::ToJson() const {
   Json list = Json::array();
   for (const LogEntry& l : logs)
-    list.push_back({{"seq", l.seq}, {"rank", l.rank}, {"line", l.line}});
+    list.push_back({{"seq", l.seq}, {"rank", l.rank}, {"line", l.line}, {"time", l.time}});
   return {{"logs", list}, {"next", next}, {"done", done}, {"state", Name(state)}};
 }
 
@@ -228,6 +228,7 @@ absl::StatusOr<LogsPage> ParseLogsPage(const Json& json) {
             l.Required("seq", &e.seq, {.min = 1});
             l.Required("rank", &e.rank, {.min = -1});
             l.Required("line", &e.line);
+            l.Optional("time", &e.time, {.min = 0});
             COHORT_RETURN_IF_ERROR(l.status());
             return e;
           });

@@ -117,6 +117,7 @@ struct LogEntry {
   int64_t seq = 0;
   int rank = -1;  // -1: the launcher's, the agent's or the master's own line
   std::string line;
+  double time = 0;  // unix seconds when the master stored it; 0: unknown (optional on the wire)
 };
 
 // One page of a trial's log, after a sequence number.

@@ -161,10 +161,13 @@ TEST(TrialBodiesTest, CheckpointListRoundTripsAndNamesBadFields) {
 }
 
 TEST(TrialBodiesTest, LogsPageRoundTripsAndNamesBadFields) {
-  LogsPage page{{{1, 0, "hello"}, {2, -1, "master: started"}}, 2, true, TrialState::kCompleted};
+  LogsPage page{{{1, 0, "hello", 1700000000.25}, {2, -1, "master: started"}}, 2, true,
+                TrialState::kCompleted};
   absl::StatusOr<LogsPage> back = ParseLogsPage(Wire(page.ToJson()));
   ASSERT_OK(back);
   ASSERT_EQ(back->logs.size(), 2u);
+  EXPECT_EQ(back->logs[0].time, 1700000000.25);
+  EXPECT_EQ(back->logs[1].time, 0);
   EXPECT_EQ(back->logs[1].seq, 2);
   EXPECT_EQ(back->logs[1].rank, -1);
   EXPECT_EQ(back->logs[1].line, "master: started");

@@ -129,12 +129,15 @@ class Cluster:
         except urllib.error.HTTPError as e:
             return e.code, e.headers, e.read()
 
-    def create_experiment(self, config, context):
+    def cli(self, *args):
+        """`cohort -m URL args...` as the admin: the finished process (stdout, stderr, code)."""
         env = dict(os.environ, COHORT_USER="admin", COHORT_PASSWORD=self.password,
                    XDG_CONFIG_HOME=os.path.join(self.dir, "config"))
-        out = subprocess.run([os.path.join(self.bin_dir, "cohort"), "-m", self.url, "experiment",
-                              "create", config, context], env=env, capture_output=True,
-                             text=True, timeout=60)
+        return subprocess.run([os.path.join(self.bin_dir, "cohort"), "-m", self.url, *args],
+                              env=env, capture_output=True, text=True, timeout=60)
+
+    def create_experiment(self, config, context):
+        out = self.cli("experiment", "create", config, context)
         m = re.search(r"created experiment (\d+)", out.stdout)
         if out.returncode != 0 or not m:
             raise TestFailure(f"cohort experiment create {config} failed ({out.returncode}): "

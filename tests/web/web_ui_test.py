@@ -21,6 +21,7 @@ Exits 77 (ctest's SKIP_RETURN_CODE) when chromium, chromedriver or selenium is m
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -195,7 +196,7 @@ def check_trial(page, cluster, trial_id):
     page.shot("trial_metrics")
 
 
-def check_logs(page, trial_id):
+def check_logs(page, cluster, trial_id):
     page.open(f"/trials/{trial_id}?tab=logs")
     wait_until(lambda: len(page.all("#log-lines .log-line")) > 0, f"trial {trial_id}'s log", 30)
     from selenium.webdriver.support.ui import Select
@@ -217,10 +218,22 @@ def check_logs(page, trial_id):
         "the search to show the 2 matching lines", 20)
     page.find("#log-search", "the log search").clear()
     Select(page.find("#log-level", "the level filter")).select_by_value("warning")
-    wait_until(lambda: [line.text for line in page.all("#log-lines .log-line")] ==
+    wait_until(lambda: [re.sub(r"^\d\d:\d\d:\d\d ", "", line.text) for line in
+                        page.all("#log-lines .log-line")] ==
                ["[rank=1] WARNING: rank 1 warns, for the web interface's test"],
                "the level filter to show rank 1's one warning", 20)
     print("ok: the log's text search and level filter")
+    # Every line has the time the master stored it: HH:MM:SS, the date in its title.
+    from selenium.webdriver.common.by import By
+    line = page.find("#log-lines .log-line", "a log line")
+    stamp = line.find_element(By.CSS_SELECTOR, ".log-time")
+    assert re.fullmatch(r"\d\d:\d\d:\d\d", stamp.text), stamp.text
+    title = stamp.get_attribute("title")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}", title) and \
+        title.split(" ")[1].startswith(stamp.text), (stamp.text, title)
+    api = cluster.call("GET", f"/api/v1/trials/{trial_id}/logs?after=0")["logs"]
+    assert api and all(abs(entry["time"] - time.time()) < 3600 for entry in api), api[:2]
+    print(f"ok: log lines show their time ({stamp.text}, title {title!r})")
     page.shot("trial_logs")
 
 
@@ -245,12 +258,31 @@ def check_live_chart(page, trial_id):
     print("ok: the x axis by epochs")
 
 
-def check_profiler(page, trial_id):
+def check_profiler(page, cluster, trial_id):
     page.open(f"/trials/{trial_id}?tab=profiler")
     wait_until(lambda: (chart_points(page, "cpu_util_simple") or [0])[0] > 0,
                f"trial {trial_id}'s CPU chart on the profiler tab", 40)
     wait_until(lambda: (chart_points(page, "timings") or [0])[0] > 0,
                f"trial {trial_id}'s step timings chart on the profiler tab", 20)
+    # Every batch, past the 1,000 points a series read gives (the chart drew one point per
+    # report window, or per downsampled bucket, before): once the trial has run 1,100 batches,
+    # the chart has a point per profiled batch of rank 0 in each phase.
+    steps = lambda: cluster.call("GET", f"/api/v1/trials/{trial_id}/profile/steps")  # noqa: E731
+    wait_until(lambda: len(steps()["batches"]) > 1100,
+               f"trial {trial_id} to have run 1,100 profiled batches", 60, 1)
+
+    # The trial runs on, so the chart (read every 2 s) trails the API by a few reads.
+    def drawn_per_batch():
+        drawn = chart_points(page, "timings") or [0]
+        api = steps()
+        return (api["stride"] == 1 and len(set(drawn)) == 1 and len(drawn) == len(api["phases"])
+                and 1100 < drawn[0] <= len(api["batches"]) and (drawn[0], api))
+    drawn, api = wait_until(drawn_per_batch, "the per-batch chart to have every profiled batch "
+                            f"(it has {chart_points(page, 'timings')})", 20)
+    batches = api["batches"]
+    assert batches == list(range(batches[0], batches[0] + len(batches))), "batches are not consecutive"
+    print(f"ok: the step timings chart has every batch ({drawn} of {len(batches)} so far) in each "
+          f"of {len(api['phases'])} phases")
     phases = wait_until(lambda: [row.text.split()[0] for row in
                                  page.all("#timing-breakdown tbody tr")],
                         "the timing breakdown table", 20)
@@ -289,6 +321,17 @@ def check_trace(page, cluster, trial_id):
     page.shot("trial_profiler")
 
 
+def check_unprofiled_trace(page, trial_id):
+    """An unprofiled trial has no trace: the button is off and the tab says why (it saved an
+    empty document)."""
+    page.open(f"/trials/{trial_id}?tab=profiler")
+    button = page.find("#trace-download", "the trace download button")
+    wait_until(lambda: not button.is_enabled() and
+               "not profiled" in page.find("#trace-note", "the trace's note").text,
+               f"the unprofiled trial {trial_id}'s trace button to be off, saying why", 20)
+    print(f"ok: unprofiled trial {trial_id}: {page.find('#trace-note', 'the note').text!r}")
+
+
 def check_cluster(page):
     page.open("/cluster")
     for agent in ("agent-1", "agent-2"):
@@ -315,6 +358,23 @@ def check_trial_kill(page, cluster, experiment_id, trial_id):
     print(f"ok: kill from trial {trial_id}'s page canceled it; experiment {experiment_id} goes on "
           f"({others})")
     page.shot("trial_killed")
+
+
+def check_best_while_running(page, cluster, experiment_id):
+    """The best loss while the grid's trials run (a minute each), before any searcher operation
+    completes: from their validations (every 50 batches), with a link to the best trial."""
+    page.open(f"/experiments/{experiment_id}")
+    link = page.find("#experiment-best a", "the best loss's link to its trial", 30)
+    described = cluster.call("GET", f"/api/v1/experiments/{experiment_id}")
+    assert all(t.get("searcher_metric") is None for t in described["trials"]), \
+        f"a trial completed before the check: {described['trials']}"
+    curves = cluster.call("GET", f"/api/v1/experiments/{experiment_id}/series/data"
+                                 "?name=validation/loss")["trials"]
+    best = min((p[2], c["trial_id"]) for c in curves for p in c["points"])
+    href = urllib.parse.urlparse(link.get_attribute("href")).path
+    assert href == f"/trials/{best[1]}", f"the best trial's link {href}, the API's best {best}"
+    text = page.find("#experiment-best", "the best loss").text
+    print(f"ok: the best loss of running trials: {text!r}, linking {href} (the API's {best})")
 
 
 def check_kill(page, cluster, experiment_id):
@@ -394,6 +454,13 @@ def check_sorting_and_narrow(page, ids):
     page.find(f"tr[data-experiment-id='{ids[0]}']", "the experiments list")
     order = lambda: [int(r.get_attribute("data-experiment-id"))  # noqa: E731
                      for r in page.all("tr[data-experiment-id]")]
+    # The config's description and labels (two_ranks.yaml) under the name.
+    row = f"tr[data-experiment-id='{ids[0]}']"
+    labels = [e.text for e in page.all(f"{row} .label")]
+    assert labels == ["smoke", "distributed"], f"labels {labels}"
+    description = page.find(f"{row} .description", "the experiment's description").text
+    assert description == "two ranks that say hello", description
+    print(f"ok: the list shows experiment {ids[0]}'s labels {labels} and description")
     page.find("#experiments-sort-0", "the ID column's sort button").click()
     wait_until(lambda: order() == sorted(ids), f"the list sorted by id ascending ({order()})", 10)
     page.find("#experiments-sort-0", "the ID column's sort button").click()
@@ -471,13 +538,27 @@ def check_asha(page, cluster, context):
         "counts as none; asha.yaml's rungs leave room for it): " + "; ".join(
             f"trial {t['id']} ran {t['batches']} of {t['total_batches']} batches, rungs "
             f"{[r['steps_completed'] for r in rows[t['id']]]}" for t in trials))
-    checkpoints = sum(len(cluster.call("GET", f"/api/v1/trials/{t['id']}/checkpoints")
-                          ["checkpoints"]) for t in trials)
-    wait_until(lambda: len(page.all("#experiment-checkpoints tr[data-storage-id]")) == checkpoints,
-               f"the experiment's {checkpoints} checkpoints on the page", 20)
-    assert checkpoints > 0
+    states = [c.get("state", "ACTIVE") for t in trials for c in
+              cluster.call("GET", f"/api/v1/trials/{t['id']}/checkpoints")["checkpoints"]]
+    checkpoints, deleted = len(states), states.count("DELETED")
+    # The GC kept each trial's best and latest (a checkpoint every 10 batches): the rest is
+    # DELETED, listed only when asked for, with the count of those hidden.
+    assert 0 < deleted < checkpoints, f"checkpoint states {states}"
+    rows = "#experiment-checkpoints tr[data-storage-id]"
+    wait_until(lambda: len(page.all(rows)) == checkpoints - deleted,
+               f"the experiment's {checkpoints - deleted} active checkpoints on the page", 20)
+    assert all(r.get_attribute("data-state") == "ACTIVE" for r in page.all(rows))
+    note = page.find("#checkpoints-deleted", "the count of deleted checkpoints hidden").text
+    assert f"{deleted} deleted checkpoints hidden" in note, note
+    page.find("#checkpoints-toggle-deleted", "the show deleted button").click()
+    wait_until(lambda: len(page.all(rows)) == checkpoints,
+               f"all {checkpoints} checkpoints on the page once deleted ones are shown", 10)
+    assert len(page.all(f"{rows}[data-state='DELETED']")) == deleted
+    headers = [th.text for th in page.all("#experiment-checkpoints thead th")]
+    assert "State" in headers, headers
     print(f"ok: adaptive_asha's rungs of {len(trials)} trials ({sum(stopped.values())} stopped "
-          f"early) and their {checkpoints} checkpoints on the experiment page")
+          f"early) and their {checkpoints - deleted} active checkpoints on the experiment page "
+          f"({deleted} deleted ones hidden until asked for)")
     page.shot("experiment_asha")
     check_many_lines(page, cluster, many_lines)
     return experiment_id
@@ -602,6 +683,30 @@ def check_templates(page, cluster):
     error = page.find("[role=alert]", "the refusal of a broken template")
     assert "broken" in error.text, error.text
     print(f"ok: templates: one saved from the page; a broken one refused: {error.text[:100]!r}")
+    # Valid YAML but not a valid config part: refused with `experiment validate`'s errors, on
+    # the page and by the CLI; a partial one (no entrypoint, no searcher) is fine.
+    wrong = "resources:\n  slots_per_trial: two\nsearcher:\n  name: bogus\n"
+    page.find("#template-name", "the template name field").clear()
+    page.find("#template-name", "the template name field").send_keys("wrong")
+    page.find("#template-yaml", "the template YAML field").clear()
+    page.find("#template-yaml", "the template YAML field").send_keys(wrong)
+    page.find("#template-save", "the save button").click()
+    wait_until(lambda: "slots_per_trial" in page.find("[role=alert]", "the refusal").text,
+               "the page to show why template wrong is refused", 10)
+    error = page.find("[role=alert]", "the refusal of a wrong template").text
+    for part in ("resources.slots_per_trial: expected an integer", "searcher.name: must be one of"):
+        assert part in error, f"{part!r} is not in the page's error {error!r}"
+    path = os.path.join(cluster.dir, "wrong-template.yaml")
+    with open(path, "w") as f:
+        f.write(wrong)
+    out = cluster.cli("template", "set", "wrong", path)
+    assert out.returncode != 0 and "resources.slots_per_trial: expected an integer" in out.stderr, (
+        out.returncode, out.stdout, out.stderr)
+    with open(path, "w") as f:
+        f.write("resources:\n  slots_per_trial: 2\n")
+    out = cluster.cli("template", "set", "partial", path)
+    assert out.returncode == 0, (out.stdout, out.stderr)
+    print(f"ok: a template with wrong types is refused on the page and by the CLI: {error[:120]!r}")
     page.shot("templates")
 
 
@@ -693,16 +798,18 @@ def run(args, chromium, driver_path):
         page = Page(driver, cluster.url, args.screenshots)
         login(page, cluster.password)
         check_experiments(page, long)
+        check_best_while_running(page, cluster, long)
         check_sorting_and_narrow(page, [short, long])
         short_trial = cluster.call("GET", f"/api/v1/experiments/{short}")["trials"][0]["id"]
         check_trial(page, cluster, short_trial)
-        check_logs(page, short_trial)
+        check_logs(page, cluster, short_trial)
+        check_unprofiled_trace(page, short_trial)
         check_cluster(page)
         running = wait_until(lambda: [t["id"] for t in cluster.call(
             "GET", f"/api/v1/experiments/{long}")["trials"] if t["state"] == "RUNNING"],
             f"a running trial of experiment {long}", 30)
         check_live_chart(page, running[0])
-        check_profiler(page, running[0])
+        check_profiler(page, cluster, running[0])
         check_trace(page, cluster, running[0])
         check_trial_kill(page, cluster, long, running[0])
         check_kill(page, cluster, long)
@@ -713,6 +820,7 @@ def run(args, chromium, driver_path):
         # Chrome logs every failed request: the wrong password's 401, the broken template's 400
         # and a refused trace are the test's own.
         expected = (("/api/v1/auth/login", "401"), ("/api/v1/templates/broken", "400"),
+                    ("/api/v1/templates/wrong", "400"),
                     ("/trace", "40"),  # a master without traces yet, or none for this trial
                     (f"/api/v1/experiments/{long}", "404"))  # deleted while the list read it
         errors = [e for e in page.console_errors()

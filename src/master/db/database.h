@@ -101,6 +101,7 @@ struct LogRow {
   int64_t trial_id = 0;
   int rank = -1;  // -1: not a worker line (the launcher, the agent)
   std::string line;
+  int64_t time_ms = 0;  // when AppendLogs stored it (unix ms); 0: stored before lines had times
 };
 
 // How much of a trial's log is stored (kept by AppendLogs and DropLogLines, so reading it never
@@ -302,7 +303,8 @@ class Database {
   // Marks it DELETED (the GC removed its files); NotFound when no checkpoint has it.
   virtual absl::Status MarkCheckpointDeleted(const std::string& storage_id) = 0;
 
-  // Appends lines in one transaction; returns the seq of the last one (0 when `lines` is empty).
+  // Appends lines in one transaction, each with the time now (LogRow::time_ms); returns the seq
+  // of the last one (0 when `lines` is empty).
   virtual absl::StatusOr<int64_t> AppendLogs(
       int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) = 0;
   // The master's own lines (rank -1) for several trials, each (trial, line), in one
@@ -364,7 +366,9 @@ class Database {
   // The profiler's step timelines. InsertStepProfiles: in one transaction, `rows` are stored
   // and `timings` added to the trial's totals (count and total summed, min and max kept);
   // NotFound (and nothing written) when the trial does not exist. ListStepProfiles: batches in
-  // [min_batch, max_batch], by batch then rank, at most `limit` rows.
+  // [min_batch, max_batch], by batch then rank, at most `limit` rows. ListRankStepProfiles: one
+  // rank's batches that are multiples of `stride` (>= 1; an even sample), by batch, at most
+  // `limit`; InvalidArgument for a stride < 1 or a limit < 0.
   virtual absl::Status InsertStepProfiles(int64_t trial_id, const std::vector<StepProfileRow>& rows,
                                           const std::vector<StepTimingRow>& timings) = 0;
   virtual absl::StatusOr<int64_t> CountStepProfiles(int64_t trial_id) = 0;
@@ -372,6 +376,9 @@ class Database {
                                                                        int64_t min_batch,
                                                                        int64_t max_batch,
                                                                        int limit) = 0;
+  virtual absl::StatusOr<std::vector<StepProfileRow>> ListRankStepProfiles(int64_t trial_id,
+                                                                           int rank, int64_t stride,
+                                                                           int limit) = 0;
   virtual absl::StatusOr<std::vector<StepTimingRow>> ListStepTimings(
       int64_t trial_id) = 0;  // by rank, then phase
 

@@ -182,6 +182,10 @@ class SqliteDatabase final : public Database {
                                                                int64_t max_batch,
                                                                int limit) override
       ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::vector<StepProfileRow>> ListRankStepProfiles(int64_t trial_id, int rank,
+                                                                   int64_t stride,
+                                                                   int limit) override
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::vector<StepTimingRow>> ListStepTimings(int64_t trial_id) override
       ABSL_LOCKS_EXCLUDED(mu_);
 

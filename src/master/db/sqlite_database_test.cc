@@ -412,6 +412,21 @@ TEST_P(DatabaseTest, AppendLogsAssignsIncreasingSeqsAndReturnsTheLast) {
   ExpectSameRows(db_->ListLogs(other, 0, std::nullopt, 100).value(), {{4, other, 0, "x"}});
 }
 
+TEST_P(DatabaseTest, AppendLogsRecordsWhenEachLineWasStored) {
+  int64_t trial = AddTrial();
+  const int64_t before = absl::ToUnixMillis(absl::Now());
+  ASSERT_OK(db_->AppendLogs(trial, {{0, "a"}, {1, "b"}}).status());
+  const int64_t after = absl::ToUnixMillis(absl::Now());
+  for (const std::vector<LogRow>& rows : {db_->ListLogs(trial, 0, std::nullopt, 100).value(),
+                                          db_->ListLastLogs(trial, 10, std::nullopt).value()}) {
+    ASSERT_EQ(rows.size(), 2u);
+    for (const LogRow& row : rows) {
+      EXPECT_GE(row.time_ms, before) << row.line;
+      EXPECT_LE(row.time_ms, after) << row.line;
+    }
+  }
+}
+
 TEST_P(DatabaseTest, ListLogsReturnsLinesAfterTheGivenSeq) {
   int64_t trial = AddTrial();
   ASSERT_OK(db_->AppendLogs(trial, {{0, "a"}, {0, "b"}, {0, "c"}, {0, "d"}}).status());
@@ -1036,6 +1051,30 @@ TEST_P(DatabaseTest, StepProfilesAreReadByBatchRangeAndTimingsAccumulate) {
   EXPECT_THAT(db_->InsertStepProfiles(9999, rows, {}),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("trial 9999")));
   EXPECT_EQ(db_->CountStepProfiles(trial).value(), 12) << "a refused insert adds nothing";
+}
+
+TEST_P(DatabaseTest, ARanksStepProfilesAreReadEveryStrideBatches) {
+  const int64_t trial = AddTrial();
+  std::vector<StepProfileRow> rows;
+  for (int b = 1; b <= 10; ++b) {
+    for (int rank : {1, 0}) rows.push_back({rank, b, 1000.0 + b, absl::StrCat("{\"b\":", b, "}")});
+  }
+  ASSERT_OK(db_->InsertStepProfiles(trial, rows, {}));
+  auto batches = [](const std::vector<StepProfileRow>& rows) {
+    std::vector<int64_t> out;
+    for (const StepProfileRow& r : rows) out.push_back(r.batch);
+    return out;
+  };
+  ASSERT_OK_AND_ASSIGN(std::vector<StepProfileRow> every,
+                       db_->ListRankStepProfiles(trial, 1, 1, 100));
+  EXPECT_THAT(batches(every), ElementsAre(1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
+  EXPECT_EQ(every[0].rank, 1);
+  EXPECT_EQ(every[0].record_json, "{\"b\":1}");
+  EXPECT_THAT(batches(db_->ListRankStepProfiles(trial, 0, 3, 100).value()), ElementsAre(3, 6, 9));
+  EXPECT_THAT(batches(db_->ListRankStepProfiles(trial, 0, 2, 2).value()), ElementsAre(2, 4));
+  EXPECT_THAT(db_->ListRankStepProfiles(trial, 5, 1, 100).value(), IsEmpty());
+  EXPECT_THAT(db_->ListRankStepProfiles(trial, 0, 0, 100),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("stride 0")));
 }
 
 TEST_P(DatabaseTest, LogPolicyMatchesKeepTheFirstOfEachPolicyInEachRun) {

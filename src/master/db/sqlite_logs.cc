@@ -8,6 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cohort/status.h"
 #include "master/db/internal/sqlite_log_sql.h"
 #include "master/db/internal/sqlite_statement.h"
@@ -20,7 +22,9 @@ using internal::ReadAll;
 using internal::Statement;
 using internal::Transaction;
 
-LogRow ReadLog(const Statement& r) { return LogRow{r.Int64(0), r.Int64(1), r.Int(2), r.Text(3)}; }
+LogRow ReadLog(const Statement& r) {
+  return LogRow{r.Int64(0), r.Int64(1), r.Int(2), r.Text(3), r.Int64(4)};
+}
 
 }  // namespace
 
@@ -51,8 +55,11 @@ absl::Status SqliteDatabase::AppendMasterLines(
 absl::StatusOr<int64_t> SqliteDatabase::AppendLogsLocked(
     int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) {
   Statement s(*statements_, path_, "append logs",
-              "INSERT INTO logs (trial_id, rank, line) VALUES (?1, ?2, ?3)");
+              "INSERT INTO logs (trial_id, rank, line, time_ms) VALUES (?1, ?2, ?3, ?4)");
   s.BindInt64(1, trial_id);
+  // The wall clock when the master stores the line: within an agent's flush (500 ms) of when it
+  // was printed, which is what a log reader's HH:MM:SS needs.
+  s.BindInt64(4, absl::ToUnixMillis(absl::Now()));
   int64_t bytes = 0;
   for (const auto& [rank, line] : rank_and_line) {
     s.BindInt64(2, rank);

@@ -226,13 +226,18 @@ constexpr absl::string_view kVersion13 = R"sql(
 ALTER TABLE experiments ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 14: when each log line was stored (database.h: LogRow::time_ms); 0 for older lines.
+constexpr absl::string_view kVersion14 = R"sql(
+ALTER TABLE logs ADD COLUMN time_ms INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
       new std::vector<absl::string_view>{kVersion1,  kVersion2,  kVersion3, kVersion4, kVersion5,
                                          kVersion6,  kVersion7,  kVersion8, kVersion9, kVersion10,
-                                         kVersion11, kVersion12, kVersion13};
+                                         kVersion11, kVersion12, kVersion13, kVersion14};
   return *migrations;
 }
 

@@ -86,6 +86,27 @@ absl::StatusOr<std::vector<StepProfileRow>> SqliteDatabase::ListStepProfiles(int
   });
 }
 
+absl::StatusOr<std::vector<StepProfileRow>> SqliteDatabase::ListRankStepProfiles(int64_t trial_id,
+                                                                                 int rank,
+                                                                                 int64_t stride,
+                                                                                 int limit) {
+  if (stride < 1) return absl::InvalidArgumentError(absl::StrCat("stride ", stride, " < 1"));
+  if (limit < 0) return absl::InvalidArgumentError(absl::StrCat("limit ", limit, " < 0"));
+  MutexLock lock(&mu_);
+  // Along step_profiles_by_batch (trial_id, batch, rank): the trial's index entries are read,
+  // the records of the chosen rows only.
+  Statement s(*statements_, path_, "list rank step profiles",
+              "SELECT rank, batch, time, record_json FROM step_profiles WHERE trial_id = ?1 AND "
+              "rank = ?2 AND batch % ?3 = 0 ORDER BY batch, id LIMIT ?4");
+  s.BindInt64(1, trial_id);
+  s.BindInt64(2, rank);
+  s.BindInt64(3, stride);
+  s.BindInt64(4, limit);
+  return ReadAll<StepProfileRow>(s, [](const Statement& r) {
+    return StepProfileRow{static_cast<int>(r.Int64(0)), r.Int64(1), r.Double(2), r.Text(3)};
+  });
+}
+
 absl::StatusOr<std::vector<StepTimingRow>> SqliteDatabase::ListStepTimings(int64_t trial_id) {
   MutexLock lock(&mu_);
   Statement s(*statements_, path_, "list step timings",

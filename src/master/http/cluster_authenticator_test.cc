@@ -248,9 +248,9 @@ TEST_F(AuthRoutesTest, AdminsRoutesRefuseOtherUsersWith403) {
   }
   httplib::Client raw("127.0.0.1", port_);
   raw.set_bearer_token_auth(alice);
-  EXPECT_EQ(raw.Put("/api/v1/templates/t", "a: 1", "application/yaml")->status, 403);
+  EXPECT_EQ(raw.Put("/api/v1/templates/t", "max_restarts: 1", "application/yaml")->status, 403);
   EXPECT_EQ(raw.Get("/api/v1/users")->status, 403);
-  EXPECT_OK(Client(admin_).Put("/api/v1/templates/t", "a: 1", "application/yaml"));
+  EXPECT_OK(Client(admin_).Put("/api/v1/templates/t", "max_restarts: 1", "application/yaml"));
 }
 
 TEST_F(AuthRoutesTest, AUserChangesOnlyTheirOwnExperiments) {

@@ -26,7 +26,7 @@ absl::StatusOr<wire::LogsPage> TrialLogs::Read(int64_t trial_id, std::optional<i
     if (rows.empty() && !ended && !last) return false;
     page.next = after;
     for (const LogRow& r : rows) {
-      page.logs.push_back({r.seq, r.rank, r.line});
+      page.logs.push_back({r.seq, r.rank, r.line, static_cast<double>(r.time_ms) / 1000});
       page.next = r.seq;
     }
     page.done = ended && static_cast<int>(rows.size()) < kPage;
@@ -41,7 +41,9 @@ absl::StatusOr<wire::LogsPage> TrialLogs::Tail(int64_t trial_id, std::optional<i
   COHORT_ASSIGN_OR_RETURN(TrialRow t, db_.GetTrial(trial_id));
   COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, db_.ListLastLogs(trial_id, lines, rank));
   wire::LogsPage page;
-  for (const LogRow& r : rows) page.logs.push_back({r.seq, r.rank, r.line});
+  for (const LogRow& r : rows) {
+    page.logs.push_back({r.seq, r.rank, r.line, static_cast<double>(r.time_ms) / 1000});
+  }
   // Lines of other ranks after the last one shown are skipped by a follow from here too.
   if (!rows.empty()) page.next = rows.back().seq;
   page.done = Ended(t.state);

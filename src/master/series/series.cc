@@ -9,6 +9,7 @@
 #include "cohort/status.h"
 #include "common/json_bounded.h"
 #include "wire/states.h"
+#include "wire/step_profile.h"
 #include "wire/trace_events.h"
 #include "wire/trial_bodies.h"
 
@@ -195,6 +196,44 @@ absl::StatusOr<wire::StepTimings> Series::TrialStepTimings(int64_t trial_id) {
         {t.phase, t.count, static_cast<double>(t.total_us) / count / 1000.0,
          static_cast<double>(t.min_us) / 1000.0, static_cast<double>(t.max_us) / 1000.0});
   }
+  return out;
+}
+
+absl::StatusOr<wire::StepSeries> Series::TrialStepSeries(int64_t trial_id, int rank,
+                                                          int max_points) {
+  COHORT_RETURN_IF_ERROR(db_.GetTrial(trial_id).status());
+  max_points = std::max(1, max_points);
+  COHORT_ASSIGN_OR_RETURN(std::vector<StepTimingRow> timings, db_.ListStepTimings(trial_id));
+  // The rank's profiled batches: its most counted phase ("step" where the Trial API writes it).
+  // Batches past kMaxStepProfilesPerTrial count there too, so the sample may be sparser than
+  // needed, never larger than max_points.
+  int64_t batches = 0;
+  for (const StepTimingRow& t : timings) {
+    if (t.rank == rank) batches = std::max(batches, t.count);
+  }
+  wire::StepSeries out;
+  out.trial_id = trial_id;
+  out.rank = rank;
+  out.stride = std::max<int64_t>(1, (batches + max_points - 1) / max_points);
+  COHORT_ASSIGN_OR_RETURN(std::vector<StepProfileRow> rows,
+                          db_.ListRankStepProfiles(trial_id, rank, out.stride, max_points));
+  std::map<std::string, size_t> index;  // phase -> its place in out.phases
+  for (const StepProfileRow& row : rows) {
+    absl::StatusOr<nlohmann::json> json = ParseJsonBounded(row.record_json);
+    if (!json.ok()) continue;
+    absl::StatusOr<wire::StepProfileRecord> record = wire::ParseStepProfileRecord(*json);
+    if (!record.ok()) continue;
+    const size_t at = out.batches.size();
+    out.batches.push_back(record->batch);
+    for (const wire::PhaseSpan& span : record->phases) {
+      auto [it, added] = index.emplace(span.name, out.phases.size());
+      if (added) out.phases.push_back({span.name, {}});
+      std::vector<std::optional<double>>& ms = out.phases[it->second].ms;
+      ms.resize(at + 1);
+      ms[at] = ms[at].value_or(0) + static_cast<double>(span.duration_us) / 1000.0;
+    }
+  }
+  for (wire::PhaseSeries& phase : out.phases) phase.ms.resize(out.batches.size());
   return out;
 }
 

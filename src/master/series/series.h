@@ -46,6 +46,12 @@ inline constexpr int kMaxTraceSteps = 5000;
 // A trial keeps at most this many step timelines (all ranks); later batches still count in the
 // timings. About 1 KB each.
 inline constexpr int64_t kMaxStepProfilesPerTrial = 50000;
+// A rank's per-batch step series holds every profiled batch up to this many, then every n-th
+// (an even sample) to stay under it: 5,000 batches of ~10 phases are ~300 KB of JSON per read
+// and a few milliseconds for uPlot to draw, so the profiler tab can poll it; the route accepts
+// up to kMaxStepSeriesPoints.
+inline constexpr int kDefaultStepSeriesPoints = 5000;
+inline constexpr int kMaxStepSeriesPoints = 20000;
 
 class Series {
  public:
@@ -68,6 +74,11 @@ class Series {
                                                               const SeriesRequest& request);
   // Each rank's timing per step phase over the profiled batches stored.
   absl::StatusOr<wire::StepTimings> TrialStepTimings(int64_t trial_id);
+  // `rank`'s milliseconds per phase of each stored profiled batch (a phase that occurs twice in
+  // a batch: summed), at most `max_points` (>= 1) batches: every one when the rank has that
+  // few, else every stride-th. Empty for a rank without timelines; NotFound for an unknown
+  // trial. Records this master cannot read any more are skipped.
+  absl::StatusOr<wire::StepSeries> TrialStepSeries(int64_t trial_id, int rank, int max_points);
   // The trace of batches [min_batch, max_batch] as a Trace Event Format document
   // (wire/trace_events.h); defaults as kTraceBatches says.
   absl::StatusOr<nlohmann::json> TrialTrace(int64_t trial_id, std::optional<int64_t> min_batch,

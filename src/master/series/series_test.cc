@@ -272,5 +272,39 @@ TEST_F(SeriesTest, TimingsAndTraceOfStoredStepProfiles) {
   EXPECT_FALSE((*trace)["traceEvents"].empty());
 }
 
+TEST_F(SeriesTest, AStepSeriesHasEveryBatchOfARankUpToItsLimitThenAnEvenSample) {
+  std::vector<wire::StepProfileRecord> records;
+  for (int64_t b = 1; b <= 12; ++b) {
+    records.push_back(Step(0, b, 1000 * b, 0));
+    records.push_back(Step(1, b, 5000, 0));
+  }
+  records[0].phases.push_back({"forward", 1000, 500});  // twice in batch 1: summed
+  records[2].phases.push_back({"dataloader_next", 0, 250});  // batch 2 only
+  StepProfiles kept = SelectStepProfiles(Window(1, 100), 2, 0, records);
+  ASSERT_TRUE(db_->InsertStepProfiles(trial_, kept.rows, kept.timings).ok());
+
+  absl::StatusOr<wire::StepSeries> every = series_->TrialStepSeries(trial_, 0, 100);
+  ASSERT_TRUE(every.ok()) << every.status();
+  EXPECT_EQ(every->stride, 1);
+  EXPECT_EQ(every->batches, (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}));
+  ASSERT_THAT(every->phases, SizeIs(2));
+  EXPECT_EQ(every->phases[0].name, "forward");
+  EXPECT_EQ(every->phases[0].ms[0], 1.5);
+  EXPECT_EQ(every->phases[0].ms[11], 12.0);
+  EXPECT_EQ(every->phases[1].name, "dataloader_next");
+  EXPECT_EQ(every->phases[1].ms[1], 0.25);
+  EXPECT_FALSE(every->phases[1].ms[0].has_value());
+  EXPECT_THAT(every->phases[1].ms, SizeIs(12));
+
+  absl::StatusOr<wire::StepSeries> sample = series_->TrialStepSeries(trial_, 1, 5);
+  ASSERT_TRUE(sample.ok()) << sample.status();
+  EXPECT_EQ(sample->stride, 3);
+  EXPECT_EQ(sample->batches, (std::vector<int64_t>{3, 6, 9, 12}));
+  EXPECT_EQ(sample->phases.at(0).ms.at(0), 5.0);
+  EXPECT_TRUE(series_->TrialStepSeries(trial_, 7, 5)->batches.empty());
+  EXPECT_EQ(series_->TrialStepSeries(trial_ + 100, 0, 5).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace cohort::master::series

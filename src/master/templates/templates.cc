@@ -45,9 +45,10 @@ absl::Status Templates::Put(const std::string& name, const std::string& yaml) {
   COHORT_RETURN_IF_ERROR(wire::CheckSafeName("template name", name));
   absl::StatusOr<config::Json> tree = config::ParseYaml(yaml);
   if (!tree.ok()) return ConfigError(tree.status(), "template " + name + " is not valid YAML");
-  // The same checks a merge would make: a map that does not itself name a template.
-  absl::StatusOr<config::Json> merged = config::MergeTemplate(*tree, config::Json::object());
-  if (!merged.ok()) return ConfigError(merged.status(), "template " + name);
+  // A map that does not itself name a template, whose fields are what a config's may be.
+  absl::Status checked = config::CheckTemplate(*tree);
+  if (!checked.ok())
+    return ConfigError(checked, "template " + name + " is not a valid config part");
   return db_.PutTemplate({name, yaml});
 }
 

@@ -37,8 +37,9 @@ class Templates {
   // NotFound naming it for an unknown name.
   absl::StatusOr<wire::Template> Get(const std::string& name, bool reveal_secrets);
   // Inserts or replaces. InvalidArgument naming the template: an unsafe name, YAML that does
-  // not parse, or a document that is not a map or names a template itself (every error, one
-  // per line).
+  // not parse, a document that is not a map or names a template itself, or fields a config
+  // may not have (config::CheckTemplate: `experiment validate`'s errors, less the required
+  // fields a template may leave to the config); every error, one per line.
   absl::Status Put(const std::string& name, const std::string& yaml);
   // NotFound for an unknown name.
   absl::Status Delete(const std::string& name);

@@ -61,17 +61,35 @@ TEST_F(TemplatesTest, PutRefusesBadNamesYamlAndTemplatesThatNameATemplate) {
   EXPECT_TRUE(list->templates.empty()) << "a refused template must not be stored";
 }
 
+TEST_F(TemplatesTest, PutRefusesFieldsAConfigMayNotHaveButNotMissingRequiredOnes) {
+  absl::Status wrong =
+      templates_->Put("wrong", "resources: {slots_per_trial: \"two\"}\nsearcher: {name: bogus}\n");
+  EXPECT_EQ(wrong.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(wrong.message(), HasSubstr("template wrong is not a valid config part"));
+  EXPECT_THAT(wrong.message(),
+              HasSubstr("resources.slots_per_trial: expected an integer, got string"));
+  EXPECT_THAT(wrong.message(), HasSubstr("searcher.name: must be one of"));
+  EXPECT_THAT(wrong.message(), Not(HasSubstr("required field is missing")));
+  EXPECT_EQ(templates_->Get("wrong", true).status().code(), absl::StatusCode::kNotFound);
+  // Partial: no entrypoint, no searcher metric or length, an epoch length for the config's
+  // records_per_epoch.
+  absl::Status partial = templates_->Put(
+      "partial",
+      "searcher: {name: grid, max_length: {epochs: 2}}\nresources: {slots_per_trial: 2}\n");
+  EXPECT_TRUE(partial.ok()) << partial;
+}
+
 TEST_F(TemplatesTest, DeleteAndGetOfAnUnknownTemplateAreNotFound) {
   EXPECT_EQ(templates_->Get("none", true).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(templates_->Delete("none").code(), absl::StatusCode::kNotFound);
-  ASSERT_TRUE(templates_->Put("t", "a: 1\n").ok());
+  ASSERT_TRUE(templates_->Put("t", "max_restarts: 1\n").ok());
   ASSERT_TRUE(templates_->Delete("t").ok());
   EXPECT_EQ(templates_->Get("t", true).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(TemplatesTest, MergeTakesTheConfigsValuesOverTheTemplatesAndDropsTheField) {
-  ASSERT_TRUE(templates_->Put("base", "resources:\n  slots_per_trial: 4\nname: from-template\n")
-                  .ok());
+  ASSERT_TRUE(
+      templates_->Put("base", "resources:\n  slots_per_trial: 4\nname: from-template\n").ok());
   nlohmann::json config = {{"template", "base"}, {"name", "mine"}};
   absl::StatusOr<Merged> merged = templates_->Merge(config, "");
   ASSERT_TRUE(merged.ok()) << merged.status();

@@ -29,6 +29,14 @@ export class LineChart {
 
   width() { return Math.max(240, this.box.clientWidth - 8); }
 
+  // Changes the caption (a chart made with a title) when what it shows changes.
+  setTitle(title) {
+    const caption = this.box.querySelector('figcaption');
+    if (!caption || caption.textContent === title) return;
+    caption.textContent = title;
+    this.box.setAttribute('aria-label', title);
+  }
+
   // lines: [{label, points: [[x, y], ...]}] with x increasing.
   setLines(lines) {
     const nonEmpty = lines.filter((l) => l.points.length > 0);

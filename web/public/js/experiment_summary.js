@@ -36,16 +36,23 @@ export function experimentProgress(summary, detail) {
   return summary.trials ? summary.trials_done / summary.trials : null;
 }
 
-// The best searcher metric over the trials: {value, trial, metric} or null.
-export function bestMetric(detail) {
+// The best searcher metric over the trials: {value, trial, metric} or null. From each trial's
+// searcher_metric (set when a searcher operation completes) and, when given, `validations`: the
+// experiment's validation/<searcher metric> series (GET /api/v1/experiments/{id}/series/data:
+// {trials: [{trial_id, points: [[batch, time, value], ...]}]}), so that a running trial's
+// validations count before its first operation completes.
+export function bestMetric(detail, validations) {
   const { metric, smallerIsBetter } = searcherOf(detail.config);
   let best = null;
-  for (const t of detail.trials) {
-    const v = t.searcher_metric;
-    if (v === null || v === undefined) continue;
+  const consider = (v, trial) => {
+    if (v === null || v === undefined || !Number.isFinite(v)) return;
     if (!best || (smallerIsBetter ? v < best.value : v > best.value)) {
-      best = { value: v, trial: t.id, metric: metric || 'searcher metric' };
+      best = { value: v, trial, metric: metric || 'searcher metric' };
     }
+  };
+  for (const t of detail.trials) consider(t.searcher_metric, t.id);
+  for (const t of validations?.trials || []) {
+    for (const p of t.points) consider(p[2], t.trial_id);
   }
   return best;
 }
@@ -55,4 +62,18 @@ export function bestMetric(detail) {
 export function recordsPerEpoch(configYaml) {
   const m = (configYaml || '').match(/^records_per_epoch:\s*(\d+)\s*$/m);
   return m ? Number(m[1]) : 0;
+}
+
+// Whether the effective config turns profiling on (`profiling:` block, `enabled: true`); the
+// master writes the block out with its defaults, so its absence means not profiled.
+export function profilingEnabled(configYaml) {
+  const lines = (configYaml || '').split('\n');
+  const start = lines.findIndex((l) => /^profiling:\s*$/.test(l));
+  if (start < 0) return /^profiling:\s*\{.*\benabled:\s*true\b/m.test(configYaml || '');
+  for (const line of lines.slice(start + 1)) {
+    if (/^\S/.test(line)) break;
+    const m = line.match(/^ {2}enabled:\s*(\S+)\s*$/);
+    if (m) return m[1] === 'true';
+  }
+  return false;
 }

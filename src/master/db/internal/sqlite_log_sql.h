@@ -7,14 +7,14 @@ namespace cohort::master::internal {
 
 // ?1 trial, ?2 after seq, ?3 rank or NULL, ?4 limit: a range of logs_by_trial (trial_id, seq).
 inline constexpr char kListLogsSql[] =
-    "SELECT seq, trial_id, rank, line FROM logs "
+    "SELECT seq, trial_id, rank, line, time_ms FROM logs "
     "WHERE trial_id = ?1 AND seq > ?2 AND (?3 IS NULL OR rank = ?3) "
     "ORDER BY seq LIMIT ?4";
 
 // ?1 trial, ?2 limit, ?3 rank or NULL: backwards along logs_by_trial (trial_id, seq), `limit`
 // index steps however long the trial's log is (more when lines of other ranks are passed over).
 inline constexpr char kListLastLogsSql[] =
-    "SELECT seq, trial_id, rank, line FROM logs WHERE trial_id = ?1 "
+    "SELECT seq, trial_id, rank, line, time_ms FROM logs WHERE trial_id = ?1 "
     "AND (?3 IS NULL OR rank = ?3) ORDER BY seq DESC LIMIT ?2";
 
 }  // namespace cohort::master::internal

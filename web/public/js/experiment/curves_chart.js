@@ -8,6 +8,7 @@ import { searcherOf } from '../experiment_summary.js';
 import { el, errorBox, fill, kFinalExperimentStates } from '../util.js';
 
 // The chart of one metric for every trial, with a select of the metrics the trials report.
+// `data`: the last series read ({name, trials}, as the API answers), for the page's other parts.
 export class CurvesChart {
   constructor(section, id, ctx) {
     this.id = id;
@@ -46,6 +47,7 @@ export class CurvesChart {
     if (!name) return;
     try {
       const data = await api(`/experiments/${this.id}/series/data?name=${encodeURIComponent(name)}`, { signal: this.ctx.signal });
+      this.data = { name, trials: data.trials };
       this.chart.setLines(data.trials.map((t) => ({
         label: `trial ${t.trial_id}`, points: t.points.map((p) => [p[0], p[2]]),
       })));

@@ -38,6 +38,7 @@ export function experimentPage(main, [id], ctx) {
   ctx.onCleanup(() => chart.destroy());
 
   let detail = null;
+  let validations = null;  // the series of the searcher's validation metric, for the best
   let finalSeen = 0;
   const rungs = new Rungs(ctx);
   const sort = new SortState('trials', () => redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail, sort, rungs))));
@@ -57,7 +58,7 @@ export function experimentPage(main, [id], ctx) {
     const onDeleted = (error) => (error ? onDone(error) : navigate('/experiments'));
     // Archiving changes an ended experiment: read it again (its polls had stopped).
     const onArchived = (error) => { finalSeen = 0; onDone(error); };
-    redrawKeepingFocus(summary, () => fill(summary, summaryList(detail),
+    redrawKeepingFocus(summary, () => fill(summary, summaryList(detail, validations),
       kFinalExperimentStates.has(detail.state) ? endedActions(detail, onArchived, onDeleted)
         : experimentActions(detail, onDone)));
     await rungs.update(detail);
@@ -66,11 +67,31 @@ export function experimentPage(main, [id], ctx) {
     await checkpoints.update(detail);
     await views.update();
     await chart.update(detail);
+    const read = await validationsOf(detail, chart, ctx);
+    if (read) {
+      validations = read;
+      redrawKeepingFocus(summary, () => summary.querySelector('dl.summary')?.replaceWith(summaryList(detail, validations)));
+    }
   });
 }
 
-function summaryList(d) {
-  const best = bestMetric(d);
+// The experiment's validation/<searcher metric> series for the best metric: the chart's when it
+// shows that series, else read (null when the config names no metric or the read fails: the
+// best then comes from the trials' searcher_metric alone).
+async function validationsOf(detail, chart, ctx) {
+  const { metric } = searcherOf(detail.config);
+  if (!metric) return null;
+  const name = `validation/${metric}`;
+  if (chart.data?.name === name) return chart.data;
+  try {
+    return await api(`/experiments/${detail.id}/series/data?name=${encodeURIComponent(name)}`, { signal: ctx.signal });
+  } catch (e) {
+    return null;
+  }
+}
+
+function summaryList(d, validations) {
+  const best = bestMetric(d, validations);
   const searcher = searcherOf(d.config);
   const item = (term, value) => [el('dt', {}, term), el('dd', {}, value)];
   return el('dl', { class: 'summary' },
@@ -86,7 +107,8 @@ function summaryList(d) {
     item('Priority', d.priority),
     item('Max restarts', d.max_restarts),
     item(`Best ${searcher.metric || 'metric'} (${searcher.smallerIsBetter ? 'smaller' : 'larger'} is better)`,
-      best ? `${fmtNum(best.value)} (trial ${best.trial})` : '—'));
+      best ? el('span', { id: 'experiment-best' }, `${fmtNum(best.value)} (`,
+        el('a', { id: 'best-trial', href: `/trials/${best.trial}` }, `trial ${best.trial}`), ')') : '—'));
 }
 
 function trialsTable(d, sort, rungs) {

@@ -72,7 +72,7 @@ function columns(details, refresh, status) {
   };
   return [
     { title: 'ID', class: 'num', cell: (e) => el('a', { href: `/experiments/${e.id}` }, e.id), sort: (e) => e.id },
-    { title: 'Name', cell: (e) => el('a', { href: `/experiments/${e.id}` }, e.name), sort: (e) => e.name.toLowerCase() },
+    { title: 'Name', cell: nameCell, sort: (e) => e.name.toLowerCase() },
     { title: 'State', cell: (e) => stateBadge(e.state), sort: (e) => e.state },
     { title: 'Progress', cell: (e) => progressBar(experimentProgress(e, detail(e)), `progress of experiment ${e.id}`), sort: (e) => experimentProgress(e, detail(e)) },
     { title: 'Trials', class: 'num', cell: (e) => `${e.trials_done}/${e.trials}`, sort: (e) => e.trials },
@@ -82,6 +82,16 @@ function columns(details, refresh, status) {
     { title: 'Started', cell: (e) => fmtTime(e.created_ms), sort: (e) => e.created_ms },
     { title: 'Duration', cell: (e) => duration(e), sort: (e) => durationMs(e) },
     { title: 'Actions', cell: (e) => experimentActions(e, onDone) },
+  ];
+}
+
+// The name, then the config's labels and description (GET /api/v1/experiments has them).
+function nameCell(e) {
+  const labels = e.labels || [];
+  return [
+    el('a', { href: `/experiments/${e.id}` }, e.name),
+    labels.length ? el('span', { class: 'labels' }, labels.map((l) => el('span', { class: 'label' }, l))) : null,
+    e.description ? el('div', { class: 'description muted' }, e.description) : null,
   ];
 }
 
@@ -96,7 +106,7 @@ function filterForm(onChange) {
   const state = el('select', { id: 'filter-state' },
     el('option', { value: '' }, 'Any state'), kStates.map((s) => el('option', { value: s }, s)));
   const owner = el('select', { id: 'filter-owner' }, el('option', { value: '' }, 'Anyone'));
-  const name = el('input', { id: 'filter-name', type: 'search', placeholder: 'part of the name' });
+  const name = el('input', { id: 'filter-name', type: 'search', placeholder: 'part of the name or a label' });
   const hide = el('input', { id: 'filter-hide-finished', type: 'checkbox' });
   const archived = el('input', { id: 'filter-show-archived', type: 'checkbox' });
   for (const control of [state, owner, name, hide, archived]) {
@@ -113,7 +123,7 @@ function filterForm(onChange) {
     form,
     matches: (e) => (!state.value || e.state === state.value) &&
       (!owner.value || e.owner === owner.value) &&
-      (!name.value || e.name.toLowerCase().includes(name.value.toLowerCase())) &&
+      (!name.value || [e.name, ...(e.labels || [])].some((t) => t.toLowerCase().includes(name.value.toLowerCase()))) &&
       (!hide.checked || !kFinalExperimentStates.has(e.state)) &&
       (archived.checked || !e.archived),
     setOwners(list) {

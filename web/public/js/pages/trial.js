@@ -3,7 +3,7 @@
 // metrics per agent, the step's timings, the trace download).
 
 import { api, describeError } from '../api.js';
-import { recordsPerEpoch } from '../experiment_summary.js';
+import { profilingEnabled, recordsPerEpoch } from '../experiment_summary.js';
 import { el, errorBox, fill, fmtNum, fmtTime, kFinalTrialStates, progressBar, stateBadge, table } from '../util.js';
 import { postAction } from '../experiment_actions.js';
 import { tabView } from '../tabs.js';
@@ -51,7 +51,7 @@ export function trialPage(main, [id], ctx) {
     checkpointsPanel(checkpoints, t, ctx);
     if (!started) {
       started = true;
-      loadEpochs(t, metrics, ctx);
+      loadEpochs(t, trial, metrics, ctx);
       main.append(tabView([
         { id: 'metrics', label: 'Metrics', panel: metrics.panel, onShow: () => metrics.show() },
         { id: 'logs', label: 'Logs', panel: logs.panel, onShow: () => logs.show() },
@@ -109,9 +109,11 @@ function logPolicyMatches(matches) {
 
 // Offers epochs on the metrics' x axis when the experiment's config says how many records an
 // epoch has and the trial its global batch size.
-async function loadEpochs(t, metrics, ctx) {
+// The experiment's config: epochs for the metrics' x axis, and whether the trial is profiled.
+async function loadEpochs(t, trial, metrics, ctx) {
   try {
     const experiment = await api(`/experiments/${t.experiment_id}`, { signal: ctx.signal });
+    trial.profiled = profilingEnabled(experiment.config);
     const records = recordsPerEpoch(experiment.config);
     const batchSize = Number(t.hparams.global_batch_size);
     if (records > 0 && batchSize > 0) metrics.enableEpochs(batchSize / records);

@@ -1,7 +1,7 @@
 // The trial's Hyperparameters and Checkpoints tabs.
 
 import { api, describeError } from '../api.js';
-import { el, errorBox, fill, fmtNum, table } from '../util.js';
+import { el, errorBox, fill, fmtNum, stateBadge, table } from '../util.js';
 
 export function hparamsPanel(t) {
   const rows = Object.entries(t.hparams || {});
@@ -14,7 +14,8 @@ export function hparamsPanel(t) {
   ];
 }
 
-// Reads the checkpoints when the trial's latest checkpoint changes.
+// Reads the checkpoints when the trial's latest checkpoint or state changes; each with its state
+// (DELETED: the checkpoint GC removed its files).
 export async function checkpointsPanel(container, t, ctx) {
   const key = `${t.latest_checkpoint}|${t.state}`;
   if (container.dataset.loadedFor === key) return;
@@ -24,6 +25,7 @@ export async function checkpointsPanel(container, t, ctx) {
     fill(container, table([
       { title: 'Storage id', cell: (c) => el('code', {}, c.storage_id) },
       { title: 'Batches', class: 'num', cell: (c) => fmtNum(c.steps_completed) },
+      { title: 'State', cell: (c) => stateBadge(c.state || 'ACTIVE') },
       { title: 'Path', cell: (c) => el('code', {}, c.path) },
       { title: 'Metadata', cell: (c) => el('code', { class: 'hparams' }, JSON.stringify(c.metadata)) },
     ], list.checkpoints, { empty: 'No checkpoints.', caption: 'Checkpoints' }));

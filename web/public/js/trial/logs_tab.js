@@ -182,7 +182,7 @@ export class LogsTab {
       const rank = this.rank.value;
       for (;;) {
         const page = await api(`/trials/${this.trial.id}/logs?after=${after}${rank ? `&rank=${rank}` : ''}`, { signal: this.ctx.signal });
-        for (const l of page.logs) parts.push(`${l.rank >= 0 ? `[rank=${l.rank}] ` : ''}${l.line}\n`);
+        for (const l of page.logs) parts.push(`${l.time ? `${new Date(l.time * 1000).toISOString()} ` : ''}${l.rank >= 0 ? `[rank=${l.rank}] ` : ''}${l.line}\n`);
         if (page.logs.length === 0 || page.next === after) break;
         after = page.next;
       }
@@ -197,5 +197,17 @@ export class LogsTab {
 
 function lineNode(l) {
   return el('div', { class: 'log-line', dataset: { rank: l.rank } },
-    el('span', { class: 'log-rank' }, l.rank >= 0 ? `[rank=${l.rank}]` : '[system]'), ' ', l.line);
+    timeNode(l.time), el('span', { class: 'log-rank' }, l.rank >= 0 ? `[rank=${l.rank}]` : '[system]'), ' ', l.line);
+}
+
+// When the master stored the line (unix seconds; 0 or absent: from before lines had times):
+// HH:MM:SS in the viewer's time zone, the date and milliseconds in its title. Built by hand:
+// Intl formatting of 5,000 kept lines would slow each redraw down.
+function timeNode(seconds) {
+  if (!seconds) return null;
+  const d = new Date(seconds * 1000);
+  const p = (n, w = 2) => String(n).padStart(w, '0');
+  const hms = `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+  const full = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${hms}.${p(d.getMilliseconds(), 3)}`;
+  return [el('time', { class: 'log-time', datetime: d.toISOString(), title: full }, hms), ' '];
 }

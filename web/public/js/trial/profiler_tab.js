@@ -29,12 +29,17 @@ const kPhases = ['dataloader_next', 'to_device', 'train_batch', 'forward', 'back
   'gradient_wait', 'optimizer_step', 'step_lr_schedulers', 'from_device', 'reduce_metrics'];
 const kStepPhases = ['dataloader_next', 'to_device', 'train_batch', 'step_lr_schedulers', 'from_device'];
 const kInsideTrainBatch = new Set(['forward', 'backward', 'gradient_wait', 'optimizer_step']);
+// Batches of the per-batch chart (the master samples evenly past it): uPlot draws 10 phases of
+// 5,000 points in a few milliseconds, and the read is ~300 KB every 2 s while the trial runs.
+const kStepPoints = 5000;
 
 export class ProfilerTab {
   constructor(trial, ctx) {
     this.trial = trial;
     this.ctx = ctx;
     const trace = el('button', { type: 'button', id: 'trace-download' }, 'Download trace (JSON)');
+    this.traceButton = trace;
+    this.traceNote = el('span', { id: 'trace-note', class: 'muted' }, 'Opens in chrome://tracing or ui.perfetto.dev.');
     trace.addEventListener('click', async () => {
       trace.disabled = true;
       try {
@@ -52,8 +57,7 @@ export class ProfilerTab {
     this.system = el('div', { class: 'charts', id: 'system-charts' });
     this.timings = el('div', { class: 'charts', id: 'timing-charts' });
     this.panel = el('div', {},
-      el('div', { class: 'controls' }, trace,
-        el('span', { class: 'muted' }, 'Opens in chrome://tracing or ui.perfetto.dev.')),
+      el('div', { class: 'controls' }, trace, this.traceNote),
       this.message,
       el('h2', {}, 'System metrics'), this.system,
       el('h2', {}, 'Step timings'), this.breakdown, this.ranks, this.timings);
@@ -74,16 +78,41 @@ export class ProfilerTab {
     const finished = !this.trial.running();
     try {
       const list = await listSeries(this.trial.id, this.ctx.signal);
-      const series = await seriesDataOf(this.trial.id, list.filter((s) => !isMetric(s.name)), this.ctx.signal);
-      this.drawSystem(series.filter((s) => !s.name.startsWith('training/')));
-      this.drawTimings(series.filter((s) => s.name.startsWith(kTimingsPrefix)));
-      fill(this.breakdown, breakdownTable(list));
       const timings = await api(`/trials/${this.trial.id}/profile/timings`, { signal: this.ctx.signal });
+      // Per batch from the step timelines when there are any; else the reported timings, which
+      // are means over a report window (scheduling_unit batches in the Trial API).
+      const steps = timings.profiled_steps > 0
+        ? await api(`/trials/${this.trial.id}/profile/steps?rank=0&max_points=${kStepPoints}`, { signal: this.ctx.signal })
+        : null;
+      const wanted = list.filter((s) => !isMetric(s.name) && !(steps && s.name.startsWith(kTimingsPrefix)));
+      const series = await seriesDataOf(this.trial.id, wanted, this.ctx.signal);
+      this.drawSystem(series.filter((s) => !s.name.startsWith('training/')));
+      if (steps) {
+        this.drawSteps(steps);
+      } else {
+        this.drawTimings(series.filter((s) => s.name.startsWith(kTimingsPrefix)));
+      }
+      fill(this.breakdown, breakdownTable(list));
       fill(this.ranks, rankTable(timings));
-      this.finalRead = finished;
+      this.traceState(timings.profiled_steps > 0, finished);
+      this.finalRead = finished && this.trial.profiled !== undefined;
     } catch (e) {
       if (e.name !== 'AbortError') this.message.replaceChildren(errorBox(`Could not read the profile: ${describeError(e)}`));
     }
+  }
+
+  // The trace button only when there is a trace: step timelines are stored for profiled batches
+  // only, and a trace without them is an empty document. `trial.profiled`: the config's
+  // profiling.enabled (undefined until the trial page has read it).
+  traceState(hasSteps, finished) {
+    this.traceButton.disabled = !hasSteps;
+    let note = 'Opens in chrome://tracing or ui.perfetto.dev.';
+    if (!hasSteps && this.trial.profiled === false) {
+      note = 'This trial was not profiled: there is no trace (profiling.enabled: true in the experiment config records one).';
+    } else if (!hasSteps) {
+      note = finished ? 'No trace: no profiled batch ran (see profiling.begin_on_batch).' : 'No trace yet: it is recorded as profiled batches run.';
+    }
+    if (this.traceNote.textContent !== note) this.traceNote.textContent = note;
   }
 
   chart(container, key, options) {
@@ -115,6 +144,21 @@ export class ProfilerTab {
     }
   }
 
+  // One line per phase of rank 0's profiled batches (GET .../profile/steps): every batch up to
+  // kStepPoints, then every stride-th.
+  drawSteps(steps) {
+    this.timings.querySelector(':scope > p')?.remove();
+    const order = (p) => { const i = kPhases.indexOf(p.name); return i < 0 ? 99 : i; };
+    const phases = [...steps.phases].sort((a, b) => order(a) - order(b));
+    const every = steps.stride > 1 ? `every ${steps.stride}th batch` : 'every batch';
+    const chart = this.chart(this.timings, 'timings', { title: 'Milliseconds per batch, by phase', yFormat: msFormat });
+    chart.setTitle(`Milliseconds per batch, by phase (rank 0, ${every})`);
+    chart.setLines(phases.map((p) => ({
+      label: p.name,
+      points: steps.batches.map((b, i) => [b, p.ms[i]]).filter((pt) => pt[1] !== null),
+    })));
+  }
+
   drawTimings(series) {
     if (series.length === 0) {
       fill(this.timings, el('p', { class: 'muted' }, 'No step timings: the Trial API reports them for profiled trials.'));
@@ -123,9 +167,14 @@ export class ProfilerTab {
     this.timings.querySelector(':scope > p')?.remove();
     const order = (s) => { const i = kPhases.indexOf(s.name.slice(kTimingsPrefix.length)); return i < 0 ? 99 : i; };
     const sorted = [...series].sort((a, b) => order(a) - order(b));
-    this.chart(this.timings, 'timings', { title: 'Milliseconds per batch, by phase', yFormat: (v) => (v === null || v === undefined ? '—' : `${fmtNum(v)} ms`) })
-      .setLines(sorted.map((s) => ({ label: s.name.slice(kTimingsPrefix.length), points: s.points.map((p) => [p[0], p[2]]) })));
+    const chart = this.chart(this.timings, 'timings', { title: 'Milliseconds per batch, by phase', yFormat: msFormat });
+    chart.setTitle('Milliseconds per batch, by phase (means over each report window)');
+    chart.setLines(sorted.map((s) => ({ label: s.name.slice(kTimingsPrefix.length), points: s.points.map((p) => [p[0], p[2]]) })));
   }
+}
+
+function msFormat(v) {
+  return v === null || v === undefined ? '—' : `${fmtNum(v)} ms`;
 }
 
 function groupBy(list, key) {
