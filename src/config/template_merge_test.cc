@@ -142,7 +142,8 @@ TEST(TemplateMergeTest, CheckTemplateGivesTheConfigsErrorsLessMissingFields) {
   // The lines ParseExperimentConfig gives for the same fields.
   absl::Status full =
       ParseExperimentConfig(
-          Yaml("entrypoint: ./x\nresources: {slots_per_trial: two}\nsearcher: {name: bogus}\n"
+          Yaml("entrypoint: ./x\nresources: {slots_per_trial: two}\n"
+               "searcher: {name: bogus, metric: loss}\n"
                "max_restart: 1\nhyperparameters: {global_batch_size: 1}\n"))
           .status();
   EXPECT_EQ(ConfigErrors(wrong), ConfigErrors(full));
