@@ -87,7 +87,9 @@ function passes(value, { op, value: want }) {
 
 export class SearchViews {
   constructor(section, id, ctx) {
-    Object.assign(this, { id, ctx, table: null, brushes: new Map(), selected: new Set(), filters: [] });
+    // The table draws 100 rows at first ("Show more" adds 100): at 1,000 trials the rows are
+    // most of a redraw's time.
+    Object.assign(this, { id, ctx, table: null, brushes: new Map(), selected: new Set(), filters: [], limit: 100 });
     this.metricSelect = el('select', { id: 'search-metric', onchange: () => this.draw() });
     this.xSelect = el('select', { id: 'scatter-x', onchange: () => this.draw() });
     this.hx = el('select', { id: 'heat-x', onchange: () => this.draw() });
@@ -222,6 +224,7 @@ export class SearchViews {
     redrawKeepingFocus(this.tableBox, () => fill(this.tableBox,
       el('p', { class: 'muted', id: 'search-count' }, `${rows.length} of ${this.table.trials.length} trials shown`),
       table(columns, rows, { empty: 'No trial passes the filters.', caption: 'Trials by hyperparameter', sort: this.sort,
+        limit: this.limit, onMore: () => { this.limit += 100; this.drawTable(); },
         rowAttrs: (r) => ({ dataset: { trialId: r.id, state: r.state } }) })));
     this.updateCompare();
   }
