@@ -201,13 +201,22 @@ function lineNode(l) {
 }
 
 // When the master stored the line (unix seconds; 0 or absent: from before lines had times):
-// HH:MM:SS in the viewer's time zone, the date and milliseconds in its title. Built by hand:
-// Intl formatting of 5,000 kept lines would slow each redraw down.
+// HH:MM:SS in the viewer's time zone, the date and milliseconds in its title. Built by hand and
+// once per second of lines (a log's lines come in bursts): this runs for every line added, up
+// to 5,000 per redraw, where Intl formatting or a Date per line would slow reading a long log.
+const second = { at: null, hms: '', day: '' };
 function timeNode(seconds) {
   if (!seconds) return null;
-  const d = new Date(seconds * 1000);
-  const p = (n, w = 2) => String(n).padStart(w, '0');
-  const hms = `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
-  const full = `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${hms}.${p(d.getMilliseconds(), 3)}`;
-  return [el('time', { class: 'log-time', datetime: d.toISOString(), title: full }, hms), ' '];
+  const whole = Math.floor(seconds);
+  if (whole !== second.at) {
+    const d = new Date(whole * 1000);
+    const p = (n) => String(n).padStart(2, '0');
+    Object.assign(second, {
+      at: whole,
+      hms: `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`,
+      day: `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`,
+    });
+  }
+  const ms = String(Math.min(999, Math.round((seconds - whole) * 1000))).padStart(3, '0');
+  return [el('time', { class: 'log-time', title: `${second.day} ${second.hms}.${ms}` }, second.hms), ' '];
 }
