@@ -47,8 +47,9 @@ absl::Status Templates::Put(const std::string& name, const std::string& yaml) {
   if (!tree.ok()) return ConfigError(tree.status(), "template " + name + " is not valid YAML");
   // A map that does not itself name a template, whose fields are what a config's may be.
   absl::Status checked = config::CheckTemplate(*tree);
-  if (!checked.ok())
+  if (!checked.ok()) {
     return ConfigError(checked, "template " + name + " is not a valid config part");
+  }
   return db_.PutTemplate({name, yaml});
 }
 
