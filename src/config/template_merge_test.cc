@@ -139,13 +139,13 @@ TEST(TemplateMergeTest, CheckTemplateGivesTheConfigsErrorsLessMissingFields) {
   absl::Status wrong = CheckTemplate(
       Yaml("resources: {slots_per_trial: two}\nsearcher: {name: bogus}\nmax_restart: 1\n"));
   ASSERT_THAT(wrong, StatusIs(absl::StatusCode::kInvalidArgument));
-  // The lines ParseExperimentConfig gives for the same fields.
-  absl::Status full =
-      ParseExperimentConfig(
-          Yaml("entrypoint: ./x\nresources: {slots_per_trial: two}\n"
-               "searcher: {name: bogus, metric: loss}\n"
-               "max_restart: 1\nhyperparameters: {global_batch_size: 1}\n"))
-          .status();
+  // The lines ParseExperimentConfig gives for the same fields in a complete config.
+  absl::Status full = ParseExperimentConfig(Yaml("entrypoint: ./x\n"
+                                                 "resources: {slots_per_trial: two}\n"
+                                                 "searcher: {name: bogus, metric: m}\n"
+                                                 "max_restart: 1\n"
+                                                 "hyperparameters: {global_batch_size: 1}\n"))
+                          .status();
   EXPECT_EQ(ConfigErrors(wrong), ConfigErrors(full));
   EXPECT_EQ(ConfigErrors(wrong).size(), 3u) << wrong;
   EXPECT_OK(CheckTemplate(Yaml("resources: {slots_per_trial: 2}\n")));
