@@ -20,7 +20,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "common/subprocess.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "slurm/slurm_client.h"
@@ -80,16 +79,6 @@ class SlurmTest : public testing::ClusterFixture {
                               " --steps 1 --bytes 1024 || exit 1\n"
                               "  echo waiting after step 1; sleep 300; exit 1\nfi\nexec ",
                               BinaryPath("checkpoint_trial"), " --steps 2 --bytes 1024\n"));
-  }
-  // What `argv` prints (stdout and stderr), run to its end (at most 30 s).
-  static std::string Run(std::vector<std::string> argv) {
-    absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Start({.argv = std::move(argv)});
-    if (!child.ok()) return std::string(child.status().message());
-    std::string out;
-    const absl::Time deadline = absl::Now() + absl::Seconds(30);
-    while ((*child)->ReadAvailable(&out, absl::Milliseconds(200)) && absl::Now() < deadline) {
-    }
-    return out;
   }
 
   std::unique_ptr<slurm::testing::SlurmCluster> slurm_;
@@ -320,8 +309,11 @@ TEST_F(SlurmTest, SbatchArgsAreHonouredAndThoseThatWouldTakeTheJobAwayAreRefused
                "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n");
   std::vector<slurm::JobInfo> jobs;
   WaitUntil([&] { return !(jobs = LiveJobs()).empty(); }, "the job", absl::Seconds(30));
-  const std::string show = Run({"scontrol", "show", "job", std::to_string(jobs[0].id)});
-  EXPECT_NE(show.find("TimeLimit=00:07:00"), std::string::npos) << show;
+  // RunToCompletion execs a path; env finds scontrol on the PATH.
+  const LaunchResult show = testing::RunToCompletion(
+      {"/usr/bin/env", "scontrol", "show", "job", std::to_string(jobs[0].id)}, {},
+      absl::Seconds(30));
+  EXPECT_NE(show.out.find("TimeLimit=00:07:00"), std::string::npos) << show.out << show.err;
   ASSERT_EQ(Cohort({"experiment", "kill", std::to_string(id)}).status, 0);
 
   const fs::path bad = dir_ / "bad.yaml";

@@ -68,6 +68,15 @@ absl::StatusOr<int64_t> SqliteDatabase::CountStepProfiles(int64_t trial_id) {
   return has_row ? s.Int64(0) : 0;
 }
 
+namespace {
+
+// A row of `SELECT rank, batch, time, record_json FROM step_profiles`.
+StepProfileRow StepProfileRowOf(const Statement& r) {
+  return StepProfileRow{static_cast<int>(r.Int64(0)), r.Int64(1), r.Double(2), r.Text(3)};
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<StepProfileRow>> SqliteDatabase::ListStepProfiles(int64_t trial_id,
                                                                              int64_t min_batch,
                                                                              int64_t max_batch,
@@ -81,9 +90,7 @@ absl::StatusOr<std::vector<StepProfileRow>> SqliteDatabase::ListStepProfiles(int
   s.BindInt64(2, min_batch);
   s.BindInt64(3, max_batch);
   s.BindInt64(4, limit);
-  return ReadAll<StepProfileRow>(s, [](const Statement& r) {
-    return StepProfileRow{static_cast<int>(r.Int64(0)), r.Int64(1), r.Double(2), r.Text(3)};
-  });
+  return ReadAll<StepProfileRow>(s, StepProfileRowOf);
 }
 
 absl::StatusOr<std::vector<StepProfileRow>> SqliteDatabase::ListRankStepProfiles(int64_t trial_id,
@@ -102,9 +109,7 @@ absl::StatusOr<std::vector<StepProfileRow>> SqliteDatabase::ListRankStepProfiles
   s.BindInt64(2, rank);
   s.BindInt64(3, stride);
   s.BindInt64(4, limit);
-  return ReadAll<StepProfileRow>(s, [](const Statement& r) {
-    return StepProfileRow{static_cast<int>(r.Int64(0)), r.Int64(1), r.Double(2), r.Text(3)};
-  });
+  return ReadAll<StepProfileRow>(s, StepProfileRowOf);
 }
 
 absl::StatusOr<std::vector<StepTimingRow>> SqliteDatabase::ListStepTimings(int64_t trial_id) {

@@ -148,12 +148,7 @@ std::vector<AgentState> SlurmManager::Offers() const {
   std::vector<AgentState> out;
   for (const slurm::NodeInfo& node : nodes_) {
     AgentState state{.id = node.name, .slots = options_.slots_per_node, .enabled = node.usable};
-    for (const auto& [id, job] : jobs_) {
-      for (size_t i = 0; i < job.slurm_nodes.size() && i < job.nodes.size(); ++i) {
-        if (job.slurm_nodes[i] == node.name) state.used += job.nodes[i].second;
-      }
-    }
-    state.used = std::min(state.used, state.slots);
+    state.used = std::min(static_cast<int>(SlotOwnersLocked(node.name).size()), state.slots);
     out.push_back(std::move(state));
   }
   return out;
@@ -355,17 +350,23 @@ std::vector<rm::LostNode> SlurmManager::ExpireLost() {
   return out;
 }
 
+std::vector<std::pair<std::string, int64_t>> SlurmManager::SlotOwnersLocked(
+    const std::string& node) const {
+  std::vector<std::pair<std::string, int64_t>> owners;
+  for (const auto& [id, job] : jobs_) {
+    for (size_t i = 0; i < job.slurm_nodes.size() && i < job.nodes.size(); ++i) {
+      if (job.slurm_nodes[i] != node) continue;
+      for (int s = 0; s < job.nodes[i].second; ++s) owners.emplace_back(id, job.trial_id);
+    }
+  }
+  return owners;
+}
+
 wire::SlotList SlurmManager::Slots() const {
   MutexLock lock(&mu_);
   wire::SlotList out;
   for (const slurm::NodeInfo& node : nodes_) {
-    std::vector<std::pair<std::string, int64_t>> owners;  // per slot used: allocation, trial
-    for (const auto& [id, job] : jobs_) {
-      for (size_t i = 0; i < job.slurm_nodes.size() && i < job.nodes.size(); ++i) {
-        if (job.slurm_nodes[i] != node.name) continue;
-        for (int s = 0; s < job.nodes[i].second; ++s) owners.emplace_back(id, job.trial_id);
-      }
-    }
+    const std::vector<std::pair<std::string, int64_t>> owners = SlotOwnersLocked(node.name);
     for (int s = 0; s < options_.slots_per_node; ++s) {
       wire::SlotEntry slot{.agent = node.name, .slot = s, .enabled = node.usable};
       if (s < static_cast<int>(owners.size())) {

@@ -155,6 +155,9 @@ class SlurmManager : public rm::ResourceManager {
   // Restored allocations found (or not) among the live jobs of job_prefix; orphans cancelled.
   void ApplyNamed(const std::vector<slurm::JobInfo>& live) ABSL_LOCKS_EXCLUDED(mu_);
   void Move(Job& job, JobPhase to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Per slot that this master's jobs hold on Slurm node `node`: (allocation, trial).
+  std::vector<std::pair<std::string, int64_t>> SlotOwnersLocked(const std::string& node) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The job ended: each of its nodes becomes lost with `why` (unless released).
   void EndLocked(const std::string& allocation, Job& job, const std::string& why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

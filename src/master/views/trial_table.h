@@ -4,8 +4,8 @@
 // assembled from the database's rows. Read-only: it keeps no state and takes no lock of the
 // master's (rows are read as they are; a trial that reports meanwhile shows in the next read).
 //
-// Cost: one query for the trials and two per trial (its validations, its checkpoints); at 1,000
-// trials a few hundred milliseconds on SQLite.
+// Cost: one query for the trials, one for the experiment's ACTIVE checkpoints and one per trial
+// (its validations).
 //
 // Thread-safe (the database is).
 

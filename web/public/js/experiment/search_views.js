@@ -117,10 +117,16 @@ export class SearchViews {
       this.scatter, this.heat);
   }
 
-  async update() {
+  // Reads the table again only when a trial's state, progress or searcher metric changed since
+  // the last read (`detail`: the experiment as the page polled it): the table costs the master a
+  // query per trial, and the page polls every 2 s.
+  async update(detail) {
+    const key = detail.trials.map((t) => `${t.id}:${t.state}:${t.batches}:${t.searcher_metric}`).join(',');
+    if (this.table && key === this.key) return;
     try {
       const started = performance.now();
       this.table = await api(`/experiments/${this.id}/trials`, { signal: this.ctx.signal });
+      this.key = key;
       this.fillSelects();
       this.draw();
       this.tableBox.dataset.renderMs = String(Math.round(performance.now() - started));

@@ -65,7 +65,7 @@ export function experimentPage(main, [id], ctx) {
     redrawKeepingFocus(trials, () => fill(trials, trialsTable(detail, sort, rungs)));
     if (config.textContent !== detail.config) config.textContent = detail.config;
     await checkpoints.update(detail);
-    await views.update();
+    await views.update(detail);
     await chart.update(detail);
     const read = await validationsOf(detail, chart, ctx);
     if (read) {
