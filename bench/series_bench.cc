@@ -5,6 +5,7 @@
 //
 //   build/bench/series_bench                 # 10k, 100k and 1M points
 //   build/bench/series_bench --benchmark_filter=1000000
+//   build/bench/series_bench --benchmark_filter=ExperimentCurves   # 1,000 trials x 10,000
 
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -86,6 +87,53 @@ void BM_FollowNewest(benchmark::State& state) {
     if (!points.ok()) state.SkipWithError("query failed");
   }
 }
+
+// An experiment of 1,000 trials with 10,000 points each of "validation/loss" (10 million
+// points, filled once, about a minute).
+Filled& ExperimentOfThousandTrials() {
+  static Filled* filled = [] {
+    const fs::path dir = fs::temp_directory_path() / ("series_bench_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    auto* f = new Filled;
+    f->db = OpenSqliteDatabase((dir / "experiment.db").string()).value();
+    const int64_t exp = f->db->InsertExperiment({.name = "bench"}).value();
+    std::vector<PointRow> rows;
+    for (int t = 0; t < 1000; ++t) {
+      const int64_t trial = f->db->InsertTrial({.experiment_id = exp}).value();
+      for (int64_t b = 0; b < 10000; ++b) {
+        rows.push_back({"validation/loss", "", b, 1e9 + b, (1.0 + t % 7) / (b + 10.0)});
+      }
+      if (!f->db->InsertPoints(trial, rows).ok()) std::abort();
+      rows.clear();
+    }
+    f->trial = exp;  // here: the experiment
+    return f;
+  }();
+  return *filled;
+}
+
+// The experiment page's learning curves at 1,000 trials x 10,000 points: every trial's series
+// downsampled to state.range(0) points (the page asks for 200 per trial at 1,000 trials, at
+// most 1,000), as Series::ExperimentSeries reads them (one QueryPoints per trial).
+void BM_ExperimentCurves(benchmark::State& state) {
+  Filled& f = ExperimentOfThousandTrials();
+  size_t returned = 0;
+  for (auto _ : state) {
+    auto trials = f.db->ListTrials(f.trial);
+    if (!trials.ok()) state.SkipWithError("listing the trials failed");
+    returned = 0;
+    for (const TrialRow& t : *trials) {
+      auto points = f.db->QueryPoints({.trial_id = t.id,
+                                       .name = "validation/loss",
+                                       .max_points = static_cast<int>(state.range(0))});
+      if (!points.ok()) state.SkipWithError("query failed");
+      returned += points->size();
+    }
+  }
+  state.counters["points_returned"] = static_cast<double>(returned);
+}
+
+BENCHMARK(BM_ExperimentCurves)->Arg(200)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 BENCHMARK(BM_WholeSeriesDownsampled)
     ->Arg(10000)

@@ -37,19 +37,26 @@ absl::StatusOr<MasterInfo> ParseMasterInfo(const Json& json) {
   return info;
 }
 
-Json LoginRequest::ToJson() const { return {{"username", username}, {"password", password}}; }
+Json LoginRequest::ToJson() const {
+  Json json = {{"username", username}, {"password", password}};
+  if (cookie) json["cookie"] = true;
+  return json;
+}
 
 absl::StatusOr<LoginRequest> ParseLoginRequest(const Json& json) {
   FieldReader r(json, "login");
   LoginRequest login;
   r.Required("username", &login.username, kMaxSafeNameBytes);
   r.Required("password", &login.password, kMaxPasswordBytes);
+  r.Optional("cookie", &login.cookie);
   COHORT_RETURN_IF_ERROR(r.status());
   return login;
 }
 
 Json LoginResponse::ToJson() const {
-  return {{"token", token}, {"username", username}, {"admin", admin}, {"expires_ms", expires_ms}};
+  Json json = {{"username", username}, {"admin", admin}, {"expires_ms", expires_ms}};
+  if (!token.empty()) json["token"] = token;
+  return json;
 }
 
 absl::StatusOr<LoginResponse> ParseLoginResponse(const Json& json) {

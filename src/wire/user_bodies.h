@@ -6,6 +6,8 @@
 //   GET  /api/v1/info                          MasterInfo        (open: no token needed)
 //   POST /api/v1/auth/login    LoginRequest -> LoginResponse     (open)
 //   POST /api/v1/auth/logout                -> OkBody            (revokes the token sent)
+//   With "cookie": true (the web page), the login's token is the HttpOnly session cookie and
+//   not in the body, and logout clears it (master/http/session_cookie.h).
 //   GET  /api/v1/me                            UserSummary
 //   GET  /api/v1/users                         UserList          (admins)
 //   POST /api/v1/users         NewUser      -> OkBody            (admins)
@@ -39,12 +41,13 @@ absl::StatusOr<MasterInfo> ParseMasterInfo(const Json& json);
 struct LoginRequest {
   std::string username;
   std::string password;
+  bool cookie = false;  // the token as the session cookie, not in the answer (the web page)
   Json ToJson() const;
 };
 absl::StatusOr<LoginRequest> ParseLoginRequest(const Json& json);
 
 struct LoginResponse {
-  std::string token;  // send as `Authorization: Bearer TOKEN`
+  std::string token;  // send as `Authorization: Bearer TOKEN`; absent for a cookie login
   std::string username;
   bool admin = false;
   int64_t expires_ms = 0;  // unix milliseconds

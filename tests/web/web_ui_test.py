@@ -107,6 +107,18 @@ class Page:
         self.driver.set_window_size(1280, 800)
         print(f"  screenshot {path}")
 
+    def shot_of(self, css, name):
+        """Saves the element `css` alone (the window made tall enough to hold it)."""
+        from selenium.webdriver.common.by import By
+        node = self.driver.find_element(By.CSS_SELECTOR, css)
+        height = int(node.size["height"])
+        self.driver.set_window_size(1280, max(800, min(height + 300, 4000)))
+        self.js("arguments[0].scrollIntoView({block: 'start'})", node)
+        path = os.path.join(self.screenshots, f"{name}.png")
+        node.screenshot(path)
+        self.driver.set_window_size(1280, 800)
+        print(f"  screenshot {path}")
+
     def console_errors(self):
         try:
             return [e["message"] for e in self.driver.get_log("browser") if e["level"] == "SEVERE"]
@@ -604,6 +616,8 @@ def check_search_views(page, cluster, experiment_id):
                "the brush to keep some trials in the chart and the table")
     page.shot("experiment_search_brushed")
     page.find("#clear-filters", "clear").click()
+    curves = page.find("#learning-curves figure", "the learning curves").text
+    assert "(stopped early)" in curves, f"no trial is marked stopped early in {curves!r}"
     assert int(page.find("#hparam-scatter", "scatter").get_attribute("data-points")) == len(xs)
     assert int(page.find("#hparam-heatmap", "heat map").get_attribute("data-cells")) > 0
     # Three trials compared.
@@ -622,6 +636,94 @@ def check_search_views(page, cluster, experiment_id):
     print(f"ok: the search views of {len(trials)} trials (table, filter, brush, scatter, heat "
           f"map) and the comparison of trials {chosen}")
     render_at_scale(page, 1000)
+    curves_at_scale(page, 1000)
+
+
+def check_grid(page, cluster, context, asha_id):
+    """Issue 38 on a real grid search of 3 x 2 trials: the page updates while it runs (no
+    reload), the table sorts by a hyperparameter and filters by a categorical one, the heat map
+    has a cell per pair, selected trials stand out in the learning curves; then two experiments
+    (the grid and the adaptive_asha search) compared by their best trials on shared charts."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    grid = cluster.create_experiment(os.path.join(here, "grid.yaml"), context)
+    page.open(f"/experiments/{grid}")
+    page.js("window.cohortNoReload = true")
+    rows = "#search-table tr[data-trial-id]"
+    seen = set()
+
+    def all_completed():
+        states = [r.get_attribute("data-state") for r in page.all(rows)]
+        seen.update(states)
+        return len(states) == 6 and set(states) == {"COMPLETED"}
+    wait_until(all_completed, "the grid's 6 trials COMPLETED on the open page", 120, 0.3)
+    assert seen - {"COMPLETED"}, f"the page never showed a trial before it completed: {seen}"
+    assert page.js("return window.cohortNoReload === true"), "the page was reloaded"
+    table = cluster.call("GET", f"/api/v1/experiments/{grid}/trials")
+    by_increment = sorted(t["hparams"]["increment_by"] for t in table["trials"])
+    best = page.find(f"#search-table tr[data-trial-id='{table['best_trial']}']", "the best trial")
+    assert "★" in best.text and table["trials"][0]["hparams"] is not None, best.text
+    headers = page.all("#search-table th")
+    column = next(i for i, th in enumerate(headers) if th.text.startswith("increment_by"))
+
+    def first_increment():
+        cells = page.all(f"#search-table tbody tr td:nth-child({column + 1})")
+        return [int(c.text) for c in cells]
+    page.find(f"#search-table th:nth-child({column + 1}) button.sort", "increment_by's sort").click()
+    wait_until(lambda: first_increment() == by_increment, "the table sorted by increment_by")
+    page.find(f"#search-table th:nth-child({column + 1}) button.sort", "increment_by's sort").click()
+    wait_until(lambda: first_increment() == by_increment[::-1], "the table sorted the other way")
+    box = page.find("#search-filter", "the filter box")
+    box.clear()
+    box.send_keys("schedule=cosine, increment_by>1\n")
+    wait_until(lambda: len(page.all(rows)) == 2, "2 trials with schedule=cosine and increment_by>1")
+    page.find("#clear-filters", "clear").click()
+    wait_until(lambda: len(page.all(rows)) == 6, "every trial back")
+    # The heat map's axes default to the hyperparameters that vary (not global_batch_size).
+    assert page.find("#heat-x", "heat map x").get_attribute("value") == "increment_by"
+    assert page.find("#heat-y", "heat map y").get_attribute("value") == "schedule"
+    assert page.find("#curve-metric", "the curves' metric").get_attribute("value") == "validation/x"
+    wait_until(lambda: page.find("#hparam-heatmap", "heat map").get_attribute("data-cells") == "6",
+               "a heat map cell per (increment_by, schedule)")
+    page.shot("experiment_grid_views")
+    page.shot_of("#search", "search_views")
+    chosen = [t["trial_id"] for t in table["trials"][:2]]
+    for trial_id in chosen:
+        page.find(f"#search-table tr[data-trial-id='{trial_id}'] input[type=checkbox]",
+                  f"trial {trial_id}'s box").click()
+    wait_until(lambda: page.all("#learning-curves figure[data-emphasized='2']"),
+               "the 2 selected trials emphasized in the learning curves")
+    # Another metric, chosen by the user: kept, with the selection still emphasized.
+    page.js("const s = document.getElementById('curve-metric'); s.value = 'training/x';"
+            "s.dispatchEvent(new Event('change'))")
+    wait_until(lambda: page.all("#learning-curves figure[data-emphasized='2'][data-lines='6']")
+               and "training/x" in page.find("#learning-curves figcaption", "caption").text,
+               "training/x's curves with the 2 selected trials emphasized")
+    page.shot("experiment_grid_curves")
+    page.shot_of("#curves", "learning_curves")
+    print(f"ok: a grid of 6 trials updated live on the page, sorted by increment_by, filtered, "
+          f"its heat map (6 cells), selected trials emphasized in the learning curves")
+    # Two experiments compared from the list.
+    page.open("/experiments")
+    for experiment_id in (asha_id, grid):
+        page.find(f"tr[data-experiment-id='{experiment_id}'] input[type=checkbox]",
+                  f"experiment {experiment_id}'s box").click()
+    page.find("#compare-experiments", "compare experiments").click()
+    pair = ",".join(map(str, sorted((asha_id, grid))))
+    wait_until(lambda: page.path() == f"/compare/experiments/{pair}", "the experiments' comparison")
+    wait_until(lambda: page.all("#compare-charts figure[data-lines='2']"),
+               "a chart with a line per experiment's best trial")
+    facts = page.find("#compare-facts", "the comparison's table").text
+    asha_best = cluster.call("GET", f"/api/v1/experiments/{asha_id}/trials")["best_trial"]
+    for want in (f"trial {asha_best}", f"trial {table['best_trial']}", "Run time"):
+        assert want in facts, f"{want!r} is not in the comparison: {facts!r}"
+    marked = page.find("#compare-facts tr[data-field='Experiment']", "the experiments' row")
+    assert "differs" in (marked.get_attribute("class") or "")
+    axis = page.find("#compare-x", "the x axis")
+    page.js("arguments[0].value = 'time'; arguments[0].dispatchEvent(new Event('change'))", axis)
+    wait_until(lambda: page.all("#compare-charts figure[data-lines='2']"), "the charts by time")
+    page.shot("compare_experiments")
+    print(f"ok: experiments {pair} compared by their best trials (a line each per chart, by "
+          f"batch and by time)")
 
 
 # A search of `n` trials for SearchViews, made up in the page (three hyperparameters, two
@@ -664,6 +766,56 @@ def render_at_scale(page, n):
     times.sort()
     print(f"ok: the search views of {n} trials drawn in {times[1]:.0f} ms (median of 3: "
           f"{', '.join(f'{t:.0f}' for t in times)} ms; table, parallel coordinates, scatter, heat map)")
+
+
+# The learning curves of `n` made-up trials of `points` points each (what the master sends after
+# downsampling) drawn by the experiment page's chart for many trials, two of them selected.
+CURVES_SCRIPT = """
+const [n, points, done] = [arguments[0], arguments[1], arguments[arguments.length - 1]];
+const main = [...document.scripts].map((s) => s.src).find((s) => s.endsWith('/js/main.js'));
+const base = main.replace('/js/main.js', '/js/experiment/');
+Promise.all([import(base + 'many_lines.js'), import(base + 'curves_chart.js')])
+  .then(([{ ManyLinesChart }, { pointsPerTrial }]) => {
+    const per = points || pointsPerTrial(n);
+    const lines = [];
+    for (let t = 0; t < n; t++) {
+      const pts = new Array(per);
+      for (let i = 0; i < per; i++) {
+        const b = Math.round((i * 10000) / per);
+        pts[i] = [b, (1 + (t % 7)) / (b + 10) + 0.001 * Math.sin(t + i)];
+      }
+      lines.push({ label: `trial ${t + 1}`, points: pts, emphasis: t === 3 || t === 700 });
+    }
+    const box = document.createElement('section');
+    document.body.append(box);
+    const chart = new ManyLinesChart(box, { title: 'scale', xLabel: 'batch' });
+    const t0 = performance.now();
+    chart.setLines(lines);
+    const drawn = performance.now() - t0;
+    const attrs = { ...box.querySelector('figure').dataset };
+    chart.destroy();
+    box.remove();
+    done({ drawn, per, attrs });
+  }).catch((e) => done({ error: String(e) }));
+"""
+
+
+def curves_at_scale(page, n):
+    """The learning curves of `n` trials in the page: at the points per trial the page asks the
+    master for (it downsamples 10,000-point series to them) and at the most it ever asks for
+    (1,000); prints the draw time (median of 3)."""
+    for points in (0, 1000):
+        times = []
+        for _ in range(3):
+            result = page.driver.execute_async_script(CURVES_SCRIPT, n, points)
+            assert "error" not in result, result
+            assert result["attrs"]["lines"] == str(n), result
+            assert result["attrs"]["points"] == str(n * result["per"]), result
+            assert result["attrs"]["emphasized"] == "2", result
+            times.append(result["drawn"])
+        times.sort()
+        print(f"ok: the learning curves of {n} trials x {result['per']} points drawn in "
+              f"{times[1]:.0f} ms (median of 3: {', '.join(f'{t:.0f}' for t in times)} ms)")
 
 
 def check_templates(page, cluster):
@@ -745,24 +897,42 @@ def check_helpers(page):
     print("ok: the page's helpers (numbers, bytes, durations, the searcher, a table's limit)")
 
 
-def check_session(page, cluster):
-    """A refused token (expired, revoked) leads back to the login and then to the page asked
-    for; logging out revokes the token on the master."""
-    page.js("sessionStorage.setItem('cohort.session', JSON.stringify("
-            "{token: '0'.repeat(64), username: 'admin', admin: true}))")
+def check_session(page, cluster, experiment_id):
+    """One login per browser: a second tab is logged in too; the token is an HttpOnly cookie no
+    script reads; logout in one tab takes the other to the login at once and revokes the token;
+    going back after logout shows no data; a refused cookie (expired, revoked) leads to the
+    login and then back to the page asked for."""
+    rows = "#search-table tr[data-trial-id]"
+    first = page.driver.current_window_handle
+    tabs = []
+    for _ in range(2):  # one that shows the experiment, one that left it for another document
+        page.driver.switch_to.new_window("tab")
+        tabs.append(page.driver.current_window_handle)
+        page.open(f"/experiments/{experiment_id}")
+        page.find("#whoami", "the logged-in user in another tab")
+        assert page.path() == f"/experiments/{experiment_id}", page.path()
+        page.find(rows, "the experiment's trials in another tab")
+    showing, left = tabs
+    page.open("/api/v1/info")  # `left` is now another document; its page may be in the bfcache
+    cookie = page.driver.get_cookie("cohort_session")
+    assert cookie and cookie["httpOnly"] and cookie.get("sameSite") == "Strict", cookie
+    page.driver.switch_to.window(showing)
+    assert "cohort_session" not in page.js("return document.cookie"), "a script reads the token"
+    stored = page.js("return localStorage.getItem('cohort.session')")
+    assert cookie["value"] not in stored and "token" not in stored, stored
+    page.driver.switch_to.window(first)
     page.open("/cluster")
-    wait_until(lambda: page.path() == "/login", "a refused token to lead to /login", 20)
-    alert = page.find(".login [role=alert]", "the ended session's message")
-    assert "session ended" in alert.text, alert.text
-    page.find("#username", "user name").send_keys("admin")
-    page.find("#password", "password").send_keys(cluster.password)
-    page.find("#login", "the login button").click()
-    wait_until(lambda: page.path() == "/cluster", "the login to lead back to /cluster", 20)
-    token = page.js("return JSON.parse(sessionStorage.getItem('cohort.session')).token")
     page.find("#logout", "the logout button").click()
     wait_until(lambda: page.path() == "/login", "logout to lead to /login", 20)
-    assert page.js("return sessionStorage.getItem('cohort.session')") is None
-    saved, cluster.token = cluster.token, token
+    assert page.js("return localStorage.getItem('cohort.session')") is None
+    page.driver.switch_to.window(showing)
+    wait_until(lambda: page.path() == "/login", "the other tab to reach /login without a reload", 10)
+    assert not page.all(rows), "the other tab still shows trials"
+    page.driver.switch_to.window(left)
+    page.driver.back()
+    wait_until(lambda: page.path() == "/login", "going back after logout to lead to /login", 10)
+    assert not page.all(rows), "going back after logout shows the experiment's trials"
+    saved, cluster.token = cluster.token, cookie["value"]
     try:
         cluster.call("GET", "/api/v1/me")
         raise AssertionError("the logged-out token still works")
@@ -770,9 +940,29 @@ def check_session(page, cluster):
         assert "HTTP 401" in str(e), e
     finally:
         cluster.token = saved
-    page.open("/experiments")
-    wait_until(lambda: page.path() == "/login", "/experiments after logout to lead to /login")
-    print("ok: a refused token leads to the login and back; logout revokes the token")
+    for tab in tabs:
+        page.driver.switch_to.window(tab)
+        page.driver.close()
+    page.driver.switch_to.window(first)
+    # A session the master no longer knows (expired, revoked; here: the cookie gone).
+    page.find("#username", "user name").send_keys("admin")
+    page.find("#password", "password").send_keys(cluster.password)
+    page.find("#login", "the login button").click()
+    wait_until(lambda: page.path() == "/experiments", "a login again", 20)
+    page.open("/api/v1/info")  # WebDriver reaches a cookie only from a page on its path (/api/)
+    page.driver.delete_cookie("cohort_session")
+    assert page.driver.get_cookie("cohort_session") is None
+    page.open("/cluster")
+    wait_until(lambda: page.path() == "/login", "a refused session to lead to /login", 20)
+    alert = page.find(".login [role=alert]", "the ended session's message")
+    assert "session ended" in alert.text, alert.text
+    page.find("#username", "user name").send_keys("admin")
+    page.find("#password", "password").send_keys(cluster.password)
+    page.find("#login", "the login button").click()
+    wait_until(lambda: page.path() == "/cluster", "the login to lead back to /cluster", 20)
+    print("ok: one login per browser (a second tab shares it, HttpOnly cookie), logout ends it "
+          "in every tab and revokes it, back after logout shows no data, a refused session "
+          "leads to the login and back")
 
 
 def run(args, chromium, driver_path):
@@ -816,6 +1006,7 @@ def run(args, chromium, driver_path):
         check_archive_and_delete(page, cluster, long)
         asha = check_asha(page, cluster, context)
         check_search_views(page, cluster, asha)
+        check_grid(page, cluster, context, asha)
         check_templates(page, cluster)
         # Chrome logs every failed request: the wrong password's 401, the broken template's 400
         # and a refused trace are the test's own.
@@ -827,7 +1018,7 @@ def run(args, chromium, driver_path):
                   if not any(url in e and code in e for url, code in expected)]
         assert not errors, f"the browser's console has errors: {errors}"
         check_helpers(page)
-        check_session(page, cluster)  # last: its refused token logs 401s
+        check_session(page, cluster, asha)  # last: its refused session logs 401s
         ok = True
     finally:
         if driver is not None:

@@ -25,6 +25,7 @@ class BrowserGuard {
       : loopback_only_(loopback_only), https_(https) {}
 
   absl::Status Check(const httplib::Request& request) const;
+  bool https() const { return https_; }
 
  private:
   bool loopback_only_;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "master/http/session_cookie.h"
 
 namespace cohort::master::http {
 
@@ -38,9 +39,14 @@ absl::StatusOr<Caller> ClusterAuthenticator::Authenticate(const httplib::Request
   absl::StatusOr<Caller> agent = AgentSecretAuthenticator::Authenticate(request, require);
   if (!agent.ok() || agent->kind == Caller::Kind::kAgent) return agent;
   if (require == Require::kAllocation) return Caller{};
-  const std::string credential = BearerCredential(request);
-  if (credential.empty()) return Caller{};
-  absl::StatusOr<users::Identity> user = users_->Authenticate(credential);
+  const Credential credential = UserCredential(request);
+  if (credential.source == CredentialSource::kCookieWithoutHeader) {
+    return Caller{.refused = absl::StrCat(
+                      "the session cookie counts only on the web page's own requests (with the "
+                      "header ", kPageRequestHeader, "); programs send `Authorization: Bearer`")};
+  }
+  if (credential.token.empty()) return Caller{};
+  absl::StatusOr<users::Identity> user = users_->Authenticate(credential.token);
   if (user.ok()) {
     return Caller{.kind = Caller::Kind::kUser,
                   .name = user->name,

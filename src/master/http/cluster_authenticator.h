@@ -4,7 +4,8 @@
 // `Authorization: Bearer CREDENTIAL`:
 //   * agents: the cluster's agent secret (AgentSecretAuthenticator, its base);
 //   * users:  a login token (users::Users::Authenticate): Caller::Kind::kUser with the user's
-//             name and admin flag;
+//             name and admin flag; the web page's comes in its session cookie instead
+//             (session_cookie.h: only with the page's header; a Bearer token wins);
 //   * trials: their allocation's token, valid only on the routes of that allocation
 //             (Require::kAllocation: the route's first capture names it) and only while it runs.
 // Admission, per route (RouteOptions::require):

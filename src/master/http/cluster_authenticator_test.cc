@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "master/db/database.h"
 #include "master/http/routes.h"
+#include "master/http/session_cookie.h"
 #include "master/http/testing/master_server.h"
 #include "wire/agent_protocol.h"
 #include "wire/states.h"
@@ -338,6 +339,63 @@ TEST_F(AuthRoutesTest, RevokedExpiredAndDeactivatedCredentialsAre401) {
   server_->clock().Advance(absl::Hours(24 * 7));
   absl::Status expired = Client(admin_).Get("/api/v1/experiments").status();
   EXPECT_THAT(expired.message(), HasSubstr("expired")) << expired;
+}
+
+// The web page's login: an HttpOnly, SameSite=Strict cookie that counts only with the page's
+// header, never readable in the answer's body, and cleared and revoked by logout.
+TEST_F(AuthRoutesTest, ACookieLoginCountsOnlyWithThePagesHeaderAndLogoutEndsIt) {
+  httplib::Client raw("127.0.0.1", port_);
+  wire::LoginRequest login{"admin", kAdminPassword};
+  login.cookie = true;
+  httplib::Result in = raw.Post("/api/v1/auth/login", login.ToJson().dump(), "application/json");
+  ASSERT_TRUE(in);
+  ASSERT_EQ(in->status, 200) << in->body;
+  const Json body = Json::parse(in->body);
+  EXPECT_FALSE(body.contains("token")) << "the page's scripts never see the token: " << in->body;
+  EXPECT_EQ(body["username"], "admin");
+  const std::string set = in->get_header_value("Set-Cookie");
+  EXPECT_THAT(set, MatchesRegex("cohort_session=[0-9a-f]+; Max-Age=604800; Path=/api/; "
+                                "HttpOnly; SameSite=Strict"));
+  const std::string cookie = set.substr(0, set.find(';'));
+  const std::string token = CookieValue(cookie, kSessionCookie);
+  ASSERT_FALSE(token.empty());
+  EXPECT_EQ(CookieValue("a=1; " + cookie + "; b=\"2\"", kSessionCookie), token);
+  EXPECT_EQ(CookieValue("b=\"2\"", "b"), "2");
+  EXPECT_EQ(CookieValue("xcohort_session=1", kSessionCookie), "");
+
+  const httplib::Headers page = {{"Cookie", cookie}, {"X-Cohort-Request", "1"}};
+  httplib::Result me = raw.Get("/api/v1/me", page);
+  ASSERT_TRUE(me);
+  EXPECT_EQ(me->status, 200) << me->body;
+  // A forged request (a form or an image on another site) carries the cookie, not the header.
+  httplib::Result forged = raw.Post("/api/v1/users", {{"Cookie", cookie}},
+                                    wire::NewUser{"mallory", "mallory-password", true}
+                                        .ToJson().dump(), "application/json");
+  ASSERT_TRUE(forged);
+  EXPECT_EQ(forged->status, 401);
+  EXPECT_THAT(forged->body, HasSubstr("X-Cohort-Request"));
+  // Another site's page cannot send the header without an Origin the guard refuses.
+  httplib::Headers cross = page;
+  cross.emplace("Origin", "http://evil.example");
+  EXPECT_EQ(raw.Get("/api/v1/me", cross)->status, 403);
+  // A Bearer token wins over the cookie: the CLI's own login stays its own.
+  EXPECT_OK(Client(admin_).Get("/api/v1/me"));
+
+  httplib::Result out = raw.Post("/api/v1/auth/logout", page, "", "application/json");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->status, 200) << out->body;
+  EXPECT_THAT(out->get_header_value("Set-Cookie"),
+              MatchesRegex("cohort_session=; Max-Age=0; Path=/api/; HttpOnly; SameSite=Strict"));
+  EXPECT_EQ(raw.Get("/api/v1/me", page)->status, 401) << "logout revoked the cookie's token";
+  EXPECT_TRUE(absl::IsUnauthenticated(Client(token).Get("/api/v1/me").status()));
+  EXPECT_OK(Client(admin_).Get("/api/v1/me")) << "and only that token";
+}
+
+TEST(SessionCookieTest, IsSecureOverHttps) {
+  EXPECT_THAT(SessionCookie("ab", absl::Hours(1), true),
+              MatchesRegex("cohort_session=ab; Max-Age=3600; Path=/api/; HttpOnly; "
+                           "SameSite=Strict; Secure"));
+  EXPECT_THAT(ExpiredSessionCookie(true), HasSubstr("; Secure"));
 }
 
 TEST_F(AuthRoutesTest, RepeatedFailedLoginsAreRefusedWith429) {

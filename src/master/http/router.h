@@ -189,6 +189,8 @@ class Router {
   // What the router counted and timed so far; shared, so it outlives the router with the
   // routes that record into it.
   const std::shared_ptr<RequestMetrics>& request_metrics() const { return metrics_; }
+  // Whether the master serves HTTPS (the guard's; the session cookie is then Secure).
+  bool https() const { return table_->guard_.https(); }
 
   // The routes as an engine serves them, in two steps so that nothing unauthenticated costs
   // the master more than a request's head: once the head is read, Admit matches the route and

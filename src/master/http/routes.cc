@@ -11,7 +11,7 @@ void RegisterRoutes(Router& router, Master& master) {
   AddAgentRoutes(router, master);
   AddTaskRoutes(router, master);
   AddAllocationRoutes(router, master);
-  AddUserRoutes(router, master.users());
+  AddUserRoutes(router, master.users(), router.https());
   AddSeriesRoutes(router, master.series());
   AddMetricsRoutes(router, master);
   AddWebRoutes(router);  // last: its catch-all serves the page for every other path

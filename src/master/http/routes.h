@@ -16,7 +16,8 @@ void AddTemplateRoutes(Router& router, templates::Templates& templates);  // tem
 void AddAgentRoutes(Router& router, Master& master);                // agents/, slots
 void AddTaskRoutes(Router& router, Master& master);                       // tasks
 void AddAllocationRoutes(Router& router, Master& master);      // allocations/: what agents report
-void AddUserRoutes(Router& router, users::Users& users);       // info, auth/, me, users/
+// info, auth/, me, users/; `https`: the session cookie is Secure (session_cookie.h)
+void AddUserRoutes(Router& router, users::Users& users, bool https);
 void AddSeriesRoutes(Router& router, series::Series& series);  // trials' and experiments' series
 // GET /metrics: the cluster's gauges and the router's request counts in Prometheus text format
 // (docs/observability.md#prometheus), for any logged-in user. Add it last on a router whose

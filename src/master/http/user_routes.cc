@@ -1,4 +1,5 @@
 #include "cohort/status.h"
+#include "master/http/session_cookie.h"
 #include "master/http/routes.h"
 #include "wire/user_bodies.h"
 
@@ -14,7 +15,7 @@ wire::UserSummary Summary(const UserRow& row) {
   return {row.name, row.admin, row.active, row.created_ms};
 }
 
-absl::StatusOr<Reply> Login(users::Users& users, const Request& req) {
+absl::StatusOr<Reply> Login(users::Users& users, const Request& req, bool https) {
   COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
   COHORT_ASSIGN_OR_RETURN(wire::LoginRequest login, wire::ParseLoginRequest(body));
   absl::StatusOr<users::Users::LoginResult> result =
@@ -23,9 +24,14 @@ absl::StatusOr<Reply> Login(users::Users& users, const Request& req) {
     return TooManyRequests(result.status().message());
   }
   if (!result.ok()) return result.status();
-  return Reply::Ok(
-      wire::LoginResponse{result->token, result->user.name, result->user.admin, result->expires_ms}
-          .ToJson());
+  wire::LoginResponse response{result->token, result->user.name, result->user.admin,
+                               result->expires_ms};
+  if (!login.cookie) return Reply::Ok(response.ToJson());
+  response.token.clear();  // the page's scripts never see it
+  Reply reply = Reply::Ok(response.ToJson());
+  reply.headers.emplace_back(
+      "Set-Cookie", SessionCookie(result->token, result->lifetime, https));
+  return reply;
 }
 
 absl::StatusOr<Reply> Me(users::Users& users, const Request& req) {
@@ -58,7 +64,7 @@ absl::StatusOr<Reply> SetPassword(users::Users& users, const Request& req) {
 
 }  // namespace
 
-void AddUserRoutes(Router& router, users::Users& users) {
+void AddUserRoutes(Router& router, users::Users& users, bool https) {
   // Open: anyone who reaches the port may send these, so their bodies are small. A login waits
   // for the hash pool (users/hash_pool.h), not for the handlers' gate: a flood of logins never
   // holds the places other requests need, and past the pool's queue it is refused (503).
@@ -71,10 +77,13 @@ void AddUserRoutes(Router& router, users::Users& users) {
       },
       kOpen);
   router.Post(
-      "/api/v1/auth/login", [&](const Request& req) { return Login(users, req); }, kOpen);
-  router.Post("/api/v1/auth/logout", [&](const Request& req) -> absl::StatusOr<Reply> {
+      "/api/v1/auth/login", [&users, https](const Request& req) { return Login(users, req, https); },
+      kOpen);
+  router.Post("/api/v1/auth/logout", [&users, https](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_RETURN_IF_ERROR(users.Logout(IdentityOf(req.caller())));
-    return Reply::Done();
+    Reply reply = Reply::Done();
+    reply.headers.emplace_back("Set-Cookie", ExpiredSessionCookie(https));
+    return reply;
   });
   router.Get("/api/v1/me", [&](const Request& req) { return Me(users, req); });
   router.Get("/api/v1/users", [&](const Request& req) { return ListUsers(users, req); },

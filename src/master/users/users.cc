@@ -94,7 +94,8 @@ absl::StatusOr<Users::LoginResult> Users::Login(const std::string& name,
   // Expired tokens are dropped here, where new ones are made, so the table does not grow.
   COHORT_RETURN_IF_ERROR(db_->DeleteExpiredTokens(NowMs()).status());
   LoginResult result{NewToken(), *user,
-                     absl::ToUnixMillis(clock_->Now() + options_.token_lifetime)};
+                     absl::ToUnixMillis(clock_->Now() + options_.token_lifetime),
+                     options_.token_lifetime};
   COHORT_RETURN_IF_ERROR(db_->InsertToken({.hash = TokenHash(result.token),
                                            .user_id = user->id,
                                            .created_ms = NowMs(),

@@ -68,6 +68,7 @@ class Users {
     std::string token;
     UserRow user;
     int64_t expires_ms = 0;
+    absl::Duration lifetime;  // from now to expires_ms
   };
   // Unauthenticated "wrong user name or password" for an unknown user, a wrong password or a
   // deactivated user (the same words, so names cannot be probed); ResourceExhausted when the

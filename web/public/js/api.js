@@ -1,8 +1,14 @@
-// The master's REST API (/api/v1), as the CLI uses it: every call sends the session's login
-// token as `Authorization: Bearer`, and every failure becomes an ApiError whose message is the
+// The master's REST API (/api/v1), as the page uses it: one login per browser, in the
+// master's HttpOnly session cookie (no script here can read the token), which the master
+// counts only on requests that carry the page's header X-Cohort-Request (its CSRF defence,
+// master/http/session_cookie.h). Every failure becomes an ApiError whose message is the
 // master's own words ({"error", "errors"}) or says what went wrong on the way.
+//
+// localStorage keeps who is logged in ({username, admin, expires_ms}, never the token), shared
+// by the browser's tabs: a login or logout in one tab reaches the others as a `storage` event
+// (main.js follows it).
 
-const kSessionKey = 'cohort.session';
+export const kSessionKey = 'cohort.session';
 
 export class ApiError extends Error {
   constructor(status, message) {
@@ -11,11 +17,11 @@ export class ApiError extends Error {
   }
 }
 
-// {token, username, admin, expires_ms} of the logged-in user, or null.
+// {username, admin, expires_ms} of the logged-in user, or null.
 export function getSession() {
   try {
-    const session = JSON.parse(sessionStorage.getItem(kSessionKey) || 'null');
-    if (!session || !session.token) return null;
+    const session = JSON.parse(localStorage.getItem(kSessionKey) || 'null');
+    if (!session || !session.username) return null;
     if (session.expires_ms && session.expires_ms < Date.now()) {
       clearSession();
       return null;
@@ -27,14 +33,13 @@ export function getSession() {
 }
 
 export function setSession(login) {
-  sessionStorage.setItem(kSessionKey, JSON.stringify({
-    token: login.token, username: login.username, admin: !!login.admin,
-    expires_ms: login.expires_ms || 0,
+  localStorage.setItem(kSessionKey, JSON.stringify({
+    username: login.username, admin: !!login.admin, expires_ms: login.expires_ms || 0,
   }));
 }
 
 export function clearSession() {
-  sessionStorage.removeItem(kSessionKey);
+  localStorage.removeItem(kSessionKey);
 }
 
 // Called when the master refuses the session's token (expired, revoked): set by main.js.
@@ -51,14 +56,12 @@ function errorText(status, json, statusText) {
 
 // `body`: sent as JSON; `text`: sent as it is (a template's YAML).
 async function send(path, { method = 'GET', body, text, signal } = {}) {
-  const headers = {};
-  const session = getSession();
-  if (session) headers.Authorization = `Bearer ${session.token}`;
+  const headers = { 'X-Cohort-Request': '1' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (text !== undefined) headers['Content-Type'] = 'text/plain; charset=utf-8';
   try {
     return await fetch(path, {
-      method, headers, signal, cache: 'no-store',
+      method, headers, signal, cache: 'no-store', credentials: 'same-origin',
       body: text !== undefined ? text : body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (e) {
@@ -92,7 +95,7 @@ export async function api(path, options = {}) {
   }
 }
 
-// Fetches /api/v1 + `path` with the session's token and saves it as `filename`.
+// Fetches /api/v1 + `path` in the session and saves it as `filename`.
 export async function download(path, filename) {
   const full = `/api/v1${path}`;
   const response = await check(await send(full), full);

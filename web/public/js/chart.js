@@ -37,17 +37,19 @@ export class LineChart {
     this.box.setAttribute('aria-label', title);
   }
 
-  // lines: [{label, points: [[x, y], ...]}] with x increasing.
+  // lines: [{label, points: [[x, y], ...], emphasis?}] with x increasing; when some lines have
+  // `emphasis`, they are drawn thick and the others thin and grey.
   setLines(lines) {
     const nonEmpty = lines.filter((l) => l.points.length > 0);
     this.box.dataset.points = JSON.stringify(lines.map((l) => l.points.length));
     this.box.dataset.lines = String(lines.length);
+    this.box.dataset.emphasized = String(lines.filter((l) => l.emphasis).length);
     this.empty.hidden = nonEmpty.length > 0;
     this.plotArea.hidden = nonEmpty.length === 0;
     if (nonEmpty.length === 0) return;
     const tables = nonEmpty.map((l) => [l.points.map((p) => p[0]), l.points.map((p) => p[1])]);
     const data = tables.length === 1 ? tables[0] : uPlot.join(tables);
-    const key = nonEmpty.map((l) => l.label).join('\u0000') + `|${this.options.xTime}`;
+    const key = nonEmpty.map((l) => `${l.label}${l.emphasis ? '*' : ''}`).join('\u0000') + `|${this.options.xTime}`;
     if (this.plot && key === this.key) {
       this.plot.setData(data);
       return;
@@ -58,6 +60,7 @@ export class LineChart {
   }
 
   uplotOptions(lines) {
+    const dim = lines.some((l) => l.emphasis);
     const { xLabel, xTime, yFormat, height } = this.options;
     const yValues = (u, values) => values.map((v) => yFormat(v));
     return {
@@ -72,8 +75,9 @@ export class LineChart {
         { label: xLabel, value: xTime ? undefined : (u, v) => fmtNum(v) },
         ...lines.map((l, i) => ({
           label: l.label,
-          stroke: kPalette[i % kPalette.length],
-          width: 1.5,
+          // With some lines emphasized (selected), the others are drawn thin and grey.
+          stroke: dim && !l.emphasis ? '#c4c4c4' : kPalette[i % kPalette.length],
+          width: l.emphasis ? 3 : dim ? 1 : 1.5,
           spanGaps: true,
           points: { show: l.points.length < 60 },
           value: (u, v) => yFormat(v),

@@ -1,16 +1,21 @@
 // The single-page app: a router over the History API. Each path draws one page into <main>;
 // leaving the page stops its polls and aborts its requests (PageContext). A page that needs a
-// session without one redirects to /login?next=PATH.
+// session without one redirects to /login?next=PATH. The login is the browser's (api.js): a
+// logout in any tab takes every tab to the login page at once, and a page the browser restores
+// from its back/forward cache after a logout is drawn again (as the login), never shown as it
+// was.
 
-import { api, clearSession, describeError, getSession, setUnauthenticatedHandler } from './api.js';
+import {
+  api, clearSession, describeError, getSession, kSessionKey, setUnauthenticatedHandler,
+} from './api.js';
 import { el, fill } from './util.js';
-import { loginPage } from './pages/login.js';
+import { loginPage, nextPath } from './pages/login.js';
 import { experimentsPage } from './pages/experiments.js';
 import { experimentPage } from './pages/experiment.js';
 import { trialPage } from './pages/trial.js';
 import { clusterPage } from './pages/cluster.js';
 import { templatesPage } from './pages/templates.js';
-import { comparePage } from './pages/compare.js';
+import { compareExperimentsPage, comparePage } from './pages/compare.js';
 
 const kRoutes = [
   { pattern: /^\/login$/, page: loginPage, open: true, title: 'Log in' },
@@ -18,6 +23,7 @@ const kRoutes = [
   { pattern: /^\/experiments\/(\d+)$/, page: experimentPage, nav: 'experiments', title: 'Experiment' },
   { pattern: /^\/trials\/(\d+)$/, page: trialPage, nav: 'experiments', title: 'Trial' },
   { pattern: /^\/compare\/([\d,]+)$/, page: comparePage, nav: 'experiments', title: 'Compare trials' },
+  { pattern: /^\/compare\/experiments\/([\d,]+)$/, page: compareExperimentsPage, nav: 'experiments', title: 'Compare experiments' },
   { pattern: /^\/cluster$/, page: clusterPage, nav: 'cluster', title: 'Cluster' },
   { pattern: /^\/templates$/, page: templatesPage, nav: 'templates', title: 'Templates' },
 ];
@@ -131,6 +137,22 @@ document.addEventListener('click', (event) => {
 });
 
 window.addEventListener('popstate', render);
+// Another tab logged in or out (localStorage's `storage` event fires in the other tabs only).
+window.addEventListener('storage', (event) => {
+  if (event.key !== kSessionKey && event.key !== null) return;
+  const route = kRoutes.find((r) => r.pattern.test(location.pathname));
+  if (!getSession() && route && !route.open) {
+    fill(document.getElementById('main'));  // nothing of the session stays on screen
+    navigate(`/login?next=${encodeURIComponent(location.pathname + location.search)}`,
+      { replace: true });
+  } else if (getSession() && location.pathname === '/login') {
+    navigate(nextPath(), { replace: true });
+  }
+});
+// Restored from the back/forward cache: drawn again if the session ended meanwhile.
+window.addEventListener('pageshow', (event) => {
+  if (event.persisted && !getSession()) render();
+});
 setUnauthenticatedHandler(() => {
   const next = location.pathname + location.search;
   if (location.pathname !== '/login') {

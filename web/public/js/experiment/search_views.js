@@ -90,10 +90,13 @@ export class SearchViews {
     // The table draws 100 rows at first ("Show more" adds 100): at 1,000 trials the rows are
     // most of a redraw's time.
     Object.assign(this, { id, ctx, table: null, brushes: new Map(), selected: new Set(), filters: [], limit: 100 });
-    this.metricSelect = el('select', { id: 'search-metric', onchange: () => this.draw() });
-    this.xSelect = el('select', { id: 'scatter-x', onchange: () => this.draw() });
-    this.hx = el('select', { id: 'heat-x', onchange: () => this.draw() });
-    this.hy = el('select', { id: 'heat-y', onchange: () => this.draw() });
+    this.onSelect = () => {};  // called with the selected trial ids when they change
+    // A select the user changed keeps their choice across refreshes (fillSelects).
+    const chosen = (e) => { e.target.dataset.chosen = 'user'; this.draw(); };
+    this.metricSelect = el('select', { id: 'search-metric', onchange: chosen });
+    this.xSelect = el('select', { id: 'scatter-x', onchange: chosen });
+    this.hx = el('select', { id: 'heat-x', onchange: chosen });
+    this.hy = el('select', { id: 'heat-y', onchange: chosen });
     this.filterInput = el('input', { id: 'search-filter', type: 'text', size: 32, placeholder: 'lr<0.01, layers=3',
       'aria-describedby': 'search-filter-help', onchange: () => this.setFilter() });
     this.compareButton = el('button', { type: 'button', id: 'compare-selected', disabled: true,
@@ -156,9 +159,11 @@ export class SearchViews {
     return [...names];
   }
 
+  // The selects' options, keeping what the user chose; until they choose, the metric is the
+  // searcher's and the axes are the hyperparameters that vary first (a constant one says nothing).
   fillSelects() {
     const keep = (select, options, preferred) => {
-      const chosen = select.value;
+      const chosen = select.dataset.chosen === 'user' ? select.value : '';
       const key = options.join('\n');
       if (select.dataset.options !== key) {
         select.dataset.options = key;
@@ -167,10 +172,13 @@ export class SearchViews {
       select.value = options.includes(chosen) ? chosen : preferred;
     };
     const hp = this.hparamNames();
+    const rows = this.rows();
+    const varies = (n) => new Set(rows.map((r) => JSON.stringify(r.hp[n] ?? null))).size > 1;
+    const order = [...hp.filter(varies), ...hp.filter((n) => !varies(n))];
     keep(this.metricSelect, this.metricNames(), this.table.metric);
-    keep(this.xSelect, hp, hp[0]);
-    keep(this.hx, hp, hp[0]);
-    keep(this.hy, hp, hp[1] || hp[0]);
+    keep(this.xSelect, hp, order[0]);
+    keep(this.hx, hp, order[0]);
+    keep(this.hy, hp, order[1] || order[0]);
   }
 
   setFilter() {
@@ -218,7 +226,7 @@ export class SearchViews {
     const rows = this.visible();
     const columns = [
       { title: 'Compare', cell: (r) => el('input', { type: 'checkbox', 'aria-label': `select trial ${r.id}`, checked: this.selected.has(r.id),
-        onchange: (e) => { if (e.target.checked) this.selected.add(r.id); else this.selected.delete(r.id); this.updateCompare(); } }) },
+        onchange: (e) => { if (e.target.checked) this.selected.add(r.id); else this.selected.delete(r.id); this.updateCompare(); this.onSelect(this.selected); } }) },
       { title: 'Trial', class: 'num', sort: (r) => r.id, cell: (r) => el('a', { href: `/trials/${r.id}` }, r.id,
         r.id === this.table.best_trial ? el('span', { class: 'best', title: `best ${this.table.metric}` }, ' ★') : '') },
       { title: 'State', sort: (r) => r.state, cell: (r) => stateBadge(r.state) },

@@ -21,7 +21,7 @@ export function experimentPage(main, [id], ctx) {
   const status = el('div', { 'aria-live': 'polite' });
   const summary = el('div', { id: 'experiment-summary' });
   const trials = el('div', { id: 'trials' });
-  const curves = el('section', { 'aria-labelledby': 'curves-title' },
+  const curves = el('section', { 'aria-labelledby': 'curves-title', id: 'curves' },
     el('h2', { id: 'curves-title' }, 'Learning curves'));
   const search = el('section', { 'aria-labelledby': 'search-title', id: 'search' },
     el('h2', { id: 'search-title' }, 'Hyperparameters and results'));
@@ -35,6 +35,7 @@ export function experimentPage(main, [id], ctx) {
     el('section', { 'aria-labelledby': 'config-title' }, el('h2', { id: 'config-title' }, 'Effective config'), config));
   const chart = new CurvesChart(curves, id, ctx);
   const views = new SearchViews(search, id, ctx);
+  views.onSelect = (selected) => chart.highlight(selected);  // selected trials stand out
   ctx.onCleanup(() => chart.destroy());
 
   let detail = null;

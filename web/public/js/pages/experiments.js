@@ -1,10 +1,11 @@
 // Experiments: every experiment with its state, progress, best searcher metric, owner, slots,
 // start and duration, filtered by state, owner and name (archived ones only when asked for);
-// pause, activate and kill. Polled every
+// pause, activate and kill; two to ten selected open their comparison. Polled every
 // 2 s: GET /api/v1/experiments, plus GET /api/v1/experiments/{id} for the unfinished ones (the
 // trials give the progress and the metric; a finished one is read once).
 
 import { api, describeError } from '../api.js';
+import { navigate } from '../main.js';
 import { experimentActions } from '../experiment_actions.js';
 import {
   el, errorBox, fill, fmtDuration, fmtNum, fmtTime, kFinalExperimentStates, progressBar,
@@ -24,11 +25,12 @@ export function experimentsPage(main, params, ctx) {
   const sort = new SortState('experiments', () => draw());
   const body = el('div', { id: 'experiments' });
   let limit = kPageRows;
-  fill(main, el('h1', {}, 'Experiments'), filters.form, status, body);
+  const selection = compareSelection();
+  fill(main, el('h1', {}, 'Experiments'), filters.form, selection.bar, status, body);
 
   function draw() {
     const shown = experiments.filter(filters.matches);
-    redrawKeepingFocus(body, () => fill(body, table(columns(details, refresh, status), shown, {
+    redrawKeepingFocus(body, () => fill(body, table([...columns(details, refresh, status), selection.column], shown, {
       empty: experiments.length ? 'No experiment matches the filter.' : 'No experiments yet: create one with cohort experiment create.',
       caption: 'Experiments',
       rowAttrs: (e) => ({ dataset: { key: e.id, experimentId: e.id, state: e.state } }),
@@ -83,6 +85,27 @@ function columns(details, refresh, status) {
     { title: 'Duration', cell: (e) => duration(e), sort: (e) => durationMs(e) },
     { title: 'Actions', cell: (e) => experimentActions(e, onDone) },
   ];
+}
+
+// The "Compare" column's boxes and the button that opens /compare/experiments/IDS.
+function compareSelection() {
+  const selected = new Set();
+  const button = el('button', { type: 'button', id: 'compare-experiments', disabled: true,
+    onclick: () => navigate(`/compare/experiments/${[...selected].sort((a, b) => a - b).join(',')}`) });
+  const update = () => {
+    button.disabled = selected.size < 2 || selected.size > 10;
+    button.textContent = `Compare selected experiments (${selected.size})`;
+  };
+  update();
+  return {
+    bar: el('div', { class: 'controls' }, button,
+      el('span', { class: 'muted' }, 'Select 2 to 10 experiments to compare their best trials.')),
+    column: {
+      title: 'Compare',
+      cell: (e) => el('input', { type: 'checkbox', 'aria-label': `select experiment ${e.id}`, checked: selected.has(e.id),
+        onchange: (event) => { if (event.target.checked) selected.add(e.id); else selected.delete(e.id); update(); } }),
+    },
+  };
 }
 
 // The name, then the config's labels and description (GET /api/v1/experiments has them).

@@ -1,11 +1,12 @@
-// Login: POST /api/v1/auth/login; the token is kept in this tab's sessionStorage.
+// Login: POST /api/v1/auth/login with "cookie": the master sets the browser's session cookie
+// (every tab shares it; api.js).
 
 import { api, describeError, getSession, setSession } from '../api.js';
 import { navigate } from '../main.js';
 import { el, errorBox } from '../util.js';
 
 // Only a path of this site (never another origin) is followed after login.
-function nextPath() {
+export function nextPath() {
   const next = new URLSearchParams(location.search).get('next') || '/experiments';
   return next.startsWith('/') && !next.startsWith('//') ? next : '/experiments';
 }
@@ -36,7 +37,7 @@ export function loginPage(main) {
     message.replaceChildren();
     try {
       const login = await api('/auth/login', {
-        method: 'POST', body: { username: username.value, password: password.value },
+        method: 'POST', body: { username: username.value, password: password.value, cookie: true },
       });
       setSession(login);
       navigate(nextPath(), { replace: true });
