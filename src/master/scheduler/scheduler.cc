@@ -1,65 +1,57 @@
 #include "master/scheduler/scheduler.h"
 
-#include "master/scheduler/placer.h"
-
-#include <algorithm>
-#include <functional>
 #include <map>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "master/scheduler/placer.h"
+#include "master/scheduler/pool_pass.h"
 
 namespace cohort::master {
-namespace {
-
-constexpr char kNoAgents[] = "no agents are connected (or all are disabled)";
-
-using placing::Attempt;
-using placing::Placer;
-
-}  // namespace
 
 ScheduleResult Schedule(const std::vector<AgentState>& agents,
                         const std::vector<TaskRequest>& queue) {
+  ScheduleInput input;
+  input.agents = agents;
+  input.queue = queue;
+  return Schedule(input);
+}
+
+ScheduleResult Schedule(const ScheduleInput& input) {
+  std::map<std::string, placing::PoolInput> pools;
+  auto pool = [&](const std::string& name) -> placing::PoolInput& {
+    auto [it, added] = pools.try_emplace(name);
+    if (added) {
+      it->second.name = name;
+      const auto spec = input.pools.find(name);
+      if (spec != input.pools.end()) it->second.spec = spec->second;
+      it->second.experiments = &input.experiments;
+    }
+    return it->second;
+  };
+  for (const AgentState& a : input.agents) pool(a.pool).agents.push_back(a);
+  for (const TaskRequest& t : input.queue) pool(t.pool).queue.push_back(&t);
+  for (const RunningTask& t : input.running) pool(t.pool).running.push_back(&t);
   ScheduleResult result;
-  std::vector<const TaskRequest*> order;
-  order.reserve(queue.size());
-  for (const TaskRequest& task : queue) order.push_back(&task);
-  // Stable, so tasks equal in both keys keep the caller's order.
-  std::stable_sort(order.begin(), order.end(), [](const TaskRequest* a, const TaskRequest* b) {
-    return std::make_pair(a->priority, a->sequence) < std::make_pair(b->priority, b->sequence);
-  });
-
-  Placer placer(agents);
-  if (!placer.HasAgents()) {
-    for (const TaskRequest* task : order) result.waiting[task->id] = kNoAgents;
-    return result;
+  for (const auto& [name, p] : pools) {
+    if (!p.queue.empty()) placing::RunPoolPass(p, &result);
   }
-
-  // The first task that waits for busy slots; every later task queues behind it, so a big task
-  // is not starved by a stream of small ones that fit into the gaps. The cost is idle slots
-  // while it waits (no backfilling: it would need task durations, which we do not know).
-  for (const TaskRequest* task : order) {
-    // A task that can never run says so even behind a blocker: "queued behind" would suggest
-    // that waiting helps.
-    if (std::optional<std::string> never = placer.WhyNever(*task)) {
-      result.waiting[task->id] = *std::move(never);
-      continue;
-    }
-    if (result.blocker) continue;  // queued behind it: result.blocker says so
-    Attempt attempt = placer.TryPlace(*task);
-    if (attempt.placement) {
-      result.placements.push_back(*std::move(attempt.placement));
-    } else {
-      result.waiting[task->id] = std::move(attempt.reason);
-      result.blocker = Blocker{task->id, task->priority, task->sequence};
-    }
+  if (auto it = result.blockers.find(kDefaultPool); it != result.blockers.end()) {
+    result.blocker = it->second;
   }
   return result;
+}
+
+int RunningTask::slots() const {
+  int n = 0;
+  for (const auto& [agent, slots] : agents) n += slots;
+  return n;
+}
+
+const char* PoolPolicyName(PoolPolicy policy) {
+  return policy == PoolPolicy::kFairShare ? "fair_share" : "priority";
 }
 
 bool IsBehind(const Blocker& blocker, int priority, int64_t sequence) {

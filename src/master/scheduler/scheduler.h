@@ -29,6 +29,29 @@
 //  * a task never goes on an agent in its `excluded_agents` (log policies); when only those
 //    could host it, it waits saying so and holds nobody back.
 //
+// Shared clusters (docs/design/0020-sharing-a-cluster.md; Schedule(ScheduleInput)):
+//  * pools: every agent is in one resource pool and a task runs only on its pool's agents;
+//    each pool is scheduled on its own, by its own policy (PoolSpec); a task whose pool has no
+//    agents waits saying so;
+//  * max_slots: a task whose experiment already holds (running, stopping included) more than
+//    its max_slots minus the task's slots waits saying so and holds nobody back;
+//  * priority policy: the rules above, per pool. With preemption on, the first task that waits
+//    for busy slots (the blocker) may preempt running tasks of strictly lower priority (higher
+//    number): first it counts the slots of tasks already stopping as free (if it fits then, it
+//    waits for them and nothing more is preempted); else it takes the lowest priority first
+//    and, within a priority, the most recently submitted first, until it would fit, then gives
+//    back any it did not need. If even all of them would not make room, nothing is preempted.
+//    The preempted tasks queue again behind it (no overtaking), so they start again only when
+//    they fit without displacing it;
+//  * fair_share policy: the pool's enabled slots are divided among the experiments with tasks
+//    in the pool in proportion to their weights, no experiment getting more than it asks for
+//    (the rest goes to the others); an experiment starts tasks while it holds less than its
+//    share (lowest held/share first; within an experiment by sequence), then the slots left
+//    idle go to anyone (work-conserving). No blocker: every waiting task says why. With
+//    preemption on, an experiment below its share whose next task does not fit preempts tasks
+//    of experiments above their share (the most over first, newest first) that stay at or
+//    above their share, by the same fit-or-nothing rule.
+//
 // Example:
 //   ScheduleResult r = Schedule(agents, queue);
 //   for (const Placement& p : r.placements) Start(p);
@@ -46,11 +69,14 @@
 
 namespace cohort::master {
 
+inline constexpr char kDefaultPool[] = "default";
+
 struct AgentState {
   std::string id;
   int slots = 0;  // slots the agent has
   int used = 0;   // slots held by running tasks
   bool enabled = true;
+  std::string pool = kDefaultPool;  // the resource pool it joined
 };
 
 struct TaskRequest {
@@ -61,6 +87,53 @@ struct TaskRequest {
   // Agents the task must not run on (its trial's exclude_node log policies matched there).
   // When only those could host it, it waits saying so and holds nobody back.
   std::set<std::string> excluded_agents;
+  std::string pool = kDefaultPool;  // its experiment's resources.resource_pool
+  int64_t experiment_id = 0;        // for max_slots, fair share and the words of a preemption
+};
+
+// A task that holds slots now (Schedule(ScheduleInput) may preempt it).
+struct RunningTask {
+  std::string id;
+  int64_t experiment_id = 0;
+  std::string pool = kDefaultPool;
+  int priority = 42;
+  int64_t sequence = 0;
+  // Where it runs: (agent, slots), as its Placement had them.
+  std::vector<std::pair<std::string, int>> agents;
+  // Already told to stop (preempted, paused, killed): its slots come free once it exits.
+  bool stopping = false;
+  int slots() const;
+};
+
+// What an experiment asks of a shared pool.
+struct ExperimentShare {
+  double weight = 1.0;  // resources.weight (fair share)
+  int max_slots = 0;    // resources.max_slots; 0: no cap
+};
+
+enum class PoolPolicy { kPriority, kFairShare };
+// "priority", "fair_share" (Determined's names).
+const char* PoolPolicyName(PoolPolicy policy);
+
+struct PoolSpec {
+  PoolPolicy policy = PoolPolicy::kPriority;
+  bool preemption = false;
+};
+
+// Everything one pass decides from; pools absent from `pools` are scheduled by PoolSpec{}.
+struct ScheduleInput {
+  std::vector<AgentState> agents;
+  std::vector<TaskRequest> queue;
+  std::vector<RunningTask> running;
+  std::map<int64_t, ExperimentShare> experiments;  // absent: ExperimentShare{}
+  std::map<std::string, PoolSpec> pools;
+};
+
+// A running task to stop so that a waiting one can start: it checkpoints, stops and queues
+// again (not counted against its max_restarts).
+struct Preemption {
+  std::string task_id;
+  std::string reason;  // "preempted by experiment 12 (priority 10)"
 };
 
 struct Placement {
@@ -74,6 +147,7 @@ struct Blocker {
   std::string id;
   int priority = 42;
   int64_t sequence = 0;
+  std::string pool = kDefaultPool;
 };
 
 struct ScheduleResult {
@@ -90,6 +164,10 @@ struct ScheduleResult {
   // sentence per queued task, thousands per pass in a long queue. IsBehind and
   // QueuedBehindReason describe those tasks.
   std::optional<Blocker> blocker;
+  // Schedule(ScheduleInput): the blocker of each priority pool that has one (`blocker` is then
+  // the default pool's), and the tasks to preempt.
+  std::map<std::string, Blocker> blockers;
+  std::vector<Preemption> preemptions;
 };
 
 // Whether a task of `priority` and `sequence` comes after `blocker` in the scheduler's order
@@ -101,6 +179,8 @@ std::string QueuedBehindReason(const Blocker& blocker);
 // Places what can start now. `agents` includes disabled ones (they take no new tasks).
 ScheduleResult Schedule(const std::vector<AgentState>& agents,
                         const std::vector<TaskRequest>& queue);
+// The same per pool, with max_slots, the pools' policies and preemption (see the top).
+ScheduleResult Schedule(const ScheduleInput& input);
 
 // OK when `slots` is at most the cluster's slots in total (every agent counted, enabled or not,
 // busy or not) or no agent has joined yet; otherwise FailedPrecondition with the reason ("needs
