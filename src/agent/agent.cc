@@ -139,6 +139,7 @@ absl::Status Agent::Register() {
   client.set_tls_ca_file(options_.tls_ca_file);
   wire::AgentRegistration registration{options_.id,      options_.slots,   options_.host,
                                        options_.port_lo, options_.port_hi, {}};
+  registration.resource_pool = options_.resource_pool;
   {
     MutexLock lock(&mu_);
     for (const auto& [id, control] : running_) {

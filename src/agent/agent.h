@@ -57,6 +57,7 @@ struct AgentOptions {
   std::string tls_ca_file;
   std::string id;
   int slots = 1;
+  std::string resource_pool = "default";  // the master's pool it joins (--resource-pool)
   // GPU slots: this machine's GPUs (nvidia-smi's ids), one per slot; each allocation gets as
   // many free ones as it has slots, passed to its launcher (cohort-launch --gpus, one
   // CUDA_VISIBLE_DEVICES per worker). Empty: CPU slots.

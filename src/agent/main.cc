@@ -177,6 +177,9 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "CA certificates (PEM) that an https:// master's certificate must chain to "
                  "(default: $COHORT_TLS_CA, else the system's store)");
   app.add_option("--id", options.id, "Agent id (default: the host name); unique per agent");
+  app.add_option("--resource-pool", options.resource_pool,
+                 "The master's resource pool to join (default: default); the master refuses a "
+                 "pool its --resource-pools file does not name");
   app.add_option("--host", options.host,
                  "Address other machines reach this one at (default 127.0.0.1)");
   app.add_option("--port-range", f.port_range,

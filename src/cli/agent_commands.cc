@@ -20,10 +20,10 @@ int ListAgents(const CommandContext& context) {
   if (context.json()) return PrintJson(list->ToJson());
   std::vector<std::vector<std::string>> rows;
   for (const wire::AgentSummary& a : list->agents) {
-    rows.push_back({a.id, a.host, absl::StrCat(a.slots), absl::StrCat(a.used), YesNo(a.enabled),
-                    YesNo(a.connected)});
+    rows.push_back({a.id, a.host, a.resource_pool, absl::StrCat(a.slots), absl::StrCat(a.used),
+                    YesNo(a.enabled), YesNo(a.connected)});
   }
-  PrintTable(std::cout, {"id", "host", "slots", "used", "enabled", "connected"}, rows);
+  PrintTable(std::cout, {"id", "host", "pool", "slots", "used", "enabled", "connected"}, rows);
   return kExitOk;
 }
 

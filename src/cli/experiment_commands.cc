@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/exit_codes.h"
+#include "cli/job_commands.h"
 #include "cli/local_experiment.h"
 #include "cli/remote_experiment.h"
 #include "cli/search_commands.h"
@@ -298,6 +299,7 @@ void AddExperimentCommands(CLI::App* root, CommandContext* context) {
   AddLifecycleVerbs(experiment, context);
   AddDelete(experiment, context);
   AddFork(experiment, context);
+  AddExperimentSet(experiment, context);
 }
 
 }  // namespace cohort::cli

@@ -14,6 +14,7 @@
 #include "cli/command_context.h"
 #include "cli/exit_codes.h"
 #include "cli/experiment_commands.h"
+#include "cli/job_commands.h"
 #include "cli/task_commands.h"
 #include "cli/template_commands.h"
 #include "cli/trial_commands.h"
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
   cohort::cli::AddExperimentCommands(&app, &context);
   cohort::cli::AddTrialCommands(&app, &context);
   cohort::cli::AddTaskCommands(&app, &context);
+  cohort::cli::AddJobCommands(&app, &context);
   cohort::cli::AddAgentCommands(&app, &context);
   cohort::cli::AddTemplateCommands(&app, &context);
   cohort::cli::AddCheckpointCommands(&app, &context);

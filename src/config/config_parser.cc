@@ -145,18 +145,16 @@ Resources ParseResources(const Json& node, ErrorList* errors, Json* effective) {
                            "slot is a GPU or a share of an agent's cores");
     res.slots_per_trial = 1;
   }
-  res.max_slots = r.Ignored("max_slots", "Cohort does not cap an experiment's slots yet", [&] {
-    return r.Int("max_slots", std::nullopt, Between(1, kMaxSlotsPerTrial));
-  });
+  // The scheduler honours these (docs/design/0020-sharing-a-cluster.md): at most max_slots
+  // held at once, the priority policy's order, the fair-share policy's weight, and the pool.
+  res.max_slots = r.Int("max_slots", std::nullopt, Between(1, kMaxSlotsPerTrial));
   res.priority = r.Int("priority", std::nullopt, Between(1, 99));
   res.weight = r.Number("weight", 1.0, GreaterThan(0)).value_or(1.0);
-  r.Warn("weight", "Cohort's scheduler has no fair-share weights", Json(1));
   res.is_single_node = r.Ignored(
       "is_single_node",
       "Cohort's scheduler does not honour it yet: a trial larger than one agent spans whole agents",
       [&] { return r.Bool("is_single_node"); });
-  res.resource_pool = r.Ignored("resource_pool", "Cohort's agents form a single pool",
-                                [&] { return r.String("resource_pool"); });
+  res.resource_pool = r.String("resource_pool");
   r.Ignored("agent_label", "Determined removed agent labels in 0.20 and ignores them too",
             [&] { return r.String("agent_label"); });
   r.Ignored("native_parallel", "Determined's native parallelism has no meaning in Cohort",

@@ -19,6 +19,7 @@
 #include "common/directory_lock.h"
 #include "common/env.h"
 #include "common/private_file.h"
+#include "config/yaml_json.h"
 #include "master/db/database.h"
 #include "master/db/open_database.h"
 #include "master/db/sqlite_backup.h"
@@ -40,6 +41,7 @@ struct Flags {
       (std::filesystem::path(cohort::client::LocalClusterDir()) / "master").string();
   std::string db_url;  // --db: a URL or a file path (master/db/open_database.h)
   double agent_timeout = 30;
+  double preemption_timeout = 600;
   double readopt_grace = 0;  // 0: agent_timeout
   std::string secret_file;
   std::string initial_password_file;
@@ -49,6 +51,7 @@ struct Flags {
   std::string backup_file;
   bool overwrite = false;
   std::vector<std::string> checkpoint_storage_roots;
+  std::string resource_pools_file;  // --resource-pools
   cohort::master::slurm_rm::SlurmFlags slurm;
   int http_connections = 4096;
   // Two per core: at 200 agents on 2 cores (docs/performance.md, "a fourth time") 4 gave the
@@ -61,8 +64,17 @@ cohort::master::MasterOptions MasterOptionsFrom(const Flags& f) {
   return {.data_dir = f.data_dir,
           .checkpoint_storage_roots = f.checkpoint_storage_roots,
           .agent_timeout = absl::Seconds(f.agent_timeout),
+          .preemption_timeout = absl::Seconds(f.preemption_timeout),
           .readopt_grace = absl::Seconds(f.readopt_grace > 0 ? f.readopt_grace : f.agent_timeout),
           .log_retention = f.log_retention};
+}
+
+// --resource-pools FILE, or just the default pool.
+absl::StatusOr<cohort::master::ResourcePools> LoadResourcePools(const Flags& f) {
+  if (f.resource_pools_file.empty()) return cohort::master::DefaultResourcePools();
+  COHORT_ASSIGN_OR_RETURN(std::string text,
+                          cohort::config::ReadYamlText(f.resource_pools_file));
+  return cohort::master::ParseResourcePools(text, f.resource_pools_file);
 }
 
 // The database's flags: log retention, the check at start, backups (docs/reliability.md).
@@ -116,6 +128,14 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "storage_path) must lie in one of them, and the master reads and deletes "
                  "checkpoint files nowhere else. None may hold DATA_DIR or lie inside it")
       ->delimiter(',');
+  app.add_option("--resource-pools", f.resource_pools_file,
+                 "YAML file of resource pools (resource_pools: [{pool_name, description, "
+                 "scheduler: {type: priority|fair_share, preemption: true|false}}]); the pool "
+                 "'default' always exists (docs/scheduling.md)");
+  app.add_option("--preemption-timeout", f.preemption_timeout,
+                 "Seconds a preempted trial has to checkpoint and stop before it is killed (it "
+                 "then resumes from its latest checkpoint; default 600)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--agent-timeout", f.agent_timeout,
                  "Seconds without contact after which an agent counts as lost (default 30)")
       ->check(cohort::PositiveNumber());
@@ -352,6 +372,8 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(f.data_dir, ec);
   // Before the database and the port: a second master on this data directory, or on a port in
   // use, leaves the running one's state alone.
+  absl::StatusOr<cohort::master::ResourcePools> pools = LoadResourcePools(f);
+  if (!pools.ok()) return Fail(pools.status());
   absl::StatusOr<cohort::DirectoryLock> lock = cohort::DirectoryLock::Acquire(
       f.data_dir, "cohort-master", "stop it first, or give this one another --data-dir");
   if (!lock.ok()) return Fail(lock.status());
@@ -360,6 +382,7 @@ int main(int argc, char** argv) {
   auto db = OpenAndReport(f, *database);
   if (!db.ok()) return Fail(db.status());
   cohort::master::MasterOptions options = MasterOptionsFrom(f);
+  options.resource_pools = *std::move(pools);
   const std::string listen_host = f.host == "0.0.0.0" || f.host == "::" ? "127.0.0.1" : f.host;
   options.resource_manager = cohort::master::slurm_rm::ResourceManagerFrom(
       f.slurm,

@@ -80,6 +80,12 @@ void AddIdentity(const std::string& config_yaml, wire::ExperimentSummary* out) {
 
 std::string TrialName(int64_t id) { return absl::StrCat("trial ", id); }
 
+TrialQueue::Experiment QueueFacts(const ExperimentRow& row) {
+  return {row.state,     row.slots_per_trial, row.priority,
+          row.weight,    row.max_slots,       row.resource_pool,
+          row.queue_position > 0 ? row.queue_position : static_cast<double>(row.id)};
+}
+
 bool MayChange(const ExperimentRow& e, const Actor& actor) {
   return actor.admin || (!e.owner.empty() && e.owner == actor.user);
 }
@@ -96,6 +102,7 @@ absl::Status Master::MoveTrialLocked(TrialRow& trial, TrialState to) {
   COHORT_RETURN_IF_ERROR(Transition(trial.state, to, TrialName(trial.id)));
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(trial));
   TrialStoredLocked(trial);
+  if (to != TrialState::kQueued) preempted_.erase(trial.id);  // running again, or ended
   return absl::OkStatus();
 }
 
@@ -121,7 +128,8 @@ absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentS
 Master::Master(std::unique_ptr<Database> db, MasterOptions options, storage::StorageRoots roots)
     : db_(std::move(db)),
       options_(WithDefaults(std::move(options))),
-      agents_(*db_, *options_.clock, options_.agent_timeout, rm_events_),
+      agents_(*db_, *options_.clock, options_.agent_timeout, rm_events_,
+              PoolNames(options_.resource_pools)),
       allocations_(BootTag()),
       users_(db_.get(), options_.clock),
       templates_(*db_),
@@ -208,9 +216,7 @@ absl::Status Master::LoadQueue() {
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> all, db_->ListTrials(std::nullopt));
   MutexLock lock(&mu_);
   for (const TrialRow& t : all) next_sequence_ = std::max(next_sequence_, t.sequence + 1);
-  for (const ExperimentRow& e : experiments) {
-    queue_.SetExperiment(e.id, e.state, e.slots_per_trial, e.priority);
-  }
+  for (const ExperimentRow& e : experiments) queue_.SetExperiment(e.id, QueueFacts(e));
   for (const TrialScheduleRow& t : trials) {
     queue_.SetTrial(t.id, t.experiment_id, t.state, t.sequence);
   }
@@ -303,9 +309,11 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   std::vector<searcher::Operation> creates = (*search)->Start();
   if (creates.empty()) return absl::InvalidArgumentError("the searcher creates no trials");
   const int slots = static_cast<int>(cfg.resources.slots_per_trial);
-  if (absl::Status feasible = rm_->Feasible(slots); !feasible.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("resources.slots_per_trial: ", feasible.message()));
+  const std::string pool = cfg.resources.resource_pool.value_or(kDefaultPool);
+  if (absl::Status feasible = rm_->Feasible(slots, pool); !feasible.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        absl::IsInvalidArgument(feasible) ? "resources.resource_pool: " : "resources.slots_per_trial: ",
+        feasible.message()));
   }
   // Up to 96 MB: written before taking the state lock, so agents and other requests go on.
   COHORT_ASSIGN_OR_RETURN(std::string context_path, SaveContext(context));
@@ -326,8 +334,13 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
   row.max_restarts = static_cast<int>(cfg.max_restarts);
   row.created_ms = absl::ToUnixMillis(options_.clock->Now());
   row.owner = owner.user;
+  row.weight = cfg.resources.weight;
+  row.max_slots = static_cast<int>(cfg.resources.max_slots.value_or(0));
+  row.resource_pool = pool;
   COHORT_ASSIGN_OR_RETURN(int64_t id, db_->InsertExperiment(row));
-  queue_.SetExperiment(id, row.state, row.slots_per_trial, row.priority);
+  row.id = id;
+  row.queue_position = static_cast<double>(id);  // as InsertExperiment stored it
+  queue_.SetExperiment(id, QueueFacts(row));
   ExperimentSearch& stored =
       searchers_
           .emplace(id, ExperimentSearch{cfg.searcher, *std::move(search), {}, TotalBatchesOf(cfg)})
@@ -460,7 +473,7 @@ absl::Status Master::KillExperiment(int64_t id, const Actor& actor) {
   }
   searchers_.erase(id);  // nothing of the experiment runs again: its searcher has no say
   waiting_.clear();
-  blocker_.reset();
+  blockers_.clear();
   RequestPassLocked();
   follows_.Notify();
   return absl::OkStatus();

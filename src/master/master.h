@@ -41,6 +41,7 @@
 #include "master/experiments/lifecycle.h"
 #include "master/experiments/log_policies.h"
 #include "master/log_retention.h"
+#include "master/resource_pools.h"
 #include "master/logs/policy_matches.h"
 #include "master/logs/trial_logs.h"
 #include "master/rm/resource_manager.h"
@@ -59,6 +60,7 @@
 #include "wire/agent_protocol.h"
 #include "wire/cluster_bodies.h"
 #include "wire/experiment_bodies.h"
+#include "wire/job_bodies.h"
 #include "wire/profile_bodies.h"
 #include "wire/series_bodies.h"
 #include "wire/trial_bodies.h"
@@ -69,6 +71,8 @@ using Json = nlohmann::json;
 
 // "trial 7": how logs and errors name a trial.
 std::string TrialName(int64_t id);
+// What the scheduler's queue keeps of an experiment's row.
+TrialQueue::Experiment QueueFacts(const ExperimentRow& row);
 // searcher.max_length in batches of the trial with hyperparameters `hparams` (its global batch
 // size may be searched); 0: none, or not convertible.
 int64_t TotalBatches(const config::ExperimentConfig& cfg, const config::Json& hparams);
@@ -112,6 +116,9 @@ struct MasterOptions {
   // directories that neither hold data_dir nor lie in it. DATA_DIR/checkpoints is always one.
   std::vector<std::string> checkpoint_storage_roots;
   absl::Duration agent_timeout = absl::Seconds(30);  // silent this long: the agent is lost
+  // A preempted trial that has not checkpointed and stopped this long after its preemption is
+  // killed (it resumes from its latest checkpoint); Determined's preemption_timeout.
+  absl::Duration preemption_timeout = absl::Minutes(10);
   // After a restart, how long the allocations that ran wait for their agents to claim them
   // before their trials are queued again (docs/design/0011-master-restart-readoption.md).
   absl::Duration readopt_grace = absl::Seconds(30);
@@ -133,6 +140,9 @@ struct MasterOptions {
   // the master's (the master owns it). Null: the master's agents (AgentManager).
   std::function<absl::StatusOr<std::unique_ptr<rm::ResourceManager>>(rm::Events&)>
       resource_manager;
+  // The resource pools agents join and experiments name, each with its scheduling policy
+  // (resource_pools.h; --resource-pools FILE). Always holds `default`.
+  ResourcePools resource_pools = DefaultResourcePools();
 };
 
 // What the cluster looks like at one moment, for monitoring (the master's GET /metrics). Agents
@@ -256,6 +266,17 @@ class Master {
 
   // Trials waiting or running, with why they wait and where they run.
   absl::StatusOr<wire::TaskList> ListTasks() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The shared cluster's queue (master_jobs.cc, docs/scheduling.md): each resource pool with
+  // its policy, agents, slots and trials; the experiments with queued or running trials in the
+  // order the scheduler serves them, pool by pool (`pool` empty: every pool; an unknown one is
+  // InvalidArgument naming the pools); and a job's priority, weight, max_slots or place in the
+  // queue changed by its owner or an admin (PermissionDenied otherwise, InvalidArgument for a
+  // value out of range or an ahead_of/behind_of in another pool).
+  wire::ResourcePoolList ListResourcePools() ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<wire::JobList> ListJobs(const std::string& pool) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status UpdateJob(int64_t experiment_id, const wire::JobUpdate& update, const Actor& actor)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // A snapshot of the cluster for monitoring; an error only when the database cannot be read.
   absl::StatusOr<ClusterStats> Stats() ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -313,6 +334,10 @@ class Master {
   // readopt_grace; the monitor thread calls it every second, tests call it after moving a
   // FakeClock.
   void ExpireLostAgents() ABSL_LOCKS_EXCLUDED(mu_);
+  // Kills the preempted trials that have not stopped within preemption_timeout of their
+  // preemption (they resume from their latest checkpoint); the monitor thread calls it every
+  // second, tests after moving a FakeClock.
+  void EscalatePreemptions() ABSL_LOCKS_EXCLUDED(mu_);
 
   // kManual: runs the pending scheduling pass on the caller's thread, as the scheduler thread
   // would (the lock is free while it computes); false when none was pending (or one runs).
@@ -419,11 +444,20 @@ class Master {
   // What a pass reads under the lock: the agents and the queue as Schedule() takes them, and the
   // queued trials their experiment holds back (trial -> why).
   struct PassInput {
-    std::vector<AgentState> agents;
-    std::vector<TaskRequest> queue;
+    ScheduleInput schedule;  // agents, queued and running tasks, experiments' shares, pools
     std::map<int64_t, std::string> held;
   };
   PassInput SnapshotLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The trials that hold slots, for the scheduler to choose what to preempt.
+  std::vector<RunningTask> RunningTasksLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stops each preempted trial (StopReason::kPreempted: it checkpoints and queues again, not
+  // counted against max_restarts), saying why in its log and, while it waits, in its reason.
+  void PreemptLocked(const std::vector<Preemption>& preemptions)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EscalatePreemptionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Where `update` puts experiment `e` in its pool's queue: its priority and position.
+  absl::StatusOr<std::pair<int, double>> QueuePlaceLocked(int64_t e, const wire::JobUpdate& update)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Why `trial` waits, as the last pass found (its own reason, or behind the pass's blocker);
   // nullopt when it is not queued or the last pass did not consider it.
   std::optional<std::string> WaitingReasonLocked(const TrialRow& trial) const
@@ -679,7 +713,11 @@ class Master {
   // Why queued trials wait, as the last pass found: each trial with a reason of its own, and
   // the pass's blocker, behind which every later queued trial waits (WaitingReasonLocked).
   std::map<int64_t, std::string> waiting_ ABSL_GUARDED_BY(mu_);
-  std::optional<Blocker> blocker_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Blocker> blockers_ ABSL_GUARDED_BY(mu_);  // per pool
+  // Trials preempted and not yet running again -> why (shown with their waiting reason).
+  std::map<int64_t, std::string> preempted_ ABSL_GUARDED_BY(mu_);
+  // Allocations preempted and not yet exited -> when they are killed (preemption_timeout).
+  std::map<std::string, absl::Time> preempt_deadlines_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, absl::Time> queued_since_
       ABSL_GUARDED_BY(mu_);                        // QUEUED trial -> when it was queued
   absl::Time started_;                             // when this master was made (its clock)

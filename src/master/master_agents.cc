@@ -178,6 +178,7 @@ void Master::MonitorAgents() {
     if (!more) monitor_cv_.WaitWithTimeout(&mu_, absl::Seconds(1));
     if (stopping_) break;
     ExpireLostAgentsLocked();
+    EscalatePreemptionsLocked();
     if (!doomed_checkpoints_.empty()) {
       decltype(doomed_checkpoints_) dirs;
       dirs.swap(doomed_checkpoints_);

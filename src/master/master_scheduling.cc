@@ -60,14 +60,17 @@ Master::Offer Master::OfferLocked(int64_t experiment_id) {
 
 Master::PassInput Master::SnapshotLocked() {
   PassInput in;
-  in.agents = rm_->Offers();
-  in.queue.reserve(static_cast<size_t>(queue_.queued()));
+  ScheduleInput& schedule = in.schedule;
+  schedule.agents = rm_->Offers();
+  schedule.queue.reserve(static_cast<size_t>(queue_.queued()));
+  for (const auto& [name, pool] : options_.resource_pools) schedule.pools[name] = pool.spec;
   std::map<int64_t, Offer> offers;  // experiment -> what it offers this pass
   const std::map<int64_t, std::set<std::string>> excluded = policy_matches_.AllExcludedAgents();
   for (const auto& [id, t] : queue_.trials()) {
-    if (t.state != TrialState::kQueued) continue;
     const TrialQueue::Experiment* e = queue_.FindExperiment(t.experiment_id);
-    if (e == nullptr || e->state != ExperimentState::kActive) continue;
+    if (e == nullptr) continue;
+    schedule.experiments[t.experiment_id] = {e->weight, e->max_slots};
+    if (t.state != TrialState::kQueued || e->state != ExperimentState::kActive) continue;
     auto [it, first] = offers.try_emplace(t.experiment_id);
     Offer& offer = it->second;
     if (first) offer = OfferLocked(t.experiment_id);
@@ -82,10 +85,78 @@ Master::PassInput Master::SnapshotLocked() {
     }
     ++offer.active;
     const auto avoid = excluded.find(id);
-    in.queue.push_back({std::to_string(id), e->slots, e->priority, t.sequence,
-                        avoid != excluded.end() ? avoid->second : std::set<std::string>{}});
+    TaskRequest task{std::to_string(id), e->slots, e->priority, t.sequence,
+                     avoid != excluded.end() ? avoid->second : std::set<std::string>{}};
+    task.pool = e->pool;
+    task.experiment_id = t.experiment_id;
+    task.position = e->position;
+    schedule.queue.push_back(std::move(task));
   }
+  schedule.running = RunningTasksLocked();
   return in;
+}
+
+std::vector<RunningTask> Master::RunningTasksLocked() const {
+  std::vector<RunningTask> running;
+  running.reserve(allocations_.running().size());
+  for (const auto& [id, a] : allocations_.running()) {
+    const auto t = queue_.trials().find(a.trial_id);
+    if (t == queue_.trials().end()) continue;
+    const TrialQueue::Experiment* e = queue_.FindExperiment(t->second.experiment_id);
+    if (e == nullptr) continue;
+    RunningTask task;
+    task.id = std::to_string(a.trial_id);
+    task.experiment_id = t->second.experiment_id;
+    task.pool = e->pool;
+    task.priority = e->priority;
+    task.sequence = t->second.sequence;
+    task.agents = a.agents;
+    task.stopping = a.stop != StopReason::kNone;
+    running.push_back(std::move(task));
+  }
+  return running;
+}
+
+void Master::PreemptLocked(const std::vector<Preemption>& preemptions) {
+  for (const Preemption& p : preemptions) {
+    const int64_t trial_id = std::stoll(p.task_id);
+    Allocation* a = allocations_.OfTrial(trial_id);
+    if (a == nullptr || a->stop != StopReason::kNone) continue;  // ended or stopping meanwhile
+    COHORT_LOG(INFO) << TrialName(trial_id) << ": " << p.reason;
+    AppendLogLocked(trial_id, absl::StrCat("master: ", p.reason,
+                                           ": checkpointing and stopping; it will resume from "
+                                           "that checkpoint when it can run again"));
+    preempted_[trial_id] = p.reason;
+    preempt_deadlines_[a->id] = options_.clock->Now() + options_.preemption_timeout;
+    StopAllocationLocked(*a, StopReason::kPreempted);
+  }
+}
+
+void Master::EscalatePreemptions() {
+  MutexLock lock(&mu_);
+  EscalatePreemptionsLocked();
+}
+
+void Master::EscalatePreemptionsLocked() {
+  const absl::Time now = options_.clock->Now();
+  for (auto it = preempt_deadlines_.begin(); it != preempt_deadlines_.end();) {
+    Allocation* a = allocations_.Find(it->first);
+    if (a != nullptr && now < it->second) {
+      ++it;
+      continue;
+    }
+    if (a != nullptr) {  // still running past its deadline: killed, its stop reason kept
+      AppendLogLocked(a->trial_id,
+                      absl::StrCat("master: did not checkpoint and stop within ",
+                                   absl::FormatDuration(options_.preemption_timeout),
+                                   " of its preemption: killed; it resumes from its latest "
+                                   "checkpoint"));
+      for (size_t node = 0; node < a->agents.size(); ++node) {
+        if (!a->exits[node]) rm_->Stop(a->id, a->agents[node].first, wire::StopMode::kKill);
+      }
+    }
+    it = preempt_deadlines_.erase(it);
+  }
 }
 
 void Master::RestoreSearchersLocked() {
@@ -103,9 +174,14 @@ void Master::SetWaitingLocked(PassInput& input, const ScheduleResult& result) {
   waiting_ = std::move(input.held);
   for (const auto& [task, reason] : result.waiting) {
     const int64_t id = std::stoll(task);
-    if (queue_.IsQueued(id)) waiting_[id] = reason;
+    if (!queue_.IsQueued(id)) continue;
+    // A trial preempted earlier says so until it runs again.
+    const auto preempted = preempted_.find(id);
+    waiting_[id] = preempted == preempted_.end()
+                       ? reason
+                       : absl::StrCat(reason, " (", preempted->second, ")");
   }
-  blocker_ = result.blocker;
+  blockers_ = result.blockers;
 }
 
 std::optional<std::string> Master::WaitingReasonLocked(const TrialRow& trial) const {
@@ -116,15 +192,16 @@ std::optional<std::string> Master::WaitingReasonLocked(const TrialRow& trial) co
   }
   if (trial.state != TrialState::kQueued) return std::nullopt;
   if (auto w = waiting_.find(trial.id); w != waiting_.end()) return w->second;
-  if (!blocker_) return std::nullopt;
   const auto t = queue_.trials().find(trial.id);
   if (t == queue_.trials().end() || t->second.state != TrialState::kQueued) return std::nullopt;
   const TrialQueue::Experiment* e = queue_.FindExperiment(t->second.experiment_id);
-  if (e == nullptr || e->state != ExperimentState::kActive ||
-      !IsBehind(*blocker_, e->priority, t->second.sequence)) {
+  if (e == nullptr) return std::nullopt;
+  const auto blocker = blockers_.find(e->pool);
+  if (blocker == blockers_.end() || e->state != ExperimentState::kActive ||
+      !IsBehind(blocker->second, e->priority, e->position, t->second.sequence)) {
     return std::nullopt;  // not in the last pass: the next one says
   }
-  return QueuedBehindReason(*blocker_);
+  return QueuedBehindReason(blocker->second);
 }
 
 bool Master::PlacementFitsLocked(const Placement& placement, int64_t trial_id) {
@@ -163,8 +240,9 @@ bool Master::StartPlacementsLocked(const std::vector<Placement>& placements, siz
 void Master::RunPassLocked() {
   const absl::Time start = absl::Now();  // wall clock whatever the master's clock is
   PassInput in = SnapshotLocked();
-  const ScheduleResult result = rm_->Place(in.agents, in.queue);
+  const ScheduleResult result = rm_->Place(in.schedule);
   SetWaitingLocked(in, result);
+  PreemptLocked(result.preemptions);
   size_t next = 0;
   StartPlacementsLocked(result.placements, &next, result.placements.size());
   scheduling_.Add(absl::Now() - start);
@@ -179,13 +257,16 @@ absl::Duration Master::RunPass() {
   mu_.Unlock();
   const absl::Time computing = absl::Now();
   if (options_.during_schedule) options_.during_schedule();
-  const ScheduleResult result = rm_->Place(in.agents, in.queue);
+  const ScheduleResult result = rm_->Place(in.schedule);
   spent += absl::Now() - computing;
   mu_.Lock();
   size_t next = 0;
   for (bool first = true;; first = false) {
     held_from = absl::Now();
-    if (first) SetWaitingLocked(in, result);
+    if (first) {
+      SetWaitingLocked(in, result);
+      PreemptLocked(result.preemptions);
+    }
     const bool more = !stopping_ && StartPlacementsLocked(result.placements, &next, kStartsPerHold);
     const absl::Duration held = absl::Now() - held_from;
     spent += held;

@@ -85,7 +85,8 @@ class MasterTest : public ::testing::Test {
                               .clock = &clock_,
                               .max_log_followers = max_log_followers,
                               .scheduling = scheduling,
-                              .during_schedule = std::move(during_schedule)})
+                              .during_schedule = std::move(during_schedule),
+                              .resource_pools = pools_})
                   .value();
   }
   // A master on a database file in dir_, so a test can restart it.
@@ -153,6 +154,7 @@ class MasterTest : public ::testing::Test {
   }
 
   FakeClock clock_;
+  ResourcePools pools_ = DefaultResourcePools();  // what Start gives the master
   fs::path dir_;
   fs::path shared_;                  // an allowed checkpoint storage root
   std::vector<std::string> roots_;  // what Start allows: shared_
@@ -814,6 +816,167 @@ TEST_F(MasterTest, PausePreemptsTheRunningTrialAndActivateQueuesItAgain) {
   ASSERT_OK(master_->ActivateExperiment(exp, kRoot));
   EXPECT_EQ(OnlyStart("a1")["trial_id"], trial);
   EXPECT_EQ(Experiment(exp)["state"], "ACTIVE");
+}
+
+// --- sharing a cluster (docs/design/0020) -------------------------------------------------------
+
+std::string Shared(const std::string& resources, const std::string& hparams = "{global_batch_size: 8}",
+                   const std::string& searcher = kSingle) {
+  return absl::StrCat("name: t\nentrypoint: trial\nhyperparameters: ", hparams,
+                      "\nresources: ", resources, "\nmax_restarts: 0\nsearcher: ", searcher, "\n");
+}
+
+TEST_F(MasterTest, AnUrgentExperimentPreemptsALowerPriorityTrialWhichResumesLater) {
+  pools_[kDefaultPool].spec.preemption = true;
+  Start(":memory:");
+  Register("a1", 1);
+  const int64_t low = Create(Shared("{slots_per_trial: 1, priority: 50}"));
+  Json start = OnlyStart("a1");
+  const int64_t trial = start["trial_id"];
+  const int64_t urgent = Create(Shared("{slots_per_trial: 1, priority: 10}"));
+  Json stop = Actions("a1");
+  ASSERT_EQ(stop.size(), 1u) << stop.dump();
+  EXPECT_EQ(stop[0]["type"], "stop");
+  EXPECT_EQ(stop[0]["mode"], "preempt") << "it checkpoints first";
+  EXPECT_THAT(Logs(trial), HasSubstr(absl::StrCat("preempted by experiment ", urgent,
+                                                  " (priority 10)")));
+  master_->EscalatePreemptions();
+  EXPECT_TRUE(Actions("a1").empty()) << "within the timeout nothing more happens";
+  clock_.Advance(absl::Minutes(10));
+  master_->EscalatePreemptions();
+  Json kill = Actions("a1");
+  ASSERT_EQ(kill.size(), 1u) << kill.dump();
+  EXPECT_EQ(kill[0]["mode"], "kill") << "it did not stop within the preemption timeout";
+  EXPECT_THAT(Logs(trial), HasSubstr("did not checkpoint and stop within 10m"));
+  ASSERT_OK(Exit(start, 137));
+  EXPECT_EQ(Trial(trial)["state"], "QUEUED");
+  EXPECT_EQ(Trial(trial)["restarts"], 0) << "a preemption is not a failure";
+  Json next = OnlyStart("a1");
+  EXPECT_EQ(Experiment(urgent)["trials"][0]["id"], next["trial_id"]);
+  EXPECT_THAT(Trial(trial)["waiting_reason"].get<std::string>(),
+              HasSubstr(absl::StrCat("preempted by experiment ", urgent)));
+  ASSERT_OK(Exit(next, 0));
+  EXPECT_EQ(OnlyStart("a1")["trial_id"], trial) << "it resumes once it displaces nobody";
+  EXPECT_EQ(Experiment(low)["state"], "ACTIVE");
+}
+
+TEST_F(MasterTest, WithoutPreemptionTheUrgentExperimentWaitsItsTurnFirst) {
+  Register("a1", 1);
+  Create(Shared("{slots_per_trial: 1, priority: 50}"));
+  OnlyStart("a1");
+  const int64_t urgent = Create(Shared("{slots_per_trial: 1, priority: 10}"));
+  EXPECT_TRUE(Actions("a1").empty()) << "the default pool does not preempt";
+  EXPECT_THAT(Trial(Experiment(urgent)["trials"][0]["id"])["waiting_reason"].get<std::string>(),
+              HasSubstr("waiting for 1 free slot"));
+}
+
+TEST_F(MasterTest, PoolsKeepExperimentsOnTheirOwnAgents) {
+  pools_["big"] = ResourcePool{"the 8-slot machines", {}};
+  Start(":memory:");
+  Register("small", 1);
+  ASSERT_OK(master_->agents().Register(
+      {.id = "big1", .slots = 8, .host = "127.0.0.1", .resource_pool = "big"}));
+  absl::Status unknown = master_->agents().Register(
+      {.id = "x", .slots = 1, .host = "127.0.0.1", .resource_pool = "gpu"});
+  EXPECT_THAT(unknown, StatusIs(absl::StatusCode::kInvalidArgument,
+                                HasSubstr("resource pool 'gpu' is not one of this master's: big, "
+                                          "default")));
+  Create(Shared("{slots_per_trial: 1}"));
+  OnlyStart("small");
+  const int64_t second = Create(Shared("{slots_per_trial: 1}"));
+  EXPECT_TRUE(Actions("big1").empty()) << "a default-pool trial never goes on the big pool";
+  EXPECT_THAT(Trial(Experiment(second)["trials"][0]["id"])["waiting_reason"].get<std::string>(),
+              HasSubstr("waiting for 1 free slot"));
+  Create(Shared("{slots_per_trial: 4, resource_pool: big}"));
+  EXPECT_EQ(OnlyStart("big1")["slots"], 4);
+  absl::StatusOr<int64_t> nowhere =
+      master_->CreateExperiment(Shared("{resource_pool: gpu}"), "", "", kRoot);
+  EXPECT_THAT(nowhere.status(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                         HasSubstr("resources.resource_pool: resource pool 'gpu' "
+                                                   "is not one of this master's")));
+}
+
+TEST_F(MasterTest, MaxSlotsCapsWhatAnExperimentHoldsAtOnce) {
+  Register("a1", 1);
+  Register("a2", 1);
+  const int64_t exp =
+      Create(Shared("{slots_per_trial: 1, max_slots: 1}",
+                    "{global_batch_size: 8, x: {type: categorical, vals: [1, 2, 3]}}",
+                    "{name: grid, metric: loss, max_length: {batches: 10}}"));
+  const size_t started = Actions("a1").size() + Actions("a2").size();
+  EXPECT_EQ(started, 1u);
+  int capped = 0;
+  const Json described = Experiment(exp);  // kept: the loop reads into it
+  for (const Json& t : described["trials"]) {
+    if (t["state"] != "QUEUED") continue;
+    EXPECT_EQ(Trial(t["id"])["waiting_reason"],
+              absl::StrCat("experiment ", exp, " holds 1 slot: its resources.max_slots is 1"));
+    ++capped;
+  }
+  EXPECT_EQ(capped, 2);
+}
+
+TEST_F(MasterTest, TheJobQueueListsJobsInOrderAndOwnersReorderTheirs) {
+  Register("a1", 1);
+  const int64_t running = Create(Shared("{slots_per_trial: 1}"));
+  OnlyStart("a1");
+  const int64_t first = Create(Shared("{slots_per_trial: 1}"));
+  const int64_t second = Create(Shared("{slots_per_trial: 1}"));
+  auto order = [&] {
+    std::vector<int64_t> ids;
+    const wire::JobList list = master_->ListJobs("").value();  // kept: the loop reads into it
+    for (const wire::JobEntry& j : list.jobs) ids.push_back(j.experiment_id);
+    return ids;
+  };
+  EXPECT_EQ(order(), (std::vector<int64_t>{running, first, second}));
+  const wire::JobList jobs = master_->ListJobs(kDefaultPool).value();
+  EXPECT_EQ(jobs.jobs[0].slots_held, 1);
+  EXPECT_EQ(jobs.jobs[1].waiting, "waiting for 1 free slot on one agent: the most free on any "
+                                  "agent is 0");
+  EXPECT_EQ(jobs.jobs[2].waiting, absl::StrCat("queued behind task ",
+                                               Experiment(first)["trials"][0]["id"].get<int64_t>(),
+                                               " (priority 42)"));
+  // The second goes ahead of the first: it is the next to start.
+  ASSERT_OK(master_->UpdateJob(second, {.ahead_of = first}, kRoot));
+  EXPECT_EQ(order(), (std::vector<int64_t>{running, second, first}));
+  // Only its owner or an admin may; values are checked.
+  EXPECT_THAT(master_->UpdateJob(first, {.priority = 1}, Actor{"mallory", false}),
+              StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_THAT(master_->UpdateJob(first, {.max_slots = 0}, kRoot), IsOk());
+  EXPECT_THAT(master_->ListJobs("gpu").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("the pools are default")));
+  // A priority changed while it waits takes effect at the next pass.
+  ASSERT_OK(master_->UpdateJob(first, {.priority = 10}, kRoot));
+  EXPECT_EQ(order(), (std::vector<int64_t>{first, running, second}));
+  const wire::ResourcePoolList pools = master_->ListResourcePools();
+  ASSERT_EQ(pools.pools.size(), 1u);
+  EXPECT_EQ(pools.pools[0].slots, 1);
+  EXPECT_EQ(pools.pools[0].used, 1);
+  EXPECT_EQ(pools.pools[0].trials_queued, 2);
+}
+
+TEST(ResourcePoolsTest, AFileNamesPoolsAndItsMistakes) {
+  absl::StatusOr<ResourcePools> pools = ParseResourcePools(
+      "resource_pools:\n"
+      "  - pool_name: big\n    description: GPUs\n"
+      "    scheduler: {type: fair_share, preemption: true}\n",
+      "pools.yaml");
+  ASSERT_OK(pools);
+  ASSERT_EQ(pools->size(), 2u) << "default is always there";
+  EXPECT_EQ(pools->at("big").spec.policy, PoolPolicy::kFairShare);
+  EXPECT_TRUE(pools->at("big").spec.preemption);
+  EXPECT_FALSE(pools->at(kDefaultPool).spec.preemption);
+  EXPECT_THAT(ParseResourcePools("resource_pools:\n  - pool_name: x\n    scheduler: {type: fifo}\n",
+                                 "pools.yaml")
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("pools.yaml: resource_pools[0].scheduler.type: must be priority "
+                                 "or fair_share, got 'fifo'")));
+  EXPECT_THAT(ParseResourcePools("resource_pools:\n  - pool_name: a\n  - pool_name: a\n", "p")
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("named twice")));
+  EXPECT_THAT(ParseResourcePools("pools: []\n", "p").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must hold resource_pools")));
 }
 
 TEST_F(MasterTest, KillCancelsTheQueuedTrialAtOnceAndTheRunningOneWhenItExits) {

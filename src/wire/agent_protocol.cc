@@ -58,7 +58,8 @@ Json AgentRegistration::ToJson() const {
   for (const RunningAllocation& a : allocations) list.push_back(a.ToJson());
   return {{"id", id},           {"slots", slots},
           {"host", host},       {"port_range", {port_lo, port_hi}},
-          {"running", running}, {"allocations", list}};
+          {"running", running}, {"allocations", list},
+          {"resource_pool", resource_pool}};
 }
 
 absl::StatusOr<AgentRegistration> ParseAgentRegistration(const Json& json) {
@@ -93,6 +94,10 @@ absl::StatusOr<AgentRegistration> ParseAgentRegistration(const Json& json) {
   r.Array("running", &a.running, kMaxRunning, FieldReader::kOptional, internal::ParseStringElement);
   r.Array("allocations", &a.allocations, kMaxRunning, FieldReader::kOptional,
           ParseRunningAllocation);
+  r.Optional("resource_pool", &a.resource_pool, kMaxIdBytes);
+  if (r.ok() && !IsSafeName(a.resource_pool)) {
+    r.Fail("resource_pool", SafeNameError(a.resource_pool));
+  }
   COHORT_RETURN_IF_ERROR(r.status());
   return a;
 }

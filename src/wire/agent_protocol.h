@@ -69,6 +69,9 @@ struct AgentRegistration {
   // optional: the same allocations with their nodes (agents before re-adoption sent only
   // `running`, whose allocations a restarted master always stopped).
   std::vector<RunningAllocation> allocations;
+  // optional: the resource pool it joins (cohort-agent --resource-pool); the master refuses a
+  // pool it does not have.
+  std::string resource_pool = "default";
 
   Json ToJson() const;
 };

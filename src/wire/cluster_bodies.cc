@@ -22,6 +22,7 @@ absl::StatusOr<AgentSummary> ParseAgent(const Json& json, const std::string& con
   r.Required("used", &a.used, {.min = 0});
   r.Required("enabled", &a.enabled);
   r.Required("connected", &a.connected);
+  r.Optional("resource_pool", &a.resource_pool, kMaxIdBytes);
   COHORT_RETURN_IF_ERROR(r.status());
   return a;
 }
@@ -65,7 +66,8 @@ Json AgentList::ToJson() const {
                     {"slots", a.slots},
                     {"used", a.used},
                     {"enabled", a.enabled},
-                    {"connected", a.connected}});
+                    {"connected", a.connected},
+                    {"resource_pool", a.resource_pool}});
   }
   return {{"agents", list}};
 }

@@ -32,6 +32,7 @@ struct AgentSummary {
   int used = 0;  // slots given to allocations
   bool enabled = true;
   bool connected = false;  // it polls this master now
+  std::string resource_pool = "default";  // the pool it joined (while connected)
 };
 
 struct AgentList {

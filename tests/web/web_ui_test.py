@@ -350,7 +350,12 @@ def check_cluster(page):
         page.find(f"tr[data-agent-id='{agent}']", f"agent {agent} on the cluster page")
     reason = page.find("#tasks tr[data-state='QUEUED'] .reason", "a waiting task's reason", 30)
     assert reason.text.strip(), "the waiting task's reason is empty"
-    print(f"ok: the cluster page lists both agents; a task waits: {reason.text!r}")
+    pool = page.find("#pools tr[data-pool='default']", "the default pool").text
+    assert "priority" in pool and "2/2" in pool, pool
+    job = page.find("#jobs tr[data-experiment-id] .reason", "a waiting job's reason", 30)
+    assert job.text.strip(), "the waiting job's reason is empty"
+    print(f"ok: the cluster page lists the default pool ({pool!r}), both agents and the job "
+          f"queue; a task waits: {reason.text!r}")
     page.shot("cluster")
 
 

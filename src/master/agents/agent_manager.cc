@@ -3,16 +3,25 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cohort/status.h"
 #include "common/logging.h"
 
 namespace cohort::master {
 
 AgentManager::AgentManager(Database& db, const Clock& clock, absl::Duration timeout,
-                           rm::Events& events)
-    : db_(db), events_(events), registry_(clock, timeout) {}
+                           rm::Events& events, std::set<std::string> pools)
+    : db_(db), events_(events), pools_(std::move(pools)), registry_(clock, timeout) {}
+
+absl::Status AgentManager::CheckPool(const std::string& pool) const {
+  if (pools_.count(pool) > 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "resource pool '", pool, "' is not one of this master's: ", absl::StrJoin(pools_, ", "),
+      " (its --resource-pools file names them)"));
+}
 
 absl::Status AgentManager::Register(const wire::AgentRegistration& registration) {
+  COHORT_RETURN_IF_ERROR(CheckPool(registration.resource_pool));
   AgentRow row;
   row.id = registration.id;
   row.slots = registration.slots;
@@ -26,11 +35,12 @@ absl::Status AgentManager::Register(const wire::AgentRegistration& registration)
   {
     MutexLock lock(&mu_);
     AgentLive& live = registry_.Register(row.id, row.slots, row.host, registration.port_lo,
-                                         registration.port_hi, enabled);
+                                         registration.port_hi, enabled,
+                                         registration.resource_pool);
     live.state.used = HeldOnLocked(row.id);
   }
   COHORT_LOG(INFO) << "agent " << row.id << " registered: " << row.slots << " slots at "
-                   << row.host;
+                   << row.host << " in resource pool " << registration.resource_pool;
   // The master re-adopts what it claims, stops the rest and schedules.
   events_.NodeJoined(row.id, registration.allocations, registration.running);
   return absl::OkStatus();
@@ -103,7 +113,8 @@ absl::StatusOr<wire::AgentList> AgentManager::List() {
                           .slots = k.slots,
                           .used = live != nullptr ? live->state.used : 0,
                           .enabled = k.enabled,
-                          .connected = live != nullptr});
+                          .connected = live != nullptr,
+                          .resource_pool = live != nullptr ? live->state.pool : kDefaultPool});
   }
   return out;
 }
@@ -125,13 +136,15 @@ int AgentManager::WaitingPolls() const {
   return polls;
 }
 
-ScheduleResult AgentManager::Place(const std::vector<AgentState>& offers,
-                                   const std::vector<TaskRequest>& queue) const {
-  return Schedule(offers, queue);
-}
+ScheduleResult AgentManager::Place(const ScheduleInput& input) const { return Schedule(input); }
 
-absl::Status AgentManager::Feasible(int slots) const {
-  return master::Feasible(Offers(), slots);
+absl::Status AgentManager::Feasible(int slots, const std::string& pool) const {
+  COHORT_RETURN_IF_ERROR(CheckPool(pool));
+  std::vector<AgentState> in_pool = Offers();
+  in_pool.erase(std::remove_if(in_pool.begin(), in_pool.end(),
+                               [&pool](const AgentState& a) { return a.pool != pool; }),
+                in_pool.end());
+  return master::Feasible(in_pool, slots);
 }
 
 std::optional<std::string> AgentManager::Waiting(const std::string& /*allocation*/) const {

@@ -34,7 +34,10 @@ class AgentManager : public rm::ResourceManager {
  public:
   // `db`, `clock` and `events` outlive the manager. `timeout`: an agent silent this long (and
   // not in a long poll) is lost.
-  AgentManager(Database& db, const Clock& clock, absl::Duration timeout, rm::Events& events);
+  // `pools`: the resource pools an agent may join (registering into another is refused,
+  // naming them).
+  AgentManager(Database& db, const Clock& clock, absl::Duration timeout, rm::Events& events,
+               std::set<std::string> pools = {kDefaultPool});
 
   // The agents' own calls (http/agent_routes.cc).
   // (Re)registers the agent: its row is stored (an agent disabled before stays disabled), its
@@ -66,9 +69,11 @@ class AgentManager : public rm::ResourceManager {
   // rm::ResourceManager.
   std::vector<AgentState> Offers() const override ABSL_LOCKS_EXCLUDED(mu_);
   // The gang scheduler (scheduler.h: Schedule, Feasible over Offers()).
-  ScheduleResult Place(const std::vector<AgentState>& offers,
-                       const std::vector<TaskRequest>& queue) const override;
-  absl::Status Feasible(int slots) const override ABSL_LOCKS_EXCLUDED(mu_);
+  ScheduleResult Place(const ScheduleInput& input) const override;
+  absl::Status Feasible(int slots, const std::string& pool) const override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // OK for a pool agents may join; InvalidArgument naming the pools otherwise.
+  absl::Status CheckPool(const std::string& pool) const;
   // Agents run what they are given at once: nullopt.
   std::optional<std::string> Waiting(const std::string& allocation) const override;
   // FailedPrecondition: agents receive their starts through their polls.
@@ -99,6 +104,7 @@ class AgentManager : public rm::ResourceManager {
 
   Database& db_;
   rm::Events& events_;
+  const std::set<std::string> pools_;
   mutable Mutex mu_;
   AgentRegistry registry_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Held> held_ ABSL_GUARDED_BY(mu_);  // by allocation id

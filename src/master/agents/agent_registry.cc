@@ -7,13 +7,14 @@
 namespace cohort::master {
 
 AgentLive& AgentRegistry::Register(const std::string& id, int slots, const std::string& host,
-                                   int port_lo, int port_hi, bool enabled) {
+                                   int port_lo, int port_hi, bool enabled,
+                                   const std::string& pool) {
   AgentLive& live = agents_[id];
   const std::shared_ptr<CondVar> wakeup = live.wakeup;  // a poll may wait on it
   live = AgentLive{};
   live.wakeup = wakeup;
   live.wakeup->SignalAll();  // the poll of the agent's previous registration ends
-  live.state = {id, slots, 0, enabled};
+  live.state = {id, slots, 0, enabled, pool};
   live.host = host;
   live.port_lo = port_lo;
   live.port_hi = std::max(port_lo, port_hi);

@@ -25,7 +25,7 @@
 namespace cohort::master {
 
 struct AgentLive {
-  AgentState state;  // id, slots, used, enabled
+  AgentState state;  // id, slots, used, enabled, pool
   std::string host;
   int port_lo = 29500, port_hi = 29599, next_port = 29500;
   absl::Time last_seen;
@@ -45,9 +45,9 @@ class AgentRegistry {
  public:
   AgentRegistry(const Clock& clock, absl::Duration timeout) : clock_(clock), timeout_(timeout) {}
 
-  // (Re)creates the agent's live entry: nothing used, no actions queued, seen now.
+  // (Re)creates the agent's live entry: nothing used, no actions queued, seen now; in `pool`.
   AgentLive& Register(const std::string& id, int slots, const std::string& host, int port_lo,
-                      int port_hi, bool enabled);
+                      int port_hi, bool enabled, const std::string& pool = kDefaultPool);
   // The agent, or null when it is not connected.
   AgentLive* Find(const std::string& id);
   // Marks the agent as heard from now; NotFound ("agent a1 is not registered") otherwise.

@@ -51,6 +51,21 @@ struct ExperimentRow {
   std::string owner;       // the user who created it; empty: created before users existed
   int64_t ended_ms = 0;    // when it reached a final state (Unix milliseconds); 0: not yet
   bool archived = false;   // hidden from lists (Determined's archive); only an ended one
+  // How the scheduler shares the cluster with it (docs/design/0020-sharing-a-cluster.md):
+  double weight = 1.0;                 // resources.weight (fair share)
+  int max_slots = 0;                   // resources.max_slots; 0: no cap
+  std::string resource_pool = "default";  // resources.resource_pool
+  // Its place in the job queue within its priority (lower first); `cohort job update
+  // --ahead-of` puts it between two others. 0 when inserted: InsertExperiment sets its id.
+  double queue_position = 0;
+};
+
+// What `cohort experiment set` and `cohort job update` change (SetExperimentScheduling).
+struct ExperimentScheduling {
+  int priority = 42;
+  double weight = 1.0;
+  int max_slots = 0;
+  double queue_position = 0;
 };
 
 struct TrialRow {
@@ -256,6 +271,8 @@ class Database {
   virtual absl::Status SetExperimentState(int64_t id, wire::ExperimentState state) = 0;
   virtual absl::Status SetExperimentEnded(int64_t id, int64_t ended_ms) = 0;  // NotFound
   virtual absl::Status SetExperimentArchived(int64_t id, bool archived) = 0;  // NotFound
+  virtual absl::Status SetExperimentScheduling(int64_t id,
+                                               const ExperimentScheduling& scheduling) = 0;  // NotFound
   virtual absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) = 0;
   virtual absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() = 0;  // by id
   // Deletes up to about `limit` rows of the experiment's data in one transaction, its trials'

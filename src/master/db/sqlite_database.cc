@@ -47,8 +47,8 @@ absl::Status TrialNotFound(int64_t id) {
 
 constexpr absl::string_view kSelectExperiment =
     "SELECT id, name, state, config_yaml, original_yaml, template_name, context_path, "
-    "slots_per_trial, priority, max_restarts, created_ms, owner, ended_ms, archived FROM "
-    "experiments";
+    "slots_per_trial, priority, max_restarts, created_ms, owner, ended_ms, archived, weight, "
+    "max_slots, resource_pool, queue_position FROM experiments";
 
 // A state the enum does not know means the file was written by another program (or damaged):
 // an error naming the row, never a default.
@@ -81,6 +81,10 @@ absl::StatusOr<ExperimentRow> ReadExperiment(const Statement& s) {
   row.owner = s.Text(11);
   row.ended_ms = s.Int64(12);
   row.archived = s.Int64(13) != 0;
+  row.weight = s.Double(14);
+  row.max_slots = s.Int(15);
+  row.resource_pool = s.Text(16);
+  row.queue_position = s.Double(17);
   return row;
 }
 
@@ -243,8 +247,9 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertExperiment(const ExperimentRow& ro
   MutexLock lock(&mu_);
   Statement s(*statements_, path_, "insert experiment",
               "INSERT INTO experiments (name, state, config_yaml, original_yaml, template_name, "
-              "context_path, slots_per_trial, priority, max_restarts, created_ms, owner) "
-              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+              "context_path, slots_per_trial, priority, max_restarts, created_ms, owner, weight, "
+              "max_slots, resource_pool) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
   s.BindText(1, row.name);
   s.BindText(2, wire::Name(row.state));
   s.BindText(3, row.config_yaml);
@@ -256,9 +261,37 @@ absl::StatusOr<int64_t> SqliteDatabase::InsertExperiment(const ExperimentRow& ro
   s.BindInt64(9, row.max_restarts);
   s.BindInt64(10, row.created_ms);
   s.BindText(11, row.owner);
+  s.BindDouble(12, row.weight);
+  s.BindInt64(13, row.max_slots);
+  s.BindText(14, row.resource_pool);
   absl::Status status = s.Run();
   if (!status.ok()) return status;
-  return sqlite3_last_insert_rowid(db_);
+  const int64_t id = sqlite3_last_insert_rowid(db_);
+  // Its place in the queue: after every experiment before it (ids grow).
+  Statement position(*statements_, path_, "set experiment queue position",
+                     "UPDATE experiments SET queue_position = ?2 WHERE id = ?1");
+  position.BindInt64(1, id);
+  position.BindDouble(2, row.queue_position > 0 ? row.queue_position : static_cast<double>(id));
+  COHORT_RETURN_IF_ERROR(position.Run());
+  return id;
+}
+
+absl::Status SqliteDatabase::SetExperimentScheduling(int64_t id,
+                                                     const ExperimentScheduling& scheduling) {
+  MutexLock lock(&mu_);
+  Statement s(*statements_, path_, "set experiment scheduling",
+              "UPDATE experiments SET priority = ?2, weight = ?3, max_slots = ?4, "
+              "queue_position = ?5 WHERE id = ?1");
+  s.BindInt64(1, id);
+  s.BindInt64(2, scheduling.priority);
+  s.BindDouble(3, scheduling.weight);
+  s.BindInt64(4, scheduling.max_slots);
+  s.BindDouble(5, scheduling.queue_position);
+  COHORT_RETURN_IF_ERROR(s.Run());
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("experiment ", id, " not found"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SqliteDatabase::SetExperimentEnded(int64_t id, int64_t ended_ms) {

@@ -84,6 +84,8 @@ class SqliteDatabase final : public Database {
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SetExperimentEnded(int64_t id, int64_t ended_ms) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SetExperimentArchived(int64_t id, bool archived) override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status SetExperimentScheduling(int64_t id, const ExperimentScheduling& scheduling) override
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) override ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() override ABSL_LOCKS_EXCLUDED(mu_);
   // sqlite_experiment_delete.cc

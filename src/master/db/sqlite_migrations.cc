@@ -231,13 +231,25 @@ constexpr absl::string_view kVersion14 = R"sql(
 ALTER TABLE logs ADD COLUMN time_ms INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 15: how the scheduler shares the cluster with an experiment (database.h:
+// ExperimentRow::weight, max_slots, resource_pool, queue_position); older ones keep their id as
+// their place in the queue.
+constexpr absl::string_view kVersion15 = R"sql(
+ALTER TABLE experiments ADD COLUMN weight REAL NOT NULL DEFAULT 1;
+ALTER TABLE experiments ADD COLUMN max_slots INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE experiments ADD COLUMN resource_pool TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE experiments ADD COLUMN queue_position REAL NOT NULL DEFAULT 0;
+UPDATE experiments SET queue_position = id;
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
       new std::vector<absl::string_view>{kVersion1,  kVersion2,  kVersion3, kVersion4, kVersion5,
                                          kVersion6,  kVersion7,  kVersion8, kVersion9, kVersion10,
-                                         kVersion11, kVersion12, kVersion13, kVersion14};
+                                         kVersion11, kVersion12, kVersion13, kVersion14,
+                                         kVersion15};
   return *migrations;
 }
 

@@ -23,6 +23,8 @@ const char* Name(StopReason reason) {
       return "unclaimed";
     case StopReason::kAgentLeft:
       return "agent left";
+    case StopReason::kPreempted:
+      return "preempted";
   }
   return "unknown";
 }
@@ -32,7 +34,7 @@ ExitDecision DecideAfterExit(const ExitFacts& facts) {
     return {TrialState::kCanceled, false};
   }
   if (facts.stop == StopReason::kPause || facts.stop == StopReason::kUnclaimed ||
-      facts.stop == StopReason::kAgentLeft) {
+      facts.stop == StopReason::kAgentLeft || facts.stop == StopReason::kPreempted) {
     return {
         facts.experiment == ExperimentState::kPaused ? TrialState::kPaused : TrialState::kQueued,
         false};

@@ -38,6 +38,10 @@ enum class StopReason {
   // A node's agent was stopped cleanly (SIGTERM) and said so before it stopped the trial: the
   // trial checkpoints and is queued again, not counted against max_restarts.
   kAgentLeft,
+  // The scheduler preempted it for a task that outranks it (a higher priority, or an
+  // experiment below its fair share): the trial checkpoints and is queued again, not counted
+  // against max_restarts (docs/design/0020-sharing-a-cluster.md).
+  kPreempted,
 };
 
 const char* Name(StopReason reason);

@@ -10,6 +10,7 @@ void RegisterRoutes(Router& router, Master& master) {
   AddTemplateRoutes(router, master.templates());
   AddAgentRoutes(router, master);
   AddTaskRoutes(router, master);
+  AddJobRoutes(router, master);
   AddAllocationRoutes(router, master);
   AddUserRoutes(router, master.users(), router.https());
   AddSeriesRoutes(router, master.series());

@@ -15,6 +15,7 @@ void AddTrialRoutes(Router& router, Master& master);       // trials/: metrics, 
 void AddTemplateRoutes(Router& router, templates::Templates& templates);  // templates/
 void AddAgentRoutes(Router& router, Master& master);                // agents/, slots
 void AddTaskRoutes(Router& router, Master& master);                       // tasks
+void AddJobRoutes(Router& router, Master& master);  // resource-pools, jobs/: the shared queue
 void AddAllocationRoutes(Router& router, Master& master);      // allocations/: what agents report
 // info, auth/, me, users/; `https`: the session cookie is Secure (session_cookie.h)
 void AddUserRoutes(Router& router, users::Users& users, bool https);

@@ -67,15 +67,17 @@ class ResourceManager {
 
   // Every node a pass may consider, enabled or not (a leaving one as disabled), by id.
   virtual std::vector<AgentState> Offers() const = 0;
-  // What of `queue` starts now on `offers` (this manager's Offers(), read with the master's
-  // lock), and why the rest waits. Called without any lock: a pure function of its arguments
-  // and the manager's fixed options. Agents: the gang scheduler (scheduler.h); Slurm: every
-  // task whose shape fits the partition, Slurm queueing what has no room.
-  virtual ScheduleResult Place(const std::vector<AgentState>& offers,
-                               const std::vector<TaskRequest>& queue) const = 0;
-  // Whether a task of `slots` can ever run here (checked when an experiment is created):
-  // FailedPrecondition with the reason ("needs 9 slots but the whole cluster has 8").
-  virtual absl::Status Feasible(int slots) const = 0;
+  // What of `input.queue` starts now on `input.agents` (this manager's Offers(), read with the
+  // master's lock), what running task to preempt for it, and why the rest waits. Called
+  // without any lock: a pure function of its argument and the manager's fixed options. Agents:
+  // the gang scheduler with the pools' policies (scheduler.h); Slurm: every task whose shape
+  // fits the partition, Slurm queueing what has no room (and preempting, if it is set up to).
+  virtual ScheduleResult Place(const ScheduleInput& input) const = 0;
+  // Whether a task of `slots` can ever run here in `pool` (its experiment's
+  // resources.resource_pool; for Slurm a partition), checked when an experiment is created:
+  // FailedPrecondition with the reason ("needs 9 slots but the whole cluster has 8"),
+  // InvalidArgument for a pool that does not exist here.
+  virtual absl::Status Feasible(int slots, const std::string& pool) const = 0;
   // Why `allocation`, started, does not run yet (Slurm: its job is pending, with Slurm's
   // reason); nullopt when it runs, or when this manager's starts run at once.
   virtual std::optional<std::string> Waiting(const std::string& allocation) const = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -168,9 +169,11 @@ class PriorityPass : public Pass {
   void Run() {
     std::vector<const TaskRequest*> order = pool_.queue;
     std::stable_sort(order.begin(), order.end(), [](const TaskRequest* a, const TaskRequest* b) {
-      return std::make_pair(a->priority, a->sequence) < std::make_pair(b->priority, b->sequence);
+      return std::make_tuple(a->priority, a->position, a->sequence) <
+             std::make_tuple(b->priority, b->position, b->sequence);
     });
     std::optional<Blocker> blocker;
+    bool preempting = pool_.spec.preemption;  // until a task finds no room even so
     for (const TaskRequest* task : order) {
       // A task that can never run, or may not now because of its experiment's cap, says so
       // even behind a blocker and holds nobody back.
@@ -182,16 +185,21 @@ class PriorityPass : public Pass {
         out_->waiting[task->id] = *std::move(capped);
         continue;
       }
-      if (blocker || TryPlace(*task)) continue;
-      blocker = Blocker{task->id, task->priority, task->sequence, pool_.name};
-      if (pool_.spec.preemption) PreemptLower(*task);
+      if (!blocker) {
+        if (TryPlace(*task)) continue;
+        blocker = Blocker{task->id, task->priority, task->sequence, pool_.name, task->position};
+      }
+      // The blocker, and the tasks behind it in order, may each have room made by preemption
+      // (reserved for them in this pass, so none takes another's) until one finds none.
+      if (preempting) preempting = PreemptLower(*task);
     }
     if (blocker) out_->blockers[pool_.name] = *blocker;
   }
 
  private:
   // Lower priorities (higher numbers) first; within one, the most recently submitted first.
-  void PreemptLower(const TaskRequest& task) {
+  // False when even that would not make room.
+  bool PreemptLower(const TaskRequest& task) {
     std::vector<const RunningTask*> candidates;
     for (const RunningTask* t : pool_.running) {
       if (Choosable(t) && t->priority > task.priority) candidates.push_back(t);
@@ -199,10 +207,10 @@ class PriorityPass : public Pass {
     std::sort(candidates.begin(), candidates.end(), [](const RunningTask* a, const RunningTask* b) {
       return std::make_pair(a->priority, a->sequence) > std::make_pair(b->priority, b->sequence);
     });
-    Preempt(task, candidates,
-            absl::StrCat("preempted by experiment ", task.experiment_id, " (priority ",
-                         task.priority, ")"),
-            "lower priority");
+    return Preempt(task, candidates,
+                   absl::StrCat("preempted by experiment ", task.experiment_id, " (priority ",
+                                task.priority, ")"),
+                   "lower priority");
   }
 };
 

@@ -154,6 +154,20 @@ TEST(PriorityPreemptionTest, LowestPriorityFirstThenWhatWasNotNeededIsGivenBack)
   EXPECT_THAT(PreemptedIds(Schedule(two)), ElementsAre("x")) << "the lowest priority first";
 }
 
+TEST(PriorityPreemptionTest, EachUrgentTaskInOrderGetsRoomInOnePassUntilOneFindsNone) {
+  ScheduleInput in = Input({Agent("a", 4, 4)},
+                           {Task("u1", 9, 1, 10, 10), Task("u2", 9, 1, 11, 10),
+                            Task("u3", 9, 4, 12, 10), Task("u4", 9, 1, 13, 10)},
+                           {Running("l1", 1, "a", 1, 1, 50), Running("l2", 1, "a", 1, 2, 50),
+                            Running("h", 2, "a", 2, 3, 5)});
+  const ScheduleResult r = Schedule(in);
+  // u1 and u2 take l2's and l1's slots; u3 (4 slots) would need h's too: nothing more.
+  EXPECT_THAT(PreemptedIds(r), ElementsAre("l2", "l1"));
+  EXPECT_THAT(r.waiting.at("u2"), HasSubstr("preempted for it"));
+  EXPECT_THAT(r.waiting, ::testing::Not(::testing::Contains(::testing::Key("u4"))))
+      << "u4 is behind u3: the master says queued behind";
+}
+
 TEST(PriorityPreemptionTest, PreemptedTasksQueueBehindTheTaskTheyMadeRoomFor) {
   // The next pass: the preempted task is queued again (its own sequence), the slots are free.
   ScheduleInput in = Input({Agent("a", 4, 2)}, {Task("new", 1, 2, 2, 50), Task("urgent", 9, 2, 10, 10)},

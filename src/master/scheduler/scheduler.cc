@@ -1,6 +1,7 @@
 #include "master/scheduler/scheduler.h"
 
 #include <map>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,7 +56,12 @@ const char* PoolPolicyName(PoolPolicy policy) {
 }
 
 bool IsBehind(const Blocker& blocker, int priority, int64_t sequence) {
-  return std::make_pair(priority, sequence) > std::make_pair(blocker.priority, blocker.sequence);
+  return IsBehind(blocker, priority, 0.0, sequence);
+}
+
+bool IsBehind(const Blocker& blocker, int priority, double position, int64_t sequence) {
+  return std::make_tuple(priority, position, sequence) >
+         std::make_tuple(blocker.priority, blocker.position, blocker.sequence);
 }
 
 std::string QueuedBehindReason(const Blocker& blocker) {

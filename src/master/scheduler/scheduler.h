@@ -21,7 +21,8 @@
 //    idle agents with the lowest ids. Example: with idle agents of 8, 8, 8, 4, 4, 4 and 4 slots a
 //    16-slot task takes the four 4s (24 slots stay placeable, on the three 8s; two 8s would leave
 //    16); with 8, 8, 4, 4, 4 and 4 it takes the two 8s (16 either way; fewer agents);
-//  * order: priority (lower number first), then submission sequence (FIFO). A task that waits
+//  * order: priority (lower number first), then the job queue's position (the experiment's
+//    place, which `cohort job update --ahead-of` moves), then submission sequence (FIFO). A task that waits
 //    for slots that are busy holds back every later task in that order (no overtaking, so big
 //    tasks do not starve); a task that cannot run on the enabled agents however long it waits
 //    (12 slots on 8-slot agents; 16 slots with a single 8-slot agent) holds nobody back;
@@ -41,8 +42,10 @@
 //    waits for them and nothing more is preempted); else it takes the lowest priority first
 //    and, within a priority, the most recently submitted first, until it would fit, then gives
 //    back any it did not need. If even all of them would not make room, nothing is preempted.
-//    The preempted tasks queue again behind it (no overtaking), so they start again only when
-//    they fit without displacing it;
+//    The freed slots are reserved for it in the pass, and the tasks behind it in order may each
+//    preempt for themselves the same way, until one finds no room even so. The preempted tasks
+//    queue again behind them (no overtaking), so they start again only when they fit without
+//    displacing them;
 //  * fair_share policy: the pool's enabled slots are divided among the experiments with tasks
 //    in the pool in proportion to their weights, no experiment getting more than it asks for
 //    (the rest goes to the others); an experiment starts tasks while it holds less than its
@@ -89,6 +92,9 @@ struct TaskRequest {
   std::set<std::string> excluded_agents;
   std::string pool = kDefaultPool;  // its experiment's resources.resource_pool
   int64_t experiment_id = 0;        // for max_slots, fair share and the words of a preemption
+  // Its experiment's place in the job queue within the priority (`cohort job update
+  // --ahead-of`): the order is priority, then position, then sequence.
+  double position = 0;
 };
 
 // A task that holds slots now (Schedule(ScheduleInput) may preempt it).
@@ -148,6 +154,7 @@ struct Blocker {
   int priority = 42;
   int64_t sequence = 0;
   std::string pool = kDefaultPool;
+  double position = 0;
 };
 
 struct ScheduleResult {
@@ -173,6 +180,8 @@ struct ScheduleResult {
 // Whether a task of `priority` and `sequence` comes after `blocker` in the scheduler's order
 // (priority, then sequence).
 bool IsBehind(const Blocker& blocker, int priority, int64_t sequence);
+// The same with the job queue's position (priority, then position, then sequence).
+bool IsBehind(const Blocker& blocker, int priority, double position, int64_t sequence);
 // Why a task behind `blocker` waits: "queued behind task big (priority 42)".
 std::string QueuedBehindReason(const Blocker& blocker);
 

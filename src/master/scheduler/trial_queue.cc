@@ -1,5 +1,7 @@
 #include "master/scheduler/trial_queue.h"
 
+#include <utility>
+
 namespace cohort::master {
 
 using wire::ExperimentState;
@@ -26,8 +28,8 @@ void TrialQueue::SetTrial(int64_t id, int64_t experiment_id, TrialState state, i
   Count(trial, +1);
 }
 
-void TrialQueue::SetExperiment(int64_t id, ExperimentState state, int slots, int priority) {
-  experiments_[id] = Experiment{state, slots, priority};
+void TrialQueue::SetExperiment(int64_t id, Experiment experiment) {
+  experiments_[id] = std::move(experiment);
 }
 
 void TrialQueue::SetExperimentState(int64_t id, ExperimentState state) {

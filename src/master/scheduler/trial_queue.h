@@ -10,13 +10,14 @@
 // under its state lock.
 //
 // Example:
-//   queue.SetExperiment(1, ExperimentState::kActive, /*slots=*/1, /*priority=*/42);
+//   queue.SetExperiment(1, {ExperimentState::kActive, /*slots=*/1, /*priority=*/42});
 //   queue.SetTrial(7, /*experiment_id=*/1, TrialState::kQueued, /*sequence=*/3);
 //   for (const auto& [id, t] : queue.trials()) if (t.state == TrialState::kQueued) ...
 //   queue.SetTrial(7, 1, TrialState::kCompleted, 3);  // gone from the queue
 
 #include <cstdint>
 #include <map>
+#include <string>
 
 #include "wire/states.h"
 
@@ -33,16 +34,23 @@ class TrialQueue {
     wire::ExperimentState state = wire::ExperimentState::kActive;
     int slots = 1;  // per trial
     int priority = 42;
+    double weight = 1.0;              // resources.weight
+    int max_slots = 0;                // resources.max_slots; 0: no cap
+    std::string pool = "default";     // resources.resource_pool
+    double position = 0;              // its place in the job queue within its priority
   };
 
   // The trial is now in `state`: kept (or updated) when QUEUED or RUNNING, forgotten otherwise.
   void SetTrial(int64_t id, int64_t experiment_id, wire::TrialState state, int64_t sequence);
-  // The experiment's facts (stored when it was created) or its new state.
-  void SetExperiment(int64_t id, wire::ExperimentState state, int slots, int priority);
+  // The experiment's facts (stored when it was created, or changed by `experiment set`) or its
+  // new state.
+  void SetExperiment(int64_t id, Experiment experiment);
   void SetExperimentState(int64_t id, wire::ExperimentState state);
 
   // The QUEUED and RUNNING trials, by id.
   const std::map<int64_t, Trial>& trials() const { return trials_; }
+  // Every experiment's facts, by id.
+  const std::map<int64_t, Experiment>& experiments() const { return experiments_; }
   // The experiment's facts; null when it was never set.
   const Experiment* FindExperiment(int64_t id) const;
   // True when the trial is QUEUED here.

@@ -43,7 +43,7 @@ TEST(TrialQueueTest, RemembersExperimentsAndTheirStates) {
   EXPECT_EQ(queue.FindExperiment(4), nullptr);
   queue.SetExperimentState(4, ExperimentState::kPaused);  // unknown: nothing to change
   EXPECT_EQ(queue.FindExperiment(4), nullptr);
-  queue.SetExperiment(4, ExperimentState::kActive, 8, 10);
+  queue.SetExperiment(4, {ExperimentState::kActive, 8, 10});
   queue.SetExperimentState(4, ExperimentState::kPaused);
   ASSERT_NE(queue.FindExperiment(4), nullptr);
   EXPECT_EQ(queue.FindExperiment(4)->state, ExperimentState::kPaused);

@@ -175,12 +175,11 @@ absl::StatusOr<std::vector<int>> Split(int slots, int per_node, size_t partition
 
 }  // namespace
 
-ScheduleResult SlurmManager::Place(const std::vector<AgentState>& offers,
-                                   const std::vector<TaskRequest>& queue) const {
+ScheduleResult SlurmManager::Place(const ScheduleInput& input) const {
   ScheduleResult result;
-  for (const TaskRequest& task : queue) {
+  for (const TaskRequest& task : input.queue) {
     absl::StatusOr<std::vector<int>> split =
-        Split(task.slots, options_.slots_per_node, offers.size());
+        Split(task.slots, options_.slots_per_node, input.agents.size());
     if (!split.ok()) {
       result.waiting[task.id] = std::string(split.status().message());
       continue;
@@ -196,7 +195,9 @@ ScheduleResult SlurmManager::Place(const std::vector<AgentState>& offers,
   return result;
 }
 
-absl::Status SlurmManager::Feasible(int slots) const {
+// `pool` names a partition (resources.resource_pool; checked by the job's sbatch): the size
+// check uses the default partition's nodes.
+absl::Status SlurmManager::Feasible(int slots, const std::string& /*pool*/) const {
   size_t nodes = 0;
   {
     MutexLock lock(&mu_);

@@ -89,9 +89,8 @@ class SlurmManager : public rm::ResourceManager {
   std::vector<AgentState> Offers() const override ABSL_LOCKS_EXCLUDED(mu_);
   // Every task whose shape the partition can hold is placed (Slurm queues what has no room):
   // `slots` <= slots_per_node on one node, else slots / slots_per_node whole nodes.
-  ScheduleResult Place(const std::vector<AgentState>& offers,
-                       const std::vector<TaskRequest>& queue) const override;
-  absl::Status Feasible(int slots) const override ABSL_LOCKS_EXCLUDED(mu_);
+  ScheduleResult Place(const ScheduleInput& input) const override;
+  absl::Status Feasible(int slots, const std::string& pool) const override ABSL_LOCKS_EXCLUDED(mu_);
   std::optional<std::string> Waiting(const std::string& allocation) const override
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<wire::StartAction> NodeStart(const std::string& allocation, int node_rank,

@@ -1,6 +1,9 @@
-// Cluster: the agents with their slots used/total, enabled and connected states (admins enable
-// and disable them), the cluster's slot utilization, and the task queue in order with the reason
-// each task waits (GET /api/v1/agents, /api/v1/tasks). Polled every 2 s.
+// Cluster: the resource pools (scheduler, preemption, slots, trials), the agents with their pool,
+// slots used/total, enabled and connected states (admins enable and disable them), the cluster's
+// slot utilization, the job queue per pool (experiments in the order the scheduler serves them,
+// with priority, weight, cap and why each waits) and the task queue with the reason each task
+// waits (GET /api/v1/resource-pools, /api/v1/agents, /api/v1/jobs, /api/v1/tasks). Polled every
+// 2 s. Jobs are changed with `cohort job update` (docs/scheduling.md).
 
 import { api, describeError, getSession } from '../api.js';
 import { el, errorBox, fill, fmtPercent, progressBar, redrawKeepingFocus, stateBadge, table } from '../util.js';
@@ -9,18 +12,25 @@ export function clusterPage(main, params, ctx) {
   const status = el('div', { 'aria-live': 'polite' });
   const utilization = el('p', { id: 'utilization' });
   const agents = el('div', { id: 'agents' });
+  const pools = el('div', { id: 'pools' });
+  const jobs = el('div', { id: 'jobs' });
   const tasks = el('div', { id: 'tasks' });
+  const section = (id, title, body) => el('section', { 'aria-labelledby': `${id}-title` },
+    el('h2', { id: `${id}-title` }, title), body);
   fill(main, el('h1', {}, 'Cluster'), status, utilization,
-    el('section', { 'aria-labelledby': 'agents-title' }, el('h2', { id: 'agents-title' }, 'Agents'), agents),
-    el('section', { 'aria-labelledby': 'tasks-title' }, el('h2', { id: 'tasks-title' }, 'Task queue'), tasks));
+    section('pools', 'Resource pools', pools), section('agents', 'Agents', agents),
+    section('jobs', 'Job queue', jobs), section('tasks', 'Task queue', tasks));
   const admin = !!getSession()?.admin;
 
   async function refresh() {
     let agentList;
     let taskList;
+    let poolList;
+    let jobList;
     try {
-      [agentList, taskList] = await Promise.all([
-        api('/agents', { signal: ctx.signal }), api('/tasks', { signal: ctx.signal })]);
+      [agentList, taskList, poolList, jobList] = await Promise.all([
+        api('/agents', { signal: ctx.signal }), api('/tasks', { signal: ctx.signal }),
+        api('/resource-pools', { signal: ctx.signal }), api('/jobs', { signal: ctx.signal })]);
     } catch (e) {
       if (e.name !== 'AbortError') status.replaceChildren(errorBox(`Could not read the cluster: ${describeError(e)}`));
       return;
@@ -33,6 +43,8 @@ export function clusterPage(main, params, ctx) {
       `${taskList.tasks.filter((t) => t.state === 'QUEUED').length} task(s) waiting.`;
     redrawKeepingFocus(agents, () => fill(agents, agentsTable(agentList.agents, admin, status, refresh)));
     fill(tasks, tasksTable(taskList.tasks));
+    fill(pools, poolsTable(poolList.pools));
+    fill(jobs, jobsTable(jobList.jobs));
   }
   ctx.every(2000, refresh);
 }
@@ -57,6 +69,7 @@ function agentsTable(list, admin, status, refresh) {
   const columns = [
     { title: 'Agent', cell: (a) => a.id },
     { title: 'Host', cell: (a) => a.host || '—' },
+    { title: 'Pool', cell: (a) => a.resource_pool || 'default' },
     { title: 'Slots used', cell: (a) => [progressBar(a.slots ? a.used / a.slots : 0, `slots used on ${a.id}`), ` ${a.used}/${a.slots}`] },
     { title: 'Enabled', cell: (a) => (a.enabled ? 'yes' : 'no (takes no new trials)') },
     { title: 'Connected', cell: (a) => (a.connected ? 'yes' : 'no') },
@@ -78,4 +91,33 @@ function tasksTable(list) {
     { title: 'Priority', class: 'num', cell: (t) => t.priority },
     { title: 'Where / why it waits', cell: (t) => (t.reason ? el('span', { class: 'reason' }, t.reason) : (t.agents && t.agents.length ? t.agents.join(', ') : '—')) },
   ], list, { empty: 'No tasks: nothing runs or waits.', caption: 'Task queue', rowAttrs: (t) => ({ dataset: { trialId: t.trial_id, state: t.state } }) });
+}
+
+function poolsTable(list) {
+  return table([
+    { title: 'Pool', cell: (p) => p.name },
+    { title: 'Scheduler', cell: (p) => (p.scheduler === 'fair_share' ? 'fair share' : 'priority') },
+    { title: 'Preemption', cell: (p) => (p.preemption ? 'yes' : 'no') },
+    { title: 'Agents', class: 'num', cell: (p) => p.agents },
+    { title: 'Slots used', cell: (p) => [progressBar(p.slots ? p.used / p.slots : 0, `slots used in pool ${p.name}`), ` ${p.used}/${p.slots}`] },
+    { title: 'Running', class: 'num', cell: (p) => p.trials_running },
+    { title: 'Queued', class: 'num', cell: (p) => p.trials_queued },
+    { title: 'Description', cell: (p) => p.description || '—' },
+  ], list, { caption: 'Resource pools', rowAttrs: (p) => ({ dataset: { pool: p.name } }) });
+}
+
+function jobsTable(list) {
+  return table([
+    { title: 'Pool', cell: (j) => j.pool },
+    { title: '#', class: 'num', cell: (j) => j.position },
+    { title: 'Experiment', cell: (j) => el('a', { href: `/experiments/${j.experiment_id}` }, `${j.experiment_id} ${j.name}`) },
+    { title: 'Owner', cell: (j) => j.owner || '—' },
+    { title: 'Priority', class: 'num', cell: (j) => j.priority },
+    { title: 'Weight', class: 'num', cell: (j) => j.weight },
+    { title: 'Max slots', class: 'num', cell: (j) => (j.max_slots > 0 ? j.max_slots : '—') },
+    { title: 'Slots held', class: 'num', cell: (j) => j.slots_held },
+    { title: 'Running', class: 'num', cell: (j) => j.trials_running },
+    { title: 'Queued', class: 'num', cell: (j) => j.trials_queued },
+    { title: 'Why it waits', cell: (j) => (j.waiting ? el('span', { class: 'reason' }, j.waiting) : '—') },
+  ], list, { empty: 'No jobs: nothing runs or waits.', caption: 'Job queue', rowAttrs: (j) => ({ dataset: { experimentId: j.experiment_id, pool: j.pool } }) });
 }

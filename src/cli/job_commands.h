@@ -1,0 +1,23 @@
+#pragma once
+// The shared cluster's queue from the CLI (docs/scheduling.md; Determined's `det job`):
+//   cohort resource-pool list [--json]           each pool: scheduler, preemption, agents,
+//                                                slots used/total, trials running/queued
+//   cohort job list [--pool NAME] [--json]       the jobs (experiments with queued or running
+//                                                trials) in the order the scheduler serves them
+//   cohort job update ID [--priority N] [--weight W] [--max-slots N]
+//                        [--ahead-of ID | --behind-of ID]
+//   cohort experiment set priority|weight|max-slots ID VALUE
+// Owners change their own jobs, admins any (the master decides). Not thread-safe (CLI setup
+// runs once on the main thread).
+
+#include "CLI/CLI.hpp"
+#include "cli/command_context.h"
+
+namespace cohort::cli {
+
+// Adds `resource-pool` and `job` to `root`; `context` must outlive `root`.
+void AddJobCommands(CLI::App* root, CommandContext* context);
+// Adds `experiment set` under `experiment`.
+void AddExperimentSet(CLI::App* experiment, CommandContext* context);
+
+}  // namespace cohort::cli
