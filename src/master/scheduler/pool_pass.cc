@@ -1,6 +1,7 @@
 #include "master/scheduler/pool_pass.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -41,10 +42,13 @@ std::optional<std::string> OverCap(const PoolInput& pool, const TaskRequest& tas
 }
 
 // The pool's agents as a pass sees them while it decides: this pass's placements taken, the
-// slots of chosen (or stopping) tasks given back.
+// slots of chosen (or stopping) tasks given back. A task that fits on one agent is checked
+// directly (best fit, as the Placer does); only one that needs several agents builds a Placer.
 class FreeView {
  public:
   explicit FreeView(std::vector<AgentState> agents) : agents_(std::move(agents)) {
+    std::sort(agents_.begin(), agents_.end(),
+              [](const AgentState& a, const AgentState& b) { return a.id < b.id; });
     for (size_t i = 0; i < agents_.size(); ++i) index_[agents_[i].id] = i;
   }
   void Take(const Placement& p) {
@@ -57,11 +61,18 @@ class FreeView {
     for (const auto& [agent, slots] : t.agents) Add(agent, slots);
   }
   bool Fits(const TaskRequest& task) const {
+    if (BestFit(task) >= 0) return true;
+    if (task.slots <= 1) return false;
     Placer placer(agents_);
     return placer.TryPlace(task).placement.has_value();
   }
   // Takes the slots `task` would get; false (nothing taken) when it does not fit.
   bool Reserve(const TaskRequest& task) {
+    if (const int i = BestFit(task); i >= 0) {
+      agents_[static_cast<size_t>(i)].used += task.slots;
+      return true;
+    }
+    if (task.slots <= 1) return false;
     Placer placer(agents_);
     Attempt attempt = placer.TryPlace(task);
     if (attempt.placement) Take(*attempt.placement);
@@ -69,27 +80,55 @@ class FreeView {
   }
 
  private:
+  // The enabled agent with the fewest free slots that still hold `task` (the lowest id of
+  // equally good ones), or -1.
+  int BestFit(const TaskRequest& task) const {
+    int best = -1, best_free = 0;
+    for (size_t i = 0; i < agents_.size(); ++i) {
+      const AgentState& a = agents_[i];
+      const int free = FreeSlots(a);
+      if (!a.enabled || a.slots < 1 || free < task.slots || (best >= 0 && free >= best_free) ||
+          (!task.excluded_agents.empty() && task.excluded_agents.count(a.id) > 0)) {
+        continue;
+      }
+      best = static_cast<int>(i);
+      best_free = free;
+    }
+    return best;
+  }
   void Add(const std::string& agent, int slots) {
     const auto it = index_.find(agent);
     if (it != index_.end()) agents_[it->second].used += slots;
   }
-  std::vector<AgentState> agents_;
+  std::vector<AgentState> agents_;  // by id
   std::map<std::string, size_t> index_;
 };
 
-// The fewest of `candidates` (taken in their order until `task` fits, then each given back
-// that it did not need, the last taken first) to stop so that `task` fits on `view`; empty
-// when even all of them would not make room.
-std::vector<const RunningTask*> ChooseVictims(FreeView view, const TaskRequest& task,
-                                              const std::vector<const RunningTask*>& candidates) {
+// What ChooseVictims does with a candidate.
+enum class Verdict { kSkip, kTake, kStop };
+
+// The fewest of `ordered` from `first` on (those `verdict` takes, in order, until `task` fits,
+// then each given back that it did not need, the last taken first) to stop so that `task`
+// fits on `view`. On success their slots stay freed in `view`; otherwise `view` is unchanged
+// and the result empty.
+template <typename VerdictFn>
+std::vector<const RunningTask*> ChooseVictims(FreeView& view, const TaskRequest& task,
+                                              const std::vector<const RunningTask*>& ordered,
+                                              size_t first, const VerdictFn& verdict) {
   std::vector<const RunningTask*> chosen;
   bool fits = false;
-  for (const RunningTask* c : candidates) {
-    view.Free(*c);
-    chosen.push_back(c);
-    if ((fits = view.Fits(task))) break;
+  for (size_t i = first; i < ordered.size() && !fits; ++i) {
+    const Verdict v = verdict(ordered[i]);
+    if (v == Verdict::kStop) break;
+    if (v == Verdict::kSkip) continue;
+    view.Free(*ordered[i]);
+    chosen.push_back(ordered[i]);
+    fits = view.Fits(task);
   }
-  if (!fits) return {};
+  if (!fits) {
+    for (const RunningTask* c : chosen) view.Unfree(*c);
+    return {};
+  }
   for (size_t i = chosen.size(); i-- > 0;) {
     view.Unfree(*chosen[i]);
     if (view.Fits(task)) {
@@ -128,25 +167,40 @@ class Pass {
   }
 
   // Makes room for `task` once tasks stop: the slots of those already stopping, else the
-  // fewest of `candidates` (preference order) that let it fit, preempted with `why`. The slots
-  // are then reserved for it in this pass (true); false when even all would not make room.
-  bool Preempt(const TaskRequest& task, const std::vector<const RunningTask*>& candidates,
-               const std::string& why, const char* whose) {
+  // fewest of `ordered` (preference order, from index `first`; `verdict` says which qualify)
+  // that let it fit, preempted with `why`. The slots are then reserved for it in this pass
+  // (true); false when even all would not make room.
+  template <typename VerdictFn>
+  bool Preempt(const TaskRequest& task, const std::vector<const RunningTask*>& ordered,
+               size_t first, const VerdictFn& verdict, const std::string& why,
+               const char* whose) {
     if (future_.Reserve(task)) {
       out_->waiting[task.id] = "waiting for trials that are stopping to free their slots";
       return true;
     }
-    std::vector<const RunningTask*> victims = ChooseVictims(future_, task, candidates);
+    std::vector<const RunningTask*> victims =
+        ChooseVictims(future_, task, ordered, first, verdict);
     if (victims.empty()) return false;
     for (const RunningTask* v : victims) {
       out_->preemptions.push_back({v->id, why});
-      future_.Free(*v);
       preempted_.insert(v);
+      given_up_[v->experiment_id] += v->slots();
     }
     future_.Reserve(task);
     out_->waiting[task.id] = absl::StrCat("waiting for ", Trials(victims.size()), " of ", whose,
                                           " to checkpoint and stop (preempted for it)");
     return true;
+  }
+
+  // The running tasks that are not stopping, ordered by `before`.
+  template <typename Before>
+  std::vector<const RunningTask*> RunningBy(const Before& before) const {
+    std::vector<const RunningTask*> out;
+    for (const RunningTask* t : pool_.running) {
+      if (!t->stopping) out.push_back(t);
+    }
+    std::sort(out.begin(), out.end(), before);
+    return out;
   }
 
   // Running tasks that may still be chosen (not stopping, not chosen in this pass).
@@ -160,6 +214,7 @@ class Pass {
   FreeView future_;
   std::map<int64_t, int> held_;
   std::set<const RunningTask*> preempted_;
+  std::map<int64_t, int> given_up_;  // slots of each experiment preempted in this pass
 };
 
 class PriorityPass : public Pass {
@@ -200,18 +255,24 @@ class PriorityPass : public Pass {
   // Lower priorities (higher numbers) first; within one, the most recently submitted first.
   // False when even that would not make room.
   bool PreemptLower(const TaskRequest& task) {
-    std::vector<const RunningTask*> candidates;
-    for (const RunningTask* t : pool_.running) {
-      if (Choosable(t) && t->priority > task.priority) candidates.push_back(t);
+    if (!ordered_) {
+      ordered_ = RunningBy([](const RunningTask* a, const RunningTask* b) {
+        return std::make_pair(a->priority, a->sequence) > std::make_pair(b->priority, b->sequence);
+      });
     }
-    std::sort(candidates.begin(), candidates.end(), [](const RunningTask* a, const RunningTask* b) {
-      return std::make_pair(a->priority, a->sequence) > std::make_pair(b->priority, b->sequence);
-    });
-    return Preempt(task, candidates,
+    while (cursor_ < ordered_->size() && !Choosable((*ordered_)[cursor_])) ++cursor_;
+    auto verdict = [&](const RunningTask* t) {
+      if (t->priority <= task.priority) return Verdict::kStop;  // the rest outrank it too
+      return Choosable(t) ? Verdict::kTake : Verdict::kSkip;
+    };
+    return Preempt(task, *ordered_, cursor_, verdict,
                    absl::StrCat("preempted by experiment ", task.experiment_id, " (priority ",
                                 task.priority, ")"),
                    "lower priority");
   }
+
+  std::optional<std::vector<const RunningTask*>> ordered_;  // candidates, best victim first
+  size_t cursor_ = 0;  // ordered_[0, cursor_) are all chosen already
 };
 
 class FairSharePass : public Pass {
@@ -258,11 +319,15 @@ class FairSharePass : public Pass {
     shares_ = FairShares(capacity, weights, demand);
   }
 
-  std::string AtShare(int64_t e) const {
-    return absl::StrFormat(
+  // The same words for every waiting task of an experiment: made once per pass.
+  const std::string& AtShare(int64_t e) {
+    auto [it, added] = at_share_.try_emplace(e);
+    if (!added) return it->second;
+    it->second = absl::StrFormat(
         "fair share: experiment %d holds %d slots, its share of pool '%s' is %.3g (weight %g); "
         "it gets more when other experiments leave slots idle",
         e, held_.at(e), pool_.name, Share(e), ShareOf(pool_, e).weight);
+    return it->second;
   }
 
   // Starts tasks of the experiments below their shares, the furthest below first; returns the
@@ -307,57 +372,58 @@ class FairSharePass : public Pass {
     return true;
   }
 
-  // The second round: the slots left idle go to anyone.
+  // The second round: the slots left idle go to anyone. Free slots only shrink during it, so
+  // once a task of some size found none, larger and equal ones without excluded agents do not
+  // try again (10,000 queued trials would otherwise each scan every agent).
   void Backfill(const TaskRequest& task) {
     const int64_t e = task.experiment_id;
     if (std::optional<std::string> never = placer_.WhyNever(task)) {
       out_->waiting[task.id] = *std::move(never);
-    } else if (auto capped = OverCap(pool_, task, held_[e])) {
-      out_->waiting[task.id] = *std::move(capped);
-    } else if (!TryPlace(task) && held_[e] >= Share(e)) {
-      out_->waiting[task.id] = AtShare(e);
+      return;
     }
+    if (auto capped = OverCap(pool_, task, held_[e])) {
+      out_->waiting[task.id] = *std::move(capped);
+      return;
+    }
+    const bool plain = task.excluded_agents.empty();
+    if (!plain || task.slots < smallest_failed_) {
+      if (TryPlace(task)) return;
+      if (plain) {
+        smallest_failed_ = task.slots;
+        failed_reason_ = out_->waiting[task.id];
+      }
+    } else {
+      out_->waiting[task.id] = failed_reason_;
+    }
+    if (held_[e] >= Share(e)) out_->waiting[task.id] = AtShare(e);
   }
 
   // Tasks of experiments above their shares that stay at or above them without the task: the
-  // most over first, the most recently submitted first.
+  // most over first (as the pass began), the most recently submitted first.
   bool PreemptOverShare(const TaskRequest& task) {
-    std::vector<const RunningTask*> over;
-    for (const RunningTask* t : pool_.running) {
-      if (Choosable(t) && t->experiment_id != task.experiment_id &&
-          held_[t->experiment_id] - given_up_[t->experiment_id] > Share(t->experiment_id)) {
-        over.push_back(t);
-      }
+    if (!ordered_) {
+      ordered_ = RunningBy([this](const RunningTask* a, const RunningTask* b) {
+        return std::make_pair(Ratio(a->experiment_id), a->sequence) >
+               std::make_pair(Ratio(b->experiment_id), b->sequence);
+      });
     }
-    std::sort(over.begin(), over.end(), [this](const RunningTask* a, const RunningTask* b) {
-      return std::make_pair(Ratio(a->experiment_id), a->sequence) >
-             std::make_pair(Ratio(b->experiment_id), b->sequence);
-    });
-    std::map<int64_t, double> surplus;
-    std::vector<const RunningTask*> candidates;
-    for (const RunningTask* t : over) {
+    auto verdict = [&](const RunningTask* t) {
       const int64_t v = t->experiment_id;
-      if (!surplus.count(v)) surplus[v] = held_[v] - given_up_[v] - Share(v);
-      if (t->slots() > surplus[v] + 1e-9) continue;
-      surplus[v] -= t->slots();
-      candidates.push_back(t);
-    }
-    const size_t before = out_->preemptions.size();
-    const bool made_room = Preempt(
-        task, candidates,
-        absl::StrFormat("preempted for fair share: experiment %d is below its share",
-                        task.experiment_id),
-        "experiments above their fair share");
-    for (const RunningTask* t : candidates) {
-      for (size_t i = before; i < out_->preemptions.size(); ++i) {
-        if (out_->preemptions[i].task_id == t->id) given_up_[t->experiment_id] += t->slots();
-      }
-    }
-    return made_room;
+      if (Ratio(v) <= 1.0 + 1e-9) return Verdict::kStop;  // the rest are at or below their shares
+      const bool surplus = held_[v] - given_up_[v] - t->slots() >= Share(v) - 1e-9;
+      return v != task.experiment_id && Choosable(t) && surplus ? Verdict::kTake : Verdict::kSkip;
+    };
+    return Preempt(task, *ordered_, 0, verdict,
+                   absl::StrFormat("preempted for fair share: experiment %d is below its share",
+                                   task.experiment_id),
+                   "experiments above their fair share");
   }
 
+  std::optional<std::vector<const RunningTask*>> ordered_;  // candidates, most over share first
+  std::map<int64_t, std::string> at_share_;                 // AtShare's words by experiment
+  int smallest_failed_ = std::numeric_limits<int>::max();   // Backfill: no room for this many
+  std::string failed_reason_;                               // and why
   std::map<int64_t, double> shares_;
-  std::map<int64_t, int> given_up_;  // slots of each experiment preempted in this pass
 };
 
 }  // namespace
