@@ -516,6 +516,7 @@ class Master {
     std::optional<double> searcher_metric;
     std::optional<std::pair<int64_t, int64_t>> batches;  // (completed, total)
     std::vector<std::pair<double, double>> completed;    // searcher ops: (length, metric)
+    bool preempted = false;  // the workers said they stopped early, to resume from a checkpoint
   };
   // A report batch's rows (checkpoints, metrics and their series points) and changes.
   static OutputRows RowsOfReports(const wire::ReportBatch& batch, ReportChanges* changes);

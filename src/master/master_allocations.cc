@@ -261,6 +261,7 @@ OutputRows Master::RowsOfReports(const wire::ReportBatch& batch, ReportChanges* 
         if (line.length) changes->completed.emplace_back(*line.length, line.searcher_metric);
         break;
       case wire::ReportKind::kPreempted:
+        changes->preempted = true;
         break;
     }
   }
@@ -295,6 +296,12 @@ absl::Status Master::ReportsStoredLocked(const std::string& allocation,
   if (changes.batches) std::tie(current.batches, current.total_batches) = *changes.batches;
   COHORT_RETURN_IF_ERROR(db_->UpdateTrial(current));
   if (batch.stalled) NoteStallLocked(trial_id, *batch.stalled);
+  // The trial stopped early to resume later: its exit queues it again, even where this master
+  // did not ask (it restarted after asking, or the agent was told to stop by itself).
+  if (Allocation* a = allocations_.Find(allocation); changes.preempted && a != nullptr &&
+                                                     a->stop == StopReason::kNone) {
+    a->stop = StopReason::kPreempted;
+  }
   if (!batch.system_metrics.empty()) {
     COHORT_ASSIGN_OR_RETURN(std::vector<PointRow> system,
                             SystemPointsLocked(current, batch.system_metrics));

@@ -7,6 +7,7 @@
 // pool's experiments, but runs the one that names it.
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -30,14 +31,18 @@ class SharingTest : public ClusterFixture {
  protected:
   SharingTest() : ClusterFixture("sharing_test") {}
 
-  void StartPooledMaster() {
+  // The master with the default pool (`policy`, preemption on) and a pool "big"; on `port`
+  // (0: any) for a restart.
+  void StartPooledMaster(const std::string& policy = "priority", int port = 0,
+                         std::vector<std::string> extra = {}) {
     const fs::path pools = dir_ / "pools.yaml";
     std::ofstream(pools) << "resource_pools:\n"
                             "  - pool_name: default\n"
-                            "    scheduler: {type: priority, preemption: true}\n"
+                            "    scheduler: {type: " << policy << ", preemption: true}\n"
                             "  - pool_name: big\n"
                             "    description: the 4-slot machine\n";
-    StartMaster({"--resource-pools", pools.string()});
+    extra.insert(extra.end(), {"--resource-pools", pools.string()});
+    StartMaster(extra, "master", port);
     Script("hp.sh", absl::StrCat("exec ", BinaryPath("core_api_3_hpsearch"),
                                  " --config \"$COHORT_CONFIG\"\n"));
   }
@@ -56,6 +61,23 @@ class SharingTest : public ClusterFixture {
     EXPECT_EQ(r.status, 0) << r.out << r.err;
     const size_t at = r.out.find("created experiment ");
     return at == std::string::npos ? -1 : std::stoll(r.out.substr(at + 19));
+  }
+  // `cohort ARGS` as user `name` (password NAME-password), who logs in from the environment.
+  LaunchResult CohortAs(const std::string& name, std::vector<std::string> args) {
+    return RunToCompletion(CohortArgv(std::move(args)),
+                           {{"XDG_CONFIG_HOME", (dir_ / ("config-" + name)).string()},
+                            {"COHORT_USER", name},
+                            {"COHORT_PASSWORD", name + "-password"}},
+                           absl::Seconds(60));
+  }
+  // The experiments of `cohort job list --json`, in order, and their slots held.
+  std::vector<std::pair<int64_t, int>> Jobs() {
+    const json list = Json({"job", "list"});
+    std::vector<std::pair<int64_t, int>> out;
+    for (const json& j : list.value("jobs", json::array())) {
+      out.emplace_back(j["experiment_id"].get<int64_t>(), j["slots_held"].get<int>());
+    }
+    return out;
   }
   json Trials(int64_t experiment) {
     const json e = Json({"experiment", "describe", std::to_string(experiment)});
@@ -131,6 +153,90 @@ TEST_F(SharingTest, AnUrgentRunPreemptsALowPriorityGridWhoseTrialResumesFromItsC
   const int64_t big = CreateGrid("big", "[1]", 10, "{slots_per_trial: 4, resource_pool: big}");
   WaitUntil([&] { return State(big) == "COMPLETED"; }, "the big pool's experiment to complete");
   EXPECT_THAT(Logs(Trials(big)[0]["id"].get<int64_t>()), HasSubstr("on big1"));
+}
+
+TEST_F(SharingTest, AnOwnerReordersTheirJobAndCannotTouchAnothersWhileTheQueueFollows) {
+  StartPooledMaster();
+  StartAgent("a1");
+  const int64_t first = CreateGrid("first", "[1]", 100000, "{priority: 42}");
+  WaitUntil([&] { return Trials(first)[0]["state"] == "RUNNING"; }, "the first job to run");
+  const int64_t second = CreateGrid("second", "[1]", 20, "{priority: 42}");
+  LaunchResult made = RunToCompletion(
+      {"/bin/sh", "-c",
+       absl::StrCat(BinaryPath("cohort"), " -m ", url_, " user create alice <<EOF\n",
+                    "alice-password\nEOF\n")},
+      CohortEnv());
+  ASSERT_EQ(made.status, 0) << made.err;
+  const fs::path config = dir_ / "third.yaml";
+  fs::copy_file(dir_ / "second.yaml", config);
+  LaunchResult created =
+      CohortAs("alice", {"experiment", "create", config.string(), (dir_ / "context").string()});
+  ASSERT_EQ(created.status, 0) << created.err;
+  const int64_t third = second + 1;
+  using Order = std::vector<std::pair<int64_t, int>>;
+  EXPECT_EQ(Jobs(), (Order{{first, 1}, {second, 0}, {third, 0}}));
+  // Alice moves her job ahead of admin's; she may not change admin's.
+  LaunchResult ahead = CohortAs(
+      "alice", {"job", "update", std::to_string(third), "--ahead-of", std::to_string(second)});
+  EXPECT_EQ(ahead.status, 0) << ahead.err;
+  EXPECT_EQ(Jobs(), (Order{{first, 1}, {third, 0}, {second, 0}}));
+  LaunchResult denied = CohortAs("alice", {"job", "update", std::to_string(second), "--priority", "1"});
+  EXPECT_NE(denied.status, 0);
+  EXPECT_THAT(denied.err, HasSubstr("belongs to 'admin'"));
+  LaunchResult bad = CohortAs("alice", {"experiment", "set", "priority", std::to_string(third), "100"});
+  EXPECT_NE(bad.status, 0);
+  EXPECT_THAT(bad.err, HasSubstr("priority"));
+  // When the slot frees, hers runs first.
+  ASSERT_EQ(Cohort({"experiment", "kill", std::to_string(first)}).status, 0);
+  WaitUntil([&] { return State(third) == "COMPLETED"; }, "alice's job to run first");
+  EXPECT_NE(State(second), "COMPLETED") << "admin's job, now behind, had to wait";
+  WaitUntil([&] { return State(second) == "COMPLETED"; }, "admin's job to run after");
+}
+
+TEST_F(SharingTest, FairShareGivesEachExperimentItsWeightedShare) {
+  StartPooledMaster("fair_share");
+  for (const char* id : {"a1", "a2", "a3"}) StartAgent(id);
+  const int64_t heavy = CreateGrid("heavy", "[1, 2, 3, 4]", 100000, "{weight: 2}");
+  WaitUntil([&] { return Jobs() == std::vector<std::pair<int64_t, int>>{{heavy, 3}}; },
+            "the first experiment to take every idle slot");
+  const int64_t light = CreateGrid("light", "[1, 2, 3, 4]", 100000, "{weight: 1}");
+  // 3 slots by weights 2:1: the light one preempts one of the heavy one's trials.
+  WaitUntil(
+      [&] {
+        const auto jobs = Jobs();
+        std::map<int64_t, int> held(jobs.begin(), jobs.end());
+        return held[heavy] == 2 && held[light] == 1;
+      },
+      "the slots held to converge to 2:1", absl::Seconds(60));
+  bool preempted = false;
+  const json trials = Trials(heavy);
+  for (const json& t : trials) {
+    preempted = preempted || Logs(t["id"].get<int64_t>()).find("preempted for fair share") !=
+                                 std::string::npos;
+  }
+  EXPECT_TRUE(preempted) << "one of the heavy experiment's trials says why it stopped";
+  for (int64_t e : {heavy, light}) ASSERT_EQ(Cohort({"experiment", "kill", std::to_string(e)}).status, 0);
+}
+
+TEST_F(SharingTest, APreemptionSurvivesAMasterRestart) {
+  StartPooledMaster();
+  StartAgent("a1");
+  const int64_t low = CreateGrid("low", "[1]", 600, "{priority: 50}");
+  WaitUntil([&] { return Trials(low)[0].value("batches", 0) >= 20; },
+            "the low-priority trial past its second checkpoint");
+  const int64_t trial = Trials(low)[0]["id"].get<int64_t>();
+  const int64_t urgent = CreateGrid("urgent", "[5]", 20, "{priority: 10}");
+  // The master dies right after it asked for the preemption; the new one decides again.
+  WaitUntil([&] { return Logs(trial).find("preempted by experiment") != std::string::npos; },
+            "the preemption to be asked for");
+  KillMaster();
+  StartPooledMaster("priority", port_, {"--readopt-grace", "20"});
+  WaitUntil([&] { return State(urgent) == "COMPLETED"; }, "the urgent run to complete",
+            absl::Seconds(90));
+  WaitUntil([&] { return State(low) == "COMPLETED"; }, "the preempted run to finish",
+            absl::Seconds(90));
+  EXPECT_EQ(TrialJson(trial).value("restarts", -1), 0);
+  EXPECT_THAT(Logs(trial), HasSubstr("resuming from checkpoint"));
 }
 
 }  // namespace

@@ -103,14 +103,15 @@ export class CurvesChart {
   // Draws `lines` with the chart that fits their number (made again when that changes).
   show(lines, name) {
     const many = lines.length > kUplotLines;
+    const title = `${name} by batch, one line per trial`;
     if (!this.chart || this.many !== many) {
       this.destroy();
       fill(this.area);
-      const title = `${name} by batch, one line per trial`;
       this.chart = many ? new ManyLinesChart(this.area, { title, xLabel: 'batch', height: 300 })
         : new LineChart(this.area, { title, xLabel: 'batch', height: 300 });
       this.many = many;
     }
+    this.chart.setTitle(title);  // another metric chosen
     this.chart.setLines(lines);
   }
 

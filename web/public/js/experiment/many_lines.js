@@ -39,6 +39,14 @@ export class ManyLinesChart {
     this.canvas.addEventListener('mouseleave', () => { this.tip.hidden = true; });
   }
 
+  // Changes the caption when what the chart shows changes.
+  setTitle(title) {
+    const caption = this.box.querySelector('figcaption');
+    if (!caption || caption.textContent === title) return;
+    caption.textContent = title;
+    this.box.setAttribute('aria-label', title);
+  }
+
   setLines(lines) {
     this.lines = lines;
     this.box.dataset.lines = String(lines.length);
