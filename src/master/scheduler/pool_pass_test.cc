@@ -178,6 +178,35 @@ TEST(PriorityPreemptionTest, PreemptedTasksQueueBehindTheTaskTheyMadeRoomFor) {
   EXPECT_THAT(r.preemptions, IsEmpty()) << "new waits: it never displaces urgent";
 }
 
+// Determined's TestPrioritySchedulingPreemption (master/internal/resourcemanagers/
+// priority_test.go): the medium-priority task is preempted for the 4-slot high-priority one,
+// the high-priority running one is not, and nothing starts in this pass.
+TEST(DeterminedCasesTest, PrioritySchedulingPreemption) {
+  ScheduleInput in = Input({Agent("agent1", 4, 4), Agent("agent2", 4, 4)},
+                           {Task("low", 1, 1, 10, 50), Task("high-4", 3, 4, 11, 40),
+                            Task("high-8", 3, 8, 12, 40)},
+                           {Running("medium", 2, "agent1", 4, 1, 45),
+                            Running("high-running", 4, "agent2", 4, 2, 40)});
+  const ScheduleResult r = Schedule(in);
+  EXPECT_THAT(r.placements, IsEmpty());
+  EXPECT_THAT(PreemptedIds(r), ElementsAre("medium"));
+}
+
+// Determined's TestPrioritySchedulingPreemptionDisabledLowerPriorityMustWait: the three 1-slot
+// high-priority tasks start, the 2-slot one waits, and the low-priority task waits behind it.
+TEST(DeterminedCasesTest, PreemptionDisabledLowerPriorityMustWait) {
+  ScheduleInput in = Input({Agent("agent1", 4)},
+                           {Task("task1", 1, 1, 1, 50), Task("task2", 2, 1, 2, 40),
+                            Task("task3", 2, 1, 3, 40), Task("task4", 2, 1, 4, 40),
+                            Task("task5", 2, 2, 5, 40)},
+                           {}, /*preemption=*/false);
+  const ScheduleResult r = Schedule(in);
+  EXPECT_THAT(PlacedIds(r), ElementsAre("task2", "task3", "task4"));
+  ASSERT_TRUE(r.blocker.has_value());
+  EXPECT_EQ(r.blocker->id, "task5");
+  EXPECT_TRUE(IsBehind(*r.blocker, 50, 1)) << "task1 waits behind it";
+}
+
 TEST(FairShareTest, SharesFollowWeightsAndNoOneGetsMoreThanItAsks) {
   EXPECT_THAT(placing::FairShares(8, {{1, 1}, {2, 1}}, {{1, 10}, {2, 2}}),
               ElementsAre(Pair(1, 6.0), Pair(2, 2.0)));
