@@ -131,17 +131,20 @@ void AddExperimentSet(CLI::App* experiment, CommandContext* context) {
   set->add_option("value", *value, "The new value")->required();
   context->OnRun(set, [context, field, id, value] {
     wire::JobUpdate update;
-    double number = 0;
-    if (!absl::SimpleAtod(*value, &number)) {
-      std::cerr << "cohort: error: " << *field << ": expected a number, got '" << *value << "'\n";
+    double weight = 0;
+    int whole = 0;
+    const bool is_weight = *field == "weight";
+    if (is_weight ? !absl::SimpleAtod(*value, &weight) : !absl::SimpleAtoi(*value, &whole)) {
+      std::cerr << "cohort: error: " << *field << ": expected " << (is_weight ? "a number" : "an integer")
+                << ", got '" << *value << "'\n";
       return kExitUsage;
     }
-    if (*field == "weight") {
-      update.weight = number;
+    if (is_weight) {
+      update.weight = weight;
     } else if (*field == "priority") {
-      update.priority = static_cast<int>(number);
+      update.priority = whole;
     } else {
-      update.max_slots = static_cast<int>(number);
+      update.max_slots = whole;
     }
     return Update(*context, *id, update);
   });

@@ -83,7 +83,8 @@ std::string TrialName(int64_t id) { return absl::StrCat("trial ", id); }
 TrialQueue::Experiment QueueFacts(const ExperimentRow& row) {
   return {row.state,     row.slots_per_trial, row.priority,
           row.weight,    row.max_slots,       row.resource_pool,
-          row.queue_position > 0 ? row.queue_position : static_cast<double>(row.id)};
+          row.queue_position > 0 ? row.queue_position : static_cast<double>(row.id),
+          row.name,      row.owner};
 }
 
 bool MayChange(const ExperimentRow& e, const Actor& actor) {

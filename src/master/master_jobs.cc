@@ -72,11 +72,9 @@ absl::StatusOr<wire::JobList> Master::ListJobs(const std::string& pool) {
   std::vector<std::pair<std::tuple<std::string, int, double, int64_t>, wire::JobEntry>> order;
   for (auto& [id, j] : jobs) {
     const TrialQueue::Experiment& e = *queue_.FindExperiment(id);
-    absl::StatusOr<ExperimentRow> row = db_->GetExperiment(id);
-    if (!row.ok()) return row.status();
     j.experiment_id = id;
-    j.name = row->name;
-    j.owner = row->owner;
+    j.name = e.name;
+    j.owner = e.owner;
     j.pool = e.pool;
     j.state = wire::Name(e.state);
     j.priority = e.priority;

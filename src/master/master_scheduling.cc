@@ -69,7 +69,7 @@ Master::PassInput Master::SnapshotLocked() {
   for (const auto& [id, t] : queue_.trials()) {
     const TrialQueue::Experiment* e = queue_.FindExperiment(t.experiment_id);
     if (e == nullptr) continue;
-    schedule.experiments[t.experiment_id] = {e->weight, e->max_slots};
+    schedule.experiments.try_emplace(t.experiment_id, ExperimentShare{e->weight, e->max_slots});
     if (t.state != TrialState::kQueued || e->state != ExperimentState::kActive) continue;
     auto [it, first] = offers.try_emplace(t.experiment_id);
     Offer& offer = it->second;

@@ -167,8 +167,11 @@ TEST_F(SharingTest, AnOwnerReordersTheirJobAndCannotTouchAnothersWhileTheQueueFo
                     "alice-password\nEOF\n")},
       CohortEnv());
   ASSERT_EQ(made.status, 0) << made.err;
+  // Alice's: as admin's second, but long enough (6 s) to be seen running before it ends.
   const fs::path config = dir_ / "third.yaml";
-  fs::copy_file(dir_ / "second.yaml", config);
+  std::string yaml = ReadFile(dir_ / "second.yaml");
+  yaml.replace(yaml.find("batches: 20"), 11, "batches: 300");
+  WriteFile(config, yaml);
   LaunchResult created =
       CohortAs("alice", {"experiment", "create", config.string(), (dir_ / "context").string()});
   ASSERT_EQ(created.status, 0) << created.err;
@@ -188,9 +191,11 @@ TEST_F(SharingTest, AnOwnerReordersTheirJobAndCannotTouchAnothersWhileTheQueueFo
   EXPECT_THAT(bad.err, HasSubstr("priority"));
   // When the slot frees, hers runs first.
   ASSERT_EQ(Cohort({"experiment", "kill", std::to_string(first)}).status, 0);
-  WaitUntil([&] { return State(third) == "COMPLETED"; }, "alice's job to run first");
-  EXPECT_NE(State(second), "COMPLETED") << "admin's job, now behind, had to wait";
+  // One slot: while hers runs, admin's (now behind) has not started.
+  WaitUntil([&] { return Trials(third)[0]["state"] != "QUEUED"; }, "alice's job to start first");
+  EXPECT_EQ(Trials(second)[0]["state"], "QUEUED") << "admin's job, now behind, waits";
   WaitUntil([&] { return State(second) == "COMPLETED"; }, "admin's job to run after");
+  EXPECT_EQ(State(third), "COMPLETED");
 }
 
 TEST_F(SharingTest, FairShareGivesEachExperimentItsWeightedShare) {

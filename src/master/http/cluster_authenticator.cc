@@ -6,13 +6,6 @@
 
 namespace cohort::master::http {
 
-std::string BearerCredential(const httplib::Request& request) {
-  constexpr absl::string_view kBearer = "Bearer ";
-  const std::string header = request.get_header_value("Authorization");
-  if (!absl::StartsWith(header, kBearer)) return "";
-  return header.substr(kBearer.size());
-}
-
 std::unique_ptr<ClusterAuthenticator> MakeClusterAuthenticator(Master& master,
                                                                std::string agent_secret,
                                                                std::string secret_file,

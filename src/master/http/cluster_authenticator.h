@@ -23,6 +23,7 @@
 #include <string>
 
 #include "master/http/agent_secret_authenticator.h"
+#include "master/http/session_cookie.h"
 #include "master/master.h"
 #include "master/users/users.h"
 
@@ -60,8 +61,5 @@ class ClusterAuthenticator : public AgentSecretAuthenticator {
 std::unique_ptr<ClusterAuthenticator> MakeClusterAuthenticator(
     Master& master, std::string agent_secret, std::string secret_file,
     std::string admin_password_file = "");
-
-// The credential of `Authorization: Bearer CREDENTIAL`; empty when there is none.
-std::string BearerCredential(const httplib::Request& request);
 
 }  // namespace cohort::master::http

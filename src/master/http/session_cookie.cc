@@ -31,11 +31,16 @@ std::string CookieValue(const std::string& cookie_header, const std::string& nam
   return "";
 }
 
-Credential UserCredential(const httplib::Request& request) {
+std::string BearerCredential(const httplib::Request& request) {
   constexpr absl::string_view kBearer = "Bearer ";
-  const std::string authorization = request.get_header_value("Authorization");
-  if (absl::StartsWith(authorization, kBearer)) {
-    return {CredentialSource::kBearer, authorization.substr(kBearer.size())};
+  const std::string header = request.get_header_value("Authorization");
+  if (!absl::StartsWith(header, kBearer)) return "";
+  return header.substr(kBearer.size());
+}
+
+Credential UserCredential(const httplib::Request& request) {
+  if (std::string bearer = BearerCredential(request); !bearer.empty()) {
+    return {CredentialSource::kBearer, std::move(bearer)};
   }
   // A request may carry several Cookie headers (HTTP/2 splits them): the first with ours.
   const size_t count = request.get_header_value_count("Cookie");

@@ -34,6 +34,9 @@ struct Credential {
   std::string token;  // empty unless kBearer or kCookie
 };
 
+// The credential of `Authorization: Bearer CREDENTIAL`; empty when there is none.
+std::string BearerCredential(const httplib::Request& request);
+
 // The request's user credential: `Authorization: Bearer` if present, else the session cookie
 // when the page's header is there too (kCookieWithoutHeader: a cookie without it, not used).
 Credential UserCredential(const httplib::Request& request);

@@ -38,6 +38,8 @@ class TrialQueue {
     int max_slots = 0;                // resources.max_slots; 0: no cap
     std::string pool = "default";     // resources.resource_pool
     double position = 0;              // its place in the job queue within its priority
+    std::string name;                 // for the job list (no database read per job)
+    std::string owner;
   };
 
   // The trial is now in `state`: kept (or updated) when QUEUED or RUNNING, forgotten otherwise.
