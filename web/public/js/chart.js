@@ -5,8 +5,16 @@
 
 import { el, fmtNum } from './util.js';
 
-const kPalette = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2',
+export const kPalette = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2',
   '#17becf', '#7f7f7f', '#bcbd22'];
+
+// Sets the caption and label of a chart's <figure> made with a title (nothing without one).
+export function setFigureTitle(figure, title) {
+  const caption = figure.querySelector('figcaption');
+  if (!caption || caption.textContent === title) return;
+  caption.textContent = title;
+  figure.setAttribute('aria-label', title);
+}
 
 export class LineChart {
   // `xTime`: the x values are unix seconds (drawn in the viewer's time zone); else numbers
@@ -30,12 +38,7 @@ export class LineChart {
   width() { return Math.max(240, this.box.clientWidth - 8); }
 
   // Changes the caption (a chart made with a title) when what it shows changes.
-  setTitle(title) {
-    const caption = this.box.querySelector('figcaption');
-    if (!caption || caption.textContent === title) return;
-    caption.textContent = title;
-    this.box.setAttribute('aria-label', title);
-  }
+  setTitle(title) { setFigureTitle(this.box, title); }
 
   // lines: [{label, points: [[x, y], ...], emphasis?}] with x increasing; when some lines have
   // `emphasis`, they are drawn thick and the others thin and grey.

@@ -6,10 +6,9 @@
 // nearest point's trial and value. Same setLines() as LineChart, plus `emphasis` per line.
 // The figure's data-lines, data-points (total) and data-draw-ms attributes are for the tests.
 
+import { kPalette, setFigureTitle } from '../chart.js';
 import { el, fmtNum } from '../util.js';
 
-const kPalette = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2',
-  '#17becf', '#7f7f7f', '#bcbd22'];
 const kMargin = { left: 72, right: 12, top: 10, bottom: 34 };
 
 // About five round values covering [lo, hi].
@@ -40,12 +39,7 @@ export class ManyLinesChart {
   }
 
   // Changes the caption when what the chart shows changes.
-  setTitle(title) {
-    const caption = this.box.querySelector('figcaption');
-    if (!caption || caption.textContent === title) return;
-    caption.textContent = title;
-    this.box.setAttribute('aria-label', title);
-  }
+  setTitle(title) { setFigureTitle(this.box, title); }
 
   setLines(lines) {
     this.lines = lines;
