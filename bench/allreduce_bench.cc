@@ -18,6 +18,8 @@
 #include "cohort/comm/comm_factory.h"
 #include "comm/half_allreduce.h"
 #include "comm/internal/reduce_kernels.h"
+#include "comm/internal/shm_tuning.h"
+#include "comm/shm_communicator.h"
 
 namespace cohort::bench {
 namespace {
@@ -94,6 +96,18 @@ void PrintResult(const AllreduceOptions& options, const comm::Communicator& c, s
   std::fflush(stdout);
 }
 
+// --explain: the shared-memory communicator's tuning (other transports choose nothing yet).
+void Explain(const comm::Communicator& c) {
+  const auto* shm = dynamic_cast<const comm::ShmCommunicator*>(&c);
+  if (shm == nullptr) {
+    std::printf("transport %s: no measured path choice (only the shm transport has one)\n",
+                std::string(c.transport()).c_str());
+  } else {
+    std::printf("%s", comm::internal::ExplainShmTuning(shm->tuning(), c.size()).c_str());
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 CLI::App* AddAllreduceCommand(CLI::App& app, AllreduceOptions& options) {
@@ -117,6 +131,10 @@ CLI::App* AddAllreduceCommand(CLI::App& app, AllreduceOptions& options) {
       ->capture_default_str()
       ->check(CLI::IsMember({"fp32", "fp16"}));
   cmd->add_flag("--check", options.check, "Verify the result of the last iteration");
+  cmd->add_flag("--explain", options.explain,
+                "Rank 0 first prints how the shared-memory allreduce chose its path per size "
+                "class on this machine: the candidates' measured times and the choice (or that "
+                "the environment or the cache fixed it)");
   cmd->add_flag("--compress", options.compress,
                 "fp32 buffers with fp16 on the wire, as the gradient reducer's "
                 "gradient_compression sends them (conversions included in the time; bytes and "
@@ -151,6 +169,7 @@ int RunAllreduceCommand(const AllreduceOptions& options) {
     return 2;
   }
   comm::Communicator& c = **created;
+  if (options.explain && c.rank() == 0) Explain(c);
   const size_t esize = comm::DataTypeSize(*dtype);
   const size_t count = options.bytes / esize;
   const size_t bytes = count * esize;

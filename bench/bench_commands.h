@@ -21,6 +21,7 @@ struct AllreduceOptions {
   std::string transport = "auto";
   std::string dtype = "fp32";
   bool check = false;
+  bool explain = false;  // print the shm transport's measured path choice first
   // fp32 buffers sent as fp16 (comm::AllreduceAsHalf, the gradient reducer's compression), in
   // pipelined chunks of this many elements.
   bool compress = false;

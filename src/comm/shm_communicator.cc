@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -11,11 +12,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <optional>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cohort/status.h"
@@ -23,6 +27,7 @@
 #include "comm/internal/shm_layout.h"
 #include "comm/internal/shm_segment.h"
 #include "comm/internal/shm_sync.h"
+#include "comm/internal/shm_tuning.h"
 #include "common/env.h"
 #include "common/logging.h"
 
@@ -52,14 +57,14 @@ constexpr absl::Duration kPollInterval = absl::Milliseconds(20);
 // lets the waiter report its own, more precise error (a stall at the deadline). Well under the
 // 10 s within which a dead peer must fail the collective.
 constexpr absl::Duration kNoticeGrace = absl::Seconds(2);
-// Allreduces of at least this many bytes copy straight between the ranks' own buffers with
-// cross-memory attach (process_vm_readv) instead of staging through the segment: each element
-// then crosses memory about 2.5 times per rank instead of 4.5 (docs/performance.md). Smaller
-// buffers keep the staged path, whose cost is dominated by its barriers rather than copies.
-constexpr size_t kDefaultCmaMinBytes = 1 << 20;
-// Bytes of a peer's piece read per process_vm_readv during the reduction: small enough that the
-// n-1 copies stay in L2 until they are summed.
-constexpr size_t kCmaChunkBytes = 256 << 10;
+// The least time the ranks give each other to finish measuring the paths at setup.
+constexpr absl::Duration kCalibrationDeadline = absl::Seconds(30);
+// Which allreduce path runs at which size (staged through the segment, or single-copy straight
+// between the ranks' buffers with cross-memory attach, process_vm_readv), with which chunks, and
+// how waiters wait: measured at setup (Tune, Calibrate; internal/shm_tuning.h says who decides
+// and how the environment overrides it). Single-copy moves each element across memory about 2.5
+// times per rank instead of 4.5, but pays a system call per chunk and page-table walks; which
+// wins depends on the machine (docs/design/0021-paths-by-measurement.md).
 // What a rank publishes for the others to read back through process_vm_readv at setup.
 constexpr uint64_t kCmaProbe = 0x636d612d70726f62;  // "cma-prob"
 
@@ -109,6 +114,11 @@ struct FailureWaker {
 
 }  // namespace
 
+using internal::ShmChoice;
+using internal::ShmMachine;
+using internal::ShmPath;
+using internal::ShmTuning;
+
 class ShmCommunicator::Impl {
  public:
   Impl(Group group, absl::Duration timeout) : group_(std::move(group)), timeout_(timeout) {}
@@ -130,10 +140,19 @@ class ShmCommunicator::Impl {
   absl::Status Sync();
 
   enum class Kind { kAllreduce, kReduceScatter, kAllgatherSlices };
-  absl::Status RunPipeline(Kind kind, char* data, size_t count, DataType dtype, ReduceOp op);
-  // Allreduce through process_vm_readv when every rank can use it and the buffer is large.
-  bool UseCma(size_t bytes) const { return cma_ok_ && bytes >= cma_min_bytes_; }
-  absl::Status RunCma(char* data, size_t count, DataType dtype, ReduceOp op);
+  // The staged path, its rounds using `slot_bytes` (at most the segment's slot) of each slot.
+  absl::Status RunPipeline(Kind kind, char* data, size_t count, DataType dtype, ReduceOp op,
+                           size_t slot_bytes);
+  // Single-copy: peers' pieces read `chunk_bytes` at a time with process_vm_readv.
+  absl::Status RunCma(char* data, size_t count, DataType dtype, ReduceOp op, size_t chunk_bytes);
+  // The allreduce by `choice`'s path.
+  absl::Status RunAllreduce(const ShmChoice& choice, char* data, size_t count, DataType dtype,
+                            ReduceOp op);
+  // The allreduce by the path tuned for its size.
+  absl::Status Allreduce(char* data, size_t count, DataType dtype, ReduceOp op) {
+    return RunAllreduce(tuning_.For(count * DataTypeSize(dtype)), data, count, dtype, op);
+  }
+  const ShmTuning& tuning() const { return tuning_; }
   absl::Status Broadcast(char* data, size_t bytes, int root);
   absl::StatusOr<std::vector<std::string>> Gather(absl::string_view bytes, int root);
 
@@ -152,6 +171,28 @@ class ShmCommunicator::Impl {
   absl::Status Fail(absl::Status status);
   // Decides, identically on every rank, whether cross-memory attach works between all ranks.
   absl::Status ProbeCma();
+  ShmMachine Machine() const;
+  // Sets tuning_ identically on every rank: rank 0's plan (PlanTuning), else a measurement.
+  absl::Status Tune();
+  // Rank 0: the tuning its environment or cache fixes; nullopt: measure.
+  absl::StatusOr<std::optional<ShmTuning>> PlanTuning(const ShmMachine& machine);
+  // Every rank: times the candidates and adopts rank 0's picks.
+  absl::StatusOr<ShmTuning> Calibrate(const ShmMachine& machine);
+  // Median seconds (meaningful on rank 0) of an allreduce of size class `size_class` for each
+  // of `candidates` arms; `arm(i)` sets up candidate i and returns the path to run. Candidates
+  // clearly slower after a few rounds stop early (`dropped`), the same on every rank.
+  struct Timings {
+    std::vector<double> median;
+    std::vector<bool> dropped;
+  };
+  absl::StatusOr<Timings> TimeCandidates(size_t candidates, int size_class,
+                                         absl::FunctionRef<ShmChoice(size_t)> arm, char* buffer);
+  // Rank 0 marks the candidates whose best time so far is `slower` times the best of all (or
+  // worse); every rank adopts its marks.
+  absl::Status AgreeOnDropped(const std::vector<std::vector<double>>& times, double slower,
+                              std::vector<bool>& dropped);
+  // Rank 0 picks among the candidates not dropped and every rank returns its pick.
+  absl::StatusOr<size_t> AgreeOnPick(const Timings& timings);
   // Copies `bytes` from rank r's address `remote` into `local`.
   absl::Status ReadPeer(int r, uint64_t remote, char* local, size_t bytes);
 
@@ -163,15 +204,13 @@ class ShmCommunicator::Impl {
   size_t slot_bytes_ = 0;
   std::vector<PeerProcess> peers_;
   std::shared_ptr<FailureWaker> waker_;
-  // With more ranks than cores a spinning waiter steals the core from the rank it waits for:
-  // then waiters yield and sleep almost at once.
-  int spin_iterations_ = 0;
-  int yield_iterations_ = 0;
+  // The paths per size and the wait policy (with more ranks than cores a spinning waiter steals
+  // the core from the rank it waits for).
+  ShmTuning tuning_;
 
   bool cma_ok_ = false;
-  size_t cma_min_bytes_ = kDefaultCmaMinBytes;
   uint64_t cma_probe_ = kCmaProbe;
-  std::vector<char> cma_chunks_;  // (size - 1) * kCmaChunkBytes
+  std::vector<char> cma_chunks_;  // (size - 1) chunks, grown to the largest chunk used
 
   uint32_t seq_ = 0;     // barriers passed
   uint64_t round_ = 0;   // slot rounds used, across collectives (selects the slot)
@@ -236,10 +275,9 @@ absl::Status ShmCommunicator::Impl::Setup(size_t slot_bytes) {
 
   // Waiting: spin (a barrier is usually reached within microseconds), then sched_yield (free
   // when the core is otherwise idle, and hands the core over when another process, say a
-  // peer rank or a compiler, wants it), then sleep on the futex. Oversubscribed: barely spin.
-  const bool oversubscribed = n > internal::UsableCores();
-  spin_iterations_ = oversubscribed ? 64 : 1024;
-  yield_iterations_ = oversubscribed ? 16 : 1024;
+  // peer rank or a compiler, wants it), then sleep on the futex. Until Tune measured how long
+  // to spin, the constants (oversubscribed: barely spin).
+  tuning_ = internal::ConstantShmTuning(Machine());
 
   waker_ = std::make_shared<FailureWaker>();
   waker_->controls = controls_;
@@ -248,21 +286,14 @@ absl::Status ShmCommunicator::Impl::Setup(size_t slot_bytes) {
   group_.rendezvous->OnFailure([weak] {
     if (auto waker = weak.lock()) waker->WakeAll();
   });
-  return ProbeCma();
+  COHORT_RETURN_IF_ERROR(ProbeCma());
+  return Tune();
 }
 
 absl::Status ShmCommunicator::Impl::ProbeCma() {
   const int n = group_.size, me = group_.rank;
-  COHORT_ASSIGN_OR_RETURN(int64_t min_bytes,
-                          env::GetIntOr("COHORT_SHM_CMA_MIN_BYTES",
-                                        static_cast<int64_t>(kDefaultCmaMinBytes)));
-  // 0 disables it (every rank then falls back, since a single "no" decides for all). By
-  // default it is also off when ranks outnumber cores: time-sliced ranks reading each other's
-  // buffers measured slower than the staged path there (4 ranks on 2 cores, 64 MiB: 2.3 vs
-  // 3.1 GB/s); setting the variable turns it on regardless.
-  const bool explicitly_set = !env::GetOr("COHORT_SHM_CMA_MIN_BYTES", "").empty();
-  const bool wanted = min_bytes > 0 && (explicitly_set || n <= internal::UsableCores());
-  cma_min_bytes_ = static_cast<size_t>(std::max<int64_t>(min_bytes, 1));
+  // Whether single-copy is used, and where, is Tune's business; this finds out whether it can
+  // be (a single "no" decides for all).
   // Under Yama (ptrace_scope 1) only a declared tracer may read this process; siblings are
   // not ancestors, so declare everyone. EINVAL without Yama: nothing to do.
   ::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
@@ -270,7 +301,7 @@ absl::Status ShmCommunicator::Impl::ProbeCma() {
                                   std::memory_order_release);
   COHORT_RETURN_IF_ERROR(Begin("setup"));
   COHORT_RETURN_IF_ERROR(Sync());
-  bool ok = wanted;
+  bool ok = true;
   for (int r = 0; r < n && ok; ++r) {
     if (r == me) continue;
     uint64_t value = 0;
@@ -280,7 +311,7 @@ absl::Status ShmCommunicator::Impl::ProbeCma() {
     if (!ok) {
       COHORT_LOG(WARNING) << group_.Name(me) << ": cross-memory attach to " << group_.Name(r)
                           << " is unavailable (" << (read.ok() ? "wrong value" : read.message())
-                          << "); large allreduces take the slower staged path (a container "
+                          << "); allreduces take the staged path at every size (a container "
                              "may need CAP_SYS_PTRACE)";
     }
   }
@@ -290,8 +321,218 @@ absl::Status ShmCommunicator::Impl::ProbeCma() {
   for (int r = 0; r < n; ++r) cma_ok_ = cma_ok_ && controls_[r].cma_ok.load() == 1;
   // Nobody may overwrite cma_address (the next collective) before everyone has read the flags.
   COHORT_RETURN_IF_ERROR(Sync());
-  if (cma_ok_) cma_chunks_.resize(static_cast<size_t>(n - 1) * kCmaChunkBytes);
   return absl::OkStatus();
+}
+
+ShmMachine ShmCommunicator::Impl::Machine() const {
+  return {group_.size, cma_ok_, internal::UsableCores(), slot_bytes_};
+}
+
+absl::Status ShmCommunicator::Impl::Tune() {
+  const ShmMachine machine = Machine();
+  std::optional<ShmTuning> planned;
+  absl::Status plan_status;
+  if (rank() == 0) {
+    absl::StatusOr<std::optional<ShmTuning>> plan = PlanTuning(machine);
+    plan_status = plan.status();
+    if (plan.ok()) planned = std::move(*plan);
+  }
+  std::string wire = internal::EncodeShmTuning(planned ? &*planned : nullptr);
+  if (!plan_status.ok()) {  // the peers read why from the store
+    wire[0] = internal::kShmTuningWireFailure;
+    COHORT_RETURN_IF_ERROR(group_.store()->Set("shm/setup-error", std::string(plan_status.message())));
+  }
+  COHORT_RETURN_IF_ERROR(Begin("setup"));
+  COHORT_RETURN_IF_ERROR(Broadcast(wire.data(), wire.size(), 0));
+  if (wire[0] == internal::kShmTuningWireFailure) {
+    if (rank() == 0) return plan_status;
+    absl::StatusOr<std::string> why = group_.store()->Get("shm/setup-error", timeout_);
+    return absl::FailedPreconditionError(absl::StrCat(
+        group_.Name(0), " could not choose the allreduce paths: ",
+        why.ok() ? *why : std::string(why.status().message())));
+  }
+  COHORT_ASSIGN_OR_RETURN(std::optional<ShmTuning> decided,
+                          internal::DecodeShmTuning(wire, machine));
+  if (decided) {
+    tuning_ = rank() == 0 ? std::move(*planned) : std::move(*decided);
+    return absl::OkStatus();
+  }
+  COHORT_ASSIGN_OR_RETURN(tuning_, Calibrate(machine));
+  if (rank() != 0 || tuning_.cache_path.empty()) return absl::OkStatus();
+  if (absl::Status saved = internal::SaveShmTuning(tuning_.cache_path, machine, tuning_);
+      !saved.ok()) {
+    COHORT_LOG(WARNING) << "shm: keeping the allreduce tuning measured now without caching it ("
+                        << saved.message() << "); the next communicator measures again";
+    tuning_.cache_path.clear();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<ShmTuning>> ShmCommunicator::Impl::PlanTuning(
+    const ShmMachine& machine) {
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> min_bytes,
+                          env::GetInt("COHORT_SHM_CMA_MIN_BYTES"));
+  if (min_bytes) {
+    if (*min_bytes < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "COHORT_SHM_CMA_MIN_BYTES=", *min_bytes, " is negative: use 0 to turn single-copy off"));
+    }
+    return internal::ShmTuningFromCmaMinBytes(machine, *min_bytes);
+  }
+  COHORT_ASSIGN_OR_RETURN(internal::ShmCalibrateMode mode, internal::ShmCalibrateModeFromEnv());
+  if (mode == internal::ShmCalibrateMode::kOff) return internal::ConstantShmTuning(machine);
+  const std::string path = internal::ShmTuningCachePath(machine);
+  if (mode == internal::ShmCalibrateMode::kAuto && !path.empty()) {
+    absl::StatusOr<ShmTuning> cached = internal::LoadShmTuning(path, machine);
+    if (cached.ok()) return *cached;
+    if (!absl::IsNotFound(cached.status()) && !absl::IsFailedPrecondition(cached.status())) {
+      COHORT_LOG(WARNING) << "shm: ignoring the allreduce tuning cache (" << cached.status().message()
+                          << "); measuring again";
+    }
+  }
+  return std::nullopt;
+}
+
+// Each candidate runs once untimed, then timed rounds interleave the candidates, so that a
+// burst of load elsewhere on the machine slows all of them alike. After one timed round rank 0
+// drops the candidates 50% slower than the best, after two those 25% slower (they could not
+// win), which halves the cost where single-copy is slow. A timed allreduce sits between two
+// barriers, both timed: the first absorbs the ranks' skew, which a wait policy that spins a
+// time-sliced peer's core away makes long. Dropped candidates' figures are the median of their
+// rounds so far.
+absl::StatusOr<ShmCommunicator::Impl::Timings> ShmCommunicator::Impl::TimeCandidates(
+    size_t candidates, int size_class, absl::FunctionRef<ShmChoice(size_t)> arm, char* buffer) {
+  static constexpr int kReps[internal::kShmSizeClasses] = {15, 11, 7, 5};
+  const size_t count = internal::kShmClassBytes[size_class] / sizeof(float);
+  std::vector<std::vector<double>> times(candidates);
+  Timings out;
+  out.dropped.assign(candidates, false);
+  for (int rep = 0; rep <= kReps[size_class]; ++rep) {
+    if (rep == 2) COHORT_RETURN_IF_ERROR(AgreeOnDropped(times, 1.5, out.dropped));
+    if (rep == 3) COHORT_RETURN_IF_ERROR(AgreeOnDropped(times, 1.25, out.dropped));
+    for (size_t i = 0; i < candidates; ++i) {
+      if (out.dropped[i]) continue;
+      const ShmChoice choice = arm(i);
+      const absl::Time start = absl::Now();
+      COHORT_RETURN_IF_ERROR(Sync());
+      COHORT_RETURN_IF_ERROR(
+          RunAllreduce(choice, buffer, count, DataType::kFloat32, ReduceOp::kSum));
+      COHORT_RETURN_IF_ERROR(Sync());
+      if (rep > 0) times[i].push_back(absl::ToDoubleSeconds(absl::Now() - start));
+    }
+  }
+  for (std::vector<double>& t : times) {
+    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    out.median.push_back(t[t.size() / 2]);
+  }
+  return out;
+}
+
+absl::Status ShmCommunicator::Impl::AgreeOnDropped(const std::vector<std::vector<double>>& times,
+                                                   double slower, std::vector<bool>& dropped) {
+  uint32_t mask = 0;
+  if (rank() == 0) {
+    auto fastest = [](const std::vector<double>& t) {
+      return t.empty() ? std::numeric_limits<double>::infinity()
+                       : *std::min_element(t.begin(), t.end());
+    };
+    double best = std::numeric_limits<double>::infinity();
+    for (const std::vector<double>& t : times) best = std::min(best, fastest(t));
+    for (size_t i = 0; i < times.size() && i < 32; ++i) {
+      if (fastest(times[i]) > slower * best) mask |= uint32_t{1} << i;
+    }
+  }
+  COHORT_RETURN_IF_ERROR(Broadcast(reinterpret_cast<char*>(&mask), sizeof(mask), 0));
+  for (size_t i = 0; i < dropped.size() && i < 32; ++i) dropped[i] = (mask >> i) & 1;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> ShmCommunicator::Impl::AgreeOnPick(const Timings& timings) {
+  std::vector<double> seconds = timings.median;
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    if (timings.dropped[i]) seconds[i] = std::numeric_limits<double>::infinity();
+  }
+  uint32_t pick = rank() == 0 ? static_cast<uint32_t>(internal::PickShmCandidate(seconds)) : 0;
+  COHORT_RETURN_IF_ERROR(Broadcast(reinterpret_cast<char*>(&pick), sizeof(pick), 0));
+  if (pick >= seconds.size()) {
+    return Fail(absl::InternalError(absl::StrCat("shm setup: rank 0 picked candidate ", pick,
+                                                 " of ", seconds.size())));
+  }
+  return pick;
+}
+
+// The wait policy first (timed on the 64 KiB class, where barriers dominate), then each size
+// class's path under it. Every rank runs the same sequence of collectives; only rank 0's clock
+// decides, and every pick is broadcast before the next measurement uses it.
+absl::StatusOr<ShmTuning> ShmCommunicator::Impl::Calibrate(const ShmMachine& machine) {
+  const absl::Time start = absl::Now();
+  ShmTuning& t = tuning_;  // measured in place: the paths under test read it
+  t = internal::ConstantShmTuning(machine);
+  t.cache_path = rank() == 0 ? internal::ShmTuningCachePath(machine) : "";
+  t.source = internal::ShmTuningSource::kMeasured;
+  COHORT_RETURN_IF_ERROR(Begin("calibration"));
+  // Measuring takes a fraction of a second, but a loaded machine may stretch it past a short
+  // collective timeout; a dead peer is still noticed at once.
+  deadline_ = std::max(deadline_, absl::Now() + kCalibrationDeadline);
+  // Mapped populated: 4 ranks faulting in 16 MiB each a page at a time took 130 ms on a 2-core
+  // VM. Zero-filled by the kernel: no NaNs or denormals slow the sums.
+  const size_t buffer_bytes = internal::kShmClassBytes[internal::kShmSizeClasses - 1];
+  void* mapped = ::mmap(nullptr, buffer_bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (mapped == MAP_FAILED) {
+    return Fail(absl::ResourceExhaustedError(absl::StrCat(
+        "shm calibration: mapping ", buffer_bytes, " bytes: ", std::strerror(errno))));
+  }
+  std::unique_ptr<void, std::function<void(void*)>> unmap(
+      mapped, [buffer_bytes](void* p) { ::munmap(p, buffer_bytes); });
+  char* data = static_cast<char*>(mapped);
+  // Touch everything the candidates will (the whole buffer, both slots, the single-copy
+  // scratch) once before timing any: first uses of a region measured 5-30x slower than later
+  // ones on a 2-core VM (even with the pages populated), and would land on whichever candidate
+  // comes first (a staged 1 MiB allreduce timed at 6 ms instead of 0.15).
+  const size_t warm_count = buffer_bytes / sizeof(float);
+  for (const ShmChoice& warm : internal::ShmPathCandidates(machine, internal::kShmSizeClasses - 1)) {
+    for (int slot = 0; slot < kSlots; ++slot) {
+      COHORT_RETURN_IF_ERROR(
+          RunAllreduce(warm, data, warm_count, DataType::kFloat32, ReduceOp::kSum));
+    }
+  }
+  const std::vector<internal::ShmWait> waits = internal::ShmWaitCandidates(machine);
+  COHORT_ASSIGN_OR_RETURN(Timings timings, TimeCandidates(waits.size(), 1, [&](size_t i) {
+                            t.wait = waits[i];
+                            return t.classes[1];
+                          }, data));
+  COHORT_ASSIGN_OR_RETURN(size_t pick, AgreeOnPick(timings));
+  t.wait = waits[pick];
+  COHORT_LOG(DEBUG) << "shm calibration: wait policy done "
+                    << absl::FormatDuration(absl::Now() - start) << " after the start";
+  for (size_t i = 0; i < waits.size(); ++i) {
+    t.measurements.push_back({-1, internal::ShmWaitName(waits[i]), timings.median[i], i == pick});
+  }
+  for (int c = 0; c < internal::kShmSizeClasses; ++c) {
+    const std::vector<ShmChoice> paths = internal::ShmPathCandidates(machine, c);
+    COHORT_ASSIGN_OR_RETURN(timings, TimeCandidates(paths.size(), c, [&](size_t i) {
+                              return paths[i];
+                            }, data));
+    COHORT_ASSIGN_OR_RETURN(pick, AgreeOnPick(timings));
+    t.classes[c] = paths[pick];
+    COHORT_LOG(DEBUG) << "shm calibration: " << internal::kShmClassBytes[c] << "-byte class done "
+                      << absl::FormatDuration(absl::Now() - start) << " after the start";
+    for (size_t i = 0; i < paths.size(); ++i) {
+      t.measurements.push_back({c, internal::ShmChoiceName(paths[i]), timings.median[i], i == pick});
+    }
+  }
+  t.calibration_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  if (rank() != 0) t.measurements.clear();  // other ranks' clocks decided nothing
+  return t;
+}
+
+absl::Status ShmCommunicator::Impl::RunAllreduce(const ShmChoice& choice, char* data,
+                                                 size_t count, DataType dtype, ReduceOp op) {
+  if (choice.path == ShmPath::kCma && cma_ok_) {
+    return RunCma(data, count, dtype, op, choice.chunk_bytes);
+  }
+  return RunPipeline(Kind::kAllreduce, data, count, dtype, op, choice.chunk_bytes);
 }
 
 absl::Status ShmCommunicator::Impl::ReadPeer(int r, uint64_t remote, char* local, size_t bytes) {
@@ -323,9 +564,12 @@ absl::Status ShmCommunicator::Impl::ReadPeer(int r, uint64_t remote, char* local
 // after a barrier copies every other slice straight from its owner's buffer. A last barrier keeps
 // each buffer untouched until every peer has read it.
 absl::Status ShmCommunicator::Impl::RunCma(char* data, size_t count, DataType dtype,
-                                           ReduceOp op) {
+                                           ReduceOp op, size_t chunk_bytes) {
   const int n = group_.size, me = group_.rank;
   const size_t esize = DataTypeSize(dtype);
+  if (cma_chunks_.size() < static_cast<size_t>(n - 1) * chunk_bytes) {
+    cma_chunks_.resize(static_cast<size_t>(n - 1) * chunk_bytes);
+  }
   controls_[me].cma_address.store(reinterpret_cast<uint64_t>(data), std::memory_order_release);
   COHORT_RETURN_IF_ERROR(Sync());
   std::vector<uint64_t> remote(n);
@@ -333,7 +577,7 @@ absl::Status ShmCommunicator::Impl::RunCma(char* data, size_t count, DataType dt
 
   const size_t begin = internal::ShmSliceBegin(count, n, me);
   const size_t end = internal::ShmSliceBegin(count, n, me + 1);
-  const size_t chunk_elems = kCmaChunkBytes / esize;
+  const size_t chunk_elems = std::max<size_t>(chunk_bytes / esize, 1);
   const void* srcs[internal::kMaxSumInputs];
   for (size_t at = begin; at < end; at += chunk_elems) {
     const size_t len = std::min(chunk_elems, end - at);
@@ -342,7 +586,7 @@ absl::Status ShmCommunicator::Impl::RunCma(char* data, size_t count, DataType dt
     int m = 1;
     for (int r = 0; r < n; ++r) {
       if (r == me) continue;
-      char* scratch = cma_chunks_.data() + static_cast<size_t>(m - 1) * kCmaChunkBytes;
+      char* scratch = cma_chunks_.data() + static_cast<size_t>(m - 1) * chunk_bytes;
       absl::Status s = ReadPeer(r, remote[r] + at * esize, scratch, len * esize);
       if (!s.ok()) return Fail(s);
       srcs[m++] = scratch;
@@ -397,11 +641,11 @@ absl::Status ShmCommunicator::Impl::Sync() {
 }
 
 absl::Status ShmCommunicator::Impl::WaitSlow(int r) {
-  for (int i = 0; i < spin_iterations_; ++i) {
+  for (uint32_t i = 0; i < tuning_.wait.spin_iterations; ++i) {
     _mm_pause();
     if (Arrived(r)) return absl::OkStatus();
   }
-  for (int i = 0; i < yield_iterations_; ++i) {
+  for (uint32_t i = 0; i < tuning_.wait.yield_iterations; ++i) {
     ::sched_yield();
     if (Arrived(r)) return absl::OkStatus();
   }
@@ -450,10 +694,10 @@ absl::Status ShmCommunicator::Impl::WaitSlow(int r) {
 //   copy-out  each rank copies the reduced pieces back into `data`
 // Every rank reads and writes each element of `data` once; slot traffic stays in cache.
 absl::Status ShmCommunicator::Impl::RunPipeline(Kind kind, char* data, size_t count,
-                                                DataType dtype, ReduceOp op) {
+                                                DataType dtype, ReduceOp op, size_t slot_bytes) {
   const int n = group_.size, me = group_.rank;
   const size_t esize = DataTypeSize(dtype);
-  const size_t piece_elems = internal::ShmPieceElems(slot_bytes_, n, esize);
+  const size_t piece_elems = internal::ShmPieceElems(std::min(slot_bytes, slot_bytes_), n, esize);
   const size_t piece_bytes = piece_elems * esize;
   const ShmLayout layout(count, n, piece_elems);
   const void* srcs[internal::kMaxSumInputs];
@@ -572,6 +816,8 @@ ShmCommunicator::ShmCommunicator(Topology topology, std::unique_ptr<Impl> impl)
 
 ShmCommunicator::~ShmCommunicator() = default;
 
+const internal::ShmTuning& ShmCommunicator::tuning() const { return impl_->tuning(); }
+
 size_t ShmCommunicator::SliceBegin(size_t count, int size, int slice) {
   return internal::ShmSliceBegin(count, size, slice);
 }
@@ -581,10 +827,7 @@ absl::Status ShmCommunicator::Allreduce(void* data, size_t count, DataType dtype
   if (count == 0) return absl::OkStatus();
   if (data == nullptr) return absl::InvalidArgumentError("shm allreduce: data is null");
   if (impl_->size() == 1) return absl::OkStatus();  // the average over one rank is the value
-  if (impl_->UseCma(count * DataTypeSize(dtype))) {
-    return impl_->RunCma(static_cast<char*>(data), count, dtype, op);
-  }
-  return impl_->RunPipeline(Impl::Kind::kAllreduce, static_cast<char*>(data), count, dtype, op);
+  return impl_->Allreduce(static_cast<char*>(data), count, dtype, op);
 }
 
 absl::Status ShmCommunicator::ReduceScatter(void* data, size_t count, DataType dtype) {
@@ -592,7 +835,7 @@ absl::Status ShmCommunicator::ReduceScatter(void* data, size_t count, DataType d
   if (count == 0 || impl_->size() == 1) return absl::OkStatus();
   if (data == nullptr) return absl::InvalidArgumentError("shm reduce-scatter: data is null");
   return impl_->RunPipeline(Impl::Kind::kReduceScatter, static_cast<char*>(data), count, dtype,
-                            ReduceOp::kSum);
+                            ReduceOp::kSum, SIZE_MAX);
 }
 
 absl::Status ShmCommunicator::AllgatherSlices(void* data, size_t count, DataType dtype) {
@@ -600,7 +843,7 @@ absl::Status ShmCommunicator::AllgatherSlices(void* data, size_t count, DataType
   if (count == 0 || impl_->size() == 1) return absl::OkStatus();
   if (data == nullptr) return absl::InvalidArgumentError("shm allgather-slices: data is null");
   return impl_->RunPipeline(Impl::Kind::kAllgatherSlices, static_cast<char*>(data), count, dtype,
-                            ReduceOp::kSum);
+                            ReduceOp::kSum, SIZE_MAX);
 }
 
 absl::Status ShmCommunicator::Broadcast(void* data, size_t bytes, int root) {

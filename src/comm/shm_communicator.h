@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "cohort/comm/communicator.h"
+#include "comm/internal/shm_tuning.h"
 #include "comm/rendezvous.h"
 
 namespace cohort::comm {
@@ -30,6 +31,10 @@ class ShmCommunicator : public Communicator {
   absl::StatusOr<std::vector<std::string>> Allgather(absl::string_view bytes) override;
   absl::StatusOr<std::vector<std::string>> Gather(absl::string_view bytes, int root) override;
   absl::Status Barrier() override;
+
+  // Which allreduce path runs at which size and how waiters wait, the same on every rank; on
+  // rank 0 also what was measured (internal/shm_tuning.h). Size 1: the constants.
+  const internal::ShmTuning& tuning() const;
 
   // Building blocks for HierarchicalCommunicator. The `count` elements are split into size()
   // contiguous slices; slice i is [SliceBegin(count, i), SliceBegin(count, i + 1)).

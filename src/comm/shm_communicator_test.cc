@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -16,6 +17,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "comm/half_allreduce.h"
+#include "comm/internal/shm_sync.h"
+#include "comm/internal/shm_tuning.h"
 #include "comm/tcp_store.h"
 #include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
@@ -38,7 +41,22 @@ std::vector<std::string> OurShmEntries() {
 
 class ShmCommunicatorTest : public ::testing::Test {
  protected:
-  void SetUp() override { server_ = TcpStoreServer::Start("127.0.0.1", 0).value(); }
+  // Groups use the built-in constants unless a test asks for measuring, with a cache of this
+  // test's own.
+  void SetUp() override {
+    server_ = TcpStoreServer::Start("127.0.0.1", 0).value();
+    cache_dir_ = std::filesystem::temp_directory_path() /
+                 absl::StrCat("shm-comm-test-", ::getpid(), "-",
+                              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    ::setenv("COHORT_COMM_CACHE_DIR", cache_dir_.c_str(), 1);
+    ::setenv("COHORT_COMM_CALIBRATE", "off", 1);
+  }
+  void TearDown() override {
+    ::unsetenv("COHORT_COMM_CACHE_DIR");
+    ::unsetenv("COHORT_COMM_CALIBRATE");
+    ::unsetenv("COHORT_SHM_CMA_MIN_BYTES");
+    std::filesystem::remove_all(cache_dir_);
+  }
 
   absl::StatusOr<std::unique_ptr<ShmCommunicator>> Make(int rank, int size,
                                                         absl::Duration timeout) {
@@ -73,7 +91,21 @@ class ShmCommunicatorTest : public ::testing::Test {
     for (auto& t : threads) t.join();
   }
 
+  // Allreduces of one buffer in each size class (3 ranks: rank r contributes (r + 1) * (i % 7))
+  // and checks every element.
+  static void CheckEverySizeClass(int rank, ShmCommunicator& comm) {
+    for (size_t count : {size_t{1000}, size_t{20'000}, size_t{300'001}, size_t{1'100'000}}) {
+      std::vector<float> data(count);
+      for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>((rank + 1) * (i % 7));
+      ASSERT_OK(comm.Allreduce(data.data(), count, DataType::kFloat32, ReduceOp::kSum));
+      for (size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(data[i], static_cast<float>(6 * (i % 7))) << "element " << i << " of " << count;
+      }
+    }
+  }
+
   std::unique_ptr<TcpStoreServer> server_;
+  std::filesystem::path cache_dir_;
   int generation_ = 0;
 };
 
@@ -163,6 +195,104 @@ TEST_F(ShmCommunicatorTest, HalfAllreduceInChunksGivesTheExactScaledSumOfEveryEl
                                                                      << ", chunk " << chunk;
       }
     });
+  }
+}
+
+TEST_F(ShmCommunicatorTest, CalibrationAgreesAcrossRanksAndIsCachedForTheNextGroup) {
+  ::setenv("COHORT_COMM_CALIBRATE", "auto", 1);
+  for (internal::ShmTuningSource want :
+       {internal::ShmTuningSource::kMeasured, internal::ShmTuningSource::kCache}) {
+    std::vector<internal::ShmTuning> seen(3);
+    RunRanks(3, [&](int rank, ShmCommunicator& comm) {
+      seen[rank] = comm.tuning();
+      CheckEverySizeClass(rank, comm);
+    });
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(seen[r].source, want) << "rank " << r;
+      EXPECT_EQ(seen[r].classes, seen[0].classes) << "rank " << r;
+      EXPECT_EQ(seen[r].wait, seen[0].wait) << "rank " << r;
+    }
+    // Rank 0's clock decided: only it holds the measurements (one per candidate, each class
+    // and the wait policy with exactly one chosen).
+    EXPECT_TRUE(seen[1].measurements.empty());
+    for (int c = -1; c < internal::kShmSizeClasses; ++c) {
+      int candidates = 0, chosen = 0;
+      for (const internal::ShmMeasurement& m : seen[0].measurements) {
+        if (m.size_class != c) continue;
+        ++candidates;
+        chosen += m.chosen;
+        EXPECT_GT(m.seconds, 0) << m.candidate;
+      }
+      EXPECT_GE(candidates, 2) << "class " << c;
+      EXPECT_EQ(chosen, 1) << "class " << c;
+    }
+    EXPECT_GT(seen[0].calibration_seconds, 0);
+    ASSERT_TRUE(std::filesystem::exists(seen[0].cache_path)) << seen[0].cache_path;
+  }
+}
+
+// A cache rank 0 reads fixes every rank's paths, here odd ones (4 KiB chunks: many rounds and
+// many process_vm_readv calls), and each still sums every element exactly.
+TEST_F(ShmCommunicatorTest, EveryRankFollowsRankZerosCacheAndOddChunksStillSumExactly) {
+  ::setenv("COHORT_COMM_CALIBRATE", "auto", 1);
+  std::map<bool, internal::ShmTuning> planted;
+  for (bool cma : {false, true}) {
+    internal::ShmMachine machine{3, cma, internal::UsableCores(), 1 << 20};
+    internal::ShmTuning t = internal::ConstantShmTuning(machine);
+    const internal::ShmPath odd = cma ? internal::ShmPath::kCma : internal::ShmPath::kStaged;
+    t.classes = {internal::ShmChoice{odd, 4096}, internal::ShmChoice{internal::ShmPath::kStaged, 4096},
+                 internal::ShmChoice{odd, 8192}, internal::ShmChoice{internal::ShmPath::kStaged, 8192}};
+    t.wait = {0, 0};
+    ASSERT_OK(internal::SaveShmTuning(internal::ShmTuningCachePath(machine), machine, t));
+    planted[cma] = t;
+  }
+  std::vector<internal::ShmTuning> seen(3);
+  RunRanks(3, [&](int rank, ShmCommunicator& comm) {
+    seen[rank] = comm.tuning();
+    CheckEverySizeClass(rank, comm);
+  });
+  const bool cma = seen[0].classes[0].path == internal::ShmPath::kCma;
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(seen[r].source, internal::ShmTuningSource::kCache) << "rank " << r;
+    EXPECT_EQ(seen[r].classes, planted[cma].classes) << "rank " << r;
+    EXPECT_EQ(seen[r].wait, (internal::ShmWait{0, 0})) << "rank " << r;
+  }
+}
+
+TEST_F(ShmCommunicatorTest, EnvironmentFixesThePathWithoutMeasuringOrCaching) {
+  ::setenv("COHORT_COMM_CALIBRATE", "force", 1);  // COHORT_SHM_CMA_MIN_BYTES wins over it
+  ::setenv("COHORT_SHM_CMA_MIN_BYTES", "0", 1);
+  RunRanks(3, [&](int rank, ShmCommunicator& comm) {
+    EXPECT_EQ(comm.tuning().source, internal::ShmTuningSource::kEnvironment);
+    for (const internal::ShmChoice& c : comm.tuning().classes) {
+      EXPECT_EQ(c.path, internal::ShmPath::kStaged);
+    }
+    CheckEverySizeClass(rank, comm);
+  });
+  ::unsetenv("COHORT_SHM_CMA_MIN_BYTES");
+  ::setenv("COHORT_COMM_CALIBRATE", "off", 1);
+  RunRanks(3, [&](int rank, ShmCommunicator& comm) {
+    EXPECT_EQ(comm.tuning().source, internal::ShmTuningSource::kConstants);
+    EXPECT_TRUE(comm.tuning().measurements.empty());
+  });
+  EXPECT_FALSE(std::filesystem::exists(cache_dir_));
+}
+
+TEST_F(ShmCommunicatorTest, BadCalibrateSettingOnRankZeroFailsEveryRankNamingIt) {
+  ::setenv("COHORT_COMM_CALIBRATE", "sometimes", 1);
+  ++generation_;
+  std::vector<absl::Status> status(3);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] { status[r] = Make(r, 3, absl::Seconds(20)).status(); });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_THAT(status[0], StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_TRUE(absl::StrContains(status[0].message(), "COHORT_COMM_CALIBRATE=sometimes"))
+      << status[0];
+  for (int r = 1; r < 3; ++r) {
+    EXPECT_FALSE(status[r].ok()) << "rank " << r;
+    EXPECT_TRUE(absl::StrContains(status[r].message(), "COHORT_COMM_CALIBRATE")) << status[r];
   }
 }
 

@@ -3,7 +3,9 @@
 // thread of its own so that it overlaps the other two. Chunk i's `middle` runs while the calling
 // thread runs `before(i + 1)` and then `after(i - 1)`; each phase sees the chunks in order, and
 // `middle(i)` starts only once `before(i)` is done and `after(i)` only once `middle(i)` is.
-// One chunk runs on the calling thread alone (no thread to start). The first error stops it and
+// One chunk runs on the calling thread alone. The middle phases run on a worker thread that each
+// calling thread starts once and keeps until it exits (a training step's pipelines start no
+// thread). The first error stops it and
 // is returned: after a failed middle(i), neither after(i) nor any later middle or after runs
 // (before(i + 1) may have); a middle already running is waited for.
 //

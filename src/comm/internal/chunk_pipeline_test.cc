@@ -1,6 +1,8 @@
 #include "comm/internal/chunk_pipeline.h"
 
 #include <mutex>
+#include <set>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,43 @@ TEST(ChunkPipelineTest, EveryPhaseSeesEveryChunkInOrderAndAfterItsPredecessor) {
       }
     }
   }
+}
+
+TEST(ChunkPipelineTest, MiddlesRunOnOneWorkerThreadKeptAcrossPipelines) {
+  std::mutex mu;
+  std::set<std::thread::id> middles;
+  for (int pipeline = 0; pipeline < 3; ++pipeline) {
+    ASSERT_OK(RunChunkPipeline(
+        4, [](size_t) { return absl::OkStatus(); },
+        [&](size_t) {
+          std::lock_guard<std::mutex> lock(mu);
+          middles.insert(std::this_thread::get_id());
+          return absl::OkStatus();
+        },
+        [](size_t) { return absl::OkStatus(); }));
+  }
+  ASSERT_EQ(middles.size(), 1u);
+  EXPECT_NE(*middles.begin(), std::this_thread::get_id());
+}
+
+TEST(ChunkPipelineTest, PipelineNestedInAPhaseGetsAWorkerOfItsOwn) {
+  std::vector<int> inner_sums;
+  ASSERT_OK(RunChunkPipeline(
+      3,
+      [&](size_t) {
+        int sum = 0;
+        absl::Status s = RunChunkPipeline(
+            4, [](size_t) { return absl::OkStatus(); },
+            [&](size_t i) {
+              sum += static_cast<int>(i);
+              return absl::OkStatus();
+            },
+            [](size_t) { return absl::OkStatus(); });
+        inner_sums.push_back(sum);
+        return s;
+      },
+      [](size_t) { return absl::OkStatus(); }, [](size_t) { return absl::OkStatus(); }));
+  EXPECT_THAT(inner_sums, ElementsAre(6, 6, 6));
 }
 
 TEST(ChunkPipelineTest, OneChunkRunsItsThreePhasesInTurn) {

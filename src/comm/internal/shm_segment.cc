@@ -36,7 +36,19 @@ absl::StatusOr<ShmSegment> ShmSegment::Create(size_t bytes) {
                                                      " to ", bytes, " bytes: ", ErrnoText(err),
                                                      " (is /dev/shm full or too small?)"));
   }
-  void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  // Allocate every page now: a /dev/shm too small for the segment fails here, naming the cause,
+  // instead of killing a rank with SIGBUS in the middle of a collective; and no collective pays
+  // a first-touch page fault (a 512 KiB copy into untouched slots measured 1-1.7 ms instead of
+  // 30 us on a 2-core VM). EINVAL/EOPNOTSUPP: a file system that cannot, pages come on use.
+  if (int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+      err != 0 && err != EINVAL && err != EOPNOTSUPP) {
+    ::close(fd);
+    ::shm_unlink(name.c_str());
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "could not allocate the ", bytes, " bytes of shared-memory segment ", name, ": ",
+        ErrnoText(err), " (is /dev/shm full or too small? a container may need --shm-size)"));
+  }
+  void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   int err = errno;
   ::close(fd);
   if (data == MAP_FAILED) {
@@ -63,7 +75,9 @@ absl::StatusOr<ShmSegment> ShmSegment::Attach(const std::string& name, size_t mi
                                                       min_bytes));
   }
   const size_t bytes = static_cast<size_t>(st.st_size);
-  void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  // Populated: the creator allocated the pages; mapping them all now spares the collectives the
+  // minor faults.
+  void* data = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   int err = errno;
   ::close(fd);
   if (data == MAP_FAILED) {

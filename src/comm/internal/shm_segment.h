@@ -16,6 +16,8 @@ class ShmSegment {
  public:
   // Creates a new zero-filled object of `bytes` bytes named "/cohort-shm-<pid>-<random>" and
   // maps it. Errors (no space in /dev/shm, permissions) name the object and the size.
+  // Every page is allocated and mapped at once (ResourceExhausted naming /dev/shm when it
+  // cannot hold them); Attach maps them populated too.
   static absl::StatusOr<ShmSegment> Create(size_t bytes);
   // Maps the existing object `name` (as returned by name()). NotFound when it is gone (the
   // creator unlinked it or died); FailedPrecondition when it is smaller than `min_bytes`.
