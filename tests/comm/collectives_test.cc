@@ -26,8 +26,9 @@ struct Case {
   int size;
   int machines;
   std::string expect_transport;  // what "auto" must resolve to
-  // COHORT_SHM_CMA_MIN_BYTES for the workers: "" leaves the default (single-copy allreduce from
-  // 1 MiB), "1" sends every allreduce through it, "0" disables it (the staged path only).
+  // COHORT_SHM_CMA_MIN_BYTES for the workers: "" leaves the default (the paths measured at
+  // setup, or the cache's), "1" sends every allreduce through single-copy, "0" disables it (the
+  // staged path only).
   std::string cma_min_bytes = "";
 };
 
@@ -98,6 +99,38 @@ TEST_P(CollectivesTest, StalledPeerIsReportedAtTheDeadlineNamingIt) {
   double stalled_at = NumberAfter(results[victim].output, "VICTIM stalling at ");
   ASSERT_GT(stalled_at, 0) << Describe(results);
   ExpectSurvivorsFailed(results, victim, stalled_at, 3 + 10, "DEADLINE_EXCEEDED");
+}
+
+// The shared-memory allreduce's path is rank 0's choice alone: ranks whose own environment
+// asks for another path (or holds a setting that would be an error) follow it, and every
+// collective is still correct; ranks on different paths would hang or sum garbage.
+TEST(ShmPathAgreementTest, RanksFollowRankZeroWhateverTheirOwnEnvironmentSays) {
+  WorkerGroupOptions options;
+  options.size = 3;
+  options.rank_env[0] = {{"COHORT_SHM_CMA_MIN_BYTES", "0"}};
+  options.rank_env[1] = {{"COHORT_SHM_CMA_MIN_BYTES", "1"}};
+  options.rank_env[2] = {{"COHORT_COMM_CALIBRATE", "sometimes"}};
+  WorkerGroup group({BinaryPath("collective_worker"), "--transport", "shm", "--scenario",
+                     "correctness", "--large-bytes", std::to_string(4u << 20)},
+                    options);
+  auto results = group.Wait(absl::Seconds(120));
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.exited && r.exit_code == 0) << Describe(results);
+  }
+}
+
+// A setting rank 0 cannot use fails every rank's setup at once, naming it.
+TEST(ShmPathAgreementTest, BadSettingOnRankZeroFailsEveryRankNamingIt) {
+  WorkerGroupOptions options;
+  options.size = 3;
+  options.rank_env[0] = {{"COHORT_COMM_CALIBRATE", "sometimes"}};
+  WorkerGroup group({BinaryPath("collective_worker"), "--transport", "shm"}, options);
+  auto results = group.Wait(absl::Seconds(30));
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.exited && r.exit_code == 2) << Describe(results);
+    EXPECT_NE(r.output.find("COHORT_COMM_CALIBRATE=sometimes"), std::string::npos)
+        << Describe(results);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

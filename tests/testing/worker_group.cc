@@ -43,6 +43,9 @@ WorkerGroup::WorkerGroup(const std::vector<std::string>& argv, const WorkerGroup
         {"OMP_NUM_THREADS", "1"},
     };
     for (const auto& [k, v] : options.env) env[k] = v;
+    if (auto own = options.rank_env.find(rank); own != options.rank_env.end()) {
+      for (const auto& [k, v] : own->second) env[k] = v;
+    }
     std::string out_path = absl::StrCat(dir_, "/rank", rank, ".log");
     output_files_.push_back(out_path);
     pid_t pid = ::fork();

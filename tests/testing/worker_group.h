@@ -31,6 +31,8 @@ struct WorkerGroupOptions {
   // blocks; size must be a multiple). Everything still runs on this machine.
   int machines = 1;
   std::map<std::string, std::string> env;  // extra environment for every worker
+  // Extra environment for one rank, over `env`.
+  std::map<int, std::map<std::string, std::string>> rank_env;
 };
 
 class WorkerGroup {
