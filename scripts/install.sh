@@ -18,6 +18,9 @@ PACKAGES=(
   # libraries Cohort builds against
   libtorch-dev libgloo-dev libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libcpp-httplib-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev libarchive-dev libsodium-dev
+  # PostgreSQL's client library, libpq: the master's second database backend (issue 41, in
+  # progress) is built on it; so far the tests' server fixture uses it (src/master/db/testing)
+  libpq-dev
   # object stores (src/objstore): libcurl signs and sends S3 requests, expat reads the answers
   libcurl4-openssl-dev libexpat1-dev
   # the master's HTTP engine (src/master/http/http_server.h)
@@ -51,6 +54,9 @@ TEST_PACKAGES=(
   # whose daemons the tests start themselves (the packages' own services are kept from
   # starting while they install: see no_service_starts below)
   slurm-wlm munge
+  # the database tests' throwaway PostgreSQL server (src/master/db/testing/postgres_server.h),
+  # started by the tests themselves (the package's own cluster is kept from starting)
+  postgresql
 )
 BENCH_PACKAGES=(
   # the peer for side-by-side benchmarks: PyTorch DDP / torch.distributed with Gloo
