@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <mutex>
 #include <new>
@@ -112,6 +111,34 @@ struct FailureWaker {
   }
 };
 
+// The calibration's buffer: mapped populated (4 ranks faulting in 16 MiB each a page at a time
+// took 130 ms on a 2-core VM) and zero-filled by the kernel (no NaNs or denormals slow the
+// sums); unmapped when it goes.
+class MappedBuffer {
+ public:
+  static absl::StatusOr<MappedBuffer> Map(size_t bytes) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("shm calibration: mapping ", bytes, " bytes: ", std::strerror(errno)));
+    }
+    return MappedBuffer(static_cast<char*>(p), bytes);
+  }
+  MappedBuffer(MappedBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), size_(o.size_) {}
+  MappedBuffer& operator=(MappedBuffer&&) = delete;
+  ~MappedBuffer() {
+    if (data_ != nullptr) ::munmap(data_, size_);
+  }
+  char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  MappedBuffer(char* data, size_t size) : data_(data), size_(size) {}
+  char* data_;
+  size_t size_;
+};
+
 }  // namespace
 
 using internal::ShmChoice;
@@ -176,8 +203,12 @@ class ShmCommunicator::Impl {
   absl::Status Tune();
   // Rank 0: the tuning its environment or cache fixes; nullopt: measure.
   absl::StatusOr<std::optional<ShmTuning>> PlanTuning(const ShmMachine& machine);
-  // Every rank: times the candidates and adopts rank 0's picks.
+  // Every rank: times the candidates and adopts rank 0's picks (the wait policy first, on the
+  // 64 KiB class, then each size class's path under it).
   absl::StatusOr<ShmTuning> Calibrate(const ShmMachine& machine);
+  absl::Status TouchEveryRegion(const ShmMachine& machine, MappedBuffer& buffer);
+  absl::Status CalibrateWait(const ShmMachine& machine, char* data);
+  absl::Status CalibrateClass(const ShmMachine& machine, int size_class, char* data);
   // Median seconds (meaningful on rank 0) of an allreduce of size class `size_class` for each
   // of `candidates` arms; `arm(i)` sets up candidate i and returns the path to run. Candidates
   // clearly slower after a few rounds stop early (`dropped`), the same on every rank.
@@ -466,65 +497,72 @@ absl::StatusOr<size_t> ShmCommunicator::Impl::AgreeOnPick(const Timings& timings
 // decides, and every pick is broadcast before the next measurement uses it.
 absl::StatusOr<ShmTuning> ShmCommunicator::Impl::Calibrate(const ShmMachine& machine) {
   const absl::Time start = absl::Now();
-  ShmTuning& t = tuning_;  // measured in place: the paths under test read it
-  t = internal::ConstantShmTuning(machine);
-  t.cache_path = rank() == 0 ? internal::ShmTuningCachePath(machine) : "";
-  t.source = internal::ShmTuningSource::kMeasured;
+  tuning_ = internal::ConstantShmTuning(machine);  // measured in place: the paths read it
+  tuning_.cache_path = rank() == 0 ? internal::ShmTuningCachePath(machine) : "";
+  tuning_.source = internal::ShmTuningSource::kMeasured;
   COHORT_RETURN_IF_ERROR(Begin("calibration"));
   // Measuring takes a fraction of a second, but a loaded machine may stretch it past a short
   // collective timeout; a dead peer is still noticed at once.
   deadline_ = std::max(deadline_, absl::Now() + kCalibrationDeadline);
-  // Mapped populated: 4 ranks faulting in 16 MiB each a page at a time took 130 ms on a 2-core
-  // VM. Zero-filled by the kernel: no NaNs or denormals slow the sums.
-  const size_t buffer_bytes = internal::kShmClassBytes[internal::kShmSizeClasses - 1];
-  void* mapped = ::mmap(nullptr, buffer_bytes, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (mapped == MAP_FAILED) {
-    return Fail(absl::ResourceExhaustedError(absl::StrCat(
-        "shm calibration: mapping ", buffer_bytes, " bytes: ", std::strerror(errno))));
-  }
-  std::unique_ptr<void, std::function<void(void*)>> unmap(
-      mapped, [buffer_bytes](void* p) { ::munmap(p, buffer_bytes); });
-  char* data = static_cast<char*>(mapped);
-  // Touch everything the candidates will (the whole buffer, both slots, the single-copy
-  // scratch) once before timing any: first uses of a region measured 5-30x slower than later
-  // ones on a 2-core VM (even with the pages populated), and would land on whichever candidate
-  // comes first (a staged 1 MiB allreduce timed at 6 ms instead of 0.15).
-  const size_t warm_count = buffer_bytes / sizeof(float);
-  for (const ShmChoice& warm : internal::ShmPathCandidates(machine, internal::kShmSizeClasses - 1)) {
-    for (int slot = 0; slot < kSlots; ++slot) {
-      COHORT_RETURN_IF_ERROR(
-          RunAllreduce(warm, data, warm_count, DataType::kFloat32, ReduceOp::kSum));
-    }
-  }
-  const std::vector<internal::ShmWait> waits = internal::ShmWaitCandidates(machine);
-  COHORT_ASSIGN_OR_RETURN(Timings timings, TimeCandidates(waits.size(), 1, [&](size_t i) {
-                            t.wait = waits[i];
-                            return t.classes[1];
-                          }, data));
-  COHORT_ASSIGN_OR_RETURN(size_t pick, AgreeOnPick(timings));
-  t.wait = waits[pick];
-  COHORT_LOG(DEBUG) << "shm calibration: wait policy done "
-                    << absl::FormatDuration(absl::Now() - start) << " after the start";
-  for (size_t i = 0; i < waits.size(); ++i) {
-    t.measurements.push_back({-1, internal::ShmWaitName(waits[i]), timings.median[i], i == pick});
-  }
+  absl::StatusOr<MappedBuffer> buffer =
+      MappedBuffer::Map(internal::kShmClassBytes[internal::kShmSizeClasses - 1]);
+  if (!buffer.ok()) return Fail(buffer.status());
+  COHORT_RETURN_IF_ERROR(TouchEveryRegion(machine, *buffer));
+  COHORT_RETURN_IF_ERROR(CalibrateWait(machine, buffer->data()));
   for (int c = 0; c < internal::kShmSizeClasses; ++c) {
-    const std::vector<ShmChoice> paths = internal::ShmPathCandidates(machine, c);
-    COHORT_ASSIGN_OR_RETURN(timings, TimeCandidates(paths.size(), c, [&](size_t i) {
-                              return paths[i];
-                            }, data));
-    COHORT_ASSIGN_OR_RETURN(pick, AgreeOnPick(timings));
-    t.classes[c] = paths[pick];
+    COHORT_RETURN_IF_ERROR(CalibrateClass(machine, c, buffer->data()));
     COHORT_LOG(DEBUG) << "shm calibration: " << internal::kShmClassBytes[c] << "-byte class done "
                       << absl::FormatDuration(absl::Now() - start) << " after the start";
-    for (size_t i = 0; i < paths.size(); ++i) {
-      t.measurements.push_back({c, internal::ShmChoiceName(paths[i]), timings.median[i], i == pick});
+  }
+  tuning_.calibration_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  if (rank() != 0) tuning_.measurements.clear();  // other ranks' clocks decided nothing
+  return tuning_;
+}
+
+// Touches everything the candidates will (the whole buffer, both slots, the single-copy
+// scratch) once before timing any: first uses of a region measured 5-30x slower than later
+// ones on a 2-core VM (even with the pages populated), and would land on whichever candidate
+// comes first (a staged 1 MiB allreduce timed at 6 ms instead of 0.15).
+absl::Status ShmCommunicator::Impl::TouchEveryRegion(const ShmMachine& machine,
+                                                     MappedBuffer& buffer) {
+  const size_t count = buffer.size() / sizeof(float);
+  for (const ShmChoice& c : internal::ShmPathCandidates(machine, internal::kShmSizeClasses - 1)) {
+    for (int slot = 0; slot < kSlots; ++slot) {
+      COHORT_RETURN_IF_ERROR(
+          RunAllreduce(c, buffer.data(), count, DataType::kFloat32, ReduceOp::kSum));
     }
   }
-  t.calibration_seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  if (rank() != 0) t.measurements.clear();  // other ranks' clocks decided nothing
-  return t;
+  return absl::OkStatus();
+}
+
+absl::Status ShmCommunicator::Impl::CalibrateWait(const ShmMachine& machine, char* data) {
+  const std::vector<internal::ShmWait> waits = internal::ShmWaitCandidates(machine);
+  COHORT_ASSIGN_OR_RETURN(Timings timings, TimeCandidates(waits.size(), 1, [&](size_t i) {
+                            tuning_.wait = waits[i];
+                            return tuning_.classes[1];
+                          }, data));
+  COHORT_ASSIGN_OR_RETURN(size_t pick, AgreeOnPick(timings));
+  tuning_.wait = waits[pick];
+  for (size_t i = 0; i < waits.size(); ++i) {
+    tuning_.measurements.push_back(
+        {-1, internal::ShmWaitName(waits[i]), timings.median[i], i == pick});
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ShmCommunicator::Impl::CalibrateClass(const ShmMachine& machine, int size_class,
+                                                   char* data) {
+  const std::vector<ShmChoice> paths = internal::ShmPathCandidates(machine, size_class);
+  COHORT_ASSIGN_OR_RETURN(
+      Timings timings,
+      TimeCandidates(paths.size(), size_class, [&](size_t i) { return paths[i]; }, data));
+  COHORT_ASSIGN_OR_RETURN(size_t pick, AgreeOnPick(timings));
+  tuning_.classes[size_class] = paths[pick];
+  for (size_t i = 0; i < paths.size(); ++i) {
+    tuning_.measurements.push_back(
+        {size_class, internal::ShmChoiceName(paths[i]), timings.median[i], i == pick});
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ShmCommunicator::Impl::RunAllreduce(const ShmChoice& choice, char* data,
