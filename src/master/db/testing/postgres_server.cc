@@ -13,7 +13,7 @@
 #include "cohort/status.h"
 #include "common/net.h"
 
-namespace cohort::db::testing {
+namespace cohort::master::db_testing {
 namespace {
 
 constexpr absl::Duration kStartTimeout = absl::Seconds(60);
@@ -164,4 +164,4 @@ absl::Status PostgresServer::Restart() {
   return Launch();
 }
 
-}  // namespace cohort::db::testing
+}  // namespace cohort::master::db_testing

@@ -19,7 +19,7 @@
 #include "common/subprocess.h"
 #include "common/testing/temp_dir.h"
 
-namespace cohort::db::testing {
+namespace cohort::master::db_testing {
 
 class PostgresServer {
  public:
@@ -57,4 +57,4 @@ class PostgresServer {
 // /usr/lib/postgresql/N/bin holding `postgres`; "" when there is none.
 std::string PostgresBinDir();
 
-}  // namespace cohort::db::testing
+}  // namespace cohort::master::db_testing

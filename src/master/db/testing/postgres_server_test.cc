@@ -12,7 +12,7 @@
 #include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 
-namespace cohort::db::testing {
+namespace cohort::master::db_testing {
 namespace {
 
 struct PgConnDeleter {
@@ -57,4 +57,4 @@ TEST(PostgresServerTest, ServesADatabaseAndKeepsWhatItAcknowledgedOverAKill) {
 }
 
 }  // namespace
-}  // namespace cohort::db::testing
+}  // namespace cohort::master::db_testing

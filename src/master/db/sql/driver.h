@@ -1,0 +1,74 @@
+#pragma once
+// The SQL driver interface the master's database is written against (docs/design/0022): one
+// connection to a SQL database, its prepared statements and transactions, with the backend's
+// failures sorted into the few kinds the master acts on. Drivers: PostgreSQL through libpq
+// (postgres_driver.h); SQLite's is the next step of issue 41 (today SqliteDatabase still calls
+// SQLite through internal/sqlite_statement.h, whose Statement this interface mirrors).
+//
+// SQL text is shared by the backends: parameters are ?1, ?2, ... (a driver whose database
+// numbers them otherwise rewrites them), upserts are ON CONFLICT, ids come back by RETURNING.
+// Parameters count from 1, columns from 0. A statement keeps its first failure (prepare or
+// bind) and returns it from the next Step or Run, so a caller checks once.
+//
+// Thread-compatible: a Connection and its Statements are used by one thread at a time.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace cohort::master::sql {
+
+// What went wrong, as far as the master decides anything on it.
+enum class Failure {
+  kNone,
+  kUniqueViolation,      // a primary key or unique constraint (the row exists)
+  kForeignKeyViolation,  // a reference to a row that does not exist
+  kSerialization,        // a concurrent transaction won: run the whole transaction again
+  kConnectionLost,       // the server went away or is unreachable: Unavailable
+  kOther,
+};
+
+class Statement {
+ public:
+  virtual ~Statement() = default;
+
+  virtual void BindInt64(int index, int64_t value) = 0;
+  virtual void BindDouble(int index, double value) = 0;
+  virtual void BindNull(int index) = 0;
+  // Text is UTF-8 without NUL bytes on every backend (PostgreSQL refuses anything else).
+  virtual void BindText(int index, absl::string_view value) = 0;
+
+  // Advances: true when a row is ready to read, false when the statement is done.
+  virtual absl::StatusOr<bool> Step() = 0;
+  // Runs a statement that returns no rows, then makes it ready for new bindings.
+  virtual absl::Status Run() = 0;
+  // The kind of the last failure (kNone after a success).
+  virtual Failure failure() const = 0;
+  // Rows changed by the last Run of an INSERT, UPDATE or DELETE.
+  virtual int64_t Changes() const = 0;
+
+  // The current row's columns (after Step returned true).
+  virtual bool IsNull(int column) const = 0;
+  virtual int64_t Int64(int column) const = 0;
+  virtual double Double(int column) const = 0;
+  virtual std::string Text(int column) const = 0;
+};
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+
+  // A statement for `sql`, prepared once per connection and text (`what` names the operation
+  // in errors: "insert allocation").
+  virtual std::unique_ptr<Statement> Prepare(absl::string_view what, absl::string_view sql) = 0;
+  // Runs SQL without parameters, possibly several statements (migrations).
+  virtual absl::Status Exec(absl::string_view what, absl::string_view sql) = 0;
+  // False once the connection is known lost; a pool drops such a connection.
+  virtual bool healthy() const = 0;
+};
+
+}  // namespace cohort::master::sql

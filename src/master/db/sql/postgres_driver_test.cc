@@ -1,0 +1,177 @@
+// The libpq driver against a real PostgreSQL server (db_testing::PostgresServer): bindings of
+// every kind come back as bound, ?N placeholders are rewritten only where they are parameters,
+// constraint and connection failures are told apart, and a password never reaches a message.
+#include "master/db/sql/postgres_driver.h"
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/testing/status_matchers.h"
+#include "gtest/gtest.h"
+#include "master/db/testing/postgres_server.h"
+
+namespace cohort::master::sql {
+namespace {
+
+using ::cohort::testing_support::StatusIs;
+
+TEST(PostgresPlaceholdersTest, RewritesParametersButNotLiteralsOrComments) {
+  int n = 0;
+  EXPECT_EQ(PostgresPlaceholders("SELECT ?2, ?1 WHERE x = '?3' -- ?4\n AND \"a?5\" = ?10 /* ?6 */",
+                                 &n),
+            "SELECT $2, $1 WHERE x = '?3' -- ?4\n AND \"a?5\" = $10 /* ?6 */");
+  EXPECT_EQ(n, 10);
+  EXPECT_EQ(PostgresPlaceholders("SELECT 'it''s ?1', ?1", &n), "SELECT 'it''s ?1', $1");
+  EXPECT_EQ(n, 1);
+  EXPECT_EQ(PostgresPlaceholders("SELECT 1", &n), "SELECT 1");
+  EXPECT_EQ(n, 0);
+}
+
+TEST(PostgresPlaceholdersTest, SqlStatesSortIntoTheFailuresTheMasterActsOn) {
+  EXPECT_EQ(FailureOfSqlState("23505"), Failure::kUniqueViolation);
+  EXPECT_EQ(FailureOfSqlState("23503"), Failure::kForeignKeyViolation);
+  EXPECT_EQ(FailureOfSqlState("40001"), Failure::kSerialization);
+  EXPECT_EQ(FailureOfSqlState("08006"), Failure::kConnectionLost);
+  EXPECT_EQ(FailureOfSqlState("57P01"), Failure::kConnectionLost);
+  EXPECT_EQ(FailureOfSqlState("42601"), Failure::kOther);
+}
+
+class PostgresDriverTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<db_testing::PostgresServer>> started =
+        db_testing::PostgresServer::Start();
+    ASSERT_OK(started);
+    server_ = started->release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(server_, nullptr);
+    const std::string name =
+        absl::AsciiStrToLower(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    ASSERT_OK_AND_ASSIGN(url_, server_->CreateDatabase(name));
+    ASSERT_OK_AND_ASSIGN(conn_, ConnectPostgres(url_));
+    ASSERT_OK(conn_->Exec("schema", "CREATE TABLE parents (id BIGINT PRIMARY KEY, name TEXT);"
+                                    "CREATE TABLE kids (id BIGINT PRIMARY KEY, "
+                                    "parent BIGINT REFERENCES parents (id), weight DOUBLE PRECISION)"));
+  }
+
+  static db_testing::PostgresServer* server_;
+  std::string url_;
+  std::unique_ptr<Connection> conn_;
+};
+db_testing::PostgresServer* PostgresDriverTest::server_ = nullptr;
+
+TEST_F(PostgresDriverTest, EveryBindingComesBackAsBound) {
+  auto insert = conn_->Prepare("insert parent", "INSERT INTO parents (id, name) VALUES (?1, ?2)");
+  const std::string unicode = "caf\xc3\xa9 \xe2\x9c\x93 'quoted' ?1";
+  for (auto [id, name] : {std::pair<int64_t, std::string>{int64_t{1} << 62, unicode},
+                          {-7, ""}}) {
+    insert->BindInt64(1, id);
+    insert->BindText(2, name);
+    ASSERT_OK(insert->Run());
+    EXPECT_EQ(insert->Changes(), 1);
+  }
+  insert->BindInt64(1, 3);
+  insert->BindNull(2);
+  ASSERT_OK(insert->Run());
+
+  auto kid = conn_->Prepare("insert kid", "INSERT INTO kids (id, parent, weight) VALUES (?1, ?2, ?3)");
+  kid->BindInt64(1, 10);
+  kid->BindInt64(2, 3);
+  kid->BindDouble(3, 0.1 + 0.2);
+  ASSERT_OK(kid->Run());
+
+  auto read = conn_->Prepare("read", "SELECT p.id, p.name, k.weight FROM parents p "
+                                     "LEFT JOIN kids k ON k.parent = p.id ORDER BY p.id");
+  std::vector<std::string> rows;
+  for (;;) {
+    ASSERT_OK_AND_ASSIGN(bool row, read->Step());
+    if (!row) break;
+    rows.push_back(absl::StrCat(read->Int64(0), "|", read->IsNull(1) ? "NULL" : read->Text(1), "|",
+                                read->IsNull(2) ? -1.0 : read->Double(2)));
+  }
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0], "-7||-1");
+  EXPECT_EQ(rows[1], absl::StrCat(3, "|NULL|", 0.1 + 0.2));
+  EXPECT_EQ(rows[2], absl::StrCat(int64_t{1} << 62, "|", unicode, "|-1"));
+  // Read again: the statement runs anew.
+  ASSERT_OK_AND_ASSIGN(bool again, read->Step());
+  EXPECT_TRUE(again);
+  EXPECT_EQ(read->Int64(0), -7);
+}
+
+TEST_F(PostgresDriverTest, ConstraintFailuresAreToldApart) {
+  auto insert = conn_->Prepare("insert parent", "INSERT INTO parents (id) VALUES (?1)");
+  insert->BindInt64(1, 1);
+  ASSERT_OK(insert->Run());
+  EXPECT_THAT(insert->Run(), StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_EQ(insert->failure(), Failure::kUniqueViolation);
+
+  auto kid = conn_->Prepare("insert kid", "INSERT INTO kids (id, parent) VALUES (?1, ?2)");
+  kid->BindInt64(1, 1);
+  kid->BindInt64(2, 99);
+  absl::Status orphan = kid->Run();
+  EXPECT_THAT(orphan, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_EQ(kid->failure(), Failure::kForeignKeyViolation);
+  EXPECT_TRUE(absl::StrContains(orphan.message(), "insert kid")) << orphan;
+  EXPECT_TRUE(conn_->healthy());  // a constraint is not the connection's fault
+}
+
+TEST_F(PostgresDriverTest, BadBindingsAndSqlFailAtTheNextStepNamingThem) {
+  auto bad_index = conn_->Prepare("insert parent", "INSERT INTO parents (id) VALUES (?1)");
+  bad_index->BindInt64(2, 1);
+  EXPECT_THAT(bad_index->Run(), StatusIs(absl::StatusCode::kInternal));
+  auto nul = conn_->Prepare("insert name", "INSERT INTO parents (id, name) VALUES (1, ?1)");
+  nul->BindText(1, std::string("a\0b", 3));
+  absl::Status refused = nul->Run();
+  EXPECT_TRUE(absl::StrContains(refused.message(), "NUL")) << refused;
+  auto syntax = conn_->Prepare("broken", "SELEKT 1");
+  absl::StatusOr<bool> step = syntax->Step();
+  EXPECT_FALSE(step.ok());
+  EXPECT_TRUE(absl::StrContains(step.status().message(), "preparing broken")) << step.status();
+  EXPECT_TRUE(conn_->healthy());
+}
+
+TEST_F(PostgresDriverTest, LostServerIsUnavailableNamingTheDatabaseAndANewConnectionWorks) {
+  auto insert = conn_->Prepare("insert parent", "INSERT INTO parents (id) VALUES (?1)");
+  insert->BindInt64(1, 1);
+  ASSERT_OK(insert->Run());
+  server_->Kill();
+  insert->BindInt64(1, 2);
+  absl::Status lost = insert->Run();
+  EXPECT_THAT(lost, StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_EQ(insert->failure(), Failure::kConnectionLost);
+  EXPECT_TRUE(absl::StrContains(lost.message(), "127.0.0.1")) << lost;
+  EXPECT_FALSE(conn_->healthy());
+
+  ASSERT_OK(server_->Restart());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> fresh, ConnectPostgres(url_));
+  auto count = fresh->Prepare("count", "SELECT count(*) FROM parents");
+  ASSERT_OK_AND_ASSIGN(bool row, count->Step());
+  ASSERT_TRUE(row);
+  EXPECT_EQ(count->Int64(0), 1);  // what was acknowledged before the kill
+}
+
+TEST(PostgresConnectTest, UnreachableServerFailsWithinTheTimeoutWithoutThePassword) {
+  PostgresOptions options;
+  options.password = "s3cret-from-file";
+  options.connect_timeout = absl::Seconds(2);
+  // A port nobody listens on (connection refused at once).
+  absl::StatusOr<std::unique_ptr<Connection>> conn =
+      ConnectPostgres("postgresql://alice:hunter2@127.0.0.1:1/cohort", options);
+  ASSERT_THAT(conn, StatusIs(absl::StatusCode::kUnavailable));
+  const std::string message(conn.status().message());
+  EXPECT_TRUE(absl::StrContains(message, "postgresql://alice:***@127.0.0.1:1/cohort")) << message;
+  EXPECT_FALSE(absl::StrContains(message, "hunter2")) << message;
+  EXPECT_FALSE(absl::StrContains(message, "s3cret")) << message;
+}
+
+}  // namespace
+}  // namespace cohort::master::sql
