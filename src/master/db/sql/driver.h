@@ -32,6 +32,10 @@ enum class Failure {
   kOther,
 };
 
+// The Status a failure of `kind` is reported as: AlreadyExists (unique), FailedPrecondition
+// (foreign key), Aborted (serialization), Unavailable (connection lost), Internal (other).
+absl::Status FailureStatus(Failure kind, std::string message);
+
 class Statement {
  public:
   virtual ~Statement() = default;
@@ -39,7 +43,8 @@ class Statement {
   virtual void BindInt64(int index, int64_t value) = 0;
   virtual void BindDouble(int index, double value) = 0;
   virtual void BindNull(int index) = 0;
-  // Text is UTF-8 without NUL bytes on every backend (PostgreSQL refuses anything else).
+  // Text must be UTF-8 without NUL bytes on every backend (PostgreSQL refuses anything else);
+  // a NUL byte is refused by every driver (the next Step fails naming the parameter).
   virtual void BindText(int index, absl::string_view value) = 0;
 
   // Advances: true when a row is ready to read, false when the statement is done.

@@ -25,17 +25,6 @@ std::string Trimmed(const char* message) {
   return std::string(absl::StripAsciiWhitespace(message == nullptr ? "" : message));
 }
 
-absl::Status StatusOf(Failure failure, std::string message) {
-  switch (failure) {
-    case Failure::kNone: return absl::OkStatus();
-    case Failure::kUniqueViolation: return absl::AlreadyExistsError(message);
-    case Failure::kForeignKeyViolation: return absl::FailedPreconditionError(message);
-    case Failure::kSerialization: return absl::AbortedError(message);
-    case Failure::kConnectionLost: return absl::UnavailableError(message);
-    case Failure::kOther: return absl::InternalError(message);
-  }
-  return absl::InternalError(message);
-}
 
 class PgConnection;
 
@@ -96,7 +85,7 @@ class PgStatement : public Statement {
   }
   void Fail(Failure failure, std::string message) {
     failure_ = failure;
-    error_ = StatusOf(failure, std::move(message));
+    error_ = FailureStatus(failure, std::move(message));
   }
   absl::Status Execute();
 
@@ -154,7 +143,7 @@ absl::Status PgConnection::Check(const PGresult* result, absl::string_view what,
   if (*failure == Failure::kConnectionLost) lost_ = true;
   std::string reason = Trimmed(result != nullptr ? PQresultErrorMessage(result) : nullptr);
   if (reason.empty()) reason = Trimmed(PQerrorMessage(conn_));
-  return StatusOf(*failure, absl::StrCat(url_, ": ", what, ": ",
+  return FailureStatus(*failure, absl::StrCat(url_, ": ", what, ": ",
                                          *failure == Failure::kConnectionLost
                                              ? "the connection to the database is lost: "
                                              : "",
