@@ -1,5 +1,7 @@
 #include "master/db/sql/driver.h"
 
+#include <algorithm>
+
 namespace cohort::master::sql {
 
 absl::Status FailureStatus(Failure kind, std::string message) {
@@ -12,6 +14,19 @@ absl::Status FailureStatus(Failure kind, std::string message) {
     case Failure::kOther: return absl::InternalError(message);
   }
   return absl::InternalError(message);
+}
+
+absl::Status RunTransaction(Connection& connection, absl::FunctionRef<absl::Status()> body,
+                            int attempts) {
+  absl::Status status;
+  for (int attempt = 0; attempt < std::max(attempts, 1); ++attempt) {
+    Transaction transaction(connection);
+    status = transaction.status();
+    if (status.ok()) status = body();
+    if (status.ok()) status = transaction.Commit();
+    if (!absl::IsAborted(status)) return status;
+  }
+  return status;
 }
 
 }  // namespace cohort::master::sql

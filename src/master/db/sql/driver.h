@@ -15,6 +15,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -74,6 +78,59 @@ class Connection {
   virtual absl::Status Exec(absl::string_view what, absl::string_view sql) = 0;
   // False once the connection is known lost; a pool drops such a connection.
   virtual bool healthy() const = 0;
+
+  // A transaction that writes: SQLite takes the write lock at once (BEGIN IMMEDIATE: a busy
+  // database fails here rather than halfway); PostgreSQL runs it REPEATABLE READ, so a
+  // concurrent write to what it read fails it with kSerialization instead of interleaving.
+  virtual absl::Status Begin() = 0;
+  virtual absl::Status Commit() = 0;
+  virtual absl::Status Rollback() = 0;
 };
+
+// Begins on construction (Begin's result in status()); rolls back on destruction unless
+// Commit succeeded.
+class Transaction {
+ public:
+  explicit Transaction(Connection& connection)
+      : connection_(connection), status_(connection.Begin()), open_(status_.ok()) {}
+  ~Transaction() {
+    if (open_) (void)connection_.Rollback();  // the transaction's own error is what matters
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  const absl::Status& status() const { return status_; }
+  absl::Status Commit() {
+    absl::Status status = connection_.Commit();
+    if (status.ok()) open_ = false;
+    return status;
+  }
+
+ private:
+  Connection& connection_;
+  const absl::Status status_;
+  bool open_;
+};
+
+// Runs `body` in a transaction and commits it; when the body or the commit fails with Aborted
+// (kSerialization: a concurrent transaction won), runs it again, at most `attempts` times in
+// all. Any other failure is returned at once (the transaction rolled back).
+absl::Status RunTransaction(Connection& connection, absl::FunctionRef<absl::Status()> body,
+                            int attempts = 5);
+
+// Steps `statement` to its end, reading every row with `read` (a Row, or a StatusOr<Row> when
+// a column may not parse).
+template <typename Row, typename ReadFn>
+absl::StatusOr<std::vector<Row>> ReadAll(Statement& statement, ReadFn read) {
+  std::vector<Row> rows;
+  for (;;) {
+    absl::StatusOr<bool> has_row = statement.Step();
+    if (!has_row.ok()) return has_row.status();
+    if (!*has_row) return rows;
+    absl::StatusOr<Row> row = read(statement);
+    if (!row.ok()) return row.status();
+    rows.push_back(*std::move(row));
+  }
+}
 
 }  // namespace cohort::master::sql

@@ -8,10 +8,12 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cohort/status.h"
 #include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
 #include "master/db/sql/postgres_driver.h"
@@ -159,6 +161,54 @@ TEST_P(DriverTest, BadBindingsAndSqlFailAtTheNextStepNamingThem) {
   EXPECT_FALSE(step.ok());
   EXPECT_TRUE(absl::StrContains(step.status().message(), "broken")) << step.status();
   EXPECT_TRUE(conn_->healthy());
+}
+
+TEST_P(DriverTest, TransactionRollsBackUnlessCommitted) {
+  auto insert = conn_->Prepare("insert parent", "INSERT INTO parents (id) VALUES (?1)");
+  {
+    Transaction dropped(*conn_);
+    ASSERT_OK(dropped.status());
+    insert->BindInt64(1, 1);
+    ASSERT_OK(insert->Run());
+  }
+  {
+    Transaction kept(*conn_);
+    ASSERT_OK(kept.status());
+    insert->BindInt64(1, 2);
+    ASSERT_OK(insert->Run());
+    ASSERT_OK(kept.Commit());
+  }
+  auto ids = conn_->Prepare("ids", "SELECT id FROM parents ORDER BY id");
+  ASSERT_OK_AND_ASSIGN(std::vector<int64_t> rows,
+                       ReadAll<int64_t>(*ids, [](Statement& s) { return s.Int64(0); }));
+  EXPECT_EQ(rows, std::vector<int64_t>{2});
+}
+
+// Two masters' worth of connections update one row: the transaction that loses the race is
+// run again on the winner's value, so neither increment is lost.
+TEST(PostgresDriverTest, RunTransactionRetriesWhenAConcurrentTransactionWins) {
+  ASSERT_OK_AND_ASSIGN(std::string url, Server().CreateDatabase("retries"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> a, ConnectPostgres(url));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> b, ConnectPostgres(url));
+  ASSERT_OK(a->Exec("schema", "CREATE TABLE counter (n BIGINT); INSERT INTO counter VALUES (0)"));
+  int attempts = 0;
+  ASSERT_OK(RunTransaction(*a, [&]() -> absl::Status {
+    ++attempts;
+    auto read = a->Prepare("read", "SELECT n FROM counter");
+    COHORT_ASSIGN_OR_RETURN(std::vector<int64_t> n,
+                            ReadAll<int64_t>(*read, [](Statement& s) { return s.Int64(0); }));
+    if (attempts == 1) {  // another connection commits an increment in between
+      COHORT_RETURN_IF_ERROR(b->Exec("concurrent", "UPDATE counter SET n = n + 10"));
+    }
+    auto write = a->Prepare("write", "UPDATE counter SET n = ?1");
+    write->BindInt64(1, n.at(0) + 1);
+    return write->Run();
+  }));
+  EXPECT_EQ(attempts, 2);
+  auto read = b->Prepare("read", "SELECT n FROM counter");
+  ASSERT_OK_AND_ASSIGN(bool row, read->Step());
+  ASSERT_TRUE(row);
+  EXPECT_EQ(read->Int64(0), 11);
 }
 
 TEST(PostgresDriverTest, LostServerIsUnavailableNamingTheDatabaseAndANewConnectionWorks) {

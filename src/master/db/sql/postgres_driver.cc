@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "cohort/status.h"
 #include "master/db/open_database.h"
 
 namespace cohort::master::sql {
@@ -112,6 +113,11 @@ class PgConnection : public Connection {
     return Check(result.get(), what, &failure);
   }
   bool healthy() const override { return !lost_ && PQstatus(conn_) == CONNECTION_OK; }
+  absl::Status Begin() override {
+    return Exec("begin transaction", "BEGIN ISOLATION LEVEL REPEATABLE READ");
+  }
+  absl::Status Commit() override;
+  absl::Status Rollback() override { return Exec("rollback", "ROLLBACK"); }
 
   PGconn* conn() const { return conn_; }
   // OK when `result` succeeded; otherwise the error naming the database and `what`, its kind
@@ -148,6 +154,20 @@ absl::Status PgConnection::Check(const PGresult* result, absl::string_view what,
                                              ? "the connection to the database is lost: "
                                              : "",
                                          reason));
+}
+
+// COMMIT of a transaction a statement already failed succeeds with the tag ROLLBACK: that is
+// not a commit, whatever the caller did with the failure.
+absl::Status PgConnection::Commit() {
+  Result result(PQexec(conn_, "COMMIT"));
+  Failure failure = Failure::kNone;
+  COHORT_RETURN_IF_ERROR(Check(result.get(), "commit", &failure));
+  if (absl::string_view(PQcmdStatus(result.get())) == "ROLLBACK") {
+    return FailureStatus(Failure::kSerialization,
+                         absl::StrCat(url_, ": commit: the transaction had failed and was rolled "
+                                            "back"));
+  }
+  return absl::OkStatus();
 }
 
 std::unique_ptr<Statement> PgConnection::Prepare(absl::string_view what, absl::string_view sql) {

@@ -84,6 +84,9 @@ class SqliteConnection : public Connection {
                          std::string(internal::SqliteError(db_, path_, what, rc).message()));
   }
   bool healthy() const override { return true; }
+  absl::Status Begin() override { return Exec("begin transaction", "BEGIN IMMEDIATE"); }
+  absl::Status Commit() override { return Exec("commit", "COMMIT"); }
+  absl::Status Rollback() override { return Exec("rollback", "ROLLBACK"); }
 
  private:
   sqlite3* const db_;
@@ -134,6 +137,7 @@ absl::StatusOr<std::unique_ptr<Connection>> OpenSqlite(const std::string& path) 
     return status;
   }
   sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, 5000);  // a busy database fails (kSerialization) after 5 s, not at once
   auto connection = std::make_unique<SqliteConnection>(db, path, /*owned=*/true);
   COHORT_RETURN_IF_ERROR(connection->Exec("enable foreign keys", "PRAGMA foreign_keys=ON"));
   return std::unique_ptr<Connection>(std::move(connection));
