@@ -201,7 +201,7 @@ class ShmCommunicator::Impl {
   ShmMachine Machine() const;
   // Sets tuning_ identically on every rank: rank 0's plan (PlanTuning), else a measurement.
   absl::Status Tune();
-  // Rank 0: the tuning its environment or cache fixes; nullopt: measure.
+  // Rank 0: the tuning its environment or cache fixes; nullopt: measure (into cache_).
   absl::StatusOr<std::optional<ShmTuning>> PlanTuning(const ShmMachine& machine);
   // Every rank: times the candidates and adopts rank 0's picks (the wait policy first, on the
   // 64 KiB class, then each size class's path under it).
@@ -238,6 +238,7 @@ class ShmCommunicator::Impl {
   // The paths per size and the wait policy (with more ranks than cores a spinning waiter steals
   // the core from the rank it waits for).
   ShmTuning tuning_;
+  internal::ShmTuningCache cache_;  // rank 0, when measuring may be cached: set by PlanTuning
 
   bool cma_ok_ = false;
   uint64_t cma_probe_ = kCmaProbe;
@@ -389,9 +390,9 @@ absl::Status ShmCommunicator::Impl::Tune() {
     return absl::OkStatus();
   }
   COHORT_ASSIGN_OR_RETURN(tuning_, Calibrate(machine));
-  if (rank() != 0 || tuning_.cache_path.empty()) return absl::OkStatus();
-  if (absl::Status saved = internal::SaveShmTuning(tuning_.cache_path, machine, tuning_);
-      !saved.ok()) {
+  if (rank() != 0 || cache_.path.empty()) return absl::OkStatus();
+  tuning_.cache_path = cache_.path;
+  if (absl::Status saved = internal::SaveShmTuning(cache_, tuning_); !saved.ok()) {
     COHORT_LOG(WARNING) << "shm: keeping the allreduce tuning measured now without caching it ("
                         << saved.message() << "); the next communicator measures again";
     tuning_.cache_path.clear();
@@ -412,9 +413,9 @@ absl::StatusOr<std::optional<ShmTuning>> ShmCommunicator::Impl::PlanTuning(
   }
   COHORT_ASSIGN_OR_RETURN(internal::ShmCalibrateMode mode, internal::ShmCalibrateModeFromEnv());
   if (mode == internal::ShmCalibrateMode::kOff) return internal::ConstantShmTuning(machine);
-  const std::string path = internal::ShmTuningCachePath(machine);
-  if (mode == internal::ShmCalibrateMode::kAuto && !path.empty()) {
-    absl::StatusOr<ShmTuning> cached = internal::LoadShmTuning(path, machine);
+  cache_ = internal::ShmTuningCacheFor(machine);  // where Tune writes what it measures
+  if (mode == internal::ShmCalibrateMode::kAuto && !cache_.path.empty()) {
+    absl::StatusOr<ShmTuning> cached = internal::LoadShmTuning(cache_, machine);
     if (cached.ok()) return *cached;
     if (!absl::IsNotFound(cached.status()) && !absl::IsFailedPrecondition(cached.status())) {
       COHORT_LOG(WARNING) << "shm: ignoring the allreduce tuning cache (" << cached.status().message()
@@ -498,7 +499,6 @@ absl::StatusOr<size_t> ShmCommunicator::Impl::AgreeOnPick(const Timings& timings
 absl::StatusOr<ShmTuning> ShmCommunicator::Impl::Calibrate(const ShmMachine& machine) {
   const absl::Time start = absl::Now();
   tuning_ = internal::ConstantShmTuning(machine);  // measured in place: the paths read it
-  tuning_.cache_path = rank() == 0 ? internal::ShmTuningCachePath(machine) : "";
   tuning_.source = internal::ShmTuningSource::kMeasured;
   COHORT_RETURN_IF_ERROR(Begin("calibration"));
   // Measuring takes a fraction of a second, but a loaded machine may stretch it past a short

@@ -243,7 +243,7 @@ TEST_F(ShmCommunicatorTest, EveryRankFollowsRankZerosCacheAndOddChunksStillSumEx
     t.classes = {internal::ShmChoice{odd, 4096}, internal::ShmChoice{internal::ShmPath::kStaged, 4096},
                  internal::ShmChoice{odd, 8192}, internal::ShmChoice{internal::ShmPath::kStaged, 8192}};
     t.wait = {0, 0};
-    ASSERT_OK(internal::SaveShmTuning(internal::ShmTuningCachePath(machine), machine, t));
+    ASSERT_OK(internal::SaveShmTuning(internal::ShmTuningCacheFor(machine), t));
     planted[cma] = t;
   }
   std::vector<internal::ShmTuning> seen(3);

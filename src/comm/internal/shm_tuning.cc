@@ -237,7 +237,8 @@ absl::StatusOr<std::optional<ShmTuning>> DecodeShmTuning(absl::string_view wire,
                                                          const ShmMachine& machine) {
   if (wire.size() != kShmTuningWireBytes || (wire[0] != 0 && wire[0] != 1) ||
       static_cast<uint8_t>(wire[1]) > static_cast<uint8_t>(ShmTuningSource::kCache)) {
-    return absl::InvalidArgumentError("rank 0's allreduce tuning is malformed");
+    return absl::InvalidArgumentError(
+        "rank 0's allreduce tuning is malformed: do all ranks run the same Cohort build?");
   }
   if (wire[0] == 0) return std::nullopt;
   ShmTuning t;
@@ -273,19 +274,22 @@ std::string ShmMachineKey(const ShmMachine& machine) {
                       ";version=", COHORT_VERSION, "/", kTuningFormat);
 }
 
-std::string ShmTuningCachePath(const ShmMachine& machine) {
+ShmTuningCache ShmTuningCacheFor(const ShmMachine& machine) {
+  ShmTuningCache cache{ShmMachineKey(machine), ""};
   std::string dir = env::GetOr("COHORT_COMM_CACHE_DIR", "");
   if (dir.empty() && !env::GetOr("XDG_CACHE_HOME", "").empty()) {
     dir = env::GetOr("XDG_CACHE_HOME", "") + "/cohort";
   }
   if (dir.empty() && !env::GetOr("HOME", "").empty()) dir = env::GetOr("HOME", "") + "/.cache/cohort";
-  if (dir.empty()) return "";
+  if (dir.empty()) return cache;
   uint64_t hash = 14695981039346656037ull;  // FNV-1a 64: stable across runs and builds
-  for (unsigned char ch : ShmMachineKey(machine)) hash = (hash ^ ch) * 1099511628211ull;
-  return absl::StrFormat("%s/shm-%016x.json", dir, hash);
+  for (unsigned char ch : cache.key) hash = (hash ^ ch) * 1099511628211ull;
+  cache.path = absl::StrFormat("%s/shm-%016x.json", dir, hash);
+  return cache;
 }
 
-absl::StatusOr<ShmTuning> LoadShmTuning(const std::string& path, const ShmMachine& machine) {
+absl::StatusOr<ShmTuning> LoadShmTuning(const ShmTuningCache& cache, const ShmMachine& machine) {
+  const std::string& path = cache.path;
   absl::StatusOr<std::string> text = ReadSmallFile(path, kMaxCacheFileBytes);
   if (!text.ok()) return text.status();
   absl::StatusOr<json> j = ParseJsonBounded(*text);
@@ -293,7 +297,7 @@ absl::StatusOr<ShmTuning> LoadShmTuning(const std::string& path, const ShmMachin
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", j.status().message()));
   }
   try {
-    if (j->at("key").get<std::string>() != ShmMachineKey(machine)) {
+    if (j->at("key").get<std::string>() != cache.key) {
       return absl::FailedPreconditionError(
           absl::StrCat(path, " was measured on another machine, kernel or Cohort version"));
     }
@@ -309,9 +313,9 @@ absl::StatusOr<ShmTuning> LoadShmTuning(const std::string& path, const ShmMachin
   }
 }
 
-absl::Status SaveShmTuning(const std::string& path, const ShmMachine& machine,
-                           const ShmTuning& tuning) {
-  json j = {{"key", ShmMachineKey(machine)},
+absl::Status SaveShmTuning(const ShmTuningCache& cache, const ShmTuning& tuning) {
+  const std::string& path = cache.path;
+  json j = {{"key", cache.key},
             {"calibration_seconds", tuning.calibration_seconds},
             {"wait", {{"spin", tuning.wait.spin_iterations}, {"yield", tuning.wait.yield_iterations}}}};
   j["classes"] = json::array();

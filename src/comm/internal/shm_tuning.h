@@ -128,18 +128,24 @@ enum class ShmCalibrateMode { kAuto, kForce, kOff };
 // COHORT_COMM_CALIBRATE; a value other than auto/force/off (or 1/0) is an error naming it.
 absl::StatusOr<ShmCalibrateMode> ShmCalibrateModeFromEnv();
 
-// "kernel=...;cpu=...;cores=2;ranks=2;cma=1;slot=1048576;version=0.1.0/1".
+// "kernel=...;cpu=...;cores=2;ranks=2;cma=1;slot=1048576;version=0.1.0/1". Reads /proc/cpuinfo
+// and uname: compute it once (ShmTuningCacheFor).
 std::string ShmMachineKey(const ShmMachine& machine);
-// DIR/shm-<hash of the key>.json, DIR from the environment; "" when there is no cache directory.
-std::string ShmTuningCachePath(const ShmMachine& machine);
-// The tuning the cache file at `path` holds for `machine`. NotFound when there is none;
-// FailedPrecondition when it was written for another machine key (a kernel upgrade, another
-// Cohort version); InvalidArgument naming the file and field when it is not a valid tuning.
-absl::StatusOr<ShmTuning> LoadShmTuning(const std::string& path, const ShmMachine& machine);
-// Writes `tuning` (with its measurements) for `machine` to `path` atomically, creating the
-// directory.
-absl::Status SaveShmTuning(const std::string& path, const ShmMachine& machine,
-                           const ShmTuning& tuning);
+
+// Where a machine's tuning is cached: its key (compared whole when reading) and its file,
+// DIR/shm-<hash of the key>.json with DIR from the environment ("" when there is none).
+struct ShmTuningCache {
+  std::string key;
+  std::string path;
+};
+ShmTuningCache ShmTuningCacheFor(const ShmMachine& machine);
+
+// The tuning the cache file holds for `machine`. NotFound when there is none;
+// FailedPrecondition when it was written for another key (a kernel upgrade, another Cohort
+// version); InvalidArgument naming the file and field when it is not a valid tuning.
+absl::StatusOr<ShmTuning> LoadShmTuning(const ShmTuningCache& cache, const ShmMachine& machine);
+// Writes `tuning` (with its measurements) to the cache file atomically, creating the directory.
+absl::Status SaveShmTuning(const ShmTuningCache& cache, const ShmTuning& tuning);
 
 // A table of the choice per size class, the measurements behind it and where it came from.
 std::string ExplainShmTuning(const ShmTuning& tuning, int ranks);

@@ -127,17 +127,18 @@ class ShmTuningCacheTest : public ::testing::Test {
 };
 
 TEST_F(ShmTuningCacheTest, SavedTuningLoadsBackOnTheSameMachineOnly) {
-  const std::string path = ShmTuningCachePath(TwoOnTwo());
+  const ShmTuningCache cache = ShmTuningCacheFor(TwoOnTwo());
+  const std::string& path = cache.path;
   ASSERT_TRUE(absl::StartsWith(path, (dir_ / "nested" / "shm-").string())) << path;
-  EXPECT_NE(path, ShmTuningCachePath(FourOnTwo()));  // the rank count is in the key
-  EXPECT_THAT(LoadShmTuning(path, TwoOnTwo()), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_NE(path, ShmTuningCacheFor(FourOnTwo()).path);  // the rank count is in the key
+  EXPECT_THAT(LoadShmTuning(cache, TwoOnTwo()), StatusIs(absl::StatusCode::kNotFound));
 
   ShmTuning t = ConstantShmTuning(TwoOnTwo());
   t.classes[2] = {ShmPath::kStaged, 256 << 10};
   t.calibration_seconds = 0.08;
   t.measurements.push_back({2, "staged 256 KiB", 1e-4, true});
-  ASSERT_OK(SaveShmTuning(path, TwoOnTwo(), t));
-  auto back = LoadShmTuning(path, TwoOnTwo());
+  ASSERT_OK(SaveShmTuning(cache, t));
+  auto back = LoadShmTuning(cache, TwoOnTwo());
   ASSERT_OK(back);
   EXPECT_EQ(back->classes, t.classes);
   EXPECT_EQ(back->source, ShmTuningSource::kCache);
@@ -149,22 +150,24 @@ TEST_F(ShmTuningCacheTest, SavedTuningLoadsBackOnTheSameMachineOnly) {
   // Read for another machine (here: another slot size), the file is stale, not trusted.
   ShmMachine other = TwoOnTwo();
   other.slot_bytes = 2 << 20;
-  EXPECT_THAT(LoadShmTuning(path, other), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(LoadShmTuning({ShmMachineKey(other), path}, other),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 TEST_F(ShmTuningCacheTest, DamagedCacheIsAnErrorNamingTheFile) {
-  const std::string path = ShmTuningCachePath(TwoOnTwo());
-  ASSERT_OK(SaveShmTuning(path, TwoOnTwo(), ConstantShmTuning(TwoOnTwo())));
+  const ShmTuningCache cache = ShmTuningCacheFor(TwoOnTwo());
+  const std::string& path = cache.path;
+  ASSERT_OK(SaveShmTuning(cache, ConstantShmTuning(TwoOnTwo())));
   for (const std::string& text :
        {std::string("{not json"), std::string("[") + std::string(500, '[') ,
-        absl::StrCat("{\"key\":\"", ShmMachineKey(TwoOnTwo()), "\",\"classes\":[]}"),
-        absl::StrCat("{\"key\":\"", ShmMachineKey(TwoOnTwo()),
+        absl::StrCat("{\"key\":\"", cache.key, "\",\"classes\":[]}"),
+        absl::StrCat("{\"key\":\"", cache.key,
                      "\",\"calibration_seconds\":0,\"wait\":{\"spin\":1,\"yield\":1},"
                      "\"measurements\":[],\"classes\":[{\"path\":\"staged\",\"chunk_bytes\":1},"
                      "{\"path\":\"staged\",\"chunk_bytes\":4096},{\"path\":\"staged\",\"chunk_"
                      "bytes\":4096},{\"path\":\"staged\",\"chunk_bytes\":4096}]}")}) {
     std::ofstream(path) << text;
-    auto loaded = LoadShmTuning(path, TwoOnTwo());
+    auto loaded = LoadShmTuning(cache, TwoOnTwo());
     EXPECT_THAT(loaded, StatusIs(absl::StatusCode::kInvalidArgument)) << text.substr(0, 40);
     EXPECT_TRUE(absl::StrContains(loaded.status().message(), path)) << loaded.status();
   }

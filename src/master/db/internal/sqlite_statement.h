@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "cohort/status.h"
+#include "master/db/sql/driver.h"
 
 namespace cohort::master::internal {
 
@@ -223,27 +224,7 @@ class Transaction {
   bool open_ = false;
 };
 
-// Runs a query and reads every row it returns with `read`.
-// Readers return a Row, or a StatusOr<Row> when a column may not parse (states).
-template <typename Row>
-absl::StatusOr<Row> AsStatusOr(Row row) {
-  return row;
-}
-template <typename Row>
-absl::StatusOr<Row> AsStatusOr(absl::StatusOr<Row> row) {
-  return row;
-}
-
-template <typename Row, typename ReadFn>
-absl::StatusOr<std::vector<Row>> ReadAll(Statement& s, ReadFn read) {
-  std::vector<Row> rows;
-  for (;;) {
-    absl::StatusOr<bool> has_row = s.Step();
-    if (!has_row.ok()) return has_row.status();
-    if (!*has_row) return rows;
-    COHORT_ASSIGN_OR_RETURN(Row row, AsStatusOr<Row>(read(s)));
-    rows.push_back(std::move(row));
-  }
-}
+// Runs a query and reads every row it returns (one definition for both statement kinds).
+using sql::ReadAll;
 
 }  // namespace cohort::master::internal

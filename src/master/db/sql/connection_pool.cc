@@ -25,7 +25,8 @@ absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire() {
       if (returned_.WaitWithDeadline(&mu_, deadline) && idle_.empty() && open_ >= size_) {
         return absl::DeadlineExceededError(absl::StrCat(
             "every one of the database's ", size_, " connections stayed busy for ",
-            absl::FormatDuration(wait_)));
+            absl::FormatDuration(wait_),
+            ": a larger pool, or the statements holding them (the database's slow-query log)"));
       }
     }
     if (!idle_.empty()) {

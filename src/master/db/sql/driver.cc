@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace cohort::master::sql {
 
 absl::Status FailureStatus(Failure kind, std::string message) {
@@ -14,6 +16,14 @@ absl::Status FailureStatus(Failure kind, std::string message) {
     case Failure::kOther: return absl::InternalError(message);
   }
   return absl::InternalError(message);
+}
+
+absl::Status CheckTextParameter(absl::string_view what, int index, absl::string_view value) {
+  if (value.find('\0') == absl::string_view::npos) return absl::OkStatus();
+  return FailureStatus(Failure::kOther,
+                       absl::StrCat(what, ": parameter ?", index,
+                                    " holds a NUL byte, which PostgreSQL text cannot store: clean "
+                                    "the value where it comes in"));
 }
 
 absl::Status RunTransaction(Connection& connection, absl::FunctionRef<absl::Status()> body,

@@ -40,6 +40,9 @@ enum class Failure {
 // (foreign key), Aborted (serialization), Unavailable (connection lost), Internal (other).
 absl::Status FailureStatus(Failure kind, std::string message);
 
+// For drivers: OK, or the error every driver gives a text parameter holding a NUL byte.
+absl::Status CheckTextParameter(absl::string_view what, int index, absl::string_view value);
+
 class Statement {
  public:
   virtual ~Statement() = default;
@@ -118,10 +121,11 @@ class Transaction {
 absl::Status RunTransaction(Connection& connection, absl::FunctionRef<absl::Status()> body,
                             int attempts = 5);
 
-// Steps `statement` to its end, reading every row with `read` (a Row, or a StatusOr<Row> when
-// a column may not parse).
-template <typename Row, typename ReadFn>
-absl::StatusOr<std::vector<Row>> ReadAll(Statement& statement, ReadFn read) {
+// Steps `statement` (a driver's Statement, or SqliteDatabase's internal::Statement until it is
+// ported) to its end, reading every row with `read` (a Row, or a StatusOr<Row> when a column may
+// not parse).
+template <typename Row, typename StatementType, typename ReadFn>
+absl::StatusOr<std::vector<Row>> ReadAll(StatementType& statement, ReadFn read) {
   std::vector<Row> rows;
   for (;;) {
     absl::StatusOr<bool> has_row = statement.Step();

@@ -44,9 +44,11 @@ class PgStatement : public Statement {
   }
   void BindNull(int index) override { Bind(index, std::nullopt); }
   void BindText(int index, absl::string_view value) override {
-    if (value.find('\0') != absl::string_view::npos) {
-      Fail(Failure::kOther, absl::StrCat(what_, ": parameter ?", index,
-                                         " holds a NUL byte, which PostgreSQL text cannot"));
+    if (absl::Status text = CheckTextParameter(what_, index, value); !text.ok()) {
+      if (error_.ok()) {
+        failure_ = Failure::kOther;
+        error_ = text;
+      }
       return;
     }
     Bind(index, std::string(value));

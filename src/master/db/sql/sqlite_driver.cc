@@ -18,10 +18,8 @@ class SqliteStatement : public Statement {
   void BindDouble(int index, double value) override { s_.BindDouble(index, value); }
   void BindNull(int index) override { s_.BindNull(index); }
   void BindText(int index, absl::string_view value) override {
-    if (value.find('\0') != absl::string_view::npos && refused_.ok()) {
-      refused_ = FailureStatus(Failure::kOther,
-                               absl::StrCat(what_, ": parameter ?", index,
-                                            " holds a NUL byte, which PostgreSQL text cannot"));
+    if (absl::Status text = CheckTextParameter(what_, index, value); !text.ok()) {
+      if (refused_.ok()) refused_ = text;
       return;
     }
     s_.BindText(index, value);
