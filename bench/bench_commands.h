@@ -79,7 +79,7 @@ struct MasterBenchOptions {
   double metric_reports_per_second = 500;  // all running trials together
   double seconds = 30;                     // the load's duration
   int flush_ms = 500;                      // how often a simulated agent posts (as cohort-agent)
-  int agents_nice = 0;  // the simulated agents' threads' nice value (the master keeps 0)
+  int agents_nice = 0;       // the simulated agents' threads' nice value (the master keeps 0)
   bool kill_restart = true;  // SIGKILL the master halfway, restart it, count what was lost
   // One post per agent and flush with every allocation's output (POST /agents/{id}/outputs,
   // design 0014's way 2), as cohort-agent, instead of one per allocation and kind.
@@ -87,9 +87,12 @@ struct MasterBenchOptions {
   // > 0: each agent long-polls on a thread of its own for up to this long (as cohort-agent,
   // whose poll waits 5 s unless an action comes); 0: one poll of flush_ms per flush.
   double poll_seconds = 5;
-  double warmup_seconds = 10;  // latencies are also shown for the requests begun after it
-  std::string master;        // cohort-master; default: beside this program
+  double warmup_seconds = 10;            // latencies are also shown for the requests begun after it
+  std::string master;                    // cohort-master; default: beside this program
   std::vector<std::string> master_args;  // more of cohort-master's flags
+  // The master's databases, one run each, side by side: "sqlite" (a file in the data
+  // directory), "postgresql" (a throwaway server this benchmark starts).
+  std::vector<std::string> databases = {"sqlite"};
 };
 
 CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& options);

@@ -49,6 +49,7 @@
 #include "common/private_file.h"
 #include "common/sibling_program.h"
 #include "common/subprocess.h"
+#include "master/db/testing/postgres_server.h"
 #include "wire/agent_protocol.h"
 #include "wire/user_bodies.h"
 
@@ -217,8 +218,8 @@ struct Shared {
   Acked acked;
   std::atomic<bool> stop{false};
   std::atomic<int64_t> allocations{0}, exits{0};
-  std::atomic<int64_t> running{0};      // allocations the agents hold now (started, not exited)
-  std::atomic<int64_t> stops{0};        // stop actions received (after a restart: not re-adopted)
+  std::atomic<int64_t> running{0};  // allocations the agents hold now (started, not exited)
+  std::atomic<int64_t> stops{0};    // stop actions received (after a restart: not re-adopted)
   // Stop actions for allocations whose exit went in a post that got no answer (the master was
   // killed meanwhile): the old master stored the exit, so the new one does not know them.
   std::atomic<int64_t> stops_after_exit{0};
@@ -746,8 +747,18 @@ int64_t CountNotCompleted(client::MasterClient& admin, Shared& shared) {
   return not_completed;
 }
 
-void PrintSummary(const Shared& shared, const std::string& metrics, double seconds,
-                  std::pair<int64_t, int64_t> lost) {
+// What one run measured, for the side-by-side table of several databases.
+struct MasterBenchResult {
+  double pass_p50_ms = 0, pass_p99_ms = 0;
+  double outputs_p99_ms = 0;  // the output posts begun after the warm-up
+  double lines_per_second = 0, reports_per_second = 0;
+  int64_t lost_lines = 0, lost_reports = 0;
+  double master_cpu_seconds = 0;
+  double database_mb = 0;
+};
+
+MasterBenchResult PrintSummary(const Shared& shared, const std::string& metrics, double seconds,
+                               std::pair<int64_t, int64_t> lost) {
   const auto [lines, reports] = shared.acked.Totals();
   const double warmup = shared.options.warmup_seconds;
   shared.latencies.Print(shared.load_start + absl::Seconds(warmup), warmup);
@@ -784,9 +795,20 @@ void PrintSummary(const Shared& shared, const std::string& metrics, double secon
       "lost after the restart: %lld log lines, %lld metric reports (acknowledged, not "
       "stored)\n",
       static_cast<long long>(lost.first), static_cast<long long>(lost.second));
+  MasterBenchResult result;
+  result.pass_p50_ms = 1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.5\"}");
+  result.pass_p99_ms = 1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.99\"}");
+  result.outputs_p99_ms = shared.latencies.OutputsP99(shared.load_start + absl::Seconds(warmup),
+                                                      absl::InfiniteFuture());
+  result.lines_per_second = static_cast<double>(lines) / seconds;
+  result.reports_per_second = static_cast<double>(reports) / seconds;
+  result.lost_lines = lost.first;
+  result.lost_reports = lost.second;
+  result.database_mb = Sample(metrics, "cohort_database_size_bytes") / 1e6;
+  return result;
 }
 
-absl::Status RunMasterBench(const MasterBenchOptions& o) {
+absl::StatusOr<MasterBenchResult> RunMasterBench(const MasterBenchOptions& o) {
   // $TMPDIR (else /tmp) holds the master's data directory: its disk is part of what is measured.
   const char* tmpdir = std::getenv("TMPDIR");
   std::string tmpl = absl::StrCat(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp",
@@ -843,7 +865,9 @@ absl::Status RunMasterBench(const MasterBenchOptions& o) {
       master_cpu, 100 * master_cpu / o.seconds,
       requests > 0 ? 1e6 * master_cpu / static_cast<double>(requests) : 0.0, requests);
   COHORT_ASSIGN_OR_RETURN(std::string metrics, admin.GetBytes("/metrics"));
-  PrintSummary(shared, metrics, o.seconds, CountLost(admin, shared.acked));
+  MasterBenchResult result =
+      PrintSummary(shared, metrics, o.seconds, CountLost(admin, shared.acked));
+  result.master_cpu_seconds = master_cpu;
   if (!shared.trials_stopped_after_exit.empty()) {
     std::printf("of the trials whose exit the old master took unanswered, not COMPLETED: %lld\n",
                 static_cast<long long>(CountNotCompleted(admin, shared)));
@@ -851,7 +875,7 @@ absl::Status RunMasterBench(const MasterBenchOptions& o) {
   master.Kill();
   std::error_code ec;
   fs::remove_all(work, ec);
-  return absl::OkStatus();
+  return result;
 }
 
 }  // namespace
@@ -887,6 +911,13 @@ CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& o) {
   cmd->add_flag("!--no-kill-restart", o.kill_restart,
                 "Do not SIGKILL and restart the master halfway");
   cmd->add_option("--master", o.master, "cohort-master (default: beside cohort-bench)");
+  cmd->add_option("--databases", o.databases,
+                  "The master's databases, one run each, then a table side by side: sqlite, "
+                  "postgresql (a throwaway server this benchmark starts; scripts/install.sh "
+                  "--test installs PostgreSQL), comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"sqlite", "postgresql"}))
+      ->capture_default_str();
   cmd->add_flag("!--per-allocation-posts", o.agent_wide_posts,
                 "Each allocation posts its logs, reports and exit on its own (the protocol of "
                 "the tables before the sixth) instead of each agent posting all its allocations' "
@@ -910,14 +941,66 @@ CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& o) {
       "Example (the issue's target scale, trials ending spread out, the agents yielding the cores "
       "to the master as other machines would; docs/performance.md):\n  cohort-bench master "
       "--agents 200 --slots 8 --experiments 100 --trials-per-experiment 100 --seconds 40 \\\n"
-      "    --trial-seconds-jitter 0.5 --agents-nice 19");
+      "    --trial-seconds-jitter 0.5 --agents-nice 19\n"
+      "SQLite and PostgreSQL side by side: add --databases sqlite,postgresql");
   return cmd;
 }
 
+// The runs' results side by side, with each database's ratio to the first's.
+void PrintSideBySide(const std::vector<std::pair<std::string, MasterBenchResult>>& runs) {
+  if (runs.size() < 2) return;
+  std::printf("\n%-44s", "side by side");
+  for (const auto& [name, r] : runs) std::printf(" %12s", name.c_str());
+  std::printf(" %9s\n", "ratio");
+  auto row = [&](const char* what, auto field) {
+    std::printf("%-44s", what);
+    for (const auto& [name, r] : runs) std::printf(" %12.1f", static_cast<double>(field(r)));
+    const double first = static_cast<double>(field(runs.front().second));
+    const double last = static_cast<double>(field(runs.back().second));
+    std::printf(" %9s\n", first > 0 ? absl::StrFormat("%.2fx", last / first).c_str() : "-");
+  };
+  row("scheduling pass p50 (ms)", [](const MasterBenchResult& r) { return r.pass_p50_ms; });
+  row("scheduling pass p99 (ms)", [](const MasterBenchResult& r) { return r.pass_p99_ms; });
+  row("output posts p99 after the warm-up (ms)",
+      [](const MasterBenchResult& r) { return r.outputs_p99_ms; });
+  row("log lines acknowledged per second",
+      [](const MasterBenchResult& r) { return r.lines_per_second; });
+  row("metric reports acknowledged per second",
+      [](const MasterBenchResult& r) { return r.reports_per_second; });
+  row("lost over the SIGKILL: log lines", [](const MasterBenchResult& r) { return r.lost_lines; });
+  row("lost over the SIGKILL: metric reports",
+      [](const MasterBenchResult& r) { return r.lost_reports; });
+  row("the master's CPU (s; PostgreSQL's own not in it)",
+      [](const MasterBenchResult& r) { return r.master_cpu_seconds; });
+  row("database size (MB)", [](const MasterBenchResult& r) { return r.database_mb; });
+}
+
+// One run on `database`: SQLite in the master's data directory, or a throwaway PostgreSQL
+// server started for the run (Debian's postgresql: scripts/install.sh --test installs it).
+absl::StatusOr<MasterBenchResult> RunOn(const std::string& database,
+                                        const MasterBenchOptions& options) {
+  std::printf("\n=== cohort-master on %s ===\n", database.c_str());
+  if (database == "sqlite") return RunMasterBench(options);
+  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<master::db_testing::PostgresServer> server,
+                          master::db_testing::PostgresServer::Start());
+  COHORT_ASSIGN_OR_RETURN(std::string url, server->CreateDatabase("bench"));
+  MasterBenchOptions on_postgres = options;
+  on_postgres.master_args.push_back("--db=" + url);
+  return RunMasterBench(on_postgres);
+}
+
 int RunMasterCommand(const MasterBenchOptions& options) {
-  absl::Status s = RunMasterBench(options);
-  if (s.ok()) return 0;
-  std::fprintf(stderr, "cohort-bench master: %s\n", std::string(s.message()).c_str());
-  return 1;
+  std::vector<std::pair<std::string, MasterBenchResult>> runs;
+  for (const std::string& database : options.databases) {
+    absl::StatusOr<MasterBenchResult> result = RunOn(database, options);
+    if (!result.ok()) {
+      std::fprintf(stderr, "cohort-bench master: on %s: %s\n", database.c_str(),
+                   std::string(result.status().message()).c_str());
+      return 1;
+    }
+    runs.emplace_back(database, *result);
+  }
+  PrintSideBySide(runs);
+  return 0;
 }
 }  // namespace cohort::bench

@@ -39,7 +39,8 @@ struct Flags {
   int port = 8080;
   std::string data_dir =
       (std::filesystem::path(cohort::client::LocalClusterDir()) / "master").string();
-  std::string db_url;  // --db: a URL or a file path (master/db/open_database.h)
+  std::string db_url;            // --db: a URL or a file path (master/db/open_database.h)
+  std::string db_password_file;  // --db-password-file: PostgreSQL's password
   double agent_timeout = 30;
   double preemption_timeout = 600;
   double readopt_grace = 0;  // 0: agent_timeout
@@ -72,8 +73,7 @@ cohort::master::MasterOptions MasterOptionsFrom(const Flags& f) {
 // --resource-pools FILE, or just the default pool.
 absl::StatusOr<cohort::master::ResourcePools> LoadResourcePools(const Flags& f) {
   if (f.resource_pools_file.empty()) return cohort::master::DefaultResourcePools();
-  COHORT_ASSIGN_OR_RETURN(std::string text,
-                          cohort::config::ReadYamlText(f.resource_pools_file));
+  COHORT_ASSIGN_OR_RETURN(std::string text, cohort::config::ReadYamlText(f.resource_pools_file));
   return cohort::master::ParseResourcePools(text, f.resource_pools_file);
 }
 
@@ -94,9 +94,12 @@ void AddStorageFlags(CLI::App& app, Flags& f) {
                  "(default 60; 0: skip). A damaged database is refused")
       ->check(cohort::NonNegativeNumber());
   app.add_option("--backup", f.backup_file,
-                 "Instead of serving: copy the database (of --data-dir, or --db) to this file and "
-                 "exit. Safe while a master runs on it; the copy is checked, and is a database "
-                 "to start a master on (--db FILE)");
+                 "Instead of serving: copy the SQLite database (of --data-dir, or --db) to this "
+                 "file and exit. Safe while a master runs on it; the copy is checked, and is a "
+                 "database to start a master on (--db FILE). PostgreSQL: use pg_dump");
+  app.add_option("--db-password-file", f.db_password_file,
+                 "PostgreSQL: read the password from this file (mode 0600) rather than from "
+                 "PGPASSWORD or ~/.pgpass; never put it in --db");
   app.add_flag("--overwrite", f.overwrite, "With --backup: replace the file if it exists");
 }
 
@@ -120,7 +123,9 @@ void AddFlags(CLI::App& app, Flags& f) {
                  "directory, ~/.local/share/cohort/master)");
   app.add_option("--db", f.db_url,
                  "The database: sqlite:PATH (a SQLite file, relative or absolute; also "
-                 "sqlite:///ABSOLUTE/PATH), or a file path (default: DATA_DIR/master.db)")
+                 "sqlite:///ABSOLUTE/PATH), a file path (default: DATA_DIR/master.db), or "
+                 "postgresql://USER@HOST:PORT/DATABASE?sslmode=... (password: "
+                 "--db-password-file, PGPASSWORD or ~/.pgpass)")
       ->check(DatabaseUrlRule());
   app.add_option("--checkpoint-storage-roots", f.checkpoint_storage_roots,
                  "Directories (comma-separated, absolute) where experiments may keep "
@@ -171,7 +176,9 @@ void AddFlags(CLI::App& app, Flags& f) {
       "  cohort-agent --master http://127.0.0.1:8080 --slots 2 "
       "--secret-file /var/lib/cohort/agent-secret\n"
       "  cohort-master --host 0.0.0.0 --tls-cert master.crt --tls-key master.key\n"
-      "  cohort-master --data-dir /var/lib/cohort --backup /backups/cohort-$(date +%F).db");
+      "  cohort-master --data-dir /var/lib/cohort --backup /backups/cohort-$(date +%F).db\n"
+      "  cohort-master --db 'postgresql://cohort@db.example:5432/cohort?sslmode=verify-full' "
+      "--db-password-file /etc/cohort/db-password");
 }
 
 // Says what a master listening beyond loopback exposes (without TLS: everything on the wire).
@@ -250,19 +257,27 @@ absl::StatusOr<cohort::master::DatabaseUrl> DatabaseOf(const Flags& f) {
   return url;
 }
 
-// How the master names its database when it starts listening: a SQLite file by its path.
+// How the master names its database when it starts listening: a SQLite file by its path, a
+// PostgreSQL database by its URL (which holds no password: ParseDatabaseUrl refuses one).
 std::string DatabaseName(const cohort::master::DatabaseUrl& db) {
   switch (db.backend) {
     case cohort::master::DatabaseUrl::Backend::kSqlite:
       return db.path;
+    case cohort::master::DatabaseUrl::Backend::kPostgres:
+      return cohort::master::MaskDatabaseUrl(db.path);
   }
   return "";
 }
 
 // `cohort-master --backup FILE`: copies the database, saying how far it got every second.
 int RunBackup(const Flags& f, const cohort::master::DatabaseUrl& db) {
-  if (db.backend != cohort::master::DatabaseUrl::Backend::kSqlite) {
-    return Fail(absl::UnimplementedError("--backup copies a SQLite database only"));
+  if (db.backend == cohort::master::DatabaseUrl::Backend::kPostgres) {
+    return Fail(absl::FailedPreconditionError(absl::StrCat(
+        "--backup copies a SQLite file; back up a PostgreSQL database with its own tools, "
+        "while the master runs: pg_dump --format=custom --file=cohort.dump '",
+        cohort::master::MaskDatabaseUrl(db.path),
+        "' (restore into an empty database with pg_restore --dbname=URL cohort.dump, then "
+        "start the master with --db on it)")));
   }
   const std::string& from = db.path;
   absl::Time last_report = absl::Now();
@@ -291,8 +306,19 @@ int RunBackup(const Flags& f, const cohort::master::DatabaseUrl& db) {
 absl::StatusOr<std::unique_ptr<cohort::master::Database>> OpenAndReport(
     const Flags& f, const cohort::master::DatabaseUrl& url) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<cohort::master::OpenedDatabase> db =
-      cohort::master::OpenDatabase(url, {.check_time_limit = absl::Seconds(f.db_check_seconds)});
+  cohort::master::DatabaseOptions options;
+  options.check_time_limit = absl::Seconds(f.db_check_seconds);
+  if (!f.db_password_file.empty()) {
+    absl::StatusOr<std::string> password = cohort::ReadSecretFile(f.db_password_file);
+    if (!password.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--db-password-file: ", password.status().message()));
+    }
+    options.postgres_password = *std::move(password);
+  }
+  // A connection for each request handler at once, and for the master's own loops.
+  options.pool_size = std::max(f.concurrent_handlers, 4) + 4;
+  absl::StatusOr<cohort::master::OpenedDatabase> db = cohort::master::OpenDatabase(url, options);
   if (!db.ok()) return db.status();
   const double took = absl::ToDoubleSeconds(absl::Now() - start);
   switch (db->integrity_check) {
@@ -386,8 +412,7 @@ int main(int argc, char** argv) {
   const std::string listen_host = f.host == "0.0.0.0" || f.host == "::" ? "127.0.0.1" : f.host;
   options.resource_manager = cohort::master::slurm_rm::ResourceManagerFrom(
       f.slurm,
-      absl::StrCat(f.tls.enabled() ? "https://" : "http://", listen_host, ":", server->port()),
-      "");
+      absl::StrCat(f.tls.enabled() ? "https://" : "http://", listen_host, ":", server->port()), "");
   auto master = cohort::master::Master::Create(*std::move(db), std::move(options));
   if (!master.ok()) return Fail(master.status());
   if (f.secret_file.empty()) {

@@ -31,7 +31,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "client/master_client.h"
+#include "common/testing/status_matchers.h"
 #include "gtest/gtest.h"
+#include "master/db/testing/postgres_server.h"
 #include "nlohmann/json.hpp"
 #include "tests/launch/launcher_process.h"
 #include "tests/testing/cluster_fixture.h"
@@ -95,6 +97,31 @@ class FaultsTest : public testing::ClusterFixture {
  protected:
   FaultsTest() : ClusterFixture("faults_test") {}
 };
+
+// The faults that test what the master's database keeps (a checkpoint to restart from, the
+// allocations a restarted master re-adopts), on SQLite (the default) and on PostgreSQL (a
+// throwaway server of the test's own, named by --db).
+class DatabaseFaultsTest : public FaultsTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  void SetUp() override {
+    FaultsTest::SetUp();
+    if (!GetParam()) return;
+    ASSERT_OK_AND_ASSIGN(postgres_, master::db_testing::PostgresServer::Start());
+    ASSERT_OK_AND_ASSIGN(std::string url, postgres_->CreateDatabase("cohort"));
+    database_flags_ = {"--db", url};
+  }
+  void TearDown() override {
+    FaultsTest::TearDown();  // the master first, then its database
+    postgres_.reset();
+  }
+
+  std::unique_ptr<master::db_testing::PostgresServer> postgres_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Databases, DatabaseFaultsTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Postgres" : "Sqlite";
+                         });
 
 // A trial's output is untrusted bytes: invalid UTF-8, NUL, a 150 MB line without a newline,
 // lines whose JSON is 6 times their size, then a flood of short lines. The trial completes,
@@ -221,12 +248,12 @@ TEST_F(FaultsTest, DeletingAWorkDirectoryLetsNoSecondAgentKillItsTrial) {
   const std::vector<pid_t> pids = Pids();
   fs::remove_all(dir_ / "a1");
   fs::create_directories(dir_ / "a1");
-  LaunchResult second = RunToCompletion(AgentArgv("a2", (dir_ / "a1").string()), {},
-                                        absl::Seconds(20));
+  LaunchResult second =
+      RunToCompletion(AgentArgv("a2", (dir_ / "a1").string()), {}, absl::Seconds(20));
   EXPECT_NE(second.status, 0) << second.out;
-  EXPECT_NE(second.err.find(absl::StrCat("is in use by another cohort-agent (pid ", first.pid(),
-                                         ")")),
-            std::string::npos)
+  EXPECT_NE(
+      second.err.find(absl::StrCat("is in use by another cohort-agent (pid ", first.pid(), ")")),
+      std::string::npos)
       << second.err;
   for (pid_t pid : pids) EXPECT_TRUE(Alive(pid)) << "pid " << pid << " of the live trial";
   EXPECT_EQ(State(id), "ACTIVE");
@@ -548,7 +575,7 @@ TEST_F(FaultsTest, UnsafeAgentIdAndSharedWorkDirAreRefusedAtStart) {
 // restarted. Its processes run on throughout (it writes its start once), it stays RUNNING on the
 // same allocation with no restart counted, and every log line and metric it printed, those the
 // agent held while the master was down included, arrives exactly once and in order.
-TEST_F(FaultsTest, MasterRestartReadoptsRunningTrial) {
+TEST_P(DatabaseFaultsTest, MasterRestartReadoptsRunningTrial) {
   StartMaster();
   StartAgent("a1");
   const std::string d = dir_.string();
@@ -646,7 +673,7 @@ TEST_F(FaultsTest, AgentKeepsUndeliveredExitAcrossRestart) {
 // SIGKILL to one agent of a two-agent trial: the master marks it lost after its timeout, stops
 // the rank on the other agent, and queues the trial again (one restart of max_restarts) with the
 // reason it waits; once the capacity is back, the trial resumes from its latest checkpoint.
-TEST_F(FaultsTest, AgentKilledMidTrialRestartsFromCheckpoint) {
+TEST_P(DatabaseFaultsTest, AgentKilledMidTrialRestartsFromCheckpoint) {
   StartMaster();
   StartAgent("a1");
   StartAgent("a2");

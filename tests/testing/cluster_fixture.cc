@@ -89,6 +89,7 @@ std::vector<std::string> ClusterFixture::MasterArgv(const std::string& data_dir,
               {BinaryPath("cohort-master"), "--port", std::to_string(port), "--data-dir",
                (dir_ / data_dir).string(), "--agent-timeout", std::to_string(agent_timeout_)});
   if (!master_host_.empty()) argv.insert(argv.end(), {"--host", master_host_});
+  argv.insert(argv.end(), database_flags_.begin(), database_flags_.end());
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }

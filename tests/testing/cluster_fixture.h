@@ -64,7 +64,7 @@ class ClusterFixture : public ::testing::Test {
   void TearDown() override;
 
   // cohort-master on dir_/`data_dir` with --agent-timeout `agent_timeout_`, on `port` (0: the
-  // OS's choice), and `extra` flags.
+  // OS's choice), database_flags_, and `extra` flags.
   std::vector<std::string> MasterArgv(const std::string& data_dir = "master", int port = 0,
                                       const std::vector<std::string>& extra = {}) const;
   // Starts the master and waits (30 s) until it listens; sets url_ and port_, and reads the
@@ -121,6 +121,8 @@ class ClusterFixture : public ::testing::Test {
 
   std::filesystem::path dir_;
   int agent_timeout_ = 5;  // seconds, the master's --agent-timeout
+  // The master's database flags (empty: SQLite in its data directory; {"--db", URL}: another).
+  std::vector<std::string> database_flags_;
   // Where the master and the CLI run (`ip netns exec NS`; empty: here) and the address the
   // master listens on (empty: its default, loopback); where each agent runs.
   std::vector<std::string> master_exec_;

@@ -11,13 +11,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
+#include "master/db/postgres_database.h"
 
 namespace cohort::master {
 namespace {
 
 constexpr char kAccepted[] =
-    "sqlite:PATH (e.g. sqlite:/var/lib/cohort/master.db), sqlite:///ABSOLUTE/PATH, or a file "
-    "path";
+    "sqlite:PATH (e.g. sqlite:/var/lib/cohort/master.db), sqlite:///ABSOLUTE/PATH, a file "
+    "path, or postgresql://USER@HOST:PORT/DATABASE";
 
 // The scheme `url` starts with (RFC 3986: a letter, then letters, digits, '+', '-' or '.',
 // then ':'), as written; empty when it has none.
@@ -106,6 +107,38 @@ absl::Status MakeSqliteFilesPrivate(const std::string& path) {
   return absl::OkStatus();
 }
 
+// A postgresql:// URL is handed to libpq as written; what is checked here is that it holds no
+// password (a command line shows in ps and shell history) and names a host and a database.
+absl::StatusOr<DatabaseUrl> ParsePostgresUrl(absl::string_view url) {
+  const std::string masked = MaskDatabaseUrl(url);
+  if (masked != url) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        masked,
+        ": holds a password, which a command line shows to every user of the machine (ps, "
+        "shell history); remove it and give it in PGPASSWORD, ~/.pgpass or --db-password-file"));
+  }
+  absl::string_view rest =
+      url.substr(url.find("://") == absl::string_view::npos ? url.size() : url.find("://") + 3);
+  const size_t slash = rest.find('/');
+  absl::string_view authority = rest.substr(0, slash);
+  if (const size_t at = authority.rfind('@'); at != absl::string_view::npos) {
+    authority.remove_prefix(at + 1);
+  }
+  absl::string_view database =
+      slash == absl::string_view::npos ? absl::string_view() : rest.substr(slash + 1);
+  database = database.substr(0, database.find('?'));
+  if (authority.empty() || database.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(url, ": names ", authority.empty() ? "no host" : "no database",
+                     "; write postgresql://USER@HOST:PORT/DATABASE (e.g. "
+                     "postgresql://cohort@db.example:5432/cohort?sslmode=verify-full)"));
+  }
+  DatabaseUrl parsed;
+  parsed.backend = DatabaseUrl::Backend::kPostgres;
+  parsed.path = std::string(url);
+  return parsed;
+}
+
 }  // namespace
 
 absl::StatusOr<DatabaseUrl> ParseDatabaseUrl(absl::string_view url) {
@@ -116,12 +149,7 @@ absl::StatusOr<DatabaseUrl> ParseDatabaseUrl(absl::string_view url) {
   if (scheme.empty()) return DatabaseUrl{DatabaseUrl::Backend::kSqlite, std::string(url)};
   const std::string lower = absl::AsciiStrToLower(scheme);
   if (lower == "sqlite") return ParseSqliteUrl(url, url.substr(scheme.size() + 1));
-  if (lower == "postgres" || lower == "postgresql") {
-    return absl::InvalidArgumentError(
-        absl::StrCat(MaskDatabaseUrl(url),
-                     ": PostgreSQL is not supported by this master; use sqlite:PATH (or a file "
-                     "path)"));
-  }
+  if (lower == "postgres" || lower == "postgresql") return ParsePostgresUrl(url);
   // Only the scheme is named: the rest of an unknown URL may hold a secret in a form
   // MaskDatabaseUrl does not know.
   return absl::InvalidArgumentError(
@@ -159,6 +187,16 @@ absl::StatusOr<OpenedDatabase> OpenDatabase(const DatabaseUrl& url,
       COHORT_RETURN_IF_ERROR(MakeSqliteFilesPrivate(url.path));
       OpenedDatabase opened;
       opened.integrity_check = database->integrity_check();
+      opened.database = std::move(database);
+      return opened;
+    }
+    case DatabaseUrl::Backend::kPostgres: {
+      PostgresDatabaseOptions postgres;
+      postgres.connection.password = options.postgres_password;
+      postgres.pool_size = options.pool_size;
+      COHORT_ASSIGN_OR_RETURN(std::unique_ptr<PostgresDatabase> database,
+                              PostgresDatabase::Open(url.path, postgres));
+      OpenedDatabase opened;
       opened.database = std::move(database);
       return opened;
     }

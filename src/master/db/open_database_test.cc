@@ -67,21 +67,35 @@ TEST(ParseDatabaseUrlTest, RefusesWhatNamesNoLocalFileSayingWhatToWrite) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("takes no options")));
 }
 
-TEST(ParseDatabaseUrlTest, RefusesPostgresqlWithoutPrintingThePassword) {
+TEST(ParseDatabaseUrlTest, AcceptsPostgresqlUrlsAsWritten) {
+  for (const char* url : {"postgresql://cohort@db.example:5432/cohort?sslmode=verify-full",
+                          "postgres://db.example/cohort", "POSTGRESQL://cohort@[::1]:5432/c"}) {
+    ASSERT_OK_AND_ASSIGN(DatabaseUrl parsed, ParseDatabaseUrl(url));
+    EXPECT_EQ(parsed.backend, DatabaseUrl::Backend::kPostgres);
+    EXPECT_EQ(parsed.path, url);
+  }
+}
+
+TEST(ParseDatabaseUrlTest, RefusesAPostgresqlPasswordOnTheCommandLineWithoutPrintingIt) {
   for (const char* url : {"postgres://alice:s3cret@db.example:5432/cohort",
                           "postgresql://alice:s3cret@db.example/cohort?sslmode=require",
-                          "POSTGRES://alice:s3cret@db.example/cohort"}) {
+                          "POSTGRES://alice:s3cret@db.example/cohort",
+                          "postgresql://db.example/cohort?password=s3cret"}) {
     const absl::Status status = ParseDatabaseUrl(url).status();
-    EXPECT_THAT(status,
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         AllOf(HasSubstr("PostgreSQL is not supported by this master; use "
-                                         "sqlite:PATH"),
-                               HasSubstr("alice:***@db.example"), Not(HasSubstr("s3cret")))))
+    EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument,
+                                 AllOf(HasSubstr("***"), HasSubstr("PGPASSWORD"),
+                                       HasSubstr("--db-password-file"), Not(HasSubstr("s3cret")))))
         << url;
   }
-  EXPECT_THAT(ParseDatabaseUrl("postgresql://db.example/cohort?password=s3cret").status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("password=***"), Not(HasSubstr("s3cret")))));
+}
+
+TEST(ParseDatabaseUrlTest, RefusesAPostgresqlUrlWithoutAHostOrADatabase) {
+  EXPECT_THAT(
+      ParseDatabaseUrl("postgresql://cohort@db.example").status(),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("names no database"), HasSubstr("USER@HOST:PORT/DATABASE"))));
+  EXPECT_THAT(ParseDatabaseUrl("postgresql:///cohort").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("names no host")));
 }
 
 TEST(ParseDatabaseUrlTest, RefusesAnyOtherSchemeNamingItAndTheAcceptedForms) {

@@ -24,8 +24,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/database.h"
+#include "master/db/postgres_database.h"
 #include "master/db/sqlite_migrations.h"
 #include "master/db/testing/db_test_helpers.h"
+#include "master/db/testing/postgres_server.h"
 
 namespace cohort::master {
 namespace {
@@ -66,17 +68,32 @@ void ExpectSameRows(const std::vector<Row>& actual, const std::vector<Row>& expe
   }
 }
 
-// The Database conformance suite, run against every implementation (for now SQLite in memory
-// and in a file; PostgreSQL joins here).
-enum class Backend { kSqliteInMemory, kSqliteFile };
+// The Database conformance suite, run against every implementation: SQLite in memory and in a
+// file, and PostgreSQL (a throwaway server shared by the binary, a fresh database per test).
+enum class Backend { kSqliteInMemory, kSqliteFile, kPostgres };
 
 void PrintTo(Backend backend, std::ostream* os) {
-  *os << (backend == Backend::kSqliteInMemory ? "SQLite in memory" : "SQLite file");
+  switch (backend) {
+    case Backend::kSqliteInMemory:
+      *os << "SQLite in memory";
+      return;
+    case Backend::kSqliteFile:
+      *os << "SQLite file";
+      return;
+    case Backend::kPostgres:
+      *os << "PostgreSQL";
+      return;
+  }
 }
 
 class DatabaseTest : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
+    if (GetParam() == Backend::kPostgres) {
+      ASSERT_OK_AND_ASSIGN(std::string url, db_testing::NewSharedDatabase());
+      ASSERT_OK_AND_ASSIGN(db_, PostgresDatabase::Open(url));
+      return;
+    }
     std::string path = ":memory:";
     if (GetParam() == Backend::kSqliteFile) path = dir_.path() + "/master.db";
     ASSERT_OK_AND_ASSIGN(db_, OpenSqliteDatabase(path));
@@ -92,10 +109,19 @@ class DatabaseTest : public ::testing::TestWithParam<Backend> {
   std::unique_ptr<Database> db_;
 };
 
-INSTANTIATE_TEST_SUITE_P(Sqlite, DatabaseTest,
-                         ::testing::Values(Backend::kSqliteInMemory, Backend::kSqliteFile),
+INSTANTIATE_TEST_SUITE_P(Backends, DatabaseTest,
+                         ::testing::Values(Backend::kSqliteInMemory, Backend::kSqliteFile,
+                                           Backend::kPostgres),
                          [](const ::testing::TestParamInfo<Backend>& info) {
-                           return info.param == Backend::kSqliteInMemory ? "InMemory" : "File";
+                           switch (info.param) {
+                             case Backend::kSqliteInMemory:
+                               return "SqliteInMemory";
+                             case Backend::kSqliteFile:
+                               return "SqliteFile";
+                             case Backend::kPostgres:
+                               return "Postgres";
+                           }
+                           return "Unknown";
                          });
 
 TEST_P(DatabaseTest, ListsNothingInANewDatabase) {
@@ -162,14 +188,38 @@ TEST_P(DatabaseTest, ReportsAMissingExperimentByItsId) {
               StatusIs(absl::StatusCode::kNotFound, "experiment 7 not found"));
 }
 
-TEST_P(DatabaseTest, StoresTextWithQuotesNewlinesAndNulBytesVerbatim) {
+TEST_P(DatabaseTest, StoresTextWithQuotesNewlinesAndUnicodeVerbatim) {
   ExperimentRow row = MakeExperiment("Robert'); DROP TABLE experiments;--");
-  row.config_yaml = "a: \"b\"\n\tc: 'd'\n\0e"s;
+  row.config_yaml = "a: \"b\"\n\tc: 'd'\n\\0e";
   row.original_yaml = "名前: ✓";
   ASSERT_OK_AND_ASSIGN(int64_t id, db_->InsertExperiment(row));
   row.id = id;
   EXPECT_EQ(Fields(db_->GetExperiment(id).value()), Fields(row));
   EXPECT_THAT(db_->ListExperiments().value(), SizeIs(1));
+}
+
+// Text is UTF-8 without NULs on every backend (PostgreSQL stores nothing else): a NUL is
+// refused naming the operation, and nothing is stored.
+TEST_P(DatabaseTest, RefusesTextWithANulByteAndStoresNothing) {
+  ExperimentRow row = MakeExperiment("a");
+  row.config_yaml = "a: 1\n\0b"s;
+  absl::StatusOr<int64_t> id = db_->InsertExperiment(row);
+  EXPECT_THAT(id, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("insert experiment")));
+  EXPECT_THAT(db_->ListExperiments().value(), IsEmpty());
+}
+
+// A trial's output is arbitrary bytes: its NULs and invalid UTF-8 are stored as U+FFFD, the
+// rest as printed, and the batch is not refused.
+TEST_P(DatabaseTest, LogLinesAreStoredAsCleanText) {
+  ASSERT_OK_AND_ASSIGN(int64_t experiment_id, db_->InsertExperiment(MakeExperiment("a")));
+  ASSERT_OK_AND_ASSIGN(int64_t trial, db_->InsertTrial(MakeTrial(experiment_id)));
+  ASSERT_OK(
+      db_->AppendLogs(trial, {{0, "nul\0here"s}, {0, "bad \xC3\x28 byte"}, {0, "ok ✓"}}).status());
+  ASSERT_OK_AND_ASSIGN(std::vector<LogRow> rows, db_->ListLogs(trial, 0, std::nullopt, 10));
+  ASSERT_THAT(rows, SizeIs(3));
+  EXPECT_EQ(rows[0].line, "nul\xEF\xBF\xBDhere");
+  EXPECT_EQ(rows[1].line, "bad \xEF\xBF\xBD( byte");
+  EXPECT_EQ(rows[2].line, "ok ✓");
 }
 
 TEST_P(DatabaseTest, AssignsTrialIdsFromOneAcrossExperiments) {
@@ -359,8 +409,7 @@ TEST_P(DatabaseTest, ListsAnExperimentsActiveCheckpointsWithTheirValidationMetri
   for (const CheckpointRow& row : rows) ASSERT_OK(db_->InsertCheckpoint(row));
   ASSERT_OK(db_->MarkCheckpointDeleted("d"));
 
-  ASSERT_OK_AND_ASSIGN(std::vector<GcCheckpointRow> active,
-                       db_->ListActiveCheckpoints(experiment));
+  ASSERT_OK_AND_ASSIGN(std::vector<GcCheckpointRow> active, db_->ListActiveCheckpoints(experiment));
   ASSERT_EQ(active.size(), 3u);
   // By trial, then batch; the last validation at a checkpoint's batch; none at batch 200.
   EXPECT_EQ(active[0].checkpoint.storage_id, "a");
@@ -935,13 +984,18 @@ TEST_P(DatabaseTest, WriteOutputsStoresEachPartOnItsOwnInOneTransaction) {
               .checkpoints = {{"ck-sent-before", trial, 2, "p", "{}"}, {"ck-new", trial, 4, "q"}},
               .metrics = {{trial, "training", 4, R"({"loss":0.5})", 1.5}},
               .points = {{"training/loss", "", 4, 1.5, 0.5}}};
-  items[1] = {.trial_id = 9999, .lines = {{0, "lost"}}, .reports = true,
+  items[1] = {.trial_id = 9999,
+              .lines = {{0, "lost"}},
+              .reports = true,
               .metrics = {{9999, "training", 1, R"({"loss":1})", 2}}};
   // Its lines are fine; its report names a trial that does not exist: only the report goes.
-  items[2] = {.trial_id = other, .lines = {{0, "kept"}}, .reports = true,
+  items[2] = {.trial_id = other,
+              .lines = {{0, "kept"}},
+              .reports = true,
               .metrics = {{other, "training", 1, R"({"loss":1})", 2},
                           {9999, "training", 1, R"({"loss":1})", 2}}};
-  items[3] = {.trial_id = other, .reports = true,
+  items[3] = {.trial_id = other,
+              .reports = true,
               .metrics = {{other, "validation", 5, R"({"acc":0.9})", 3}}};
   const std::vector<OutputRowsWritten> written = db_->WriteOutputs(items);
   ASSERT_THAT(written, SizeIs(4));
@@ -949,7 +1003,8 @@ TEST_P(DatabaseTest, WriteOutputsStoresEachPartOnItsOwnInOneTransaction) {
   EXPECT_OK(written[0].reports) << "a checkpoint stored before is not an error";
   EXPECT_GT(written[0].last_seq, 0);
   EXPECT_THAT(written[1].logs, StatusIs(absl::StatusCode::kNotFound, HasSubstr("trial 9999")));
-  EXPECT_THAT(written[1].reports, StatusIs(absl::StatusCode::kAborted, HasSubstr("log lines before it")));
+  EXPECT_THAT(written[1].reports,
+              StatusIs(absl::StatusCode::kAborted, HasSubstr("log lines before it")));
   EXPECT_OK(written[2].logs);
   EXPECT_THAT(written[2].reports, StatusIs(absl::StatusCode::kNotFound, HasSubstr("trial 9999")));
   EXPECT_OK(written[3].logs) << "no lines: nothing to fail";

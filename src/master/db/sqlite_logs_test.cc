@@ -1,6 +1,6 @@
-// SqliteDatabase's logs beyond appending and paging (sqlite_database_test.cc): the counts kept
-// for retention, dropping lines with a marker, and reading the tail of a long log from the
-// index.
+// The database's logs beyond appending and paging (sqlite_database_test.cc), on both backends:
+// the counts kept for retention, dropping lines with a marker; and on SQLite, reading the tail
+// of a long log from the index.
 
 #include <sqlite3.h>
 
@@ -14,9 +14,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "master/db/internal/sqlite_log_sql.h"
+#include "master/db/postgres_database.h"
 #include "master/db/sqlite_database.h"
 #include "master/db/sqlite_migrations.h"
 #include "master/db/testing/db_test_helpers.h"
+#include "master/db/testing/postgres_server.h"
 
 namespace cohort::master {
 namespace {
@@ -36,10 +38,16 @@ std::vector<std::pair<int, std::string>> Numbered(int first, int last) {
   return lines;
 }
 
-class SqliteLogsTest : public ::testing::Test {
+// Run on SQLite (in memory) and on PostgreSQL (a fresh database on the binary's shared server).
+class SqliteLogsTest : public ::testing::TestWithParam<bool /*postgres*/> {
  protected:
   void SetUp() override {
-    ASSERT_OK_AND_ASSIGN(db_, OpenSqliteDatabase(":memory:"));
+    if (GetParam()) {
+      ASSERT_OK_AND_ASSIGN(std::string url, db_testing::NewSharedDatabase());
+      ASSERT_OK_AND_ASSIGN(db_, PostgresDatabase::Open(url));
+    } else {
+      ASSERT_OK_AND_ASSIGN(db_, OpenSqliteDatabase(":memory:"));
+    }
     ASSERT_OK_AND_ASSIGN(experiment_, db_->InsertExperiment(MakeExperiment("logs")));
   }
   int64_t AddTrial() { return db_->InsertTrial(MakeTrial(experiment_)).value(); }
@@ -51,7 +59,12 @@ class SqliteLogsTest : public ::testing::Test {
   int64_t experiment_ = 0;
 };
 
-TEST_F(SqliteLogsTest, StatsCountEachTrialsLinesAndTextBytes) {
+INSTANTIATE_TEST_SUITE_P(Backends, SqliteLogsTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Postgres" : "Sqlite";
+                         });
+
+TEST_P(SqliteLogsTest, StatsCountEachTrialsLinesAndTextBytes) {
   const int64_t a = AddTrial();
   const int64_t b = AddTrial();
   EXPECT_THAT(db_->ListLogStats().value(), IsEmpty());
@@ -71,7 +84,7 @@ TEST_F(SqliteLogsTest, StatsCountEachTrialsLinesAndTextBytes) {
 
 // The master's own lines for several trials go in one transaction: in order, rank -1, each
 // trial's counts kept; an unknown trial among them writes none of them.
-TEST_F(SqliteLogsTest, MasterLinesForSeveralTrialsAreAppendedTogetherOrNotAtAll) {
+TEST_P(SqliteLogsTest, MasterLinesForSeveralTrialsAreAppendedTogetherOrNotAtAll) {
   const int64_t a = AddTrial();
   const int64_t b = AddTrial();
   ASSERT_OK(db_->AppendMasterLines({{a, "master: one"}, {b, "master: two"}, {a, "master: 3"}}));
@@ -89,7 +102,7 @@ TEST_F(SqliteLogsTest, MasterLinesForSeveralTrialsAreAppendedTogetherOrNotAtAll)
   EXPECT_OK(db_->AppendMasterLines({}));
 }
 
-TEST_F(SqliteLogsTest, DropKeepsTheBeginningAndOneMarkerCountsTheGap) {
+TEST_P(SqliteLogsTest, DropKeepsTheBeginningAndOneMarkerCountsTheGap) {
   const int64_t trial = AddTrial();
   const int64_t other = AddTrial();
   ASSERT_OK(db_->AppendLogs(trial, Numbered(1, 50)).status());
@@ -126,7 +139,7 @@ TEST_F(SqliteLogsTest, DropKeepsTheBeginningAndOneMarkerCountsTheGap) {
   EXPECT_THAT(AllLines(other), SizeIs(5)) << "another trial's lines in the seq range";
 }
 
-TEST_F(SqliteLogsTest, DropFromTheStartTakesTheOldestLinesAndKeepsTheMarker) {
+TEST_P(SqliteLogsTest, DropFromTheStartTakesTheOldestLinesAndKeepsTheMarker) {
   const int64_t trial = AddTrial();
   ASSERT_OK(db_->AppendLogs(trial, Numbered(1, 20)).status());
   EXPECT_EQ(db_->DropLogLines(trial, 5, 5, "limit").value(), 5);  // marker after line 5
@@ -145,7 +158,7 @@ TEST_F(SqliteLogsTest, DropFromTheStartTakesTheOldestLinesAndKeepsTheMarker) {
   EXPECT_THAT(AllLines(trial), ElementsAre(HasSubstr("20 lines dropped"), "line 21"));
 }
 
-TEST_F(SqliteLogsTest, DropsNothingWithinTheKeptBeginningOrOfAnUnknownTrial) {
+TEST_P(SqliteLogsTest, DropsNothingWithinTheKeptBeginningOrOfAnUnknownTrial) {
   const int64_t trial = AddTrial();
   ASSERT_OK(db_->AppendLogs(trial, Numbered(1, 10)).status());
   EXPECT_EQ(db_->DropLogLines(trial, 10, 5, "why").value(), 0);
@@ -156,7 +169,8 @@ TEST_F(SqliteLogsTest, DropsNothingWithinTheKeptBeginningOrOfAnUnknownTrial) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("keep_first >= 0")));
 }
 
-// A file from before log retention (schema version 7): the migration to version 10 counts what it holds.
+// A file from before log retention (schema version 7): the migration to version 10 counts what it
+// holds.
 TEST(SqliteLogsMigrationTest, MigrationCountsTheLogsAlreadyStored) {
   TempDir dir;
   const std::string path = dir.path() + "/master.db";

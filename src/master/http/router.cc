@@ -39,6 +39,7 @@ int HttpCode(const absl::Status& status) {
     case absl::StatusCode::kResourceExhausted:
       return 413;
     case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kAborted:  // the database's concurrent writers kept winning: retry
       return 503;
     default:
       return 500;
@@ -206,9 +207,9 @@ Router::Table::Admission Router::Table::Admit(httplib::Request& request) const {
       }
     }
     if (admission.route == nullptr) {
-      admission.refusal = Refuse(request, absl::NotFoundError(absl::StrCat(
-                                              "no such endpoint: ", request.method, " ",
-                                              request.path)));
+      admission.refusal =
+          Refuse(request, absl::NotFoundError(absl::StrCat("no such endpoint: ", request.method,
+                                                           " ", request.path)));
       return admission;
     }
     admission.max_body = admission.route->max_body;
@@ -218,8 +219,8 @@ Router::Table::Admission Router::Table::Admit(httplib::Request& request) const {
     }
   } catch (const std::exception& e) {
     COHORT_LOG(ERROR) << request.method << " " << request.path << ": " << e.what();
-    admission.refusal = ErrorReply(absl::InternalError(absl::StrCat(
-        request.method, " ", request.path, " failed inside the master: ", e.what())));
+    admission.refusal = ErrorReply(absl::InternalError(
+        absl::StrCat(request.method, " ", request.path, " failed inside the master: ", e.what())));
   }
   return admission;
 }

@@ -21,8 +21,9 @@
 //   * errors: a route returns a Status; it leaves as {"error": first line, "errors": [more
 //     lines]} with InvalidArgument -> 400, Unauthenticated -> 401, PermissionDenied -> 403,
 //     NotFound -> 404, FailedPrecondition/AlreadyExists -> 409, ResourceExhausted -> 413
-//     (TooManyRequests' -> 429), Unavailable -> 503, anything else -> 500. An exception a route
-//     lets escape (a bug) is 500 naming the route, never a crash of the master.
+//     (TooManyRequests' -> 429), Unavailable and Aborted (the database's concurrent writers
+//     kept winning) -> 503, anything else -> 500. An exception a route lets escape (a bug) is
+//     500 naming the route, never a crash of the master.
 //
 // Everything up to the route is decided from the request's head, before its body is read
 // (Table::Admit): an unauthenticated request costs the master its head, never its body.
@@ -92,8 +93,7 @@ class Authenticator {
   virtual ~Authenticator() = default;
   // Who the caller is. `require` is the route's: an authenticator may skip what cannot matter
   // to it (a user's token on an allocation's route, which admits no user, is not looked up).
-  virtual absl::StatusOr<Caller> Authenticate(const httplib::Request& request,
-                                              Require require) = 0;
+  virtual absl::StatusOr<Caller> Authenticate(const httplib::Request& request, Require require) = 0;
   // OK when `caller` meets `require`; else Unauthenticated naming the route (PermissionDenied
   // for a user on an admin's route). This base admits users, admins and agents by their Caller
   // and no allocation (it cannot check allocation tokens).

@@ -1,9 +1,8 @@
 #pragma once
-// SQLite plumbing shared by the files of SqliteDatabase (sqlite_database.cc, sqlite_users.cc):
-// errors as Statuses naming the file and the operation, prepared statements that keep their
-// first error (and are prepared once per connection: StatementCache), write transactions that
-// roll back unless committed, and reading every row of a query. Not thread-safe: callers hold
-// SqliteDatabase's mutex.
+// SQLite plumbing under the SQLite driver (sql/sqlite_driver.h) and SQLite's own tools (the
+// file checks, the backup): errors as Statuses naming the file and the operation, prepared
+// statements that keep their first error (and are prepared once per connection:
+// StatementCache). Not thread-safe: a connection is used by one thread at a time.
 
 #include <sqlite3.h>
 
@@ -164,6 +163,8 @@ class Statement {
     sqlite3_reset(stmt_);
     return row.status();
   }
+  // Ends the current run; the bindings stay.
+  void Reset() { sqlite3_reset(stmt_); }
   // The (extended) result code of the last prepare, bind or step: tells which constraint
   // failed (SQLITE_CONSTRAINT_FOREIGNKEY, SQLITE_CONSTRAINT_PRIMARYKEY).
   int code() const { return rc_; }
@@ -193,35 +194,6 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
   int rc_ = SQLITE_OK;
   absl::Status error_;
-};
-
-// A write transaction: Begin takes the write lock at once (BEGIN IMMEDIATE, so a busy database
-// fails here, within the busy timeout, rather than halfway through); the destructor rolls back
-// unless Commit succeeded.
-class Transaction {
- public:
-  Transaction(StatementCache& cache, const std::string& path) : cache_(cache), path_(path) {}
-  ~Transaction() {
-    if (open_) sqlite3_exec(cache_.db(), "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-
-  absl::Status Begin() {
-    absl::Status status = Statement(cache_, path_, "begin transaction", "BEGIN IMMEDIATE").Run();
-    open_ = status.ok();
-    return status;
-  }
-  absl::Status Commit() {
-    absl::Status status = Statement(cache_, path_, "commit", "COMMIT").Run();
-    if (status.ok()) open_ = false;
-    return status;
-  }
-
- private:
-  StatementCache& cache_;
-  const std::string& path_;
-  bool open_ = false;
 };
 
 // Runs a query and reads every row it returns (one definition for both statement kinds).

@@ -2,7 +2,7 @@
 // WalCheckpointer: keeps a WAL database's checkpoints off its writer's path.
 //
 // SQLite checkpoints in the committing call once the WAL passes 1000 pages (~4 MB): it copies
-// the WAL's pages into the database file and syncs both. Under SqliteDatabase's one mutex that
+// the WAL's pages into the database file and syncs both. Under SqliteDatabase's one connection that
 // stalled every other call of the master for the copy and the syncs (at 200 agents: ~11
 // checkpoints a second, median 7 ms, up to 84 ms; the main cause of the combined posts' p99).
 // The checkpointer turns that off on the writer's connection and runs PASSIVE checkpoints on a
@@ -58,7 +58,7 @@ class WalCheckpointer {
  private:
   WalCheckpointer(sqlite3* writer, sqlite3* own, std::string path, WalCheckpointerOptions o);
   // The writer's WAL hook: after each commit, with the WAL's size in pages. Runs on the
-  // committing thread, which holds SqliteDatabase's mutex (not mu_).
+  // committing thread, which holds SqliteDatabase's one connection (not mu_).
   static int OnCommit(void* self, sqlite3* db, const char* schema, int pages);
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
   // One PASSIVE checkpoint on `db`; a failure is logged when it differs from the last one.
@@ -75,7 +75,7 @@ class WalCheckpointer {
   CondVar cv_;
   // The WAL's pages when the hook last woke the thread. Hook only, so not under mu_: SQLite
   // calls the hook inside the writer's commits, which run one at a time (under
-  // SqliteDatabase's mutex, which the analysis cannot name from here).
+  // SqliteDatabase's connection lease, which the analysis cannot see).
   int woken_at_ = 0;
   bool wanted_ ABSL_GUARDED_BY(mu_) = false;  // the hook asked for a checkpoint not yet begun
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "cohort/status.h"
 
 namespace cohort::master::sql {
 
@@ -19,22 +20,12 @@ ConnectionPool::Lease::~Lease() {
 
 absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire() {
   const absl::Time deadline = absl::Now() + wait_;
-  {
-    MutexLock lock(&mu_);
-    while (idle_.empty() && open_ >= size_) {
-      if (returned_.WaitWithDeadline(&mu_, deadline) && idle_.empty() && open_ >= size_) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            "every one of the database's ", size_, " connections stayed busy for ",
-            absl::FormatDuration(wait_),
-            ": a larger pool, or the statements holding them (the database's slow-query log)"));
-      }
-    }
-    if (!idle_.empty()) {
-      std::unique_ptr<Connection> connection = std::move(idle_.back());
-      idle_.pop_back();
-      return Lease(this, std::move(connection));
-    }
-    ++open_;  // reserved: made below, outside the lock
+  COHORT_ASSIGN_OR_RETURN(std::unique_ptr<Connection> idle, TakeIdle(deadline));
+  if (idle != nullptr) {
+    if (idle->StillConnected()) return Lease(this, std::move(idle));
+    // Its server hung up (restarted): closed here, outside the lock; its place in open_ goes
+    // to the new connection made below.
+    idle.reset();
   }
   absl::StatusOr<std::unique_ptr<Connection>> made = connect_();
   if (!made.ok()) {
@@ -44,6 +35,25 @@ absl::StatusOr<ConnectionPool::Lease> ConnectionPool::Acquire() {
     return made.status();
   }
   return Lease(this, *std::move(made));
+}
+
+absl::StatusOr<std::unique_ptr<Connection>> ConnectionPool::TakeIdle(absl::Time deadline) {
+  MutexLock lock(&mu_);
+  while (idle_.empty() && open_ >= size_) {
+    if (returned_.WaitWithDeadline(&mu_, deadline) && idle_.empty() && open_ >= size_) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "every one of the database's ", size_, " connections stayed busy for ",
+          absl::FormatDuration(wait_),
+          ": a larger pool, or the statements holding them (the database's slow-query log)"));
+    }
+  }
+  if (!idle_.empty()) {
+    std::unique_ptr<Connection> connection = std::move(idle_.back());
+    idle_.pop_back();
+    return connection;
+  }
+  ++open_;  // reserved: made by the caller, outside the lock
+  return std::unique_ptr<Connection>();
 }
 
 void ConnectionPool::Give(std::unique_ptr<Connection> connection) {

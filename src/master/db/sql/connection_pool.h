@@ -5,9 +5,9 @@
 // than `size` exist, outside the pool's lock; one returned unhealthy (its server went away) is
 // closed, and the next caller gets a new one. A caller that finds every connection lent waits
 // at most `wait`; while the server is down, Acquire fails at once with the connection error
-// (Unavailable naming the database) instead of hanging. An idle connection whose server
-// restarted fails its first statement (kConnectionLost), is closed when given back and
-// replaced on the next Acquire: the caller decides whether to run its transaction again.
+// (Unavailable naming the database) instead of hanging. An idle connection is checked before
+// it is lent (Connection::StillConnected): one whose server restarted is closed and replaced by
+// a new one, so the first call after a restart does not fail on it.
 // Thread-safe.
 //
 // Example:
@@ -60,6 +60,10 @@ class ConnectionPool {
 
  private:
   void Give(std::unique_ptr<Connection> connection) ABSL_LOCKS_EXCLUDED(mu_);
+  // An idle connection; null with a place reserved (open_ counted) for the caller to make one;
+  // DeadlineExceeded when neither came by `deadline`.
+  absl::StatusOr<std::unique_ptr<Connection>> TakeIdle(absl::Time deadline)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   const Connector connect_;
   const int size_;

@@ -25,7 +25,8 @@ class ConnectionPoolTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(server_, db_testing::PostgresServer::Start());
     ASSERT_OK_AND_ASSIGN(url_, server_->CreateDatabase("pool"));
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> setup, ConnectPostgres(url_));
-    ASSERT_OK(setup->Exec("schema", "CREATE TABLE counter (n BIGINT); INSERT INTO counter VALUES (0)"));
+    ASSERT_OK(
+        setup->Exec("schema", "CREATE TABLE counter (n BIGINT); INSERT INTO counter VALUES (0)"));
   }
   ConnectionPool::Connector Connector() {
     return [this] {
@@ -68,14 +69,18 @@ TEST_F(ConnectionPoolTest, ThreadsSharingThePoolLoseNoUpdate) {
         absl::Status s = conn.status();
         if (s.ok()) {
           Connection& c = **conn;
-          s = RunTransaction(c, [&]() -> absl::Status {
-            auto read = c.Prepare("read", "SELECT n FROM counter");
-            COHORT_ASSIGN_OR_RETURN(std::vector<int64_t> n,
-                                    ReadAll<int64_t>(*read, [](Statement& r) { return r.Int64(0); }));
-            auto write = c.Prepare("write", "UPDATE counter SET n = ?1");
-            write->BindInt64(1, n.at(0) + 1);
-            return write->Run();
-          }, /*attempts=*/100);
+          s = RunTransaction(
+              c,
+              [&]() -> absl::Status {
+                auto read = c.Prepare("read", "SELECT n FROM counter");
+                COHORT_ASSIGN_OR_RETURN(
+                    std::vector<int64_t> n,
+                    ReadAll<int64_t>(*read, [](Statement& r) { return r.Int64(0); }));
+                auto write = c.Prepare("write", "UPDATE counter SET n = ?1");
+                write->BindInt64(1, n.at(0) + 1);
+                return write->Run();
+              },
+              Isolation::kRepeatableRead, /*attempts=*/100);
         }
         if (!s.ok()) {
           ++failures;

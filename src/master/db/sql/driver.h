@@ -2,8 +2,8 @@
 // The SQL driver interface the master's database is written against (docs/design/0022): one
 // connection to a SQL database, its prepared statements and transactions, with the backend's
 // failures sorted into the few kinds the master acts on. Drivers: PostgreSQL through libpq
-// (postgres_driver.h); SQLite's is the next step of issue 41 (today SqliteDatabase still calls
-// SQLite through internal/sqlite_statement.h, whose Statement this interface mirrors).
+// (postgres_driver.h) and SQLite (sqlite_driver.h). SqlDatabase (sql_database.h) is written
+// against it.
 //
 // SQL text is shared by the backends: parameters are ?1, ?2, ... (a driver whose database
 // numbers them otherwise rewrites them), upserts are ON CONFLICT, ids come back by RETURNING.
@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
-
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -40,8 +39,30 @@ enum class Failure {
 // (foreign key), Aborted (serialization), Unavailable (connection lost), Internal (other).
 absl::Status FailureStatus(Failure kind, std::string message);
 
-// For drivers: OK, or the error every driver gives a text parameter holding a NUL byte.
+// For drivers: OK, or the error every driver gives a text parameter holding a NUL byte
+// (InvalidArgument naming the operation and the parameter).
 absl::Status CheckTextParameter(absl::string_view what, int index, absl::string_view value);
+
+// `text` as every backend can store it: valid UTF-8 without NUL bytes, each NUL and each byte
+// that does not begin a valid UTF-8 sequence replaced by U+FFFD. For text whose bytes nobody
+// vouches for (a trial's output) where it is stored. IsCleanText: whether `text` is so already
+// (then CleanText returns it unchanged).
+bool IsCleanText(absl::string_view text);
+std::string CleanText(absl::string_view text);
+
+// How much of concurrent transactions a transaction sees (PostgreSQL; SQLite's one writer makes
+// every transaction serializable whatever is asked).
+enum class Isolation {
+  // Each statement sees what was committed before it began; an UPDATE (or an upsert's update)
+  // of a row waits for a concurrent writer of it and applies to its newest version, so relative
+  // updates (n = n + 1) are never lost. PostgreSQL's default, and the master's: its writes are
+  // inserts and relative updates.
+  kReadCommitted,
+  // The whole transaction sees one snapshot; writing a row a concurrent transaction changed
+  // since fails with kSerialization (run it again). For a transaction that writes what it
+  // computed from what it read.
+  kRepeatableRead,
+};
 
 class Statement {
  public:
@@ -58,6 +79,9 @@ class Statement {
   virtual absl::StatusOr<bool> Step() = 0;
   // Runs a statement that returns no rows, then makes it ready for new bindings.
   virtual absl::Status Run() = 0;
+  // Ends the current run (rows not read are dropped) and keeps the bindings: the next Step runs
+  // the statement again, and new bindings may be made first.
+  virtual void Reset() = 0;
   // The kind of the last failure (kNone after a success).
   virtual Failure failure() const = 0;
   // Rows changed by the last Run of an INSERT, UPDATE or DELETE.
@@ -81,21 +105,55 @@ class Connection {
   virtual absl::Status Exec(absl::string_view what, absl::string_view sql) = 0;
   // False once the connection is known lost; a pool drops such a connection.
   virtual bool healthy() const = 0;
+  // Whether an idle connection is still open, found without waiting (a server that restarted
+  // closed it); false also makes it unhealthy. A pool asks before lending an idle connection,
+  // so a call after a server restart gets a new one rather than failing on the old.
+  virtual bool StillConnected() = 0;
 
   // A transaction that writes: SQLite takes the write lock at once (BEGIN IMMEDIATE: a busy
-  // database fails here rather than halfway); PostgreSQL runs it REPEATABLE READ, so a
-  // concurrent write to what it read fails it with kSerialization instead of interleaving.
-  virtual absl::Status Begin() = 0;
+  // database fails here rather than halfway); PostgreSQL runs it at `isolation`.
+  virtual absl::Status Begin(Isolation isolation) = 0;
   virtual absl::Status Commit() = 0;
   virtual absl::Status Rollback() = 0;
+};
+
+// A prepared statement held by value: what the database's code declares (`Query s(conn, "what",
+// "SELECT ...")`), forwarding to the driver's statement, with the conveniences every caller
+// would otherwise repeat.
+class Query {
+ public:
+  Query(Connection& connection, absl::string_view what, absl::string_view sql)
+      : s_(connection.Prepare(what, sql)) {}
+
+  void BindInt64(int index, int64_t value) { s_->BindInt64(index, value); }
+  void BindDouble(int index, double value) { s_->BindDouble(index, value); }
+  void BindNull(int index) { s_->BindNull(index); }
+  void BindText(int index, absl::string_view value) { s_->BindText(index, value); }
+  absl::StatusOr<bool> Step() { return s_->Step(); }
+  absl::Status Run() { return s_->Run(); }
+  void Reset() { s_->Reset(); }
+  // Runs an INSERT ... RETURNING of one integer column (a new row's id) and returns it, ready
+  // for new bindings. Internal when the statement returned no row.
+  absl::StatusOr<int64_t> RunReturningInt64();
+
+  Failure failure() const { return s_->failure(); }
+  int64_t Changes() const { return s_->Changes(); }
+  bool IsNull(int column) const { return s_->IsNull(column); }
+  int64_t Int64(int column) const { return s_->Int64(column); }
+  int Int(int column) const { return static_cast<int>(s_->Int64(column)); }
+  double Double(int column) const { return s_->Double(column); }
+  std::string Text(int column) const { return s_->Text(column); }
+
+ private:
+  std::unique_ptr<Statement> s_;
 };
 
 // Begins on construction (Begin's result in status()); rolls back on destruction unless
 // Commit succeeded.
 class Transaction {
  public:
-  explicit Transaction(Connection& connection)
-      : connection_(connection), status_(connection.Begin()), open_(status_.ok()) {}
+  explicit Transaction(Connection& connection, Isolation isolation = Isolation::kReadCommitted)
+      : connection_(connection), status_(connection.Begin(isolation)), open_(status_.ok()) {}
   ~Transaction() {
     if (open_) (void)connection_.Rollback();  // the transaction's own error is what matters
   }
@@ -115,15 +173,15 @@ class Transaction {
   bool open_;
 };
 
-// Runs `body` in a transaction and commits it; when the body or the commit fails with Aborted
-// (kSerialization: a concurrent transaction won), runs it again, at most `attempts` times in
-// all. Any other failure is returned at once (the transaction rolled back).
+// Runs `body` in a transaction at `isolation` and commits it; when the body or the commit fails
+// with Aborted (kSerialization: a concurrent transaction won, or a deadlock), runs it again after a
+// short random pause that doubles each time, at most `attempts` times in all (about a quarter of a
+// second of pauses). Any other failure is returned at once (the transaction rolled back).
 absl::Status RunTransaction(Connection& connection, absl::FunctionRef<absl::Status()> body,
-                            int attempts = 5);
+                            Isolation isolation = Isolation::kReadCommitted, int attempts = 10);
 
-// Steps `statement` (a driver's Statement, or SqliteDatabase's internal::Statement until it is
-// ported) to its end, reading every row with `read` (a Row, or a StatusOr<Row> when a column may
-// not parse).
+// Steps `statement` (a Query, a driver's Statement, or internal::Statement) to its end, reading
+// every row with `read` (a Row, or a StatusOr<Row> when a column may not parse).
 template <typename Row, typename StatementType, typename ReadFn>
 absl::StatusOr<std::vector<Row>> ReadAll(StatementType& statement, ReadFn read) {
   std::vector<Row> rows;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
@@ -25,11 +26,34 @@ namespace {
 
 using ::cohort::testing_support::StatusIs;
 
+TEST(CleanTextTest, ReplacesNulsAndInvalidUtf8AndKeepsTheRest) {
+  using namespace std::string_literals;
+  EXPECT_TRUE(IsCleanText("plain ascii, ünïcödé, 名前, 🙂"));
+  EXPECT_EQ(CleanText("plain 名前 🙂"), "plain 名前 🙂");
+  const std::string bad[] = {"a\0b"s,
+                             "\xC3\x28",
+                             "\xC0\xAF" /* overlong */,
+                             "\xED\xA0\x80" /* surrogate */,
+                             "\xF4\x90\x80\x80" /* > U+10FFFF */,
+                             "\xE2\x82" /* cut short */,
+                             "\xFF"};
+  for (const std::string& text : bad) {
+    EXPECT_FALSE(IsCleanText(text)) << absl::CEscape(text);
+    const std::string clean = CleanText(text);
+    EXPECT_TRUE(IsCleanText(clean)) << absl::CEscape(clean);
+    EXPECT_TRUE(absl::StrContains(clean, "\xEF\xBF\xBD")) << absl::CEscape(clean);
+  }
+  EXPECT_EQ(CleanText("a\0b"s),
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(CleanText("x\xC3\x28y"), "x\xEF\xBF\xBD(y");  // the next byte is kept
+}
+
 TEST(PostgresPlaceholdersTest, RewritesParametersButNotLiteralsOrComments) {
   int n = 0;
-  EXPECT_EQ(PostgresPlaceholders("SELECT ?2, ?1 WHERE x = '?3' -- ?4\n AND \"a?5\" = ?10 /* ?6 */",
-                                 &n),
-            "SELECT $2, $1 WHERE x = '?3' -- ?4\n AND \"a?5\" = $10 /* ?6 */");
+  EXPECT_EQ(
+      PostgresPlaceholders("SELECT ?2, ?1 WHERE x = '?3' -- ?4\n AND \"a?5\" = ?10 /* ?6 */", &n),
+      "SELECT $2, $1 WHERE x = '?3' -- ?4\n AND \"a?5\" = $10 /* ?6 */");
   EXPECT_EQ(n, 10);
   EXPECT_EQ(PostgresPlaceholders("SELECT 'it''s ?1', ?1", &n), "SELECT 'it''s ?1', $1");
   EXPECT_EQ(n, 1);
@@ -95,8 +119,7 @@ INSTANTIATE_TEST_SUITE_P(Backends, DriverTest, ::testing::Values("sqlite", "post
 TEST_P(DriverTest, EveryBindingComesBackAsBound) {
   auto insert = conn_->Prepare("insert parent", "INSERT INTO parents (id, name) VALUES (?1, ?2)");
   const std::string unicode = "caf\xc3\xa9 \xe2\x9c\x93 'quoted' ?1";
-  for (auto [id, name] : {std::pair<int64_t, std::string>{int64_t{1} << 62, unicode},
-                          {-7, ""}}) {
+  for (auto [id, name] : {std::pair<int64_t, std::string>{int64_t{1} << 62, unicode}, {-7, ""}}) {
     insert->BindInt64(1, id);
     insert->BindText(2, name);
     ASSERT_OK(insert->Run());
@@ -106,14 +129,16 @@ TEST_P(DriverTest, EveryBindingComesBackAsBound) {
   insert->BindNull(2);
   ASSERT_OK(insert->Run());
 
-  auto kid = conn_->Prepare("insert kid", "INSERT INTO kids (id, parent, weight) VALUES (?1, ?2, ?3)");
+  auto kid =
+      conn_->Prepare("insert kid", "INSERT INTO kids (id, parent, weight) VALUES (?1, ?2, ?3)");
   kid->BindInt64(1, 10);
   kid->BindInt64(2, 3);
   kid->BindDouble(3, 0.1 + 0.2);
   ASSERT_OK(kid->Run());
 
-  auto read = conn_->Prepare("read", "SELECT p.id, p.name, k.weight FROM parents p "
-                                     "LEFT JOIN kids k ON k.parent = p.id ORDER BY p.id");
+  auto read = conn_->Prepare("read",
+                             "SELECT p.id, p.name, k.weight FROM parents p "
+                             "LEFT JOIN kids k ON k.parent = p.id ORDER BY p.id");
   std::vector<std::string> rows;
   for (;;) {
     ASSERT_OK_AND_ASSIGN(bool row, read->Step());
@@ -192,18 +217,21 @@ TEST(PostgresDriverTest, RunTransactionRetriesWhenAConcurrentTransactionWins) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> b, ConnectPostgres(url));
   ASSERT_OK(a->Exec("schema", "CREATE TABLE counter (n BIGINT); INSERT INTO counter VALUES (0)"));
   int attempts = 0;
-  ASSERT_OK(RunTransaction(*a, [&]() -> absl::Status {
-    ++attempts;
-    auto read = a->Prepare("read", "SELECT n FROM counter");
-    COHORT_ASSIGN_OR_RETURN(std::vector<int64_t> n,
-                            ReadAll<int64_t>(*read, [](Statement& s) { return s.Int64(0); }));
-    if (attempts == 1) {  // another connection commits an increment in between
-      COHORT_RETURN_IF_ERROR(b->Exec("concurrent", "UPDATE counter SET n = n + 10"));
-    }
-    auto write = a->Prepare("write", "UPDATE counter SET n = ?1");
-    write->BindInt64(1, n.at(0) + 1);
-    return write->Run();
-  }));
+  ASSERT_OK(RunTransaction(
+      *a,
+      [&]() -> absl::Status {
+        ++attempts;
+        auto read = a->Prepare("read", "SELECT n FROM counter");
+        COHORT_ASSIGN_OR_RETURN(std::vector<int64_t> n,
+                                ReadAll<int64_t>(*read, [](Statement& s) { return s.Int64(0); }));
+        if (attempts == 1) {  // another connection commits an increment in between
+          COHORT_RETURN_IF_ERROR(b->Exec("concurrent", "UPDATE counter SET n = n + 10"));
+        }
+        auto write = a->Prepare("write", "UPDATE counter SET n = ?1");
+        write->BindInt64(1, n.at(0) + 1);
+        return write->Run();
+      },
+      Isolation::kRepeatableRead));
   EXPECT_EQ(attempts, 2);
   auto read = b->Prepare("read", "SELECT n FROM counter");
   ASSERT_OK_AND_ASSIGN(bool row, read->Step());

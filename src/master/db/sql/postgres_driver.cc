@@ -1,6 +1,7 @@
 #include "master/db/sql/postgres_driver.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -26,15 +27,17 @@ std::string Trimmed(const char* message) {
   return std::string(absl::StripAsciiWhitespace(message == nullptr ? "" : message));
 }
 
-
 class PgConnection;
 
 class PgStatement : public Statement {
  public:
   PgStatement(PgConnection& connection, std::string what, std::string name, int parameters,
               absl::Status error)
-      : connection_(connection), what_(std::move(what)), name_(std::move(name)),
-        values_(static_cast<size_t>(parameters)), error_(std::move(error)) {}
+      : connection_(connection),
+        what_(std::move(what)),
+        name_(std::move(name)),
+        values_(static_cast<size_t>(parameters)),
+        error_(std::move(error)) {}
 
   void BindInt64(int index, int64_t value) override { Bind(index, absl::StrCat(value)); }
   void BindDouble(int index, double value) override {
@@ -61,6 +64,10 @@ class PgStatement : public Statement {
     row_ = -1;
     return row.status();
   }
+  void Reset() override {
+    result_.reset();
+    row_ = -1;
+  }
   Failure failure() const override { return failure_; }
   int64_t Changes() const override { return changes_; }
 
@@ -80,8 +87,8 @@ class PgStatement : public Statement {
   void Bind(int index, std::optional<std::string> value) {
     if (!error_.ok()) return;
     if (index < 1 || static_cast<size_t>(index) > values_.size()) {
-      Fail(Failure::kOther, absl::StrCat(what_, ": no parameter ?", index, " (the SQL has ",
-                                         values_.size(), ")"));
+      Fail(Failure::kOther,
+           absl::StrCat(what_, ": no parameter ?", index, " (the SQL has ", values_.size(), ")"));
       return;
     }
     values_[index - 1] = std::move(value);
@@ -115,8 +122,11 @@ class PgConnection : public Connection {
     return Check(result.get(), what, &failure);
   }
   bool healthy() const override { return !lost_ && PQstatus(conn_) == CONNECTION_OK; }
-  absl::Status Begin() override {
-    return Exec("begin transaction", "BEGIN ISOLATION LEVEL REPEATABLE READ");
+  bool StillConnected() override;
+  absl::Status Begin(Isolation isolation) override {
+    return Exec("begin transaction", isolation == Isolation::kRepeatableRead
+                                         ? "BEGIN ISOLATION LEVEL REPEATABLE READ"
+                                         : "BEGIN ISOLATION LEVEL READ COMMITTED");
   }
   absl::Status Commit() override;
   absl::Status Rollback() override { return Exec("rollback", "ROLLBACK"); }
@@ -132,30 +142,42 @@ class PgConnection : public Connection {
     int parameters = 0;
   };
   PGconn* const conn_;
-  const std::string url_;  // masked
+  const std::string url_;                               // masked
   std::unordered_map<std::string, Prepared> prepared_;  // by the SQL text as the caller wrote it
   bool lost_ = false;
 };
 
-absl::Status PgConnection::Check(const PGresult* result, absl::string_view what,
-                                 Failure* failure) {
+absl::Status PgConnection::Check(const PGresult* result, absl::string_view what, Failure* failure) {
   const ExecStatusType status = result == nullptr ? PGRES_FATAL_ERROR : PQresultStatus(result);
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
     *failure = Failure::kNone;
     return absl::OkStatus();
   }
   const char* sqlstate = result == nullptr ? nullptr : PQresultErrorField(result, PG_DIAG_SQLSTATE);
-  *failure = sqlstate == nullptr || PQstatus(conn_) != CONNECTION_OK
-                 ? Failure::kConnectionLost
-                 : FailureOfSqlState(sqlstate);
+  *failure = sqlstate == nullptr || PQstatus(conn_) != CONNECTION_OK ? Failure::kConnectionLost
+                                                                     : FailureOfSqlState(sqlstate);
   if (*failure == Failure::kConnectionLost) lost_ = true;
   std::string reason = Trimmed(result != nullptr ? PQresultErrorMessage(result) : nullptr);
   if (reason.empty()) reason = Trimmed(PQerrorMessage(conn_));
   return FailureStatus(*failure, absl::StrCat(url_, ": ", what, ": ",
-                                         *failure == Failure::kConnectionLost
-                                             ? "the connection to the database is lost: "
-                                             : "",
-                                         reason));
+                                              *failure == Failure::kConnectionLost
+                                                  ? "the connection to the database is lost: "
+                                                  : "",
+                                              reason));
+}
+
+bool PgConnection::StillConnected() {
+  if (!healthy()) return false;
+  // Idle, the server sends nothing but notices and its goodbye: a readable socket means one of
+  // those, or the connection's end. libpq reads what is there and says which.
+  pollfd fd{PQsocket(conn_), POLLIN, 0};
+  if (fd.fd < 0 || ::poll(&fd, 1, 0) < 0) {
+    lost_ = true;
+    return false;
+  }
+  if ((fd.revents & (POLLIN | POLLHUP | POLLERR)) == 0) return true;
+  if (PQconsumeInput(conn_) == 0 || PQstatus(conn_) != CONNECTION_OK) lost_ = true;
+  return !lost_;
 }
 
 // COMMIT of a transaction a statement already failed succeeds with the tag ROLLBACK: that is
@@ -166,8 +188,9 @@ absl::Status PgConnection::Commit() {
   COHORT_RETURN_IF_ERROR(Check(result.get(), "commit", &failure));
   if (absl::string_view(PQcmdStatus(result.get())) == "ROLLBACK") {
     return FailureStatus(Failure::kSerialization,
-                         absl::StrCat(url_, ": commit: the transaction had failed and was rolled "
-                                            "back"));
+                         absl::StrCat(url_,
+                                      ": commit: the transaction had failed and was rolled "
+                                      "back"));
   }
   return absl::OkStatus();
 }
@@ -276,14 +299,14 @@ absl::StatusOr<std::unique_ptr<Connection>> ConnectPostgres(const std::string& u
                                                             const PostgresOptions& options) {
   const std::string timeout =
       absl::StrCat(std::max<int64_t>(2, absl::ToInt64Seconds(options.connect_timeout)));
-  const std::string server_options = absl::StrCat(
-      "-c statement_timeout=", absl::ToInt64Milliseconds(options.statement_timeout));
-  std::vector<const char*> keys = {"dbname",           "connect_timeout", "keepalives",
-                                   "keepalives_idle",  "keepalives_interval",
-                                   "keepalives_count", "application_name", "client_encoding",
-                                   "options"};
-  std::vector<const char*> values = {url.c_str(), timeout.c_str(), "1", "10", "5", "3",
-                                     "cohort-master", "UTF8", server_options.c_str()};
+  const std::string server_options =
+      absl::StrCat("-c statement_timeout=", absl::ToInt64Milliseconds(options.statement_timeout));
+  std::vector<const char*> keys = {"dbname",           "connect_timeout",     "keepalives",
+                                   "keepalives_idle",  "keepalives_interval", "keepalives_count",
+                                   "application_name", "client_encoding",     "options"};
+  std::vector<const char*> values = {
+      url.c_str(), timeout.c_str(),       "1", "10", "5", "3", "cohort-master",
+      "UTF8",      server_options.c_str()};
   if (!options.password.empty()) {
     keys.push_back("password");
     values.push_back(options.password.c_str());
@@ -298,8 +321,8 @@ absl::StatusOr<std::unique_ptr<Connection>> ConnectPostgres(const std::string& u
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string reason = Trimmed(PQerrorMessage(conn));
     PQfinish(conn);
-    return absl::UnavailableError(absl::StrCat("cannot connect to the database ", masked, ": ",
-                                               reason));
+    return absl::UnavailableError(
+        absl::StrCat("cannot connect to the database ", masked, ": ", reason));
   }
   PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
   return std::unique_ptr<Connection>(new PgConnection(conn, masked));

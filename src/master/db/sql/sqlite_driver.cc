@@ -39,6 +39,7 @@ class SqliteStatement : public Statement {
     failure_ = Failure::kNone;
     return status;
   }
+  void Reset() override { s_.Reset(); }
   Failure failure() const override { return refused_.ok() ? failure_ : Failure::kOther; }
   int64_t Changes() const override { return sqlite3_changes64(db_); }
 
@@ -82,7 +83,9 @@ class SqliteConnection : public Connection {
                          std::string(internal::SqliteError(db_, path_, what, rc).message()));
   }
   bool healthy() const override { return true; }
-  absl::Status Begin() override { return Exec("begin transaction", "BEGIN IMMEDIATE"); }
+  bool StillConnected() override { return true; }  // a file does not hang up
+  // One writer at a time: every transaction is serializable, whatever `isolation` asks.
+  absl::Status Begin(Isolation) override { return Exec("begin transaction", "BEGIN IMMEDIATE"); }
   absl::Status Commit() override { return Exec("commit", "COMMIT"); }
   absl::Status Rollback() override { return Exec("rollback", "ROLLBACK"); }
 
@@ -124,13 +127,18 @@ std::unique_ptr<Connection> WrapSqlite(sqlite3* db, const std::string& path) {
   return std::make_unique<SqliteConnection>(db, path, /*owned=*/false);
 }
 
+std::unique_ptr<Connection> AdoptSqlite(sqlite3* db, const std::string& path) {
+  return std::make_unique<SqliteConnection>(db, path, /*owned=*/true);
+}
+
 absl::StatusOr<std::unique_ptr<Connection>> OpenSqlite(const std::string& path) {
   sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                                 nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) {
-    absl::Status status = FailureStatus(FailureOfSqliteCode(rc),
-                                        std::string(internal::SqliteError(db, path, "open", rc).message()));
+    absl::Status status =
+        FailureStatus(FailureOfSqliteCode(rc),
+                      std::string(internal::SqliteError(db, path, "open", rc).message()));
     sqlite3_close(db);
     return status;
   }

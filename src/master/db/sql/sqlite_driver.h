@@ -20,6 +20,9 @@ namespace cohort::master::sql {
 // errors.
 std::unique_ptr<Connection> WrapSqlite(sqlite3* db, const std::string& path);
 
+// A connection that owns `db` (closed with it), naming `path` in errors.
+std::unique_ptr<Connection> AdoptSqlite(sqlite3* db, const std::string& path);
+
 // Opens (or creates) the SQLite database at `path` (":memory:" for one in memory) with foreign
 // keys enforced, and owns it.
 absl::StatusOr<std::unique_ptr<Connection>> OpenSqlite(const std::string& path);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 
@@ -64,7 +65,8 @@ absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
     }
     // The server's user owns its directory; the directory's parent must let it through.
     if (::chown(server->dir_.path().c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-      return absl::InternalError(absl::StrCat("chown ", server->dir_.path(), " to postgres failed"));
+      return absl::InternalError(
+          absl::StrCat("chown ", server->dir_.path(), " to postgres failed"));
     }
   }
   int port = 0;
@@ -80,7 +82,7 @@ PostgresServer::~PostgresServer() { Kill(); }
 
 std::vector<std::string> PostgresServer::AsServerUser(std::vector<std::string> argv) const {
   if (::geteuid() != 0) return argv;
-  std::vector<std::string> out = {"setpriv", "--reuid=postgres", "--regid=postgres",
+  std::vector<std::string> out = {"setpriv",       "--reuid=postgres", "--regid=postgres",
                                   "--init-groups", "--pdeathsig=KILL", "--"};
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
@@ -133,9 +135,9 @@ absl::Status PostgresServer::Launch() {
       return absl::OkStatus();
     }
     if (std::optional<int> exited = server_->Poll()) {
-      return absl::UnavailableError(absl::StrCat("postgres exited with status ", *exited,
-                                                 " before accepting connections: ",
-                                                 OutputOf(*server_)));
+      return absl::UnavailableError(
+          absl::StrCat("postgres exited with status ", *exited,
+                       " before accepting connections: ", OutputOf(*server_)));
     }
     absl::SleepFor(absl::Milliseconds(50));
   }
@@ -162,6 +164,16 @@ void PostgresServer::Kill() {
 absl::Status PostgresServer::Restart() {
   Kill();  // the whole process group: no backend outlives the postmaster holding its memory
   return Launch();
+}
+
+absl::StatusOr<std::string> NewSharedDatabase() {
+  // Never destroyed: a static's destructor at exit would race the tests' own teardown; the
+  // server dies with the process (its parent-death signal).
+  static absl::StatusOr<std::unique_ptr<PostgresServer>>* const server =
+      new absl::StatusOr<std::unique_ptr<PostgresServer>>(PostgresServer::Start());
+  static std::atomic<int> databases{0};
+  if (!server->ok()) return server->status();
+  return (**server)->CreateDatabase(absl::StrCat("shared_", ++databases));
 }
 
 }  // namespace cohort::master::db_testing

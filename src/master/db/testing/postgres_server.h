@@ -53,6 +53,10 @@ class PostgresServer {
   std::unique_ptr<Subprocess> server_;
 };
 
+// A new, empty database on one server shared by the whole test binary (started on first use,
+// about 3 s; it dies with the process): its URL. The server's start error when it cannot start.
+absl::StatusOr<std::string> NewSharedDatabase();
+
 // The directory of PostgreSQL's programs: $COHORT_POSTGRES_BIN, else the newest
 // /usr/lib/postgresql/N/bin holding `postgres`; "" when there is none.
 std::string PostgresBinDir();

@@ -1,17 +1,15 @@
-// SqliteDatabase's running allocations (database.h), kept for a restarted master to re-adopt.
-
-#include <sqlite3.h>
+// SqlDatabase's running allocations (database.h), kept for a restarted master to re-adopt.
 
 #include "absl/strings/str_cat.h"
-#include "master/db/internal/sqlite_statement.h"
-#include "master/db/sqlite_database.h"
+#include "cohort/status.h"
+#include "master/db/sql_database.h"
 #include "nlohmann/json.hpp"
 
 namespace cohort::master {
 namespace {
 
-using internal::ReadAll;
-using internal::Statement;
+using sql::Query;
+using sql::ReadAll;
 using Json = nlohmann::json;
 
 std::string NodesJson(const std::vector<std::pair<std::string, int>>& nodes) {
@@ -42,46 +40,46 @@ absl::StatusOr<std::vector<std::pair<std::string, int>>> ParseNodes(const std::s
 
 }  // namespace
 
-absl::Status SqliteDatabase::InsertAllocation(const AllocationRow& row) {
-  MutexLock lock(&mu_);
-  Statement s(*statements_, path_, "insert allocation",
-              "INSERT INTO allocations (id, trial_id, token_hash, nodes_json, created_ms) "
-              "VALUES (?1, ?2, ?3, ?4, ?5)");
+absl::Status SqlDatabase::InsertAllocation(const AllocationRow& row) {
+  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+  Query s(*c, "insert allocation",
+          "INSERT INTO allocations (id, trial_id, token_hash, nodes_json, created_ms) "
+          "VALUES (?1, ?2, ?3, ?4, ?5)");
   s.BindText(1, row.id);
   s.BindInt64(2, row.trial_id);
   s.BindText(3, row.token_hash);
   s.BindText(4, NodesJson(row.nodes));
   s.BindInt64(5, row.created_ms);
   absl::Status status = s.Run();
-  if (s.code() == SQLITE_CONSTRAINT_PRIMARYKEY || s.code() == SQLITE_CONSTRAINT_UNIQUE) {
+  if (s.failure() == sql::Failure::kUniqueViolation) {
     return absl::AlreadyExistsError(absl::StrCat("allocation '", row.id, "' already exists"));
   }
   return status;
 }
 
-absl::Status SqliteDatabase::DeleteAllocation(const std::string& id) {
-  MutexLock lock(&mu_);
-  Statement s(*statements_, path_, "delete allocation", "DELETE FROM allocations WHERE id = ?1");
+absl::Status SqlDatabase::DeleteAllocation(const std::string& id) {
+  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+  Query s(*c, "delete allocation", "DELETE FROM allocations WHERE id = ?1");
   s.BindText(1, id);
   return s.Run();
 }
 
-absl::StatusOr<std::vector<AllocationRow>> SqliteDatabase::ListAllocations() {
+absl::StatusOr<std::vector<AllocationRow>> SqlDatabase::ListAllocations() {
   std::vector<std::pair<AllocationRow, std::string>> raw;
   {
-    MutexLock lock(&mu_);
-    Statement s(*statements_, path_, "list allocations",
-                "SELECT id, trial_id, token_hash, nodes_json, created_ms FROM allocations "
-                "ORDER BY id");
-    COHORT_ASSIGN_OR_RETURN(
-        raw, (ReadAll<std::pair<AllocationRow, std::string>>(s, [](const Statement& r) {
-          AllocationRow row;
-          row.id = r.Text(0);
-          row.trial_id = r.Int64(1);
-          row.token_hash = r.Text(2);
-          row.created_ms = r.Int64(4);
-          return std::make_pair(std::move(row), r.Text(3));
-        })));
+    COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+    Query s(*c, "list allocations",
+            "SELECT id, trial_id, token_hash, nodes_json, created_ms FROM allocations "
+            "ORDER BY id");
+    COHORT_ASSIGN_OR_RETURN(raw,
+                            (ReadAll<std::pair<AllocationRow, std::string>>(s, [](const Query& r) {
+                              AllocationRow row;
+                              row.id = r.Text(0);
+                              row.trial_id = r.Int64(1);
+                              row.token_hash = r.Text(2);
+                              row.created_ms = r.Int64(4);
+                              return std::make_pair(std::move(row), r.Text(3));
+                            })));
   }
   std::vector<AllocationRow> rows;
   for (auto& [row, nodes_json] : raw) {

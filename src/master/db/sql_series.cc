@@ -1,8 +1,6 @@
-// SqliteDatabase's metric time series (database.h): series by (trial, name, label) and their
+// SqlDatabase's metric time series (database.h): series by (trial, name, label) and their
 // points, queried by range and downsampled in one streaming scan of the covering index, bucket
 // by bucket, so that a million points are never held in memory to draw a chart.
-
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <limits>
@@ -11,21 +9,21 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "master/db/internal/sqlite_statement.h"
-#include "master/db/sqlite_database.h"
+#include "cohort/status.h"
+#include "master/db/sql_database.h"
 
 namespace cohort::master {
 namespace {
 
-using internal::ReadAll;
-using internal::Statement;
+using sql::Query;
+using sql::ReadAll;
 
 // The points of one series within a query's ranges: ?1 series, ?2..?3 batches, ?4..?5 times,
 // ?6 the id to follow after.
 constexpr absl::string_view kInRange =
     "series_id = ?1 AND batch BETWEEN ?2 AND ?3 AND time BETWEEN ?4 AND ?5 AND id > ?6";
 
-void BindRange(Statement& s, int64_t series_id, const PointQuery& q) {
+void BindRange(Query& s, int64_t series_id, const PointQuery& q) {
   s.BindInt64(1, series_id);
   s.BindInt64(2, q.min_batch.value_or(std::numeric_limits<int64_t>::min()));
   s.BindInt64(3, q.max_batch.value_or(std::numeric_limits<int64_t>::max()));
@@ -34,7 +32,7 @@ void BindRange(Statement& s, int64_t series_id, const PointQuery& q) {
   s.BindInt64(6, q.after_id);
 }
 
-PointRow ReadPoint(const Statement& r, const PointQuery& q) {
+PointRow ReadPoint(const Query& r, const PointQuery& q) {
   return PointRow{q.name, q.label, r.Int64(1), r.Double(2), r.Double(3), r.Int64(0)};
 }
 
@@ -70,12 +68,11 @@ class Bucket {
 };
 
 // The id of the series (trial, name, label); nullopt when it does not exist.
-absl::StatusOr<std::optional<int64_t>> FindSeries(internal::StatementCache& statements,
-                                                  const std::string& path, int64_t trial_id,
+absl::StatusOr<std::optional<int64_t>> FindSeries(sql::Connection& c, int64_t trial_id,
                                                   const std::string& name,
                                                   const std::string& label) {
-  Statement find(statements, path, "find series",
-                 "SELECT id FROM series WHERE trial_id = ?1 AND name = ?2 AND label = ?3");
+  Query find(c, "find series",
+             "SELECT id FROM series WHERE trial_id = ?1 AND name = ?2 AND label = ?3");
   find.BindInt64(1, trial_id);
   find.BindText(2, name);
   find.BindText(3, label);
@@ -86,50 +83,48 @@ absl::StatusOr<std::optional<int64_t>> FindSeries(internal::StatementCache& stat
 
 }  // namespace
 
-absl::StatusOr<int64_t> SqliteDatabase::SeriesIdLocked(int64_t trial_id, const std::string& name,
-                                                       const std::string& label) {
-  Statement insert(*statements_, path_, "create series",
-                   "INSERT INTO series (trial_id, name, label) VALUES (?1, ?2, ?3) "
-                   "ON CONFLICT (trial_id, name, label) DO NOTHING");
+absl::StatusOr<int64_t> SqlDatabase::SeriesIdIn(sql::Connection& c, int64_t trial_id,
+                                                const std::string& name, const std::string& label) {
+  Query insert(c, "create series",
+               "INSERT INTO series (trial_id, name, label) VALUES (?1, ?2, ?3) "
+               "ON CONFLICT (trial_id, name, label) DO NOTHING");
   insert.BindInt64(1, trial_id);
   insert.BindText(2, name);
   insert.BindText(3, label);
   absl::Status created = insert.Run();
-  if (insert.code() == SQLITE_CONSTRAINT_FOREIGNKEY) {
+  if (insert.failure() == sql::Failure::kForeignKeyViolation) {
     return absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"));
   }
   COHORT_RETURN_IF_ERROR(created);
-  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> id,
-                          FindSeries(*statements_, path_, trial_id, name, label));
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> id, FindSeries(c, trial_id, name, label));
   if (!id) return absl::InternalError(absl::StrCat("series ", name, " vanished"));
   return *id;
 }
 
-absl::Status SqliteDatabase::InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) {
+absl::Status SqlDatabase::InsertPoints(int64_t trial_id, const std::vector<PointRow>& points) {
   if (points.empty()) return absl::OkStatus();
-  return WriteTransaction(
-      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return InsertPointsLocked(trial_id, points); });
+  return Transact([&](sql::Connection& c) { return InsertPointsIn(c, trial_id, points); });
 }
 
-absl::Status SqliteDatabase::InsertMetricsAndPoints(int64_t trial_id,
-                                                    const std::vector<MetricRow>& metrics,
-                                                    const std::vector<PointRow>& points) {
+absl::Status SqlDatabase::InsertMetricsAndPoints(int64_t trial_id,
+                                                 const std::vector<MetricRow>& metrics,
+                                                 const std::vector<PointRow>& points) {
   if (metrics.empty() && points.empty()) return absl::OkStatus();
-  return WriteTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    COHORT_RETURN_IF_ERROR(InsertMetricsLocked(metrics));
-    return InsertPointsLocked(trial_id, points);
+  return Transact([&](sql::Connection& c) -> absl::Status {
+    COHORT_RETURN_IF_ERROR(InsertMetricsIn(c, metrics));
+    return InsertPointsIn(c, trial_id, points);
   });
 }
 
-absl::Status SqliteDatabase::InsertPointsLocked(int64_t trial_id,
-                                                const std::vector<PointRow>& points) {
+absl::Status SqlDatabase::InsertPointsIn(sql::Connection& c, int64_t trial_id,
+                                         const std::vector<PointRow>& points) {
   std::map<std::pair<std::string, std::string>, int64_t> ids;
-  Statement s(*statements_, path_, "insert points",
-              "INSERT INTO series_points (series_id, batch, time, value) VALUES (?1, ?2, ?3, ?4)");
+  Query s(c, "insert points",
+          "INSERT INTO series_points (series_id, batch, time, value) VALUES (?1, ?2, ?3, ?4)");
   for (const PointRow& p : points) {
     auto [it, added] = ids.try_emplace({p.name, p.label}, 0);
     if (added) {
-      COHORT_ASSIGN_OR_RETURN(it->second, SeriesIdLocked(trial_id, p.name, p.label));
+      COHORT_ASSIGN_OR_RETURN(it->second, SeriesIdIn(c, trial_id, p.name, p.label));
     }
     s.BindInt64(1, it->second);
     s.BindInt64(2, p.batch);
@@ -140,47 +135,47 @@ absl::Status SqliteDatabase::InsertPointsLocked(int64_t trial_id,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<SeriesRow>> SqliteDatabase::ListSeries(int64_t trial_id) {
-  MutexLock lock(&mu_);
-  Statement s(*statements_, path_, "list series",
-              "SELECT s.name, s.label, COUNT(p.id), COALESCE(MIN(p.batch), 0), "
-              "COALESCE(MAX(p.batch), 0), COALESCE(MAX(p.time), 0), "
-              "COALESCE((SELECT value FROM series_points WHERE series_id = s.id "
-              "ORDER BY batch DESC, id DESC LIMIT 1), 0), COALESCE(MIN(p.value), 0), "
-              "COALESCE(MAX(p.value), 0), COALESCE(AVG(p.value), 0) FROM series s "
-              "LEFT JOIN series_points p ON p.series_id = s.id WHERE s.trial_id = ?1 "
-              "GROUP BY s.id ORDER BY s.name, s.label");
+absl::StatusOr<std::vector<SeriesRow>> SqlDatabase::ListSeries(int64_t trial_id) {
+  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+  Query s(*c, "list series",
+          "SELECT s.name, s.label, COUNT(p.id), COALESCE(MIN(p.batch), 0), "
+          "COALESCE(MAX(p.batch), 0), COALESCE(MAX(p.time), 0), "
+          "COALESCE((SELECT value FROM series_points WHERE series_id = s.id "
+          "ORDER BY batch DESC, id DESC LIMIT 1), 0), COALESCE(MIN(p.value), 0), "
+          "COALESCE(MAX(p.value), 0), COALESCE(AVG(p.value), 0) FROM series s "
+          "LEFT JOIN series_points p ON p.series_id = s.id WHERE s.trial_id = ?1 "
+          "GROUP BY s.id ORDER BY s.name, s.label");
   s.BindInt64(1, trial_id);
-  return ReadAll<SeriesRow>(s, [](const Statement& r) {
+  return ReadAll<SeriesRow>(s, [](const Query& r) {
     return SeriesRow{r.Text(0),   r.Text(1),   r.Int64(2),  r.Int64(3),  r.Int64(4),
                      r.Double(5), r.Double(6), r.Double(7), r.Double(8), r.Double(9)};
   });
 }
 
-absl::StatusOr<std::vector<PointRow>> SqliteDatabase::QueryPoints(const PointQuery& q) {
+absl::StatusOr<std::vector<PointRow>> SqlDatabase::QueryPoints(const PointQuery& q) {
   if (q.max_points < 4) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_datapoints must be at least 4, got ", q.max_points));
   }
-  MutexLock lock(&mu_);
+  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
   COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> found,
-                          FindSeries(*statements_, path_, q.trial_id, q.name, q.label));
+                          FindSeries(*c, q.trial_id, q.name, q.label));
   if (!found) return std::vector<PointRow>{};
   const int64_t series_id = *found;
 
-  Statement extent(*statements_, path_, "measure points",
-                   absl::StrCat("SELECT COUNT(*), MIN(batch), MAX(batch) FROM series_points "
-                                "WHERE ",
-                                kInRange));
+  Query extent(*c, "measure points",
+               absl::StrCat("SELECT COUNT(*), MIN(batch), MAX(batch) FROM series_points "
+                            "WHERE ",
+                            kInRange));
   BindRange(extent, series_id, q);
   COHORT_ASSIGN_OR_RETURN(bool has_row, extent.Step());
   const int64_t count = has_row ? extent.Int64(0) : 0;
   if (count <= q.max_points) {
-    Statement all(*statements_, path_, "read points",
-                  absl::StrCat("SELECT id, batch, time, value FROM series_points WHERE ", kInRange,
-                               " ORDER BY batch, id"));
+    Query all(*c, "read points",
+              absl::StrCat("SELECT id, batch, time, value FROM series_points WHERE ", kInRange,
+                           " ORDER BY batch, id"));
     BindRange(all, series_id, q);
-    return ReadAll<PointRow>(all, [&q](const Statement& r) { return ReadPoint(r, q); });
+    return ReadAll<PointRow>(all, [&q](const Query& r) { return ReadPoint(r, q); });
   }
   // Too many: one scan of the range in batch order (the index's own order: no sort), cut into
   // max_points / 4 buckets of batches, each keeping its first, last, lowest and highest point.
@@ -188,9 +183,9 @@ absl::StatusOr<std::vector<PointRow>> SqliteDatabase::QueryPoints(const PointQue
   // SQLite would need (series_bench).
   const int64_t lo = extent.Int64(1), hi = extent.Int64(2);
   const double buckets = static_cast<double>(q.max_points / 4);
-  Statement s(*statements_, path_, "downsample points",
-              absl::StrCat("SELECT id, batch, time, value FROM series_points WHERE ", kInRange,
-                           " ORDER BY batch, id"));
+  Query s(*c, "downsample points",
+          absl::StrCat("SELECT id, batch, time, value FROM series_points WHERE ", kInRange,
+                       " ORDER BY batch, id"));
   BindRange(s, series_id, q);
   std::vector<PointRow> out;
   Bucket bucket;

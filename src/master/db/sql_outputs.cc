@@ -1,15 +1,12 @@
-// SqliteDatabase::WriteOutputs: an agent's combined post in one transaction (a few for a big
+// SqlDatabase::WriteOutputs: an agent's combined post in one transaction (a few for a big
 // one), each part of each item in a savepoint of its own so that one part's failure undoes only
 // that part.
-#include <sqlite3.h>
-
 #include "cohort/status.h"
-#include "master/db/internal/sqlite_statement.h"
-#include "master/db/sqlite_database.h"
+#include "master/db/sql_database.h"
 
 namespace cohort::master {
 
-using internal::Statement;
+using sql::Query;
 
 namespace {
 
@@ -24,7 +21,7 @@ size_t RowsOf(const OutputRows& item) {
 
 }  // namespace
 
-std::vector<OutputRowsWritten> SqliteDatabase::WriteOutputs(const std::vector<OutputRows>& items) {
+std::vector<OutputRowsWritten> SqlDatabase::WriteOutputs(const std::vector<OutputRows>& items) {
   std::vector<OutputRowsWritten> written(items.size());
   for (size_t begin = 0; begin < items.size();) {
     size_t end = begin, rows = 0;
@@ -32,13 +29,13 @@ std::vector<OutputRowsWritten> SqliteDatabase::WriteOutputs(const std::vector<Ou
            (end == begin || rows + RowsOf(items[end]) <= kRowsPerTransaction)) {
       rows += RowsOf(items[end++]);
     }
-    const absl::Status whole =
-        WriteTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
-          for (size_t i = begin; i < end; ++i) {
-            COHORT_RETURN_IF_ERROR(WriteOutputLocked(items[i], written[i]));
-          }
-          return absl::OkStatus();
-        });
+    const absl::Status whole = Transact([&](sql::Connection& c) -> absl::Status {
+      for (size_t i = begin; i < end; ++i) {
+        written[i] = {};  // a transaction run again starts over
+        COHORT_RETURN_IF_ERROR(WriteOutputIn(c, items[i], written[i]));
+      }
+      return absl::OkStatus();
+    });
     for (size_t i = begin; i < end && !whole.ok(); ++i) {  // rolled back: none of them stored
       written[i] = {};
       if (!items[i].lines.empty()) written[i].logs = whole;
@@ -49,11 +46,13 @@ std::vector<OutputRowsWritten> SqliteDatabase::WriteOutputs(const std::vector<Ou
   return written;
 }
 
-absl::Status SqliteDatabase::WriteOutputLocked(const OutputRows& item, OutputRowsWritten& written) {
+absl::Status SqlDatabase::WriteOutputIn(sql::Connection& c, const OutputRows& item,
+                                        OutputRowsWritten& written) {
   if (!item.lines.empty()) {
-    COHORT_RETURN_IF_ERROR(InSavepointLocked(
-        [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
-          COHORT_ASSIGN_OR_RETURN(written.last_seq, AppendLogsLocked(item.trial_id, item.lines));
+    COHORT_RETURN_IF_ERROR(InSavepoint(
+        c,
+        [&]() -> absl::Status {
+          COHORT_ASSIGN_OR_RETURN(written.last_seq, AppendLogsIn(c, item.trial_id, item.lines));
           return absl::OkStatus();
         },
         &written.logs));
@@ -65,30 +64,29 @@ absl::Status SqliteDatabase::WriteOutputLocked(const OutputRows& item, OutputRow
     }
   }
   if (!item.reports) return absl::OkStatus();
-  return InSavepointLocked(
-      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
+  return InSavepoint(
+      c,
+      [&]() -> absl::Status {
         for (const CheckpointRow& checkpoint : item.checkpoints) {
-          absl::Status s = InsertCheckpointLocked(checkpoint);
+          absl::Status s = InsertCheckpointIn(c, checkpoint);
           if (!s.ok() && !absl::IsAlreadyExists(s)) return s;  // a report sent again
         }
-        COHORT_RETURN_IF_ERROR(InsertMetricsLocked(item.metrics));
-        return InsertPointsLocked(item.trial_id, item.points);
+        COHORT_RETURN_IF_ERROR(InsertMetricsIn(c, item.metrics));
+        return InsertPointsIn(c, item.trial_id, item.points);
       },
       &written.reports);
 }
 
-absl::Status SqliteDatabase::InSavepointLocked(absl::FunctionRef<absl::Status()> body,
-                                               absl::Status* part) {
-  COHORT_RETURN_IF_ERROR(
-      Statement(*statements_, path_, "open a savepoint", "SAVEPOINT part").Run());
+absl::Status SqlDatabase::InSavepoint(sql::Connection& c, absl::FunctionRef<absl::Status()> body,
+                                      absl::Status* part) {
+  COHORT_RETURN_IF_ERROR(Query(c, "open a savepoint", "SAVEPOINT part").Run());
   *part = body();
   if (part->ok()) {
-    return Statement(*statements_, path_, "release a savepoint", "RELEASE part").Run();
+    return Query(c, "release a savepoint", "RELEASE part").Run();
   }
   // Undo this part only; if even that fails, the transaction is not to be trusted.
-  COHORT_RETURN_IF_ERROR(
-      Statement(*statements_, path_, "roll back to a savepoint", "ROLLBACK TO part").Run());
-  return Statement(*statements_, path_, "release a savepoint", "RELEASE part").Run();
+  COHORT_RETURN_IF_ERROR(Query(c, "roll back to a savepoint", "ROLLBACK TO part").Run());
+  return Query(c, "release a savepoint", "RELEASE part").Run();
 }
 
 }  // namespace cohort::master

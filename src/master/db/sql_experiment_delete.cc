@@ -1,19 +1,16 @@
-// SqliteDatabase::DeleteExperimentRows: an experiment's rows deleted in bounded transactions,
+// SqlDatabase::DeleteExperimentRows: an experiment's rows deleted in bounded transactions,
 // so that deleting a large experiment (millions of log lines and series points) never holds the
 // database for long (database.h).
-#include <sqlite3.h>
-
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
-#include "master/db/internal/sqlite_statement.h"
-#include "master/db/sqlite_database.h"
+#include "master/db/sql_database.h"
 
 namespace cohort::master {
 
-using internal::Statement;
+using sql::Query;
 
 namespace {
 
@@ -47,30 +44,32 @@ const std::vector<Part>& Parts() {
 
 }  // namespace
 
-absl::StatusOr<int64_t> SqliteDatabase::DeleteExperimentRows(int64_t id, int64_t limit) {
+absl::StatusOr<int64_t> SqlDatabase::DeleteExperimentRows(int64_t id, int64_t limit) {
   if (limit < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("deleting experiment ", id, "'s rows needs a limit >= 1, got ", limit));
   }
   int64_t deleted = 0;
-  absl::Status status = WriteTransaction([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
+  absl::Status status = Transact([&](sql::Connection& c) -> absl::Status {
+    deleted = 0;  // a transaction run again starts over
     for (const Part& part : Parts()) {
-      Statement s(*statements_, path_, absl::StrCat("delete an experiment's ", part.table),
-                  absl::StrCat("DELETE FROM ", part.table, " WHERE rowid IN (SELECT rowid FROM ",
-                               part.table, " WHERE ", part.rows, " LIMIT ?2)"));
+      Query s(c, absl::StrCat("delete an experiment's ", part.table),
+              absl::StrCat("DELETE FROM ", part.table, " WHERE ", dialect().row_locator,
+                           " IN (SELECT ", dialect().row_locator, " FROM ", part.table, " WHERE ",
+                           part.rows, " LIMIT ?2)"));
       s.BindInt64(1, id);
       s.BindInt64(2, limit - deleted);
       COHORT_RETURN_IF_ERROR(s.Run());
-      deleted += sqlite3_changes(db_);
+      deleted += s.Changes();
       if (deleted >= limit) return absl::OkStatus();  // the rest in the next transaction
     }
     // Nothing refers to the trials any more: they and the experiment go last, together.
     for (const char* sql :
          {"DELETE FROM trials WHERE experiment_id = ?1", "DELETE FROM experiments WHERE id = ?1"}) {
-      Statement s(*statements_, path_, "delete an experiment", sql);
+      Query s(c, "delete an experiment", sql);
       s.BindInt64(1, id);
       COHORT_RETURN_IF_ERROR(s.Run());
-      deleted += sqlite3_changes(db_);
+      deleted += s.Changes();
     }
     return absl::OkStatus();
   });

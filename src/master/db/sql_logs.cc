@@ -1,0 +1,227 @@
+// SqlDatabase's trial logs (database.h): appending, reading and dropping lines. Each
+// trial's line count, text bytes and drop marker are kept in log_stats by the same
+// transactions that change its lines, so retention never counts a log.
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cohort/status.h"
+#include "master/db/internal/sqlite_log_sql.h"
+#include "master/db/sql_database.h"
+
+namespace cohort::master {
+namespace {
+
+using sql::Query;
+using sql::ReadAll;
+
+LogRow ReadLog(const Query& r) {
+  return LogRow{r.Int64(0), r.Int64(1), r.Int(2), r.Text(3), r.Int64(4)};
+}
+
+}  // namespace
+
+// The batch is one transaction with one prepared statement reused for every line: the commit
+// (a WAL append) is paid once per batch, not once per line.
+absl::StatusOr<int64_t> SqlDatabase::AppendLogs(
+    int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) {
+  if (rank_and_line.empty()) return 0;
+  int64_t last_seq = 0;
+  COHORT_RETURN_IF_ERROR(Transact([&](sql::Connection& c) -> absl::Status {
+    COHORT_ASSIGN_OR_RETURN(last_seq, AppendLogsIn(c, trial_id, rank_and_line));
+    return absl::OkStatus();
+  }));
+  return last_seq;
+}
+
+absl::Status SqlDatabase::AppendMasterLines(
+    const std::vector<std::pair<int64_t, std::string>>& trial_and_line) {
+  if (trial_and_line.empty()) return absl::OkStatus();
+  return Transact([&](sql::Connection& c) -> absl::Status {
+    for (const auto& [trial_id, line] : trial_and_line) {
+      COHORT_RETURN_IF_ERROR(AppendLogsIn(c, trial_id, {{-1, line}}).status());
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<int64_t> SqlDatabase::AppendLogsIn(
+    sql::Connection& c, int64_t trial_id,
+    const std::vector<std::pair<int, std::string>>& rank_and_line) {
+  Query s(c, "append logs",
+          "INSERT INTO logs (trial_id, rank, line, time_ms) VALUES (?1, ?2, ?3, ?4) RETURNING seq");
+  s.BindInt64(1, trial_id);
+  // The wall clock when the master stores the line: within an agent's flush (500 ms) of when it
+  // was printed, which is what a log reader's HH:MM:SS needs.
+  s.BindInt64(4, absl::ToUnixMillis(absl::Now()));
+  int64_t bytes = 0, last_seq = 0;
+  for (const auto& [rank, line] : rank_and_line) {
+    s.BindInt64(2, rank);
+    // A trial's output is whatever bytes it printed: stored as text every backend takes (the
+    // agent cleans its lines already; a client posting NULs must not fail the whole batch).
+    const bool clean = sql::IsCleanText(line);
+    const std::string cleaned = clean ? std::string() : sql::CleanText(line);
+    const std::string& text = clean ? line : cleaned;
+    s.BindText(3, text);
+    absl::StatusOr<int64_t> seq = s.RunReturningInt64();
+    if (s.failure() == sql::Failure::kForeignKeyViolation) {
+      return absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"));
+    }
+    COHORT_RETURN_IF_ERROR(seq.status());
+    last_seq = *seq;
+    bytes += static_cast<int64_t>(text.size());
+  }
+  Query count(c, "count logs",
+              "INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq) "
+              "VALUES (?1, ?2, ?3, 0, 0) ON CONFLICT (trial_id) DO UPDATE SET "
+              "lines = log_stats.lines + excluded.lines, bytes = log_stats.bytes + excluded.bytes");
+  count.BindInt64(1, trial_id);
+  count.BindInt64(2, static_cast<int64_t>(rank_and_line.size()));
+  count.BindInt64(3, bytes);
+  COHORT_RETURN_IF_ERROR(count.Run());
+  return last_seq;
+}
+
+absl::StatusOr<std::vector<LogRow>> SqlDatabase::ListLogs(int64_t trial_id, int64_t after_seq,
+                                                          std::optional<int> rank, int limit) {
+  if (limit < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
+  }
+  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+  Query s(*c, "list logs", internal::kListLogsSql);
+  s.BindInt64(1, trial_id);
+  s.BindInt64(2, after_seq);
+  if (rank.has_value()) {
+    s.BindInt64(3, *rank);
+  } else {
+    s.BindNull(3);
+  }
+  s.BindInt64(4, limit);
+  return ReadAll<LogRow>(s, ReadLog);
+}
+
+absl::StatusOr<std::vector<LogRow>> SqlDatabase::ListLastLogs(int64_t trial_id, int limit,
+                                                              std::optional<int> rank) {
+  if (limit < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("log limit must be >= 0, got ", limit));
+  }
+  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+  Query s(*c, "list last logs", internal::kListLastLogsSql);
+  s.BindInt64(1, trial_id);
+  s.BindInt64(2, limit);
+  if (rank.has_value()) {
+    s.BindInt64(3, *rank);
+  } else {
+    s.BindNull(3);
+  }
+  COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, ReadAll<LogRow>(s, ReadLog));
+  std::reverse(rows.begin(), rows.end());
+  return rows;
+}
+
+absl::StatusOr<std::vector<LogStatsRow>> SqlDatabase::ListLogStats() {
+  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+  Query s(*c, "list log stats",
+          "SELECT trial_id, lines, bytes, dropped FROM log_stats ORDER BY trial_id");
+  return ReadAll<LogStatsRow>(s, [](const Query& r) {
+    return LogStatsRow{r.Int64(0), r.Int64(1), r.Int64(2), r.Int64(3)};
+  });
+}
+
+absl::StatusOr<int64_t> SqlDatabase::DropLogLines(int64_t trial_id, int64_t keep_first,
+                                                  int64_t count, const std::string& reason) {
+  if (keep_first < 0 || count < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dropping log lines needs keep_first >= 0 and count >= 0, got ", keep_first,
+                     " and ", count));
+  }
+  if (count == 0) return 0;
+  int64_t dropped = 0;
+  COHORT_RETURN_IF_ERROR(Transact([&](sql::Connection& c) -> absl::Status {
+    COHORT_ASSIGN_OR_RETURN(dropped, DropLinesIn(c, trial_id, keep_first, count, reason));
+    return absl::OkStatus();
+  }));
+  return dropped;
+}
+
+absl::StatusOr<int64_t> SqlDatabase::DropLinesIn(sql::Connection& c, int64_t trial_id,
+                                                 int64_t keep_first, int64_t count,
+                                                 const std::string& reason) {
+  Query stats(c, "read log stats", "SELECT dropped, marker_seq FROM log_stats WHERE trial_id = ?1");
+  stats.BindInt64(1, trial_id);
+  COHORT_ASSIGN_OR_RETURN(bool has_stats, stats.Step());
+  if (!has_stats) return 0;
+  const int64_t dropped = stats.Int64(0);
+  int64_t marker_seq = stats.Int64(1);
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> after,
+                          DropStart(c, trial_id, keep_first, marker_seq));
+  if (!after.has_value()) return 0;
+  COHORT_ASSIGN_OR_RETURN(DropRange range, FindDropRange(c, trial_id, *after, marker_seq, count));
+  if (range.lines == 0) return 0;
+  Query drop(c, "drop log lines",
+             "DELETE FROM logs WHERE trial_id = ?1 AND seq BETWEEN ?2 AND ?3 AND seq != ?4");
+  drop.BindInt64(1, trial_id);
+  drop.BindInt64(2, range.first);
+  drop.BindInt64(3, range.last);
+  drop.BindInt64(4, marker_seq);
+  COHORT_RETURN_IF_ERROR(drop.Run());
+  const std::string marker =
+      absl::StrFormat("[cohort-master: %d lines dropped here; %s]", dropped + range.lines, reason);
+  if (marker_seq == 0) marker_seq = range.first;  // the first dropped line's place, now free
+  Query mark(c, "mark dropped log lines",
+             "INSERT INTO logs (seq, trial_id, rank, line) VALUES (?1, ?2, -1, ?3) "
+             "ON CONFLICT (seq) DO UPDATE SET line = excluded.line");
+  mark.BindInt64(1, marker_seq);
+  mark.BindInt64(2, trial_id);
+  mark.BindText(3, marker);
+  COHORT_RETURN_IF_ERROR(mark.Run());
+  Query update(c, "count dropped log lines",
+               "UPDATE log_stats SET lines = lines - ?2, bytes = bytes - ?3, "
+               "dropped = dropped + ?2, marker_seq = ?4 WHERE trial_id = ?1");
+  update.BindInt64(1, trial_id);
+  update.BindInt64(2, range.lines);
+  update.BindInt64(3, range.bytes);
+  update.BindInt64(4, marker_seq);
+  COHORT_RETURN_IF_ERROR(update.Run());
+  return range.lines;
+}
+
+absl::StatusOr<std::optional<int64_t>> SqlDatabase::DropStart(sql::Connection& c, int64_t trial_id,
+                                                              int64_t keep_first,
+                                                              int64_t marker_seq) {
+  if (keep_first == 0) return std::optional<int64_t>(0);
+  if (marker_seq > 0) return std::optional<int64_t>(marker_seq);
+  // The seq of the keep_first-th line: keep_first index steps, once per trial (later drops
+  // start after the marker).
+  Query s(c, "find the kept beginning of a log",
+          "SELECT seq FROM logs WHERE trial_id = ?1 ORDER BY seq LIMIT 1 OFFSET ?2");
+  s.BindInt64(1, trial_id);
+  s.BindInt64(2, keep_first - 1);
+  COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+  if (!has_row) return std::optional<int64_t>();
+  return std::optional<int64_t>(s.Int64(0));
+}
+
+absl::StatusOr<SqlDatabase::DropRange> SqlDatabase::FindDropRange(sql::Connection& c,
+                                                                  int64_t trial_id, int64_t after,
+                                                                  int64_t marker_seq,
+                                                                  int64_t count) {
+  // `count` steps along logs_by_trial (trial_id, seq) from `after`, reading each line's size.
+  Query s(
+      c, "measure log lines to drop",
+      absl::StrCat("SELECT MIN(seq), MAX(seq), COUNT(*), COALESCE(SUM(", dialect_.line_bytes,
+                   "), 0) FROM (SELECT seq, line FROM logs WHERE "
+                   "trial_id = ?1 AND seq > ?2 AND seq != ?3 ORDER BY seq LIMIT ?4) AS picked"));
+  s.BindInt64(1, trial_id);
+  s.BindInt64(2, after);
+  s.BindInt64(3, marker_seq);
+  s.BindInt64(4, count);
+  COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+  if (!has_row) return DropRange{};
+  return DropRange{s.Int64(0), s.Int64(1), s.Int64(2), s.Int64(3)};
+}
+
+}  // namespace cohort::master
