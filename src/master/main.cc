@@ -23,6 +23,7 @@
 #include "master/db/database.h"
 #include "master/db/open_database.h"
 #include "master/db/sqlite_backup.h"
+#include "master/db/sqlite_to_postgres.h"
 #include "master/http/agent_secret_authenticator.h"
 #include "master/http/cluster_authenticator.h"
 #include "master/http/http_server.h"
@@ -41,6 +42,7 @@ struct Flags {
       (std::filesystem::path(cohort::client::LocalClusterDir()) / "master").string();
   std::string db_url;            // --db: a URL or a file path (master/db/open_database.h)
   std::string db_password_file;  // --db-password-file: PostgreSQL's password
+  std::string migrate_from;      // --migrate-from: a SQLite database to copy into --db
   double agent_timeout = 30;
   double preemption_timeout = 600;
   double readopt_grace = 0;  // 0: agent_timeout
@@ -77,6 +79,17 @@ absl::StatusOr<cohort::master::ResourcePools> LoadResourcePools(const Flags& f) 
   return cohort::master::ParseResourcePools(text, f.resource_pools_file);
 }
 
+// --db's value: a URL or path ParseDatabaseUrl accepts; otherwise a usage error saying why
+// (never with a password the URL holds).
+CLI::Validator DatabaseUrlRule() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        absl::StatusOr<cohort::master::DatabaseUrl> url = cohort::master::ParseDatabaseUrl(input);
+        return url.ok() ? "" : std::string(url.status().message());
+      },
+      "URL");
+}
+
 // The database's flags: log retention, the check at start, backups (docs/reliability.md).
 void AddStorageFlags(CLI::App& app, Flags& f) {
   app.add_option("--log-retention-lines-per-trial", f.log_retention.lines_per_trial,
@@ -101,17 +114,11 @@ void AddStorageFlags(CLI::App& app, Flags& f) {
                  "PostgreSQL: read the password from this file (mode 0600) rather than from "
                  "PGPASSWORD or ~/.pgpass; never put it in --db");
   app.add_flag("--overwrite", f.overwrite, "With --backup: replace the file if it exists");
-}
-
-// --db's value: a URL or path ParseDatabaseUrl accepts; otherwise a usage error saying why
-// (never with a password the URL holds).
-CLI::Validator DatabaseUrlRule() {
-  return CLI::Validator(
-      [](std::string& input) -> std::string {
-        absl::StatusOr<cohort::master::DatabaseUrl> url = cohort::master::ParseDatabaseUrl(input);
-        return url.ok() ? "" : std::string(url.status().message());
-      },
-      "URL");
+  app.add_option("--migrate-from", f.migrate_from,
+                 "Instead of serving: copy this SQLite database (sqlite:PATH or a file path; stop "
+                 "its master first) into the empty PostgreSQL database of --db and exit; then "
+                 "start the master with --db")
+      ->check(DatabaseUrlRule());
 }
 
 void AddFlags(CLI::App& app, Flags& f) {
@@ -178,7 +185,9 @@ void AddFlags(CLI::App& app, Flags& f) {
       "  cohort-master --host 0.0.0.0 --tls-cert master.crt --tls-key master.key\n"
       "  cohort-master --data-dir /var/lib/cohort --backup /backups/cohort-$(date +%F).db\n"
       "  cohort-master --db 'postgresql://cohort@db.example:5432/cohort?sslmode=verify-full' "
-      "--db-password-file /etc/cohort/db-password");
+      "--db-password-file /etc/cohort/db-password\n"
+      "  cohort-master --migrate-from /var/lib/cohort/master.db --db "
+      "'postgresql://cohort@db.example:5432/cohort' --db-password-file /etc/cohort/db-password");
 }
 
 // Says what a master listening beyond loopback exposes (without TLS: everything on the wire).
@@ -301,6 +310,58 @@ int RunBackup(const Flags& f, const cohort::master::DatabaseUrl& db) {
   return 0;
 }
 
+// PostgreSQL's password from --db-password-file; empty without one (libpq's own sources).
+absl::StatusOr<std::string> DatabasePassword(const Flags& f) {
+  if (f.db_password_file.empty()) return std::string();
+  absl::StatusOr<std::string> password = cohort::ReadSecretFile(f.db_password_file);
+  if (!password.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--db-password-file: ", password.status().message()));
+  }
+  return password;
+}
+
+// `cohort-master --migrate-from sqlite:PATH --db postgresql://...`: copies the SQLite database
+// into the empty PostgreSQL one, saying how far it got every second.
+int RunMigrateFrom(const Flags& f, const cohort::master::DatabaseUrl& to) {
+  absl::StatusOr<cohort::master::DatabaseUrl> from =
+      cohort::master::ParseDatabaseUrl(f.migrate_from);
+  if (!from.ok()) return Fail(from.status());
+  if (from->backend != cohort::master::DatabaseUrl::Backend::kSqlite ||
+      to.backend != cohort::master::DatabaseUrl::Backend::kPostgres) {
+    return Fail(absl::InvalidArgumentError(
+        "--migrate-from copies a SQLite database (sqlite:PATH) into a PostgreSQL one (--db "
+        "postgresql://...)"));
+  }
+  cohort::master::PostgresDatabaseOptions options;
+  absl::StatusOr<std::string> password = DatabasePassword(f);
+  if (!password.ok()) return Fail(password.status());
+  options.connection.password = *std::move(password);
+  const absl::Time start = absl::Now();
+  absl::Time last_report = start;
+  absl::StatusOr<cohort::master::CopyReport> report = cohort::master::CopySqliteToPostgres(
+      from->path, to.path, options, [&](const std::string& table, int64_t done, int64_t total) {
+        if (done < total && absl::Now() - last_report < absl::Seconds(1)) return;
+        last_report = absl::Now();
+        std::printf("cohort-master: migrate: %s: %lld of %lld rows\n", table.c_str(),
+                    static_cast<long long>(done), static_cast<long long>(total));
+        std::fflush(stdout);
+      });
+  if (!report.ok()) return Fail(report.status());
+  std::printf(
+      "cohort-master: copied %lld rows of %lld tables from %s to %s in %.1f s (counts checked)%s\n",
+      static_cast<long long>(report->rows), static_cast<long long>(report->tables),
+      from->path.c_str(), cohort::master::MaskDatabaseUrl(to.path).c_str(),
+      absl::ToDoubleSeconds(absl::Now() - start),
+      report->cleaned_texts == 0
+          ? ""
+          : absl::StrCat("; ", report->cleaned_texts,
+                         " text values held a NUL or invalid UTF-8, which PostgreSQL cannot "
+                         "store, and were stored with U+FFFD in their place")
+                .c_str());
+  return 0;
+}
+
 // Opens the database, refusing a foreign or damaged one (OpenDatabase), and says how its check
 // went.
 absl::StatusOr<std::unique_ptr<cohort::master::Database>> OpenAndReport(
@@ -308,14 +369,7 @@ absl::StatusOr<std::unique_ptr<cohort::master::Database>> OpenAndReport(
   const absl::Time start = absl::Now();
   cohort::master::DatabaseOptions options;
   options.check_time_limit = absl::Seconds(f.db_check_seconds);
-  if (!f.db_password_file.empty()) {
-    absl::StatusOr<std::string> password = cohort::ReadSecretFile(f.db_password_file);
-    if (!password.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--db-password-file: ", password.status().message()));
-    }
-    options.postgres_password = *std::move(password);
-  }
+  COHORT_ASSIGN_OR_RETURN(options.postgres_password, DatabasePassword(f));
   // A connection for each request handler at once, and for the master's own loops.
   options.pool_size = std::max(f.concurrent_handlers, 4) + 4;
   absl::StatusOr<cohort::master::OpenedDatabase> db = cohort::master::OpenDatabase(url, options);
@@ -389,6 +443,7 @@ int main(int argc, char** argv) {
   absl::StatusOr<cohort::master::DatabaseUrl> database = DatabaseOf(f);
   if (!database.ok()) return Fail(database.status());
   if (!f.backup_file.empty()) return RunBackup(f, *database);
+  if (!f.migrate_from.empty()) return RunMigrateFrom(f, *database);
   const sigset_t stop_signals = BlockStopSignals();
   // Before anything else, so a bad certificate or key is reported before any file is created;
   // read once: what is checked here is what the server serves.

@@ -219,6 +219,43 @@ TEST_F(MasterFaultsTest, AMasterOnPostgresqlOutlivesItsDatabaseGoingAwayAndStart
   EXPECT_GT(Create("again", "./hello.sh", "max_restarts: 0\n"), id);
 }
 
+// Moving a cluster from SQLite to PostgreSQL (--migrate-from): a master ran on SQLite; stopped,
+// its database is copied into an empty PostgreSQL database; started there, it has everything
+// (its users too: the admin logs in with the same password). A second copy into the now
+// non-empty database is refused.
+TEST_F(MasterFaultsTest, AMasterMovedFromSqliteToPostgresqlKeepsEverything) {
+  StartMaster();
+  StartAgent("a1");
+  Script("hello.sh", "echo moved with its master\n");
+  const int64_t id = Create("moving", "./hello.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return State(id) == "COMPLETED"; }, "the experiment to complete");
+  agents_.clear();
+  StopMaster();
+
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<master::db_testing::PostgresServer> postgres,
+                       master::db_testing::PostgresServer::Start());
+  ASSERT_OK_AND_ASSIGN(const std::string url, postgres->CreateDatabase("cohort"));
+  const std::vector<std::string> migrate = {BinaryPath("cohort-master"), "--migrate-from",
+                                            "sqlite:" + (dir_ / "master" / "master.db").string(),
+                                            "--db", url};
+  const LaunchResult copied = RunToCompletion(migrate, {}, absl::Seconds(120));
+  ASSERT_EQ(copied.status, 0) << copied.out << copied.err;
+  EXPECT_NE(copied.out.find("counts checked"), std::string::npos) << copied.out;
+  const LaunchResult again = RunToCompletion(migrate, {}, absl::Seconds(120));
+  EXPECT_EQ(again.status, 1);
+  EXPECT_NE(again.err.find("empty database only"), std::string::npos) << again.err;
+
+  database_flags_ = {"--db", url};
+  StartMaster();
+  EXPECT_EQ(State(id), "COMPLETED");
+  EXPECT_NE(Cohort({"trial", "logs", TrialId(id)}).out.find("moved with its master"),
+            std::string::npos);
+  StartAgent("a1");
+  const int64_t next = Create("after", "./hello.sh", "max_restarts: 0\n");
+  EXPECT_GT(next, id);
+  WaitUntil([&] { return State(next) == "COMPLETED"; }, "a new experiment to complete on it");
+}
+
 // A trial that prints a million lines under --log-retention-lines-per-trial 100000: the master
 // keeps its first 10,000 and its newest 90,000 lines with one marker between them counting the
 // rest, and its memory stays bounded while it takes the flood.

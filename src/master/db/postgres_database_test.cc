@@ -5,6 +5,7 @@
 #include "master/db/postgres_database.h"
 
 #include <atomic>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -13,17 +14,24 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "master/db/internal/read_sql.h"
+#include "master/db/sql/postgres_driver.h"
 #include "master/db/testing/db_test_helpers.h"
 #include "master/db/testing/postgres_server.h"
 
 namespace cohort::master {
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string Join(const std::vector<std::string>& lines) { return absl::StrJoin(lines, "\n"); }
 
 struct Batch {
   int index = 0;
@@ -119,6 +127,67 @@ TEST(PostgresDatabaseTest, ADownServerFailsOpeningAtOnceNamingTheDatabase) {
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kUnavailable,
                                ::testing::AllOf(HasSubstr("127.0.0.1"),
                                                 ::testing::Not(HasSubstr("s3cret")))));
+}
+
+// The plan PostgreSQL makes for `sql` with `params` bound (-1: NULL), one line per node.
+std::vector<std::string> Plan(sql::Connection& c, const std::string& sql,
+                              const std::vector<int64_t>& params) {
+  sql::Query explain(c, "explain", "EXPLAIN " + sql);
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i] < 0) {
+      explain.BindNull(static_cast<int>(i + 1));
+    } else {
+      explain.BindInt64(static_cast<int>(i + 1), params[i]);
+    }
+  }
+  std::vector<std::string> plan;
+  for (;;) {
+    absl::StatusOr<bool> row = explain.Step();
+    EXPECT_TRUE(row.ok()) << row.status();
+    if (!row.ok() || !*row) return plan;
+    plan.push_back(explain.Text(0));
+  }
+}
+
+// The reads that must not walk a whole table use the indexes on PostgreSQL as on SQLite
+// (sqlite_logs_test.cc): the tail of a small trial's log among a large one's and a follower's
+// page are ranges of logs_by_trial (not a walk of the whole log), and a chart's points come
+// from series_points_by_batch alone, already in order (no sort).
+TEST(PostgresDatabaseTest, LogTailsAndSeriesRangesAreReadFromTheIndexes) {
+  ASSERT_OK_AND_ASSIGN(std::string url, db_testing::NewSharedDatabase());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PostgresDatabase> db, PostgresDatabase::Open(url));
+  const int64_t experiment = db->InsertExperiment(MakeExperiment("plans")).value();
+  const int64_t small = db->InsertTrial(MakeTrial(experiment)).value();
+  const int64_t large = db->InsertTrial(MakeTrial(experiment)).value();
+  ASSERT_OK(db->AppendLogs(small, {{0, "early"}, {1, "lines"}}).status());
+  for (int first = 0; first < 40'000; first += 2000) {
+    std::vector<std::pair<int, std::string>> lines;
+    std::vector<PointRow> points;
+    for (int i = first; i < first + 2000; ++i) {
+      lines.emplace_back(i % 2, absl::StrCat("line ", i));
+      points.push_back({"training/loss", "", i, 1.0 * i, 1.0 / (i + 1)});
+    }
+    ASSERT_OK(db->AppendLogs(large, lines).status());
+    ASSERT_OK(db->InsertPoints(large, points));
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<sql::Connection> c, sql::ConnectPostgres(url));
+  // As autovacuum leaves a table that has been written a while: statistics taken, and the pages
+  // marked all-visible (what lets an index-only scan skip the table).
+  ASSERT_OK(c->Exec("vacuum", "VACUUM ANALYZE"));
+
+  const std::vector<std::string> tail = Plan(*c, internal::kListLastLogsSql, {small, 100, -1});
+  EXPECT_THAT(tail, Contains(HasSubstr("using logs_by_trial"))) << Join(tail);
+  EXPECT_THAT(tail, Not(Contains(HasSubstr("Seq Scan")))) << Join(tail);
+  const std::vector<std::string> page = Plan(*c, internal::kListLogsSql, {small, 1, -1, 1000});
+  EXPECT_THAT(page, Contains(HasSubstr("using logs_by_trial"))) << Join(page);
+  EXPECT_THAT(page, Not(Contains(HasSubstr("Seq Scan")))) << Join(page);
+
+  // The large trial's series is the first: a range of its batches, every time.
+  const std::vector<std::string> points =
+      Plan(*c, internal::ReadPointsSql(), {1, 5000, 6000, 0, 1'000'000'000, 0});
+  EXPECT_THAT(points, Contains(HasSubstr("Index Only Scan using series_points_by_batch")))
+      << Join(points);
+  EXPECT_THAT(points, Not(Contains(HasSubstr("Sort")))) << Join(points);
 }
 
 TEST(PostgresDatabaseTest, ReportsItsSizeAndPool) {

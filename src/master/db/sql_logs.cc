@@ -9,7 +9,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cohort/status.h"
-#include "master/db/internal/sqlite_log_sql.h"
+#include "master/db/internal/read_sql.h"
 #include "master/db/sql_database.h"
 
 namespace cohort::master {

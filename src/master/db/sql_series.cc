@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
+#include "master/db/internal/read_sql.h"
 #include "master/db/sql_database.h"
 
 namespace cohort::master {
@@ -18,10 +19,8 @@ namespace {
 using sql::Query;
 using sql::ReadAll;
 
-// The points of one series within a query's ranges: ?1 series, ?2..?3 batches, ?4..?5 times,
-// ?6 the id to follow after.
-constexpr absl::string_view kInRange =
-    "series_id = ?1 AND batch BETWEEN ?2 AND ?3 AND time BETWEEN ?4 AND ?5 AND id > ?6";
+using internal::kPointsInRange;
+using internal::ReadPointsSql;
 
 void BindRange(Query& s, int64_t series_id, const PointQuery& q) {
   s.BindInt64(1, series_id);
@@ -166,14 +165,12 @@ absl::StatusOr<std::vector<PointRow>> SqlDatabase::QueryPoints(const PointQuery&
   Query extent(*c, "measure points",
                absl::StrCat("SELECT COUNT(*), MIN(batch), MAX(batch) FROM series_points "
                             "WHERE ",
-                            kInRange));
+                            kPointsInRange));
   BindRange(extent, series_id, q);
   COHORT_ASSIGN_OR_RETURN(bool has_row, extent.Step());
   const int64_t count = has_row ? extent.Int64(0) : 0;
   if (count <= q.max_points) {
-    Query all(*c, "read points",
-              absl::StrCat("SELECT id, batch, time, value FROM series_points WHERE ", kInRange,
-                           " ORDER BY batch, id"));
+    Query all(*c, "read points", ReadPointsSql());
     BindRange(all, series_id, q);
     return ReadAll<PointRow>(all, [&q](const Query& r) { return ReadPoint(r, q); });
   }
@@ -183,9 +180,7 @@ absl::StatusOr<std::vector<PointRow>> SqlDatabase::QueryPoints(const PointQuery&
   // SQLite would need (series_bench).
   const int64_t lo = extent.Int64(1), hi = extent.Int64(2);
   const double buckets = static_cast<double>(q.max_points / 4);
-  Query s(*c, "downsample points",
-          absl::StrCat("SELECT id, batch, time, value FROM series_points WHERE ", kInRange,
-                       " ORDER BY batch, id"));
+  Query s(*c, "downsample points", ReadPointsSql());
   BindRange(s, series_id, q);
   std::vector<PointRow> out;
   Bucket bucket;

@@ -13,7 +13,7 @@
 #include "common/testing/status_matchers.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "master/db/internal/sqlite_log_sql.h"
+#include "master/db/internal/read_sql.h"
 #include "master/db/postgres_database.h"
 #include "master/db/sqlite_database.h"
 #include "master/db/sqlite_migrations.h"
