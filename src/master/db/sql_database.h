@@ -196,6 +196,10 @@ class SqlDatabase : public Database {
                                     OutputRowsWritten& written);
   static absl::Status InSavepoint(sql::Connection& c, absl::FunctionRef<absl::Status()> body,
                                   absl::Status* part);
+  // WriteOutputs' first try: every part of `item` without savepoints (any failure fails the
+  // transaction, which WriteOutputs then runs again with WriteOutputIn's savepoints).
+  static absl::Status WriteOutputAtOnce(sql::Connection& c, const OutputRows& item,
+                                        OutputRowsWritten& written);
 
   // Migrate's loop, under the dialect's migration lock.
   absl::Status MigrateLocked(sql::Connection& c);

@@ -22,6 +22,15 @@ LogRow ReadLog(const Query& r) {
   return LogRow{r.Int64(0), r.Int64(1), r.Int(2), r.Text(3), r.Int64(4)};
 }
 
+// The INSERT of `rows` log lines: ?1 trial, ?2 time, then rank and line of each row.
+std::string AppendLogsSql(size_t rows) {
+  std::string sql = "INSERT INTO logs (trial_id, rank, line, time_ms) VALUES ";
+  for (size_t r = 0; r < rows; ++r) {
+    absl::StrAppend(&sql, r == 0 ? "" : ", ", "(?1, ?", 3 + 2 * r, ", ?", 4 + 2 * r, ", ?2)");
+  }
+  return absl::StrCat(sql, " RETURNING seq");
+}
+
 }  // namespace
 
 // The batch is one transaction with one prepared statement reused for every line: the commit
@@ -51,28 +60,38 @@ absl::Status SqlDatabase::AppendMasterLines(
 absl::StatusOr<int64_t> SqlDatabase::AppendLogsIn(
     sql::Connection& c, int64_t trial_id,
     const std::vector<std::pair<int, std::string>>& rank_and_line) {
-  Query s(c, "append logs",
-          "INSERT INTO logs (trial_id, rank, line, time_ms) VALUES (?1, ?2, ?3, ?4) RETURNING seq");
-  s.BindInt64(1, trial_id);
-  // The wall clock when the master stores the line: within an agent's flush (500 ms) of when it
-  // was printed, which is what a log reader's HH:MM:SS needs.
-  s.BindInt64(4, absl::ToUnixMillis(absl::Now()));
+  // Up to kLinesPerInsert lines per statement: one round trip to PostgreSQL for a post's lines,
+  // not one per line. The wall clock when the master stores the line: within an agent's flush
+  // (500 ms) of when it was printed, which is what a log reader's HH:MM:SS needs.
+  constexpr size_t kLinesPerInsert = 64;
+  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
   int64_t bytes = 0, last_seq = 0;
-  for (const auto& [rank, line] : rank_and_line) {
-    s.BindInt64(2, rank);
-    // A trial's output is whatever bytes it printed: stored as text every backend takes (the
-    // agent cleans its lines already; a client posting NULs must not fail the whole batch).
-    const bool clean = sql::IsCleanText(line);
-    const std::string cleaned = clean ? std::string() : sql::CleanText(line);
-    const std::string& text = clean ? line : cleaned;
-    s.BindText(3, text);
-    absl::StatusOr<int64_t> seq = s.RunReturningInt64();
-    if (s.failure() == sql::Failure::kForeignKeyViolation) {
-      return absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"));
+  std::vector<std::string> cleaned(kLinesPerInsert);
+  for (size_t first = 0; first < rank_and_line.size(); first += kLinesPerInsert) {
+    const size_t rows = std::min(kLinesPerInsert, rank_and_line.size() - first);
+    Query s(c, "append logs", AppendLogsSql(rows));
+    s.BindInt64(1, trial_id);
+    s.BindInt64(2, now_ms);
+    for (size_t r = 0; r < rows; ++r) {
+      const auto& [rank, line] = rank_and_line[first + r];
+      // A trial's output is whatever bytes it printed: stored as text every backend takes (the
+      // agent cleans its lines already; a client posting NULs must not fail the whole batch).
+      const bool clean = sql::IsCleanText(line);
+      if (!clean) cleaned[r] = sql::CleanText(line);
+      const std::string& text = clean ? line : cleaned[r];
+      s.BindInt64(static_cast<int>(3 + 2 * r), rank);
+      s.BindText(static_cast<int>(4 + 2 * r), text);
+      bytes += static_cast<int64_t>(text.size());
     }
-    COHORT_RETURN_IF_ERROR(seq.status());
-    last_seq = *seq;
-    bytes += static_cast<int64_t>(text.size());
+    for (;;) {
+      absl::StatusOr<bool> row = s.Step();
+      if (s.failure() == sql::Failure::kForeignKeyViolation) {
+        return absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"));
+      }
+      COHORT_RETURN_IF_ERROR(row.status());
+      if (!*row) break;
+      last_seq = std::max(last_seq, s.Int64(0));
+    }
   }
   Query count(c, "count logs",
               "INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq) "

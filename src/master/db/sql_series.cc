@@ -84,6 +84,9 @@ absl::StatusOr<std::optional<int64_t>> FindSeries(sql::Connection& c, int64_t tr
 
 absl::StatusOr<int64_t> SqlDatabase::SeriesIdIn(sql::Connection& c, int64_t trial_id,
                                                 const std::string& name, const std::string& label) {
+  // Looked up first: a series is made once and then written to every report after.
+  COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> known, FindSeries(c, trial_id, name, label));
+  if (known) return *known;
   Query insert(c, "create series",
                "INSERT INTO series (trial_id, name, label) VALUES (?1, ?2, ?3) "
                "ON CONFLICT (trial_id, name, label) DO NOTHING");
