@@ -289,12 +289,12 @@ absl::Status Master::ReportsStoredLocked(const std::string& allocation,
                                          const wire::ReportBatch& batch,
                                          const ReportChanges& changes, bool stored_points) {
   const int64_t trial_id = batch.trial_id;
-  // Keep the state the master decided; only the report fields change here.
-  COHORT_ASSIGN_OR_RETURN(TrialRow current, db_->GetTrial(trial_id));
-  if (changes.latest_checkpoint) current.latest_checkpoint = *changes.latest_checkpoint;
-  if (changes.searcher_metric) current.searcher_metric = *changes.searcher_metric;
-  if (changes.batches) std::tie(current.batches, current.total_batches) = *changes.batches;
-  COHORT_RETURN_IF_ERROR(db_->UpdateTrial(current));
+  // Keep the state the master decided; only the report fields change here (one statement).
+  COHORT_ASSIGN_OR_RETURN(
+      TrialRow current,
+      db_->UpdateTrialReport(trial_id, {.latest_checkpoint = changes.latest_checkpoint,
+                                        .searcher_metric = changes.searcher_metric,
+                                        .batches = changes.batches}));
   if (batch.stalled) NoteStallLocked(trial_id, *batch.stalled);
   // The trial stopped early to resume later: its exit queues it again, even where this master
   // did not ask (it restarted after asking, or the agent was told to stop by itself).

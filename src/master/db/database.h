@@ -68,6 +68,14 @@ struct ExperimentScheduling {
   double queue_position = 0;
 };
 
+// What a trial's report changes of its row (Database::UpdateTrialReport); an absent field is
+// left as it is.
+struct TrialReportFields {
+  std::optional<std::string> latest_checkpoint;
+  std::optional<double> searcher_metric;
+  std::optional<std::pair<int64_t, int64_t>> batches;  // (batches, total_batches)
+};
+
 struct TrialRow {
   int64_t id = 0;  // assigned by InsertTrial (1, 2, ... across experiments)
   int64_t experiment_id = 0;
@@ -286,6 +294,11 @@ class Database {
   virtual absl::StatusOr<int64_t> InsertTrial(const TrialRow& row) = 0;
   // Writes every field but id and experiment_id.
   virtual absl::Status UpdateTrial(const TrialRow& row) = 0;
+  // Writes the fields a report changed, and only those, in one statement; returns the row as
+  // it is after. NotFound when the trial does not exist. (One round trip where GetTrial and
+  // UpdateTrial took two, and nothing written in between is overwritten.)
+  virtual absl::StatusOr<TrialRow> UpdateTrialReport(int64_t id,
+                                                     const TrialReportFields& fields) = 0;
   virtual absl::StatusOr<TrialRow> GetTrial(int64_t id) = 0;
   // All trials (by id), or those of one experiment.
   virtual absl::StatusOr<std::vector<TrialRow>> ListTrials(

@@ -73,9 +73,15 @@ absl::StatusOr<ExperimentRow> ReadExperiment(const Query& s) {
   return row;
 }
 
-constexpr absl::string_view kSelectTrial =
-    "SELECT id, experiment_id, hparams_json, seed, state, restarts, batches, total_batches, "
-    "searcher_metric, latest_checkpoint, error_lines, sequence, kill_requested FROM trials";
+// The columns ReadTrial reads, in its order (a SELECT's, or an UPDATE's RETURNING).
+constexpr absl::string_view kTrialColumns =
+    "id, experiment_id, hparams_json, seed, state, restarts, batches, total_batches, "
+    "searcher_metric, latest_checkpoint, error_lines, sequence, kill_requested";
+const std::string& SelectTrial() {
+  static const std::string* const sql =
+      new std::string(absl::StrCat("SELECT ", kTrialColumns, " FROM trials"));
+  return *sql;
+}
 
 absl::StatusOr<TrialRow> ReadTrial(const Query& s) {
   TrialRow row;
@@ -307,9 +313,47 @@ absl::Status SqlDatabase::UpdateTrial(const TrialRow& row) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<TrialRow> SqlDatabase::UpdateTrialReport(int64_t id,
+                                                        const TrialReportFields& fields) {
+  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+  // ?2..?6 NULL where the report left the field alone (?3 says whether ?4 is given: a NULL
+  // metric is not a value to store).
+  Query s(*c, "update a trial's report fields",
+          absl::StrCat("UPDATE trials SET latest_checkpoint = COALESCE(CAST(?2 AS TEXT), "
+                       "latest_checkpoint), searcher_metric = CASE WHEN CAST(?3 AS INTEGER) = 1 "
+                       "THEN ?4 ELSE searcher_metric END, batches = COALESCE(CAST(?5 AS BIGINT), "
+                       "batches), total_batches = COALESCE(CAST(?6 AS BIGINT), total_batches) "
+                       "WHERE id = ?1 RETURNING ",
+                       kTrialColumns));
+  s.BindInt64(1, id);
+  if (fields.latest_checkpoint) {
+    s.BindText(2, *fields.latest_checkpoint);
+  } else {
+    s.BindNull(2);
+  }
+  s.BindInt64(3, fields.searcher_metric.has_value() ? 1 : 0);
+  if (fields.searcher_metric) {
+    s.BindDouble(4, *fields.searcher_metric);
+  } else {
+    s.BindNull(4);
+  }
+  if (fields.batches) {
+    s.BindInt64(5, fields.batches->first);
+    s.BindInt64(6, fields.batches->second);
+  } else {
+    s.BindNull(5);
+    s.BindNull(6);
+  }
+  COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+  if (!has_row) return TrialNotFound(id);
+  absl::StatusOr<TrialRow> row = ReadTrial(s);
+  s.Reset();  // done with the statement before the connection goes back
+  return row;
+}
+
 absl::StatusOr<TrialRow> SqlDatabase::GetTrial(int64_t id) {
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
-  Query s(*c, "get trial", absl::StrCat(kSelectTrial, " WHERE id = ?1"));
+  Query s(*c, "get trial", absl::StrCat(SelectTrial(), " WHERE id = ?1"));
   s.BindInt64(1, id);
   absl::StatusOr<bool> has_row = s.Step();
   if (!has_row.ok()) return has_row.status();
@@ -321,11 +365,11 @@ absl::StatusOr<std::vector<TrialRow>> SqlDatabase::ListTrials(
     std::optional<int64_t> experiment_id) {
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
   if (!experiment_id.has_value()) {
-    Query s(*c, "list trials", absl::StrCat(kSelectTrial, " ORDER BY id"));
+    Query s(*c, "list trials", absl::StrCat(SelectTrial(), " ORDER BY id"));
     return ReadAll<TrialRow>(s, ReadTrial);
   }
   Query s(*c, "list trials of an experiment",
-          absl::StrCat(kSelectTrial, " WHERE experiment_id = ?1 ORDER BY id"));
+          absl::StrCat(SelectTrial(), " WHERE experiment_id = ?1 ORDER BY id"));
   s.BindInt64(1, *experiment_id);
   return ReadAll<TrialRow>(s, ReadTrial);
 }
@@ -337,7 +381,7 @@ absl::StatusOr<std::vector<TrialRow>> SqlDatabase::ListTrialsInStates(
   for (size_t i = 0; i < states.size(); ++i) params.push_back(absl::StrCat("?", i + 1));
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
   Query s(*c, "list trials by state",
-          absl::StrCat(kSelectTrial, " WHERE state IN (", absl::StrJoin(params, ", "),
+          absl::StrCat(SelectTrial(), " WHERE state IN (", absl::StrJoin(params, ", "),
                        ") ORDER BY id"));
   for (size_t i = 0; i < states.size(); ++i)
     s.BindText(static_cast<int>(i + 1), wire::Name(states[i]));

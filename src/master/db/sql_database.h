@@ -49,6 +49,7 @@ class SqlDatabase : public Database {
   // NotFound when the row's experiment does not exist.
   absl::StatusOr<int64_t> InsertTrial(const TrialRow& row) override;
   absl::Status UpdateTrial(const TrialRow& row) override;
+  absl::StatusOr<TrialRow> UpdateTrialReport(int64_t id, const TrialReportFields& fields) override;
   absl::StatusOr<TrialRow> GetTrial(int64_t id) override;
   absl::StatusOr<std::vector<TrialRow>> ListTrials(std::optional<int64_t> experiment_id) override;
   absl::StatusOr<std::vector<TrialRow>> ListTrialsInStates(

@@ -285,6 +285,31 @@ TEST_P(DatabaseTest, UpdateTrialWritesEveryFieldButIdAndExperiment) {
   EXPECT_EQ(db_->GetTrial(id).value().searcher_metric, std::optional<double>(-2.5));
 }
 
+// A report's fields, and only those, in one statement; the row comes back as it is after.
+TEST_P(DatabaseTest, UpdateTrialReportWritesOnlyTheFieldsGivenAndReturnsTheRow) {
+  ASSERT_OK_AND_ASSIGN(int64_t experiment, db_->InsertExperiment(MakeExperiment("a")));
+  ASSERT_OK_AND_ASSIGN(int64_t id, db_->InsertTrial(MakeTrial(experiment)));
+  TrialRow expected = db_->GetTrial(id).value();
+
+  ASSERT_OK_AND_ASSIGN(TrialRow after, db_->UpdateTrialReport(id, {}));
+  EXPECT_EQ(Fields(after), Fields(expected)) << "nothing given, nothing changed";
+
+  ASSERT_OK_AND_ASSIGN(after, db_->UpdateTrialReport(id, {.batches = std::make_pair(400, 900)}));
+  expected.batches = 400;
+  expected.total_batches = 900;
+  EXPECT_EQ(Fields(after), Fields(expected));
+
+  ASSERT_OK_AND_ASSIGN(after, db_->UpdateTrialReport(
+                                  id, {.latest_checkpoint = "ckpt-2", .searcher_metric = -1.5}));
+  expected.latest_checkpoint = "ckpt-2";
+  expected.searcher_metric = -1.5;
+  EXPECT_EQ(Fields(after), Fields(expected));
+  EXPECT_EQ(Fields(db_->GetTrial(id).value()), Fields(expected));
+
+  EXPECT_THAT(db_->UpdateTrialReport(id + 100, {.batches = std::make_pair(1, 2)}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr(absl::StrCat(id + 100))));
+}
+
 TEST_P(DatabaseTest, ReportsAMissingTrialByItsId) {
   TrialRow row = MakeTrial(1);
   row.id = 3;
