@@ -424,7 +424,8 @@ absl::StatusOr<std::map<wire::TrialState, int64_t>> SqlDatabase::CountTrialsBySt
 
 absl::Status SqlDatabase::Transact(absl::FunctionRef<absl::Status(sql::Connection&)> body) {
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
-  return sql::RunTransaction(*c, [&] { return body(*c); });
+  return sql::RunTransaction(
+      *c, [&] { return body(*c); }, sql::Isolation::kReadCommitted, dialect_.transaction_attempts);
 }
 
 absl::Status SqlDatabase::InsertMetrics(const std::vector<MetricRow>& rows) {

@@ -14,6 +14,7 @@ const SqlDialect& SqliteDialect() {
       .insertion_order = "rowid",
       .row_locator = "rowid",
       .line_bytes = "LENGTH(CAST(line AS BLOB))",
+      .transaction_attempts = 1,
   };
   return dialect;
 }
@@ -28,6 +29,7 @@ const SqlDialect& PostgresDialect() {
       .insertion_order = "seq",
       .row_locator = "ctid",
       .line_bytes = "OCTET_LENGTH(line)",
+      .transaction_attempts = 10,
   };
   return dialect;
 }

@@ -28,6 +28,10 @@ struct SqlDialect {
   absl::string_view row_locator;
   // The bytes of the text column `line` (SQLite's LENGTH counts characters).
   absl::string_view line_bytes;
+  // How many times a transaction is run when a concurrent one keeps winning (sql::
+  // RunTransaction). SQLite: once, as before the driver interface; its busy timeout (5 s)
+  // already waited for the other writer, and ten of them would hold a call for 50 s.
+  int transaction_attempts;
 };
 
 const SqlDialect& SqliteDialect();

@@ -33,6 +33,28 @@ TEST(SqliteConcurrencyTest, AWriteThatFailsHalfwayIsUndoneAlone) {
   EXPECT_THAT(db->ListMetrics(trial, std::nullopt).value(), ::testing::SizeIs(1));
 }
 
+// Another program holding the file's write lock (a sqlite3 shell in a transaction): a write
+// waits out SQLite's busy timeout once (no retries on top of it), then fails as Aborted (the
+// master answers 503) naming the file, stores nothing, and goes through once the lock is gone.
+TEST(SqliteConcurrencyTest, AWriteBlockedByAnotherProgramsLockFailsOnceNamingTheFile) {
+  TempDir dir;
+  const std::string path = dir.path() + "/master.db";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Database> db, OpenSqliteDatabase(path));
+  ASSERT_OK_AND_ASSIGN(int64_t exp, db->InsertExperiment(MakeExperiment("locked")));
+  ASSERT_OK_AND_ASSIGN(int64_t trial, db->InsertTrial(MakeTrial(exp)));
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  const absl::Status blocked = db->AppendLogs(trial, {{0, "waits"}}).status();
+  EXPECT_THAT(blocked, StatusIs(absl::StatusCode::kAborted,
+                                ::testing::AllOf(::testing::HasSubstr(path),
+                                                 ::testing::HasSubstr("locked"))));
+  ASSERT_EQ(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  EXPECT_THAT(db->ListLogs(trial, 0, std::nullopt, 10).value(), ::testing::IsEmpty());
+  EXPECT_THAT(db->AppendLogs(trial, {{0, "goes through"}}), IsOkAndHolds(1));
+}
+
 // Threads append logs, metrics and trial updates at once, some to a trial that does not exist;
 // each call's result is its own, and every acknowledged write is in the file when it is opened
 // again.
