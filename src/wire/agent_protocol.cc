@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "common/json_bounded.h"
+#include "common/utf8_text.h"
 #include "wire/internal/field_reader.h"
 #include "wire/limits.h"
 
@@ -56,9 +57,12 @@ absl::StatusOr<RunningAllocation> ParseRunningAllocation(const Json& json,
 Json AgentRegistration::ToJson() const {
   Json list = Json::array();
   for (const RunningAllocation& a : allocations) list.push_back(a.ToJson());
-  return {{"id", id},           {"slots", slots},
-          {"host", host},       {"port_range", {port_lo, port_hi}},
-          {"running", running}, {"allocations", list},
+  return {{"id", id},
+          {"slots", slots},
+          {"host", host},
+          {"port_range", {port_lo, port_hi}},
+          {"running", running},
+          {"allocations", list},
           {"resource_pool", resource_pool}};
 }
 
@@ -249,22 +253,8 @@ absl::StatusOr<LogBatch> ParseLogBatch(const Json& json) {
 
 std::string CleanLogLine(std::string line) {
   constexpr absl::string_view kMark = " [cut]";
-  const std::string quoted =
-      Json(std::move(line)).dump(-1, ' ', false, Json::error_handler_t::replace);
-  line = Json::parse(quoted).get<std::string>();
-  // NUL is valid JSON ("\u0000") but ends C strings (terminals, SQLite's text functions).
-  if (line.find('\0') != std::string::npos) {
-    std::string clean;
-    clean.reserve(line.size());
-    for (char c : line) {
-      if (c == '\0') {
-        clean.append("\xEF\xBF\xBD");
-      } else {
-        clean.push_back(c);
-      }
-    }
-    line = std::move(clean);
-  }
+  // NUL is valid JSON ("\u0000") but ends C strings (terminals) and PostgreSQL refuses it.
+  if (!IsCleanUtf8(line)) line = CleanUtf8(line);
   if (line.size() <= kMaxLogLineBytes) return line;
   size_t end = kMaxLogLineBytes - kMark.size();
   // Back up over UTF-8 continuation bytes (10xxxxxx) so no character is split.

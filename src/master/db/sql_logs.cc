@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cohort/status.h"
+#include "common/utf8_text.h"
 #include "master/db/internal/read_sql.h"
 #include "master/db/sql_database.h"
 
@@ -76,8 +77,8 @@ absl::StatusOr<int64_t> SqlDatabase::AppendLogsIn(
       const auto& [rank, line] = rank_and_line[first + r];
       // A trial's output is whatever bytes it printed: stored as text every backend takes (the
       // agent cleans its lines already; a client posting NULs must not fail the whole batch).
-      const bool clean = sql::IsCleanText(line);
-      if (!clean) cleaned[r] = sql::CleanText(line);
+      const bool clean = IsCleanUtf8(line);
+      if (!clean) cleaned[r] = CleanUtf8(line);
       const std::string& text = clean ? line : cleaned[r];
       s.BindInt64(static_cast<int>(3 + 2 * r), rank);
       s.BindText(static_cast<int>(4 + 2 * r), text);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cohort/status.h"
+#include "common/utf8_text.h"
 #include "master/db/open_database.h"
 #include "master/db/sql/driver.h"
 #include "master/db/sql/postgres_driver.h"
@@ -149,8 +150,8 @@ class TableCopy {
       if (!v.null && v.type == Type::kReal) v.real = read.Double(c);
       if (!v.null && v.type == Type::kText) {
         v.text = read.Text(c);
-        if (!sql::IsCleanText(v.text)) {
-          v.text = sql::CleanText(v.text);
+        if (!IsCleanUtf8(v.text)) {
+          v.text = CleanUtf8(v.text);
           ++report_.cleaned_texts;
         }
       }

@@ -10,7 +10,7 @@
 // order); each identity continues after the larger of its table's largest id and SQLite's
 // AUTOINCREMENT counter, so no id is ever handed out twice. Text that PostgreSQL cannot store
 // (a NUL byte, invalid UTF-8: older masters stored log lines as printed) is stored cleaned
-// (sql::CleanText) and counted. After the commit each table's row count is compared on both
+// (common/utf8_text.h) and counted. After the commit each table's row count is compared on both
 // sides. Not thread-safe (one copy at a time; it owns its connections).
 //
 // Example:

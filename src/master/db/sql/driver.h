@@ -43,13 +43,6 @@ absl::Status FailureStatus(Failure kind, std::string message);
 // (InvalidArgument naming the operation and the parameter).
 absl::Status CheckTextParameter(absl::string_view what, int index, absl::string_view value);
 
-// `text` as every backend can store it: valid UTF-8 without NUL bytes, each NUL and each byte
-// that does not begin a valid UTF-8 sequence replaced by U+FFFD. For text whose bytes nobody
-// vouches for (a trial's output) where it is stored. IsCleanText: whether `text` is so already
-// (then CleanText returns it unchanged).
-bool IsCleanText(absl::string_view text);
-std::string CleanText(absl::string_view text);
-
 // How much of concurrent transactions a transaction sees (PostgreSQL; SQLite's one writer makes
 // every transaction serializable whatever is asked).
 enum class Isolation {
@@ -71,8 +64,9 @@ class Statement {
   virtual void BindInt64(int index, int64_t value) = 0;
   virtual void BindDouble(int index, double value) = 0;
   virtual void BindNull(int index) = 0;
-  // Text must be UTF-8 without NUL bytes on every backend (PostgreSQL refuses anything else);
-  // a NUL byte is refused by every driver (the next Step fails naming the parameter).
+  // Text must be UTF-8 without NUL bytes on every backend (PostgreSQL refuses anything else;
+  // common/utf8_text.h makes untrusted bytes so); a NUL byte is refused by every driver (the
+  // next Step fails naming the parameter).
   virtual void BindText(int index, absl::string_view value) = 0;
 
   // Advances: true when a row is ready to read, false when the statement is done.

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
@@ -25,29 +24,6 @@ namespace cohort::master::sql {
 namespace {
 
 using ::cohort::testing_support::StatusIs;
-
-TEST(CleanTextTest, ReplacesNulsAndInvalidUtf8AndKeepsTheRest) {
-  using namespace std::string_literals;
-  EXPECT_TRUE(IsCleanText("plain ascii, ünïcödé, 名前, 🙂"));
-  EXPECT_EQ(CleanText("plain 名前 🙂"), "plain 名前 🙂");
-  const std::string bad[] = {"a\0b"s,
-                             "\xC3\x28",
-                             "\xC0\xAF" /* overlong */,
-                             "\xED\xA0\x80" /* surrogate */,
-                             "\xF4\x90\x80\x80" /* > U+10FFFF */,
-                             "\xE2\x82" /* cut short */,
-                             "\xFF"};
-  for (const std::string& text : bad) {
-    EXPECT_FALSE(IsCleanText(text)) << absl::CEscape(text);
-    const std::string clean = CleanText(text);
-    EXPECT_TRUE(IsCleanText(clean)) << absl::CEscape(clean);
-    EXPECT_TRUE(absl::StrContains(clean, "\xEF\xBF\xBD")) << absl::CEscape(clean);
-  }
-  EXPECT_EQ(CleanText("a\0b"s),
-            "a\xEF\xBF\xBD"
-            "b");
-  EXPECT_EQ(CleanText("x\xC3\x28y"), "x\xEF\xBF\xBD(y");  // the next byte is kept
-}
 
 TEST(PostgresPlaceholdersTest, RewritesParametersButNotLiteralsOrComments) {
   int n = 0;
