@@ -757,16 +757,31 @@ struct MasterBenchResult {
   double database_mb = 0;
 };
 
-MasterBenchResult PrintSummary(const Shared& shared, const std::string& metrics, double seconds,
-                               std::pair<int64_t, int64_t> lost) {
+// What the run measured: the master's own figures (from `metrics`, its /metrics text), the
+// agents' and what the restart lost.
+MasterBenchResult Summarize(const Shared& shared, const std::string& metrics, double seconds,
+                            std::pair<int64_t, int64_t> lost) {
+  const auto [lines, reports] = shared.acked.Totals();
+  MasterBenchResult result;
+  result.pass_p50_ms = 1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.5\"}");
+  result.pass_p99_ms = 1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.99\"}");
+  result.outputs_p99_ms = shared.latencies.OutputsP99(
+      shared.load_start + absl::Seconds(shared.options.warmup_seconds), absl::InfiniteFuture());
+  result.lines_per_second = static_cast<double>(lines) / seconds;
+  result.reports_per_second = static_cast<double>(reports) / seconds;
+  result.lost_lines = lost.first;
+  result.lost_reports = lost.second;
+  result.database_mb = Sample(metrics, "cohort_database_size_bytes") / 1e6;
+  return result;
+}
+
+void PrintSummary(const Shared& shared, const std::string& metrics, const MasterBenchResult& r) {
   const auto [lines, reports] = shared.acked.Totals();
   const double warmup = shared.options.warmup_seconds;
   shared.latencies.Print(shared.load_start + absl::Seconds(warmup), warmup);
   PrintServerLatencies(metrics);
   std::printf("\nscheduling passes: %.0f, p50 %.2f ms, p99 %.2f ms, max %.2f ms (last 1000)\n",
-              Sample(metrics, "cohort_scheduling_passes_total"),
-              1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.5\"}"),
-              1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.99\"}"),
+              Sample(metrics, "cohort_scheduling_passes_total"), r.pass_p50_ms, r.pass_p99_ms,
               1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"1\"}"));
   std::printf(
       "  longest hold of the master's lock per pass: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
@@ -787,25 +802,14 @@ MasterBenchResult PrintSummary(const Shared& shared, const std::string& metrics,
   std::printf(
       "acknowledged: %lld log lines (%.0f/s), %lld metric reports (%.0f/s); "
       "allocations started %lld, exited %lld\n",
-      static_cast<long long>(lines), lines / seconds, static_cast<long long>(reports),
-      reports / seconds, static_cast<long long>(shared.allocations.load()),
+      static_cast<long long>(lines), r.lines_per_second, static_cast<long long>(reports),
+      r.reports_per_second, static_cast<long long>(shared.allocations.load()),
       static_cast<long long>(shared.exits.load()));
-  std::printf("database: %.1f MB\n", Sample(metrics, "cohort_database_size_bytes") / 1e6);
+  std::printf("database: %.1f MB\n", r.database_mb);
   std::printf(
       "lost after the restart: %lld log lines, %lld metric reports (acknowledged, not "
       "stored)\n",
-      static_cast<long long>(lost.first), static_cast<long long>(lost.second));
-  MasterBenchResult result;
-  result.pass_p50_ms = 1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.5\"}");
-  result.pass_p99_ms = 1e3 * Sample(metrics, "cohort_scheduling_pass_seconds{quantile=\"0.99\"}");
-  result.outputs_p99_ms = shared.latencies.OutputsP99(shared.load_start + absl::Seconds(warmup),
-                                                      absl::InfiniteFuture());
-  result.lines_per_second = static_cast<double>(lines) / seconds;
-  result.reports_per_second = static_cast<double>(reports) / seconds;
-  result.lost_lines = lost.first;
-  result.lost_reports = lost.second;
-  result.database_mb = Sample(metrics, "cohort_database_size_bytes") / 1e6;
-  return result;
+      static_cast<long long>(r.lost_lines), static_cast<long long>(r.lost_reports));
 }
 
 absl::StatusOr<MasterBenchResult> RunMasterBench(const MasterBenchOptions& o) {
@@ -865,9 +869,9 @@ absl::StatusOr<MasterBenchResult> RunMasterBench(const MasterBenchOptions& o) {
       master_cpu, 100 * master_cpu / o.seconds,
       requests > 0 ? 1e6 * master_cpu / static_cast<double>(requests) : 0.0, requests);
   COHORT_ASSIGN_OR_RETURN(std::string metrics, admin.GetBytes("/metrics"));
-  MasterBenchResult result =
-      PrintSummary(shared, metrics, o.seconds, CountLost(admin, shared.acked));
+  MasterBenchResult result = Summarize(shared, metrics, o.seconds, CountLost(admin, shared.acked));
   result.master_cpu_seconds = master_cpu;
+  PrintSummary(shared, metrics, result);
   if (!shared.trials_stopped_after_exit.empty()) {
     std::printf("of the trials whose exit the old master took unanswered, not COMPLETED: %lld\n",
                 static_cast<long long>(CountNotCompleted(admin, shared)));
@@ -946,7 +950,7 @@ CLI::App* AddMasterCommand(CLI::App& app, MasterBenchOptions& o) {
   return cmd;
 }
 
-// The runs' results side by side, with each database's ratio to the first's.
+// The runs' results side by side, and the last database's ratio to the first's.
 void PrintSideBySide(const std::vector<std::pair<std::string, MasterBenchResult>>& runs) {
   if (runs.size() < 2) return;
   std::printf("\n%-44s", "side by side");

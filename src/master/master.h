@@ -512,10 +512,8 @@ class Master {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What a report batch changes in its trial's row beside the rows it adds.
   struct ReportChanges {
-    std::optional<std::string> latest_checkpoint;
-    std::optional<double> searcher_metric;
-    std::optional<std::pair<int64_t, int64_t>> batches;  // (completed, total)
-    std::vector<std::pair<double, double>> completed;    // searcher ops: (length, metric)
+    TrialReportFields trial;  // the trial's row: latest checkpoint, metric, (completed, total)
+    std::vector<std::pair<double, double>> completed;  // searcher ops: (length, metric)
     bool preempted = false;  // the workers said they stopped early, to resume from a checkpoint
   };
   // A report batch's rows (checkpoints, metrics and their series points) and changes.

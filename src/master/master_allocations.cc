@@ -253,11 +253,13 @@ OutputRows Master::RowsOfReports(const wire::ReportBatch& batch, ReportChanges* 
       case wire::ReportKind::kCheckpoint:
         rows.checkpoints.push_back(
             {line.storage_id, batch.trial_id, steps, line.path, line.metadata.dump()});
-        changes->latest_checkpoint = line.storage_id;
+        changes->trial.latest_checkpoint = line.storage_id;
         break;
       case wire::ReportKind::kCompleted:
         // NaN: the trial had no searcher metric (null on the wire).
-        if (!std::isnan(line.searcher_metric)) changes->searcher_metric = line.searcher_metric;
+        if (!std::isnan(line.searcher_metric)) {
+          changes->trial.searcher_metric = line.searcher_metric;
+        }
         if (line.length) changes->completed.emplace_back(*line.length, line.searcher_metric);
         break;
       case wire::ReportKind::kPreempted:
@@ -266,7 +268,8 @@ OutputRows Master::RowsOfReports(const wire::ReportBatch& batch, ReportChanges* 
     }
   }
   if (batch.progress && batch.progress->has_counts() && batch.progress->unit == "batches") {
-    changes->batches = {BatchCount(batch.progress->completed), BatchCount(batch.progress->total)};
+    changes->trial.batches = {BatchCount(batch.progress->completed),
+                              BatchCount(batch.progress->total)};
   }
   return rows;
 }
@@ -290,11 +293,7 @@ absl::Status Master::ReportsStoredLocked(const std::string& allocation,
                                          const ReportChanges& changes, bool stored_points) {
   const int64_t trial_id = batch.trial_id;
   // Keep the state the master decided; only the report fields change here (one statement).
-  COHORT_ASSIGN_OR_RETURN(
-      TrialRow current,
-      db_->UpdateTrialReport(trial_id, {.latest_checkpoint = changes.latest_checkpoint,
-                                        .searcher_metric = changes.searcher_metric,
-                                        .batches = changes.batches}));
+  COHORT_ASSIGN_OR_RETURN(TrialRow current, db_->UpdateTrialReport(trial_id, changes.trial));
   if (batch.stalled) NoteStallLocked(trial_id, *batch.stalled);
   // The trial stopped early to resume later: its exit queues it again, even where this master
   // did not ask (it restarted after asking, or the agent was told to stop by itself).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -111,11 +112,7 @@ void BindTrialFields(const TrialRow& row, Query& s) {
   s.BindInt64(5, row.restarts);
   s.BindInt64(6, row.batches);
   s.BindInt64(7, row.total_batches);
-  if (row.searcher_metric.has_value()) {
-    s.BindDouble(8, *row.searcher_metric);
-  } else {
-    s.BindNull(8);
-  }
+  s.BindDoubleOrNull(8, row.searcher_metric);
   s.BindText(9, row.latest_checkpoint);
   s.BindText(10, row.error_lines);
   s.BindInt64(11, row.sequence);
@@ -223,11 +220,7 @@ absl::Status SqlDatabase::SetExperimentScheduling(int64_t id,
   s.BindDouble(3, scheduling.weight);
   s.BindInt64(4, scheduling.max_slots);
   s.BindDouble(5, scheduling.queue_position);
-  COHORT_RETURN_IF_ERROR(s.Run());
-  if (s.Changes() == 0) {
-    return absl::NotFoundError(absl::StrCat("experiment ", id, " not found"));
-  }
-  return absl::OkStatus();
+  return s.RunOnRow(absl::StrCat("experiment ", id));
 }
 
 absl::Status SqlDatabase::SetExperimentEnded(int64_t id, int64_t ended_ms) {
@@ -235,11 +228,7 @@ absl::Status SqlDatabase::SetExperimentEnded(int64_t id, int64_t ended_ms) {
   Query s(*c, "set experiment end", "UPDATE experiments SET ended_ms = ?2 WHERE id = ?1");
   s.BindInt64(1, id);
   s.BindInt64(2, ended_ms);
-  COHORT_RETURN_IF_ERROR(s.Run());
-  if (s.Changes() == 0) {
-    return absl::NotFoundError(absl::StrCat("experiment ", id, " not found"));
-  }
-  return absl::OkStatus();
+  return s.RunOnRow(absl::StrCat("experiment ", id));
 }
 
 absl::Status SqlDatabase::SetExperimentState(int64_t id, wire::ExperimentState state) {
@@ -247,12 +236,7 @@ absl::Status SqlDatabase::SetExperimentState(int64_t id, wire::ExperimentState s
   Query s(*c, "set experiment state", "UPDATE experiments SET state = ?2 WHERE id = ?1");
   s.BindInt64(1, id);
   s.BindText(2, wire::Name(state));
-  absl::Status status = s.Run();
-  if (!status.ok()) return status;
-  if (s.Changes() == 0) {
-    return absl::NotFoundError(absl::StrCat("experiment ", id, " not found"));
-  }
-  return absl::OkStatus();
+  return s.RunOnRow(absl::StrCat("experiment ", id));
 }
 
 absl::Status SqlDatabase::SetExperimentArchived(int64_t id, bool archived) {
@@ -260,11 +244,7 @@ absl::Status SqlDatabase::SetExperimentArchived(int64_t id, bool archived) {
   Query s(*c, "set experiment archived", "UPDATE experiments SET archived = ?2 WHERE id = ?1");
   s.BindInt64(1, id);
   s.BindInt64(2, archived ? 1 : 0);
-  COHORT_RETURN_IF_ERROR(s.Run());
-  if (s.Changes() == 0) {
-    return absl::NotFoundError(absl::StrCat("experiment ", id, " not found"));
-  }
-  return absl::OkStatus();
+  return s.RunOnRow(absl::StrCat("experiment ", id));
 }
 
 absl::StatusOr<ExperimentRow> SqlDatabase::GetExperiment(int64_t id) {
@@ -307,10 +287,7 @@ absl::Status SqlDatabase::UpdateTrial(const TrialRow& row) {
           "error_lines = ?10, sequence = ?11, kill_requested = ?12 WHERE id = ?1");
   s.BindInt64(1, row.id);
   BindTrialFields(row, s);
-  absl::Status status = s.Run();
-  if (!status.ok()) return status;
-  if (s.Changes() == 0) return TrialNotFound(row.id);
-  return absl::OkStatus();
+  return s.RunOnRow(absl::StrCat("trial ", row.id));
 }
 
 absl::StatusOr<TrialRow> SqlDatabase::UpdateTrialReport(int64_t id,
@@ -318,32 +295,21 @@ absl::StatusOr<TrialRow> SqlDatabase::UpdateTrialReport(int64_t id,
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
   // ?2..?6 NULL where the report left the field alone (?3 says whether ?4 is given: a NULL
   // metric is not a value to store).
-  Query s(*c, "update a trial's report fields",
-          absl::StrCat("UPDATE trials SET latest_checkpoint = COALESCE(CAST(?2 AS TEXT), "
-                       "latest_checkpoint), searcher_metric = CASE WHEN CAST(?3 AS INTEGER) = 1 "
-                       "THEN ?4 ELSE searcher_metric END, batches = COALESCE(CAST(?5 AS BIGINT), "
-                       "batches), total_batches = COALESCE(CAST(?6 AS BIGINT), total_batches) "
-                       "WHERE id = ?1 RETURNING ",
-                       kTrialColumns));
+  static const std::string* const sql = new std::string(absl::StrCat(
+      "UPDATE trials SET latest_checkpoint = COALESCE(CAST(?2 AS TEXT), latest_checkpoint), "
+      "searcher_metric = CASE WHEN CAST(?3 AS INTEGER) = 1 THEN ?4 ELSE searcher_metric END, "
+      "batches = COALESCE(CAST(?5 AS BIGINT), batches), "
+      "total_batches = COALESCE(CAST(?6 AS BIGINT), total_batches) WHERE id = ?1 RETURNING ",
+      kTrialColumns));
+  Query s(*c, "update a trial's report fields", *sql);
   s.BindInt64(1, id);
-  if (fields.latest_checkpoint) {
-    s.BindText(2, *fields.latest_checkpoint);
-  } else {
-    s.BindNull(2);
-  }
+  s.BindTextOrNull(2, fields.latest_checkpoint);
   s.BindInt64(3, fields.searcher_metric.has_value() ? 1 : 0);
-  if (fields.searcher_metric) {
-    s.BindDouble(4, *fields.searcher_metric);
-  } else {
-    s.BindNull(4);
-  }
-  if (fields.batches) {
-    s.BindInt64(5, fields.batches->first);
-    s.BindInt64(6, fields.batches->second);
-  } else {
-    s.BindNull(5);
-    s.BindNull(6);
-  }
+  s.BindDoubleOrNull(4, fields.searcher_metric);
+  std::optional<int64_t> batches, total_batches;
+  if (fields.batches) std::tie(batches, total_batches) = *fields.batches;
+  s.BindInt64OrNull(5, batches);
+  s.BindInt64OrNull(6, total_batches);
   COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
   if (!has_row) return TrialNotFound(id);
   absl::StatusOr<TrialRow> row = ReadTrial(s);
@@ -465,11 +431,7 @@ absl::StatusOr<std::vector<MetricRow>> SqlDatabase::ListMetricsPage(int64_t tria
           "WHERE trial_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR kind = ?2) AND id > ?3 ORDER BY id "
           "LIMIT ?4");
   s.BindInt64(1, trial_id);
-  if (kind.has_value()) {
-    s.BindText(2, *kind);
-  } else {
-    s.BindNull(2);
-  }
+  s.BindTextOrNull(2, kind);
   s.BindInt64(3, after_id);
   s.BindInt64(4, limit);
   return ReadAll<MetricRow>(s, [](const Query& r) {
@@ -548,11 +510,7 @@ absl::Status SqlDatabase::MarkCheckpointDeleted(const std::string& storage_id) {
   Query s(*c, "mark checkpoint deleted", "UPDATE checkpoints SET state = ?2 WHERE storage_id = ?1");
   s.BindText(1, storage_id);
   s.BindText(2, wire::Name(wire::CheckpointState::kDeleted));
-  COHORT_RETURN_IF_ERROR(s.Run());
-  if (s.Changes() == 0) {
-    return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, " not found"));
-  }
-  return absl::OkStatus();
+  return s.RunOnRow(absl::StrCat("checkpoint ", storage_id));
 }
 
 absl::Status SqlDatabase::PutTemplate(const TemplateRow& row) {
@@ -585,12 +543,7 @@ absl::Status SqlDatabase::DeleteTemplate(const std::string& name) {
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
   Query s(*c, "delete template", "DELETE FROM templates WHERE name = ?1");
   s.BindText(1, name);
-  absl::Status status = s.Run();
-  if (!status.ok()) return status;
-  if (s.Changes() == 0) {
-    return absl::NotFoundError(absl::StrCat("template '", name, "' not found"));
-  }
-  return absl::OkStatus();
+  return s.RunOnRow(absl::StrCat("template '", name, "'"));
 }
 
 absl::Status SqlDatabase::UpsertAgent(const AgentRow& row) {
@@ -610,12 +563,7 @@ absl::Status SqlDatabase::SetAgentEnabled(const std::string& id, bool enabled) {
   Query s(*c, "set agent enabled", "UPDATE agents SET enabled = ?2 WHERE id = ?1");
   s.BindText(1, id);
   s.BindInt64(2, enabled ? 1 : 0);
-  absl::Status status = s.Run();
-  if (!status.ok()) return status;
-  if (s.Changes() == 0) {
-    return absl::NotFoundError(absl::StrCat("agent '", id, "' not found"));
-  }
-  return absl::OkStatus();
+  return s.RunOnRow(absl::StrCat("agent '", id, "'"));
 }
 
 absl::StatusOr<std::vector<AgentRow>> SqlDatabase::ListAgents() {

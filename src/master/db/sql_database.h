@@ -201,6 +201,9 @@ class SqlDatabase : public Database {
   // transaction, which WriteOutputs then runs again with WriteOutputIn's savepoints).
   static absl::Status WriteOutputAtOnce(sql::Connection& c, const OutputRows& item,
                                         OutputRowsWritten& written);
+  // An item's report rows: checkpoints (one already stored is a report sent again, not an
+  // error), metrics, points.
+  static absl::Status WriteReportsIn(sql::Connection& c, const OutputRows& item);
 
   // Migrate's loop, under the dialect's migration lock.
   absl::Status MigrateLocked(sql::Connection& c);

@@ -23,19 +23,31 @@ LogRow ReadLog(const Query& r) {
   return LogRow{r.Int64(0), r.Int64(1), r.Int(2), r.Text(3), r.Int64(4)};
 }
 
-// The INSERT of `rows` log lines: ?1 trial, ?2 time, then rank and line of each row.
-std::string AppendLogsSql(size_t rows) {
-  std::string sql = "INSERT INTO logs (trial_id, rank, line, time_ms) VALUES ";
-  for (size_t r = 0; r < rows; ++r) {
-    absl::StrAppend(&sql, r == 0 ? "" : ", ", "(?1, ?", 3 + 2 * r, ", ?", 4 + 2 * r, ", ?2)");
-  }
-  return absl::StrCat(sql, " RETURNING seq");
+// Lines per INSERT at most: one round trip to PostgreSQL for a post's lines, not one per line.
+constexpr size_t kLinesPerInsert = 64;
+
+// The INSERT of `rows` (1..kLinesPerInsert) log lines: ?1 trial, ?2 time, then rank and line
+// of each row. Each text is made once per process, not once per post.
+const std::string& AppendLogsSql(size_t rows) {
+  static const std::vector<std::string>* const texts = [] {
+    auto* made = new std::vector<std::string>(kLinesPerInsert + 1);
+    for (size_t n = 1; n <= kLinesPerInsert; ++n) {
+      std::string& sql = (*made)[n];
+      sql = "INSERT INTO logs (trial_id, rank, line, time_ms) VALUES ";
+      for (size_t r = 0; r < n; ++r) {
+        absl::StrAppend(&sql, r == 0 ? "" : ", ", "(?1, ?", 3 + 2 * r, ", ?", 4 + 2 * r, ", ?2)");
+      }
+      absl::StrAppend(&sql, " RETURNING seq");
+    }
+    return made;
+  }();
+  return (*texts)[rows];
 }
 
 }  // namespace
 
-// The batch is one transaction with one prepared statement reused for every line: the commit
-// (a WAL append) is paid once per batch, not once per line.
+// The batch is one transaction of up to kLinesPerInsert lines per statement: the commit (a WAL
+// append) is paid once per batch, not once per line.
 absl::StatusOr<int64_t> SqlDatabase::AppendLogs(
     int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) {
   if (rank_and_line.empty()) return 0;
@@ -61,13 +73,11 @@ absl::Status SqlDatabase::AppendMasterLines(
 absl::StatusOr<int64_t> SqlDatabase::AppendLogsIn(
     sql::Connection& c, int64_t trial_id,
     const std::vector<std::pair<int, std::string>>& rank_and_line) {
-  // Up to kLinesPerInsert lines per statement: one round trip to PostgreSQL for a post's lines,
-  // not one per line. The wall clock when the master stores the line: within an agent's flush
-  // (500 ms) of when it was printed, which is what a log reader's HH:MM:SS needs.
-  constexpr size_t kLinesPerInsert = 64;
+  // The wall clock when the master stores the line: within an agent's flush (500 ms) of when it
+  // was printed, which is what a log reader's HH:MM:SS needs.
   const int64_t now_ms = absl::ToUnixMillis(absl::Now());
   int64_t bytes = 0, last_seq = 0;
-  std::vector<std::string> cleaned(kLinesPerInsert);
+  std::string cleaned;  // a line that needed it, cleaned (both drivers copy what they bind)
   for (size_t first = 0; first < rank_and_line.size(); first += kLinesPerInsert) {
     const size_t rows = std::min(kLinesPerInsert, rank_and_line.size() - first);
     Query s(c, "append logs", AppendLogsSql(rows));
@@ -77,9 +87,8 @@ absl::StatusOr<int64_t> SqlDatabase::AppendLogsIn(
       const auto& [rank, line] = rank_and_line[first + r];
       // A trial's output is whatever bytes it printed: stored as text every backend takes (the
       // agent cleans its lines already; a client posting NULs must not fail the whole batch).
-      const bool clean = IsCleanUtf8(line);
-      if (!clean) cleaned[r] = CleanUtf8(line);
-      const std::string& text = clean ? line : cleaned[r];
+      absl::string_view text = line;
+      if (!IsCleanUtf8(line)) text = cleaned = CleanUtf8(line);
       s.BindInt64(static_cast<int>(3 + 2 * r), rank);
       s.BindText(static_cast<int>(4 + 2 * r), text);
       bytes += static_cast<int64_t>(text.size());
@@ -114,11 +123,7 @@ absl::StatusOr<std::vector<LogRow>> SqlDatabase::ListLogs(int64_t trial_id, int6
   Query s(*c, "list logs", internal::kListLogsSql);
   s.BindInt64(1, trial_id);
   s.BindInt64(2, after_seq);
-  if (rank.has_value()) {
-    s.BindInt64(3, *rank);
-  } else {
-    s.BindNull(3);
-  }
+  s.BindInt64OrNull(3, rank);
   s.BindInt64(4, limit);
   return ReadAll<LogRow>(s, ReadLog);
 }
@@ -132,11 +137,7 @@ absl::StatusOr<std::vector<LogRow>> SqlDatabase::ListLastLogs(int64_t trial_id, 
   Query s(*c, "list last logs", internal::kListLastLogsSql);
   s.BindInt64(1, trial_id);
   s.BindInt64(2, limit);
-  if (rank.has_value()) {
-    s.BindInt64(3, *rank);
-  } else {
-    s.BindNull(3);
-  }
+  s.BindInt64OrNull(3, rank);
   COHORT_ASSIGN_OR_RETURN(std::vector<LogRow> rows, ReadAll<LogRow>(s, ReadLog));
   std::reverse(rows.begin(), rows.end());
   return rows;

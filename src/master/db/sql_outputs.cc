@@ -29,26 +29,22 @@ std::vector<OutputRowsWritten> SqlDatabase::WriteOutputs(const std::vector<Outpu
            (end == begin || rows + RowsOf(items[end]) <= kRowsPerTransaction)) {
       rows += RowsOf(items[end++]);
     }
+    // The batch's items, each written by `write`, in one transaction.
+    auto write_batch = [&](auto write) {
+      return Transact([&](sql::Connection& c) -> absl::Status {
+        for (size_t i = begin; i < end; ++i) {
+          written[i] = {};  // a transaction run again starts over
+          COHORT_RETURN_IF_ERROR(write(c, items[i], written[i]));
+        }
+        return absl::OkStatus();
+      });
+    };
     // Every part at once first, without savepoints (each costs two round trips to PostgreSQL,
     // a handful per item): the common post has nothing wrong. When anything fails the
     // transaction rolled back, and the batch is written again part by part, each in a
     // savepoint, so that a part's failure undoes that part only.
-    absl::Status whole = Transact([&](sql::Connection& c) -> absl::Status {
-      for (size_t i = begin; i < end; ++i) {
-        written[i] = {};  // a transaction run again starts over
-        COHORT_RETURN_IF_ERROR(WriteOutputAtOnce(c, items[i], written[i]));
-      }
-      return absl::OkStatus();
-    });
-    if (!whole.ok()) {
-      whole = Transact([&](sql::Connection& c) -> absl::Status {
-        for (size_t i = begin; i < end; ++i) {
-          written[i] = {};
-          COHORT_RETURN_IF_ERROR(WriteOutputIn(c, items[i], written[i]));
-        }
-        return absl::OkStatus();
-      });
-    }
+    absl::Status whole = write_batch(WriteOutputAtOnce);
+    if (!whole.ok()) whole = write_batch(WriteOutputIn);
     for (size_t i = begin; i < end && !whole.ok(); ++i) {  // rolled back: none of them stored
       written[i] = {};
       if (!items[i].lines.empty()) written[i].logs = whole;
@@ -78,16 +74,7 @@ absl::Status SqlDatabase::WriteOutputIn(sql::Connection& c, const OutputRows& it
   }
   if (!item.reports) return absl::OkStatus();
   return InSavepoint(
-      c,
-      [&]() -> absl::Status {
-        for (const CheckpointRow& checkpoint : item.checkpoints) {
-          absl::Status s = InsertCheckpointIn(c, checkpoint);
-          if (!s.ok() && !absl::IsAlreadyExists(s)) return s;  // a report sent again
-        }
-        COHORT_RETURN_IF_ERROR(InsertMetricsIn(c, item.metrics));
-        return InsertPointsIn(c, item.trial_id, item.points);
-      },
-      &written.reports);
+      c, [&] { return WriteReportsIn(c, item); }, &written.reports);
 }
 
 absl::Status SqlDatabase::WriteOutputAtOnce(sql::Connection& c, const OutputRows& item,
@@ -95,7 +82,10 @@ absl::Status SqlDatabase::WriteOutputAtOnce(sql::Connection& c, const OutputRows
   if (!item.lines.empty()) {
     COHORT_ASSIGN_OR_RETURN(written.last_seq, AppendLogsIn(c, item.trial_id, item.lines));
   }
-  if (!item.reports) return absl::OkStatus();
+  return item.reports ? WriteReportsIn(c, item) : absl::OkStatus();
+}
+
+absl::Status SqlDatabase::WriteReportsIn(sql::Connection& c, const OutputRows& item) {
   for (const CheckpointRow& checkpoint : item.checkpoints) {
     absl::Status s = InsertCheckpointIn(c, checkpoint);
     if (!s.ok() && !absl::IsAlreadyExists(s)) return s;  // a report sent again

@@ -71,11 +71,7 @@ absl::Status SqlDatabase::UpdateUser(const UserRow& row) {
   s.BindText(2, row.password_hash);
   s.BindInt64(3, row.admin ? 1 : 0);
   s.BindInt64(4, row.active ? 1 : 0);
-  COHORT_RETURN_IF_ERROR(s.Run());
-  if (s.Changes() == 0) {
-    return absl::NotFoundError(absl::StrCat("user ", row.id, " not found"));
-  }
-  return absl::OkStatus();
+  return s.RunOnRow(absl::StrCat("user ", row.id));
 }
 
 absl::Status SqlDatabase::InsertToken(const TokenRow& row) {

@@ -90,7 +90,8 @@ class TableCopy {
         table_(std::move(table)),
         columns_(std::move(columns)),
         report_(report),
-        batch_(std::max<size_t>(1, std::min<size_t>(500, 30000 / columns_.size()))) {}
+        batch_(std::max<size_t>(1, std::min<size_t>(500, 30000 / columns_.size()))),
+        batch_sql_(InsertSql(table_, columns_, batch_)) {}
 
   absl::Status Run(int64_t total, const CopyProgress& progress) {
     std::vector<std::string> names;
@@ -98,37 +99,23 @@ class TableCopy {
     sql::Query read(
         sqlite_, absl::StrCat("read ", table_),
         absl::StrCat("SELECT ", absl::StrJoin(names, ", "), " FROM ", table_, " ORDER BY rowid"));
-    sql::Query full(postgres_, absl::StrCat("copy ", table_), InsertSql(table_, columns_, batch_));
     int64_t done = 0;
-    size_t pending = 0;
-    for (;;) {
-      COHORT_ASSIGN_OR_RETURN(bool row, read.Step());
-      if (!row) break;
-      Bind(full, static_cast<int>(pending * columns_.size()), read);
-      if (++pending == batch_) {
-        COHORT_RETURN_IF_ERROR(full.Run());
-        done += static_cast<int64_t>(pending);
-        pending = 0;
-        if (progress && done % 5000 < static_cast<int64_t>(batch_)) progress(table_, done, total);
+    for (bool more = true; more;) {
+      COHORT_ASSIGN_OR_RETURN(more, read.Step());
+      if (more) Keep(read);
+      const size_t rows = pending_.size() / columns_.size();
+      if (rows == batch_ || (!more && rows > 0)) {
+        COHORT_RETURN_IF_ERROR(Write(rows));
+        done += static_cast<int64_t>(rows);
+        if (progress) progress(table_, done, total);
       }
     }
-    if (pending > 0) COHORT_RETURN_IF_ERROR(Flush(pending));
-    done += static_cast<int64_t>(pending);
     report_.rows += done;
-    if (progress) progress(table_, done, total);
+    if (progress && done == 0) progress(table_, 0, total);
     return absl::OkStatus();
   }
 
  private:
-  // Writes the last, partial batch (its values kept in rest_ as they were bound) with a
-  // statement of its own size.
-  absl::Status Flush(size_t rows) {
-    sql::Query last(postgres_, absl::StrCat("copy the last rows of ", table_),
-                    InsertSql(table_, columns_, rows));
-    for (size_t i = 0; i < rest_.size(); ++i) BindValue(last, static_cast<int>(i) + 1, rest_[i]);
-    return last.Run();
-  }
-
   struct Value {
     bool null = false;
     Type type = Type::kText;
@@ -137,10 +124,8 @@ class TableCopy {
     std::string text;
   };
 
-  // Binds the current row of `read` to `to` from parameter offset + 1, and keeps its values for
-  // a last partial batch.
-  void Bind(sql::Query& to, int offset, const sql::Query& read) {
-    if (offset == 0) rest_.clear();
+  // Keeps the current row of `read` for the next Write, its text made storable.
+  void Keep(const sql::Query& read) {
     for (size_t i = 0; i < columns_.size(); ++i) {
       const int c = static_cast<int>(i);
       Value v;
@@ -155,21 +140,30 @@ class TableCopy {
           ++report_.cleaned_texts;
         }
       }
-      BindValue(to, offset + c + 1, v);
-      rest_.push_back(std::move(v));
+      pending_.push_back(std::move(v));
     }
   }
 
-  static void BindValue(sql::Query& to, int index, const Value& v) {
-    if (v.null) {
-      to.BindNull(index);
-    } else if (v.type == Type::kInteger) {
-      to.BindInt64(index, v.integer);
-    } else if (v.type == Type::kReal) {
-      to.BindDouble(index, v.real);
-    } else {
-      to.BindText(index, v.text);
+  // Inserts the `rows` rows kept: a full batch with the statement made once, the last with one
+  // of its own size.
+  absl::Status Write(size_t rows) {
+    sql::Query insert(postgres_, absl::StrCat("copy ", table_),
+                      rows == batch_ ? batch_sql_ : InsertSql(table_, columns_, rows));
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      const Value& v = pending_[i];
+      const int index = static_cast<int>(i) + 1;
+      if (v.null) {
+        insert.BindNull(index);
+      } else if (v.type == Type::kInteger) {
+        insert.BindInt64(index, v.integer);
+      } else if (v.type == Type::kReal) {
+        insert.BindDouble(index, v.real);
+      } else {
+        insert.BindText(index, v.text);
+      }
     }
+    pending_.clear();
+    return insert.Run();
   }
 
   sql::Connection& sqlite_;
@@ -178,7 +172,8 @@ class TableCopy {
   const std::vector<Column> columns_;
   CopyReport& report_;
   const size_t batch_;
-  std::vector<Value> rest_;  // the values of the batch being filled
+  const std::string batch_sql_;
+  std::vector<Value> pending_;  // the rows read and not yet written, column by column
 };
 
 // Refuses a target that holds any row.

@@ -58,6 +58,26 @@ absl::Status RunTransaction(Connection& connection, absl::FunctionRef<absl::Stat
   return status;
 }
 
+void Query::BindInt64OrNull(int index, std::optional<int64_t> value) {
+  value ? s_->BindInt64(index, *value) : s_->BindNull(index);
+}
+
+void Query::BindDoubleOrNull(int index, std::optional<double> value) {
+  value ? s_->BindDouble(index, *value) : s_->BindNull(index);
+}
+
+void Query::BindTextOrNull(int index, const std::optional<std::string>& value) {
+  value ? s_->BindText(index, *value) : s_->BindNull(index);
+}
+
+absl::Status Query::RunOnRow(absl::string_view row) {
+  absl::Status status = s_->Run();
+  if (status.ok() && s_->Changes() == 0) {
+    return absl::NotFoundError(absl::StrCat(row, " not found"));
+  }
+  return status;
+}
+
 absl::StatusOr<int64_t> Query::RunReturningInt64() {
   absl::StatusOr<bool> row = s_->Step();
   if (!row.ok()) return row.status();

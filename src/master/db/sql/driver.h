@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,7 +67,7 @@ class Statement {
   virtual void BindNull(int index) = 0;
   // Text must be UTF-8 without NUL bytes on every backend (PostgreSQL refuses anything else;
   // common/utf8_text.h makes untrusted bytes so); a NUL byte is refused by every driver (the
-  // next Step fails naming the parameter).
+  // next Step fails naming the parameter). The text is copied: it need not outlive the call.
   virtual void BindText(int index, absl::string_view value) = 0;
 
   // Advances: true when a row is ready to read, false when the statement is done.
@@ -123,8 +124,15 @@ class Query {
   void BindDouble(int index, double value) { s_->BindDouble(index, value); }
   void BindNull(int index) { s_->BindNull(index); }
   void BindText(int index, absl::string_view value) { s_->BindText(index, value); }
+  // The value, or NULL when it is absent.
+  void BindInt64OrNull(int index, std::optional<int64_t> value);
+  void BindDoubleOrNull(int index, std::optional<double> value);
+  void BindTextOrNull(int index, const std::optional<std::string>& value);
   absl::StatusOr<bool> Step() { return s_->Step(); }
   absl::Status Run() { return s_->Run(); }
+  // Runs an UPDATE or DELETE of one row: NotFound "<row> not found" when it changed none
+  // (`row` names it: "experiment 7").
+  absl::Status RunOnRow(absl::string_view row);
   void Reset() { s_->Reset(); }
   // Runs an INSERT ... RETURNING of one integer column (a new row's id) and returns it, ready
   // for new bindings. Internal when the statement returned no row.
