@@ -510,21 +510,22 @@ class Master {
   // The checks of AllocationReports (and of AllocationLogs, CheckLogsLocked below), under mu_.
   absl::Status CheckReportsLocked(const std::string& allocation, const wire::ReportBatch& batch)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // What a report batch changes in its trial's row beside the rows it adds.
+  // What a report batch asks of the master beside the rows it adds (its trial's report fields
+  // are among the rows: OutputRows::trial).
   struct ReportChanges {
-    TrialReportFields trial;  // the trial's row: latest checkpoint, metric, (completed, total)
     std::vector<std::pair<double, double>> completed;  // searcher ops: (length, metric)
     bool preempted = false;  // the workers said they stopped early, to resume from a checkpoint
   };
   // A report batch's rows (checkpoints, metrics and their series points) and changes.
   static OutputRows RowsOfReports(const wire::ReportBatch& batch, ReportChanges* changes);
-  // After the lines or the reports are stored, under mu_: policy matches; the trial's row,
-  // system metrics, step profiles and rungs.
+  // After the lines or the reports are stored, under mu_: policy matches; system metrics,
+  // step profiles and rungs (`trial`: its row as the report left it).
   absl::Status LogsStoredLocked(const std::string& allocation, const wire::LogBatch& batch,
                                 std::vector<wire::LogPolicyMatch> found)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReportsStoredLocked(const std::string& allocation, const wire::ReportBatch& batch,
-                                   const ReportChanges& changes, bool stored_points)
+                                   const ReportChanges& changes, const TrialRow& trial,
+                                   bool stored_points)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status AllocationExitLocked(const std::string& allocation, const wire::ExitReport& exit)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

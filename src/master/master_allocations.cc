@@ -253,12 +253,12 @@ OutputRows Master::RowsOfReports(const wire::ReportBatch& batch, ReportChanges* 
       case wire::ReportKind::kCheckpoint:
         rows.checkpoints.push_back(
             {line.storage_id, batch.trial_id, steps, line.path, line.metadata.dump()});
-        changes->trial.latest_checkpoint = line.storage_id;
+        rows.trial.latest_checkpoint = line.storage_id;
         break;
       case wire::ReportKind::kCompleted:
         // NaN: the trial had no searcher metric (null on the wire).
         if (!std::isnan(line.searcher_metric)) {
-          changes->trial.searcher_metric = line.searcher_metric;
+          rows.trial.searcher_metric = line.searcher_metric;
         }
         if (line.length) changes->completed.emplace_back(*line.length, line.searcher_metric);
         break;
@@ -268,7 +268,7 @@ OutputRows Master::RowsOfReports(const wire::ReportBatch& batch, ReportChanges* 
     }
   }
   if (batch.progress && batch.progress->has_counts() && batch.progress->unit == "batches") {
-    changes->trial.batches = {BatchCount(batch.progress->completed),
+    rows.trial.batches = {BatchCount(batch.progress->completed),
                               BatchCount(batch.progress->total)};
   }
   return rows;
@@ -290,10 +290,9 @@ void Master::NoteStallLocked(int64_t trial_id, const std::string& note) {
 
 absl::Status Master::ReportsStoredLocked(const std::string& allocation,
                                          const wire::ReportBatch& batch,
-                                         const ReportChanges& changes, bool stored_points) {
+                                         const ReportChanges& changes, const TrialRow& current,
+                                         bool stored_points) {
   const int64_t trial_id = batch.trial_id;
-  // Keep the state the master decided; only the report fields change here (one statement).
-  COHORT_ASSIGN_OR_RETURN(TrialRow current, db_->UpdateTrialReport(trial_id, changes.trial));
   if (batch.stalled) NoteStallLocked(trial_id, *batch.stalled);
   // The trial stopped early to resume later: its exit queues it again, even where this master
   // did not ask (it restarted after asking, or the agent was told to stop by itself).

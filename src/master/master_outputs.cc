@@ -1,7 +1,8 @@
 // Master::StoreOutputs: an agent's allocations' output (its combined post, or one allocation's
 // own post) in three steps whatever the number of items. At 200 agents a combined post of ~8
 // items took the master's lock ~30 times and made ~18 commits; now it takes the lock twice
-// and makes one commit for every item's lines and metrics, plus one per report for its trial.
+// and makes one commit for every item's lines, metrics and trial rows, none under the lock.
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -41,6 +42,7 @@ struct Master::OutputWork {
   absl::StatusOr<LogPolicyContext> policies;
   std::vector<wire::LogPolicyMatch> found;  // the log policies' new matches in its lines
   ReportChanges changes;
+  std::optional<TrialRow> trial;  // its row as its report left it (reports stored)
   bool stored_points = false;
 
   void Fail(Part part, absl::Status status) {
@@ -125,6 +127,7 @@ void Master::StoredOutput(const OutputRows& rows, const OutputRowsWritten& writt
   if (w.reports) {
     metric_reports_stored_ += static_cast<int64_t>(rows.metrics.size());
     w.stored_points = !rows.points.empty();
+    w.trial = written.trial;
   }
 }
 
@@ -134,9 +137,12 @@ void Master::FinishOutputLocked(OutputWork& w) {
     absl::Status s = LogsStoredLocked(parts.allocation, *parts.logs, std::move(w.found));
     if (!s.ok()) w.Fail(Part::kLogs, std::move(s));
   }
+  if (w.reports && !w.trial) {  // cannot be: WriteOutputs returns the row of a part it stored
+    w.Fail(Part::kReports, absl::InternalError("the report's trial row did not come back"));
+  }
   if (w.reports) {
-    absl::Status s =
-        ReportsStoredLocked(parts.allocation, *parts.reports, w.changes, w.stored_points);
+    absl::Status s = ReportsStoredLocked(parts.allocation, *parts.reports, w.changes, *w.trial,
+                                         w.stored_points);
     if (!s.ok()) w.Fail(Part::kReports, std::move(s));
   }
   if (w.exit) {

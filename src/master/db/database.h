@@ -68,8 +68,8 @@ struct ExperimentScheduling {
   double queue_position = 0;
 };
 
-// What a trial's report changes of its row (Database::UpdateTrialReport); an absent field is
-// left as it is.
+// What a trial's report changes of its row (OutputRows::trial); an absent field is left as
+// it is. These four fields are the reports' own: UpdateTrial leaves them alone.
 struct TrialReportFields {
   std::optional<std::string> latest_checkpoint;
   std::optional<double> searcher_metric;
@@ -172,7 +172,8 @@ struct PointRow {
 };
 
 // One allocation's output from an agent's combined post, as rows (Database::WriteOutputs):
-// its log lines, then its report's checkpoints, metrics and time-series points.
+// its log lines, then its report's checkpoints, metrics, time-series points and the fields it
+// changes of its trial's row.
 struct OutputRows {
   int64_t trial_id = 0;
   std::vector<std::pair<int, std::string>> lines;  // (rank, line); none: no logs part
@@ -180,12 +181,14 @@ struct OutputRows {
   std::vector<CheckpointRow> checkpoints;          // one stored already is not an error
   std::vector<MetricRow> metrics;
   std::vector<PointRow> points;
+  TrialReportFields trial;  // written with the reports part (nothing given: only read)
 };
 // What WriteOutputs did with one item: each part OK (or absent), or why not.
 struct OutputRowsWritten {
   absl::Status logs;
   absl::Status reports;  // not attempted (and not OK) when the logs failed
   int64_t last_seq = 0;  // of the item's last line stored
+  std::optional<TrialRow> trial;  // the trial's row after its report (when `reports` is OK)
 };
 
 // A trial's series and the extent of its points.
@@ -292,13 +295,11 @@ class Database {
   virtual absl::StatusOr<int64_t> DeleteExperimentRows(int64_t id, int64_t limit) = 0;
 
   virtual absl::StatusOr<int64_t> InsertTrial(const TrialRow& row) = 0;
-  // Writes every field but id and experiment_id.
+  // Writes the master's fields: every one but id, experiment_id and the four a report owns
+  // (TrialReportFields: batches, total_batches, searcher_metric, latest_checkpoint), which
+  // only WriteOutputs changes after InsertTrial. A report is stored without the master's lock,
+  // so a row the master read before it must not write its old progress back.
   virtual absl::Status UpdateTrial(const TrialRow& row) = 0;
-  // Writes the fields a report changed, and only those, in one statement; returns the row as
-  // it is after. NotFound when the trial does not exist. (One round trip where GetTrial and
-  // UpdateTrial took two, and nothing written in between is overwritten.)
-  virtual absl::StatusOr<TrialRow> UpdateTrialReport(int64_t id,
-                                                     const TrialReportFields& fields) = 0;
   virtual absl::StatusOr<TrialRow> GetTrial(int64_t id) = 0;
   // All trials (by id), or those of one experiment.
   virtual absl::StatusOr<std::vector<TrialRow>> ListTrials(
@@ -389,6 +390,8 @@ class Database {
   // transaction holds the database long): each item's logs, then its reports, all-or-nothing
   // on their own, so one part's failure (its trial gone: NotFound) leaves every other part
   // stored. A failure of a transaction itself (the disk) is the error of its items' parts.
+  // A reports part writes its trial's report fields (OutputRows::trial, only those given) in
+  // the same transaction and returns the row as it is after.
   virtual std::vector<OutputRowsWritten> WriteOutputs(const std::vector<OutputRows>& items) = 0;
   virtual absl::StatusOr<std::vector<SeriesRow>> ListSeries(int64_t trial_id) = 0;  // by name
   virtual absl::StatusOr<std::vector<PointRow>> QueryPoints(const PointQuery& query) = 0;

@@ -103,8 +103,8 @@ absl::StatusOr<TrialRow> ReadTrial(const Query& s) {
   return row;
 }
 
-// Binds every trial field but id and experiment_id to ?2 .. ?12; InsertTrial binds
-// experiment_id and UpdateTrial binds id to ?1.
+// Binds every trial field but id and experiment_id to ?2 .. ?12 (InsertTrial binds
+// experiment_id to ?1).
 void BindTrialFields(const TrialRow& row, Query& s) {
   s.BindText(2, row.hparams_json);
   s.BindInt64(3, row.seed);
@@ -281,18 +281,23 @@ absl::StatusOr<int64_t> SqlDatabase::InsertTrial(const TrialRow& row) {
 
 absl::Status SqlDatabase::UpdateTrial(const TrialRow& row) {
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+  // Not the report's fields (database.h): a report stored meanwhile keeps its progress.
   Query s(*c, "update trial",
           "UPDATE trials SET hparams_json = ?2, seed = ?3, state = ?4, restarts = ?5, "
-          "batches = ?6, total_batches = ?7, searcher_metric = ?8, latest_checkpoint = ?9, "
-          "error_lines = ?10, sequence = ?11, kill_requested = ?12 WHERE id = ?1");
+          "error_lines = ?6, sequence = ?7, kill_requested = ?8 WHERE id = ?1");
   s.BindInt64(1, row.id);
-  BindTrialFields(row, s);
+  s.BindText(2, row.hparams_json);
+  s.BindInt64(3, row.seed);
+  s.BindText(4, wire::Name(row.state));
+  s.BindInt64(5, row.restarts);
+  s.BindText(6, row.error_lines);
+  s.BindInt64(7, row.sequence);
+  s.BindInt64(8, row.kill_requested ? 1 : 0);
   return s.RunOnRow(absl::StrCat("trial ", row.id));
 }
 
-absl::StatusOr<TrialRow> SqlDatabase::UpdateTrialReport(int64_t id,
-                                                        const TrialReportFields& fields) {
-  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+absl::StatusOr<TrialRow> SqlDatabase::UpdateTrialReportIn(sql::Connection& c, int64_t id,
+                                                          const TrialReportFields& fields) {
   // ?2..?6 NULL where the report left the field alone (?3 says whether ?4 is given: a NULL
   // metric is not a value to store).
   static const std::string* const sql = new std::string(absl::StrCat(
@@ -301,7 +306,7 @@ absl::StatusOr<TrialRow> SqlDatabase::UpdateTrialReport(int64_t id,
       "batches = COALESCE(CAST(?5 AS BIGINT), batches), "
       "total_batches = COALESCE(CAST(?6 AS BIGINT), total_batches) WHERE id = ?1 RETURNING ",
       kTrialColumns));
-  Query s(*c, "update a trial's report fields", *sql);
+  Query s(c, "update a trial's report fields", *sql);
   s.BindInt64(1, id);
   s.BindTextOrNull(2, fields.latest_checkpoint);
   s.BindInt64(3, fields.searcher_metric.has_value() ? 1 : 0);
@@ -313,7 +318,7 @@ absl::StatusOr<TrialRow> SqlDatabase::UpdateTrialReport(int64_t id,
   COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
   if (!has_row) return TrialNotFound(id);
   absl::StatusOr<TrialRow> row = ReadTrial(s);
-  s.Reset();  // done with the statement before the connection goes back
+  s.Reset();  // done with the statement before the transaction goes on
   return row;
 }
 

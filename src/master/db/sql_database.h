@@ -49,7 +49,6 @@ class SqlDatabase : public Database {
   // NotFound when the row's experiment does not exist.
   absl::StatusOr<int64_t> InsertTrial(const TrialRow& row) override;
   absl::Status UpdateTrial(const TrialRow& row) override;
-  absl::StatusOr<TrialRow> UpdateTrialReport(int64_t id, const TrialReportFields& fields) override;
   absl::StatusOr<TrialRow> GetTrial(int64_t id) override;
   absl::StatusOr<std::vector<TrialRow>> ListTrials(std::optional<int64_t> experiment_id) override;
   absl::StatusOr<std::vector<TrialRow>> ListTrialsInStates(
@@ -202,8 +201,13 @@ class SqlDatabase : public Database {
   static absl::Status WriteOutputAtOnce(sql::Connection& c, const OutputRows& item,
                                         OutputRowsWritten& written);
   // An item's report rows: checkpoints (one already stored is a report sent again, not an
-  // error), metrics, points.
-  static absl::Status WriteReportsIn(sql::Connection& c, const OutputRows& item);
+  // error), metrics, points, then its trial's report fields (written.trial: the row after).
+  static absl::Status WriteReportsIn(sql::Connection& c, const OutputRows& item,
+                                     OutputRowsWritten& written);
+  // Writes the fields a report changed, and only those, in one statement; returns the row as
+  // it is after. NotFound when the trial does not exist.
+  static absl::StatusOr<TrialRow> UpdateTrialReportIn(sql::Connection& c, int64_t id,
+                                                      const TrialReportFields& fields);
 
   // Migrate's loop, under the dialect's migration lock.
   absl::Status MigrateLocked(sql::Connection& c);

@@ -74,7 +74,7 @@ absl::Status SqlDatabase::WriteOutputIn(sql::Connection& c, const OutputRows& it
   }
   if (!item.reports) return absl::OkStatus();
   return InSavepoint(
-      c, [&] { return WriteReportsIn(c, item); }, &written.reports);
+      c, [&] { return WriteReportsIn(c, item, written); }, &written.reports);
 }
 
 absl::Status SqlDatabase::WriteOutputAtOnce(sql::Connection& c, const OutputRows& item,
@@ -82,16 +82,20 @@ absl::Status SqlDatabase::WriteOutputAtOnce(sql::Connection& c, const OutputRows
   if (!item.lines.empty()) {
     COHORT_ASSIGN_OR_RETURN(written.last_seq, AppendLogsIn(c, item.trial_id, item.lines));
   }
-  return item.reports ? WriteReportsIn(c, item) : absl::OkStatus();
+  return item.reports ? WriteReportsIn(c, item, written) : absl::OkStatus();
 }
 
-absl::Status SqlDatabase::WriteReportsIn(sql::Connection& c, const OutputRows& item) {
+absl::Status SqlDatabase::WriteReportsIn(sql::Connection& c, const OutputRows& item,
+                                         OutputRowsWritten& written) {
   for (const CheckpointRow& checkpoint : item.checkpoints) {
     absl::Status s = InsertCheckpointIn(c, checkpoint);
     if (!s.ok() && !absl::IsAlreadyExists(s)) return s;  // a report sent again
   }
   COHORT_RETURN_IF_ERROR(InsertMetricsIn(c, item.metrics));
-  return InsertPointsIn(c, item.trial_id, item.points);
+  COHORT_RETURN_IF_ERROR(InsertPointsIn(c, item.trial_id, item.points));
+  // Last: the trial's row stays locked (PostgreSQL) for the shortest time before the commit.
+  COHORT_ASSIGN_OR_RETURN(written.trial, UpdateTrialReportIn(c, item.trial_id, item.trial));
+  return absl::OkStatus();
 }
 
 absl::Status SqlDatabase::InSavepoint(sql::Connection& c, absl::FunctionRef<absl::Status()> body,

@@ -85,7 +85,7 @@ TEST(SqliteConcurrencyTest, ConcurrentWritersGetTheirOwnResultsAndAcknowledgedWr
           if (seq.ok()) ++logged;
           if (db->InsertMetrics({{trial, "training", i, "{\"loss\": 1}", 0}}).ok()) ++measured;
           TrialRow row = db->GetTrial(trial).value();
-          row.batches = i;
+          row.restarts = i;
           if (!db->UpdateTrial(row).ok()) ++wrong;
         }
       });
@@ -105,7 +105,7 @@ TEST(SqliteConcurrencyTest, ConcurrentWritersGetTheirOwnResultsAndAcknowledgedWr
       EXPECT_THAT(row.line, ::testing::StartsWith(absl::StrCat(t, ":")));
     }
     metrics += static_cast<int64_t>(db->ListMetrics(trials[t], std::nullopt).value().size());
-    EXPECT_EQ(db->GetTrial(trials[t]).value().batches, kRounds - 2);  // the last round logged
+    EXPECT_EQ(db->GetTrial(trials[t]).value().restarts, kRounds - 2);  // the last round logged
   }
   EXPECT_EQ(lines, logged.load());
   EXPECT_EQ(metrics, measured.load());

@@ -255,10 +255,13 @@ TEST_P(DatabaseTest, RefusesATrialOfAMissingExperiment) {
   EXPECT_THAT(db_->ListTrials(std::nullopt).value(), IsEmpty());
 }
 
-TEST_P(DatabaseTest, UpdateTrialWritesEveryFieldButIdAndExperiment) {
+// The master's fields, not a report's: a row the master read before a report was stored does
+// not write the report's progress back.
+TEST_P(DatabaseTest, UpdateTrialWritesTheMastersFieldsAndLeavesAReportsAlone) {
   ASSERT_OK_AND_ASSIGN(int64_t first, db_->InsertExperiment(MakeExperiment("a")));
   ASSERT_OK_AND_ASSIGN(int64_t second, db_->InsertExperiment(MakeExperiment("b")));
   ASSERT_OK_AND_ASSIGN(int64_t id, db_->InsertTrial(MakeTrial(first)));
+  const TrialRow inserted = db_->GetTrial(id).value();
 
   TrialRow update;
   update.id = id;
@@ -267,9 +270,9 @@ TEST_P(DatabaseTest, UpdateTrialWritesEveryFieldButIdAndExperiment) {
   update.seed = 5;
   update.state = TrialState::kError;
   update.restarts = 4;
-  update.batches = 999;
+  update.batches = 999;  // the report's four: ignored
   update.total_batches = 2000;
-  update.searcher_metric = std::nullopt;
+  update.searcher_metric = -2.5;
   update.latest_checkpoint = "ckpt-def";
   update.error_lines = "[rank=0] out of memory\n";
   update.sequence = 3;
@@ -278,36 +281,60 @@ TEST_P(DatabaseTest, UpdateTrialWritesEveryFieldButIdAndExperiment) {
 
   TrialRow expected = update;
   expected.experiment_id = first;
+  expected.batches = inserted.batches;
+  expected.total_batches = inserted.total_batches;
+  expected.searcher_metric = inserted.searcher_metric;
+  expected.latest_checkpoint = inserted.latest_checkpoint;
   EXPECT_EQ(Fields(db_->GetTrial(id).value()), Fields(expected));
 
-  update.searcher_metric = -2.5;
-  ASSERT_OK(db_->UpdateTrial(update));
-  EXPECT_EQ(db_->GetTrial(id).value().searcher_metric, std::optional<double>(-2.5));
+  // A report stored after the master read the row, before it wrote it back.
+  const TrialRow read_before = db_->GetTrial(id).value();
+  const std::vector<OutputRowsWritten> written = db_->WriteOutputs(
+      {{.trial_id = id, .reports = true, .trial = {.batches = std::make_pair(300, 600)}}});
+  ASSERT_OK(written.at(0).reports);
+  TrialRow decided = read_before;
+  decided.state = TrialState::kCompleted;
+  ASSERT_OK(db_->UpdateTrial(decided));
+  const TrialRow after = db_->GetTrial(id).value();
+  EXPECT_EQ(after.state, TrialState::kCompleted);
+  EXPECT_EQ(after.batches, 300) << "the report's progress was written over";
+  EXPECT_EQ(after.total_batches, 600);
 }
 
-// A report's fields, and only those, in one statement; the row comes back as it is after.
-TEST_P(DatabaseTest, UpdateTrialReportWritesOnlyTheFieldsGivenAndReturnsTheRow) {
+// A reports part writes its trial's report fields, and only those given; the row comes back
+// as it is after.
+TEST_P(DatabaseTest, AReportWritesOnlyTheTrialFieldsGivenAndReturnsTheRow) {
   ASSERT_OK_AND_ASSIGN(int64_t experiment, db_->InsertExperiment(MakeExperiment("a")));
   ASSERT_OK_AND_ASSIGN(int64_t id, db_->InsertTrial(MakeTrial(experiment)));
   TrialRow expected = db_->GetTrial(id).value();
+  const auto report = [&](TrialReportFields fields) {
+    OutputRows rows{.trial_id = id, .reports = true, .trial = std::move(fields)};
+    return db_->WriteOutputs({rows}).at(0);
+  };
 
-  ASSERT_OK_AND_ASSIGN(TrialRow after, db_->UpdateTrialReport(id, {}));
-  EXPECT_EQ(Fields(after), Fields(expected)) << "nothing given, nothing changed";
+  OutputRowsWritten written = report({});
+  ASSERT_OK(written.reports);
+  ASSERT_TRUE(written.trial.has_value());
+  EXPECT_EQ(Fields(*written.trial), Fields(expected)) << "nothing given, nothing changed";
 
-  ASSERT_OK_AND_ASSIGN(after, db_->UpdateTrialReport(id, {.batches = std::make_pair(400, 900)}));
+  written = report({.batches = std::make_pair(400, 900)});
   expected.batches = 400;
   expected.total_batches = 900;
-  EXPECT_EQ(Fields(after), Fields(expected));
+  ASSERT_TRUE(written.trial.has_value());
+  EXPECT_EQ(Fields(*written.trial), Fields(expected));
 
-  ASSERT_OK_AND_ASSIGN(after, db_->UpdateTrialReport(
-                                  id, {.latest_checkpoint = "ckpt-2", .searcher_metric = -1.5}));
+  written = report({.latest_checkpoint = "ckpt-2", .searcher_metric = -1.5});
   expected.latest_checkpoint = "ckpt-2";
   expected.searcher_metric = -1.5;
-  EXPECT_EQ(Fields(after), Fields(expected));
+  ASSERT_TRUE(written.trial.has_value());
+  EXPECT_EQ(Fields(*written.trial), Fields(expected));
   EXPECT_EQ(Fields(db_->GetTrial(id).value()), Fields(expected));
 
-  EXPECT_THAT(db_->UpdateTrialReport(id + 100, {.batches = std::make_pair(1, 2)}),
+  OutputRows missing{.trial_id = id + 100, .reports = true, .trial = {.batches = std::make_pair(1, 2)}};
+  written = db_->WriteOutputs({missing}).at(0);
+  EXPECT_THAT(written.reports,
               StatusIs(absl::StatusCode::kNotFound, HasSubstr(absl::StrCat(id + 100))));
+  EXPECT_FALSE(written.trial.has_value());
 }
 
 TEST_P(DatabaseTest, ReportsAMissingTrialByItsId) {
@@ -1034,6 +1061,10 @@ TEST_P(DatabaseTest, WriteOutputsStoresEachPartOnItsOwnInOneTransaction) {
   EXPECT_THAT(written[2].reports, StatusIs(absl::StatusCode::kNotFound, HasSubstr("trial 9999")));
   EXPECT_OK(written[3].logs) << "no lines: nothing to fail";
   EXPECT_OK(written[3].reports);
+  EXPECT_TRUE(written[0].trial.has_value()) << "a stored report returns its trial's row";
+  EXPECT_FALSE(written[2].trial.has_value()) << "a refused one does not";
+  ASSERT_TRUE(written[3].trial.has_value());
+  EXPECT_EQ(written[3].trial->id, other);
 
   EXPECT_THAT(db_->ListLogs(trial, 0, std::nullopt, 10).value(), SizeIs(2));
   EXPECT_THAT(db_->ListCheckpoints(trial).value(), SizeIs(2));
