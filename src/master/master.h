@@ -492,7 +492,24 @@ class Master {
   void RunScheduler() ABSL_LOCKS_EXCLUDED(mu_);  // the scheduler thread (kBackground)
   // The trial's state was stored: the queue and queued_since_ follow it.
   void TrialStoredLocked(const TrialRow& trial) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status StartLocked(const Placement& placement) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Starts a batch of checked placements (master_starts.cc): their trials read in one query,
+  // their allocations stored before any agent hears of them, then their trials RUNNING with
+  // their log lines in one transaction. A placement that cannot start is logged and skipped.
+  struct PreparedStart;
+  void StartBatchLocked(const std::vector<const Placement*>& batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A placement's allocation (added to allocations_) and start actions, from its trial's row
+  // (`trials`) and its experiment's (read into `experiments` once per batch).
+  absl::StatusOr<PreparedStart> PrepareStartLocked(const Placement& placement,
+                                                   const std::map<int64_t, TrialRow>& trials,
+                                                   std::map<int64_t, ExperimentRow>& experiments)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stores the prepared allocations' rows in one statement; when that fails, removes them from
+  // allocations_ (their trials stay queued) and returns false.
+  bool StoreAllocationsLocked(const std::vector<PreparedStart>& prepared)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Deletes the rows of allocations that did not start, logging a failure.
+  void ForgetAllocationRows(const std::vector<std::string>& ids);
   void StopAllocationLocked(Allocation& allocation, StopReason reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status FinishAllocationLocked(Allocation& allocation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -141,8 +141,8 @@ void Master::FinishOutputLocked(OutputWork& w) {
     w.Fail(Part::kReports, absl::InternalError("the report's trial row did not come back"));
   }
   if (w.reports) {
-    absl::Status s = ReportsStoredLocked(parts.allocation, *parts.reports, w.changes, *w.trial,
-                                         w.stored_points);
+    absl::Status s =
+        ReportsStoredLocked(parts.allocation, *parts.reports, w.changes, *w.trial, w.stored_points);
     if (!s.ok()) w.Fail(Part::kReports, std::move(s));
   }
   if (w.exit) {

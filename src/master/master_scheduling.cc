@@ -14,9 +14,9 @@
 namespace cohort::master {
 namespace {
 
-// Placements started per hold of the lock: each writes a few rows (its allocation, its trial, a
-// log line), about a millisecond on SQLite, so a burst of hundreds of starts (a cluster's
-// agents registering at once) lets waiting requests in between batches.
+// Placements started per hold of the lock (one batch: a read and three writes to the database
+// whatever its size, master_starts.cc), so a burst of hundreds of starts (a cluster's agents
+// registering at once) lets waiting requests in between batches.
 constexpr size_t kStartsPerHold = 16;
 
 // After a pass that took d, the scheduler thread starts the next no sooner than
@@ -211,6 +211,7 @@ bool Master::PlacementFitsLocked(const Placement& placement, int64_t trial_id) {
 bool Master::StartPlacementsLocked(const std::vector<Placement>& placements, size_t* next,
                                    size_t count) {
   const size_t end = std::min(placements.size(), *next + count);
+  std::vector<const Placement*> batch;  // checked, started together (master_starts.cc)
   for (; *next < end; ++*next) {
     const Placement& p = placements[*next];
     const int64_t trial_id = std::stoll(p.task_id);
@@ -225,15 +226,15 @@ bool Master::StartPlacementsLocked(const std::vector<Placement>& placements, siz
     }
     if (!PlacementFitsLocked(p, trial_id)) {
       // The agents changed while the pass computed: what follows was placed on a cluster that
-      // is gone, so the next pass places it again (in order, without overtaking).
+      // is gone, so the next pass places it again (in order, without overtaking). The pass's
+      // placements do not overlap, so those before it fit without it.
       pass_pending_ = true;
       *next = placements.size();
-      return false;
+      break;
     }
-    if (absl::Status s = StartLocked(p); !s.ok()) {
-      COHORT_LOG(ERROR) << "starting trial " << p.task_id << ": " << s;
-    }
+    batch.push_back(&p);
   }
+  StartBatchLocked(batch);
   return *next < placements.size();
 }
 

@@ -186,8 +186,8 @@ struct OutputRows {
 // What WriteOutputs did with one item: each part OK (or absent), or why not.
 struct OutputRowsWritten {
   absl::Status logs;
-  absl::Status reports;  // not attempted (and not OK) when the logs failed
-  int64_t last_seq = 0;  // of the item's last line stored
+  absl::Status reports;           // not attempted (and not OK) when the logs failed
+  int64_t last_seq = 0;           // of the item's last line stored
   std::optional<TrialRow> trial;  // the trial's row after its report (when `reports` is OK)
 };
 
@@ -301,6 +301,13 @@ class Database {
   // so a row the master read before it must not write its old progress back.
   virtual absl::Status UpdateTrial(const TrialRow& row) = 0;
   virtual absl::StatusOr<TrialRow> GetTrial(int64_t id) = 0;
+  // The trials of `ids` that exist, by id (a scheduling pass's starts: one query, not one each).
+  virtual absl::StatusOr<std::vector<TrialRow>> GetTrials(const std::vector<int64_t>& ids) = 0;
+  // The trials a scheduling pass started, each (trial, the master's line): every one RUNNING
+  // and its line appended (as AppendMasterLines), in one transaction; nothing written, and
+  // NotFound naming them, when some do not exist.
+  virtual absl::Status MarkTrialsRunning(
+      const std::vector<std::pair<int64_t, std::string>>& trial_and_line) = 0;
   // All trials (by id), or those of one experiment.
   virtual absl::StatusOr<std::vector<TrialRow>> ListTrials(
       std::optional<int64_t> experiment_id) = 0;
@@ -374,6 +381,8 @@ class Database {
 
   // Allocations that run: inserted when one starts, deleted when it ends (OK when already gone).
   virtual absl::Status InsertAllocation(const AllocationRow& row) = 0;  // AlreadyExists
+  // Several at once (a scheduling pass's starts), all or nothing; AlreadyExists when one is.
+  virtual absl::Status InsertAllocations(const std::vector<AllocationRow>& rows) = 0;
   virtual absl::Status DeleteAllocation(const std::string& id) = 0;
   virtual absl::StatusOr<std::vector<AllocationRow>> ListAllocations() = 0;  // by id
 

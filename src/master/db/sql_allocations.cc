@@ -1,6 +1,9 @@
 // SqlDatabase's running allocations (database.h), kept for a restarted master to re-adopt.
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cohort/status.h"
 #include "master/db/sql_database.h"
 #include "nlohmann/json.hpp"
@@ -41,20 +44,51 @@ absl::StatusOr<std::vector<std::pair<std::string, int>>> ParseNodes(const std::s
 }  // namespace
 
 absl::Status SqlDatabase::InsertAllocation(const AllocationRow& row) {
-  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
-  Query s(*c, "insert allocation",
-          "INSERT INTO allocations (id, trial_id, token_hash, nodes_json, created_ms) "
-          "VALUES (?1, ?2, ?3, ?4, ?5)");
-  s.BindText(1, row.id);
-  s.BindInt64(2, row.trial_id);
-  s.BindText(3, row.token_hash);
-  s.BindText(4, NodesJson(row.nodes));
-  s.BindInt64(5, row.created_ms);
-  absl::Status status = s.Run();
-  if (s.failure() == sql::Failure::kUniqueViolation) {
-    return absl::AlreadyExistsError(absl::StrCat("allocation '", row.id, "' already exists"));
+  return InsertAllocations({row});
+}
+
+absl::Status SqlDatabase::InsertAllocations(const std::vector<AllocationRow>& rows) {
+  // One statement for a pass's starts (a hold of the master's lock starts up to 16): atomic on
+  // its own, so no transaction around it and one round trip in all.
+  const auto insert = [&](sql::Connection& c, size_t first, size_t n) -> absl::Status {
+    std::string sql =
+        "INSERT INTO allocations (id, trial_id, token_hash, nodes_json, created_ms) VALUES ";
+    for (size_t r = 0; r < n; ++r) {
+      absl::StrAppend(&sql, r == 0 ? "(" : ", (", sql::Placeholders(1 + 5 * r, 5), ")");
+    }
+    Query s(c, "insert allocations", sql);
+    std::vector<std::string> ids;
+    for (size_t r = 0; r < n; ++r) {
+      const AllocationRow& row = rows[first + r];
+      const int base = static_cast<int>(5 * r);
+      s.BindText(base + 1, row.id);
+      s.BindInt64(base + 2, row.trial_id);
+      s.BindText(base + 3, row.token_hash);
+      s.BindText(base + 4, NodesJson(row.nodes));
+      s.BindInt64(base + 5, row.created_ms);
+      ids.push_back(absl::StrCat("'", row.id, "'"));
+    }
+    absl::Status status = s.Run();
+    if (s.failure() == sql::Failure::kUniqueViolation) {
+      return absl::AlreadyExistsError(
+          n == 1
+              ? absl::StrCat("allocation ", ids[0], " already exists")
+              : absl::StrCat("one of allocations ", absl::StrJoin(ids, ", "), " already exists"));
+    }
+    return status;
+  };
+  constexpr size_t kRowsPerInsert = 64;
+  if (rows.empty()) return absl::OkStatus();
+  if (rows.size() <= kRowsPerInsert) {
+    COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+    return insert(*c, 0, rows.size());
   }
-  return status;
+  return Transact([&](sql::Connection& c) -> absl::Status {
+    for (size_t first = 0; first < rows.size(); first += kRowsPerInsert) {
+      COHORT_RETURN_IF_ERROR(insert(c, first, std::min(kRowsPerInsert, rows.size() - first)));
+    }
+    return absl::OkStatus();
+  });
 }
 
 absl::Status SqlDatabase::DeleteAllocation(const std::string& id) {

@@ -1,6 +1,7 @@
 #include "master/db/sql_database.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <tuple>
 
@@ -73,6 +74,9 @@ absl::StatusOr<ExperimentRow> ReadExperiment(const Query& s) {
   row.queue_position = s.Double(17);
   return row;
 }
+
+// Ids per IN list at most (well below either backend's limit on a statement's parameters).
+constexpr size_t kIdsPerStatement = 256;
 
 // The columns ReadTrial reads, in its order (a SELECT's, or an UPDATE's RETURNING).
 constexpr absl::string_view kTrialColumns =
@@ -332,6 +336,57 @@ absl::StatusOr<TrialRow> SqlDatabase::GetTrial(int64_t id) {
   return ReadTrial(s);
 }
 
+absl::StatusOr<std::vector<TrialRow>> SqlDatabase::GetTrials(const std::vector<int64_t>& ids) {
+  std::vector<int64_t> wanted = ids;
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  std::vector<TrialRow> rows;
+  if (wanted.empty()) return rows;
+  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+  for (size_t first = 0; first < wanted.size(); first += kIdsPerStatement) {
+    const size_t n = std::min(kIdsPerStatement, wanted.size() - first);
+    Query s(
+        *c, "get trials",
+        absl::StrCat(SelectTrial(), " WHERE id IN (", sql::Placeholders(1, n), ") ORDER BY id"));
+    for (size_t i = 0; i < n; ++i) s.BindInt64(static_cast<int>(i + 1), wanted[first + i]);
+    COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> some, ReadAll<TrialRow>(s, ReadTrial));
+    rows.insert(rows.end(), some.begin(), some.end());  // chunks in order: rows stay by id
+  }
+  return rows;
+}
+
+absl::Status SqlDatabase::MarkTrialsRunning(
+    const std::vector<std::pair<int64_t, std::string>>& trial_and_line) {
+  std::vector<int64_t> ids;
+  for (const auto& [trial_id, line] : trial_and_line) ids.push_back(trial_id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (ids.empty()) return absl::OkStatus();
+  return Transact([&](sql::Connection& c) -> absl::Status {
+    std::vector<int64_t> updated;
+    for (size_t first = 0; first < ids.size(); first += kIdsPerStatement) {
+      const size_t n = std::min(kIdsPerStatement, ids.size() - first);
+      Query s(c, "mark trials running",
+              absl::StrCat("UPDATE trials SET state = ?1 WHERE id IN (", sql::Placeholders(2, n),
+                           ") RETURNING id"));
+      s.BindText(1, wire::Name(wire::TrialState::kRunning));
+      for (size_t i = 0; i < n; ++i) s.BindInt64(static_cast<int>(i + 2), ids[first + i]);
+      COHORT_ASSIGN_OR_RETURN(std::vector<int64_t> some,
+                              ReadAll<int64_t>(s, [](const Query& r) { return r.Int64(0); }));
+      updated.insert(updated.end(), some.begin(), some.end());
+    }
+    if (updated.size() != ids.size()) {
+      std::sort(updated.begin(), updated.end());
+      std::vector<int64_t> missing;
+      std::set_difference(ids.begin(), ids.end(), updated.begin(), updated.end(),
+                          std::back_inserter(missing));
+      return absl::NotFoundError(absl::StrCat("trial", missing.size() == 1 ? " " : "s ",
+                                              absl::StrJoin(missing, ", "), " not found"));
+    }
+    return AppendMasterLinesIn(c, trial_and_line);
+  });
+}
+
 absl::StatusOr<std::vector<TrialRow>> SqlDatabase::ListTrials(
     std::optional<int64_t> experiment_id) {
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
@@ -348,11 +403,9 @@ absl::StatusOr<std::vector<TrialRow>> SqlDatabase::ListTrials(
 absl::StatusOr<std::vector<TrialRow>> SqlDatabase::ListTrialsInStates(
     const std::vector<wire::TrialState>& states) {
   if (states.empty()) return std::vector<TrialRow>{};
-  std::vector<std::string> params;
-  for (size_t i = 0; i < states.size(); ++i) params.push_back(absl::StrCat("?", i + 1));
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
   Query s(*c, "list trials by state",
-          absl::StrCat(SelectTrial(), " WHERE state IN (", absl::StrJoin(params, ", "),
+          absl::StrCat(SelectTrial(), " WHERE state IN (", sql::Placeholders(1, states.size()),
                        ") ORDER BY id"));
   for (size_t i = 0; i < states.size(); ++i)
     s.BindText(static_cast<int>(i + 1), wire::Name(states[i]));

@@ -50,6 +50,9 @@ class SqlDatabase : public Database {
   absl::StatusOr<int64_t> InsertTrial(const TrialRow& row) override;
   absl::Status UpdateTrial(const TrialRow& row) override;
   absl::StatusOr<TrialRow> GetTrial(int64_t id) override;
+  absl::StatusOr<std::vector<TrialRow>> GetTrials(const std::vector<int64_t>& ids) override;
+  absl::Status MarkTrialsRunning(
+      const std::vector<std::pair<int64_t, std::string>>& trial_and_line) override;
   absl::StatusOr<std::vector<TrialRow>> ListTrials(std::optional<int64_t> experiment_id) override;
   absl::StatusOr<std::vector<TrialRow>> ListTrialsInStates(
       const std::vector<wire::TrialState>& states) override;
@@ -100,6 +103,7 @@ class SqlDatabase : public Database {
   absl::Status SetAgentEnabled(const std::string& id, bool enabled) override;
   absl::StatusOr<std::vector<AgentRow>> ListAgents() override;
   absl::Status InsertAllocation(const AllocationRow& row) override;
+  absl::Status InsertAllocations(const std::vector<AllocationRow>& rows) override;
   absl::Status DeleteAllocation(const std::string& id) override;
   absl::StatusOr<std::vector<AllocationRow>> ListAllocations() override;
 
@@ -180,6 +184,13 @@ class SqlDatabase : public Database {
                                           int64_t marker_seq, int64_t count);
 
   // The bodies of the writes that run inside a caller's transaction on `c`.
+  // The master's lines (rank -1) of several trials, up to 64 per INSERT; NotFound naming the
+  // statement's trials when one does not exist.
+  static absl::Status AppendMasterLinesIn(
+      sql::Connection& c, const std::vector<std::pair<int64_t, std::string>>& trial_and_line);
+  // Adds (lines, bytes) to each trial's log_stats row.
+  static absl::Status CountLinesIn(sql::Connection& c,
+                                   const std::map<int64_t, std::pair<int64_t, int64_t>>& added);
   static absl::StatusOr<int64_t> AppendLogsIn(
       sql::Connection& c, int64_t trial_id,
       const std::vector<std::pair<int, std::string>>& rank_and_line);

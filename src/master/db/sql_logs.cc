@@ -3,9 +3,12 @@
 // transactions that change its lines, so retention never counts a log.
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cohort/status.h"
@@ -62,12 +65,68 @@ absl::StatusOr<int64_t> SqlDatabase::AppendLogs(
 absl::Status SqlDatabase::AppendMasterLines(
     const std::vector<std::pair<int64_t, std::string>>& trial_and_line) {
   if (trial_and_line.empty()) return absl::OkStatus();
-  return Transact([&](sql::Connection& c) -> absl::Status {
-    for (const auto& [trial_id, line] : trial_and_line) {
-      COHORT_RETURN_IF_ERROR(AppendLogsIn(c, trial_id, {{-1, line}}).status());
+  return Transact(
+      [&](sql::Connection& c) -> absl::Status { return AppendMasterLinesIn(c, trial_and_line); });
+}
+
+absl::Status SqlDatabase::AppendMasterLinesIn(
+    sql::Connection& c, const std::vector<std::pair<int64_t, std::string>>& trial_and_line) {
+  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+  std::map<int64_t, std::pair<int64_t, int64_t>> added;  // trial -> (lines, bytes)
+  std::string cleaned;
+  for (size_t first = 0; first < trial_and_line.size(); first += kLinesPerInsert) {
+    const size_t rows = std::min(kLinesPerInsert, trial_and_line.size() - first);
+    std::string sql = "INSERT INTO logs (trial_id, rank, line, time_ms) VALUES ";
+    std::set<int64_t> trials;  // of this statement, to name when one does not exist
+    for (size_t r = 0; r < rows; ++r) {
+      absl::StrAppend(&sql, r == 0 ? "" : ", ", "(?", 2 + 2 * r, ", -1, ?", 3 + 2 * r, ", ?1)");
     }
-    return absl::OkStatus();
-  });
+    Query s(c, "append the master's lines", sql);
+    s.BindInt64(1, now_ms);
+    for (size_t r = 0; r < rows; ++r) {
+      const auto& [trial_id, line] = trial_and_line[first + r];
+      absl::string_view text = line;
+      if (!IsCleanUtf8(line)) text = cleaned = CleanUtf8(line);
+      s.BindInt64(static_cast<int>(2 + 2 * r), trial_id);
+      s.BindText(static_cast<int>(3 + 2 * r), text);
+      added[trial_id].first += 1;
+      added[trial_id].second += static_cast<int64_t>(text.size());
+      trials.insert(trial_id);
+    }
+    absl::Status status = s.Run();
+    if (s.failure() == sql::Failure::kForeignKeyViolation) {
+      return absl::NotFoundError(
+          absl::StrCat("trial not found: one of ", absl::StrJoin(trials, ", ")));
+    }
+    COHORT_RETURN_IF_ERROR(status);
+  }
+  return CountLinesIn(c, added);
+}
+
+absl::Status SqlDatabase::CountLinesIn(
+    sql::Connection& c, const std::map<int64_t, std::pair<int64_t, int64_t>>& added) {
+  // One row per trial in each statement (PostgreSQL refuses an upsert that meets a row twice).
+  auto it = added.begin();
+  while (it != added.end()) {
+    std::string sql = "INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq) VALUES ";
+    std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> rows;
+    for (; it != added.end() && rows.size() < kLinesPerInsert; ++it) {
+      const size_t r = rows.size();
+      absl::StrAppend(&sql, r == 0 ? "" : ", ", "(", sql::Placeholders(1 + 3 * r, 3), ", 0, 0)");
+      rows.emplace_back(*it);
+    }
+    absl::StrAppend(&sql,
+                    " ON CONFLICT (trial_id) DO UPDATE SET lines = log_stats.lines + "
+                    "excluded.lines, bytes = log_stats.bytes + excluded.bytes");
+    Query count(c, "count logs", sql);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      count.BindInt64(static_cast<int>(1 + 3 * r), rows[r].first);
+      count.BindInt64(static_cast<int>(2 + 3 * r), rows[r].second.first);
+      count.BindInt64(static_cast<int>(3 + 3 * r), rows[r].second.second);
+    }
+    COHORT_RETURN_IF_ERROR(count.Run());
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> SqlDatabase::AppendLogsIn(
@@ -103,14 +162,8 @@ absl::StatusOr<int64_t> SqlDatabase::AppendLogsIn(
       last_seq = std::max(last_seq, s.Int64(0));
     }
   }
-  Query count(c, "count logs",
-              "INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq) "
-              "VALUES (?1, ?2, ?3, 0, 0) ON CONFLICT (trial_id) DO UPDATE SET "
-              "lines = log_stats.lines + excluded.lines, bytes = log_stats.bytes + excluded.bytes");
-  count.BindInt64(1, trial_id);
-  count.BindInt64(2, static_cast<int64_t>(rank_and_line.size()));
-  count.BindInt64(3, bytes);
-  COHORT_RETURN_IF_ERROR(count.Run());
+  COHORT_RETURN_IF_ERROR(
+      CountLinesIn(c, {{trial_id, {static_cast<int64_t>(rank_and_line.size()), bytes}}}));
   return last_seq;
 }
 

@@ -330,11 +330,85 @@ TEST_P(DatabaseTest, AReportWritesOnlyTheTrialFieldsGivenAndReturnsTheRow) {
   EXPECT_EQ(Fields(*written.trial), Fields(expected));
   EXPECT_EQ(Fields(db_->GetTrial(id).value()), Fields(expected));
 
-  OutputRows missing{.trial_id = id + 100, .reports = true, .trial = {.batches = std::make_pair(1, 2)}};
+  OutputRows missing{
+      .trial_id = id + 100, .reports = true, .trial = {.batches = std::make_pair(1, 2)}};
   written = db_->WriteOutputs({missing}).at(0);
   EXPECT_THAT(written.reports,
               StatusIs(absl::StatusCode::kNotFound, HasSubstr(absl::StrCat(id + 100))));
   EXPECT_FALSE(written.trial.has_value());
+}
+
+// A scheduling pass's batch: its trials in one query (more than one IN list's worth here),
+// those that exist, by id, each once.
+TEST_P(DatabaseTest, GetTrialsReadsThoseThatExistById) {
+  ASSERT_OK_AND_ASSIGN(int64_t experiment, db_->InsertExperiment(MakeExperiment("a")));
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 300; ++i) {
+    TrialRow row = MakeTrial(experiment);
+    row.seed = i;
+    ASSERT_OK_AND_ASSIGN(int64_t id, db_->InsertTrial(row));
+    ids.push_back(id);
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<TrialRow> some,
+                       db_->GetTrials({ids[7], ids[299] + 1000, ids[2], ids[7]}));
+  ASSERT_THAT(some, SizeIs(2));
+  EXPECT_EQ(Fields(some[0]), Fields(db_->GetTrial(ids[2]).value()));
+  EXPECT_EQ(Fields(some[1]), Fields(db_->GetTrial(ids[7]).value()));
+
+  std::vector<int64_t> reversed(ids.rbegin(), ids.rend());
+  ASSERT_OK_AND_ASSIGN(std::vector<TrialRow> all, db_->GetTrials(reversed));
+  ASSERT_THAT(all, SizeIs(300));
+  for (int i = 0; i < 300; ++i) {
+    EXPECT_EQ(all[i].id, ids[i]);
+    EXPECT_EQ(all[i].seed, i);
+  }
+  EXPECT_THAT(db_->GetTrials({}).value(), IsEmpty());
+}
+
+// The trials a pass started: all RUNNING with their lines, or, when one is missing, none.
+TEST_P(DatabaseTest, MarkTrialsRunningWritesEveryStateAndLineOrNone) {
+  const int64_t a = AddTrial();
+  const int64_t b = AddTrial();
+  const int64_t c = AddTrial();
+  ASSERT_OK(db_->MarkTrialsRunning({{a, "master: a on x"}, {b, "master: b on y"}}));
+  EXPECT_EQ(db_->GetTrial(a).value().state, TrialState::kRunning);
+  EXPECT_EQ(db_->GetTrial(b).value().state, TrialState::kRunning);
+  ASSERT_OK_AND_ASSIGN(std::vector<LogRow> lines, db_->ListLogs(b, 0, std::nullopt, 10));
+  ASSERT_THAT(lines, SizeIs(1));
+  EXPECT_EQ(lines[0].line, "master: b on y");
+  EXPECT_EQ(lines[0].rank, -1);
+
+  EXPECT_THAT(db_->MarkTrialsRunning({{c, "master: c"}, {c + 500, "master: lost"}}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr(absl::StrCat(c + 500))));
+  EXPECT_EQ(db_->GetTrial(c).value().state, TrialState::kQueued) << "rolled back";
+  EXPECT_THAT(db_->ListLogs(c, 0, std::nullopt, 10).value(), IsEmpty());
+  ASSERT_OK(db_->MarkTrialsRunning({}));
+}
+
+// A pass's allocations in one statement (more than one statement's worth here: a
+// transaction), all or none.
+TEST_P(DatabaseTest, InsertAllocationsStoresAllOrNone) {
+  const int64_t trial = AddTrial();
+  std::vector<AllocationRow> rows;
+  for (int i = 0; i < 70; ++i) {
+    rows.push_back({absl::StrCat(trial, ".b.", i), trial, "hash", {{"agent", 1}, {"b", 2}}, i});
+  }
+  ASSERT_OK(db_->InsertAllocations({rows[0], rows[1]}));
+  EXPECT_THAT(db_->InsertAllocations({rows[2], rows[1]}),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr(rows[1].id)));
+  EXPECT_THAT(db_->InsertAllocation(rows[0]),
+              StatusIs(absl::StatusCode::kAlreadyExists,
+                       absl::StrCat("allocation '", rows[0].id, "' already exists")));
+  EXPECT_THAT(db_->ListAllocations().value(), SizeIs(2)) << "none of the refused batch";
+  ASSERT_OK(db_->InsertAllocations(std::vector<AllocationRow>(rows.begin() + 2, rows.end())));
+  ASSERT_OK_AND_ASSIGN(std::vector<AllocationRow> stored, db_->ListAllocations());
+  ASSERT_THAT(stored, SizeIs(70));
+  const auto found = std::find_if(stored.begin(), stored.end(),
+                                  [&](const AllocationRow& r) { return r.id == rows[69].id; });
+  ASSERT_NE(found, stored.end());
+  EXPECT_EQ(found->nodes, rows[69].nodes);
+  EXPECT_EQ(found->created_ms, 69);
+  ASSERT_OK(db_->InsertAllocations({}));
 }
 
 TEST_P(DatabaseTest, ReportsAMissingTrialByItsId) {

@@ -95,11 +95,24 @@ TEST_P(SqliteLogsTest, MasterLinesForSeveralTrialsAreAppendedTogetherOrNotAtAll)
   ASSERT_OK_AND_ASSIGN(std::vector<LogStatsRow> stats, db_->ListLogStats());
   ASSERT_THAT(stats, SizeIs(2));
   EXPECT_EQ(stats[0].lines, 2);
+  EXPECT_EQ(stats[0].bytes, 20);  // "master: one" and "master: 3"
+  EXPECT_EQ(stats[1].bytes, 11);
 
   const absl::Status unknown = db_->AppendMasterLines({{b, "master: kept?"}, {a + 100, "x"}});
   EXPECT_THAT(unknown, StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(AllLines(b), ElementsAre("master: two")) << "rolled back with the unknown trial";
   EXPECT_OK(db_->AppendMasterLines({}));
+
+  // More than one statement's worth (64 rows), two trials interleaved: order and counts kept.
+  std::vector<std::pair<int64_t, std::string>> many;
+  for (int i = 0; i < 150; ++i) many.emplace_back(i % 3 == 0 ? b : a, absl::StrCat("m", i));
+  ASSERT_OK(db_->AppendMasterLines(many));
+  const std::vector<std::string> of_b = AllLines(b);
+  ASSERT_THAT(of_b, SizeIs(51));
+  EXPECT_EQ(of_b[1], "m0");
+  EXPECT_EQ(of_b[50], "m147");
+  EXPECT_EQ(db_->ListLogStats().value()[1].lines, 51);
+  EXPECT_EQ(db_->ListLogStats().value()[0].lines, 102);
 }
 
 TEST_P(SqliteLogsTest, DropKeepsTheBeginningAndOneMarkerCountsTheGap) {

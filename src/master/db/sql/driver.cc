@@ -9,6 +9,14 @@
 
 namespace cohort::master::sql {
 
+std::string Placeholders(int first, size_t count) {
+  std::string out;
+  for (size_t i = 0; i < count; ++i) {
+    absl::StrAppend(&out, i == 0 ? "" : ", ", "?", first + static_cast<int>(i));
+  }
+  return out;
+}
+
 absl::Status FailureStatus(Failure kind, std::string message) {
   switch (kind) {
     case Failure::kNone:

@@ -44,6 +44,9 @@ absl::Status FailureStatus(Failure kind, std::string message);
 // (InvalidArgument naming the operation and the parameter).
 absl::Status CheckTextParameter(absl::string_view what, int index, absl::string_view value);
 
+// "?first, ?first+1, ..., ?first+count-1": the parameters of an IN list or a VALUES row.
+std::string Placeholders(int first, size_t count);
+
 // How much of concurrent transactions a transaction sees (PostgreSQL; SQLite's one writer makes
 // every transaction serializable whatever is asked).
 enum class Isolation {
