@@ -367,9 +367,12 @@ TEST_P(DatabaseTest, GetTrialsReadsThoseThatExistById) {
 
 // The trials a pass started: all RUNNING with their lines, or, when one is missing, none.
 TEST_P(DatabaseTest, MarkTrialsRunningWritesEveryStateAndLineOrNone) {
-  const int64_t a = AddTrial();
-  const int64_t b = AddTrial();
-  const int64_t c = AddTrial();
+  ASSERT_OK_AND_ASSIGN(int64_t experiment, db_->InsertExperiment(MakeExperiment("a")));
+  TrialRow queued = MakeTrial(experiment);
+  queued.state = TrialState::kQueued;
+  const int64_t a = db_->InsertTrial(queued).value();
+  const int64_t b = db_->InsertTrial(queued).value();
+  const int64_t c = db_->InsertTrial(queued).value();
   ASSERT_OK(db_->MarkTrialsRunning({{a, "master: a on x"}, {b, "master: b on y"}}));
   EXPECT_EQ(db_->GetTrial(a).value().state, TrialState::kRunning);
   EXPECT_EQ(db_->GetTrial(b).value().state, TrialState::kRunning);
