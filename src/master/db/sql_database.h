@@ -184,6 +184,16 @@ class SqlDatabase : public Database {
                                           int64_t marker_seq, int64_t count);
 
   // The bodies of the writes that run inside a caller's transaction on `c`.
+  // A line for AppendInOneStatement (`line` outlives the call).
+  struct LineToAppend {
+    int64_t trial_id = 0;
+    int rank = 0;
+    const std::string* line = nullptr;
+  };
+  // Up to 64 lines and their trials' counts in one statement (only where
+  // dialect().inserts_in_with); returns the last line's seq. NotFound naming the trials when
+  // one does not exist.
+  absl::StatusOr<int64_t> AppendInOneStatement(const std::vector<LineToAppend>& rows);
   // The master's lines (rank -1) of several trials, up to 64 per INSERT; NotFound naming the
   // statement's trials when one does not exist.
   static absl::Status AppendMasterLinesIn(

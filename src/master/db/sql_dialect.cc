@@ -15,6 +15,7 @@ const SqlDialect& SqliteDialect() {
       .row_locator = "rowid",
       .line_bytes = "LENGTH(CAST(line AS BLOB))",
       .transaction_attempts = 1,
+      .inserts_in_with = false,
   };
   return dialect;
 }
@@ -30,6 +31,7 @@ const SqlDialect& PostgresDialect() {
       .row_locator = "ctid",
       .line_bytes = "OCTET_LENGTH(line)",
       .transaction_attempts = 10,
+      .inserts_in_with = true,
   };
   return dialect;
 }

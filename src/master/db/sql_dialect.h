@@ -32,6 +32,10 @@ struct SqlDialect {
   // RunTransaction). SQLite: once, as before the driver interface; its busy timeout (5 s)
   // already waited for the other writer, and ten of them would hold a call for 50 s.
   int transaction_attempts;
+  // Whether a WITH clause may hold an INSERT whose rows a second INSERT reads (PostgreSQL): a
+  // few log lines and their count in log_stats are then one statement, one round trip where a
+  // transaction takes four. SQLite cannot, and its transaction costs no round trip.
+  bool inserts_in_with;
 };
 
 const SqlDialect& SqliteDialect();
