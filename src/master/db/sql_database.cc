@@ -383,7 +383,9 @@ absl::Status SqlDatabase::MarkTrialsRunning(
       return absl::NotFoundError(absl::StrCat("trial", missing.size() == 1 ? " " : "s ",
                                               absl::StrJoin(missing, ", "), " not found"));
     }
-    return AppendMasterLinesIn(c, trial_and_line);
+    std::vector<LineToAppend> rows;
+    for (const auto& [trial_id, line] : trial_and_line) rows.push_back({trial_id, -1, &line});
+    return AppendLinesIn(c, rows).status();
   });
 }
 

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -183,48 +184,55 @@ class SqlDatabase : public Database {
   absl::StatusOr<DropRange> FindDropRange(sql::Connection& c, int64_t trial_id, int64_t after,
                                           int64_t marker_seq, int64_t count);
 
-  // The bodies of the writes that run inside a caller's transaction on `c`.
-  // A line for AppendInOneStatement (`line` outlives the call).
+  // A log line to append (`line` outlives the call).
   struct LineToAppend {
     int64_t trial_id = 0;
     int rank = 0;
     const std::string* line = nullptr;
   };
-  // Up to 64 lines and their trials' counts in one statement (only where
-  // dialect().inserts_in_with); returns the last line's seq. NotFound naming the trials when
-  // one does not exist.
-  absl::StatusOr<int64_t> AppendInOneStatement(const std::vector<LineToAppend>& rows);
-  // The master's lines (rank -1) of several trials, up to 64 per INSERT; NotFound naming the
-  // statement's trials when one does not exist.
-  static absl::Status AppendMasterLinesIn(
-      sql::Connection& c, const std::vector<std::pair<int64_t, std::string>>& trial_and_line);
+  // AppendLogs and AppendMasterLines: AppendLinesIn in a transaction, or on PostgreSQL for
+  // up to 64 lines in the one statement that also counts them (no transaction: one round trip).
+  absl::StatusOr<int64_t> AppendLines(const std::vector<LineToAppend>& rows);
+
+  // The bodies of the writes that run inside a caller's transaction on `c`.
+  // Appends the lines, up to 64 per statement, and adds them to their trials' log_stats;
+  // returns the last seq. NotFound naming the statement's trials when one does not exist.
+  absl::StatusOr<int64_t> AppendLinesIn(sql::Connection& c, const std::vector<LineToAppend>& rows);
+  // The largest seq among the rows `s` returns (its first column); NotFound naming `trials`
+  // when it failed on a foreign key.
+  static absl::StatusOr<int64_t> LastSeqOf(sql::Query& s, const std::set<int64_t>& trials);
   // Adds (lines, bytes) to each trial's log_stats row.
   static absl::Status CountLinesIn(sql::Connection& c,
                                    const std::map<int64_t, std::pair<int64_t, int64_t>>& added);
-  static absl::StatusOr<int64_t> AppendLogsIn(
+  absl::StatusOr<int64_t> AppendLogsIn(
       sql::Connection& c, int64_t trial_id,
       const std::vector<std::pair<int, std::string>>& rank_and_line);
   static absl::Status InsertMetricsIn(sql::Connection& c, const std::vector<MetricRow>& rows);
   static absl::Status InsertCheckpointIn(sql::Connection& c, const CheckpointRow& row);
   static absl::Status InsertPointsIn(sql::Connection& c, int64_t trial_id,
                                      const std::vector<PointRow>& points);
+  // (name, label) -> id of a trial's series.
+  using SeriesIds = std::map<std::pair<std::string, std::string>, int64_t>;
+  // Those of the trial's series that `points` name (by name), in one read per 256 names.
+  static absl::StatusOr<SeriesIds> KnownSeriesIn(sql::Connection& c, int64_t trial_id,
+                                                 const std::vector<PointRow>& points);
   // The id of the series (trial, name, label), created when missing.
   static absl::StatusOr<int64_t> SeriesIdIn(sql::Connection& c, int64_t trial_id,
                                             const std::string& name, const std::string& label);
   // WriteOutputs' parts (sql_outputs.cc) inside its transaction. An error returned means the
   // transaction itself failed; the part's own result is *part.
-  static absl::Status WriteOutputIn(sql::Connection& c, const OutputRows& item,
-                                    OutputRowsWritten& written);
+  absl::Status WriteOutputIn(sql::Connection& c, const OutputRows& item,
+                             OutputRowsWritten& written);
   static absl::Status InSavepoint(sql::Connection& c, absl::FunctionRef<absl::Status()> body,
                                   absl::Status* part);
   // WriteOutputs' first try: every part of `item` without savepoints (any failure fails the
   // transaction, which WriteOutputs then runs again with WriteOutputIn's savepoints).
-  static absl::Status WriteOutputAtOnce(sql::Connection& c, const OutputRows& item,
-                                        OutputRowsWritten& written);
+  absl::Status WriteOutputAtOnce(sql::Connection& c, const OutputRows& item,
+                                 OutputRowsWritten& written);
   // An item's report rows: checkpoints (one already stored is a report sent again, not an
   // error), metrics, points, then its trial's report fields (written.trial: the row after).
-  static absl::Status WriteReportsIn(sql::Connection& c, const OutputRows& item,
-                                     OutputRowsWritten& written);
+  absl::Status WriteReportsIn(sql::Connection& c, const OutputRows& item,
+                              OutputRowsWritten& written);
   // Writes the fields a report changed, and only those, in one statement; returns the row as
   // it is after. NotFound when the trial does not exist.
   static absl::StatusOr<TrialRow> UpdateTrialReportIn(sql::Connection& c, int64_t id,

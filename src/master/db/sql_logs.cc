@@ -29,18 +29,27 @@ LogRow ReadLog(const Query& r) {
 // Lines per INSERT at most: one round trip to PostgreSQL for a post's lines, not one per line.
 constexpr size_t kLinesPerInsert = 64;
 
-// The INSERT of `rows` (1..kLinesPerInsert) log lines: ?1 trial, ?2 time, then rank and line
-// of each row. Each text is made once per process, not once per post.
-const std::string& AppendLogsSql(size_t rows) {
+// What adds counted lines to log_stats, in CountLinesIn's INSERT and in the WITH clause of
+// AppendLinesIn's on PostgreSQL (which counts from the rows its INSERT returned).
+constexpr absl::string_view kUpsertCounts =
+    "ON CONFLICT (trial_id) DO UPDATE SET lines = log_stats.lines + excluded.lines, "
+    "bytes = log_stats.bytes + excluded.bytes";
+const std::string kCountAdded = absl::StrCat(
+    "counted AS (INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq) "
+    "SELECT trial_id, COUNT(*), SUM(bytes), 0, 0 FROM added GROUP BY trial_id ",
+    kUpsertCounts, ")");
+
+// The VALUES of `rows` log lines (?1 the time; trial, rank, line of each row from ?2 on), made
+// once per process for each count rather than once per post.
+const std::string& LinesValuesSql(size_t rows) {
   static const std::vector<std::string>* const texts = [] {
     auto* made = new std::vector<std::string>(kLinesPerInsert + 1);
     for (size_t n = 1; n <= kLinesPerInsert; ++n) {
       std::string& sql = (*made)[n];
       sql = "INSERT INTO logs (trial_id, rank, line, time_ms) VALUES ";
       for (size_t r = 0; r < n; ++r) {
-        absl::StrAppend(&sql, r == 0 ? "" : ", ", "(?1, ?", 3 + 2 * r, ", ?", 4 + 2 * r, ", ?2)");
+        absl::StrAppend(&sql, r == 0 ? "(" : ", (", sql::Placeholders(2 + 3 * r, 3), ", ?1)");
       }
-      absl::StrAppend(&sql, " RETURNING seq");
     }
     return made;
   }();
@@ -50,107 +59,100 @@ const std::string& AppendLogsSql(size_t rows) {
 }  // namespace
 
 // The batch is one transaction of up to kLinesPerInsert lines per statement: the commit (a WAL
-// append) is paid once per batch, not once per line.
+// append) is paid once per batch, not once per line. On PostgreSQL a batch that fits one
+// statement needs no transaction (AppendLinesIn counts in the same statement).
 absl::StatusOr<int64_t> SqlDatabase::AppendLogs(
     int64_t trial_id, const std::vector<std::pair<int, std::string>>& rank_and_line) {
-  if (rank_and_line.empty()) return 0;
-  if (dialect().inserts_in_with && rank_and_line.size() <= kLinesPerInsert) {
-    std::vector<LineToAppend> rows;
-    for (const auto& [rank, line] : rank_and_line) rows.push_back({trial_id, rank, &line});
-    return AppendInOneStatement(rows);
+  std::vector<LineToAppend> rows;
+  for (const auto& [rank, line] : rank_and_line) rows.push_back({trial_id, rank, &line});
+  return AppendLines(rows);
+}
+
+absl::Status SqlDatabase::AppendMasterLines(
+    const std::vector<std::pair<int64_t, std::string>>& trial_and_line) {
+  std::vector<LineToAppend> rows;
+  for (const auto& [trial_id, line] : trial_and_line) rows.push_back({trial_id, -1, &line});
+  return AppendLines(rows).status();
+}
+
+absl::StatusOr<int64_t> SqlDatabase::AppendLines(const std::vector<LineToAppend>& rows) {
+  if (rows.empty()) return 0;
+  if (dialect().inserts_in_with && rows.size() <= kLinesPerInsert) {
+    COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+    return AppendLinesIn(*c, rows);
   }
   int64_t last_seq = 0;
   COHORT_RETURN_IF_ERROR(Transact([&](sql::Connection& c) -> absl::Status {
-    COHORT_ASSIGN_OR_RETURN(last_seq, AppendLogsIn(c, trial_id, rank_and_line));
+    COHORT_ASSIGN_OR_RETURN(last_seq, AppendLinesIn(c, rows));
     return absl::OkStatus();
   }));
   return last_seq;
 }
 
-absl::Status SqlDatabase::AppendMasterLines(
-    const std::vector<std::pair<int64_t, std::string>>& trial_and_line) {
-  if (trial_and_line.empty()) return absl::OkStatus();
-  if (dialect().inserts_in_with && trial_and_line.size() <= kLinesPerInsert) {
-    std::vector<LineToAppend> rows;
-    for (const auto& [trial_id, line] : trial_and_line) rows.push_back({trial_id, -1, &line});
-    return AppendInOneStatement(rows).status();
-  }
-  return Transact(
-      [&](sql::Connection& c) -> absl::Status { return AppendMasterLinesIn(c, trial_and_line); });
+absl::StatusOr<int64_t> SqlDatabase::AppendLogsIn(
+    sql::Connection& c, int64_t trial_id,
+    const std::vector<std::pair<int, std::string>>& rank_and_line) {
+  std::vector<LineToAppend> rows;
+  for (const auto& [rank, line] : rank_and_line) rows.push_back({trial_id, rank, &line});
+  return AppendLinesIn(c, rows);
 }
 
-absl::StatusOr<int64_t> SqlDatabase::AppendInOneStatement(const std::vector<LineToAppend>& rows) {
-  // The lines, then each trial's count from what was inserted (one row per trial: PostgreSQL
-  // refuses an upsert that meets a row twice), in one statement: atomic without a transaction.
-  std::string sql = "WITH added AS (INSERT INTO logs (trial_id, rank, line, time_ms) VALUES ";
-  for (size_t r = 0; r < rows.size(); ++r) {
-    absl::StrAppend(&sql, r == 0 ? "(" : ", (", sql::Placeholders(2 + 3 * r, 3), ", ?1)");
+absl::StatusOr<int64_t> SqlDatabase::AppendLinesIn(sql::Connection& c,
+                                                   const std::vector<LineToAppend>& rows) {
+  // The wall clock when the master stores the line: within an agent's flush (500 ms) of when it
+  // was printed, which is what a log reader's HH:MM:SS needs.
+  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+  const bool count_in_statement = dialect().inserts_in_with;
+  std::map<int64_t, std::pair<int64_t, int64_t>> added;  // trial -> (lines, bytes), SQLite's
+  int64_t last_seq = 0;
+  std::string cleaned;  // a line that needed it, cleaned (both drivers copy what they bind)
+  for (size_t first = 0; first < rows.size(); first += kLinesPerInsert) {
+    const size_t n = std::min(kLinesPerInsert, rows.size() - first);
+    // PostgreSQL: the lines, then each trial's count from what was inserted (one row per
+    // trial: it refuses an upsert that meets a row twice), in one statement.
+    Query s(c, "append log lines",
+            count_in_statement
+                ? absl::StrCat("WITH added AS (", LinesValuesSql(n), " RETURNING trial_id, seq, ",
+                               dialect().line_bytes, " AS bytes), ", kCountAdded,
+                               " SELECT MAX(seq) FROM added")
+                : absl::StrCat(LinesValuesSql(n), " RETURNING seq"));
+    s.BindInt64(1, now_ms);
+    std::set<int64_t> trials;  // of this statement, to name when one does not exist
+    for (size_t r = 0; r < n; ++r) {
+      const LineToAppend& row = rows[first + r];
+      // A trial's output is whatever bytes it printed: stored as text every backend takes (the
+      // agent cleans its lines already; a client posting NULs must not fail the whole batch).
+      absl::string_view text = *row.line;
+      if (!IsCleanUtf8(text)) text = cleaned = CleanUtf8(text);
+      s.BindInt64(static_cast<int>(2 + 3 * r), row.trial_id);
+      s.BindInt64(static_cast<int>(3 + 3 * r), row.rank);
+      s.BindText(static_cast<int>(4 + 3 * r), text);
+      added[row.trial_id].first += 1;
+      added[row.trial_id].second += static_cast<int64_t>(text.size());
+      trials.insert(row.trial_id);
+    }
+    COHORT_ASSIGN_OR_RETURN(int64_t seq, LastSeqOf(s, trials));
+    last_seq = std::max(last_seq, seq);
   }
-  absl::StrAppend(
-      &sql, " RETURNING trial_id, seq, ", dialect().line_bytes,
-      " AS bytes), counted AS (INSERT INTO log_stats (trial_id, lines, bytes, dropped, "
-      "marker_seq) SELECT trial_id, COUNT(*), SUM(bytes), 0, 0 FROM added GROUP BY trial_id "
-      "ON CONFLICT (trial_id) DO UPDATE SET lines = log_stats.lines + excluded.lines, "
-      "bytes = log_stats.bytes + excluded.bytes) SELECT MAX(seq) FROM added");
-  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
-  Query s(*c, "append log lines", sql);
-  s.BindInt64(1, absl::ToUnixMillis(absl::Now()));
-  std::set<int64_t> trials;  // to name when one does not exist
-  std::string cleaned;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const std::string& line = *rows[r].line;
-    const absl::string_view text = IsCleanUtf8(line) ? absl::string_view(line)
-                                                     : absl::string_view(cleaned = CleanUtf8(line));
-    s.BindInt64(static_cast<int>(2 + 3 * r), rows[r].trial_id);
-    s.BindInt64(static_cast<int>(3 + 3 * r), rows[r].rank);
-    s.BindText(static_cast<int>(4 + 3 * r), text);
-    trials.insert(rows[r].trial_id);
-  }
-  absl::StatusOr<bool> row = s.Step();
-  if (s.failure() == sql::Failure::kForeignKeyViolation) {
-    return absl::NotFoundError(trials.size() == 1
-                                   ? absl::StrCat("trial ", *trials.begin(), " not found")
-                                   : absl::StrCat("trial not found: one of ",
-                                                  absl::StrJoin(trials, ", ")));
-  }
-  COHORT_RETURN_IF_ERROR(row.status());
-  const int64_t last_seq = *row ? s.Int64(0) : 0;
-  s.Reset();
+  if (count_in_statement) return last_seq;
+  COHORT_RETURN_IF_ERROR(CountLinesIn(c, added));
   return last_seq;
 }
 
-absl::Status SqlDatabase::AppendMasterLinesIn(
-    sql::Connection& c, const std::vector<std::pair<int64_t, std::string>>& trial_and_line) {
-  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
-  std::map<int64_t, std::pair<int64_t, int64_t>> added;  // trial -> (lines, bytes)
-  std::string cleaned;
-  for (size_t first = 0; first < trial_and_line.size(); first += kLinesPerInsert) {
-    const size_t rows = std::min(kLinesPerInsert, trial_and_line.size() - first);
-    std::string sql = "INSERT INTO logs (trial_id, rank, line, time_ms) VALUES ";
-    std::set<int64_t> trials;  // of this statement, to name when one does not exist
-    for (size_t r = 0; r < rows; ++r) {
-      absl::StrAppend(&sql, r == 0 ? "" : ", ", "(?", 2 + 2 * r, ", -1, ?", 3 + 2 * r, ", ?1)");
-    }
-    Query s(c, "append the master's lines", sql);
-    s.BindInt64(1, now_ms);
-    for (size_t r = 0; r < rows; ++r) {
-      const auto& [trial_id, line] = trial_and_line[first + r];
-      absl::string_view text = line;
-      if (!IsCleanUtf8(line)) text = cleaned = CleanUtf8(line);
-      s.BindInt64(static_cast<int>(2 + 2 * r), trial_id);
-      s.BindText(static_cast<int>(3 + 2 * r), text);
-      added[trial_id].first += 1;
-      added[trial_id].second += static_cast<int64_t>(text.size());
-      trials.insert(trial_id);
-    }
-    absl::Status status = s.Run();
+absl::StatusOr<int64_t> SqlDatabase::LastSeqOf(sql::Query& s, const std::set<int64_t>& trials) {
+  int64_t last_seq = 0;
+  for (;;) {
+    absl::StatusOr<bool> row = s.Step();
     if (s.failure() == sql::Failure::kForeignKeyViolation) {
       return absl::NotFoundError(
-          absl::StrCat("trial not found: one of ", absl::StrJoin(trials, ", ")));
+          trials.size() == 1
+              ? absl::StrCat("trial ", *trials.begin(), " not found")
+              : absl::StrCat("trial not found: one of ", absl::StrJoin(trials, ", ")));
     }
-    COHORT_RETURN_IF_ERROR(status);
+    COHORT_RETURN_IF_ERROR(row.status());
+    if (!*row) return last_seq;
+    if (!s.IsNull(0)) last_seq = std::max(last_seq, s.Int64(0));
   }
-  return CountLinesIn(c, added);
 }
 
 absl::Status SqlDatabase::CountLinesIn(
@@ -165,9 +167,7 @@ absl::Status SqlDatabase::CountLinesIn(
       absl::StrAppend(&sql, r == 0 ? "" : ", ", "(", sql::Placeholders(1 + 3 * r, 3), ", 0, 0)");
       rows.emplace_back(*it);
     }
-    absl::StrAppend(&sql,
-                    " ON CONFLICT (trial_id) DO UPDATE SET lines = log_stats.lines + "
-                    "excluded.lines, bytes = log_stats.bytes + excluded.bytes");
+    absl::StrAppend(&sql, " ", kUpsertCounts);
     Query count(c, "count logs", sql);
     for (size_t r = 0; r < rows.size(); ++r) {
       count.BindInt64(static_cast<int>(1 + 3 * r), rows[r].first);
@@ -177,44 +177,6 @@ absl::Status SqlDatabase::CountLinesIn(
     COHORT_RETURN_IF_ERROR(count.Run());
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<int64_t> SqlDatabase::AppendLogsIn(
-    sql::Connection& c, int64_t trial_id,
-    const std::vector<std::pair<int, std::string>>& rank_and_line) {
-  // The wall clock when the master stores the line: within an agent's flush (500 ms) of when it
-  // was printed, which is what a log reader's HH:MM:SS needs.
-  const int64_t now_ms = absl::ToUnixMillis(absl::Now());
-  int64_t bytes = 0, last_seq = 0;
-  std::string cleaned;  // a line that needed it, cleaned (both drivers copy what they bind)
-  for (size_t first = 0; first < rank_and_line.size(); first += kLinesPerInsert) {
-    const size_t rows = std::min(kLinesPerInsert, rank_and_line.size() - first);
-    Query s(c, "append logs", AppendLogsSql(rows));
-    s.BindInt64(1, trial_id);
-    s.BindInt64(2, now_ms);
-    for (size_t r = 0; r < rows; ++r) {
-      const auto& [rank, line] = rank_and_line[first + r];
-      // A trial's output is whatever bytes it printed: stored as text every backend takes (the
-      // agent cleans its lines already; a client posting NULs must not fail the whole batch).
-      absl::string_view text = line;
-      if (!IsCleanUtf8(line)) text = cleaned = CleanUtf8(line);
-      s.BindInt64(static_cast<int>(3 + 2 * r), rank);
-      s.BindText(static_cast<int>(4 + 2 * r), text);
-      bytes += static_cast<int64_t>(text.size());
-    }
-    for (;;) {
-      absl::StatusOr<bool> row = s.Step();
-      if (s.failure() == sql::Failure::kForeignKeyViolation) {
-        return absl::NotFoundError(absl::StrCat("trial ", trial_id, " not found"));
-      }
-      COHORT_RETURN_IF_ERROR(row.status());
-      if (!*row) break;
-      last_seq = std::max(last_seq, s.Int64(0));
-    }
-  }
-  COHORT_RETURN_IF_ERROR(
-      CountLinesIn(c, {{trial_id, {static_cast<int64_t>(rank_and_line.size()), bytes}}}));
-  return last_seq;
 }
 
 absl::StatusOr<std::vector<LogRow>> SqlDatabase::ListLogs(int64_t trial_id, int64_t after_seq,

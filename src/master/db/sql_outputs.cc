@@ -29,12 +29,15 @@ std::vector<OutputRowsWritten> SqlDatabase::WriteOutputs(const std::vector<Outpu
            (end == begin || rows + RowsOf(items[end]) <= kRowsPerTransaction)) {
       rows += RowsOf(items[end++]);
     }
-    // The batch's items, each written by `write`, in one transaction.
-    auto write_batch = [&](auto write) {
+    // The batch's items, each written by `write` (WriteOutputAtOnce or WriteOutputIn), in one
+    // transaction.
+    using Write =
+        absl::Status (SqlDatabase::*)(sql::Connection&, const OutputRows&, OutputRowsWritten&);
+    auto write_batch = [&](Write write) {
       return Transact([&](sql::Connection& c) -> absl::Status {
         for (size_t i = begin; i < end; ++i) {
           written[i] = {};  // a transaction run again starts over
-          COHORT_RETURN_IF_ERROR(write(c, items[i], written[i]));
+          COHORT_RETURN_IF_ERROR((this->*write)(c, items[i], written[i]));
         }
         return absl::OkStatus();
       });
@@ -43,8 +46,8 @@ std::vector<OutputRowsWritten> SqlDatabase::WriteOutputs(const std::vector<Outpu
     // a handful per item): the common post has nothing wrong. When anything fails the
     // transaction rolled back, and the batch is written again part by part, each in a
     // savepoint, so that a part's failure undoes that part only.
-    absl::Status whole = write_batch(WriteOutputAtOnce);
-    if (!whole.ok()) whole = write_batch(WriteOutputIn);
+    absl::Status whole = write_batch(&SqlDatabase::WriteOutputAtOnce);
+    if (!whole.ok()) whole = write_batch(&SqlDatabase::WriteOutputIn);
     for (size_t i = begin; i < end && !whole.ok(); ++i) {  // rolled back: none of them stored
       written[i] = {};
       if (!items[i].lines.empty()) written[i].logs = whole;

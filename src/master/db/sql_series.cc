@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -120,21 +121,56 @@ absl::Status SqlDatabase::InsertMetricsAndPoints(int64_t trial_id,
 
 absl::Status SqlDatabase::InsertPointsIn(sql::Connection& c, int64_t trial_id,
                                          const std::vector<PointRow>& points) {
-  std::map<std::pair<std::string, std::string>, int64_t> ids;
-  Query s(c, "insert points",
-          "INSERT INTO series_points (series_id, batch, time, value) VALUES (?1, ?2, ?3, ?4)");
-  for (const PointRow& p : points) {
-    auto [it, added] = ids.try_emplace({p.name, p.label}, 0);
-    if (added) {
-      COHORT_ASSIGN_OR_RETURN(it->second, SeriesIdIn(c, trial_id, p.name, p.label));
+  if (points.empty()) return absl::OkStatus();
+  // The report's series in one read (its first report made them), then its points up to
+  // kPointsPerInsert per statement: two round trips for a report's points, not one per point.
+  COHORT_ASSIGN_OR_RETURN(SeriesIds ids, KnownSeriesIn(c, trial_id, points));
+  constexpr size_t kPointsPerInsert = 64;
+  for (size_t first = 0; first < points.size(); first += kPointsPerInsert) {
+    const size_t n = std::min(kPointsPerInsert, points.size() - first);
+    std::string sql = "INSERT INTO series_points (series_id, batch, time, value) VALUES ";
+    for (size_t r = 0; r < n; ++r) {
+      absl::StrAppend(&sql, r == 0 ? "(" : ", (", sql::Placeholders(1 + 4 * r, 4), ")");
     }
-    s.BindInt64(1, it->second);
-    s.BindInt64(2, p.batch);
-    s.BindDouble(3, p.time);
-    s.BindDouble(4, p.value);
+    Query s(c, "insert points", sql);
+    for (size_t r = 0; r < n; ++r) {
+      const PointRow& p = points[first + r];
+      auto [it, added] = ids.try_emplace({p.name, p.label}, 0);
+      if (added) {
+        COHORT_ASSIGN_OR_RETURN(it->second, SeriesIdIn(c, trial_id, p.name, p.label));
+      }
+      const int base = static_cast<int>(4 * r);
+      s.BindInt64(base + 1, it->second);
+      s.BindInt64(base + 2, p.batch);
+      s.BindDouble(base + 3, p.time);
+      s.BindDouble(base + 4, p.value);
+    }
     COHORT_RETURN_IF_ERROR(s.Run());
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<SqlDatabase::SeriesIds> SqlDatabase::KnownSeriesIn(
+    sql::Connection& c, int64_t trial_id, const std::vector<PointRow>& points) {
+  std::set<std::string> names;
+  for (const PointRow& p : points) names.insert(p.name);
+  SeriesIds ids;
+  std::vector<std::string> wanted(names.begin(), names.end());
+  constexpr size_t kNamesPerRead = 256;
+  for (size_t first = 0; first < wanted.size(); first += kNamesPerRead) {
+    const size_t n = std::min(kNamesPerRead, wanted.size() - first);
+    Query s(c, "read a report's series",
+            absl::StrCat("SELECT name, label, id FROM series WHERE trial_id = ?1 AND name IN (",
+                         sql::Placeholders(2, n), ")"));
+    s.BindInt64(1, trial_id);
+    for (size_t i = 0; i < n; ++i) s.BindText(static_cast<int>(2 + i), wanted[first + i]);
+    for (;;) {
+      COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+      if (!has_row) break;
+      ids.emplace(std::make_pair(s.Text(0), s.Text(1)), s.Int64(2));
+    }
+  }
+  return ids;
 }
 
 absl::StatusOr<std::vector<SeriesRow>> SqlDatabase::ListSeries(int64_t trial_id) {
