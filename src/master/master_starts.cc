@@ -16,6 +16,35 @@
 #include "master/users/password.h"
 
 namespace cohort::master {
+namespace {
+
+// What each node's agent is told to start.
+std::vector<wire::StartAction> StartActions(const Allocation& allocation,
+                                            const Placement& placement, const ExperimentRow& exp,
+                                            const TrialRow& trial, const std::string& warm_start,
+                                            const std::vector<int64_t>& ops) {
+  std::vector<wire::StartAction> starts;
+  for (size_t node = 0; node < placement.agents.size(); ++node) {
+    starts.push_back({.allocation = allocation.id,
+                      .trial_id = trial.id,
+                      .experiment_id = exp.id,
+                      .node_rank = static_cast<int>(node),
+                      .nnodes = static_cast<int>(placement.agents.size()),
+                      .slots = placement.agents[node].second,
+                      .config = exp.config_yaml,
+                      .hparams = Json::parse(trial.hparams_json, nullptr, false),
+                      .seed = trial.seed,
+                      .latest_checkpoint = trial.latest_checkpoint,
+                      .warm_start = warm_start,
+                      .context = absl::StrCat("/api/v1/experiments/", exp.id, "/context"),
+                      .reports = node == 0,
+                      .searcher_ops = ops,
+                      .allocation_token = allocation.token});
+  }
+  return starts;
+}
+
+}  // namespace
 
 // One placement on its way through StartBatchLocked.
 struct Master::PreparedStart {
@@ -108,25 +137,10 @@ absl::StatusOr<Master::PreparedStart> Master::PrepareStartLocked(
   const Allocation& allocation =
       allocations_.Add(trial_id, placement, std::move(token), std::move(token_hash));
   start.allocation = allocation.id;
+  start.starts = StartActions(allocation, placement, exp, trial, warm_start, ops);
   std::vector<std::string> where;
-  for (size_t node = 0; node < placement.agents.size(); ++node) {
-    const auto& [agent_id, slots] = placement.agents[node];
+  for (const auto& [agent_id, slots] : placement.agents) {
     where.push_back(absl::StrCat(agent_id, " (", slots, " slot", slots == 1 ? "" : "s", ")"));
-    start.starts.push_back({.allocation = allocation.id,
-                            .trial_id = trial_id,
-                            .experiment_id = exp.id,
-                            .node_rank = static_cast<int>(node),
-                            .nnodes = static_cast<int>(placement.agents.size()),
-                            .slots = slots,
-                            .config = exp.config_yaml,
-                            .hparams = Json::parse(trial.hparams_json, nullptr, false),
-                            .seed = trial.seed,
-                            .latest_checkpoint = trial.latest_checkpoint,
-                            .warm_start = warm_start,
-                            .context = absl::StrCat("/api/v1/experiments/", exp.id, "/context"),
-                            .reports = node == 0,
-                            .searcher_ops = ops,
-                            .allocation_token = allocation.token});
   }
   start.line = absl::StrCat(
       "master: allocation ", allocation.id, " on ", absl::StrJoin(where, ", "),
