@@ -141,6 +141,34 @@ struct TemplateRow {
   std::string yaml;
 };
 
+// A model of the registry (docs/design/0023): a name for what a team ships, and its versions.
+struct ModelRow {
+  int64_t id = 0;     // assigned by InsertModel
+  std::string name;   // unique
+  std::string description;
+  std::string labels_json = "[]";    // a JSON array of strings
+  std::string metadata_json = "{}";  // a JSON object
+  std::string owner;  // the user who created it
+  int64_t created_ms = 0;
+  int64_t updated_ms = 0;
+  int64_t last_version = 0;  // the highest version number given (numbers are never reused)
+};
+
+// One version of a model: a checkpoint, numbered 1, 2, ... per model.
+struct ModelVersionRow {
+  int64_t id = 0;        // assigned by InsertModelVersion
+  int64_t model_id = 0;
+  int64_t version = 0;   // assigned by InsertModelVersion
+  std::string checkpoint_id;  // a checkpoint's storage id
+  std::string name;
+  std::string comment;
+  std::string notes;
+  std::string labels_json = "[]";
+  std::string metadata_json = "{}";
+  std::string registered_by;
+  int64_t created_ms = 0;
+};
+
 // A person who may log in. Names are unique; a user is never deleted (experiments name their
 // owner), only deactivated.
 struct UserRow {
@@ -369,6 +397,26 @@ class Database {
   // InvalidArgument for a negative keep_first or count.
   virtual absl::StatusOr<int64_t> DropLogLines(int64_t trial_id, int64_t keep_first, int64_t count,
                                                const std::string& reason) = 0;
+
+  // The model registry (models::Registry). InsertModel: AlreadyExists when the name is taken
+  // (its id, created_ms, updated_ms and last_version as given: 0 for a new one).
+  virtual absl::StatusOr<int64_t> InsertModel(const ModelRow& row) = 0;
+  virtual absl::StatusOr<ModelRow> GetModel(const std::string& name) = 0;  // NotFound
+  virtual absl::StatusOr<std::vector<ModelRow>> ListModels() = 0;          // by name
+  // Writes name, description, labels, metadata and updated_ms; NotFound, AlreadyExists.
+  virtual absl::Status UpdateModel(const ModelRow& row) = 0;
+  // The model and its versions, in one transaction; NotFound.
+  virtual absl::Status DeleteModel(int64_t id) = 0;
+  // Stores a version numbered after the model's last one (1 for its first; a deleted
+  // version's number is not given again) and returns the row stored. NotFound naming the model
+  // or the checkpoint.
+  virtual absl::StatusOr<ModelVersionRow> InsertModelVersion(const ModelVersionRow& row) = 0;
+  virtual absl::StatusOr<std::vector<ModelVersionRow>> ListModelVersions(
+      int64_t model_id) = 0;  // by version
+  virtual absl::Status DeleteModelVersion(int64_t model_id, int64_t version) = 0;  // NotFound
+  // The versions that name any of these checkpoints (the GC and deletion keep those), by id.
+  virtual absl::StatusOr<std::vector<ModelVersionRow>> ListVersionsOfCheckpoints(
+      const std::vector<std::string>& checkpoint_ids) = 0;
 
   virtual absl::Status PutTemplate(const TemplateRow& row) = 0;  // insert or replace
   virtual absl::StatusOr<TemplateRow> GetTemplate(const std::string& name) = 0;

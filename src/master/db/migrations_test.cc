@@ -93,7 +93,8 @@ void ExpectMigratesToTheNewest(Database& db, int from) {
   }
   ASSERT_THAT(experiments, ::testing::SizeIs(1)) << "from version " << from;
   EXPECT_EQ(experiments[0].name, "old");
-  EXPECT_EQ(experiments[0].queue_position, 1.0);  // version 15: older ones queue by id
+  // Version 15: older ones queue by id (one stored after it, from version 15 on, kept 0).
+  EXPECT_EQ(experiments[0].queue_position, from < 15 ? 1.0 : 0.0);
   EXPECT_EQ(experiments[0].resource_pool, "default");
   // And the newest schema works: a trial with logs.
   ASSERT_OK_AND_ASSIGN(int64_t trial, db.InsertTrial(MakeTrial(experiments[0].id)));

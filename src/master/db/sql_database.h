@@ -93,6 +93,17 @@ class SqlDatabase : public Database {
   absl::StatusOr<int64_t> DropLogLines(int64_t trial_id, int64_t keep_first, int64_t count,
                                        const std::string& reason) override;
 
+  absl::StatusOr<int64_t> InsertModel(const ModelRow& row) override;
+  absl::StatusOr<ModelRow> GetModel(const std::string& name) override;
+  absl::StatusOr<std::vector<ModelRow>> ListModels() override;
+  absl::Status UpdateModel(const ModelRow& row) override;
+  absl::Status DeleteModel(int64_t id) override;
+  absl::StatusOr<ModelVersionRow> InsertModelVersion(const ModelVersionRow& row) override;
+  absl::StatusOr<std::vector<ModelVersionRow>> ListModelVersions(int64_t model_id) override;
+  absl::Status DeleteModelVersion(int64_t model_id, int64_t version) override;
+  absl::StatusOr<std::vector<ModelVersionRow>> ListVersionsOfCheckpoints(
+      const std::vector<std::string>& checkpoint_ids) override;
+
   absl::Status PutTemplate(const TemplateRow& row) override;
   absl::StatusOr<TemplateRow> GetTemplate(const std::string& name) override;
   absl::StatusOr<std::vector<TemplateRow>> ListTemplates() override;

@@ -1296,3 +1296,84 @@ TEST_P(DatabaseTest, LogPolicyMatchesKeepTheFirstOfEachPolicyInEachRun) {
 
 }  // namespace
 }  // namespace cohort::master
+
+namespace cohort::master {
+namespace {
+
+// The model registry's rows (docs/design/0023): names unique, listed by name, updated in place.
+TEST_P(DatabaseTest, ModelsHaveUniqueNamesAndAreListedByName) {
+  ModelRow resnet{.name = "resnet", .description = "vision", .owner = "ann", .created_ms = 5};
+  ASSERT_OK_AND_ASSIGN(resnet.id, db_->InsertModel(resnet));
+  ASSERT_OK(db_->InsertModel({.name = "bert", .owner = "bob"}).status());
+  EXPECT_THAT(db_->InsertModel({.name = "resnet", .owner = "bob"}),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("'resnet'")));
+  ASSERT_OK_AND_ASSIGN(std::vector<ModelRow> all, db_->ListModels());
+  ASSERT_THAT(all, SizeIs(2));
+  EXPECT_EQ(all[0].name, "bert");
+  EXPECT_EQ(all[1].description, "vision");
+
+  resnet.description = "vision, 50 layers";
+  resnet.labels_json = R"(["prod"])";
+  resnet.updated_ms = 9;
+  ASSERT_OK(db_->UpdateModel(resnet));
+  ASSERT_OK_AND_ASSIGN(ModelRow read, db_->GetModel("resnet"));
+  EXPECT_EQ(read.description, "vision, 50 layers");
+  EXPECT_EQ(read.labels_json, R"(["prod"])");
+  EXPECT_EQ(read.owner, "ann");
+  EXPECT_EQ(read.updated_ms, 9);
+  resnet.name = "bert";
+  EXPECT_THAT(db_->UpdateModel(resnet), StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(db_->GetModel("gpt"), StatusIs(absl::StatusCode::kNotFound, HasSubstr("'gpt'")));
+}
+
+// Versions are numbered per model, never reusing a number, and name an existing checkpoint.
+TEST_P(DatabaseTest, ModelVersionsAreNumberedPerModelAndNameACheckpoint) {
+  const int64_t trial = AddTrial();
+  ASSERT_OK(db_->InsertCheckpoint({"ck-1", trial, 100, "p1", "{}"}));
+  ASSERT_OK(db_->InsertCheckpoint({"ck-2", trial, 200, "p2", "{}"}));
+  ASSERT_OK_AND_ASSIGN(int64_t a, db_->InsertModel({.name = "a", .owner = "ann"}));
+  ASSERT_OK_AND_ASSIGN(int64_t b, db_->InsertModel({.name = "b", .owner = "ann"}));
+  ASSERT_OK_AND_ASSIGN(
+      ModelVersionRow v1,
+      db_->InsertModelVersion(
+          {.model_id = a, .checkpoint_id = "ck-1", .notes = "first", .registered_by = "ann"}));
+  EXPECT_EQ(v1.version, 1);
+  EXPECT_GT(v1.id, 0);
+  ASSERT_OK_AND_ASSIGN(ModelVersionRow v2,
+                       db_->InsertModelVersion({.model_id = a, .checkpoint_id = "ck-2"}));
+  EXPECT_EQ(v2.version, 2);
+  ASSERT_OK_AND_ASSIGN(ModelVersionRow b1,
+                       db_->InsertModelVersion({.model_id = b, .checkpoint_id = "ck-2"}));
+  EXPECT_EQ(b1.version, 1) << "numbered per model";
+
+  ASSERT_OK(db_->DeleteModelVersion(a, 2));
+  ASSERT_OK_AND_ASSIGN(ModelVersionRow v3,
+                       db_->InsertModelVersion({.model_id = a, .checkpoint_id = "ck-2"}));
+  EXPECT_EQ(v3.version, 3) << "a deleted version's number is not given again";
+  EXPECT_EQ(db_->GetModel("a").value().last_version, 3);
+  ASSERT_OK_AND_ASSIGN(std::vector<ModelVersionRow> of_a, db_->ListModelVersions(a));
+  ASSERT_THAT(of_a, SizeIs(2));
+  EXPECT_EQ(of_a[0].notes, "first");
+  EXPECT_EQ(of_a[1].version, 3);
+
+  EXPECT_THAT(db_->InsertModelVersion({.model_id = a, .checkpoint_id = "ck-none"}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("ck-none")));
+  EXPECT_THAT(db_->InsertModelVersion({.model_id = a + b + 7, .checkpoint_id = "ck-1"}),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_EQ(db_->GetModel("a").value().last_version, 3) << "a refused version takes no number";
+  EXPECT_THAT(db_->DeleteModelVersion(a, 2), StatusIs(absl::StatusCode::kNotFound));
+
+  ASSERT_OK_AND_ASSIGN(std::vector<ModelVersionRow> holding,
+                       db_->ListVersionsOfCheckpoints({"ck-2", "ck-none", "ck-2"}));
+  ASSERT_THAT(holding, SizeIs(2));
+  EXPECT_EQ(holding[0].id, b1.id);
+  EXPECT_EQ(holding[1].id, v3.id);
+
+  ASSERT_OK(db_->DeleteModel(b));
+  EXPECT_THAT(db_->GetModel("b"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(db_->ListVersionsOfCheckpoints({"ck-2"}).value(), SizeIs(1)) << "b's went with it";
+  EXPECT_THAT(db_->DeleteModel(b), StatusIs(absl::StatusCode::kNotFound));
+}
+
+}  // namespace
+}  // namespace cohort::master

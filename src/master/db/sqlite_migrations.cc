@@ -242,6 +242,38 @@ ALTER TABLE experiments ADD COLUMN queue_position REAL NOT NULL DEFAULT 0;
 UPDATE experiments SET queue_position = id;
 )sql";
 
+// Version 16: the model registry (database.h: ModelRow, ModelVersionRow; docs/design/0023).
+// A version's number is per model; a version names a checkpoint, which the foreign key keeps
+// from being deleted with its experiment.
+constexpr absl::string_view kVersion16 = R"sql(
+CREATE TABLE models (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL UNIQUE,
+  description TEXT NOT NULL,
+  labels_json TEXT NOT NULL,
+  metadata_json TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  last_version INTEGER NOT NULL
+);
+CREATE TABLE model_versions (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  model_id INTEGER NOT NULL REFERENCES models(id),
+  version INTEGER NOT NULL,
+  checkpoint_id TEXT NOT NULL REFERENCES checkpoints(storage_id),
+  name TEXT NOT NULL,
+  comment TEXT NOT NULL,
+  notes TEXT NOT NULL,
+  labels_json TEXT NOT NULL,
+  metadata_json TEXT NOT NULL,
+  registered_by TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  UNIQUE (model_id, version)
+);
+CREATE INDEX model_versions_by_checkpoint ON model_versions(checkpoint_id);
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
@@ -249,7 +281,7 @@ const std::vector<absl::string_view>& SqliteMigrations() {
       new std::vector<absl::string_view>{kVersion1,  kVersion2,  kVersion3, kVersion4, kVersion5,
                                          kVersion6,  kVersion7,  kVersion8, kVersion9, kVersion10,
                                          kVersion11, kVersion12, kVersion13, kVersion14,
-                                         kVersion15};
+                                         kVersion15, kVersion16};
   return *migrations;
 }
 

@@ -31,7 +31,7 @@ constexpr Table kTables[] = {
     {"agents", ""},        {"users", "id"},         {"tokens", ""},
     {"series", "id"},      {"series_points", "id"}, {"step_profiles", "id"},
     {"step_timings", ""},  {"allocations", ""},     {"log_policy_matches", ""},
-    {"log_stats", ""},
+    {"log_stats", ""},     {"models", "id"},        {"model_versions", "id"},
 };
 
 enum class Type { kInteger, kReal, kText };

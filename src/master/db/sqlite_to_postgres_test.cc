@@ -52,6 +52,9 @@ void Fill(Database& db) {
                                          .rank = 0,
                                          .line = "CUDA out of memory",
                                          .time_ms = 1700}));
+  const int64_t model = db.InsertModel({.name = "net", .owner = "alice", .created_ms = 1}).value();
+  ASSERT_OK(
+      db.InsertModelVersion({.model_id = model, .checkpoint_id = "ck-a", .notes = "v1"}).status());
   // A deleted experiment's ids stay used: AUTOINCREMENT never hands them out again.
   const int64_t doomed = db.InsertExperiment(MakeExperiment("deleted")).value();
   ASSERT_OK(db.DeleteExperimentRows(doomed, 1000).status());
@@ -104,6 +107,13 @@ std::vector<std::string> Snapshot(Database& db) {
   for (const LogStatsRow& s : Get(db.ListLogStats())) {
     out.push_back(absl::StrCat("stats ", s.trial_id, " ", s.lines, " ", s.bytes));
   }
+  for (const ModelRow& m : Get(db.ListModels())) {
+    out.push_back(absl::StrCat("model ", m.id, " ", m.name, " ", m.owner, " ", m.last_version));
+    for (const ModelVersionRow& v : Get(db.ListModelVersions(m.id))) {
+      out.push_back(
+          absl::StrCat("version ", v.id, " ", v.version, " ", v.checkpoint_id, " ", v.notes));
+    }
+  }
   return out;
 }
 
@@ -123,9 +133,9 @@ TEST(SqliteToPostgresTest, EveryRowArrivesAndIdsContinueAfterTheCopiedOnes) {
       CopySqliteToPostgres(path, url, {}, [&](const std::string& table, int64_t, int64_t) {
         if (tables.empty() || tables.back() != table) tables.push_back(table);
       }));
-  EXPECT_EQ(report.tables, 16);
+  EXPECT_EQ(report.tables, 18);
   EXPECT_EQ(report.cleaned_texts, 0);
-  EXPECT_THAT(tables, SizeIs(16));
+  EXPECT_THAT(tables, SizeIs(18));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<PostgresDatabase> postgres, PostgresDatabase::Open(url));
   EXPECT_EQ(Snapshot(*postgres), before);
   // The deleted experiment was 3: the next is 4 on PostgreSQL too.
