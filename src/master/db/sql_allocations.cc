@@ -51,12 +51,10 @@ absl::Status SqlDatabase::InsertAllocations(const std::vector<AllocationRow>& ro
   // One statement for a pass's starts (a hold of the master's lock starts up to 16): atomic on
   // its own, so no transaction around it and one round trip in all.
   const auto insert = [&](sql::Connection& c, size_t first, size_t n) -> absl::Status {
-    std::string sql =
-        "INSERT INTO allocations (id, trial_id, token_hash, nodes_json, created_ms) VALUES ";
-    for (size_t r = 0; r < n; ++r) {
-      absl::StrAppend(&sql, r == 0 ? "(" : ", (", sql::Placeholders(1 + 5 * r, 5), ")");
-    }
-    Query s(c, "insert allocations", sql);
+    Query s(c, "insert allocations",
+            absl::StrCat("INSERT INTO allocations (id, trial_id, token_hash, nodes_json, "
+                         "created_ms) VALUES ",
+                         sql::ValuesRows(n, 5)));
     std::vector<std::string> ids;
     for (size_t r = 0; r < n; ++r) {
       const AllocationRow& row = rows[first + r];
@@ -77,7 +75,7 @@ absl::Status SqlDatabase::InsertAllocations(const std::vector<AllocationRow>& ro
     }
     return status;
   };
-  constexpr size_t kRowsPerInsert = 64;
+  using sql::kRowsPerInsert;
   if (rows.empty()) return absl::OkStatus();
   if (rows.size() <= kRowsPerInsert) {
     COHORT_ASSIGN_OR_RETURN(Lease c, Connect());

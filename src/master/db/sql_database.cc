@@ -75,9 +75,6 @@ absl::StatusOr<ExperimentRow> ReadExperiment(const Query& s) {
   return row;
 }
 
-// Ids per IN list at most (well below either backend's limit on a statement's parameters).
-constexpr size_t kIdsPerStatement = 256;
-
 // The columns ReadTrial reads, in its order (a SELECT's, or an UPDATE's RETURNING).
 constexpr absl::string_view kTrialColumns =
     "id, experiment_id, hparams_json, seed, state, restarts, batches, total_batches, "
@@ -337,14 +334,12 @@ absl::StatusOr<TrialRow> SqlDatabase::GetTrial(int64_t id) {
 }
 
 absl::StatusOr<std::vector<TrialRow>> SqlDatabase::GetTrials(const std::vector<int64_t>& ids) {
-  std::vector<int64_t> wanted = ids;
-  std::sort(wanted.begin(), wanted.end());
-  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  const std::vector<int64_t> wanted = SortedDistinct(ids);
   std::vector<TrialRow> rows;
   if (wanted.empty()) return rows;
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
-  for (size_t first = 0; first < wanted.size(); first += kIdsPerStatement) {
-    const size_t n = std::min(kIdsPerStatement, wanted.size() - first);
+  for (size_t first = 0; first < wanted.size(); first += sql::kMaxInList) {
+    const size_t n = std::min(sql::kMaxInList, wanted.size() - first);
     Query s(
         *c, "get trials",
         absl::StrCat(SelectTrial(), " WHERE id IN (", sql::Placeholders(1, n), ") ORDER BY id"));
@@ -357,15 +352,14 @@ absl::StatusOr<std::vector<TrialRow>> SqlDatabase::GetTrials(const std::vector<i
 
 absl::Status SqlDatabase::MarkTrialsRunning(
     const std::vector<std::pair<int64_t, std::string>>& trial_and_line) {
-  std::vector<int64_t> ids;
-  for (const auto& [trial_id, line] : trial_and_line) ids.push_back(trial_id);
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<int64_t> trial_ids;
+  for (const auto& [trial_id, line] : trial_and_line) trial_ids.push_back(trial_id);
+  const std::vector<int64_t> ids = SortedDistinct(std::move(trial_ids));
   if (ids.empty()) return absl::OkStatus();
   return Transact([&](sql::Connection& c) -> absl::Status {
     std::vector<int64_t> updated;
-    for (size_t first = 0; first < ids.size(); first += kIdsPerStatement) {
-      const size_t n = std::min(kIdsPerStatement, ids.size() - first);
+    for (size_t first = 0; first < ids.size(); first += sql::kMaxInList) {
+      const size_t n = std::min(sql::kMaxInList, ids.size() - first);
       Query s(c, "mark trials running",
               absl::StrCat("UPDATE trials SET state = ?1 WHERE id IN (", sql::Placeholders(2, n),
                            ") RETURNING id"));

@@ -11,6 +11,7 @@
 // Thread-safe. A backend (SqliteDatabase) opens the database, migrates it, and adds what only it
 // has (SizeBytes, BackendMetrics).
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -222,6 +223,13 @@ class SqlDatabase : public Database {
   static absl::Status InsertCheckpointIn(sql::Connection& c, const CheckpointRow& row);
   static absl::Status InsertPointsIn(sql::Connection& c, int64_t trial_id,
                                      const std::vector<PointRow>& points);
+  // `values` sorted, each once (the values of IN lists read in chunks).
+  template <typename T>
+  static std::vector<T> SortedDistinct(std::vector<T> values) {
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    return values;
+  }
   // (name, label) -> id of a trial's series.
   using SeriesIds = std::map<std::pair<std::string, std::string>, int64_t>;
   // Those of the trial's series that `points` name (by name), in one read per 256 names.

@@ -27,17 +27,20 @@ LogRow ReadLog(const Query& r) {
 }
 
 // Lines per INSERT at most: one round trip to PostgreSQL for a post's lines, not one per line.
-constexpr size_t kLinesPerInsert = 64;
+constexpr size_t kLinesPerInsert = sql::kRowsPerInsert;
 
 // What adds counted lines to log_stats, in CountLinesIn's INSERT and in the WITH clause of
 // AppendLinesIn's on PostgreSQL (which counts from the rows its INSERT returned).
 constexpr absl::string_view kUpsertCounts =
     "ON CONFLICT (trial_id) DO UPDATE SET lines = log_stats.lines + excluded.lines, "
     "bytes = log_stats.bytes + excluded.bytes";
-const std::string kCountAdded = absl::StrCat(
-    "counted AS (INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq) "
-    "SELECT trial_id, COUNT(*), SUM(bytes), 0, 0 FROM added GROUP BY trial_id ",
-    kUpsertCounts, ")");
+const std::string& CountAddedSql() {
+  static const std::string* const sql = new std::string(absl::StrCat(
+      "counted AS (INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq) "
+      "SELECT trial_id, COUNT(*), SUM(bytes), 0, 0 FROM added GROUP BY trial_id ",
+      kUpsertCounts, ")"));
+  return *sql;
+}
 
 // The VALUES of `rows` log lines (?1 the time; trial, rank, line of each row from ?2 on), made
 // once per process for each count rather than once per post.
@@ -46,10 +49,8 @@ const std::string& LinesValuesSql(size_t rows) {
     auto* made = new std::vector<std::string>(kLinesPerInsert + 1);
     for (size_t n = 1; n <= kLinesPerInsert; ++n) {
       std::string& sql = (*made)[n];
-      sql = "INSERT INTO logs (trial_id, rank, line, time_ms) VALUES ";
-      for (size_t r = 0; r < n; ++r) {
-        absl::StrAppend(&sql, r == 0 ? "(" : ", (", sql::Placeholders(2 + 3 * r, 3), ", ?1)");
-      }
+      sql = absl::StrCat("INSERT INTO logs (trial_id, rank, line, time_ms) VALUES ",
+                         sql::ValuesRows(n, 3, 2, ", ?1"));
     }
     return made;
   }();
@@ -113,7 +114,7 @@ absl::StatusOr<int64_t> SqlDatabase::AppendLinesIn(sql::Connection& c,
     Query s(c, "append log lines",
             count_in_statement
                 ? absl::StrCat("WITH added AS (", LinesValuesSql(n), " RETURNING trial_id, seq, ",
-                               dialect().line_bytes, " AS bytes), ", kCountAdded,
+                               dialect().line_bytes, " AS bytes), ", CountAddedSql(),
                                " SELECT MAX(seq) FROM added")
                 : absl::StrCat(LinesValuesSql(n), " RETURNING seq"));
     s.BindInt64(1, now_ms);
@@ -127,8 +128,10 @@ absl::StatusOr<int64_t> SqlDatabase::AppendLinesIn(sql::Connection& c,
       s.BindInt64(static_cast<int>(2 + 3 * r), row.trial_id);
       s.BindInt64(static_cast<int>(3 + 3 * r), row.rank);
       s.BindText(static_cast<int>(4 + 3 * r), text);
-      added[row.trial_id].first += 1;
-      added[row.trial_id].second += static_cast<int64_t>(text.size());
+      if (!count_in_statement) {
+        added[row.trial_id].first += 1;
+        added[row.trial_id].second += static_cast<int64_t>(text.size());
+      }
       trials.insert(row.trial_id);
     }
     COHORT_ASSIGN_OR_RETURN(int64_t seq, LastSeqOf(s, trials));
@@ -160,14 +163,11 @@ absl::Status SqlDatabase::CountLinesIn(
   // One row per trial in each statement (PostgreSQL refuses an upsert that meets a row twice).
   auto it = added.begin();
   while (it != added.end()) {
-    std::string sql = "INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq) VALUES ";
     std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> rows;
-    for (; it != added.end() && rows.size() < kLinesPerInsert; ++it) {
-      const size_t r = rows.size();
-      absl::StrAppend(&sql, r == 0 ? "" : ", ", "(", sql::Placeholders(1 + 3 * r, 3), ", 0, 0)");
-      rows.emplace_back(*it);
-    }
-    absl::StrAppend(&sql, " ", kUpsertCounts);
+    for (; it != added.end() && rows.size() < kLinesPerInsert; ++it) rows.emplace_back(*it);
+    const std::string sql =
+        absl::StrCat("INSERT INTO log_stats (trial_id, lines, bytes, dropped, marker_seq) VALUES ",
+                     sql::ValuesRows(rows.size(), 3, 1, ", 0, 0"), " ", kUpsertCounts);
     Query count(c, "count logs", sql);
     for (size_t r = 0; r < rows.size(); ++r) {
       count.BindInt64(static_cast<int>(1 + 3 * r), rows[r].first);

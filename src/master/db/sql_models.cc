@@ -158,27 +158,24 @@ absl::Status SqlDatabase::DeleteModelVersion(int64_t model_id, int64_t version) 
 
 absl::StatusOr<std::vector<ModelVersionRow>> SqlDatabase::ListVersionsOfCheckpoints(
     const std::vector<std::string>& checkpoint_ids) {
+  const std::vector<std::string> ids = SortedDistinct(checkpoint_ids);
   std::vector<ModelVersionRow> rows;
-  if (checkpoint_ids.empty()) return rows;
+  if (ids.empty()) return rows;
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
-  constexpr size_t kIdsPerRead = 256;
-  for (size_t first = 0; first < checkpoint_ids.size(); first += kIdsPerRead) {
-    const size_t n = std::min(kIdsPerRead, checkpoint_ids.size() - first);
+  for (size_t first = 0; first < ids.size(); first += sql::kMaxInList) {
+    const size_t n = std::min(sql::kMaxInList, ids.size() - first);
     Query s(
         *c, "list versions of checkpoints",
         absl::StrCat("SELECT ", kVersionColumns, " FROM model_versions WHERE checkpoint_id IN (",
                      sql::Placeholders(1, n), ")"));
-    for (size_t i = 0; i < n; ++i) s.BindText(static_cast<int>(i + 1), checkpoint_ids[first + i]);
+    for (size_t i = 0; i < n; ++i) s.BindText(static_cast<int>(i + 1), ids[first + i]);
     COHORT_ASSIGN_OR_RETURN(std::vector<ModelVersionRow> some,
                             ReadAll<ModelVersionRow>(s, ReadVersion));
     rows.insert(rows.end(), some.begin(), some.end());
   }
+  // Each version names one checkpoint: distinct ids find each once, in chunks; by id.
   std::sort(rows.begin(), rows.end(),
             [](const ModelVersionRow& a, const ModelVersionRow& b) { return a.id < b.id; });
-  rows.erase(
-      std::unique(rows.begin(), rows.end(),
-                  [](const ModelVersionRow& a, const ModelVersionRow& b) { return a.id == b.id; }),
-      rows.end());
   return rows;
 }
 

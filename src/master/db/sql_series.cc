@@ -123,16 +123,13 @@ absl::Status SqlDatabase::InsertPointsIn(sql::Connection& c, int64_t trial_id,
                                          const std::vector<PointRow>& points) {
   if (points.empty()) return absl::OkStatus();
   // The report's series in one read (its first report made them), then its points up to
-  // kPointsPerInsert per statement: two round trips for a report's points, not one per point.
+  // sql::kRowsPerInsert per statement: two round trips for a report's points, not one per point.
   COHORT_ASSIGN_OR_RETURN(SeriesIds ids, KnownSeriesIn(c, trial_id, points));
-  constexpr size_t kPointsPerInsert = 64;
-  for (size_t first = 0; first < points.size(); first += kPointsPerInsert) {
-    const size_t n = std::min(kPointsPerInsert, points.size() - first);
-    std::string sql = "INSERT INTO series_points (series_id, batch, time, value) VALUES ";
-    for (size_t r = 0; r < n; ++r) {
-      absl::StrAppend(&sql, r == 0 ? "(" : ", (", sql::Placeholders(1 + 4 * r, 4), ")");
-    }
-    Query s(c, "insert points", sql);
+  for (size_t first = 0; first < points.size(); first += sql::kRowsPerInsert) {
+    const size_t n = std::min(sql::kRowsPerInsert, points.size() - first);
+    Query s(c, "insert points",
+            absl::StrCat("INSERT INTO series_points (series_id, batch, time, value) VALUES ",
+                         sql::ValuesRows(n, 4)));
     for (size_t r = 0; r < n; ++r) {
       const PointRow& p = points[first + r];
       auto [it, added] = ids.try_emplace({p.name, p.label}, 0);
@@ -156,9 +153,8 @@ absl::StatusOr<SqlDatabase::SeriesIds> SqlDatabase::KnownSeriesIn(
   for (const PointRow& p : points) names.insert(p.name);
   SeriesIds ids;
   std::vector<std::string> wanted(names.begin(), names.end());
-  constexpr size_t kNamesPerRead = 256;
-  for (size_t first = 0; first < wanted.size(); first += kNamesPerRead) {
-    const size_t n = std::min(kNamesPerRead, wanted.size() - first);
+  for (size_t first = 0; first < wanted.size(); first += sql::kMaxInList) {
+    const size_t n = std::min(sql::kMaxInList, wanted.size() - first);
     Query s(c, "read a report's series",
             absl::StrCat("SELECT name, label, id FROM series WHERE trial_id = ?1 AND name IN (",
                          sql::Placeholders(2, n), ")"));

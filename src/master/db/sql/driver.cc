@@ -17,6 +17,15 @@ std::string Placeholders(int first, size_t count) {
   return out;
 }
 
+std::string ValuesRows(size_t rows, size_t per_row, int first, absl::string_view tail) {
+  std::string out;
+  for (size_t r = 0; r < rows; ++r) {
+    absl::StrAppend(&out, r == 0 ? "(" : ", (",
+                    Placeholders(first + static_cast<int>(r * per_row), per_row), tail, ")");
+  }
+  return out;
+}
+
 absl::Status FailureStatus(Failure kind, std::string message) {
   switch (kind) {
     case Failure::kNone:

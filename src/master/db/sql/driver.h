@@ -46,6 +46,15 @@ absl::Status CheckTextParameter(absl::string_view what, int index, absl::string_
 
 // "?first, ?first+1, ..., ?first+count-1": the parameters of an IN list or a VALUES row.
 std::string Placeholders(int first, size_t count);
+// The rows of a multi-row VALUES: "(?first, ..., ?first+per_row-1<tail>), (...)", each row's
+// parameters after the previous row's; `tail` (", ?1", ", 0, 0") ends every row.
+std::string ValuesRows(size_t rows, size_t per_row, int first = 1, absl::string_view tail = "");
+
+// Rows per multi-row INSERT, and values per IN list, at most: one round trip to PostgreSQL for
+// a batch where one per row cost a round trip each, well below either backend's limit on a
+// statement's parameters.
+constexpr size_t kRowsPerInsert = 64;
+constexpr size_t kMaxInList = 256;
 
 // How much of concurrent transactions a transaction sees (PostgreSQL; SQLite's one writer makes
 // every transaction serializable whatever is asked).

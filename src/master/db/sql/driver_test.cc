@@ -25,6 +25,16 @@ namespace {
 
 using ::cohort::testing_support::StatusIs;
 
+// The parameter lists SqlDatabase's batched statements are built from.
+TEST(PlaceholdersTest, InListsAndValuesRowsNumberEveryParameterOnce) {
+  EXPECT_EQ(Placeholders(2, 3), "?2, ?3, ?4");
+  EXPECT_EQ(Placeholders(1, 0), "");
+  EXPECT_EQ(ValuesRows(2, 3), "(?1, ?2, ?3), (?4, ?5, ?6)");
+  EXPECT_EQ(ValuesRows(2, 2, 2, ", ?1"), "(?2, ?3, ?1), (?4, ?5, ?1)");
+  EXPECT_EQ(ValuesRows(1, 1, 1, ", 0, 0"), "(?1, 0, 0)");
+  EXPECT_EQ(ValuesRows(0, 4), "");
+}
+
 TEST(PostgresPlaceholdersTest, RewritesParametersButNotLiteralsOrComments) {
   int n = 0;
   EXPECT_EQ(
