@@ -1,5 +1,7 @@
 #include "cli/command_context.h"
 
+#include <unistd.h>
+
 #include <iostream>
 #include <utility>
 
@@ -60,6 +62,18 @@ std::string FormatTime(int64_t ms) {
 int PrintJson(const Json& value) {
   std::cout << value.dump(2) << "\n";
   return kExitOk;
+}
+
+absl::StatusOr<bool> Confirm(absl::string_view action, absl::string_view question) {
+  if (::isatty(STDIN_FILENO) != 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(action, " asks for confirmation, and stdin is not a terminal: pass --yes to ",
+                     "do it without asking"));
+  }
+  std::cerr << question << " [y/N] ";
+  std::string answer;
+  std::getline(std::cin, answer);
+  return answer == "y" || answer == "Y" || answer == "yes";
 }
 
 int Fail(const absl::Status& status) {

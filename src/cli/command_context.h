@@ -104,6 +104,11 @@ std::string YesNo(bool value);
 // Milliseconds since the epoch as local "YYYY-MM-DD HH:MM:SS".
 std::string FormatTime(int64_t ms);
 
+// Asks `question` ("Delete experiment 7 ...?") on the terminal and reads the answer: true for
+// y or yes. Without a terminal on stdin: FailedPrecondition saying that `action` ("deleting
+// experiment 7") asks first and that --yes does it without asking.
+absl::StatusOr<bool> Confirm(absl::string_view action, absl::string_view question);
+
 // Prints `value` as indented JSON on stdout; returns kExitOk.
 int PrintJson(const Json& value);
 

@@ -1,7 +1,5 @@
 #include "cli/experiment_commands.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -216,22 +214,6 @@ void AddLifecycleVerbs(CLI::App* experiment, CommandContext* context) {
   }
 }
 
-// Asks on the terminal whether to delete experiment `id`; without one, the caller must have
-// said --yes.
-absl::StatusOr<bool> ConfirmDelete(int64_t id) {
-  if (::isatty(STDIN_FILENO) != 1) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("deleting experiment ", id,
-                     " asks for confirmation, and stdin is not a terminal: pass "
-                     "--yes to delete it without asking"));
-  }
-  std::cerr << "Delete experiment " << id
-            << " with its trials, checkpoints, logs and metrics? This cannot be undone. [y/N] ";
-  std::string answer;
-  std::getline(std::cin, answer);
-  return answer == "y" || answer == "Y" || answer == "yes";
-}
-
 // delete: a DELETE of /api/v1/experiments/ID (Determined's `det experiment delete`).
 void AddDelete(CLI::App* experiment, CommandContext* context) {
   auto id = std::make_shared<int64_t>(0);
@@ -248,7 +230,11 @@ void AddDelete(CLI::App* experiment, CommandContext* context) {
       "Example:\n  cohort experiment kill 7 && cohort experiment delete 7 --yes");
   context->OnRun(sub, [context, id, yes] {
     if (!*yes) {
-      absl::StatusOr<bool> confirmed = ConfirmDelete(*id);
+      absl::StatusOr<bool> confirmed =
+          Confirm(absl::StrCat("deleting experiment ", *id),
+                  absl::StrCat("Delete experiment ", *id,
+                               " with its trials, checkpoints, logs and metrics? This cannot be "
+                               "undone."));
       if (!confirmed.ok()) return Fail(confirmed.status());
       if (!*confirmed) {
         std::cout << "experiment " << *id << ": not deleted\n";

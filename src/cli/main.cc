@@ -16,6 +16,7 @@
 #include "cli/experiment_commands.h"
 #include "cli/job_commands.h"
 #include "cli/task_commands.h"
+#include "cli/model_commands.h"
 #include "cli/template_commands.h"
 #include "cli/trial_commands.h"
 #include "cli/user_commands.h"
@@ -67,6 +68,7 @@ int main(int argc, char** argv) {
   cohort::cli::AddJobCommands(&app, &context);
   cohort::cli::AddAgentCommands(&app, &context);
   cohort::cli::AddTemplateCommands(&app, &context);
+  cohort::cli::AddModelCommands(&app, &context);
   cohort::cli::AddCheckpointCommands(&app, &context);
   cohort::cli::AddUserCommands(&app, &context);
   cohort::cli::AddClusterCommands(&app, &context);

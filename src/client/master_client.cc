@@ -245,6 +245,14 @@ absl::StatusOr<Json> MasterClient::Put(const std::string& path, const std::strin
   });
 }
 
+absl::StatusOr<Json> MasterClient::Patch(const std::string& path, const Json& body) {
+  return WithRelogin([&] {
+    httplib::Client& client = Connection(timeout_);
+    const std::string text = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+    return Interpret(client, "PATCH " + path, client.Patch(path, text, "application/json"));
+  });
+}
+
 absl::StatusOr<Json> MasterClient::Delete(const std::string& path) {
   return WithRelogin([&] {
     httplib::Client& client = Connection(timeout_);

@@ -71,6 +71,7 @@ class MasterClient {
   absl::StatusOr<Json> Post(const std::string& path, const Json& body = Json::object());
   absl::StatusOr<Json> Put(const std::string& path, const std::string& body,
                            const std::string& content_type);
+  absl::StatusOr<Json> Patch(const std::string& path, const Json& body);
   absl::StatusOr<Json> Delete(const std::string& path);
   absl::StatusOr<Json> PostForm(const std::string& path, const std::vector<FormPart>& parts);
   // The raw body of a GET (the context archive).

@@ -134,6 +134,7 @@ Master::Master(std::unique_ptr<Database> db, MasterOptions options, storage::Sto
       allocations_(BootTag()),
       users_(db_.get(), options_.clock),
       templates_(*db_),
+      models_(*db_, *options_.clock),
       follows_(options_.max_log_followers),
       series_(*db_, follows_),
       trial_logs_(*db_, follows_),

@@ -54,6 +54,7 @@
 #include "master/views/trial_table.h"
 #include "master/storage/directory_storage.h"
 #include "master/storage/storage_roots.h"
+#include "master/models/registry.h"
 #include "master/templates/templates.h"
 #include "master/users/users.h"
 #include "nlohmann/json.hpp"
@@ -244,6 +245,7 @@ class Master {
   // step timelines (series_routes.cc), users and tokens (user_routes.cc), agents
   // (agent_routes.cc). Each is thread-safe on its own and never needs the master's lock.
   templates::Templates& templates() { return templates_; }
+  models::Registry& models() { return models_; }  // model_routes.cc
   series::Series& series() { return series_; }
   // An experiment's trials table (views/trial_table.h): read from the rows, no lock of the
   // master's; NotFound for an unknown experiment.
@@ -723,6 +725,7 @@ class Master {
   // a request needs both: docs/design/0016-components-and-locks.md).
   users::Users users_;
   templates::Templates templates_;
+  models::Registry models_;
   // The follows of logs and series (new lines or points: Notify, also under mu_).
   series::FollowGate follows_;
   series::Series series_;

@@ -152,6 +152,7 @@ struct ModelRow {
   int64_t created_ms = 0;
   int64_t updated_ms = 0;
   int64_t last_version = 0;  // the highest version number given (numbers are never reused)
+  int64_t num_versions = 0;  // read only: the versions it has now (GetModel, ListModels)
 };
 
 // One version of a model: a checkpoint, numbered 1, 2, ... per model.
@@ -409,7 +410,8 @@ class Database {
   virtual absl::Status DeleteModel(int64_t id) = 0;
   // Stores a version numbered after the model's last one (1 for its first; a deleted
   // version's number is not given again) and returns the row stored. NotFound naming the model
-  // or the checkpoint.
+  // or the checkpoint; FailedPrecondition when the checkpoint is not ACTIVE (checked with its
+  // row locked, in the insert's transaction).
   virtual absl::StatusOr<ModelVersionRow> InsertModelVersion(const ModelVersionRow& row) = 0;
   virtual absl::StatusOr<std::vector<ModelVersionRow>> ListModelVersions(
       int64_t model_id) = 0;  // by version

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "master/db/sql_database.h"
+#include "wire/states.h"
 
 namespace cohort::master {
 namespace {
@@ -16,11 +17,11 @@ using sql::ReadAll;
 
 constexpr absl::string_view kModelColumns =
     "id, name, description, labels_json, metadata_json, owner, created_ms, updated_ms, "
-    "last_version";
+    "last_version, (SELECT COUNT(*) FROM model_versions v WHERE v.model_id = models.id)";
 
 ModelRow ReadModel(const Query& s) {
   return ModelRow{s.Int64(0), s.Text(1),  s.Text(2),  s.Text(3), s.Text(4),
-                  s.Text(5),  s.Int64(6), s.Int64(7), s.Int64(8)};
+                  s.Text(5),  s.Int64(6), s.Int64(7), s.Int64(8), s.Int64(9)};
 }
 
 constexpr absl::string_view kVersionColumns =
@@ -34,6 +35,25 @@ ModelVersionRow ReadVersion(const Query& s) {
 
 absl::Status ModelNameTaken(const std::string& name) {
   return absl::AlreadyExistsError(absl::StrCat("a model named '", name, "' already exists"));
+}
+
+// Locks checkpoint `id`'s row until the commit (a write: PostgreSQL's row lock, SQLite's
+// database lock) and checks that it is ACTIVE, so that a GC claiming it (which locks the row
+// before it reads the versions) either runs first and is seen here, or after and sees the
+// version. NotFound naming it; FailedPrecondition when its files are deleted.
+absl::Status LockActiveCheckpoint(sql::Connection& c, const std::string& id) {
+  Query s(c, "lock a version's checkpoint",
+          "UPDATE checkpoints SET state = state WHERE storage_id = ?1 RETURNING state");
+  s.BindText(1, id);
+  COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+  if (!has_row) return absl::NotFoundError(absl::StrCat("checkpoint ", id, " not found"));
+  const std::string state = s.Text(0);
+  s.Reset();
+  if (state != wire::Name(wire::CheckpointState::kActive)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("checkpoint ", id, " is ", state, ": its files are gone"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -104,6 +124,7 @@ absl::Status SqlDatabase::DeleteModel(int64_t id) {
 absl::StatusOr<ModelVersionRow> SqlDatabase::InsertModelVersion(const ModelVersionRow& row) {
   ModelVersionRow stored = row;
   COHORT_RETURN_IF_ERROR(Transact([&](sql::Connection& c) -> absl::Status {
+    COHORT_RETURN_IF_ERROR(LockActiveCheckpoint(c, row.checkpoint_id));
     // The model's row is locked until the commit: two registrations number one after the other.
     Query next(c, "number a model version",
                "UPDATE models SET last_version = last_version + 1, updated_ms = ?2 WHERE id = ?1 "
@@ -128,11 +149,7 @@ absl::StatusOr<ModelVersionRow> SqlDatabase::InsertModelVersion(const ModelVersi
     s.BindText(8, stored.metadata_json);
     s.BindText(9, stored.registered_by);
     s.BindInt64(10, stored.created_ms);
-    absl::StatusOr<int64_t> id = s.RunReturningInt64();
-    if (s.failure() == sql::Failure::kForeignKeyViolation) {
-      return absl::NotFoundError(absl::StrCat("checkpoint ", row.checkpoint_id, " not found"));
-    }
-    COHORT_ASSIGN_OR_RETURN(stored.id, std::move(id));
+    COHORT_ASSIGN_OR_RETURN(stored.id, s.RunReturningInt64());
     return absl::OkStatus();
   }));
   return stored;

@@ -1351,6 +1351,8 @@ TEST_P(DatabaseTest, ModelVersionsAreNumberedPerModelAndNameACheckpoint) {
                        db_->InsertModelVersion({.model_id = a, .checkpoint_id = "ck-2"}));
   EXPECT_EQ(v3.version, 3) << "a deleted version's number is not given again";
   EXPECT_EQ(db_->GetModel("a").value().last_version, 3);
+  EXPECT_EQ(db_->GetModel("a").value().num_versions, 2) << "v1 and v3";
+  EXPECT_EQ(db_->ListModels().value()[1].num_versions, 1) << "b's";
   ASSERT_OK_AND_ASSIGN(std::vector<ModelVersionRow> of_a, db_->ListModelVersions(a));
   ASSERT_THAT(of_a, SizeIs(2));
   EXPECT_EQ(of_a[0].notes, "first");
@@ -1360,6 +1362,10 @@ TEST_P(DatabaseTest, ModelVersionsAreNumberedPerModelAndNameACheckpoint) {
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("ck-none")));
   EXPECT_THAT(db_->InsertModelVersion({.model_id = a + b + 7, .checkpoint_id = "ck-1"}),
               StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK(db_->InsertCheckpoint({"ck-gone", trial, 300, "p3", "{}"}));
+  ASSERT_OK(db_->MarkCheckpointDeleted("ck-gone"));
+  EXPECT_THAT(db_->InsertModelVersion({.model_id = a, .checkpoint_id = "ck-gone"}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("ck-gone is DELETED")));
   EXPECT_EQ(db_->GetModel("a").value().last_version, 3) << "a refused version takes no number";
   EXPECT_THAT(db_->DeleteModelVersion(a, 2), StatusIs(absl::StatusCode::kNotFound));
 

@@ -176,6 +176,10 @@ void Router::Put(const std::string& pattern, Handler handler, RouteOptions optio
   Add("PUT", pattern, std::move(handler), options);
 }
 
+void Router::Patch(const std::string& pattern, Handler handler, RouteOptions options) {
+  Add("PATCH", pattern, std::move(handler), options);
+}
+
 void Router::Delete(const std::string& pattern, Handler handler, RouteOptions options) {
   Add("DELETE", pattern, std::move(handler), options);
 }

@@ -184,6 +184,7 @@ class Router {
   void Get(const std::string& pattern, Handler handler, RouteOptions options = {});
   void Post(const std::string& pattern, Handler handler, RouteOptions options = {});
   void Put(const std::string& pattern, Handler handler, RouteOptions options = {});
+  void Patch(const std::string& pattern, Handler handler, RouteOptions options = {});
   void Delete(const std::string& pattern, Handler handler, RouteOptions options = {});
 
   // What the router counted and timed so far; shared, so it outlives the router with the

@@ -8,6 +8,7 @@ void RegisterRoutes(Router& router, Master& master) {
   AddExperimentRoutes(router, master);
   AddTrialRoutes(router, master);
   AddTemplateRoutes(router, master.templates());
+  AddModelRoutes(router, master.models());
   AddAgentRoutes(router, master);
   AddTaskRoutes(router, master);
   AddJobRoutes(router, master);

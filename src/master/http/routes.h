@@ -1,7 +1,7 @@
 #pragma once
 // The master's REST API (/api/v1, docs/design/0006-cluster.md), one function per resource.
 // Each route only translates: path, query and body in, a call of the Master or of the component
-// it needs (templates, series, users: they never need the master's lock), the result out; every
+// it needs (templates, models, series, users: they never need the master's lock), the result out; every
 // request passes the Router's chain (limits, authentication, error mapping). Thread-safe as
 // those are.
 
@@ -13,6 +13,7 @@ namespace cohort::master::http {
 void AddExperimentRoutes(Router& router, Master& master);  // experiments/, their context
 void AddTrialRoutes(Router& router, Master& master);       // trials/: metrics, checkpoints, logs
 void AddTemplateRoutes(Router& router, templates::Templates& templates);  // templates/
+void AddModelRoutes(Router& router, models::Registry& registry);  // models/, their versions
 void AddAgentRoutes(Router& router, Master& master);                // agents/, slots
 void AddTaskRoutes(Router& router, Master& master);                       // tasks
 void AddJobRoutes(Router& router, Master& master);  // resource-pools, jobs/: the shared queue

@@ -1,0 +1,159 @@
+// The model registry on a real cluster (issue 42, docs/design/0023): a real cohort-master and
+// cohort-agent, a Core API trial that stores real checkpoints, and every `cohort model` verb
+// through the real CLI, as the admin who owns the model and as another user who may only read.
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/testing/cluster_fixture.h"
+#include "tests/testing/worker_group.h"
+
+namespace cohort::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+class ModelsTest : public ClusterFixture {
+ protected:
+  ModelsTest() : ClusterFixture("models_test") {}
+
+  // Runs an experiment whose trial stores checkpoints at steps 1 and 2 (both kept) and returns
+  // their UUIDs in step order.
+  std::vector<std::string> TrainedCheckpoints() {
+    Script("ckpt.sh",
+           absl::StrCat("exec ", BinaryPath("checkpoint_trial"), " --steps 2 --bytes 4096\n"));
+    const fs::path config = dir_ / "trained.yaml";
+    std::ofstream(config) << "name: trained\nentrypoint: ./ckpt.sh\nmax_restarts: 0\n"
+                             "hyperparameters: {global_batch_size: 16}\n"
+                             "searcher: {name: single, metric: loss, max_length: {batches: 2}}\n"
+                             "checkpoint_storage: {save_trial_best: 0, save_trial_latest: 2}\n";
+    LaunchResult created =
+        Cohort({"experiment", "create", config.string(), (dir_ / "context").string()});
+    EXPECT_EQ(created.status, 0) << created.err;
+    const int64_t id = std::stoll(created.out.substr(created.out.find("created experiment ") + 19));
+    std::vector<std::string> ids;
+    WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; },
+              "the experiment to end", absl::Seconds(120));
+    EXPECT_EQ(State(id), "COMPLETED") << Logs(Trial(id)["id"]);
+    const json list = Json({"checkpoint", "list", std::to_string(id)});
+    for (const json& c : list["checkpoints"]) {
+      if (c["state"] == "ACTIVE") ids.push_back(c["storage_id"]);
+    }
+    return ids;
+  }
+
+  // `cohort ARGS...` as user `name` (password `name`-password), logged in from its own config.
+  LaunchResult CohortAsUser(const std::string& name, std::vector<std::string> args) {
+    auto env = CohortEnv();
+    env["XDG_CONFIG_HOME"] = (dir_ / ("config-" + name)).string();
+    env["COHORT_USER"] = name;
+    env["COHORT_PASSWORD"] = name + "-password";
+    return RunToCompletion(CohortArgv(std::move(args)), env);
+  }
+
+  void CreateUser(const std::string& name) {
+    std::vector<std::string> argv = CohortArgv({"user", "create", name});
+    std::string command;
+    for (const std::string& a : argv) absl::StrAppend(&command, "'", a, "' ");
+    absl::StrAppend(&command, "<<EOF\n", name, "-password\nEOF\n");
+    LaunchResult created = RunToCompletion({"/bin/sh", "-c", command}, CohortEnv());
+    ASSERT_EQ(created.status, 0) << created.out << created.err;
+  }
+};
+
+// A finished experiment's checkpoints become versions 1 and 2 of a model without reading a
+// log: create, register, list, describe (table and JSON), update, and the deletes; bad input is
+// refused naming what is wrong; another user reads but cannot change.
+TEST_F(ModelsTest, EveryVerbThroughTheCli) {
+  StartMaster();
+  StartAgent("a1");
+  const std::vector<std::string> checkpoints = TrainedCheckpoints();
+  ASSERT_EQ(checkpoints.size(), 2u);
+
+  LaunchResult created = Cohort({"model", "create", "resnet", "--description", "the classifier",
+                                 "--label", "vision", "--metadata", R"({"dataset": "v2"})"});
+  ASSERT_EQ(created.status, 0) << created.err;
+  EXPECT_NE(created.out.find("model resnet created"), std::string::npos) << created.out;
+  LaunchResult v1 = Cohort({"model", "register-version", "resnet", checkpoints[0], "--comment",
+                            "first try", "--notes", "# Notes\nfine"});
+  ASSERT_EQ(v1.status, 0) << v1.err;
+  EXPECT_NE(v1.out.find(absl::StrCat("checkpoint ", checkpoints[0],
+                                     " registered as version 1 of model resnet")),
+            std::string::npos)
+      << v1.out;
+  const json v2 = Json({"model", "register-version", "resnet", checkpoints[1], "--name", "best"});
+  EXPECT_EQ(v2["version"], 2);
+  EXPECT_EQ(v2["registered_by"], "admin");
+
+  LaunchResult list = Cohort({"model", "list"});
+  ASSERT_EQ(list.status, 0) << list.err;
+  EXPECT_NE(list.out.find("name    versions  owner"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("resnet         2  admin"), std::string::npos) << list.out;
+  const json described = Json({"model", "describe", "resnet"});
+  EXPECT_EQ(described["model"]["metadata"]["dataset"], "v2");
+  EXPECT_EQ(described["model"]["labels"], json({"vision"}));
+  ASSERT_EQ(described["versions"].size(), 2u);
+  EXPECT_EQ(described["versions"][0]["checkpoint"], checkpoints[0]);
+  EXPECT_EQ(described["versions"][0]["notes"], "# Notes\nfine");
+  EXPECT_EQ(described["versions"][1]["name"], "best");
+  LaunchResult table = Cohort({"model", "describe", "resnet"});
+  EXPECT_NE(table.out.find(absl::StrCat("      2  ", checkpoints[1], "  best")), std::string::npos)
+      << table.out;
+
+  // Bad input, each refused naming what is wrong; nothing is stored.
+  LaunchResult bad_name = Cohort({"model", "create", "res/net"});
+  EXPECT_NE(bad_name.status, 0);
+  EXPECT_NE(bad_name.err.find("a model's name must be"), std::string::npos) << bad_name.err;
+  LaunchResult taken = Cohort({"model", "create", "resnet"});
+  EXPECT_NE(taken.err.find("a model named 'resnet' already exists"), std::string::npos)
+      << taken.err;
+  LaunchResult no_checkpoint = Cohort({"model", "register-version", "resnet", "nope"});
+  EXPECT_NE(no_checkpoint.err.find("no checkpoint nope"), std::string::npos) << no_checkpoint.err;
+  LaunchResult bad_metadata = Cohort({"model", "create", "m2", "--metadata", "[1]"});
+  EXPECT_NE(bad_metadata.err.find("--metadata must be a JSON object"), std::string::npos)
+      << bad_metadata.err;
+  LaunchResult unknown = Cohort({"model", "describe", "nope"});
+  EXPECT_NE(unknown.err.find("no model named 'nope' (`cohort model list` shows them)"),
+            std::string::npos)
+      << unknown.err;
+  EXPECT_EQ(Json({"model", "list"})["models"].size(), 1u);
+
+  // Another user reads, and is refused every change, naming the owner.
+  CreateUser("alice");
+  LaunchResult read = CohortAsUser("alice", {"model", "describe", "resnet", "--json"});
+  ASSERT_EQ(read.status, 0) << read.err;
+  EXPECT_NE(read.out.find(checkpoints[1]), std::string::npos);
+  for (const std::vector<std::string>& change :
+       {std::vector<std::string>{"model", "register-version", "resnet", checkpoints[0]},
+        std::vector<std::string>{"model", "update", "resnet", "--description", "mine"},
+        std::vector<std::string>{"model", "delete-version", "resnet", "1", "--yes"},
+        std::vector<std::string>{"model", "delete", "resnet", "--yes"}}) {
+    LaunchResult denied = CohortAsUser("alice", change);
+    EXPECT_NE(denied.status, 0) << change[1];
+    EXPECT_NE(denied.err.find("model 'resnet' belongs to 'admin'"), std::string::npos)
+        << denied.err;
+  }
+  LaunchResult alices = CohortAsUser("alice", {"model", "create", "alices"});
+  EXPECT_EQ(alices.status, 0) << alices.err;
+
+  // Update, then the deletes: a deleted version's number is not given again.
+  ASSERT_EQ(Cohort({"model", "update", "resnet", "--label", "prod", "--label", "vision"}).status,
+            0);
+  EXPECT_EQ(Json({"model", "describe", "resnet"})["model"]["labels"], json({"prod", "vision"}));
+  LaunchResult asked = Cohort({"model", "delete-version", "resnet", "2"});
+  EXPECT_NE(asked.err.find("pass --yes"), std::string::npos) << asked.err;
+  ASSERT_EQ(Cohort({"model", "delete-version", "resnet", "2", "--yes"}).status, 0);
+  EXPECT_EQ(Json({"model", "register-version", "resnet", checkpoints[1]})["version"], 3);
+  ASSERT_EQ(Cohort({"model", "delete", "resnet", "--yes"}).status, 0);
+  const json left = Json({"model", "list"});
+  ASSERT_EQ(left["models"].size(), 1u);
+  EXPECT_EQ(left["models"][0]["name"], "alices");
+}
+
+}  // namespace
+}  // namespace cohort::testing
