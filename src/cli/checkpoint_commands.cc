@@ -142,7 +142,49 @@ absl::Status Unpack(const std::string& archive, const fs::path& partial, const f
   return absl::OkStatus();
 }
 
-int DownloadCheckpoint(const CommandContext& context, const DownloadArgs& args) {
+void AddDownload(CLI::App* group, CommandContext* context) {
+  auto args = std::make_shared<DownloadArgs>();
+  CLI::App* download = group->add_subcommand(
+      "download", "Copy a checkpoint's files from the master into a new directory");
+  download->add_option("uuid", args->storage_id, "Checkpoint id (`cohort checkpoint list`)")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& id) {
+            // It becomes part of a file name here and a path on the master: a name, never a path.
+            return wire::IsSafeName(id) ? std::string()
+                                        : "a checkpoint id " + wire::SafeNameError(id);
+          },
+          "UUID"));
+  download->add_option("dir", args->dir, "Directory to create (or an empty one)")->required();
+  download->footer(
+      "Example:\n  cohort checkpoint download 5f0c...e1 ./best-model\n"
+      "The files arrive as the trial wrote them (model.pt, metadata.json, ...); the directory "
+      "is filled only once the whole checkpoint has arrived.");
+  context->OnRun(download, [context, args] {
+    return DownloadCheckpoint(*context, args->storage_id, args->dir);
+  });
+}
+
+}  // namespace
+
+void AddCheckpointCommands(CLI::App* root, CommandContext* context) {
+  CLI::App* group = root->add_subcommand("checkpoint", "Checkpoints: list, download");
+  group->alias("c");
+  group->require_subcommand(1);
+  auto args = std::make_shared<ListArgs>();
+  CLI::App* list = group->add_subcommand(
+      "list", "An experiment's (or a trial's) checkpoints, kept or deleted by the checkpoint GC");
+  list->add_option("experiment", args->experiment_id, "Experiment id");
+  list->add_option("--trial", args->trial_id, "Only this trial's checkpoints");
+  context->AddJsonFlag(list);
+  list->footer("Examples:\n  cohort checkpoint list 3\n  cohort checkpoint list --trial 7 --json");
+  context->OnRun(list, [context, args] { return ListCheckpoints(*context, *args); });
+  AddDownload(group, context);
+}
+
+int DownloadCheckpoint(const CommandContext& context, const std::string& storage_id,
+                       const std::string& dir) {
+  const DownloadArgs args{storage_id, dir};
   if (absl::Status id = wire::CheckSafeName("checkpoint id", args.storage_id); !id.ok()) {
     return Fail(id);
   }
@@ -175,44 +217,6 @@ int DownloadCheckpoint(const CommandContext& context, const DownloadArgs& args) 
             << Megabytes(HeaderInt(*headers, "X-Cohort-Checkpoint-Bytes")) << " in "
             << dest.string() << "\n";
   return kExitOk;
-}
-
-void AddDownload(CLI::App* group, CommandContext* context) {
-  auto args = std::make_shared<DownloadArgs>();
-  CLI::App* download = group->add_subcommand(
-      "download", "Copy a checkpoint's files from the master into a new directory");
-  download->add_option("uuid", args->storage_id, "Checkpoint id (`cohort checkpoint list`)")
-      ->required()
-      ->check(CLI::Validator(
-          [](std::string& id) {
-            // It becomes part of a file name here and a path on the master: a name, never a path.
-            return wire::IsSafeName(id) ? std::string()
-                                        : "a checkpoint id " + wire::SafeNameError(id);
-          },
-          "UUID"));
-  download->add_option("dir", args->dir, "Directory to create (or an empty one)")->required();
-  download->footer(
-      "Example:\n  cohort checkpoint download 5f0c...e1 ./best-model\n"
-      "The files arrive as the trial wrote them (model.pt, metadata.json, ...); the directory "
-      "is filled only once the whole checkpoint has arrived.");
-  context->OnRun(download, [context, args] { return DownloadCheckpoint(*context, *args); });
-}
-
-}  // namespace
-
-void AddCheckpointCommands(CLI::App* root, CommandContext* context) {
-  CLI::App* group = root->add_subcommand("checkpoint", "Checkpoints: list, download");
-  group->alias("c");
-  group->require_subcommand(1);
-  auto args = std::make_shared<ListArgs>();
-  CLI::App* list = group->add_subcommand(
-      "list", "An experiment's (or a trial's) checkpoints, kept or deleted by the checkpoint GC");
-  list->add_option("experiment", args->experiment_id, "Experiment id");
-  list->add_option("--trial", args->trial_id, "Only this trial's checkpoints");
-  context->AddJsonFlag(list);
-  list->footer("Examples:\n  cohort checkpoint list 3\n  cohort checkpoint list --trial 7 --json");
-  context->OnRun(list, [context, args] { return ListCheckpoints(*context, *args); });
-  AddDownload(group, context);
 }
 
 }  // namespace cohort::cli

@@ -7,6 +7,8 @@
 // filled only once the whole checkpoint has arrived.
 // Not thread-safe (CLI setup runs once on the main thread).
 
+#include <string>
+
 #include "CLI/CLI.hpp"
 #include "cli/command_context.h"
 
@@ -14,5 +16,11 @@ namespace cohort::cli {
 
 // Adds the `checkpoint` command group to `root`; `context` must outlive `root`.
 void AddCheckpointCommands(CLI::App* root, CommandContext* context);
+
+// `checkpoint download`'s work (also `model download`'s): streams checkpoint `storage_id`'s
+// files from the master into `dir` (new, or an empty directory), which is filled only once the
+// whole checkpoint has arrived; prints what arrived. Returns the exit code.
+int DownloadCheckpoint(const CommandContext& context, const std::string& storage_id,
+                       const std::string& dir);
 
 }  // namespace cohort::cli

@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/checkpoint_commands.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
 #include "wire/model_bodies.h"
@@ -177,6 +179,54 @@ int DeleteAfterAsking(bool yes, const std::string& what, const std::string& ques
   return kExitOk;
 }
 
+// The version NAME[:VERSION] names: that number, else the model's latest.
+absl::StatusOr<wire::ModelVersion> ResolveVersion(const CommandContext& context,
+                                                  const std::string& spec) {
+  const size_t colon = spec.rfind(':');
+  const std::string name = spec.substr(0, colon);
+  client::MasterClient client = context.Client();
+  if (colon != std::string::npos) {
+    int64_t number = 0;
+    if (!absl::SimpleAtoi(spec.substr(colon + 1), &number) || number < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", spec, "': the version after ':' must be a number >= 1, like resnet:3"));
+    }
+    return GetAs(client, absl::StrCat(ModelPath(name), "/versions/", number),
+                 wire::ParseModelVersion);
+  }
+  absl::StatusOr<wire::ModelDescription> d =
+      GetAs(client, ModelPath(name), wire::ParseModelDescription);
+  if (!d.ok()) return d.status();
+  if (d->versions.empty()) {
+    return absl::NotFoundError(absl::StrCat("model ", name, " has no versions yet: `cohort model ",
+                                            "register-version ", name, " CHECKPOINT_UUID`"));
+  }
+  return d->versions.back();
+}
+
+int DownloadVersion(const CommandContext& context, const std::string& spec,
+                    const std::string& dir) {
+  absl::StatusOr<wire::ModelVersion> v = ResolveVersion(context, spec);
+  if (!v.ok()) return Fail(v.status());
+  std::cout << "model " << v->model << " version " << v->version << ": ";
+  return DownloadCheckpoint(context, v->checkpoint, dir);
+}
+
+void AddDownload(CLI::App* model, CommandContext* context) {
+  auto spec = std::make_shared<std::string>();
+  auto dir = std::make_shared<std::string>();
+  CLI::App* sub = model->add_subcommand(
+      "download", "Copy a model version's checkpoint from the master into a new directory");
+  sub->add_option("model", *spec, "NAME (its latest version) or NAME:VERSION")->required();
+  sub->add_option("dir", *dir, "Directory to create (or an empty one)")->required();
+  sub->footer(
+      "As `checkpoint download`: the files arrive as the trial wrote them, and the directory "
+      "is filled only once the whole checkpoint has arrived.\n"
+      "Examples:\n  cohort model download resnet ./resnet-latest\n"
+      "  cohort model download resnet:3 ./resnet-v3");
+  context->OnRun(sub, [context, spec, dir] { return DownloadVersion(*context, *spec, *dir); });
+}
+
 void AddCreate(CLI::App* model, CommandContext* context) {
   auto name = std::make_shared<std::string>();
   auto f = std::make_shared<Fields>();
@@ -277,6 +327,7 @@ void AddModelCommands(CLI::App* root, CommandContext* context) {
   context->OnRun(describe, [context, name] { return DescribeModel(*context, *name); });
   AddRegisterVersion(model, context);
   AddUpdate(model, context);
+  AddDownload(model, context);
   AddDeletes(model, context);
 }
 

@@ -209,8 +209,8 @@ class Master {
   // storage the master reaches) and its context archive, and deletes its rows in bounded
   // transactions, after which it is gone (NotFound). A master restarted meanwhile starts the
   // deletion again. OK (nothing more to do) for one already DELETING; FailedPrecondition for
-  // one ACTIVE or PAUSED (kill it first); PermissionDenied unless `actor` owns it or is an
-  // admin.
+  // one ACTIVE or PAUSED (kill it first) and for one whose checkpoints a model version holds
+  // (naming the versions); PermissionDenied unless `actor` owns it or is an admin.
   absl::Status DeleteExperiment(int64_t id, const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
   // Archives (hides from lists unless asked for) or unarchives an experiment (Determined's
   // `det experiment archive`). OK (nothing done) when it already is; FailedPrecondition for

@@ -171,8 +171,12 @@ void Master::DeleteCheckpointLocked(const std::shared_ptr<storage::CheckpointSto
   // Marked first: from now on nothing reads it (a download is refused) and a restart's sweep
   // deletes it if this run does not get to; the files go on the monitor thread, without the
   // master's lock (a checkpoint may be gigabytes).
+  // Refused while a model version holds it (the registry's hold: database.h).
   if (absl::Status s = db_->MarkCheckpointDeleted(row.storage_id); !s.ok()) {
-    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: marking it deleted: ", s.message()));
+    AppendLogLocked(row.trial_id,
+                    absl::IsFailedPrecondition(s)
+                        ? absl::StrCat(what, " kept: ", s.message(), " (the model registry)")
+                        : absl::StrCat(what, " kept: marking it deleted: ", s.message()));
     return;
   }
   doomed_checkpoints_.emplace_back(store, row.storage_id);

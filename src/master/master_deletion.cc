@@ -72,7 +72,14 @@ absl::Status Master::DeleteExperiment(int64_t id, const Actor& actor) {
   // Everything the deletion needs is read before the state moves: an error leaves it as it was.
   COHORT_ASSIGN_OR_RETURN(PendingDeletion deletion, DeletionOfLocked(e));
   COHORT_RETURN_IF_ERROR(CheckNoWarmStartFromLocked(deletion));
-  COHORT_RETURN_IF_ERROR(MoveExperimentLocked(e, ExperimentState::kDeleting));
+  // The database refuses while a model version holds one of its checkpoints (database.h).
+  if (absl::Status moved = MoveExperimentLocked(e, ExperimentState::kDeleting); !moved.ok()) {
+    if (!absl::IsFailedPrecondition(moved)) return moved;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "experiment ", id, " cannot be deleted: ", moved.message(),
+        ": delete those versions first (`cohort model delete-version MODEL VERSION`), or keep "
+        "the experiment"));
+  }
   deletions_.push_back(std::move(deletion));
   monitor_cv_.SignalAll();
   COHORT_LOG(INFO) << "experiment " << id << ": deleting (asked by '" << actor.user << "')";

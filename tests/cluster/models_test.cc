@@ -155,5 +155,85 @@ TEST_F(ModelsTest, EveryVerbThroughTheCli) {
   EXPECT_EQ(left["models"][0]["name"], "alices");
 }
 
+// A registered checkpoint outlives what would delete it: the checkpoint GC keeps it (saying
+// why in the trial's log), `experiment delete` is refused naming the version, and `model
+// download` streams it. Once the version is deleted, the experiment can go.
+TEST_F(ModelsTest, ARegisteredCheckpointSurvivesTheGcAndBlocksDeletionAndDownloads) {
+  StartMaster();
+  StartAgent("a1");
+  const fs::path release = dir_ / "release";
+  Script("ckpt.sh",
+         absl::StrCat(BinaryPath("checkpoint_trial"), " --steps 1 --bytes 4096 || ",
+                      "exit 1\nwhile [ ! -e ", release.string(), " ]; do sleep 0.1; done\n"));
+  const fs::path config = dir_ / "kept.yaml";
+  // The GC's counts keep nothing: every checkpoint goes when the trial ends, unless registered.
+  std::ofstream(config) << "name: kept\nentrypoint: ./ckpt.sh\nmax_restarts: 0\n"
+                           "hyperparameters: {global_batch_size: 16}\n"
+                           "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
+                           "checkpoint_storage: {save_experiment_best: 0, save_trial_best: 0, "
+                           "save_trial_latest: 0}\n";
+  LaunchResult created =
+      Cohort({"experiment", "create", config.string(), (dir_ / "context").string()});
+  ASSERT_EQ(created.status, 0) << created.err;
+  const std::string id =
+      std::to_string(std::stoll(created.out.substr(created.out.find("created experiment ") + 19)));
+  std::string checkpoint;
+  WaitUntil(
+      [&] {
+        const json list = Json({"checkpoint", "list", id});
+        if (list.value("checkpoints", json::array()).empty()) return false;
+        checkpoint = list["checkpoints"][0]["storage_id"];
+        return true;
+      },
+      "the trial's checkpoint");
+  ASSERT_EQ(Cohort({"model", "create", "keeper"}).status, 0);
+  ASSERT_EQ(Cohort({"model", "register-version", "keeper", checkpoint}).status, 0);
+  WriteFile(release, "");
+  WaitUntil([&] { return State(std::stoll(id)) == "COMPLETED"; }, "the experiment to complete");
+
+  // The GC let it go by its counts, and kept it for the registry.
+  const json after = Json({"checkpoint", "list", id});
+  ASSERT_EQ(after["checkpoints"].size(), 1u);
+  EXPECT_EQ(after["checkpoints"][0]["state"], "ACTIVE");
+  const std::string logs = Logs(Trial(std::stoll(id))["id"]);
+  EXPECT_NE(logs.find(absl::StrCat("kept: checkpoint ", checkpoint,
+                                   " is version 1 of model 'keeper' (the model registry)")),
+            std::string::npos)
+      << logs;
+
+  // Deleting the experiment is refused, naming the version and what to do.
+  LaunchResult refused = Cohort({"experiment", "delete", id, "--yes"});
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.err.find(absl::StrCat("experiment ", id, " cannot be deleted")),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("is version 1 of model 'keeper'"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("cohort model delete-version"), std::string::npos) << refused.err;
+  EXPECT_EQ(State(std::stoll(id)), "COMPLETED");
+
+  // `model download` streams it, by name (the latest) and by number.
+  LaunchResult latest = Cohort({"model", "download", "keeper", (dir_ / "latest").string()});
+  ASSERT_EQ(latest.status, 0) << latest.err;
+  EXPECT_NE(latest.out.find("model keeper version 1: checkpoint " + checkpoint), std::string::npos)
+      << latest.out;
+  EXPECT_EQ(ReadFile(dir_ / "latest" / "state").substr(0, 1), "1") << "the step, then padding";
+  ASSERT_EQ(Cohort({"model", "download", "keeper:1", (dir_ / "v1").string()}).status, 0);
+  EXPECT_EQ(ReadFile(dir_ / "v1" / "state"), ReadFile(dir_ / "latest" / "state"));
+  LaunchResult no_version = Cohort({"model", "download", "keeper:7", (dir_ / "v7").string()});
+  EXPECT_NE(no_version.err.find("'keeper' has no version 7"), std::string::npos) << no_version.err;
+  EXPECT_FALSE(fs::exists(dir_ / "v7"));
+
+  // Without the version the experiment goes, with its checkpoint.
+  ASSERT_EQ(Cohort({"model", "delete-version", "keeper", "1", "--yes"}).status, 0);
+  LaunchResult deleted = Cohort({"experiment", "delete", id, "--yes"});
+  ASSERT_EQ(deleted.status, 0) << deleted.err;
+  WaitUntil(
+      [&] {
+        return Json({"experiment", "list", "--all"})["experiments"].empty();
+      },
+      "the experiment to be gone");
+  EXPECT_FALSE(fs::exists(dir_ / "master" / "checkpoints" / checkpoint));
+}
+
 }  // namespace
 }  // namespace cohort::testing

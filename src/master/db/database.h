@@ -308,6 +308,8 @@ class Database {
   virtual ~Database() = default;
 
   virtual absl::StatusOr<int64_t> InsertExperiment(const ExperimentRow& row) = 0;
+  // NotFound; for DELETING, FailedPrecondition naming the model versions that hold any of its
+  // checkpoints (checked with its row locked: a registration racing it is seen or refused).
   virtual absl::Status SetExperimentState(int64_t id, wire::ExperimentState state) = 0;
   virtual absl::Status SetExperimentEnded(int64_t id, int64_t ended_ms) = 0;  // NotFound
   virtual absl::Status SetExperimentArchived(int64_t id, bool archived) = 0;  // NotFound
@@ -367,7 +369,9 @@ class Database {
       int64_t experiment_id) = 0;
   // NotFound naming `storage_id` when no checkpoint has it.
   virtual absl::StatusOr<CheckpointRow> GetCheckpoint(const std::string& storage_id) = 0;
-  // Marks it DELETED (the GC removed its files); NotFound when no checkpoint has it.
+  // Marks it DELETED (the GC removes its files next); NotFound when no checkpoint has it;
+  // FailedPrecondition naming the model versions that hold it ("checkpoint C is version 3 of
+  // model 'resnet'"), checked with its experiment's row locked, as a registration checks.
   virtual absl::Status MarkCheckpointDeleted(const std::string& storage_id) = 0;
 
   // Appends lines in one transaction, each with the time now (LogRow::time_ms); returns the seq
@@ -410,8 +414,8 @@ class Database {
   virtual absl::Status DeleteModel(int64_t id) = 0;
   // Stores a version numbered after the model's last one (1 for its first; a deleted
   // version's number is not given again) and returns the row stored. NotFound naming the model
-  // or the checkpoint; FailedPrecondition when the checkpoint is not ACTIVE (checked with its
-  // row locked, in the insert's transaction).
+  // or the checkpoint; FailedPrecondition when the checkpoint is not ACTIVE or its experiment is
+  // DELETING (checked with the experiment's row locked, in the insert's transaction).
   virtual absl::StatusOr<ModelVersionRow> InsertModelVersion(const ModelVersionRow& row) = 0;
   virtual absl::StatusOr<std::vector<ModelVersionRow>> ListModelVersions(
       int64_t model_id) = 0;  // by version

@@ -232,14 +232,6 @@ absl::Status SqlDatabase::SetExperimentEnded(int64_t id, int64_t ended_ms) {
   return s.RunOnRow(absl::StrCat("experiment ", id));
 }
 
-absl::Status SqlDatabase::SetExperimentState(int64_t id, wire::ExperimentState state) {
-  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
-  Query s(*c, "set experiment state", "UPDATE experiments SET state = ?2 WHERE id = ?1");
-  s.BindInt64(1, id);
-  s.BindText(2, wire::Name(state));
-  return s.RunOnRow(absl::StrCat("experiment ", id));
-}
-
 absl::Status SqlDatabase::SetExperimentArchived(int64_t id, bool archived) {
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
   Query s(*c, "set experiment archived", "UPDATE experiments SET archived = ?2 WHERE id = ?1");
@@ -557,14 +549,6 @@ absl::StatusOr<CheckpointRow> SqlDatabase::GetCheckpoint(const std::string& stor
   COHORT_ASSIGN_OR_RETURN(bool found, s.Step());
   if (!found) return absl::NotFoundError(absl::StrCat("checkpoint ", storage_id, " not found"));
   return ReadCheckpoint(s);
-}
-
-absl::Status SqlDatabase::MarkCheckpointDeleted(const std::string& storage_id) {
-  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
-  Query s(*c, "mark checkpoint deleted", "UPDATE checkpoints SET state = ?2 WHERE storage_id = ?1");
-  s.BindText(1, storage_id);
-  s.BindText(2, wire::Name(wire::CheckpointState::kDeleted));
-  return s.RunOnRow(absl::StrCat("checkpoint ", storage_id));
 }
 
 absl::Status SqlDatabase::PutTemplate(const TemplateRow& row) {

@@ -1,6 +1,10 @@
-// SqlDatabase's model registry (database.h: ModelRow, ModelVersionRow; docs/design/0023).
+// SqlDatabase's model registry (database.h: ModelRow, ModelVersionRow; docs/design/0023) and
+// the hold it puts on checkpoints: a checkpoint a version names is never marked DELETED, and
+// its experiment never moves to DELETING (MarkCheckpointDeleted, SetExperimentState).
 
 #include <algorithm>
+#include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -20,7 +24,7 @@ constexpr absl::string_view kModelColumns =
     "last_version, (SELECT COUNT(*) FROM model_versions v WHERE v.model_id = models.id)";
 
 ModelRow ReadModel(const Query& s) {
-  return ModelRow{s.Int64(0), s.Text(1),  s.Text(2),  s.Text(3), s.Text(4),
+  return ModelRow{s.Int64(0), s.Text(1),  s.Text(2),  s.Text(3),  s.Text(4),
                   s.Text(5),  s.Int64(6), s.Int64(7), s.Int64(8), s.Int64(9)};
 }
 
@@ -37,17 +41,64 @@ absl::Status ModelNameTaken(const std::string& name) {
   return absl::AlreadyExistsError(absl::StrCat("a model named '", name, "' already exists"));
 }
 
-// Locks checkpoint `id`'s row until the commit (a write: PostgreSQL's row lock, SQLite's
-// database lock) and checks that it is ACTIVE, so that a GC claiming it (which locks the row
-// before it reads the versions) either runs first and is seen here, or after and sees the
-// version. NotFound naming it; FailedPrecondition when its files are deleted.
-absl::Status LockActiveCheckpoint(sql::Connection& c, const std::string& id) {
-  Query s(c, "lock a version's checkpoint",
-          "UPDATE checkpoints SET state = state WHERE storage_id = ?1 RETURNING state");
+// The experiment of checkpoint `id` and its state, its row locked until the commit (a write:
+// PostgreSQL's row lock, SQLite's database lock). The experiment's row is the one lock of its
+// checkpoints' fate: registering a version, the GC marking a checkpoint DELETED and the
+// experiment's deletion each take it before they read what the others write, so whichever runs
+// second sees the first's outcome (each statement after the lock reads anew). NotFound naming
+// the checkpoint.
+absl::StatusOr<std::pair<int64_t, std::string>> LockExperimentOf(sql::Connection& c,
+                                                                 const std::string& id) {
+  Query s(c, "lock a checkpoint's experiment",
+          "UPDATE experiments SET state = state WHERE id = (SELECT t.experiment_id FROM "
+          "checkpoints c JOIN trials t ON t.id = c.trial_id WHERE c.storage_id = ?1) "
+          "RETURNING id, state");
   s.BindText(1, id);
   COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
   if (!has_row) return absl::NotFoundError(absl::StrCat("checkpoint ", id, " not found"));
-  const std::string state = s.Text(0);
+  std::pair<int64_t, std::string> experiment{s.Int64(0), s.Text(1)};
+  s.Reset();
+  return experiment;
+}
+
+// "checkpoint C is version 3 of model 'resnet'; ..." for the versions `where` selects (model
+// name, version, checkpoint; at most 5 named); empty when none.
+absl::StatusOr<std::string> Holders(sql::Connection& c, const std::string& where,
+                                    const std::function<void(Query&)>& bind) {
+  Query s(c, "versions holding checkpoints",
+          absl::StrCat("SELECT m.name, v.version, v.checkpoint_id FROM model_versions v JOIN "
+                       "models m ON m.id = v.model_id ",
+                       where, " ORDER BY m.name, v.version LIMIT 6"));
+  bind(s);
+  std::string text;
+  int n = 0;
+  while (true) {
+    COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+    if (!has_row) break;
+    if (++n > 5) {
+      absl::StrAppend(&text, "; and more (`cohort model list`)");
+      break;
+    }
+    absl::StrAppend(&text, text.empty() ? "" : "; ", "checkpoint ", s.Text(2), " is version ",
+                    s.Int64(1), " of model '", s.Text(0), "'");
+  }
+  s.Reset();
+  return text;
+}
+
+// Checks, after LockExperimentOf, that checkpoint `id` is ACTIVE and its experiment is not being
+// deleted. FailedPrecondition otherwise.
+absl::Status CheckRegistrable(sql::Connection& c, const std::string& id,
+                              const std::pair<int64_t, std::string>& experiment) {
+  if (experiment.second == wire::Name(wire::ExperimentState::kDeleting)) {
+    return absl::FailedPreconditionError(absl::StrCat("checkpoint ", id, " belongs to experiment ",
+                                                      experiment.first,
+                                                      ", which is being deleted"));
+  }
+  Query s(c, "read a version's checkpoint", "SELECT state FROM checkpoints WHERE storage_id = ?1");
+  s.BindText(1, id);
+  COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+  const std::string state = has_row ? s.Text(0) : "gone";
   s.Reset();
   if (state != wire::Name(wire::CheckpointState::kActive)) {
     return absl::FailedPreconditionError(
@@ -124,7 +175,8 @@ absl::Status SqlDatabase::DeleteModel(int64_t id) {
 absl::StatusOr<ModelVersionRow> SqlDatabase::InsertModelVersion(const ModelVersionRow& row) {
   ModelVersionRow stored = row;
   COHORT_RETURN_IF_ERROR(Transact([&](sql::Connection& c) -> absl::Status {
-    COHORT_RETURN_IF_ERROR(LockActiveCheckpoint(c, row.checkpoint_id));
+    COHORT_ASSIGN_OR_RETURN(auto experiment, LockExperimentOf(c, row.checkpoint_id));
+    COHORT_RETURN_IF_ERROR(CheckRegistrable(c, row.checkpoint_id, experiment));
     // The model's row is locked until the commit: two registrations number one after the other.
     Query next(c, "number a model version",
                "UPDATE models SET last_version = last_version + 1, updated_ms = ?2 WHERE id = ?1 "
@@ -194,6 +246,41 @@ absl::StatusOr<std::vector<ModelVersionRow>> SqlDatabase::ListVersionsOfCheckpoi
   std::sort(rows.begin(), rows.end(),
             [](const ModelVersionRow& a, const ModelVersionRow& b) { return a.id < b.id; });
   return rows;
+}
+
+absl::Status SqlDatabase::MarkCheckpointDeleted(const std::string& storage_id) {
+  return Transact([&](sql::Connection& c) -> absl::Status {
+    COHORT_RETURN_IF_ERROR(LockExperimentOf(c, storage_id).status());
+    COHORT_ASSIGN_OR_RETURN(
+        std::string held,
+        Holders(c, "WHERE v.checkpoint_id = ?1", [&](Query& q) { q.BindText(1, storage_id); }));
+    if (!held.empty()) return absl::FailedPreconditionError(held);
+    Query s(c, "mark checkpoint deleted",
+            "UPDATE checkpoints SET state = ?2 WHERE storage_id = ?1");
+    s.BindText(1, storage_id);
+    s.BindText(2, wire::Name(wire::CheckpointState::kDeleted));
+    return s.RunOnRow(absl::StrCat("checkpoint ", storage_id));
+  });
+}
+
+absl::Status SqlDatabase::SetExperimentState(int64_t id, wire::ExperimentState state) {
+  return Transact([&](sql::Connection& c) -> absl::Status {
+    Query s(c, "set experiment state", "UPDATE experiments SET state = ?2 WHERE id = ?1");
+    s.BindInt64(1, id);
+    s.BindText(2, wire::Name(state));
+    COHORT_RETURN_IF_ERROR(s.RunOnRow(absl::StrCat("experiment ", id)));
+    if (state != wire::ExperimentState::kDeleting) return absl::OkStatus();
+    // Its row is locked now: a registration that came first is seen here.
+    COHORT_ASSIGN_OR_RETURN(
+        std::string held,
+        Holders(c,
+                "JOIN checkpoints c ON c.storage_id = v.checkpoint_id JOIN trials t ON t.id = "
+                "c.trial_id WHERE t.experiment_id = ?1",
+                [&](Query& q) { q.BindInt64(1, id); }));
+    if (held.empty()) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("the model registry holds its checkpoints: ", held));
+  });
 }
 
 }  // namespace cohort::master

@@ -1381,5 +1381,68 @@ TEST_P(DatabaseTest, ModelVersionsAreNumberedPerModelAndNameACheckpoint) {
   EXPECT_THAT(db_->DeleteModel(b), StatusIs(absl::StatusCode::kNotFound));
 }
 
+TEST_P(DatabaseTest, AVersionHoldsItsCheckpointAgainstTheGcAndItsExperimentAgainstDeletion) {
+  const int64_t trial = AddTrial();
+  const int64_t experiment = db_->GetTrial(trial).value().experiment_id;
+  ASSERT_OK(db_->InsertCheckpoint({"ck-1", trial, 100, "p1", "{}"}));
+  ASSERT_OK(db_->InsertCheckpoint({"ck-2", trial, 200, "p2", "{}"}));
+  ASSERT_OK_AND_ASSIGN(int64_t m, db_->InsertModel({.name = "resnet", .owner = "ann"}));
+  ASSERT_OK(db_->InsertModelVersion({.model_id = m, .checkpoint_id = "ck-1"}));
+
+  EXPECT_THAT(db_->MarkCheckpointDeleted("ck-1"),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("checkpoint ck-1 is version 1 of model 'resnet'")));
+  EXPECT_EQ(db_->GetCheckpoint("ck-1").value().state, wire::CheckpointState::kActive);
+  ASSERT_OK(db_->MarkCheckpointDeleted("ck-2")) << "one no version names";
+  EXPECT_THAT(db_->MarkCheckpointDeleted("ck-none"), StatusIs(absl::StatusCode::kNotFound));
+
+  ASSERT_OK(db_->SetExperimentState(experiment, wire::ExperimentState::kCompleted));
+  EXPECT_THAT(db_->SetExperimentState(experiment, wire::ExperimentState::kDeleting),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("checkpoint ck-1 is version 1 of model 'resnet'")));
+  EXPECT_EQ(db_->GetExperiment(experiment).value().state, wire::ExperimentState::kCompleted)
+      << "refused: the state is as it was";
+
+  ASSERT_OK(db_->DeleteModelVersion(m, 1));
+  ASSERT_OK(db_->SetExperimentState(experiment, wire::ExperimentState::kDeleting));
+  ASSERT_OK(db_->InsertCheckpoint({"ck-3", trial, 300, "p3", "{}"}));
+  EXPECT_THAT(db_->InsertModelVersion({.model_id = m, .checkpoint_id = "ck-3"}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("being deleted")));
+  ASSERT_OK(db_->MarkCheckpointDeleted("ck-1")) << "free again";
+}
+
+// A registration racing the GC or an experiment's deletion: whichever comes second sees the
+// first, so a version never names a checkpoint marked DELETED or of a DELETING experiment.
+TEST_P(DatabaseTest, ARegistrationRacingTheGcOrADeletionNeverLeavesAVersionWithoutFiles) {
+  ASSERT_OK_AND_ASSIGN(int64_t m, db_->InsertModel({.name = "m", .owner = "ann"}));
+  int registered = 0;
+  for (int i = 0; i < 30; ++i) {
+    const int64_t trial = AddTrial();
+    const int64_t experiment = db_->GetTrial(trial).value().experiment_id;
+    const std::string id = absl::StrCat("ck-", i);
+    ASSERT_OK(db_->InsertCheckpoint({id, trial, 1, "p", "{}"}));
+    absl::Status other;
+    std::thread racer([&] {
+      other = i % 2 == 0 ? db_->MarkCheckpointDeleted(id)
+                         : db_->SetExperimentState(experiment, wire::ExperimentState::kDeleting);
+    });
+    absl::StatusOr<ModelVersionRow> version =
+        db_->InsertModelVersion({.model_id = m, .checkpoint_id = id});
+    racer.join();
+    ASSERT_NE(version.ok(), other.ok()) << "exactly one wins: " << version.status() << " / "
+                                        << other;
+    if (version.ok()) ++registered;
+  }
+  // Every version names an ACTIVE checkpoint of an experiment not being deleted.
+  ASSERT_OK_AND_ASSIGN(std::vector<ModelVersionRow> versions, db_->ListModelVersions(m));
+  for (const ModelVersionRow& v : versions) {
+    const CheckpointRow c = db_->GetCheckpoint(v.checkpoint_id).value();
+    EXPECT_EQ(c.state, wire::CheckpointState::kActive) << v.checkpoint_id;
+    const int64_t e = db_->GetTrial(c.trial_id).value().experiment_id;
+    EXPECT_NE(db_->GetExperiment(e).value().state, wire::ExperimentState::kDeleting);
+  }
+  EXPECT_EQ(versions.size(), static_cast<size_t>(registered));
+}
+
 }  // namespace
 }  // namespace cohort::master
