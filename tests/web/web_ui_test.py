@@ -867,6 +867,48 @@ def check_templates(page, cluster):
     page.shot("templates")
 
 
+def check_models(page, cluster, experiment_id):
+    """The model registry on the page (issue 42): a model created on the Models page, a checkpoint
+    of the adaptive_asha experiment registered from its page ("Register", a dialog), the model's
+    page listing it as version 1, a bad name refused in the master's words, and the version
+    deleted from the model's page."""
+    page.open("/models")
+    page.find("#model-name", "the model name field").send_keys("classifier")
+    page.find("#model-description", "the description field").send_keys("the asha search's best")
+    page.find("#model-create", "the create button").click()
+    page.find("#models tr[data-model='classifier']", "the new model in the list")
+    page.find("#model-name", "the model name field").send_keys("bad..name/")
+    page.js("document.getElementById('model-name').removeAttribute('pattern')")
+    page.find("#model-create", "the create button").click()
+    error = page.find("[role=alert]", "the refusal of a bad name").text
+    assert "a model's name must be" in error, error
+    page.open(f"/experiments/{experiment_id}")
+    button = "#experiment-checkpoints tr[data-state='ACTIVE'] button[data-action='register']"
+    row = page.find(button, "a checkpoint's Register button").find_element(
+        "xpath", "ancestor::tr")
+    storage_id = row.get_attribute("data-storage-id")
+    page.find(button, "a checkpoint's Register button").click()
+    page.find("dialog[open] #register-comment", "the dialog's comment").send_keys("from the page")
+    page.find("dialog[open] #register-ok", "the dialog's Register").click()
+    wait_until(lambda: "is version 1 of model classifier" in page.find(
+        "#register-status", "what the registration said").text, "the registration to be said", 10)
+    model = cluster.call("GET", "/api/v1/models/classifier")
+    assert [(v["version"], v["checkpoint"], v["comment"]) for v in model["versions"]] == [
+        (1, storage_id, "from the page")], model
+    page.open("/models/classifier")
+    cell = page.find("#model tr[data-version='1']", "version 1 on the model's page").text
+    assert storage_id in cell, cell
+    page.shot("model")
+    page.find("#model tr[data-version='1'] button[data-action='delete-version']",
+              "the delete button of version 1").click()
+    page.find("dialog[open] button[data-confirm='ok']", "the delete confirmation").click()
+    wait_until(lambda: not cluster.call("GET", "/api/v1/models/classifier")["versions"],
+               "version 1 to be deleted", 10)
+    print(f"ok: models: created on the page, checkpoint {storage_id} registered from the "
+          f"experiment page as version 1, shown and deleted on the model's page; a bad name "
+          f"refused: {error[:80]!r}")
+
+
 HELPERS_SCRIPT = """
 const done = arguments[arguments.length - 1];
 const prefix = document.querySelector('script[type=module]').src.replace(/js\\/main\\.js$/, '');
@@ -1013,9 +1055,11 @@ def run(args, chromium, driver_path):
         check_search_views(page, cluster, asha)
         check_grid(page, cluster, context, asha)
         check_templates(page, cluster)
+        check_models(page, cluster, asha)
         # Chrome logs every failed request: the wrong password's 401, the broken template's 400
         # and a refused trace are the test's own.
         expected = (("/api/v1/auth/login", "401"), ("/api/v1/templates/broken", "400"),
+                    ("/api/v1/models", "400"),  # the bad name's refusal
                     ("/api/v1/templates/wrong", "400"),
                     ("/trace", "40"),  # a master without traces yet, or none for this trial
                     (f"/api/v1/experiments/{long}", "404"))  # deleted while the list read it

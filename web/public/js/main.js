@@ -14,6 +14,7 @@ import { experimentsPage } from './pages/experiments.js';
 import { experimentPage } from './pages/experiment.js';
 import { trialPage } from './pages/trial.js';
 import { clusterPage } from './pages/cluster.js';
+import { modelPage, modelsPage } from './pages/models.js';
 import { templatesPage } from './pages/templates.js';
 import { compareExperimentsPage, comparePage } from './pages/compare.js';
 
@@ -26,6 +27,8 @@ const kRoutes = [
   { pattern: /^\/compare\/experiments\/([\d,]+)$/, page: compareExperimentsPage, nav: 'experiments', title: 'Compare experiments' },
   { pattern: /^\/cluster$/, page: clusterPage, nav: 'cluster', title: 'Cluster' },
   { pattern: /^\/templates$/, page: templatesPage, nav: 'templates', title: 'Templates' },
+  { pattern: /^\/models$/, page: modelsPage, nav: 'models', title: 'Models' },
+  { pattern: /^\/models\/([A-Za-z0-9._-]+)$/, page: modelPage, nav: 'models', title: 'Model' },
 ];
 
 // What a page gets: its parameters, a signal aborted when it is left, and timers that stop then.
@@ -80,7 +83,8 @@ function header(route, session) {
     el('nav', { 'aria-label': 'Main' },
       link('/experiments', 'Experiments', 'experiments'),
       link('/cluster', 'Cluster', 'cluster'),
-      link('/templates', 'Templates', 'templates')),
+      link('/templates', 'Templates', 'templates'),
+      link('/models', 'Models', 'models')),
     el('span', { class: 'user' },
       el('span', { id: 'whoami' }, `${session.username}${session.admin ? ' (admin)' : ''}`),
       el('button', { type: 'button', id: 'logout', onclick: logout }, 'Log out')));

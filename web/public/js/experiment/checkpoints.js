@@ -1,6 +1,7 @@
 // The experiment page's checkpoints section.
 
 import { api, describeError } from '../api.js';
+import { registerCheckpoint } from '../pages/models.js';
 import { el, errorBox, fill, fmtNum, stateBadge, table } from '../util.js';
 
 const kPageRows = 100;  // rows drawn at first (and added by "Show more")
@@ -13,6 +14,7 @@ export class Checkpoints {
   constructor(ctx) {
     this.ctx = ctx;
     this.box = el('div', { id: 'experiment-checkpoints' });
+    this.said = el('div', { id: 'register-status', 'aria-live': 'polite' });  // kept by draw()
     this.byTrial = new Map();  // id -> {key, list}
     this.showDeleted = false;
     this.limit = kPageRows;
@@ -34,6 +36,21 @@ export class Checkpoints {
     this.draw();
   }
 
+  // "Register": the checkpoint as a model's next version (pages/models.js); the outcome is
+  // said above the table.
+  registerButton(c) {
+    return el('button', {
+      type: 'button', dataset: { action: 'register' }, 'aria-label': `Register checkpoint ${c.storage_id}`,
+      onclick: async () => {
+        const result = await registerCheckpoint(c.storage_id);
+        if (!result) return;
+        fill(this.said, result.error ? errorBox(result.error) : el('p', { class: 'ok' },
+          `Checkpoint ${c.storage_id} is version ${result.version.version} of model `,
+          el('a', { href: `/models/${encodeURIComponent(result.version.model)}` }, result.version.model), '.'));
+      },
+    }, 'Register');
+  }
+
   draw() {
     const all = [...this.byTrial].flatMap(([trial, { list }]) => list.map((c) => ({ trial, ...c })))
       .sort((a, b) => a.trial - b.trial || a.steps_completed - b.steps_completed);
@@ -45,12 +62,13 @@ export class Checkpoints {
         type: 'button', id: 'checkpoints-toggle-deleted', 'aria-pressed': String(this.showDeleted),
         onclick: () => { this.showDeleted = !this.showDeleted; this.draw(); document.getElementById('checkpoints-toggle-deleted')?.focus(); },
       }, this.showDeleted ? 'Hide deleted' : 'Show deleted'));
-    fill(this.box, toggle, table([
+    fill(this.box, this.said, toggle, table([
       { title: 'Trial', class: 'num', cell: (c) => el('a', { href: `/trials/${c.trial}?tab=checkpoints` }, c.trial) },
       { title: 'Batches', class: 'num', cell: (c) => fmtNum(c.steps_completed) },
       { title: 'State', cell: (c) => stateBadge(c.state || 'ACTIVE') },
       { title: 'Storage id', cell: (c) => el('code', {}, c.storage_id) },
       { title: 'Path', cell: (c) => el('code', { class: 'hparams' }, c.path) },
+      { title: 'Registry', cell: (c) => (isDeleted(c) ? '—' : this.registerButton(c)) },
     ], rows, {
       empty: deleted ? 'Every checkpoint was deleted by the checkpoint GC.' : 'No checkpoints yet.',
       caption: 'Checkpoints',
