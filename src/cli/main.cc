@@ -18,6 +18,7 @@
 #include "cli/task_commands.h"
 #include "cli/model_commands.h"
 #include "cli/template_commands.h"
+#include "cli/webhook_commands.h"
 #include "cli/trial_commands.h"
 #include "cli/user_commands.h"
 #include "common/command_line.h"
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   cohort::cli::AddAgentCommands(&app, &context);
   cohort::cli::AddTemplateCommands(&app, &context);
   cohort::cli::AddModelCommands(&app, &context);
+  cohort::cli::AddWebhookCommands(&app, &context);
   cohort::cli::AddCheckpointCommands(&app, &context);
   cohort::cli::AddUserCommands(&app, &context);
   cohort::cli::AddClusterCommands(&app, &context);

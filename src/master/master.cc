@@ -114,6 +114,13 @@ absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentS
   COHORT_RETURN_IF_ERROR(db_->SetExperimentState(experiment.id, to));
   experiment.state = to;
   queue_.SetExperimentState(experiment.id, to);
+  // Stored: the webhooks that want it queue their deliveries (none: no database round trip).
+  if (absl::Status queued = webhooks_.OnExperimentState(
+          {"EXPERIMENT_STATE_CHANGE", experiment.id, experiment.name, wire::Name(to),
+           experiment.owner, absl::ToUnixMillis(options_.clock->Now())});
+      !queued.ok()) {
+    COHORT_LOG(ERROR) << "experiment " << experiment.id << ": queueing its webhooks: " << queued;
+  }
   if (ends) {
     experiment.ended_ms = absl::ToUnixMillis(options_.clock->Now());
     COHORT_RETURN_IF_ERROR(db_->SetExperimentEnded(experiment.id, experiment.ended_ms));
@@ -135,6 +142,7 @@ Master::Master(std::unique_ptr<Database> db, MasterOptions options, storage::Sto
       users_(db_.get(), options_.clock),
       templates_(*db_),
       models_(*db_, *options_.clock),
+      webhooks_(*db_, *options_.clock),
       follows_(options_.max_log_followers),
       series_(*db_, follows_),
       trial_logs_(*db_, follows_),
@@ -180,6 +188,8 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
     master->RequestPassLocked();
   }
   COHORT_RETURN_IF_ERROR(master->policy_matches_.Load());
+  COHORT_RETURN_IF_ERROR(master->webhooks_.Load());
+  master->webhooks_.Start();
   master->monitor_ = std::thread([m = master.get()] { m->MonitorAgents(); });
   if (master->options_.scheduling == SchedulingMode::kBackground) {
     master->scheduler_ = std::thread([m = master.get()] { m->RunScheduler(); });
@@ -192,6 +202,7 @@ absl::StatusOr<std::unique_ptr<Master>> Master::Create(std::unique_ptr<Database>
 
 Master::~Master() {
   BeginShutdown();
+  webhooks_.Stop();  // an attempt in flight is aborted; what is queued waits in the database
   if (log_retention_ != nullptr) log_retention_->Stop();
   if (monitor_.joinable()) monitor_.join();
   if (scheduler_.joinable()) scheduler_.join();

@@ -56,6 +56,7 @@
 #include "master/storage/storage_roots.h"
 #include "master/models/registry.h"
 #include "master/templates/templates.h"
+#include "master/webhooks/webhooks.h"
 #include "master/users/users.h"
 #include "nlohmann/json.hpp"
 #include "wire/agent_protocol.h"
@@ -246,6 +247,7 @@ class Master {
   // (agent_routes.cc). Each is thread-safe on its own and never needs the master's lock.
   templates::Templates& templates() { return templates_; }
   models::Registry& models() { return models_; }  // model_routes.cc
+  webhooks::Webhooks& webhooks() { return webhooks_; }  // webhook_routes.cc
   series::Series& series() { return series_; }
   // An experiment's trials table (views/trial_table.h): read from the rows, no lock of the
   // master's; NotFound for an unknown experiment.
@@ -726,6 +728,8 @@ class Master {
   users::Users users_;
   templates::Templates templates_;
   models::Registry models_;
+  // Told each experiment state stored (MoveExperimentLocked); its deliverer thread sends.
+  webhooks::Webhooks webhooks_;
   // The follows of logs and series (new lines or points: Notify, also under mu_).
   series::FollowGate follows_;
   series::Series series_;

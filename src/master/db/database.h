@@ -170,6 +170,33 @@ struct ModelVersionRow {
   int64_t created_ms = 0;
 };
 
+// A webhook (docs/design/0023; master/webhooks/): where to POST which events.
+struct WebhookRow {
+  int64_t id = 0;  // assigned by InsertWebhook
+  std::string url;
+  std::string type;  // "DEFAULT" or "SLACK"
+  std::string triggers_json = "[]";  // a JSON array of the webhook's triggers
+  std::string template_text;         // the message's template; empty: the default wording
+  std::string secret;                // signs each delivery; never shown after its creation
+  bool allow_local = false;          // may target loopback and link-local addresses
+  std::string created_by;
+  int64_t created_ms = 0;
+};
+
+// One event's POST to one webhook, queued until DELIVERED or FAILED.
+struct DeliveryRow {
+  int64_t id = 0;  // assigned by InsertDeliveries; the receiver's deduplication key
+  int64_t webhook_id = 0;
+  std::string event;  // the trigger's type, e.g. "EXPERIMENT_STATE_CHANGE", or "TEST"
+  std::string body;   // what is POSTed
+  std::string state = "PENDING";  // PENDING, DELIVERED or FAILED
+  int64_t attempts = 0;
+  int64_t next_attempt_ms = 0;  // a PENDING one is due from then
+  std::string last_error;       // the last attempt's failure; empty after a success
+  int64_t created_ms = 0;
+  int64_t finished_ms = 0;  // when it was DELIVERED or FAILED; 0 while PENDING
+};
+
 // A person who may log in. Names are unique; a user is never deleted (experiments name their
 // owner), only deactivated.
 struct UserRow {
@@ -423,6 +450,23 @@ class Database {
   // The versions that name any of these checkpoints (the GC and deletion keep those), by id.
   virtual absl::StatusOr<std::vector<ModelVersionRow>> ListVersionsOfCheckpoints(
       const std::vector<std::string>& checkpoint_ids) = 0;
+
+  // Webhooks and their deliveries (webhooks::Webhooks, webhooks::Deliverer).
+  virtual absl::StatusOr<int64_t> InsertWebhook(const WebhookRow& row) = 0;
+  virtual absl::StatusOr<std::vector<WebhookRow>> ListWebhooks() = 0;  // by id
+  // The webhook and its deliveries, in one transaction; NotFound.
+  virtual absl::Status DeleteWebhook(int64_t id) = 0;
+  // Queues `rows` (their ids ignored) in one transaction; NotFound when a webhook is gone.
+  virtual absl::Status InsertDeliveries(const std::vector<DeliveryRow>& rows) = 0;
+  // At most `limit` PENDING deliveries due at `now_ms`, each its webhook's oldest PENDING one
+  // (a webhook's deliveries go in order), by id.
+  virtual absl::StatusOr<std::vector<DeliveryRow>> ListDueDeliveries(int64_t now_ms,
+                                                                     int limit) = 0;
+  // Writes an attempt's outcome: state, attempts, next_attempt_ms, last_error, finished_ms.
+  virtual absl::Status UpdateDelivery(const DeliveryRow& row) = 0;  // NotFound
+  // A webhook's latest `limit` deliveries, newest first.
+  virtual absl::StatusOr<std::vector<DeliveryRow>> ListDeliveries(int64_t webhook_id,
+                                                                  int limit) = 0;
 
   virtual absl::Status PutTemplate(const TemplateRow& row) = 0;  // insert or replace
   virtual absl::StatusOr<TemplateRow> GetTemplate(const std::string& name) = 0;

@@ -94,6 +94,13 @@ class SqlDatabase : public Database {
   absl::StatusOr<int64_t> DropLogLines(int64_t trial_id, int64_t keep_first, int64_t count,
                                        const std::string& reason) override;
 
+  absl::StatusOr<int64_t> InsertWebhook(const WebhookRow& row) override;
+  absl::StatusOr<std::vector<WebhookRow>> ListWebhooks() override;
+  absl::Status DeleteWebhook(int64_t id) override;
+  absl::Status InsertDeliveries(const std::vector<DeliveryRow>& rows) override;
+  absl::StatusOr<std::vector<DeliveryRow>> ListDueDeliveries(int64_t now_ms, int limit) override;
+  absl::Status UpdateDelivery(const DeliveryRow& row) override;
+  absl::StatusOr<std::vector<DeliveryRow>> ListDeliveries(int64_t webhook_id, int limit) override;
   absl::StatusOr<int64_t> InsertModel(const ModelRow& row) override;
   absl::StatusOr<ModelRow> GetModel(const std::string& name) override;
   absl::StatusOr<std::vector<ModelRow>> ListModels() override;

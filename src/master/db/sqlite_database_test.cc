@@ -1444,5 +1444,60 @@ TEST_P(DatabaseTest, ARegistrationRacingTheGcOrADeletionNeverLeavesAVersionWitho
   EXPECT_EQ(versions.size(), static_cast<size_t>(registered));
 }
 
+TEST_P(DatabaseTest, DeliveriesQueueInOrderPerWebhookUntilFinished) {
+  ASSERT_OK_AND_ASSIGN(int64_t a, db_->InsertWebhook({.url = "http://a/", .type = "DEFAULT",
+                                                      .secret = "s", .allow_local = true,
+                                                      .created_by = "root", .created_ms = 5}));
+  ASSERT_OK_AND_ASSIGN(int64_t b, db_->InsertWebhook({.url = "http://b/", .type = "SLACK"}));
+  ASSERT_OK_AND_ASSIGN(std::vector<WebhookRow> hooks, db_->ListWebhooks());
+  ASSERT_THAT(hooks, SizeIs(2));
+  EXPECT_EQ(hooks[0].id, a);
+  EXPECT_TRUE(hooks[0].allow_local);
+  EXPECT_EQ(hooks[0].secret, "s");
+  EXPECT_FALSE(hooks[1].allow_local);
+
+  std::vector<DeliveryRow> rows;
+  for (int i = 0; i < 70; ++i) {  // more than one multi-row INSERT
+    rows.push_back({.webhook_id = i % 2 == 0 ? a : b, .event = "E", .body = absl::StrCat(i),
+                    .next_attempt_ms = 100, .created_ms = 1});
+  }
+  ASSERT_OK(db_->InsertDeliveries(rows));
+  EXPECT_THAT(db_->ListDueDeliveries(99, 10).value(), SizeIs(0)) << "none due yet";
+  ASSERT_OK_AND_ASSIGN(std::vector<DeliveryRow> due, db_->ListDueDeliveries(100, 10));
+  ASSERT_THAT(due, SizeIs(2)) << "each webhook's oldest, nothing behind it";
+  EXPECT_EQ(due[0].body, "0");
+  EXPECT_EQ(due[1].body, "1");
+
+  // a's first fails and waits: a's later ones wait behind it; b's first is delivered.
+  DeliveryRow failed = due[0];
+  failed.attempts = 1;
+  failed.next_attempt_ms = 200;
+  failed.last_error = "HTTP 500";
+  ASSERT_OK(db_->UpdateDelivery(failed));
+  DeliveryRow done = due[1];
+  done.state = "DELIVERED";
+  done.attempts = 1;
+  done.finished_ms = 150;
+  ASSERT_OK(db_->UpdateDelivery(done));
+  ASSERT_OK_AND_ASSIGN(due, db_->ListDueDeliveries(150, 10));
+  ASSERT_THAT(due, SizeIs(1));
+  EXPECT_EQ(due[0].body, "3") << "b's next";
+  ASSERT_OK_AND_ASSIGN(due, db_->ListDueDeliveries(200, 10));
+  ASSERT_THAT(due, SizeIs(2));
+  EXPECT_EQ(due[0].body, "0") << "a's first again, retried";
+  EXPECT_EQ(due[0].attempts, 1);
+  EXPECT_EQ(due[0].last_error, "HTTP 500");
+
+  ASSERT_OK_AND_ASSIGN(std::vector<DeliveryRow> of_b, db_->ListDeliveries(b, 3));
+  ASSERT_THAT(of_b, SizeIs(3));
+  EXPECT_EQ(of_b[0].body, "69") << "newest first";
+  EXPECT_THAT(db_->InsertDeliveries({{.webhook_id = a + b + 10, .event = "E"}}),
+              StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK(db_->DeleteWebhook(a));
+  EXPECT_THAT(db_->ListDeliveries(a, 100).value(), SizeIs(0)) << "its deliveries went with it";
+  EXPECT_THAT(db_->DeleteWebhook(a), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(db_->UpdateDelivery(failed), StatusIs(absl::StatusCode::kNotFound));
+}
+
 }  // namespace
 }  // namespace cohort::master

@@ -274,14 +274,43 @@ CREATE TABLE model_versions (
 CREATE INDEX model_versions_by_checkpoint ON model_versions(checkpoint_id);
 )sql";
 
+// Version 17: webhooks and their durable delivery queue (database.h: WebhookRow, DeliveryRow;
+// docs/design/0023). A delivery is a row from the event until it is DELIVERED or FAILED.
+constexpr absl::string_view kVersion17 = R"sql(
+CREATE TABLE webhooks (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  url TEXT NOT NULL,
+  type TEXT NOT NULL,
+  triggers_json TEXT NOT NULL,
+  template TEXT NOT NULL,
+  secret TEXT NOT NULL,
+  allow_local INTEGER NOT NULL,
+  created_by TEXT NOT NULL,
+  created_ms INTEGER NOT NULL
+);
+CREATE TABLE webhook_deliveries (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  webhook_id INTEGER NOT NULL REFERENCES webhooks(id),
+  event TEXT NOT NULL,
+  body TEXT NOT NULL,
+  state TEXT NOT NULL,
+  attempts INTEGER NOT NULL,
+  next_attempt_ms INTEGER NOT NULL,
+  last_error TEXT NOT NULL,
+  created_ms INTEGER NOT NULL,
+  finished_ms INTEGER NOT NULL
+);
+CREATE INDEX webhook_deliveries_pending ON webhook_deliveries(state, webhook_id, id);
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& SqliteMigrations() {
   static const std::vector<absl::string_view>* const migrations =
-      new std::vector<absl::string_view>{kVersion1,  kVersion2,  kVersion3, kVersion4, kVersion5,
-                                         kVersion6,  kVersion7,  kVersion8, kVersion9, kVersion10,
-                                         kVersion11, kVersion12, kVersion13, kVersion14,
-                                         kVersion15, kVersion16};
+      new std::vector<absl::string_view>{kVersion1,  kVersion2,  kVersion3,  kVersion4,  kVersion5,
+                                         kVersion6,  kVersion7,  kVersion8,  kVersion9,  kVersion10,
+                                         kVersion11, kVersion12, kVersion13, kVersion14, kVersion15,
+                                         kVersion16, kVersion17};
   return *migrations;
 }
 

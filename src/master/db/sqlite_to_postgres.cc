@@ -26,12 +26,26 @@ struct Table {
   const char* identity;
 };
 constexpr Table kTables[] = {
-    {"experiments", "id"}, {"trials", "id"},        {"metrics", "id"},
-    {"checkpoints", ""},   {"logs", "seq"},         {"templates", ""},
-    {"agents", ""},        {"users", "id"},         {"tokens", ""},
-    {"series", "id"},      {"series_points", "id"}, {"step_profiles", "id"},
-    {"step_timings", ""},  {"allocations", ""},     {"log_policy_matches", ""},
-    {"log_stats", ""},     {"models", "id"},        {"model_versions", "id"},
+    {"experiments", "id"},
+    {"trials", "id"},
+    {"metrics", "id"},
+    {"checkpoints", ""},
+    {"logs", "seq"},
+    {"templates", ""},
+    {"agents", ""},
+    {"users", "id"},
+    {"tokens", ""},
+    {"series", "id"},
+    {"series_points", "id"},
+    {"step_profiles", "id"},
+    {"step_timings", ""},
+    {"allocations", ""},
+    {"log_policy_matches", ""},
+    {"log_stats", ""},
+    {"models", "id"},
+    {"model_versions", "id"},
+    {"webhooks", "id"},
+    {"webhook_deliveries", "id"},
 };
 
 enum class Type { kInteger, kReal, kText };

@@ -55,6 +55,8 @@ void Fill(Database& db) {
   const int64_t model = db.InsertModel({.name = "net", .owner = "alice", .created_ms = 1}).value();
   ASSERT_OK(
       db.InsertModelVersion({.model_id = model, .checkpoint_id = "ck-a", .notes = "v1"}).status());
+  const int64_t hook = db.InsertWebhook({.url = "https://ci/", .type = "DEFAULT"}).value();
+  ASSERT_OK(db.InsertDeliveries({{.webhook_id = hook, .event = "E", .body = "{}"}}));
   // A deleted experiment's ids stay used: AUTOINCREMENT never hands them out again.
   const int64_t doomed = db.InsertExperiment(MakeExperiment("deleted")).value();
   ASSERT_OK(db.DeleteExperimentRows(doomed, 1000).status());
@@ -114,6 +116,12 @@ std::vector<std::string> Snapshot(Database& db) {
           absl::StrCat("version ", v.id, " ", v.version, " ", v.checkpoint_id, " ", v.notes));
     }
   }
+  for (const WebhookRow& w : Get(db.ListWebhooks())) {
+    out.push_back(absl::StrCat("webhook ", w.id, " ", w.url));
+    for (const DeliveryRow& d : Get(db.ListDeliveries(w.id, 10))) {
+      out.push_back(absl::StrCat("delivery ", d.id, " ", d.state, " ", d.body));
+    }
+  }
   return out;
 }
 
@@ -133,9 +141,9 @@ TEST(SqliteToPostgresTest, EveryRowArrivesAndIdsContinueAfterTheCopiedOnes) {
       CopySqliteToPostgres(path, url, {}, [&](const std::string& table, int64_t, int64_t) {
         if (tables.empty() || tables.back() != table) tables.push_back(table);
       }));
-  EXPECT_EQ(report.tables, 18);
+  EXPECT_EQ(report.tables, 20);
   EXPECT_EQ(report.cleaned_texts, 0);
-  EXPECT_THAT(tables, SizeIs(18));
+  EXPECT_THAT(tables, SizeIs(20));
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<PostgresDatabase> postgres, PostgresDatabase::Open(url));
   EXPECT_EQ(Snapshot(*postgres), before);
   // The deleted experiment was 3: the next is 4 on PostgreSQL too.

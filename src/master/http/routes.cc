@@ -9,6 +9,7 @@ void RegisterRoutes(Router& router, Master& master) {
   AddTrialRoutes(router, master);
   AddTemplateRoutes(router, master.templates());
   AddModelRoutes(router, master.models());
+  AddWebhookRoutes(router, master.webhooks());
   AddAgentRoutes(router, master);
   AddTaskRoutes(router, master);
   AddJobRoutes(router, master);

@@ -14,6 +14,7 @@ void AddExperimentRoutes(Router& router, Master& master);  // experiments/, thei
 void AddTrialRoutes(Router& router, Master& master);       // trials/: metrics, checkpoints, logs
 void AddTemplateRoutes(Router& router, templates::Templates& templates);  // templates/
 void AddModelRoutes(Router& router, models::Registry& registry);  // models/, their versions
+void AddWebhookRoutes(Router& router, webhooks::Webhooks& hooks);  // webhooks/ (admins)
 void AddAgentRoutes(Router& router, Master& master);                // agents/, slots
 void AddTaskRoutes(Router& router, Master& master);                       // tasks
 void AddJobRoutes(Router& router, Master& master);  // resource-pools, jobs/: the shared queue

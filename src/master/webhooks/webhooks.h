@@ -1,0 +1,87 @@
+#pragma once
+// webhooks::Webhooks: webhooks and their durable delivery queue (docs/design/0023). It owns
+// the rules (admins create, list, test and delete webhooks; a URL is http(s); a trigger is a
+// known type with a known state; a template names known fields), a copy of the webhooks in
+// memory (so that an event no webhook wants costs no database round trip), the queue's rows
+// (through the Database) and the deliverer thread (deliverer.h) that sends them.
+//
+// An event (an experiment's state stored) becomes one delivery row per matching webhook, in
+// one transaction, before OnExperimentState returns: from then on it survives a restart of
+// the master, and the deliverer sends it at least once (receivers dedupe on X-Cohort-Delivery).
+//
+// Thread-safe: its lock (mu_) guards the copy of the webhooks only and is never held across a
+// database call or a send; it may be called under the master's lock (OnExperimentState is).
+//
+// Example:
+//   webhooks::Webhooks hooks(db, clock, {});
+//   COHORT_RETURN_IF_ERROR(hooks.Load());
+//   hooks.Start();                               // the deliverer
+//   hooks.OnExperimentState({...});              // from the master, after the state's commit
+//   hooks.Stop();                                // in seconds, an attempt in flight aborted
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/mutex.h"
+#include "master/db/database.h"
+#include "master/webhooks/message.h"
+#include "wire/webhook_bodies.h"
+
+namespace cohort::master::webhooks {
+
+class Deliverer;
+
+// How deliveries are retried (docs/design/0023: doubling from 1 s to 10 min, for 24 h, each
+// attempt at most 10 s).
+struct DeliveryPolicy {
+  absl::Duration first_retry = absl::Seconds(1);
+  absl::Duration max_retry = absl::Minutes(10);
+  absl::Duration give_up_after = absl::Hours(24);
+  absl::Duration attempt_timeout = absl::Seconds(10);
+  absl::Duration poll = absl::Milliseconds(500);  // how often the queue is read when idle
+};
+
+class Webhooks {
+ public:
+  Webhooks(Database& db, const Clock& clock, DeliveryPolicy policy = {});
+  ~Webhooks();  // Stop()
+
+  // Reads the webhooks into memory (at the master's start).
+  absl::Status Load();
+  void Start();  // the deliverer thread
+  void Stop();   // joins it; an attempt in flight is aborted
+
+  // `admin`: whether the caller is an admin (PermissionDenied otherwise). Create returns the
+  // webhook with its secret, the only time it is shown. InvalidArgument naming the field.
+  absl::StatusOr<wire::Webhook> Create(bool admin, const std::string& user,
+                                       const wire::NewWebhook& webhook);
+  absl::StatusOr<wire::WebhookList> List(bool admin);
+  absl::Status Delete(bool admin, int64_t id);  // NotFound
+  // Queues a TEST delivery to webhook `id` and returns it.
+  absl::StatusOr<wire::Delivery> Test(bool admin, int64_t id);
+  absl::StatusOr<wire::DeliveryList> Deliveries(bool admin, int64_t id, int limit);
+
+  // An experiment's state was stored: queues a delivery to each webhook whose
+  // EXPERIMENT_STATE_CHANGE trigger names `event.experiment_state`. A failure to queue is
+  // returned (the caller logs it; the state change stands).
+  absl::Status OnExperimentState(const Event& event) ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  absl::StatusOr<WebhookRow> Find(int64_t id) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Queue(std::vector<DeliveryRow> rows);
+
+  Database& db_;
+  const Clock& clock_;
+  const DeliveryPolicy policy_;
+  Mutex mu_;
+  std::vector<WebhookRow> webhooks_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Deliverer> deliverer_;
+};
+
+}  // namespace cohort::master::webhooks
