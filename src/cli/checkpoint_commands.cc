@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/exit_codes.h"
 #include "cli/table.h"
@@ -142,6 +143,61 @@ absl::Status Unpack(const std::string& archive, const fs::path& partial, const f
   return absl::OkStatus();
 }
 
+int DescribeCheckpoint(const CommandContext& context, const std::string& id) {
+  client::MasterClient client = context.Client();
+  absl::StatusOr<wire::CheckpointDescription> d =
+      GetAs(client, absl::StrCat("/api/v1/checkpoints/", id), wire::ParseCheckpointDescription);
+  if (!d.ok()) return Fail(d.status());
+  if (context.json()) return PrintJson(d->ToJson());
+  const wire::CheckpointEntry& c = d->checkpoint;
+  PrintTable(
+      std::cout, {"field", "value"},
+      {{"checkpoint", c.storage_id},
+       {"experiment", absl::StrCat(d->experiment_id)},
+       {"trial", absl::StrCat(d->trial_id)},
+       {"batch", absl::StrCat(c.steps_completed)},
+       {"state", wire::Name(c.state)},
+       {"path", EmptyAsDash(c.path)},
+       {"registered as", d->registered_as.empty() ? "-" : absl::StrJoin(d->registered_as, ", ")},
+       {"metadata", c.metadata.is_object() && !c.metadata.empty() ? c.metadata.dump() : "-"}});
+  return kExitOk;
+}
+
+int DeleteCheckpoint(const CommandContext& context, const std::string& id, bool yes) {
+  if (!yes) {
+    absl::StatusOr<bool> confirmed =
+        Confirm(absl::StrCat("deleting checkpoint ", id),
+                absl::StrCat("Delete checkpoint ", id, "'s files? This cannot be undone."));
+    if (!confirmed.ok()) return Fail(confirmed.status());
+    if (!*confirmed) {
+      std::cout << "checkpoint " << id << ": not deleted\n";
+      return kExitOk;
+    }
+  }
+  absl::StatusOr<Json> r = context.Client().Delete(absl::StrCat("/api/v1/checkpoints/", id));
+  if (!r.ok()) return Fail(r.status());
+  std::cout << "checkpoint " << id << ": deleted (its record stays, DELETED)\n";
+  return kExitOk;
+}
+
+void AddDescribeAndDelete(CLI::App* group, CommandContext* context) {
+  auto id = std::make_shared<std::string>();
+  auto yes = std::make_shared<bool>(false);
+  CLI::App* describe = group->add_subcommand(
+      "describe", "A checkpoint's experiment, trial, batch, state and the model versions it is");
+  describe->add_option("uuid", *id, "Checkpoint id (`cohort checkpoint list`)")->required();
+  context->AddJsonFlag(describe);
+  context->OnRun(describe, [context, id] { return DescribeCheckpoint(*context, *id); });
+  CLI::App* del = group->add_subcommand(
+      "delete", "Delete a checkpoint's files (of an ended experiment; its owner or an admin)");
+  del->add_option("uuid", *id, "Checkpoint id (`cohort checkpoint list`)")->required();
+  del->add_flag("--yes,-y", *yes, "Do not ask for confirmation");
+  del->footer(
+      "A checkpoint a model version holds is kept: `cohort model delete-version` first.\n"
+      "Example:\n  cohort checkpoint delete 5f0c...e1 --yes");
+  context->OnRun(del, [context, id, yes] { return DeleteCheckpoint(*context, *id, *yes); });
+}
+
 void AddDownload(CLI::App* group, CommandContext* context) {
   auto args = std::make_shared<DownloadArgs>();
   CLI::App* download = group->add_subcommand(
@@ -168,7 +224,8 @@ void AddDownload(CLI::App* group, CommandContext* context) {
 }  // namespace
 
 void AddCheckpointCommands(CLI::App* root, CommandContext* context) {
-  CLI::App* group = root->add_subcommand("checkpoint", "Checkpoints: list, download");
+  CLI::App* group =
+      root->add_subcommand("checkpoint", "Checkpoints: list, describe, download, delete");
   group->alias("c");
   group->require_subcommand(1);
   auto args = std::make_shared<ListArgs>();
@@ -180,6 +237,7 @@ void AddCheckpointCommands(CLI::App* root, CommandContext* context) {
   list->footer("Examples:\n  cohort checkpoint list 3\n  cohort checkpoint list --trial 7 --json");
   context->OnRun(list, [context, args] { return ListCheckpoints(*context, *args); });
   AddDownload(group, context);
+  AddDescribeAndDelete(group, context);
 }
 
 int DownloadCheckpoint(const CommandContext& context, const std::string& storage_id,

@@ -4,7 +4,9 @@
 // searcher metric of the validation at that batch, state (ACTIVE, or DELETED by the checkpoint
 // GC when the experiment ended) and storage path, in an aligned table; and `cohort checkpoint
 // download UUID DIR`: the checkpoint's files from the master into DIR (new or empty), which is
-// filled only once the whole checkpoint has arrived.
+// filled only once the whole checkpoint has arrived; `cohort checkpoint describe UUID [--json]`
+// (its experiment, trial, batch, state and the model versions it is registered as) and
+// `cohort checkpoint delete UUID [--yes]` (an ended experiment's; kept while a version holds it).
 // Not thread-safe (CLI setup runs once on the main thread).
 
 #include <string>

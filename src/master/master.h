@@ -213,6 +213,14 @@ class Master {
   // one ACTIVE or PAUSED (kill it first) and for one whose checkpoints a model version holds
   // (naming the versions); PermissionDenied unless `actor` owns it or is an admin.
   absl::Status DeleteExperiment(int64_t id, const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Deletes one checkpoint of an ended experiment (`cohort checkpoint delete`): marked DELETED,
+  // its files removed by the monitor thread, as the GC does. OK for one already DELETED;
+  // NotFound; PermissionDenied unless `actor` owns its experiment or is an admin;
+  // FailedPrecondition for an experiment not ended (a search may resume from it) and for one a
+  // model version holds (naming it) or whose files are out of the master's reach.
+  absl::Status DeleteCheckpoint(const std::string& storage_id, const Actor& actor)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Archives (hides from lists unless asked for) or unarchives an experiment (Determined's
   // `det experiment archive`). OK (nothing done) when it already is; FailedPrecondition for
   // archiving one that has not ended, or is being deleted; PermissionDenied as for the others.
@@ -376,8 +384,12 @@ class Master {
   absl::StatusOr<std::vector<GcCheckpoint>> GcCandidatesLocked(const ExperimentRow& exp,
                                                                const std::string& metric)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void DeleteCheckpointLocked(const std::shared_ptr<storage::CheckpointStorage>& storage,
-                              const CheckpointRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks `row` DELETED and queues its files for the monitor thread, saying so in its trial's
+  // log with `why`; FailedPrecondition saying why it is kept (a path outside its storage, files
+  // the master cannot see, a model version holding it), also said in the log.
+  absl::Status DeleteCheckpointLocked(const std::shared_ptr<storage::CheckpointStorage>& storage,
+                                      const CheckpointRow& row, absl::string_view why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // At creation: InvalidArgument, naming the field and the allowed roots, for a shared_fs
   // storage outside storage_roots_ (a directory storage is checked at each use only).
   absl::Status CheckStorageAllowed(const config::CheckpointStorage& storage) const;

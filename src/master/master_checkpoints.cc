@@ -100,7 +100,9 @@ absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp,
   for (const std::string& id : doomed) {
     COHORT_ASSIGN_OR_RETURN(CheckpointRow row, db_->GetCheckpoint(id));
     if (ended_trial && row.trial_id != *ended_trial) continue;
-    DeleteCheckpointLocked(store, row);
+    // A kept one is said in its trial's log; the GC goes on with the others.
+    DeleteCheckpointLocked(store, row, "checkpoint_storage's save_* counts keep the others")
+        .IgnoreError();
   }
   return absl::OkStatus();
 }
@@ -140,17 +142,21 @@ absl::Status Master::RemoveCheckpointDirs(
   return absl::OkStatus();
 }
 
-void Master::DeleteCheckpointLocked(const std::shared_ptr<storage::CheckpointStorage>& store,
-                                    const CheckpointRow& row) {
+absl::Status Master::DeleteCheckpointLocked(
+    const std::shared_ptr<storage::CheckpointStorage>& store, const CheckpointRow& row,
+    absl::string_view why) {
   const std::string what = absl::StrCat("master: checkpoint GC: checkpoint ", row.storage_id,
                                         " (batch ", row.steps_completed, ")");
+  auto kept = [&](const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", reason));
+    return absl::FailedPreconditionError(
+        absl::StrCat("checkpoint ", row.storage_id, " is kept: ", reason));
+  };
   // The path came from a trial: only the storage's own location of its id is ever removed,
   // and only through the storage (a directory beneath an allowed root).
   if (!checkpoints::IsOwnEntry(*store, row)) {
-    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: its path ", row.path,
-                                               " is not in the checkpoint storage ",
-                                               store->Describe()));
-    return;
+    return kept(absl::StrCat("its path ", row.path, " is not in the checkpoint storage ",
+                             store->Describe()));
   }
   // A directory the master may not see (a storage on the agents' hosts) is checked first; an
   // object store is not asked under the master's lock (a request may take seconds): its
@@ -159,31 +165,49 @@ void Master::DeleteCheckpointLocked(const std::shared_ptr<storage::CheckpointSto
                                    ? store->Check(row.storage_id)
                                    : absl::OkStatus();
   if (absl::IsNotFound(present)) {
-    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", row.path,
-                                               " cannot be seen from the master (storage on "
-                                               "the agents only?); delete it there"));
-    return;
+    return kept(absl::StrCat(row.path,
+                             " cannot be seen from the master (storage on the agents "
+                             "only?); delete it there"));
   }
-  if (!present.ok()) {
-    AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", present.message()));
-    return;
-  }
+  if (!present.ok()) return kept(std::string(present.message()));
   // Marked first: from now on nothing reads it (a download is refused) and a restart's sweep
   // deletes it if this run does not get to; the files go on the monitor thread, without the
-  // master's lock (a checkpoint may be gigabytes).
-  // Refused while a model version holds it (the registry's hold: database.h).
+  // master's lock (a checkpoint may be gigabytes). Refused while a model version holds it.
   if (absl::Status s = db_->MarkCheckpointDeleted(row.storage_id); !s.ok()) {
-    AppendLogLocked(row.trial_id,
-                    absl::IsFailedPrecondition(s)
-                        ? absl::StrCat(what, " kept: ", s.message(), " (the model registry)")
-                        : absl::StrCat(what, " kept: marking it deleted: ", s.message()));
-    return;
+    return kept(absl::IsFailedPrecondition(s) ? absl::StrCat(s.message(), " (the model registry)")
+                                              : absl::StrCat("marking it deleted: ", s.message()));
   }
   doomed_checkpoints_.emplace_back(store, row.storage_id);
   monitor_cv_.SignalAll();
-  AppendLogLocked(row.trial_id, absl::StrCat(what,
-                                             " deleted (checkpoint_storage's save_* "
-                                             "counts keep the others)"));
+  AppendLogLocked(row.trial_id, absl::StrCat(what, " deleted (", why, ")"));
+  return absl::OkStatus();
+}
+
+absl::Status Master::DeleteCheckpoint(const std::string& storage_id, const Actor& actor) {
+  MutexLock lock(&mu_);
+  absl::StatusOr<CheckpointRow> row = db_->GetCheckpoint(storage_id);
+  if (absl::IsNotFound(row.status())) {
+    return absl::NotFoundError(absl::StrCat("no checkpoint ", storage_id));
+  }
+  COHORT_RETURN_IF_ERROR(row.status());
+  COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_->GetTrial(row->trial_id));
+  COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(trial.experiment_id));
+  COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "delete a checkpoint of"));
+  if (row->state == wire::CheckpointState::kDeleted) return absl::OkStatus();
+  if (!wire::IsTerminal(e.state)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("checkpoint ", storage_id, " belongs to experiment ", e.id, ", which is ",
+                     wire::Name(e.state),
+                     ": its trials may resume from it; delete it once the experiment "
+                     "has ended"));
+  }
+  COHORT_ASSIGN_OR_RETURN(const std::shared_ptr<storage::CheckpointStorage> store,
+                          CheckpointStorageLocked(e.id));
+  if (store == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("experiment ", e.id, " has no checkpoint storage the master can reach"));
+  }
+  return DeleteCheckpointLocked(store, *row, absl::StrCat("by '", actor.user, "'"));
 }
 
 }  // namespace cohort::master

@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "wire/agent_protocol.h"
-#include "wire/limits.h"
 #include "wire/internal/field_reader.h"
+#include "wire/limits.h"
 
 namespace cohort::wire {
 namespace {
@@ -64,8 +64,8 @@ const char* Name(LogPolicyAction action) {
 }
 
 absl::StatusOr<LogPolicyAction> ParseLogPolicyAction(absl::string_view text) {
-  for (LogPolicyAction a : {LogPolicyAction::kNone, LogPolicyAction::kCancelRetries,
-                            LogPolicyAction::kExcludeNode}) {
+  for (LogPolicyAction a :
+       {LogPolicyAction::kNone, LogPolicyAction::kCancelRetries, LogPolicyAction::kExcludeNode}) {
     if (text == Name(a)) return a;
   }
   return absl::InvalidArgumentError(
@@ -73,8 +73,8 @@ absl::StatusOr<LogPolicyAction> ParseLogPolicyAction(absl::string_view text) {
 }
 
 Json LogPolicyMatch::ToJson() const {
-  return {{"policy", policy}, {"action", Name(action)}, {"allocation", allocation},
-          {"agent", agent},   {"rank", rank},           {"line", line},
+  return {{"policy", policy},  {"action", Name(action)}, {"allocation", allocation},
+          {"agent", agent},    {"rank", rank},           {"line", line},
           {"time_ms", time_ms}};
 }
 
@@ -118,8 +118,8 @@ absl::StatusOr<TrialDescription> ParseTrialDescription(const Json& json,
             return agent;
           });
   if (r.Has("error_lines")) r.Required("error_lines", &t.error_lines.emplace(), kMaxErrorLines);
-  r.Array("log_policy_matches", &t.log_policy_matches, kMaxLogPolicyMatches,
-          FieldReader::kOptional, ParseLogPolicyMatch);
+  r.Array("log_policy_matches", &t.log_policy_matches, kMaxLogPolicyMatches, FieldReader::kOptional,
+          ParseLogPolicyMatch);
   COHORT_RETURN_IF_ERROR(r.status());
   return t;
 }
@@ -180,15 +180,29 @@ absl::StatusOr<MetricList> ParseMetricList(const Json& json) {
   return out;
 }
 
+namespace {
+
+void ReadCheckpointEntry(FieldReader& c, CheckpointEntry* e) {
+  c.Required("storage_id", &e->storage_id, 1024);
+  c.Required("steps_completed", &e->steps_completed, {.min = 0});
+  c.Optional("path", &e->path, 4096);
+  c.Object("metadata", &e->metadata, FieldReader::kOptional);
+  c.Enum("state", &e->state, ParseCheckpointState, FieldReader::kOptional);
+}
+
+Json CheckpointEntryJson(const CheckpointEntry& c) {
+  return {{"storage_id", c.storage_id},
+          {"steps_completed", c.steps_completed},
+          {"path", c.path},
+          {"metadata", c.metadata},
+          {"state", Name(c.state)}};
+}
+
+}  // namespace
+
 Json CheckpointList::ToJson() const {
   Json list = Json::array();
-  for (const CheckpointEntry& c : checkpoints) {
-    list.push_back({{"storage_id", c.storage_id},
-                    {"steps_completed", c.steps_completed},
-                    {"path", c.path},
-                    {"metadata", c.metadata},
-                    {"state", Name(c.state)}});
-  }
+  for (const CheckpointEntry& c : checkpoints) list.push_back(CheckpointEntryJson(c));
   return {{"checkpoints", list}};
 }
 
@@ -199,16 +213,32 @@ absl::StatusOr<CheckpointList> ParseCheckpointList(const Json& json) {
           [](const Json& j, const std::string& where) -> absl::StatusOr<CheckpointEntry> {
             FieldReader c(j, where);
             CheckpointEntry e;
-            c.Required("storage_id", &e.storage_id, 1024);
-            c.Required("steps_completed", &e.steps_completed, {.min = 0});
-            c.Optional("path", &e.path, 4096);
-            c.Object("metadata", &e.metadata, FieldReader::kOptional);
-            c.Enum("state", &e.state, ParseCheckpointState, FieldReader::kOptional);
+            ReadCheckpointEntry(c, &e);
             COHORT_RETURN_IF_ERROR(c.status());
             return e;
           });
   COHORT_RETURN_IF_ERROR(r.status());
   return out;
+}
+
+Json CheckpointDescription::ToJson() const {
+  Json json = CheckpointEntryJson(checkpoint);
+  json["trial_id"] = trial_id;
+  json["experiment_id"] = experiment_id;
+  json["registered_as"] = registered_as;
+  return json;
+}
+
+absl::StatusOr<CheckpointDescription> ParseCheckpointDescription(const Json& json) {
+  FieldReader r(json, "checkpoint");
+  CheckpointDescription d;
+  ReadCheckpointEntry(r, &d.checkpoint);
+  r.RequiredId("trial_id", &d.trial_id);
+  r.RequiredId("experiment_id", &d.experiment_id);
+  r.Array("registered_as", &d.registered_as, kMaxRows, FieldReader::kOptional,
+          internal::ParseStringElement);
+  COHORT_RETURN_IF_ERROR(r.status());
+  return d;
 }
 
 Json LogsPage::ToJson() const {

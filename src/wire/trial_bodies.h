@@ -113,6 +113,18 @@ struct CheckpointList {
 };
 absl::StatusOr<CheckpointList> ParseCheckpointList(const Json& json);
 
+// One checkpoint with where it came from and what holds it (GET /api/v1/checkpoints/{uuid},
+// `cohort checkpoint describe`): its fields as CheckpointList's, plus its trial, its experiment
+// and the model versions it is registered as ("resnet:3"), which keep it from the GC.
+struct CheckpointDescription {
+  CheckpointEntry checkpoint;
+  int64_t trial_id = 0;
+  int64_t experiment_id = 0;
+  std::vector<std::string> registered_as;
+  Json ToJson() const;
+};
+absl::StatusOr<CheckpointDescription> ParseCheckpointDescription(const Json& json);
+
 struct LogEntry {
   int64_t seq = 0;
   int rank = -1;  // -1: the launcher's, the agent's or the master's own line

@@ -223,8 +223,21 @@ TEST_F(ModelsTest, ARegisteredCheckpointSurvivesTheGcAndBlocksDeletionAndDownloa
   EXPECT_NE(no_version.err.find("'keeper' has no version 7"), std::string::npos) << no_version.err;
   EXPECT_FALSE(fs::exists(dir_ / "v7"));
 
-  // Without the version the experiment goes, with its checkpoint.
+  // `checkpoint describe` says what holds it; `checkpoint delete` is refused while it does.
+  const json described = Json({"checkpoint", "describe", checkpoint});
+  EXPECT_EQ(described["registered_as"], json({"keeper:1"}));
+  EXPECT_EQ(described["experiment_id"], std::stoll(id));
+  LaunchResult kept = Cohort({"checkpoint", "delete", checkpoint, "--yes"});
+  EXPECT_NE(kept.status, 0);
+  EXPECT_NE(kept.err.find("is version 1 of model 'keeper'"), std::string::npos) << kept.err;
+
+  // Without the version, the checkpoint can go, and then the experiment.
   ASSERT_EQ(Cohort({"model", "delete-version", "keeper", "1", "--yes"}).status, 0);
+  LaunchResult gone = Cohort({"checkpoint", "delete", checkpoint, "--yes"});
+  ASSERT_EQ(gone.status, 0) << gone.err;
+  EXPECT_EQ(Json({"checkpoint", "describe", checkpoint})["state"], "DELETED");
+  WaitUntil([&] { return !fs::exists(dir_ / "master" / "checkpoints" / checkpoint); },
+            "the checkpoint's files to be removed");
   LaunchResult deleted = Cohort({"experiment", "delete", id, "--yes"});
   ASSERT_EQ(deleted.status, 0) << deleted.err;
   WaitUntil(

@@ -37,8 +37,7 @@ absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> Checkpoints::Storage
     const config::CheckpointStorage& s) const {
   if (s.type == "shared_fs" || s.type == "directory") {
     return std::shared_ptr<storage::CheckpointStorage>(
-        std::make_shared<storage::DirectoryStorage>(roots_, "checkpoint storage",
-                                                    StorageDir(s)));
+        std::make_shared<storage::DirectoryStorage>(roots_, "checkpoint storage", StorageDir(s)));
   }
   if (s.type == "s3") {
     const objstore::CredentialSources sources = objstore::CredentialSources::FromProcess();
@@ -49,9 +48,9 @@ absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> Checkpoints::Storage
     absl::StatusOr<objstore::S3Credentials> credentials =
         objstore::ResolveS3Credentials(s.access_key, s.secret_key, sources);
     if (!credentials.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the master cannot reach checkpoint storage s3://", options.bucket, ": ",
-          credentials.status().message()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the master cannot reach checkpoint storage s3://", options.bucket, ": ",
+                       credentials.status().message()));
     }
     options.credentials = *std::move(credentials);
     COHORT_ASSIGN_OR_RETURN(std::unique_ptr<objstore::S3Client> client,
@@ -60,9 +59,10 @@ absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> Checkpoints::Storage
         objstore::S3Checkpoints(std::move(client), s.prefix.value_or(""))));
   }
   if (s.type.empty()) return std::shared_ptr<storage::CheckpointStorage>();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "checkpoint storage type ", s.type, " is not supported by Cohort (use s3, shared_fs or "
-      "directory)"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("checkpoint storage type ", s.type,
+                   " is not supported by Cohort (use s3, shared_fs or "
+                   "directory)"));
 }
 
 absl::StatusOr<wire::CheckpointList> Checkpoints::OfTrial(int64_t trial_id) {
@@ -74,6 +74,31 @@ absl::StatusOr<wire::CheckpointList> Checkpoints::OfTrial(int64_t trial_id) {
                                nlohmann::json::parse(c.metadata_json, nullptr, false), c.state});
   }
   return out;
+}
+
+absl::StatusOr<wire::CheckpointDescription> Checkpoints::Describe(const std::string& storage_id) {
+  absl::StatusOr<CheckpointRow> c = db_.GetCheckpoint(storage_id);
+  if (absl::IsNotFound(c.status())) {
+    return absl::NotFoundError(absl::StrCat("no checkpoint ", storage_id,
+                                            " (`cohort checkpoint list EXPERIMENT` shows them)"));
+  }
+  COHORT_RETURN_IF_ERROR(c.status());
+  COHORT_ASSIGN_OR_RETURN(TrialRow trial, db_.GetTrial(c->trial_id));
+  wire::CheckpointDescription d;
+  d.checkpoint = {c->storage_id, c->steps_completed, c->path,
+                  nlohmann::json::parse(c->metadata_json, nullptr, false), c->state};
+  d.trial_id = trial.id;
+  d.experiment_id = trial.experiment_id;
+  COHORT_ASSIGN_OR_RETURN(std::vector<ModelVersionRow> versions,
+                          db_.ListVersionsOfCheckpoints({storage_id}));
+  if (versions.empty()) return d;
+  COHORT_ASSIGN_OR_RETURN(std::vector<ModelRow> models, db_.ListModels());
+  for (const ModelVersionRow& v : versions) {
+    for (const ModelRow& m : models) {
+      if (m.id == v.model_id) d.registered_as.push_back(absl::StrCat(m.name, ":", v.version));
+    }
+  }
+  return d;
 }
 
 absl::StatusOr<std::shared_ptr<storage::CheckpointStorage>> Checkpoints::StorageOf(
@@ -107,11 +132,11 @@ absl::StatusOr<CheckpointFiles> Checkpoints::Files(const std::string& storage_id
   COHORT_ASSIGN_OR_RETURN(const std::shared_ptr<storage::CheckpointStorage> storage,
                           StorageOf(trial.experiment_id));
   if (storage == nullptr || !IsOwnEntry(*storage, *row)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "checkpoint ", storage_id, " is at ", row->path,
-        ", outside its experiment's checkpoint storage (",
-        storage == nullptr ? "none the master can read" : storage->Describe(),
-        "): copy it from there"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("checkpoint ", storage_id, " is at ", row->path,
+                     ", outside its experiment's checkpoint storage (",
+                     storage == nullptr ? "none the master can read" : storage->Describe(),
+                     "): copy it from there"));
   }
   // Through the storage (a directory beneath an allowed root, opened following no link; an
   // object store's copy), then read only through what it opened, whatever the path becomes.

@@ -57,6 +57,8 @@ class Checkpoints {
 
   // The trial's checkpoints, in the order they were reported; NotFound for an unknown trial.
   absl::StatusOr<wire::CheckpointList> OfTrial(int64_t trial_id);
+  // One checkpoint, its trial and experiment, and the model versions holding it; NotFound.
+  absl::StatusOr<wire::CheckpointDescription> Describe(const std::string& storage_id);
   // Checkpoint `storage_id`'s files. NotFound for an unknown checkpoint; FailedPrecondition,
   // saying why and what to do, for one the checkpoint GC deleted, one stored outside its
   // experiment's checkpoint storage, or one this master cannot see (a storage on the agents'

@@ -73,6 +73,17 @@ absl::StatusOr<Reply> CheckpointDownload(checkpoints::Checkpoints& checkpoints,
 void AddTrialRoutes(Router& router, Master& master) {
   router.Get(R"(/api/v1/checkpoints/([^/]+)/download)",
              [&](const Request& req) { return CheckpointDownload(master.checkpoints(), req); });
+  router.Get(R"(/api/v1/checkpoints/([^/]+))", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(wire::CheckpointDescription d,
+                            master.checkpoints().Describe(req.PathPart(1)));
+    return Reply::Ok(d.ToJson());
+  });
+  router.Delete(R"(/api/v1/checkpoints/([^/]+))",
+                [&](const Request& req) -> absl::StatusOr<Reply> {
+                  COHORT_RETURN_IF_ERROR(
+                      master.DeleteCheckpoint(req.PathPart(1), ActorOf(req.caller())));
+                  return Reply::Done();
+                });
   router.Get(R"(/api/v1/trials/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
     COHORT_ASSIGN_OR_RETURN(auto trial, master.DescribeTrial(id));
