@@ -6,7 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "cli/exit_codes.h"
 #include "cli/job_commands.h"
 #include "cli/local_experiment.h"
@@ -97,11 +101,28 @@ void AddCreate(CLI::App* experiment, CommandContext* context) {
   });
 }
 
+// `text` as a URL query value: RFC 3986's unreserved characters as they are, the rest %XX.
+std::string UrlEncode(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      absl::StrAppend(&out, absl::StrFormat("%%%02X", c));
+    }
+  }
+  return out;
+}
+
 // The experiments, archived ones only with `all`; a line after the table says how many it hid.
-int ListExperiments(const CommandContext& context, bool all) {
+int ListExperiments(const CommandContext& context, bool all,
+                    const std::vector<std::string>& labels) {
   client::MasterClient client = context.Client();
-  absl::StatusOr<wire::ExperimentList> list =
-      GetAs(client, "/api/v1/experiments", wire::ParseExperimentList);
+  std::string path = "/api/v1/experiments";
+  for (size_t i = 0; i < labels.size(); ++i) {
+    absl::StrAppend(&path, i == 0 ? "?" : "&", "label=", UrlEncode(labels[i]));
+  }
+  absl::StatusOr<wire::ExperimentList> list = GetAs(client, path, wire::ParseExperimentList);
   if (!list.ok()) return Fail(list.status());
   std::vector<wire::ExperimentSummary>& shown = list->experiments;
   const auto archived = std::remove_if(shown.begin(), shown.end(),
@@ -114,11 +135,12 @@ int ListExperiments(const CommandContext& context, bool all) {
     rows.push_back({absl::StrCat(e.id), e.name, EmptyAsDash(e.owner), wire::Name(e.state),
                     absl::StrCat(e.trials_done, "/", e.trials), absl::StrCat(e.slots_per_trial),
                     absl::StrCat(e.priority), EmptyAsDash(e.template_name),
-                    FormatTime(e.created_ms), e.archived ? "yes" : ""});
+                    FormatTime(e.created_ms), e.archived ? "yes" : "",
+                    e.labels.empty() ? "" : absl::StrJoin(e.labels, ",")});
   }
   PrintTable(std::cout,
              {"id", "name", "owner", "state", "trials done", "slots/trial", "priority", "template",
-              "created", "archived"},
+              "created", "archived", "labels"},
              rows);
   if (hidden > 0) {
     std::cout << hidden << " archived experiment(s) not shown (--all shows them)\n";
@@ -141,7 +163,8 @@ void PrintTrials(const std::vector<wire::TrialDescription>& trials) {
              rows);
   for (const wire::TrialDescription& t : trials) {
     if (t.error_lines) {
-      std::cout << "\ntrial " << t.id << " failed; its last log lines:\n" << EscapeControl(*t.error_lines, /*keep_newlines=*/true) << "\n";
+      std::cout << "\ntrial " << t.id << " failed; its last log lines:\n"
+                << EscapeControl(*t.error_lines, /*keep_newlines=*/true) << "\n";
     }
     PrintLogPolicyMatches(std::cout, t);
   }
@@ -164,11 +187,13 @@ int DescribeExperiment(const CommandContext& context, int64_t id) {
 
 void AddListAndDescribe(CLI::App* experiment, CommandContext* context) {
   auto all = std::make_shared<bool>(false);
+  auto labels = std::make_shared<std::vector<std::string>>();
   CLI::App* list = experiment->add_subcommand("list", "List experiments (not archived ones)");
   list->alias("ls");
   list->add_flag("--all,-a", *all, "Archived experiments too");
+  list->add_option("--label,-l", *labels, "Only those with this label (repeat: with all of them)");
   context->AddJsonFlag(list);
-  context->OnRun(list, [context, all] { return ListExperiments(*context, *all); });
+  context->OnRun(list, [context, all, labels] { return ListExperiments(*context, *all, *labels); });
 
   auto id = std::make_shared<int64_t>(0);
   CLI::App* describe =
@@ -188,6 +213,49 @@ void AddListAndDescribe(CLI::App* experiment, CommandContext* context) {
       "could not be asked.\n"
       "Example:\n  cohort experiment create exp.yaml DIR && cohort experiment wait 7");
   context->OnRun(wait, [context, wait_id] { return WaitForExperiment(*context, *wait_id); });
+}
+
+// set FIELD ID VALUE: the scheduling fields through the job queue (job_commands.h); name,
+// description and labels as a PATCH of /api/v1/experiments/ID (Determined's `det experiment
+// set`), labels comma-separated ("" clears them).
+int SetField(const CommandContext& context, const std::string& field, int64_t id,
+             const std::string& value) {
+  if (field == "priority" || field == "weight" || field == "max-slots") {
+    return SetSchedulingField(context, field, id, value);
+  }
+  wire::ExperimentPatch patch;
+  if (field == "name") patch.name = value;
+  if (field == "description") patch.description = value;
+  if (field == "labels") {
+    patch.labels = std::vector<std::string>(absl::StrSplit(value, ',', absl::SkipEmpty()));
+  }
+  absl::StatusOr<Json> r =
+      context.Client().Patch(absl::StrCat("/api/v1/experiments/", id), patch.ToJson());
+  if (!r.ok()) return Fail(r.status());
+  std::cout << "experiment " << id << ": " << field << " set\n";
+  return kExitOk;
+}
+
+void AddSet(CLI::App* experiment, CommandContext* context) {
+  auto field = std::make_shared<std::string>();
+  auto id = std::make_shared<int64_t>(0);
+  auto value = std::make_shared<std::string>();
+  CLI::App* set = experiment->add_subcommand(
+      "set",
+      "Change an experiment's name, description, labels, or (running) priority, weight, "
+      "max-slots");
+  set->add_option("field", *field, "name, description, labels, priority, weight or max-slots")
+      ->required()
+      ->check(CLI::IsMember({"name", "description", "labels", "priority", "weight", "max-slots"}));
+  set->add_option("id", *id, "Experiment id")->required();
+  set->add_option("value", *value, "The new value (labels: comma-separated, \"\" clears them)")
+      ->required();
+  set->footer(
+      "Examples:\n  cohort experiment set labels 7 baseline,resnet\n"
+      "  cohort experiment list --label baseline\n"
+      "  cohort experiment set priority 7 10");
+  context->OnRun(set,
+                 [context, field, id, value] { return SetField(*context, *field, *id, *value); });
 }
 
 // pause, activate, kill, archive, unarchive: a POST to /api/v1/experiments/ID/VERB.
@@ -281,11 +349,11 @@ void AddExperimentCommands(CLI::App* root, CommandContext* context) {
   AddValidate(experiment, context);
   AddCreate(experiment, context);
   AddListAndDescribe(experiment, context);
+  AddSet(experiment, context);
   AddExperimentTrials(experiment, context);
   AddLifecycleVerbs(experiment, context);
   AddDelete(experiment, context);
   AddFork(experiment, context);
-  AddExperimentSet(experiment, context);
 }
 
 }  // namespace cohort::cli

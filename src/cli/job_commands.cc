@@ -44,9 +44,9 @@ int ListJobs(const CommandContext& context, const std::string& pool) {
   for (const wire::JobEntry& j : list->jobs) {
     rows.push_back({j.pool, absl::StrCat(j.position), absl::StrCat(j.experiment_id), j.name,
                     EmptyAsDash(j.owner), j.state, absl::StrCat(j.priority), Str(j.weight),
-                    j.max_slots > 0 ? absl::StrCat(j.max_slots) : "-",
-                    absl::StrCat(j.slots_held), absl::StrCat(j.trials_running),
-                    absl::StrCat(j.trials_queued), EmptyAsDash(j.waiting)});
+                    j.max_slots > 0 ? absl::StrCat(j.max_slots) : "-", absl::StrCat(j.slots_held),
+                    absl::StrCat(j.trials_running), absl::StrCat(j.trials_queued),
+                    EmptyAsDash(j.waiting)});
   }
   PrintTable(std::cout,
              {"pool", "#", "experiment", "name", "owner", "state", "priority", "weight",
@@ -86,13 +86,13 @@ void AddUpdate(CLI::App* job, CommandContext* context) {
       ->check(CLI::NonNegativeNumber);
   auto* ahead = update->add_option("--ahead-of", args->ahead_of,
                                    "Queue just before this experiment (taking its priority)");
-  update->add_option("--behind-of", args->behind_of,
-                     "Queue just after this experiment (taking its priority)")
+  update
+      ->add_option("--behind-of", args->behind_of,
+                   "Queue just after this experiment (taking its priority)")
       ->excludes(ahead);
   context->OnRun(update, [context, args] {
     return Update(*context, args->id,
-                  {args->priority, args->weight, args->max_slots, args->ahead_of,
-                   args->behind_of});
+                  {args->priority, args->weight, args->max_slots, args->ahead_of, args->behind_of});
   });
 }
 
@@ -102,12 +102,14 @@ void AddJobCommands(CLI::App* root, CommandContext* context) {
   CLI::App* pools = root->add_subcommand("resource-pool", "Resource pools (docs/scheduling.md)");
   pools->alias("rp");
   pools->require_subcommand(1);
-  CLI::App* list_pools = pools->add_subcommand("list", "Each pool: scheduler, agents, slots, trials");
+  CLI::App* list_pools =
+      pools->add_subcommand("list", "Each pool: scheduler, agents, slots, trials");
   list_pools->alias("ls");
   context->AddJsonFlag(list_pools);
   context->OnRun(list_pools, [context] { return ListPools(*context); });
 
-  CLI::App* job = root->add_subcommand("job", "The queue of experiments, as the scheduler serves it");
+  CLI::App* job =
+      root->add_subcommand("job", "The queue of experiments, as the scheduler serves it");
   job->require_subcommand(1);
   auto pool = std::make_shared<std::string>();
   CLI::App* list = job->add_subcommand("list", "Jobs in order, with why each waits");
@@ -118,36 +120,25 @@ void AddJobCommands(CLI::App* root, CommandContext* context) {
   AddUpdate(job, context);
 }
 
-void AddExperimentSet(CLI::App* experiment, CommandContext* context) {
-  auto field = std::make_shared<std::string>();
-  auto id = std::make_shared<int64_t>(0);
-  auto value = std::make_shared<std::string>();
-  CLI::App* set = experiment->add_subcommand(
-      "set", "Change a running experiment's priority, weight or max-slots");
-  set->add_option("field", *field, "priority, weight or max-slots")
-      ->required()
-      ->check(CLI::IsMember({"priority", "weight", "max-slots"}));
-  set->add_option("id", *id, "Experiment id")->required();
-  set->add_option("value", *value, "The new value")->required();
-  context->OnRun(set, [context, field, id, value] {
-    wire::JobUpdate update;
-    double weight = 0;
-    int whole = 0;
-    const bool is_weight = *field == "weight";
-    if (is_weight ? !absl::SimpleAtod(*value, &weight) : !absl::SimpleAtoi(*value, &whole)) {
-      std::cerr << "cohort: error: " << *field << ": expected " << (is_weight ? "a number" : "an integer")
-                << ", got '" << *value << "'\n";
-      return kExitUsage;
-    }
-    if (is_weight) {
-      update.weight = weight;
-    } else if (*field == "priority") {
-      update.priority = whole;
-    } else {
-      update.max_slots = whole;
-    }
-    return Update(*context, *id, update);
-  });
+int SetSchedulingField(const CommandContext& context, const std::string& field, int64_t id,
+                       const std::string& value) {
+  wire::JobUpdate update;
+  double weight = 0;
+  int whole = 0;
+  const bool is_weight = field == "weight";
+  if (is_weight ? !absl::SimpleAtod(value, &weight) : !absl::SimpleAtoi(value, &whole)) {
+    std::cerr << "cohort: error: " << field << ": expected "
+              << (is_weight ? "a number" : "an integer") << ", got '" << value << "'\n";
+    return kExitUsage;
+  }
+  if (is_weight) {
+    update.weight = weight;
+  } else if (field == "priority") {
+    update.priority = whole;
+  } else {
+    update.max_slots = whole;
+  }
+  return Update(context, id, update);
 }
 
 }  // namespace cohort::cli

@@ -10,6 +10,9 @@
 // Owners change their own jobs, admins any (the master decides). Not thread-safe (CLI setup
 // runs once on the main thread).
 
+#include <cstdint>
+#include <string>
+
 #include "CLI/CLI.hpp"
 #include "cli/command_context.h"
 
@@ -17,7 +20,9 @@ namespace cohort::cli {
 
 // Adds `resource-pool` and `job` to `root`; `context` must outlive `root`.
 void AddJobCommands(CLI::App* root, CommandContext* context);
-// Adds `experiment set` under `experiment`.
-void AddExperimentSet(CLI::App* experiment, CommandContext* context);
+// `experiment set FIELD ID VALUE` for the scheduling fields (priority, weight, max-slots): the
+// job update, or kExitUsage for a value that is not a number. Returns the exit code.
+int SetSchedulingField(const CommandContext& context, const std::string& field, int64_t id,
+                       const std::string& value);
 
 }  // namespace cohort::cli

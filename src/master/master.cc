@@ -393,6 +393,24 @@ absl::StatusOr<wire::ExperimentList> Master::ListExperiments() {
   return out;
 }
 
+absl::Status Master::PatchExperiment(int64_t id, const wire::ExperimentPatch& patch,
+                                     const Actor& actor) {
+  MutexLock lock(&mu_);
+  COHORT_ASSIGN_OR_RETURN(ExperimentRow e, db_->GetExperiment(id));
+  COHORT_RETURN_IF_ERROR(CheckMayChange(e, actor, "change"));
+  absl::StatusOr<config::Json> tree = config::ParseYaml(e.config_yaml);
+  if (!tree.ok() || !tree->is_object()) {
+    return absl::DataLossError(absl::StrCat("experiment ", id, "'s stored config does not parse"));
+  }
+  if (patch.name) {
+    e.name = *patch.name;
+    (*tree)["name"] = *patch.name;
+  }
+  if (patch.description) (*tree)["description"] = *patch.description;
+  if (patch.labels) (*tree)["labels"] = *patch.labels;
+  return db_->SetExperimentMetadata(id, e.name, config::ToYaml(*tree));
+}
+
 wire::TrialDescription Master::TrialBodyLocked(const TrialRow& t) const {
   wire::TrialDescription d;
   d.id = t.id;

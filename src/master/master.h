@@ -226,6 +226,12 @@ class Master {
   // archiving one that has not ended, or is being deleted; PermissionDenied as for the others.
   absl::Status ArchiveExperiment(int64_t id, bool archived, const Actor& actor)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Renames an experiment or sets its description or labels (Determined's `det experiment set`,
+  // PatchExperiment): written into its name and stored config, which the list and the web
+  // interface read. NotFound; PermissionDenied as for the others; DataLoss when its stored
+  // config no longer parses.
+  absl::Status PatchExperiment(int64_t id, const wire::ExperimentPatch& patch,
+                               const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::string> ContextPath(int64_t experiment_id);
   // The context archive's bytes (tar.gz); Unavailable naming the file when it cannot be read.
   absl::StatusOr<std::string> ContextArchive(int64_t experiment_id);

@@ -165,3 +165,40 @@ absl::StatusOr<TemplateList> ParseTemplateList(const Json& json) {
 }
 
 }  // namespace cohort::wire
+
+namespace cohort::wire {
+
+Json ExperimentPatch::ToJson() const {
+  Json json = Json::object();
+  if (name) json["name"] = *name;
+  if (description) json["description"] = *description;
+  if (labels) json["labels"] = *labels;
+  return json;
+}
+
+absl::StatusOr<ExperimentPatch> ParseExperimentPatch(const Json& json) {
+  internal::FieldReader r(json, "experiment change");
+  ExperimentPatch p;
+  if (r.Has("name")) r.Optional("name", &p.name.emplace(), kMaxExperimentNameBytes);
+  if (r.ok() && p.name && p.name->empty()) r.Fail("name", "must not be empty");
+  if (r.Has("description")) r.Optional("description", &p.description.emplace(), 16 << 10);
+  if (r.Has("labels")) {
+    r.Array("labels", &p.labels.emplace(), 100, internal::FieldReader::kOptional,
+            [](const Json& label, const std::string& where) -> absl::StatusOr<std::string> {
+              if (!label.is_string() || label.get_ref<const std::string&>().empty() ||
+                  label.get_ref<const std::string&>().size() > 255) {
+                return absl::InvalidArgumentError(
+                    absl::StrCat(where, ": must be a string of 1 to 255 bytes"));
+              }
+              return label.get<std::string>();
+            });
+  }
+  COHORT_RETURN_IF_ERROR(r.status());
+  if (!p.name && !p.description && !p.labels) {
+    return absl::InvalidArgumentError(
+        "experiment change: give \"name\", \"description\" or \"labels\"");
+  }
+  return p;
+}
+
+}  // namespace cohort::wire

@@ -12,6 +12,7 @@
 // ignore unknown fields. Thread-compatible value types; the functions are thread-safe.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,16 @@ struct ExperimentSummary {
   std::string description;    // the config's; empty: none (optional on the wire)
   std::vector<std::string> labels;  // the config's (optional on the wire)
 };
+
+// A change to an experiment's name, description or labels (PATCH /api/v1/experiments/{id},
+// `cohort experiment set`): the fields present are written, the others kept.
+struct ExperimentPatch {
+  std::optional<std::string> name;
+  std::optional<std::string> description;
+  std::optional<std::vector<std::string>> labels;
+  Json ToJson() const;
+};
+absl::StatusOr<ExperimentPatch> ParseExperimentPatch(const Json& json);
 
 struct ExperimentList {
   std::vector<ExperimentSummary> experiments;

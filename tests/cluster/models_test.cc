@@ -1,6 +1,7 @@
-// The model registry on a real cluster (issue 42, docs/design/0023): a real cohort-master and
+// After training on a real cluster (issue 42, docs/design/0023): a real cohort-master and
 // cohort-agent, a Core API trial that stores real checkpoints, and every `cohort model` verb
-// through the real CLI, as the admin who owns the model and as another user who may only read.
+// through the real CLI, as the admin who owns the model and as another user who may only read;
+// the checkpoint and experiment verbs that go with them (describe, delete, set, list --label).
 
 #include <filesystem>
 #include <fstream>
@@ -246,6 +247,40 @@ TEST_F(ModelsTest, ARegisteredCheckpointSurvivesTheGcAndBlocksDeletionAndDownloa
       },
       "the experiment to be gone");
   EXPECT_FALSE(fs::exists(dir_ / "master" / "checkpoints" / checkpoint));
+}
+
+// `experiment set name|description|labels` writes what `experiment list` shows and filters on
+// (--label, every label given); its owner or an admin only.
+TEST_F(ModelsTest, ExperimentsAreRenamedRelabeledAndListedByLabel) {
+  StartMaster();
+  Script("ok.sh", "exit 0\n");
+  const int64_t a = Create("first", "./ok.sh");
+  const int64_t b = Create("second", "./ok.sh");
+  const std::string ida = std::to_string(a);
+  ASSERT_EQ(Cohort({"experiment", "set", "name", ida, "baseline-resnet"}).status, 0);
+  ASSERT_EQ(Cohort({"experiment", "set", "description", ida, "the one to beat"}).status, 0);
+  ASSERT_EQ(Cohort({"experiment", "set", "labels", ida, "baseline,resnet"}).status, 0);
+  ASSERT_EQ(Cohort({"experiment", "set", "labels", std::to_string(b), "resnet"}).status, 0);
+  const json both = Json({"experiment", "list", "--label", "resnet"});
+  ASSERT_EQ(both["experiments"].size(), 2u);
+  const json one = Json({"experiment", "list", "--label", "resnet", "--label", "baseline"});
+  ASSERT_EQ(one["experiments"].size(), 1u);
+  EXPECT_EQ(one["experiments"][0]["name"], "baseline-resnet");
+  EXPECT_EQ(one["experiments"][0]["description"], "the one to beat");
+  EXPECT_TRUE(Json({"experiment", "list", "--label", "nope"})["experiments"].empty());
+  LaunchResult table = Cohort({"experiment", "list"});
+  EXPECT_NE(table.out.find("baseline,resnet"), std::string::npos) << table.out;
+  EXPECT_NE(
+      Json({"experiment", "describe", ida})["config"].get<std::string>().find("the one to beat"),
+      std::string::npos);
+
+  ASSERT_EQ(Cohort({"experiment", "set", "labels", ida, ""}).status, 0);
+  EXPECT_EQ(Json({"experiment", "list", "--label", "baseline"})["experiments"].size(), 0u);
+  LaunchResult empty_name = Cohort({"experiment", "set", "name", ida, ""});
+  EXPECT_NE(empty_name.err.find("\"name\" must not be empty"), std::string::npos) << empty_name.err;
+  CreateUser("bob");
+  LaunchResult denied = CohortAsUser("bob", {"experiment", "set", "name", ida, "mine"});
+  EXPECT_NE(denied.err.find("belongs to 'admin'"), std::string::npos) << denied.err;
 }
 
 }  // namespace

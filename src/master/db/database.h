@@ -340,6 +340,9 @@ class Database {
   virtual absl::Status SetExperimentState(int64_t id, wire::ExperimentState state) = 0;
   virtual absl::Status SetExperimentEnded(int64_t id, int64_t ended_ms) = 0;  // NotFound
   virtual absl::Status SetExperimentArchived(int64_t id, bool archived) = 0;  // NotFound
+  // Its name and effective config (`experiment set`: name, description, labels); NotFound.
+  virtual absl::Status SetExperimentMetadata(int64_t id, const std::string& name,
+                                             const std::string& config_yaml) = 0;
   virtual absl::Status SetExperimentScheduling(int64_t id,
                                                const ExperimentScheduling& scheduling) = 0;  // NotFound
   virtual absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) = 0;

@@ -240,6 +240,17 @@ absl::Status SqlDatabase::SetExperimentArchived(int64_t id, bool archived) {
   return s.RunOnRow(absl::StrCat("experiment ", id));
 }
 
+absl::Status SqlDatabase::SetExperimentMetadata(int64_t id, const std::string& name,
+                                               const std::string& config_yaml) {
+  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+  Query s(*c, "set experiment metadata",
+          "UPDATE experiments SET name = ?2, config_yaml = ?3 WHERE id = ?1");
+  s.BindInt64(1, id);
+  s.BindText(2, name);
+  s.BindText(3, config_yaml);
+  return s.RunOnRow(absl::StrCat("experiment ", id));
+}
+
 absl::StatusOr<ExperimentRow> SqlDatabase::GetExperiment(int64_t id) {
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
   Query s(*c, "get experiment", absl::StrCat(kSelectExperiment, " WHERE id = ?1"));

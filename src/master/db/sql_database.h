@@ -42,6 +42,8 @@ class SqlDatabase : public Database {
   absl::Status SetExperimentState(int64_t id, wire::ExperimentState state) override;
   absl::Status SetExperimentEnded(int64_t id, int64_t ended_ms) override;
   absl::Status SetExperimentArchived(int64_t id, bool archived) override;
+  absl::Status SetExperimentMetadata(int64_t id, const std::string& name,
+                                     const std::string& config_yaml) override;
   absl::Status SetExperimentScheduling(int64_t id, const ExperimentScheduling& scheduling) override;
   absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) override;
   absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() override;

@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -74,9 +76,28 @@ void AddExperimentRoutes(Router& router, Master& master) {
   router.Post("/api/v1/experiments",
               [&](const Request& req) { return CreateExperiment(master, req); },
               {.max_body = wire::kMaxContextBytes + (1u << 20)});
-  router.Get("/api/v1/experiments", [&](const Request&) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(auto list, master.ListExperiments());
+  // ?label=L (repeatable): only the experiments that have every label named.
+  router.Get("/api/v1/experiments", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(wire::ExperimentList list, master.ListExperiments());
+    std::vector<std::string> wanted;
+    for (size_t i = 0; i < req.raw().get_param_value_count("label"); ++i) {
+      wanted.push_back(req.raw().get_param_value("label", i));
+    }
+    auto lacks = [&](const wire::ExperimentSummary& e) {
+      return std::any_of(wanted.begin(), wanted.end(), [&](const std::string& l) {
+        return std::find(e.labels.begin(), e.labels.end(), l) == e.labels.end();
+      });
+    };
+    list.experiments.erase(std::remove_if(list.experiments.begin(), list.experiments.end(), lacks),
+                           list.experiments.end());
     return Reply::Ok(list.ToJson());
+  });
+  router.Patch(R"(/api/v1/experiments/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+    COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
+    COHORT_ASSIGN_OR_RETURN(wire::ExperimentPatch patch, wire::ParseExperimentPatch(body));
+    COHORT_RETURN_IF_ERROR(master.PatchExperiment(id, patch, ActorOf(req.caller())));
+    return Reply::Done();
   });
   router.Get(R"(/api/v1/experiments/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
@@ -96,11 +117,12 @@ void AddExperimentRoutes(Router& router, Master& master) {
                 return Reply::Done();
               });
   // The trials as one table: hyperparameters beside best and latest validation (issue 38).
-  router.Get(R"(/api/v1/experiments/(\d+)/trials)", [&](const Request& req) -> absl::StatusOr<Reply> {
-    COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-    COHORT_ASSIGN_OR_RETURN(wire::TrialTable table, master.TrialTable(id));
-    return Reply::Ok(table.ToJson());
-  });
+  router.Get(R"(/api/v1/experiments/(\d+)/trials)",
+             [&](const Request& req) -> absl::StatusOr<Reply> {
+               COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+               COHORT_ASSIGN_OR_RETURN(wire::TrialTable table, master.TrialTable(id));
+               return Reply::Ok(table.ToJson());
+             });
   router.Get(R"(/api/v1/experiments/(\d+)/context)",
              [&](const Request& req) { return Context(master, req); },
              {.require = Require::kAgent});
