@@ -101,6 +101,9 @@ std::string EmptyAsDash(const std::string& text);
 // "yes" or "no".
 std::string YesNo(bool value);
 
+// `text` as a URL query value: RFC 3986's unreserved characters as they are, the rest %XX.
+std::string UrlQueryValue(absl::string_view text);
+
 // Milliseconds since the epoch as local "YYYY-MM-DD HH:MM:SS".
 std::string FormatTime(int64_t ms);
 

@@ -101,26 +101,13 @@ void AddCreate(CLI::App* experiment, CommandContext* context) {
   });
 }
 
-// `text` as a URL query value: RFC 3986's unreserved characters as they are, the rest %XX.
-std::string UrlEncode(const std::string& text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      absl::StrAppend(&out, absl::StrFormat("%%%02X", c));
-    }
-  }
-  return out;
-}
-
 // The experiments, archived ones only with `all`; a line after the table says how many it hid.
 int ListExperiments(const CommandContext& context, bool all,
                     const std::vector<std::string>& labels) {
   client::MasterClient client = context.Client();
   std::string path = "/api/v1/experiments";
   for (size_t i = 0; i < labels.size(); ++i) {
-    absl::StrAppend(&path, i == 0 ? "?" : "&", "label=", UrlEncode(labels[i]));
+    absl::StrAppend(&path, i == 0 ? "?" : "&", "label=", UrlQueryValue(labels[i]));
   }
   absl::StatusOr<wire::ExperimentList> list = GetAs(client, path, wire::ParseExperimentList);
   if (!list.ok()) return Fail(list.status());

@@ -15,10 +15,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cli/exit_codes.h"
 #include "cli/profile_command.h"
 #include "cli/search_commands.h"
 #include "cli/table.h"
+#include "cohort/status.h"
 #include "common/command_line.h"
 #include "common/terminal_text.h"
 #include "wire/series_bodies.h"
@@ -32,8 +34,44 @@ struct LogsArgs {
   int64_t trial_id = 0;
   int rank = -1;  // -1: every rank
   bool follow = false;
-  int tail = 0;  // > 0: start with the last `tail` lines
+  int tail = 0;       // > 0: start with the last `tail` lines
+  std::string level;  // warning, error
+  std::string grep;
+  std::string since;  // RFC 3339, or a duration ago ("15m")
+  std::string until;
 };
+
+// --since/--until: an RFC 3339 time ("2026-11-30T07:00:00Z") or a duration before now ("90s",
+// "15m", "2h") as unix milliseconds; InvalidArgument naming the flag.
+absl::StatusOr<int64_t> TimeFlag(const char* flag, const std::string& text) {
+  absl::Time t;
+  std::string err;
+  if (absl::ParseTime(absl::RFC3339_full, text, &t, &err)) return absl::ToUnixMillis(t);
+  absl::Duration ago;
+  if (absl::ParseDuration(text, &ago) && ago >= absl::ZeroDuration()) {
+    return absl::ToUnixMillis(absl::Now() - ago);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(flag, ": '", text,
+                   "' is neither an RFC 3339 time (2026-11-30T07:00:00Z) nor a duration "
+                   "before now (15m, 2h)"));
+}
+
+// The query of a logs request: rank and the filters, each "name=value&".
+absl::StatusOr<std::string> LogsQuery(const LogsArgs& args) {
+  std::string q = args.rank >= 0 ? absl::StrCat("rank=", args.rank, "&") : "";
+  if (!args.level.empty()) absl::StrAppend(&q, "level=", args.level, "&");
+  if (!args.grep.empty()) absl::StrAppend(&q, "grep=", UrlQueryValue(args.grep), "&");
+  if (!args.since.empty()) {
+    COHORT_ASSIGN_OR_RETURN(int64_t ms, TimeFlag("--since", args.since));
+    absl::StrAppend(&q, "since_ms=", ms, "&");
+  }
+  if (!args.until.empty()) {
+    COHORT_ASSIGN_OR_RETURN(int64_t ms, TimeFlag("--until", args.until));
+    absl::StrAppend(&q, "until_ms=", ms, "&");
+  }
+  return q;
+}
 
 // A log line as `trial logs --json` prints it: {"line", "rank", "seq", "time"}, as in a LogsPage.
 Json LogEntryJson(const wire::LogEntry& entry) {
@@ -60,8 +98,9 @@ void PrintLogPage(const CommandContext& context, const wire::LogsPage& page) {
 // print, or with --follow until the trial ends; with --tail, from its last lines.
 int PrintLogs(const CommandContext& context, const LogsArgs& args) {
   client::MasterClient client = context.Client(absl::Seconds(90));
-  const std::string base = absl::StrCat("/api/v1/trials/", args.trial_id, "/logs?",
-                                        args.rank >= 0 ? absl::StrCat("rank=", args.rank, "&") : "");
+  absl::StatusOr<std::string> query = LogsQuery(args);
+  if (!query.ok()) return Fail(query.status());
+  const std::string base = absl::StrCat("/api/v1/trials/", args.trial_id, "/logs?", *query);
   int64_t after = 0;
   if (args.tail > 0) {
     absl::StatusOr<wire::LogsPage> last =
@@ -77,8 +116,11 @@ int PrintLogs(const CommandContext& context, const LogsArgs& args) {
     absl::StatusOr<wire::LogsPage> page = GetAs(client, path, wire::ParseLogsPage);
     if (!page.ok()) return Fail(page.status());
     PrintLogPage(context, *page);
+    // A filtered page may hold no line yet have scanned some (its next moved on): go on.
+    const bool moved = page->next != after;
     after = page->next;
-    if (page->logs.empty() && (!args.follow || page->done)) return kExitOk;
+    if (page->logs.empty() && !moved && (!args.follow || page->done)) return kExitOk;
+    if (page->logs.empty() && moved) continue;
     // An empty page while following: the long poll timed out, or the master had too many
     // followers to wait for this one; ask again after a pause rather than at once.
     if (page->logs.empty()) absl::SleepFor(absl::Seconds(1));
@@ -233,10 +275,18 @@ void AddTrialCommands(CLI::App* root, CommandContext* context) {
   logs->add_flag("-f,--follow", logs_args->follow, "Keep printing new lines until the trial ends");
   logs->add_option("--tail", logs_args->tail, "Only the last N lines (then new ones with --follow)")
       ->check(CLI::Range(1, 10000));
+  logs->add_option("--level", logs_args->level, "Only warnings and errors, or only errors")
+      ->check(CLI::IsMember({"warning", "error"}));
+  logs->add_option("--grep", logs_args->grep, "Only lines containing this text (any case)");
+  logs->add_option("--since", logs_args->since,
+                   "Only lines stored since: RFC 3339 (2026-11-30T07:00:00Z) or ago (15m, 2h)");
+  logs->add_option("--until", logs_args->until, "Only lines stored before (as --since)");
   context->AddJsonFlag(logs, "One JSON object per line: {seq, rank, line}");
   logs->footer(
-      "Examples:\n  cohort trial logs 3\n  cohort trial logs 3 --rank 1 --follow\n"
-      "  cohort trial logs 3 --tail 20 -f");
+      "The master filters (--level, --grep, --since, --until, --rank) and sends only the lines "
+      "kept.\nExamples:\n  cohort trial logs 3\n  cohort trial logs 3 --rank 1 --follow\n"
+      "  cohort trial logs 3 --tail 20 -f\n  cohort trial logs 3 --level error --since 1h\n"
+      "  cohort trial logs 3 --grep 'out of memory'");
   context->OnRun(logs, [context, logs_args] { return PrintLogs(*context, *logs_args); });
 
   auto trial_id = std::make_shared<int64_t>(0);

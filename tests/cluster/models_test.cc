@@ -283,5 +283,34 @@ TEST_F(ModelsTest, ExperimentsAreRenamedRelabeledAndListedByLabel) {
   EXPECT_NE(denied.err.find("belongs to 'admin'"), std::string::npos) << denied.err;
 }
 
+// `trial logs --level --grep --since --until`: the master sends only the lines kept.
+TEST_F(ModelsTest, TrialLogsAreFilteredByTheMaster) {
+  StartMaster();
+  StartAgent("a1");
+  Script("talk.sh",
+         "echo 'step 1 fine'\necho 'ERROR loss is NaN' >&2\necho 'WARNING slow data'\n"
+         "echo 'Out Of Memory on gpu 0'\n");
+  const int64_t id = Create("talk", "./talk.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; }, "the end");
+  const std::string trial = std::to_string(Trial(id)["id"].get<int64_t>());
+  LaunchResult errors = Cohort({"trial", "logs", trial, "--level", "error"});
+  ASSERT_EQ(errors.status, 0) << errors.err;
+  EXPECT_NE(errors.out.find("ERROR loss is NaN"), std::string::npos) << errors.out;
+  EXPECT_EQ(errors.out.find("step 1 fine"), std::string::npos) << errors.out;
+  EXPECT_EQ(errors.out.find("WARNING slow data"), std::string::npos) << errors.out;
+  LaunchResult warnings = Cohort({"trial", "logs", trial, "--level", "warning"});
+  EXPECT_NE(warnings.out.find("WARNING slow data"), std::string::npos) << warnings.out;
+  LaunchResult grep = Cohort({"trial", "logs", trial, "--grep", "out of memory"});
+  EXPECT_NE(grep.out.find("Out Of Memory on gpu 0"), std::string::npos) << grep.out;
+  EXPECT_EQ(grep.out.find("NaN"), std::string::npos) << grep.out;
+  LaunchResult recent = Cohort({"trial", "logs", trial, "--since", "1h", "--grep", "fine"});
+  EXPECT_NE(recent.out.find("step 1 fine"), std::string::npos) << recent.out;
+  LaunchResult old = Cohort({"trial", "logs", trial, "--until", "2000-01-01T00:00:00Z"});
+  ASSERT_EQ(old.status, 0) << old.err;
+  EXPECT_EQ(old.out.find("fine"), std::string::npos) << old.out;
+  LaunchResult bad = Cohort({"trial", "logs", trial, "--since", "yesterday"});
+  EXPECT_NE(bad.err.find("--since: 'yesterday' is neither"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace cohort::testing

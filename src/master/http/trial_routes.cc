@@ -22,18 +22,23 @@ absl::StatusOr<Reply> Logs(logs::TrialLogs& trial_logs, const Request& req) {
   COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> after, req.QueryInt("after"));
   const bool follow = req.raw().has_param("follow") && req.raw().get_param_value("follow") != "0";
   COHORT_ASSIGN_OR_RETURN(absl::Duration wait, req.QuerySeconds("timeout", 20, 60));
-  std::optional<int> rank_filter;
-  if (rank) rank_filter = static_cast<int>(*rank);
+  // ?level=warning|error&grep=TEXT&since_ms=&until_ms=: filtered here (logs/line_filter.h).
+  logs::LogQuery query;
+  if (rank) query.rank = static_cast<int>(*rank);
+  query.level = req.raw().get_param_value("level");
+  query.grep = req.raw().get_param_value("grep");
+  COHORT_ASSIGN_OR_RETURN(query.since_ms, req.QueryInt("since_ms"));
+  COHORT_ASSIGN_OR_RETURN(query.until_ms, req.QueryInt("until_ms"));
   COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> tail, req.QueryInt("tail"));
   if (tail) {  // the last lines, at once; a follow goes on from the page's next
     if (*tail < 1 || *tail > kMaxLogTail) {
       return absl::InvalidArgumentError(absl::StrCat(
           "query parameter tail must be an integer in [1, ", kMaxLogTail, "], got ", *tail));
     }
-    COHORT_ASSIGN_OR_RETURN(auto last, trial_logs.Tail(id, rank_filter, static_cast<int>(*tail)));
+    COHORT_ASSIGN_OR_RETURN(auto last, trial_logs.Tail(id, query, static_cast<int>(*tail)));
     return Reply::Ok(last.ToJson());
   }
-  COHORT_ASSIGN_OR_RETURN(auto page, trial_logs.Read(id, rank_filter, after.value_or(0),
+  COHORT_ASSIGN_OR_RETURN(auto page, trial_logs.Read(id, query, after.value_or(0),
                                                      follow ? wait : absl::ZeroDuration()));
   return Reply::Ok(page.ToJson());
 }
@@ -78,12 +83,10 @@ void AddTrialRoutes(Router& router, Master& master) {
                             master.checkpoints().Describe(req.PathPart(1)));
     return Reply::Ok(d.ToJson());
   });
-  router.Delete(R"(/api/v1/checkpoints/([^/]+))",
-                [&](const Request& req) -> absl::StatusOr<Reply> {
-                  COHORT_RETURN_IF_ERROR(
-                      master.DeleteCheckpoint(req.PathPart(1), ActorOf(req.caller())));
-                  return Reply::Done();
-                });
+  router.Delete(R"(/api/v1/checkpoints/([^/]+))", [&](const Request& req) -> absl::StatusOr<Reply> {
+    COHORT_RETURN_IF_ERROR(master.DeleteCheckpoint(req.PathPart(1), ActorOf(req.caller())));
+    return Reply::Done();
+  });
   router.Get(R"(/api/v1/trials/(\d+))", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
     COHORT_ASSIGN_OR_RETURN(auto trial, master.DescribeTrial(id));

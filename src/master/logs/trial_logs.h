@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "master/db/database.h"
+#include "master/logs/line_filter.h"
 #include "master/series/follow_gate.h"
 #include "wire/trial_bodies.h"
 
@@ -33,6 +34,15 @@ class TrialLogs {
   // The trial's last `lines` lines (of one rank when given), oldest first, as a page whose
   // `next` continues after them (`cohort trial logs --tail N [--follow]`); at once, no wait.
   absl::StatusOr<wire::LogsPage> Tail(int64_t trial_id, std::optional<int> rank, int lines);
+
+  // As above, of the lines `query` keeps (line_filter.h; InvalidArgument for a bad query). A
+  // filtered read scans at most kScan lines a call: a page may hold fewer lines than kPage, or
+  // none, with `next` after the last line scanned, so a reader goes on from there until a page
+  // scans nothing new. A filtered tail keeps the matches among the last kScan lines.
+  static constexpr int kScan = 20 * kPage;
+  absl::StatusOr<wire::LogsPage> Read(int64_t trial_id, const LogQuery& query, int64_t after,
+                                      absl::Duration wait);
+  absl::StatusOr<wire::LogsPage> Tail(int64_t trial_id, const LogQuery& query, int lines);
 
  private:
   Database& db_;

@@ -88,5 +88,46 @@ TEST_F(TrialLogsTest, AnEndedTrialsLastPageIsDoneAndAnUnknownTrialIsNotFound) {
   EXPECT_THAT(logs_->Tail(trial_ + 9, std::nullopt, 5), StatusIs(absl::StatusCode::kNotFound));
 }
 
+// --level, --grep and the time window, filtered by the master: a page keeps only those lines,
+// its next moves past every line scanned, and a filtered tail keeps the last matches.
+TEST_F(TrialLogsTest, FilteredReadsKeepTheLinesAskedFor) {
+  Append({{0, "step 1 ok"},
+          {0, "W1130 07:00:00 slow step"},
+          {1, "ERROR rank 1 out of memory"},
+          {0, "Traceback (most recent call last):"},
+          {-1, "launcher: WARNING low disk"},
+          {0, "all done"}});
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage errors,
+                       logs_->Read(trial_, LogQuery{.level = "error"}, 0, {}));
+  ASSERT_THAT(errors.logs, SizeIs(2));
+  EXPECT_EQ(errors.logs[0].line, "ERROR rank 1 out of memory");
+  EXPECT_EQ(errors.logs[1].line, "Traceback (most recent call last):");
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage all, logs_->Read(trial_, std::nullopt, 0, {}));
+  EXPECT_EQ(errors.next, all.next) << "every line was scanned";
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage warnings,
+                       logs_->Read(trial_, LogQuery{.level = "warning"}, 0, {}));
+  EXPECT_THAT(warnings.logs, SizeIs(4));
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage grep,
+                       logs_->Read(trial_, LogQuery{.grep = "OUT OF MEMORY"}, 0, {}));
+  ASSERT_THAT(grep.logs, SizeIs(1));
+  EXPECT_EQ(grep.logs[0].rank, 1);
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage rank0_warn,
+                       logs_->Read(trial_, LogQuery{.rank = 0, .level = "warning"}, 0, {}));
+  EXPECT_THAT(rank0_warn.logs, SizeIs(2)) << "the W1130 line and the traceback";
+  const int64_t stored_ms = static_cast<int64_t>(all.logs[0].time * 1000);
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage none,
+                       logs_->Read(trial_, LogQuery{.until_ms = stored_ms}, 0, {}));
+  EXPECT_THAT(none.logs, SizeIs(0)) << "nothing was stored before the first line";
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage since,
+                       logs_->Read(trial_, LogQuery{.since_ms = stored_ms}, 0, {}));
+  EXPECT_THAT(since.logs, SizeIs(6));
+  ASSERT_OK_AND_ASSIGN(wire::LogsPage tail, logs_->Tail(trial_, LogQuery{.level = "warning"}, 2));
+  ASSERT_THAT(tail.logs, SizeIs(2));
+  EXPECT_EQ(tail.logs[1].line, "launcher: WARNING low disk");
+  EXPECT_EQ(tail.next, all.next);
+  EXPECT_THAT(logs_->Read(trial_, LogQuery{.level = "info"}, 0, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("level")));
+}
+
 }  // namespace
 }  // namespace cohort::master::logs
