@@ -406,8 +406,8 @@ TEST_F(AgentTest, AProfiledTrialsMachineIsSampledAndItsSeriesReachTheMaster) {
   EXPECT_EQ(cpu.label, "a1");
   EXPECT_GE(cpu.min_value, 0);
   EXPECT_LE(cpu.max_value, 100);
-  ASSERT_TRUE(seen.count("memory_free"));
-  EXPECT_GT(seen["memory_free"].last_value, 0);
+  ASSERT_TRUE(seen.count("free_memory"));
+  EXPECT_GT(seen["free_memory"].last_value, 0);
   EXPECT_TRUE(seen.count("net_throughput_sent"));
   ASSERT_OK(master_->master().KillExperiment(experiment_, master::Actor{"admin", true}));
   ASSERT_TRUE(WaitUntil([&] { return wire::IsTerminal(Trial(trial).state); }, "the kill",

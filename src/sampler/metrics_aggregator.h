@@ -7,7 +7,7 @@
 // samples, summed over the period and divided by the time they cover, which is the average of
 // the per-interval rates weighted by the intervals' lengths (so a late sample does not skew
 // it). A counter that went backwards (an interface or disk gone, a counter reset) makes that
-// interval count for nothing in that series. Gauges (memory_free, and per GPU gpu_util and
+// interval count for nothing in that series. Gauges (free_memory, and per GPU gpu_util and
 // gpu_free_memory) are the mean of the period's samples.
 //
 // Periods: the first sample opens one; the first sample at least `period` after the opening

@@ -20,7 +20,7 @@ const absl::Time kStart = absl::FromUnixSeconds(1000);
 absl::Time At(double seconds) { return kStart + absl::Milliseconds(std::llround(seconds * 1000)); }
 
 // Counters that grow at fixed rates from t = 0: 2 CPUs a quarter busy, 1000 bytes/s sent,
-// 500 received, 10 reads and 30 writes a second of 4096 bytes each, memory_free = `free`.
+// 500 received, 10 reads and 30 writes a second of 4096 bytes each, free_memory = `free`.
 SystemCounters Steady(double t, uint64_t free = 1000) {
   const auto at = [t](double per_second) { return static_cast<uint64_t>(per_second * t); };
   SystemCounters c;

@@ -13,7 +13,7 @@ namespace cohort::sampler {
 
 // Series names (Determined's) and their units.
 inline constexpr char kCpuUtilSimple[] = "cpu_util_simple";          // % of all CPUs' time, 0..100
-inline constexpr char kMemoryFree[] = "memory_free";                 // bytes (MemAvailable)
+inline constexpr char kMemoryFree[] = "free_memory";                 // bytes (MemAvailable)
 inline constexpr char kNetThroughputSent[] = "net_throughput_sent";  // bytes/s
 inline constexpr char kNetThroughputRecv[] = "net_throughput_recv";  // bytes/s
 inline constexpr char kDiskIops[] = "disk_iops";  // completed reads + writes per second

@@ -83,9 +83,19 @@ absl::StatusOr<SystemMetricsRecord> ParseSystemMetricsRecord(const Json& json,
   return rec;
 }
 
+std::string CurrentSeriesName(absl::string_view name) {
+  return std::string(name == kOldFreeMemorySeries ? kFreeMemorySeries : name);
+}
+
+std::string OldSeriesName(absl::string_view name) {
+  return name == kFreeMemorySeries ? kOldFreeMemorySeries : "";
+}
+
 SeriesUnit SystemSeriesUnit(absl::string_view name) {
   if (name == "cpu_util_simple" || name == "gpu_util") return SeriesUnit::kPercent;
-  if (name == "memory_free" || name == "gpu_free_memory") return SeriesUnit::kBytes;
+  if (name == kFreeMemorySeries || name == kOldFreeMemorySeries || name == "gpu_free_memory") {
+    return SeriesUnit::kBytes;
+  }
   if (name == "disk_iops") return SeriesUnit::kPerSecond;
   if (absl::StartsWith(name, "net_throughput_") || absl::StartsWith(name, "disk_throughput_")) {
     return SeriesUnit::kBytesPerSecond;

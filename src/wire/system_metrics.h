@@ -4,7 +4,7 @@
 // is inside the profiling window (sampler/system_sampler.h measures them):
 //
 //   {"time":1700000000.5,"agent":"agent-1",
-//    "metrics":{"cpu_util_simple":12.5,"memory_free":2.1e10,"net_throughput_sent":1200,
+//    "metrics":{"cpu_util_simple":12.5,"free_memory":2.1e10,"net_throughput_sent":1200,
 //               "net_throughput_recv":900,"disk_iops":3,"disk_throughput_read":0,
 //               "disk_throughput_write":40960},
 //    "gpus":[{"uuid":"GPU-8f6c...","gpu_util":37,"gpu_free_memory":1073741824}]}
@@ -58,5 +58,15 @@ absl::StatusOr<SystemMetricsRecord> ParseSystemMetricsRecord(
 // for showing its values; kNone for any other series (training and validation metrics).
 enum class SeriesUnit { kNone, kPercent, kBytes, kBytesPerSecond, kPerSecond };
 SeriesUnit SystemSeriesUnit(absl::string_view name);
+
+// The free-memory series is "free_memory", Determined's name; Cohort wrote it as "memory_free"
+// until issue 42. Queries accept the old name for one release (CurrentSeriesName), and trials
+// stored before are read under it (Series: OldSeriesName).
+inline constexpr char kFreeMemorySeries[] = "free_memory";
+inline constexpr char kOldFreeMemorySeries[] = "memory_free";
+// `name`, with the old free-memory name as the current one.
+std::string CurrentSeriesName(absl::string_view name);
+// The name a series was stored under before it was renamed; empty for one never renamed.
+std::string OldSeriesName(absl::string_view name);
 
 }  // namespace cohort::wire

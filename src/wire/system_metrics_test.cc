@@ -18,7 +18,7 @@ SystemMetricsRecord Example() {
   SystemMetricsRecord rec;
   rec.time = 1700000000.5;
   rec.agent = "agent-1";
-  rec.metrics = {{"cpu_util_simple", 12.5}, {"memory_free", 2.1e10}, {"disk_iops", 0}};
+  rec.metrics = {{"cpu_util_simple", 12.5}, {"free_memory", 2.1e10}, {"disk_iops", 0}};
   rec.gpus = {{.uuid = "GPU-a", .gpu_util = 37, .gpu_free_memory = 1073741824},
               {.uuid = "GPU-b", .gpu_util = 100, .gpu_free_memory = 0}};
   return rec;
@@ -118,7 +118,12 @@ TEST(SystemMetricsTest, TheContextNamesTheRecord) {
 TEST(SystemMetricsTest, EverySystemSeriesHasItsUnitAndOtherSeriesNone) {
   EXPECT_EQ(SystemSeriesUnit("cpu_util_simple"), SeriesUnit::kPercent);
   EXPECT_EQ(SystemSeriesUnit("gpu_util"), SeriesUnit::kPercent);
-  EXPECT_EQ(SystemSeriesUnit("memory_free"), SeriesUnit::kBytes);
+  EXPECT_EQ(SystemSeriesUnit("free_memory"), SeriesUnit::kBytes);
+  EXPECT_EQ(SystemSeriesUnit("memory_free"), SeriesUnit::kBytes) << "the old name, one release";
+  EXPECT_EQ(CurrentSeriesName("memory_free"), "free_memory");
+  EXPECT_EQ(CurrentSeriesName("loss"), "loss");
+  EXPECT_EQ(OldSeriesName("free_memory"), "memory_free");
+  EXPECT_EQ(OldSeriesName("loss"), "");
   EXPECT_EQ(SystemSeriesUnit("gpu_free_memory"), SeriesUnit::kBytes);
   EXPECT_EQ(SystemSeriesUnit("disk_iops"), SeriesUnit::kPerSecond);
   for (const char* name : {"net_throughput_sent", "net_throughput_recv", "disk_throughput_read",

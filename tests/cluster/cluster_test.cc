@@ -263,7 +263,7 @@ class ClusterTest : public ::testing::Test {
     }
     for (const char* agent : {"a1", "a2"}) {
       for (const char* name :
-           {"cpu_util_simple", "memory_free", "net_throughput_sent", "net_throughput_recv",
+           {"cpu_util_simple", "free_memory", "net_throughput_sent", "net_throughput_recv",
             "disk_iops", "disk_throughput_read", "disk_throughput_write"}) {
         const std::string key = absl::StrCat(name, "@", agent);
         ASSERT_TRUE(series.count(key)) << key << " missing: " << profile.dump();
@@ -273,7 +273,7 @@ class ClusterTest : public ::testing::Test {
         EXPECT_GE(s["min_value"].get<double>(), 0) << s.dump();
       }
       EXPECT_LE(series[absl::StrCat("cpu_util_simple@", agent)]["max_value"].get<double>(), 100);
-      EXPECT_LE(series[absl::StrCat("memory_free@", agent)]["max_value"].get<double>(),
+      EXPECT_LE(series[absl::StrCat("free_memory@", agent)]["max_value"].get<double>(),
                 MemTotalBytes());
       // The gradients cross the veth link: both directions on both machines.
       for (const char* net : {"net_throughput_sent@", "net_throughput_recv@"}) {

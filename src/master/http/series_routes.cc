@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
 #include "master/http/routes.h"
+#include "wire/system_metrics.h"
 
 namespace cohort::master::http {
 namespace {
@@ -32,7 +33,9 @@ absl::StatusOr<series::SeriesRequest> SeriesRequestOf(const Request& req) {
     return absl::InvalidArgumentError(
         absl::StrCat("at most ", kMaxSeriesPerRequest, " series per request, got ", names));
   }
-  for (size_t i = 0; i < names; ++i) r.names.push_back(req.raw().get_param_value("name", i));
+  for (size_t i = 0; i < names; ++i) {
+    r.names.push_back(wire::CurrentSeriesName(req.raw().get_param_value("name", i)));
+  }
   r.label = req.raw().get_param_value("label");
   COHORT_ASSIGN_OR_RETURN(r.min_batch, req.QueryInt("min_batch"));
   COHORT_ASSIGN_OR_RETURN(r.max_batch, req.QueryInt("max_batch"));
@@ -74,24 +77,22 @@ void AddSeriesRoutes(Router& router, series::Series& series) {
                COHORT_ASSIGN_OR_RETURN(wire::StepTimings timings, series.TrialStepTimings(id));
                return Reply::Ok(timings.ToJson());
              });
-  router.Get(R"(/api/v1/trials/(\d+)/profile/steps)",
-             [&](const Request& req) -> absl::StatusOr<Reply> {
-               COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
-               COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> rank, req.QueryInt("rank"));
-               COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> points, req.QueryInt("max_points"));
-               if (rank.value_or(0) < 0 || rank.value_or(0) > (1 << 20)) {
-                 return absl::InvalidArgumentError(
-                     absl::StrCat("query parameter rank must be in [0, 1048576], got ", *rank));
-               }
-               const int64_t max_points = std::clamp<int64_t>(
-                   points.value_or(series::kDefaultStepSeriesPoints), 1,
-                   series::kMaxStepSeriesPoints);
-               COHORT_ASSIGN_OR_RETURN(
-                   wire::StepSeries steps,
-                   series.TrialStepSeries(id, static_cast<int>(rank.value_or(0)),
-                                          static_cast<int>(max_points)));
-               return Reply::Ok(steps.ToJson());
-             });
+  router.Get(
+      R"(/api/v1/trials/(\d+)/profile/steps)", [&](const Request& req) -> absl::StatusOr<Reply> {
+        COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+        COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> rank, req.QueryInt("rank"));
+        COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> points, req.QueryInt("max_points"));
+        if (rank.value_or(0) < 0 || rank.value_or(0) > (1 << 20)) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("query parameter rank must be in [0, 1048576], got ", *rank));
+        }
+        const int64_t max_points = std::clamp<int64_t>(
+            points.value_or(series::kDefaultStepSeriesPoints), 1, series::kMaxStepSeriesPoints);
+        COHORT_ASSIGN_OR_RETURN(wire::StepSeries steps,
+                                series.TrialStepSeries(id, static_cast<int>(rank.value_or(0)),
+                                                       static_cast<int>(max_points)));
+        return Reply::Ok(steps.ToJson());
+      });
   router.Get(R"(/api/v1/trials/(\d+)/trace)", [&](const Request& req) -> absl::StatusOr<Reply> {
     COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
     COHORT_ASSIGN_OR_RETURN(std::optional<int64_t> min_batch, req.QueryInt("min_batch"));

@@ -10,6 +10,7 @@
 #include "common/json_bounded.h"
 #include "wire/states.h"
 #include "wire/step_profile.h"
+#include "wire/system_metrics.h"
 #include "wire/trace_events.h"
 #include "wire/trial_bodies.h"
 
@@ -144,13 +145,23 @@ absl::StatusOr<wire::SeriesList> Series::TrialSeries(int64_t trial_id) {
   return out;
 }
 
+absl::StatusOr<std::vector<PointRow>> Series::PointsUnderEitherName(int64_t trial_id,
+                                                                    const std::string& name,
+                                                                    const SeriesRequest& request) {
+  COHORT_ASSIGN_OR_RETURN(std::vector<PointRow> rows,
+                          db_.QueryPoints(QueryOf(trial_id, name, request)));
+  const std::string old = wire::OldSeriesName(name);
+  if (!rows.empty() || old.empty()) return rows;
+  return db_.QueryPoints(QueryOf(trial_id, old, request));  // a trial stored before the rename
+}
+
 absl::StatusOr<wire::SeriesData> Series::ReadSeriesData(int64_t trial_id,
                                                         const SeriesRequest& request) {
   wire::SeriesData out;
   out.last_id = request.after;
   for (const std::string& name : request.names) {
     COHORT_ASSIGN_OR_RETURN(std::vector<PointRow> rows,
-                            db_.QueryPoints(QueryOf(trial_id, name, request)));
+                            PointsUnderEitherName(trial_id, name, request));
     for (const PointRow& p : rows) out.last_id = std::max(out.last_id, p.id);
     out.series.push_back({name, request.label, PointsOf(rows)});
   }
@@ -178,7 +189,7 @@ absl::StatusOr<wire::ExperimentSeriesData> Series::ExperimentSeries(int64_t expe
   wire::ExperimentSeriesData out{request.names[0], request.label, {}};
   for (const TrialRow& t : trials) {
     COHORT_ASSIGN_OR_RETURN(std::vector<PointRow> rows,
-                            db_.QueryPoints(QueryOf(t.id, request.names[0], request)));
+                            PointsUnderEitherName(t.id, request.names[0], request));
     out.trials.push_back({t.id, PointsOf(rows)});
   }
   return out;
@@ -200,7 +211,7 @@ absl::StatusOr<wire::StepTimings> Series::TrialStepTimings(int64_t trial_id) {
 }
 
 absl::StatusOr<wire::StepSeries> Series::TrialStepSeries(int64_t trial_id, int rank,
-                                                          int max_points) {
+                                                         int max_points) {
   COHORT_RETURN_IF_ERROR(db_.GetTrial(trial_id).status());
   max_points = std::max(1, max_points);
   COHORT_ASSIGN_OR_RETURN(std::vector<StepTimingRow> timings, db_.ListStepTimings(trial_id));

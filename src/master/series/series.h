@@ -86,6 +86,11 @@ class Series {
 
  private:
   absl::StatusOr<wire::SeriesData> ReadSeriesData(int64_t trial_id, const SeriesRequest& request);
+  // The points of series `name`, or, when it has none and was renamed (free_memory), of its old
+  // name (wire::OldSeriesName): a trial stored before the rename.
+  absl::StatusOr<std::vector<PointRow>> PointsUnderEitherName(int64_t trial_id,
+                                                              const std::string& name,
+                                                              const SeriesRequest& request);
 
   Database& db_;
   FollowGate& follows_;

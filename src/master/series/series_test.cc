@@ -234,6 +234,25 @@ TEST_F(SeriesTest, ListsReadsAndRangesATrialsSeries) {
   EXPECT_EQ(curves->trials[0].trial_id, trial_);
 }
 
+// A trial stored before the free-memory series was renamed (memory_free, now free_memory) is
+// read under its old name when free_memory is asked for; a trial since, under the new one.
+TEST_F(SeriesTest, TheRenamedFreeMemorySeriesIsReadUnderItsOldNameForOlderTrials) {
+  ASSERT_TRUE(db_->InsertPoints(trial_, {{"memory_free", "node-1", 1, 10.0, 4e9}}).ok());
+  SeriesRequest request;
+  request.names = {"free_memory"};
+  request.label = "node-1";
+  absl::StatusOr<wire::SeriesData> old = series_->TrialSeriesData(trial_, request, {});
+  ASSERT_TRUE(old.ok()) << old.status();
+  ASSERT_THAT(old->series, SizeIs(1));
+  ASSERT_THAT(old->series[0].points, SizeIs(1));
+  EXPECT_DOUBLE_EQ(old->series[0].points[0].value, 4e9);
+  ASSERT_TRUE(db_->InsertPoints(trial_, {{"free_memory", "node-1", 2, 11.0, 5e9}}).ok());
+  absl::StatusOr<wire::SeriesData> now = series_->TrialSeriesData(trial_, request, {});
+  ASSERT_TRUE(now.ok()) << now.status();
+  ASSERT_THAT(now->series[0].points, SizeIs(1));
+  EXPECT_DOUBLE_EQ(now->series[0].points[0].value, 5e9);
+}
+
 TEST_F(SeriesTest, RefusesARequestWithoutANameAndUnknownTrials) {
   SeriesRequest none;
   EXPECT_EQ(series_->TrialSeriesData(trial_, none, {}).status().code(),

@@ -11,7 +11,8 @@ import { isMetric, kTimingsPrefix, listSeries, seriesDataOf } from './series.js'
 // Units of the system metrics (docs/observability.md#profiling).
 const kSystem = {
   cpu_util_simple: { title: 'CPU utilization (% of all CPUs)', format: fmtNum },
-  memory_free: { title: 'Free memory', format: fmtBytes },
+  free_memory: { title: 'Free memory', format: fmtBytes },
+  memory_free: { title: 'Free memory', format: fmtBytes },  // its name before issue 42
   net_throughput_sent: { title: 'Network sent (bytes/s)', format: perSecond },
   net_throughput_recv: { title: 'Network received (bytes/s)', format: perSecond },
   disk_iops: { title: 'Disk operations/s', format: fmtNum },
