@@ -391,11 +391,12 @@ class Master {
                                                                const std::string& metric)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Marks `row` DELETED and queues its files for the monitor thread, saying so in its trial's
-  // log with `why`; FailedPrecondition saying why it is kept (a path outside its storage, files
-  // the master cannot see, a model version holding it), also said in the log.
+  // log as `by` ("checkpoint GC", "checkpoint delete") with `why`; FailedPrecondition saying why
+  // it is kept (a path outside its storage, files the master cannot see, a model version
+  // holding it), also said in the log.
   absl::Status DeleteCheckpointLocked(const std::shared_ptr<storage::CheckpointStorage>& storage,
-                                      const CheckpointRow& row, absl::string_view why)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                                      const CheckpointRow& row, absl::string_view by,
+                                      absl::string_view why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // At creation: InvalidArgument, naming the field and the allowed roots, for a shared_fs
   // storage outside storage_roots_ (a directory storage is checked at each use only).
   absl::Status CheckStorageAllowed(const config::CheckpointStorage& storage) const;

@@ -101,7 +101,8 @@ absl::Status Master::CollectCheckpointsLocked(const ExperimentRow& exp,
     COHORT_ASSIGN_OR_RETURN(CheckpointRow row, db_->GetCheckpoint(id));
     if (ended_trial && row.trial_id != *ended_trial) continue;
     // A kept one is said in its trial's log; the GC goes on with the others.
-    DeleteCheckpointLocked(store, row, "checkpoint_storage's save_* counts keep the others")
+    DeleteCheckpointLocked(store, row, "checkpoint GC",
+                           "checkpoint_storage's save_* counts keep the others")
         .IgnoreError();
   }
   return absl::OkStatus();
@@ -144,9 +145,9 @@ absl::Status Master::RemoveCheckpointDirs(
 
 absl::Status Master::DeleteCheckpointLocked(
     const std::shared_ptr<storage::CheckpointStorage>& store, const CheckpointRow& row,
-    absl::string_view why) {
-  const std::string what = absl::StrCat("master: checkpoint GC: checkpoint ", row.storage_id,
-                                        " (batch ", row.steps_completed, ")");
+    absl::string_view by, absl::string_view why) {
+  const std::string what = absl::StrCat("master: ", by, ": checkpoint ", row.storage_id, " (batch ",
+                                        row.steps_completed, ")");
   auto kept = [&](const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     AppendLogLocked(row.trial_id, absl::StrCat(what, " kept: ", reason));
     return absl::FailedPreconditionError(
@@ -207,7 +208,8 @@ absl::Status Master::DeleteCheckpoint(const std::string& storage_id, const Actor
     return absl::FailedPreconditionError(
         absl::StrCat("experiment ", e.id, " has no checkpoint storage the master can reach"));
   }
-  return DeleteCheckpointLocked(store, *row, absl::StrCat("by '", actor.user, "'"));
+  return DeleteCheckpointLocked(store, *row, "checkpoint delete",
+                                absl::StrCat("asked by '", actor.user, "'"));
 }
 
 }  // namespace cohort::master
