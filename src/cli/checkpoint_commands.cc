@@ -164,20 +164,11 @@ int DescribeCheckpoint(const CommandContext& context, const std::string& id) {
 }
 
 int DeleteCheckpoint(const CommandContext& context, const std::string& id, bool yes) {
-  if (!yes) {
-    absl::StatusOr<bool> confirmed =
-        Confirm(absl::StrCat("deleting checkpoint ", id),
-                absl::StrCat("Delete checkpoint ", id, "'s files? This cannot be undone."));
-    if (!confirmed.ok()) return Fail(confirmed.status());
-    if (!*confirmed) {
-      std::cout << "checkpoint " << id << ": not deleted\n";
-      return kExitOk;
-    }
-  }
-  absl::StatusOr<Json> r = context.Client().Delete(absl::StrCat("/api/v1/checkpoints/", id));
-  if (!r.ok()) return Fail(r.status());
-  std::cout << "checkpoint " << id << ": deleted (its record stays, DELETED)\n";
-  return kExitOk;
+  return DeleteAfterAsking(
+      context, yes, "checkpoint " + id,
+      absl::StrCat("Delete checkpoint ", id, "'s files? This cannot be undone."),
+      absl::StrCat("/api/v1/checkpoints/", id),
+      absl::StrCat("checkpoint ", id, ": deleted (its record stays, DELETED)"));
 }
 
 void AddDescribeAndDelete(CLI::App* group, CommandContext* context) {

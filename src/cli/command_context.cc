@@ -77,6 +77,15 @@ int PrintJson(const Json& value) {
   return kExitOk;
 }
 
+int Fail(const absl::Status& status) {
+  std::cerr << "cohort: error: " << status.message() << "\n";
+  return kExitInvalid;
+}
+
+namespace {
+
+// Asks `question` on the terminal; true for y or yes. Without a terminal: FailedPrecondition
+// saying that `action` asks first and that --yes does it without asking.
 absl::StatusOr<bool> Confirm(absl::string_view action, absl::string_view question) {
   if (::isatty(STDIN_FILENO) != 1) {
     return absl::FailedPreconditionError(
@@ -89,9 +98,23 @@ absl::StatusOr<bool> Confirm(absl::string_view action, absl::string_view questio
   return answer == "y" || answer == "Y" || answer == "yes";
 }
 
-int Fail(const absl::Status& status) {
-  std::cerr << "cohort: error: " << status.message() << "\n";
-  return kExitInvalid;
+}  // namespace
+
+int DeleteAfterAsking(const CommandContext& context, bool yes, const std::string& what,
+                      const std::string& question, const std::string& path,
+                      const std::string& done) {
+  if (!yes) {
+    absl::StatusOr<bool> confirmed = Confirm("deleting " + what, question);
+    if (!confirmed.ok()) return Fail(confirmed.status());
+    if (!*confirmed) {
+      std::cout << what << ": not deleted\n";
+      return kExitOk;
+    }
+  }
+  absl::StatusOr<Json> r = context.Client().Delete(path);
+  if (!r.ok()) return Fail(r.status());
+  std::cout << done << "\n";
+  return kExitOk;
 }
 
 }  // namespace cohort::cli

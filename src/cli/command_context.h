@@ -107,10 +107,13 @@ std::string UrlQueryValue(absl::string_view text);
 // Milliseconds since the epoch as local "YYYY-MM-DD HH:MM:SS".
 std::string FormatTime(int64_t ms);
 
-// Asks `question` ("Delete experiment 7 ...?") on the terminal and reads the answer: true for
-// y or yes. Without a terminal on stdin: FailedPrecondition saying that `action` ("deleting
-// experiment 7") asks first and that --yes does it without asking.
-absl::StatusOr<bool> Confirm(absl::string_view action, absl::string_view question);
+// The delete verbs' flow: unless `yes`, asks `question` ("Delete experiment 7 ...?") on the
+// terminal (y or yes goes on; anything else prints "<what>: not deleted"); without a terminal
+// on stdin it fails saying that deleting `what` asks first and --yes deletes without asking.
+// Then DELETEs `path` and prints `done`. Returns the exit code.
+int DeleteAfterAsking(const CommandContext& context, bool yes, const std::string& what,
+                      const std::string& question, const std::string& path,
+                      const std::string& done);
 
 // Prints `value` as indented JSON on stdout; returns kExitOk.
 int PrintJson(const Json& value);

@@ -284,23 +284,13 @@ void AddDelete(CLI::App* experiment, CommandContext* context) {
       "(the master's log names them).\n"
       "Example:\n  cohort experiment kill 7 && cohort experiment delete 7 --yes");
   context->OnRun(sub, [context, id, yes] {
-    if (!*yes) {
-      absl::StatusOr<bool> confirmed =
-          Confirm(absl::StrCat("deleting experiment ", *id),
-                  absl::StrCat("Delete experiment ", *id,
-                               " with its trials, checkpoints, logs and metrics? This cannot be "
-                               "undone."));
-      if (!confirmed.ok()) return Fail(confirmed.status());
-      if (!*confirmed) {
-        std::cout << "experiment " << *id << ": not deleted\n";
-        return kExitOk;
-      }
-    }
-    absl::StatusOr<Json> r = context->Client().Delete(absl::StrCat("/api/v1/experiments/", *id));
-    if (!r.ok()) return Fail(r.status());
-    std::cout << "experiment " << *id << ": deleting (`cohort experiment list` shows it until "
-              << "it is gone)\n";
-    return kExitOk;
+    return DeleteAfterAsking(
+        *context, *yes, absl::StrCat("experiment ", *id),
+        absl::StrCat("Delete experiment ", *id,
+                     " with its trials, checkpoints, logs and metrics? This cannot be undone."),
+        absl::StrCat("/api/v1/experiments/", *id),
+        absl::StrCat("experiment ", *id,
+                     ": deleting (`cohort experiment list` shows it until it is gone)"));
   });
 }
 

@@ -162,23 +162,6 @@ int UpdateModel(const CommandContext& context, const std::string& name, const Fi
   return kExitOk;
 }
 
-// Runs `del` after asking (unless `yes`); `what` names what goes ("model resnet").
-int DeleteAfterAsking(bool yes, const std::string& what, const std::string& question,
-                      const std::function<absl::StatusOr<Json>()>& del) {
-  if (!yes) {
-    absl::StatusOr<bool> confirmed = Confirm("deleting " + what, question);
-    if (!confirmed.ok()) return Fail(confirmed.status());
-    if (!*confirmed) {
-      std::cout << what << ": not deleted\n";
-      return kExitOk;
-    }
-  }
-  absl::StatusOr<Json> r = del();
-  if (!r.ok()) return Fail(r.status());
-  std::cout << what << " deleted\n";
-  return kExitOk;
-}
-
 // The version NAME[:VERSION] names: that number, else the model's latest.
 absl::StatusOr<wire::ModelVersion> ResolveVersion(const CommandContext& context,
                                                   const std::string& spec) {
@@ -291,9 +274,9 @@ void AddDeletes(CLI::App* model, CommandContext* context) {
   del->add_flag("--yes,-y", *yes, "Do not ask for confirmation");
   del->footer("The checkpoints stay; they are the checkpoint GC's again.");
   context->OnRun(del, [context, name, yes] {
-    return DeleteAfterAsking(*yes, "model " + *name,
+    return DeleteAfterAsking(*context, *yes, "model " + *name,
                              absl::StrCat("Delete model ", *name, " and all its versions?"),
-                             [&] { return context->Client().Delete(ModelPath(*name)); });
+                             ModelPath(*name), absl::StrCat("model ", *name, " deleted"));
   });
   CLI::App* del_version = model->add_subcommand("delete-version", "Delete one version");
   del_version->add_option("name", *name, "Model name")->required();
@@ -302,9 +285,9 @@ void AddDeletes(CLI::App* model, CommandContext* context) {
   del_version->footer("Its number is not given again; its checkpoint stays.");
   context->OnRun(del_version, [context, name, version, yes] {
     const std::string what = absl::StrCat("version ", *version, " of model ", *name);
-    return DeleteAfterAsking(*yes, what, absl::StrCat("Delete ", what, "?"), [&] {
-      return context->Client().Delete(absl::StrCat(ModelPath(*name), "/versions/", *version));
-    });
+    return DeleteAfterAsking(*context, *yes, what, absl::StrCat("Delete ", what, "?"),
+                             absl::StrCat(ModelPath(*name), "/versions/", *version),
+                             what + " deleted");
   });
 }
 

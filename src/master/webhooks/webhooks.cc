@@ -88,14 +88,17 @@ wire::Delivery ToWire(const DeliveryRow& d) {
                         d.last_error, d.created_ms, d.next_attempt_ms, d.finished_ms};
 }
 
-bool WantsState(const WebhookRow& w, const std::string& state) {
-  for (const wire::WebhookTrigger& t : Triggers(w.triggers_json)) {
-    if (t.trigger_type == kStateChange && t.condition.value("state", "") == state) return true;
-  }
-  return false;
-}
-
 }  // namespace
+
+Webhooks::Known Webhooks::KnownOf(WebhookRow row) {
+  Known known{std::move(row), {}};
+  for (const wire::WebhookTrigger& t : Triggers(known.row.triggers_json)) {
+    if (t.trigger_type == kStateChange && t.condition.value("state", Json()).is_string()) {
+      known.states.insert(t.condition["state"].get<std::string>());
+    }
+  }
+  return known;
+}
 
 Webhooks::Webhooks(Database& db, const Clock& clock, DeliveryPolicy policy)
     : db_(db), clock_(clock), policy_(policy) {
@@ -107,8 +110,10 @@ Webhooks::~Webhooks() { Stop(); }
 
 absl::Status Webhooks::Load() {
   COHORT_ASSIGN_OR_RETURN(std::vector<WebhookRow> rows, db_.ListWebhooks());
+  std::vector<Known> known;
+  for (WebhookRow& row : rows) known.push_back(KnownOf(std::move(row)));
   MutexLock lock(&mu_);
-  webhooks_ = std::move(rows);
+  webhooks_ = std::move(known);
   return absl::OkStatus();
 }
 
@@ -133,7 +138,7 @@ absl::StatusOr<wire::Webhook> Webhooks::Create(bool admin, const std::string& us
   COHORT_ASSIGN_OR_RETURN(row.id, db_.InsertWebhook(row));
   {
     MutexLock lock(&mu_);
-    webhooks_.push_back(row);
+    webhooks_.push_back(KnownOf(row));
   }
   wire::Webhook created = ToWire(row);
   created.secret = row.secret;
@@ -144,7 +149,7 @@ absl::StatusOr<wire::WebhookList> Webhooks::List(bool admin) {
   COHORT_RETURN_IF_ERROR(AdminsOnly(admin));
   wire::WebhookList list;
   MutexLock lock(&mu_);
-  for (const WebhookRow& row : webhooks_) list.webhooks.push_back(ToWire(row));
+  for (const Known& w : webhooks_) list.webhooks.push_back(ToWire(w.row));
   return list;
 }
 
@@ -157,15 +162,15 @@ absl::Status Webhooks::Delete(bool admin, int64_t id) {
   COHORT_RETURN_IF_ERROR(deleted);
   MutexLock lock(&mu_);
   webhooks_.erase(std::remove_if(webhooks_.begin(), webhooks_.end(),
-                                 [&](const WebhookRow& w) { return w.id == id; }),
+                                 [&](const Known& w) { return w.row.id == id; }),
                   webhooks_.end());
   return absl::OkStatus();
 }
 
 absl::StatusOr<WebhookRow> Webhooks::Find(int64_t id) {
   MutexLock lock(&mu_);
-  for (const WebhookRow& w : webhooks_) {
-    if (w.id == id) return w;
+  for (const Known& w : webhooks_) {
+    if (w.row.id == id) return w.row;
   }
   return absl::NotFoundError(absl::StrCat("no webhook ", id, " (`cohort webhook list`)"));
 }
@@ -201,8 +206,9 @@ absl::Status Webhooks::OnExperimentState(const Event& event) {
   std::vector<DeliveryRow> rows;
   {
     MutexLock lock(&mu_);
-    for (const WebhookRow& w : webhooks_) {
-      if (!WantsState(w, event.experiment_state)) continue;
+    for (const Known& k : webhooks_) {
+      if (k.states.count(event.experiment_state) == 0) continue;
+      const WebhookRow& w = k.row;
       rows.push_back({.webhook_id = w.id,
                       .event = event.type,
                       .body = Body(w.type, w.template_text, event),

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -80,7 +81,13 @@ class Webhooks {
   const Clock& clock_;
   const DeliveryPolicy policy_;
   Mutex mu_;
-  std::vector<WebhookRow> webhooks_ ABSL_GUARDED_BY(mu_);
+  // A webhook with the experiment states its triggers name, read from its row once.
+  struct Known {
+    WebhookRow row;
+    std::set<std::string> states;
+  };
+  static Known KnownOf(WebhookRow row);
+  std::vector<Known> webhooks_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<Deliverer> deliverer_;
 };
 
