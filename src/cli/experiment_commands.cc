@@ -317,6 +317,34 @@ void AddFork(CLI::App* experiment, CommandContext* context) {
   context->OnRun(fork, [context, args] { return RunFork(*context, *args); });
 }
 
+// continue: the ended experiment trains again (Determined's `det experiment continue`).
+void AddContinue(CLI::App* experiment, CommandContext* context) {
+  auto args = std::make_shared<ContinueArgs>();
+  CLI::App* sub = experiment->add_subcommand(
+      "continue", "Train an ended experiment's trials further, from their latest checkpoints");
+  sub->add_option("id", args->id, "Experiment id")->required();
+  sub->add_option("--config-file", args->config_file,
+                  "A partial config (YAML) merged over the experiment's")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--config", args->overrides,
+                  "KEY=VALUE: set one field (dotted path; VALUE is YAML); repeatable");
+  sub->add_flag("-f,--follow", args->follow, "Show each trial's progress until it ends");
+  sub->footer(
+      "The experiment keeps its id, trials, metrics and logs; it is ACTIVE again and each trial\n"
+      "it trains again resumes from its latest checkpoint (from the start when it has none),\n"
+      "its restarts counted from 0. A single-trial experiment trains its trial again with the\n"
+      "config changed as given (a longer searcher.max_length, hyperparameters, environment,\n"
+      "max_restarts); searcher.name, checkpoint_storage and resources.resource_pool stay. A\n"
+      "random or grid search trains its CANCELED and ERROR trials again (and creates those it\n"
+      "never did), its config unchanged; an adaptive_asha search cannot continue (fork it).\n"
+      "Only the owner or an admin may continue an experiment.\n"
+      "Examples:\n"
+      "  cohort experiment continue 7 --config searcher.max_length.batches=4000 --follow\n"
+      "  cohort experiment continue 7 --config max_restarts=1\n"
+      "  cohort experiment continue 9   # a killed random search: its CANCELED trials");
+  context->OnRun(sub, [context, args] { return RunContinue(*context, *args); });
+}
+
 }  // namespace
 
 void AddExperimentCommands(CLI::App* root, CommandContext* context) {
@@ -331,6 +359,7 @@ void AddExperimentCommands(CLI::App* root, CommandContext* context) {
   AddLifecycleVerbs(experiment, context);
   AddDelete(experiment, context);
   AddFork(experiment, context);
+  AddContinue(experiment, context);
 }
 
 }  // namespace cohort::cli

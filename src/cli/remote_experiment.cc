@@ -267,6 +267,39 @@ int RunFork(const CommandContext& command, const ForkArgs& args) {
   return Follow(command.Client(), created->id);
 }
 
+int RunContinue(const CommandContext& command, const ContinueArgs& args) {
+  Json changes = Json::object();
+  if (!args.config_file.empty()) {
+    absl::StatusOr<Json> file = config::LoadYamlFile(args.config_file);
+    if (!file.ok()) return FailReading(file.status(), "the config file");
+    if (!file->is_object()) {
+      std::cerr << "cohort: error: " << args.config_file
+                << ": expected a mapping of the config fields to change\n";
+      return kExitUsage;
+    }
+    changes = *std::move(file);
+  }
+  if (absl::Status set = ApplyConfigOverrides(args.overrides, changes); !set.ok()) {
+    std::cerr << "cohort: error: " << set.message() << "\n";
+    return kExitUsage;
+  }
+  client::MasterClient client = command.Client(absl::Seconds(60));
+  absl::StatusOr<Json> r = client.Post(absl::StrCat("/api/v1/experiments/", args.id, "/continue"),
+                                       wire::ExperimentContinue{changes}.ToJson());
+  if (!r.ok()) {
+    std::cerr << "cohort: error: continuing experiment " << args.id << ": " << r.status().message()
+              << "\n";
+    return kExitInvalid;
+  }
+  absl::StatusOr<wire::CreatedExperiment> continued =
+      ParseAnswer("POST /api/v1/experiments/ID/continue", r, wire::ParseCreatedExperiment);
+  if (!continued.ok()) return Fail(continued.status());
+  for (const std::string& w : continued->warnings) std::cerr << "warning: " << w << "\n";
+  std::cout << "experiment " << args.id << " continues\n";
+  if (!args.follow) return kExitOk;
+  return Follow(command.Client(), args.id);
+}
+
 int WaitForExperiment(const CommandContext& command, int64_t id) {
   return Follow(command.Client(), id);
 }

@@ -36,6 +36,19 @@ struct ForkArgs {
 };
 int RunFork(const CommandContext& command, const ForkArgs& args);
 
+// `cohort experiment continue ID [--config-file F] [--config KEY=VALUE]... [--follow]`
+// (Determined's `det experiment continue`): the ended experiment trains again under its id,
+// each trial from its latest checkpoint; the file (a partial config) and then each --config are
+// merged over its effective config. Only the owner or an admin may. Exit status as
+// RunCreateRemote's (2 for an unreadable file or a bad --config).
+struct ContinueArgs {
+  int64_t id = 0;
+  std::string config_file;             // empty: none
+  std::vector<std::string> overrides;  // KEY=VALUE (config_overrides.h)
+  bool follow = false;
+};
+int RunContinue(const CommandContext& command, const ContinueArgs& args);
+
 // `cohort experiment wait ID` (Determined's `det experiment wait`): follows an experiment
 // created earlier as --follow does (progress on stderr; at the end its state, each trial's
 // final validation and each failed trial's last lines on stdout) until it ends. Returns 0 only

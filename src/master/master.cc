@@ -107,20 +107,25 @@ absl::Status Master::MoveTrialLocked(TrialRow& trial, TrialState to) {
   return absl::OkStatus();
 }
 
+void Master::ExperimentMovedLocked(const ExperimentRow& experiment) {
+  queue_.SetExperimentState(experiment.id, experiment.state);
+  // Stored: the webhooks that want it queue their deliveries (none: no database round trip).
+  if (absl::Status queued = webhooks_.OnExperimentState(
+          {"EXPERIMENT_STATE_CHANGE", experiment.id, experiment.name,
+           wire::Name(experiment.state), experiment.owner,
+           absl::ToUnixMillis(options_.clock->Now())});
+      !queued.ok()) {
+    COHORT_LOG(ERROR) << "experiment " << experiment.id << ": queueing its webhooks: " << queued;
+  }
+}
+
 absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to) {
   const bool ends = !wire::IsTerminal(experiment.state) && wire::IsTerminal(to);
   COHORT_RETURN_IF_ERROR(
       Transition(experiment.state, to, absl::StrCat("experiment ", experiment.id)));
   COHORT_RETURN_IF_ERROR(db_->SetExperimentState(experiment.id, to));
   experiment.state = to;
-  queue_.SetExperimentState(experiment.id, to);
-  // Stored: the webhooks that want it queue their deliveries (none: no database round trip).
-  if (absl::Status queued = webhooks_.OnExperimentState(
-          {"EXPERIMENT_STATE_CHANGE", experiment.id, experiment.name, wire::Name(to),
-           experiment.owner, absl::ToUnixMillis(options_.clock->Now())});
-      !queued.ok()) {
-    COHORT_LOG(ERROR) << "experiment " << experiment.id << ": queueing its webhooks: " << queued;
-  }
+  ExperimentMovedLocked(experiment);
   if (ends) {
     experiment.ended_ms = absl::ToUnixMillis(options_.clock->Now());
     COHORT_RETURN_IF_ERROR(db_->SetExperimentEnded(experiment.id, experiment.ended_ms));

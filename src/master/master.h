@@ -232,6 +232,22 @@ class Master {
   // config no longer parses.
   absl::Status PatchExperiment(int64_t id, const wire::ExperimentPatch& patch,
                                const Actor& actor) ABSL_LOCKS_EXCLUDED(mu_);
+  // Trains an ended experiment further (Determined's `det experiment continue`;
+  // master_continue.cc): `override_config` (a mapping, wire::ExperimentContinue) merged over its
+  // effective config, then the experiment ACTIVE again under the same id and its trials QUEUED,
+  // each resuming from its latest checkpoint with its restarts reset. A single-trial
+  // experiment's one trial always trains again (to a longer searcher.max_length, with changed
+  // hyperparameters, environment, max_restarts...); a grid or random search's CANCELED and
+  // ERROR trials train again, and the trials it never created are created, its config
+  // unchanged. Returns the new config's warnings. FailedPrecondition for one ACTIVE, PAUSED or
+  // DELETING, for an adaptive_asha search, for a search with nothing left to train, and for a
+  // change of searcher.name, checkpoint_storage or resources.resource_pool (each naming the
+  // fork to use instead); InvalidArgument with every config error; PermissionDenied unless
+  // `actor` owns it or is an admin.
+  absl::StatusOr<std::vector<std::string>> ContinueExperiment(int64_t id,
+                                                              const config::Json& override_config,
+                                                              const Actor& actor)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::string> ContextPath(int64_t experiment_id);
   // The context archive's bytes (tar.gz); Unavailable naming the file when it cannot be read.
   absl::StatusOr<std::string> ContextArchive(int64_t experiment_id);
@@ -448,6 +464,15 @@ class Master {
                                                 const std::string& template_name);
   // Writes an uploaded context archive under data_dir/contexts; returns its path.
   absl::StatusOr<std::string> SaveContext(const std::string& context);
+  // ContinueExperiment's parts (master_continue.cc): the continued config, checked against the
+  // experiment's, and its trials as they go back to the queue.
+  absl::StatusOr<SubmittedConfig> ContinuedConfig(const ExperimentRow& e,
+                                                  const config::Json& override_config,
+                                                  size_t trial_count);
+  absl::StatusOr<std::vector<TrialRow>> ReopenedTrialsLocked(const ExperimentRow& e,
+                                                             const config::ExperimentConfig& cfg,
+                                                             std::vector<TrialRow> trials)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // OK when `context` is empty or a tar.gz context archive that CheckContext accepts (every
   // entry safe to unpack, within kMaxContextEntries and kMaxContextUnpackedBytes), and holds
   // the program of `entrypoint` when that is a relative path ("./trial", "bin/train");
@@ -457,6 +482,8 @@ class Master {
   // Moves a trial or experiment through its lifecycle (Transition) and stores the new state;
   // an illegal move changes nothing and is FailedPrecondition naming both states.
   absl::Status MoveTrialLocked(TrialRow& trial, TrialState to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // MoveExperimentLocked's part after the row is stored: the queue's copy, the webhooks.
+  void ExperimentMovedLocked(const ExperimentRow& experiment) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Scheduling passes (master_scheduling.cc). A change that may let a trial start (a trial

@@ -201,4 +201,15 @@ absl::StatusOr<ExperimentPatch> ParseExperimentPatch(const Json& json) {
   return p;
 }
 
+Json ExperimentContinue::ToJson() const { return {{"override_config", override_config}}; }
+
+absl::StatusOr<ExperimentContinue> ParseExperimentContinue(const Json& json) {
+  internal::FieldReader r(json, "experiment continue");
+  ExperimentContinue c;
+  r.Object("override_config", &c.override_config, internal::FieldReader::kOptional);
+  COHORT_RETURN_IF_ERROR(r.status());
+  if (c.override_config.is_null()) c.override_config = Json::object();
+  return c;
+}
+
 }  // namespace cohort::wire

@@ -5,6 +5,7 @@
 //   POST /api/v1/experiments           (multipart: config, context, template) -> CreatedExperiment
 //   GET  /api/v1/experiments           ExperimentList
 //   GET  /api/v1/experiments/{id}      ExperimentDescription
+//   POST /api/v1/experiments/{id}/continue  ExperimentContinue -> CreatedExperiment
 //   GET  /api/v1/templates             TemplateList
 //   GET  /api/v1/templates/{name}      Template
 //
@@ -61,6 +62,15 @@ struct ExperimentPatch {
   Json ToJson() const;
 };
 absl::StatusOr<ExperimentPatch> ParseExperimentPatch(const Json& json);
+
+// `cohort experiment continue ID` (Determined's ContinueExperiment): the fields to change in
+// the ended experiment's effective config before its trials train again, a mapping merged on
+// top of it (mappings merged key by key, anything else replaced); empty: no change.
+struct ExperimentContinue {
+  Json override_config = Json::object();
+  Json ToJson() const;
+};
+absl::StatusOr<ExperimentContinue> ParseExperimentContinue(const Json& json);
 
 struct ExperimentList {
   std::vector<ExperimentSummary> experiments;

@@ -312,5 +312,61 @@ TEST_F(ModelsTest, TrialLogsAreFilteredByTheMaster) {
   EXPECT_NE(bad.err.find("--since: 'yesterday' is neither"), std::string::npos) << bad.err;
 }
 
+// `experiment continue`: a completed single-trial experiment trains further under its own id,
+// its trial resuming from its latest checkpoint with the changed config (Determined's own test
+// changes the length and an environment variable the same way); what cannot change is refused.
+TEST_F(ModelsTest, AnEndedExperimentContinuesFromItsLatestCheckpoint) {
+  StartMaster();
+  StartAgent("a1");
+  Script("steps.sh", absl::StrCat("exec ", BinaryPath("checkpoint_trial"),
+                                  " --steps \"${STEPS:-2}\" --bytes 4096\n"));
+  const int64_t id = Create("steps", "./steps.sh",
+                            "max_restarts: 0\ncheckpoint_storage: {save_trial_latest: 1}\n");
+  const std::string ids = std::to_string(id);
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; }, "the first run");
+  ASSERT_EQ(State(id), "COMPLETED");
+  const std::string trial = std::to_string(Trial(id)["id"].get<int64_t>());
+  const std::string latest = Trial(id)["latest_checkpoint"];
+
+  LaunchResult help = Cohort({"experiment", "continue", "--help"});
+  EXPECT_NE(help.out.find("cohort experiment continue 7 --config"), std::string::npos) << help.out;
+  LaunchResult fixed = Cohort({"experiment", "continue", ids, "--config", "searcher.name=grid"});
+  EXPECT_NE(fixed.status, 0);
+  EXPECT_NE(fixed.err.find("searcher.name: cannot change when experiment"), std::string::npos)
+      << fixed.err;
+  LaunchResult no_equals = Cohort({"experiment", "continue", ids, "--config", "max_restarts"});
+  EXPECT_EQ(no_equals.status, 2) << no_equals.err;
+  CreateUser("bob");
+  LaunchResult denied = CohortAsUser("bob", {"experiment", "continue", ids});
+  EXPECT_NE(denied.err.find("belongs to 'admin'"), std::string::npos) << denied.err;
+  EXPECT_EQ(State(id), "COMPLETED") << "a refused continue changes nothing";
+
+  LaunchResult continued =
+      Cohort({"experiment", "continue", ids, "--config", "searcher.max_length.batches=4",
+              "--config", "environment.environment_variables=[STEPS=4]", "--follow"});
+  EXPECT_EQ(continued.status, 0) << continued.out << continued.err;
+  EXPECT_NE(continued.out.find(absl::StrCat("experiment ", id, " continues")), std::string::npos)
+      << continued.out;
+  EXPECT_EQ(State(id), "COMPLETED");
+  const json t = Trial(id);
+  EXPECT_EQ(std::to_string(t["id"].get<int64_t>()), trial) << "the same trial trained on";
+  EXPECT_EQ(t["total_batches"], 4);
+  const std::string logs = Logs(t["id"]);
+  EXPECT_NE(logs.find(absl::StrCat("continued by 'admin': resumes from checkpoint ", latest)),
+            std::string::npos)
+      << logs;
+  EXPECT_NE(logs.find(absl::StrCat("resumed from ", latest, " at step 2")), std::string::npos)
+      << logs;
+  EXPECT_NE(logs.find("at step 4"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("at step 1\n", logs.find("resumed from")), std::string::npos)
+      << "it did not start over";
+  // Ended again, it may continue again: already at step 4, its trial resumes and ends at once.
+  LaunchResult again = Cohort({"experiment", "continue", ids, "--config", "max_restarts=1"});
+  EXPECT_EQ(again.status, 0) << again.err;
+  WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; }, "the third run");
+  EXPECT_EQ(State(id), "COMPLETED");
+  EXPECT_EQ(Json({"experiment", "describe", ids})["max_restarts"], 1);
+}
+
 }  // namespace
 }  // namespace cohort::testing

@@ -345,6 +345,12 @@ class Database {
                                              const std::string& config_yaml) = 0;
   virtual absl::Status SetExperimentScheduling(int64_t id,
                                                const ExperimentScheduling& scheduling) = 0;  // NotFound
+  // `cohort experiment continue`, in one transaction: the experiment's name, config_yaml,
+  // slots_per_trial, max_restarts and state as `experiment` has them, its ended_ms 0; each of
+  // `trials` as UpdateTrial writes it, and its total_batches. NotFound, and nothing written,
+  // when the experiment or one of the trials (of that experiment) is missing.
+  virtual absl::Status ReopenExperiment(const ExperimentRow& experiment,
+                                        const std::vector<TrialRow>& trials) = 0;
   virtual absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) = 0;
   virtual absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() = 0;  // by id
   // Deletes up to about `limit` rows of the experiment's data in one transaction, its trials'

@@ -224,6 +224,41 @@ absl::Status SqlDatabase::SetExperimentScheduling(int64_t id,
   return s.RunOnRow(absl::StrCat("experiment ", id));
 }
 
+absl::Status SqlDatabase::ReopenExperiment(const ExperimentRow& experiment,
+                                           const std::vector<TrialRow>& trials) {
+  return Transact([&](sql::Connection& c) -> absl::Status {
+    Query e(c, "reopen experiment",
+            "UPDATE experiments SET name = ?2, config_yaml = ?3, slots_per_trial = ?4, "
+            "max_restarts = ?5, state = ?6, ended_ms = 0 WHERE id = ?1");
+    e.BindInt64(1, experiment.id);
+    e.BindText(2, experiment.name);
+    e.BindText(3, experiment.config_yaml);
+    e.BindInt64(4, experiment.slots_per_trial);
+    e.BindInt64(5, experiment.max_restarts);
+    e.BindText(6, wire::Name(experiment.state));
+    COHORT_RETURN_IF_ERROR(e.RunOnRow(absl::StrCat("experiment ", experiment.id)));
+    Query t(c, "reopen trial",
+            "UPDATE trials SET hparams_json = ?3, seed = ?4, state = ?5, restarts = ?6, "
+            "error_lines = ?7, sequence = ?8, kill_requested = ?9, total_batches = ?10 "
+            "WHERE id = ?1 AND experiment_id = ?2");
+    for (const TrialRow& row : trials) {
+      t.BindInt64(1, row.id);
+      t.BindInt64(2, experiment.id);
+      t.BindText(3, row.hparams_json);
+      t.BindInt64(4, row.seed);
+      t.BindText(5, wire::Name(row.state));
+      t.BindInt64(6, row.restarts);
+      t.BindText(7, row.error_lines);
+      t.BindInt64(8, row.sequence);
+      t.BindInt64(9, row.kill_requested ? 1 : 0);
+      t.BindInt64(10, row.total_batches);
+      COHORT_RETURN_IF_ERROR(
+          t.RunOnRow(absl::StrCat("trial ", row.id, " of experiment ", experiment.id)));
+    }
+    return absl::OkStatus();
+  });
+}
+
 absl::Status SqlDatabase::SetExperimentEnded(int64_t id, int64_t ended_ms) {
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
   Query s(*c, "set experiment end", "UPDATE experiments SET ended_ms = ?2 WHERE id = ?1");

@@ -45,6 +45,8 @@ class SqlDatabase : public Database {
   absl::Status SetExperimentMetadata(int64_t id, const std::string& name,
                                      const std::string& config_yaml) override;
   absl::Status SetExperimentScheduling(int64_t id, const ExperimentScheduling& scheduling) override;
+  absl::Status ReopenExperiment(const ExperimentRow& experiment,
+                                const std::vector<TrialRow>& trials) override;
   absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) override;
   absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() override;
   // sql_experiment_delete.cc

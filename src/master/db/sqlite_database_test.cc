@@ -181,6 +181,53 @@ TEST_P(DatabaseTest, ArchivesAndUnarchivesAnExperiment) {
   EXPECT_TRUE(absl::IsNotFound(db_->SetExperimentArchived(9, true)));
 }
 
+TEST_P(DatabaseTest, ReopensAnExperimentWithItsTrialsInOneTransaction) {
+  ExperimentRow row = MakeExperiment("a");
+  row.state = ExperimentState::kError;
+  ASSERT_OK_AND_ASSIGN(row.id, db_->InsertExperiment(row));
+  ASSERT_OK(db_->SetExperimentEnded(row.id, 1234));
+  TrialRow trial = MakeTrial(row.id);
+  trial.state = TrialState::kError;
+  trial.restarts = 3;
+  trial.error_lines = "boom";
+  ASSERT_OK_AND_ASSIGN(trial.id, db_->InsertTrial(trial));
+  const int64_t other = AddTrial();  // of another experiment
+
+  row.state = ExperimentState::kActive;
+  row.name = "b";
+  row.config_yaml = "name: b\n";
+  row.slots_per_trial = 4;
+  row.max_restarts = 2;
+  trial.state = TrialState::kQueued;
+  trial.restarts = 0;
+  trial.error_lines.clear();
+  trial.total_batches = 77;
+  TrialRow stranger = db_->GetTrial(other).value();
+  stranger.state = TrialState::kCompleted;
+  // A trial of another experiment: nothing at all is written.
+  EXPECT_THAT(db_->ReopenExperiment(row, {trial, stranger}), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_EQ(db_->GetExperiment(row.id).value().state, ExperimentState::kError);
+  EXPECT_EQ(db_->GetExperiment(row.id).value().ended_ms, 1234);
+  EXPECT_EQ(db_->GetTrial(trial.id).value().state, TrialState::kError);
+  EXPECT_EQ(db_->GetTrial(other).value().state, TrialState::kRunning) << "as MakeTrial made it";
+
+  ASSERT_OK(db_->ReopenExperiment(row, {trial}));
+  ExperimentRow stored = db_->GetExperiment(row.id).value();
+  EXPECT_EQ(stored.state, ExperimentState::kActive);
+  EXPECT_EQ(stored.name, "b");
+  EXPECT_EQ(stored.config_yaml, "name: b\n");
+  EXPECT_EQ(stored.slots_per_trial, 4);
+  EXPECT_EQ(stored.max_restarts, 2);
+  EXPECT_EQ(stored.ended_ms, 0);
+  TrialRow reopened = db_->GetTrial(trial.id).value();
+  EXPECT_EQ(reopened.state, TrialState::kQueued);
+  EXPECT_EQ(reopened.restarts, 0);
+  EXPECT_EQ(reopened.error_lines, "");
+  EXPECT_EQ(reopened.total_batches, 77);
+  EXPECT_THAT(db_->ReopenExperiment(MakeExperiment("gone"), {}),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
 TEST_P(DatabaseTest, ReportsAMissingExperimentByItsId) {
   EXPECT_THAT(db_->GetExperiment(7).status(),
               StatusIs(absl::StatusCode::kNotFound, "experiment 7 not found"));

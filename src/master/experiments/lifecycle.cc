@@ -36,6 +36,8 @@ const std::vector<std::pair<TrialState, TrialState>>& TrialTransitions() {
       {T::kRunning, T::kPaused}, {T::kRunning, T::kStopped},   {T::kRunning, T::kCanceled},
       {T::kRunning, T::kError},  {T::kPaused, T::kQueued},     {T::kPaused, T::kCanceled},
       {T::kStopped, T::kQueued}, {T::kStopped, T::kCompleted}, {T::kStopped, T::kCanceled},
+      // `cohort experiment continue` only:
+      {T::kCompleted, T::kQueued}, {T::kCanceled, T::kQueued},   {T::kError, T::kQueued},
   };
   return table;
 }
@@ -46,6 +48,8 @@ const std::vector<std::pair<ExperimentState, ExperimentState>>& ExperimentTransi
       {E::kActive, E::kPaused},      {E::kActive, E::kCanceled},   {E::kActive, E::kCompleted},
       {E::kActive, E::kError},       {E::kPaused, E::kActive},     {E::kPaused, E::kCanceled},
       {E::kCompleted, E::kDeleting}, {E::kCanceled, E::kDeleting}, {E::kError, E::kDeleting},
+      // `cohort experiment continue` only:
+      {E::kCompleted, E::kActive},   {E::kCanceled, E::kActive},   {E::kError, E::kActive},
   };
   return table;
 }

@@ -21,11 +21,15 @@
 //   STOPPED -> QUEUED     adaptive_asha promoted it
 //   STOPPED -> COMPLETED  nothing else of its experiment runs or waits: no promotion will come
 //   STOPPED -> CANCELED   killed
+//   COMPLETED | CANCELED | ERROR -> QUEUED   `cohort experiment continue` trains it again, from
+//                         its latest checkpoint (Master::ContinueExperiment only)
 // Experiments:
 //   ACTIVE -> PAUSED | CANCELED | COMPLETED | ERROR;   PAUSED -> ACTIVE | CANCELED
 //   COMPLETED | CANCELED | ERROR -> DELETING   `cohort experiment delete` (then the row is gone)
-// A trial's COMPLETED, CANCELED and ERROR are final, and so is an experiment's DELETING; an
-// experiment's COMPLETED, CANCELED and ERROR lead only to DELETING. A state never "moves" to
+//   COMPLETED | CANCELED | ERROR -> ACTIVE     `cohort experiment continue`
+// A trial's COMPLETED, CANCELED and ERROR are final but for `cohort experiment continue`, which
+// alone moves them back to QUEUED; an experiment's DELETING is final, and its COMPLETED,
+// CANCELED and ERROR lead only to DELETING or, continued, to ACTIVE. A state never "moves" to
 // itself.
 //
 // Thread-safe (pure functions over constant tables; Transition mutates only its argument).

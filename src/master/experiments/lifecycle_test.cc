@@ -21,6 +21,7 @@ const std::set<std::pair<std::string, std::string>>& ExpectedTrialMoves() {
       {"RUNNING", "PAUSED"}, {"RUNNING", "STOPPED"},   {"RUNNING", "CANCELED"},
       {"RUNNING", "ERROR"},  {"PAUSED", "QUEUED"},     {"PAUSED", "CANCELED"},
       {"STOPPED", "QUEUED"}, {"STOPPED", "COMPLETED"}, {"STOPPED", "CANCELED"},
+      {"COMPLETED", "QUEUED"}, {"CANCELED", "QUEUED"}, {"ERROR", "QUEUED"},  // continue
   };
   return moves;
 }
@@ -46,8 +47,8 @@ TEST(LifecycleTest, EveryTrialMoveIsAllowedExactlyWhenTheLifecycleSaysSo) {
       }
     }
   }
-  EXPECT_EQ(allowed, 15);
-  EXPECT_EQ(refused, 7 * 7 - 15);
+  EXPECT_EQ(allowed, 18);
+  EXPECT_EQ(refused, 7 * 7 - 18);
 }
 
 TEST(LifecycleTest, EveryExperimentMoveIsAllowedExactlyWhenTheLifecycleSaysSo) {
@@ -55,6 +56,7 @@ TEST(LifecycleTest, EveryExperimentMoveIsAllowedExactlyWhenTheLifecycleSaysSo) {
       {"ACTIVE", "PAUSED"},      {"ACTIVE", "CANCELED"},   {"ACTIVE", "COMPLETED"},
       {"ACTIVE", "ERROR"},       {"PAUSED", "ACTIVE"},     {"PAUSED", "CANCELED"},
       {"COMPLETED", "DELETING"}, {"CANCELED", "DELETING"}, {"ERROR", "DELETING"},
+      {"COMPLETED", "ACTIVE"},   {"CANCELED", "ACTIVE"},   {"ERROR", "ACTIVE"},  // continue
   };
   for (ExperimentState from : wire::AllExperimentStates()) {
     for (ExperimentState to : wire::AllExperimentStates()) {
@@ -71,18 +73,22 @@ TEST(LifecycleTest, EveryExperimentMoveIsAllowedExactlyWhenTheLifecycleSaysSo) {
   }
 }
 
-TEST(LifecycleTest, FinalStatesHaveNoWayOut) {
+TEST(LifecycleTest, FinalStatesLeadOnlyToContinueOrDeletion) {
+  // An ended trial only goes back to the queue (continued).
   for (TrialState from : wire::AllTrialStates()) {
     if (!wire::IsTerminal(from)) continue;
-    for (TrialState to : wire::AllTrialStates()) EXPECT_FALSE(CanTransition(from, to));
+    for (TrialState to : wire::AllTrialStates()) {
+      EXPECT_EQ(CanTransition(from, to), to == TrialState::kQueued)
+          << wire::Name(from) << " -> " << wire::Name(to);
+    }
   }
-  // An ended experiment can only be deleted, and a deleting one goes nowhere.
+  // An ended experiment can only be deleted or continued, and a deleting one goes nowhere.
   for (ExperimentState from : wire::AllExperimentStates()) {
     if (!wire::IsTerminal(from)) continue;
     for (ExperimentState to : wire::AllExperimentStates()) {
-      EXPECT_EQ(CanTransition(from, to),
-                to == ExperimentState::kDeleting && from != ExperimentState::kDeleting)
-          << wire::Name(from) << " -> " << wire::Name(to);
+      const bool expected = from != ExperimentState::kDeleting &&
+                            (to == ExperimentState::kDeleting || to == ExperimentState::kActive);
+      EXPECT_EQ(CanTransition(from, to), expected) << wire::Name(from) << " -> " << wire::Name(to);
     }
   }
 }

@@ -116,6 +116,19 @@ void AddExperimentRoutes(Router& router, Master& master) {
                 COHORT_RETURN_IF_ERROR(ExperimentVerb(master, id, req.PathPart(2), req));
                 return Reply::Done();
               });
+  // Determined's ContinueExperiment: the ended experiment is ACTIVE again when this returns.
+  router.Post(R"(/api/v1/experiments/(\d+)/continue)",
+              [&](const Request& req) -> absl::StatusOr<Reply> {
+                COHORT_ASSIGN_OR_RETURN(int64_t id, req.PathId());
+                COHORT_ASSIGN_OR_RETURN(Json body, req.JsonBody());
+                COHORT_ASSIGN_OR_RETURN(wire::ExperimentContinue c,
+                                        wire::ParseExperimentContinue(body));
+                wire::CreatedExperiment answer{.id = id};
+                COHORT_ASSIGN_OR_RETURN(answer.warnings,
+                                        master.ContinueExperiment(id, c.override_config,
+                                                                  ActorOf(req.caller())));
+                return Reply::Ok(answer.ToJson());
+              });
   // The trials as one table: hyperparameters beside best and latest validation (issue 38).
   router.Get(R"(/api/v1/experiments/(\d+)/trials)",
              [&](const Request& req) -> absl::StatusOr<Reply> {
