@@ -593,7 +593,7 @@ int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream&
   if (!made) return kExitUsage;
   const fs::path exp_dir = *made;
   std::vector<Trial> trials = InitialTrials(**search, exp_dir);
-  if (cfg->searcher.name == "adaptive_asha") PrintBrackets(cfg->searcher, err);
+  if (config::HasRungs(cfg->searcher)) PrintBrackets(cfg->searcher, err);
   err << "experiment " << cfg->name.value_or("experiment") << ": " << trials.size()
       << (trials.size() == 1 ? " trial" : " trials") << " on " << cfg->resources.slots_per_trial
       << (cfg->resources.slots_per_trial == 1 ? " slot" : " slots") << " each, seed "

@@ -5,16 +5,34 @@
 
 namespace cohort::config {
 
-std::vector<std::vector<int64_t>> AshaBrackets(const SearcherConfig& searcher) {
-  if (searcher.name != "adaptive_asha" || !searcher.max_length) return {};
-  const int64_t max_length = searcher.max_length->value;
+bool HasRungs(const SearcherConfig& searcher) {
+  return searcher.name == "adaptive_asha" || searcher.name == "async_halving";
+}
+
+namespace {
+
+// The number of rungs of each bracket: async_halving's one, bracket_rungs, or by mode.
+std::vector<int64_t> RungCounts(const SearcherConfig& searcher) {
+  if (searcher.name == "async_halving") {
+    return {std::max<int64_t>(1, searcher.num_rungs.value_or(1))};
+  }
+  if (!searcher.bracket_rungs.empty()) return searcher.bracket_rungs;
   const int64_t max_rungs = std::max<int64_t>(1, searcher.max_rungs);
   int64_t brackets = 1;
   if (searcher.mode == "standard") brackets = (max_rungs + 1) / 2;
   if (searcher.mode == "conservative") brackets = max_rungs;
+  std::vector<int64_t> counts;
+  for (int64_t b = 0; b < brackets; ++b) counts.push_back(max_rungs - b);
+  return counts;
+}
+
+}  // namespace
+
+std::vector<std::vector<int64_t>> AshaBrackets(const SearcherConfig& searcher) {
+  if (!HasRungs(searcher) || !searcher.max_length) return {};
+  const int64_t max_length = searcher.max_length->value;
   std::vector<std::vector<int64_t>> out;
-  for (int64_t b = 0; b < brackets; ++b) {
-    const int64_t rungs = max_rungs - b;
+  for (const int64_t rungs : RungCounts(searcher)) {
     std::vector<int64_t> lengths;
     for (int64_t k = 0; k < rungs; ++k) {
       const double scaled =

@@ -24,12 +24,17 @@
 
 namespace cohort::config {
 
-// Per bracket, its operation lengths: ascending, at least 1, the last max_length.
-// Empty when the searcher is not adaptive_asha or has no max_length.
+// Whether the searcher stops and promotes trials at rungs: adaptive_asha, and async_halving
+// (Determined's single bracket of num_rungs rungs; here one bracket of the same arithmetic).
+bool HasRungs(const SearcherConfig& searcher);
+
+// Per bracket, its operation lengths: ascending, at least 1, the last max_length. Brackets:
+// async_halving's one of num_rungs rungs; adaptive_asha's bracket_rungs when given (the rungs
+// of each bracket), else by mode as above. Empty when !HasRungs or without a max_length.
 std::vector<std::vector<int64_t>> AshaBrackets(const SearcherConfig& searcher);
 
 // The searcher operations of the experiment's `index`-th trial (0-based, creation order): its
-// bracket's rungs for adaptive_asha, {max_length} for the other searchers, {} without a
+// bracket's rungs for adaptive_asha and async_halving, {max_length} for the other searchers, {} without a
 // max_length.
 std::vector<int64_t> SearcherOperations(const SearcherConfig& searcher, int64_t index);
 

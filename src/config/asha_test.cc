@@ -30,6 +30,21 @@ TEST(AshaTest, ModesSetTheNumberOfBrackets) {
   EXPECT_EQ(AshaBrackets(Asha(64, 3, 4, "conservative")), (Rungs{{4, 16, 64}, {16, 64}, {64}}));
 }
 
+TEST(AshaTest, BracketRungsGiveEachBracketsNumberOfRungs) {
+  SearcherConfig s = Asha(64, 5, 4, "standard");
+  s.bracket_rungs = {3, 1};
+  EXPECT_EQ(AshaBrackets(s), (Rungs{{4, 16, 64}, {64}})) << "bracket_rungs over max_rungs and mode";
+}
+
+TEST(AshaTest, AsyncHalvingIsOneBracketOfNumRungs) {
+  SearcherConfig s = Asha(90, 5, 3, "standard");
+  s.name = "async_halving";
+  s.num_rungs = 3;
+  EXPECT_TRUE(HasRungs(s));
+  EXPECT_EQ(AshaBrackets(s), (Rungs{{10, 30, 90}}));
+  EXPECT_EQ(SearcherOperations(s, 4), (std::vector<int64_t>{10, 30, 90}));
+}
+
 TEST(AshaTest, ShortMaxLengthsDropRungsThatWouldRepeat) {
   // 3/16 and 3/4 round to 0 and 1: the rungs start at 1 and never repeat.
   EXPECT_EQ(AshaBrackets(Asha(3, 3, 4, "aggressive")), (Rungs{{1, 3}}));

@@ -330,7 +330,10 @@ void CheckCrossFieldRules(const ExperimentConfig& config, ErrorList* errors) {
       return l.has_value() && l->unit == Length::Unit::kEpochs;
     };
     const char* kRule = "a length in epochs needs records_per_epoch (> 0) at the top level";
-    if (uses_epochs(config.searcher.max_length)) errors->Add("searcher.max_length", kRule);
+    if (uses_epochs(config.searcher.max_length)) {
+      // Given as max_time with time_metric: epochs (Determined 0.38), or as max_length.
+      errors->Add(config.searcher.max_time ? "searcher.time_metric" : "searcher.max_length", kRule);
+    }
     if (uses_epochs(config.min_validation_period)) errors->Add("min_validation_period", kRule);
     if (uses_epochs(config.min_checkpoint_period)) errors->Add("min_checkpoint_period", kRule);
   }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "config/asha.h"
 #include "config/error_list.h"
 
 namespace cohort::config {
@@ -19,16 +20,17 @@ absl::Status CheckRunnable(const ExperimentConfig& config) {
   }
   const std::string& searcher = config.searcher.name;
   if (searcher != "single" && searcher != "random" && searcher != "grid" &&
-      searcher != "adaptive_asha") {
+      !HasRungs(config.searcher)) {
     errors.Add("searcher.name",
                absl::StrCat("the ", searcher,
-                            " searcher is not supported by Cohort: use single, random, grid or "
-                            "adaptive_asha"));
+                            " searcher is not supported by Cohort: use single, random, grid, "
+                            "adaptive_asha or async_halving"));
   }
-  if (searcher == "adaptive_asha" && !config.searcher.max_length) {
+  if (HasRungs(config.searcher) && !config.searcher.max_length) {
     errors.Add("searcher.max_length",
-               "Cohort's adaptive_asha needs max_length (its rungs are lengths; time_metric and "
-               "max_time are not supported)");
+               absl::StrCat("Cohort's ", searcher,
+                            " needs its length: max_length, or max_time with time_metric "
+                            "batches, records or epochs (its rungs are lengths)"));
   }
   return errors.ToStatus();
 }

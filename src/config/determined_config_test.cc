@@ -283,7 +283,7 @@ TEST(DeterminedConfigTest, CheckpointStorageMembers) {
 TEST(DeterminedConfigTest, Searchers) {
   const char* kNotRun =
       " searcher is not implemented by Cohort: experiment create refuses it (use single, "
-      "random, grid or adaptive_asha)";
+      "random, grid, adaptive_asha or async_halving)";
   Check({
       {"warm start (honoured on a cluster)",
        "searcher: {metric: l, source_trial_id: 7, source_checkpoint_uuid: abc}\n",
@@ -293,19 +293,32 @@ TEST(DeterminedConfigTest, Searchers) {
        "searcher: {metric: l, source_trial_id: x}\n",
        {"searcher.source_trial_id: expected an integer, got string \"x\""}},
       {"max_length as a bare integer", "searcher: {metric: l, max_length: 100}\n", {}, {}},
-      {"asha bracket_rungs and max_time",
+      {"asha bracket_rungs and max_time (Determined 0.38) over max_length",
        "searcher: {name: adaptive_asha, metric: l, max_trials: 4, time_metric: batches, "
        "max_time: 100, bracket_rungs: [3, 2], max_length: 100}\n",
        {},
-       {"searcher.bracket_rungs: ignored: Cohort's brackets follow from max_rungs and mode",
-        "searcher.time_metric: ignored: Cohort's rungs are lengths in max_length's unit",
-        "searcher.max_time: ignored: Cohort's rungs are lengths in max_length's unit"}},
-      {"asha with max_time only validates",
-       "searcher: {name: adaptive_asha, metric: l, max_trials: 4, time_metric: batches, "
+       {"searcher.max_length: ignored: max_time and time_metric give the length (Determined "
+        "0.38 deprecates max_length)"}},
+      {"asha with max_time only (Determined 0.38)",
+       "records_per_epoch: 6000\n"
+       "searcher: {name: adaptive_asha, metric: l, max_trials: 4, time_metric: epochs, "
        "max_time: 100}\n",
        {},
-       {"searcher.time_metric: ignored: Cohort's rungs are lengths in max_length's unit",
-        "searcher.max_time: ignored: Cohort's rungs are lengths in max_length's unit"}},
+       {}},
+      {"asha max_time in epochs needs records_per_epoch",
+       "searcher: {name: adaptive_asha, metric: l, max_trials: 4, time_metric: epochs, "
+       "max_time: 100}\n",
+       {"searcher.time_metric: a length in epochs needs records_per_epoch (> 0) at the top "
+        "level"}},
+      {"asha max_time needs time_metric",
+       "searcher: {name: adaptive_asha, metric: l, max_trials: 4, max_time: 100}\n",
+       {"searcher.time_metric: required with the other: max_time counts units of the metric "
+        "time_metric (for example time_metric: batches, max_time: 10000)"}},
+      {"asha time_metric names a length unit",
+       "searcher: {name: adaptive_asha, metric: l, max_trials: 4, time_metric: tokens, "
+       "max_time: 100}\n",
+       {"searcher.time_metric: Cohort's rungs are lengths its trials train to: time_metric must "
+        "be batches, records or epochs, got 'tokens'"}},
       {"asha needs max_length or max_time",
        "searcher: {name: adaptive_asha, metric: l, max_trials: 4}\n",
        {"searcher.max_length: required field is missing"}},
@@ -313,7 +326,12 @@ TEST(DeterminedConfigTest, Searchers) {
        "searcher: {name: async_halving, metric: l, num_rungs: 3, max_trials: 8, "
        "max_length: {batches: 90}}\n",
        {},
-       {absl::StrCat("searcher.name: the async_halving", kNotRun)}},
+       {}},
+      {"async_halving with max_time (Determined 0.38)",
+       "searcher: {name: async_halving, metric: l, num_rungs: 3, max_trials: 8, "
+       "time_metric: batches, max_time: 90}\n",
+       {},
+       {}},
       {"async_halving needs num_rungs",
        "searcher: {name: async_halving, metric: l, max_trials: 8, max_length: 9}\n",
        {"searcher.num_rungs: required field is missing"}},
@@ -534,13 +552,15 @@ TEST(DeterminedConfigTest, CreationRefusesWhatCohortCannotRun) {
   ASSERT_OK(pbt);
   EXPECT_THAT(ConfigErrors(CheckRunnable(*pbt)),
               ElementsAre("searcher.name: the custom searcher is not supported by Cohort: use "
-                          "single, random, grid or adaptive_asha"));
+                          "single, random, grid, adaptive_asha or async_halving"));
   absl::StatusOr<ExperimentConfig> timed = ParseCase(
-      "searcher: {name: adaptive_asha, metric: l, max_trials: 2, time_metric: t, max_time: 9}\n");
+      "searcher: {name: async_halving, metric: l, max_trials: 2, num_rungs: 2, "
+      "time_metric: records, max_time: 9}\n");
   ASSERT_OK(timed);
-  EXPECT_THAT(ConfigErrors(CheckRunnable(*timed)),
-              ElementsAre("searcher.max_length: Cohort's adaptive_asha needs max_length (its "
-                          "rungs are lengths; time_metric and max_time are not supported)"));
+  EXPECT_OK(CheckRunnable(*timed));
+  ASSERT_TRUE(timed->searcher.max_length.has_value());
+  EXPECT_EQ(timed->searcher.max_length->unit, Length::Unit::kRecords);
+  EXPECT_EQ(timed->searcher.max_length->value, 9);
   absl::StatusOr<ExperimentConfig> ok =
       ParseCase("checkpoint_storage: {type: directory, container_path: /c}\n");
   ASSERT_OK(ok);

@@ -149,7 +149,8 @@ absl::StatusOr<std::vector<Json>> SampleHyperparameters(const Hyperparameters& h
   std::vector<std::string> prefix;
   Flatten(hparams, prefix, leaves);
   if (searcher.name == "single") return RandomSamples(leaves, 1, experiment_seed);
-  if (searcher.name == "random" || searcher.name == "adaptive_asha") {
+  if (searcher.name == "random" || searcher.name == "adaptive_asha" ||
+      searcher.name == "async_halving") {
     return RandomSamples(leaves, searcher.max_trials, experiment_seed);
   }
   if (searcher.name == "grid") return GridSamples(leaves);

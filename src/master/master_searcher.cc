@@ -81,7 +81,7 @@ absl::StatusOr<std::vector<int64_t>> Master::SearcherOpsLocked(const ExperimentR
   std::vector<int64_t> rungs = search->searcher->Rungs(index);
   if (!rungs.empty()) {
     *note = absl::StrCat(
-        "; adaptive_asha rungs ", absl::StrJoin(rungs, ", "), " ",
+        "; ", search->config.name, " rungs ", absl::StrJoin(rungs, ", "), " ",
         search->config.max_length ? config::UnitName(search->config.max_length->unit) : "");
   }
   return rungs;

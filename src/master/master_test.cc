@@ -1115,6 +1115,124 @@ TEST_F(MasterTest, MovesTheLifecycleForbidsAreRefusedNamingBothStates) {
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
 }
 
+// --- experiment continue (Determined's ContinueExperiment) ------------------------------------
+
+TEST_F(MasterTest, AnErroredSingleTrialContinuesFromItsCheckpointWithTheChangedConfig) {
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  Json first = OnlyStart("a1");
+  const int64_t trial = first["trial_id"];
+  wire::ReportRecord checkpoint{.kind = wire::ReportKind::kCheckpoint,
+                                .steps_completed = 5,
+                                .storage_id = "ck-5",
+                                .path = "/ck/ck-5"};
+  ASSERT_OK(
+      master_->AllocationReports(first["allocation"], {.trial_id = trial, .lines = {checkpoint}}));
+  ASSERT_OK(Exit(first, 3));
+  ASSERT_EQ(Experiment(exp)["state"], "ERROR");
+  ASSERT_GT(Experiment(exp)["ended_ms"].get<int64_t>(), 0);
+
+  absl::StatusOr<std::vector<std::string>> continued = master_->ContinueExperiment(
+      exp,
+      Json::parse(R"({"max_restarts": 2, "searcher": {"max_length": {"batches": 20}},
+                      "hyperparameters": {"lr": 0.5}})"),
+      kRoot);
+  ASSERT_OK(continued);
+  const Json e = Experiment(exp);
+  EXPECT_EQ(e["state"], "ACTIVE");
+  EXPECT_EQ(e["ended_ms"], 0);
+  EXPECT_EQ(e["max_restarts"], 2);
+  EXPECT_EQ(e["trials"].size(), 1u) << "the same trial trains again";
+  Json second = OnlyStart("a1");
+  EXPECT_EQ(second["trial_id"], trial);
+  EXPECT_EQ(second["latest_checkpoint"], "ck-5");
+  EXPECT_EQ(second["hparams"]["lr"], 0.5);
+  EXPECT_EQ(second["hparams"]["global_batch_size"], 8) << "merged, not replaced";
+  EXPECT_THAT(second["config"].get<std::string>(), HasSubstr("batches: 20"));
+  EXPECT_EQ(Trial(trial)["restarts"], 0);
+  EXPECT_EQ(Trial(trial)["total_batches"], 20);
+  EXPECT_THAT(Logs(trial), HasSubstr("continued by 'admin': resumes from checkpoint ck-5"));
+  ASSERT_OK(Exit(second, 0));
+  EXPECT_EQ(Trial(trial)["state"], "COMPLETED");
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
+  EXPECT_GT(Experiment(exp)["ended_ms"].get<int64_t>(), 0);
+}
+
+TEST_F(MasterTest, OnlyAnEndedExperimentContinuesAndItsSearcherAndStorageStay) {
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  Json start = OnlyStart("a1");
+  absl::Status active = master_->ContinueExperiment(exp, Json::object(), kRoot).status();
+  EXPECT_THAT(active, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(active.message(), HasSubstr("is ACTIVE: only an ended experiment"));
+  ASSERT_OK(Exit(start, 0));
+  absl::Status bob = master_->ContinueExperiment(exp, Json::object(), {"bob", false}).status();
+  EXPECT_THAT(bob, StatusIs(absl::StatusCode::kPermissionDenied));
+  absl::Status searcher = master_->ContinueExperiment(
+      exp, Json::parse(R"({"searcher": {"name": "random", "max_trials": 3}})"), kRoot).status();
+  EXPECT_THAT(searcher.message(), HasSubstr("searcher.name: cannot change when experiment"));
+  EXPECT_THAT(searcher.message(), HasSubstr("cohort experiment fork"));
+  absl::Status storage = master_->ContinueExperiment(
+      exp, Json::parse(R"({"checkpoint_storage": {"save_trial_best": 3}})"), kRoot).status();
+  EXPECT_THAT(storage.message(), HasSubstr("checkpoint_storage: cannot change"));
+  absl::Status invalid =
+      master_->ContinueExperiment(exp, Json::parse(R"({"max_restarts": "two"})"), kRoot).status();
+  EXPECT_THAT(invalid, StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(invalid.message(), HasSubstr("max_restarts"));
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED") << "a refused continue changes nothing";
+  EXPECT_THAT(Actions("a1"), ::testing::IsEmpty());
+}
+
+TEST_F(MasterTest, AKilledRandomSearchContinuesItsCanceledTrialsWithItsConfigUnchanged) {
+  Register("a1", 1);
+  const int64_t exp =
+      Create(Config(1, 3, "{name: random, metric: loss, max_trials: 2, max_length: {batches: 10}}",
+                    "{global_batch_size: 8, lr: {type: double, minval: 0.1, maxval: 1}}"));
+  Json start = OnlyStart("a1");
+  ASSERT_OK(master_->KillExperiment(exp, kRoot));
+  ASSERT_EQ(Actions("a1").size(), 1u) << "the running trial's kill";
+  ASSERT_OK(Exit(start, 137));
+  const Json before = Experiment(exp)["trials"];
+  absl::Status changed =
+      master_->ContinueExperiment(exp, Json::parse(R"({"max_restarts": 1})"), kRoot).status();
+  EXPECT_THAT(changed.message(), HasSubstr("has 2 trials: a continue changes the config only"));
+  ASSERT_OK(master_->ContinueExperiment(exp, Json::object(), kRoot));
+  for (int i = 0; i < 2; ++i) {
+    Json run = OnlyStart("a1");
+    EXPECT_EQ(run["hparams"], before[i]["hparams"]) << "the samples stay as drawn";
+    ASSERT_OK(Exit(run, 0));
+  }
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
+  absl::Status nothing = master_->ContinueExperiment(exp, Json::object(), kRoot).status();
+  EXPECT_THAT(nothing, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(nothing.message(), HasSubstr("COMPLETED: there is nothing to continue"));
+}
+
+TEST_F(MasterTest, AnAdaptiveAshaSearchDoesNotContinue) {
+  Register("a1", 1);
+  const int64_t exp = Create(kAsha);
+  Json start = OnlyStart("a1");
+  ASSERT_OK(master_->KillExperiment(exp, kRoot));
+  ASSERT_OK(Exit(start, 137));
+  absl::Status asha = master_->ContinueExperiment(exp, Json::object(), kRoot).status();
+  EXPECT_THAT(asha.message(), HasSubstr("adaptive_asha search: the rungs it decided"));
+}
+
+TEST_F(MasterTest, AContinuedExperimentSurvivesAMasterRestart) {
+  StartOnFile();
+  Register("a1", 1);
+  const int64_t exp = Create(Config(1, 0, kSingle));
+  ASSERT_OK(Exit(OnlyStart("a1"), 0));
+  ASSERT_OK(master_->ContinueExperiment(
+      exp, Json::parse(R"({"searcher": {"max_length": {"batches": 30}}})"), kRoot));
+  StartOnFile();
+  Register("a1", 1);
+  Json run = OnlyStart("a1");
+  EXPECT_EQ(Trial(run["trial_id"])["total_batches"], 30);
+  ASSERT_OK(Exit(run, 0));
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
+}
+
 TEST_F(MasterTest, ATaskLargerThanTheFreeSlotsWaitsAndSaysWhy) {
   Register("a1", 2);
   const int64_t exp = Create(Config(2, 0, kSingle));
@@ -1136,6 +1254,33 @@ TEST_F(MasterTest, ATaskLargerThanTheFreeSlotsWaitsAndSaysWhy) {
   EXPECT_EQ(started[0]["experiment_id"], second_exp);
   EXPECT_EQ(started[1]["experiment_id"], third_exp);
   EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
+}
+
+// Determined 0.38's forms: async_halving (one bracket of num_rungs rungs) with its length as
+// max_time units of time_metric; its second trial is stopped at the first rung as adaptive_asha's
+// would be (the same seed draws the same increments as kAsha's).
+TEST_F(MasterTest, AsyncHalvingWithMaxTimeStopsTrialsAtItsRungs) {
+  Register("a1", 1);
+  const int64_t exp = Create(
+      "name: halving\nentrypoint: trial\nreproducibility: {experiment_seed: 5}\n"
+      "hyperparameters: {global_batch_size: 16, increment_by: {type: int, minval: 1, maxval: 50}}\n"
+      "searcher: {name: async_halving, metric: x, time_metric: batches, max_time: 400,\n"
+      "  num_rungs: 2, max_trials: 2, divisor: 2, max_concurrent_trials: 1}\n");
+  Json t1 = OnlyStart("a1");
+  EXPECT_EQ(t1["searcher_ops"], Json::array({200, 400}));
+  EXPECT_EQ(Trial(t1["trial_id"])["total_batches"], 400);
+  ASSERT_OK(ReportRung(t1, 200, MetricAt(t1, 200)));
+  ASSERT_OK(ReportRung(t1, 400, MetricAt(t1, 400)));
+  ASSERT_OK(Exit(t1, 0));
+  Json t2 = OnlyStart("a1");
+  EXPECT_EQ(t2["searcher_ops"], Json::array({200, 400})) << "one bracket";
+  ASSERT_OK(ReportRung(t2, 200, MetricAt(t2, 200)));  // 4200 after 2400: not the best 1 of 2
+  Json stop = Actions("a1");
+  ASSERT_EQ(stop.size(), 1u) << stop.dump();
+  EXPECT_EQ(stop[0]["type"], "stop");
+  ASSERT_OK(Exit(t2, 143));
+  EXPECT_EQ(Experiment(exp)["state"], "COMPLETED");
+  EXPECT_THAT(Logs(t2["trial_id"]), HasSubstr("async_halving rungs 200, 400 batches"));
 }
 
 TEST_F(MasterTest, AdaptiveAshaStopsPromotesAndCompletesTrialsAsItsSearcherDecides) {

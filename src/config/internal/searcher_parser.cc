@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,7 +12,7 @@
 namespace cohort::config::internal {
 namespace {
 
-// Determined's searchers; Cohort runs the first four (config/creation_check.h refuses the rest).
+// Determined's searchers; Cohort runs the first five (config/creation_check.h refuses the rest).
 const std::vector<std::string> kSearchers = {"single",        "random", "grid",  "adaptive_asha",
                                              "async_halving", "pbt",    "custom"};
 
@@ -55,25 +56,52 @@ std::optional<Length> ParseLength(const Json& node, const std::string& path, boo
 
 namespace {
 
-// adaptive_asha's fields beyond the common ones. Cohort's brackets come from max_rungs and mode
-// and its rungs from max_length (config/asha.h): bracket_rungs and the time-based lengths of
-// newer Determined are checked and ignored (without max_length, creation refuses the searcher).
+// adaptive_asha's fields beyond the common ones: its brackets come from bracket_rungs (the
+// number of rungs of each bracket) when given, else from max_rungs and mode (config/asha.h).
 void ReadAsha(ObjectReader& r, SearcherConfig& s) {
   s.max_rungs = r.Int("max_rungs", 5, Between(1, kMaxRungs)).value_or(5);
   s.mode = r.String("mode", "standard", kAshaModes).value_or("standard");
-  auto rungs = r.Ignored("bracket_rungs", "Cohort's brackets follow from max_rungs and mode",
-                         [&] { return r.IntList("bracket_rungs", Between(1, kMaxRungs)); });
+  std::optional<std::vector<int64_t>> rungs = r.IntList("bracket_rungs", Between(1, kMaxRungs));
   if (rungs && rungs->size() > static_cast<size_t>(kMaxRungs)) {
     r.errors()->Add(r.PathOf("bracket_rungs"),
                     absl::StrCat("must have at most ", kMaxRungs, " entries"));
   } else if (rungs) {
     s.bracket_rungs = *rungs;
   }
-  constexpr char kByLength[] = "Cohort's rungs are lengths in max_length's unit";
-  s.time_metric = r.Ignored("time_metric", kByLength, [&] { return r.String("time_metric"); });
-  s.max_time = r.Ignored("max_time", kByLength, [&] {
-    return r.Int("max_time", std::nullopt, Between(1, kMaxLengthUnits));
-  });
+}
+
+// Determined 0.38's length of adaptive_asha and async_halving (its max_length is deprecated
+// there): max_time units of the validation metric time_metric. Cohort's trials train to their
+// rungs as lengths, so time_metric must be one of the lengths' units (batches, records,
+// epochs: the progress Determined's own training loops report under those names); the pair
+// then stands for max_length {time_metric: max_time}, which it replaces.
+void ReadMaxTime(ObjectReader& r, SearcherConfig& s) {
+  const bool has_time = r.Has("max_time"), has_metric = r.Has("time_metric");
+  if (!has_time && !has_metric) return;
+  s.max_time = r.Int("max_time", std::nullopt, Between(1, kMaxLengthUnits));
+  s.time_metric = r.String("time_metric");
+  if (has_time != has_metric) {
+    r.errors()->Add(r.PathOf(has_time ? "time_metric" : "max_time"),
+                    "required with the other: max_time counts units of the metric time_metric "
+                    "(for example time_metric: batches, max_time: 10000)");
+    return;
+  }
+  if (!s.max_time || !s.time_metric) return;
+  const auto unit = std::find(kLengthUnits.begin(), kLengthUnits.end(), *s.time_metric);
+  if (unit == kLengthUnits.end()) {
+    r.errors()->Add(
+        r.PathOf("time_metric"),
+        absl::StrCat("Cohort's rungs are lengths its trials train to: time_metric must be "
+                     "batches, records or epochs, got '",
+                     *s.time_metric, "'"));
+    return;
+  }
+  if (s.max_length) {
+    r.errors()->AddWarning(r.PathOf("max_length"),
+                           "ignored: max_time and time_metric give the length (Determined 0.38 "
+                           "deprecates max_length)");
+  }
+  s.max_length = Length{static_cast<Length::Unit>(unit - kLengthUnits.begin()), *s.max_time};
 }
 
 // pbt: validated only (Cohort has no population based training).
@@ -190,17 +218,19 @@ SearcherConfig ParseSearcher(const Json& node, ErrorList* errors, Json* effectiv
     s.stop_once = r.Bool("stop_once", false).value_or(false);
   }
   if (is({"adaptive_asha"})) ReadAsha(r, s);
+  if (is({"adaptive_asha", "async_halving"})) ReadMaxTime(r, s);
   if (is({"async_halving"})) {
     if (known) r.Require("num_rungs");
     s.num_rungs = r.Int("num_rungs", std::nullopt, Between(1, kMaxRungs));
   }
   if (is({"pbt"})) ReadPbt(r, errors, effective);
   if (is({"custom"})) r.String("unit", std::nullopt, kLengthUnits);
-  if (known && !is({"single", "random", "grid", "adaptive_asha"})) {
-    errors->AddWarning(r.PathOf("name"),
-                       absl::StrCat("the ", s.name,
-                                    " searcher is not implemented by Cohort: experiment create "
-                                    "refuses it (use single, random, grid or adaptive_asha)"));
+  if (known && !is({"single", "random", "grid", "adaptive_asha", "async_halving"})) {
+    errors->AddWarning(r.PathOf("name"), absl::StrCat("the ", s.name,
+                                                      " searcher is not implemented by Cohort: "
+                                                      "experiment create refuses it (use single, "
+                                                      "random, grid, adaptive_asha or "
+                                                      "async_halving)"));
   }
   r.Finish();
   return s;

@@ -4,6 +4,7 @@
 
 #include "cohort/status.h"
 #include "config/hparam_sampler.h"
+#include "config/asha.h"
 #include "master/searcher/asha_searcher.h"
 #include "master/searcher/non_adaptive_searcher.h"
 
@@ -18,7 +19,7 @@ absl::StatusOr<std::unique_ptr<Searcher>> NewSearcher(const config::ExperimentCo
     samples.resize(
         std::min(samples.size(), static_cast<size_t>(std::max<int64_t>(0, *options.max_trials))));
   }
-  if (config.searcher.name == "adaptive_asha") {
+  if (config::HasRungs(config.searcher)) {
     return std::make_unique<AshaSearcher>(config.searcher, std::move(samples),
                                           config.experiment_seed);
   }
