@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -366,6 +367,42 @@ TEST_F(ModelsTest, AnEndedExperimentContinuesFromItsLatestCheckpoint) {
   WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; }, "the third run");
   EXPECT_EQ(State(id), "COMPLETED");
   EXPECT_EQ(Json({"experiment", "describe", ids})["max_restarts"], 1);
+}
+
+// Determined 0.38's adaptive search as its tutorials write it (max_time + time_metric, no
+// max_length), from examples/ unchanged, validated by the CLI and run on a cluster: 8 trials in
+// two brackets, those behind at their first rung stopped there, the others trained to 80.
+TEST_F(ModelsTest, Determined038AdaptiveSearchExampleValidatesAndRuns) {
+  StartMaster();
+  StartAgent("a1");
+  StartAgent("a2");
+  const std::string example =
+      absl::StrCat(COHORT_SOURCE_DIR, "/examples/core_api/3_hpsearch_adaptive.yaml");
+  LaunchResult valid = Cohort({"experiment", "validate", example});
+  ASSERT_EQ(valid.status, 0) << valid.out << valid.err;
+  EXPECT_EQ(valid.err.find("warning"), std::string::npos) << valid.err;
+  fs::copy_file(BinaryPath("core_api_3_hpsearch"), dir_ / "context" / "core_api_3_hpsearch");
+  LaunchResult created =
+      Cohort({"experiment", "create", example, (dir_ / "context").string(), "--follow"});
+  EXPECT_EQ(created.status, 0) << created.out << created.err;
+  const int64_t id = std::stoll(created.out.substr(created.out.find("created experiment ") + 19));
+  EXPECT_EQ(State(id), "COMPLETED");
+  const json trials = Json({"experiment", "trials", std::to_string(id)});
+  ASSERT_EQ(trials["trials"].size(), 8u) << trials.dump();
+  // One bracket (standard mode, 2 rungs), rungs at 40 and 80 batches: a trial's last validation
+  // is at the rung where it stopped (a stop lands a few batches after the rung) or at 80.
+  int full = 0, stopped_early = 0;
+  std::set<int64_t> increments;
+  for (const json& t : trials["trials"]) {
+    const int64_t at = t["latest_validation"]["batches"];
+    EXPECT_TRUE(at == 40 || at == 80) << t.dump();
+    full += at == 80;
+    stopped_early += at == 40;
+    increments.insert(t["hparams"]["increment_by"].get<int64_t>());
+  }
+  EXPECT_GE(increments.size(), 4u) << "8 random draws of 1..20: " << trials.dump();
+  EXPECT_GE(full, 1) << "the best trains to max_time: " << trials.dump();
+  EXPECT_GE(stopped_early, 1) << "ASHA stops some at a rung: " << trials.dump();
 }
 
 }  // namespace
