@@ -329,6 +329,7 @@ void AddContinue(CLI::App* experiment, CommandContext* context) {
   sub->add_option("--config", args->overrides,
                   "KEY=VALUE: set one field (dotted path; VALUE is YAML); repeatable");
   sub->add_flag("-f,--follow", args->follow, "Show each trial's progress until it ends");
+  context->AddJsonFlag(sub, "Print {\"id\", \"warnings\"} as JSON (without --follow)");
   sub->footer(
       "The experiment keeps its id, trials, metrics and logs; it is ACTIVE again and each trial\n"
       "it trains again resumes from its latest checkpoint (from the start when it has none),\n"

@@ -295,6 +295,7 @@ int RunContinue(const CommandContext& command, const ContinueArgs& args) {
       ParseAnswer("POST /api/v1/experiments/ID/continue", r, wire::ParseCreatedExperiment);
   if (!continued.ok()) return Fail(continued.status());
   for (const std::string& w : continued->warnings) std::cerr << "warning: " << w << "\n";
+  if (command.json() && !args.follow) return PrintJson(continued->ToJson());
   std::cout << "experiment " << args.id << " continues\n";
   if (!args.follow) return kExitOk;
   return Follow(command.Client(), args.id);

@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,34 +20,78 @@ namespace {
 struct CreateArgs {
   std::string url;
   std::string type = "default";
-  std::vector<std::string> triggers;  // states, each flag may hold several "A,B"
+  std::vector<std::string> triggers;     // states, each flag may hold several "A,B"
+  std::string metric;                    // METRIC_THRESHOLD_EXCEEDED: the validation metric
+  std::optional<double> above, below;    // its threshold, one of them
+  std::vector<std::string> log_regexes;  // TASK_LOG, one trigger each
   std::string message_template;
   bool allow_local = false;
 };
 
-std::string TriggersCell(const std::vector<wire::WebhookTrigger>& triggers) {
-  std::vector<std::string> states;
-  for (const wire::WebhookTrigger& t : triggers) {
-    states.push_back(t.condition.value("state", t.trigger_type));
+// A trigger as the list shows it: COMPLETED, validation_loss<0.2, log~'CUDA out of memory'.
+std::string TriggerCell(const wire::WebhookTrigger& t) {
+  if (t.trigger_type == "METRIC_THRESHOLD_EXCEEDED") {
+    return absl::StrCat(t.condition.value("metricName", "?"),
+                        t.condition.value("condition", "ABOVE") == "BELOW" ? "<" : ">",
+                        t.condition.value("metricValue", Json()).dump());
   }
-  return absl::StrJoin(states, ",");
+  if (t.trigger_type == "TASK_LOG")
+    return absl::StrCat("log~'", t.condition.value("regex", ""), "'");
+  return t.condition.value("state", t.trigger_type);
+}
+
+std::string TriggersCell(const std::vector<wire::WebhookTrigger>& triggers) {
+  std::vector<std::string> cells;
+  for (const wire::WebhookTrigger& t : triggers) cells.push_back(TriggerCell(t));
+  return absl::StrJoin(cells, ",");
+}
+
+// The flags' triggers; InvalidArgument naming the flag when they do not go together.
+absl::StatusOr<std::vector<wire::WebhookTrigger>> TriggersOf(const CreateArgs& args) {
+  std::vector<wire::WebhookTrigger> out;
+  for (const std::string& flag : args.triggers) {
+    for (absl::string_view state : absl::StrSplit(flag, ',', absl::SkipEmpty())) {
+      out.push_back({"EXPERIMENT_STATE_CHANGE", {{"state", absl::AsciiStrToUpper(state)}}});
+    }
+  }
+  if (args.metric.empty() != (!args.above && !args.below)) {
+    return absl::InvalidArgumentError(
+        "--metric NAME goes with --above X or --below X (a metric threshold trigger)");
+  }
+  if (args.above && args.below) {
+    return absl::InvalidArgumentError("give one of --above and --below (two webhooks for both)");
+  }
+  if (!args.metric.empty()) {
+    out.push_back({"METRIC_THRESHOLD_EXCEEDED",
+                   {{"metricName", args.metric},
+                    {"metricValue", args.above ? *args.above : *args.below},
+                    {"condition", args.above ? "ABOVE" : "BELOW"}}});
+  }
+  for (const std::string& regex : args.log_regexes) {
+    out.push_back({"TASK_LOG", {{"regex", regex}}});
+  }
+  if (out.empty()) {
+    return absl::InvalidArgumentError(
+        "give a trigger: --trigger STATES, --metric NAME --above|--below X, or --log-regex RE");
+  }
+  return out;
 }
 
 int Create(const CommandContext& context, const CreateArgs& args) {
-  wire::NewWebhook w{
-      args.url, absl::AsciiStrToUpper(args.type), {}, args.message_template, args.allow_local};
-  for (const std::string& flag : args.triggers) {
-    for (absl::string_view state : absl::StrSplit(flag, ',', absl::SkipEmpty())) {
-      w.triggers.push_back({"EXPERIMENT_STATE_CHANGE", {{"state", absl::AsciiStrToUpper(state)}}});
-    }
+  absl::StatusOr<std::vector<wire::WebhookTrigger>> triggers = TriggersOf(args);
+  if (!triggers.ok()) {
+    std::cerr << "cohort: error: " << triggers.status().message() << "\n";
+    return kExitUsage;
   }
+  wire::NewWebhook w{args.url, absl::AsciiStrToUpper(args.type), *std::move(triggers),
+                     args.message_template, args.allow_local};
   absl::StatusOr<wire::Webhook> created =
       ParseAnswer("POST /api/v1/webhooks", context.Client().Post("/api/v1/webhooks", w.ToJson()),
                   wire::ParseWebhook);
   if (!created.ok()) return Fail(created.status());
   if (context.json()) return PrintJson(created->ToJson());
   std::cout << "webhook " << created->id << " created: " << created->webhook_type << " POSTs to "
-            << created->url << " when an experiment is " << TriggersCell(created->triggers)
+            << created->url << " on " << TriggersCell(created->triggers)
             << "\nsigning secret (shown only now; verify X-Cohort-Signature with it):\n  "
             << created->secret << "\n";
   return kExitOk;
@@ -63,7 +108,7 @@ int List(const CommandContext& context) {
     rows.push_back({std::to_string(w.id), w.webhook_type, TriggersCell(w.triggers), w.url,
                     w.created_by, YesNo(w.allow_local)});
   }
-  PrintTable(std::cout, {"id", "type", "states", "url", "created by", "local"}, rows);
+  PrintTable(std::cout, {"id", "type", "triggers", "url", "created by", "local"}, rows);
   if (rows.empty()) std::cout << "no webhooks: `cohort webhook create --help` says how\n";
   return kExitOk;
 }
@@ -86,16 +131,28 @@ int Deliveries(const CommandContext& context, int64_t id, int limit) {
 
 void AddCreate(CLI::App* group, CommandContext* context) {
   auto args = std::make_shared<CreateArgs>();
-  CLI::App* sub = group->add_subcommand("create", "POST to a URL when experiments change state");
+  CLI::App* sub = group->add_subcommand(
+      "create",
+      "POST to a URL when experiments change state, a metric crosses a threshold or a "
+      "trial logs a pattern");
   sub->add_option("--url", args->url, "http(s) URL to POST to")->required();
   sub->add_option("--type", args->type, "default (the event as JSON) or slack ({\"text\": ...})")
       ->check(CLI::IsMember({"default", "slack", "DEFAULT", "SLACK"}));
   sub->add_option("--trigger", args->triggers,
-                  "Experiment states that send, e.g. COMPLETED,ERROR (repeatable)")
-      ->required();
+                  "Experiment states that send, e.g. COMPLETED,ERROR (repeatable)");
+  sub->add_option("--metric", args->metric,
+                  "A validation metric whose value past --above or --below sends (once per "
+                  "trial)");
+  sub->add_option("--above", args->above, "--metric's threshold: sends when it is greater");
+  sub->add_option("--below", args->below, "--metric's threshold: sends when it is less");
+  sub->add_option("--log-regex", args->log_regexes,
+                  "A pattern (RE2) whose first match in a trial's output sends (once per trial; "
+                  "repeatable)");
   sub->add_option("--template", args->message_template,
                   "The message, with {{experiment.id}}, {{experiment.name}}, "
-                  "{{experiment.state}}, {{experiment.owner}}, {{event}}");
+                  "{{experiment.state}}, {{experiment.owner}}, {{event}}, {{trial.id}}, "
+                  "{{metric.name}}, {{metric.value}}, {{metric.condition}}, "
+                  "{{metric.threshold}}, {{log.line}}, {{log.regex}}");
   sub->add_flag("--allow-local", args->allow_local,
                 "Allow loopback and link-local targets (refused otherwise: server-side request "
                 "forgery)");
@@ -104,9 +161,13 @@ void AddCreate(CLI::App* group, CommandContext* context) {
       "Each POST carries X-Cohort-Delivery (an id to dedupe on: a delivery may arrive twice), "
       "X-Cohort-Event and X-Cohort-Signature: t=UNIX,v1=HEX, HEX being HMAC-SHA-256 of "
       "\"UNIX.BODY\" with the secret printed at creation. Failed POSTs are retried with back-off "
-      "for 24 hours.\nExample:\n  cohort webhook create --url "
+      "for 24 hours.\nExamples:\n  cohort webhook create --url "
       "https://hooks.slack.com/services/T/B/X "
-      "--type slack --trigger COMPLETED,ERROR");
+      "--type slack --trigger COMPLETED,ERROR\n"
+      "  cohort webhook create --url https://ci.example.com/hook --metric validation_loss "
+      "--below 0.2\n"
+      "  cohort webhook create --url https://ci.example.com/hook --log-regex 'CUDA out of "
+      "memory'");
   context->OnRun(sub, [context, args] { return Create(*context, *args); });
 }
 
@@ -115,7 +176,7 @@ void AddCreate(CLI::App* group, CommandContext* context) {
 void AddWebhookCommands(CLI::App* root, CommandContext* context) {
   CLI::App* group = root->add_subcommand("webhook",
                                          "Webhooks: POSTs on experiments' state "
-                                         "changes (admins)");
+                                         "changes, metric thresholds and log patterns (admins)");
   group->require_subcommand(1);
   AddCreate(group, context);
   CLI::App* list = group->add_subcommand("list", "List webhooks");

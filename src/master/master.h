@@ -482,6 +482,9 @@ class Master {
   // Moves a trial or experiment through its lifecycle (Transition) and stores the new state;
   // an illegal move changes nothing and is FailedPrecondition naming both states.
   absl::Status MoveTrialLocked(TrialRow& trial, TrialState to) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The experiment's fields of a webhook event (from the queue's copy: no database read).
+  webhooks::Event WebhookEventLocked(int64_t experiment_id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // MoveExperimentLocked's part after the row is stored: the queue's copy, the webhooks.
   void ExperimentMovedLocked(const ExperimentRow& experiment) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to)

@@ -146,7 +146,30 @@ absl::Status Master::LogsStoredLocked(const std::string& allocation, const wire:
   if (absl::Status s = RecordLogPolicyMatchesLocked(batch, std::move(found)); !s.ok()) {
     COHORT_LOG(ERROR) << TrialName(batch.trial_id) << ": log policies: " << s;
   }
+  // TASK_LOG webhooks (a failure to queue is logged: the lines are stored either way).
+  const auto trial = queue_.trials().find(batch.trial_id);
+  if (trial != queue_.trials().end()) {
+    std::vector<absl::string_view> lines;
+    for (const wire::LogLine& l : batch.lines) lines.push_back(l.line);
+    if (absl::Status s = webhooks_.OnTrialLogs(WebhookEventLocked(trial->second.experiment_id),
+                                               batch.trial_id, lines);
+        !s.ok()) {
+      COHORT_LOG(ERROR) << TrialName(batch.trial_id) << ": queueing TASK_LOG webhooks: " << s;
+    }
+  }
   return absl::OkStatus();
+}
+
+webhooks::Event Master::WebhookEventLocked(int64_t experiment_id) const {
+  webhooks::Event event;
+  event.experiment_id = experiment_id;
+  event.time_ms = absl::ToUnixMillis(options_.clock->Now());
+  if (const TrialQueue::Experiment* e = queue_.FindExperiment(experiment_id)) {
+    event.experiment_name = e->name;
+    event.experiment_owner = e->owner;
+    event.experiment_state = wire::Name(e->state);
+  }
+  return event;
 }
 
 absl::Status Master::CheckNodeRunsLocked(const Allocation& allocation, int node) const {
@@ -243,6 +266,14 @@ absl::Status Master::ReportsStoredLocked(const std::string& allocation,
   }
   COHORT_RETURN_IF_ERROR(StoreStepProfilesLocked(current, batch.step_profiles));
   if (stored_points) follows_.Notify();  // series followers wait on it too
+  for (const wire::ReportRecord& line : batch.lines) {  // METRIC_THRESHOLD_EXCEEDED webhooks
+    if (line.kind != wire::ReportKind::kValidation) continue;
+    if (absl::Status s = webhooks_.OnValidation(WebhookEventLocked(current.experiment_id), trial_id,
+                                                line.metrics);
+        !s.ok()) {
+      COHORT_LOG(ERROR) << TrialName(trial_id) << ": queueing metric webhooks: " << s;
+    }
+  }
   for (const auto& [length, metric] : changes.completed) {
     COHORT_RETURN_IF_ERROR(RungReportedLocked(current, length, metric, allocation));
   }

@@ -9,7 +9,9 @@
 //   GET    /api/v1/webhooks/{id}/deliveries?limit=N         DeliveryList (newest first)
 //
 // Triggers follow Determined's webhook API: {"trigger_type": "EXPERIMENT_STATE_CHANGE",
-// "condition": {"state": "COMPLETED"}}. Parsers check shapes and bounds and name the field;
+// "condition": {"state": "COMPLETED"}}, {"trigger_type": "METRIC_THRESHOLD_EXCEEDED",
+// "condition": {"metricName": "validation_loss", "metricValue": 0.2, "condition": "BELOW"}}
+// ("condition" ABOVE by default), {"trigger_type": "TASK_LOG", "condition": {"regex": "..."}}. Parsers check shapes and bounds and name the field;
 // the webhooks component checks the rules (URLs, trigger types, states). Thread-compatible
 // value types; the functions are thread-safe.
 
@@ -29,7 +31,7 @@ inline constexpr size_t kMaxWebhookTemplateBytes = 8 << 10;
 inline constexpr size_t kMaxTriggers = 32;
 
 struct WebhookTrigger {
-  std::string trigger_type;  // EXPERIMENT_STATE_CHANGE
+  std::string trigger_type;  // EXPERIMENT_STATE_CHANGE, METRIC_THRESHOLD_EXCEEDED, TASK_LOG
   Json condition = Json::object();
   Json ToJson() const;
 };

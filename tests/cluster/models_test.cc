@@ -362,8 +362,8 @@ TEST_F(ModelsTest, AnEndedExperimentContinuesFromItsLatestCheckpoint) {
   EXPECT_EQ(logs.find("at step 1\n", logs.find("resumed from")), std::string::npos)
       << "it did not start over";
   // Ended again, it may continue again: already at step 4, its trial resumes and ends at once.
-  LaunchResult again = Cohort({"experiment", "continue", ids, "--config", "max_restarts=1"});
-  EXPECT_EQ(again.status, 0) << again.err;
+  const json again = Json({"experiment", "continue", ids, "--config", "max_restarts=1"});
+  EXPECT_EQ(again["id"], id);
   WaitUntil([&] { return State(id) == "COMPLETED" || State(id) == "ERROR"; }, "the third run");
   EXPECT_EQ(State(id), "COMPLETED");
   EXPECT_EQ(Json({"experiment", "describe", ids})["max_restarts"], 1);

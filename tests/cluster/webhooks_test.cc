@@ -7,6 +7,8 @@
 #include <openssl/hmac.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,10 +23,12 @@
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "tests/testing/cluster_fixture.h"
+#include "tests/testing/worker_group.h"
 
 namespace cohort::testing {
 namespace {
 
+namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 // HMAC-SHA-256 of "t.body" with `secret`, as hex: what X-Cohort-Signature's v1 must be.
@@ -164,6 +168,65 @@ TEST_F(WebhooksTest, SignedPostsRetriedAfterA500AndNothingLostOverAMasterRestart
   EXPECT_EQ(json::parse(post.body)["experiment"]["state"], "ERROR");
   absl::SleepFor(absl::Seconds(2));
   EXPECT_EQ(receiver->posts().size(), 1u) << "nothing twice";
+}
+
+// A metric threshold and a log pattern through the CLI: the Core API tutorial's grid (x = 50 *
+// increment_by at its validation) sends one POST for the one trial whose x is above 120, and a
+// trial that logs the pattern three times sends one, naming the first line.
+TEST_F(WebhooksTest, AMetricThresholdAndALogPatternSendOncePerTrial) {
+  StartMaster();
+  StartAgent("a1");
+  Receiver receiver(0, /*failures=*/0);
+  const std::string url = absl::StrCat("http://127.0.0.1:", receiver.port(), "/hook");
+  LaunchResult lonely = Cohort({"webhook", "create", "--url", url, "--above", "3"});
+  EXPECT_EQ(lonely.status, 2);
+  EXPECT_NE(lonely.err.find("--metric NAME goes with --above X or --below X"), std::string::npos)
+      << lonely.err;
+  const json metric =
+      Json({"webhook", "create", "--url", url, "--metric", "x", "--above", "120", "--allow-local"});
+  receiver.set_secret(metric["secret"]);
+  const json listed = Json({"webhook", "list"});
+  ASSERT_EQ(listed["webhooks"].size(), 1u);
+  EXPECT_EQ(listed["webhooks"][0]["triggers"][0]["trigger_type"], "METRIC_THRESHOLD_EXCEEDED");
+  LaunchResult table = Cohort({"webhook", "list"});
+  EXPECT_NE(table.out.find("x>120"), std::string::npos) << table.out;
+
+  Script("hp.sh", absl::StrCat("exec ", BinaryPath("core_api_3_hpsearch"), "\n"));
+  const fs::path config = dir_ / "grid.yaml";
+  std::ofstream(config) << "name: grid\nentrypoint: ./hp.sh\nmax_restarts: 0\n"
+                           "hyperparameters:\n  global_batch_size: 1\n"
+                           "  increment_by: {type: categorical, vals: [1, 2, 3]}\n"
+                           "searcher: {name: grid, metric: x, smaller_is_better: false,\n"
+                           "  max_length: {batches: 50}, max_concurrent_trials: 1}\n";
+  LaunchResult grid =
+      Cohort({"experiment", "create", config.string(), (dir_ / "context").string(), "--follow"});
+  ASSERT_EQ(grid.status, 0) << grid.out << grid.err;
+  WaitUntil([&] { return receiver.posts().size() == 1; }, "the threshold's POST");
+  const Receiver::Post post = receiver.posts()[0];
+  EXPECT_TRUE(post.signed_ok);
+  const json body = json::parse(post.body);
+  EXPECT_EQ(body["event"], "METRIC_THRESHOLD_EXCEEDED");
+  EXPECT_EQ(body["metric"]["value"], 150);
+  EXPECT_GT(body["trial"]["id"].get<int64_t>(), 0);
+
+  const json log = Json({"webhook", "create", "--url", url, "--log-regex", "out of memory",
+                         "--allow-local", "--template", "{{trial.id}}: {{log.line}}"});
+  receiver.set_secret(log["secret"]);
+  Script("oom.sh",
+         "echo 'step 1'\necho 'CUDA out of memory on rank 0'\necho 'out of memory'\n"
+         "echo 'still out of memory'\n");
+  const int64_t oom = Create("oom", "./oom.sh", "max_restarts: 0\n");
+  WaitUntil([&] { return receiver.posts().size() == 2; }, "the pattern's POST");
+  absl::SleepFor(absl::Seconds(2));
+  const std::vector<Receiver::Post> posts = receiver.posts();
+  ASSERT_EQ(posts.size(), 2u) << "one for the pattern, however often it is logged";
+  const json logged = json::parse(posts[1].body);
+  EXPECT_EQ(logged["event"], "TASK_LOG");
+  EXPECT_EQ(logged["experiment"]["id"], oom);
+  EXPECT_NE(logged["message"].get<std::string>().find(": CUDA out of memory on rank 0"),
+            std::string::npos)
+      << logged.dump();
+  EXPECT_TRUE(posts[1].signed_ok);
 }
 
 }  // namespace

@@ -195,6 +195,9 @@ struct DeliveryRow {
   std::string last_error;       // the last attempt's failure; empty after a success
   int64_t created_ms = 0;
   int64_t finished_ms = 0;  // when it was DELIVERED or FAILED; 0 while PENDING
+  // Empty: none. Otherwise at most one delivery per (webhook, key) is ever queued
+  // (InsertDeliveries skips the others): "TASK_LOG:<trial>:<trigger>" fires once per trial.
+  std::string once_key;
 };
 
 // A person who may log in. Names are unique; a user is never deleted (experiments name their
@@ -465,7 +468,8 @@ class Database {
   virtual absl::StatusOr<std::vector<WebhookRow>> ListWebhooks() = 0;  // by id
   // The webhook and its deliveries, in one transaction; NotFound.
   virtual absl::Status DeleteWebhook(int64_t id) = 0;
-  // Queues `rows` (their ids ignored) in one transaction; NotFound when a webhook is gone.
+  // Queues `rows` (their ids ignored) in one transaction, but not a row whose once_key its
+  // webhook already has; NotFound when a webhook is gone.
   virtual absl::Status InsertDeliveries(const std::vector<DeliveryRow>& rows) = 0;
   // At most `limit` PENDING deliveries due at `now_ms`, each its webhook's oldest PENDING one
   // (a webhook's deliveries go in order), by id.

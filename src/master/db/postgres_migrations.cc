@@ -274,6 +274,14 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_pending ON webhook_deliveries(state, webhook_id, id);
 )sql";
 
+// Version 18: a webhook's delivery may carry a key that makes it once only (a log-pattern or a
+// metric-threshold trigger fires once per trial and webhook, across restarts of the master);
+// NULL (every state change, every test) repeats freely.
+constexpr absl::string_view kVersion18 = R"sql(
+ALTER TABLE webhook_deliveries ADD COLUMN once_key TEXT;
+CREATE UNIQUE INDEX webhook_deliveries_once ON webhook_deliveries(webhook_id, once_key);
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& PostgresMigrations() {
@@ -281,7 +289,7 @@ const std::vector<absl::string_view>& PostgresMigrations() {
       new std::vector<absl::string_view>{kVersion1,  kVersion2,  kVersion3,  kVersion4,  kVersion5,
                                          kVersion6,  kVersion7,  kVersion8,  kVersion9,  kVersion10,
                                          kVersion11, kVersion12, kVersion13, kVersion14, kVersion15,
-                                         kVersion16, kVersion17};
+                                         kVersion16, kVersion17, kVersion18};
   return *migrations;
 }
 

@@ -2,6 +2,7 @@
 // docs/design/0023).
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,14 +73,16 @@ absl::Status SqlDatabase::DeleteWebhook(int64_t id) {
 absl::Status SqlDatabase::InsertDeliveries(const std::vector<DeliveryRow>& rows) {
   if (rows.empty()) return absl::OkStatus();
   return Transact([&](sql::Connection& c) -> absl::Status {
-    constexpr size_t kPerRow = 9;
+    constexpr size_t kPerRow = 10;
     for (size_t first = 0; first < rows.size(); first += sql::kRowsPerInsert) {
       const size_t n = std::min(sql::kRowsPerInsert, rows.size() - first);
       Query s(c, "queue deliveries",
               absl::StrCat("INSERT INTO webhook_deliveries (webhook_id, event, body, state, "
-                           "attempts, next_attempt_ms, last_error, created_ms, finished_ms) "
-                           "VALUES ",
-                           sql::ValuesRows(n, kPerRow)));
+                           "attempts, next_attempt_ms, last_error, created_ms, finished_ms, "
+                           "once_key) VALUES ",
+                           sql::ValuesRows(n, kPerRow),
+                           // A once-only delivery already queued: this one is not.
+                           " ON CONFLICT DO NOTHING"));
       for (size_t i = 0; i < n; ++i) {
         const DeliveryRow& r = rows[first + i];
         const int base = static_cast<int>(i * kPerRow);
@@ -92,6 +95,8 @@ absl::Status SqlDatabase::InsertDeliveries(const std::vector<DeliveryRow>& rows)
         s.BindText(base + 7, r.last_error);
         s.BindInt64(base + 8, r.created_ms);
         s.BindInt64(base + 9, r.finished_ms);
+        s.BindTextOrNull(
+            base + 10, r.once_key.empty() ? std::nullopt : std::optional<std::string>(r.once_key));
       }
       absl::Status inserted = s.Run();
       if (s.failure() == sql::Failure::kForeignKeyViolation) {

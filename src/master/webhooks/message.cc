@@ -10,16 +10,38 @@
 namespace cohort::master::webhooks {
 namespace {
 
+std::string Number(double v) { return nlohmann::json(v).dump(); }
+
 std::vector<std::pair<std::string, std::string>> Fields(const Event& e) {
+  const bool metric = !e.metric_name.empty();
   return {{"{{experiment.id}}", std::to_string(e.experiment_id)},
           {"{{experiment.name}}", e.experiment_name},
           {"{{experiment.state}}", e.experiment_state},
           {"{{experiment.owner}}", e.experiment_owner},
-          {"{{event}}", e.type}};
+          {"{{event}}", e.type},
+          {"{{trial.id}}", e.trial_id > 0 ? std::to_string(e.trial_id) : ""},
+          {"{{metric.name}}", e.metric_name},
+          {"{{metric.value}}", metric ? Number(e.metric_value) : ""},
+          {"{{metric.threshold}}", metric ? Number(e.threshold) : ""},
+          {"{{metric.condition}}", e.condition},
+          {"{{log.line}}", e.log_line},
+          {"{{log.regex}}", e.log_regex}};
 }
 
 constexpr char kDefaultTemplate[] =
     "Experiment {{experiment.id}} ({{experiment.name}}) is {{experiment.state}}";
+constexpr char kMetricTemplate[] =
+    "Experiment {{experiment.id}} ({{experiment.name}}), trial {{trial.id}}: {{metric.name}} "
+    "{{metric.value}} is {{metric.condition}} {{metric.threshold}}";
+constexpr char kLogTemplate[] =
+    "Experiment {{experiment.id}} ({{experiment.name}}), trial {{trial.id}} logged a line "
+    "matching '{{log.regex}}': {{log.line}}";
+
+const char* DefaultTemplate(const Event& e) {
+  if (e.type == "METRIC_THRESHOLD_EXCEEDED") return kMetricTemplate;
+  if (e.type == "TASK_LOG") return kLogTemplate;
+  return kDefaultTemplate;
+}
 
 }  // namespace
 
@@ -31,7 +53,7 @@ std::string Render(const std::string& message_template, const Event& event) {
 std::string Body(const std::string& webhook_type, const std::string& message_template,
                  const Event& event) {
   const std::string text =
-      Render(message_template.empty() ? kDefaultTemplate : message_template, event);
+      Render(message_template.empty() ? DefaultTemplate(event) : message_template, event);
   // Bytes that are not UTF-8 (a name) go as U+FFFD: a body always serializes.
   constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
   if (webhook_type == "SLACK") return nlohmann::json{{"text", text}}.dump(-1, ' ', false, kReplace);
@@ -43,6 +65,15 @@ std::string Body(const std::string& webhook_type, const std::string& message_tem
                            {"name", event.experiment_name},
                            {"state", event.experiment_state},
                            {"owner", event.experiment_owner}}}};
+  if (event.trial_id > 0) body["trial"] = {{"id", event.trial_id}};
+  if (!event.metric_name.empty()) {
+    body["metric"] = {{"name", event.metric_name},
+                      {"value", event.metric_value},
+                      {"condition", event.condition},
+                      {"threshold", event.threshold}};
+  }
+  if (!event.log_regex.empty())
+    body["log"] = {{"line", event.log_line}, {"regex", event.log_regex}};
   return body.dump(-1, ' ', false, kReplace);
 }
 
@@ -53,8 +84,10 @@ absl::Status CheckTemplate(const std::string& message_template) {
   const size_t close = rest.find("}}", open);
   const std::string name = rest.substr(open, close == std::string::npos ? 32 : close + 2 - open);
   return absl::InvalidArgumentError(absl::StrCat(
-      "template: unknown field ", name, " (known: {{experiment.id}}, {{experiment.name}}, ",
-      "{{experiment.state}}, {{experiment.owner}}, {{event}})"));
+      "template: unknown field ", name,
+      " (known: {{experiment.id}}, {{experiment.name}}, {{experiment.state}}, "
+      "{{experiment.owner}}, {{event}}, {{trial.id}}, {{metric.name}}, {{metric.value}}, "
+      "{{metric.condition}}, {{metric.threshold}}, {{log.line}}, {{log.regex}})"));
 }
 
 }  // namespace cohort::master::webhooks

@@ -1,6 +1,7 @@
 #include "master/webhooks/webhooks.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,7 @@
 #include "master/webhooks/signing.h"
 #include "master/webhooks/target.h"
 #include "nlohmann/json.hpp"
+#include "re2/re2.h"
 #include "wire/states.h"
 
 namespace cohort::master::webhooks {
@@ -17,31 +19,78 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr char kStateChange[] = "EXPERIMENT_STATE_CHANGE";
+constexpr char kMetricThreshold[] = "METRIC_THRESHOLD_EXCEEDED";
+constexpr char kTaskLog[] = "TASK_LOG";
 constexpr int kMaxListedDeliveries = 1000;
+constexpr size_t kMaxRegexBytes = 4096;
+constexpr size_t kMaxMetricNameBytes = 255;
 
 absl::Status AdminsOnly(bool admin) {
   if (admin) return absl::OkStatus();
   return absl::PermissionDeniedError("webhooks are for admins: ask an admin to set one up");
 }
 
-absl::Status CheckTrigger(const wire::WebhookTrigger& t, size_t i) {
-  const std::string where = absl::StrCat("triggers[", i, "]");
-  if (t.trigger_type != kStateChange) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ".trigger_type: '", t.trigger_type, "' is not supported (",
-                     kStateChange, " is; metric thresholds and log patterns are planned)"));
-  }
-  if (!t.condition.contains("state") || !t.condition["state"].is_string()) {
+absl::Status CheckStateCondition(const Json& c, const std::string& where) {
+  if (!c.contains("state") || !c["state"].is_string()) {
     return absl::InvalidArgumentError(absl::StrCat(
         where, ".condition: needs \"state\", an experiment state such as COMPLETED or ERROR"));
   }
-  const std::string state = t.condition["state"].get<std::string>();
+  const std::string state = c["state"].get<std::string>();
   if (!wire::ParseExperimentState(state).ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         where, ".condition.state: '", state,
         "' is not an experiment state (ACTIVE, PAUSED, COMPLETED, CANCELED, ERROR, DELETING)"));
   }
   return absl::OkStatus();
+}
+
+// Determined's {"metricName", "metricValue"}, with "condition" ABOVE (its default: exceeded)
+// or BELOW (a loss under a target).
+absl::Status CheckMetricCondition(const Json& c, const std::string& where) {
+  const Json name = c.value("metricName", Json());
+  if (!name.is_string() || name.get<std::string>().empty() ||
+      name.get<std::string>().size() > kMaxMetricNameBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where,
+        ".condition.metricName: needs the name of a validation metric the trial reports "
+        "(1 to 255 bytes)"));
+  }
+  const Json value = c.value("metricValue", Json());
+  if (!value.is_number() || !std::isfinite(value.get<double>())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ".condition.metricValue: needs a finite number, the threshold"));
+  }
+  const Json condition = c.value("condition", Json("ABOVE"));
+  if (condition != "ABOVE" && condition != "BELOW") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ".condition.condition: must be ABOVE or BELOW, got ", condition.dump()));
+  }
+  return absl::OkStatus();
+}
+
+// Determined's {"regex"}: RE2 (Go's syntax), matched anywhere in a line.
+absl::Status CheckLogCondition(const Json& c, const std::string& where) {
+  const Json regex = c.value("regex", Json());
+  if (!regex.is_string() || regex.get<std::string>().empty() ||
+      regex.get<std::string>().size() > kMaxRegexBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ".condition.regex: needs a regular expression (RE2, 1 to 4096 bytes)"));
+  }
+  RE2 compiled(regex.get<std::string>(), RE2::Quiet);
+  if (!compiled.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ".condition.regex: ", compiled.error()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTrigger(const wire::WebhookTrigger& t, size_t i) {
+  const std::string where = absl::StrCat("triggers[", i, "]");
+  if (t.trigger_type == kStateChange) return CheckStateCondition(t.condition, where);
+  if (t.trigger_type == kMetricThreshold) return CheckMetricCondition(t.condition, where);
+  if (t.trigger_type == kTaskLog) return CheckLogCondition(t.condition, where);
+  return absl::InvalidArgumentError(absl::StrCat(where, ".trigger_type: '", t.trigger_type,
+                                                 "' is not one of ", kStateChange, ", ",
+                                                 kMetricThreshold, ", ", kTaskLog));
 }
 
 absl::Status CheckNew(const wire::NewWebhook& w) {
@@ -91,10 +140,21 @@ wire::Delivery ToWire(const DeliveryRow& d) {
 }  // namespace
 
 Webhooks::Known Webhooks::KnownOf(WebhookRow row) {
-  Known known{std::move(row), {}};
-  for (const wire::WebhookTrigger& t : Triggers(known.row.triggers_json)) {
-    if (t.trigger_type == kStateChange && t.condition.value("state", Json()).is_string()) {
+  Known known{std::move(row), {}, {}, {}};
+  const std::vector<wire::WebhookTrigger> triggers = Triggers(known.row.triggers_json);
+  for (size_t i = 0; i < triggers.size(); ++i) {
+    const wire::WebhookTrigger& t = triggers[i];
+    // Each was checked at creation; a row that no longer reads so is skipped, not trusted.
+    if (!CheckTrigger(t, i).ok()) continue;
+    if (t.trigger_type == kStateChange) {
       known.states.insert(t.condition["state"].get<std::string>());
+    } else if (t.trigger_type == kMetricThreshold) {
+      known.metrics.push_back({i, t.condition["metricName"].get<std::string>(),
+                               t.condition["metricValue"].get<double>(),
+                               t.condition.value("condition", "ABOVE") == "ABOVE"});
+    } else {
+      known.logs.push_back(
+          {i, std::make_shared<const RE2>(t.condition["regex"].get<std::string>(), RE2::Quiet)});
     }
   }
   return known;
@@ -202,21 +262,90 @@ absl::StatusOr<wire::DeliveryList> Webhooks::Deliveries(bool admin, int64_t id, 
   return list;
 }
 
+DeliveryRow Webhooks::RowFor(const WebhookRow& w, const Event& event, std::string once_key) {
+  return {.webhook_id = w.id,
+          .event = event.type,
+          .body = Body(w.type, w.template_text, event),
+          .next_attempt_ms = event.time_ms,
+          .created_ms = event.time_ms,
+          .once_key = std::move(once_key)};
+}
+
 absl::Status Webhooks::OnExperimentState(const Event& event) {
   std::vector<DeliveryRow> rows;
   {
     MutexLock lock(&mu_);
     for (const Known& k : webhooks_) {
-      if (k.states.count(event.experiment_state) == 0) continue;
-      const WebhookRow& w = k.row;
-      rows.push_back({.webhook_id = w.id,
-                      .event = event.type,
-                      .body = Body(w.type, w.template_text, event),
-                      .next_attempt_ms = event.time_ms,
-                      .created_ms = event.time_ms});
+      if (k.states.count(event.experiment_state) > 0) rows.push_back(RowFor(k.row, event, ""));
     }
   }
   return Queue(std::move(rows));
+}
+
+absl::Status Webhooks::OnValidation(const Event& experiment, int64_t trial_id,
+                                    const nlohmann::json& metrics) {
+  if (!metrics.is_object()) return absl::OkStatus();
+  std::vector<DeliveryRow> rows;
+  {
+    MutexLock lock(&mu_);
+    for (const Known& k : webhooks_) {
+      for (const MetricTrigger& t : k.metrics) {
+        const auto it = metrics.find(t.name);
+        if (it == metrics.end() || !it->is_number()) continue;
+        const double v = it->get<double>();
+        if (!(t.above ? v > t.threshold : v < t.threshold)) continue;  // NaN: neither
+        std::string key = absl::StrCat(kMetricThreshold, ":", trial_id, ":", t.index);
+        if (!fired_.insert({k.row.id, key}).second) continue;
+        Event e = experiment;
+        e.type = kMetricThreshold;
+        e.trial_id = trial_id;
+        e.metric_name = t.name;
+        e.metric_value = v;
+        e.condition = t.above ? "ABOVE" : "BELOW";
+        e.threshold = t.threshold;
+        rows.push_back(RowFor(k.row, e, std::move(key)));
+      }
+    }
+  }
+  return QueueOnce(std::move(rows));
+}
+
+absl::Status Webhooks::OnTrialLogs(const Event& experiment, int64_t trial_id,
+                                   const std::vector<absl::string_view>& lines) {
+  std::vector<DeliveryRow> rows;
+  {
+    // RE2 matches in linear time; a batch is at most the agent's (a few thousand lines).
+    MutexLock lock(&mu_);
+    for (const Known& k : webhooks_) {
+      for (const LogTrigger& t : k.logs) {
+        std::string key = absl::StrCat(kTaskLog, ":", trial_id, ":", t.index);
+        if (fired_.count({k.row.id, key}) > 0) continue;
+        const auto hit = std::find_if(lines.begin(), lines.end(), [&](absl::string_view line) {
+          return RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), *t.regex);
+        });
+        if (hit == lines.end()) continue;
+        fired_.insert({k.row.id, key});
+        Event e = experiment;
+        e.type = kTaskLog;
+        e.trial_id = trial_id;
+        e.log_line = std::string(hit->substr(0, kMaxLogLineBytes));
+        e.log_regex = t.regex->pattern();
+        rows.push_back(RowFor(k.row, e, std::move(key)));
+      }
+    }
+  }
+  return QueueOnce(std::move(rows));
+}
+
+absl::Status Webhooks::QueueOnce(std::vector<DeliveryRow> rows) {
+  std::vector<std::pair<int64_t, std::string>> keys;
+  for (const DeliveryRow& r : rows) keys.emplace_back(r.webhook_id, r.once_key);
+  absl::Status queued = Queue(std::move(rows));
+  if (!queued.ok()) {  // not queued: a later match may try again
+    MutexLock lock(&mu_);
+    for (const auto& key : keys) fired_.erase(key);
+  }
+  return queued;
 }
 
 absl::Status Webhooks::Queue(std::vector<DeliveryRow> rows) {

@@ -5,6 +5,10 @@
 // memory (so that an event no webhook wants costs no database round trip), the queue's rows
 // (through the Database) and the deliverer thread (deliverer.h) that sends them.
 //
+// Triggers (Determined's): EXPERIMENT_STATE_CHANGE {"state"}, METRIC_THRESHOLD_EXCEEDED
+// {"metricName", "metricValue", "condition": ABOVE|BELOW} on a trial's validation metrics, and
+// TASK_LOG {"regex"} on a trial's output lines; the last two fire once per trial and trigger.
+//
 // An event (an experiment's state stored) becomes one delivery row per matching webhook, in
 // one transaction, before OnExperimentState returns: from then on it survives a restart of
 // the master, and the deliverer sends it at least once (receivers dedupe on X-Cohort-Delivery).
@@ -23,15 +27,19 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "master/db/database.h"
 #include "master/webhooks/message.h"
+#include "nlohmann/json.hpp"
+#include "re2/re2.h"
 #include "wire/webhook_bodies.h"
 
 namespace cohort::master::webhooks {
@@ -72,22 +80,51 @@ class Webhooks {
   // EXPERIMENT_STATE_CHANGE trigger names `event.experiment_state`. A failure to queue is
   // returned (the caller logs it; the state change stands).
   absl::Status OnExperimentState(const Event& event) ABSL_LOCKS_EXCLUDED(mu_);
+  // A trial's validation metrics were stored: for each METRIC_THRESHOLD_EXCEEDED trigger whose
+  // metric is among them and beyond its threshold (ABOVE: greater; BELOW: less), a delivery,
+  // once per trial and trigger (also across restarts: the row's once_key). `experiment`: the
+  // experiment's fields of the event.
+  absl::Status OnValidation(const Event& experiment, int64_t trial_id,
+                            const nlohmann::json& metrics) ABSL_LOCKS_EXCLUDED(mu_);
+  // Lines of a trial's output were stored: for each TASK_LOG trigger whose regex matches one
+  // (anywhere in it), a delivery naming the first such line, once per trial and trigger.
+  absl::Status OnTrialLogs(const Event& experiment, int64_t trial_id,
+                           const std::vector<absl::string_view>& lines) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   absl::StatusOr<WebhookRow> Find(int64_t id) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Queue(std::vector<DeliveryRow> rows);
+  // Queue, forgetting the rows' once_keys in fired_ when they could not be queued.
+  absl::Status QueueOnce(std::vector<DeliveryRow> rows) ABSL_LOCKS_EXCLUDED(mu_);
+  static DeliveryRow RowFor(const WebhookRow& w, const Event& event, std::string once_key);
 
   Database& db_;
   const Clock& clock_;
   const DeliveryPolicy policy_;
   Mutex mu_;
-  // A webhook with the experiment states its triggers name, read from its row once.
+  // A webhook's triggers, read from its row once: the experiment states they name, the metric
+  // thresholds and the log patterns (`index`: the trigger's place in the row's list).
+  struct MetricTrigger {
+    size_t index = 0;
+    std::string name;
+    double threshold = 0;
+    bool above = true;
+  };
+  struct LogTrigger {
+    size_t index = 0;
+    std::shared_ptr<const RE2> regex;
+  };
   struct Known {
     WebhookRow row;
     std::set<std::string> states;
+    std::vector<MetricTrigger> metrics;
+    std::vector<LogTrigger> logs;
   };
   static Known KnownOf(WebhookRow row);
   std::vector<Known> webhooks_ ABSL_GUARDED_BY(mu_);
+  // (webhook, once_key) queued by this master: a trigger that fired for a trial is not matched
+  // again (the database refuses a second one anyway). One small entry per firing.
+  std::set<std::pair<int64_t, std::string>> fired_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<Deliverer> deliverer_;
 };
 

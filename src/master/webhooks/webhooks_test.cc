@@ -181,6 +181,79 @@ TEST_F(WebhooksTest, OnlyAdminsAndOnlyValidWebhooks) {
   EXPECT_THAT(hooks->Delete(true, made.id), StatusIs(absl::StatusCode::kNotFound));
 }
 
+// Metric-threshold and log-pattern triggers (Determined's condition fields) are checked at
+// creation, each naming what is wrong.
+TEST_F(WebhooksTest, MetricAndLogTriggersAreCheckedAtCreation) {
+  std::unique_ptr<Webhooks> hooks = Open();
+  auto with = [](const std::string& type, Json condition) {
+    return wire::NewWebhook{"https://h/", "DEFAULT", {{type, std::move(condition)}}, "", false};
+  };
+  EXPECT_THAT(hooks->Create(true, "root", with("METRIC_THRESHOLD_EXCEEDED", {{"metricValue", 1}})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("triggers[0].condition.metricName: needs the name")));
+  EXPECT_THAT(
+      hooks->Create(
+          true, "root",
+          with("METRIC_THRESHOLD_EXCEEDED", {{"metricName", "loss"}, {"metricValue", "low"}})),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("metricValue: needs a finite")));
+  EXPECT_THAT(
+      hooks->Create(true, "root",
+                    with("METRIC_THRESHOLD_EXCEEDED",
+                         {{"metricName", "loss"}, {"metricValue", 1}, {"condition", "SIDEWAYS"}})),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("must be ABOVE or BELOW")));
+  EXPECT_THAT(hooks->Create(true, "root", with("TASK_LOG", {{"regex", "(unclosed"}})),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("triggers[0].condition.regex: missing )")));
+  EXPECT_THAT(hooks->Create(true, "root", with("CUSTOM", Json::object())),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'CUSTOM' is not one of")));
+  EXPECT_OK(hooks->Create(true, "root", with("TASK_LOG", {{"regex", "CUDA out of memory"}})));
+}
+
+// A threshold crossed or a pattern logged sends once per trial and trigger, also after a
+// restart (a new Webhooks on the same database), and carries the trial's fields.
+TEST_F(WebhooksTest, MetricAndLogTriggersFireOncePerTrial) {
+  std::unique_ptr<Webhooks> hooks = Open();
+  wire::NewWebhook w{
+      "http://127.0.0.1:1/hook",
+      "DEFAULT",
+      {{"METRIC_THRESHOLD_EXCEEDED",
+        {{"metricName", "validation_loss"}, {"metricValue", 0.2}, {"condition", "BELOW"}}},
+       {"TASK_LOG", {{"regex", "out of memory"}}}},
+      "",
+      true};
+  ASSERT_OK_AND_ASSIGN(wire::Webhook made, hooks->Create(true, "root", w));
+  const Event exp{"", 5, "mnist", "ACTIVE", "alice", 1000};
+  ASSERT_OK(hooks->OnValidation(exp, 11, {{"validation_loss", 0.5}}));  // not below
+  ASSERT_OK(hooks->OnValidation(exp, 11, {{"accuracy", 0.1}}));         // not named
+  ASSERT_OK(hooks->OnValidation(exp, 11, {{"validation_loss", 0.15}}));
+  ASSERT_OK(hooks->OnValidation(exp, 11, {{"validation_loss", 0.1}}));   // already sent
+  ASSERT_OK(hooks->OnValidation(exp, 12, {{"validation_loss", 0.19}}));  // another trial
+  ASSERT_OK(
+      hooks->OnTrialLogs(exp, 11, {"step 1", "CUDA out of memory (rank 0)", "out of memory"}));
+  ASSERT_OK(hooks->OnTrialLogs(exp, 11, {"out of memory again"}));
+  hooks.reset();  // a restart: what was sent is known from the rows
+  hooks = Open();
+  ASSERT_OK(hooks->OnTrialLogs(exp, 11, {"out of memory after the restart"}));
+  ASSERT_OK(hooks->OnValidation(exp, 12, {{"validation_loss", 0.01}}));
+
+  ASSERT_OK_AND_ASSIGN(wire::DeliveryList d, hooks->Deliveries(true, made.id, 100));
+  ASSERT_EQ(d.deliveries.size(), 3u);
+  ASSERT_OK_AND_ASSIGN(std::vector<DeliveryRow> rows, db_->ListDeliveries(made.id, 100));
+  const Json log = Json::parse(rows[0].body);  // newest first
+  EXPECT_EQ(log["event"], "TASK_LOG");
+  EXPECT_EQ(log["trial"]["id"], 11);
+  EXPECT_EQ(log["log"]["line"], "CUDA out of memory (rank 0)") << "the first matching line";
+  EXPECT_EQ(log["message"],
+            "Experiment 5 (mnist), trial 11 logged a line matching 'out of memory': CUDA out of "
+            "memory (rank 0)");
+  const Json second = Json::parse(rows[1].body);
+  EXPECT_EQ(second["trial"]["id"], 12);
+  EXPECT_EQ(second["metric"]["value"], 0.19);
+  const Json first = Json::parse(rows[2].body);
+  EXPECT_EQ(first["event"], "METRIC_THRESHOLD_EXCEEDED");
+  EXPECT_EQ(first["message"], "Experiment 5 (mnist), trial 11: validation_loss 0.15 is BELOW 0.2");
+}
+
 // One signed POST per event, retried after the receiver's 500s, and the events no trigger names
 // send nothing.
 TEST_F(WebhooksTest, EachEventIsPostedSignedOnceAndRetriedAfterA500) {
