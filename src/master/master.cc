@@ -107,25 +107,40 @@ absl::Status Master::MoveTrialLocked(TrialRow& trial, TrialState to) {
   return absl::OkStatus();
 }
 
-void Master::ExperimentMovedLocked(const ExperimentRow& experiment) {
-  queue_.SetExperimentState(experiment.id, experiment.state);
-  // Stored: the webhooks that want it queue their deliveries (none: no database round trip).
-  if (absl::Status queued = webhooks_.OnExperimentState(
-          {"EXPERIMENT_STATE_CHANGE", experiment.id, experiment.name,
-           wire::Name(experiment.state), experiment.owner,
-           absl::ToUnixMillis(options_.clock->Now())});
-      !queued.ok()) {
-    COHORT_LOG(ERROR) << "experiment " << experiment.id << ": queueing its webhooks: " << queued;
+std::vector<DeliveryRow> Master::StateDeliveriesLocked(const ExperimentRow& experiment,
+                                                      ExperimentState to) {
+  // No webhook wanting it: nothing, at no database cost.
+  return webhooks_.StateDeliveries({"EXPERIMENT_STATE_CHANGE", experiment.id, experiment.name,
+                                    wire::Name(to), experiment.owner,
+                                    absl::ToUnixMillis(options_.clock->Now())});
+}
+
+absl::Status Master::StoreStateLocked(const ExperimentRow& experiment, ExperimentState to,
+                                      const std::function<absl::Status(
+                                          const std::vector<DeliveryRow>&)>& store) {
+  const std::vector<DeliveryRow> deliveries = StateDeliveriesLocked(experiment, to);
+  absl::Status stored = store(deliveries);
+  if (!stored.ok() && !deliveries.empty() && absl::IsNotFound(stored)) {
+    // A webhook deleted meanwhile: the state matters more than the POSTs of the others.
+    COHORT_LOG(WARNING) << "experiment " << experiment.id << ": " << stored
+                        << "; storing its state without its webhooks' deliveries";
+    return store({});
   }
+  if (stored.ok() && !deliveries.empty()) webhooks_.Queued();
+  return stored;
 }
 
 absl::Status Master::MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to) {
   const bool ends = !wire::IsTerminal(experiment.state) && wire::IsTerminal(to);
+  ExperimentState moved = experiment.state;
+  COHORT_RETURN_IF_ERROR(Transition(moved, to, absl::StrCat("experiment ", experiment.id)));
+  // The state and its webhooks' deliveries commit together.
   COHORT_RETURN_IF_ERROR(
-      Transition(experiment.state, to, absl::StrCat("experiment ", experiment.id)));
-  COHORT_RETURN_IF_ERROR(db_->SetExperimentState(experiment.id, to));
+      StoreStateLocked(experiment, to, [&](const std::vector<DeliveryRow>& deliveries) {
+        return db_->SetExperimentState(experiment.id, to, deliveries);
+      }));
   experiment.state = to;
-  ExperimentMovedLocked(experiment);
+  queue_.SetExperimentState(experiment.id, to);
   if (ends) {
     experiment.ended_ms = absl::ToUnixMillis(options_.clock->Now());
     COHORT_RETURN_IF_ERROR(db_->SetExperimentEnded(experiment.id, experiment.ended_ms));

@@ -485,8 +485,16 @@ class Master {
   // The experiment's fields of a webhook event (from the queue's copy: no database read).
   webhooks::Event WebhookEventLocked(int64_t experiment_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // MoveExperimentLocked's part after the row is stored: the queue's copy, the webhooks.
-  void ExperimentMovedLocked(const ExperimentRow& experiment) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The webhooks' deliveries of the experiment's move to `to`, and StoreStateLocked: `store`
+  // writes the state with them in one transaction; when a webhook was deleted meanwhile
+  // (NotFound with deliveries), the state is stored without them. Wakes the deliverer.
+  std::vector<DeliveryRow> StateDeliveriesLocked(const ExperimentRow& experiment,
+                                                 ExperimentState to)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status StoreStateLocked(
+      const ExperimentRow& experiment, ExperimentState to,
+      const std::function<absl::Status(const std::vector<DeliveryRow>&)>& store)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status MoveExperimentLocked(ExperimentRow& experiment, ExperimentState to)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Scheduling passes (master_scheduling.cc). A change that may let a trial start (a trial

@@ -156,10 +156,12 @@ absl::StatusOr<std::vector<std::string>> Master::ContinueExperiment(
   e.slots_per_trial = slots;
   e.max_restarts = static_cast<int>(next.config.max_restarts);
   e.ended_ms = 0;
-  COHORT_RETURN_IF_ERROR(db_->ReopenExperiment(e, again));
+  COHORT_RETURN_IF_ERROR(StoreStateLocked(
+      e, ExperimentState::kActive, [&](const std::vector<DeliveryRow>& deliveries) {
+        return db_->ReopenExperiment(e, again, deliveries);
+      }));
   // Stored: what the master keeps of it follows.
   queue_.SetExperiment(e.id, QueueFacts(e));
-  ExperimentMovedLocked(e);
   searchers_.erase(id);  // rebuilt from its trials as they are now: it creates any missing
   config_facts_.erase(id);
   for (const TrialRow& t : again) {

@@ -1857,7 +1857,7 @@ TEST_F(MasterTest, NoExperimentWarmStartsFromOneBeingDeleted) {
   ASSERT_OK(Exit(start, 0));
   {  // DELETING as the request leaves it, without this master's monitor deleting it meanwhile
     std::unique_ptr<Database> db = OpenSqliteDatabase((dir_ / "master.db").string()).value();
-    ASSERT_OK(db->SetExperimentState(source, wire::ExperimentState::kDeleting));
+    ASSERT_OK(db->SetExperimentState(source, wire::ExperimentState::kDeleting, {}));
   }
   absl::StatusOr<int64_t> child =
       master_->CreateExperiment(Config(1, 0,
@@ -1903,7 +1903,7 @@ TEST_F(MasterTest, AnExperimentLeftDeletingIsDeletedByTheNextMaster) {
   master_.reset();
   {  // as a master that stopped right after the request left it
     std::unique_ptr<Database> db = OpenSqliteDatabase((dir_ / "master.db").string()).value();
-    ASSERT_OK(db->SetExperimentState(exp, wire::ExperimentState::kDeleting));
+    ASSERT_OK(db->SetExperimentState(exp, wire::ExperimentState::kDeleting, {}));
   }
   StartOnFile();
   ASSERT_TRUE(GoneWithin10s(*master_, exp));

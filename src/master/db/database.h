@@ -338,9 +338,12 @@ class Database {
   virtual ~Database() = default;
 
   virtual absl::StatusOr<int64_t> InsertExperiment(const ExperimentRow& row) = 0;
-  // NotFound; for DELETING, FailedPrecondition naming the model versions that hold any of its
-  // checkpoints (checked with its row locked: a registration racing it is seen or refused).
-  virtual absl::Status SetExperimentState(int64_t id, wire::ExperimentState state) = 0;
+  // Sets the state and queues `deliveries` (the webhooks' POSTs of that change, as
+  // InsertDeliveries does) in one transaction: both or neither. NotFound; for DELETING,
+  // FailedPrecondition naming the model versions that hold any of its checkpoints (checked with
+  // its row locked: a registration racing it is seen or refused).
+  virtual absl::Status SetExperimentState(int64_t id, wire::ExperimentState state,
+                                          const std::vector<DeliveryRow>& deliveries) = 0;
   virtual absl::Status SetExperimentEnded(int64_t id, int64_t ended_ms) = 0;  // NotFound
   virtual absl::Status SetExperimentArchived(int64_t id, bool archived) = 0;  // NotFound
   // Its name and effective config (`experiment set`: name, description, labels); NotFound.
@@ -350,10 +353,12 @@ class Database {
                                                const ExperimentScheduling& scheduling) = 0;  // NotFound
   // `cohort experiment continue`, in one transaction: the experiment's name, config_yaml,
   // slots_per_trial, max_restarts and state as `experiment` has them, its ended_ms 0; each of
-  // `trials` as UpdateTrial writes it, and its total_batches. NotFound, and nothing written,
-  // when the experiment or one of the trials (of that experiment) is missing.
+  // `trials` as UpdateTrial writes it, and its total_batches; `deliveries` queued as
+  // SetExperimentState's. NotFound, and nothing written, when the experiment or one of the
+  // trials (of that experiment) is missing.
   virtual absl::Status ReopenExperiment(const ExperimentRow& experiment,
-                                        const std::vector<TrialRow>& trials) = 0;
+                                        const std::vector<TrialRow>& trials,
+                                        const std::vector<DeliveryRow>& deliveries) = 0;
   virtual absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) = 0;
   virtual absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() = 0;  // by id
   // Deletes up to about `limit` rows of the experiment's data in one transaction, its trials'

@@ -225,7 +225,8 @@ absl::Status SqlDatabase::SetExperimentScheduling(int64_t id,
 }
 
 absl::Status SqlDatabase::ReopenExperiment(const ExperimentRow& experiment,
-                                           const std::vector<TrialRow>& trials) {
+                                           const std::vector<TrialRow>& trials,
+                                           const std::vector<DeliveryRow>& deliveries) {
   return Transact([&](sql::Connection& c) -> absl::Status {
     Query e(c, "reopen experiment",
             "UPDATE experiments SET name = ?2, config_yaml = ?3, slots_per_trial = ?4, "
@@ -255,7 +256,7 @@ absl::Status SqlDatabase::ReopenExperiment(const ExperimentRow& experiment,
       COHORT_RETURN_IF_ERROR(
           t.RunOnRow(absl::StrCat("trial ", row.id, " of experiment ", experiment.id)));
     }
-    return absl::OkStatus();
+    return InsertDeliveriesIn(c, deliveries);
   });
 }
 

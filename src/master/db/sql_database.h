@@ -39,14 +39,16 @@ class SqlDatabase : public Database {
   SqlDatabase& operator=(const SqlDatabase&) = delete;
 
   absl::StatusOr<int64_t> InsertExperiment(const ExperimentRow& row) override;
-  absl::Status SetExperimentState(int64_t id, wire::ExperimentState state) override;
+  absl::Status SetExperimentState(int64_t id, wire::ExperimentState state,
+                                  const std::vector<DeliveryRow>& deliveries) override;
   absl::Status SetExperimentEnded(int64_t id, int64_t ended_ms) override;
   absl::Status SetExperimentArchived(int64_t id, bool archived) override;
   absl::Status SetExperimentMetadata(int64_t id, const std::string& name,
                                      const std::string& config_yaml) override;
   absl::Status SetExperimentScheduling(int64_t id, const ExperimentScheduling& scheduling) override;
   absl::Status ReopenExperiment(const ExperimentRow& experiment,
-                                const std::vector<TrialRow>& trials) override;
+                                const std::vector<TrialRow>& trials,
+                                const std::vector<DeliveryRow>& deliveries) override;
   absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) override;
   absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() override;
   // sql_experiment_delete.cc
@@ -102,6 +104,8 @@ class SqlDatabase : public Database {
   absl::StatusOr<std::vector<WebhookRow>> ListWebhooks() override;
   absl::Status DeleteWebhook(int64_t id) override;
   absl::Status InsertDeliveries(const std::vector<DeliveryRow>& rows) override;
+  // InsertDeliveries' statements, inside a caller's transaction.
+  absl::Status InsertDeliveriesIn(sql::Connection& c, const std::vector<DeliveryRow>& rows);
   absl::StatusOr<std::vector<DeliveryRow>> ListDueDeliveries(int64_t now_ms, int limit) override;
   absl::Status UpdateDelivery(const DeliveryRow& row) override;
   absl::StatusOr<std::vector<DeliveryRow>> ListDeliveries(int64_t webhook_id, int limit) override;

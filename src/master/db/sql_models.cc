@@ -263,12 +263,14 @@ absl::Status SqlDatabase::MarkCheckpointDeleted(const std::string& storage_id) {
   });
 }
 
-absl::Status SqlDatabase::SetExperimentState(int64_t id, wire::ExperimentState state) {
+absl::Status SqlDatabase::SetExperimentState(int64_t id, wire::ExperimentState state,
+                                             const std::vector<DeliveryRow>& deliveries) {
   return Transact([&](sql::Connection& c) -> absl::Status {
     Query s(c, "set experiment state", "UPDATE experiments SET state = ?2 WHERE id = ?1");
     s.BindInt64(1, id);
     s.BindText(2, wire::Name(state));
     COHORT_RETURN_IF_ERROR(s.RunOnRow(absl::StrCat("experiment ", id)));
+    COHORT_RETURN_IF_ERROR(InsertDeliveriesIn(c, deliveries));
     if (state != wire::ExperimentState::kDeleting) return absl::OkStatus();
     // Its row is locked now: a registration that came first is seen here.
     COHORT_ASSIGN_OR_RETURN(

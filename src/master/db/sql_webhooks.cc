@@ -72,40 +72,43 @@ absl::Status SqlDatabase::DeleteWebhook(int64_t id) {
 
 absl::Status SqlDatabase::InsertDeliveries(const std::vector<DeliveryRow>& rows) {
   if (rows.empty()) return absl::OkStatus();
-  return Transact([&](sql::Connection& c) -> absl::Status {
-    constexpr size_t kPerRow = 10;
-    for (size_t first = 0; first < rows.size(); first += sql::kRowsPerInsert) {
-      const size_t n = std::min(sql::kRowsPerInsert, rows.size() - first);
-      Query s(c, "queue deliveries",
-              absl::StrCat("INSERT INTO webhook_deliveries (webhook_id, event, body, state, "
-                           "attempts, next_attempt_ms, last_error, created_ms, finished_ms, "
-                           "once_key) VALUES ",
-                           sql::ValuesRows(n, kPerRow),
-                           // A once-only delivery already queued: this one is not.
-                           " ON CONFLICT DO NOTHING"));
-      for (size_t i = 0; i < n; ++i) {
-        const DeliveryRow& r = rows[first + i];
-        const int base = static_cast<int>(i * kPerRow);
-        s.BindInt64(base + 1, r.webhook_id);
-        s.BindText(base + 2, r.event);
-        s.BindText(base + 3, r.body);
-        s.BindText(base + 4, r.state);
-        s.BindInt64(base + 5, r.attempts);
-        s.BindInt64(base + 6, r.next_attempt_ms);
-        s.BindText(base + 7, r.last_error);
-        s.BindInt64(base + 8, r.created_ms);
-        s.BindInt64(base + 9, r.finished_ms);
-        s.BindTextOrNull(
-            base + 10, r.once_key.empty() ? std::nullopt : std::optional<std::string>(r.once_key));
-      }
-      absl::Status inserted = s.Run();
-      if (s.failure() == sql::Failure::kForeignKeyViolation) {
-        return absl::NotFoundError("a delivery's webhook was deleted");
-      }
-      COHORT_RETURN_IF_ERROR(inserted);
+  return Transact([&](sql::Connection& c) { return InsertDeliveriesIn(c, rows); });
+}
+
+absl::Status SqlDatabase::InsertDeliveriesIn(sql::Connection& c,
+                                             const std::vector<DeliveryRow>& rows) {
+  constexpr size_t kPerRow = 10;
+  for (size_t first = 0; first < rows.size(); first += sql::kRowsPerInsert) {
+    const size_t n = std::min(sql::kRowsPerInsert, rows.size() - first);
+    Query s(c, "queue deliveries",
+            absl::StrCat("INSERT INTO webhook_deliveries (webhook_id, event, body, state, "
+                         "attempts, next_attempt_ms, last_error, created_ms, finished_ms, "
+                         "once_key) VALUES ",
+                         sql::ValuesRows(n, kPerRow),
+                         // A once-only delivery already queued: this one is not.
+                         " ON CONFLICT DO NOTHING"));
+    for (size_t i = 0; i < n; ++i) {
+      const DeliveryRow& r = rows[first + i];
+      const int base = static_cast<int>(i * kPerRow);
+      s.BindInt64(base + 1, r.webhook_id);
+      s.BindText(base + 2, r.event);
+      s.BindText(base + 3, r.body);
+      s.BindText(base + 4, r.state);
+      s.BindInt64(base + 5, r.attempts);
+      s.BindInt64(base + 6, r.next_attempt_ms);
+      s.BindText(base + 7, r.last_error);
+      s.BindInt64(base + 8, r.created_ms);
+      s.BindInt64(base + 9, r.finished_ms);
+      s.BindTextOrNull(base + 10,
+                       r.once_key.empty() ? std::nullopt : std::optional<std::string>(r.once_key));
     }
-    return absl::OkStatus();
-  });
+    absl::Status inserted = s.Run();
+    if (s.failure() == sql::Failure::kForeignKeyViolation) {
+      return absl::NotFoundError("a delivery's webhook was deleted");
+    }
+    COHORT_RETURN_IF_ERROR(inserted);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<DeliveryRow>> SqlDatabase::ListDueDeliveries(int64_t now_ms, int limit) {

@@ -163,7 +163,7 @@ TEST_P(DatabaseTest, ListsExperimentsById) {
 
 TEST_P(DatabaseTest, SetsExperimentStateAndLeavesOtherFields) {
   ASSERT_OK_AND_ASSIGN(int64_t id, db_->InsertExperiment(MakeExperiment("a")));
-  ASSERT_OK(db_->SetExperimentState(id, ExperimentState::kPaused));
+  ASSERT_OK(db_->SetExperimentState(id, ExperimentState::kPaused, {}));
   ExperimentRow expected = MakeExperiment("a");
   expected.id = id;
   expected.state = ExperimentState::kPaused;
@@ -205,13 +205,14 @@ TEST_P(DatabaseTest, ReopensAnExperimentWithItsTrialsInOneTransaction) {
   TrialRow stranger = db_->GetTrial(other).value();
   stranger.state = TrialState::kCompleted;
   // A trial of another experiment: nothing at all is written.
-  EXPECT_THAT(db_->ReopenExperiment(row, {trial, stranger}), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(db_->ReopenExperiment(row, {trial, stranger}, {}),
+              StatusIs(absl::StatusCode::kNotFound));
   EXPECT_EQ(db_->GetExperiment(row.id).value().state, ExperimentState::kError);
   EXPECT_EQ(db_->GetExperiment(row.id).value().ended_ms, 1234);
   EXPECT_EQ(db_->GetTrial(trial.id).value().state, TrialState::kError);
   EXPECT_EQ(db_->GetTrial(other).value().state, TrialState::kRunning) << "as MakeTrial made it";
 
-  ASSERT_OK(db_->ReopenExperiment(row, {trial}));
+  ASSERT_OK(db_->ReopenExperiment(row, {trial}, {}));
   ExperimentRow stored = db_->GetExperiment(row.id).value();
   EXPECT_EQ(stored.state, ExperimentState::kActive);
   EXPECT_EQ(stored.name, "b");
@@ -224,14 +225,14 @@ TEST_P(DatabaseTest, ReopensAnExperimentWithItsTrialsInOneTransaction) {
   EXPECT_EQ(reopened.restarts, 0);
   EXPECT_EQ(reopened.error_lines, "");
   EXPECT_EQ(reopened.total_batches, 77);
-  EXPECT_THAT(db_->ReopenExperiment(MakeExperiment("gone"), {}),
+  EXPECT_THAT(db_->ReopenExperiment(MakeExperiment("gone"), {}, {}),
               StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST_P(DatabaseTest, ReportsAMissingExperimentByItsId) {
   EXPECT_THAT(db_->GetExperiment(7).status(),
               StatusIs(absl::StatusCode::kNotFound, "experiment 7 not found"));
-  EXPECT_THAT(db_->SetExperimentState(7, ExperimentState::kPaused),
+  EXPECT_THAT(db_->SetExperimentState(7, ExperimentState::kPaused, {}),
               StatusIs(absl::StatusCode::kNotFound, "experiment 7 not found"));
 }
 
@@ -1428,6 +1429,30 @@ TEST_P(DatabaseTest, ModelVersionsAreNumberedPerModelAndNameACheckpoint) {
   EXPECT_THAT(db_->DeleteModel(b), StatusIs(absl::StatusCode::kNotFound));
 }
 
+// A state and its webhooks' deliveries commit together: a refused state queues nothing, a
+// delivery to a webhook deleted meanwhile leaves the state as it was.
+TEST_P(DatabaseTest, AStateChangeAndItsDeliveriesCommitTogether) {
+  const int64_t trial = AddTrial();
+  const int64_t experiment = db_->GetTrial(trial).value().experiment_id;
+  ASSERT_OK_AND_ASSIGN(int64_t hook, db_->InsertWebhook({.url = "http://a/", .type = "DEFAULT"}));
+  const DeliveryRow row{.webhook_id = hook, .event = "EXPERIMENT_STATE_CHANGE", .body = "{}"};
+  ASSERT_OK(db_->SetExperimentState(experiment, ExperimentState::kCompleted, {row}));
+  EXPECT_THAT(db_->ListDeliveries(hook, 10).value(), SizeIs(1));
+
+  ASSERT_OK(db_->InsertCheckpoint({"ck-1", trial, 100, "p1", "{}"}));
+  ASSERT_OK_AND_ASSIGN(int64_t m, db_->InsertModel({.name = "m", .owner = "ann"}));
+  ASSERT_OK(db_->InsertModelVersion({.model_id = m, .checkpoint_id = "ck-1"}));
+  EXPECT_THAT(db_->SetExperimentState(experiment, ExperimentState::kDeleting, {row}),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(db_->ListDeliveries(hook, 10).value(), SizeIs(1)) << "the refused move's: none";
+
+  DeliveryRow gone = row;
+  gone.webhook_id = hook + 100;
+  EXPECT_THAT(db_->SetExperimentState(experiment, ExperimentState::kError, {gone}),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_EQ(db_->GetExperiment(experiment).value().state, ExperimentState::kCompleted);
+}
+
 TEST_P(DatabaseTest, AVersionHoldsItsCheckpointAgainstTheGcAndItsExperimentAgainstDeletion) {
   const int64_t trial = AddTrial();
   const int64_t experiment = db_->GetTrial(trial).value().experiment_id;
@@ -1443,15 +1468,15 @@ TEST_P(DatabaseTest, AVersionHoldsItsCheckpointAgainstTheGcAndItsExperimentAgain
   ASSERT_OK(db_->MarkCheckpointDeleted("ck-2")) << "one no version names";
   EXPECT_THAT(db_->MarkCheckpointDeleted("ck-none"), StatusIs(absl::StatusCode::kNotFound));
 
-  ASSERT_OK(db_->SetExperimentState(experiment, wire::ExperimentState::kCompleted));
-  EXPECT_THAT(db_->SetExperimentState(experiment, wire::ExperimentState::kDeleting),
+  ASSERT_OK(db_->SetExperimentState(experiment, wire::ExperimentState::kCompleted, {}));
+  EXPECT_THAT(db_->SetExperimentState(experiment, wire::ExperimentState::kDeleting, {}),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("checkpoint ck-1 is version 1 of model 'resnet'")));
   EXPECT_EQ(db_->GetExperiment(experiment).value().state, wire::ExperimentState::kCompleted)
       << "refused: the state is as it was";
 
   ASSERT_OK(db_->DeleteModelVersion(m, 1));
-  ASSERT_OK(db_->SetExperimentState(experiment, wire::ExperimentState::kDeleting));
+  ASSERT_OK(db_->SetExperimentState(experiment, wire::ExperimentState::kDeleting, {}));
   ASSERT_OK(db_->InsertCheckpoint({"ck-3", trial, 300, "p3", "{}"}));
   EXPECT_THAT(db_->InsertModelVersion({.model_id = m, .checkpoint_id = "ck-3"}),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("being deleted")));
@@ -1470,8 +1495,9 @@ TEST_P(DatabaseTest, ARegistrationRacingTheGcOrADeletionNeverLeavesAVersionWitho
     ASSERT_OK(db_->InsertCheckpoint({id, trial, 1, "p", "{}"}));
     absl::Status other;
     std::thread racer([&] {
-      other = i % 2 == 0 ? db_->MarkCheckpointDeleted(id)
-                         : db_->SetExperimentState(experiment, wire::ExperimentState::kDeleting);
+      other = i % 2 == 0
+                  ? db_->MarkCheckpointDeleted(id)
+                  : db_->SetExperimentState(experiment, wire::ExperimentState::kDeleting, {});
     });
     absl::StatusOr<ModelVersionRow> version =
         db_->InsertModelVersion({.model_id = m, .checkpoint_id = id});

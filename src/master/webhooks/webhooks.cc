@@ -271,15 +271,19 @@ DeliveryRow Webhooks::RowFor(const WebhookRow& w, const Event& event, std::strin
           .once_key = std::move(once_key)};
 }
 
-absl::Status Webhooks::OnExperimentState(const Event& event) {
+std::vector<DeliveryRow> Webhooks::StateDeliveries(const Event& event) {
   std::vector<DeliveryRow> rows;
-  {
-    MutexLock lock(&mu_);
-    for (const Known& k : webhooks_) {
-      if (k.states.count(event.experiment_state) > 0) rows.push_back(RowFor(k.row, event, ""));
-    }
+  MutexLock lock(&mu_);
+  for (const Known& k : webhooks_) {
+    if (k.states.count(event.experiment_state) > 0) rows.push_back(RowFor(k.row, event, ""));
   }
-  return Queue(std::move(rows));
+  return rows;
+}
+
+void Webhooks::Queued() { deliverer_->Wake(); }
+
+absl::Status Webhooks::OnExperimentState(const Event& event) {
+  return Queue(StateDeliveries(event));
 }
 
 absl::Status Webhooks::OnValidation(const Event& experiment, int64_t trial_id,

@@ -9,9 +9,10 @@
 // {"metricName", "metricValue", "condition": ABOVE|BELOW} on a trial's validation metrics, and
 // TASK_LOG {"regex"} on a trial's output lines; the last two fire once per trial and trigger.
 //
-// An event (an experiment's state stored) becomes one delivery row per matching webhook, in
-// one transaction, before OnExperimentState returns: from then on it survives a restart of
-// the master, and the deliverer sends it at least once (receivers dedupe on X-Cohort-Delivery).
+// An event becomes one delivery row per matching webhook, stored before the master goes on (an
+// experiment's state change in the state's own transaction: both or neither): from then on it
+// survives a restart of the master, and the deliverer sends it at least once (receivers dedupe
+// on X-Cohort-Delivery).
 //
 // Thread-safe: its lock (mu_) guards the copy of the webhooks only and is never held across a
 // database call or a send; it may be called under the master's lock (OnExperimentState is).
@@ -20,7 +21,8 @@
 //   webhooks::Webhooks hooks(db, clock, {});
 //   COHORT_RETURN_IF_ERROR(hooks.Load());
 //   hooks.Start();                               // the deliverer
-//   hooks.OnExperimentState({...});              // from the master, after the state's commit
+//   db.SetExperimentState(id, state, hooks.StateDeliveries({...}));  // the master
+//   hooks.Queued();
 //   hooks.Stop();                                // in seconds, an attempt in flight aborted
 
 #include <cstdint>
@@ -76,9 +78,13 @@ class Webhooks {
   absl::StatusOr<wire::Delivery> Test(bool admin, int64_t id);
   absl::StatusOr<wire::DeliveryList> Deliveries(bool admin, int64_t id, int limit);
 
-  // An experiment's state was stored: queues a delivery to each webhook whose
-  // EXPERIMENT_STATE_CHANGE trigger names `event.experiment_state`. A failure to queue is
-  // returned (the caller logs it; the state change stands).
+  // The deliveries of an experiment's state change: one to each webhook whose
+  // EXPERIMENT_STATE_CHANGE trigger names `event.experiment_state` (none: no webhook wants it).
+  // The master stores them with the state, in its transaction (Database::SetExperimentState),
+  // then calls Queued() so that the deliverer looks at once.
+  std::vector<DeliveryRow> StateDeliveries(const Event& event) ABSL_LOCKS_EXCLUDED(mu_);
+  void Queued();
+  // StateDeliveries queued in a transaction of their own (for a caller without one).
   absl::Status OnExperimentState(const Event& event) ABSL_LOCKS_EXCLUDED(mu_);
   // A trial's validation metrics were stored: for each METRIC_THRESHOLD_EXCEEDED trigger whose
   // metric is among them and beyond its threshold (ABOVE: greater; BELOW: less), a delivery,
