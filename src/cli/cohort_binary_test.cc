@@ -167,6 +167,73 @@ TEST_F(CohortBinaryTest, UsageErrorsExitTwoAndHelpIsUseful) {
   EXPECT_THAT(validate_help.out, HasSubstr("effective config"));
 }
 
+// The names under "Subcommands:" in a help text.
+std::vector<std::string> SubcommandsOf(const std::string& help) {
+  std::vector<std::string> names;
+  std::istringstream in(help);
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line == "Subcommands:") {
+      inside = true;
+    } else if (inside && line.rfind("  ", 0) == 0) {
+      std::string name = line.substr(2, line.find_first_of(" ,", 2) - 2);
+      if (!name.empty()) names.push_back(name);
+    } else if (inside) {
+      inside = false;
+    }
+  }
+  return names;
+}
+
+int UsageLines(const std::string& help) {
+  int n = 0;
+  std::istringstream in(help);
+  for (std::string line; std::getline(in, line);) n += line.rfind("Usage:", 0) == 0;
+  return n;
+}
+
+// Issue 43: every program's help, and every command's and verb's of `cohort`, has one Usage
+// line; the examples in them name files that exist, and none sends build/bin (past the master's
+// 96 MB context limit) to a cluster.
+TEST_F(CohortBinaryTest, EveryHelpHasOneUsageAndItsExamplesNameRealFiles) {
+  const std::string bin_dir = std::getenv("COHORT_BIN_DIR");
+  for (const char* program : {"cohort-master", "cohort-agent", "cohort-launch"}) {
+    const std::string out = dir_ + "/help";
+    ASSERT_EQ(std::system((bin_dir + "/" + program + " --help >" + out + " 2>&1").c_str()), 0);
+    EXPECT_EQ(UsageLines(ReadFile(out)), 1) << program << ":\n" << ReadFile(out);
+  }
+  std::vector<std::string> commands = {""};
+  for (const std::string& group : SubcommandsOf(Run("--help").out)) {
+    commands.push_back(group);
+    for (const std::string& verb : SubcommandsOf(Run(group + " --help").out)) {
+      commands.push_back(group + " " + verb);
+    }
+  }
+  EXPECT_GT(commands.size(), 60u) << "every group and verb is walked";
+  for (const std::string& command : commands) {
+    Result help = Run(command + " --help");
+    ASSERT_EQ(help.exit_code, 0) << command;
+    EXPECT_EQ(UsageLines(help.out), 1) << "cohort " << command << " --help:\n" << help.out;
+    std::istringstream in(help.out);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("cohort ") == std::string::npos) continue;
+      std::istringstream words(line);
+      for (std::string word; words >> word;) {
+        if (word.rfind("examples/", 0) == 0 && word.size() > 5 &&
+            word.substr(word.size() - 5) == ".yaml") {
+          EXPECT_TRUE(std::filesystem::exists(std::string(COHORT_SOURCE_DIR) + "/" + word))
+              << "cohort " << command << " --help names " << word;
+        }
+      }
+      if (line.find("experiment create") != std::string::npos &&
+          line.find("--local") == std::string::npos) {
+        EXPECT_EQ(line.find(" build/bin"), std::string::npos)
+            << "cohort " << command << " --help sends build/bin to a master: " << line;
+      }
+    }
+  }
+}
+
 // Issue 34: a checkpoint id becomes part of a local file name (and a path on the master): one
 // with a separator or '..' is a usage error, and nothing is written beside the directory.
 TEST_F(CohortBinaryTest, ACheckpointIdThatIsAPathIsRefusedBeforeAnythingIsWritten) {

@@ -27,10 +27,9 @@ static_assert(cohort::cli::kExitUsage == cohort::kUsageExit, "one usage-error st
 
 namespace {
 
-constexpr char kDescription[] =
-    "cohort: distributed training for C++/LibTorch.\n"
-    "\n"
-    "Usage: cohort COMMAND VERB [ARGS...]   (cohort COMMAND VERB --help for details)";
+constexpr char kDescription[] = "cohort: distributed training for C++/LibTorch.\n";
+constexpr char kUsage[] =
+    "cohort [OPTIONS] COMMAND VERB [ARGS...]   (cohort COMMAND VERB --help for details)";
 
 constexpr char kFooter[] =
     "Examples:\n"
@@ -38,7 +37,8 @@ constexpr char kFooter[] =
     "  cohort experiment create --local examples/fashion_mnist/distributed.yaml build/bin\n"
     "  cohort cluster up --agents 2 --slots 1      (and logs this CLI in as admin)\n"
     "  cohort user login alice;  cohort user whoami\n"
-    "  cohort experiment create --follow examples/fashion_mnist/distributed.yaml build/bin\n"
+    "  cohort experiment create --follow examples/fashion_mnist/distributed.yaml "
+    "build/contexts/fashion_mnist\n"
     "  cohort experiment list;  cohort trial logs 1 --rank 0;  cohort task list\n"
     "  cohort experiment trials 1;  cohort trial compare 3 7 9\n"
     "\n"
@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   // MSG_NOSIGNAL). What the CLI starts gets the default back (Subprocess).
   ::signal(SIGPIPE, SIG_IGN);
   CLI::App app(kDescription, "cohort");
+  cohort::SetUsage(app, kUsage);
   app.require_subcommand(1);
   int exit_code = cohort::cli::kExitOk;
   std::string master, tls_ca;

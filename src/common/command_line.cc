@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -49,6 +51,27 @@ std::string DescribeParseError(CLI::App& app, const CLI::ParseError& e) {
 }
 
 }  // namespace
+
+namespace {
+
+class UsageFormatter : public CLI::Formatter {
+ public:
+  UsageFormatter(const CLI::App* app, std::string usage) : app_(app), usage_(std::move(usage)) {}
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    if (app != app_) return CLI::Formatter::make_usage(app, std::move(name));
+    return "Usage: " + usage_ + "\n";
+  }
+
+ private:
+  const CLI::App* app_;
+  std::string usage_;
+};
+
+}  // namespace
+
+void SetUsage(CLI::App& app, std::string usage) {
+  app.formatter(std::make_shared<UsageFormatter>(&app, std::move(usage)));
+}
 
 std::optional<int> ParseCommandLine(CLI::App& app, const std::string& program, int argc,
                                     const char* const* argv) {

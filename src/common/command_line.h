@@ -13,6 +13,7 @@
 //     return *exit;
 //   }
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -31,6 +32,12 @@ std::optional<int> ParseCommandLine(CLI::App& app, const std::string& program, i
 // The same message and status for a usage error found after parsing (an option that needs
 // another, say): prints "PROGRAM: error: WHAT" and the hint, returns kUsageExit.
 int UsageError(const std::string& program, const std::string& what);
+
+// Makes `usage` (without "Usage: ") the one Usage line of `app`'s help, where CLI11 2.1 would
+// print its generated "Usage: PROGRAM [OPTIONS] SUBCOMMAND" (a description must then not hold
+// one of its own). Its subcommands keep CLI11's. Call before adding subcommands or after: both
+// work.
+void SetUsage(CLI::App& app, std::string usage);
 
 // A number > 0 (integers and decimals).
 CLI::Validator PositiveNumber();

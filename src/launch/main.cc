@@ -17,9 +17,6 @@ namespace {
 constexpr char kDescription[] =
     "cohort-launch: run a distributed training job's workers on this machine.\n"
     "\n"
-    "Usage: cohort-launch --slots N [--nnodes M --node-rank R --chief-addr HOST[:PORT]]\n"
-    "                     [OPTIONS] -- COMMAND [ARGS...]\n"
-    "\n"
     "Starts --slots worker processes running COMMAND, each with the Cohort worker environment\n"
     "(COHORT_RANK, COHORT_SIZE, COHORT_LOCAL_RANK, COHORT_LOCAL_SIZE, COHORT_CROSS_RANK,\n"
     "COHORT_CROSS_SIZE, COHORT_CHIEF_ADDR, COHORT_RENDEZVOUS_PORT, COHORT_LAUNCHER=1) and\n"
@@ -27,7 +24,7 @@ constexpr char kDescription[] =
     "job's rendezvous store. Every line a worker prints is prefixed with [rank=K].\n"
     "If a worker fails, the others get SIGTERM, then SIGKILL after --grace-period, and\n"
     "cohort-launch exits with the failed worker's status (128+N for signal N).\n"
-    "SIGINT/SIGTERM are forwarded to the workers.";
+    "SIGINT/SIGTERM are forwarded to the workers.\n";
 
 constexpr char kExamples[] =
     "Examples:\n"
@@ -150,6 +147,9 @@ int main(int argc, char** argv) {
   SplitArgs args = SplitAtSeparator(argc, argv);
   Flags flags;
   CLI::App app(kDescription, "cohort-launch");
+  cohort::SetUsage(app,
+                   "cohort-launch --slots N [--nnodes M --node-rank R --chief-addr HOST[:PORT]]\n"
+                   "                     [OPTIONS] -- COMMAND [ARGS...]");
   app.footer(kExamples);
   AddFlags(&app, &flags);
 

@@ -1,5 +1,7 @@
 #include "master/master.h"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +10,7 @@
 #include <set>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -115,9 +118,9 @@ std::vector<DeliveryRow> Master::StateDeliveriesLocked(const ExperimentRow& expe
                                     absl::ToUnixMillis(options_.clock->Now())});
 }
 
-absl::Status Master::StoreStateLocked(const ExperimentRow& experiment, ExperimentState to,
-                                      const std::function<absl::Status(
-                                          const std::vector<DeliveryRow>&)>& store) {
+absl::Status Master::StoreStateLocked(
+    const ExperimentRow& experiment, ExperimentState to,
+    const std::function<absl::Status(const std::vector<DeliveryRow>&)>& store) {
   const std::vector<DeliveryRow> deliveries = StateDeliveriesLocked(experiment, to);
   absl::Status stored = store(deliveries);
   if (!stored.ok() && !deliveries.empty() && absl::IsNotFound(stored)) {
@@ -291,11 +294,21 @@ absl::StatusOr<Master::SubmittedConfig> Master::ResolveConfig(const std::string&
 }
 
 absl::StatusOr<std::string> Master::SaveContext(const std::string& context) {
-  std::random_device device;
-  const std::string path = (fs::path(options_.data_dir) / "contexts" /
-                            absl::StrFormat("context-%d-%08x.tar.gz",
-                                            absl::ToUnixMillis(options_.clock->Now()), device()))
-                               .string();
+  // Named by its content: identical uploads (forks, re-submissions of one build) are one file,
+  // which every experiment that sent it names (design 0024).
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_size = 0;
+  if (EVP_Digest(context.data(), context.size(), digest, &digest_size, EVP_sha256(), nullptr) !=
+      1) {
+    return absl::InternalError("hashing the context (SHA-256) failed");
+  }
+  const std::string hex =
+      absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), digest_size));
+  const std::string path =
+      (fs::path(options_.data_dir) / "contexts" / absl::StrCat("sha256-", hex, ".tar.gz")).string();
+  MutexLock lock(&contexts_mu_);
+  std::error_code ec;
+  if (fs::exists(path, ec) && fs::file_size(path, ec) == context.size()) return path;
   // Written whole or not at all (a .tmp-PID file while it is written, which a restarted master
   // sweeps: SweepOrphanContexts); a full disk says so, naming the directory.
   if (absl::Status saved = WritePrivateFile(path, context); !saved.ok()) {
@@ -348,14 +361,14 @@ absl::StatusOr<int64_t> Master::CreateExperiment(const std::string& config_yaml,
         absl::IsInvalidArgument(feasible) ? "resources.resource_pool: " : "resources.slots_per_trial: ",
         feasible.message()));
   }
+  COHORT_RETURN_IF_ERROR(CheckContextArchive(context, cfg.entrypoint));
   // Up to 96 MB: written before taking the state lock, so agents and other requests go on.
   COHORT_ASSIGN_OR_RETURN(std::string context_path, SaveContext(context));
-  if (absl::Status archive = CheckContextArchive(context, cfg.entrypoint); !archive.ok()) {
-    std::error_code ignored;  // a leftover file in contexts/ is harmless
-    fs::remove(context_path, ignored);
-    return archive;
-  }
   MutexLock lock(&mu_);
+  // An identical context (one file) whose last experiment was deleted meanwhile is gone: again.
+  if (std::error_code ec; !fs::exists(context_path, ec)) {
+    COHORT_ASSIGN_OR_RETURN(context_path, SaveContext(context));
+  }
   ExperimentRow row;
   row.name = cfg.name.value_or("experiment");
   row.config_yaml = config::ToYaml(submitted.effective);

@@ -432,8 +432,11 @@ class Master {
     std::shared_ptr<storage::CheckpointStorage> checkpoint_storage;
     std::string context_path;
     std::vector<int64_t> trials;
-    bool files_removed = false;  // checkpoints and context gone: only rows are left
+    bool files_removed = false;  // checkpoints gone: only rows (and the context) are left
   };
+  // Removes the context archive `path` once no experiment names it (the deleted one's rows are
+  // gone); logged when it cannot.
+  void RemoveContextIfUnusedLocked(const std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<PendingDeletion> DeletionOfLocked(const ExperimentRow& experiment)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // FailedPrecondition naming the first experiment that has not ended and warm-starts its
@@ -463,7 +466,11 @@ class Master {
   absl::StatusOr<SubmittedConfig> ResolveConfig(const std::string& config_yaml,
                                                 const std::string& template_name);
   // Writes an uploaded context archive under data_dir/contexts; returns its path.
-  absl::StatusOr<std::string> SaveContext(const std::string& context);
+  // Stores a context archive as data_dir/contexts/sha256-<its SHA-256>.tar.gz, or finds it there
+  // already (identical uploads are one file); returns its path. Unavailable when it cannot be
+  // written (a full disk says so).
+  absl::StatusOr<std::string> SaveContext(const std::string& context)
+      ABSL_LOCKS_EXCLUDED(contexts_mu_);
   // ContinueExperiment's parts (master_continue.cc): the continued config, checked against the
   // experiment's, and its trials as they go back to the queue.
   absl::StatusOr<SubmittedConfig> ContinuedConfig(const ExperimentRow& e,
@@ -767,6 +774,9 @@ class Master {
   std::unique_ptr<Database> db_;
   MasterOptions options_;
   Mutex mu_;
+  // Held while SaveContext checks for and writes a context file: two identical uploads at once
+  // would otherwise share its temporary file. Taken after mu_ when both are (never before).
+  Mutex contexts_mu_;
   // Wakes the monitor thread (shutdown, directories to remove); it also checks every second.
   // Not the follows' gate: that one is notified on every log post, and each wake of the monitor
   // walks every agent and running allocation under mu_.

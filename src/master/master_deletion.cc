@@ -151,6 +151,7 @@ bool Master::AdvanceDeletion() {
   deletions_.front().files_removed = true;
   if (!*done) return true;
   deletions_.pop_front();
+  RemoveContextIfUnusedLocked(deletion.context_path);
   // What this run kept of it: nothing of it can be asked for again.
   config_facts_.erase(deletion.experiment);
   searchers_.erase(deletion.experiment);
@@ -160,20 +161,33 @@ bool Master::AdvanceDeletion() {
   return !deletions_.empty();
 }
 
+void Master::RemoveContextIfUnusedLocked(const std::string& path) {
+  // Only a context this master saved (under data_dir/contexts), and only when no experiment
+  // names it any more: identical uploads share one file (SaveContext). Under the state lock, so
+  // that an experiment created meanwhile either names it here or finds it gone and saves it
+  // again (CreateExperiment).
+  if (path.empty() || !IsInside(path, fs::path(options_.data_dir) / "contexts")) return;
+  absl::StatusOr<std::vector<ExperimentRow>> experiments = db_->ListExperiments();
+  if (!experiments.ok()) {
+    COHORT_LOG(WARNING) << "keeping the context " << path << ": " << experiments.status();
+    return;
+  }
+  for (const ExperimentRow& e : *experiments) {
+    if (e.context_path == path) return;  // shared: another experiment runs it
+  }
+  std::error_code ec;
+  if (!fs::remove(path, ec) && ec) {
+    COHORT_LOG(WARNING) << "removing the context " << path << ": " << ec.message()
+                        << " (swept at the next start)";
+  }
+}
+
 absl::StatusOr<bool> Master::DeleteSlice(const PendingDeletion& deletion) {
   if (!deletion.files_removed) {
     COHORT_RETURN_IF_ERROR(
         RemoveCheckpointDirs(deletion.experiment, deletion.checkpoint_storage));
     COHORT_RETURN_IF_ERROR(
         RemoveTensorBoardDirs(deletion.checkpoint_storage.get(), deletion.trials));
-    // Only a context this master saved (under data_dir/contexts) is removed.
-    std::error_code ec;
-    if (!deletion.context_path.empty() &&
-        IsInside(deletion.context_path, fs::path(options_.data_dir) / "contexts") &&
-        !fs::remove(deletion.context_path, ec) && ec) {
-      return absl::UnavailableError(
-          absl::StrCat("removing its context ", deletion.context_path, ": ", ec.message()));
-    }
   }
   const absl::Time until = absl::Now() + kDeletionSlice;
   do {

@@ -44,10 +44,13 @@ absl::Status Master::SweepLeftoversLocked() {
   }
   const fs::path contexts = fs::path(options_.data_dir) / "contexts";
   int contexts_removed = 0;
-  for (const std::string& name : NamesStartingWith(contexts, "context-")) {
-    if (named.count(name) > 0) continue;  // an experiment's (a .tmp-PID one never is)
-    std::error_code ec;
-    if (fs::remove(contexts / name, ec)) ++contexts_removed;
+  // context-*: the per-upload names of earlier versions; sha256-*: by content (SaveContext).
+  for (const char* prefix : {"context-", "sha256-"}) {
+    for (const std::string& name : NamesStartingWith(contexts, prefix)) {
+      if (named.count(name) > 0) continue;  // an experiment's (a .tmp-PID one never is)
+      std::error_code ec;
+      if (fs::remove(contexts / name, ec)) ++contexts_removed;
+    }
   }
   if (contexts_removed > 0) {
     COHORT_LOG(WARNING) << "removed " << contexts_removed << " context upload(s) in "

@@ -1562,6 +1562,39 @@ TEST_F(MasterTest, AContextUploadOntoAFullDiskSaysSoAndLeavesNothing) {
 // Issue 44: what a master killed half way through left is swept at the next start: a context
 // upload cut short (.tmp-PID) or with no experiment (its row never written), and a checkpoint
 // the GC had renamed aside (.deleted-ID) but not removed. An experiment's own context stays.
+// Identical contexts (re-submissions of one build, forks) are stored once, named by their
+// SHA-256; the file goes when the last experiment that names it is deleted.
+TEST_F(MasterTest, IdenticalContextsAreStoredOnceAndRemovedWithTheirLastExperiment) {
+  Register("a1", 2);
+  const std::string one = Made(dir_, "echo one > trial && tar czf one.tar.gz trial", "one.tar.gz");
+  const std::string two = Made(dir_, "echo two > trial && tar czf two.tar.gz trial", "two.tar.gz");
+  const int64_t a = master_->CreateExperiment(Config(1, 0, kSingle), "", one, kRoot).value();
+  const int64_t b = master_->CreateExperiment(Config(1, 0, kSingle), "", one, kRoot).value();
+  const int64_t c = master_->CreateExperiment(Config(1, 0, kSingle), "", two, kRoot).value();
+  const std::string path = master_->ContextPath(a).value();
+  EXPECT_EQ(master_->ContextPath(b).value(), path);
+  EXPECT_NE(master_->ContextPath(c).value(), path);
+  EXPECT_THAT(fs::path(path).filename().string(), ::testing::StartsWith("sha256-"));
+  EXPECT_EQ(SavedContexts(dir_), 2u);
+  EXPECT_EQ(master_->ContextArchive(b).value(), one);
+  for (int64_t e : {a, b, c}) ASSERT_OK(master_->KillExperiment(e, kRoot));
+  for (const Json& action : Actions("a1")) {  // the two that ran exit
+    if (action["type"] == "start") ASSERT_OK(Exit(action, 137));
+  }
+
+  ASSERT_OK(master_->DeleteExperiment(a, kRoot));
+  ASSERT_TRUE(GoneWithin10s(*master_, a));
+  EXPECT_TRUE(fs::exists(path)) << "b still names it";
+  EXPECT_EQ(master_->ContextArchive(b).value(), one);
+  ASSERT_OK(master_->DeleteExperiment(b, kRoot));
+  ASSERT_TRUE(GoneWithin10s(*master_, b));
+  EXPECT_FALSE(fs::exists(path)) << "its last experiment is gone";
+  EXPECT_EQ(SavedContexts(dir_), 1u) << "c's";
+  const int64_t again = master_->CreateExperiment(Config(1, 0, kSingle), "", one, kRoot).value();
+  EXPECT_EQ(master_->ContextPath(again).value(), path) << "saved again under its name";
+  EXPECT_EQ(master_->ContextArchive(again).value(), one);
+}
+
 TEST_F(MasterTest, ARestartedMasterSweepsWhatAKilledOneLeftHalfDone) {
   StartOnFile();
   Register("a1", 1);
@@ -1793,7 +1826,9 @@ TEST_F(MasterTest, DeletingAnEndedExperimentRemovesItsFilesAndRowsAndNothingElse
   EXPECT_TRUE(fs::exists(outside / "ck-4" / "model.pt")) << "outside its storage: left";
   EXPECT_FALSE(fs::exists(events));
   EXPECT_TRUE(fs::exists(storage / "tensorboard" / "trial_999"));
-  EXPECT_FALSE(fs::exists(context));
+  EXPECT_EQ(master_->ContextPath(other).value(), context)
+      << "both sent the same (empty) context: one file";
+  EXPECT_TRUE(fs::exists(context)) << "the other experiment still names it";
   EXPECT_TRUE(absl::IsNotFound(master_->DescribeTrial(trial).status()));
   EXPECT_TRUE(absl::IsNotFound(master_->DeleteExperiment(exp, kRoot)));
   const wire::ExperimentList list = master_->ListExperiments().value();
