@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -19,11 +20,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/exit_codes.h"
+#include "cli/local_profile.h"
 #include "cli/table.h"
 #include "cohort/status.h"
 #include "wire/profile_bodies.h"
 #include "wire/series_bodies.h"
 #include "wire/states.h"
+#include "wire/trace_events.h"
 #include "wire/trial_bodies.h"
 
 namespace cohort::cli {
@@ -35,7 +38,11 @@ struct ProfileArgs {
   bool all_ranks = false;
   std::string trace;                       // a file to write the trace to; empty: none
   int64_t from_batch = -1, to_batch = -1;  // -1: the master's default range
+  std::string run_dir;                     // a local run's trial directory instead of an id
 };
+
+// The batches a trace covers by default: 100 from the first asked for (as the master's).
+constexpr int64_t kTraceBatches = 100;
 
 // The phases of a step in the order it runs them (train_batch's parts indented), then the
 // others measured beside it.
@@ -261,6 +268,8 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
+int SaveTrace(const Json& trace, const ProfileArgs& args, const std::string& what, bool ranged);
+
 // `--trace FILE`: the master's Trace Event Format document of the batch range, written as is.
 int WriteTrace(const CommandContext& context, const ProfileArgs& args) {
   client::MasterClient client = context.Client(absl::Seconds(120));
@@ -271,10 +280,16 @@ int WriteTrace(const CommandContext& context, const ProfileArgs& args) {
   if (!query.empty()) absl::StrAppend(&path, "?", absl::StrJoin(query, "&"));
   absl::StatusOr<Json> trace = client.Get(path);
   if (!trace.ok()) return Fail(trace.status());
+  return SaveTrace(*trace, args, absl::StrCat("trial ", args.trial_id), !query.empty());
+}
+
+// Writes `trace` (a Trace Event Format document) to args.trace and says what it holds; `what`
+// names the trial (or the run) in the error when it holds no span.
+int SaveTrace(const Json& trace, const ProfileArgs& args, const std::string& what, bool ranged) {
   std::set<int> ranks;
   std::set<int64_t> batches;
   int64_t spans = 0;
-  for (const Json& e : trace->value("traceEvents", Json::array())) {
+  for (const Json& e : trace.value("traceEvents", Json::array())) {
     if (e.value("ph", "") != "X") continue;
     ++spans;
     ranks.insert(e.value("pid", 0));
@@ -282,19 +297,51 @@ int WriteTrace(const CommandContext& context, const ProfileArgs& args) {
   }
   if (spans == 0) {
     return Fail(absl::FailedPreconditionError(absl::StrCat(
-        "trial ", args.trial_id, " has no step timelines",
-        query.empty() ? "" : " in that batch range",
+        what, " has no step timelines", ranged ? " in that batch range" : "",
         ": profile it with `profiling: {enabled: true, begin_on_batch: 1, end_after_batch: 50}` "
-        "(the Trial API records them), and check `cohort trial profile ",
-        args.trial_id, "`")));
+        "(the Trial API records them)")));
   }
-  if (absl::Status s = WriteFile(args.trace, trace->dump()); !s.ok()) return Fail(s);
-  const Json other = trace->value("otherData", Json::object());
+  if (absl::Status s = WriteFile(args.trace, trace.dump()); !s.ok()) return Fail(s);
+  const Json other = trace.value("otherData", Json::object());
   std::cout << "wrote " << args.trace << ": " << spans << " spans of rank"
             << (ranks.size() > 1 ? "s " : " ") << absl::StrJoin(ranks, ", ") << ", batches "
             << *batches.begin() << "-" << *batches.rbegin()
             << (other.value("truncated", false) ? " (cut short: ask for fewer batches)" : "")
             << "\nopen it in chrome://tracing or https://ui.perfetto.dev (Open trace file)\n";
+  return kExitOk;
+}
+
+// `--run-dir DIR`: a local run's step timelines (local_profile.h), printed or traced as a
+// master's are. A local run records no system metrics.
+int LocalRunProfile(const CommandContext& context, const ProfileArgs& args) {
+  std::optional<int64_t> from, to;
+  if (args.from_batch >= 0) from = args.from_batch;
+  if (args.to_batch >= 0) to = args.to_batch;
+  absl::StatusOr<LocalProfile> p = ReadLocalProfile(args.run_dir, from, to);
+  if (!p.ok()) return Fail(p.status());
+  if (p->skipped_lines > 0) {
+    std::cerr << "warning: " << p->skipped_lines << " line(s) of " << args.run_dir
+              << "/profile did not parse and were skipped\n";
+  }
+  if (!args.trace.empty()) {
+    std::vector<wire::StepProfileRecord> window;
+    int64_t first = std::numeric_limits<int64_t>::max();
+    for (const wire::StepProfileRecord& r : p->records) first = std::min(first, r.batch);
+    for (wire::StepProfileRecord& r : p->records) {
+      if (to || r.batch < first + kTraceBatches) window.push_back(std::move(r));
+    }
+    return SaveTrace(wire::TraceEvents(0, window, p->truncated), args,
+                     absl::StrCat("the run in ", args.run_dir), from || to);
+  }
+  if (context.json()) {
+    Json out = wire::SeriesList{}.ToJson();
+    out["timings"] = p->timings.ToJson();
+    return PrintJson(out);
+  }
+  std::cout << "local run " << args.run_dir
+            << ": step timelines only (a local run records no system metrics)"
+            << (p->truncated ? "; the first 200000 records" : "") << "\n";
+  PrintTimingTable(FromStepTimings(p->timings, args.all_ranks));
   return kExitOk;
 }
 
@@ -304,7 +351,12 @@ void AddProfileCommand(CLI::App* trial, CommandContext* context) {
   auto args = std::make_shared<ProfileArgs>();
   CLI::App* profile = trial->add_subcommand(
       "profile", "What the profiler measured: system metrics per machine, step timings, trace");
-  profile->add_option("id", args->trial_id, "Trial id")->required();
+  profile->add_option("id", args->trial_id, "Trial id (on the master)");
+  profile
+      ->add_option("--run-dir", args->run_dir,
+                   "Instead of an id: a local run's trial directory (cohort-runs/EXP/trial-ID), "
+                   "whose profile/rank-<R>.jsonl are read")
+      ->check(CLI::ExistingDirectory);
   profile->add_flag("-f,--follow", args->follow,
                     "Print it again every 2 seconds until the trial ends");
   profile->add_flag("--all-ranks", args->all_ranks,
@@ -324,8 +376,15 @@ void AddProfileCommand(CLI::App* trial, CommandContext* context) {
   profile->footer(
       "Profile a trial with `profiling: {enabled: true, begin_on_batch: 1, end_after_batch: 100}` "
       "in its config.\nExamples:\n  cohort trial profile 3\n  cohort trial profile 3 --all-ranks\n"
-      "  cohort trial profile 3 --trace trial3.json --from-batch 20 --to-batch 30");
+      "  cohort trial profile 3 --trace trial3.json --from-batch 20 --to-batch 30\n"
+      "  cohort trial profile --run-dir cohort-runs/mnist-20261130-101500/trial-1");
   context->OnRun(profile, [context, args] {
+    if (args->run_dir.empty() == (args->trial_id == 0)) {
+      std::cerr << "cohort: error: give a trial id, or --run-dir DIR for a local run (one of "
+                   "them)\n";
+      return kExitUsage;
+    }
+    if (!args->run_dir.empty()) return LocalRunProfile(*context, *args);
     return args->trace.empty() ? PrintProfile(*context, *args) : WriteTrace(*context, *args);
   });
 }

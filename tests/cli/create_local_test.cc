@@ -78,6 +78,41 @@ class CreateLocalTest : public ::testing::Test {
     return config.string();
   }
 
+  // Issue 43: `cohort trial profile --run-dir` reads a local run's step timelines (the example
+  // profiles batches 0-2000: all 10 of the smoke test, on both ranks) as a master's are read.
+  void CheckLocalProfile(const std::string& trial_dir) {
+    const std::string cohort = BinaryPath("cohort");
+    LaunchResult table = RunToCompletion(
+        {cohort, "trial", "profile", "--run-dir", trial_dir, "--all-ranks"}, {}, absl::Seconds(30));
+    ASSERT_EQ(table.status, 0) << table.out << table.err;
+    EXPECT_NE(table.out.find("step timings (ms per batch, over 10 profiled batches"),
+              std::string::npos)
+        << table.out;
+    EXPECT_NE(table.out.find("rank 1 ms"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("rank 1: gradient wait"), std::string::npos) << table.out;
+    LaunchResult json = RunToCompletion(
+        {cohort, "trial", "profile", "--run-dir", trial_dir, "--json"}, {}, absl::Seconds(30));
+    const nlohmann::json timings = nlohmann::json::parse(json.out)["timings"];
+    EXPECT_EQ(timings["profiled_steps"], 20) << "10 batches on 2 ranks";
+    EXPECT_EQ(timings["ranks"].size(), 2u);
+    const std::string trace_file = (runs_ / "trace.json").string();
+    LaunchResult trace =
+        RunToCompletion({cohort, "trial", "profile", "--run-dir", trial_dir, "--trace", trace_file},
+                        {}, absl::Seconds(30));
+    ASSERT_EQ(trace.status, 0) << trace.err;
+    EXPECT_NE(trace.out.find("spans of ranks 0, 1, batches 1-10"), std::string::npos) << trace.out;
+    std::ifstream in(trace_file);
+    const nlohmann::json events = nlohmann::json::parse(in)["traceEvents"];
+    EXPECT_GT(events.size(), 40u);
+    LaunchResult neither = RunToCompletion({cohort, "trial", "profile"}, {}, absl::Seconds(30));
+    EXPECT_EQ(neither.status, 2);
+    EXPECT_NE(neither.err.find("give a trial id, or --run-dir DIR"), std::string::npos);
+    LaunchResult empty = RunToCompletion({cohort, "trial", "profile", "--run-dir", runs_.string()},
+                                         {}, absl::Seconds(30));
+    EXPECT_EQ(empty.status, 1);
+    EXPECT_NE(empty.err.find("holds no profile/rank-<R>.jsonl"), std::string::npos) << empty.err;
+  }
+
   fs::path runs_;
 };
 
@@ -120,6 +155,7 @@ TEST_F(CreateLocalTest, FashionMnistSmokeTestTrainsAFewBatchesOnTwoSlotsAndValid
   const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("[rank=0] "), std::string::npos) << text;
   EXPECT_NE(text.find("on 2 slot(s), 10 batches of 128"), std::string::npos) << text;
+  CheckLocalProfile((ExperimentDir() / "trial-1").string());
 }
 
 TEST_F(CreateLocalTest, CtrlCAsksTheTrialToCheckpointAndStop) {
