@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/exit_codes.h"
+#include "cli/local_profile.h"
 #include "cli/progress_meter.h"
 #include "cli/validate_command.h"
 #include "common/json_lines_tail.h"
@@ -310,6 +311,10 @@ class LocalRun {
       return -1;
     }
     Move(trial, TrialState::kRunning);
+    // Profiled: the machine's system metrics beside the ranks' step timelines (local_profile.h).
+    std::unique_ptr<LocalSystemSampler> system =
+        LocalSystemSampler::Start(trial.dir.string(), cfg_.profiling, err_);
+    if (system != nullptr) system->SetBatch(trial.batches);
     std::ofstream log(trial.dir / "output.log", std::ios::app);
     JsonLinesTail metrics((trial.dir / "metrics.jsonl").string());
     metrics.NewLines();  // what earlier runs of this trial reported is not news
@@ -334,6 +339,7 @@ class LocalRun {
         p->loss = loss;
         meter.Update(*p, absl::Now());
         trial.batches = static_cast<int64_t>(p->completed);
+        if (system != nullptr) system->SetBatch(trial.batches);
       }
       const std::optional<int> status = (*child)->Poll();
       if (status.has_value() && exited_at == absl::InfiniteFuture()) exited_at = absl::Now();

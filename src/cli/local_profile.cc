@@ -10,7 +10,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/clock.h"
 #include "common/json_bounded.h"
+#include "sampler/proc_counter_source.h"
+#include "wire/system_metrics.h"
 
 namespace cohort::cli {
 namespace {
@@ -38,6 +41,65 @@ std::map<int, fs::path> RankFiles(const fs::path& dir) {
     }
   }
   return files;
+}
+
+constexpr char kSystemFile[] = "system.jsonl";
+constexpr char kLocalMachine[] = "local";
+
+// One series' points as the master's series list sums them up.
+struct SeriesSum {
+  wire::SeriesSummary summary;
+  double total = 0;
+  void Add(int64_t batch, double time, double value) {
+    wire::SeriesSummary& s = summary;
+    if (s.points == 0) {
+      s.first_batch = batch;
+      s.min_value = s.max_value = value;
+    }
+    ++s.points;
+    total += value;
+    s.last_batch = batch;
+    s.last_time = time;
+    s.last_value = value;
+    s.min_value = std::min(s.min_value, value);
+    s.max_value = std::max(s.max_value, value);
+    s.mean_value = total / static_cast<double>(s.points);
+  }
+};
+
+// DIR/profile/system.jsonl summed up per series (none when the file is absent).
+wire::SeriesList SystemSeries(const fs::path& dir, int64_t* skipped) {
+  std::map<std::pair<std::string, std::string>, SeriesSum> sums;
+  std::ifstream in(dir / std::string(wire::kStepProfileDir) / kSystemFile);
+  int64_t records = 0;
+  for (std::string line; records < kMaxLocalRecords && std::getline(in, line);) {
+    absl::StatusOr<nlohmann::json> json = line.size() > kMaxLineBytes
+                                              ? absl::InvalidArgumentError("too long")
+                                              : ParseJsonBounded(line);
+    absl::StatusOr<wire::SystemMetricsRecord> record =
+        json.ok() ? wire::ParseSystemMetricsRecord(*json) : json.status();
+    const nlohmann::json batch = json.ok() ? json->value("batch", nlohmann::json()) : nullptr;
+    if (!record.ok() || !batch.is_number_integer()) {
+      ++*skipped;
+      continue;
+    }
+    ++records;
+    const int64_t b = batch.get<int64_t>();
+    for (const auto& [name, value] : record->metrics) {
+      sums[{name, kLocalMachine}].Add(b, record->time, value);
+    }
+    for (const wire::GpuMetricsRecord& gpu : record->gpus) {
+      sums[{"gpu_util", gpu.uuid}].Add(b, record->time, gpu.gpu_util);
+      sums[{"gpu_free_memory", gpu.uuid}].Add(b, record->time, gpu.gpu_free_memory);
+    }
+  }
+  wire::SeriesList list;
+  for (auto& [key, sum] : sums) {
+    sum.summary.name = key.first;
+    sum.summary.label = key.second;
+    list.series.push_back(sum.summary);
+  }
+  return list;
 }
 
 wire::StepTimings Summed(const std::map<std::pair<int, std::string>, PhaseSum>& sums,
@@ -106,7 +168,52 @@ absl::StatusOr<LocalProfile> ReadLocalProfile(const std::string& run_dir,
     }
   }
   out.timings = Summed(sums, records);
+  out.system = SystemSeries(run_dir, &out.skipped_lines);
   return out;
+}
+
+std::unique_ptr<LocalSystemSampler> LocalSystemSampler::Start(const std::string& run_dir,
+                                                              const config::Profiling& profiling,
+                                                              std::ostream& err) {
+  if (!profiling.enabled) return nullptr;
+  std::unique_ptr<LocalSystemSampler> local(new LocalSystemSampler(profiling));
+  const fs::path dir = fs::path(run_dir) / std::string(wire::kStepProfileDir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  local->out_.open(dir / kSystemFile, std::ios::app);
+  if (!local->out_) {
+    err << "warning: no system metrics: cannot write " << (dir / kSystemFile).string() << "\n";
+    return nullptr;
+  }
+  LocalSystemSampler* self = local.get();
+  local->sampler_ = std::make_unique<sampler::SystemSampler>(
+      sampler::SystemSamplerOptions{}, std::make_unique<sampler::ProcCounterSource>(), RealClock(),
+      [self](const sampler::SystemMetrics& m) { self->Write(m); });
+  if (absl::Status started = local->sampler_->Start(); !started.ok()) {
+    err << "warning: no system metrics: " << started.message() << "\n";
+    return nullptr;
+  }
+  return local;
+}
+
+LocalSystemSampler::~LocalSystemSampler() {
+  if (sampler_ != nullptr) sampler_->Stop();
+}
+
+void LocalSystemSampler::Write(const sampler::SystemMetrics& m) {
+  const int64_t batch = batch_.load();
+  if (batch < window_.begin_on_batch ||
+      (window_.end_after_batch && batch > *window_.end_after_batch)) {
+    return;  // outside the profiling window, as the agent samples
+  }
+  wire::SystemMetricsRecord record{
+      absl::ToDoubleSeconds(m.time - absl::UnixEpoch()), kLocalMachine, m.metrics, {}};
+  for (const sampler::GpuMetrics& gpu : m.gpus) {
+    record.gpus.push_back({gpu.uuid, gpu.gpu_util, gpu.gpu_free_memory});
+  }
+  nlohmann::json line = record.ToJson();
+  line["batch"] = batch;
+  out_ << line.dump() << "\n" << std::flush;
 }
 
 }  // namespace cohort::cli

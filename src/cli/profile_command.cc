@@ -334,13 +334,18 @@ int LocalRunProfile(const CommandContext& context, const ProfileArgs& args) {
                      absl::StrCat("the run in ", args.run_dir), from || to);
   }
   if (context.json()) {
-    Json out = wire::SeriesList{}.ToJson();
+    Json out = p->system.ToJson();
     out["timings"] = p->timings.ToJson();
     return PrintJson(out);
   }
-  std::cout << "local run " << args.run_dir
-            << ": step timelines only (a local run records no system metrics)"
-            << (p->truncated ? "; the first 200000 records" : "") << "\n";
+  std::cout << "local run " << args.run_dir << (p->truncated ? " (its first 200000 records)" : "")
+            << ":\n";
+  if (p->system.series.empty()) {
+    std::cout << "no system metrics (a run before they were sampled locally, or outside the "
+                 "profiling window)\n";
+  } else {
+    PrintSystemTable(0, p->system);
+  }
   PrintTimingTable(FromStepTimings(p->timings, args.all_ranks));
   return kExitOk;
 }

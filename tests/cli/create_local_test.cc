@@ -90,11 +90,20 @@ class CreateLocalTest : public ::testing::Test {
         << table.out;
     EXPECT_NE(table.out.find("rank 1 ms"), std::string::npos) << table.out;
     EXPECT_NE(table.out.find("rank 1: gradient wait"), std::string::npos) << table.out;
+    // The machine's system metrics, sampled by the local runner inside the profiling window.
+    EXPECT_NE(table.out.find("cpu_util_simple        local"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("free_memory"), std::string::npos) << table.out;
     LaunchResult json = RunToCompletion(
         {cohort, "trial", "profile", "--run-dir", trial_dir, "--json"}, {}, absl::Seconds(30));
-    const nlohmann::json timings = nlohmann::json::parse(json.out)["timings"];
+    const nlohmann::json profile = nlohmann::json::parse(json.out);  // named: loops must not dangle
+    const nlohmann::json& timings = profile["timings"];
     EXPECT_EQ(timings["profiled_steps"], 20) << "10 batches on 2 ranks";
     EXPECT_EQ(timings["ranks"].size(), 2u);
+    bool cpu = false;
+    for (const nlohmann::json& s : profile["series"]) {
+      cpu |= s["name"] == "cpu_util_simple" && s["min_value"] >= 0 && s["max_value"] <= 100;
+    }
+    EXPECT_TRUE(cpu) << json.out;
     const std::string trace_file = (runs_ / "trace.json").string();
     LaunchResult trace =
         RunToCompletion({cohort, "trial", "profile", "--run-dir", trial_dir, "--trace", trace_file},
