@@ -3,7 +3,8 @@
 # its SQLite database under ~/.local/share/cohort, and one cohort-agent with 2 slots) and trains
 # examples/fashion_mnist/distributed.yaml on it, following the trial's progress until it ends:
 # one trial on 2 slots (synchronous data parallelism: each worker trains on 64 of every 128
-# records, gradients averaged every step). About 4 minutes of training on 2 cores. The cluster
+# records, gradients averaged every step). About 3 minutes of training on the 2-core development
+# VM (12 batches/s), 6 on a VM half as fast (README's table). The cluster
 # stays up afterwards for `build/bin/cohort experiment list`, `trial logs 1`, ...;
 # `build/bin/cohort cluster down` stops it.
 set -euo pipefail
