@@ -132,6 +132,15 @@ class MasterTest : public ::testing::Test {
     return master_->AllocationReports(start["allocation"].get<std::string>(),
                                       {.trial_id = start["trial_id"], .lines = {completed}});
   }
+  // The run `start`'s chief stores checkpoint `id` after `steps` batches (at /ck/ID).
+  absl::Status ReportCheckpoint(const Json& start, int64_t steps, const std::string& id) {
+    wire::ReportRecord checkpoint{.kind = wire::ReportKind::kCheckpoint,
+                                  .steps_completed = steps,
+                                  .storage_id = id,
+                                  .path = "/ck/" + id};
+    return master_->AllocationReports(start["allocation"].get<std::string>(),
+                                      {.trial_id = start["trial_id"], .lines = {checkpoint}});
+  }
   // kAsha's first two trials on agent "a1": trial 1 reports both rungs and completes, trial 2
   // stops at 200 (4200 is not the best 1 of 2). Returns trial 2's start action.
   Json AshaUntilTheSecondTrialStops() {
@@ -566,12 +575,7 @@ TEST_F(MasterTest, AFailedTrialRestartsFromItsLatestCheckpointThenEndsInError) {
   const int64_t exp = Create(Config(1, 1, kSingle));
   Json first = OnlyStart("a1");
   const int64_t trial = first["trial_id"];
-  wire::ReportRecord checkpoint{.kind = wire::ReportKind::kCheckpoint,
-                                .steps_completed = 5,
-                                .storage_id = "ck-5",
-                                .path = "/ck/ck-5"};
-  ASSERT_OK(
-      master_->AllocationReports(first["allocation"], {.trial_id = trial, .lines = {checkpoint}}));
+  ASSERT_OK(ReportCheckpoint(first, 5, "ck-5"));
   ASSERT_OK(Exit(first, 3));
   // Restarted at once (the slot is free again), resuming from the checkpoint.
   Json second = OnlyStart("a1");
@@ -1122,12 +1126,7 @@ TEST_F(MasterTest, AnErroredSingleTrialContinuesFromItsCheckpointWithTheChangedC
   const int64_t exp = Create(Config(1, 0, kSingle));
   Json first = OnlyStart("a1");
   const int64_t trial = first["trial_id"];
-  wire::ReportRecord checkpoint{.kind = wire::ReportKind::kCheckpoint,
-                                .steps_completed = 5,
-                                .storage_id = "ck-5",
-                                .path = "/ck/ck-5"};
-  ASSERT_OK(
-      master_->AllocationReports(first["allocation"], {.trial_id = trial, .lines = {checkpoint}}));
+  ASSERT_OK(ReportCheckpoint(first, 5, "ck-5"));
   ASSERT_OK(Exit(first, 3));
   ASSERT_EQ(Experiment(exp)["state"], "ERROR");
   ASSERT_GT(Experiment(exp)["ended_ms"].get<int64_t>(), 0);
