@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cohort/status.h"
 #include "common/clock.h"
 #include "common/json_bounded.h"
 #include "sampler/proc_counter_source.h"
@@ -26,6 +27,9 @@ struct PhaseSum {
   int64_t count = 0, total_us = 0;
   int64_t min_us = std::numeric_limits<int64_t>::max(), max_us = 0;
 };
+
+// Per (rank, phase).
+using PhaseSums = std::map<std::pair<int, std::string>, PhaseSum>;
 
 // The rank files of DIR/profile, by rank.
 std::map<int, fs::path> RankFiles(const fs::path& dir) {
@@ -102,8 +106,7 @@ wire::SeriesList SystemSeries(const fs::path& dir, int64_t* skipped) {
   return list;
 }
 
-wire::StepTimings Summed(const std::map<std::pair<int, std::string>, PhaseSum>& sums,
-                         int64_t records) {
+wire::StepTimings Summed(const PhaseSums& sums, int64_t records) {
   wire::StepTimings out{.trial_id = 0, .profiled_steps = records, .ranks = {}};
   for (const auto& [key, sum] : sums) {
     if (out.ranks.empty() || out.ranks.back().rank != key.first) {
@@ -115,6 +118,47 @@ wire::StepTimings Summed(const std::map<std::pair<int, std::string>, PhaseSum>& 
          static_cast<double>(sum.min_us) / 1000.0, static_cast<double>(sum.max_us) / 1000.0});
   }
   return out;
+}
+
+// Reads one rank's file into `out` (its records in the batch range, its lines skipped) and
+// `sums`; `records` counts every record read so far, up to kMaxLocalRecords.
+absl::Status ReadRankFile(const fs::path& path, std::optional<int64_t> from_batch,
+                          std::optional<int64_t> to_batch, LocalProfile& out, PhaseSums& sums,
+                          int64_t& records) {
+  std::ifstream in(path);
+  if (!in) return absl::UnavailableError(absl::StrCat("cannot read ", path.string()));
+  int64_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (records >= kMaxLocalRecords) {
+      out.truncated = true;
+      return absl::OkStatus();
+    }
+    absl::StatusOr<nlohmann::json> json = line.size() > kMaxLineBytes
+                                              ? absl::InvalidArgumentError("too long")
+                                              : ParseJsonBounded(line);
+    absl::StatusOr<wire::StepProfileRecord> record =
+        json.ok() ? wire::ParseStepProfileRecord(
+                        *json, absl::StrCat(path.filename().string(), " line ", number))
+                  : json.status();
+    if (!record.ok()) {
+      ++out.skipped_lines;
+      continue;
+    }
+    ++records;
+    for (const wire::PhaseSpan& span : record->phases) {
+      PhaseSum& sum = sums[{record->rank, span.name}];
+      ++sum.count;
+      sum.total_us += span.duration_us;
+      sum.min_us = std::min(sum.min_us, span.duration_us);
+      sum.max_us = std::max(sum.max_us, span.duration_us);
+    }
+    if ((!from_batch || record->batch >= *from_batch) &&
+        (!to_batch || record->batch <= *to_batch)) {
+      out.records.push_back(*std::move(record));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -130,42 +174,10 @@ absl::StatusOr<LocalProfile> ReadLocalProfile(const std::string& run_dir,
         "trial-<id>) that was profiled (profiling: {enabled: true} in its config)"));
   }
   LocalProfile out;
-  std::map<std::pair<int, std::string>, PhaseSum> sums;
+  PhaseSums sums;
   int64_t records = 0;
   for (const auto& [rank, path] : files) {
-    std::ifstream in(path);
-    if (!in) return absl::UnavailableError(absl::StrCat("cannot read ", path.string()));
-    int64_t number = 0;
-    for (std::string line; std::getline(in, line);) {
-      ++number;
-      if (records >= kMaxLocalRecords) {
-        out.truncated = true;
-        break;
-      }
-      absl::StatusOr<nlohmann::json> json = line.size() > kMaxLineBytes
-                                                ? absl::InvalidArgumentError("too long")
-                                                : ParseJsonBounded(line);
-      absl::StatusOr<wire::StepProfileRecord> record =
-          json.ok() ? wire::ParseStepProfileRecord(
-                          *json, absl::StrCat(path.filename().string(), " line ", number))
-                    : json.status();
-      if (!record.ok()) {
-        ++out.skipped_lines;
-        continue;
-      }
-      ++records;
-      for (const wire::PhaseSpan& span : record->phases) {
-        PhaseSum& sum = sums[{record->rank, span.name}];
-        ++sum.count;
-        sum.total_us += span.duration_us;
-        sum.min_us = std::min(sum.min_us, span.duration_us);
-        sum.max_us = std::max(sum.max_us, span.duration_us);
-      }
-      if ((!from_batch || record->batch >= *from_batch) &&
-          (!to_batch || record->batch <= *to_batch)) {
-        out.records.push_back(*std::move(record));
-      }
-    }
+    COHORT_RETURN_IF_ERROR(ReadRankFile(path, from_batch, to_batch, out, sums, records));
   }
   out.timings = Summed(sums, records);
   out.system = SystemSeries(run_dir, &out.skipped_lines);

@@ -432,11 +432,12 @@ class Master {
     std::shared_ptr<storage::CheckpointStorage> checkpoint_storage;
     std::string context_path;
     std::vector<int64_t> trials;
-    bool files_removed = false;  // checkpoints gone: only rows (and the context) are left
+    bool files_removed = false;  // checkpoints and context gone: only rows are left
   };
-  // Removes the context archive `path` once no experiment names it (the deleted one's rows are
-  // gone); logged when it cannot.
-  void RemoveContextIfUnusedLocked(const std::string& path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes the context archive `path` of experiment `deleted` (being deleted) unless another
+  // experiment names it too; logged when it cannot.
+  void RemoveContextIfUnusedLocked(const std::string& path, int64_t deleted)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<PendingDeletion> DeletionOfLocked(const ExperimentRow& experiment)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // FailedPrecondition naming the first experiment that has not ended and warm-starts its
@@ -476,6 +477,10 @@ class Master {
   absl::StatusOr<SubmittedConfig> ContinuedConfig(const ExperimentRow& e,
                                                   const config::Json& override_config,
                                                   size_t trial_count);
+  // The experiment, read under the lock and checked, ACTIVE again with `next` and its trials
+  // queued (one transaction), then the master's copies (queue, searcher, facts) follow.
+  absl::Status ReopenLocked(ExperimentRow& e, const SubmittedConfig& next, const Actor& actor)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::vector<TrialRow>> ReopenedTrialsLocked(const ExperimentRow& e,
                                                              const config::ExperimentConfig& cfg,
                                                              std::vector<TrialRow> trials)

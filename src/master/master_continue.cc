@@ -137,45 +137,51 @@ absl::StatusOr<std::vector<std::string>> Master::ContinueExperiment(
   if (e.config_yaml != seen.config_yaml) {
     return absl::AbortedError(absl::StrCat("experiment ", id, " changed meanwhile; try again"));
   }
-  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(id));
+  COHORT_RETURN_IF_ERROR(ReopenLocked(e, next, actor));
+  return next.config.warnings;
+}
+
+absl::Status Master::ReopenLocked(ExperimentRow& e, const SubmittedConfig& next,
+                                  const Actor& actor) {
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(e.id));
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> again,
                           ReopenedTrialsLocked(e, next.config, trials));
   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<searcher::Searcher> fresh,
                           searcher::NewSearcher(next.config));
   if (again.empty() && static_cast<int64_t>(trials.size()) >= fresh->TrialCount()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "every trial of experiment ", id,
-        " COMPLETED: there is nothing to continue (fork it to search again: cohort experiment "
-        "fork ",
-        id, ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("every trial of experiment ", e.id,
+                     " COMPLETED: there is nothing to continue (fork it to search again: cohort "
+                     "experiment fork ",
+                     e.id, ")"));
   }
   COHORT_RETURN_IF_ERROR(
-      Transition(e.state, ExperimentState::kActive, absl::StrCat("experiment ", id)));
+      Transition(e.state, ExperimentState::kActive, absl::StrCat("experiment ", e.id)));
   e.name = next.config.name.value_or(e.name);
   e.config_yaml = config::ToYaml(next.effective);
-  e.slots_per_trial = slots;
+  e.slots_per_trial = static_cast<int>(next.config.resources.slots_per_trial);
   e.max_restarts = static_cast<int>(next.config.max_restarts);
   e.ended_ms = 0;
-  COHORT_RETURN_IF_ERROR(StoreStateLocked(
-      e, ExperimentState::kActive, [&](const std::vector<DeliveryRow>& deliveries) {
-        return db_->ReopenExperiment(e, again, deliveries);
-      }));
+  COHORT_RETURN_IF_ERROR(StoreStateLocked(e, ExperimentState::kActive,
+                                          [&](const std::vector<DeliveryRow>& deliveries) {
+                                            return db_->ReopenExperiment(e, again, deliveries);
+                                          }));
   // Stored: what the master keeps of it follows.
   queue_.SetExperiment(e.id, QueueFacts(e));
-  searchers_.erase(id);  // rebuilt from its trials as they are now: it creates any missing
-  config_facts_.erase(id);
+  searchers_.erase(e.id);  // rebuilt from its trials as they are now: it creates any missing
+  config_facts_.erase(e.id);
   for (const TrialRow& t : again) {
     TrialStoredLocked(t);
     AppendLogLocked(t.id,
-                    absl::StrCat("master: experiment ", id, " continued by '", actor.user, "': ",
+                    absl::StrCat("master: experiment ", e.id, " continued by '", actor.user, "': ",
                                  t.latest_checkpoint.empty()
                                      ? "no checkpoint to resume from: it starts over"
                                      : "resumes from checkpoint " + t.latest_checkpoint));
   }
-  COHORT_RETURN_IF_ERROR(SearchLocked(id).status());
+  COHORT_RETURN_IF_ERROR(SearchLocked(e.id).status());
   RequestPassLocked();
   follows_.Notify();
-  return next.config.warnings;
+  return absl::OkStatus();
 }
 
 }  // namespace cohort::master
