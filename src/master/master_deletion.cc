@@ -140,6 +140,10 @@ absl::Status Master::QueueDeletionsLocked() {
 bool Master::AdvanceDeletion() {
   if (deletions_.empty()) return false;
   const PendingDeletion deletion = deletions_.front();  // only this thread pops it
+  // Its context goes first, under the lock, unless another experiment names the same file.
+  if (!deletion.files_removed) {
+    RemoveContextIfUnusedLocked(deletion.context_path, deletion.experiment);
+  }
   mu_.Unlock();
   const absl::StatusOr<bool> done = DeleteSlice(deletion);
   mu_.Lock();
@@ -151,7 +155,6 @@ bool Master::AdvanceDeletion() {
   deletions_.front().files_removed = true;
   if (!*done) return true;
   deletions_.pop_front();
-  RemoveContextIfUnusedLocked(deletion.context_path);
   // What this run kept of it: nothing of it can be asked for again.
   config_facts_.erase(deletion.experiment);
   searchers_.erase(deletion.experiment);
@@ -161,7 +164,7 @@ bool Master::AdvanceDeletion() {
   return !deletions_.empty();
 }
 
-void Master::RemoveContextIfUnusedLocked(const std::string& path) {
+void Master::RemoveContextIfUnusedLocked(const std::string& path, int64_t deleted) {
   // Only a context this master saved (under data_dir/contexts), and only when no experiment
   // names it any more: identical uploads share one file (SaveContext). Under the state lock, so
   // that an experiment created meanwhile either names it here or finds it gone and saves it
@@ -173,7 +176,7 @@ void Master::RemoveContextIfUnusedLocked(const std::string& path) {
     return;
   }
   for (const ExperimentRow& e : *experiments) {
-    if (e.context_path == path) return;  // shared: another experiment runs it
+    if (e.id != deleted && e.context_path == path) return;  // shared: another one names it
   }
   std::error_code ec;
   if (!fs::remove(path, ec) && ec) {
