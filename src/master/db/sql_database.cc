@@ -120,6 +120,23 @@ void BindTrialFields(const TrialRow& row, Query& s) {
   s.BindInt64(12, row.kill_requested ? 1 : 0);
 }
 
+// UpdateTrial's columns (not the report's: a report stored meanwhile keeps its progress), bound
+// by BindTrialUpdate as ?1 (the id) to ?8; a statement may add columns and conditions from ?9.
+constexpr absl::string_view kUpdateTrial =
+    "UPDATE trials SET hparams_json = ?2, seed = ?3, state = ?4, restarts = ?5, "
+    "error_lines = ?6, sequence = ?7, kill_requested = ?8";
+
+void BindTrialUpdate(Query& s, const TrialRow& row) {
+  s.BindInt64(1, row.id);
+  s.BindText(2, row.hparams_json);
+  s.BindInt64(3, row.seed);
+  s.BindText(4, wire::Name(row.state));
+  s.BindInt64(5, row.restarts);
+  s.BindText(6, row.error_lines);
+  s.BindInt64(7, row.sequence);
+  s.BindInt64(8, row.kill_requested ? 1 : 0);
+}
+
 constexpr absl::string_view kSelectTemplate = "SELECT name, yaml FROM templates";
 
 TemplateRow ReadTemplate(const Query& s) { return TemplateRow{s.Text(0), s.Text(1)}; }
@@ -239,20 +256,12 @@ absl::Status SqlDatabase::ReopenExperiment(const ExperimentRow& experiment,
     e.BindText(6, wire::Name(experiment.state));
     COHORT_RETURN_IF_ERROR(e.RunOnRow(absl::StrCat("experiment ", experiment.id)));
     Query t(c, "reopen trial",
-            "UPDATE trials SET hparams_json = ?3, seed = ?4, state = ?5, restarts = ?6, "
-            "error_lines = ?7, sequence = ?8, kill_requested = ?9, total_batches = ?10 "
-            "WHERE id = ?1 AND experiment_id = ?2");
+            absl::StrCat(kUpdateTrial,
+                         ", total_batches = ?9 WHERE id = ?1 AND experiment_id = ?10"));
     for (const TrialRow& row : trials) {
-      t.BindInt64(1, row.id);
-      t.BindInt64(2, experiment.id);
-      t.BindText(3, row.hparams_json);
-      t.BindInt64(4, row.seed);
-      t.BindText(5, wire::Name(row.state));
-      t.BindInt64(6, row.restarts);
-      t.BindText(7, row.error_lines);
-      t.BindInt64(8, row.sequence);
-      t.BindInt64(9, row.kill_requested ? 1 : 0);
-      t.BindInt64(10, row.total_batches);
+      BindTrialUpdate(t, row);
+      t.BindInt64(9, row.total_batches);
+      t.BindInt64(10, experiment.id);
       COHORT_RETURN_IF_ERROR(
           t.RunOnRow(absl::StrCat("trial ", row.id, " of experiment ", experiment.id)));
     }
@@ -321,18 +330,8 @@ absl::StatusOr<int64_t> SqlDatabase::InsertTrial(const TrialRow& row) {
 
 absl::Status SqlDatabase::UpdateTrial(const TrialRow& row) {
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
-  // Not the report's fields (database.h): a report stored meanwhile keeps its progress.
-  Query s(*c, "update trial",
-          "UPDATE trials SET hparams_json = ?2, seed = ?3, state = ?4, restarts = ?5, "
-          "error_lines = ?6, sequence = ?7, kill_requested = ?8 WHERE id = ?1");
-  s.BindInt64(1, row.id);
-  s.BindText(2, row.hparams_json);
-  s.BindInt64(3, row.seed);
-  s.BindText(4, wire::Name(row.state));
-  s.BindInt64(5, row.restarts);
-  s.BindText(6, row.error_lines);
-  s.BindInt64(7, row.sequence);
-  s.BindInt64(8, row.kill_requested ? 1 : 0);
+  Query s(*c, "update trial", absl::StrCat(kUpdateTrial, " WHERE id = ?1"));
+  BindTrialUpdate(s, row);
   return s.RunOnRow(absl::StrCat("trial ", row.id));
 }
 
