@@ -296,16 +296,11 @@ void AddDelete(CLI::App* experiment, CommandContext* context) {
 
 // fork: a new experiment from an existing one's context and config (Determined's fork).
 void AddFork(CLI::App* experiment, CommandContext* context) {
-  auto args = std::make_shared<ForkArgs>();
+  auto args = std::make_shared<ConfigChangeArgs>();
   CLI::App* fork = experiment->add_subcommand(
       "fork", "Create an experiment from another one's context and config, changed as given");
-  fork->add_option("id", args->parent, "The experiment to fork")->required();
-  fork->add_option("--config-file", args->config_file,
-                   "Use this config instead of the parent's (YAML)")
-      ->check(CLI::ExistingFile);
-  fork->add_option("--config", args->overrides,
-                   "KEY=VALUE: set one field (dotted path; VALUE is YAML); repeatable");
-  fork->add_flag("-f,--follow", args->follow, "Show each trial's progress until it ends");
+  fork->add_option("id", args->id, "The experiment to fork")->required();
+  AddConfigChangeOptions(fork, args.get(), "Use this config instead of the parent's (YAML)");
   fork->footer(
       "The fork runs the parent's context (its code) with the parent's effective config: its\n"
       "template merged and its experiment_seed kept, so the same hyperparameter draws unless\n"
@@ -319,16 +314,11 @@ void AddFork(CLI::App* experiment, CommandContext* context) {
 
 // continue: the ended experiment trains again (Determined's `det experiment continue`).
 void AddContinue(CLI::App* experiment, CommandContext* context) {
-  auto args = std::make_shared<ContinueArgs>();
+  auto args = std::make_shared<ConfigChangeArgs>();
   CLI::App* sub = experiment->add_subcommand(
       "continue", "Train an ended experiment's trials further, from their latest checkpoints");
   sub->add_option("id", args->id, "Experiment id")->required();
-  sub->add_option("--config-file", args->config_file,
-                  "A partial config (YAML) merged over the experiment's")
-      ->check(CLI::ExistingFile);
-  sub->add_option("--config", args->overrides,
-                  "KEY=VALUE: set one field (dotted path; VALUE is YAML); repeatable");
-  sub->add_flag("-f,--follow", args->follow, "Show each trial's progress until it ends");
+  AddConfigChangeOptions(sub, args.get(), "A partial config (YAML) merged over the experiment's");
   context->AddJsonFlag(sub, "Print {\"id\", \"warnings\"} as JSON (without --follow)");
   sub->footer(
       "The experiment keeps its id, trials, metrics and logs; it is ACTIVE again and each trial\n"

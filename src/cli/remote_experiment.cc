@@ -244,16 +244,23 @@ absl::StatusOr<std::optional<std::string>> ForkConfig(client::MasterClient& clie
 
 }  // namespace
 
-int RunFork(const CommandContext& command, const ForkArgs& args) {
+void AddConfigChangeOptions(CLI::App* verb, ConfigChangeArgs* args, const std::string& file_help) {
+  verb->add_option("--config-file", args->config_file, file_help)->check(CLI::ExistingFile);
+  verb->add_option("--config", args->overrides,
+                   "KEY=VALUE: set one field (dotted path; VALUE is YAML); repeatable");
+  verb->add_flag("-f,--follow", args->follow, "Show each trial's progress until it ends");
+}
+
+int RunFork(const CommandContext& command, const ConfigChangeArgs& args) {
   client::MasterClient client = command.Client(absl::Seconds(120));
   absl::StatusOr<std::optional<std::string>> config =
-      ForkConfig(client, args.parent, args.config_file, args.overrides);
+      ForkConfig(client, args.id, args.config_file, args.overrides);
   if (!config.ok()) return Fail(config.status());
-  std::vector<client::FormPart> parts = {{"parent", absl::StrCat(args.parent), "", "text/plain"}};
+  std::vector<client::FormPart> parts = {{"parent", absl::StrCat(args.id), "", "text/plain"}};
   if (*config) parts.push_back({"config", **config, "config.yaml", "application/yaml"});
   absl::StatusOr<Json> r = client.PostForm("/api/v1/experiments", parts);
   if (!r.ok()) {
-    std::cerr << "cohort: error: forking experiment " << args.parent << ": " << r.status().message()
+    std::cerr << "cohort: error: forking experiment " << args.id << ": " << r.status().message()
               << "\n";
     return kExitInvalid;
   }
@@ -261,13 +268,13 @@ int RunFork(const CommandContext& command, const ForkArgs& args) {
       ParseAnswer("POST /api/v1/experiments", r, wire::ParseCreatedExperiment);
   if (!created.ok()) return Fail(created.status());
   for (const std::string& w : created->warnings) std::cerr << "warning: " << w << "\n";
-  std::cout << "created experiment " << created->id << " (a fork of experiment " << args.parent
+  std::cout << "created experiment " << created->id << " (a fork of experiment " << args.id
             << ")\n";
   if (!args.follow) return kExitOk;
   return Follow(command.Client(), created->id);
 }
 
-int RunContinue(const CommandContext& command, const ContinueArgs& args) {
+int RunContinue(const CommandContext& command, const ConfigChangeArgs& args) {
   Json changes = Json::object();
   if (!args.config_file.empty()) {
     absl::StatusOr<Json> file = config::LoadYamlFile(args.config_file);

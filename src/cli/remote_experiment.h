@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "cli/command_context.h"
 
 namespace cohort::cli {
@@ -23,31 +24,30 @@ namespace cohort::cli {
 int RunCreateRemote(const CommandContext& command, const std::string& config_path,
                     const std::string& context_dir, const std::string& template_name, bool follow);
 
-// `cohort experiment fork ID [--config-file F] [--config KEY=VALUE]... [--follow]` (Determined's
-// `det experiment fork`): a new experiment with the parent's context (the master copies it) and
-// the parent's effective config (its template merged, its experiment_seed kept: the same
-// hyperparameter draws), or the config file, each --config applied on top. Only the parent's
-// owner or an admin may fork it. Exit status as RunCreateRemote's.
-struct ForkArgs {
-  int64_t parent = 0;
-  std::string config_file;             // empty: the parent's config
+// What `experiment fork` and `experiment continue` take: an existing experiment and the changes
+// to its config (AddConfigChangeOptions adds the options).
+struct ConfigChangeArgs {
+  int64_t id = 0;                      // the experiment forked or continued
+  std::string config_file;             // empty: none
   std::vector<std::string> overrides;  // KEY=VALUE (config_overrides.h)
   bool follow = false;
 };
-int RunFork(const CommandContext& command, const ForkArgs& args);
+// Adds --config-file (described by `file_help`), --config and -f/--follow to `verb`.
+void AddConfigChangeOptions(CLI::App* verb, ConfigChangeArgs* args, const std::string& file_help);
+
+// `cohort experiment fork ID [--config-file F] [--config KEY=VALUE]... [--follow]` (Determined's
+// `det experiment fork`): a new experiment with the parent's context (the master copies it) and
+// the parent's effective config (its template merged, its experiment_seed kept: the same
+// hyperparameter draws), or the config file (instead of it), each --config applied on top. Only
+// the parent's owner or an admin may fork it. Exit status as RunCreateRemote's.
+int RunFork(const CommandContext& command, const ConfigChangeArgs& args);
 
 // `cohort experiment continue ID [--config-file F] [--config KEY=VALUE]... [--follow]`
 // (Determined's `det experiment continue`): the ended experiment trains again under its id,
 // each trial from its latest checkpoint; the file (a partial config) and then each --config are
 // merged over its effective config. Only the owner or an admin may. Exit status as
 // RunCreateRemote's (2 for an unreadable file or a bad --config).
-struct ContinueArgs {
-  int64_t id = 0;
-  std::string config_file;             // empty: none
-  std::vector<std::string> overrides;  // KEY=VALUE (config_overrides.h)
-  bool follow = false;
-};
-int RunContinue(const CommandContext& command, const ContinueArgs& args);
+int RunContinue(const CommandContext& command, const ConfigChangeArgs& args);
 
 // `cohort experiment wait ID` (Determined's `det experiment wait`): follows an experiment
 // created earlier as --follow does (progress on stderr; at the end its state, each trial's
