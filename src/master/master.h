@@ -481,8 +481,9 @@ class Master {
   // queued (one transaction), then the master's copies (queue, searcher, facts) follow.
   absl::Status ReopenLocked(ExperimentRow& e, const SubmittedConfig& next, const Actor& actor)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<std::vector<TrialRow>> ReopenedTrialsLocked(const ExperimentRow& e,
-                                                             const config::ExperimentConfig& cfg,
+  // `fresh`: a new searcher of `cfg` (a single trial takes its sample).
+  absl::StatusOr<std::vector<TrialRow>> ReopenedTrialsLocked(const config::ExperimentConfig& cfg,
+                                                             searcher::Searcher& fresh,
                                                              std::vector<TrialRow> trials)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // OK when `context` is empty or a tar.gz context archive that CheckContext accepts (every

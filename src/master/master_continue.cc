@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cohort/status.h"
+#include "config/asha.h"
 #include "config/config_parser.h"
 #include "config/yaml_json.h"
 #include "master/master.h"
@@ -70,10 +71,11 @@ absl::StatusOr<Master::SubmittedConfig> Master::ContinuedConfig(const Experiment
   config::Json after = *before;
   after.merge_patch(override_config);
   COHORT_RETURN_IF_ERROR(CheckFixedFields(e.id, *before, after));
-  const std::string searcher = before->value("/searcher/name"_json_pointer, "single");
-  if (searcher == "adaptive_asha" || searcher == "async_halving") {
+  COHORT_ASSIGN_OR_RETURN(SubmittedConfig next,
+                          ResolveConfig(config::ToYaml(after), /*template_name=*/""));
+  if (config::HasRungs(next.config.searcher)) {  // its name is the experiment's (fixed above)
     return absl::FailedPreconditionError(absl::StrCat(
-        "experiment ", e.id, " is an ", searcher,
+        "experiment ", e.id, " is an ", next.config.searcher.name,
         " search: the rungs it decided cannot be decided again; fork it instead: cohort "
         "experiment fork ",
         e.id));
@@ -86,17 +88,16 @@ absl::StatusOr<Master::SubmittedConfig> Master::ContinuedConfig(const Experiment
         "experiment fork ",
         e.id, " --config ..."));
   }
-  return ResolveConfig(config::ToYaml(after), /*template_name=*/"");
+  return next;
 }
 
 absl::StatusOr<std::vector<TrialRow>> Master::ReopenedTrialsLocked(
-    const ExperimentRow& e, const config::ExperimentConfig& cfg, std::vector<TrialRow> trials) {
+    const config::ExperimentConfig& cfg, searcher::Searcher& fresh, std::vector<TrialRow> trials) {
   // A single trial takes the continued config's hyperparameters (its one sample); a search's
   // samples stay as drawn (its config cannot change).
   std::optional<config::Json> single_hparams;
   if (cfg.searcher.name == "single") {
-    COHORT_ASSIGN_OR_RETURN(std::unique_ptr<searcher::Searcher> s, searcher::NewSearcher(cfg));
-    const std::vector<searcher::Operation> creates = s->Start();
+    const std::vector<searcher::Operation> creates = fresh.Start();
     if (!creates.empty()) single_hparams = std::get<searcher::Create>(creates[0]).hparams;
   }
   std::vector<TrialRow> again;
@@ -144,11 +145,12 @@ absl::StatusOr<std::vector<std::string>> Master::ContinueExperiment(
 absl::Status Master::ReopenLocked(ExperimentRow& e, const SubmittedConfig& next,
                                   const Actor& actor) {
   COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> trials, db_->ListTrials(e.id));
-  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> again,
-                          ReopenedTrialsLocked(e, next.config, trials));
   COHORT_ASSIGN_OR_RETURN(std::unique_ptr<searcher::Searcher> fresh,
                           searcher::NewSearcher(next.config));
-  if (again.empty() && static_cast<int64_t>(trials.size()) >= fresh->TrialCount()) {
+  const int64_t planned = fresh->TrialCount();
+  COHORT_ASSIGN_OR_RETURN(std::vector<TrialRow> again,
+                          ReopenedTrialsLocked(next.config, *fresh, trials));
+  if (again.empty() && static_cast<int64_t>(trials.size()) >= planned) {
     return absl::FailedPreconditionError(
         absl::StrCat("every trial of experiment ", e.id,
                      " COMPLETED: there is nothing to continue (fork it to search again: cohort "
