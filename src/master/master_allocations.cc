@@ -148,7 +148,7 @@ absl::Status Master::LogsStoredLocked(const std::string& allocation, const wire:
   }
   // TASK_LOG webhooks (a failure to queue is logged: the lines are stored either way).
   const auto trial = queue_.trials().find(batch.trial_id);
-  if (trial != queue_.trials().end()) {
+  if (webhooks_.WatchesLogs() && trial != queue_.trials().end()) {
     std::vector<absl::string_view> lines;
     for (const wire::LogLine& l : batch.lines) lines.push_back(l.line);
     if (absl::Status s = webhooks_.OnTrialLogs(WebhookEventLocked(trial->second.experiment_id),
@@ -267,7 +267,7 @@ absl::Status Master::ReportsStoredLocked(const std::string& allocation,
   COHORT_RETURN_IF_ERROR(StoreStepProfilesLocked(current, batch.step_profiles));
   if (stored_points) follows_.Notify();  // series followers wait on it too
   for (const wire::ReportRecord& line : batch.lines) {  // METRIC_THRESHOLD_EXCEEDED webhooks
-    if (line.kind != wire::ReportKind::kValidation) continue;
+    if (!webhooks_.WatchesMetrics() || line.kind != wire::ReportKind::kValidation) continue;
     if (absl::Status s = webhooks_.OnValidation(WebhookEventLocked(current.experiment_id), trial_id,
                                                 line.metrics);
         !s.ok()) {

@@ -160,6 +160,16 @@ Webhooks::Known Webhooks::KnownOf(WebhookRow row) {
   return known;
 }
 
+void Webhooks::RecountLocked() {
+  bool logs = false, metrics = false;
+  for (const Known& k : webhooks_) {
+    logs |= !k.logs.empty();
+    metrics |= !k.metrics.empty();
+  }
+  watches_logs_.store(logs);
+  watches_metrics_.store(metrics);
+}
+
 Webhooks::Webhooks(Database& db, const Clock& clock, DeliveryPolicy policy)
     : db_(db), clock_(clock), policy_(policy) {
   deliverer_ =
@@ -174,6 +184,7 @@ absl::Status Webhooks::Load() {
   for (WebhookRow& row : rows) known.push_back(KnownOf(std::move(row)));
   MutexLock lock(&mu_);
   webhooks_ = std::move(known);
+  RecountLocked();
   return absl::OkStatus();
 }
 
@@ -199,6 +210,7 @@ absl::StatusOr<wire::Webhook> Webhooks::Create(bool admin, const std::string& us
   {
     MutexLock lock(&mu_);
     webhooks_.push_back(KnownOf(row));
+    RecountLocked();
   }
   wire::Webhook created = ToWire(row);
   created.secret = row.secret;
@@ -224,6 +236,7 @@ absl::Status Webhooks::Delete(bool admin, int64_t id) {
   webhooks_.erase(std::remove_if(webhooks_.begin(), webhooks_.end(),
                                  [&](const Known& w) { return w.row.id == id; }),
                   webhooks_.end());
+  RecountLocked();
   return absl::OkStatus();
 }
 

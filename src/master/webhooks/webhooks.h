@@ -25,6 +25,7 @@
 //   hooks.Queued();
 //   hooks.Stop();                                // in seconds, an attempt in flight aborted
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <set>
@@ -86,6 +87,11 @@ class Webhooks {
   void Queued();
   // StateDeliveries queued in a transaction of their own (for a caller without one).
   absl::Status OnExperimentState(const Event& event) ABSL_LOCKS_EXCLUDED(mu_);
+  // Whether any webhook has a TASK_LOG (METRIC_THRESHOLD_EXCEEDED) trigger: without one, the
+  // master skips OnTrialLogs (OnValidation) and the event it would build, on every batch it
+  // stores. Lock-free.
+  bool WatchesLogs() const { return watches_logs_.load(std::memory_order_relaxed); }
+  bool WatchesMetrics() const { return watches_metrics_.load(std::memory_order_relaxed); }
   // A trial's validation metrics were stored: for each METRIC_THRESHOLD_EXCEEDED trigger whose
   // metric is among them and beyond its threshold (ABOVE: greater; BELOW: less), a delivery,
   // once per trial and trigger (also across restarts: the row's once_key). `experiment`: the
@@ -131,6 +137,10 @@ class Webhooks {
   // (webhook, once_key) queued by this master: a trigger that fired for a trial is not matched
   // again (the database refuses a second one anyway). One small entry per firing.
   std::set<std::pair<int64_t, std::string>> fired_ ABSL_GUARDED_BY(mu_);
+  // What webhooks_ holds, kept by RecountLocked whenever it changes.
+  void RecountLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::atomic<bool> watches_logs_{false};
+  std::atomic<bool> watches_metrics_{false};
   std::unique_ptr<Deliverer> deliverer_;
 };
 
