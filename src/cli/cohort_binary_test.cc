@@ -10,12 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "cli/testing/help_examples.h"
 #include "common/testing/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace {
 
+using ::cohort::cli::testing::ExampleCommands;
+using ::cohort::cli::testing::SubcommandsOf;
 using ::cohort::testing_support::TempDir;
 using ::testing::HasSubstr;
 
@@ -167,24 +170,6 @@ TEST_F(CohortBinaryTest, UsageErrorsExitTwoAndHelpIsUseful) {
   EXPECT_THAT(validate_help.out, HasSubstr("effective config"));
 }
 
-// The names under "Subcommands:" in a help text.
-std::vector<std::string> SubcommandsOf(const std::string& help) {
-  std::vector<std::string> names;
-  std::istringstream in(help);
-  bool inside = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line == "Subcommands:") {
-      inside = true;
-    } else if (inside && line.rfind("  ", 0) == 0) {
-      std::string name = line.substr(2, line.find_first_of(" ,", 2) - 2);
-      if (!name.empty()) names.push_back(name);
-    } else if (inside) {
-      inside = false;
-    }
-  }
-  return names;
-}
-
 int UsageLines(const std::string& help) {
   int n = 0;
   std::istringstream in(help);
@@ -232,32 +217,6 @@ TEST_F(CohortBinaryTest, EveryHelpHasOneUsageAndItsExamplesNameRealFiles) {
       }
     }
   }
-}
-
-// The example commands in a text: each line that, trimmed of a leading "build/bin/", begins with
-// "cohort ", without its "# comment", split at ";" and "&&" (the README joins a few).
-std::vector<std::string> ExampleCommands(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    const size_t start = line.find_first_not_of(' ');
-    if (start == std::string::npos) continue;
-    std::string rest = line.substr(start);
-    if (rest.rfind("build/bin/", 0) == 0) rest = rest.substr(10);
-    if (rest.rfind("cohort ", 0) != 0) continue;
-    if (const size_t comment = rest.find("  #"); comment != std::string::npos) rest.resize(comment);
-    if (const size_t paren = rest.find("   ("); paren != std::string::npos) rest.resize(paren);
-    for (std::string part; !rest.empty();) {
-      size_t cut = std::min(rest.find(';'), rest.find("&&"));
-      part = rest.substr(0, cut);
-      rest = cut == std::string::npos ? "" : rest.substr(cut + (rest[cut] == ';' ? 1 : 2));
-      part.erase(0, part.find_first_not_of(' '));
-      part.erase(part.find_last_not_of(' ') + 1);
-      if (part.rfind("build/bin/", 0) == 0) part = part.substr(10);
-      if (part.rfind("cohort ", 0) == 0) out.push_back(part);
-    }
-  }
-  return out;
 }
 
 // Issue 43: every example in every help and in the README runs as written, up to the master: in

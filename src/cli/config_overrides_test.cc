@@ -11,7 +11,7 @@ namespace cohort::cli {
 namespace {
 
 using ::testing::HasSubstr;
-using Json = nlohmann::json;
+using Json = config::Json;
 
 TEST(ConfigOverridesTest, EachValueTakesItsYamlTypeAndMissingMappingsAreMade) {
   Json tree = {{"name", "mnist"}, {"hyperparameters", {{"lr", 0.1}}}};
@@ -42,6 +42,31 @@ TEST(ConfigOverridesTest, BadOverridesAreRefusedNamingThem) {
     EXPECT_THAT(s.message(), HasSubstr("--config " + bad)) << bad;
     EXPECT_THAT(s.message(), HasSubstr(message)) << bad;
   }
+}
+
+// --test with a master: one `single` trial of at most 10 batches, validated once at the end,
+// whatever searcher the file names; the metric and its direction are kept.
+TEST(ConfigOverridesTest, SmokeTestIsOneShortSingleTrial) {
+  Json grid = Json::parse(R"({"name": "g", "min_checkpoint_period": {"batches": 5},
+      "min_validation_period": {"batches": 500},
+      "searcher": {"name": "grid", "metric": "acc", "smaller_is_better": false,
+                   "max_concurrent_trials": 2, "max_length": {"batches": 2000}}})");
+  ApplySmokeTest(grid);
+  EXPECT_EQ(grid["searcher"], Json::parse(R"({"name": "single", "metric": "acc",
+      "smaller_is_better": false, "max_length": {"batches": 10}})"));
+  EXPECT_EQ(grid["min_validation_period"], Json::parse(R"({"batches": 10})"));
+  EXPECT_FALSE(grid.contains("min_checkpoint_period"));
+  EXPECT_EQ(grid["name"], "g");
+
+  Json shorter = Json::parse(R"({"searcher": {"name": "single", "max_length": {"batches": 3}}})");
+  ApplySmokeTest(shorter);
+  EXPECT_EQ(shorter["searcher"]["max_length"]["batches"], 3);
+  Json epochs = Json::parse(R"({"searcher": {"name": "random", "max_length": {"epochs": 4}}})");
+  ApplySmokeTest(epochs);
+  EXPECT_EQ(epochs["searcher"]["max_length"], Json::parse(R"({"batches": 10})"));
+  Json none = Json::object();  // a template supplies the searcher
+  ApplySmokeTest(none);
+  EXPECT_EQ(none["searcher"]["name"], "single");
 }
 
 }  // namespace

@@ -73,7 +73,11 @@ void AddCreate(CLI::App* experiment, CommandContext* context) {
   create->add_flag("-f,--follow", *follow,
                    "With a master: show each trial's progress until the experiment ends");
   create->add_flag("--test", create_args->test,
-                   "Smoke test: the first trial only, 10 batches, one validation");
+                   "Smoke test: one trial (the first; with a master a `single` searcher's), at "
+                   "most 10 batches, one validation at the end");
+  create->add_option("--config", create_args->overrides,
+                     "KEY=VALUE: set one field of the config (dotted path; VALUE is YAML); "
+                     "repeatable");
   create->add_option("--template,-t", *create_template,
                      "Template merged under the config: a file with --local, else the name of a "
                      "template stored on the master");
@@ -84,6 +88,11 @@ void AddCreate(CLI::App* experiment, CommandContext* context) {
       "  cohort experiment create --local examples/fashion_mnist/distributed.yaml build/bin\n"
       "  cohort experiment create --local --test examples/fashion_mnist/const.yaml build/bin\n"
       "  cohort experiment create --local examples/core_api/3_hpsearch.yaml build/bin\n"
+      "  cohort experiment create --test examples/fashion_mnist/distributed.yaml "
+      "build/contexts/fashion_mnist\n"
+      "  cohort experiment create examples/fashion_mnist/distributed.yaml "
+      "build/contexts/fashion_mnist --config searcher.max_length.batches=500 "
+      "--config resources.slots_per_trial=1\n"
       "\n"
       "Output: <runs dir>/<name>-<time>/trial-N/{output.log,metrics.jsonl,checkpoints/}.\n"
       "Ctrl-C asks the running trial to checkpoint and stop; a second Ctrl-C kills it.\n"
@@ -92,8 +101,12 @@ void AddCreate(CLI::App* experiment, CommandContext* context) {
   create->callback([create_args, create_template, create, local, follow, context] {
     if (!*local) {
       // With a master the template is a name stored there (`cohort template set`).
-      context->SetExitCode(RunCreateRemote(*context, create_args->config_path,
-                                           create_args->context_dir, *create_template, *follow));
+      context->SetExitCode(RunCreateRemote(*context, {.config_path = create_args->config_path,
+                                                      .context_dir = create_args->context_dir,
+                                                      .template_name = *create_template,
+                                                      .overrides = create_args->overrides,
+                                                      .test = create_args->test,
+                                                      .follow = *follow}));
       return;
     }
     if (create->count("--template") > 0) create_args->template_path = *create_template;

@@ -21,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cli/config_overrides.h"
 #include "cli/exit_codes.h"
 #include "cli/local_profile.h"
 #include "cli/progress_meter.h"
@@ -50,7 +51,6 @@ namespace searcher = master::searcher;
 using config::Json;
 using wire::TrialState;
 
-constexpr int64_t kTestBatches = 10;
 constexpr int kFailureLines = 20;
 // The launcher's output read per look (then written to output.log): a trial that floods it is
 // relayed at this pace, never gathered whole.
@@ -136,7 +136,7 @@ std::optional<std::vector<std::string>> ResolveEntrypoint(const config::Experime
 // The --test variant of the config tree: a few batches, validation and checkpoint at the end.
 absl::StatusOr<config::ExperimentConfig> SmokeTestConfig(const config::ExperimentConfig& cfg) {
   Json tree = cfg.effective;
-  int64_t batches = kTestBatches;
+  int64_t batches = kSmokeTestBatches;
   if (cfg.searcher.max_length && cfg.searcher.max_length->unit == config::Length::Unit::kBatches) {
     batches = std::min(batches, cfg.searcher.max_length->value);
   }
@@ -567,8 +567,11 @@ void PrintBrackets(const config::SearcherConfig& searcher, std::ostream& err) {
 
 int RunCreateLocal(const CreateLocalArgs& args, std::ostream& out, std::ostream& err) {
   int exit_code = kExitOk;
-  std::optional<config::ExperimentConfig> cfg = LoadExperimentConfig(
-      {.config_path = args.config_path, .template_path = args.template_path}, err, &exit_code);
+  std::optional<config::ExperimentConfig> cfg =
+      LoadExperimentConfig({.config_path = args.config_path,
+                            .template_path = args.template_path,
+                            .overrides = args.overrides},
+                           err, &exit_code);
   if (!cfg) return exit_code;
   if (!RunnableHere(*cfg, args.config_path, err)) return kExitInvalid;
   std::error_code ec;

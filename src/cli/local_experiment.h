@@ -26,6 +26,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace cohort::cli {
 
@@ -33,6 +34,7 @@ struct CreateLocalArgs {
   std::string config_path;
   std::string context_dir;
   std::optional<std::string> template_path;
+  std::vector<std::string> overrides;  // --config KEY=VALUE (config_overrides.h)
   bool test = false;
   std::string runs_dir = "cohort-runs";
   // cohort-launch; empty: the one next to this executable, else from PATH.

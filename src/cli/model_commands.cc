@@ -206,7 +206,7 @@ void AddDownload(CLI::App* model, CommandContext* context) {
       "As `checkpoint download`: the files arrive as the trial wrote them, and the directory "
       "is filled only once the whole checkpoint has arrived.\n"
       "Examples:\n  cohort model download resnet ./resnet-latest\n"
-      "  cohort model download resnet:3 ./resnet-v3");
+      "  cohort model download resnet:2 ./resnet-v2");
   context->OnRun(sub, [context, spec, dir] { return DownloadVersion(*context, *spec, *dir); });
 }
 
@@ -219,9 +219,9 @@ void AddCreate(CLI::App* model, CommandContext* context) {
   AddLabelAndMetadataFlags(sub, *f);
   context->AddJsonFlag(sub, "Print the model created as JSON");
   sub->footer(
-      "Example:\n  cohort model create resnet -d 'the image classifier' -l vision\n"
+      "Example:\n  cohort model create mnist -d 'the Fashion-MNIST classifier' -l vision\n"
       "  cohort checkpoint list 7        # the checkpoints of experiment 7, with their UUIDs\n"
-      "  cohort model register-version resnet UUID");
+      "  cohort model register-version mnist UUID");
   context->OnRun(sub, [context, name, f] { return CreateModel(*context, *name, *f); });
 }
 

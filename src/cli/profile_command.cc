@@ -380,8 +380,8 @@ void AddProfileCommand(CLI::App* trial, CommandContext* context) {
   context->AddJsonFlag(profile, "The system series and every rank's step timings as JSON");
   profile->footer(
       "Profile a trial with `profiling: {enabled: true, begin_on_batch: 1, end_after_batch: 100}` "
-      "in its config.\nExamples:\n  cohort trial profile 3\n  cohort trial profile 3 --all-ranks\n"
-      "  cohort trial profile 3 --trace trial3.json --from-batch 20 --to-batch 30\n"
+      "in its config.\nExamples:\n  cohort trial profile 1\n  cohort trial profile 1 --all-ranks\n"
+      "  cohort trial profile 1 --trace trial1.json --from-batch 20 --to-batch 30\n"
       "  cohort trial profile --run-dir cohort-runs/mnist-20261130-101500/trial-1");
   context->OnRun(profile, [context, args] {
     if (args->run_dir.empty() == (args->trial_id == 0)) {

@@ -124,7 +124,8 @@ int FinishFollow(client::MasterClient& client, const wire::ExperimentDescription
                 << " more trials: cohort experiment describe " << e.id << ")\n";
     }
     if (t.error_lines) {
-      std::cout << "trial " << t.id << " failed; its last lines:\n" << EscapeControl(*t.error_lines, /*keep_newlines=*/true) << "\n";
+      std::cout << "trial " << t.id << " failed; its last lines:\n"
+                << EscapeControl(*t.error_lines, /*keep_newlines=*/true) << "\n";
     }
   }
   if (!e.trials.empty()) {
@@ -185,15 +186,42 @@ bool CheckBeforeUpload(const std::string& config_path, const std::string& text,
   return runnable.ok();
 }
 
+// The config file's text rewritten with the overrides and --test; nullopt after printing why
+// (*exit_code: kExitInvalid for text that is not a YAML mapping, kExitUsage for a bad override).
+std::optional<std::string> Rewritten(const CreateRemoteArgs& args, const std::string& text,
+                                     int* exit_code) {
+  absl::StatusOr<config::Json> tree = config::ParseYaml(text);
+  if (!tree.ok() || !tree->is_object()) {
+    std::cerr << args.config_path << ": "
+              << (tree.ok() ? "expected a mapping of config fields" : tree.status().message())
+              << "\n";
+    *exit_code = kExitInvalid;
+    return std::nullopt;
+  }
+  if (absl::Status set = ApplyConfigOverrides(args.overrides, *tree); !set.ok()) {
+    std::cerr << "cohort: error: " << set.message() << "\n";
+    *exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  if (args.test) ApplySmokeTest(*tree);
+  return config::ToYaml(*tree);
+}
+
 }  // namespace
 
-int RunCreateRemote(const CommandContext& command, const std::string& config_path,
-                    const std::string& context_dir, const std::string& template_name, bool follow) {
+int RunCreateRemote(const CommandContext& command, const CreateRemoteArgs& args) {
+  const std::string& config_path = args.config_path;
   absl::StatusOr<std::string> text = config::ReadYamlText(config_path);
   if (!text.ok()) return FailReading(text.status(), "the config");
+  if (!args.overrides.empty() || args.test) {
+    int exit_code = kExitOk;
+    std::optional<std::string> rewritten = Rewritten(args, *text, &exit_code);
+    if (!rewritten) return exit_code;
+    *text = *std::move(rewritten);
+  }
   bool warned = false;
-  if (!CheckBeforeUpload(config_path, *text, template_name, &warned)) return kExitInvalid;
-  absl::StatusOr<std::string> context = PackContext(context_dir);
+  if (!CheckBeforeUpload(config_path, *text, args.template_name, &warned)) return kExitInvalid;
+  absl::StatusOr<std::string> context = PackContext(args.context_dir);
   if (!context.ok()) {
     std::cerr << "cohort: error: " << context.status().message() << "\n";
     return kExitUsage;
@@ -201,7 +229,9 @@ int RunCreateRemote(const CommandContext& command, const std::string& config_pat
   std::vector<client::FormPart> parts = {
       {"config", *text, "config.yaml", "application/yaml"},
       {"context", *context, "context.tar.gz", "application/gzip"}};
-  if (!template_name.empty()) parts.push_back({"template", template_name, "", "text/plain"});
+  if (!args.template_name.empty()) {
+    parts.push_back({"template", args.template_name, "", "text/plain"});
+  }
   client::MasterClient client = command.Client(absl::Seconds(120));
   absl::StatusOr<Json> r = client.PostForm("/api/v1/experiments", parts);
   if (!r.ok()) {
@@ -216,8 +246,8 @@ int RunCreateRemote(const CommandContext& command, const std::string& config_pat
       std::cerr << config_path << ": warning: " << w << "\n";
     }
   }
-  std::cout << "created experiment " << created->id << "\n";
-  if (!follow) return kExitOk;
+  std::cout << "created experiment " << created->id << (args.test ? " (smoke test)" : "") << "\n";
+  if (!args.follow) return kExitOk;
   return Follow(command.Client(), created->id);
 }
 
@@ -229,7 +259,7 @@ absl::StatusOr<std::optional<std::string>> ForkConfig(client::MasterClient& clie
                                                       const std::string& config_file,
                                                       const std::vector<std::string>& overrides) {
   if (config_file.empty() && overrides.empty()) return std::optional<std::string>();
-  Json tree;
+  config::Json tree;
   if (!config_file.empty()) {
     COHORT_ASSIGN_OR_RETURN(tree, config::LoadYamlFile(config_file));
   } else {
@@ -275,9 +305,9 @@ int RunFork(const CommandContext& command, const ConfigChangeArgs& args) {
 }
 
 int RunContinue(const CommandContext& command, const ConfigChangeArgs& args) {
-  Json changes = Json::object();
+  config::Json changes = config::Json::object();
   if (!args.config_file.empty()) {
-    absl::StatusOr<Json> file = config::LoadYamlFile(args.config_file);
+    absl::StatusOr<config::Json> file = config::LoadYamlFile(args.config_file);
     if (!file.ok()) return FailReading(file.status(), "the config file");
     if (!file->is_object()) {
       std::cerr << "cohort: error: " << args.config_file

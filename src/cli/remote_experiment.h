@@ -1,8 +1,9 @@
 #pragma once
-// `cohort experiment create CONFIG CONTEXT_DIR [--template T] [--follow]` against a master (the
-// counterpart of local_experiment.h's --local): packs the context directory (honouring its
-// .detignore), submits it with the config, prints the new experiment's id and, with --follow,
-// shows each trial's progress until the experiment ends. Thread-compatible.
+// `cohort experiment create CONFIG CONTEXT_DIR [--template T] [--config K=V] [--test] [--follow]`
+// against a master (the counterpart of local_experiment.h's --local): packs the context
+// directory (honouring its .detignore), submits it with the config, prints the new experiment's
+// id and, with --follow, shows each trial's progress until the experiment ends.
+// Thread-compatible.
 
 #include <cstdint>
 #include <string>
@@ -13,16 +14,26 @@
 
 namespace cohort::cli {
 
+// What `experiment create` without --local takes.
+struct CreateRemoteArgs {
+  std::string config_path;
+  std::string context_dir;
+  std::string template_name;           // empty: none; else a template stored on the master
+  std::vector<std::string> overrides;  // --config KEY=VALUE, set in the config file's fields
+  bool test = false;                   // --test: config_overrides.h's ApplySmokeTest
+  bool follow = false;
+};
+
 // `command` makes the master's clients (the root's --master and --tls-ca). The context
 // directory is packed as tar.gz, at most wire::kMaxContextBytes (96 MB), without what its
-// `.detignore` leaves out (context_filter.h); `template_name` (may be empty) names a template
-// stored on the master. Returns the exit status: 2 when the config is unreadable or the context
-// directory is missing, too large or cannot be packed; 1 when the master rejects the
-// experiment (its errors on stderr, after the config's path) or its answer does not parse, or
-// a --follow poll fails; else 0, or with `follow` 0 only
-// when the experiment COMPLETED (1 otherwise, with each failed trial's last lines).
-int RunCreateRemote(const CommandContext& command, const std::string& config_path,
-                    const std::string& context_dir, const std::string& template_name, bool follow);
+// `.detignore` leaves out (context_filter.h). With overrides or `test` the config file is
+// rewritten before it is sent (the template, merged by the master, stays under it). Returns the
+// exit status: 2 when the config is unreadable, an override is bad or the context directory is
+// missing, too large or cannot be packed; 1 when the master rejects the experiment (its errors
+// on stderr, after the config's path) or its answer does not parse, or a --follow poll fails;
+// else 0, or with `follow` 0 only when the experiment COMPLETED (1 otherwise, with each failed
+// trial's last lines).
+int RunCreateRemote(const CommandContext& command, const CreateRemoteArgs& args);
 
 // What `experiment fork` and `experiment continue` take: an existing experiment and the changes
 // to its config (AddConfigChangeOptions adds the options).

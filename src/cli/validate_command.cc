@@ -3,6 +3,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "cli/config_overrides.h"
 #include "cli/exit_codes.h"
 #include "config/config_parser.h"
 #include "config/error_list.h"
@@ -69,6 +70,11 @@ std::optional<config::ExperimentConfig> LoadExperimentConfig(const ValidateArgs&
   }
   std::optional<Json> tree = LoadYaml(args.config_path, err, exit_code);
   if (!tree.has_value()) return std::nullopt;
+  if (absl::Status set = ApplyConfigOverrides(args.overrides, *tree); !set.ok()) {
+    err << "cohort: error: " << set.message() << "\n";
+    *exit_code = kExitUsage;
+    return std::nullopt;
+  }
   absl::StatusOr<Json> merged = config::MergeTemplate(tmpl, *tree);
   if (!merged.ok()) {
     *exit_code = Report(merged.status(), args.template_path.value_or(""), err);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "cohort/config/experiment_config.h"
 
@@ -14,6 +15,7 @@ namespace cohort::cli {
 struct ValidateArgs {
   std::string config_path;
   std::optional<std::string> template_path;
+  std::vector<std::string> overrides;  // --config KEY=VALUE, set in the config before the merge
 };
 
 // On success writes a line per warning to `err` (a field Cohort accepts but ignores:
@@ -26,7 +28,7 @@ int RunValidate(const ValidateArgs& args, std::ostream& out, std::ostream& err);
 
 // The validated config of `args` (template merged, defaults filled, seed recorded), after
 // writing its warnings to `err` as RunValidate does; or nullopt after writing every error to
-// `err` as RunValidate does and setting *exit_code.
+// `err` as RunValidate does and setting *exit_code (kExitUsage for a bad override).
 std::optional<config::ExperimentConfig> LoadExperimentConfig(const ValidateArgs& args,
                                                              std::ostream& err, int* exit_code);
 
