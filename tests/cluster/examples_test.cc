@@ -26,6 +26,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -236,6 +237,75 @@ TEST_F(ExamplesTest, EveryExampleRunsAsWrittenOnARealCluster) {
     }
   }
   EXPECT_GT(ran, 70);
+}
+
+// The commands of the README's "Running a job by hand" block, continuation lines joined, that
+// start with build/bin/ (the benchmarks' Python scripts need `scripts/install.sh --bench`:
+// bench/ tests them).
+std::vector<std::string> ByHandCommands(const std::string& readme) {
+  const size_t section = readme.find("## Running a job by hand");
+  const size_t begin = readme.find("```sh\n", section) + 6;
+  const std::string block = readme.substr(begin, readme.find("```", begin) - begin);
+  std::vector<std::string> commands;
+  std::istringstream in(block);
+  std::string joined;
+  for (std::string line; std::getline(in, line);) {
+    const bool continued = !line.empty() && line.back() == '\\';
+    if (continued) line.pop_back();
+    joined += line.substr(joined.empty() ? 0 : line.find_first_not_of(' '));
+    if (continued) continue;
+    if (const size_t comment = joined.find("  # "); comment != std::string::npos) {
+      joined.resize(comment);
+    }
+    if (joined.rfind("build/bin/", 0) == 0) commands.push_back(joined);
+    joined.clear();
+  }
+  return commands;
+}
+
+// The README's "Running a job by hand" (no master): a config checked, local experiments, workers
+// started with cohort-launch, a preempted run resumed from its checkpoint, the inference program
+// on it, the Core API's stage 4 and the throughput benchmark, each as written in a directory
+// holding examples/ and build/, but training cut short: the local Fashion-MNIST experiment
+// trains 40 batches (--config searcher.max_length.batches=40), the launched trial 20
+// (--max-batches 20) and its resumption 10 more; `<storage-id ...>` is the run's checkpoint.
+TEST_F(ExamplesTest, EveryRunByHandExampleRunsAsWritten) {
+  work_ = dir_ / "work";
+  MakeUsersFiles();
+  const std::vector<std::string> commands =
+      ByHandCommands(ReadFile(fs::path(COHORT_SOURCE_DIR) / "README.md"));
+  ASSERT_GE(commands.size(), 9u);
+  int ran = 0;
+  for (std::string command : commands) {
+    if (absl::StrContains(command, "--local examples/fashion_mnist/distributed.yaml")) {
+      absl::StrAppend(&command, " --config searcher.max_length.batches=40");
+    }
+    if (absl::StrContains(command, "fashion_mnist_trial") &&
+        absl::StrContains(command, "--run-dir cohort-run")) {
+      absl::StrAppend(&command, " --max-batches 20");
+    }
+    if (absl::StrContains(command, "<storage-id")) {
+      std::string id;
+      for (const fs::directory_entry& e :
+           fs::directory_iterator(work_ / "cohort-run" / "checkpoints")) {
+        id = e.path().filename().string();
+      }
+      ASSERT_FALSE(id.empty()) << "the launched run left a checkpoint";
+      const size_t open = command.find('<');
+      command.replace(open, command.find('>', open) + 1 - open, id);
+      if (absl::StrContains(command, "--restore")) absl::StrAppend(&command, " --max-batches 30");
+    }
+    const std::string shell =
+        absl::StrCat("cd '", work_.string(), "' && ", command, " </dev/null >'",
+                     (dir_ / "by_hand.out").string(), "' 2>&1");
+    LaunchResult r = RunToCompletion({"/bin/sh", "-c", shell}, {}, absl::Seconds(300));
+    ++ran;
+    EXPECT_EQ(r.status, 0) << command << "\n" << ReadFile(dir_ / "by_hand.out");
+  }
+  EXPECT_GE(ran, 9);
+  EXPECT_TRUE(fs::exists(work_ / "cohort-run" / "metrics.jsonl"));
+  EXPECT_NE(ReadFile(work_ / "predictions.csv").find('\n'), std::string::npos)
+      << "the inference program wrote its predictions";
 }
 
 }  // namespace
