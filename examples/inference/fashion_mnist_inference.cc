@@ -4,7 +4,7 @@
 // the same whatever the number of workers.
 //
 //   cohort-launch --slots 2 -- build/bin/fashion_mnist_inference
-//       --checkpoint cohort-run/checkpoints/batch-2000 --out predictions.csv   (one line)
+//       --checkpoint cohort-run/checkpoints/STORAGE_ID --out predictions.csv   (one line)
 //
 // Without --checkpoint the network keeps its seeded initial weights (a smoke test).
 
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cohort/comm/comm_factory.h"
 #include "cohort/fashion_mnist.h"
@@ -32,6 +33,29 @@ struct Flags {
   int64_t batch = 500;
 };
 
+// Loads `dir`/model.pt (fashion_mnist_trial's checkpoint) into `net`; InvalidArgument naming the
+// directory when it holds none or the file is not such a model.
+absl::Status LoadWeights(const std::string& dir, cohort::examples::Net& net) {
+  const std::string file = dir + "/model.pt";
+  if (!std::ifstream(file)) {
+    return absl::InvalidArgumentError(
+        "--checkpoint " + dir +
+        ": no model.pt in it; give a checkpoint directory of fashion_mnist_trial "
+        "(cohort-run/checkpoints/STORAGE_ID, the storage_id of a \"checkpoint\" line of "
+        "metrics.jsonl)");
+  }
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(file);
+    net.load(archive);
+  } catch (const c10::Error& e) {
+    const std::string what = e.what_without_backtrace();
+    return absl::InvalidArgumentError(absl::StrCat(
+        file, ": not the weights of this network: ", what.substr(0, what.find('\n'))));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Run(const Flags& flags) {
   torch::set_num_threads(1);
   torch::manual_seed(0);
@@ -39,11 +63,7 @@ absl::Status Run(const Flags& flags) {
   COHORT_ASSIGN_OR_RETURN(auto test, cohort::runtime::LoadFashionMnist(
                                          cohort::runtime::FashionMnistDir(), /*train=*/false));
   cohort::examples::Net net(nlohmann::json::object());
-  if (!flags.checkpoint.empty()) {
-    torch::serialize::InputArchive archive;
-    archive.load_from(flags.checkpoint + "/model.pt");
-    net.load(archive);
-  }
+  if (!flags.checkpoint.empty()) COHORT_RETURN_IF_ERROR(LoadWeights(flags.checkpoint, net));
   net.eval();
   torch::NoGradGuard no_grad;
   const int64_t n = test.images.size(0);
@@ -101,6 +121,9 @@ int main(int argc, char** argv) {
   app.add_option("--batch", flags.batch, "Images per forward pass")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
+  app.footer(
+      "Example:\n  cohort-launch --slots 2 -- build/bin/fashion_mnist_inference "
+      "--checkpoint cohort-run/checkpoints/STORAGE_ID --out predictions.csv");
   CLI11_PARSE(app, argc, argv);
   absl::Status status = Run(flags);
   if (!status.ok()) {

@@ -193,6 +193,18 @@ class ExamplesTest : public ClusterFixture {
         "the experiments to end after " + after, absl::Seconds(180));
   }
 
+  // A `create --test` with a master ran one trial of 10 batches, validated once.
+  void ExpectSmokeTest(const std::string& said) {
+    const std::string created = "created experiment ";
+    ASSERT_TRUE(absl::StrContains(said, " (smoke test)")) << said;
+    const int64_t id = std::stoll(said.substr(said.find(created) + created.size()));
+    const json e = Json({"experiment", "describe", std::to_string(id)});
+    ASSERT_EQ(e["trials"].size(), 1u) << e.dump();
+    EXPECT_EQ(e["trials"][0]["total_batches"], 10) << e.dump();
+    EXPECT_EQ(e["trials"][0]["batches"], 10) << e.dump();
+    EXPECT_EQ(e["state"], "COMPLETED") << e.dump();
+  }
+
   fs::path work_;
   std::string checkpoint_;  // experiment 1's
 };
@@ -235,6 +247,7 @@ TEST_F(ExamplesTest, EveryExampleRunsAsWrittenOnARealCluster) {
       EXPECT_EQ(r.status, 1) << command << "\n" << r.said;
       EXPECT_TRUE(absl::StrContains(r.said, refused->second)) << command << "\n" << r.said;
     }
+    if (absl::StrContains(command, " create --test ")) ExpectSmokeTest(r.said);
   }
   EXPECT_GT(ran, 70);
 }
@@ -285,10 +298,13 @@ TEST_F(ExamplesTest, EveryRunByHandExampleRunsAsWritten) {
       absl::StrAppend(&command, " --max-batches 20");
     }
     if (absl::StrContains(command, "<storage-id")) {
-      std::string id;
-      for (const fs::directory_entry& e :
-           fs::directory_iterator(work_ / "cohort-run" / "checkpoints")) {
-        id = e.path().filename().string();
+      std::string id;  // the last checkpoint metrics.jsonl records, as the README says
+      std::istringstream lines(ReadFile(work_ / "cohort-run" / "metrics.jsonl"));
+      for (std::string line; std::getline(lines, line);) {
+        const json record = json::parse(line, nullptr, false);
+        if (record.is_object() && record.value("kind", "") == "checkpoint") {
+          id = record.value("storage_id", "");
+        }
       }
       ASSERT_FALSE(id.empty()) << "the launched run left a checkpoint";
       const size_t open = command.find('<');
@@ -306,6 +322,14 @@ TEST_F(ExamplesTest, EveryRunByHandExampleRunsAsWritten) {
   EXPECT_TRUE(fs::exists(work_ / "cohort-run" / "metrics.jsonl"));
   EXPECT_NE(ReadFile(work_ / "predictions.csv").find('\n'), std::string::npos)
       << "the inference program wrote its predictions";
+  // A directory that is not a checkpoint is named, not a LibTorch abort and its backtrace.
+  LaunchResult wrong = RunToCompletion(
+      {BinaryPath("cohort-launch"), "--slots", "1", "--", BinaryPath("fashion_mnist_inference"),
+       "--checkpoint", (work_ / "cohort-run" / "checkpoints" / "tensorboard").string()},
+      {}, absl::Seconds(120));
+  EXPECT_NE(wrong.status, 0);
+  EXPECT_TRUE(absl::StrContains(wrong.out + wrong.err, "no model.pt in it")) << wrong.err;
+  EXPECT_FALSE(absl::StrContains(wrong.out + wrong.err, "SIGABRT")) << wrong.err;
 }
 
 }  // namespace
