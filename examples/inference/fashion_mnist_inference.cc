@@ -50,8 +50,8 @@ absl::Status LoadWeights(const std::string& dir, cohort::examples::Net& net) {
     net.load(archive);
   } catch (const c10::Error& e) {
     const std::string what = e.what_without_backtrace();
-    return absl::InvalidArgumentError(absl::StrCat(
-        file, ": not the weights of this network: ", what.substr(0, what.find('\n'))));
+    return absl::InvalidArgumentError(
+        absl::StrCat(file, ": not the weights of this network: ", what.substr(0, what.find('\n'))));
   }
   return absl::OkStatus();
 }
