@@ -170,14 +170,12 @@ void Master::RemoveContextIfUnusedLocked(const std::string& path, int64_t delete
   // that an experiment created meanwhile either names it here or finds it gone and saves it
   // again (CreateExperiment).
   if (path.empty() || !IsInside(path, fs::path(options_.data_dir) / "contexts")) return;
-  absl::StatusOr<std::vector<ExperimentRow>> experiments = db_->ListExperiments();
-  if (!experiments.ok()) {
-    COHORT_LOG(WARNING) << "keeping the context " << path << ": " << experiments.status();
+  absl::StatusOr<int64_t> others = db_->CountExperimentsNamingContext(path, deleted);
+  if (!others.ok()) {
+    COHORT_LOG(WARNING) << "keeping the context " << path << ": " << others.status();
     return;
   }
-  for (const ExperimentRow& e : *experiments) {
-    if (e.id != deleted && e.context_path == path) return;  // shared: another one names it
-  }
+  if (*others > 0) return;  // shared: another experiment names it
   std::error_code ec;
   if (!fs::remove(path, ec) && ec) {
     COHORT_LOG(WARNING) << "removing the context " << path << ": " << ec.message()

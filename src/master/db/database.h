@@ -361,6 +361,10 @@ class Database {
                                         const std::vector<DeliveryRow>& deliveries) = 0;
   virtual absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) = 0;
   virtual absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() = 0;  // by id
+  // How many experiments other than `except` name `context_path` (an index finds them: a
+  // deletion asks this under the master's lock).
+  virtual absl::StatusOr<int64_t> CountExperimentsNamingContext(const std::string& context_path,
+                                                                int64_t except) = 0;
   // Deletes up to about `limit` rows of the experiment's data in one transaction, its trials'
   // largest tables first (logs, series points, metrics, ...), and once nothing else of it is
   // left its trials and the experiment itself. Returns the rows deleted: call it until it

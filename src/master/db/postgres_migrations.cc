@@ -282,6 +282,12 @@ ALTER TABLE webhook_deliveries ADD COLUMN once_key TEXT;
 CREATE UNIQUE INDEX webhook_deliveries_once ON webhook_deliveries(webhook_id, once_key);
 )sql";
 
+// Version 19: experiments by context file (contexts are stored once per content and shared; a
+// deletion counts who else names its file).
+constexpr absl::string_view kVersion19 = R"sql(
+CREATE INDEX experiments_context ON experiments(context_path);
+)sql";
+
 }  // namespace
 
 const std::vector<absl::string_view>& PostgresMigrations() {
@@ -289,7 +295,7 @@ const std::vector<absl::string_view>& PostgresMigrations() {
       new std::vector<absl::string_view>{kVersion1,  kVersion2,  kVersion3,  kVersion4,  kVersion5,
                                          kVersion6,  kVersion7,  kVersion8,  kVersion9,  kVersion10,
                                          kVersion11, kVersion12, kVersion13, kVersion14, kVersion15,
-                                         kVersion16, kVersion17, kVersion18};
+                                         kVersion16, kVersion17, kVersion18, kVersion19};
   return *migrations;
 }
 

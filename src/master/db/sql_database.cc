@@ -312,6 +312,18 @@ absl::StatusOr<std::vector<ExperimentRow>> SqlDatabase::ListExperiments() {
   return ReadAll<ExperimentRow>(s, ReadExperiment);
 }
 
+absl::StatusOr<int64_t> SqlDatabase::CountExperimentsNamingContext(
+    const std::string& context_path, int64_t except) {
+  COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
+  Query s(*c, "count experiments naming a context",
+          "SELECT COUNT(*) FROM experiments WHERE context_path = ?1 AND id <> ?2");
+  s.BindText(1, context_path);
+  s.BindInt64(2, except);
+  COHORT_ASSIGN_OR_RETURN(bool has_row, s.Step());
+  if (!has_row) return absl::InternalError("count experiments naming a context: no row");
+  return s.Int64(0);
+}
+
 absl::StatusOr<int64_t> SqlDatabase::InsertTrial(const TrialRow& row) {
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
   Query s(

@@ -51,6 +51,8 @@ class SqlDatabase : public Database {
                                 const std::vector<DeliveryRow>& deliveries) override;
   absl::StatusOr<ExperimentRow> GetExperiment(int64_t id) override;
   absl::StatusOr<std::vector<ExperimentRow>> ListExperiments() override;
+  absl::StatusOr<int64_t> CountExperimentsNamingContext(const std::string& context_path,
+                                                        int64_t except) override;
   // sql_experiment_delete.cc
   absl::StatusOr<int64_t> DeleteExperimentRows(int64_t id, int64_t limit) override;
 

@@ -161,6 +161,20 @@ TEST_P(DatabaseTest, ListsExperimentsById) {
   }
 }
 
+// Contexts are stored once per content: a deletion asks who else names its file.
+TEST_P(DatabaseTest, CountsTheOtherExperimentsNamingAContext) {
+  ExperimentRow shared = MakeExperiment("a");
+  ASSERT_OK_AND_ASSIGN(int64_t a, db_->InsertExperiment(shared));
+  ASSERT_OK_AND_ASSIGN(int64_t b, db_->InsertExperiment(shared));
+  ASSERT_OK(db_->InsertExperiment(MakeExperiment("c")));
+  EXPECT_THAT(db_->CountExperimentsNamingContext(shared.context_path, a), IsOkAndHolds(1));
+  EXPECT_THAT(db_->CountExperimentsNamingContext(shared.context_path, 0), IsOkAndHolds(2));
+  ASSERT_OK_AND_ASSIGN(int64_t rows, db_->DeleteExperimentRows(b, 1000));
+  EXPECT_GT(rows, 0);
+  EXPECT_THAT(db_->CountExperimentsNamingContext(shared.context_path, a), IsOkAndHolds(0));
+  EXPECT_THAT(db_->CountExperimentsNamingContext("/elsewhere.tar.gz", 0), IsOkAndHolds(0));
+}
+
 TEST_P(DatabaseTest, SetsExperimentStateAndLeavesOtherFields) {
   ASSERT_OK_AND_ASSIGN(int64_t id, db_->InsertExperiment(MakeExperiment("a")));
   ASSERT_OK(db_->SetExperimentState(id, ExperimentState::kPaused, {}));
