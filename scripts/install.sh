@@ -18,8 +18,8 @@ PACKAGES=(
   # libraries Cohort builds against
   libtorch-dev libgloo-dev libabsl-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
   libcpp-httplib-dev libsqlite3-dev sqlite3 libssl-dev zlib1g-dev libarchive-dev libsodium-dev
-  # PostgreSQL's client library, libpq: the master's second database backend (issue 41, in
-  # progress) is built on it; so far the tests' server fixture uses it (src/master/db/testing)
+  # PostgreSQL's client library, libpq: the master's second database backend (`--db
+  # postgresql://...`, docs/postgresql.md); the PostgreSQL server itself only the tests install
   libpq-dev
   # object stores (src/objstore): libcurl signs and sends S3 requests, expat reads the answers
   libcurl4-openssl-dev libexpat1-dev
