@@ -159,6 +159,7 @@ bool Master::AdvanceDeletion() {
   config_facts_.erase(deletion.experiment);
   searchers_.erase(deletion.experiment);
   for (int64_t trial : deletion.trials) policy_matches_.Forget(trial);
+  webhooks_.ForgetTrials(deletion.trials);
   follows_.Notify();  // a follower of one of its trials ends (NotFound)
   COHORT_LOG(INFO) << "experiment " << deletion.experiment << " deleted";
   return !deletions_.empty();

@@ -312,8 +312,8 @@ absl::StatusOr<std::vector<ExperimentRow>> SqlDatabase::ListExperiments() {
   return ReadAll<ExperimentRow>(s, ReadExperiment);
 }
 
-absl::StatusOr<int64_t> SqlDatabase::CountExperimentsNamingContext(
-    const std::string& context_path, int64_t except) {
+absl::StatusOr<int64_t> SqlDatabase::CountExperimentsNamingContext(const std::string& context_path,
+                                                                   int64_t except) {
   COHORT_ASSIGN_OR_RETURN(Lease c, Connect());
   Query s(*c, "count experiments naming a context",
           "SELECT COUNT(*) FROM experiments WHERE context_path = ?1 AND id <> ?2");

@@ -236,6 +236,11 @@ absl::Status Webhooks::Delete(bool admin, int64_t id) {
   webhooks_.erase(std::remove_if(webhooks_.begin(), webhooks_.end(),
                                  [&](const Known& w) { return w.row.id == id; }),
                   webhooks_.end());
+  for (auto it = fired_.begin(); it != fired_.end();) {
+    auto& keys = it->second;
+    keys.erase(keys.lower_bound({id, ""}), keys.lower_bound({id + 1, ""}));
+    it = keys.empty() ? fired_.erase(it) : std::next(it);
+  }
   RecountLocked();
   return absl::OkStatus();
 }
@@ -312,7 +317,7 @@ absl::Status Webhooks::OnValidation(const Event& experiment, int64_t trial_id,
         const double v = it->get<double>();
         if (!(t.above ? v > t.threshold : v < t.threshold)) continue;  // NaN: neither
         std::string key = absl::StrCat(kMetricThreshold, ":", trial_id, ":", t.index);
-        if (!fired_.insert({k.row.id, key}).second) continue;
+        if (!fired_[trial_id].insert({k.row.id, key}).second) continue;
         Event e = experiment;
         e.type = kMetricThreshold;
         e.trial_id = trial_id;
@@ -324,7 +329,7 @@ absl::Status Webhooks::OnValidation(const Event& experiment, int64_t trial_id,
       }
     }
   }
-  return QueueOnce(std::move(rows));
+  return QueueOnce(trial_id, std::move(rows));
 }
 
 absl::Status Webhooks::OnTrialLogs(const Event& experiment, int64_t trial_id,
@@ -336,12 +341,13 @@ absl::Status Webhooks::OnTrialLogs(const Event& experiment, int64_t trial_id,
     for (const Known& k : webhooks_) {
       for (const LogTrigger& t : k.logs) {
         std::string key = absl::StrCat(kTaskLog, ":", trial_id, ":", t.index);
-        if (fired_.count({k.row.id, key}) > 0) continue;
+        const auto fired = fired_.find(trial_id);
+        if (fired != fired_.end() && fired->second.count({k.row.id, key}) > 0) continue;
         const auto hit = std::find_if(lines.begin(), lines.end(), [&](absl::string_view line) {
           return RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), *t.regex);
         });
         if (hit == lines.end()) continue;
-        fired_.insert({k.row.id, key});
+        fired_[trial_id].insert({k.row.id, key});
         Event e = experiment;
         e.type = kTaskLog;
         e.trial_id = trial_id;
@@ -351,18 +357,27 @@ absl::Status Webhooks::OnTrialLogs(const Event& experiment, int64_t trial_id,
       }
     }
   }
-  return QueueOnce(std::move(rows));
+  return QueueOnce(trial_id, std::move(rows));
 }
 
-absl::Status Webhooks::QueueOnce(std::vector<DeliveryRow> rows) {
+absl::Status Webhooks::QueueOnce(int64_t trial_id, std::vector<DeliveryRow> rows) {
   std::vector<std::pair<int64_t, std::string>> keys;
   for (const DeliveryRow& r : rows) keys.emplace_back(r.webhook_id, r.once_key);
   absl::Status queued = Queue(std::move(rows));
   if (!queued.ok()) {  // not queued: a later match may try again
     MutexLock lock(&mu_);
-    for (const auto& key : keys) fired_.erase(key);
+    auto fired = fired_.find(trial_id);
+    if (fired != fired_.end()) {
+      for (const auto& key : keys) fired->second.erase(key);
+      if (fired->second.empty()) fired_.erase(fired);
+    }
   }
   return queued;
+}
+
+void Webhooks::ForgetTrials(const std::vector<int64_t>& trials) {
+  MutexLock lock(&mu_);
+  for (int64_t trial : trials) fired_.erase(trial);
 }
 
 absl::Status Webhooks::Queue(std::vector<DeliveryRow> rows) {

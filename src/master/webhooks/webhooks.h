@@ -27,6 +27,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -102,12 +103,15 @@ class Webhooks {
   // (anywhere in it), a delivery naming the first such line, once per trial and trigger.
   absl::Status OnTrialLogs(const Event& experiment, int64_t trial_id,
                            const std::vector<absl::string_view>& lines) ABSL_LOCKS_EXCLUDED(mu_);
+  // The trials are gone (their experiment was deleted): what was remembered of their firings
+  // is dropped.
+  void ForgetTrials(const std::vector<int64_t>& trials) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   absl::StatusOr<WebhookRow> Find(int64_t id) ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status Queue(std::vector<DeliveryRow> rows);
-  // Queue, forgetting the rows' once_keys in fired_ when they could not be queued.
-  absl::Status QueueOnce(std::vector<DeliveryRow> rows) ABSL_LOCKS_EXCLUDED(mu_);
+  // Queue, forgetting the rows' once_keys in fired_[trial_id] when they could not be queued.
+  absl::Status QueueOnce(int64_t trial_id, std::vector<DeliveryRow> rows) ABSL_LOCKS_EXCLUDED(mu_);
   static DeliveryRow RowFor(const WebhookRow& w, const Event& event, std::string once_key);
 
   Database& db_;
@@ -134,9 +138,10 @@ class Webhooks {
   };
   static Known KnownOf(WebhookRow row);
   std::vector<Known> webhooks_ ABSL_GUARDED_BY(mu_);
-  // (webhook, once_key) queued by this master: a trigger that fired for a trial is not matched
-  // again (the database refuses a second one anyway). One small entry per firing.
-  std::set<std::pair<int64_t, std::string>> fired_ ABSL_GUARDED_BY(mu_);
+  // Per trial, (webhook, once_key) queued by this master: a trigger that fired for a trial is
+  // not matched again (the database refuses a second one anyway). One small entry per firing,
+  // dropped with the trial (ForgetTrials) or the webhook (Delete).
+  std::map<int64_t, std::set<std::pair<int64_t, std::string>>> fired_ ABSL_GUARDED_BY(mu_);
   // What webhooks_ holds, kept by RecountLocked whenever it changes.
   void RecountLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::atomic<bool> watches_logs_{false};

@@ -235,6 +235,10 @@ TEST_F(WebhooksTest, MetricAndLogTriggersFireOncePerTrial) {
   hooks = Open();
   ASSERT_OK(hooks->OnTrialLogs(exp, 11, {"out of memory after the restart"}));
   ASSERT_OK(hooks->OnValidation(exp, 12, {{"validation_loss", 0.01}}));
+  // Forgetting a trial (its experiment deleted) frees memory, not the once-only rule: the
+  // delivery's row still refuses a second one.
+  hooks->ForgetTrials({11, 12});
+  ASSERT_OK(hooks->OnTrialLogs(exp, 11, {"out of memory, forgotten"}));
 
   ASSERT_OK_AND_ASSIGN(wire::DeliveryList d, hooks->Deliveries(true, made.id, 100));
   ASSERT_EQ(d.deliveries.size(), 3u);
@@ -252,6 +256,8 @@ TEST_F(WebhooksTest, MetricAndLogTriggersFireOncePerTrial) {
   const Json first = Json::parse(rows[2].body);
   EXPECT_EQ(first["event"], "METRIC_THRESHOLD_EXCEEDED");
   EXPECT_EQ(first["message"], "Experiment 5 (mnist), trial 11: validation_loss 0.15 is BELOW 0.2");
+  ASSERT_OK(hooks->OnValidation(exp, 13, {{"validation_loss", 0.1}}));  // remembered, then
+  EXPECT_OK(hooks->Delete(true, made.id));                              // dropped with it
 }
 
 // One signed POST per event, retried after the receiver's 500s, and the events no trigger names
