@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -68,26 +69,28 @@ absl::Status CheckMetricCondition(const Json& c, const std::string& where) {
   return absl::OkStatus();
 }
 
-// Determined's {"regex"}: RE2 (Go's syntax), matched anywhere in a line.
-absl::Status CheckLogCondition(const Json& c, const std::string& where) {
+// Determined's {"regex"}: RE2 (Go's syntax), matched anywhere in a line; compiled once, both to
+// check it and to keep it.
+absl::StatusOr<std::shared_ptr<const RE2>> CompileLogCondition(const Json& c,
+                                                               const std::string& where) {
   const Json regex = c.value("regex", Json());
   if (!regex.is_string() || regex.get<std::string>().empty() ||
       regex.get<std::string>().size() > kMaxRegexBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ".condition.regex: needs a regular expression (RE2, 1 to 4096 bytes)"));
   }
-  RE2 compiled(regex.get<std::string>(), RE2::Quiet);
-  if (!compiled.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ".condition.regex: ", compiled.error()));
+  auto compiled = std::make_shared<const RE2>(regex.get<std::string>(), RE2::Quiet);
+  if (!compiled->ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ".condition.regex: ", compiled->error()));
   }
-  return absl::OkStatus();
+  return compiled;
 }
 
 absl::Status CheckTrigger(const wire::WebhookTrigger& t, size_t i) {
   const std::string where = absl::StrCat("triggers[", i, "]");
   if (t.trigger_type == kStateChange) return CheckStateCondition(t.condition, where);
   if (t.trigger_type == kMetricThreshold) return CheckMetricCondition(t.condition, where);
-  if (t.trigger_type == kTaskLog) return CheckLogCondition(t.condition, where);
+  if (t.trigger_type == kTaskLog) return CompileLogCondition(t.condition, where).status();
   return absl::InvalidArgumentError(absl::StrCat(where, ".trigger_type: '", t.trigger_type,
                                                  "' is not one of ", kStateChange, ", ",
                                                  kMetricThreshold, ", ", kTaskLog));
@@ -145,6 +148,12 @@ Webhooks::Known Webhooks::KnownOf(WebhookRow row) {
   for (size_t i = 0; i < triggers.size(); ++i) {
     const wire::WebhookTrigger& t = triggers[i];
     // Each was checked at creation; a row that no longer reads so is skipped, not trusted.
+    if (t.trigger_type == kTaskLog) {
+      absl::StatusOr<std::shared_ptr<const RE2>> regex =
+          CompileLogCondition(t.condition, absl::StrCat("triggers[", i, "]"));
+      if (regex.ok()) known.logs.push_back({i, *std::move(regex)});
+      continue;
+    }
     if (!CheckTrigger(t, i).ok()) continue;
     if (t.trigger_type == kStateChange) {
       known.states.insert(t.condition["state"].get<std::string>());
@@ -152,9 +161,6 @@ Webhooks::Known Webhooks::KnownOf(WebhookRow row) {
       known.metrics.push_back({i, t.condition["metricName"].get<std::string>(),
                                t.condition["metricValue"].get<double>(),
                                t.condition.value("condition", "ABOVE") == "ABOVE"});
-    } else {
-      known.logs.push_back(
-          {i, std::make_shared<const RE2>(t.condition["regex"].get<std::string>(), RE2::Quiet)});
     }
   }
   return known;
