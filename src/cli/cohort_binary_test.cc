@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,7 +19,7 @@
 namespace {
 
 using ::cohort::cli::testing::ExampleCommands;
-using ::cohort::cli::testing::SubcommandsOf;
+using ::cohort::cli::testing::HelpedCommands;
 using ::cohort::testing_support::TempDir;
 using ::testing::HasSubstr;
 
@@ -57,6 +58,11 @@ class CohortBinaryTest : public ::testing::Test {
     r.out = ReadFile(out);
     r.err = ReadFile(err);
     return r;
+  }
+
+  // `cohort COMMAND --help`'s output, for HelpedCommands.
+  std::function<std::string(const std::string&)> HelpOf() {
+    return [this](const std::string& command) { return Run(command + " --help").out; };
   }
 
   std::string bin_;
@@ -187,13 +193,7 @@ TEST_F(CohortBinaryTest, EveryHelpHasOneUsageAndItsExamplesNameRealFiles) {
     ASSERT_EQ(std::system((bin_dir + "/" + program + " --help >" + out + " 2>&1").c_str()), 0);
     EXPECT_EQ(UsageLines(ReadFile(out)), 1) << program << ":\n" << ReadFile(out);
   }
-  std::vector<std::string> commands = {""};
-  for (const std::string& group : SubcommandsOf(Run("--help").out)) {
-    commands.push_back(group);
-    for (const std::string& verb : SubcommandsOf(Run(group + " --help").out)) {
-      commands.push_back(group + " " + verb);
-    }
-  }
+  const std::vector<std::string> commands = HelpedCommands(HelpOf());
   EXPECT_GT(commands.size(), 60u) << "every group and verb is walked";
   for (const std::string& command : commands) {
     Result help = Run(command + " --help");
@@ -234,14 +234,7 @@ TEST_F(CohortBinaryTest, EveryExampleRunsAsWrittenUpToTheMaster) {
     fs::create_directories(dir_ + "/" + placeholder);
   std::vector<std::string> commands =
       ExampleCommands(ReadFile(std::string(COHORT_SOURCE_DIR) + "/README.md"));
-  std::vector<std::string> helps = {""};
-  for (const std::string& group : SubcommandsOf(Run("--help").out)) {
-    helps.push_back(group);
-    for (const std::string& verb : SubcommandsOf(Run(group + " --help").out)) {
-      helps.push_back(group + " " + verb);
-    }
-  }
-  for (const std::string& help : helps) {
+  for (const std::string& help : HelpedCommands(HelpOf())) {
     for (const std::string& c : ExampleCommands(Run(help + " --help").out)) commands.push_back(c);
   }
   int ran = 0;

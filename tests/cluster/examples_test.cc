@@ -45,7 +45,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using cli::testing::ExampleCommands;
-using cli::testing::SubcommandsOf;
+using cli::testing::HelpedCommands;
 
 // Examples that must fail in the state the story leaves, and the words that say why.
 const std::map<std::string, std::string>& Refused() {
@@ -126,13 +126,8 @@ class ExamplesTest : public ClusterFixture {
   std::vector<std::string> Examples() {
     std::vector<std::string> all =
         ExampleCommands(ReadFile(fs::path(COHORT_SOURCE_DIR) / "README.md"));
-    std::vector<std::string> helps = {""};
-    for (const std::string& group : SubcommandsOf(Help(""))) {
-      helps.push_back(group);
-      for (const std::string& verb : SubcommandsOf(Help(group)))
-        helps.push_back(group + " " + verb);
-    }
-    for (const std::string& h : helps) {
+    for (const std::string& h :
+         HelpedCommands([this](const std::string& command) { return Help(command); })) {
       for (const std::string& c : ExampleCommands(Help(h))) all.push_back(c);
     }
     std::vector<std::string> ordered, users, deletions;
@@ -153,12 +148,9 @@ class ExamplesTest : public ClusterFixture {
   }
 
   std::string Help(const std::string& command) {
-    LaunchResult r = Cohort({"--help"});
-    if (!command.empty()) {
-      std::vector<std::string> args = absl::StrSplit(command, ' ');
-      args.push_back("--help");
-      r = Cohort(args);
-    }
+    std::vector<std::string> args = absl::StrSplit(command, ' ', absl::SkipEmpty());
+    args.push_back("--help");
+    LaunchResult r = Cohort(args);
     EXPECT_EQ(r.status, 0) << command;
     return r.out;
   }

@@ -1,8 +1,10 @@
 #pragma once
 // The example commands that `cohort`'s helps and the README show, as tests find them: the
-// subcommands a help lists and the "cohort ..." lines of a text. Test-only, header-only; pure.
+// subcommands a help lists, every command with a help, and the "cohort ..." lines of a text.
+// Test-only, header-only; pure.
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,6 +27,20 @@ inline std::vector<std::string> SubcommandsOf(const std::string& help) {
     }
   }
   return names;
+}
+
+// Every command `cohort` has help for: "" (the root), each group of the root's help and each
+// verb of each group's ("experiment create"). `help(command)` returns `cohort COMMAND --help`.
+inline std::vector<std::string> HelpedCommands(
+    const std::function<std::string(const std::string&)>& help) {
+  std::vector<std::string> commands = {""};
+  for (const std::string& group : SubcommandsOf(help(""))) {
+    commands.push_back(group);
+    for (const std::string& verb : SubcommandsOf(help(group))) {
+      commands.push_back(group + " " + verb);
+    }
+  }
+  return commands;
 }
 
 // The example commands in a text: each line that, trimmed of a leading "build/bin/", begins
